@@ -1,0 +1,65 @@
+# lattn — build, test, demo and benchmark. Outputs go to $(BUILD) (ignored by git).
+#   make test         all checks, native build (gcc -O2 -march=native, OpenMP)
+#   make test-quick   the same checks on smaller shapes (sanitizers, valgrind, qemu use it)
+#   make demo         the tour: every mixer, every form, error against _ref, tokens/s
+#   make bench        benchmark table; writes bench/last_run.jsonl
+# Variants: make test CC=clang | make test EXTRA=-DLATTN_NO_SIMD OMP= | make test BUILD=build/x
+CC      ?= gcc
+BUILD   ?= build
+ARCH    ?= -march=native
+OMP     ?= -fopenmp
+OPT     ?= -O2
+CFLAGS  ?= -std=c99 $(OPT) $(ARCH) -Wall -Wextra -pedantic
+EXTRA   ?=
+RUN     ?=
+LDLIBS  ?= -lm
+ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
+
+TESTS    = $(BUILD)/run_tests
+EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo
+BENCH    = $(BUILD)/bench
+
+.PHONY: all test test-quick demo bench examples clean compile-check
+all: $(TESTS) $(EXAMPLES) $(BENCH)
+
+$(BUILD):
+	mkdir -p $(BUILD)
+
+$(BUILD)/run_tests: tests/run_tests.c lattn.h | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+
+$(BUILD)/%: examples/%.c lattn.h | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+
+$(BUILD)/bench: bench/bench.c lattn.h | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+
+test: $(TESTS)
+	$(RUN) ./$(BUILD)/run_tests
+
+test-quick: $(TESTS)
+	$(RUN) ./$(BUILD)/run_tests --quick
+
+examples: $(EXAMPLES)
+
+demo: $(EXAMPLES)
+	./$(BUILD)/tour
+
+bench: $(BENCH)
+	./$(BUILD)/bench
+
+# The header alone, as C99 and as C++11, warnings as errors (both halves compiled).
+compile-check: | $(BUILD)
+	printf '#define LATTN_IMPLEMENTATION\n#include "../lattn.h"\nint main(void){return lattn_simd_width() > 0 ? 0 : 1;}\n' > $(BUILD)/cc.c
+	cp $(BUILD)/cc.c $(BUILD)/cc.cpp
+	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -c $(BUILD)/cc.c -o $(BUILD)/cc_c.o
+	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp -c $(BUILD)/cc.c -o $(BUILD)/cc_omp.o
+	$(CXX) -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp.o
+	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -DLATTN_STATIC -c $(BUILD)/cc.c -o $(BUILD)/cc_s.o
+	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_SIMD -c $(BUILD)/cc.c -o $(BUILD)/cc_n.o
+	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -c tests/two_tu_a.c -o $(BUILD)/tu_a.o
+	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -c tests/two_tu_b.c -o $(BUILD)/tu_b.o
+	$(CC) -o $(BUILD)/two_tu $(BUILD)/tu_a.o $(BUILD)/tu_b.o -lm && ./$(BUILD)/two_tu
+
+clean:
+	rm -rf build

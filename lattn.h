@@ -1,0 +1,2689 @@
+/* lattn.h — linear-attention sequence mixers in one C99 header.          v0.1.0
+   MIT licence (full text at the end of this file).
+
+   =====================================================================================================
+   WHAT IT IS
+   =====================================================================================================
+   lattn implements the linear-attention family of sequence mixers and the baselines they are judged
+   against, each in its simplest readable form next to its fast forms:
+
+     causal convolutions (ShortConv, the dilated TCN stack)        >>conv   >>tcn
+     linear attention (Katharopoulos et al. 2020)                  >>linattn
+     (planned: diagonal SSMs, GLA / Simple GLA / Laplace, DeltaNet / Gated DeltaNet, PRISM,
+      TTT-Linear / TTT-MLP, softmax attention, the SPS transformer)
+
+   Under the mixers sit the substrate they share: a compile-time SIMD layer (AVX-512, AVX2+FMA, NEON,
+   scalar), an SGEMM micro-kernel family, a documented PRNG, and a simulated 128-partition SBUF/PSUM
+   tiler on which every chunked kernel is written once: with the `cpu` profile the tiles are the
+   cache blocking, with `trn2` and chunk 128 the same code is the Trainium tiling path, with `h100`
+   and chunk 64 it is the GPU path.
+
+   Not covered: training (backward passes), GPU execution, half-precision arithmetic.
+
+   =====================================================================================================
+   USE
+   =====================================================================================================
+   In exactly one C or C++ file:
+
+       #define LATTN_IMPLEMENTATION
+       #include "lattn.h"
+
+   Everywhere else just #include "lattn.h". Link with -lm; add -fopenmp for threads.
+
+   Example (linear attention over 300 random tokens, chunked form, checksum):
+
+       lattn_ctx ctx; lattn_ctx_init(&ctx);
+       enum { T = 300, H = 4, K = 64, V = 64 };
+       static float q[T*H*K], k[T*H*K], v[T*H*V], o[T*H*V];
+       lattn_rng r = lattn_rng_seed(1);
+       lattn_rng_fill_normal(&r, q, T*H*K, 0, 1);
+       lattn_rng_fill_normal(&r, k, T*H*K, 0, 1);
+       lattn_rng_fill_normal(&r, v, T*H*V, 0, 1);
+       lattn_la_args a = lattn_la_args_default();
+       a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.o = o;
+       if (lattn_la_chunk(&ctx, &a, 0) != LATTN_OK) puts(lattn_ctx_error(&ctx));
+       double s = 0; for (int i = 0; i < T*H*V; i++) s += o[i];
+       printf("checksum %.6f\n", s);
+
+   =====================================================================================================
+   TABLE OF CONTENTS  (grep the tag, e.g.  grep -n '>>tiler' lattn.h)
+   =====================================================================================================
+     >>config      configuration macros, version, LATTN_API
+     >>status      status codes and messages
+     >>ctx         context: allocator, threads, device profile, counters, last error
+     >>rng         the documented PRNG (splitmix64, uniform, Box-Muller normal)
+     >>vec         vector kernels (dot, axpy, scale, sum, max, exp, log, sigmoid, softplus, SiLU)
+     >>gemm        SGEMM micro-kernel family (A·B, A·Bᵀ, Aᵀ·B; accumulate; lower-triangular output)
+     >>tiler       device profiles and the simulated SBUF/PSUM tiler
+     >>conv        depthwise short convolution (ShortConv)
+     >>tcn         dilated causal convolution stack (TCN) and the article's demo model
+     >>linattn     linear attention: _ref, _parallel, _chunk (on the tiler), _step
+     >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
+     >>simd        the SIMD back ends
+     >>history     revision history
+     >>license     licence text
+
+   =====================================================================================================
+   CONFIGURATION MACROS (define before including)
+   =====================================================================================================
+     LATTN_IMPLEMENTATION   emit the implementation in this translation unit
+     LATTN_STATIC           make every public function static (several copies may coexist)
+     LATTN_API              override the decoration of public functions (default: extern)
+     LATTN_MALLOC(n)        default allocator (libc malloc); define LATTN_FREE(p) with it
+     LATTN_ASSERT(x)        internal invariants only (default: assert); never validates input
+     LATTN_NO_SIMD          force the scalar back end
+     LATTN_NO_AVX512        veto AVX-512 (AVX2+FMA is used when available)
+     LATTN_NO_AVX2          veto AVX2
+     LATTN_NO_FMA           no fused multiply-add in the fast forms (_ref never depends on it)
+     LATTN_NO_OPENMP        ignore OpenMP even when compiled with -fopenmp
+
+   =====================================================================================================
+   CONTRACTS
+   =====================================================================================================
+   Layout.     Row-major, token-major. Activations [B][T][H][D]; per-head scalars [B][T][H];
+               recurrent state per head K x V ([B][H][K][V]), read as o = s·Sᵀq. Log gates are
+               natural-log decays (<= 0). Variable-length batches: B == 1 and offsets[0..N] (offsets[0]
+               = 0, non-decreasing, offsets[N] = T); sequence n covers tokens [offsets[n], offsets[n+1])
+               and has its own initial and final state.
+   Precision.  Public tensors are float32. _ref computes in double. Fast forms compute in float32 and
+               match _ref to a relative RMS error ||out - ref||2 / ||ref||2 <= 1e-5 on the standard
+               cases, for any thread count, chunk size, with or without SIMD.
+   Threads.    OpenMP when compiled with it (ctx.n_threads, 0 = OpenMP default). Work is split over
+               batch x head (or channels / time blocks fixed by the shape), so every fast form gives
+               bit-identical results for every thread count.
+   Numerics.   NaN/Inf in one sequence, batch element or head never reach another. _ref and _step are
+               strictly causal even for NaN; a chunked form may spread a NaN/Inf of token t to other
+               tokens of the same chunk (masked matrix products multiply 0·NaN) — the one exception.
+               No function changes the floating-point environment. -ffast-math is unsupported (it
+               deletes NaN checks). Golden outputs are generated with -ffp-contract=off.
+   Errors.     Every public function that can fail returns lattn_status. Bad shapes, null pointers,
+               overflowing sizes: a negative status, a message naming the argument in the context
+               (lattn_ctx_error), nothing written to outputs, nothing leaked. No abort(), no printing.
+   Memory.     The caller owns every tensor. Workspace comes from the context's allocator and is
+               released before the call returns. Outputs never alias inputs unless a function says so.
+
+   =====================================================================================================
+   GLOSSARY
+   =====================================================================================================
+     state      the K x V matrix a linear-attention head carries from token to token
+     chunk      C consecutive tokens processed together with matrix products (the "chunked form")
+     gate       a per-token decay in (0, 1]; stored as its natural log (the log gate, <= 0)
+     partition  one of the 128 lanes of a Trainium SBUF; a tile's first axis is the partition axis
+     tile       a 2-D block [P partitions][F free elements] living in SBUF or PSUM
+     PSUM       the accumulator memory TensorE writes matmul results to (8 banks x 2 KiB/partition)
+     scan       evaluation of h_t = a_t h_{t-1} + b_t with an associative operator
+     rel. RMS   ||x - y||2 / ||y||2, the one error metric of the library
+*/
+#ifndef LATTN_H_INCLUDED
+#define LATTN_H_INCLUDED
+
+/* ================================================================================================ */
+/* >>config                                                                                         */
+/* ================================================================================================ */
+#define LATTN_VERSION_MAJOR 0
+#define LATTN_VERSION_MINOR 1
+#define LATTN_VERSION_PATCH 0
+#define LATTN_VERSION_STRING "0.1.0"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef LATTN_API
+#  ifdef LATTN_STATIC
+#    define LATTN_API static
+#  else
+#    define LATTN_API extern
+#  endif
+#endif
+
+/* Log gates are clamped to [LATTN_LOG_GATE_MIN, 0] in every form: -inf is a hard reset. */
+#define LATTN_LOG_GATE_MIN (-64.0f)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ================================================================================================ */
+/* >>status                                                                                         */
+/* ================================================================================================ */
+/* One X-macro list gives the enum and the messages, so they cannot drift apart. */
+#define LATTN_STATUS_LIST(X)                                                                        \
+    X(LATTN_OK,                0, "ok")                                                             \
+    X(LATTN_E_NULL,           -1, "a required pointer is NULL")                                     \
+    X(LATTN_E_SHAPE,          -2, "a size is zero, negative or inconsistent")                       \
+    X(LATTN_E_OVERFLOW,       -3, "a size computation overflows")                                   \
+    X(LATTN_E_NOMEM,          -4, "the allocator returned NULL")                                    \
+    X(LATTN_E_DOMAIN,         -5, "an argument is outside its domain")                              \
+    X(LATTN_E_TILE_KMAX,      -6, "tiler: contraction exceeds the partitions of the profile")       \
+    X(LATTN_E_TILE_MMAX,      -7, "tiler: stationary free size exceeds the profile's limit")        \
+    X(LATTN_E_TILE_NMAX,      -8, "tiler: moving free size exceeds the profile's limit")            \
+    X(LATTN_E_TILE_SHAPE,     -9, "tiler: operand shapes do not match")                             \
+    X(LATTN_E_TILE_PARTITION, -10, "tiler: illegal partition count or start partition")            \
+    X(LATTN_E_TILE_SPACE,     -11, "tiler: operand in the wrong memory")                            \
+    X(LATTN_E_SBUF_FULL,      -12, "tiler: SBUF capacity exceeded")                                 \
+    X(LATTN_E_PSUM_FULL,      -13, "tiler: no free PSUM bank")                                      \
+    X(LATTN_E_BANK_OVERFLOW,  -14, "tiler: PSUM tile larger than one bank")                         \
+    X(LATTN_E_UNSUPPORTED,    -15, "not supported in this build or configuration")
+
+typedef enum lattn_status {
+#define LATTN__STATUS_ENUM(name, value, msg) name = value,
+    LATTN_STATUS_LIST(LATTN__STATUS_ENUM)
+#undef LATTN__STATUS_ENUM
+    LATTN_STATUS_MIN = -15
+} lattn_status;
+
+/* A static string for every code ("unknown status" for anything else). */
+LATTN_API const char *lattn_status_string(lattn_status s);
+/* "lattn 0.1.0; simd=avx512; fma=on; openmp=on; compiler=gcc 12.2.0" */
+LATTN_API const char *lattn_build_info(void);
+LATTN_API const char *lattn_version(void);
+/* Width in floats of the SIMD vector of the compiled back end (16, 8, 4 or 1). */
+LATTN_API int lattn_simd_width(void);
+
+/* ================================================================================================ */
+/* >>tiler (public types; functions below)                                                          */
+/* ================================================================================================ */
+/* A device profile is a plain struct: copy a built-in one and change fields to explore.
+   A limit of 0 means "unlimited" (the cpu profile has no capacity limits, but keeps the TensorE
+   shape rules so that the same code exercises them). */
+enum { LATTN_DEV_CPU = 0, LATTN_DEV_NEURON = 1, LATTN_DEV_GPU = 2 };
+
+typedef struct lattn_dev_profile {
+    const char *name;                   /* "cpu", "trn1", "trn2", "trn3", "h100", "h200" */
+    int    kind;                        /* LATTN_DEV_* */
+    int    partitions;                  /* max partitions of a tile: 128; 0 = flat memory (gpu) */
+    size_t sbuf_bytes_per_partition;    /* 196608 / 229376 / 262144; gpu: smem per block; 0 = inf */
+    size_t sbuf_reserved_per_partition; /* bytes the compiler keeps (default 0) */
+    int    psum_banks;                  /* 8; 0 = accumulators are registers (acc_bytes) */
+    size_t psum_bank_bytes;             /* 2048 = 512 fp32 per partition; 0 = unlimited */
+    size_t acc_bytes;                   /* gpu register budget for accumulators; 0 = unlimited */
+    int    mm_kmax, mm_mmax, mm_nmax;   /* TensorE limits 128 / 128 / 512; 0 = unlimited */
+    int    transpose_max;               /* 128; 0 = transposes are free (a load layout, gpu) */
+    int    default_chunk;               /* 128 neuron, 64 gpu and cpu */
+} lattn_dev_profile;
+
+LATTN_API const lattn_dev_profile *lattn_profile_cpu(void);
+LATTN_API const lattn_dev_profile *lattn_profile_trn1(void);
+LATTN_API const lattn_dev_profile *lattn_profile_trn2(void);
+LATTN_API const lattn_dev_profile *lattn_profile_trn3(void);
+LATTN_API const lattn_dev_profile *lattn_profile_h100(void);
+LATTN_API const lattn_dev_profile *lattn_profile_h200(void);
+/* Look a profile up by name; NULL when unknown. */
+LATTN_API const lattn_dev_profile *lattn_profile_by_name(const char *name);
+
+/* Per-run report of the tiler (spec sbuf_tiler.md §2.4). Counters are sums over all tilers a call
+   used (one per thread), so they do not depend on the thread count; peaks are maxima. */
+typedef struct lattn_tiler_stats {
+    uint64_t dma_in_bytes, dma_out_bytes, dma_buffers;
+    uint64_t matmuls, macs, transposes, transpose_macs, psum_accum, pe_cycles;
+    uint64_t vec_ops, vec_elems, act_ops, gpsimd_ops;
+    uint64_t instructions;              /* every op above, DMA included */
+    uint64_t unrolled_steps;            /* chunk bodies emitted */
+    uint64_t sbuf_peak_bytes_per_partition, sbuf_peak_bytes_total;
+    uint64_t psum_peak_banks, live_tiles_peak;
+    uint64_t util_partitions, util_operands; /* partition_util = util_partitions/(128·util_operands) */
+} lattn_tiler_stats;
+
+/* ================================================================================================ */
+/* >>ctx                                                                                            */
+/* ================================================================================================ */
+/* Allocator callbacks with a user pointer; both NULL means LATTN_MALLOC / LATTN_FREE. */
+typedef struct lattn_allocator {
+    void *(*alloc)(void *user, size_t bytes);
+    void  (*free)(void *user, void *ptr);
+    void  *user;
+} lattn_allocator;
+
+/* The context: one call at a time per context; several contexts may run concurrently. */
+typedef struct lattn_ctx {
+    lattn_allocator allocator;
+    int n_threads;                       /* 0 = OpenMP default; ignored without OpenMP */
+    const lattn_dev_profile *profile;    /* NULL = lattn_profile_cpu() */
+    lattn_tiler_stats stats;             /* accumulated by every tiled call; reset it at will */
+    uint64_t n_allocs;                   /* successful allocations so far (for tests, accounting) */
+    lattn_status last_status;
+    char error[256];                     /* message of the last failure */
+} lattn_ctx;
+
+LATTN_API void        lattn_ctx_init(lattn_ctx *ctx);
+LATTN_API const char *lattn_ctx_error(const lattn_ctx *ctx);
+/* The effective profile (ctx->profile or cpu). */
+LATTN_API const lattn_dev_profile *lattn_ctx_profile(const lattn_ctx *ctx);
+/* Checked size arithmetic: *out = a·b (a + b); LATTN_E_OVERFLOW when it does not fit a size_t
+   (or a is negative). Every caller- or file-supplied size goes through these. */
+LATTN_API lattn_status lattn_size_mul(size_t *out, size_t a, size_t b);
+LATTN_API lattn_status lattn_size_add(size_t *out, size_t a, size_t b);
+
+/* ================================================================================================ */
+/* >>rng                                                                                            */
+/* ================================================================================================ */
+/* splitmix64 (Steele, Lea, Flood 2014). Every random tensor of the tests and golden cases comes
+   from here, and this Python function reproduces it bit for bit:
+
+       def lattn_rng(seed, n, kind="normal"):          # returns a list of float32 values
+           import math, struct
+           s, out = seed & (2**64 - 1), []
+           def nxt():
+               nonlocal s
+               s = (s + 0x9E3779B97F4A7C15) & (2**64 - 1); z = s
+               z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
+               z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
+               return z ^ (z >> 31)
+           f32 = lambda x: struct.unpack("f", struct.pack("f", x))[0]
+           for _ in range(n):
+               u1 = (nxt() >> 40) * 2.0**-24
+               if kind == "uniform": out.append(f32(u1)); continue
+               u2 = (nxt() >> 40) * 2.0**-24
+               out.append(f32(math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)))
+           return out
+
+   next():     s += 0x9E3779B97F4A7C15; z = s; z = (z ^ z>>30)·0xBF58476D1CE4E5B9;
+               z = (z ^ z>>27)·0x94D049BB133111EB; return z ^ z>>31          (all mod 2^64)
+   uniform:    u = (next() >> 40) · 2^-24, exactly representable in float, in [0, 1)
+   normal:     u1, u2 = two uniforms; n = sqrt(-2 ln(1 - u1)) · cos(2π u2) in double, rounded to
+               float (log of 1 - u1, so u1 = 0 is safe); one normal per two draws.
+   range maps: uniform in [lo, hi) = (float)(lo + (hi - lo)·u); normal(mean, std) = (float)(mean +
+               std·n) with n in double. */
+typedef struct lattn_rng { uint64_t s; } lattn_rng;
+
+LATTN_API lattn_rng lattn_rng_seed(uint64_t seed);
+LATTN_API uint64_t  lattn_rng_next(lattn_rng *r);
+LATTN_API float     lattn_rng_uniform(lattn_rng *r);                 /* [0, 1) */
+LATTN_API double    lattn_rng_normal_d(lattn_rng *r);                /* N(0, 1), double */
+LATTN_API void      lattn_rng_fill_uniform(lattn_rng *r, float *x, size_t n, float lo, float hi);
+LATTN_API void      lattn_rng_fill_normal(lattn_rng *r, float *x, size_t n, float mean, float std);
+
+/* ================================================================================================ */
+/* >>vec                                                                                            */
+/* ================================================================================================ */
+/* Float kernels on the SIMD layer. Reductions use a fixed order (four vector accumulators, then a
+   fixed tree), so a given build always returns the same bits. Tails go through the same vector
+   code on a zero-padded copy. Accuracy of the transcendentals against libm in double, over the
+   whole float range (tests/run_tests.c checks it):
+     exp       <= 2 ulp for x >= -87.336; 0 below (no subnormal results); +inf above 88.72
+     log       <= 2 ulp; log(0) = -inf, log(x<0) = NaN; subnormal x handled
+     sigmoid   <= 4 ulp; computed from exp(-|x|), never overflows
+     softplus  <= 4 ulp, = max(x,0) + log1p(exp(-|x|))
+     silu      <= 4 ulp, x·sigmoid(x)
+   (sigmoid, softplus and silu results below 1e-30 in magnitude may flush to 0.)
+   NaN in gives NaN out for every function. */
+LATTN_API float lattn_vec_dot(size_t n, const float *x, const float *y);
+LATTN_API float lattn_vec_sum(size_t n, const float *x);
+LATTN_API float lattn_vec_max(size_t n, const float *x);       /* -inf for n = 0 */
+LATTN_API void  lattn_vec_axpy(size_t n, float a, const float *x, float *y);  /* y += a·x */
+LATTN_API void  lattn_vec_scale(size_t n, float a, float *x);                 /* x *= a  */
+LATTN_API void  lattn_vec_exp(size_t n, const float *x, float *y);
+LATTN_API void  lattn_vec_log(size_t n, const float *x, float *y);
+LATTN_API void  lattn_vec_sigmoid(size_t n, const float *x, float *y);
+LATTN_API void  lattn_vec_softplus(size_t n, const float *x, float *y);
+LATTN_API void  lattn_vec_silu(size_t n, const float *x, float *y);
+
+/* ================================================================================================ */
+/* >>gemm                                                                                           */
+/* ================================================================================================ */
+/* C (+)= op(A)·op(B), C: M x N, op(A): M x K, op(B): K x N, row-major with leading dimensions.
+   Flags: TRANS_A reads A stored K x M (Aᵀ·B), TRANS_B reads B stored N x K (A·Bᵀ), ACCUMULATE adds
+   to C instead of overwriting, LOWER writes only C[i][j] with j <= i (the causal part; the rest of
+   C is not touched). Single-threaded per call. The micro-kernel computes MR x (2 vectors) blocks
+   from a packed panel of B and broadcasts of A; packing buffers come from the context. */
+enum {
+    LATTN_GEMM_TRANS_A    = 1,
+    LATTN_GEMM_TRANS_B    = 2,
+    LATTN_GEMM_ACCUMULATE = 4,
+    LATTN_GEMM_LOWER      = 8
+};
+LATTN_API lattn_status lattn_sgemm(lattn_ctx *ctx, int flags, int64_t M, int64_t N, int64_t K,
+                                   const float *A, int64_t lda, const float *B, int64_t ldb,
+                                   float *C, int64_t ldc);
+
+/* ================================================================================================ */
+/* >>tiler (functions)                                                                              */
+/* ================================================================================================ */
+/* The simulated tiler (spec sbuf_tiler.md §2–3). Every operand lives in a tile; every op is one
+   counted instruction; every rule of the profile is checked and a violation returns its status
+   (the message is kept in the tiler, see lattn_tiler_error). Real float math runs on the CPU:
+   matmuls on the SGEMM kernel, vector ops on the SIMD layer. */
+typedef enum lattn_space { LATTN_SPACE_SBUF = 1, LATTN_SPACE_PSUM = 2 } lattn_space;
+
+typedef struct lattn_tile {
+    lattn_space space;
+    int    p0, np;          /* first partition and partition count */
+    int    nf;              /* free elements per partition (fp32) */
+    int    ld;              /* row stride of the host backing store, in floats */
+    size_t off;             /* SBUF: free-byte offset in every partition; PSUM: bank index */
+    float *data;            /* host backing store: row p is partition p0 + p */
+    int    slot;            /* allocator slot (-1 for a view) */
+} lattn_tile;
+
+typedef struct lattn_tiler lattn_tiler;
+
+/* Vector-engine operations. */
+typedef enum lattn_tile_op {
+    LATTN_TOP_ADD, LATTN_TOP_SUB, LATTN_TOP_MUL, LATTN_TOP_MAX, LATTN_TOP_DIV
+} lattn_tile_op;
+typedef enum lattn_tile_act {
+    LATTN_ACT_IDENTITY, LATTN_ACT_EXP, LATTN_ACT_SILU, LATTN_ACT_SIGMOID, LATTN_ACT_SQUARE,
+    LATTN_ACT_RELU
+} lattn_act_fn;
+
+/* A tiler for one thread. host_floats: size of its host arena for tile data (tiles are carved
+   from it at allocation); lattn_tiler_host_floats() computes it for a list of tile shapes. */
+LATTN_API lattn_status lattn_tiler_create(lattn_ctx *ctx, const lattn_dev_profile *p,
+                                          size_t host_floats, lattn_tiler **out);
+LATTN_API void lattn_tiler_destroy(lattn_ctx *ctx, lattn_tiler *t);
+/* The first error the tiler met (status and message), or LATTN_OK. */
+LATTN_API lattn_status lattn_tiler_error(const lattn_tiler *t, const char **msg);
+LATTN_API const lattn_tiler_stats *lattn_tiler_get_stats(const lattn_tiler *t);
+/* Floats of host arena that tiles of these free sizes (np = partitions each) take. */
+LATTN_API size_t lattn_tiler_tile_floats(int np, int nf);
+
+LATTN_API lattn_status lattn_sbuf_alloc(lattn_tiler *t, lattn_tile *tile, int np, int nf);
+LATTN_API lattn_status lattn_psum_alloc(lattn_tiler *t, lattn_tile *tile, int np, int nf);
+LATTN_API void         lattn_tile_release(lattn_tiler *t, lattn_tile *tile);
+/* A view of partitions [p, p+np) and free elements [f, f+nf) of a tile (no instruction). */
+LATTN_API lattn_tile   lattn_tile_view(const lattn_tile *tile, int p, int np, int f, int nf);
+
+/* DMA: one row of hbm per partition; row_stride in floats. */
+LATTN_API lattn_status lattn_dma_load(lattn_tiler *t, lattn_tile *dst, const float *hbm,
+                                      int64_t row_stride);
+LATTN_API lattn_status lattn_dma_store(lattn_tiler *t, float *hbm, int64_t row_stride,
+                                       const lattn_tile *src);
+/* TensorE: psum[M][N] (+)= stationary[K][M]ᵀ · moving[K][N]; K on the partition axis. */
+LATTN_API lattn_status lattn_matmul(lattn_tiler *t, lattn_tile *psum, const lattn_tile *stat,
+                                    const lattn_tile *mov, int accumulate);
+/* TensorE transpose: psum[nf][np] = src[np][nf]ᵀ. */
+LATTN_API lattn_status lattn_transpose(lattn_tiler *t, lattn_tile *psum, const lattn_tile *src);
+/* Vector / scalar / gpsimd engines. col: optional per-partition scalar tile [np][1]. */
+LATTN_API lattn_status lattn_tile_copy(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src);
+LATTN_API lattn_status lattn_tile_tt(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a,
+                                     const lattn_tile *b, lattn_tile_op op);
+/* dst = a op (col ? col[p] : imm) */
+LATTN_API lattn_status lattn_tile_ts(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a,
+                                     const lattn_tile *col, float imm, lattn_tile_op op);
+/* dst = a·(col ? col[p] : imm) + b */
+LATTN_API lattn_status lattn_tile_stt(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a,
+                                      const lattn_tile *col, float imm, const lattn_tile *b);
+/* dst = func(src·scale + bias) */
+LATTN_API lattn_status lattn_tile_act(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                      lattn_act_fn func, float scale, float bias);
+/* dst[p][0] = sum (or max) over the free axis of src[p][:] */
+LATTN_API lattn_status lattn_tile_reduce(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                         lattn_tile_op op);
+LATTN_API lattn_status lattn_tile_memset(lattn_tiler *t, lattn_tile *dst, float value);
+/* affine_select: dst[p][f] = (f - p >= shift) ? src[p][f] : fill  (selects, never multiplies,
+   so NaN above the kept triangle cannot leak). shift = 0 keeps f >= p. */
+LATTN_API lattn_status lattn_tile_select_tri(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                             int shift, float fill);
+/* Count one emitted chunk body. */
+LATTN_API void lattn_tiler_mark_step(lattn_tiler *t);
+/* Print stats as one JSON object into buf (always NUL-terminated); returns the length needed. */
+LATTN_API size_t lattn_tiler_stats_json(const lattn_tiler_stats *s, const lattn_dev_profile *p,
+                                        char *buf, size_t cap);
+
+/* ================================================================================================ */
+/* >>conv                                                                                           */
+/* ================================================================================================ */
+/* Depthwise causal short convolution (fla ShortConvolution; spec tcn_ssm.md §1):
+       y[t][c] = act( bias[c] + Σ_{j<W} w[c][j] · x[t-(W-1)+j][c] ),   x[t'] = history for t' < 0
+   x, y: [B][T][D]; w: [D][W] (w[c][W-1] multiplies the current token); bias: [D] or NULL;
+   act: identity or SiLU. State (fla convention): the last W inputs per channel, [D][W], newest
+   last; only W-1 columns reach the output. h0/ht: [B][D][W] (or [N][D][W] with offsets), h0 NULL =
+   zeros. Forms: _ref (double), _fast (float32, SIMD over channels, threads over time blocks),
+   _step (T == 1; h0 -> ht, ht may equal h0). */
+typedef struct lattn_conv_args {
+    int64_t B, T, D, W;
+    const float *x, *w, *bias;
+    int silu;                            /* 1 = apply SiLU to the output */
+    const float *h0;
+    const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
+    int64_t n_seqs;
+    float *y, *ht;                       /* ht optional except in _step */
+} lattn_conv_args;
+
+LATTN_API lattn_status lattn_shortconv_ref (lattn_ctx *ctx, const lattn_conv_args *a);
+LATTN_API lattn_status lattn_shortconv_fast(lattn_ctx *ctx, const lattn_conv_args *a);
+LATTN_API lattn_status lattn_shortconv_step(lattn_ctx *ctx, const lattn_conv_args *a);
+
+/* ================================================================================================ */
+/* >>tcn                                                                                            */
+/* ================================================================================================ */
+/* The dilated TCN stack of the "recurrence-free RNN" article (spec tcn_ssm.md §2). Layer i:
+       c   = b + Σ_{j<k} W[:, :, j] · x[t - (k-1-j)·2^i]      (causal Conv1d d->d, zero history)
+       out = GELU(LayerNorm(c)) + x                             (LayerNorm eps 1e-5, exact erf GELU)
+   W: [d_out][d_in][k] (PyTorch Conv1d layout), b, ln_w, ln_b: [d]. x, y: [B][T][d].
+   Forms: _ref (double), _fast (float32; each tap is one GEMM), _step (one token on a state of
+   lattn_tcn_state_floats() floats per sequence: each layer's last (k-1)·2^i inputs, oldest first;
+   zeros = the start of a sequence). The receptive field is 1 + (k-1)(2^L - 1) tokens. */
+#define LATTN_TCN_MAX_LAYERS 16
+typedef struct lattn_tcn_layer { const float *w, *b, *ln_w, *ln_b; } lattn_tcn_layer;
+typedef struct lattn_tcn_args {
+    int64_t B, T, d, k, n_layers;
+    const lattn_tcn_layer *layers;
+    const float *x;
+    float *y;
+    float *state;                        /* _step only: [B][state_floats], updated in place */
+} lattn_tcn_args;
+
+LATTN_API lattn_status lattn_tcn_state_floats(int64_t d, int64_t k, int64_t n_layers, size_t *out);
+LATTN_API lattn_status lattn_tcn_ref (lattn_ctx *ctx, const lattn_tcn_args *a);
+LATTN_API lattn_status lattn_tcn_fast(lattn_ctx *ctx, const lattn_tcn_args *a);
+LATTN_API lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a);
+
+/* The article's DemoModel: h = Linear(d_in -> d)(x); h = StackedEncoder(h); out = Linear(d -> 1)
+   of the last token. Weights in one block, initialised as PyTorch does (U(±1/sqrt(fan_in)) for
+   weights and biases; LayerNorm weight 1, bias 0) from the library PRNG. */
+typedef struct lattn_tcn_demo {
+    int64_t d_in, d, k, n_layers;
+    float *params; size_t n_params;
+    float *w_in, *b_in;                  /* [d][d_in], [d] */
+    lattn_tcn_layer layers[LATTN_TCN_MAX_LAYERS];
+    float *w_out, *b_out;                /* [d], [1] */
+} lattn_tcn_demo;
+LATTN_API lattn_status lattn_tcn_demo_init(lattn_ctx *ctx, lattn_tcn_demo *m, int64_t d_in,
+                                           int64_t d, int64_t k, int64_t n_layers, uint64_t seed);
+LATTN_API void lattn_tcn_demo_free(lattn_ctx *ctx, lattn_tcn_demo *m);
+/* x: [B][T][d_in] -> out: [B]. use_ref = 1 runs the encoder in double (_ref). */
+LATTN_API lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B,
+                                              int64_t T, const float *x, float *out, int use_ref);
+
+/* ================================================================================================ */
+/* >>linattn                                                                                        */
+/* ================================================================================================ */
+/* Causal linear attention (Katharopoulos et al. 2020, "Transformers are RNNs"; fla ops/linear_attn;
+   spec gla_laplace.md §2). Per head, with feature map φ (width K' = K, or 2K for hedgehog):
+       S_t = S_{t-1} + φ(k_t) v_tᵀ              (K' x V state; S_{-1} = h0, default 0)
+       o_t = s · S_tᵀ φ(q_t)                    (un-normalised, fla's default)
+   normalised (fla form): z_t = z_{t-1} + φ(k_t);  o_t = s·S_tᵀφ(q_t) / (s·φ(q_t)·z_t + eps)
+   Scale s defaults to K'^-1/2. Chunked form, chunk n of L tokens (rows r, columns c):
+       O_n = s·tril(Φq Φkᵀ)·V + s·Φq·S_{n-1};   S_n = S_{n-1} + Φkᵀ V
+   and the normaliser rides along as one extra value column of ones (its state column is z).
+   Feature maps (fla modules/feature_map.py): identity; relu; elu+1; hadamard (x W1ᵀ + b1) ⊙ (x W2ᵀ
+   + b2) with fmap_w = [W1; W2] ([2][K][K]) and fmap_b = [b1; b2] ([2][K]); hedgehog softmax([2y,
+   -2y]) over 2K features, y = x Wᵀ + b, fmap_w [K][K], fmap_b [K].
+   Shapes: q, k [B][T][H][K]; v, o [B][T][H][V]; h0, ht [B][H][K'][V] (or [N] with offsets);
+   z0, zt [B][H][K'] (normalised form only). */
+typedef enum lattn_fmap {
+    LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD, LATTN_FMAP_HEDGEHOG
+} lattn_fmap;
+
+typedef struct lattn_la_args {
+    int64_t B, T, H, K, V;
+    const float *q, *k, *v;
+    lattn_fmap fmap;
+    const float *fmap_w, *fmap_b;        /* hadamard / hedgehog weights */
+    int normalize;                       /* 1 = divide by s·φ(q)·z + eps */
+    float eps;                           /* normaliser epsilon (lattn_la_args_default: 1e-6) */
+    double scale;                        /* 0 = K'^-1/2 (double, so _ref matches float64 references) */
+    const float *h0, *z0;                /* optional initial state / key sum */
+    const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
+    int64_t n_seqs;
+    float *o;
+    float *ht, *zt;                      /* optional final state / key sum */
+} lattn_la_args;
+
+LATTN_API lattn_la_args lattn_la_args_default(void);
+/* Width K' of the feature map's output. */
+LATTN_API int64_t lattn_fmap_width(lattn_fmap f, int64_t K);
+LATTN_API lattn_status lattn_la_ref     (lattn_ctx *ctx, const lattn_la_args *a);
+/* _ref with float64 outputs as well (golden files, conformance): any of o64 [B][T][H][V],
+   ht64 [..][H][K'][V], zt64 [..][H][K'] may be NULL; the float outputs of `a` are written too. */
+LATTN_API lattn_status lattn_la_ref64   (lattn_ctx *ctx, const lattn_la_args *a, double *o64,
+                                         double *ht64, double *zt64);
+LATTN_API lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a);
+/* chunk = 0: the profile's default chunk (cpu 64, trn 128, gpu 64). */
+LATTN_API lattn_status lattn_la_chunk   (lattn_ctx *ctx, const lattn_la_args *a, int chunk);
+/* T == 1; h0/z0 -> ht/zt (required); ht may equal h0 and zt may equal z0. */
+LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LATTN_H_INCLUDED */
+
+/* ================================================================================================ */
+/* ================================================================================================ */
+/* >>impl   IMPLEMENTATION. Readers of the API can stop here.                                       */
+/* ================================================================================================ */
+/* ================================================================================================ */
+#if defined(LATTN_IMPLEMENTATION) && !defined(LATTN__IMPLEMENTATION_DONE)
+#define LATTN__IMPLEMENTATION_DONE
+
+#include <math.h>
+#include <string.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <float.h>
+
+#if defined(__FAST_MATH__)
+#  error "lattn: -ffast-math breaks the NaN/Inf contract; build lattn without it"
+#endif
+
+#if defined(LATTN_MALLOC) != defined(LATTN_FREE)
+#  error "lattn: define both LATTN_MALLOC and LATTN_FREE, or neither"
+#endif
+#ifndef LATTN_MALLOC
+#  include <stdlib.h>
+#  define LATTN_MALLOC(n) malloc(n)
+#  define LATTN_FREE(p) free(p)
+#endif
+#ifndef LATTN_ASSERT
+#  include <assert.h>
+#  define LATTN_ASSERT(x) assert(x)
+#endif
+
+#if defined(_OPENMP) && !defined(LATTN_NO_OPENMP)
+#  include <omp.h>
+#  define LATTN__OMP 1
+#  define LATTN__PRAGMA(x) _Pragma(#x)
+#else
+#  define LATTN__OMP 0
+#  define LATTN__PRAGMA(x)
+#endif
+
+#ifdef LATTN_STATIC
+#  define LATTN__DEF static
+#else
+#  define LATTN__DEF
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define LATTN__INLINE static __inline__
+#  define LATTN__UNUSED __attribute__((unused))
+#else
+#  define LATTN__INLINE static
+#  define LATTN__UNUSED
+#endif
+
+#define LATTN__MIN(a, b) ((a) < (b) ? (a) : (b))
+#define LATTN__MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* ================================================================================================ */
+/* >>simd   The SIMD back ends, chosen at compile time.                                             */
+/* ================================================================================================ */
+/* Every kernel is written once against this vocabulary:
+     lattn__vf            a vector of LATTN__VW floats
+     vload/vstore         unaligned load / store
+     vset1, vzero         broadcast, zero
+     vadd vsub vmul vdiv  lane-wise arithmetic
+     vfma(a, b, c)        a·b + c (fused unless LATTN_NO_FMA)
+     vmax(a, b), vmin     lane-wise; return b when a lane of either is NaN on x86 (put x second to
+                          propagate NaN), NaN on NEON — both propagate a NaN in b
+     vsel_lt(a, b, x, y)  a < b ? x : y per lane (false for NaN)
+     vabs                 clear the sign bit
+     vhsum                horizontal sum in a fixed tree
+     vpow2i(n)            2^n for integer-valued n in [-126, 127]
+     vsplit(x, &e)        x = m·2^e with m in [sqrt(1/2), sqrt(2)), for positive normal x
+   LATTN__NRV is the number of vectors per row of the GEMM micro-kernel (its width is NRV·VW). */
+#if !defined(LATTN_NO_SIMD) && defined(__AVX512F__) && !defined(LATTN_NO_AVX512)
+#  include <immintrin.h>
+#  define LATTN__SIMD_NAME "avx512"
+#  define LATTN__VW 16
+#  define LATTN__NRV 2
+typedef __m512 lattn__vf;
+#  define lattn__vload(p) _mm512_loadu_ps(p)
+#  define lattn__vstore(p, v) _mm512_storeu_ps(p, v)
+#  define lattn__vset1(x) _mm512_set1_ps(x)
+#  define lattn__vzero() _mm512_setzero_ps()
+#  define lattn__vadd(a, b) _mm512_add_ps(a, b)
+#  define lattn__vsub(a, b) _mm512_sub_ps(a, b)
+#  define lattn__vmul(a, b) _mm512_mul_ps(a, b)
+#  define lattn__vdiv(a, b) _mm512_div_ps(a, b)
+#  define lattn__vmax(a, b) _mm512_max_ps(a, b)
+#  define lattn__vmin(a, b) _mm512_min_ps(a, b)
+#  define lattn__vabs(a) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)))
+#  define lattn__vsel_lt(a, b, x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x)
+#  ifndef LATTN_NO_FMA
+#    define lattn__vfma(a, b, c) _mm512_fmadd_ps(a, b, c)
+#  endif
+LATTN__INLINE float lattn__vhsum(lattn__vf v) {
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v),
+                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
+    return _mm_cvtss_f32(x);
+}
+#  define lattn__vpow2i(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
+LATTN__INLINE lattn__vf lattn__vsplit(lattn__vf x, lattn__vf *e) {
+    __m512i b = _mm512_castps_si512(x);
+    __m512i ei = _mm512_sub_epi32(_mm512_srli_epi32(b, 23), _mm512_set1_epi32(127));
+    __m512 m = _mm512_castsi512_ps(_mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi32(0x007fffff)),
+                                                   _mm512_set1_epi32(0x3f800000)));
+    __mmask16 big = _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.41421356f), _CMP_GT_OQ);
+    m = _mm512_mask_mul_ps(m, big, m, _mm512_set1_ps(0.5f));
+    ei = _mm512_mask_add_epi32(ei, big, ei, _mm512_set1_epi32(1));
+    *e = _mm512_cvtepi32_ps(ei);
+    return m;
+}
+#elif !defined(LATTN_NO_SIMD) && defined(__AVX2__) && defined(__FMA__) && !defined(LATTN_NO_AVX2)
+#  include <immintrin.h>
+#  define LATTN__SIMD_NAME "avx2"
+#  define LATTN__VW 8
+#  define LATTN__NRV 1
+typedef __m256 lattn__vf;
+#  define lattn__vload(p) _mm256_loadu_ps(p)
+#  define lattn__vstore(p, v) _mm256_storeu_ps(p, v)
+#  define lattn__vset1(x) _mm256_set1_ps(x)
+#  define lattn__vzero() _mm256_setzero_ps()
+#  define lattn__vadd(a, b) _mm256_add_ps(a, b)
+#  define lattn__vsub(a, b) _mm256_sub_ps(a, b)
+#  define lattn__vmul(a, b) _mm256_mul_ps(a, b)
+#  define lattn__vdiv(a, b) _mm256_div_ps(a, b)
+#  define lattn__vmax(a, b) _mm256_max_ps(a, b)
+#  define lattn__vmin(a, b) _mm256_min_ps(a, b)
+#  define lattn__vabs(a) _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)))
+#  define lattn__vsel_lt(a, b, x, y) _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ))
+#  ifndef LATTN_NO_FMA
+#    define lattn__vfma(a, b, c) _mm256_fmadd_ps(a, b, c)
+#  endif
+LATTN__INLINE float lattn__vhsum(lattn__vf v) {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
+    return _mm_cvtss_f32(x);
+}
+LATTN__INLINE lattn__vf lattn__vpow2i(lattn__vf n) {
+    __m256i i = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(i, 23));
+}
+LATTN__INLINE lattn__vf lattn__vsplit(lattn__vf x, lattn__vf *e) {
+    __m256i b = _mm256_castps_si256(x);
+    __m256i ei = _mm256_sub_epi32(_mm256_srli_epi32(b, 23), _mm256_set1_epi32(127));
+    __m256 m = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x007fffff)),
+                                                   _mm256_set1_epi32(0x3f800000)));
+    __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356f), _CMP_GT_OQ);
+    m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
+    *e = _mm256_add_ps(_mm256_cvtepi32_ps(ei), _mm256_and_ps(big, _mm256_set1_ps(1.0f)));
+    return m;
+}
+#elif !defined(LATTN_NO_SIMD) && defined(__ARM_NEON) && defined(__aarch64__)
+#  include <arm_neon.h>
+#  define LATTN__SIMD_NAME "neon"
+#  define LATTN__VW 4
+#  define LATTN__NRV 2
+typedef float32x4_t lattn__vf;
+#  define lattn__vload(p) vld1q_f32(p)
+#  define lattn__vstore(p, v) vst1q_f32(p, v)
+#  define lattn__vset1(x) vdupq_n_f32(x)
+#  define lattn__vzero() vdupq_n_f32(0.0f)
+#  define lattn__vadd(a, b) vaddq_f32(a, b)
+#  define lattn__vsub(a, b) vsubq_f32(a, b)
+#  define lattn__vmul(a, b) vmulq_f32(a, b)
+#  define lattn__vdiv(a, b) vdivq_f32(a, b)
+#  define lattn__vmax(a, b) vmaxq_f32(a, b)
+#  define lattn__vmin(a, b) vminq_f32(a, b)
+#  define lattn__vabs(a) vabsq_f32(a)
+#  define lattn__vsel_lt(a, b, x, y) vbslq_f32(vcltq_f32(a, b), x, y)
+#  ifndef LATTN_NO_FMA
+#    define lattn__vfma(a, b, c) vfmaq_f32(c, a, b)
+#  endif
+LATTN__INLINE float lattn__vhsum(lattn__vf v) {
+    float32x2_t h = vadd_f32(vget_low_f32(v), vget_high_f32(v));
+    return vget_lane_f32(h, 0) + vget_lane_f32(h, 1);
+}
+LATTN__INLINE lattn__vf lattn__vpow2i(lattn__vf n) {
+    int32x4_t i = vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127));
+    return vreinterpretq_f32_s32(vshlq_n_s32(i, 23));
+}
+LATTN__INLINE lattn__vf lattn__vsplit(lattn__vf x, lattn__vf *e) {
+    int32x4_t b = vreinterpretq_s32_f32(x);
+    int32x4_t ei = vsubq_s32(vshrq_n_s32(b, 23), vdupq_n_s32(127));
+    float32x4_t m = vreinterpretq_f32_s32(vorrq_s32(vandq_s32(b, vdupq_n_s32(0x007fffff)),
+                                                    vdupq_n_s32(0x3f800000)));
+    uint32x4_t big = vcgtq_f32(m, vdupq_n_f32(1.41421356f));
+    m = vbslq_f32(big, vmulq_f32(m, vdupq_n_f32(0.5f)), m);
+    *e = vaddq_f32(vcvtq_f32_s32(ei), vbslq_f32(big, vdupq_n_f32(1.0f), vdupq_n_f32(0.0f)));
+    return m;
+}
+#else
+/* Scalar back end: a "vector" of one float. */
+#  define LATTN__SIMD_NAME "scalar"
+#  define LATTN__VW 1
+#  define LATTN__NRV 2
+typedef float lattn__vf;
+#  define lattn__vload(p) (*(p))
+#  define lattn__vstore(p, v) (*(p) = (v))
+#  define lattn__vset1(x) (x)
+#  define lattn__vzero() 0.0f
+#  define lattn__vadd(a, b) ((a) + (b))
+#  define lattn__vsub(a, b) ((a) - (b))
+#  define lattn__vmul(a, b) ((a) * (b))
+#  define lattn__vdiv(a, b) ((a) / (b))
+#  define lattn__vmax(a, b) ((a) > (b) ? (a) : (b))
+#  define lattn__vmin(a, b) ((a) < (b) ? (a) : (b))
+#  define lattn__vabs(a) fabsf(a)
+#  define lattn__vsel_lt(a, b, x, y) ((a) < (b) ? (x) : (y))
+#  if !defined(LATTN_NO_FMA) && defined(FP_FAST_FMAF)
+#    define lattn__vfma(a, b, c) fmaf(a, b, c)
+#  endif
+#  define lattn__vhsum(v) (v)
+#  define lattn__vpow2i(n) ldexpf(1.0f, (int)(n))
+LATTN__INLINE float lattn__vsplit(float x, float *e) {
+    int ei; float m = frexpf(x, &ei);          /* m in [0.5, 1) */
+    if (m < 0.70710678f) { m *= 2.0f; ei -= 1; }
+    *e = (float)ei;
+    return m;
+}
+#endif
+#ifndef lattn__vfma
+#  define lattn__vfma(a, b, c) lattn__vadd(lattn__vmul(a, b), c)
+#  define LATTN__FMA_NAME "off"
+#else
+#  define LATTN__FMA_NAME "on"
+#endif
+#define LATTN__MR 8                         /* rows of the GEMM micro-kernel */
+#define LATTN__NR (LATTN__NRV * LATTN__VW)  /* columns of the GEMM micro-kernel */
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Vector transcendentals. One implementation for every back end (Cephes-style range reduction and
+   minimax polynomials), so all paths share the same accuracy figures.                               */
+/* exp(x) = 2^n · p(r), n = round(x/ln2), r = x - n·ln2 (two-part ln2), p a degree-6 polynomial.    */
+LATTN__INLINE lattn__vf lattn__vexp(lattn__vf x) {
+    const lattn__vf hi = lattn__vset1(88.72283f), lo = lattn__vset1(-87.33654f);
+    lattn__vf xc = lattn__vmin(hi, lattn__vmax(lo, x));          /* NaN in x stays NaN */
+    lattn__vf t = lattn__vfma(xc, lattn__vset1(1.44269504088896341f), lattn__vset1(12582912.0f));
+    lattn__vf n = lattn__vsub(t, lattn__vset1(12582912.0f));      /* round to nearest integer */
+    lattn__vf r = lattn__vfma(n, lattn__vset1(-0.693359375f), xc);
+    lattn__vf p, y;
+    r = lattn__vfma(n, lattn__vset1(2.12194440e-4f), r);
+    p = lattn__vset1(1.9875691500e-4f);
+    p = lattn__vfma(p, r, lattn__vset1(1.3981999507e-3f));
+    p = lattn__vfma(p, r, lattn__vset1(8.3334519073e-3f));
+    p = lattn__vfma(p, r, lattn__vset1(4.1665795894e-2f));
+    p = lattn__vfma(p, r, lattn__vset1(1.6666665459e-1f));
+    p = lattn__vfma(p, r, lattn__vset1(5.0000001201e-1f));
+    p = lattn__vfma(p, lattn__vmul(r, r), lattn__vadd(r, lattn__vset1(1.0f)));
+    /* n can reach 128 (x just below 88.72): apply 2^min(n,127), then one more factor 2 */
+    y = lattn__vmul(p, lattn__vpow2i(lattn__vmin(n, lattn__vset1(127.0f))));
+    y = lattn__vmul(y, lattn__vsel_lt(lattn__vset1(127.0f), n, lattn__vset1(2.0f), lattn__vset1(1.0f)));
+    y = lattn__vsel_lt(x, lo, lattn__vzero(), y);
+    y = lattn__vsel_lt(hi, x, lattn__vset1(HUGE_VALF), y);
+    return y;
+}
+
+/* log(x) = e·ln2 + log(m), x = m·2^e, m in [sqrt(1/2), sqrt(2)); log(1+f) by the Cephes logf
+   polynomial; subnormal x are scaled by 2^23 first. */
+LATTN__INLINE lattn__vf lattn__vlog(lattn__vf x) {
+    const lattn__vf one = lattn__vset1(1.0f);
+    lattn__vf sub = lattn__vsel_lt(x, lattn__vset1(FLT_MIN), one, lattn__vzero());
+    lattn__vf xs = lattn__vmul(x, lattn__vfma(sub, lattn__vset1(8388607.0f), one));
+    lattn__vf e, m = lattn__vsplit(xs, &e), f, z, p, r;
+    e = lattn__vfma(sub, lattn__vset1(-23.0f), e);
+    f = lattn__vsub(m, one);
+    z = lattn__vmul(f, f);
+    p = lattn__vset1(7.0376836292e-2f);
+    p = lattn__vfma(p, f, lattn__vset1(-1.1514610310e-1f));
+    p = lattn__vfma(p, f, lattn__vset1(1.1676998740e-1f));
+    p = lattn__vfma(p, f, lattn__vset1(-1.2420140846e-1f));
+    p = lattn__vfma(p, f, lattn__vset1(1.4249322787e-1f));
+    p = lattn__vfma(p, f, lattn__vset1(-1.6668057665e-1f));
+    p = lattn__vfma(p, f, lattn__vset1(2.0000714765e-1f));
+    p = lattn__vfma(p, f, lattn__vset1(-2.4999993993e-1f));
+    p = lattn__vfma(p, f, lattn__vset1(3.3333331174e-1f));
+    p = lattn__vmul(lattn__vmul(p, f), z);
+    p = lattn__vfma(e, lattn__vset1(-2.12194440e-4f), p);
+    p = lattn__vfma(z, lattn__vset1(-0.5f), p);
+    r = lattn__vadd(f, p);
+    r = lattn__vfma(e, lattn__vset1(0.693359375f), r);
+    r = lattn__vadd(r, lattn__vmul(lattn__vsub(x, x), lattn__vzero()));   /* NaN stays NaN */
+    r = lattn__vsel_lt(x, lattn__vset1(1.4e-45f), lattn__vset1(-HUGE_VALF), r);
+    r = lattn__vsel_lt(x, lattn__vzero(), lattn__vset1(NAN), r);
+    r = lattn__vsel_lt(lattn__vset1(FLT_MAX), x, lattn__vset1(HUGE_VALF), r);
+    return r;
+}
+/* sigmoid(x) from z = exp(-|x|): 1/(1+z) for x >= 0, z/(1+z) for x < 0 — never overflows. */
+LATTN__INLINE lattn__vf lattn__vsigmoid(lattn__vf x) {
+    const lattn__vf one = lattn__vset1(1.0f);
+    lattn__vf z = lattn__vexp(lattn__vsub(lattn__vzero(), lattn__vabs(x)));
+    return lattn__vdiv(lattn__vsel_lt(x, lattn__vzero(), z, one), lattn__vadd(one, z));
+}
+/* softplus(x) = max(x, 0) + log1p(exp(-|x|)); log1p(z) = log(u) - ((u - 1) - z)/u, u = 1 + z. */
+LATTN__INLINE lattn__vf lattn__vsoftplus(lattn__vf x) {
+    const lattn__vf one = lattn__vset1(1.0f);
+    lattn__vf z = lattn__vexp(lattn__vsub(lattn__vzero(), lattn__vabs(x)));
+    lattn__vf u = lattn__vadd(one, z);
+    lattn__vf l1p = lattn__vsub(lattn__vlog(u), lattn__vdiv(lattn__vsub(lattn__vsub(u, one), z), u));
+    return lattn__vadd(lattn__vmax(lattn__vzero(), x), l1p);
+}
+LATTN__INLINE lattn__vf lattn__vsilu(lattn__vf x) { return lattn__vmul(x, lattn__vsigmoid(x)); }
+
+/* Scalar versions through the same code (one lane), so scalar tails match the vector lanes. */
+LATTN__INLINE float lattn__lane(lattn__vf (*fn)(lattn__vf), float x) {
+    float t[LATTN__VW]; int i;
+    for (i = 0; i < LATTN__VW; i++) t[i] = x;
+    lattn__vstore(t, fn(lattn__vload(t)));
+    return t[0];
+}
+
+/* ================================================================================================ */
+/* Foundations: status strings, build info, context, checked sizes, errors, allocation              */
+/* ================================================================================================ */
+LATTN__DEF const char *lattn_status_string(lattn_status s) {
+    switch (s) {
+#define LATTN__STATUS_CASE(name, value, msg) case name: return msg;
+    LATTN_STATUS_LIST(LATTN__STATUS_CASE)
+#undef LATTN__STATUS_CASE
+    default: return "unknown status";
+    }
+}
+
+#define LATTN__STR2(x) #x
+#define LATTN__STR(x) LATTN__STR2(x)
+#if defined(__clang__)
+#  define LATTN__COMPILER "clang " LATTN__STR(__clang_major__) "." LATTN__STR(__clang_minor__) "." LATTN__STR(__clang_patchlevel__)
+#elif defined(__GNUC__)
+#  define LATTN__COMPILER "gcc " LATTN__STR(__GNUC__) "." LATTN__STR(__GNUC_MINOR__) "." LATTN__STR(__GNUC_PATCHLEVEL__)
+#else
+#  define LATTN__COMPILER "unknown compiler"
+#endif
+LATTN__DEF const char *lattn_build_info(void) {
+    return "lattn " LATTN_VERSION_STRING "; simd=" LATTN__SIMD_NAME "; fma=" LATTN__FMA_NAME
+           "; openmp=" LATTN__STR(LATTN__OMP) "; compiler=" LATTN__COMPILER;
+}
+LATTN__DEF const char *lattn_version(void) { return LATTN_VERSION_STRING; }
+LATTN__DEF int lattn_simd_width(void) { return LATTN__VW; }
+
+LATTN__DEF void lattn_ctx_init(lattn_ctx *ctx) {
+    if (!ctx) return;
+    memset(ctx, 0, sizeof *ctx);
+}
+LATTN__DEF const char *lattn_ctx_error(const lattn_ctx *ctx) {
+    return ctx ? ctx->error : "no context";
+}
+
+/* Record a failure in the context and return its status. */
+static lattn_status lattn__fail(lattn_ctx *ctx, lattn_status s, const char *fmt, ...) {
+    if (ctx) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+        va_end(ap);
+        ctx->last_status = s;
+    }
+    return s;
+}
+static lattn_status lattn__ok(lattn_ctx *ctx) {
+    if (ctx) { ctx->last_status = LATTN_OK; ctx->error[0] = 0; }
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_size_mul(size_t *out, size_t a, size_t b) {
+    if (a != 0 && b > SIZE_MAX / a) return LATTN_E_OVERFLOW;
+    *out = a * b;
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_size_add(size_t *out, size_t a, size_t b) {
+    if (b > SIZE_MAX - a) return LATTN_E_OVERFLOW;
+    *out = a + b;
+    return LATTN_OK;
+}
+/* Product of n non-negative int64 sizes as a size_t count; also bounded so that the count in bytes
+   of doubles fits (every tensor may be staged in double by _ref). */
+static lattn_status lattn__count(size_t *out, int n, const int64_t *dims) {
+    size_t c = 1; int i;
+    for (i = 0; i < n; i++) {
+        if (dims[i] < 0) return LATTN_E_SHAPE;
+        if ((uint64_t)dims[i] > (uint64_t)(SIZE_MAX / 8)) return LATTN_E_OVERFLOW;
+        if (lattn_size_mul(&c, c, (size_t)dims[i]) != LATTN_OK) return LATTN_E_OVERFLOW;
+    }
+    if (c > SIZE_MAX / 8) return LATTN_E_OVERFLOW;
+    *out = c;
+    return LATTN_OK;
+}
+
+static void *lattn__alloc(lattn_ctx *ctx, size_t bytes) {
+    void *p;
+    if (bytes == 0) bytes = 1;
+    p = (ctx && ctx->allocator.alloc) ? ctx->allocator.alloc(ctx->allocator.user, bytes)
+                                      : LATTN_MALLOC(bytes);
+    if (p && ctx) ctx->n_allocs++;
+    return p;
+}
+static void lattn__free(lattn_ctx *ctx, void *p) {
+    if (!p) return;
+    if (ctx && ctx->allocator.free) ctx->allocator.free(ctx->allocator.user, p);
+    else LATTN_FREE(p);
+}
+/* Allocate n floats (checked); records LATTN_E_NOMEM / LATTN_E_OVERFLOW in ctx. */
+static lattn_status lattn__alloc_floats(lattn_ctx *ctx, float **out, size_t n, const char *what) {
+    size_t bytes;
+    *out = NULL;
+    if (lattn_size_mul(&bytes, n, sizeof(float)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", what);
+    *out = (float *)lattn__alloc(ctx, bytes);
+    if (!*out) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes", what, bytes);
+    return LATTN_OK;
+}
+
+/* Threads: the number a parallel region uses (1 without OpenMP). */
+static int lattn__threads(const lattn_ctx *ctx) {
+#if LATTN__OMP
+    int n = ctx->n_threads > 0 ? ctx->n_threads : omp_get_max_threads();
+    return n < 1 ? 1 : n;
+#else
+    (void)ctx;
+    return 1;
+#endif
+}
+static int lattn__thread_id(void) {
+#if LATTN__OMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* ================================================================================================ */
+/* >>rng implementation                                                                             */
+/* ================================================================================================ */
+LATTN__DEF lattn_rng lattn_rng_seed(uint64_t seed) { lattn_rng r; r.s = seed; return r; }
+LATTN__DEF uint64_t lattn_rng_next(lattn_rng *r) {
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+LATTN__DEF float lattn_rng_uniform(lattn_rng *r) {
+    return (float)(lattn_rng_next(r) >> 40) * (1.0f / 16777216.0f);
+}
+LATTN__DEF double lattn_rng_normal_d(lattn_rng *r) {
+    double u1 = (double)(lattn_rng_next(r) >> 40) * (1.0 / 16777216.0);
+    double u2 = (double)(lattn_rng_next(r) >> 40) * (1.0 / 16777216.0);
+    return sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+}
+LATTN__DEF void lattn_rng_fill_uniform(lattn_rng *r, float *x, size_t n, float lo, float hi) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        x[i] = (float)((double)lo + ((double)hi - (double)lo) * (double)lattn_rng_uniform(r));
+}
+LATTN__DEF void lattn_rng_fill_normal(lattn_rng *r, float *x, size_t n, float mean, float std) {
+    size_t i;
+    for (i = 0; i < n; i++) x[i] = (float)((double)mean + (double)std * lattn_rng_normal_d(r));
+}
+
+/* ================================================================================================ */
+/* >>vec implementation                                                                             */
+/* ================================================================================================ */
+/* Load up to VW floats (zero-padded) into a vector; store the first n lanes back. */
+LATTN__INLINE lattn__vf lattn__vload_n(const float *x, size_t n) {
+    float t[LATTN__VW];
+    memset(t, 0, sizeof t);
+    memcpy(t, x, n * sizeof(float));
+    return lattn__vload(t);
+}
+LATTN__INLINE void lattn__vstore_n(float *y, lattn__vf v, size_t n) {
+    float t[LATTN__VW];
+    lattn__vstore(t, v);
+    memcpy(y, t, n * sizeof(float));
+}
+
+LATTN__DEF float lattn_vec_dot(size_t n, const float *x, const float *y) {
+    lattn__vf a0 = lattn__vzero(), a1 = lattn__vzero(), a2 = lattn__vzero(), a3 = lattn__vzero();
+    size_t i = 0;
+    for (; i + 4 * LATTN__VW <= n; i += 4 * LATTN__VW) {
+        a0 = lattn__vfma(lattn__vload(x + i), lattn__vload(y + i), a0);
+        a1 = lattn__vfma(lattn__vload(x + i + LATTN__VW), lattn__vload(y + i + LATTN__VW), a1);
+        a2 = lattn__vfma(lattn__vload(x + i + 2 * LATTN__VW), lattn__vload(y + i + 2 * LATTN__VW), a2);
+        a3 = lattn__vfma(lattn__vload(x + i + 3 * LATTN__VW), lattn__vload(y + i + 3 * LATTN__VW), a3);
+    }
+    for (; i + LATTN__VW <= n; i += LATTN__VW)
+        a0 = lattn__vfma(lattn__vload(x + i), lattn__vload(y + i), a0);
+    if (i < n) a1 = lattn__vfma(lattn__vload_n(x + i, n - i), lattn__vload_n(y + i, n - i), a1);
+    return lattn__vhsum(lattn__vadd(lattn__vadd(a0, a1), lattn__vadd(a2, a3)));
+}
+LATTN__DEF float lattn_vec_sum(size_t n, const float *x) {
+    lattn__vf a0 = lattn__vzero(), a1 = lattn__vzero();
+    size_t i = 0;
+    for (; i + 2 * LATTN__VW <= n; i += 2 * LATTN__VW) {
+        a0 = lattn__vadd(a0, lattn__vload(x + i));
+        a1 = lattn__vadd(a1, lattn__vload(x + i + LATTN__VW));
+    }
+    for (; i + LATTN__VW <= n; i += LATTN__VW) a0 = lattn__vadd(a0, lattn__vload(x + i));
+    if (i < n) a1 = lattn__vadd(a1, lattn__vload_n(x + i, n - i));
+    return lattn__vhsum(lattn__vadd(a0, a1));
+}
+LATTN__DEF float lattn_vec_max(size_t n, const float *x) {
+    lattn__vf m = lattn__vset1(-HUGE_VALF);
+    float t[LATTN__VW], r = -HUGE_VALF;
+    size_t i = 0; int j;
+    for (; i + LATTN__VW <= n; i += LATTN__VW) m = lattn__vmax(m, lattn__vload(x + i));
+    lattn__vstore(t, m);
+    for (j = 0; j < LATTN__VW; j++) r = t[j] > r ? t[j] : r;
+    for (; i < n; i++) r = x[i] > r ? x[i] : r;
+    for (i = 0; i < n; i++) if (x[i] != x[i]) return x[i];      /* NaN wins */
+    return r;
+}
+LATTN__DEF void lattn_vec_axpy(size_t n, float a, const float *x, float *y) {
+    lattn__vf va = lattn__vset1(a);
+    size_t i = 0;
+    for (; i + LATTN__VW <= n; i += LATTN__VW)
+        lattn__vstore(y + i, lattn__vfma(va, lattn__vload(x + i), lattn__vload(y + i)));
+    if (i < n)
+        lattn__vstore_n(y + i, lattn__vfma(va, lattn__vload_n(x + i, n - i), lattn__vload_n(y + i, n - i)), n - i);
+}
+LATTN__DEF void lattn_vec_scale(size_t n, float a, float *x) {
+    lattn__vf va = lattn__vset1(a);
+    size_t i = 0;
+    for (; i + LATTN__VW <= n; i += LATTN__VW) lattn__vstore(x + i, lattn__vmul(va, lattn__vload(x + i)));
+    if (i < n) lattn__vstore_n(x + i, lattn__vmul(va, lattn__vload_n(x + i, n - i)), n - i);
+}
+/* y = fn(x) element-wise; the tail runs the same vector code on a zero-padded copy. */
+static void lattn__vec_map(lattn__vf (*fn)(lattn__vf), size_t n, const float *x, float *y) {
+    size_t i = 0;
+    for (; i + LATTN__VW <= n; i += LATTN__VW) lattn__vstore(y + i, fn(lattn__vload(x + i)));
+    if (i < n) lattn__vstore_n(y + i, fn(lattn__vload_n(x + i, n - i)), n - i);
+}
+LATTN__DEF void lattn_vec_exp(size_t n, const float *x, float *y) { lattn__vec_map(lattn__vexp, n, x, y); }
+LATTN__DEF void lattn_vec_log(size_t n, const float *x, float *y) { lattn__vec_map(lattn__vlog, n, x, y); }
+LATTN__DEF void lattn_vec_sigmoid(size_t n, const float *x, float *y) { lattn__vec_map(lattn__vsigmoid, n, x, y); }
+LATTN__DEF void lattn_vec_softplus(size_t n, const float *x, float *y) { lattn__vec_map(lattn__vsoftplus, n, x, y); }
+LATTN__DEF void lattn_vec_silu(size_t n, const float *x, float *y) { lattn__vec_map(lattn__vsilu, n, x, y); }
+
+/* ================================================================================================ */
+/* >>gemm implementation                                                                            */
+/* ================================================================================================ */
+/* Blocking (BLIS order, row-major):
+     for jc in N step NC:  for pc in K step KC:  pack B[pc:pc+KC][jc:jc+NC] into NR-wide panels
+       for ir in M step MR:  for jr in panels:  micro-kernel MR x NR over KC
+   A is not packed: the micro-kernel broadcasts A[i][k] straight from memory with strides (rs, cs)
+   — (lda, 1) for A, (1, lda) for Aᵀ — so Aᵀ·B costs nothing extra. The MR x KC strip of A stays in
+   L1 while the packed KC x NC block of B streams from L2. */
+#define LATTN__KC 256
+#define LATTN__NC 512
+
+/* Floats of packing workspace for a call with these sizes (0 when nothing to do). */
+static size_t lattn__gemm_ws(int64_t N, int64_t K) {
+    size_t kc = (size_t)LATTN__MIN(K, LATTN__KC), nc = (size_t)LATTN__MIN(N, LATTN__NC);
+    return kc * ((nc + LATTN__NR - 1) / LATTN__NR * LATTN__NR);
+}
+
+/* Pack op(B)[k0:k0+kc][j0:j0+nc] as panels of NR columns: panel p holds, for each k, the NR values
+   op(B)[k][j0 + p·NR + 0..NR-1], zero-padded past nc. */
+static void lattn__pack_b(int transb, const float *B, int64_t ldb, int64_t k0, int64_t kc,
+                          int64_t j0, int64_t nc, float *bp) {
+    int64_t p, k, j;
+    for (p = 0; p < nc; p += LATTN__NR) {
+        int64_t w = LATTN__MIN(LATTN__NR, nc - p);
+        for (k = 0; k < kc; k++, bp += LATTN__NR) {
+            if (!transb) {
+                memcpy(bp, B + (k0 + k) * ldb + j0 + p, (size_t)w * sizeof(float));
+            } else {
+                const float *src = B + (j0 + p) * ldb + k0 + k;
+                for (j = 0; j < w; j++) bp[j] = src[j * ldb];
+            }
+            for (j = w; j < LATTN__NR; j++) bp[j] = 0.0f;
+        }
+    }
+}
+
+/* One MR x NR block: C[i0.., j0..] (+)= A-strip · B-panel over kc. m, n: valid rows / columns.
+   lower: write only entries with global column <= global row. */
+static void lattn__ukernel(int64_t kc, const float *A, int64_t rs, int64_t cs, const float *bp,
+                           float *C, int64_t ldc, int acc, int m, int n, int64_t i0, int64_t j0,
+                           int lower) {
+    lattn__vf c00 = lattn__vzero(), c10 = lattn__vzero(), c20 = lattn__vzero(), c30 = lattn__vzero();
+    lattn__vf c40 = lattn__vzero(), c50 = lattn__vzero(), c60 = lattn__vzero(), c70 = lattn__vzero();
+#if LATTN__NRV == 2
+    lattn__vf c01 = lattn__vzero(), c11 = lattn__vzero(), c21 = lattn__vzero(), c31 = lattn__vzero();
+    lattn__vf c41 = lattn__vzero(), c51 = lattn__vzero(), c61 = lattn__vzero(), c71 = lattn__vzero();
+#endif
+    float tmp[LATTN__MR * LATTN__NR];
+    int64_t o[LATTN__MR], k;
+    int i, j;
+    /* rows past m re-read row 0 (valid memory); their results are discarded */
+    for (i = 0; i < LATTN__MR; i++) o[i] = (i < m ? i : 0) * rs;
+    for (k = 0; k < kc; k++, bp += LATTN__NR) {
+        const float *a = A + k * cs;
+        lattn__vf b0 = lattn__vload(bp), av;
+#if LATTN__NRV == 2
+        lattn__vf b1 = lattn__vload(bp + LATTN__VW);
+#  define LATTN__UK_ROW(r) av = lattn__vset1(a[o[r]]); c##r##0 = lattn__vfma(av, b0, c##r##0); \
+                           c##r##1 = lattn__vfma(av, b1, c##r##1);
+#else
+#  define LATTN__UK_ROW(r) av = lattn__vset1(a[o[r]]); c##r##0 = lattn__vfma(av, b0, c##r##0);
+#endif
+        LATTN__UK_ROW(0) LATTN__UK_ROW(1) LATTN__UK_ROW(2) LATTN__UK_ROW(3)
+        LATTN__UK_ROW(4) LATTN__UK_ROW(5) LATTN__UK_ROW(6) LATTN__UK_ROW(7)
+#undef LATTN__UK_ROW
+    }
+#if LATTN__NRV == 2
+#  define LATTN__UK_OUT(r) lattn__vstore(tmp + r * LATTN__NR, c##r##0); \
+                           lattn__vstore(tmp + r * LATTN__NR + LATTN__VW, c##r##1);
+#else
+#  define LATTN__UK_OUT(r) lattn__vstore(tmp + r * LATTN__NR, c##r##0);
+#endif
+    LATTN__UK_OUT(0) LATTN__UK_OUT(1) LATTN__UK_OUT(2) LATTN__UK_OUT(3)
+    LATTN__UK_OUT(4) LATTN__UK_OUT(5) LATTN__UK_OUT(6) LATTN__UK_OUT(7)
+#undef LATTN__UK_OUT
+    if (m == LATTN__MR && n == LATTN__NR && !(lower && j0 + LATTN__NR - 1 > i0)) {
+        for (i = 0; i < LATTN__MR; i++) {
+            float *c = C + i * ldc;
+            const float *t = tmp + i * LATTN__NR;
+            for (j = 0; j < LATTN__NR; j += LATTN__VW)
+                lattn__vstore(c + j, acc ? lattn__vadd(lattn__vload(c + j), lattn__vload(t + j))
+                                         : lattn__vload(t + j));
+        }
+        return;
+    }
+    for (i = 0; i < m; i++) {
+        int jn = n;
+        if (lower) jn = (int)LATTN__MIN((int64_t)n, i0 + i - j0 + 1);
+        for (j = 0; j < jn; j++) C[i * ldc + j] = acc ? C[i * ldc + j] + tmp[i * LATTN__NR + j]
+                                                      : tmp[i * LATTN__NR + j];
+    }
+}
+
+/* The kernel behind lattn_sgemm and the tiler; ws: lattn__gemm_ws(N, K) floats. Arguments are
+   trusted (validated by the callers). */
+static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                         const float *B, int64_t ldb, float *C, int64_t ldc, float *ws) {
+    int64_t rs = (flags & LATTN_GEMM_TRANS_A) ? 1 : lda, cs = (flags & LATTN_GEMM_TRANS_A) ? lda : 1;
+    int lower = (flags & LATTN_GEMM_LOWER) != 0;
+    int64_t jc, pc, ir, jr;
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {                                   /* empty sum: C = 0 (or unchanged) */
+        if (!(flags & LATTN_GEMM_ACCUMULATE))
+            for (ir = 0; ir < M; ir++)
+                for (jr = 0; jr < (lower ? LATTN__MIN(N, ir + 1) : N); jr++) C[ir * ldc + jr] = 0.0f;
+        return;
+    }
+    for (jc = 0; jc < N; jc += LATTN__NC) {
+        int64_t nc = LATTN__MIN(LATTN__NC, N - jc);
+        if (lower && jc > M - 1) break;
+        for (pc = 0; pc < K; pc += LATTN__KC) {
+            int64_t kc = LATTN__MIN(LATTN__KC, K - pc);
+            int acc = pc > 0 || (flags & LATTN_GEMM_ACCUMULATE);
+            lattn__pack_b((flags & LATTN_GEMM_TRANS_B) != 0, B, ldb, pc, kc, jc, nc, ws);
+            for (ir = 0; ir < M; ir += LATTN__MR) {
+                int m = (int)LATTN__MIN((int64_t)LATTN__MR, M - ir);
+                const float *a = A + ir * rs + pc * cs;
+                for (jr = 0; jr < nc; jr += LATTN__NR) {
+                    int n = (int)LATTN__MIN((int64_t)LATTN__NR, nc - jr);
+                    if (lower && jc + jr > ir + m - 1) break;   /* block entirely above diagonal */
+                    lattn__ukernel(kc, a, rs, cs, ws + jr * kc, C + ir * ldc + jc + jr, ldc, acc,
+                                   m, n, ir, jc + jr, lower);
+                }
+            }
+        }
+    }
+}
+
+LATTN__DEF lattn_status lattn_sgemm(lattn_ctx *ctx, int flags, int64_t M, int64_t N, int64_t K,
+                                    const float *A, int64_t lda, const float *B, int64_t ldb,
+                                    float *C, int64_t ldc) {
+    float *ws;
+    size_t cnt;
+    int64_t dims[2];
+    lattn_status st;
+    if (flags & ~(LATTN_GEMM_TRANS_A | LATTN_GEMM_TRANS_B | LATTN_GEMM_ACCUMULATE | LATTN_GEMM_LOWER))
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "lattn_sgemm: unknown flags 0x%x", flags);
+    if (M < 0 || N < 0 || K < 0)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_sgemm: negative size (M=%lld N=%lld K=%lld)",
+                           (long long)M, (long long)N, (long long)K);
+    if (M == 0 || N == 0) return lattn__ok(ctx);
+    if ((K > 0 && (!A || !B)) || !C) return lattn__fail(ctx, LATTN_E_NULL, "lattn_sgemm: A, B or C is NULL");
+    if (ldc < N || (K > 0 && lda < ((flags & LATTN_GEMM_TRANS_A) ? M : K)) ||
+        (K > 0 && ldb < ((flags & LATTN_GEMM_TRANS_B) ? K : N)))
+        return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_sgemm: leading dimension smaller than the row");
+    dims[0] = M; dims[1] = ldc;
+    if ((st = lattn__count(&cnt, 2, dims)) != LATTN_OK) return lattn__fail(ctx, st, "lattn_sgemm: C too large");
+    dims[0] = (flags & LATTN_GEMM_TRANS_A) ? K : M; dims[1] = lda;
+    if ((st = lattn__count(&cnt, 2, dims)) != LATTN_OK) return lattn__fail(ctx, st, "lattn_sgemm: A too large");
+    dims[0] = (flags & LATTN_GEMM_TRANS_B) ? N : K; dims[1] = ldb;
+    if ((st = lattn__count(&cnt, 2, dims)) != LATTN_OK) return lattn__fail(ctx, st, "lattn_sgemm: B too large");
+    if ((st = lattn__alloc_floats(ctx, &ws, lattn__gemm_ws(N, K), "lattn_sgemm")) != LATTN_OK) return st;
+    lattn__sgemm(flags, M, N, K, A, lda, B, ldb, C, ldc, ws);
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
+
+/* ================================================================================================ */
+/* >>tiler implementation                                                                           */
+/* ================================================================================================ */
+/* Built-in profiles (spec sbuf_tiler.md §1, §7). Fields: name, kind, partitions, SBUF bytes per
+   partition, reserved, PSUM banks, bank bytes, accumulator bytes, kmax, mmax, nmax, transpose max,
+   default chunk. */
+static const lattn_dev_profile lattn__profiles[] = {
+    { "cpu",  LATTN_DEV_CPU,    128, 0,      0, 0, 2048, 0,      128, 128, 512, 128, 64 },
+    { "trn1", LATTN_DEV_NEURON, 128, 196608, 0, 8, 2048, 0,      128, 128, 512, 128, 128 },
+    { "trn2", LATTN_DEV_NEURON, 128, 229376, 0, 8, 2048, 0,      128, 128, 512, 128, 128 },
+    { "trn3", LATTN_DEV_NEURON, 128, 262144, 0, 8, 2048, 0,      128, 128, 512, 128, 128 },
+    { "h100", LATTN_DEV_GPU,    0,   232448, 0, 0, 0,    262144, 0,   0,   0,   0,   64 },
+    { "h200", LATTN_DEV_GPU,    0,   232448, 0, 0, 0,    262144, 0,   0,   0,   0,   64 }
+};
+LATTN__DEF const lattn_dev_profile *lattn_profile_cpu(void)  { return &lattn__profiles[0]; }
+LATTN__DEF const lattn_dev_profile *lattn_profile_trn1(void) { return &lattn__profiles[1]; }
+LATTN__DEF const lattn_dev_profile *lattn_profile_trn2(void) { return &lattn__profiles[2]; }
+LATTN__DEF const lattn_dev_profile *lattn_profile_trn3(void) { return &lattn__profiles[3]; }
+LATTN__DEF const lattn_dev_profile *lattn_profile_h100(void) { return &lattn__profiles[4]; }
+LATTN__DEF const lattn_dev_profile *lattn_profile_h200(void) { return &lattn__profiles[5]; }
+LATTN__DEF const lattn_dev_profile *lattn_profile_by_name(const char *name) {
+    size_t i;
+    if (!name) return NULL;
+    for (i = 0; i < sizeof lattn__profiles / sizeof lattn__profiles[0]; i++)
+        if (strcmp(lattn__profiles[i].name, name) == 0) return &lattn__profiles[i];
+    return NULL;
+}
+LATTN__DEF const lattn_dev_profile *lattn_ctx_profile(const lattn_ctx *ctx) {
+    return (ctx && ctx->profile) ? ctx->profile : lattn_profile_cpu();
+}
+
+#define LATTN__TILER_SLOTS 64
+#define LATTN__SBUF_ALIGN 64
+typedef struct lattn__slot {
+    int live, space;
+    size_t off, len;                     /* SBUF byte range per partition; PSUM: bank, bytes */
+    size_t host_start, host_len;         /* floats of the host arena */
+} lattn__slot;
+
+struct lattn_tiler {
+    lattn_dev_profile prof;
+    lattn_tiler_stats st;
+    lattn__slot slot[LATTN__TILER_SLOTS];
+    int n_live;
+    uint64_t psum_live;                  /* banks (or accumulator tiles) in use */
+    size_t acc_used;                     /* gpu accumulator bytes in use */
+    float *host; size_t host_cap, host_top;
+    float *gemm_ws;
+    lattn_status err; char msg[192];
+};
+
+/* Record the tiler's first error and return the status. */
+static lattn_status lattn__tfail(lattn_tiler *t, lattn_status s, const char *fmt, ...) {
+    if (t->err == LATTN_OK) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+        va_end(ap);
+        t->err = s;
+    }
+    return s;
+}
+
+LATTN__DEF size_t lattn_tiler_tile_floats(int np, int nf) {
+    return (size_t)(np > 0 ? np : 0) * (((size_t)(nf > 0 ? nf : 0) + 15) / 16 * 16);
+}
+
+LATTN__DEF lattn_status lattn_tiler_create(lattn_ctx *ctx, const lattn_dev_profile *p,
+                                           size_t host_floats, lattn_tiler **out) {
+    lattn_tiler *t;
+    size_t wsf = lattn__gemm_ws(LATTN__NC, LATTN__KC), total, bytes;
+    if (!out) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tiler_create: out is NULL");
+    *out = NULL;
+    if (!p) p = lattn_ctx_profile(ctx);
+    if (lattn_size_add(&total, host_floats, wsf) != LATTN_OK || lattn_size_mul(&bytes, total, sizeof(float)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tiler_create: host arena of %zu floats overflows", host_floats);
+    t = (lattn_tiler *)lattn__alloc(ctx, sizeof *t);
+    if (!t) return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_tiler_create: out of memory");
+    memset(t, 0, sizeof *t);
+    t->prof = *p;
+    t->host = (float *)lattn__alloc(ctx, bytes);
+    if (!t->host) {
+        lattn__free(ctx, t);
+        return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_tiler_create: cannot allocate %zu bytes", bytes);
+    }
+    t->gemm_ws = t->host + host_floats;
+    t->host_cap = host_floats;
+    *out = t;
+    return LATTN_OK;
+}
+LATTN__DEF void lattn_tiler_destroy(lattn_ctx *ctx, lattn_tiler *t) {
+    if (!t) return;
+    lattn__free(ctx, t->host);
+    lattn__free(ctx, t);
+}
+LATTN__DEF lattn_status lattn_tiler_error(const lattn_tiler *t, const char **msg) {
+    if (msg) *msg = t ? t->msg : "no tiler";
+    return t ? t->err : LATTN_E_NULL;
+}
+LATTN__DEF const lattn_tiler_stats *lattn_tiler_get_stats(const lattn_tiler *t) { return t ? &t->st : NULL; }
+LATTN__DEF void lattn_tiler_mark_step(lattn_tiler *t) { if (t) t->st.unrolled_steps++; }
+
+/* Fold one tiler's report into another (sums; maxima for the peaks). */
+static void lattn__stats_merge(lattn_tiler_stats *d, const lattn_tiler_stats *s) {
+    d->dma_in_bytes += s->dma_in_bytes; d->dma_out_bytes += s->dma_out_bytes;
+    d->dma_buffers += s->dma_buffers; d->matmuls += s->matmuls; d->macs += s->macs;
+    d->transposes += s->transposes; d->transpose_macs += s->transpose_macs;
+    d->psum_accum += s->psum_accum; d->pe_cycles += s->pe_cycles; d->vec_ops += s->vec_ops;
+    d->vec_elems += s->vec_elems; d->act_ops += s->act_ops; d->gpsimd_ops += s->gpsimd_ops;
+    d->instructions += s->instructions; d->unrolled_steps += s->unrolled_steps;
+    d->util_partitions += s->util_partitions; d->util_operands += s->util_operands;
+    d->sbuf_peak_bytes_per_partition = LATTN__MAX(d->sbuf_peak_bytes_per_partition, s->sbuf_peak_bytes_per_partition);
+    d->sbuf_peak_bytes_total = LATTN__MAX(d->sbuf_peak_bytes_total, s->sbuf_peak_bytes_total);
+    d->psum_peak_banks = LATTN__MAX(d->psum_peak_banks, s->psum_peak_banks);
+    d->live_tiles_peak = LATTN__MAX(d->live_tiles_peak, s->live_tiles_peak);
+}
+
+/* Carve a tile's backing store and a slot; `len` is its byte footprint for the capacity model. */
+static lattn_status lattn__tile_new(lattn_tiler *t, lattn_tile *tile, lattn_space sp, int np, int nf,
+                                    size_t off, size_t len) {
+    size_t need = lattn_tiler_tile_floats(np, nf);
+    int i;
+    for (i = 0; i < LATTN__TILER_SLOTS && t->slot[i].live; i++) {}
+    if (i == LATTN__TILER_SLOTS)
+        return lattn__tfail(t, LATTN_E_SBUF_FULL, "more than %d live tiles", LATTN__TILER_SLOTS);
+    if (need > t->host_cap - t->host_top)
+        return lattn__tfail(t, LATTN_E_NOMEM, "host arena exhausted: tile [%d x %d] needs %zu floats, %zu left",
+                            np, nf, need, t->host_cap - t->host_top);
+    t->slot[i].live = 1; t->slot[i].space = (int)sp; t->slot[i].off = off; t->slot[i].len = len;
+    t->slot[i].host_start = t->host_top; t->slot[i].host_len = need;
+    tile->space = sp; tile->p0 = 0; tile->np = np; tile->nf = nf; tile->ld = (nf + 15) / 16 * 16;
+    tile->off = off; tile->data = t->host + t->host_top; tile->slot = i;
+    t->host_top += need;
+    t->n_live++;
+    t->st.live_tiles_peak = LATTN__MAX(t->st.live_tiles_peak, (uint64_t)t->n_live);
+    return LATTN_OK;
+}
+
+static lattn_status lattn__check_np(lattn_tiler *t, int np, int nf, const char *who) {
+    if (np < 1 || nf < 1)
+        return lattn__tfail(t, LATTN_E_TILE_SHAPE, "%s: empty tile [%d x %d]", who, np, nf);
+    if (t->prof.partitions > 0 && np > t->prof.partitions)
+        return lattn__tfail(t, LATTN_E_TILE_PARTITION, "%s: %d partitions > %d", who, np, t->prof.partitions);
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_sbuf_alloc(lattn_tiler *t, lattn_tile *tile, int np, int nf) {
+    size_t len, off = 0, cap, end;
+    int i, moved = 1;
+    lattn_status s;
+    if (!t || !tile) return LATTN_E_NULL;
+    if ((s = lattn__check_np(t, np, nf, "sbuf_alloc")) != LATTN_OK) return s;
+    /* column model: the byte range is reserved on every partition (flat memory on a gpu) */
+    len = (size_t)nf * sizeof(float) * (t->prof.partitions > 0 ? 1 : (size_t)np);
+    len = (len + LATTN__SBUF_ALIGN - 1) / LATTN__SBUF_ALIGN * LATTN__SBUF_ALIGN;
+    while (moved) {                       /* first fit: lowest offset clear of every live range */
+        moved = 0;
+        for (i = 0; i < LATTN__TILER_SLOTS; i++) {
+            const lattn__slot *sl = &t->slot[i];
+            if (sl->live && sl->space == LATTN_SPACE_SBUF && off < sl->off + sl->len && sl->off < off + len) {
+                off = sl->off + sl->len; moved = 1;
+            }
+        }
+    }
+    cap = t->prof.sbuf_bytes_per_partition;
+    end = off + len;
+    if (cap > 0 && end > cap - LATTN__MIN(cap, t->prof.sbuf_reserved_per_partition))
+        return lattn__tfail(t, LATTN_E_SBUF_FULL, "sbuf_alloc: tile [%d x %d] needs bytes [%zu, %zu) > capacity %zu per partition",
+                            np, nf, off, end, cap - t->prof.sbuf_reserved_per_partition);
+    if ((s = lattn__tile_new(t, tile, LATTN_SPACE_SBUF, np, nf, off, len)) != LATTN_OK) return s;
+    t->st.sbuf_peak_bytes_per_partition = LATTN__MAX(t->st.sbuf_peak_bytes_per_partition, (uint64_t)end);
+    t->st.sbuf_peak_bytes_total = t->st.sbuf_peak_bytes_per_partition *
+                                  (uint64_t)(t->prof.partitions > 0 ? t->prof.partitions : 1);
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_psum_alloc(lattn_tiler *t, lattn_tile *tile, int np, int nf) {
+    size_t bytes = (size_t)(nf > 0 ? nf : 0) * sizeof(float), bank = 0;
+    int i;
+    lattn_status s;
+    if (!t || !tile) return LATTN_E_NULL;
+    if ((s = lattn__check_np(t, np, nf, "psum_alloc")) != LATTN_OK) return s;
+    if (t->prof.psum_bank_bytes > 0 && bytes > t->prof.psum_bank_bytes)
+        return lattn__tfail(t, LATTN_E_BANK_OVERFLOW, "psum_alloc: %d fp32 per partition > one bank (%zu bytes)",
+                            nf, t->prof.psum_bank_bytes);
+    if (t->prof.psum_banks > 0) {        /* whole banks: lowest free index */
+        for (bank = 0; bank < (size_t)t->prof.psum_banks; bank++) {
+            int used = 0;
+            for (i = 0; i < LATTN__TILER_SLOTS; i++)
+                if (t->slot[i].live && t->slot[i].space == LATTN_SPACE_PSUM && t->slot[i].off == bank) used = 1;
+            if (!used) break;
+        }
+        if (bank == (size_t)t->prof.psum_banks)
+            return lattn__tfail(t, LATTN_E_PSUM_FULL, "psum_alloc: all %d banks live", t->prof.psum_banks);
+    } else {
+        size_t acc = (size_t)np * bytes;
+        if (t->prof.acc_bytes > 0 && t->acc_used + acc > t->prof.acc_bytes)
+            return lattn__tfail(t, LATTN_E_PSUM_FULL, "psum_alloc: accumulators need %zu bytes > %zu",
+                                t->acc_used + acc, t->prof.acc_bytes);
+        bank = (size_t)t->psum_live;
+    }
+    if ((s = lattn__tile_new(t, tile, LATTN_SPACE_PSUM, np, nf, bank, (size_t)np * bytes)) != LATTN_OK) return s;
+    if (t->prof.psum_banks == 0) t->acc_used += (size_t)np * bytes;
+    t->psum_live++;
+    t->st.psum_peak_banks = LATTN__MAX(t->st.psum_peak_banks, t->psum_live);
+    return LATTN_OK;
+}
+
+LATTN__DEF void lattn_tile_release(lattn_tiler *t, lattn_tile *tile) {
+    lattn__slot *sl;
+    if (!t || !tile || tile->slot < 0 || tile->slot >= LATTN__TILER_SLOTS) return;
+    sl = &t->slot[tile->slot];
+    if (!sl->live) return;
+    if (sl->space == LATTN_SPACE_PSUM) {
+        t->psum_live--;
+        if (t->prof.psum_banks == 0) t->acc_used -= sl->len;
+    }
+    if (sl->host_start + sl->host_len == t->host_top) t->host_top = sl->host_start;
+    sl->live = 0;
+    t->n_live--;
+    tile->slot = -1;
+}
+
+LATTN__DEF lattn_tile lattn_tile_view(const lattn_tile *tile, int p, int np, int f, int nf) {
+    lattn_tile v = *tile;
+    v.p0 = tile->p0 + p; v.np = np; v.nf = nf;
+    v.data = tile->data + (size_t)p * (size_t)tile->ld + (size_t)f;
+    if (tile->space == LATTN_SPACE_SBUF) v.off = tile->off + (size_t)f * sizeof(float);
+    v.slot = -1;
+    return v;
+}
+
+/* Engine operand rules: space, partition count, start partition (spec §1.2). */
+static lattn_status lattn__operand(lattn_tiler *t, const lattn_tile *x, int space_mask, const char *who) {
+    lattn_status s;
+    if (!x || !x->data) return lattn__tfail(t, LATTN_E_NULL, "%s: NULL tile", who);
+    if (!((int)x->space & space_mask))
+        return lattn__tfail(t, LATTN_E_TILE_SPACE, "%s: operand in %s", who, x->space == LATTN_SPACE_PSUM ? "PSUM" : "SBUF");
+    if ((s = lattn__check_np(t, x->np, x->nf, who)) != LATTN_OK) return s;
+    if (t->prof.partitions == 128) {
+        int ok = x->np > 64 ? x->p0 == 0 : x->np > 32 ? (x->p0 == 0 || x->p0 == 64) : (x->p0 % 32 == 0);
+        if (!ok || x->p0 + x->np > 128)
+            return lattn__tfail(t, LATTN_E_TILE_PARTITION, "%s: %d partitions may not start at partition %d",
+                                who, x->np, x->p0);
+    }
+    t->st.util_partitions += (uint64_t)x->np;
+    t->st.util_operands++;
+    return LATTN_OK;
+}
+static lattn_status lattn__same(lattn_tiler *t, const lattn_tile *a, const lattn_tile *b, const char *who) {
+    if (a->np != b->np || a->nf != b->nf)
+        return lattn__tfail(t, LATTN_E_TILE_SHAPE, "%s: shapes [%d x %d] and [%d x %d] differ",
+                            who, a->np, a->nf, b->np, b->nf);
+    return LATTN_OK;
+}
+static void lattn__count_vec(lattn_tiler *t, const lattn_tile *d, uint64_t *which) {
+    (*which)++;
+    t->st.vec_elems += (uint64_t)d->np * (uint64_t)d->nf;
+    t->st.instructions++;
+}
+#define LATTN__SP_ANY (LATTN_SPACE_SBUF | LATTN_SPACE_PSUM)
+#define LATTN__TRY(x) do { lattn_status s_ = (x); if (s_ != LATTN_OK) return s_; } while (0)
+
+LATTN__DEF lattn_status lattn_dma_load(lattn_tiler *t, lattn_tile *dst, const float *hbm, int64_t row_stride) {
+    int p;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN_SPACE_SBUF, "dma_load"));
+    if (!hbm) return lattn__tfail(t, LATTN_E_NULL, "dma_load: NULL source");
+    for (p = 0; p < dst->np; p++)
+        memcpy(dst->data + (size_t)p * dst->ld, hbm + p * row_stride, (size_t)dst->nf * sizeof(float));
+    t->st.dma_in_bytes += (uint64_t)dst->np * dst->nf * sizeof(float);
+    t->st.dma_buffers += (uint64_t)dst->np;
+    t->st.instructions++;
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_dma_store(lattn_tiler *t, float *hbm, int64_t row_stride, const lattn_tile *src) {
+    int p;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, src, LATTN_SPACE_SBUF, "dma_store"));
+    if (!hbm) return lattn__tfail(t, LATTN_E_NULL, "dma_store: NULL destination");
+    for (p = 0; p < src->np; p++)
+        memcpy(hbm + p * row_stride, src->data + (size_t)p * src->ld, (size_t)src->nf * sizeof(float));
+    t->st.dma_out_bytes += (uint64_t)src->np * src->nf * sizeof(float);
+    t->st.dma_buffers += (uint64_t)src->np;
+    t->st.instructions++;
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_matmul(lattn_tiler *t, lattn_tile *psum, const lattn_tile *stat,
+                                     const lattn_tile *mov, int accumulate) {
+    const lattn_dev_profile *p;
+    if (!t) return LATTN_E_NULL;
+    p = &t->prof;
+    LATTN__TRY(lattn__operand(t, stat, LATTN_SPACE_SBUF, "matmul stationary"));
+    LATTN__TRY(lattn__operand(t, mov, LATTN_SPACE_SBUF, "matmul moving"));
+    LATTN__TRY(lattn__operand(t, psum, LATTN_SPACE_PSUM, "matmul result"));
+    if (stat->np != mov->np)
+        return lattn__tfail(t, LATTN_E_TILE_SHAPE, "matmul: contraction %d (stationary) != %d (moving)", stat->np, mov->np);
+    if (p->mm_kmax > 0 && stat->np > p->mm_kmax)
+        return lattn__tfail(t, LATTN_E_TILE_KMAX, "matmul: contraction %d > %d", stat->np, p->mm_kmax);
+    if (p->mm_mmax > 0 && stat->nf > p->mm_mmax)
+        return lattn__tfail(t, LATTN_E_TILE_MMAX, "matmul: stationary free size %d > %d", stat->nf, p->mm_mmax);
+    if (p->mm_nmax > 0 && mov->nf > p->mm_nmax)
+        return lattn__tfail(t, LATTN_E_TILE_NMAX, "matmul: moving free size %d > %d", mov->nf, p->mm_nmax);
+    if (psum->np != stat->nf || psum->nf != mov->nf)
+        return lattn__tfail(t, LATTN_E_TILE_SHAPE, "matmul: result [%d x %d] for product [%d x %d]",
+                            psum->np, psum->nf, stat->nf, mov->nf);
+    lattn__sgemm(LATTN_GEMM_TRANS_A | (accumulate ? LATTN_GEMM_ACCUMULATE : 0), stat->nf, mov->nf, stat->np,
+                 stat->data, stat->ld, mov->data, mov->ld, psum->data, psum->ld, t->gemm_ws);
+    t->st.matmuls++;
+    t->st.macs += (uint64_t)stat->np * stat->nf * mov->nf;
+    t->st.psum_accum += accumulate ? 1u : 0u;
+    t->st.pe_cycles += (uint64_t)LATTN__MAX(mov->nf, 64) * 4u;   /* fp32 runs at 1/4 rate */
+    t->st.instructions++;
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_transpose(lattn_tiler *t, lattn_tile *psum, const lattn_tile *src) {
+    int p, f, tm;
+    if (!t) return LATTN_E_NULL;
+    tm = t->prof.transpose_max;
+    LATTN__TRY(lattn__operand(t, src, LATTN_SPACE_SBUF, "transpose source"));
+    LATTN__TRY(lattn__operand(t, psum, LATTN_SPACE_PSUM, "transpose result"));
+    if (tm > 0 && (src->np > tm || src->nf > tm))
+        return lattn__tfail(t, LATTN_E_TILE_KMAX, "transpose: [%d x %d] exceeds %d x %d", src->np, src->nf, tm, tm);
+    if (psum->np != src->nf || psum->nf != src->np)
+        return lattn__tfail(t, LATTN_E_TILE_SHAPE, "transpose: result [%d x %d] for source [%d x %d]",
+                            psum->np, psum->nf, src->np, src->nf);
+    for (p = 0; p < src->np; p++)
+        for (f = 0; f < src->nf; f++) psum->data[(size_t)f * psum->ld + p] = src->data[(size_t)p * src->ld + f];
+    if (tm > 0) {                        /* a gpu transposes for free, as a load layout */
+        t->st.transposes++;
+        t->st.transpose_macs += (uint64_t)src->np * src->nf * src->np;
+        t->st.instructions++;
+    }
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_tile_copy(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src) {
+    int p;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "copy"));
+    LATTN__TRY(lattn__operand(t, src, LATTN__SP_ANY, "copy"));
+    LATTN__TRY(lattn__same(t, dst, src, "copy"));
+    for (p = 0; p < dst->np; p++)
+        memmove(dst->data + (size_t)p * dst->ld, src->data + (size_t)p * src->ld, (size_t)dst->nf * sizeof(float));
+    lattn__count_vec(t, dst, &t->st.vec_ops);
+    return LATTN_OK;
+}
+
+/* y[i] = x[i] op b[i] (b_stride 1) or x[i] op b[0] (b_stride 0), over n floats. */
+static void lattn__row_op(lattn_tile_op op, int n, const float *x, const float *b, int b_stride, float *y) {
+    int i = 0;
+    lattn__vf vb = lattn__vset1(b[0]);
+    for (; i + LATTN__VW <= n; i += LATTN__VW) {
+        lattn__vf vx = lattn__vload(x + i), r;
+        if (b_stride) vb = lattn__vload(b + i);
+        switch (op) {
+        case LATTN_TOP_ADD: r = lattn__vadd(vx, vb); break;
+        case LATTN_TOP_SUB: r = lattn__vsub(vx, vb); break;
+        case LATTN_TOP_MUL: r = lattn__vmul(vx, vb); break;
+        case LATTN_TOP_MAX: r = lattn__vmax(vb, vx); break;
+        default:            r = lattn__vdiv(vx, vb); break;
+        }
+        lattn__vstore(y + i, r);
+    }
+    for (; i < n; i++) {
+        float xb = b[b_stride ? i : 0];
+        switch (op) {
+        case LATTN_TOP_ADD: y[i] = x[i] + xb; break;
+        case LATTN_TOP_SUB: y[i] = x[i] - xb; break;
+        case LATTN_TOP_MUL: y[i] = x[i] * xb; break;
+        case LATTN_TOP_MAX: y[i] = xb > x[i] ? xb : x[i]; break;
+        default:            y[i] = x[i] / xb; break;
+        }
+    }
+}
+
+LATTN__DEF lattn_status lattn_tile_tt(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a,
+                                      const lattn_tile *b, lattn_tile_op op) {
+    int p;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "tensor_tensor"));
+    LATTN__TRY(lattn__operand(t, a, LATTN__SP_ANY, "tensor_tensor"));
+    LATTN__TRY(lattn__operand(t, b, LATTN__SP_ANY, "tensor_tensor"));
+    LATTN__TRY(lattn__same(t, dst, a, "tensor_tensor"));
+    LATTN__TRY(lattn__same(t, dst, b, "tensor_tensor"));
+    for (p = 0; p < dst->np; p++)
+        lattn__row_op(op, dst->nf, a->data + (size_t)p * a->ld, b->data + (size_t)p * b->ld, 1,
+                      dst->data + (size_t)p * dst->ld);
+    lattn__count_vec(t, dst, &t->st.vec_ops);
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_tile_ts(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a,
+                                      const lattn_tile *col, float imm, lattn_tile_op op) {
+    int p;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "tensor_scalar"));
+    LATTN__TRY(lattn__operand(t, a, LATTN__SP_ANY, "tensor_scalar"));
+    LATTN__TRY(lattn__same(t, dst, a, "tensor_scalar"));
+    if (col) {
+        LATTN__TRY(lattn__operand(t, col, LATTN__SP_ANY, "tensor_scalar column"));
+        if (col->np != a->np) return lattn__tfail(t, LATTN_E_TILE_SHAPE, "tensor_scalar: column of %d partitions for %d", col->np, a->np);
+    }
+    for (p = 0; p < dst->np; p++)
+        lattn__row_op(op, dst->nf, a->data + (size_t)p * a->ld, col ? col->data + (size_t)p * col->ld : &imm, 0,
+                      dst->data + (size_t)p * dst->ld);
+    lattn__count_vec(t, dst, &t->st.vec_ops);
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_tile_stt(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a,
+                                       const lattn_tile *col, float imm, const lattn_tile *b) {
+    int p, f;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "scalar_tensor_tensor"));
+    LATTN__TRY(lattn__operand(t, a, LATTN__SP_ANY, "scalar_tensor_tensor"));
+    LATTN__TRY(lattn__operand(t, b, LATTN__SP_ANY, "scalar_tensor_tensor"));
+    LATTN__TRY(lattn__same(t, dst, a, "scalar_tensor_tensor"));
+    LATTN__TRY(lattn__same(t, dst, b, "scalar_tensor_tensor"));
+    if (col) {
+        LATTN__TRY(lattn__operand(t, col, LATTN__SP_ANY, "scalar_tensor_tensor column"));
+        if (col->np != a->np) return lattn__tfail(t, LATTN_E_TILE_SHAPE, "scalar_tensor_tensor: column of %d partitions for %d", col->np, a->np);
+    }
+    for (p = 0; p < dst->np; p++) {
+        const float *x = a->data + (size_t)p * a->ld, *y = b->data + (size_t)p * b->ld;
+        float *d = dst->data + (size_t)p * dst->ld, s = col ? col->data[(size_t)p * col->ld] : imm;
+        lattn__vf vs = lattn__vset1(s);
+        for (f = 0; f + LATTN__VW <= dst->nf; f += LATTN__VW)
+            lattn__vstore(d + f, lattn__vfma(lattn__vload(x + f), vs, lattn__vload(y + f)));
+        for (; f < dst->nf; f++) d[f] = x[f] * s + y[f];
+    }
+    lattn__count_vec(t, dst, &t->st.vec_ops);
+    return LATTN_OK;
+}
+
+/* y = func(x·scale + bias) over n floats; the tail runs the same vector code. */
+static void lattn__act_row(lattn_act_fn func, int n, const float *x, float *y, float scale, float bias) {
+    int i = 0;
+    lattn__vf vs = lattn__vset1(scale), vb = lattn__vset1(bias);
+    while (i < n) {
+        int w = LATTN__MIN(LATTN__VW, n - i);
+        lattn__vf v = lattn__vfma(w == LATTN__VW ? lattn__vload(x + i) : lattn__vload_n(x + i, (size_t)w), vs, vb);
+        switch (func) {
+        case LATTN_ACT_EXP:     v = lattn__vexp(v); break;
+        case LATTN_ACT_SILU:    v = lattn__vsilu(v); break;
+        case LATTN_ACT_SIGMOID: v = lattn__vsigmoid(v); break;
+        case LATTN_ACT_SQUARE:  v = lattn__vmul(v, v); break;
+        case LATTN_ACT_RELU:    v = lattn__vmax(lattn__vzero(), v); break;
+        default: break;
+        }
+        if (w == LATTN__VW) lattn__vstore(y + i, v); else lattn__vstore_n(y + i, v, (size_t)w);
+        i += w;
+    }
+}
+
+LATTN__DEF lattn_status lattn_tile_act(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                       lattn_act_fn func, float scale, float bias) {
+    int p;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "activation"));
+    LATTN__TRY(lattn__operand(t, src, LATTN__SP_ANY, "activation"));
+    LATTN__TRY(lattn__same(t, dst, src, "activation"));
+    for (p = 0; p < dst->np; p++)
+        lattn__act_row(func, dst->nf, src->data + (size_t)p * src->ld, dst->data + (size_t)p * dst->ld, scale, bias);
+    lattn__count_vec(t, dst, &t->st.act_ops);
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_tile_reduce(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src, lattn_tile_op op) {
+    int p;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "reduce"));
+    LATTN__TRY(lattn__operand(t, src, LATTN__SP_ANY, "reduce"));
+    if (dst->np != src->np || op == LATTN_TOP_SUB || op == LATTN_TOP_DIV || op == LATTN_TOP_MUL)
+        return lattn__tfail(t, LATTN_E_TILE_SHAPE, "reduce: needs equal partitions and op add or max");
+    for (p = 0; p < dst->np; p++) {
+        const float *x = src->data + (size_t)p * src->ld;
+        dst->data[(size_t)p * dst->ld] = op == LATTN_TOP_ADD ? lattn_vec_sum((size_t)src->nf, x)
+                                                             : lattn_vec_max((size_t)src->nf, x);
+    }
+    lattn__count_vec(t, src, &t->st.vec_ops);
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_tile_memset(lattn_tiler *t, lattn_tile *dst, float value) {
+    int p, f;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "memset"));
+    for (p = 0; p < dst->np; p++)
+        for (f = 0; f < dst->nf; f++) dst->data[(size_t)p * dst->ld + f] = value;
+    lattn__count_vec(t, dst, &t->st.gpsimd_ops);
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_tile_select_tri(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                              int shift, float fill) {
+    int p, f;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "affine_select"));
+    LATTN__TRY(lattn__operand(t, src, LATTN__SP_ANY, "affine_select"));
+    LATTN__TRY(lattn__same(t, dst, src, "affine_select"));
+    for (p = 0; p < dst->np; p++) {
+        const float *x = src->data + (size_t)p * src->ld;
+        float *y = dst->data + (size_t)p * dst->ld;
+        for (f = 0; f < dst->nf; f++) y[f] = (f - p >= shift) ? x[f] : fill;
+    }
+    lattn__count_vec(t, dst, &t->st.gpsimd_ops);
+    return LATTN_OK;
+}
+
+LATTN__DEF size_t lattn_tiler_stats_json(const lattn_tiler_stats *s, const lattn_dev_profile *p,
+                                         char *buf, size_t cap) {
+    int n;
+    double util = s->util_operands ? (double)s->util_partitions / (128.0 * (double)s->util_operands) : 0.0;
+    n = snprintf(buf, cap,
+        "{\"profile\":\"%s\",\"dma_in_bytes\":%llu,\"dma_out_bytes\":%llu,\"dma_buffers\":%llu,"
+        "\"matmuls\":%llu,\"macs\":%llu,\"transposes\":%llu,\"transpose_macs\":%llu,\"psum_accum\":%llu,"
+        "\"pe_cycles\":%llu,\"vec_ops\":%llu,\"act_ops\":%llu,\"gpsimd_ops\":%llu,\"instructions\":%llu,"
+        "\"unrolled_steps\":%llu,\"sbuf_peak_bytes_per_partition\":%llu,\"sbuf_peak_bytes_total\":%llu,"
+        "\"psum_peak_banks\":%llu,\"live_tiles_peak\":%llu,\"partition_util\":%.4f}",
+        p ? p->name : "?", (unsigned long long)s->dma_in_bytes, (unsigned long long)s->dma_out_bytes,
+        (unsigned long long)s->dma_buffers, (unsigned long long)s->matmuls, (unsigned long long)s->macs,
+        (unsigned long long)s->transposes, (unsigned long long)s->transpose_macs,
+        (unsigned long long)s->psum_accum, (unsigned long long)s->pe_cycles, (unsigned long long)s->vec_ops,
+        (unsigned long long)s->act_ops, (unsigned long long)s->gpsimd_ops,
+        (unsigned long long)s->instructions, (unsigned long long)s->unrolled_steps,
+        (unsigned long long)s->sbuf_peak_bytes_per_partition, (unsigned long long)s->sbuf_peak_bytes_total,
+        (unsigned long long)s->psum_peak_banks, (unsigned long long)s->live_tiles_peak, util);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* ================================================================================================ */
+/* Shared helpers of the mixers: sequences, validation, parallel loops                              */
+/* ================================================================================================ */
+/* A call holds N sequences: the B rows of the batch, or the n_seqs packed sequences of offsets. */
+static lattn_status lattn__check_seqs(lattn_ctx *ctx, const char *who, int64_t B, int64_t T,
+                                      const int64_t *off, int64_t n_seqs, int64_t *n_out) {
+    int64_t i;
+    if (B < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld (must be >= 1)", who, (long long)B);
+    if (T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: T = %lld (must be >= 0)", who, (long long)T);
+    if (!off) { *n_out = B; return LATTN_OK; }
+    if (B != 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: offsets need B == 1 (B = %lld)", who, (long long)B);
+    if (n_seqs < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_seqs = %lld with offsets", who, (long long)n_seqs);
+    if (off[0] != 0 || off[n_seqs] != T)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: offsets must run from 0 to T = %lld", who, (long long)T);
+    for (i = 0; i < n_seqs; i++)
+        if (off[i + 1] < off[i])
+            return lattn__fail(ctx, LATTN_E_SHAPE, "%s: offsets decrease at %lld", who, (long long)i);
+    *n_out = n_seqs;
+    return LATTN_OK;
+}
+/* First token (on the flattened B·T token axis) and length of sequence i. */
+static void lattn__seq(const int64_t *off, int64_t T, int64_t i, int64_t *tok0, int64_t *len) {
+    if (off) { *tok0 = off[i]; *len = off[i + 1] - off[i]; }
+    else     { *tok0 = i * T;  *len = T; }
+}
+/* Check that the products of the given dimension lists fit; message names the tensor. */
+static lattn_status lattn__check_count(lattn_ctx *ctx, const char *who, const char *what, int n, const int64_t *d) {
+    size_t c;
+    lattn_status s = lattn__count(&c, n, d);
+    if (s != LATTN_OK) return lattn__fail(ctx, s, "%s: size of %s overflows", who, what);
+    return LATTN_OK;
+}
+
+static double lattn__gelu_d(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440)); }
+static float  lattn__gelu(float x)    { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+static double lattn__silu_d(double x) { return x / (1.0 + exp(-x)); }
+
+/* ================================================================================================ */
+/* >>conv implementation                                                                            */
+/* ================================================================================================ */
+static lattn_status lattn__conv_check(lattn_ctx *ctx, const char *who, const lattn_conv_args *a, int64_t *n) {
+    int64_t d[3];
+    if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
+    LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, n));
+    if (a->D < 1 || a->W < 1)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: D = %lld, W = %lld (must be >= 1)", who, (long long)a->D, (long long)a->W);
+    if (!a->w) return lattn__fail(ctx, LATTN_E_NULL, "%s: w is NULL", who);
+    if (a->T > 0 && (!a->x || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
+    d[0] = a->B; d[1] = a->T; d[2] = a->D;
+    LATTN__TRY(lattn__check_count(ctx, who, "x", 3, d));
+    d[0] = *n; d[1] = a->D; d[2] = a->W;
+    LATTN__TRY(lattn__check_count(ctx, who, "state", 3, d));
+    return LATTN_OK;
+}
+
+/* Reference: one channel, one token at a time, in double. */
+LATTN__DEF lattn_status lattn_shortconv_ref(lattn_ctx *ctx, const lattn_conv_args *a) {
+    int64_t n, s, t, c, j, D, W;
+    LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_ref", a, &n));
+    D = a->D; W = a->W;
+    for (s = 0; s < n; s++) {
+        int64_t tok0, len;
+        const float *h0 = a->h0 ? a->h0 + s * D * W : NULL;
+        lattn__seq(a->offsets, a->T, s, &tok0, &len);
+        for (c = 0; c < D; c++) {
+            /* input at position p of the sequence; p < 0 reads the initial window */
+#define LATTN__CONV_IN(p) ((p) >= 0 ? (double)a->x[(tok0 + (p)) * D + c] \
+                                    : (h0 ? (double)h0[c * W + W + (p)] : 0.0))
+            for (t = 0; t < len; t++) {
+                double acc = a->bias ? (double)a->bias[c] : 0.0;
+                for (j = 0; j < W; j++) acc += (double)a->w[c * W + j] * LATTN__CONV_IN(t - (W - 1) + j);
+                a->y[(tok0 + t) * D + c] = (float)(a->silu ? lattn__silu_d(acc) : acc);
+            }
+            if (a->ht)
+                for (j = 0; j < W; j++) a->ht[(s * D + c) * W + j] = (float)LATTN__CONV_IN(len - W + j);
+#undef LATTN__CONV_IN
+        }
+    }
+    return lattn__ok(ctx);
+}
+
+/* Fast: channels in SIMD vectors with the weights transposed to [W][D]; the history of each
+   sequence is staged as W rows [W][D] so that every tap reads a contiguous row. Threads take fixed
+   blocks of 64 tokens (the split depends on the shape only). */
+#define LATTN__CONV_BLOCK 64
+LATTN__DEF lattn_status lattn_shortconv_fast(lattn_ctx *ctx, const lattn_conv_args *a) {
+    int64_t n, s, D, W, nblk_total = 0, *blk_start = NULL, b;
+    float *ws, *wt, *hist;
+    size_t nws;
+    LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_fast", a, &n));
+    D = a->D; W = a->W;
+    nws = ((size_t)(W * D) * (size_t)(1 + n) + 1) / 2 * 2;     /* even: int64 block table follows */
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, nws + (size_t)(n + 1) * 2, "lattn_shortconv_fast"));
+    wt = ws; hist = ws + W * D;
+    blk_start = (int64_t *)(void *)(ws + nws);    /* n + 1 prefix counts of blocks (8 bytes each) */
+    for (s = 0; s <= n; s++) {
+        int64_t tok0, len;
+        blk_start[s] = nblk_total;
+        if (s == n) break;
+        lattn__seq(a->offsets, a->T, s, &tok0, &len);
+        nblk_total += (len + LATTN__CONV_BLOCK - 1) / LATTN__CONV_BLOCK;
+    }
+    for (b = 0; b < W; b++)
+        for (s = 0; s < D; s++) wt[b * D + s] = a->w[s * W + b];
+    for (s = 0; s < n; s++) {
+        int64_t c, j;
+        for (j = 0; j < W; j++)
+            for (c = 0; c < D; c++) hist[(s * W + j) * D + c] = a->h0 ? a->h0[(s * D + c) * W + j] : 0.0f;
+    }
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(lattn__threads(ctx)))
+    for (b = 0; b < nblk_total; b++) {
+        int64_t sq = 0, tok0, len, t, t_end, c, j;
+        while (blk_start[sq + 1] <= b) sq++;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        t = (b - blk_start[sq]) * LATTN__CONV_BLOCK;
+        t_end = LATTN__MIN(len, t + LATTN__CONV_BLOCK);
+        for (; t < t_end; t++) {
+            float *y = a->y + (tok0 + t) * D;
+            for (c = 0; c < D; c += LATTN__VW) {
+                int64_t w = LATTN__MIN((int64_t)LATTN__VW, D - c);
+                lattn__vf acc = a->bias ? (w == LATTN__VW ? lattn__vload(a->bias + c) : lattn__vload_n(a->bias + c, (size_t)w))
+                                        : lattn__vzero();
+                for (j = 0; j < W; j++) {
+                    int64_t p = t - (W - 1) + j;
+                    const float *xr = p >= 0 ? a->x + (tok0 + p) * D : hist + (sq * W + W + p) * D;
+                    if (w == LATTN__VW) acc = lattn__vfma(lattn__vload(wt + j * D + c), lattn__vload(xr + c), acc);
+                    else acc = lattn__vfma(lattn__vload_n(wt + j * D + c, (size_t)w), lattn__vload_n(xr + c, (size_t)w), acc);
+                }
+                if (a->silu) acc = lattn__vsilu(acc);
+                if (w == LATTN__VW) lattn__vstore(y + c, acc); else lattn__vstore_n(y + c, acc, (size_t)w);
+            }
+        }
+    }
+    if (a->ht)
+        for (s = 0; s < n; s++) {
+            int64_t tok0, len, c, j;
+            lattn__seq(a->offsets, a->T, s, &tok0, &len);
+            for (c = 0; c < D; c++)
+                for (j = 0; j < W; j++) {
+                    int64_t p = len - W + j;
+                    a->ht[(s * D + c) * W + j] = p >= 0 ? a->x[(tok0 + p) * D + c] : hist[(s * W + W + p) * D + c];
+                }
+        }
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
+
+/* One decoding step: shift the window left, append x_t, convolve the window. */
+LATTN__DEF lattn_status lattn_shortconv_step(lattn_ctx *ctx, const lattn_conv_args *a) {
+    int64_t n, s, c, j, D, W;
+    LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_step", a, &n));
+    if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_shortconv_step: needs T == 1 and no offsets");
+    if (!a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_shortconv_step: ht (the state out) is NULL");
+    D = a->D; W = a->W;
+    for (s = 0; s < n; s++)
+        for (c = 0; c < D; c++) {
+            const float *h0 = a->h0 ? a->h0 + (s * D + c) * W : NULL;
+            float *ht = a->ht + (s * D + c) * W, acc = a->bias ? a->bias[c] : 0.0f;
+            for (j = 0; j + 1 < W; j++) ht[j] = h0 ? h0[j + 1] : 0.0f;   /* safe in place: reads ahead */
+            ht[W - 1] = a->x[s * D + c];
+            for (j = 0; j < W; j++) acc += a->w[c * W + j] * ht[j];
+            a->y[s * D + c] = a->silu ? acc / (1.0f + expf(-acc)) : acc;
+        }
+    return lattn__ok(ctx);
+}
+
+/* ================================================================================================ */
+/* >>tcn implementation                                                                             */
+/* ================================================================================================ */
+static lattn_status lattn__tcn_check(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a) {
+    int64_t d[3], l;
+    if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
+    if (a->B < 1 || a->T < 0 || a->d < 1 || a->k < 1 || a->n_layers < 1 || a->n_layers > LATTN_TCN_MAX_LAYERS)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: bad sizes (B=%lld T=%lld d=%lld k=%lld layers=%lld)", who,
+                           (long long)a->B, (long long)a->T, (long long)a->d, (long long)a->k, (long long)a->n_layers);
+    if (!a->layers) return lattn__fail(ctx, LATTN_E_NULL, "%s: layers is NULL", who);
+    for (l = 0; l < a->n_layers; l++)
+        if (!a->layers[l].w || !a->layers[l].b || !a->layers[l].ln_w || !a->layers[l].ln_b)
+            return lattn__fail(ctx, LATTN_E_NULL, "%s: a weight of layer %lld is NULL", who, (long long)l);
+    if (a->T > 0 && (!a->x || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
+    d[0] = a->B; d[1] = a->T; d[2] = a->d;
+    LATTN__TRY(lattn__check_count(ctx, who, "x", 3, d));
+    d[0] = a->d; d[1] = a->d; d[2] = a->k;
+    LATTN__TRY(lattn__check_count(ctx, who, "conv weight", 3, d));
+    if ((a->k - 1) > (INT64_MAX >> a->n_layers) / (a->d > 0 ? a->d : 1))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: receptive field overflows", who);
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_tcn_state_floats(int64_t d, int64_t k, int64_t n_layers, size_t *out) {
+    size_t rows = 0, r; int64_t l;
+    if (!out) return LATTN_E_NULL;
+    if (d < 1 || k < 1 || n_layers < 1 || n_layers > LATTN_TCN_MAX_LAYERS) return LATTN_E_SHAPE;
+    for (l = 0; l < n_layers; l++)
+        if (lattn_size_add(&rows, rows, (size_t)(k - 1) << l) != LATTN_OK) return LATTN_E_OVERFLOW;
+    if (lattn_size_mul(&r, rows, (size_t)d) != LATTN_OK || r > SIZE_MAX / 8) return LATTN_E_OVERFLOW;
+    *out = r;
+    return LATTN_OK;
+}
+
+/* LayerNorm (eps 1e-5, biased variance) then exact GELU then residual, on one row, in double. */
+static void lattn__tcn_post_d(int64_t d, const double *c, const float *lw, const float *lb,
+                              const double *res, double *out) {
+    double mean = 0, var = 0; int64_t i;
+    for (i = 0; i < d; i++) mean += c[i];
+    mean /= (double)d;
+    for (i = 0; i < d; i++) var += (c[i] - mean) * (c[i] - mean);
+    var /= (double)d;
+    for (i = 0; i < d; i++)
+        out[i] = lattn__gelu_d((c[i] - mean) / sqrt(var + 1e-5) * lw[i] + lb[i]) + res[i];
+}
+static void lattn__tcn_post(int64_t d, float *c, const float *lw, const float *lb, const float *res) {
+    float mean = lattn_vec_sum((size_t)d, c) / (float)d, var = 0, inv; int64_t i;
+    for (i = 0; i < d; i++) var += (c[i] - mean) * (c[i] - mean);
+    inv = 1.0f / sqrtf(var / (float)d + 1e-5f);
+    for (i = 0; i < d; i++) c[i] = lattn__gelu((c[i] - mean) * inv * lw[i] + lb[i]) + res[i];
+}
+
+/* Reference: per token, per layer, z = the k dilated inputs interleaved as W[o] expects
+   (z[i·k + j] = x[t - (k-1-j)·2^l][i]), c[o] = b[o] + W[o]·z. Double throughout. */
+LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
+    int64_t d, k, T, b, l, t, i, j, o;
+    double *buf, *cur, *nxt, *z, *c;
+    size_t n;
+    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_ref", a));
+    d = a->d; k = a->k; T = a->T;
+    n = (size_t)(2 * T * d + d * k + d);
+    if (lattn_size_mul(&n, n, 2) != LATTN_OK) return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tcn_ref: workspace");
+    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&buf, n, "lattn_tcn_ref"));
+    cur = buf; nxt = buf + T * d; z = nxt + T * d; c = z + d * k;
+    for (b = 0; b < a->B; b++) {
+        for (i = 0; i < T * d; i++) cur[i] = a->x[b * T * d + i];
+        for (l = 0; l < a->n_layers; l++) {
+            const lattn_tcn_layer *L = &a->layers[l];
+            int64_t dil = (int64_t)1 << l;
+            for (t = 0; t < T; t++) {
+                for (j = 0; j < k; j++) {
+                    int64_t p = t - (k - 1 - j) * dil;
+                    for (i = 0; i < d; i++) z[i * k + j] = p >= 0 ? cur[p * d + i] : 0.0;
+                }
+                for (o = 0; o < d; o++) {
+                    double acc = L->b[o];
+                    for (i = 0; i < d * k; i++) acc += (double)L->w[o * d * k + i] * z[i];
+                    c[o] = acc;
+                }
+                lattn__tcn_post_d(d, c, L->ln_w, L->ln_b, cur + t * d, nxt + t * d);
+            }
+            { double *tmp = cur; cur = nxt; nxt = tmp; }      /* ping-pong */
+        }
+        for (i = 0; i < T * d; i++) a->y[b * T * d + i] = (float)cur[i];
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* Fast: tap j of layer l is one GEMM, C[s:T] += X[0:T-s] · W_jᵀ with s = (k-1-j)·2^l and W_j the
+   [d_out][d_in] slice packed contiguously. Threads take fixed blocks of 64 output rows. */
+#define LATTN__TCN_BLOCK 64
+LATTN__DEF lattn_status lattn_tcn_fast(lattn_ctx *ctx, const lattn_tcn_args *a) {
+    int64_t d, k, T, l, nb, w;
+    float *buf, *wp, *act, *cbuf, *gws;
+    size_t n, gw;
+    int nthr;
+    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_fast", a));
+    d = a->d; k = a->k; T = a->T;
+    if (T == 0) return lattn__ok(ctx);
+    nthr = lattn__threads(ctx);
+    gw = lattn__gemm_ws(d, d);
+    /* packed weights k·d·d, activations B·T·d, conv outputs B·T·d, one GEMM workspace per thread */
+    {
+        size_t p1, p2, p3;
+        if (lattn_size_mul(&p1, (size_t)(d * d), (size_t)k) || lattn_size_mul(&p2, (size_t)(a->B * T), (size_t)d) ||
+            lattn_size_mul(&p3, gw, (size_t)nthr) || lattn_size_add(&n, p1, p2) || lattn_size_add(&n, n, p2) ||
+            lattn_size_add(&n, n, p3))
+            return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tcn_fast: workspace size overflows");
+        LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, "lattn_tcn_fast"));
+        wp = buf; act = wp + p1; cbuf = act + p2; gws = cbuf + p2;
+    }
+    memcpy(act, a->x, (size_t)(a->B * T * d) * sizeof(float));
+    nb = (T + LATTN__TCN_BLOCK - 1) / LATTN__TCN_BLOCK;
+    for (l = 0; l < a->n_layers; l++) {
+        const lattn_tcn_layer *L = &a->layers[l];
+        int64_t dil = (int64_t)1 << l, o, i, j;
+        for (j = 0; j < k; j++)
+            for (o = 0; o < d; o++)
+                for (i = 0; i < d; i++) wp[(j * d + o) * d + i] = L->w[(o * d + i) * k + j];
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        for (w = 0; w < a->B * nb; w++) {
+            int64_t bb = w / nb, r0 = (w % nb) * LATTN__TCN_BLOCK, r1 = LATTN__MIN(T, r0 + LATTN__TCN_BLOCK), r, jj;
+            const float *X = act + bb * T * d;
+            float *C = cbuf + bb * T * d, *ws = gws + (size_t)lattn__thread_id() * gw;
+            for (r = r0; r < r1; r++) memcpy(C + r * d, L->b, (size_t)d * sizeof(float));
+            for (jj = 0; jj < k; jj++) {
+                int64_t s = (k - 1 - jj) * dil, lo = LATTN__MAX(r0, s);   /* rows r >= s read X[r - s] */
+                if (lo < r1)
+                    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_ACCUMULATE, r1 - lo, d, d, X + (lo - s) * d, d,
+                                 wp + jj * d * d, d, C + lo * d, d, ws);
+            }
+            for (r = r0; r < r1; r++) lattn__tcn_post(d, C + r * d, L->ln_w, L->ln_b, X + r * d);
+        }
+        { float *tmp = act; act = cbuf; cbuf = tmp; }
+    }
+    memcpy(a->y, act, (size_t)(a->B * T * d) * sizeof(float));
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* Streaming: per layer a shift register of the last (k-1)·2^l inputs (oldest first). */
+LATTN__DEF lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a) {
+    int64_t d, k, b, l, i, j, o;
+    size_t sf;
+    float *buf, *u, *c, *z;
+    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_step", a));
+    if (a->T != 1) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_tcn_step: needs T == 1");
+    if (!a->state) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tcn_step: state is NULL");
+    d = a->d; k = a->k;
+    LATTN__TRY(lattn_tcn_state_floats(d, k, a->n_layers, &sf));
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(2 * d + d * k), "lattn_tcn_step"));
+    u = buf; c = u + d; z = c + d;
+    for (b = 0; b < a->B; b++) {
+        float *hist = a->state + (size_t)b * sf;
+        memcpy(u, a->x + b * d, (size_t)d * sizeof(float));
+        for (l = 0; l < a->n_layers; l++) {
+            const lattn_tcn_layer *L = &a->layers[l];
+            int64_t dil = (int64_t)1 << l, R = (k - 1) * dil;
+            for (j = 0; j < k; j++) {
+                int64_t m = (k - 1 - j) * dil;          /* this tap reads the input m steps back */
+                const float *src = m == 0 ? u : hist + (R - m) * d;
+                for (i = 0; i < d; i++) z[i * k + j] = src[i];
+            }
+            for (o = 0; o < d; o++) c[o] = L->b[o] + lattn_vec_dot((size_t)(d * k), L->w + o * d * k, z);
+            if (R > 0) {                                 /* shift in the layer's input */
+                memmove(hist, hist + d, (size_t)((R - 1) * d) * sizeof(float));
+                memcpy(hist + (R - 1) * d, u, (size_t)d * sizeof(float));
+            }
+            lattn__tcn_post(d, c, L->ln_w, L->ln_b, u);
+            memcpy(u, c, (size_t)d * sizeof(float));
+            hist += R * d;
+        }
+        memcpy(a->y + b * d, u, (size_t)d * sizeof(float));
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* The demo model: Linear(d_in -> d), the stack, Linear(d -> 1) on the last token. */
+LATTN__DEF lattn_status lattn_tcn_demo_init(lattn_ctx *ctx, lattn_tcn_demo *m, int64_t d_in, int64_t d,
+                                            int64_t k, int64_t n_layers, uint64_t seed) {
+    size_t n, per;
+    int64_t l, dims[3];
+    float *p;
+    lattn_rng r = lattn_rng_seed(seed);
+    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tcn_demo_init: model is NULL");
+    memset(m, 0, sizeof *m);
+    if (d_in < 1 || d < 1 || k < 1 || n_layers < 1 || n_layers > LATTN_TCN_MAX_LAYERS)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_tcn_demo_init: bad sizes");
+    dims[0] = d; dims[1] = d; dims[2] = k + 1;
+    LATTN__TRY(lattn__check_count(ctx, "lattn_tcn_demo_init", "weights", 3, dims));
+    per = (size_t)(d * d * k + 3 * d);
+    n = (size_t)(d * d_in + d) + per * (size_t)n_layers + (size_t)d + 1;
+    LATTN__TRY(lattn__alloc_floats(ctx, &m->params, n, "lattn_tcn_demo_init"));
+    m->n_params = n; m->d_in = d_in; m->d = d; m->k = k; m->n_layers = n_layers;
+    p = m->params;
+#define LATTN__DEMO_TAKE(ptr, cnt, bound) do { ptr = p; \
+        lattn_rng_fill_uniform(&r, p, (size_t)(cnt), -(float)(bound), (float)(bound)); p += (cnt); } while (0)
+    LATTN__DEMO_TAKE(m->w_in, d * d_in, 1.0 / sqrt((double)d_in));
+    LATTN__DEMO_TAKE(m->b_in, d, 1.0 / sqrt((double)d_in));
+    for (l = 0; l < n_layers; l++) {
+        float *lw, *lb; int64_t i;
+        LATTN__DEMO_TAKE(m->layers[l].w, d * d * k, 1.0 / sqrt((double)(d * k)));
+        LATTN__DEMO_TAKE(m->layers[l].b, d, 1.0 / sqrt((double)(d * k)));
+        lw = p; lb = p + d; p += 2 * d;
+        for (i = 0; i < d; i++) { lw[i] = 1.0f; lb[i] = 0.0f; }
+        m->layers[l].ln_w = lw; m->layers[l].ln_b = lb;
+    }
+    LATTN__DEMO_TAKE(m->w_out, d, 1.0 / sqrt((double)d));
+    LATTN__DEMO_TAKE(m->b_out, 1, 1.0 / sqrt((double)d));
+#undef LATTN__DEMO_TAKE
+    return lattn__ok(ctx);
+}
+LATTN__DEF void lattn_tcn_demo_free(lattn_ctx *ctx, lattn_tcn_demo *m) {
+    if (!m) return;
+    lattn__free(ctx, m->params);
+    memset(m, 0, sizeof *m);
+}
+LATTN__DEF lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
+                                               const float *x, float *out, int use_ref) {
+    lattn_tcn_args a;
+    float *h;
+    int64_t t, o, i, d;
+    size_t n;
+    lattn_status st;
+    if (!m || !m->params || !x || !out) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tcn_demo_forward: NULL argument");
+    if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_tcn_demo_forward: B and T must be >= 1");
+    d = m->d;
+    if (lattn_size_mul(&n, (size_t)B, (size_t)T) || lattn_size_mul(&n, n, (size_t)d * 2))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tcn_demo_forward: sizes overflow");
+    LATTN__TRY(lattn__alloc_floats(ctx, &h, n, "lattn_tcn_demo_forward"));
+    for (t = 0; t < B * T; t++)
+        for (o = 0; o < d; o++) {
+            double acc = m->b_in[o];
+            for (i = 0; i < m->d_in; i++) acc += (double)m->w_in[o * m->d_in + i] * x[t * m->d_in + i];
+            h[t * d + o] = (float)acc;
+        }
+    memset(&a, 0, sizeof a);
+    a.B = B; a.T = T; a.d = d; a.k = m->k; a.n_layers = m->n_layers; a.layers = m->layers;
+    a.x = h; a.y = h + B * T * d;
+    st = use_ref ? lattn_tcn_ref(ctx, &a) : lattn_tcn_fast(ctx, &a);
+    if (st == LATTN_OK)
+        for (t = 0; t < B; t++) {
+            const float *last = a.y + (t * T + T - 1) * d;
+            double acc = m->b_out[0];
+            for (o = 0; o < d; o++) acc += (double)m->w_out[o] * last[o];
+            out[t] = (float)acc;
+        }
+    lattn__free(ctx, h);
+    return st;
+}
+
+/* ================================================================================================ */
+/* >>linattn implementation                                                                         */
+/* ================================================================================================ */
+LATTN__DEF lattn_la_args lattn_la_args_default(void) {
+    lattn_la_args a;
+    memset(&a, 0, sizeof a);
+    a.fmap = LATTN_FMAP_IDENTITY;
+    a.eps = 1e-6f;
+    return a;
+}
+LATTN__DEF int64_t lattn_fmap_width(lattn_fmap f, int64_t K) { return f == LATTN_FMAP_HEDGEHOG ? 2 * K : K; }
+
+/* φ(x) for one head row, in double (fast forms call it too: the map is O(K) or O(K²) per token,
+   against O(K·V) for the mixer, and double costs nothing in accuracy). */
+static void lattn__fmap_row(lattn_fmap f, int64_t K, const float *x, const float *W, const float *b, double *out) {
+    int64_t i, j;
+    switch (f) {
+    case LATTN_FMAP_RELU:
+        for (i = 0; i < K; i++) out[i] = x[i] > 0 ? (double)x[i] : 0.0;
+        break;
+    case LATTN_FMAP_ELU1:
+        for (i = 0; i < K; i++) out[i] = x[i] > 0 ? (double)x[i] + 1.0 : exp((double)x[i]);
+        break;
+    case LATTN_FMAP_HADAMARD:                    /* (x W1ᵀ + b1) ⊙ (x W2ᵀ + b2) */
+        for (i = 0; i < K; i++) {
+            double y1 = b[i], y2 = b[K + i];
+            for (j = 0; j < K; j++) { y1 += (double)W[i * K + j] * x[j]; y2 += (double)W[(K + i) * K + j] * x[j]; }
+            out[i] = y1 * y2;
+        }
+        break;
+    case LATTN_FMAP_HEDGEHOG: {                  /* softmax([2y, -2y]), y = x Wᵀ + b */
+        double mx = -HUGE_VAL, sum = 0;
+        for (i = 0; i < K; i++) {
+            double y = b[i];
+            for (j = 0; j < K; j++) y += (double)W[i * K + j] * x[j];
+            out[i] = 2 * y; out[K + i] = -2 * y;
+            mx = LATTN__MAX(mx, LATTN__MAX(out[i], out[K + i]));
+        }
+        for (i = 0; i < 2 * K; i++) { out[i] = exp(out[i] - mx); sum += out[i]; }
+        for (i = 0; i < 2 * K; i++) out[i] /= sum;
+        break;
+    }
+    default:
+        for (i = 0; i < K; i++) out[i] = x[i];
+        break;
+    }
+}
+
+/* Validation shared by every form; fills the derived sizes. */
+typedef struct lattn__la_dims { int64_t n, Kf; float s; double sd; } lattn__la_dims;
+static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn_la_args *a, lattn__la_dims *dm) {
+    int64_t d[4];
+    if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
+    LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, &dm->n));
+    if (a->H < 1 || a->K < 1 || a->V < 1)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: H = %lld, K = %lld, V = %lld (must be >= 1)", who,
+                           (long long)a->H, (long long)a->K, (long long)a->V);
+    if ((unsigned)a->fmap > (unsigned)LATTN_FMAP_HEDGEHOG)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: unknown feature map %d", who, (int)a->fmap);
+    if ((a->fmap == LATTN_FMAP_HADAMARD || a->fmap == LATTN_FMAP_HEDGEHOG) && (!a->fmap_w || !a->fmap_b))
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: feature map needs fmap_w and fmap_b", who);
+    if (a->T > 0 && (!a->q || !a->k || !a->v || !a->o))
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v or o is NULL", who);
+    if (!(a->scale == a->scale) || a->scale == HUGE_VAL || a->scale == -HUGE_VAL)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: scale is not finite", who);
+    if (a->normalize && !(a->eps >= 0.0f && a->eps < HUGE_VALF))
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: eps must be finite and >= 0", who);
+    dm->Kf = lattn_fmap_width(a->fmap, a->K);
+    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = LATTN__MAX(dm->Kf, a->V + 1);
+    LATTN__TRY(lattn__check_count(ctx, who, "q/k/v", 4, d));
+    d[0] = dm->n; d[1] = a->H; d[2] = dm->Kf; d[3] = a->V + 1;
+    LATTN__TRY(lattn__check_count(ctx, who, "state", 4, d));
+    if (a->T > 0) {                      /* _parallel keeps a T x T score block */
+        d[0] = a->T; d[1] = a->T + dm->Kf + a->V + 1;
+        LATTN__TRY(lattn__check_count(ctx, who, "scores", 2, d));
+    }
+    dm->sd = a->scale != 0.0 ? a->scale : 1.0 / sqrt((double)dm->Kf);
+    dm->s = (float)dm->sd;
+    return LATTN_OK;
+}
+
+/* --- _ref: the recurrence, token by token, in double ------------------------------------------- */
+LATTN__DEF lattn_status lattn_la_ref(lattn_ctx *ctx, const lattn_la_args *a) {
+    return lattn_la_ref64(ctx, a, NULL, NULL, NULL);
+}
+LATTN__DEF lattn_status lattn_la_ref64(lattn_ctx *ctx, const lattn_la_args *a, double *o64, double *ht64, double *zt64) {
+    lattn__la_dims dm;
+    int64_t sq, h, t, i, j, H, K, V, Kf;
+    double *S, *z, *fq, *fk, *o;
+    LATTN__TRY(lattn__la_check(ctx, "lattn_la_ref", a, &dm));
+    if (a->T > 0 && !a->o) return lattn__fail(ctx, LATTN_E_NULL, "lattn_la_ref: o is NULL");
+    H = a->H; K = a->K; V = a->V; Kf = dm.Kf;
+    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&S, (size_t)(2 * (Kf * V + 3 * Kf + V)), "lattn_la_ref"));
+    z = S + Kf * V; fq = z + Kf; fk = fq + Kf; o = fk + Kf;
+    for (sq = 0; sq < dm.n; sq++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        for (h = 0; h < H; h++) {
+            int64_t sidx = (sq * H + h) * Kf;
+            for (i = 0; i < Kf * V; i++) S[i] = a->h0 ? (double)a->h0[sidx * V + i] : 0.0;
+            for (i = 0; i < Kf; i++) z[i] = a->z0 ? (double)a->z0[sidx + i] : 0.0;
+            for (t = 0; t < len; t++) {
+                int64_t row = (tok0 + t) * H + h;
+                double den = 0;
+                lattn__fmap_row(a->fmap, K, a->q + row * K, a->fmap_w, a->fmap_b, fq);
+                lattn__fmap_row(a->fmap, K, a->k + row * K, a->fmap_w, a->fmap_b, fk);
+                for (i = 0; i < Kf; i++) {                       /* S += φk vᵀ, z += φk */
+                    for (j = 0; j < V; j++) S[i * V + j] += fk[i] * (double)a->v[row * V + j];
+                    z[i] += fk[i];
+                }
+                for (j = 0; j < V; j++) o[j] = 0;
+                for (i = 0; i < Kf; i++) {                       /* o = Sᵀ (s φq) */
+                    double qi = dm.sd * fq[i];
+                    for (j = 0; j < V; j++) o[j] += qi * S[i * V + j];
+                    den += qi * z[i];
+                }
+                for (j = 0; j < V; j++) {
+                    double oj = a->normalize ? o[j] / (den + (double)a->eps) : o[j];
+                    a->o[row * V + j] = (float)oj;
+                    if (o64) o64[row * V + j] = oj;
+                }
+            }
+            for (i = 0; i < Kf * V; i++) {
+                if (a->ht) a->ht[sidx * V + i] = (float)S[i];
+                if (ht64) ht64[sidx * V + i] = S[i];
+            }
+            for (i = 0; a->normalize && i < Kf; i++) {
+                if (a->zt) a->zt[sidx + i] = (float)z[i];
+                if (zt64) zt64[sidx + i] = z[i];
+            }
+        }
+    }
+    lattn__free(ctx, S);
+    return lattn__ok(ctx);
+}
+
+/* The fast forms read φ(q), φ(k) as float rows [tokens][H][K']: the inputs themselves for the
+   identity map, else a mapped copy (the copy is the only workspace that grows with T). */
+typedef struct lattn__la_in { const float *q, *k; float *buf; } lattn__la_in;
+static lattn_status lattn__la_map(lattn_ctx *ctx, const lattn_la_args *a, const lattn__la_dims *dm,
+                                  lattn__la_in *in, const char *who) {
+    int64_t r, i, rows = a->B * a->T * a->H;
+    double *tmp;
+    in->q = a->q; in->k = a->k; in->buf = NULL;
+    if (a->fmap == LATTN_FMAP_IDENTITY || a->T == 0) return LATTN_OK;
+    LATTN__TRY(lattn__alloc_floats(ctx, &in->buf, (size_t)(2 * rows * dm->Kf + 2 * dm->Kf), who));
+    tmp = (double *)(void *)(in->buf + 2 * rows * dm->Kf);   /* Kf doubles after the two maps */
+    for (r = 0; r < 2 * rows; r++) {
+        float *dst = in->buf + r * dm->Kf;
+        lattn__fmap_row(a->fmap, a->K, (r < rows ? a->q : a->k) + (r % rows) * a->K, a->fmap_w, a->fmap_b, tmp);
+        for (i = 0; i < dm->Kf; i++) dst[i] = (float)tmp[i];
+    }
+    in->q = in->buf; in->k = in->buf + rows * dm->Kf;
+    return LATTN_OK;
+}
+
+/* --- _step: one token; S += φk vᵀ and o += (s φq_i) S_i fused in one pass over each state row ---- */
+LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
+    lattn__la_dims dm;
+    lattn__la_in in;
+    int64_t b, h, i, j, H, V, Kf;
+    LATTN__TRY(lattn__la_check(ctx, "lattn_la_step", a, &dm));
+    if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_step: needs T == 1 and no offsets");
+    if (!a->ht || (a->normalize && !a->zt))
+        return lattn__fail(ctx, LATTN_E_NULL, "lattn_la_step: ht (and zt when normalising) are required");
+    H = a->H; V = a->V; Kf = dm.Kf;
+    LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_step"));
+    for (b = 0; b < a->B; b++)
+        for (h = 0; h < H; h++) {
+            int64_t row = b * H + h;
+            const float *q = in.q + row * Kf, *k = in.k + row * Kf, *v = a->v + row * V;
+            float *S = a->ht + row * Kf * V, *o = a->o + row * V, den = 0;
+            if (a->h0 != a->ht) {
+                if (a->h0) memcpy(S, a->h0 + row * Kf * V, (size_t)(Kf * V) * sizeof(float));
+                else memset(S, 0, (size_t)(Kf * V) * sizeof(float));
+            }
+            for (j = 0; j < V; j++) o[j] = 0.0f;
+            for (i = 0; i < Kf; i++) {
+                float *Si = S + i * V, qi = dm.s * q[i];
+                lattn__vf vk = lattn__vset1(k[i]), vq = lattn__vset1(qi);
+                for (j = 0; j + LATTN__VW <= V; j += LATTN__VW) {
+                    lattn__vf sv = lattn__vfma(vk, lattn__vload(v + j), lattn__vload(Si + j));
+                    lattn__vstore(Si + j, sv);
+                    lattn__vstore(o + j, lattn__vfma(vq, sv, lattn__vload(o + j)));
+                }
+                for (; j < V; j++) { Si[j] += k[i] * v[j]; o[j] += qi * Si[j]; }
+            }
+            if (a->normalize) {
+                float *z = a->zt + row * Kf;
+                for (i = 0; i < Kf; i++) {
+                    z[i] = (a->z0 ? a->z0[row * Kf + i] : 0.0f) + k[i];
+                    den += dm.s * q[i] * z[i];
+                }
+                for (j = 0; j < V; j++) o[j] /= den + a->eps;
+            }
+        }
+    lattn__free(ctx, in.buf);
+    return lattn__ok(ctx);
+}
+
+/* --- _parallel: O = (s·tril(ΦqΦkᵀ))V + s·Φq S0 per head, on the SGEMM kernel ------------------- */
+LATTN__DEF lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a) {
+    lattn__la_dims dm;
+    lattn__la_in in;
+    int64_t w, H, V, Kf, Tmax = 0, sq;
+    int nthr;
+    size_t per, gw;
+    float *ws;
+    lattn_status st;
+    LATTN__TRY(lattn__la_check(ctx, "lattn_la_parallel", a, &dm));
+    H = a->H; V = a->V; Kf = dm.Kf;
+    for (sq = 0; sq < dm.n; sq++) { int64_t t0, len; lattn__seq(a->offsets, a->T, sq, &t0, &len); Tmax = LATTN__MAX(Tmax, len); }
+    nthr = lattn__threads(ctx);
+    gw = LATTN__MAX(lattn__gemm_ws(Tmax, Kf), LATTN__MAX(lattn__gemm_ws(V, Tmax), lattn__gemm_ws(V, Kf)));
+    per = (size_t)(Tmax * Tmax + Tmax * Kf) + gw;      /* scores, s·φq, gemm packing */
+    LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_parallel"));
+    if ((st = lattn__alloc_floats(ctx, &ws, per * (size_t)nthr, "lattn_la_parallel")) != LATTN_OK) {
+        lattn__free(ctx, in.buf);
+        return st;
+    }
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < dm.n * H; w++) {
+        int64_t s = w / H, h = w % H, t0, L, r, i, ld = H * Kf;
+        float *A = ws + (size_t)lattn__thread_id() * per, *qs, *g;
+        const float *Q, *Kr;
+        float *O;
+        int64_t sidx = (s * H + h) * Kf;
+        lattn__seq(a->offsets, a->T, s, &t0, &L);
+        qs = A + Tmax * Tmax; g = qs + Tmax * Kf;
+        Q = in.q + t0 * ld + h * Kf; Kr = in.k + t0 * ld + h * Kf; O = a->o + (t0 * H + h) * V;
+        for (r = 0; r < L; r++)
+            for (i = 0; i < Kf; i++) qs[r * Kf + i] = dm.s * Q[r * ld + i];
+        memset(A, 0, (size_t)(L * L) * sizeof(float));
+        lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, L, L, Kf, qs, Kf, Kr, ld, A, L, g);  /* A = tril(sΦqΦkᵀ) */
+        lattn__sgemm(0, L, V, L, A, L, a->v + (t0 * H + h) * V, H * V, O, H * V, g);            /* O = A V */
+        if (a->h0) lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, Kf, qs, Kf, a->h0 + sidx * V, V, O, H * V, g);
+        if (a->normalize) {              /* den_r = Σ_c A[r][c] + sφq_r·z0 */
+            for (r = 0; r < L; r++) {
+                float dr = lattn_vec_sum((size_t)(r + 1), A + r * L);
+                if (a->z0) dr += lattn_vec_dot((size_t)Kf, qs + r * Kf, a->z0 + sidx);
+                lattn_vec_scale((size_t)V, 1.0f / (dr + a->eps), O + r * H * V);
+            }
+        }
+        if (a->ht) {                     /* S = S0 + Φkᵀ V */
+            float *S = a->ht + sidx * V;
+            if (a->h0) memcpy(S, a->h0 + sidx * V, (size_t)(Kf * V) * sizeof(float));
+            lattn__sgemm(LATTN_GEMM_TRANS_A | (a->h0 ? LATTN_GEMM_ACCUMULATE : 0), Kf, V, L, Kr, ld,
+                         a->v + (t0 * H + h) * V, H * V, S, V, g);
+        }
+        if (a->zt && a->normalize) {
+            for (i = 0; i < Kf; i++) {
+                float zi = a->z0 ? a->z0[sidx + i] : 0.0f;
+                for (r = 0; r < L; r++) zi += Kr[r * ld + i];
+                a->zt[sidx + i] = zi;
+            }
+        }
+    }
+    lattn__free(ctx, ws);
+    lattn__free(ctx, in.buf);
+    return lattn__ok(ctx);
+}
+
+/* --- _chunk: the chunked form written once on the tiler ---------------------------------------- */
+/* Per (sequence, head) and chunk of L <= C tokens (row layout [L (P), d (F)] = one token per
+   partition; column layout [d (P), L (F)] = one feature per partition):
+     1-3   dma_load Q, K, V rows                  (V has one extra column of ones when normalising)
+     4-7   transpose + copy: Qc = s·Qᵀ, Kc = Kᵀ    (K' > 128 is split into partition tiles kt)
+     8     matmul(stat=Kc, mov=Qc) -> Aᵀ[c][r]     (accumulation group over kt)
+     9     affine_select: Pᵀ = Aᵀ where r >= c, else 0 (selects: NaN above the diagonal stays out)
+     10    matmul(stat=Pᵀ, mov=V) -> O              intra-chunk
+     11    matmul(stat=Qc, mov=S), accumulating     inter-chunk (per kt)
+     12    copy O to SBUF                           (normalised: O[:, :V] / (O[:, V] + eps))
+     13    dma_store O
+     14-15 matmul(stat=K rows, mov=V) -> ΔS; S += ΔS  (per kt; the only sequential dependency)
+   V wider than the moving limit (512) runs in column blocks. */
+#define LATTN__LA_MAX_KT 8
+typedef struct lattn__la_tiles {
+    lattn_tile qr, kr, vr, pt, ob, dcol, tp, at, op, ds;
+    lattn_tile qc[LATTN__LA_MAX_KT], kc[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
+} lattn__la_tiles;
+typedef struct lattn__la_plan { int C, kp, nkt, vb, Vn, Kf; } lattn__la_plan;
+
+static int lattn__kw(const lattn__la_plan *p, int kt) { return LATTN__MIN(p->kp, p->Kf - kt * p->kp); }
+
+/* Allocate every tile of the plan; host_floats alone (t == NULL) returns the arena size. */
+static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *p, lattn__la_tiles *x, size_t *host_floats) {
+    struct { lattn_tile *tile; int psum, np, nf; } list[10 + 3 * LATTN__LA_MAX_KT];
+    int n = 0, i, kt;
+#define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
+    LATTN__PLAN(&x->qr, 0, p->C, p->Kf);  LATTN__PLAN(&x->kr, 0, p->C, p->Kf);
+    LATTN__PLAN(&x->vr, 0, p->C, p->Vn);  LATTN__PLAN(&x->pt, 0, p->C, p->C);
+    LATTN__PLAN(&x->ob, 0, p->C, p->Vn);  LATTN__PLAN(&x->dcol, 0, p->C, 1);
+    for (kt = 0; kt < p->nkt; kt++) {
+        LATTN__PLAN(&x->qc[kt], 0, lattn__kw(p, kt), p->C);
+        LATTN__PLAN(&x->kc[kt], 0, lattn__kw(p, kt), p->C);
+        LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), p->Vn);
+    }
+    LATTN__PLAN(&x->tp, 1, p->kp, p->C);  LATTN__PLAN(&x->at, 1, p->C, p->C);
+    LATTN__PLAN(&x->op, 1, p->C, p->vb);  LATTN__PLAN(&x->ds, 1, p->kp, p->vb);
+#undef LATTN__PLAN
+    if (!t) {
+        size_t f = 0;
+        for (i = 0; i < n; i++) f += lattn_tiler_tile_floats(list[i].np, list[i].nf);
+        *host_floats = f;
+        return LATTN_OK;
+    }
+    for (i = 0; i < n; i++)
+        LATTN__TRY(list[i].psum ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
+                                : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
+    return LATTN_OK;
+}
+
+/* One (sequence, head): the whole chunk loop on one tiler. */
+static lattn_status lattn__la_chunk_head(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
+                                         const lattn_la_args *a, const lattn__la_in *in, float s,
+                                         int64_t tok0, int64_t len, int64_t sidx, int64_t h) {
+    const int64_t H = a->H, V = a->V, ldq = H * p->Kf;
+    int kt, c0;
+    lattn_tile v1, v2, v3;
+    for (kt = 0; kt < p->nkt; kt++) {    /* initial state (and key sum in the extra column) */
+        int kw = lattn__kw(p, kt);
+        v1 = lattn_tile_view(&x->s[kt], 0, kw, 0, (int)V);
+        LATTN__TRY(a->h0 ? lattn_dma_load(t, &v1, a->h0 + (sidx + kt * p->kp) * V, V) : lattn_tile_memset(t, &v1, 0.0f));
+        if (a->normalize) {
+            v1 = lattn_tile_view(&x->s[kt], 0, kw, (int)V, 1);
+            LATTN__TRY(a->z0 ? lattn_dma_load(t, &v1, a->z0 + sidx + kt * p->kp, 1) : lattn_tile_memset(t, &v1, 0.0f));
+        }
+    }
+    if (a->normalize) { v1 = lattn_tile_view(&x->vr, 0, p->C, (int)V, 1); LATTN__TRY(lattn_tile_memset(t, &v1, 1.0f)); }
+    for (c0 = 0; c0 < len; c0 += p->C) {
+        int L = (int)LATTN__MIN((int64_t)p->C, len - c0), vb0;
+        int64_t tok = tok0 + c0;
+        lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), pt = lattn_tile_view(&x->pt, 0, L, 0, L);
+        v1 = lattn_tile_view(&x->qr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->q + tok * ldq + h * p->Kf, ldq));
+        v1 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->k + tok * ldq + h * p->Kf, ldq));
+        v1 = lattn_tile_view(&x->vr, 0, L, 0, (int)V); LATTN__TRY(lattn_dma_load(t, &v1, a->v + (tok * H + h) * V, H * V));
+        for (kt = 0; kt < p->nkt; kt++) {
+            int kw = lattn__kw(p, kt);
+            lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L);
+            v1 = lattn_tile_view(&x->qr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->qc[kt], 0, kw, 0, L);
+            LATTN__TRY(lattn_transpose(t, &tp, &v1));
+            LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, s, 0.0f));      /* Qc = s·Qᵀ */
+            v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->kc[kt], 0, kw, 0, L);
+            LATTN__TRY(lattn_transpose(t, &tp, &v1));
+            LATTN__TRY(lattn_tile_copy(t, &v2, &tp));
+        }
+        for (kt = 0; kt < p->nkt; kt++) {
+            v1 = lattn_tile_view(&x->kc[kt], 0, lattn__kw(p, kt), 0, L);
+            v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), 0, L);
+            LATTN__TRY(lattn_matmul(t, &at, &v1, &v2, kt > 0));                         /* Aᵀ = K Qᵀ s */
+        }
+        LATTN__TRY(lattn_tile_select_tri(t, &pt, &at, 0, 0.0f));                        /* keep r >= c */
+        for (vb0 = 0; vb0 < p->Vn; vb0 += p->vb) {
+            int w = LATTN__MIN(p->vb, p->Vn - vb0);
+            lattn_tile op = lattn_tile_view(&x->op, 0, L, 0, w);
+            v1 = lattn_tile_view(&x->vr, 0, L, vb0, w);
+            LATTN__TRY(lattn_matmul(t, &op, &pt, &v1, 0));                               /* intra */
+            for (kt = 0; kt < p->nkt; kt++) {
+                v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), 0, L);
+                v3 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
+                LATTN__TRY(lattn_matmul(t, &op, &v2, &v3, 1));                           /* inter */
+            }
+            v1 = lattn_tile_view(&x->ob, 0, L, vb0, w);
+            LATTN__TRY(lattn_tile_copy(t, &v1, &op));
+        }
+        if (a->normalize) {              /* O[:, :V] / (O[:, V] + eps) */
+            lattn_tile dc = lattn_tile_view(&x->dcol, 0, L, 0, 1);
+            v1 = lattn_tile_view(&x->ob, 0, L, (int)V, 1);
+            LATTN__TRY(lattn_tile_act(t, &dc, &v1, LATTN_ACT_IDENTITY, 1.0f, a->eps));
+            v1 = lattn_tile_view(&x->ob, 0, L, 0, (int)V);
+            LATTN__TRY(lattn_tile_ts(t, &v1, &v1, &dc, 0.0f, LATTN_TOP_DIV));
+        }
+        v1 = lattn_tile_view(&x->ob, 0, L, 0, (int)V);
+        LATTN__TRY(lattn_dma_store(t, a->o + (tok * H + h) * V, H * V, &v1));
+        for (kt = 0; kt < p->nkt; kt++)
+            for (vb0 = 0; vb0 < p->Vn; vb0 += p->vb) {
+                int w = LATTN__MIN(p->vb, p->Vn - vb0), kw = lattn__kw(p, kt);
+                lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
+                v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw);
+                v2 = lattn_tile_view(&x->vr, 0, L, vb0, w);
+                v3 = lattn_tile_view(&x->s[kt], 0, kw, vb0, w);
+                LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, 0));                           /* ΔS = Kᵀ V */
+                LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));              /* S += ΔS */
+            }
+        lattn_tiler_mark_step(t);
+    }
+    for (kt = 0; kt < p->nkt; kt++) {
+        int kw = lattn__kw(p, kt);
+        v1 = lattn_tile_view(&x->s[kt], 0, kw, 0, (int)V);
+        if (a->ht) LATTN__TRY(lattn_dma_store(t, a->ht + (sidx + kt * p->kp) * V, V, &v1));
+        v1 = lattn_tile_view(&x->s[kt], 0, kw, (int)V, 1);
+        if (a->zt && a->normalize) LATTN__TRY(lattn_dma_store(t, a->zt + sidx + kt * p->kp, 1, &v1));
+    }
+    return LATTN_OK;
+}
+
+/* Tile plan from the profile: chunk C, partition tiles of K', value blocks of the moving limit. */
+static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile *pr, int chunk, int64_t Kf,
+                                        int64_t V, int normalize, lattn__la_plan *p) {
+    int64_t plim = pr->partitions > 0 ? pr->partitions : INT32_MAX, kp = Kf;
+    if (chunk < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk = %d", chunk);
+    p->C = chunk > 0 ? chunk : pr->default_chunk;
+    if (p->C > plim || (pr->mm_mmax > 0 && p->C > pr->mm_mmax) || (pr->transpose_max > 0 && p->C > pr->transpose_max))
+        return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk %d exceeds the %s profile's %lld partitions",
+                           p->C, pr->name, (long long)LATTN__MIN(plim, (int64_t)(pr->mm_mmax > 0 ? pr->mm_mmax : plim)));
+    if (pr->mm_kmax > 0) kp = LATTN__MIN(kp, pr->mm_kmax);
+    if (pr->transpose_max > 0) kp = LATTN__MIN(kp, pr->transpose_max);
+    kp = LATTN__MIN(kp, plim);
+    if ((Kf + kp - 1) / kp > LATTN__LA_MAX_KT || V + 1 > INT32_MAX / 2 || Kf > INT32_MAX / 2)
+        return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "lattn_la_chunk: K' = %lld needs more than %d partition tiles",
+                           (long long)Kf, LATTN__LA_MAX_KT);
+    p->kp = (int)kp; p->Kf = (int)Kf; p->nkt = (int)((Kf + kp - 1) / kp);
+    p->Vn = (int)V + (normalize ? 1 : 0);
+    p->vb = p->Vn;
+    if (pr->mm_nmax > 0) p->vb = LATTN__MIN(p->vb, pr->mm_nmax);
+    if (pr->psum_bank_bytes > 0) p->vb = LATTN__MIN(p->vb, (int)(pr->psum_bank_bytes / sizeof(float)));
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, int chunk) {
+    lattn__la_dims dm;
+    lattn__la_in in;
+    lattn__la_plan plan;
+    lattn_tiler *tl[256];
+    lattn__la_tiles *tiles = NULL;
+    size_t host;
+    int nthr, i;
+    int64_t w;
+    lattn_status st = LATTN_OK;
+    const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
+    LATTN__TRY(lattn__la_check(ctx, "lattn_la_chunk", a, &dm));
+    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->normalize, &plan));
+    lattn__la_tiles_alloc(NULL, &plan, NULL, &host);
+    nthr = (int)LATTN__MIN((int64_t)LATTN__MIN(lattn__threads(ctx), 256), LATTN__MAX(dm.n * a->H, 1));
+    memset(tl, 0, sizeof tl);
+    LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_chunk"));
+    tiles = (lattn__la_tiles *)lattn__alloc(ctx, sizeof(lattn__la_tiles) * (size_t)nthr);
+    if (!tiles) st = lattn__fail(ctx, LATTN_E_NOMEM, "lattn_la_chunk: out of memory");
+    for (i = 0; i < nthr && st == LATTN_OK; i++) {
+        const char *msg;
+        if ((st = lattn_tiler_create(ctx, pr, host, &tl[i])) != LATTN_OK) break;
+        if ((st = lattn__la_tiles_alloc(tl[i], &plan, &tiles[i], NULL)) != LATTN_OK) {
+            lattn_tiler_error(tl[i], &msg);
+            st = lattn__fail(ctx, st, "lattn_la_chunk: on profile %s: %s", pr->name, msg);
+        }
+    }
+    if (st == LATTN_OK) {
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        for (w = 0; w < dm.n * a->H; w++) {
+            int id = lattn__thread_id();
+            int64_t sq = w / a->H, h = w % a->H, tok0, len;
+            lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+            if (tl[id]->err == LATTN_OK)
+                lattn__la_chunk_head(tl[id], &tiles[id], &plan, a, &in, dm.s, tok0, len, (sq * a->H + h) * dm.Kf, h);
+        }
+        for (i = 0; i < nthr; i++) {
+            const char *msg;
+            lattn_status e = lattn_tiler_error(tl[i], &msg);
+            if (e != LATTN_OK && st == LATTN_OK) st = lattn__fail(ctx, e, "lattn_la_chunk: on profile %s: %s", pr->name, msg);
+            lattn__stats_merge(&ctx->stats, &tl[i]->st);
+        }
+    }
+    for (i = 0; i < nthr; i++) lattn_tiler_destroy(ctx, tl[i]);
+    lattn__free(ctx, tiles);
+    lattn__free(ctx, in.buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+
+/* ================================================================================================ */
+/* >>history                                                                                        */
+/* ================================================================================================ */
+/* 0.1.0  2026-11-29  first release: foundations (status, context, PRNG, SIMD layer, SGEMM, tiler),
+                      ShortConv, TCN stack and demo model, linear attention in four forms. */
+
+#endif /* LATTN_IMPLEMENTATION */
+
+/* ================================================================================================ */
+/* >>license                                                                                        */
+/* ================================================================================================ */
+/*
+MIT License
+
+Copyright (c) 2026 the lattn authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy of this software and
+associated documentation files (the "Software"), to deal in the Software without restriction,
+including without limitation the rights to use, copy, modify, merge, publish, distribute,
+sublicense, and/or sell copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all copies or substantial
+portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT
+NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND
+NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES
+OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN
+CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+*/
