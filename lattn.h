@@ -199,7 +199,7 @@ typedef struct lattn_dev_profile {
     size_t acc_bytes;                   /* gpu register budget for accumulators; 0 = unlimited */
     int    mm_kmax, mm_mmax, mm_nmax;   /* TensorE limits 128 / 128 / 512; 0 = unlimited */
     int    transpose_max;               /* 128; 0 = transposes are free (a load layout, gpu) */
-    int    default_chunk;               /* 128 neuron, 64 gpu and cpu */
+    int    default_chunk;               /* 128 neuron, 64 gpu, 32 cpu (fastest measured) */
 } lattn_dev_profile;
 
 LATTN_API const lattn_dev_profile *lattn_profile_cpu(void);
@@ -530,7 +530,7 @@ LATTN_API lattn_status lattn_la_ref     (lattn_ctx *ctx, const lattn_la_args *a)
 LATTN_API lattn_status lattn_la_ref64   (lattn_ctx *ctx, const lattn_la_args *a, double *o64,
                                          double *ht64, double *zt64);
 LATTN_API lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a);
-/* chunk = 0: the profile's default chunk (cpu 64, trn 128, gpu 64). */
+/* chunk = 0: the profile's default chunk (cpu 32, trn 128, gpu 64). */
 LATTN_API lattn_status lattn_la_chunk   (lattn_ctx *ctx, const lattn_la_args *a, int chunk);
 /* T == 1; h0/z0 -> ht/zt (required); ht may equal h0 and zt may equal z0. */
 LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a);
@@ -594,6 +594,11 @@ LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a)
 #  define LATTN__UNUSED
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+#  define LATTN__PREFETCH(p) __builtin_prefetch(p)
+#else
+#  define LATTN__PREFETCH(p) ((void)(p))
+#endif
 #define LATTN__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define LATTN__MAX(a, b) ((a) > (b) ? (a) : (b))
 
@@ -1017,6 +1022,13 @@ LATTN__INLINE void lattn__vstore_n(float *y, lattn__vf v, size_t n) {
     memcpy(y, t, n * sizeof(float));
 }
 
+/* Copy n floats with vector moves (short rows: cheaper than a libc call). */
+LATTN__INLINE void lattn__copy_row(float *dst, const float *src, size_t n) {
+    size_t i = 0;
+    for (; i + LATTN__VW <= n; i += LATTN__VW) lattn__vstore(dst + i, lattn__vload(src + i));
+    for (; i < n; i++) dst[i] = src[i];
+}
+
 LATTN__DEF float lattn_vec_dot(size_t n, const float *x, const float *y) {
     lattn__vf a0 = lattn__vzero(), a1 = lattn__vzero(), a2 = lattn__vzero(), a3 = lattn__vzero();
     size_t i = 0;
@@ -1105,8 +1117,15 @@ static void lattn__pack_b(int transb, const float *B, int64_t ldb, int64_t k0, i
     for (p = 0; p < nc; p += LATTN__NR) {
         int64_t w = LATTN__MIN(LATTN__NR, nc - p);
         for (k = 0; k < kc; k++, bp += LATTN__NR) {
-            if (!transb) {
-                memcpy(bp, B + (k0 + k) * ldb + j0 + p, (size_t)w * sizeof(float));
+            if (!transb && w == LATTN__NR) {
+                const float *src = B + (k0 + k) * ldb + j0 + p;
+                lattn__vstore(bp, lattn__vload(src));
+#if LATTN__NRV == 2
+                lattn__vstore(bp + LATTN__VW, lattn__vload(src + LATTN__VW));
+#endif
+                continue;
+            } else if (!transb) {
+                for (j = 0; j < w; j++) bp[j] = B[(k0 + k) * ldb + j0 + p + j];
             } else {
                 const float *src = B + (j0 + p) * ldb + k0 + k;
                 for (j = 0; j < w; j++) bp[j] = src[j * ldb];
@@ -1146,6 +1165,23 @@ static void lattn__ukernel(int64_t kc, const float *A, int64_t rs, int64_t cs, c
         LATTN__UK_ROW(4) LATTN__UK_ROW(5) LATTN__UK_ROW(6) LATTN__UK_ROW(7)
 #undef LATTN__UK_ROW
     }
+    if (m == LATTN__MR && n == LATTN__NR && !(lower && j0 + LATTN__NR - 1 > i0)) {
+        /* full block: accumulators go straight to C */
+#if LATTN__NRV == 2
+#  define LATTN__UK_ST(r) { float *cr = C + r * ldc;                                              \
+            if (acc) { c##r##0 = lattn__vadd(lattn__vload(cr), c##r##0);                          \
+                       c##r##1 = lattn__vadd(lattn__vload(cr + LATTN__VW), c##r##1); }            \
+            lattn__vstore(cr, c##r##0); lattn__vstore(cr + LATTN__VW, c##r##1); }
+#else
+#  define LATTN__UK_ST(r) { float *cr = C + r * ldc;                                              \
+            if (acc) c##r##0 = lattn__vadd(lattn__vload(cr), c##r##0);                            \
+            lattn__vstore(cr, c##r##0); }
+#endif
+        LATTN__UK_ST(0) LATTN__UK_ST(1) LATTN__UK_ST(2) LATTN__UK_ST(3)
+        LATTN__UK_ST(4) LATTN__UK_ST(5) LATTN__UK_ST(6) LATTN__UK_ST(7)
+#undef LATTN__UK_ST
+        return;
+    }
 #if LATTN__NRV == 2
 #  define LATTN__UK_OUT(r) lattn__vstore(tmp + r * LATTN__NR, c##r##0); \
                            lattn__vstore(tmp + r * LATTN__NR + LATTN__VW, c##r##1);
@@ -1155,16 +1191,6 @@ static void lattn__ukernel(int64_t kc, const float *A, int64_t rs, int64_t cs, c
     LATTN__UK_OUT(0) LATTN__UK_OUT(1) LATTN__UK_OUT(2) LATTN__UK_OUT(3)
     LATTN__UK_OUT(4) LATTN__UK_OUT(5) LATTN__UK_OUT(6) LATTN__UK_OUT(7)
 #undef LATTN__UK_OUT
-    if (m == LATTN__MR && n == LATTN__NR && !(lower && j0 + LATTN__NR - 1 > i0)) {
-        for (i = 0; i < LATTN__MR; i++) {
-            float *c = C + i * ldc;
-            const float *t = tmp + i * LATTN__NR;
-            for (j = 0; j < LATTN__NR; j += LATTN__VW)
-                lattn__vstore(c + j, acc ? lattn__vadd(lattn__vload(c + j), lattn__vload(t + j))
-                                         : lattn__vload(t + j));
-        }
-        return;
-    }
     for (i = 0; i < m; i++) {
         int jn = n;
         if (lower) jn = (int)LATTN__MIN((int64_t)n, i0 + i - j0 + 1);
@@ -1244,7 +1270,7 @@ LATTN__DEF lattn_status lattn_sgemm(lattn_ctx *ctx, int flags, int64_t M, int64_
    partition, reserved, PSUM banks, bank bytes, accumulator bytes, kmax, mmax, nmax, transpose max,
    default chunk. */
 static const lattn_dev_profile lattn__profiles[] = {
-    { "cpu",  LATTN_DEV_CPU,    128, 0,      0, 0, 2048, 0,      128, 128, 512, 128, 64 },
+    { "cpu",  LATTN_DEV_CPU,    128, 0,      0, 0, 2048, 0,      128, 128, 512, 128, 32 },
     { "trn1", LATTN_DEV_NEURON, 128, 196608, 0, 8, 2048, 0,      128, 128, 512, 128, 128 },
     { "trn2", LATTN_DEV_NEURON, 128, 229376, 0, 8, 2048, 0,      128, 128, 512, 128, 128 },
     { "trn3", LATTN_DEV_NEURON, 128, 262144, 0, 8, 2048, 0,      128, 128, 512, 128, 128 },
@@ -1506,7 +1532,7 @@ LATTN__DEF lattn_status lattn_dma_load(lattn_tiler *t, lattn_tile *dst, const fl
     LATTN__TRY(lattn__operand(t, dst, LATTN_SPACE_SBUF, "dma_load"));
     if (!hbm) return lattn__tfail(t, LATTN_E_NULL, "dma_load: NULL source");
     for (p = 0; p < dst->np; p++)
-        memcpy(dst->data + (size_t)p * dst->ld, hbm + p * row_stride, (size_t)dst->nf * sizeof(float));
+        lattn__copy_row(dst->data + (size_t)p * dst->ld, hbm + p * row_stride, (size_t)dst->nf);
     t->st.dma_in_bytes += (uint64_t)dst->np * dst->nf * sizeof(float);
     t->st.dma_buffers += (uint64_t)dst->np;
     t->st.instructions++;
@@ -1518,7 +1544,7 @@ LATTN__DEF lattn_status lattn_dma_store(lattn_tiler *t, float *hbm, int64_t row_
     LATTN__TRY(lattn__operand(t, src, LATTN_SPACE_SBUF, "dma_store"));
     if (!hbm) return lattn__tfail(t, LATTN_E_NULL, "dma_store: NULL destination");
     for (p = 0; p < src->np; p++)
-        memcpy(hbm + p * row_stride, src->data + (size_t)p * src->ld, (size_t)src->nf * sizeof(float));
+        lattn__copy_row(hbm + p * row_stride, src->data + (size_t)p * src->ld, (size_t)src->nf);
     t->st.dma_out_bytes += (uint64_t)src->np * src->nf * sizeof(float);
     t->st.dma_buffers += (uint64_t)src->np;
     t->st.instructions++;
@@ -1565,8 +1591,21 @@ LATTN__DEF lattn_status lattn_transpose(lattn_tiler *t, lattn_tile *psum, const 
     if (psum->np != src->nf || psum->nf != src->np)
         return lattn__tfail(t, LATTN_E_TILE_SHAPE, "transpose: result [%d x %d] for source [%d x %d]",
                             psum->np, psum->nf, src->np, src->nf);
-    for (p = 0; p < src->np; p++)
-        for (f = 0; f < src->nf; f++) psum->data[(size_t)f * psum->ld + p] = src->data[(size_t)p * src->ld + f];
+    for (p = 0; p < src->np; p += 8)                 /* 8 x 8 blocks keep both sides in cache lines */
+        for (f = 0; f < src->nf; f += 8) {
+            int pe = LATTN__MIN(p + 8, src->np), fe = LATTN__MIN(f + 8, src->nf), i, j;
+            const float *s0 = src->data + (size_t)p * src->ld + f;
+            float *d0 = psum->data + (size_t)f * psum->ld + p;
+            if (pe - p == 8 && fe - f == 8) {        /* full block: fixed trip counts unroll */
+                float blk[64];
+                for (i = 0; i < 8; i++)
+                    for (j = 0; j < 8; j++) blk[j * 8 + i] = s0[(size_t)i * src->ld + j];
+                for (j = 0; j < 8; j++) memcpy(d0 + (size_t)j * psum->ld, blk + j * 8, 8 * sizeof(float));
+                continue;
+            }
+            for (j = f; j < fe; j++)
+                for (i = p; i < pe; i++) psum->data[(size_t)j * psum->ld + i] = src->data[(size_t)i * src->ld + j];
+        }
     if (tm > 0) {                        /* a gpu transposes for free, as a load layout */
         t->st.transposes++;
         t->st.transpose_macs += (uint64_t)src->np * src->nf * src->np;
@@ -1581,8 +1620,8 @@ LATTN__DEF lattn_status lattn_tile_copy(lattn_tiler *t, lattn_tile *dst, const l
     LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "copy"));
     LATTN__TRY(lattn__operand(t, src, LATTN__SP_ANY, "copy"));
     LATTN__TRY(lattn__same(t, dst, src, "copy"));
-    for (p = 0; p < dst->np; p++)
-        memmove(dst->data + (size_t)p * dst->ld, src->data + (size_t)p * src->ld, (size_t)dst->nf * sizeof(float));
+    for (p = 0; p < dst->np && dst->data != src->data; p++)
+        lattn__copy_row(dst->data + (size_t)p * dst->ld, src->data + (size_t)p * src->ld, (size_t)dst->nf);
     lattn__count_vec(t, dst, &t->st.vec_ops);
     return LATTN_OK;
 }
@@ -1743,7 +1782,9 @@ LATTN__DEF lattn_status lattn_tile_select_tri(lattn_tiler *t, lattn_tile *dst, c
     for (p = 0; p < dst->np; p++) {
         const float *x = src->data + (size_t)p * src->ld;
         float *y = dst->data + (size_t)p * dst->ld;
-        for (f = 0; f < dst->nf; f++) y[f] = (f - p >= shift) ? x[f] : fill;
+        int keep = LATTN__MAX(0, LATTN__MIN(dst->nf, p + shift));   /* first kept column */
+        for (f = 0; f < keep; f++) y[f] = fill;
+        if (y != x) memmove(y + keep, x + keep, (size_t)(dst->nf - keep) * sizeof(float));
     }
     lattn__count_vec(t, dst, &t->st.gpsimd_ops);
     return LATTN_OK;
@@ -2024,9 +2065,10 @@ LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
     return lattn__ok(ctx);
 }
 
-/* Fast: tap j of layer l is one GEMM, C[s:T] += X[0:T-s] · W_jᵀ with s = (k-1-j)·2^l and W_j the
-   [d_out][d_in] slice packed contiguously. Threads take fixed blocks of 64 output rows. */
-#define LATTN__TCN_BLOCK 64
+/* Fast: tap j of layer l is one GEMM, C[s:T] += X[0:T-s] · W_j with s = (k-1-j)·2^l and W_j the
+   [d_in][d_out] slice stored contiguously. Threads take fixed blocks of 256 output rows (the split
+   depends on the shape only). */
+#define LATTN__TCN_BLOCK 256
 LATTN__DEF lattn_status lattn_tcn_fast(lattn_ctx *ctx, const lattn_tcn_args *a) {
     int64_t d, k, T, l, nb, w;
     float *buf, *wp, *act, *cbuf, *gws;
@@ -2054,7 +2096,7 @@ LATTN__DEF lattn_status lattn_tcn_fast(lattn_ctx *ctx, const lattn_tcn_args *a) 
         int64_t dil = (int64_t)1 << l, o, i, j;
         for (j = 0; j < k; j++)
             for (o = 0; o < d; o++)
-                for (i = 0; i < d; i++) wp[(j * d + o) * d + i] = L->w[(o * d + i) * k + j];
+                for (i = 0; i < d; i++) wp[(j * d + i) * d + o] = L->w[(o * d + i) * k + j];
         LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
         for (w = 0; w < a->B * nb; w++) {
             int64_t bb = w / nb, r0 = (w % nb) * LATTN__TCN_BLOCK, r1 = LATTN__MIN(T, r0 + LATTN__TCN_BLOCK), r, jj;
@@ -2064,7 +2106,7 @@ LATTN__DEF lattn_status lattn_tcn_fast(lattn_ctx *ctx, const lattn_tcn_args *a) 
             for (jj = 0; jj < k; jj++) {
                 int64_t s = (k - 1 - jj) * dil, lo = LATTN__MAX(r0, s);   /* rows r >= s read X[r - s] */
                 if (lo < r1)
-                    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_ACCUMULATE, r1 - lo, d, d, X + (lo - s) * d, d,
+                    lattn__sgemm(LATTN_GEMM_ACCUMULATE, r1 - lo, d, d, X + (lo - s) * d, d,
                                  wp + jj * d * d, d, C + lo * d, d, ws);
             }
             for (r = r0; r < r1; r++) lattn__tcn_post(d, C + r * d, L->ln_w, L->ln_b, X + r * d);
@@ -2468,7 +2510,10 @@ typedef struct lattn__la_tiles {
     lattn_tile qr, kr, vr, pt, ob, dcol, tp, at, op, ds;
     lattn_tile qc[LATTN__LA_MAX_KT], kc[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
 } lattn__la_tiles;
-typedef struct lattn__la_plan { int C, kp, nkt, vb, Vn, Kf; } lattn__la_plan;
+/* C chunk; kp partitions per K' tile, nkt tiles; vw value columns per work item (all of V, or 64
+   on a gpu where each block owns a slice of V as fla's kernels do), Vn = vw + 1 when normalising
+   (the ones column), vb the moving-size block of a matmul; hb heads per work item. */
+typedef struct lattn__la_plan { int C, kp, nkt, vb, Vn, vw, Kf, hb; } lattn__la_plan;
 
 static int lattn__kw(const lattn__la_plan *p, int kt) { return LATTN__MIN(p->kp, p->Kf - kt * p->kp); }
 
@@ -2483,7 +2528,7 @@ static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *
     for (kt = 0; kt < p->nkt; kt++) {
         LATTN__PLAN(&x->qc[kt], 0, lattn__kw(p, kt), p->C);
         LATTN__PLAN(&x->kc[kt], 0, lattn__kw(p, kt), p->C);
-        LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), p->Vn);
+        LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), p->Vn * p->hb);    /* one state per head of the block */
     }
     LATTN__PLAN(&x->tp, 1, p->kp, p->C);  LATTN__PLAN(&x->at, 1, p->C, p->C);
     LATTN__PLAN(&x->op, 1, p->C, p->vb);  LATTN__PLAN(&x->ds, 1, p->kp, p->vb);
@@ -2500,93 +2545,110 @@ static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *
     return LATTN_OK;
 }
 
-/* One (sequence, head): the whole chunk loop on one tiler. */
-static lattn_status lattn__la_chunk_head(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
-                                         const lattn_la_args *a, const lattn__la_in *in, float s,
-                                         int64_t tok0, int64_t len, int64_t sidx, int64_t h) {
-    const int64_t H = a->H, V = a->V, ldq = H * p->Kf;
-    int kt, c0;
+/* One (sequence, block of hb heads) on one tiler: chunks outer, heads inner, so the rows the DMA
+   reads for consecutive heads are neighbours in memory. Head j's state is columns [j·Vn, (j+1)·Vn)
+   of the state tiles. */
+static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
+                                          const lattn_la_args *a, const lattn__la_in *in, float s,
+                                          int64_t tok0, int64_t len, int64_t sq, int64_t h0, int nh,
+                                          int64_t v0, int vw) {
+    const int64_t H = a->H, VS = a->V, ldq = H * p->Kf;
+    const int V = vw, Vn = vw + (a->normalize ? 1 : 0);   /* value columns [v0, v0 + vw) */
+    int kt, c0, j;
     lattn_tile v1, v2, v3;
-    for (kt = 0; kt < p->nkt; kt++) {    /* initial state (and key sum in the extra column) */
-        int kw = lattn__kw(p, kt);
-        v1 = lattn_tile_view(&x->s[kt], 0, kw, 0, (int)V);
-        LATTN__TRY(a->h0 ? lattn_dma_load(t, &v1, a->h0 + (sidx + kt * p->kp) * V, V) : lattn_tile_memset(t, &v1, 0.0f));
-        if (a->normalize) {
-            v1 = lattn_tile_view(&x->s[kt], 0, kw, (int)V, 1);
-            LATTN__TRY(a->z0 ? lattn_dma_load(t, &v1, a->z0 + sidx + kt * p->kp, 1) : lattn_tile_memset(t, &v1, 0.0f));
-        }
-    }
-    if (a->normalize) { v1 = lattn_tile_view(&x->vr, 0, p->C, (int)V, 1); LATTN__TRY(lattn_tile_memset(t, &v1, 1.0f)); }
-    for (c0 = 0; c0 < len; c0 += p->C) {
-        int L = (int)LATTN__MIN((int64_t)p->C, len - c0), vb0;
-        int64_t tok = tok0 + c0;
-        lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), pt = lattn_tile_view(&x->pt, 0, L, 0, L);
-        v1 = lattn_tile_view(&x->qr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->q + tok * ldq + h * p->Kf, ldq));
-        v1 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->k + tok * ldq + h * p->Kf, ldq));
-        v1 = lattn_tile_view(&x->vr, 0, L, 0, (int)V); LATTN__TRY(lattn_dma_load(t, &v1, a->v + (tok * H + h) * V, H * V));
+    for (j = 0; j < nh; j++)             /* initial states (and key sums in the extra column) */
         for (kt = 0; kt < p->nkt; kt++) {
             int kw = lattn__kw(p, kt);
-            lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L);
-            v1 = lattn_tile_view(&x->qr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->qc[kt], 0, kw, 0, L);
-            LATTN__TRY(lattn_transpose(t, &tp, &v1));
-            LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, s, 0.0f));      /* Qc = s·Qᵀ */
-            v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->kc[kt], 0, kw, 0, L);
-            LATTN__TRY(lattn_transpose(t, &tp, &v1));
-            LATTN__TRY(lattn_tile_copy(t, &v2, &tp));
+            int64_t sidx = (sq * H + h0 + j) * p->Kf + kt * p->kp;
+            v1 = lattn_tile_view(&x->s[kt], 0, kw, j * p->Vn, V);
+            LATTN__TRY(a->h0 ? lattn_dma_load(t, &v1, a->h0 + sidx * VS + v0, VS) : lattn_tile_memset(t, &v1, 0.0f));
+            if (a->normalize) {
+                v1 = lattn_tile_view(&x->s[kt], 0, kw, j * p->Vn + V, 1);
+                LATTN__TRY(a->z0 ? lattn_dma_load(t, &v1, a->z0 + sidx, 1) : lattn_tile_memset(t, &v1, 0.0f));
+            }
         }
-        for (kt = 0; kt < p->nkt; kt++) {
-            v1 = lattn_tile_view(&x->kc[kt], 0, lattn__kw(p, kt), 0, L);
-            v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), 0, L);
-            LATTN__TRY(lattn_matmul(t, &at, &v1, &v2, kt > 0));                         /* Aᵀ = K Qᵀ s */
-        }
-        LATTN__TRY(lattn_tile_select_tri(t, &pt, &at, 0, 0.0f));                        /* keep r >= c */
-        for (vb0 = 0; vb0 < p->Vn; vb0 += p->vb) {
-            int w = LATTN__MIN(p->vb, p->Vn - vb0);
-            lattn_tile op = lattn_tile_view(&x->op, 0, L, 0, w);
-            v1 = lattn_tile_view(&x->vr, 0, L, vb0, w);
-            LATTN__TRY(lattn_matmul(t, &op, &pt, &v1, 0));                               /* intra */
+    if (a->normalize) { v1 = lattn_tile_view(&x->vr, 0, p->C, V, 1); LATTN__TRY(lattn_tile_memset(t, &v1, 1.0f)); }
+    for (c0 = 0; c0 < len; c0 += p->C)
+        for (j = 0; j < nh; j++) {
+            int L = (int)LATTN__MIN((int64_t)p->C, len - c0), vb0, so = j * p->Vn;
+            int64_t tok = tok0 + c0, h = h0 + j;
+            lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), pt = lattn_tile_view(&x->pt, 0, L, 0, L);
+            if (c0 + p->C < len) {          /* host-side hint: fetch the next chunk's rows early */
+                int64_t nt = tok + p->C, r, nl = LATTN__MIN((int64_t)p->C, len - c0 - p->C);
+                for (r = 0; r < nl; r++) {
+                    LATTN__PREFETCH(in->q + (nt + r) * ldq + h * p->Kf);
+                    LATTN__PREFETCH(in->k + (nt + r) * ldq + h * p->Kf);
+                    LATTN__PREFETCH(a->v + ((nt + r) * H + h) * VS + v0);
+                }
+            }
+            v1 = lattn_tile_view(&x->qr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->q + tok * ldq + h * p->Kf, ldq));
+            v1 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->k + tok * ldq + h * p->Kf, ldq));
+            v1 = lattn_tile_view(&x->vr, 0, L, 0, V); LATTN__TRY(lattn_dma_load(t, &v1, a->v + (tok * H + h) * VS + v0, H * VS));
             for (kt = 0; kt < p->nkt; kt++) {
+                int kw = lattn__kw(p, kt);
+                lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L);
+                v1 = lattn_tile_view(&x->qr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->qc[kt], 0, kw, 0, L);
+                LATTN__TRY(lattn_transpose(t, &tp, &v1));
+                LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, s, 0.0f));      /* Qc = s·Qᵀ */
+                v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->kc[kt], 0, kw, 0, L);
+                LATTN__TRY(lattn_transpose(t, &tp, &v1));
+                LATTN__TRY(lattn_tile_copy(t, &v2, &tp));
+            }
+            for (kt = 0; kt < p->nkt; kt++) {
+                v1 = lattn_tile_view(&x->kc[kt], 0, lattn__kw(p, kt), 0, L);
                 v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), 0, L);
-                v3 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
-                LATTN__TRY(lattn_matmul(t, &op, &v2, &v3, 1));                           /* inter */
+                LATTN__TRY(lattn_matmul(t, &at, &v1, &v2, kt > 0));                         /* Aᵀ = K Qᵀ s */
             }
-            v1 = lattn_tile_view(&x->ob, 0, L, vb0, w);
-            LATTN__TRY(lattn_tile_copy(t, &v1, &op));
-        }
-        if (a->normalize) {              /* O[:, :V] / (O[:, V] + eps) */
-            lattn_tile dc = lattn_tile_view(&x->dcol, 0, L, 0, 1);
-            v1 = lattn_tile_view(&x->ob, 0, L, (int)V, 1);
-            LATTN__TRY(lattn_tile_act(t, &dc, &v1, LATTN_ACT_IDENTITY, 1.0f, a->eps));
-            v1 = lattn_tile_view(&x->ob, 0, L, 0, (int)V);
-            LATTN__TRY(lattn_tile_ts(t, &v1, &v1, &dc, 0.0f, LATTN_TOP_DIV));
-        }
-        v1 = lattn_tile_view(&x->ob, 0, L, 0, (int)V);
-        LATTN__TRY(lattn_dma_store(t, a->o + (tok * H + h) * V, H * V, &v1));
-        for (kt = 0; kt < p->nkt; kt++)
-            for (vb0 = 0; vb0 < p->Vn; vb0 += p->vb) {
-                int w = LATTN__MIN(p->vb, p->Vn - vb0), kw = lattn__kw(p, kt);
-                lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
-                v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw);
-                v2 = lattn_tile_view(&x->vr, 0, L, vb0, w);
-                v3 = lattn_tile_view(&x->s[kt], 0, kw, vb0, w);
-                LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, 0));                           /* ΔS = Kᵀ V */
-                LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));              /* S += ΔS */
+            LATTN__TRY(lattn_tile_select_tri(t, &pt, &at, 0, 0.0f));                        /* keep r >= c */
+            for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
+                int w = LATTN__MIN(p->vb, Vn - vb0);
+                lattn_tile op = lattn_tile_view(&x->op, 0, L, 0, w);
+                v1 = lattn_tile_view(&x->vr, 0, L, vb0, w);
+                LATTN__TRY(lattn_matmul(t, &op, &pt, &v1, 0));                               /* intra */
+                for (kt = 0; kt < p->nkt; kt++) {
+                    v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), 0, L);
+                    v3 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so + vb0, w);
+                    LATTN__TRY(lattn_matmul(t, &op, &v2, &v3, 1));                           /* inter */
+                }
+                v1 = lattn_tile_view(&x->ob, 0, L, vb0, w);
+                LATTN__TRY(lattn_tile_copy(t, &v1, &op));
             }
-        lattn_tiler_mark_step(t);
-    }
-    for (kt = 0; kt < p->nkt; kt++) {
-        int kw = lattn__kw(p, kt);
-        v1 = lattn_tile_view(&x->s[kt], 0, kw, 0, (int)V);
-        if (a->ht) LATTN__TRY(lattn_dma_store(t, a->ht + (sidx + kt * p->kp) * V, V, &v1));
-        v1 = lattn_tile_view(&x->s[kt], 0, kw, (int)V, 1);
-        if (a->zt && a->normalize) LATTN__TRY(lattn_dma_store(t, a->zt + sidx + kt * p->kp, 1, &v1));
-    }
+            if (a->normalize) {          /* O[:, :V] / (O[:, V] + eps) */
+                lattn_tile dc = lattn_tile_view(&x->dcol, 0, L, 0, 1);
+                v1 = lattn_tile_view(&x->ob, 0, L, V, 1);
+                LATTN__TRY(lattn_tile_act(t, &dc, &v1, LATTN_ACT_IDENTITY, 1.0f, a->eps));
+                v1 = lattn_tile_view(&x->ob, 0, L, 0, V);
+                LATTN__TRY(lattn_tile_ts(t, &v1, &v1, &dc, 0.0f, LATTN_TOP_DIV));
+            }
+            v1 = lattn_tile_view(&x->ob, 0, L, 0, V);
+            LATTN__TRY(lattn_dma_store(t, a->o + (tok * H + h) * VS + v0, H * VS, &v1));
+            for (kt = 0; kt < p->nkt; kt++)
+                for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
+                    int w = LATTN__MIN(p->vb, Vn - vb0), kw = lattn__kw(p, kt);
+                    lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
+                    v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw);
+                    v2 = lattn_tile_view(&x->vr, 0, L, vb0, w);
+                    v3 = lattn_tile_view(&x->s[kt], 0, kw, so + vb0, w);
+                    LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, 0));                           /* ΔS = Kᵀ V */
+                    LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));              /* S += ΔS */
+                }
+            lattn_tiler_mark_step(t);
+        }
+    for (j = 0; j < nh; j++)
+        for (kt = 0; kt < p->nkt; kt++) {
+            int kw = lattn__kw(p, kt);
+            int64_t sidx = (sq * H + h0 + j) * p->Kf + kt * p->kp;
+            v1 = lattn_tile_view(&x->s[kt], 0, kw, j * p->Vn, V);
+            if (a->ht) LATTN__TRY(lattn_dma_store(t, a->ht + sidx * VS + v0, VS, &v1));
+            v1 = lattn_tile_view(&x->s[kt], 0, kw, j * p->Vn + V, 1);
+            if (a->zt && a->normalize && v0 == 0) LATTN__TRY(lattn_dma_store(t, a->zt + sidx, 1, &v1));
+        }
     return LATTN_OK;
 }
 
 /* Tile plan from the profile: chunk C, partition tiles of K', value blocks of the moving limit. */
 static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile *pr, int chunk, int64_t Kf,
-                                        int64_t V, int normalize, lattn__la_plan *p) {
+                                        int64_t V, int64_t H, int normalize, lattn__la_plan *p) {
     int64_t plim = pr->partitions > 0 ? pr->partitions : INT32_MAX, kp = Kf;
     if (chunk < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk = %d", chunk);
     p->C = chunk > 0 ? chunk : pr->default_chunk;
@@ -2600,10 +2662,14 @@ static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile 
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "lattn_la_chunk: K' = %lld needs more than %d partition tiles",
                            (long long)Kf, LATTN__LA_MAX_KT);
     p->kp = (int)kp; p->Kf = (int)Kf; p->nkt = (int)((Kf + kp - 1) / kp);
-    p->Vn = (int)V + (normalize ? 1 : 0);
+    p->vw = pr->kind == LATTN_DEV_GPU ? (int)LATTN__MIN(V, 64) : (int)V;
+    p->Vn = p->vw + (normalize ? 1 : 0);
     p->vb = p->Vn;
     if (pr->mm_nmax > 0) p->vb = LATTN__MIN(p->vb, pr->mm_nmax);
     if (pr->psum_bank_bytes > 0) p->vb = LATTN__MIN(p->vb, (int)(pr->psum_bank_bytes / sizeof(float)));
+    /* heads per work item: a gpu runs one head per block (CTA); elsewhere up to 2 heads share a tiler
+       (fixed by the shape, never by the thread count) */
+    p->hb = pr->kind == LATTN_DEV_GPU ? 1 : (int)LATTN__MIN(H, 2);
     return LATTN_OK;
 }
 
@@ -2615,13 +2681,16 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
     lattn__la_tiles *tiles = NULL;
     size_t host;
     int nthr, i;
-    int64_t w;
+    int64_t w, nblk, nvb;
     lattn_status st = LATTN_OK;
     const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_chunk", a, &dm));
-    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->normalize, &plan));
+    memset(&plan, 0, sizeof plan);
+    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->H, a->normalize, &plan));
     lattn__la_tiles_alloc(NULL, &plan, NULL, &host);
-    nthr = (int)LATTN__MIN((int64_t)LATTN__MIN(lattn__threads(ctx), 256), LATTN__MAX(dm.n * a->H, 1));
+    nblk = (a->H + plan.hb - 1) / plan.hb;
+    nvb = (a->V + plan.vw - 1) / plan.vw;
+    nthr = (int)LATTN__MIN((int64_t)LATTN__MIN(lattn__threads(ctx), 256), LATTN__MAX(dm.n * nblk * nvb, 1));
     memset(tl, 0, sizeof tl);
     LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_chunk"));
     tiles = (lattn__la_tiles *)lattn__alloc(ctx, sizeof(lattn__la_tiles) * (size_t)nthr);
@@ -2636,12 +2705,14 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
     }
     if (st == LATTN_OK) {
         LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-        for (w = 0; w < dm.n * a->H; w++) {
+        for (w = 0; w < dm.n * nblk * nvb; w++) {
             int id = lattn__thread_id();
-            int64_t sq = w / a->H, h = w % a->H, tok0, len;
+            int64_t sq = w / (nblk * nvb), h0 = (w / nvb % nblk) * plan.hb, v0 = (w % nvb) * plan.vw, tok0, len;
             lattn__seq(a->offsets, a->T, sq, &tok0, &len);
             if (tl[id]->err == LATTN_OK)
-                lattn__la_chunk_head(tl[id], &tiles[id], &plan, a, &in, dm.s, tok0, len, (sq * a->H + h) * dm.Kf, h);
+                lattn__la_chunk_block(tl[id], &tiles[id], &plan, a, &in, dm.s, tok0, len, sq, h0,
+                                      (int)LATTN__MIN((int64_t)plan.hb, a->H - h0), v0,
+                                      (int)LATTN__MIN((int64_t)plan.vw, a->V - v0));
         }
         for (i = 0; i < nthr; i++) {
             const char *msg;

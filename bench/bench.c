@@ -1,0 +1,309 @@
+/* lattn benchmarks: `make bench` prints a table and writes bench/last_run.jsonl (one JSON object per
+   row: name, shape, threads, ms, tokens_per_s, gflops, gbps, baseline, speedup, pct_peak).
+   Every time is the median of >= 5 runs after a warm-up; a measured form and its baseline run in
+   the same process, interleaved, so that the ratio survives a noisy shared machine.
+   Usage: bench [--quick] [filter]   (filter: run rows whose name contains it) */
+#define _POSIX_C_SOURCE 199309L
+#define LATTN_IMPLEMENTATION
+#include "../lattn.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static FILE *g_out;
+static int g_quick;
+static const char *g_filter;
+static double g_peak;                     /* GFLOP/s of one core, measured first */
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+typedef void (*bench_fn)(void *);
+/* Interleaved medians of two callables (b may be NULL): runs a, b, a, b, ... after a warm-up. */
+static void time2(bench_fn fa, void *ua, bench_fn fb, void *ub, int runs, double *ma, double *mb) {
+    double ta[64], tb[64];
+    int i;
+    fa(ua); if (fb) fb(ub);
+    for (i = 0; i < runs; i++) {
+        double t0 = now();
+        fa(ua); ta[i] = now() - t0;
+        if (fb) { t0 = now(); fb(ub); tb[i] = now() - t0; }
+    }
+    qsort(ta, (size_t)runs, sizeof(double), cmp_d); *ma = ta[runs / 2] * 1e3;
+    if (fb) { qsort(tb, (size_t)runs, sizeof(double), cmp_d); *mb = tb[runs / 2] * 1e3; }
+}
+static int wanted(const char *name) { return !g_filter || strstr(name, g_filter) != NULL; }
+
+static void row(const char *name, const char *shape, int threads, double ms, double tokens, double flops,
+                const char *baseline, double base_ms) {
+    double tps = tokens > 0 ? tokens / (ms * 1e-3) : 0, gf = flops > 0 ? flops / (ms * 1e-3) / 1e9 : 0;
+    printf("%-22s %-32s %2d %10.3f %12.0f %8.1f %6.1f%% %-18s %7.2f\n", name, shape, threads, ms, tps, gf,
+           g_peak > 0 ? 100.0 * gf / (g_peak * threads) : 0.0, baseline ? baseline : "-", baseline ? base_ms / ms : 0.0);
+    fprintf(g_out, "{\"name\":\"%s\",\"shape\":\"%s\",\"threads\":%d,\"ms\":%.4f,\"tokens_per_s\":%.1f,"
+            "\"gflops\":%.3f,\"gbps\":null,\"pct_peak\":%.2f,\"baseline\":%s%s%s,\"speedup\":%.3f}\n",
+            name, shape, threads, ms, tps, gf, g_peak > 0 ? 100.0 * gf / (g_peak * threads) : 0.0,
+            baseline ? "\"" : "", baseline ? baseline : "null", baseline ? "\"" : "", baseline ? base_ms / ms : 0.0);
+    fflush(g_out);
+}
+
+/* ---- peak: independent FMA chains on the widest vector, one core --------------------------------- */
+typedef struct { long iters; float sink; } peak_u;
+static void peak_run(void *p) {
+    peak_u *u = (peak_u *)p;
+    /* distinct starting values, or the compiler merges the chains */
+    lattn__vf a0 = lattn__vset1(1.00f), a1 = lattn__vset1(1.01f), a2 = lattn__vset1(1.02f), a3 = lattn__vset1(1.03f);
+    lattn__vf a4 = lattn__vset1(1.04f), a5 = lattn__vset1(1.05f), a6 = lattn__vset1(1.06f), a7 = lattn__vset1(1.07f);
+    lattn__vf a8 = lattn__vset1(1.08f), a9 = lattn__vset1(1.09f), a10 = lattn__vset1(1.10f), a11 = lattn__vset1(1.11f);
+    lattn__vf m = lattn__vset1(0.999999f), c = lattn__vset1(1e-7f);
+    float t[LATTN__VW];
+    long i;
+    for (i = 0; i < u->iters; i++) {
+        a0 = lattn__vfma(a0, m, c); a1 = lattn__vfma(a1, m, c); a2 = lattn__vfma(a2, m, c); a3 = lattn__vfma(a3, m, c);
+        a4 = lattn__vfma(a4, m, c); a5 = lattn__vfma(a5, m, c); a6 = lattn__vfma(a6, m, c); a7 = lattn__vfma(a7, m, c);
+        a8 = lattn__vfma(a8, m, c); a9 = lattn__vfma(a9, m, c); a10 = lattn__vfma(a10, m, c); a11 = lattn__vfma(a11, m, c);
+    }
+    a0 = lattn__vadd(lattn__vadd(lattn__vadd(a0, a1), lattn__vadd(a2, a3)), lattn__vadd(lattn__vadd(a4, a5), lattn__vadd(a6, a7)));
+    a0 = lattn__vadd(a0, lattn__vadd(lattn__vadd(a8, a9), lattn__vadd(a10, a11)));
+    lattn__vstore(t, a0);
+    u->sink += t[0];
+}
+static void bench_peak(void) {
+    peak_u u = { 20000000, 0 };
+    double ms, unused;
+    if (g_quick) u.iters /= 10;
+    time2(peak_run, &u, NULL, NULL, 7, &ms, &unused);
+    g_peak = 2.0 * 12 * LATTN__VW * (double)u.iters / (ms * 1e-3) / 1e9;
+    row("peak", "fp32 FMA, 12 chains", 1, ms, 0, 2.0 * 12 * LATTN__VW * (double)u.iters, NULL, 0);
+}
+
+/* ---- SGEMM ------------------------------------------------------------------------------------- */
+typedef struct { int n, reps; float *A, *B, *C, *ws; } gemm_u;
+static void gemm_run(void *p) {
+    gemm_u *u = (gemm_u *)p;
+    int i;
+    for (i = 0; i < u->reps; i++) lattn__sgemm(0, u->n, u->n, u->n, u->A, u->n, u->B, u->n, u->C, u->n, u->ws);
+}
+static void bench_gemm(void) {
+    static const int ns[3] = { 64, 128, 512 };
+    int i;
+    for (i = 0; i < 3; i++) {
+        gemm_u u;
+        lattn_rng r = lattn_rng_seed(1);
+        size_t n2 = (size_t)ns[i] * (size_t)ns[i];
+        char shape[64];
+        double ms, unused;
+        if (!wanted("gemm")) return;
+        u.n = ns[i]; u.reps = (int)(5e8 / (2.0 * ns[i] * ns[i] * ns[i])) + 1;
+        if (g_quick) u.reps = u.reps / 10 + 1;
+        u.A = (float *)malloc(n2 * 4); u.B = (float *)malloc(n2 * 4); u.C = (float *)malloc(n2 * 4);
+        u.ws = (float *)malloc(lattn__gemm_ws(ns[i], ns[i]) * 4);
+        lattn_rng_fill_normal(&r, u.A, n2, 0, 1); lattn_rng_fill_normal(&r, u.B, n2, 0, 1);
+        time2(gemm_run, &u, NULL, NULL, 7, &ms, &unused);
+        snprintf(shape, sizeof shape, "M=N=K=%d", ns[i]);
+        row("gemm", shape, 1, ms / u.reps, 0, 2.0 * ns[i] * ns[i] * ns[i], NULL, 0);
+        free(u.A); free(u.B); free(u.C); free(u.ws);
+    }
+}
+
+/* ---- tiler accounting overhead: the matmuls of 64 linear-attention chunks (C=64, K=V=64), through
+   the tiler on the cpu profile against bare SGEMM calls on the same buffers ------------------------ */
+typedef struct { lattn_tiler *t; lattn_tile kc, qc, pt, vr, s, at, op; float *ws; int chunks; } tover_u;
+static void tover_tiler(void *p) {
+    tover_u *u = (tover_u *)p;
+    int i;
+    for (i = 0; i < u->chunks; i++) {
+        lattn_matmul(u->t, &u->at, &u->kc, &u->qc, 0);
+        lattn_matmul(u->t, &u->op, &u->pt, &u->vr, 0);
+        lattn_matmul(u->t, &u->op, &u->qc, &u->s, 1);
+    }
+}
+static void tover_bare(void *p) {
+    tover_u *u = (tover_u *)p;
+    int i;
+    for (i = 0; i < u->chunks; i++) {
+        lattn__sgemm(LATTN_GEMM_TRANS_A, 64, 64, 64, u->kc.data, u->kc.ld, u->qc.data, u->qc.ld, u->at.data, u->at.ld, u->ws);
+        lattn__sgemm(LATTN_GEMM_TRANS_A, 64, 64, 64, u->pt.data, u->pt.ld, u->vr.data, u->vr.ld, u->op.data, u->op.ld, u->ws);
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, 64, 64, 64, u->qc.data, u->qc.ld, u->s.data, u->s.ld,
+                     u->op.data, u->op.ld, u->ws);
+    }
+}
+static void bench_tiler(void) {
+    lattn_ctx ctx;
+    tover_u u;
+    double mt, mb;
+    lattn_tile *all[7];
+    int i;
+    if (!wanted("tiler")) return;
+    lattn_ctx_init(&ctx);
+    lattn_tiler_create(&ctx, lattn_profile_cpu(), 8 * 64 * 64, &u.t);
+    all[0] = &u.kc; all[1] = &u.qc; all[2] = &u.pt; all[3] = &u.vr; all[4] = &u.s; all[5] = &u.at; all[6] = &u.op;
+    for (i = 0; i < 5; i++) lattn_sbuf_alloc(u.t, all[i], 64, 64);
+    lattn_psum_alloc(u.t, &u.at, 64, 64); lattn_psum_alloc(u.t, &u.op, 64, 64);
+    for (i = 0; i < 7; i++) { int j; for (j = 0; j < 64 * all[i]->ld; j++) all[i]->data[j] = 0.001f * (float)(j % 97); }
+    u.ws = (float *)malloc(lattn__gemm_ws(64, 64) * 4);
+    u.chunks = g_quick ? 64 : 512;
+    time2(tover_tiler, &u, tover_bare, &u, 15, &mt, &mb);
+    row("tiler_matmuls", "3 matmuls x chunks, 64^3", 1, mt / u.chunks, 0, 3 * 2.0 * 64 * 64 * 64, "bare_sgemm", mb / u.chunks);
+    lattn_tiler_destroy(&ctx, u.t);
+    free(u.ws);
+}
+
+/* ---- linear attention: _chunk against the _step loop ------------------------------------------- */
+typedef struct { lattn_ctx *ctx; lattn_la_args a; float *S; } la_u;
+static int g_chunk;
+static void la_chunk_run(void *p) { la_u *u = (la_u *)p; lattn_la_chunk(u->ctx, &u->a, g_chunk); }
+static void la_step_run(void *p) {
+    la_u *u = (la_u *)p;
+    lattn_la_args s = u->a;
+    int64_t t, HK = u->a.H * u->a.K, HV = u->a.H * u->a.V;
+    memset(u->S, 0, sizeof(float) * (size_t)(u->a.H * u->a.K * u->a.V));
+    s.T = 1; s.h0 = u->S; s.ht = u->S;
+    for (t = 0; t < u->a.T; t++) {
+        s.q = u->a.q + t * HK; s.k = u->a.k + t * HK; s.v = u->a.v + t * HV; s.o = u->a.o + t * HV;
+        lattn_la_step(u->ctx, &s);
+    }
+}
+static void bench_la(void) {
+    static const int64_t Ts[3] = { 256, 1024, 4096 };
+    int ti, th;
+    if (!wanted("linear_attn")) return;
+    for (th = 1; th <= 2; th++)
+        for (ti = 0; ti < 3; ti++) {
+            int64_t T = Ts[ti], H = 8, K = 64, V = 64;
+            lattn_ctx ctx;
+            la_u u;
+            lattn_rng r = lattn_rng_seed(3);
+            char shape[96];
+            double mc, ms;
+            if (g_quick && T > 1024) continue;
+            lattn_ctx_init(&ctx);
+            ctx.n_threads = th;
+            u.ctx = &ctx; u.a = lattn_la_args_default();
+            u.a.B = 1; u.a.T = T; u.a.H = H; u.a.K = K; u.a.V = V;
+            u.a.q = (float *)malloc(sizeof(float) * (size_t)(T * H * K)); u.a.k = (float *)malloc(sizeof(float) * (size_t)(T * H * K));
+            u.a.v = (float *)malloc(sizeof(float) * (size_t)(T * H * V)); u.a.o = (float *)malloc(sizeof(float) * (size_t)(T * H * V));
+            u.S = (float *)malloc(sizeof(float) * (size_t)(H * K * V));
+            lattn_rng_fill_normal(&r, (float *)u.a.q, (size_t)(T * H * K), 0, 1);
+            lattn_rng_fill_normal(&r, (float *)u.a.k, (size_t)(T * H * K), 0, 1);
+            lattn_rng_fill_normal(&r, (float *)u.a.v, (size_t)(T * H * V), 0, 1);
+            time2(la_chunk_run, &u, th == 1 ? la_step_run : NULL, &u, g_quick ? 5 : 9, &mc, &ms);
+            snprintf(shape, sizeof shape, "T=%lld,H=8,K=64,V=64,C=64", (long long)T);
+            if (th == 1) row("linear_attn_step", shape, 1, ms, (double)T, 4.0 * T * H * K * V, NULL, 0);
+            row("linear_attn_chunk", shape, th, mc, (double)T, 4.0 * T * H * K * V, th == 1 ? "linear_attn_step" : NULL, ms);
+            free((void *)u.a.q); free((void *)u.a.k); free((void *)u.a.v); free(u.a.o); free(u.S);
+        }
+}
+
+/* ---- ShortConv and the TCN stack --------------------------------------------------------------- */
+typedef struct { lattn_ctx *ctx; lattn_conv_args a; float *st, *xs, *ys; } conv_u;
+static void conv_fast_run(void *p) { conv_u *u = (conv_u *)p; lattn_shortconv_fast(u->ctx, &u->a); }
+static void conv_step_run(void *p) {
+    conv_u *u = (conv_u *)p;
+    lattn_conv_args s = u->a;
+    int64_t t;
+    memset(u->st, 0, sizeof(float) * (size_t)(u->a.D * u->a.W));
+    s.T = 1; s.h0 = u->st; s.ht = u->st;
+    for (t = 0; t < u->a.T; t++) { s.x = u->a.x + t * u->a.D; s.y = u->a.y + t * u->a.D; lattn_shortconv_step(u->ctx, &s); }
+}
+static void bench_conv(void) {
+    int th;
+    int64_t T = 2048, D = 1536, W = 4;
+    if (!wanted("shortconv")) return;
+    for (th = 1; th <= 2; th++) {
+        lattn_ctx ctx;
+        conv_u u;
+        lattn_rng r = lattn_rng_seed(4);
+        double mf, ms;
+        lattn_ctx_init(&ctx); ctx.n_threads = th;
+        memset(&u.a, 0, sizeof u.a);
+        u.ctx = &ctx; u.a.B = 1; u.a.T = T; u.a.D = D; u.a.W = W;
+        u.a.x = (float *)malloc(sizeof(float) * (size_t)(T * D)); u.a.y = (float *)malloc(sizeof(float) * (size_t)(T * D));
+        u.a.w = (float *)malloc(sizeof(float) * (size_t)(D * W)); u.st = (float *)malloc(sizeof(float) * (size_t)(D * W));
+        lattn_rng_fill_normal(&r, (float *)u.a.x, (size_t)(T * D), 0, 1);
+        lattn_rng_fill_normal(&r, (float *)u.a.w, (size_t)(D * W), 0, 1);
+        time2(conv_fast_run, &u, th == 1 ? conv_step_run : NULL, &u, 9, &mf, &ms);
+        if (th == 1) row("shortconv_step", "T=2048,d=1536,k=4", 1, ms, (double)T, 2.0 * T * D * W, NULL, 0);
+        row("shortconv", "T=2048,d=1536,k=4", th, mf, (double)T, 2.0 * T * D * W, th == 1 ? "shortconv_step" : NULL, ms);
+        free((void *)u.a.x); free(u.a.y); free((void *)u.a.w); free(u.st);
+    }
+}
+
+typedef struct { lattn_ctx *ctx; lattn_tcn_args a; float *st; } tcn_u;
+static void tcn_fast_run(void *p) { tcn_u *u = (tcn_u *)p; lattn_tcn_fast(u->ctx, &u->a); }
+static void tcn_step_run(void *p) {
+    tcn_u *u = (tcn_u *)p;
+    lattn_tcn_args s = u->a;
+    int64_t t;
+    size_t sf;
+    lattn_tcn_state_floats(u->a.d, u->a.k, u->a.n_layers, &sf);
+    memset(u->st, 0, sizeof(float) * sf);
+    s.T = 1; s.state = u->st;
+    for (t = 0; t < u->a.T; t++) { s.x = u->a.x + t * u->a.d; s.y = u->a.y + t * u->a.d; lattn_tcn_step(u->ctx, &s); }
+}
+static void bench_tcn(void) {
+    int th;
+    int64_t T = g_quick ? 256 : 2048, d = 1536, Tstep = 64;
+    lattn_tcn_demo m;
+    lattn_ctx ctx;
+    float *x, *y, *st;
+    size_t sf;
+    if (!wanted("tcn")) return;
+    lattn_ctx_init(&ctx);
+    lattn_tcn_demo_init(&ctx, &m, 2, d, 3, 4, 5);
+    lattn_tcn_state_floats(d, 3, 4, &sf);
+    x = (float *)malloc(sizeof(float) * (size_t)(T * d)); y = (float *)malloc(sizeof(float) * (size_t)(T * d));
+    st = (float *)malloc(sizeof(float) * sf);
+    { lattn_rng r = lattn_rng_seed(6); lattn_rng_fill_normal(&r, x, (size_t)(T * d), 0, 1); }
+    {   /* the step baseline on the first 64 tokens: its cost per token does not depend on T */
+        tcn_u u;
+        double ms, unused;
+        char shape[64];
+        memset(&u.a, 0, sizeof u.a);
+        u.ctx = &ctx; u.st = st; u.a.B = 1; u.a.T = Tstep; u.a.d = d; u.a.k = 3; u.a.n_layers = 4; u.a.layers = m.layers;
+        u.a.x = x; u.a.y = y;
+        time2(tcn_step_run, &u, NULL, NULL, 5, &ms, &unused);
+        snprintf(shape, sizeof shape, "T=%lld,d=1536,k=3,L=4", (long long)Tstep);
+        row("tcn_step", shape, 1, ms, (double)Tstep, 2.0 * Tstep * d * d * 3 * 4, NULL, 0);
+        for (th = 1; th <= 2; th++) {
+            tcn_u f = u;
+            double mf;
+            ctx.n_threads = th;
+            f.a.T = T;
+            time2(tcn_fast_run, &f, NULL, NULL, 5, &mf, &unused);
+            snprintf(shape, sizeof shape, "T=%lld,d=1536,k=3,L=4", (long long)T);
+            /* speedup in tokens/s against the step loop (ms per token scaled to T tokens) */
+            row("tcn_fast", shape, th, mf, (double)T, 2.0 * T * d * d * 3 * 4, "tcn_step", ms * (double)T / (double)Tstep);
+        }
+    }
+    lattn_tcn_demo_free(&ctx, &m);
+    free(x); free(y); free(st);
+}
+
+int main(int argc, char **argv) {
+    int i;
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) g_quick = 1;
+        else if (strncmp(argv[i], "--chunk=", 8) == 0) g_chunk = atoi(argv[i] + 8);
+        else g_filter = argv[i];
+    }
+    g_out = fopen("bench/last_run.jsonl", "w");
+    if (!g_out) { fprintf(stderr, "cannot write bench/last_run.jsonl (run from the repository root)\n"); return 1; }
+    printf("%s\n", lattn_build_info());
+    printf("%-22s %-32s %2s %10s %12s %8s %7s %-18s %7s\n", "name", "shape", "th", "ms", "tokens/s", "GFLOP/s",
+           "%peak", "baseline", "speedup");
+    bench_peak();
+    bench_gemm();
+    bench_tiler();
+    bench_la();
+    bench_conv();
+    bench_tcn();
+    fclose(g_out);
+    return 0;
+}
