@@ -2678,7 +2678,7 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
     lattn__la_in in;
     lattn__la_plan plan;
     lattn_tiler *tl[256];
-    lattn__la_tiles *tiles = NULL;
+    lattn__la_tiles *tiles = NULL, tiles_sz;
     size_t host;
     int nthr, i;
     int64_t w, nblk, nvb;
@@ -2687,7 +2687,7 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_chunk", a, &dm));
     memset(&plan, 0, sizeof plan);
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->H, a->normalize, &plan));
-    lattn__la_tiles_alloc(NULL, &plan, NULL, &host);
+    lattn__la_tiles_alloc(NULL, &plan, &tiles_sz, &host);
     nblk = (a->H + plan.hb - 1) / plan.hb;
     nvb = (a->V + plan.vw - 1) / plan.vw;
     nthr = (int)LATTN__MIN((int64_t)LATTN__MIN(lattn__threads(ctx), 256), LATTN__MAX(dm.n * nblk * nvb, 1));
