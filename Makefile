@@ -50,13 +50,13 @@ bench: $(BENCH)
 
 # The header alone, as C99 and as C++11, warnings as errors (both halves compiled).
 compile-check: | $(BUILD)
-	printf '#define LATTN_IMPLEMENTATION\n#include "../lattn.h"\nint main(void){return lattn_simd_width() > 0 ? 0 : 1;}\n' > $(BUILD)/cc.c
+	printf '#define LATTN_IMPLEMENTATION\n#include "lattn.h"\nint main(void){return lattn_simd_width() > 0 ? 0 : 1;}\n' > $(BUILD)/cc.c
 	cp $(BUILD)/cc.c $(BUILD)/cc.cpp
-	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -c $(BUILD)/cc.c -o $(BUILD)/cc_c.o
-	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp -c $(BUILD)/cc.c -o $(BUILD)/cc_omp.o
-	$(CXX) -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp.o
-	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -DLATTN_STATIC -c $(BUILD)/cc.c -o $(BUILD)/cc_s.o
-	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_SIMD -c $(BUILD)/cc.c -o $(BUILD)/cc_n.o
+	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -c $(BUILD)/cc.c -o $(BUILD)/cc_c.o
+	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp -c $(BUILD)/cc.c -o $(BUILD)/cc_omp.o
+	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp.o
+	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -DLATTN_STATIC -c $(BUILD)/cc.c -o $(BUILD)/cc_s.o
+	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_SIMD -c $(BUILD)/cc.c -o $(BUILD)/cc_n.o
 	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -c tests/two_tu_a.c -o $(BUILD)/tu_a.o
 	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -c tests/two_tu_b.c -o $(BUILD)/tu_b.o
 	$(CC) -o $(BUILD)/two_tu $(BUILD)/tu_a.o $(BUILD)/tu_b.o -lm && ./$(BUILD)/two_tu

@@ -129,7 +129,9 @@
 #include <stdint.h>
 
 #ifndef LATTN_API
-#  ifdef LATTN_STATIC
+#  if defined(LATTN_STATIC) && (defined(__GNUC__) || defined(__clang__))
+#    define LATTN_API static __attribute__((unused))   /* a program may use only part of the API */
+#  elif defined(LATTN_STATIC)
 #    define LATTN_API static
 #  else
 #    define LATTN_API extern
