@@ -58,6 +58,7 @@
      >>conv        depthwise short convolution (ShortConv)
      >>tcn         dilated causal convolution stack (TCN) and the article's demo model
      >>linattn     linear attention: _ref, _parallel, _chunk (on the tiler), _step
+     >>safetensors hardened safetensors reader and writer (golden cases, weights)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
      >>history     revision history
@@ -76,6 +77,8 @@
      LATTN_NO_AVX2          veto AVX2
      LATTN_NO_FMA           no fused multiply-add in the fast forms (_ref never depends on it)
      LATTN_NO_OPENMP        ignore OpenMP even when compiled with -fopenmp
+     LATTN_NO_STDIO         drop the file-path functions (memory readers and writers stay)
+     LATTN_ST_MAX_HEADER    cap on a safetensors header, bytes (default 100 MiB)
 
    =====================================================================================================
    CONTRACTS
@@ -165,13 +168,15 @@ extern "C" {
     X(LATTN_E_SBUF_FULL,      -12, "tiler: SBUF capacity exceeded")                                 \
     X(LATTN_E_PSUM_FULL,      -13, "tiler: no free PSUM bank")                                      \
     X(LATTN_E_BANK_OVERFLOW,  -14, "tiler: PSUM tile larger than one bank")                         \
-    X(LATTN_E_UNSUPPORTED,    -15, "not supported in this build or configuration")
+    X(LATTN_E_UNSUPPORTED,    -15, "not supported in this build or configuration")             \
+    X(LATTN_E_FORMAT,         -16, "malformed or hostile file")                                      \
+    X(LATTN_E_IO,             -17, "file could not be read or written")
 
 typedef enum lattn_status {
 #define LATTN__STATUS_ENUM(name, value, msg) name = value,
     LATTN_STATUS_LIST(LATTN__STATUS_ENUM)
 #undef LATTN__STATUS_ENUM
-    LATTN_STATUS_MIN = -15
+    LATTN_STATUS_MIN = -17
 } lattn_status;
 
 /* A static string for every code ("unknown status" for anything else). */
@@ -536,6 +541,77 @@ LATTN_API lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a)
 LATTN_API lattn_status lattn_la_chunk   (lattn_ctx *ctx, const lattn_la_args *a, int chunk);
 /* T == 1; h0/z0 -> ht/zt (required); ht may equal h0 and zt may equal z0. */
 LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a);
+
+/* ================================================================================================ */
+/* >>safetensors                                                                                    */
+/* ================================================================================================ */
+/* safetensors files (huggingface/safetensors): 8-byte little-endian header length N, N bytes of
+   UTF-8 JSON {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
+   "__metadata__": {"key": "value", ...}} padded with spaces, then the data region, row-major and
+   little-endian. The reader treats every file as hostile: header at most LATTN_ST_MAX_HEADER bytes,
+   valid UTF-8, strict JSON (no duplicate keys, integers only, at most LATTN_ST_MAX_DIMS dims, a
+   fixed nesting depth of 3), each tensor's byte range equal to dtype size x shape (checked
+   arithmetic), ranges tiling the data region in order with no gap, overlap or trailing byte.
+   Zero-sized tensors are valid. A rejection is LATTN_E_FORMAT with a message naming the tensor or
+   the header byte offset; nothing is leaked. Hosts are assumed little-endian. */
+#ifndef LATTN_ST_MAX_HEADER
+#  define LATTN_ST_MAX_HEADER (100u << 20)      /* 100 MiB, the reference implementation's cap */
+#endif
+#define LATTN_ST_MAX_DIMS 8
+
+typedef enum lattn_dtype {
+    LATTN_DTYPE_F32, LATTN_DTYPE_F64, LATTN_DTYPE_F16, LATTN_DTYPE_BF16, LATTN_DTYPE_I32, LATTN_DTYPE_I64
+} lattn_dtype;
+
+typedef struct lattn_st_tensor {
+    const char *name;                    /* NUL-terminated, owned by the file */
+    lattn_dtype dtype;
+    int ndim;
+    int64_t shape[LATTN_ST_MAX_DIMS];
+    size_t count;                        /* elements */
+    const unsigned char *data;           /* count x dtype size bytes inside the file's buffer */
+} lattn_st_tensor;
+
+typedef struct lattn_st_file {
+    lattn_st_tensor *tensors; int64_t n_tensors;   /* in header order */
+    const char **meta_keys, **meta_values; int64_t n_meta;
+    void *block;                         /* one allocation: arrays and decoded strings */
+    void *owned;                         /* the file bytes, when read from a path */
+} lattn_st_file;
+
+/* A tensor for the writer: data holds count x dtype size little-endian bytes. */
+typedef struct lattn_st_entry {
+    const char *name;
+    lattn_dtype dtype;
+    int ndim;
+    const int64_t *shape;
+    const void *data;
+} lattn_st_entry;
+
+LATTN_API size_t      lattn_dtype_size(lattn_dtype d);           /* 0 for an unknown dtype */
+LATTN_API const char *lattn_dtype_name(lattn_dtype d);           /* "F32", ...; "?" if unknown */
+/* Parse a file held in memory; buf must outlive f. */
+LATTN_API lattn_status lattn_st_parse(lattn_ctx *ctx, const void *buf, size_t size, lattn_st_file *f);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_st_load(lattn_ctx *ctx, const char *path, lattn_st_file *f);
+#endif
+LATTN_API void lattn_st_free(lattn_ctx *ctx, lattn_st_file *f);
+LATTN_API const lattn_st_tensor *lattn_st_find(const lattn_st_file *f, const char *name);
+LATTN_API const char *lattn_st_meta(const lattn_st_file *f, const char *key);   /* NULL if absent */
+/* Convert any dtype to float / double; n must equal t->count. */
+LATTN_API lattn_status lattn_st_to_f32(lattn_ctx *ctx, const lattn_st_tensor *t, float *out, size_t n);
+LATTN_API lattn_status lattn_st_to_f64(lattn_ctx *ctx, const lattn_st_tensor *t, double *out, size_t n);
+/* Serialise n tensors (data in entry order) and n_meta key/value pairs (meta[2i], meta[2i+1]) into a
+   buffer from the context's allocator; release it with lattn_free. */
+LATTN_API lattn_status lattn_st_serialize(lattn_ctx *ctx, const lattn_st_entry *e, int64_t n,
+                                          const char *const *meta, int64_t n_meta,
+                                          unsigned char **out, size_t *size);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const lattn_st_entry *e, int64_t n,
+                                     const char *const *meta, int64_t n_meta);
+#endif
+/* Release memory the library handed out (lattn_st_serialize). */
+LATTN_API void lattn_free(lattn_ctx *ctx, void *p);
 
 #ifdef __cplusplus
 }
@@ -2728,6 +2804,558 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
     lattn__free(ctx, in.buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
+
+/* ================================================================================================ */
+/* >>safetensors implementation                                                                     */
+/* ================================================================================================ */
+static const char *const lattn__dtype_names[] = { "F32", "F64", "F16", "BF16", "I32", "I64" };
+static const size_t lattn__dtype_sizes[] = { 4, 8, 2, 2, 4, 8 };
+LATTN__DEF size_t lattn_dtype_size(lattn_dtype d) { return (unsigned)d <= (unsigned)LATTN_DTYPE_I64 ? lattn__dtype_sizes[d] : 0; }
+LATTN__DEF const char *lattn_dtype_name(lattn_dtype d) { return (unsigned)d <= (unsigned)LATTN_DTYPE_I64 ? lattn__dtype_names[d] : "?"; }
+LATTN__DEF void lattn_free(lattn_ctx *ctx, void *p) { lattn__free(ctx, p); }
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 when invalid (overlong forms,
+   surrogates and code points above U+10FFFF are invalid). */
+static size_t lattn__utf8_len(const unsigned char *s, size_t n) {
+    uint32_t c; size_t len, i;
+    if (s[0] < 0x80) return 1;
+    if ((s[0] & 0xE0) == 0xC0) { len = 2; c = s[0] & 0x1Fu; }
+    else if ((s[0] & 0xF0) == 0xE0) { len = 3; c = s[0] & 0x0Fu; }
+    else if ((s[0] & 0xF8) == 0xF0) { len = 4; c = s[0] & 0x07u; }
+    else return 0;
+    if (len > n) return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        c = (c << 6) | (s[i] & 0x3Fu);
+    }
+    if ((len == 2 && c < 0x80) || (len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
+        c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+    return len;
+}
+
+/* The JSON reader: a fixed-shape recursive descent (depth <= 3) run twice, first counting the
+   tensors, metadata entries and string bytes, then storing them. */
+typedef struct lattn__js {
+    const unsigned char *p, *b, *e;      /* cursor, header begin and end */
+    lattn_ctx *ctx;
+    int store;
+    char *pool; size_t pool_used;        /* decoded strings (store pass) */
+    size_t str_bytes;                    /* bytes the strings need (count pass) */
+} lattn__js;
+
+static lattn_status lattn__jfail(lattn__js *j, const char *what) {
+    return lattn__fail(j->ctx, LATTN_E_FORMAT, "safetensors: header byte %zu: %s", (size_t)(j->p - j->b), what);
+}
+static void lattn__jws(lattn__js *j) {
+    while (j->p < j->e && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
+}
+static int lattn__jlit(lattn__js *j, char c) {
+    lattn__jws(j);
+    if (j->p < j->e && *j->p == (unsigned char)c) { j->p++; return 1; }
+    return 0;
+}
+/* Append one byte of a decoded string (or count it). */
+static void lattn__jput(lattn__js *j, unsigned char c) {
+    if (j->store) j->pool[j->pool_used++] = (char)c;
+    else j->str_bytes++;
+}
+static int lattn__hex4(const unsigned char *p, uint32_t *v) {
+    int i; *v = 0;
+    for (i = 0; i < 4; i++) {
+        unsigned char c = p[i];
+        *v <<= 4;
+        if (c >= '0' && c <= '9') *v |= (uint32_t)(c - '0');
+        else if (c >= 'a' && c <= 'f') *v |= (uint32_t)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') *v |= (uint32_t)(c - 'A' + 10);
+        else return 0;
+    }
+    return 1;
+}
+/* A JSON string, decoded to UTF-8 and NUL-terminated in the pool; *out is NULL in the count pass. */
+static lattn_status lattn__jstring(lattn__js *j, const char **out) {
+    const char *start = j->store ? j->pool + j->pool_used : NULL;
+    if (!lattn__jlit(j, '"')) return lattn__jfail(j, "expected a string");
+    for (;;) {
+        unsigned char c;
+        if (j->p >= j->e) return lattn__jfail(j, "unterminated string");
+        c = *j->p++;
+        if (c == '"') break;
+        if (c < 0x20) return lattn__jfail(j, "control character in a string");
+        if (c != '\\') { lattn__jput(j, c); continue; }
+        if (j->p >= j->e) return lattn__jfail(j, "unterminated escape");
+        c = *j->p++;
+        switch (c) {
+        case '"': case '\\': case '/': lattn__jput(j, c); break;
+        case 'b': lattn__jput(j, '\b'); break;
+        case 'f': lattn__jput(j, '\f'); break;
+        case 'n': lattn__jput(j, '\n'); break;
+        case 'r': lattn__jput(j, '\r'); break;
+        case 't': lattn__jput(j, '\t'); break;
+        case 'u': {
+            uint32_t u, lo;
+            if (j->e - j->p < 4 || !lattn__hex4(j->p, &u)) return lattn__jfail(j, "bad \\u escape");
+            j->p += 4;
+            if (u >= 0xD800 && u <= 0xDBFF) {            /* a surrogate pair */
+                if (j->e - j->p < 6 || j->p[0] != '\\' || j->p[1] != 'u' || !lattn__hex4(j->p + 2, &lo) ||
+                    lo < 0xDC00 || lo > 0xDFFF) return lattn__jfail(j, "unpaired surrogate in \\u escape");
+                j->p += 6;
+                u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+            } else if (u >= 0xDC00 && u <= 0xDFFF) return lattn__jfail(j, "unpaired surrogate in \\u escape");
+            if (u == 0) return lattn__jfail(j, "NUL character in a string");
+            if (u < 0x80) lattn__jput(j, (unsigned char)u);
+            else if (u < 0x800) { lattn__jput(j, (unsigned char)(0xC0 | (u >> 6))); lattn__jput(j, (unsigned char)(0x80 | (u & 0x3F))); }
+            else if (u < 0x10000) {
+                lattn__jput(j, (unsigned char)(0xE0 | (u >> 12))); lattn__jput(j, (unsigned char)(0x80 | ((u >> 6) & 0x3F)));
+                lattn__jput(j, (unsigned char)(0x80 | (u & 0x3F)));
+            } else {
+                lattn__jput(j, (unsigned char)(0xF0 | (u >> 18))); lattn__jput(j, (unsigned char)(0x80 | ((u >> 12) & 0x3F)));
+                lattn__jput(j, (unsigned char)(0x80 | ((u >> 6) & 0x3F))); lattn__jput(j, (unsigned char)(0x80 | (u & 0x3F)));
+            }
+            break;
+        }
+        default: return lattn__jfail(j, "unknown escape in a string");
+        }
+    }
+    lattn__jput(j, 0);
+    if (out) *out = start;
+    return LATTN_OK;
+}
+/* A non-negative integer without sign, fraction, exponent or leading zeros, below 2^63. */
+static lattn_status lattn__jint(lattn__js *j, int64_t *out) {
+    uint64_t v = 0;
+    const unsigned char *s;
+    lattn__jws(j);
+    s = j->p;
+    while (j->p < j->e && *j->p >= '0' && *j->p <= '9') {
+        if (v > (uint64_t)(INT64_MAX - 9) / 10) return lattn__jfail(j, "integer too large");
+        v = v * 10 + (uint64_t)(*j->p++ - '0');
+    }
+    if (j->p == s) return lattn__jfail(j, "expected a non-negative integer");
+    if (j->p - s > 1 && *s == '0') return lattn__jfail(j, "integer with a leading zero");
+    if (j->p < j->e && (*j->p == '.' || *j->p == 'e' || *j->p == 'E')) return lattn__jfail(j, "expected an integer, found a real number");
+    *out = (int64_t)v;
+    return LATTN_OK;
+}
+static lattn_status lattn__jints(lattn__js *j, int64_t *v, int maxn, int *n, const char *what) {
+    *n = 0;
+    if (!lattn__jlit(j, '[')) return lattn__jfail(j, what);
+    if (lattn__jlit(j, ']')) return LATTN_OK;
+    do {
+        if (*n == maxn) return lattn__jfail(j, "too many integers in an array");
+        LATTN__TRY(lattn__jint(j, &v[(*n)++]));
+    } while (lattn__jlit(j, ','));
+    if (!lattn__jlit(j, ']')) return lattn__jfail(j, "expected ',' or ']'");
+    return LATTN_OK;
+}
+
+/* One parse pass over the header; in the store pass fills f and the begin/end offsets. */
+static lattn_status lattn__st_pass(lattn__js *j, lattn_st_file *f, size_t *begin, size_t *end) {
+    int seen_meta = 0;
+    f->n_tensors = 0; f->n_meta = 0;
+    if (!lattn__jlit(j, '{')) return lattn__jfail(j, "the header is not a JSON object");
+    if (!lattn__jlit(j, '}')) {
+        do {
+            const char *key = NULL;
+            const unsigned char *ks;
+            int is_meta;
+            lattn__jws(j);
+            ks = j->p;
+            LATTN__TRY(lattn__jstring(j, &key));
+            is_meta = j->p - ks == 14 && memcmp(ks, "\"__metadata__\"", 14) == 0;   /* raw bytes: both passes agree */
+            if (!lattn__jlit(j, ':')) return lattn__jfail(j, "expected ':'");
+            if (is_meta) {
+                if (seen_meta++) return lattn__jfail(j, "duplicate __metadata__");
+                if (!lattn__jlit(j, '{')) return lattn__jfail(j, "__metadata__ is not an object");
+                if (!lattn__jlit(j, '}')) {
+                    do {
+                        const char *k2 = NULL, *v2 = NULL;
+                        LATTN__TRY(lattn__jstring(j, &k2));
+                        if (!lattn__jlit(j, ':')) return lattn__jfail(j, "expected ':'");
+                        LATTN__TRY(lattn__jstring(j, &v2));
+                        if (j->store) { f->meta_keys[f->n_meta] = k2; f->meta_values[f->n_meta] = v2; }
+                        f->n_meta++;
+                    } while (lattn__jlit(j, ','));
+                    if (!lattn__jlit(j, '}')) return lattn__jfail(j, "expected ',' or '}' in __metadata__");
+                }
+            } else {
+                int have = 0, nd = 0, no = 0, i;
+                int64_t shape[LATTN_ST_MAX_DIMS], offs[2];
+                lattn_dtype dt = LATTN_DTYPE_F32;
+                if (!lattn__jlit(j, '{')) return lattn__jfail(j, "a tensor entry is not an object");
+                do {
+                    const char *fld = NULL;
+                    const unsigned char *fp;
+                    size_t flen;
+                    lattn__jws(j);
+                    fp = j->p;
+                    LATTN__TRY(lattn__jstring(j, &fld));
+                    flen = (size_t)(j->p - fp);     /* raw bytes of the quoted field name */
+#define LATTN__FIELD(lit) (flen == sizeof(lit) + 1 && memcmp(fp + 1, lit, sizeof(lit) - 1) == 0)
+                    if (!lattn__jlit(j, ':')) return lattn__jfail(j, "expected ':'");
+                    if (LATTN__FIELD("dtype")) {
+                        const unsigned char *vs;
+                        if (have & 1) return lattn__jfail(j, "duplicate dtype");
+                        have |= 1;
+                        lattn__jws(j); vs = j->p;
+                        LATTN__TRY(lattn__jstring(j, NULL));
+                        for (i = 0; i < 6; i++) {
+                            size_t L = strlen(lattn__dtype_names[i]);
+                            if ((size_t)(j->p - vs) == L + 2 && memcmp(vs + 1, lattn__dtype_names[i], L) == 0) break;
+                        }
+                        if (i == 6) return lattn__fail(j->ctx, LATTN_E_UNSUPPORTED, "safetensors: header byte %zu: dtype %.*s is not supported (F32 F64 F16 BF16 I32 I64)",
+                                                       (size_t)(vs - j->b), (int)LATTN__MIN(j->p - vs, 16), (const char *)vs);
+                        dt = (lattn_dtype)i;
+                    } else if (LATTN__FIELD("shape")) {
+                        if (have & 2) return lattn__jfail(j, "duplicate shape");
+                        have |= 2;
+                        LATTN__TRY(lattn__jints(j, shape, LATTN_ST_MAX_DIMS, &nd, "shape is not an array"));
+                    } else if (LATTN__FIELD("data_offsets")) {
+                        if (have & 4) return lattn__jfail(j, "duplicate data_offsets");
+                        have |= 4;
+                        LATTN__TRY(lattn__jints(j, offs, 2, &no, "data_offsets is not an array"));
+                        if (no != 2) return lattn__jfail(j, "data_offsets needs two integers");
+                    } else return lattn__jfail(j, "unknown field in a tensor entry");
+#undef LATTN__FIELD
+                } while (lattn__jlit(j, ','));
+                if (!lattn__jlit(j, '}')) return lattn__jfail(j, "expected ',' or '}' in a tensor entry");
+                if (have != 7) return lattn__jfail(j, "a tensor entry needs dtype, shape and data_offsets");
+                if (j->store) {
+                    lattn_st_tensor *t = &f->tensors[f->n_tensors];
+                    t->name = key; t->dtype = dt; t->ndim = nd;
+                    for (i = 0; i < nd; i++) t->shape[i] = shape[i];
+                    begin[f->n_tensors] = (size_t)offs[0]; end[f->n_tensors] = (size_t)offs[1];
+                }
+                f->n_tensors++;
+            }
+        } while (lattn__jlit(j, ','));
+        if (!lattn__jlit(j, '}')) return lattn__jfail(j, "expected ',' or '}'");
+    }
+    lattn__jws(j);
+    if (j->p != j->e) return lattn__jfail(j, "characters after the header object");
+    return LATTN_OK;
+}
+
+typedef struct lattn__range { size_t begin, end; int64_t i; } lattn__range;
+static int lattn__range_cmp(const void *a, const void *b) {
+    const lattn__range *x = (const lattn__range *)a, *y = (const lattn__range *)b;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+static int lattn__name_cmp(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+LATTN__DEF lattn_status lattn_st_parse(lattn_ctx *ctx, const void *buf, size_t size, lattn_st_file *f) {
+    const unsigned char *u = (const unsigned char *)buf;
+    uint64_t hl = 0;
+    size_t i, data_len, need, arr, off;
+    lattn__js j;
+    lattn_status st;
+    lattn__range *rg = NULL;
+    const char **names = NULL;
+    size_t *bounds = NULL;
+    if (!f) return lattn__fail(ctx, LATTN_E_NULL, "lattn_st_parse: file is NULL");
+    memset(f, 0, sizeof *f);
+    if (!buf && size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_st_parse: buffer is NULL");
+    if (size < 8) return lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: %zu bytes, shorter than the 8-byte header length", size);
+    for (i = 0; i < 8; i++) hl |= (uint64_t)u[i] << (8 * i);
+    if (hl > (uint64_t)LATTN_ST_MAX_HEADER)
+        return lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: header length %llu exceeds LATTN_ST_MAX_HEADER (%llu)",
+                           (unsigned long long)hl, (unsigned long long)LATTN_ST_MAX_HEADER);
+    if (hl > (uint64_t)(size - 8))
+        return lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: header length %llu runs past the end of the %zu-byte file",
+                           (unsigned long long)hl, size);
+    for (i = 0; i < (size_t)hl;) {       /* the whole header must be UTF-8 */
+        size_t L = lattn__utf8_len(u + 8 + i, (size_t)hl - i);
+        if (!L) return lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: header byte %zu: invalid UTF-8", i);
+        i += L;
+    }
+    data_len = size - 8 - (size_t)hl;
+    memset(&j, 0, sizeof j);
+    j.ctx = ctx; j.b = u + 8; j.e = u + 8 + hl; j.p = j.b;
+    LATTN__TRY(lattn__st_pass(&j, f, NULL, NULL));            /* count */
+    arr = (size_t)f->n_tensors * sizeof(lattn_st_tensor) + 2 * (size_t)f->n_meta * sizeof(char *);
+    need = arr + j.str_bytes;                                  /* bounded by the header size */
+    f->block = lattn__alloc(ctx, need);
+    bounds = (size_t *)lattn__alloc(ctx, 2 * sizeof(size_t) * (size_t)(f->n_tensors + 1));
+    rg = (lattn__range *)lattn__alloc(ctx, sizeof(lattn__range) * (size_t)(f->n_tensors + 1));
+    names = (const char **)lattn__alloc(ctx, sizeof(char *) * (size_t)(f->n_tensors + 1));
+    if (!f->block || !bounds || !rg || !names) {
+        st = lattn__fail(ctx, LATTN_E_NOMEM, "lattn_st_parse: out of memory");
+        goto fail;
+    }
+    memset(f->block, 0, need);
+    f->tensors = (lattn_st_tensor *)f->block;
+    f->meta_keys = (const char **)(void *)((char *)f->block + (size_t)f->n_tensors * sizeof(lattn_st_tensor));
+    f->meta_values = f->meta_keys + f->n_meta;
+    j.store = 1; j.p = j.b; j.pool = (char *)f->block + arr; j.pool_used = 0;
+    if ((st = lattn__st_pass(&j, f, bounds, bounds + f->n_tensors + 1)) != LATTN_OK) goto fail;
+    /* sizes, then the ranges must tile the data region in order */
+    for (i = 0; i < (size_t)f->n_tensors; i++) {
+        lattn_st_tensor *t = &f->tensors[i];
+        size_t b = bounds[i], e = bounds[f->n_tensors + 1 + i], bytes;
+        if (lattn__count(&t->count, t->ndim, t->shape) != LATTN_OK ||
+            lattn_size_mul(&bytes, t->count, lattn_dtype_size(t->dtype)) != LATTN_OK) {
+            st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: tensor '%s': shape overflows", t->name);
+            goto fail;
+        }
+        if (e < b || e - b != bytes) {
+            st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: tensor '%s': data_offsets [%zu, %zu) hold %s bytes, %s x shape needs %zu",
+                             t->name, b, e, e < b ? "negative" : "a different number of", lattn_dtype_name(t->dtype), bytes);
+            goto fail;
+        }
+        if (e > data_len) {
+            st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: tensor '%s': data_offsets end %zu past the %zu-byte data region",
+                             t->name, e, data_len);
+            goto fail;
+        }
+        t->data = u + 8 + hl + b;
+        rg[i].begin = b; rg[i].end = e; rg[i].i = (int64_t)i;
+        names[i] = t->name;
+    }
+    qsort(rg, (size_t)f->n_tensors, sizeof *rg, lattn__range_cmp);
+    for (off = 0, i = 0; i < (size_t)f->n_tensors; i++) {
+        if (rg[i].begin != off) {
+            st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: tensor '%s': data starts at %zu, expected %zu (%s)",
+                             f->tensors[rg[i].i].name, rg[i].begin, off, rg[i].begin > off ? "a gap" : "overlapping ranges");
+            goto fail;
+        }
+        off = rg[i].end;
+    }
+    if (off != data_len) {
+        st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: %zu trailing bytes after the last tensor", data_len - off);
+        goto fail;
+    }
+    qsort(names, (size_t)f->n_tensors, sizeof *names, lattn__name_cmp);
+    for (i = 1; i < (size_t)f->n_tensors; i++)
+        if (strcmp(names[i - 1], names[i]) == 0) {
+            st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: duplicate tensor name '%s'", names[i]);
+            goto fail;
+        }
+    for (i = 0; i < (size_t)f->n_meta; i++) {
+        size_t k;
+        for (k = 0; k < i; k++)
+            if (strcmp(f->meta_keys[k], f->meta_keys[i]) == 0) {
+                st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: duplicate __metadata__ key '%s'", f->meta_keys[i]);
+                goto fail;
+            }
+    }
+    lattn__free(ctx, bounds); lattn__free(ctx, rg); lattn__free(ctx, (void *)names);
+    return lattn__ok(ctx);
+fail:
+    lattn__free(ctx, bounds); lattn__free(ctx, rg); lattn__free(ctx, (void *)names);
+    lattn__free(ctx, f->block);
+    memset(f, 0, sizeof *f);
+    return st;
+}
+
+LATTN__DEF void lattn_st_free(lattn_ctx *ctx, lattn_st_file *f) {
+    if (!f) return;
+    lattn__free(ctx, f->block);
+    lattn__free(ctx, f->owned);
+    memset(f, 0, sizeof *f);
+}
+LATTN__DEF const lattn_st_tensor *lattn_st_find(const lattn_st_file *f, const char *name) {
+    int64_t i;
+    if (!f || !name) return NULL;
+    for (i = 0; i < f->n_tensors; i++) if (strcmp(f->tensors[i].name, name) == 0) return &f->tensors[i];
+    return NULL;
+}
+LATTN__DEF const char *lattn_st_meta(const lattn_st_file *f, const char *key) {
+    int64_t i;
+    if (!f || !key) return NULL;
+    for (i = 0; i < f->n_meta; i++) if (strcmp(f->meta_keys[i], key) == 0) return f->meta_values[i];
+    return NULL;
+}
+
+/* IEEE half to double: subnormals, infinities and NaN included. */
+static double lattn__half(uint16_t h) {
+    int e = (h >> 10) & 31, m = h & 1023;
+    double r = e == 0 ? ldexp((double)m, -24) : e == 31 ? (m ? NAN : HUGE_VAL) : ldexp((double)(m | 1024), e - 25);
+    return (h & 0x8000) ? -r : r;
+}
+/* Element i of a tensor as a double. */
+static double lattn__st_elem(const lattn_st_tensor *t, size_t i) {
+    const unsigned char *p = t->data + i * lattn_dtype_size(t->dtype);
+    switch (t->dtype) {
+    case LATTN_DTYPE_F32: { float v; memcpy(&v, p, 4); return v; }
+    case LATTN_DTYPE_F64: { double v; memcpy(&v, p, 8); return v; }
+    case LATTN_DTYPE_F16: { uint16_t h; memcpy(&h, p, 2); return lattn__half(h); }
+    case LATTN_DTYPE_BF16: { uint32_t b = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 24; float v; memcpy(&v, &b, 4); return v; }
+    case LATTN_DTYPE_I32: { int32_t v; memcpy(&v, p, 4); return (double)v; }
+    default: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+    }
+}
+static lattn_status lattn__st_conv(lattn_ctx *ctx, const lattn_st_tensor *t, size_t n, const char *who) {
+    if (!t) return lattn__fail(ctx, LATTN_E_NULL, "%s: tensor is NULL", who);
+    if (n != t->count)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tensor '%s' has %zu elements, %zu requested", who, t->name, t->count, n);
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_st_to_f32(lattn_ctx *ctx, const lattn_st_tensor *t, float *out, size_t n) {
+    size_t i;
+    LATTN__TRY(lattn__st_conv(ctx, t, n, "lattn_st_to_f32"));
+    if (n && !out) return lattn__fail(ctx, LATTN_E_NULL, "lattn_st_to_f32: out is NULL");
+    if (t->dtype == LATTN_DTYPE_F32) { if (n) memcpy(out, t->data, n * 4); }
+    else for (i = 0; i < n; i++) out[i] = (float)lattn__st_elem(t, i);
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_st_to_f64(lattn_ctx *ctx, const lattn_st_tensor *t, double *out, size_t n) {
+    size_t i;
+    LATTN__TRY(lattn__st_conv(ctx, t, n, "lattn_st_to_f64"));
+    if (n && !out) return lattn__fail(ctx, LATTN_E_NULL, "lattn_st_to_f64: out is NULL");
+    for (i = 0; i < n; i++) out[i] = lattn__st_elem(t, i);
+    return lattn__ok(ctx);
+}
+
+/* Writer: JSON text appended to a buffer (or only measured when buf is NULL). */
+typedef struct lattn__sb { char *buf; size_t len; } lattn__sb;
+static void lattn__sb_put(lattn__sb *s, const char *x, size_t n) {
+    if (s->buf) memcpy(s->buf + s->len, x, n);
+    s->len += n;
+}
+static void lattn__sb_str(lattn__sb *s, const char *x) {
+    lattn__sb_put(s, "\"", 1);
+    for (; *x; x++) {
+        unsigned char c = (unsigned char)*x;
+        char esc[8];
+        if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; lattn__sb_put(s, esc, 2); }
+        else if (c < 0x20) { snprintf(esc, sizeof esc, "\\u%04x", c); lattn__sb_put(s, esc, 6); }
+        else lattn__sb_put(s, x, 1);
+    }
+    lattn__sb_put(s, "\"", 1);
+}
+static void lattn__sb_int(lattn__sb *s, uint64_t v) {
+    char t[24];
+    int n = snprintf(t, sizeof t, "%llu", (unsigned long long)v);
+    lattn__sb_put(s, t, (size_t)n);
+}
+/* The header text for entries whose byte sizes are given. */
+static void lattn__st_header(lattn__sb *s, const lattn_st_entry *e, int64_t n, const size_t *bytes,
+                             const char *const *meta, int64_t n_meta) {
+    int64_t i; int d; size_t off = 0;
+    lattn__sb_put(s, "{", 1);
+    if (n_meta > 0) {
+        lattn__sb_str(s, "__metadata__"); lattn__sb_put(s, ":{", 2);
+        for (i = 0; i < n_meta; i++) {
+            if (i) lattn__sb_put(s, ",", 1);
+            lattn__sb_str(s, meta[2 * i]); lattn__sb_put(s, ":", 1); lattn__sb_str(s, meta[2 * i + 1]);
+        }
+        lattn__sb_put(s, "}", 1);
+    }
+    for (i = 0; i < n; i++) {
+        if (i || n_meta > 0) lattn__sb_put(s, ",", 1);
+        lattn__sb_str(s, e[i].name);
+        lattn__sb_put(s, ":{\"dtype\":", 10); lattn__sb_str(s, lattn_dtype_name(e[i].dtype));
+        lattn__sb_put(s, ",\"shape\":[", 10);
+        for (d = 0; d < e[i].ndim; d++) { if (d) lattn__sb_put(s, ",", 1); lattn__sb_int(s, (uint64_t)e[i].shape[d]); }
+        lattn__sb_put(s, "],\"data_offsets\":[", 18);
+        lattn__sb_int(s, off); lattn__sb_put(s, ",", 1); off += bytes[i]; lattn__sb_int(s, off);
+        lattn__sb_put(s, "]}", 2);
+    }
+    lattn__sb_put(s, "}", 1);
+}
+static int lattn__utf8_ok(const char *x) {
+    size_t n = strlen(x), i = 0;
+    while (i < n) { size_t L = lattn__utf8_len((const unsigned char *)x + i, n - i); if (!L) return 0; i += L; }
+    return 1;
+}
+
+LATTN__DEF lattn_status lattn_st_serialize(lattn_ctx *ctx, const lattn_st_entry *e, int64_t n,
+                                           const char *const *meta, int64_t n_meta,
+                                           unsigned char **out, size_t *size) {
+    size_t *bytes, data = 0, hl, total, pos;
+    lattn__sb sb;
+    int64_t i, k;
+    unsigned char *b;
+    if (!out || !size || (n > 0 && !e) || (n_meta > 0 && !meta))
+        return lattn__fail(ctx, LATTN_E_NULL, "lattn_st_serialize: NULL argument");
+    *out = NULL; *size = 0;
+    if (n < 0 || n_meta < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_st_serialize: negative count");
+    for (i = 0; i < n_meta; i++)
+        if (!meta[2 * i] || !meta[2 * i + 1] || !lattn__utf8_ok(meta[2 * i]) || !lattn__utf8_ok(meta[2 * i + 1]))
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "lattn_st_serialize: metadata entry %lld is NULL or not UTF-8", (long long)i);
+    if (n > (int64_t)(SIZE_MAX / sizeof(size_t))) return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_st_serialize: too many tensors");
+    bytes = (size_t *)lattn__alloc(ctx, sizeof(size_t) * (size_t)(n + 1));
+    if (!bytes) return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_st_serialize: out of memory");
+    for (i = 0; i < n; i++) {
+        size_t cnt;
+        lattn_status s = LATTN_OK;
+        if (!e[i].name || !e[i].name[0] || !lattn__utf8_ok(e[i].name) || strcmp(e[i].name, "__metadata__") == 0)
+            s = lattn__fail(ctx, LATTN_E_DOMAIN, "lattn_st_serialize: tensor %lld has no valid name", (long long)i);
+        else if (!lattn_dtype_size(e[i].dtype) || e[i].ndim < 0 || e[i].ndim > LATTN_ST_MAX_DIMS || (e[i].ndim && !e[i].shape))
+            s = lattn__fail(ctx, LATTN_E_SHAPE, "lattn_st_serialize: tensor '%s': bad dtype or dims", e[i].name);
+        else if (lattn__count(&cnt, e[i].ndim, e[i].shape) != LATTN_OK || lattn_size_mul(&bytes[i], cnt, lattn_dtype_size(e[i].dtype)) != LATTN_OK ||
+                 lattn_size_add(&data, data, bytes[i]) != LATTN_OK)
+            s = lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_st_serialize: tensor '%s': size overflows", e[i].name);
+        else if (bytes[i] && !e[i].data)
+            s = lattn__fail(ctx, LATTN_E_NULL, "lattn_st_serialize: tensor '%s': data is NULL", e[i].name);
+        for (k = 0; k < i && s == LATTN_OK; k++)
+            if (strcmp(e[k].name, e[i].name) == 0) s = lattn__fail(ctx, LATTN_E_DOMAIN, "lattn_st_serialize: duplicate name '%s'", e[i].name);
+        if (s != LATTN_OK) { lattn__free(ctx, bytes); return s; }
+    }
+    sb.buf = NULL; sb.len = 0;
+    lattn__st_header(&sb, e, n, bytes, meta, n_meta);
+    hl = (sb.len + 7) / 8 * 8;                               /* padded with spaces to 8 bytes */
+    if (hl > LATTN_ST_MAX_HEADER || lattn_size_add(&total, 8 + hl, data) != LATTN_OK) {
+        lattn__free(ctx, bytes);
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_st_serialize: header or file too large");
+    }
+    b = (unsigned char *)lattn__alloc(ctx, total);
+    if (!b) { lattn__free(ctx, bytes); return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_st_serialize: cannot allocate %zu bytes", total); }
+    for (i = 0; i < 8; i++) b[i] = (unsigned char)((uint64_t)hl >> (8 * i));
+    sb.buf = (char *)b + 8; sb.len = 0;
+    lattn__st_header(&sb, e, n, bytes, meta, n_meta);
+    memset(b + 8 + sb.len, ' ', hl - sb.len);
+    for (pos = 8 + hl, i = 0; i < n; i++) { if (bytes[i]) memcpy(b + pos, e[i].data, bytes[i]); pos += bytes[i]; }
+    lattn__free(ctx, bytes);
+    *out = b; *size = total;
+    return lattn__ok(ctx);
+}
+
+#ifndef LATTN_NO_STDIO
+LATTN__DEF lattn_status lattn_st_load(lattn_ctx *ctx, const char *path, lattn_st_file *f) {
+    FILE *fp;
+    long len;
+    unsigned char *b;
+    lattn_status s;
+    if (!path || !f) return lattn__fail(ctx, LATTN_E_NULL, "lattn_st_load: NULL argument");
+    memset(f, 0, sizeof *f);
+    fp = fopen(path, "rb");
+    if (!fp) return lattn__fail(ctx, LATTN_E_IO, "lattn_st_load: cannot open '%s'", path);
+    if (fseek(fp, 0, SEEK_END) != 0 || (len = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
+        fclose(fp);
+        return lattn__fail(ctx, LATTN_E_IO, "lattn_st_load: cannot size '%s'", path);
+    }
+    b = (unsigned char *)lattn__alloc(ctx, (size_t)len);
+    if (!b) { fclose(fp); return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_st_load: cannot allocate %ld bytes", len); }
+    if (len > 0 && fread(b, 1, (size_t)len, fp) != (size_t)len) {
+        fclose(fp); lattn__free(ctx, b);
+        return lattn__fail(ctx, LATTN_E_IO, "lattn_st_load: short read from '%s'", path);
+    }
+    fclose(fp);
+    s = lattn_st_parse(ctx, b, (size_t)len, f);
+    if (s != LATTN_OK) { lattn__free(ctx, b); return s; }
+    f->owned = b;
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const lattn_st_entry *e, int64_t n,
+                                      const char *const *meta, int64_t n_meta) {
+    unsigned char *b;
+    size_t size;
+    FILE *fp;
+    int ok;
+    if (!path) return lattn__fail(ctx, LATTN_E_NULL, "lattn_st_save: path is NULL");
+    LATTN__TRY(lattn_st_serialize(ctx, e, n, meta, n_meta, &b, &size));
+    fp = fopen(path, "wb");
+    if (!fp) { lattn__free(ctx, b); return lattn__fail(ctx, LATTN_E_IO, "lattn_st_save: cannot create '%s'", path); }
+    ok = fwrite(b, 1, size, fp) == size;
+    ok = (fclose(fp) == 0) && ok;
+    lattn__free(ctx, b);
+    return ok ? lattn__ok(ctx) : lattn__fail(ctx, LATTN_E_IO, "lattn_st_save: cannot write '%s'", path);
+}
+#endif
 
 /* ================================================================================================ */
 /* >>history                                                                                        */

@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv tcn la external
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv tcn la io external
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -812,92 +812,187 @@ static void test_errors(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* io: safetensors                                                                                */
+/* ---------------------------------------------------------------------------------------------- */
+static const struct { const char *name; lattn_status s; } g_status_names[] = {
+#define STATUS_ROW(name, value, msg) { #name, name },
+    LATTN_STATUS_LIST(STATUS_ROW)
+#undef STATUS_ROW
+};
+static int status_by_name(const char *name, lattn_status *s) {
+    size_t i;
+    for (i = 0; i < sizeof g_status_names / sizeof g_status_names[0]; i++)
+        if (strcmp(g_status_names[i].name, name) == 0) { *s = g_status_names[i].s; return 1; }
+    return 0;
+}
+
+static void test_io(void) {
+    lattn_ctx ctx;
+    lattn_rng r = lattn_rng_seed(g_seed);
+    float a[6], zero[1];
+    double d[3] = { 1.5, -2.25, 1e300 };
+    uint16_t h[4] = { 0x3C00, 0xC000, 0x0001, 0x7C00 };      /* 1, -2, 2^-24, +inf */
+    uint16_t bf[2] = { 0x3F80, 0xC0A0 };                     /* 1, -5 */
+    int32_t i32[2] = { -7, 1 << 30 };
+    int64_t i64[1] = { -((int64_t)1 << 40) };
+    int64_t s23[2] = { 2, 3 }, s0[2] = { 0, 5 }, s3[1] = { 3 }, s4[1] = { 4 }, s2[1] = { 2 }, s1[1] = { 1 };
+    lattn_st_entry e[7];
+    const char *meta[4] = { "source", "lattn \"test\"\n\u00e9\u4e2d", "empty", "" };
+    unsigned char *buf = NULL;
+    size_t size = 0;
+    lattn_st_file f;
+    lattn_ctx_init(&ctx);
+    lattn_rng_fill_normal(&r, a, 6, 0, 1);
+    memset(e, 0, sizeof e);
+    e[0].name = "in.a"; e[0].dtype = LATTN_DTYPE_F32; e[0].ndim = 2; e[0].shape = s23; e[0].data = a;
+    e[1].name = "empty"; e[1].dtype = LATTN_DTYPE_F32; e[1].ndim = 2; e[1].shape = s0; e[1].data = zero;
+    e[2].name = "d"; e[2].dtype = LATTN_DTYPE_F64; e[2].ndim = 1; e[2].shape = s3; e[2].data = d;
+    e[3].name = "h"; e[3].dtype = LATTN_DTYPE_F16; e[3].ndim = 1; e[3].shape = s4; e[3].data = h;
+    e[4].name = "bf"; e[4].dtype = LATTN_DTYPE_BF16; e[4].ndim = 1; e[4].shape = s2; e[4].data = bf;
+    e[5].name = "i\"32"; e[5].dtype = LATTN_DTYPE_I32; e[5].ndim = 1; e[5].shape = s2; e[5].data = i32;
+    e[6].name = "scalar"; e[6].dtype = LATTN_DTYPE_I64; e[6].ndim = 0; e[6].shape = s1; e[6].data = i64;
+    CHECK(lattn_st_serialize(&ctx, e, 7, meta, 2, &buf, &size) == LATTN_OK, "serialize: %s", lattn_ctx_error(&ctx));
+    CHECK(lattn_st_parse(&ctx, buf, size, &f) == LATTN_OK, "parse what we wrote: %s", lattn_ctx_error(&ctx));
+    if (f.n_tensors == 7) {
+        float hv[4], bv[2], iv[2];
+        double dv[3], lv[1];
+        const lattn_st_tensor *t = lattn_st_find(&f, "in.a");
+        CHECK(t && t->ndim == 2 && t->shape[0] == 2 && t->shape[1] == 3 && memcmp(t->data, a, 24) == 0, "F32 round trip");
+        t = lattn_st_find(&f, "empty");
+        CHECK(t && t->count == 0 && t->shape[1] == 5, "zero-sized tensor round trip");
+        lattn_st_to_f64(&ctx, lattn_st_find(&f, "d"), dv, 3);
+        CHECK(dv[0] == 1.5 && dv[1] == -2.25 && dv[2] == 1e300, "F64 round trip");
+        lattn_st_to_f32(&ctx, lattn_st_find(&f, "h"), hv, 4);
+        CHECK(hv[0] == 1.0f && hv[1] == -2.0f && hv[2] == ldexpf(1.0f, -24) && hv[3] == HUGE_VALF, "F16 to float");
+        lattn_st_to_f32(&ctx, lattn_st_find(&f, "bf"), bv, 2);
+        CHECK(bv[0] == 1.0f && bv[1] == -5.0f, "BF16 to float");
+        lattn_st_to_f32(&ctx, lattn_st_find(&f, "i\"32"), iv, 2);
+        lattn_st_to_f64(&ctx, lattn_st_find(&f, "scalar"), lv, 1);
+        CHECK(iv[0] == -7.0f && iv[1] == 1073741824.0f && lv[0] == -1099511627776.0, "I32, I64 (0-dim) to float");
+        CHECK(lattn_st_meta(&f, "source") && strcmp(lattn_st_meta(&f, "source"), meta[1]) == 0 &&
+              lattn_st_meta(&f, "empty") && lattn_st_meta(&f, "missing") == NULL, "metadata round trip with escapes and UTF-8");
+        CHECK(lattn_st_to_f32(&ctx, lattn_st_find(&f, "d"), hv, 2) == LATTN_E_SHAPE, "conversion with the wrong count");
+    } else CHECK(0, "7 tensors expected, got %lld", (long long)f.n_tensors);
+    CHECK(buf[0] % 8 == 0 && buf[8] == '{', "header padded to 8 bytes");
+    lattn_st_free(&ctx, &f);
+    {   /* every truncation fails cleanly; every single-byte change is either accepted or rejected */
+        size_t cut, bad = 0, pos;
+        lattn_st_file g;
+        unsigned char *m = (unsigned char *)malloc(size);
+        for (cut = 0; cut < size; cut++) {
+            lattn_status st = lattn_st_parse(&ctx, buf, cut, &g);
+            if (st == LATTN_OK) { bad++; lattn_st_free(&ctx, &g); }
+        }
+        CHECK(bad == 0, "every truncated file is rejected (%zu accepted)", bad);
+        for (pos = 0; pos < size; pos += (pos < 400 ? 1 : 7)) {
+            lattn_status st;
+            memcpy(m, buf, size);
+            m[pos] ^= (unsigned char)(1 + (pos * 37) % 255);
+            st = lattn_st_parse(&ctx, m, size, &g);
+            if (st == LATTN_OK) lattn_st_free(&ctx, &g);
+            else if (st != LATTN_E_FORMAT && st != LATTN_E_UNSUPPORTED) bad++;
+        }
+        CHECK(bad == 0, "byte flips give LATTN_OK, LATTN_E_FORMAT or LATTN_E_UNSUPPORTED");
+        free(m);
+    }
+    {   /* allocation failures while parsing */
+        counting_alloc ta;
+        int k, bad = 0;
+        for (k = 1; k < 8; k++) {
+            lattn_ctx c2;
+            lattn_st_file g;
+            lattn_status st;
+            lattn_ctx_init(&c2);
+            memset(&ta, 0, sizeof ta); ta.fail_at = k;
+            c2.allocator.alloc = ta_alloc; c2.allocator.free = ta_free; c2.allocator.user = &ta;
+            st = lattn_st_parse(&c2, buf, size, &g);
+            if (st == LATTN_OK) lattn_st_free(&c2, &g);
+            else if (st != LATTN_E_NOMEM) bad++;
+            if (ta.live != 0) bad++;
+        }
+        CHECK(bad == 0, "allocation failure while parsing: LATTN_E_NOMEM and no leak");
+    }
+    lattn_free(&ctx, buf);
+    {   /* writer errors */
+        lattn_st_entry x = e[0];
+        x.name = "__metadata__";
+        CHECK(lattn_st_serialize(&ctx, &x, 1, NULL, 0, &buf, &size) == LATTN_E_DOMAIN, "reserved name refused");
+        x = e[0]; x.data = NULL;
+        CHECK(lattn_st_serialize(&ctx, &x, 1, NULL, 0, &buf, &size) == LATTN_E_NULL, "NULL data refused");
+        x = e[0]; x.ndim = 9;
+        CHECK(lattn_st_serialize(&ctx, &x, 1, NULL, 0, &buf, &size) == LATTN_E_SHAPE, "too many dims refused");
+        CHECK(lattn_st_load(&ctx, "tests/no/such/file.safetensors", &f) == LATTN_E_IO, "missing file: LATTN_E_IO");
+    }
+    {   /* the catalogue of corrupt files */
+        FILE *ex = fopen("tests/corrupt/EXPECTED", "r");
+        char name[128], sname[64], path[256];
+        int n = 0, bad = 0;
+        if (!ex) { CHECK(0, "cannot open tests/corrupt/EXPECTED"); return; }
+        while (fscanf(ex, "%127s %63s", name, sname) == 2) {
+            lattn_status want, got;
+            lattn_st_file g;
+            snprintf(path, sizeof path, "tests/corrupt/%s", name);
+            if (!status_by_name(sname, &want)) { bad++; continue; }
+            got = lattn_st_load(&ctx, path, &g);
+            if (got == LATTN_OK) lattn_st_free(&ctx, &g);
+            if (got != want) { bad++; printf("  %s: got %s (%s), want %s\n", name, lattn_status_string(got), lattn_ctx_error(&ctx), sname); }
+            n++;
+        }
+        fclose(ex);
+        CHECK(n >= 30 && bad == 0, "corrupt-file catalogue: %d files, %d wrong", n, bad);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 /* external cases: flash-linear-attention's reference outputs (float64)                           */
 /* ---------------------------------------------------------------------------------------------- */
-typedef struct { char name[32]; int f64; int64_t shape[4]; int nd; size_t begin, end; } st_entry;
-typedef struct { unsigned char *buf; size_t len, data0; st_entry e[16]; int n; } st_file;
-
-/* A minimal reader for the trusted test files (the hardened reader is the conformance issue's). */
-static int st_open(st_file *f, const char *path) {
-    FILE *fp = fopen(path, "rb");
-    uint64_t hl = 0;
-    char *p, *end;
-    int i;
-    memset(f, 0, sizeof *f);
-    if (!fp) return 0;
-    fseek(fp, 0, SEEK_END); f->len = (size_t)ftell(fp); fseek(fp, 0, SEEK_SET);
-    f->buf = (unsigned char *)malloc(f->len + 1);
-    if (fread(f->buf, 1, f->len, fp) != f->len) { fclose(fp); return 0; }
-    fclose(fp);
-    for (i = 0; i < 8; i++) hl |= (uint64_t)f->buf[i] << (8 * i);
-    f->data0 = 8 + (size_t)hl;
-    p = (char *)f->buf + 8; end = p + hl;
-    while (p < end && f->n < 16) {
-        char *q = strstr(p, "\":{\"dtype\":\"");
-        char *nm;
-        st_entry *e = &f->e[f->n];
-        if (!q || q >= end) break;
-        nm = q - 1; while (*nm != '"') nm--;
-        memcpy(e->name, nm + 1, (size_t)(q - nm - 1)); e->name[q - nm - 1] = 0;
-        q += 12; e->f64 = q[1] == '6';
-        q = strstr(q, "\"shape\":[") + 9;
-        while (*q != ']') { e->shape[e->nd++] = strtoll(q, &q, 10); if (*q == ',') q++; }
-        q = strstr(q, "\"data_offsets\":[") + 16;
-        e->begin = (size_t)strtoull(q, &q, 10); q++; e->end = (size_t)strtoull(q, &q, 10);
-        f->n++; p = q;
-    }
-    return f->n > 0;
-}
-static const st_entry *st_get(const st_file *f, const char *name) {
-    int i;
-    for (i = 0; i < f->n; i++) if (strcmp(f->e[i].name, name) == 0) return &f->e[i];
-    return NULL;
-}
-static float *st_f32(const st_file *f, const char *name) {
-    const st_entry *e = st_get(f, name);
-    float *p;
-    if (!e || e->f64) return NULL;
-    p = fnew((e->end - e->begin) / 4);
-    memcpy(p, f->buf + f->data0 + e->begin, e->end - e->begin);
-    return p;
-}
-static double *st_f64(const st_file *f, const char *name) {
-    const st_entry *e = st_get(f, name);
-    double *p;
-    if (!e || !e->f64) return NULL;
-    p = (double *)malloc(e->end - e->begin);
-    memcpy(p, f->buf + f->data0 + e->begin, e->end - e->begin);
-    return p;
-}
 static double rel_rms_d(const float *x, const double *y, size_t n) {
     double num = 0, den = 0; size_t i;
     for (i = 0; i < n; i++) { double d = x[i] - y[i]; if (x[i] != x[i]) return HUGE_VAL; num += d * d; den += y[i] * y[i]; }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+static double *tensor_f64(const lattn_st_file *f, const char *name, size_t *n) {
+    const lattn_st_tensor *t = lattn_st_find(f, name);
+    double *p;
+    if (!t) return NULL;
+    p = (double *)malloc((t->count ? t->count : 1) * sizeof(double));
+    lattn_st_to_f64(NULL, t, p, t->count);
+    if (n) *n = t->count;
+    return p;
+}
+static float *tensor_f32(const lattn_st_file *f, const char *name) {
+    const lattn_st_tensor *t = lattn_st_find(f, name);
+    float *p;
+    if (!t) return NULL;
+    p = fnew(t->count);
+    lattn_st_to_f32(NULL, t, p, t->count);
+    return p;
+}
+
 static void test_external(void) {
     static const char *cases[4] = { "linear_attn_0", "linear_attn_1", "linear_attn_norm_0", "linear_attn_norm_1" };
-    static const double scales[4] = { 0.25, 0.22360679774997896, 0.25, 0.22360679774997896 };
     lattn_ctx ctx;
     int ci, form;
     lattn_ctx_init(&ctx);
     for (ci = 0; ci < 4; ci++) {
         char path[256];
-        st_file f;
-        const st_entry *eq, *ev;
+        lattn_st_file f;
+        const lattn_st_tensor *eq, *ev;
         lattn_la_args a = lattn_la_args_default();
         float *q, *k, *v, *h0, *o, *ht;
         double *wo, *wht;
         int norm = ci >= 2;
         size_t no, ns;
         snprintf(path, sizeof path, "tests/external/%s.safetensors", cases[ci]);
-        if (!st_open(&f, path)) { CHECK(0, "cannot read %s (run from the repository root)", path); continue; }
-        eq = st_get(&f, "q"); ev = st_get(&f, "v");
-        q = st_f32(&f, "q"); k = st_f32(&f, "k"); v = st_f32(&f, "v"); h0 = st_f32(&f, "h0");
-        wo = st_f64(&f, "o"); wht = st_f64(&f, "ht");
+        if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "cannot read %s: %s (run from the repository root)", path, lattn_ctx_error(&ctx)); continue; }
+        eq = lattn_st_find(&f, "q"); ev = lattn_st_find(&f, "v");
+        q = tensor_f32(&f, "q"); k = tensor_f32(&f, "k"); v = tensor_f32(&f, "v"); h0 = tensor_f32(&f, "h0");
+        wo = tensor_f64(&f, "o", NULL); wht = tensor_f64(&f, "ht", NULL);
         a.B = eq->shape[0]; a.T = eq->shape[1]; a.H = eq->shape[2]; a.K = eq->shape[3]; a.V = ev->shape[3];
-        a.q = q; a.k = k; a.v = v; a.h0 = h0; a.scale = scales[ci];
-        a.normalize = norm; a.eps = 1e-10f;
+        a.q = q; a.k = k; a.v = v; a.h0 = h0; a.scale = strtod(lattn_st_meta(&f, "scale"), NULL);
+        a.normalize = norm;
+        if (norm) a.eps = (float)strtod(lattn_st_meta(&f, "eps_in_denominator"), NULL);
         no = (size_t)(a.B * a.T * a.H * a.V); ns = (size_t)(a.B * a.H * a.K * a.V);
         o = fnew(no); ht = fnew(ns);
         {   /* _ref in double: within 1e-12 of the float64 reference outputs */
@@ -926,7 +1021,8 @@ static void test_external(void) {
             /* _ref stores float32: its error against the float64 outputs is float32 rounding (~3e-8) */
             CHECK(eo <= tol && eh <= tol, "external %s form %d: o %g ht %g", cases[ci], form, eo, eh);
         }
-        free(q); free(k); free(v); free(h0); free(wo); free(wht); free(o); free(ht); free(f.buf);
+        free(q); free(k); free(v); free(h0); free(wo); free(wht); free(o); free(ht);
+        lattn_st_free(&ctx, &f);
     }
 }
 
@@ -935,7 +1031,7 @@ int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "tcn", test_tcn },
-        { "la", test_la }, { "external", test_external }
+        { "la", test_la }, { "io", test_io }, { "external", test_external }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
