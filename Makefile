@@ -19,7 +19,7 @@ TESTS    = $(BUILD)/run_tests
 EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo
 BENCH    = $(BUILD)/bench
 
-.PHONY: all test test-quick demo bench examples clean compile-check
+.PHONY: all test test-quick demo bench examples clean compile-check fuzz fuzz-replay reference reference-check
 all: $(TESTS) $(EXAMPLES) $(BENCH)
 
 $(BUILD):
@@ -63,3 +63,18 @@ compile-check: | $(BUILD)
 
 clean:
 	rm -rf build
+
+# Fuzzing the safetensors reader. fuzz-replay: the corpus and the corrupt catalogue under
+# ASan+UBSan without libFuzzer. fuzz: a bounded, reproducible libFuzzer run (clang).
+FUZZ_TIME ?= 120
+FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
+fuzz-replay: | $(BUILD)
+	$(CC) -std=c99 -DLATTN_FUZZ_REPLAY -D_DEFAULT_SOURCE $(FUZZ_SAN) -o $(BUILD)/fuzz_replay tests/fuzz_safetensors.c -lm
+	./$(BUILD)/fuzz_replay tests/corpus tests/corrupt tests/external
+
+fuzz: | $(BUILD)
+	clang -std=c99 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 \
+	    -o $(BUILD)/fuzz_st tests/fuzz_safetensors.c -lm
+	mkdir -p $(BUILD)/fuzz-corpus
+	./$(BUILD)/fuzz_st -seed=1 -max_total_time=$(FUZZ_TIME) -max_len=65536 -print_final_stats=1 \
+	    $(BUILD)/fuzz-corpus tests/corpus tests/corrupt 2>&1 | tail -12

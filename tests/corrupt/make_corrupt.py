@@ -15,6 +15,12 @@ cases = {
     # name: (bytes, expected status)
     "valid_minimal":      (st({"x": ok_t}, f32(1, 2)), "LATTN_OK"),
     "valid_zero_sized":   (st({"e": {"dtype": "F32", "shape": [0, 3], "data_offsets": [0, 0]}, "x": ok_t}, f32(1, 2)), "LATTN_OK"),
+    "valid_mixed":        (st({"__metadata__": {"source": "lattn", "note": "\u00e9"},
+                               "h": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]},
+                               "b": {"dtype": "BF16", "shape": [1, 2], "data_offsets": [4, 8]},
+                               "i": {"dtype": "I64", "shape": [], "data_offsets": [8, 16]},
+                               "d": {"dtype": "F64", "shape": [1], "data_offsets": [16, 24]}},
+                              struct.pack("<2H2Hqd", 0x3C00, 0xC000, 0x3F80, 0xC0A0, -3, 0.5)), "LATTN_OK"),
     "short_file":         (b"\x08\x00\x00", "LATTN_E_FORMAT"),
     "header_too_long":    (struct.pack("<Q", 1 << 40) + b"{}", "LATTN_E_FORMAT"),
     "header_past_end":    (st({"x": ok_t}, f32(1, 2), hl=4096), "LATTN_E_FORMAT"),
