@@ -450,6 +450,8 @@ typedef struct lattn_conv_args {
 LATTN_API lattn_status lattn_shortconv_ref (lattn_ctx *ctx, const lattn_conv_args *a);
 LATTN_API lattn_status lattn_shortconv_fast(lattn_ctx *ctx, const lattn_conv_args *a);
 LATTN_API lattn_status lattn_shortconv_step(lattn_ctx *ctx, const lattn_conv_args *a);
+/* _step applied token by token to a whole call (batch or variable lengths), as a decoder runs it. */
+LATTN_API lattn_status lattn_shortconv_decode(lattn_ctx *ctx, const lattn_conv_args *a);
 
 /* ================================================================================================ */
 /* >>tcn                                                                                            */
@@ -475,6 +477,8 @@ LATTN_API lattn_status lattn_tcn_state_floats(int64_t d, int64_t k, int64_t n_la
 LATTN_API lattn_status lattn_tcn_ref (lattn_ctx *ctx, const lattn_tcn_args *a);
 LATTN_API lattn_status lattn_tcn_fast(lattn_ctx *ctx, const lattn_tcn_args *a);
 LATTN_API lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a);
+/* _step token by token over x [B][T][d] from a zero state (a->state is ignored). */
+LATTN_API lattn_status lattn_tcn_decode(lattn_ctx *ctx, const lattn_tcn_args *a);
 
 /* The article's DemoModel: h = Linear(d_in -> d)(x); h = StackedEncoder(h); out = Linear(d -> 1)
    of the last token. Weights in one block, initialised as PyTorch does (U(±1/sqrt(fan_in)) for
@@ -541,6 +545,9 @@ LATTN_API lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a)
 LATTN_API lattn_status lattn_la_chunk   (lattn_ctx *ctx, const lattn_la_args *a, int chunk);
 /* T == 1; h0/z0 -> ht/zt (required); ht may equal h0 and zt may equal z0. */
 LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a);
+/* _step applied token by token to a whole call (batch or variable lengths), as a decoder runs it:
+   same outputs and final state as _chunk within tolerance. */
+LATTN_API lattn_status lattn_la_decode  (lattn_ctx *ctx, const lattn_la_args *a);
 
 /* ================================================================================================ */
 /* >>safetensors                                                                                    */
@@ -2055,6 +2062,29 @@ LATTN__DEF lattn_status lattn_shortconv_step(lattn_ctx *ctx, const lattn_conv_ar
     return lattn__ok(ctx);
 }
 
+LATTN__DEF lattn_status lattn_shortconv_decode(lattn_ctx *ctx, const lattn_conv_args *a) {
+    int64_t n, sq, t, DW;
+    float *S;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_decode", a, &n));
+    DW = a->D * a->W;
+    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)DW, "lattn_shortconv_decode"));
+    for (sq = 0; sq < n && st == LATTN_OK; sq++) {
+        int64_t tok0, len;
+        lattn_conv_args s = *a;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        if (a->h0) memcpy(S, a->h0 + sq * DW, sizeof(float) * (size_t)DW); else memset(S, 0, sizeof(float) * (size_t)DW);
+        s.B = 1; s.T = 1; s.offsets = NULL; s.n_seqs = 0; s.h0 = S; s.ht = S;
+        for (t = 0; t < len && st == LATTN_OK; t++) {
+            s.x = a->x + (tok0 + t) * a->D; s.y = a->y + (tok0 + t) * a->D;
+            st = lattn_shortconv_step(ctx, &s);
+        }
+        if (a->ht) memcpy(a->ht + sq * DW, S, sizeof(float) * (size_t)DW);
+    }
+    lattn__free(ctx, S);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+
 /* ================================================================================================ */
 /* >>tcn implementation                                                                             */
 /* ================================================================================================ */
@@ -2232,6 +2262,28 @@ LATTN__DEF lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a) 
     }
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
+}
+
+LATTN__DEF lattn_status lattn_tcn_decode(lattn_ctx *ctx, const lattn_tcn_args *a) {
+    int64_t t, b, d;
+    size_t sf;
+    float *buf;
+    lattn_tcn_args s;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_decode", a));
+    d = a->d;
+    LATTN__TRY(lattn_tcn_state_floats(d, a->k, a->n_layers, &sf));
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, sf * (size_t)a->B + (size_t)(2 * a->B * d), "lattn_tcn_decode"));
+    memset(buf, 0, sizeof(float) * sf * (size_t)a->B);
+    s = *a;
+    s.T = 1; s.state = buf; s.x = buf + sf * (size_t)a->B; s.y = buf + sf * (size_t)a->B + a->B * d;
+    for (t = 0; t < a->T && st == LATTN_OK; t++) {
+        for (b = 0; b < a->B; b++) memcpy((float *)s.x + b * d, a->x + (b * a->T + t) * d, sizeof(float) * (size_t)d);
+        st = lattn_tcn_step(ctx, &s);
+        for (b = 0; b < a->B; b++) memcpy(a->y + (b * a->T + t) * d, s.y + b * d, sizeof(float) * (size_t)d);
+    }
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
 /* The demo model: Linear(d_in -> d), the stack, Linear(d -> 1) on the last token. */
@@ -2449,16 +2501,21 @@ LATTN__DEF lattn_status lattn_la_ref64(lattn_ctx *ctx, const lattn_la_args *a, d
 typedef struct lattn__la_in { const float *q, *k; float *buf; } lattn__la_in;
 static lattn_status lattn__la_map(lattn_ctx *ctx, const lattn_la_args *a, const lattn__la_dims *dm,
                                   lattn__la_in *in, const char *who) {
-    int64_t r, i, rows = a->B * a->T * a->H;
+    int64_t r, rows = a->B * a->T * a->H;
+    int nthr = lattn__threads(ctx);
     double *tmp;
     in->q = a->q; in->k = a->k; in->buf = NULL;
     if (a->fmap == LATTN_FMAP_IDENTITY || a->T == 0) return LATTN_OK;
-    LATTN__TRY(lattn__alloc_floats(ctx, &in->buf, (size_t)(2 * rows * dm->Kf + 2 * dm->Kf), who));
-    tmp = (double *)(void *)(in->buf + 2 * rows * dm->Kf);   /* Kf doubles after the two maps */
+    /* both maps, then one row of doubles per thread */
+    LATTN__TRY(lattn__alloc_floats(ctx, &in->buf, (size_t)(2 * rows * dm->Kf + 2 * dm->Kf * nthr), who));
+    tmp = (double *)(void *)(in->buf + 2 * rows * dm->Kf);
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (r = 0; r < 2 * rows; r++) {
         float *dst = in->buf + r * dm->Kf;
-        lattn__fmap_row(a->fmap, a->K, (r < rows ? a->q : a->k) + (r % rows) * a->K, a->fmap_w, a->fmap_b, tmp);
-        for (i = 0; i < dm->Kf; i++) dst[i] = (float)tmp[i];
+        double *row = tmp + (size_t)lattn__thread_id() * (size_t)dm->Kf;
+        int64_t i;
+        lattn__fmap_row(a->fmap, a->K, (r < rows ? a->q : a->k) + (r % rows) * a->K, a->fmap_w, a->fmap_b, row);
+        for (i = 0; i < dm->Kf; i++) dst[i] = (float)row[i];
     }
     in->q = in->buf; in->k = in->buf + rows * dm->Kf;
     return LATTN_OK;
@@ -2506,6 +2563,35 @@ LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
         }
     lattn__free(ctx, in.buf);
     return lattn__ok(ctx);
+}
+
+/* --- decode: _step over every token of every sequence ------------------------------------------ */
+LATTN__DEF lattn_status lattn_la_decode(lattn_ctx *ctx, const lattn_la_args *a) {
+    lattn__la_dims dm;
+    int64_t sq, t, HS, HZ;
+    float *S;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__la_check(ctx, "lattn_la_decode", a, &dm));
+    HS = a->H * dm.Kf * a->V; HZ = a->H * dm.Kf;
+    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)(HS + HZ), "lattn_la_decode"));
+    for (sq = 0; sq < dm.n && st == LATTN_OK; sq++) {
+        int64_t tok0, len;
+        lattn_la_args s = *a;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        if (a->h0) memcpy(S, a->h0 + sq * HS, sizeof(float) * (size_t)HS); else memset(S, 0, sizeof(float) * (size_t)HS);
+        if (a->z0) memcpy(S + HS, a->z0 + sq * HZ, sizeof(float) * (size_t)HZ); else memset(S + HS, 0, sizeof(float) * (size_t)HZ);
+        s.B = 1; s.T = 1; s.offsets = NULL; s.n_seqs = 0; s.h0 = S; s.ht = S; s.z0 = S + HS; s.zt = S + HS;
+        for (t = 0; t < len && st == LATTN_OK; t++) {
+            int64_t tok = tok0 + t;
+            s.q = a->q + tok * a->H * a->K; s.k = a->k + tok * a->H * a->K;
+            s.v = a->v + tok * a->H * a->V; s.o = a->o + tok * a->H * a->V;
+            st = lattn_la_step(ctx, &s);
+        }
+        if (a->ht) memcpy(a->ht + sq * HS, S, sizeof(float) * (size_t)HS);
+        if (a->zt && a->normalize) memcpy(a->zt + sq * HZ, S + HS, sizeof(float) * (size_t)HZ);
+    }
+    lattn__free(ctx, S);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
 /* --- _parallel: O = (s·tril(ΦqΦkᵀ))V + s·Φq S0 per head, on the SGEMM kernel ------------------- */

@@ -156,20 +156,10 @@ static void bench_tiler(void) {
 }
 
 /* ---- linear attention: _chunk against the _step loop ------------------------------------------- */
-typedef struct { lattn_ctx *ctx; lattn_la_args a; float *S; } la_u;
+typedef struct { lattn_ctx *ctx; lattn_la_args a; } la_u;
 static int g_chunk;
 static void la_chunk_run(void *p) { la_u *u = (la_u *)p; lattn_la_chunk(u->ctx, &u->a, g_chunk); }
-static void la_step_run(void *p) {
-    la_u *u = (la_u *)p;
-    lattn_la_args s = u->a;
-    int64_t t, HK = u->a.H * u->a.K, HV = u->a.H * u->a.V;
-    memset(u->S, 0, sizeof(float) * (size_t)(u->a.H * u->a.K * u->a.V));
-    s.T = 1; s.h0 = u->S; s.ht = u->S;
-    for (t = 0; t < u->a.T; t++) {
-        s.q = u->a.q + t * HK; s.k = u->a.k + t * HK; s.v = u->a.v + t * HV; s.o = u->a.o + t * HV;
-        lattn_la_step(u->ctx, &s);
-    }
-}
+static void la_step_run(void *p) { la_u *u = (la_u *)p; lattn_la_decode(u->ctx, &u->a); }
 static void bench_la(void) {
     static const int64_t Ts[3] = { 256, 1024, 4096 };
     int ti, th;
@@ -189,29 +179,21 @@ static void bench_la(void) {
             u.a.B = 1; u.a.T = T; u.a.H = H; u.a.K = K; u.a.V = V;
             u.a.q = (float *)malloc(sizeof(float) * (size_t)(T * H * K)); u.a.k = (float *)malloc(sizeof(float) * (size_t)(T * H * K));
             u.a.v = (float *)malloc(sizeof(float) * (size_t)(T * H * V)); u.a.o = (float *)malloc(sizeof(float) * (size_t)(T * H * V));
-            u.S = (float *)malloc(sizeof(float) * (size_t)(H * K * V));
             lattn_rng_fill_normal(&r, (float *)u.a.q, (size_t)(T * H * K), 0, 1);
             lattn_rng_fill_normal(&r, (float *)u.a.k, (size_t)(T * H * K), 0, 1);
             lattn_rng_fill_normal(&r, (float *)u.a.v, (size_t)(T * H * V), 0, 1);
             time2(la_chunk_run, &u, th == 1 ? la_step_run : NULL, &u, g_quick ? 5 : 9, &mc, &ms);
-            snprintf(shape, sizeof shape, "T=%lld,H=8,K=64,V=64,C=64", (long long)T);
+            snprintf(shape, sizeof shape, "T=%lld,H=8,K=64,V=64,C=%d", (long long)T, g_chunk ? g_chunk : lattn_profile_cpu()->default_chunk);
             if (th == 1) row("linear_attn_step", shape, 1, ms, (double)T, 4.0 * T * H * K * V, NULL, 0);
             row("linear_attn_chunk", shape, th, mc, (double)T, 4.0 * T * H * K * V, th == 1 ? "linear_attn_step" : NULL, ms);
-            free((void *)u.a.q); free((void *)u.a.k); free((void *)u.a.v); free(u.a.o); free(u.S);
+            free((void *)u.a.q); free((void *)u.a.k); free((void *)u.a.v); free(u.a.o);
         }
 }
 
 /* ---- ShortConv and the TCN stack --------------------------------------------------------------- */
-typedef struct { lattn_ctx *ctx; lattn_conv_args a; float *st, *xs, *ys; } conv_u;
+typedef struct { lattn_ctx *ctx; lattn_conv_args a; } conv_u;
 static void conv_fast_run(void *p) { conv_u *u = (conv_u *)p; lattn_shortconv_fast(u->ctx, &u->a); }
-static void conv_step_run(void *p) {
-    conv_u *u = (conv_u *)p;
-    lattn_conv_args s = u->a;
-    int64_t t;
-    memset(u->st, 0, sizeof(float) * (size_t)(u->a.D * u->a.W));
-    s.T = 1; s.h0 = u->st; s.ht = u->st;
-    for (t = 0; t < u->a.T; t++) { s.x = u->a.x + t * u->a.D; s.y = u->a.y + t * u->a.D; lattn_shortconv_step(u->ctx, &s); }
-}
+static void conv_step_run(void *p) { conv_u *u = (conv_u *)p; lattn_shortconv_decode(u->ctx, &u->a); }
 static void bench_conv(void) {
     int th;
     int64_t T = 2048, D = 1536, W = 4;
@@ -225,48 +207,36 @@ static void bench_conv(void) {
         memset(&u.a, 0, sizeof u.a);
         u.ctx = &ctx; u.a.B = 1; u.a.T = T; u.a.D = D; u.a.W = W;
         u.a.x = (float *)malloc(sizeof(float) * (size_t)(T * D)); u.a.y = (float *)malloc(sizeof(float) * (size_t)(T * D));
-        u.a.w = (float *)malloc(sizeof(float) * (size_t)(D * W)); u.st = (float *)malloc(sizeof(float) * (size_t)(D * W));
+        u.a.w = (float *)malloc(sizeof(float) * (size_t)(D * W));
         lattn_rng_fill_normal(&r, (float *)u.a.x, (size_t)(T * D), 0, 1);
         lattn_rng_fill_normal(&r, (float *)u.a.w, (size_t)(D * W), 0, 1);
         time2(conv_fast_run, &u, th == 1 ? conv_step_run : NULL, &u, 9, &mf, &ms);
         if (th == 1) row("shortconv_step", "T=2048,d=1536,k=4", 1, ms, (double)T, 2.0 * T * D * W, NULL, 0);
         row("shortconv", "T=2048,d=1536,k=4", th, mf, (double)T, 2.0 * T * D * W, th == 1 ? "shortconv_step" : NULL, ms);
-        free((void *)u.a.x); free(u.a.y); free((void *)u.a.w); free(u.st);
+        free((void *)u.a.x); free(u.a.y); free((void *)u.a.w);
     }
 }
 
-typedef struct { lattn_ctx *ctx; lattn_tcn_args a; float *st; } tcn_u;
+typedef struct { lattn_ctx *ctx; lattn_tcn_args a; } tcn_u;
 static void tcn_fast_run(void *p) { tcn_u *u = (tcn_u *)p; lattn_tcn_fast(u->ctx, &u->a); }
-static void tcn_step_run(void *p) {
-    tcn_u *u = (tcn_u *)p;
-    lattn_tcn_args s = u->a;
-    int64_t t;
-    size_t sf;
-    lattn_tcn_state_floats(u->a.d, u->a.k, u->a.n_layers, &sf);
-    memset(u->st, 0, sizeof(float) * sf);
-    s.T = 1; s.state = u->st;
-    for (t = 0; t < u->a.T; t++) { s.x = u->a.x + t * u->a.d; s.y = u->a.y + t * u->a.d; lattn_tcn_step(u->ctx, &s); }
-}
+static void tcn_step_run(void *p) { tcn_u *u = (tcn_u *)p; lattn_tcn_decode(u->ctx, &u->a); }
 static void bench_tcn(void) {
     int th;
     int64_t T = g_quick ? 256 : 2048, d = 1536, Tstep = 64;
     lattn_tcn_demo m;
     lattn_ctx ctx;
-    float *x, *y, *st;
-    size_t sf;
+    float *x, *y;
     if (!wanted("tcn")) return;
     lattn_ctx_init(&ctx);
     lattn_tcn_demo_init(&ctx, &m, 2, d, 3, 4, 5);
-    lattn_tcn_state_floats(d, 3, 4, &sf);
     x = (float *)malloc(sizeof(float) * (size_t)(T * d)); y = (float *)malloc(sizeof(float) * (size_t)(T * d));
-    st = (float *)malloc(sizeof(float) * sf);
     { lattn_rng r = lattn_rng_seed(6); lattn_rng_fill_normal(&r, x, (size_t)(T * d), 0, 1); }
     {   /* the step baseline on the first 64 tokens: its cost per token does not depend on T */
         tcn_u u;
         double ms, unused;
         char shape[64];
         memset(&u.a, 0, sizeof u.a);
-        u.ctx = &ctx; u.st = st; u.a.B = 1; u.a.T = Tstep; u.a.d = d; u.a.k = 3; u.a.n_layers = 4; u.a.layers = m.layers;
+        u.ctx = &ctx; u.a.B = 1; u.a.T = Tstep; u.a.d = d; u.a.k = 3; u.a.n_layers = 4; u.a.layers = m.layers;
         u.a.x = x; u.a.y = y;
         time2(tcn_step_run, &u, NULL, NULL, 5, &ms, &unused);
         snprintf(shape, sizeof shape, "T=%lld,d=1536,k=3,L=4", (long long)Tstep);
@@ -283,7 +253,7 @@ static void bench_tcn(void) {
         }
     }
     lattn_tcn_demo_free(&ctx, &m);
-    free(x); free(y); free(st);
+    free(x); free(y);
 }
 
 int main(int argc, char **argv) {

@@ -30,7 +30,7 @@ static void tour_la(lattn_ctx *ctx, const char *name, lattn_fmap fm, int norm) {
     lattn_la_args a = lattn_la_args_default();
     lattn_rng r = lattn_rng_seed(7);
     float *q = buf(T * H * K), *k = buf(T * H * K), *v = buf(T * H * V), *ref = buf(T * H * V), *o = buf(T * H * V);
-    float *S = buf(H * 2 * K * V), *Z = buf(H * 2 * K), *fw = buf(2 * K * K), *fb = buf(2 * K);
+    float *fw = buf(2 * K * K), *fb = buf(2 * K);
     double t0;
     int form, t;
     for (t = 0; t < K; t++) fw[t * K + t] = 1.0f;          /* hedgehog's init: W = I, b = 0 */
@@ -44,43 +44,26 @@ static void tour_la(lattn_ctx *ctx, const char *name, lattn_fmap fm, int norm) {
         a.o = o;
         if (form == 1) BEST3(t0, lattn_la_parallel(ctx, &a));
         else if (form == 2) BEST3(t0, lattn_la_chunk(ctx, &a, 64));
-        else {                           /* the decoding loop: one token at a time on the state */
-            lattn_la_args s = a;
-            memset(S, 0, sizeof(float) * H * 2 * K * V); memset(Z, 0, sizeof(float) * H * 2 * K);
-            s.T = 1; s.h0 = S; s.ht = S; s.z0 = Z; s.zt = Z;
-            t0 = now();
-            for (t = 0; t < T; t++) {
-                s.q = q + t * H * K; s.k = k + t * H * K; s.v = v + t * H * V; s.o = o + t * H * V;
-                lattn_la_step(ctx, &s);
-            }
-            t0 = now() - t0;
-        }
+        else BEST3(t0, lattn_la_decode(ctx, &a));        /* _step, one token at a time */
         line(name, form == 1 ? "_parallel" : form == 2 ? "_chunk" : "_step", rel_rms(o, ref, T * H * V), t0, T);
     }
-    free(q); free(k); free(v); free(ref); free(o); free(S); free(Z); free(fw); free(fb);
+    free(q); free(k); free(v); free(ref); free(o); free(fw); free(fb);
 }
 
 static void tour_conv(lattn_ctx *ctx) {
     enum { T = 512, D = 96, W = 4 };
     lattn_conv_args a;
     lattn_rng r = lattn_rng_seed(8);
-    float *x = buf(T * D), *w = buf(D * W), *b = buf(D), *ref = buf(T * D), *y = buf(T * D), *st = buf(D * W);
+    float *x = buf(T * D), *w = buf(D * W), *b = buf(D), *ref = buf(T * D), *y = buf(T * D);
     double t0;
-    int t;
     lattn_rng_fill_normal(&r, x, T * D, 0, 1); lattn_rng_fill_normal(&r, w, D * W, 0, 0.5f); lattn_rng_fill_normal(&r, b, D, 0, 0.1f);
     memset(&a, 0, sizeof a);
     a.B = 1; a.T = T; a.D = D; a.W = W; a.x = x; a.w = w; a.bias = b; a.silu = 1; a.y = ref;
     BEST3(t0, lattn_shortconv_ref(ctx, &a)); line("shortconv (k=4, SiLU)", "_ref", 0.0, t0, T);
     a.y = y;
     BEST3(t0, lattn_shortconv_fast(ctx, &a)); line("shortconv (k=4, SiLU)", "_fast", rel_rms(y, ref, T * D), t0, T);
-    {
-        lattn_conv_args s = a;
-        s.T = 1; s.h0 = st; s.ht = st;
-        t0 = now();
-        for (t = 0; t < T; t++) { s.x = x + t * D; s.y = y + t * D; lattn_shortconv_step(ctx, &s); }
-        line("shortconv (k=4, SiLU)", "_step", rel_rms(y, ref, T * D), now() - t0, T);
-    }
-    free(x); free(w); free(b); free(ref); free(y); free(st);
+    BEST3(t0, lattn_shortconv_decode(ctx, &a)); line("shortconv (k=4, SiLU)", "_step", rel_rms(y, ref, T * D), t0, T);
+    free(x); free(w); free(b); free(ref); free(y);
 }
 
 static void tour_tcn(lattn_ctx *ctx) {
@@ -88,28 +71,18 @@ static void tour_tcn(lattn_ctx *ctx) {
     lattn_tcn_demo m;
     lattn_tcn_args a;
     lattn_rng r = lattn_rng_seed(9);
-    float *x = buf(T * d), *ref = buf(T * d), *y = buf(T * d), *st;
-    size_t sf;
+    float *x = buf(T * d), *ref = buf(T * d), *y = buf(T * d);
     double t0;
-    int t;
     lattn_tcn_demo_init(ctx, &m, 2, d, 3, 4, 9);
-    lattn_tcn_state_floats(d, 3, 4, &sf);
-    st = buf(sf);
     lattn_rng_fill_normal(&r, x, T * d, 0, 1);
     memset(&a, 0, sizeof a);
     a.B = 1; a.T = T; a.d = d; a.k = 3; a.n_layers = 4; a.layers = m.layers; a.x = x; a.y = ref;
     BEST3(t0, lattn_tcn_ref(ctx, &a)); line("tcn stack (4 x k=3)", "_ref", 0.0, t0, T);
     a.y = y;
     BEST3(t0, lattn_tcn_fast(ctx, &a)); line("tcn stack (4 x k=3)", "_fast", rel_rms(y, ref, T * d), t0, T);
-    {
-        lattn_tcn_args s = a;
-        s.T = 1; s.state = st;
-        t0 = now();
-        for (t = 0; t < T; t++) { s.x = x + t * d; s.y = y + t * d; lattn_tcn_step(ctx, &s); }
-        line("tcn stack (4 x k=3)", "_step", rel_rms(y, ref, T * d), now() - t0, T);
-    }
+    BEST3(t0, lattn_tcn_decode(ctx, &a)); line("tcn stack (4 x k=3)", "_step", rel_rms(y, ref, T * d), t0, T);
     lattn_tcn_demo_free(ctx, &m);
-    free(x); free(ref); free(y); free(st);
+    free(x); free(ref); free(y);
 }
 
 int main(void) {

@@ -388,20 +388,10 @@ static void test_conv(void) {
             CHECK(lattn_shortconv_fast(&ctx, &a) == LATTN_OK, "conv fast status");
             e1 = rel_rms(y1, y0, (size_t)(B * T * D)); e2 = rel_rms(ht1, ht0, (size_t)(n * D * W));
             CHECK(e1 <= 1e-5 && e2 <= 1e-6, "conv fast vs ref T=%lld D=%lld W=%lld v=%d: y %g ht %g", (long long)T, (long long)D, (long long)W, variant, e1, e2);
-            if (!var) {   /* step x T from h0 equals the whole sequence */
-                int64_t t, b, d2;
-                float *st = fdup(h0, (size_t)(n * D * W)), *xs = fnew((size_t)(B * D)), *ys = fnew((size_t)(B * D));
-                lattn_conv_args s = a;
-                s.T = 1; s.x = xs; s.y = ys; s.h0 = st; s.ht = st;
-                for (t = 0; t < T; t++) {
-                    for (b = 0; b < B; b++) for (d2 = 0; d2 < D; d2++) xs[b * D + d2] = x[(b * T + t) * D + d2];
-                    lattn_shortconv_step(&ctx, &s);
-                    for (b = 0; b < B; b++) for (d2 = 0; d2 < D; d2++) y2[(b * T + t) * D + d2] = ys[b * D + d2];
-                }
-                e1 = rel_rms(y2, y0, (size_t)(B * T * D)); e2 = rel_rms(st, ht0, (size_t)(n * D * W));
-                CHECK(e1 <= 1e-5 && e2 == 0, "conv step x T vs ref T=%lld v=%d: y %g ht %g", (long long)T, variant, e1, e2);
-                free(st); free(xs); free(ys);
-            }
+            a.y = y2; a.ht = ht2;          /* _step token by token from h0 equals the whole sequence */
+            CHECK(lattn_shortconv_decode(&ctx, &a) == LATTN_OK, "conv decode status");
+            e1 = rel_rms(y2, y0, (size_t)(B * T * D)); e2 = rel_rms(ht2, ht0, (size_t)(n * D * W));
+            CHECK(e1 <= 1e-5 && e2 == 0, "conv step x T vs ref T=%lld v=%d: y %g ht %g", (long long)T, variant, e1, e2);
             free(x); free(w); free(bias); free(h0); free(y0); free(y1); free(y2); free(ht0); free(ht1); free(ht2);
         }
     {   /* causality and NaN isolation; thread-count determinism */
@@ -442,7 +432,7 @@ static void test_tcn(void) {
     lattn_rng r = lattn_rng_seed(g_seed);
     int64_t B = 2, T = g_quick ? 40 : 70, d = 32, t, b;
     size_t n = (size_t)(B * T * d), sf;
-    float *x, *y0, *y1, *y2, *st, *xs, *ys;
+    float *x, *y0, *y1, *y2;
     double e;
     lattn_ctx_init(&ctx);
     CHECK(lattn_tcn_demo_init(&ctx, &m, 2, d, 3, 4, g_seed) == LATTN_OK, "demo init");
@@ -459,17 +449,8 @@ static void test_tcn(void) {
     CHECK(e <= 1e-5, "tcn fast vs ref: %g", e);
     lattn_tcn_state_floats(d, 3, 4, &sf);
     CHECK(sf == (size_t)(2 * 15 * d), "state floats: (k-1)(2^L - 1) rows");
-    st = fnew(sf * (size_t)B); memset(st, 0, sf * (size_t)B * sizeof(float));
-    xs = fnew((size_t)(B * d)); ys = fnew((size_t)(B * d));
-    {
-        lattn_tcn_args s = a;
-        s.T = 1; s.x = xs; s.y = ys; s.state = st;
-        for (t = 0; t < T; t++) {
-            for (b = 0; b < B; b++) memcpy(xs + b * d, x + (b * T + t) * d, (size_t)d * sizeof(float));
-            lattn_tcn_step(&ctx, &s);
-            for (b = 0; b < B; b++) memcpy(y2 + (b * T + t) * d, ys + b * d, (size_t)d * sizeof(float));
-        }
-    }
+    a.y = y2;
+    CHECK(lattn_tcn_decode(&ctx, &a) == LATTN_OK, "tcn decode");
     e = rel_rms(y2, y0, n);
     CHECK(e <= 1e-5, "tcn step x T vs ref: %g", e);
     {   /* the article's causality test: input non-zero only at the last position */
@@ -497,7 +478,7 @@ static void test_tcn(void) {
     a.n_layers = 4; a.layers = NULL;
     CHECK(lattn_tcn_ref(&ctx, &a) == LATTN_E_NULL, "tcn NULL layers");
     lattn_tcn_demo_free(&ctx, &m);
-    free(x); free(y0); free(y1); free(y2); free(st); free(xs); free(ys);
+    free(x); free(y0); free(y1); free(y2);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -532,33 +513,15 @@ static void la_make(la_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H, i
 }
 static void la_free(la_case *c) { free(c->q); free(c->k); free(c->v); free(c->h0); free(c->z0); free(c->fw); free(c->fb); }
 
-/* Run one form (0 ref, 1 parallel, 2 chunk, 3 step loop) into fresh NaN-poisoned outputs. */
+/* Run one form (0 ref, 1 parallel, 2 chunk, 3 decode = _step per token) into NaN-poisoned outputs. */
 static lattn_status la_run(lattn_ctx *ctx, la_case *c, int form, int chunk, float *o, float *ht, float *zt) {
     lattn_la_args a = c->a;
-    lattn_status s = LATTN_OK;
     poison(o, c->no); poison(ht, c->ns); poison(zt, c->nz);
     a.o = o; a.ht = ht; a.zt = a.normalize ? zt : NULL;
     if (form == 0) return lattn_la_ref(ctx, &a);
     if (form == 1) return lattn_la_parallel(ctx, &a);
     if (form == 2) return lattn_la_chunk(ctx, &a, chunk);
-    {   /* step loop: sequences one at a time with their own state (batch rows as B=1 calls) */
-        int64_t n = a.offsets ? a.n_seqs : a.B, H = a.H, Kf = lattn_fmap_width(a.fmap, a.K), sq, t, tok0, len;
-        for (sq = 0; sq < n; sq++) {
-            lattn_la_args s1 = a;
-            float *S = ht + sq * H * Kf * a.V, *Z = zt + sq * H * Kf;
-            if (a.offsets) { tok0 = a.offsets[sq]; len = a.offsets[sq + 1] - tok0; } else { tok0 = sq * a.T; len = a.T; }
-            if (a.h0) memcpy(S, a.h0 + sq * H * Kf * a.V, sizeof(float) * (size_t)(H * Kf * a.V));
-            else memset(S, 0, sizeof(float) * (size_t)(H * Kf * a.V));
-            if (a.normalize) { if (a.z0) memcpy(Z, a.z0 + sq * H * Kf, sizeof(float) * (size_t)(H * Kf)); else memset(Z, 0, sizeof(float) * (size_t)(H * Kf)); }
-            s1.B = 1; s1.T = 1; s1.offsets = NULL; s1.n_seqs = 0; s1.h0 = S; s1.ht = S; s1.z0 = Z; s1.zt = Z;
-            for (t = 0; t < len && s == LATTN_OK; t++) {
-                s1.q = a.q + (tok0 + t) * H * a.K; s1.k = a.k + (tok0 + t) * H * a.K;
-                s1.v = a.v + (tok0 + t) * H * a.V; s1.o = o + (tok0 + t) * H * a.V;
-                s = lattn_la_step(ctx, &s1);
-            }
-        }
-    }
-    return s;
+    return lattn_la_decode(ctx, &a);
 }
 
 static void test_la(void) {
