@@ -16,10 +16,10 @@ LDLIBS  ?= -lm
 ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
 
 TESTS    = $(BUILD)/run_tests
-EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo
+EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/lattn-check
 BENCH    = $(BUILD)/bench
 
-.PHONY: all test test-quick demo bench examples clean compile-check fuzz fuzz-replay reference reference-check
+.PHONY: all test test-quick demo bench examples clean compile-check fuzz fuzz-replay reference reference-check conformance
 all: $(TESTS) $(EXAMPLES) $(BENCH)
 
 $(BUILD):
@@ -31,14 +31,34 @@ $(BUILD)/run_tests: tests/run_tests.c lattn.h | $(BUILD)
 $(BUILD)/%: examples/%.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
+$(BUILD)/lattn-check: examples/lattn_check.c lattn.h | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+
 $(BUILD)/bench: bench/bench.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
-test: $(TESTS)
+test: $(TESTS) $(BUILD)/lattn-check
 	$(RUN) ./$(BUILD)/run_tests
+	$(MAKE) --no-print-directory conformance reference-check
 
-test-quick: $(TESTS)
+test-quick: $(TESTS) $(BUILD)/lattn-check
 	$(RUN) ./$(BUILD)/run_tests --quick
+	$(MAKE) --no-print-directory conformance
+
+# The checker over every golden case and form, over the external fla cases, and once on a
+# deliberately perturbed output, which must fail.
+conformance: $(BUILD)/lattn-check $(BUILD)/perturb
+	$(RUN) ./$(BUILD)/lattn-check manifest reference_outputs | tail -1
+	$(RUN) ./$(BUILD)/lattn-check external tests/external/*.safetensors > $(BUILD)/external.log
+	grep -c '^PASS' $(BUILD)/external.log | sed 's/$$/ external case-form runs passed/'
+	$(RUN) ./$(BUILD)/lattn-check run reference_outputs/linear_attn/linear_attn_small.safetensors chunk $(BUILD)/out.safetensors >/dev/null
+	$(RUN) ./$(BUILD)/lattn-check check reference_outputs/linear_attn/linear_attn_small.safetensors $(BUILD)/out.safetensors | tail -1
+	$(RUN) ./$(BUILD)/perturb $(BUILD)/out.safetensors $(BUILD)/bad.safetensors
+	! $(RUN) ./$(BUILD)/lattn-check check reference_outputs/linear_attn/linear_attn_small.safetensors $(BUILD)/bad.safetensors > $(BUILD)/bad.log
+	grep -q FAIL $(BUILD)/bad.log && echo "a perturbed output fails, as it must"
+
+$(BUILD)/perturb: tests/perturb.c lattn.h | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
 examples: $(EXAMPLES)
 
@@ -78,3 +98,15 @@ fuzz: | $(BUILD)
 	mkdir -p $(BUILD)/fuzz-corpus
 	./$(BUILD)/fuzz_st -seed=1 -max_total_time=$(FUZZ_TIME) -max_len=65536 -print_final_stats=1 \
 	    $(BUILD)/fuzz-corpus tests/corpus tests/corrupt 2>&1 | tail -12
+
+# Golden cases: the generator is built without FMA contraction (and without -march=native).
+VERIFY ?= --verify-exact
+$(BUILD)/generate: reference_outputs/generate.c lattn.h | $(BUILD)
+	$(CC) -std=c99 -O2 -ffp-contract=off -Wall -Wextra -pedantic -o $@ $< $(LDLIBS)
+
+reference: $(BUILD)/generate
+	mkdir -p reference_outputs/shortconv reference_outputs/tcn reference_outputs/linear_attn
+	./$(BUILD)/generate reference_outputs
+
+reference-check: $(BUILD)/generate
+	$(RUN) ./$(BUILD)/generate $(VERIFY) reference_outputs

@@ -59,6 +59,7 @@
      >>tcn         dilated causal convolution stack (TCN) and the article's demo model
      >>linattn     linear attention: _ref, _parallel, _chunk (on the tiler), _step
      >>safetensors hardened safetensors reader and writer (golden cases, weights)
+     >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
      >>history     revision history
@@ -620,6 +621,35 @@ LATTN_API lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const lat
 /* Release memory the library handed out (lattn_st_serialize). */
 LATTN_API void lattn_free(lattn_ctx *ctx, void *p);
 
+/* ================================================================================================ */
+/* >>conformance                                                                                    */
+/* ================================================================================================ */
+/* Golden cases (reference_outputs/, DESIGN.md §4): one safetensors file per case with the inputs
+   "in.*" (float32, offsets int64), the expected outputs "out.*" (float32, from _ref in double) and
+   "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn), the
+   mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps", "scale", "chunk"), "seed",
+   "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
+typedef enum lattn_form {
+    LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP, LATTN_FORM_FAST
+} lattn_form;
+LATTN_API const char *lattn_form_name(lattn_form f);          /* "ref", "parallel", ... */
+LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when known */
+/* Run the case's mixer with one form (STEP = the decode loop) on its inputs and serialise the
+   outputs under the case's "out.*" names (float32) into a buffer to release with lattn_free.
+   LATTN_E_UNSUPPORTED when the mixer has no such form. */
+LATTN_API lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, lattn_form form,
+                                      unsigned char **out, size_t *size);
+
+/* got against want: relative RMS error ||got - want|| / ||want|| over the finite positions
+   (absolute when want is all zero), max abs error, and positions where NaN/Inf differ (a NaN
+   must meet a NaN, an Inf an Inf of the same sign). pass = no such position and rel_rms <= tol. */
+typedef struct lattn_cmp {
+    double rel_rms, max_abs;
+    int64_t n, nonfinite_mismatch, first_mismatch;   /* first_mismatch = -1 when none */
+    int pass;
+} lattn_cmp;
+LATTN_API void lattn_compare(const double *got, const double *want, size_t n, double tol, lattn_cmp *r);
+
 #ifdef __cplusplus
 }
 #endif
@@ -636,6 +666,7 @@ LATTN_API void lattn_free(lattn_ctx *ctx, void *p);
 #include <math.h>
 #include <string.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <float.h>
 
@@ -647,7 +678,6 @@ LATTN_API void lattn_free(lattn_ctx *ctx, void *p);
 #  error "lattn: define both LATTN_MALLOC and LATTN_FREE, or neither"
 #endif
 #ifndef LATTN_MALLOC
-#  include <stdlib.h>
 #  define LATTN_MALLOC(n) malloc(n)
 #  define LATTN_FREE(p) free(p)
 #endif
@@ -3442,6 +3472,213 @@ LATTN__DEF lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const la
     return ok ? lattn__ok(ctx) : lattn__fail(ctx, LATTN_E_IO, "lattn_st_save: cannot write '%s'", path);
 }
 #endif
+
+/* ================================================================================================ */
+/* >>conformance implementation                                                                     */
+/* ================================================================================================ */
+static const char *const lattn__form_names[] = { "ref", "parallel", "chunk", "step", "fast" };
+LATTN__DEF const char *lattn_form_name(lattn_form f) {
+    return (unsigned)f <= (unsigned)LATTN_FORM_FAST ? lattn__form_names[f] : "?";
+}
+LATTN__DEF int lattn_form_parse(const char *name, lattn_form *f) {
+    int i;
+    for (i = 0; name && i <= (int)LATTN_FORM_FAST; i++)
+        if (strcmp(name, lattn__form_names[i]) == 0) { *f = (lattn_form)i; return 1; }
+    return 0;
+}
+
+LATTN__DEF void lattn_compare(const double *got, const double *want, size_t n, double tol, lattn_cmp *r) {
+    double num = 0, den = 0;
+    size_t i;
+    memset(r, 0, sizeof *r);
+    r->n = (int64_t)n; r->first_mismatch = -1;
+    for (i = 0; i < n; i++) {
+        double g = got[i], w = want[i];
+        if (!isfinite(g) || !isfinite(w)) {
+            int same = (isnan(g) && isnan(w)) || (isinf(g) && isinf(w) && (g > 0) == (w > 0));
+            if (!same) { if (r->first_mismatch < 0) r->first_mismatch = (int64_t)i; r->nonfinite_mismatch++; }
+            continue;
+        }
+        num += (g - w) * (g - w); den += w * w;
+        if (fabs(g - w) > r->max_abs) r->max_abs = fabs(g - w);
+    }
+    r->rel_rms = den > 0 ? sqrt(num / den) : sqrt(num);
+    r->pass = r->nonfinite_mismatch == 0 && r->rel_rms <= tol;
+}
+
+/* Inputs of a case as float32 copies (owned by the runner) and the outputs it produces. */
+#define LATTN__CASE_MAX 64
+typedef struct lattn__case {
+    lattn_ctx *ctx;
+    const lattn_st_file *c;
+    void *own[LATTN__CASE_MAX]; int n_own;
+    lattn_st_entry out[8]; int n_out;
+} lattn__case;
+
+static void *lattn__case_keep(lattn__case *k, size_t bytes) {
+    void *p;
+    if (k->n_own == LATTN__CASE_MAX) return NULL;
+    p = lattn__alloc(k->ctx, bytes);
+    if (p) k->own[k->n_own++] = p;
+    return p;
+}
+/* A float copy of tensor `name`; *x stays NULL when it is absent and optional. */
+static lattn_status lattn__case_in(lattn__case *k, const char *name, int required, const float **x,
+                                   const lattn_st_tensor **tt) {
+    const lattn_st_tensor *t = lattn_st_find(k->c, name);
+    float *p;
+    *x = NULL;
+    if (tt) *tt = t;
+    if (!t) return required ? lattn__fail(k->ctx, LATTN_E_FORMAT, "case: missing tensor '%s'", name) : LATTN_OK;
+    p = (float *)lattn__case_keep(k, t->count * sizeof(float));
+    if (!p) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
+    LATTN__TRY(lattn_st_to_f32(k->ctx, t, p, t->count));
+    *x = p;
+    return LATTN_OK;
+}
+/* An output buffer for "out.<name>" when the case expects it; NULL otherwise. */
+static lattn_status lattn__case_out(lattn__case *k, const char *name, float **x) {
+    const lattn_st_tensor *t = lattn_st_find(k->c, name);
+    lattn_st_entry *e;
+    *x = NULL;
+    if (!t) return LATTN_OK;
+    if (k->n_out == 8) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: too many outputs");
+    *x = (float *)lattn__case_keep(k, t->count * sizeof(float) + 1);
+    if (!*x) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
+    e = &k->out[k->n_out++];
+    e->name = t->name; e->dtype = LATTN_DTYPE_F32; e->ndim = t->ndim; e->shape = t->shape; e->data = *x;
+    return LATTN_OK;
+}
+static double lattn__case_num(const lattn__case *k, const char *key, double dflt) {
+    const char *v = lattn_st_meta(k->c, key);
+    return v ? strtod(v, NULL) : dflt;
+}
+/* Offsets "in.offsets" (I64, N+1 values), or NULL. */
+static lattn_status lattn__case_offsets(lattn__case *k, const int64_t **off, int64_t *n) {
+    const lattn_st_tensor *t = lattn_st_find(k->c, "in.offsets");
+    int64_t *p;
+    *off = NULL; *n = 0;
+    if (!t) return LATTN_OK;
+    if (t->dtype != LATTN_DTYPE_I64 || t->count < 2) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.offsets must be I64 with >= 2 values");
+    p = (int64_t *)lattn__case_keep(k, t->count * sizeof(int64_t));
+    if (!p) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
+    memcpy(p, t->data, t->count * sizeof(int64_t));
+    *off = p; *n = (int64_t)t->count - 1;
+    return LATTN_OK;
+}
+static lattn_status lattn__case_dims(lattn__case *k, const lattn_st_tensor *t, int nd, const char *name) {
+    if (!t || t->ndim != nd) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: %s must have %d dimensions", name, nd);
+    return LATTN_OK;
+}
+
+static lattn_status lattn__case_conv(lattn__case *k, lattn_form form) {
+    lattn_conv_args a;
+    const lattn_st_tensor *tx, *tw;
+    float *y, *ht;
+    memset(&a, 0, sizeof a);
+    LATTN__TRY(lattn__case_in(k, "in.x", 1, &a.x, &tx));
+    LATTN__TRY(lattn__case_in(k, "in.w", 1, &a.w, &tw));
+    LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
+    LATTN__TRY(lattn__case_dims(k, tw, 2, "in.w"));
+    LATTN__TRY(lattn__case_in(k, "in.bias", 0, &a.bias, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.h0", 0, &a.h0, NULL));
+    LATTN__TRY(lattn__case_offsets(k, &a.offsets, &a.n_seqs));
+    LATTN__TRY(lattn__case_out(k, "out.y", &y));
+    LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
+    a.B = tx->shape[0]; a.T = tx->shape[1]; a.D = tx->shape[2]; a.W = tw->shape[1];
+    a.silu = lattn__case_num(k, "silu", 0) != 0; a.y = y; a.ht = ht;
+    if (form == LATTN_FORM_REF) return lattn_shortconv_ref(k->ctx, &a);
+    if (form == LATTN_FORM_FAST) return lattn_shortconv_fast(k->ctx, &a);
+    if (form == LATTN_FORM_STEP) return lattn_shortconv_decode(k->ctx, &a);
+    return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: shortconv has no %s form", lattn_form_name(form));
+}
+
+static lattn_status lattn__case_tcn(lattn__case *k, lattn_form form) {
+    lattn_tcn_args a;
+    lattn_tcn_layer L[LATTN_TCN_MAX_LAYERS];
+    const lattn_st_tensor *tx;
+    float *y;
+    int64_t l;
+    char nm[32];
+    memset(&a, 0, sizeof a);
+    LATTN__TRY(lattn__case_in(k, "in.x", 1, &a.x, &tx));
+    LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
+    a.B = tx->shape[0]; a.T = tx->shape[1]; a.d = tx->shape[2];
+    a.k = (int64_t)lattn__case_num(k, "k", 3); a.n_layers = (int64_t)lattn__case_num(k, "layers", 4);
+    if (a.n_layers < 1 || a.n_layers > LATTN_TCN_MAX_LAYERS) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: bad layer count");
+    for (l = 0; l < a.n_layers; l++) {
+        snprintf(nm, sizeof nm, "in.w.%d", (int)l);    LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].w, NULL));
+        snprintf(nm, sizeof nm, "in.b.%d", (int)l);    LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].b, NULL));
+        snprintf(nm, sizeof nm, "in.ln_w.%d", (int)l); LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].ln_w, NULL));
+        snprintf(nm, sizeof nm, "in.ln_b.%d", (int)l); LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].ln_b, NULL));
+        snprintf(nm, sizeof nm, "in.w.%d", (int)l);
+        if (lattn_st_find(k->c, nm)->count != (size_t)(a.d * a.d * a.k))
+            return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: %s does not hold d x d x k values", nm);
+    }
+    LATTN__TRY(lattn__case_out(k, "out.y", &y));
+    a.layers = L; a.y = y;
+    if (form == LATTN_FORM_REF) return lattn_tcn_ref(k->ctx, &a);
+    if (form == LATTN_FORM_FAST) return lattn_tcn_fast(k->ctx, &a);
+    if (form == LATTN_FORM_STEP) return lattn_tcn_decode(k->ctx, &a);
+    return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: tcn has no %s form", lattn_form_name(form));
+}
+
+static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
+    static const char *const maps[] = { "identity", "relu", "elu1", "hadamard", "hedgehog" };
+    lattn_la_args a = lattn_la_args_default();
+    const lattn_st_tensor *tq, *tv;
+    const char *fm = lattn_st_meta(k->c, "fmap");
+    float *o, *ht, *zt;
+    int i;
+    LATTN__TRY(lattn__case_in(k, "in.q", 1, &a.q, &tq));
+    LATTN__TRY(lattn__case_in(k, "in.k", 1, &a.k, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.v", 1, &a.v, &tv));
+    LATTN__TRY(lattn__case_dims(k, tq, 4, "in.q"));
+    LATTN__TRY(lattn__case_dims(k, tv, 4, "in.v"));
+    LATTN__TRY(lattn__case_in(k, "in.h0", 0, &a.h0, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.z0", 0, &a.z0, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.fmap_w", 0, &a.fmap_w, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.fmap_b", 0, &a.fmap_b, NULL));
+    LATTN__TRY(lattn__case_offsets(k, &a.offsets, &a.n_seqs));
+    LATTN__TRY(lattn__case_out(k, "out.o", &o));
+    LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
+    LATTN__TRY(lattn__case_out(k, "out.zt", &zt));
+    for (i = 0; fm && i < 5 && strcmp(fm, maps[i]) != 0; i++) {}
+    if (fm && i == 5) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: unknown fmap '%s'", fm);
+    a.fmap = fm ? (lattn_fmap)i : LATTN_FMAP_IDENTITY;
+    a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.V = tv->shape[3];
+    a.normalize = lattn__case_num(k, "normalize", 0) != 0;
+    a.eps = (float)lattn__case_num(k, "eps", 1e-6);
+    a.scale = lattn__case_num(k, "scale", 0);
+    a.o = o; a.ht = ht; a.zt = zt;
+    switch (form) {
+    case LATTN_FORM_REF: return lattn_la_ref(k->ctx, &a);
+    case LATTN_FORM_PARALLEL: return lattn_la_parallel(k->ctx, &a);
+    case LATTN_FORM_CHUNK: return lattn_la_chunk(k->ctx, &a, (int)lattn__case_num(k, "chunk", 0));
+    case LATTN_FORM_STEP: return lattn_la_decode(k->ctx, &a);
+    default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: linear_attn has no %s form", lattn_form_name(form));
+    }
+}
+
+LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, lattn_form form,
+                                       unsigned char **out, size_t *size) {
+    lattn__case k;
+    const char *mixer = c ? lattn_st_meta(c, "mixer") : NULL;
+    lattn_status st;
+    int i;
+    if (!c || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_case_run: NULL argument");
+    *out = NULL; *size = 0;
+    memset(&k, 0, sizeof k);
+    k.ctx = ctx; k.c = c;
+    if (!mixer) st = lattn__fail(ctx, LATTN_E_FORMAT, "case: no \"mixer\" in __metadata__");
+    else if (strcmp(mixer, "shortconv") == 0) st = lattn__case_conv(&k, form);
+    else if (strcmp(mixer, "tcn") == 0) st = lattn__case_tcn(&k, form);
+    else if (strcmp(mixer, "linear_attn") == 0) st = lattn__case_la(&k, form);
+    else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
+    if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
+    for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);
+    return st;
+}
 
 /* ================================================================================================ */
 /* >>history                                                                                        */

@@ -1,0 +1,321 @@
+/* The golden-case generator: `make reference` rewrites every case of reference_outputs/ and its
+   MANIFEST.json, byte for byte, from the library PRNG and the double-precision _ref forms.
+   Built with -ffp-contract=off (DESIGN.md §3) so no compiler may fuse the reference arithmetic.
+     generate DIR                   write the cases and DIR/MANIFEST.json
+     generate --verify DIR          regenerate in memory; each file must be byte-identical, or (on
+                                    another platform) agree tensor by tensor within 1e-12
+     generate --verify-exact DIR    byte identity only (the reference platform: x86-64 Linux, gcc) */
+#define LATTN_IMPLEMENTATION
+#include "../lattn.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GEN_VERSION "1"
+
+/* ---- SHA-256 (FIPS 180-4), for the manifest ---------------------------------------------------- */
+static uint32_t ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+static void sha256(const unsigned char *msg, size_t len, char hex[65]) {
+    static const uint32_t K[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2 };
+    uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+    size_t nblk = (len + 9 + 63) / 64, b;
+    int i;
+    for (b = 0; b < nblk; b++) {
+        unsigned char blk[64];
+        uint32_t w[64], a[8];
+        for (i = 0; i < 64; i++) {                 /* message, 0x80, zeros, bit length */
+            size_t p = b * 64 + (size_t)i;
+            blk[i] = p < len ? msg[p] : p == len ? 0x80 : 0;
+        }
+        if (b == nblk - 1)
+            for (i = 0; i < 8; i++) blk[56 + i] = (unsigned char)(((uint64_t)len * 8) >> (56 - 8 * i));
+        for (i = 0; i < 16; i++) w[i] = (uint32_t)blk[4 * i] << 24 | (uint32_t)blk[4 * i + 1] << 16 | (uint32_t)blk[4 * i + 2] << 8 | blk[4 * i + 3];
+        for (i = 16; i < 64; i++)
+            w[i] = w[i - 16] + (ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
+                   (ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10));
+        memcpy(a, h, sizeof a);
+        for (i = 0; i < 64; i++) {
+            uint32_t t1 = a[7] + (ror(a[4], 6) ^ ror(a[4], 11) ^ ror(a[4], 25)) + ((a[4] & a[5]) ^ (~a[4] & a[6])) + K[i] + w[i];
+            uint32_t t2 = (ror(a[0], 2) ^ ror(a[0], 13) ^ ror(a[0], 22)) + ((a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]));
+            memmove(a + 1, a, 7 * sizeof(uint32_t));
+            a[4] += t1; a[0] = t1 + t2;
+        }
+        for (i = 0; i < 8; i++) h[i] += a[i];
+    }
+    for (i = 0; i < 8; i++) sprintf(hex + 8 * i, "%08x", h[i]);
+}
+
+/* ---- the cases ---------------------------------------------------------------------------------- */
+typedef struct gcase {
+    const char *id, *mixer;
+    int64_t B, T, H, K, V, W;            /* conv: D in K, width in W; tcn: d in K, k in W, layers in H */
+    int bias, silu, h0, norm, chunk;
+    const char *fmap;
+    int64_t offsets[6]; int n_seqs;      /* n_seqs > 0: variable lengths */
+    uint64_t seed;
+    const char *note;
+} gcase;
+
+static const gcase CASES[] = {
+    { "shortconv_small",  "shortconv", 2, 17, 0, 5, 0, 4, 1, 1, 1, 0, 0, NULL, {0}, 0, 101, "bias, SiLU, initial state" },
+    { "shortconv_medium", "shortconv", 1, 300, 0, 64, 0, 4, 1, 0, 0, 0, 0, NULL, {0}, 0, 102, "d = 64, no activation" },
+    { "shortconv_varlen", "shortconv", 1, 60, 0, 7, 0, 3, 0, 1, 1, 0, 0, NULL, {0, 0, 13, 60}, 3, 103, "three sequences, one empty; width 3" },
+    { "shortconv_t0",     "shortconv", 2, 0, 0, 4, 0, 4, 0, 0, 1, 0, 0, NULL, {0}, 0, 104, "T = 0: ht = h0" },
+    { "tcn_small",        "tcn",       2, 40, 4, 16, 0, 3, 0, 0, 0, 0, 0, NULL, {0}, 0, 201, "4 layers, k = 3, dilations 1 2 4 8" },
+    { "linear_attn_small",  "linear_attn", 2, 37, 2, 16, 24, 0, 0, 0, 1, 0, 16, "identity", {0}, 0, 301, "initial state, chunk 16" },
+    { "linear_attn_odd",    "linear_attn", 3, 65, 3, 37, 45, 0, 0, 0, 1, 0, 0, "identity", {0}, 0, 302, "K, V not multiples of the vector width" },
+    { "linear_attn_medium", "linear_attn", 1, 300, 4, 64, 64, 0, 0, 0, 0, 0, 64, "identity", {0}, 0, 303, "chunk 64" },
+    { "linear_attn_norm",   "linear_attn", 2, 100, 2, 16, 20, 0, 0, 0, 1, 1, 0, "elu1", {0}, 0, 304, "normalised, elu+1, initial state and key sum" },
+    { "linear_attn_varlen", "linear_attn", 1, 150, 2, 24, 32, 0, 0, 0, 1, 0, 32, "identity", {0, 40, 40, 107, 150}, 4, 305, "four sequences, one empty" },
+    { "linear_attn_t0",     "linear_attn", 1, 0, 2, 8, 8, 0, 0, 0, 1, 0, 0, "identity", {0}, 0, 306, "T = 0: ht = h0" },
+    { "linear_attn_hedgehog", "linear_attn", 1, 50, 2, 8, 16, 0, 0, 0, 0, 0, 0, "hedgehog", {0}, 0, 307, "hedgehog feature map (K' = 2K)" },
+    { "linear_attn_laplace", "linear_attn", 1, 200, 2, 96, 192, 0, 0, 0, 1, 0, 128, "relu", {0}, 0, 308, "Laplace head dims, chunk 128" }
+};
+#define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
+
+/* One case as a safetensors buffer (inputs, expected float32 outputs, float64 copies). */
+typedef struct gout { lattn_st_entry e[40]; int n; void *own[40]; int no; int64_t shp[40][4]; char nm[40][24]; const char *meta[40]; int nm_meta; char mbuf[20][64]; int nmb; } gout;
+static void *keep(gout *g, size_t bytes) { void *p = calloc(bytes ? bytes : 1, 1); g->own[g->no++] = p; return p; }
+static void add(gout *g, const char *name, lattn_dtype dt, int nd, const int64_t *shape, const void *data) {
+    lattn_st_entry *e = &g->e[g->n];
+    int i;
+    snprintf(g->nm[g->n], sizeof g->nm[0], "%s", name);
+    for (i = 0; i < nd; i++) g->shp[g->n][i] = shape[i];
+    e->name = g->nm[g->n]; e->dtype = dt; e->ndim = nd; e->shape = g->shp[g->n]; e->data = data;
+    g->n++;
+}
+static float *rand_f(gout *g, lattn_rng *r, size_t n, int normal, float lo, float hi) {
+    float *p = (float *)keep(g, n * sizeof(float));
+    if (normal) lattn_rng_fill_normal(r, p, n, 0.0f, 1.0f); else lattn_rng_fill_uniform(r, p, n, lo, hi);
+    return p;
+}
+static void meta(gout *g, const char *k, const char *v) { g->meta[2 * g->nm_meta] = k; g->meta[2 * g->nm_meta + 1] = v; g->nm_meta++; }
+static const char *num(gout *g, double x) { snprintf(g->mbuf[g->nmb], 64, "%.17g", x); return g->mbuf[g->nmb++]; }
+
+static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
+    lattn_rng r = lattn_rng_seed(c->seed);
+    int64_t n = c->n_seqs ? c->n_seqs : c->B, B = c->B, T = c->T;
+    lattn_status st = LATTN_OK;
+    memset(g, 0, sizeof *g);
+    meta(g, "mixer", c->mixer);
+    meta(g, "seed", num(g, (double)c->seed));
+    meta(g, "note", c->note);
+    meta(g, "generator", "lattn reference_outputs/generate.c v" GEN_VERSION ", lattn " LATTN_VERSION_STRING);
+    meta(g, "rng", "splitmix64; inputs drawn in the order they are stored (lattn.h >>rng)");
+    meta(g, "tol_fp32", "1e-5"); meta(g, "tol_tf32", "5e-3"); meta(g, "tol_bf16", "2e-2");
+    if (c->n_seqs) { int64_t s1[1]; s1[0] = c->n_seqs + 1; add(g, "in.offsets", LATTN_DTYPE_I64, 1, s1, c->offsets); }
+    if (strcmp(c->mixer, "shortconv") == 0) {
+        lattn_conv_args a;
+        int64_t D = c->K, W = c->W, sx[3], sw[2], sh[3], sb[1];
+        memset(&a, 0, sizeof a);
+        sx[0] = B; sx[1] = T; sx[2] = D; sw[0] = D; sw[1] = W; sh[0] = n; sh[1] = D; sh[2] = W; sb[0] = D;
+        meta(g, "layout", "x, y: [B][T][D]; w: [D][W] (w[c][W-1] multiplies the current token); bias: [D]; h0, ht: [N][D][W] newest last");
+        meta(g, "silu", c->silu ? "1" : "0");
+        a.B = B; a.T = T; a.D = D; a.W = W; a.silu = c->silu;
+        a.x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0); add(g, "in.x", LATTN_DTYPE_F32, 3, sx, a.x);
+        a.w = rand_f(g, &r, (size_t)(D * W), 0, -0.5f, 0.5f); add(g, "in.w", LATTN_DTYPE_F32, 2, sw, a.w);
+        if (c->bias) { a.bias = rand_f(g, &r, (size_t)D, 0, -0.5f, 0.5f); add(g, "in.bias", LATTN_DTYPE_F32, 1, sb, a.bias); }
+        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(n * D * W), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 3, sh, a.h0); }
+        if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
+        a.y = (float *)keep(g, (size_t)(B * T * D) * 4); a.ht = (float *)keep(g, (size_t)(n * D * W) * 4);
+        st = lattn_shortconv_ref(ctx, &a);
+        add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 3, sh, a.ht);
+    } else if (strcmp(c->mixer, "tcn") == 0) {
+        lattn_tcn_demo m;
+        lattn_tcn_args a;
+        int64_t d = c->K, k = c->W, L = c->H, sx[3], sw[3], sd[1], l;
+        char key[4][24];
+        memset(&a, 0, sizeof a);
+        sx[0] = B; sx[1] = T; sx[2] = d; sw[0] = d; sw[1] = d; sw[2] = k; sd[0] = d;
+        meta(g, "layout", "x, y: [B][T][d]; in.w.<l>: [d_out][d_in][k] (PyTorch Conv1d); in.b.<l>, in.ln_w.<l>, in.ln_b.<l>: [d]; zero history");
+        meta(g, "k", num(g, (double)k)); meta(g, "layers", num(g, (double)L));
+        lattn_tcn_demo_init(ctx, &m, 1, d, k, L, c->seed);
+        for (l = 0; l < L; l++) {                 /* LayerNorm away from its 1/0 init */
+            float *lw = (float *)keep(g, (size_t)d * 4), *lb = (float *)keep(g, (size_t)d * 4);
+            float *w = (float *)keep(g, (size_t)(d * d * k) * 4), *b = (float *)keep(g, (size_t)d * 4);
+            lattn_rng_fill_uniform(&r, lw, (size_t)d, 0.5f, 1.5f); lattn_rng_fill_uniform(&r, lb, (size_t)d, -0.2f, 0.2f);
+            memcpy(w, m.layers[l].w, (size_t)(d * d * k) * 4); memcpy(b, m.layers[l].b, (size_t)d * 4);
+            m.layers[l].ln_w = lw; m.layers[l].ln_b = lb; m.layers[l].w = w; m.layers[l].b = b;
+            snprintf(key[0], 24, "in.w.%d", (int)l); snprintf(key[1], 24, "in.b.%d", (int)l);
+            snprintf(key[2], 24, "in.ln_w.%d", (int)l); snprintf(key[3], 24, "in.ln_b.%d", (int)l);
+            add(g, key[0], LATTN_DTYPE_F32, 3, sw, w); add(g, key[1], LATTN_DTYPE_F32, 1, sd, b);
+            add(g, key[2], LATTN_DTYPE_F32, 1, sd, lw); add(g, key[3], LATTN_DTYPE_F32, 1, sd, lb);
+        }
+        a.B = B; a.T = T; a.d = d; a.k = k; a.n_layers = L; a.layers = m.layers;
+        a.x = rand_f(g, &r, (size_t)(B * T * d), 1, 0, 0); add(g, "in.x", LATTN_DTYPE_F32, 3, sx, a.x);
+        a.y = (float *)keep(g, (size_t)(B * T * d) * 4);
+        st = lattn_tcn_ref(ctx, &a);
+        add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y);
+        lattn_tcn_demo_free(ctx, &m);
+    } else {
+        lattn_la_args a = lattn_la_args_default();
+        int64_t H = c->H, K = c->K, V = c->V, Kf, sq[4], sv[4], ss[4], sz[3], sw[1], sb[1];
+        int big;
+        a.fmap = strcmp(c->fmap, "elu1") == 0 ? LATTN_FMAP_ELU1 : strcmp(c->fmap, "relu") == 0 ? LATTN_FMAP_RELU :
+                 strcmp(c->fmap, "hedgehog") == 0 ? LATTN_FMAP_HEDGEHOG : LATTN_FMAP_IDENTITY;
+        Kf = lattn_fmap_width(a.fmap, K);
+        sq[0] = B; sq[1] = T; sq[2] = H; sq[3] = K; sv[0] = B; sv[1] = T; sv[2] = H; sv[3] = V;
+        ss[0] = n; ss[1] = H; ss[2] = Kf; ss[3] = V; sz[0] = n; sz[1] = H; sz[2] = Kf;
+        meta(g, "layout", "q, k: [B][T][H][K]; v, o: [B][T][H][V]; h0, ht: [N][H][K'][V] (o = s S^T phi(q)); z0, zt: [N][H][K']");
+        meta(g, "fmap", c->fmap); meta(g, "normalize", c->norm ? "1" : "0");
+        if (c->norm) meta(g, "eps", "1e-6");
+        if (c->chunk) meta(g, "chunk", num(g, (double)c->chunk));
+        meta(g, "scale", num(g, 1.0 / sqrt((double)Kf)));
+        a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.normalize = c->norm; a.scale = 1.0 / sqrt((double)Kf);
+        a.q = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.q", LATTN_DTYPE_F32, 4, sq, a.q);
+        a.k = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.k", LATTN_DTYPE_F32, 4, sq, a.k);
+        a.v = rand_f(g, &r, (size_t)(B * T * H * V), 1, 0, 0); add(g, "in.v", LATTN_DTYPE_F32, 4, sv, a.v);
+        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(n * H * Kf * V), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 4, ss, a.h0); }
+        if (c->h0 && c->norm) { a.z0 = rand_f(g, &r, (size_t)(n * H * Kf), 0, 0.5f, 2.0f); add(g, "in.z0", LATTN_DTYPE_F32, 3, sz, a.z0); }
+        if (a.fmap == LATTN_FMAP_HEDGEHOG) {
+            sw[0] = K * K; sb[0] = K;
+            a.fmap_w = rand_f(g, &r, (size_t)(K * K), 0, -0.3f, 0.3f); add(g, "in.fmap_w", LATTN_DTYPE_F32, 1, sw, a.fmap_w);
+            a.fmap_b = rand_f(g, &r, (size_t)K, 0, -0.1f, 0.1f); add(g, "in.fmap_b", LATTN_DTYPE_F32, 1, sb, a.fmap_b);
+        }
+        if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
+        {
+            float *o = (float *)keep(g, (size_t)(B * T * H * V) * 4), *ht = (float *)keep(g, (size_t)(n * H * Kf * V) * 4);
+            float *zt = (float *)keep(g, (size_t)(n * H * Kf) * 4);
+            double *o64 = (double *)keep(g, (size_t)(B * T * H * V) * 8), *ht64 = (double *)keep(g, (size_t)(n * H * Kf * V) * 8);
+            double *zt64 = (double *)keep(g, (size_t)(n * H * Kf) * 8);
+            a.o = o; a.ht = ht; a.zt = c->norm ? zt : NULL;
+            st = lattn_la_ref64(ctx, &a, o64, ht64, c->norm ? zt64 : NULL);
+            add(g, "out.o", LATTN_DTYPE_F32, 4, sv, o); add(g, "out.ht", LATTN_DTYPE_F32, 4, ss, ht);
+            if (c->norm) add(g, "out.zt", LATTN_DTYPE_F32, 3, sz, zt);
+            big = B * T * H * V > 20000;          /* float64 copies where they are small */
+            if (!big) {
+                add(g, "out64.o", LATTN_DTYPE_F64, 4, sv, o64); add(g, "out64.ht", LATTN_DTYPE_F64, 4, ss, ht64);
+                if (c->norm) add(g, "out64.zt", LATTN_DTYPE_F64, 3, sz, zt64);
+            }
+        }
+    }
+    if (st != LATTN_OK) { fprintf(stderr, "%s: %s\n", c->id, lattn_ctx_error(ctx)); return 0; }
+    return 1;
+}
+static void release(gout *g) { int i; for (i = 0; i < g->no; i++) free(g->own[i]); }
+
+static unsigned char *read_file(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b;
+    long len;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END); len = ftell(f); fseek(f, 0, SEEK_SET);
+    b = (unsigned char *)malloc((size_t)(len > 0 ? len : 0) + 1);
+    if (len > 0 && fread(b, 1, (size_t)len, f) != (size_t)len) { fclose(f); free(b); return NULL; }
+    fclose(f);
+    b[len > 0 ? len : 0] = 0;            /* NUL-terminated, for text files */
+    *n = (size_t)len;
+    return b;
+}
+
+/* Regenerated bytes against the file: identical, or every tensor within 1e-12 (exact = 0). */
+static int verify_one(lattn_ctx *ctx, const char *path, const unsigned char *mine, size_t n, int exact) {
+    size_t m;
+    unsigned char *theirs = read_file(path, &m);
+    lattn_st_file a, b;
+    int64_t i;
+    int ok = 1;
+    if (!theirs) { printf("MISSING %s\n", path); return 0; }
+    if (m == n && memcmp(theirs, mine, n) == 0) { free(theirs); printf("identical %s\n", path); return 1; }
+    if (exact || lattn_st_parse(ctx, theirs, m, &a) != LATTN_OK) { free(theirs); printf("DIFFERENT %s\n", path); return 0; }
+    if (lattn_st_parse(ctx, mine, n, &b) != LATTN_OK || a.n_tensors != b.n_tensors) ok = 0;
+    for (i = 0; ok && i < a.n_tensors; i++) {
+        const lattn_st_tensor *ta = &a.tensors[i], *tb = lattn_st_find(&b, ta->name);
+        double *x, *y;
+        lattn_cmp r;
+        if (!tb || tb->count != ta->count) { ok = 0; break; }
+        x = (double *)malloc(ta->count * 8 + 8); y = (double *)malloc(ta->count * 8 + 8);
+        lattn_st_to_f64(ctx, ta, x, ta->count); lattn_st_to_f64(ctx, tb, y, tb->count);
+        lattn_compare(y, x, ta->count, 1e-12, &r);
+        if (!r.pass) { printf("  %s: rel %.3g\n", ta->name, r.rel_rms); ok = 0; }
+        free(x); free(y);
+    }
+    printf("%s %s\n", ok ? "within 1e-12" : "DIFFERENT", path);
+    lattn_st_free(ctx, &a); lattn_st_free(ctx, &b); free(theirs);
+    return ok;
+}
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) { if (*s == '"' || *s == '\\') fputc('\\', f); fputc(*s, f); }
+    fputc('"', f);
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[argc - 1] : "reference_outputs";
+    int verify = argc > 2 && strncmp(argv[1], "--verify", 8) == 0, exact = verify && strcmp(argv[1], "--verify-exact") == 0;
+    int ci, bad = 0;
+    FILE *man = NULL;
+    lattn_ctx ctx;
+    char path[512];
+    lattn_ctx_init(&ctx);
+    if (!verify) {
+        snprintf(path, sizeof path, "%s/MANIFEST.json", dir);
+        man = fopen(path, "w");
+        if (!man) { fprintf(stderr, "cannot write %s\n", path); return 1; }
+        fprintf(man, "{\n  \"schema\": 1,\n  \"generator\": \"reference_outputs/generate.c v" GEN_VERSION "\",\n"
+                     "  \"lattn_version\": \"" LATTN_VERSION_STRING "\",\n  \"command\": \"make reference\",\n"
+                     "  \"reference_platform\": \"x86-64 Linux, gcc, -ffp-contract=off\",\n"
+                     "  \"rng\": \"splitmix64, uniform (z >> 40) * 2^-24, normal Box-Muller on log(1 - u1) (lattn.h >>rng)\",\n"
+                     "  \"tolerance\": {\"metric\": \"relative RMS ||out - ref|| / ||ref||\", \"fp32\": 1e-5, \"tf32\": 5e-3, \"bf16\": 2e-2},\n"
+                     "  \"cases\": [\n");
+    }
+    for (ci = 0; ci < NCASES; ci++) {
+        const gcase *c = &CASES[ci];
+        gout g;
+        unsigned char *buf;
+        size_t n;
+        char hex[65];
+        int i;
+        if (!build(c, &g, &ctx) || lattn_st_serialize(&ctx, g.e, g.n, g.meta, g.nm_meta, &buf, &n) != LATTN_OK) {
+            fprintf(stderr, "case %s failed: %s\n", c->id, lattn_ctx_error(&ctx));
+            return 1;
+        }
+        snprintf(path, sizeof path, "%s/%s/%s.safetensors", dir, c->mixer, c->id);
+        if (verify) {
+            char mpath[512];
+            size_t mn;
+            unsigned char *mf;
+            sha256(buf, n, hex);
+            snprintf(mpath, sizeof mpath, "%s/MANIFEST.json", dir);
+            mf = read_file(mpath, &mn);
+            if (exact && (!mf || !strstr((const char *)mf, hex))) { printf("sha256 of %s not in the manifest\n", c->id); bad++; }
+            free(mf);
+            bad += !verify_one(&ctx, path, buf, n, exact);
+        }
+        else {
+            FILE *f = fopen(path, "wb");
+            if (!f || fwrite(buf, 1, n, f) != n) { fprintf(stderr, "cannot write %s (does %s/%s exist?)\n", path, dir, c->mixer); return 1; }
+            fclose(f);
+            sha256(buf, n, hex);
+            fprintf(man, "    {\"id\": \"%s\", \"mixer\": \"%s\", \"file\": \"%s/%s.safetensors\", \"sha256\": \"%s\", \"seed\": %llu,\n      \"note\": ",
+                    c->id, c->mixer, c->mixer, c->id, hex, (unsigned long long)c->seed);
+            json_str(man, c->note);
+            fprintf(man, ",\n      \"forms\": %s,\n      \"metadata\": {",
+                    strcmp(c->mixer, "linear_attn") == 0 ? "[\"ref\", \"parallel\", \"chunk\", \"step\"]" : "[\"ref\", \"fast\", \"step\"]");
+            for (i = 0; i < g.nm_meta; i++) { if (i) fputs(", ", man); json_str(man, g.meta[2 * i]); fputs(": ", man); json_str(man, g.meta[2 * i + 1]); }
+            fputs("},\n      \"tensors\": [", man);
+            for (i = 0; i < g.n; i++) {
+                int d;
+                fprintf(man, "%s{\"name\": \"%s\", \"dtype\": \"%s\", \"shape\": [", i ? ", " : "", g.e[i].name, lattn_dtype_name(g.e[i].dtype));
+                for (d = 0; d < g.e[i].ndim; d++) fprintf(man, "%s%lld", d ? ", " : "", (long long)g.e[i].shape[d]);
+                fputs("]}", man);
+            }
+            fprintf(man, "]}%s\n", ci + 1 < NCASES ? "," : "");
+            printf("wrote %s (%zu bytes)\n", path, n);
+        }
+        lattn_free(&ctx, buf);
+        release(&g);
+    }
+    if (man) { fputs("  ]\n}\n", man); fclose(man); }
+    if (verify) printf("%d of %d cases reproduced\n", NCASES - bad, NCASES);
+    return bad ? 1 : 0;
+}
