@@ -709,11 +709,6 @@ LATTN_API void lattn_compare(const double *got, const double *want, size_t n, do
 #  define LATTN__UNUSED
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define LATTN__PREFETCH(p) __builtin_prefetch(p)
-#else
-#  define LATTN__PREFETCH(p) ((void)(p))
-#endif
 #define LATTN__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define LATTN__MAX(a, b) ((a) > (b) ? (a) : (b))
 
@@ -2767,14 +2762,6 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
             int L = (int)LATTN__MIN((int64_t)p->C, len - c0), vb0, so = j * p->Vn;
             int64_t tok = tok0 + c0, h = h0 + j;
             lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), pt = lattn_tile_view(&x->pt, 0, L, 0, L);
-            if (c0 + p->C < len) {          /* host-side hint: fetch the next chunk's rows early */
-                int64_t nt = tok + p->C, r, nl = LATTN__MIN((int64_t)p->C, len - c0 - p->C);
-                for (r = 0; r < nl; r++) {
-                    LATTN__PREFETCH(in->q + (nt + r) * ldq + h * p->Kf);
-                    LATTN__PREFETCH(in->k + (nt + r) * ldq + h * p->Kf);
-                    LATTN__PREFETCH(a->v + ((nt + r) * H + h) * VS + v0);
-                }
-            }
             v1 = lattn_tile_view(&x->qr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->q + tok * ldq + h * p->Kf, ldq));
             v1 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->k + tok * ldq + h * p->Kf, ldq));
             v1 = lattn_tile_view(&x->vr, 0, L, 0, V); LATTN__TRY(lattn_dma_load(t, &v1, a->v + (tok * H + h) * VS + v0, H * VS));
