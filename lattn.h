@@ -23,12 +23,12 @@
    =====================================================================================================
    USE
    =====================================================================================================
-   In exactly one C or C++ file:
+   In exactly one C or C++ file, define LATTN_IMPLEMENTATION before including the header:
 
-       #define LATTN_IMPLEMENTATION
-       #include "lattn.h"
+       one.c:    #define LATTN_IMPLEMENTATION
+       one.c:    #include "lattn.h"
 
-   Everywhere else just #include "lattn.h". Link with -lm; add -fopenmp for threads.
+   Everywhere else include it without the define. Link with -lm; add -fopenmp for threads.
 
    Example (linear attention over 300 random tokens, chunked form, checksum):
 
@@ -102,7 +102,8 @@
                deletes NaN checks). Golden outputs are generated with -ffp-contract=off.
    Errors.     Every public function that can fail returns lattn_status. Bad shapes, null pointers,
                overflowing sizes: a negative status, a message naming the argument in the context
-               (lattn_ctx_error), nothing written to outputs, nothing leaked. No abort(), no printing.
+               (lattn_ctx_error), nothing written to outputs, nothing leaked. The library never
+               aborts the process and never prints.
    Memory.     The caller owns every tensor. Workspace comes from the context's allocator and is
                released before the call returns. Outputs never alias inputs unless a function says so.
 
@@ -3023,6 +3024,15 @@ static lattn_status lattn__jstring(lattn__js *j, const char **out) {
     if (out) *out = start;
     return LATTN_OK;
 }
+/* A key: a string and its ':'; raw, rawlen: the quoted bytes as they stand in the header. */
+static lattn_status lattn__jkey(lattn__js *j, const char **out, const unsigned char **raw, size_t *rawlen) {
+    lattn__jws(j);
+    *raw = j->p;
+    LATTN__TRY(lattn__jstring(j, out));
+    *rawlen = (size_t)(j->p - *raw);
+    if (!lattn__jlit(j, ':')) return lattn__jfail(j, "expected ':'");
+    return LATTN_OK;
+}
 /* A non-negative integer without sign, fraction, exponent or leading zeros, below 2^63. */
 static lattn_status lattn__jint(lattn__js *j, int64_t *out) {
     uint64_t v = 0;
@@ -3060,20 +3070,17 @@ static lattn_status lattn__st_pass(lattn__js *j, lattn_st_file *f, size_t *begin
         do {
             const char *key = NULL;
             const unsigned char *ks;
-            int is_meta;
-            lattn__jws(j);
-            ks = j->p;
-            LATTN__TRY(lattn__jstring(j, &key));
-            is_meta = j->p - ks == 14 && memcmp(ks, "\"__metadata__\"", 14) == 0;   /* raw bytes: both passes agree */
-            if (!lattn__jlit(j, ':')) return lattn__jfail(j, "expected ':'");
-            if (is_meta) {
+            size_t klen;
+            LATTN__TRY(lattn__jkey(j, &key, &ks, &klen));
+            if (klen == 14 && memcmp(ks, "\"__metadata__\"", 14) == 0) {   /* raw bytes: both passes agree */
                 if (seen_meta++) return lattn__jfail(j, "duplicate __metadata__");
                 if (!lattn__jlit(j, '{')) return lattn__jfail(j, "__metadata__ is not an object");
                 if (!lattn__jlit(j, '}')) {
                     do {
                         const char *k2 = NULL, *v2 = NULL;
-                        LATTN__TRY(lattn__jstring(j, &k2));
-                        if (!lattn__jlit(j, ':')) return lattn__jfail(j, "expected ':'");
+                        const unsigned char *raw;
+                        size_t rlen;
+                        LATTN__TRY(lattn__jkey(j, &k2, &raw, &rlen));
                         LATTN__TRY(lattn__jstring(j, &v2));
                         if (j->store) { f->meta_keys[f->n_meta] = k2; f->meta_values[f->n_meta] = v2; }
                         f->n_meta++;
@@ -3089,12 +3096,8 @@ static lattn_status lattn__st_pass(lattn__js *j, lattn_st_file *f, size_t *begin
                     const char *fld = NULL;
                     const unsigned char *fp;
                     size_t flen;
-                    lattn__jws(j);
-                    fp = j->p;
-                    LATTN__TRY(lattn__jstring(j, &fld));
-                    flen = (size_t)(j->p - fp);     /* raw bytes of the quoted field name */
+                    LATTN__TRY(lattn__jkey(j, &fld, &fp, &flen));
 #define LATTN__FIELD(lit) (flen == sizeof(lit) + 1 && memcmp(fp + 1, lit, sizeof(lit) - 1) == 0)
-                    if (!lattn__jlit(j, ':')) return lattn__jfail(j, "expected ':'");
                     if (LATTN__FIELD("dtype")) {
                         const unsigned char *vs;
                         if (have & 1) return lattn__jfail(j, "duplicate dtype");
