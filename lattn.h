@@ -56,6 +56,7 @@
      >>gemm        SGEMM micro-kernel family (A·B, A·Bᵀ, Aᵀ·B; accumulate; lower-triangular output)
      >>tiler       device profiles and the simulated SBUF/PSUM tiler
      >>conv        depthwise short convolution (ShortConv)
+     >>scan        the diagonal linear recurrence h_t = a_t h_{t-1} + b_t: SIMD, two-level threads
      >>tcn         dilated causal convolution stack (TCN) and the article's demo model
      >>linattn     linear attention: _ref, _parallel, _chunk (on the tiler), _step
      >>safetensors hardened safetensors reader and writer (golden cases, weights)
@@ -454,6 +455,33 @@ LATTN_API lattn_status lattn_shortconv_fast(lattn_ctx *ctx, const lattn_conv_arg
 LATTN_API lattn_status lattn_shortconv_step(lattn_ctx *ctx, const lattn_conv_args *a);
 /* _step applied token by token to a whole call (batch or variable lengths), as a decoder runs it. */
 LATTN_API lattn_status lattn_shortconv_decode(lattn_ctx *ctx, const lattn_conv_args *a);
+
+/* ================================================================================================ */
+/* >>scan                                                                                           */
+/* ================================================================================================ */
+/* The diagonal linear recurrence, channel by channel (spec tcn_ssm.md §5):
+       h_t = a_t ⊙ h_{t-1} + b_t,      h_{-1} = h0 (default 0)
+   a, b, h: [B][T][N] (channels contiguous); h0, ht: [B][N]. log_space: a holds l_t = log a_t
+   (l <= 0, clamped below at LATTN_LOG_GATE_MIN; a positive l is a domain error).
+   The associative operator  (a1, b1) ∘ (a2, b2) = (a1·a2, a2·b1 + b2)  (apply left, then right)
+   makes it parallel: the fast form scans fixed blocks of 4096 tokens locally, combines the block
+   carries with ∘, then rescans each block from its carry. The same operator passes the K x V
+   chunk states of the matrix-state mixers (S_n = diag(decay) S_{n-1} + ΔS_n). Forms: _ref
+   (sequential, double) and _fast (SIMD across channels; threads take blocks of channels when there
+   are at least LATTN_SCAN_CHANNEL_SPLIT of them (or T fits one block), else blocks of time; the
+   choice and the block sizes depend on the shape only, so any thread count gives the same bits).
+   h and ht are each optional. */
+#define LATTN_SCAN_CHANNEL_SPLIT 1024
+#define LATTN_SCAN_TIME_BLOCK 4096
+typedef struct lattn_scan_args {
+    int64_t B, T, N;
+    const float *a, *b;
+    int log_space;
+    const float *h0;
+    float *h, *ht;
+} lattn_scan_args;
+LATTN_API lattn_status lattn_scan_ref (lattn_ctx *ctx, const lattn_scan_args *a);
+LATTN_API lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a);
 
 /* ================================================================================================ */
 /* >>tcn                                                                                            */
@@ -2109,6 +2137,137 @@ LATTN__DEF lattn_status lattn_shortconv_decode(lattn_ctx *ctx, const lattn_conv_
     }
     lattn__free(ctx, S);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+
+/* ================================================================================================ */
+/* >>scan implementation                                                                            */
+/* ================================================================================================ */
+static lattn_status lattn__scan_check(lattn_ctx *ctx, const char *who, const lattn_scan_args *a) {
+    int64_t d[3];
+    if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
+    if (a->B < 1 || a->T < 0 || a->N < 1)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld, N = %lld", who, (long long)a->B, (long long)a->T, (long long)a->N);
+    if (a->T > 0 && (!a->a || !a->b)) return lattn__fail(ctx, LATTN_E_NULL, "%s: a or b is NULL", who);
+    d[0] = a->B; d[1] = a->T; d[2] = a->N;
+    LATTN__TRY(lattn__check_count(ctx, who, "a/b/h", 3, d));
+    if (a->log_space) {                  /* validated before anything is written */
+        size_t i, n = (size_t)(a->B * a->T * a->N);
+        for (i = 0; i < n; i++)
+            if (a->a[i] > 0.0f)
+                return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: log decay %g > 0 at index %zu", who, (double)a->a[i], i);
+    }
+    return LATTN_OK;
+}
+static double lattn__decay_d(float a, int log_space) {
+    return log_space ? exp(LATTN__MAX((double)a, (double)LATTN_LOG_GATE_MIN)) : (double)a;
+}
+
+LATTN__DEF lattn_status lattn_scan_ref(lattn_ctx *ctx, const lattn_scan_args *a) {
+    int64_t b, t, n, N;
+    LATTN__TRY(lattn__scan_check(ctx, "lattn_scan_ref", a));
+    N = a->N;
+    for (b = 0; b < a->B; b++)
+        for (n = 0; n < N; n++) {
+            double h = a->h0 ? (double)a->h0[b * N + n] : 0.0;
+            for (t = 0; t < a->T; t++) {
+                size_t i = (size_t)((b * a->T + t) * N + n);
+                h = lattn__decay_d(a->a[i], a->log_space) * h + (double)a->b[i];
+                if (a->h) a->h[i] = (float)h;
+            }
+            if (a->ht) a->ht[b * N + n] = (float)h;
+        }
+    return lattn__ok(ctx);
+}
+
+/* Scan `len` rows of nc channels (row stride N) from the state in st (updated in place); writes
+   every row to h when given and, when prod is given, the product of the decays into it. */
+static void lattn__scan_rows(int64_t len, int64_t nc, int64_t N, const float *a, const float *b, int log_space,
+                             float *st, float *h, float *prod) {
+    const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN);
+    int64_t t, c;
+    if (prod) for (c = 0; c < nc; c++) prod[c] = 1.0f;
+    for (t = 0; t < len; t++) {
+        const float *at = a + t * N, *bt = b + t * N;
+        float *ht = h ? h + t * N : NULL;
+        for (c = 0; c < nc; c += LATTN__VW) {
+            size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, nc - c);
+            lattn__vf va = w == LATTN__VW ? lattn__vload(at + c) : lattn__vload_n(at + c, w);
+            lattn__vf vb = w == LATTN__VW ? lattn__vload(bt + c) : lattn__vload_n(bt + c, w);
+            lattn__vf vh = w == LATTN__VW ? lattn__vload(st + c) : lattn__vload_n(st + c, w);
+            if (log_space) va = lattn__vexp(lattn__vmax(lo, va));
+            vh = lattn__vfma(va, vh, vb);
+            if (w == LATTN__VW) {
+                lattn__vstore(st + c, vh);
+                if (ht) lattn__vstore(ht + c, vh);
+                if (prod) lattn__vstore(prod + c, lattn__vmul(lattn__vload(prod + c), va));
+            } else {
+                lattn__vstore_n(st + c, vh, w);
+                if (ht) lattn__vstore_n(ht + c, vh, w);
+                if (prod) lattn__vstore_n(prod + c, lattn__vmul(lattn__vload_n(prod + c, w), va), w);
+            }
+        }
+    }
+}
+
+#define LATTN__SCAN_CHANNEL_BLOCK 2048
+LATTN__DEF lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a) {
+    const int64_t N = a ? a->N : 0, T = a ? a->T : 0, TB = LATTN_SCAN_TIME_BLOCK;
+    int64_t w, nw, nblk;
+    int nthr;
+    float *ws;
+    LATTN__TRY(lattn__scan_check(ctx, "lattn_scan_fast", a));
+    nthr = lattn__threads(ctx);
+    if (a->B * N >= LATTN_SCAN_CHANNEL_SPLIT || T <= TB) {
+        /* channel split: each work item scans blocks of channels over the whole sequence */
+        int64_t ncb = (N + LATTN__SCAN_CHANNEL_BLOCK - 1) / LATTN__SCAN_CHANNEL_BLOCK;
+        nw = a->B * ncb;
+        LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(LATTN__SCAN_CHANNEL_BLOCK * nthr), "lattn_scan_fast"));
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        for (w = 0; w < nw; w++) {
+            int64_t b = w / ncb, c0 = (w % ncb) * LATTN__SCAN_CHANNEL_BLOCK, nc = LATTN__MIN(LATTN__SCAN_CHANNEL_BLOCK, N - c0);
+            float *st = ws + (size_t)lattn__thread_id() * LATTN__SCAN_CHANNEL_BLOCK;
+            size_t off = (size_t)(b * T * N + c0);
+            if (a->h0) memcpy(st, a->h0 + b * N + c0, (size_t)nc * sizeof(float)); else memset(st, 0, (size_t)nc * sizeof(float));
+            lattn__scan_rows(T, nc, N, a->a + off, a->b + off, a->log_space, st, a->h ? a->h + off : NULL, NULL);
+            if (a->ht) memcpy(a->ht + b * N + c0, st, (size_t)nc * sizeof(float));
+        }
+        lattn__free(ctx, ws);
+        return lattn__ok(ctx);
+    }
+    /* time split: (1) each block scanned from zero gives its carry (Π a, local h); (2) carries
+       combined in order with ∘; (3) each block rescanned from its true initial state */
+    nblk = (T + TB - 1) / TB;
+    nw = a->B * nblk;
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(2 * nw * N), "lattn_scan_fast"));
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < nw; w++) {
+        int64_t b = w / nblk, t0 = (w % nblk) * TB;
+        size_t off = (size_t)((b * T + t0) * N);
+        float *prod = ws + 2 * w * N, *loc = prod + N;
+        memset(loc, 0, (size_t)N * sizeof(float));
+        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, loc, NULL, prod);
+    }
+    for (w = 0; w < nw; w++) {           /* carry_k = (Π a)_k · carry_{k-1} + local_k, in block order */
+        int64_t b = w / nblk, k = w % nblk, c;
+        float *prod = ws + 2 * w * N, *loc = prod + N;
+        const float *prev = k > 0 ? ws + 2 * (w - 1) * N + N : a->h0 ? a->h0 + b * N : NULL;
+        for (c = 0; c < N; c++) {
+            float init = prev ? prev[c] : 0.0f, carry = prod[c] * init + loc[c];
+            prod[c] = init;              /* now the block's initial state */
+            loc[c] = carry;
+        }
+    }
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < nw; w++) {           /* rescan (only the last block when h is not wanted) */
+        int64_t b = w / nblk, k = w % nblk, t0 = k * TB;
+        size_t off = (size_t)((b * T + t0) * N);
+        float *st = ws + 2 * w * N;
+        if (!a->h && k != nblk - 1) continue;
+        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, st, a->h ? a->h + off : NULL, NULL);
+        if (a->ht && k == nblk - 1) memcpy(a->ht + b * N, st, (size_t)N * sizeof(float));
+    }
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
 }
 
 /* ================================================================================================ */

@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv tcn la io external
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan tcn la io external
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -419,6 +419,93 @@ static void test_conv(void) {
         CHECK(causal, "conv: a NaN reaches only its own channel and the next W-1 tokens");
         ctx.n_threads = 0;
         free(x); free(w); free(y0); free(y1);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* scan                                                                                           */
+/* ---------------------------------------------------------------------------------------------- */
+static void scan_inputs(lattn_rng *r, float *a, float *b, size_t n, int log_space, int extreme) {
+    size_t i;
+    lattn_rng_fill_normal(r, b, n, 0, 1);
+    for (i = 0; i < n; i++) {
+        float u = lattn_rng_uniform(r);
+        float d = extreme ? (i % 3 == 0 ? 1e-7f * u : i % 3 == 1 ? 1.0f - 1e-6f * u : u) : 0.5f + 0.5f * u;
+        a[i] = log_space ? (d > 0 ? logf(d) : -HUGE_VALF) : d;
+    }
+}
+
+static void test_scan(void) {
+    static const int64_t Ts[] = { 0, 1, 2, 255, 256, 257, 4099 };
+    lattn_rng r = lattn_rng_seed(g_seed);
+    lattn_ctx ctx;
+    int ti, v;
+    lattn_ctx_init(&ctx);
+    for (v = 0; v < 4; v++)
+        for (ti = 0; ti < 7; ti++) {
+            int64_t B = v == 3 ? 1 : 3, N = v == 3 ? 1500 : 37, T = Ts[ti];
+            size_t n, ns;
+            float *a, *b, *h0, *h1, *h2, *t1, *t2;
+            lattn_scan_args s;
+            double e1, e2;
+            if (v == 3 && T > 300) T = 300;
+            n = (size_t)(B * T * N); ns = (size_t)(B * N);
+            a = fnew(n); b = fnew(n); h0 = fnormal(&r, ns); h1 = fnew(n); h2 = fnew(n); t1 = fnew(ns); t2 = fnew(ns);
+            scan_inputs(&r, a, b, n, v == 1, v == 2);
+            memset(&s, 0, sizeof s);
+            s.B = B; s.T = T; s.N = N; s.a = a; s.b = b; s.log_space = v == 1; s.h0 = h0;
+            s.h = h1; s.ht = t1; lattn_scan_ref(&ctx, &s);
+            s.h = h2; s.ht = t2;
+            CHECK(lattn_scan_fast(&ctx, &s) == LATTN_OK, "scan fast status");
+            e1 = rel_rms(h2, h1, n); e2 = rel_rms(t2, t1, ns);
+            CHECK(e1 <= 1e-5 && e2 <= 1e-5, "scan fast vs ref (variant %d, T=%lld, N=%lld): h %g ht %g", v, (long long)T, (long long)N, e1, e2);
+            s.h = NULL; poison(t2, ns);
+            lattn_scan_fast(&ctx, &s);
+            CHECK(rel_rms(t2, t1, ns) <= 1e-5, "scan final state alone (variant %d, T=%lld)", v, (long long)T);
+            free(a); free(b); free(h0); free(h1); free(h2); free(t1); free(t2);
+        }
+    {   /* both split strategies: bit-identical at 1, 2, 3, 7 threads; NaN stays in its channel */
+        int strat;
+        for (strat = 0; strat < 2; strat++) {
+            int64_t B = 2, N = strat ? 700 : 19, T = strat ? 300 : 3 * LATTN_SCAN_TIME_BLOCK + 77;
+            size_t n = (size_t)(B * T * N), i;
+            float *a = fnew(n), *b = fnew(n), *h1 = fnew(n), *h2 = fnew(n);
+            lattn_scan_args s;
+            int th, ok = 1, iso = 1;
+            scan_inputs(&r, a, b, n, 0, 0);
+            memset(&s, 0, sizeof s);
+            s.B = B; s.T = T; s.N = N; s.a = a; s.b = b; s.h = h1;
+            ctx.n_threads = 1; lattn_scan_fast(&ctx, &s);
+            for (th = 2; th <= 7; th += (th == 3 ? 4 : 1)) {
+                ctx.n_threads = th; s.h = h2; poison(h2, n); lattn_scan_fast(&ctx, &s);
+                ok &= same_bits(h1, h2, n);
+            }
+            CHECK(ok, "scan (%s split) bit-identical at 1, 2, 3, 7 threads", strat ? "channel" : "time");
+            b[(size_t)((1 * T + 5) * N + 3)] = NAN;
+            s.h = h2; lattn_scan_fast(&ctx, &s);
+            for (i = 0; i < n; i++) {
+                int64_t bb = (int64_t)i / (T * N), t = ((int64_t)i / N) % T, c = (int64_t)i % N;
+                int hit = bb == 1 && c == 3 && t >= 5;
+                if (hit ? !isnan(h2[i]) : !same_bits(&h1[i], &h2[i], 1)) iso = 0;
+            }
+            CHECK(iso, "scan (%s split): a NaN reaches only its channel's later states", strat ? "channel" : "time");
+            ctx.n_threads = 0;
+            free(a); free(b); free(h1); free(h2);
+        }
+    }
+    {   /* errors: nothing written */
+        float a[4] = { -1, 0.5f, -1, -1 }, b[4] = { 1, 1, 1, 1 }, h[4] = { NAN, NAN, NAN, NAN };
+        lattn_scan_args s;
+        memset(&s, 0, sizeof s);
+        s.B = 1; s.T = 4; s.N = 1; s.a = a; s.b = b; s.h = h; s.log_space = 1;
+        CHECK(lattn_scan_fast(&ctx, &s) == LATTN_E_DOMAIN && isnan(h[0]), "positive log decay: domain error, nothing written");
+        s.log_space = 0; s.N = 0;
+        CHECK(lattn_scan_ref(&ctx, &s) == LATTN_E_SHAPE, "scan N = 0");
+        s.N = 1; s.b = NULL;
+        CHECK(lattn_scan_fast(&ctx, &s) == LATTN_E_NULL, "scan b NULL");
+        s.b = b; s.N = INT64_MAX / 2;
+        CHECK(lattn_scan_fast(&ctx, &s) == LATTN_E_OVERFLOW, "scan overflowing N");
+        CHECK(lattn_scan_ref(&ctx, NULL) == LATTN_E_NULL, "scan NULL args");
     }
 }
 
@@ -993,7 +1080,7 @@ static void test_external(void) {
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
-        { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "tcn", test_tcn },
+        { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "tcn", test_tcn },
         { "la", test_la }, { "io", test_io }, { "external", test_external }
     };
     const char *env = getenv("LATTN_TEST_SEED");
