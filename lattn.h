@@ -57,6 +57,7 @@
      >>tiler       device profiles and the simulated SBUF/PSUM tiler
      >>conv        depthwise short convolution (ShortConv)
      >>scan        the diagonal linear recurrence h_t = a_t h_{t-1} + b_t: SIMD, two-level threads
+     >>ssm         selective diagonal SSM (Mamba-1), fused: _ref, _fast, _step
      >>tcn         dilated causal convolution stack (TCN) and the article's demo model
      >>linattn     linear attention: _ref, _parallel, _chunk (on the tiler), _step
      >>safetensors hardened safetensors reader and writer (golden cases, weights)
@@ -482,6 +483,35 @@ typedef struct lattn_scan_args {
 } lattn_scan_args;
 LATTN_API lattn_status lattn_scan_ref (lattn_ctx *ctx, const lattn_scan_args *a);
 LATTN_API lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a);
+
+/* ================================================================================================ */
+/* >>ssm                                                                                            */
+/* ================================================================================================ */
+/* Selective diagonal state-space model, Mamba-1 conventions (Gu & Dao 2023, state-spaces/mamba
+   selective_scan_ref; spec tcn_ssm.md §3). Per channel d (group g = d / (D/G)) and state n:
+       Δ_t[d]   = softplus(dt_t[d] + dt_bias[d])          (dt_softplus = 1; else dt + dt_bias)
+       h_t[d,n] = exp(Δ_t[d]·A[d,n]) · h_{t-1}[d,n] + Δ_t[d] · Bm_t[g,n] · x_t[d]
+       y_t[d]   = Σ_n Cm_t[g,n] · h_t[d,n] + Dskip[d] · x_t[d],   then y *= SiLU(z_t[d]) if z
+   x, dt, z, y: [B][T][D]; A: [D][N] (<= 0; Mamba's -exp(A_log)); Bm, Cm: [B][T][G][N] (G = 1:
+   shared by all channels); Dskip, dt_bias: [D]; h0, ht: [B][D][N] (or [n_seqs] with offsets).
+   Δ·A is a log decay: clamped at LATTN_LOG_GATE_MIN; A > 0, or Δ < 0 without softplus, is a
+   domain error. Identity: with N = K, one A per head and Δ shared within a head this is Simple
+   GLA with q = Cm, k = Bm, v = Δ·x, g = Δ·A, scale 1 (tested). Forms: _ref (double), _fast
+   (float32; discretisation, recurrence and read-out fused per tile of 64 channels, so exp(ΔA) and
+   ΔBx never exist beyond one vector), _step (T == 1, h0 -> ht, in place allowed). */
+typedef struct lattn_ssm_args {
+    int64_t B, T, D, N, G;
+    const float *x, *dt, *A, *Bm, *Cm;
+    const float *Dskip, *dt_bias, *z;
+    int dt_softplus;
+    const float *h0;
+    const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
+    int64_t n_seqs;
+    float *y, *ht;
+} lattn_ssm_args;
+LATTN_API lattn_status lattn_ssm_ref (lattn_ctx *ctx, const lattn_ssm_args *a);
+LATTN_API lattn_status lattn_ssm_fast(lattn_ctx *ctx, const lattn_ssm_args *a);
+LATTN_API lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a);
 
 /* ================================================================================================ */
 /* >>tcn                                                                                            */
@@ -2268,6 +2298,150 @@ LATTN__DEF lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
+}
+
+/* ================================================================================================ */
+/* >>ssm implementation                                                                             */
+/* ================================================================================================ */
+static lattn_status lattn__ssm_check(lattn_ctx *ctx, const char *who, const lattn_ssm_args *a, int64_t *n, int64_t *G) {
+    int64_t d[4];
+    size_t i, cnt;
+    if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
+    LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, n));
+    *G = a->G > 0 ? a->G : 1;
+    if (a->D < 1 || a->N < 1 || a->G < 0 || a->D % *G)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: D = %lld, N = %lld, G = %lld (D must be a multiple of G)", who,
+                           (long long)a->D, (long long)a->N, (long long)a->G);
+    if (!a->A) return lattn__fail(ctx, LATTN_E_NULL, "%s: A is NULL", who);
+    if (a->T > 0 && (!a->x || !a->dt || !a->Bm || !a->Cm || !a->y))
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: x, dt, Bm, Cm or y is NULL", who);
+    d[0] = a->B; d[1] = a->T; d[2] = LATTN__MAX(a->D, *G * a->N); d[3] = 1;
+    LATTN__TRY(lattn__check_count(ctx, who, "x/Bm", 4, d));
+    d[0] = *n; d[1] = a->D; d[2] = a->N;
+    LATTN__TRY(lattn__check_count(ctx, who, "state", 3, d));
+    for (i = 0; i < (size_t)(a->D * a->N); i++)
+        if (a->A[i] > 0.0f) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: A[%zu] = %g > 0", who, i, (double)a->A[i]);
+    if (!a->dt_softplus)
+        for (cnt = (size_t)(a->B * a->T * a->D), i = 0; i < cnt; i++)
+            if (a->dt[i] + (a->dt_bias ? a->dt_bias[i % (size_t)a->D] : 0.0f) < 0.0f)
+                return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: dt + dt_bias < 0 at %zu without softplus", who, i);
+    return LATTN_OK;
+}
+static double lattn__softplus_d(double x) { return LATTN__MAX(x, 0.0) + log1p(exp(-fabs(x))); }
+
+LATTN__DEF lattn_status lattn_ssm_ref(lattn_ctx *ctx, const lattn_ssm_args *a) {
+    int64_t n, G, sq, t, d, k, D, N;
+    double *h;
+    LATTN__TRY(lattn__ssm_check(ctx, "lattn_ssm_ref", a, &n, &G));
+    D = a->D; N = a->N;
+    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&h, (size_t)(2 * N), "lattn_ssm_ref"));
+    for (sq = 0; sq < n; sq++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        for (d = 0; d < D; d++) {
+            int64_t g = d / (D / G);
+            for (k = 0; k < N; k++) h[k] = a->h0 ? (double)a->h0[(sq * D + d) * N + k] : 0.0;
+            for (t = 0; t < len; t++) {
+                int64_t tok = tok0 + t;
+                double x = a->x[tok * D + d], dl = (double)a->dt[tok * D + d] + (a->dt_bias ? (double)a->dt_bias[d] : 0.0), y = 0;
+                const float *Bt = a->Bm + (tok * G + g) * N, *Ct = a->Cm + (tok * G + g) * N;
+                if (a->dt_softplus) dl = lattn__softplus_d(dl);
+                for (k = 0; k < N; k++) {
+                    h[k] = exp(LATTN__MAX(dl * (double)a->A[d * N + k], (double)LATTN_LOG_GATE_MIN)) * h[k] + dl * (double)Bt[k] * x;
+                    y += (double)Ct[k] * h[k];
+                }
+                if (a->Dskip) y += (double)a->Dskip[d] * x;
+                if (a->z) y *= lattn__silu_d((double)a->z[tok * D + d]);
+                a->y[tok * D + d] = (float)y;
+            }
+            if (a->ht) for (k = 0; k < N; k++) a->ht[(sq * D + d) * N + k] = (float)h[k];
+        }
+    }
+    lattn__free(ctx, h);
+    return lattn__ok(ctx);
+}
+
+/* One sequence, channels [c0, c0 + VW): the fused discretisation, recurrence and read-out. st holds
+   the state as N vectors of VW channels; At is A transposed to [N][D]; bl, cl: per-lane B and C
+   rows when the lanes span several groups. */
+static void lattn__ssm_vec(const lattn_ssm_args *a, int64_t G, int64_t tok0, int64_t len, int64_t c0,
+                           const float *At, float *st, float *bl, float *cl) {
+    const int64_t D = a->D, N = a->N, per = D / G;
+    const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, D - c0);
+    const int one_group = c0 / per == (c0 + (int64_t)w - 1) / per;
+    const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN);
+    lattn__vf bias = a->dt_bias ? lattn__vload_n(a->dt_bias + c0, w) : lattn__vzero();
+    lattn__vf skip = a->Dskip ? lattn__vload_n(a->Dskip + c0, w) : lattn__vzero();
+    int64_t t, k;
+    size_t l;
+    for (t = 0; t < len; t++) {
+        int64_t tok = tok0 + t;
+        const float *Bt = a->Bm + (tok * G + c0 / per) * N, *Ct = a->Cm + (tok * G + c0 / per) * N;
+        lattn__vf x = lattn__vload_n(a->x + tok * D + c0, w);
+        lattn__vf dl = lattn__vadd(lattn__vload_n(a->dt + tok * D + c0, w), bias), dx, y = lattn__vzero();
+        if (a->dt_softplus) dl = lattn__vsoftplus(dl);
+        dx = lattn__vmul(dl, x);
+        if (!one_group)                  /* lanes in different groups: gather each lane's rows */
+            for (l = 0; l < w; l++)
+                for (k = 0; k < N; k++) {
+                    int64_t g = (c0 + (int64_t)l) / per;
+                    bl[k * LATTN__VW + l] = a->Bm[(tok * G + g) * N + k];
+                    cl[k * LATTN__VW + l] = a->Cm[(tok * G + g) * N + k];
+                }
+        for (k = 0; k < N; k++) {
+            lattn__vf va = w == LATTN__VW ? lattn__vload(At + k * D + c0) : lattn__vload_n(At + k * D + c0, w);
+            lattn__vf dA = lattn__vexp(lattn__vmax(lo, lattn__vmul(dl, va)));
+            lattn__vf vb = one_group ? lattn__vset1(Bt[k]) : lattn__vload(bl + k * LATTN__VW);
+            lattn__vf vc = one_group ? lattn__vset1(Ct[k]) : lattn__vload(cl + k * LATTN__VW);
+            lattn__vf h = lattn__vfma(dA, lattn__vload(st + k * LATTN__VW), lattn__vmul(dx, vb));
+            lattn__vstore(st + k * LATTN__VW, h);
+            y = lattn__vfma(vc, h, y);
+        }
+        y = lattn__vfma(skip, x, y);
+        if (a->z) y = lattn__vmul(y, lattn__vsilu(lattn__vload_n(a->z + tok * D + c0, w)));
+        lattn__vstore_n(a->y + tok * D + c0, y, w);
+    }
+}
+
+/* The fast form and _step: work items are (sequence, 64 channels), any thread count, same bits. */
+#define LATTN__SSM_TILE 64
+static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, const char *who) {
+    int64_t n, G, w, nt, D, N, c, k;
+    int nthr;
+    size_t per;
+    float *ws, *At;
+    LATTN__TRY(lattn__ssm_check(ctx, who, a, &n, &G));
+    D = a->D; N = a->N;
+    nt = (D + LATTN__SSM_TILE - 1) / LATTN__SSM_TILE;
+    nthr = lattn__threads(ctx);
+    per = (size_t)(3 * N * LATTN__VW);                    /* state, per-lane B and C */
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(D * N) + per * (size_t)nthr, who));
+    At = ws;
+    for (c = 0; c < D; c++) for (k = 0; k < N; k++) At[k * D + c] = a->A[c * N + k];
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < n * nt; w++) {
+        int64_t sq = w / nt, tile = w % nt, tok0, len, c1, v, kk;
+        float *st = ws + D * N + per * (size_t)lattn__thread_id();
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        for (c1 = tile * LATTN__SSM_TILE; c1 < LATTN__MIN(D, (tile + 1) * LATTN__SSM_TILE); c1 += LATTN__VW) {
+            int64_t wv = LATTN__MIN((int64_t)LATTN__VW, D - c1);
+            for (kk = 0; kk < N; kk++)   /* state in: [N][VW] from [D][N] */
+                for (v = 0; v < LATTN__VW; v++)
+                    st[kk * LATTN__VW + v] = (v < wv && a->h0) ? a->h0[(sq * D + c1 + v) * N + kk] : 0.0f;
+            lattn__ssm_vec(a, G, tok0, len, c1, At, st, st + N * LATTN__VW, st + 2 * N * LATTN__VW);
+            if (a->ht)
+                for (kk = 0; kk < N; kk++)
+                    for (v = 0; v < wv; v++) a->ht[(sq * D + c1 + v) * N + kk] = st[kk * LATTN__VW + v];
+        }
+    }
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_ssm_fast(lattn_ctx *ctx, const lattn_ssm_args *a) { return lattn__ssm_run(ctx, a, "lattn_ssm_fast"); }
+LATTN__DEF lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a) {
+    if (a && (a->T != 1 || a->offsets)) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_ssm_step: needs T == 1 and no offsets");
+    if (a && !a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_ssm_step: ht (the state out) is NULL");
+    return lattn__ssm_run(ctx, a, "lattn_ssm_step");
 }
 
 /* ================================================================================================ */

@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan tcn la io external
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm tcn la io external
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -506,6 +506,126 @@ static void test_scan(void) {
         s.b = b; s.N = INT64_MAX / 2;
         CHECK(lattn_scan_fast(&ctx, &s) == LATTN_E_OVERFLOW, "scan overflowing N");
         CHECK(lattn_scan_ref(&ctx, NULL) == LATTN_E_NULL, "scan NULL args");
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* ssm                                                                                            */
+/* ---------------------------------------------------------------------------------------------- */
+typedef struct { lattn_ssm_args a; float *x, *dt, *A, *Bm, *Cm, *Ds, *bias, *z, *h0; size_t ny, ns; } ssm_case;
+static void ssm_make(ssm_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t D, int64_t N, int64_t G, int varlen, int extreme) {
+    int64_t n = B, i;
+    memset(c, 0, sizeof *c);
+    if (varlen) { make_offsets(T); n = 4; c->a.offsets = g_off; c->a.n_seqs = 4; }
+    c->a.B = B; c->a.T = T; c->a.D = D; c->a.N = N; c->a.G = G; c->a.dt_softplus = 1;
+    c->ny = (size_t)(B * T * D); c->ns = (size_t)(n * D * N);
+    c->x = fnormal(r, c->ny); c->dt = fnormal(r, c->ny); c->z = fnormal(r, c->ny);
+    c->A = frand(r, (size_t)(D * N), extreme ? -100.0f : -4.0f, -0.01f);
+    c->Bm = fnormal(r, (size_t)(B * T * G * N)); c->Cm = fnormal(r, (size_t)(B * T * G * N));
+    c->Ds = fnormal(r, (size_t)D); c->bias = frand(r, (size_t)D, -2, 0.5f); c->h0 = fnormal(r, c->ns);
+    if (extreme) for (i = 0; i < (int64_t)c->ny; i++) c->dt[i] = i % 2 ? 20.0f * c->dt[i] : -12.0f;   /* Δ up to ~40, and ~6e-6 */
+    c->a.x = c->x; c->a.dt = c->dt; c->a.A = c->A; c->a.Bm = c->Bm; c->a.Cm = c->Cm;
+    c->a.Dskip = c->Ds; c->a.dt_bias = c->bias; c->a.z = c->z; c->a.h0 = c->h0;
+}
+static void ssm_free(ssm_case *c) { free(c->x); free(c->dt); free(c->A); free(c->Bm); free(c->Cm); free(c->Ds); free(c->bias); free(c->z); free(c->h0); }
+
+static void test_ssm(void) {
+    static const int64_t Ts[] = { 0, 1, 2, 255, 256, 257, 4099 };
+    lattn_rng r = lattn_rng_seed(g_seed);
+    lattn_ctx ctx;
+    int ti, v;
+    lattn_ctx_init(&ctx);
+    for (v = 0; v < 4; v++)
+        for (ti = 0; ti < (g_quick ? 6 : 7); ti++) {
+            /* v0: plain; v1: groups whose lanes straddle vectors; v2: extreme decays; v3: variable lengths */
+            int64_t T = Ts[ti], D = v == 1 ? 36 : 37, N = v == 2 ? 16 : 5, G = v == 1 ? 3 : 1, B = v == 3 ? 1 : 3;
+            ssm_case c;
+            float *y0, *y1, *y2, *h0, *h1, *h2;
+            double e1, e2;
+            if (v == 3 && T > 300) continue;
+            ssm_make(&c, &r, B, v == 3 ? 3 * T : T, D, N, G, v == 3, v == 2);
+            y0 = fnew(c.ny); y1 = fnew(c.ny); y2 = fnew(c.ny); h0 = fnew(c.ns); h1 = fnew(c.ns); h2 = fnew(c.ns);
+            c.a.y = y0; c.a.ht = h0; lattn_ssm_ref(&ctx, &c.a);
+            c.a.y = y1; c.a.ht = h1;
+            CHECK(lattn_ssm_fast(&ctx, &c.a) == LATTN_OK, "ssm fast: %s", lattn_ctx_error(&ctx));
+            e1 = rel_rms(y1, y0, c.ny); e2 = rel_rms(h1, h0, c.ns);
+            CHECK(e1 <= (v == 2 ? 1e-4 : 1e-5) && e2 <= (v == 2 ? 1e-4 : 1e-5), "ssm fast vs ref (variant %d, T=%lld): y %g ht %g", v, (long long)c.a.T, e1, e2);
+            if (v != 3) {                /* _step token by token */
+                lattn_ssm_args s = c.a;
+                float *st = fdup(c.h0, c.ns);
+                int64_t t, b, d;
+                float *xs = fnew((size_t)(B * D)), *ds = fnew((size_t)(B * D)), *zs = fnew((size_t)(B * D)), *ys = fnew((size_t)(B * D));
+                float *bs = fnew((size_t)(B * G * N)), *cs = fnew((size_t)(B * G * N));
+                s.T = 1; s.x = xs; s.dt = ds; s.z = zs; s.y = ys; s.Bm = bs; s.Cm = cs; s.h0 = st; s.ht = st;
+                for (t = 0; t < T; t++) {
+                    for (b = 0; b < B; b++) {
+                        for (d = 0; d < D; d++) {
+                            xs[b * D + d] = c.x[(b * T + t) * D + d]; ds[b * D + d] = c.dt[(b * T + t) * D + d];
+                            zs[b * D + d] = c.z[(b * T + t) * D + d];
+                        }
+                        for (d = 0; d < G * N; d++) { bs[b * G * N + d] = c.Bm[(b * T + t) * G * N + d]; cs[b * G * N + d] = c.Cm[(b * T + t) * G * N + d]; }
+                    }
+                    lattn_ssm_step(&ctx, &s);
+                    for (b = 0; b < B; b++) for (d = 0; d < D; d++) y2[(b * T + t) * D + d] = ys[b * D + d];
+                }
+                e1 = rel_rms(y2, y0, c.ny); e2 = rel_rms(st, h0, c.ns);
+                CHECK(e1 <= (v == 2 ? 1e-4 : 1e-5) && e2 <= (v == 2 ? 1e-4 : 1e-5), "ssm step x T vs ref (variant %d, T=%lld): y %g ht %g", v, (long long)T, e1, e2);
+                free(st); free(xs); free(ds); free(zs); free(ys); free(bs); free(cs);
+            }
+            free(y0); free(y1); free(y2); free(h0); free(h1); free(h2);
+            ssm_free(&c);
+        }
+    {   /* identity: one head with a shared scalar decay is Simple GLA (q = C, k = B, v = Δx, g = ΔA) */
+        int64_t T = 90, D = 20, N = 12, t, d, k;
+        ssm_case c;
+        float *y = fnew((size_t)(T * D));
+        double *S = (double *)calloc((size_t)(N * D), sizeof(double)), err = 0, nrm = 0;
+        ssm_make(&c, &r, 1, T, D, N, 1, 0, 0);
+        for (t = 0; t < T; t++) for (d = 1; d < D; d++) c.dt[t * D + d] = c.dt[t * D];
+        for (d = 0; d < D * N; d++) c.A[d] = c.A[0];
+        for (d = 0; d < D; d++) c.bias[d] = c.bias[0];
+        c.a.Dskip = NULL; c.a.z = NULL; c.a.h0 = NULL; c.a.y = y; c.a.ht = NULL;
+        lattn_ssm_fast(&ctx, &c.a);
+        for (t = 0; t < T; t++) {
+            double dl = log1p(exp((double)c.dt[t * D] + c.bias[0])), g = dl * c.A[0];   /* softplus, Δ·A */
+            for (k = 0; k < N; k++)
+                for (d = 0; d < D; d++) S[k * D + d] = exp(g) * S[k * D + d] + (double)c.Bm[t * N + k] * (dl * c.x[t * D + d]);
+            for (d = 0; d < D; d++) {
+                double o = 0;
+                for (k = 0; k < N; k++) o += (double)c.Cm[t * N + k] * S[k * D + d];
+                err += (o - y[t * D + d]) * (o - y[t * D + d]); nrm += o * o;
+            }
+        }
+        CHECK(sqrt(err / nrm) <= 1e-5, "ssm = Simple GLA (q=C, k=B, v=dx, g=dA, scale 1): %g", sqrt(err / nrm));
+        free(y); free(S); ssm_free(&c);
+    }
+    {   /* threads, NaN isolation, errors */
+        ssm_case c;
+        int64_t B = 2, T = 100, D = 150, N = 8, i;
+        float *y1, *y2;
+        int th, ok = 1, iso = 1;
+        ssm_make(&c, &r, B, T, D, N, 1, 0, 0);
+        y1 = fnew(c.ny); y2 = fnew(c.ny);
+        c.a.y = y1; ctx.n_threads = 1; lattn_ssm_fast(&ctx, &c.a);
+        for (th = 2; th <= 7; th += (th == 3 ? 4 : 1)) { ctx.n_threads = th; c.a.y = y2; poison(y2, c.ny); lattn_ssm_fast(&ctx, &c.a); ok &= same_bits(y1, y2, c.ny); }
+        CHECK(ok, "ssm bit-identical at 1, 2, 3, 7 threads");
+        c.x[(1 * T + 10) * D + 77] = NAN;
+        lattn_ssm_fast(&ctx, &c.a);
+        for (i = 0; i < (int64_t)c.ny; i++) {
+            int64_t b = i / (T * D), t = (i / D) % T, d = i % D;
+            int hit = b == 1 && d == 77 && t >= 10;
+            if (hit ? !isnan(y2[i]) : !same_bits(&y1[i], &y2[i], 1)) iso = 0;
+        }
+        CHECK(iso, "ssm: a NaN stays in its channel and sequence");
+        ctx.n_threads = 0;
+        c.A[5] = 0.5f;
+        poison(y2, c.ny);
+        CHECK(lattn_ssm_fast(&ctx, &c.a) == LATTN_E_DOMAIN && isnan(y2[0]), "ssm: A > 0 is a domain error, nothing written");
+        c.A[5] = -1.0f; c.a.G = 7;
+        CHECK(lattn_ssm_ref(&ctx, &c.a) == LATTN_E_SHAPE, "ssm: D not a multiple of G");
+        c.a.G = 1;
+        CHECK(lattn_ssm_step(&ctx, &c.a) == LATTN_E_SHAPE, "ssm step with T = 100");
+        free(y1); free(y2); ssm_free(&c);
     }
 }
 
@@ -1080,7 +1200,7 @@ static void test_external(void) {
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
-        { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "tcn", test_tcn },
+        { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "tcn", test_tcn },
         { "la", test_la }, { "io", test_io }, { "external", test_external }
     };
     const char *env = getenv("LATTN_TEST_SEED");
