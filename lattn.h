@@ -58,6 +58,7 @@
      >>conv        depthwise short convolution (ShortConv)
      >>scan        the diagonal linear recurrence h_t = a_t h_{t-1} + b_t: SIMD, two-level threads
      >>ssm         selective diagonal SSM (Mamba-1), fused: _ref, _fast, _step
+     >>s4d         S4D: time-invariant diagonal SSM as recurrence, FFT convolution, direct conv
      >>tcn         dilated causal convolution stack (TCN) and the article's demo model
      >>linattn     linear attention: _ref, _parallel, _chunk (on the tiler), _step
      >>safetensors hardened safetensors reader and writer (golden cases, weights)
@@ -512,6 +513,39 @@ typedef struct lattn_ssm_args {
 LATTN_API lattn_status lattn_ssm_ref (lattn_ctx *ctx, const lattn_ssm_args *a);
 LATTN_API lattn_status lattn_ssm_fast(lattn_ctx *ctx, const lattn_ssm_args *a);
 LATTN_API lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a);
+
+/* ================================================================================================ */
+/* >>s4d                                                                                            */
+/* ================================================================================================ */
+/* Time-invariant diagonal SSM, S4D (Gu et al. 2022, "On the Parameterization and Initialization of
+   Diagonal State Space Models"; spec tcn_ssm.md §4). Per channel d and mode n:
+       A_n = -exp(A_re[d,n]) + i·A_im[d,n],  Δ = exp(log_dt[d]),  Ā = exp(ΔA),  B̄ = (Ā - 1)/A · B
+       h_t = Ā ⊙ h_{t-1} + B̄ u_t,            y_t = s · Re(Σ_n C_n h_t,n) + Dskip[d] u_t
+   s = 2 for complex modes (each stands for a conjugate pair), 1 for real modes (complex_modes = 0:
+   A_im, B_im, C_im are ignored and may be NULL). Being time-invariant, y is one causal convolution
+   y = K * u + Dskip·u with K_j = s·Re(Σ_n C_n B̄_n Ā_n^j), plus the zero-input response
+   s·Re(Σ_n C_n Ā_n^(t+1) h0_n) of an initial state.
+   u, y: [B][T][D]; A_re, A_im, B_re, B_im, C_re, C_im: [D][N]; log_dt, Dskip: [D];
+   h0, ht: [B][D][N][2] (complex: re, im). Forms: _ref (recurrence, double), _scan (recurrence,
+   float32, SIMD across modes), _fft (kernel in double, then FFT convolution per channel with the
+   library's radix-2 FFT; the kernel is built once per channel and shared by the batch), _conv
+   (direct O(T^2) convolution), _step (T == 1). The convolution forms (_fft, _conv) produce y only
+   (ht must be NULL); they accept h0. Powers Ā^j are re-anchored with exp(jΔA) every 32 steps. */
+typedef struct lattn_s4d_args {
+    int64_t B, T, D, N;
+    int complex_modes;
+    const float *A_re, *A_im, *B_re, *B_im, *C_re, *C_im, *log_dt, *Dskip;
+    const float *u;
+    const float *h0;
+    float *y, *ht;
+} lattn_s4d_args;
+LATTN_API lattn_status lattn_s4d_ref (lattn_ctx *ctx, const lattn_s4d_args *a);
+LATTN_API lattn_status lattn_s4d_scan(lattn_ctx *ctx, const lattn_s4d_args *a);
+LATTN_API lattn_status lattn_s4d_fft (lattn_ctx *ctx, const lattn_s4d_args *a);
+LATTN_API lattn_status lattn_s4d_conv(lattn_ctx *ctx, const lattn_s4d_args *a);
+LATTN_API lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a);
+/* In-place radix-2 complex FFT of n = 2^k points (re[], im[]); inverse = 1 divides by n. */
+LATTN_API lattn_status lattn_fft(lattn_ctx *ctx, double *re, double *im, int64_t n, int inverse);
 
 /* ================================================================================================ */
 /* >>tcn                                                                                            */
@@ -2443,6 +2477,243 @@ LATTN__DEF lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a) 
     if (a && !a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_ssm_step: ht (the state out) is NULL");
     return lattn__ssm_run(ctx, a, "lattn_ssm_step");
 }
+
+/* ================================================================================================ */
+/* >>s4d implementation                                                                             */
+/* ================================================================================================ */
+typedef struct lattn__cplx { double re, im; } lattn__cplx;     /* a struct: the header stays C++ */
+static lattn__cplx lattn__cmul(lattn__cplx a, lattn__cplx b) {
+    lattn__cplx r; r.re = a.re * b.re - a.im * b.im; r.im = a.re * b.im + a.im * b.re; return r;
+}
+static lattn__cplx lattn__cexp(double re, double im) {
+    lattn__cplx r; double m = exp(re); r.re = m * cos(im); r.im = m * sin(im); return r;
+}
+
+LATTN__DEF lattn_status lattn_fft(lattn_ctx *ctx, double *re, double *im, int64_t n, int inverse) {
+    int64_t i, j, len;
+    if (!re || !im) return lattn__fail(ctx, LATTN_E_NULL, "lattn_fft: NULL buffer");
+    if (n < 1 || (n & (n - 1))) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_fft: n = %lld is not a power of two", (long long)n);
+    for (i = 1, j = 0; i < n; i++) {     /* bit reversal */
+        int64_t bit = n >> 1;
+        for (; j & bit; bit >>= 1) j ^= bit;
+        j |= bit;
+        if (i < j) { double t = re[i]; re[i] = re[j]; re[j] = t; t = im[i]; im[i] = im[j]; im[j] = t; }
+    }
+    for (len = 2; len <= n; len <<= 1) {  /* butterflies; twiddles from cos/sin, not a recurrence */
+        double ang = (inverse ? 2.0 : -2.0) * 3.14159265358979323846 / (double)len;
+        int64_t h = len / 2, k;
+        for (k = 0; k < h; k++) {
+            double wr = cos(ang * (double)k), wi = sin(ang * (double)k);
+            for (i = k; i < n; i += len) {
+                double xr = re[i + h] * wr - im[i + h] * wi, xi = re[i + h] * wi + im[i + h] * wr;
+                re[i + h] = re[i] - xr; im[i + h] = im[i] - xi;
+                re[i] += xr; im[i] += xi;
+            }
+        }
+    }
+    if (inverse) for (i = 0; i < n; i++) { re[i] /= (double)n; im[i] /= (double)n; }
+    return lattn__ok(ctx);
+}
+
+static lattn_status lattn__s4d_check(lattn_ctx *ctx, const char *who, const lattn_s4d_args *a) {
+    int64_t d[3];
+    if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
+    if (a->B < 1 || a->T < 0 || a->D < 1 || a->N < 1)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld, D = %lld, N = %lld", who,
+                           (long long)a->B, (long long)a->T, (long long)a->D, (long long)a->N);
+    if (!a->A_re || !a->B_re || !a->C_re || !a->log_dt) return lattn__fail(ctx, LATTN_E_NULL, "%s: A_re, B_re, C_re or log_dt is NULL", who);
+    if (a->complex_modes && (!a->A_im || !a->B_im || !a->C_im)) return lattn__fail(ctx, LATTN_E_NULL, "%s: complex modes need A_im, B_im, C_im", who);
+    if (a->T > 0 && (!a->u || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: u or y is NULL", who);
+    d[0] = a->B; d[1] = a->T; d[2] = a->D;
+    LATTN__TRY(lattn__check_count(ctx, who, "u", 3, d));
+    d[0] = a->B; d[1] = a->D; d[2] = 2 * a->N;
+    LATTN__TRY(lattn__check_count(ctx, who, "state", 3, d));
+    return LATTN_OK;
+}
+/* Discretised mode n of channel d: Ā, B̄ and C (double). */
+static void lattn__s4d_mode(const lattn_s4d_args *a, int64_t d, int64_t n, lattn__cplx *Ab, lattn__cplx *Bb, lattn__cplx *C) {
+    int64_t i = d * a->N + n;
+    double dt = exp((double)a->log_dt[d]), ar = -exp((double)a->A_re[i]), ai = a->complex_modes ? (double)a->A_im[i] : 0.0;
+    lattn__cplx B, num, den;
+    double q;
+    *Ab = lattn__cexp(dt * ar, dt * ai);
+    B.re = a->B_re[i]; B.im = a->complex_modes ? (double)a->B_im[i] : 0.0;
+    C->re = a->C_re[i]; C->im = a->complex_modes ? (double)a->C_im[i] : 0.0;
+    num.re = Ab->re - 1.0; num.im = Ab->im;                       /* (Ā - 1) / A · B */
+    den.re = ar; den.im = ai;
+    q = den.re * den.re + den.im * den.im;
+    num = lattn__cmul(num, B);
+    Bb->re = (num.re * den.re + num.im * den.im) / q;
+    Bb->im = (num.im * den.re - num.re * den.im) / q;
+}
+
+LATTN__DEF lattn_status lattn_s4d_ref(lattn_ctx *ctx, const lattn_s4d_args *a) {
+    int64_t b, d, n, t, D, N;
+    double s;
+    lattn__cplx *m;
+    LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_ref", a));
+    D = a->D; N = a->N; s = a->complex_modes ? 2.0 : 1.0;
+    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&m, (size_t)(8 * 4 * N), "lattn_s4d_ref"));
+    for (b = 0; b < a->B; b++)
+        for (d = 0; d < D; d++) {
+            lattn__cplx *Ab = m, *Bb = m + N, *C = m + 2 * N, *h = m + 3 * N;
+            for (n = 0; n < N; n++) {
+                lattn__s4d_mode(a, d, n, &Ab[n], &Bb[n], &C[n]);
+                h[n].re = a->h0 ? (double)a->h0[((b * D + d) * N + n) * 2] : 0.0;
+                h[n].im = a->h0 ? (double)a->h0[((b * D + d) * N + n) * 2 + 1] : 0.0;
+            }
+            for (t = 0; t < a->T; t++) {
+                double u = a->u[(b * a->T + t) * D + d], y = 0;
+                for (n = 0; n < N; n++) {
+                    h[n] = lattn__cmul(Ab[n], h[n]);
+                    h[n].re += Bb[n].re * u; h[n].im += Bb[n].im * u;
+                    y += C[n].re * h[n].re - C[n].im * h[n].im;
+                }
+                a->y[(b * a->T + t) * D + d] = (float)(s * y + (a->Dskip ? (double)a->Dskip[d] * u : 0.0));
+            }
+            if (a->ht)
+                for (n = 0; n < N; n++) {
+                    a->ht[((b * D + d) * N + n) * 2] = (float)h[n].re;
+                    a->ht[((b * D + d) * N + n) * 2 + 1] = (float)h[n].im;
+                }
+        }
+    lattn__free(ctx, m);
+    return lattn__ok(ctx);
+}
+
+/* _scan and _step: the recurrence in float32, modes in SIMD vectors (re and im in separate rows). */
+static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, const char *who) {
+    int64_t w, D, N, Np;
+    int nthr;
+    size_t per;
+    float *ws;
+    LATTN__TRY(lattn__s4d_check(ctx, who, a));
+    D = a->D; N = a->N; Np = (N + LATTN__VW - 1) / LATTN__VW * LATTN__VW;
+    nthr = lattn__threads(ctx);
+    per = (size_t)(8 * Np);              /* Ā, B̄, C (re, im) and the state (re, im) */
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, per * (size_t)nthr, who));
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < a->B * D; w++) {
+        int64_t b = w / D, d = w % D, n, t, k;
+        float *m = ws + per * (size_t)lattn__thread_id();
+        float *ar = m, *ai = m + Np, *br = m + 2 * Np, *bi = m + 3 * Np, *cr = m + 4 * Np, *ci = m + 5 * Np, *hr = m + 6 * Np, *hi = m + 7 * Np;
+        float s = a->complex_modes ? 2.0f : 1.0f, dk = a->Dskip ? a->Dskip[d] : 0.0f;
+        memset(m, 0, per * sizeof(float));   /* padded modes stay zero */
+        for (n = 0; n < N; n++) {
+            lattn__cplx Ab, Bb, C;
+            lattn__s4d_mode(a, d, n, &Ab, &Bb, &C);
+            ar[n] = (float)Ab.re; ai[n] = (float)Ab.im; br[n] = (float)Bb.re; bi[n] = (float)Bb.im;
+            cr[n] = (float)C.re; ci[n] = (float)C.im;
+            if (a->h0) { hr[n] = a->h0[((b * D + d) * N + n) * 2]; hi[n] = a->h0[((b * D + d) * N + n) * 2 + 1]; }
+        }
+        for (t = 0; t < a->T; t++) {
+            float u = a->u[(b * a->T + t) * D + d];
+            lattn__vf vu = lattn__vset1(u), acc = lattn__vzero();
+            for (k = 0; k < Np; k += LATTN__VW) {   /* h = Ā h + B̄ u;  acc += Re(C h) */
+                lattn__vf xr = lattn__vload(hr + k), xi = lattn__vload(hi + k), pr = lattn__vload(ar + k), pi = lattn__vload(ai + k);
+                lattn__vf nr = lattn__vfma(lattn__vload(br + k), vu, lattn__vsub(lattn__vmul(pr, xr), lattn__vmul(pi, xi)));
+                lattn__vf ni = lattn__vfma(lattn__vload(bi + k), vu, lattn__vfma(pr, xi, lattn__vmul(pi, xr)));
+                lattn__vstore(hr + k, nr); lattn__vstore(hi + k, ni);
+                acc = lattn__vfma(lattn__vload(cr + k), nr, acc);
+                acc = lattn__vsub(acc, lattn__vmul(lattn__vload(ci + k), ni));
+            }
+            a->y[(b * a->T + t) * D + d] = s * lattn__vhsum(acc) + dk * u;
+        }
+        if (a->ht)
+            for (n = 0; n < N; n++) { a->ht[((b * D + d) * N + n) * 2] = hr[n]; a->ht[((b * D + d) * N + n) * 2 + 1] = hi[n]; }
+    }
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_s4d_scan(lattn_ctx *ctx, const lattn_s4d_args *a) { return lattn__s4d_rec(ctx, a, "lattn_s4d_scan"); }
+LATTN__DEF lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a) {
+    if (a && a->T != 1) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_s4d_step: needs T == 1");
+    if (a && !a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_s4d_step: ht (the state out) is NULL");
+    return lattn__s4d_rec(ctx, a, "lattn_s4d_step");
+}
+
+/* Σ_n w_n Ā_n^(j + shift) for j < T (its real part, times s): the kernel (w = C B̄, shift 0) and
+   the zero-input response (w = C h0, shift 1). Powers re-anchored with exp((j+shift)ΔA) every 32. */
+static void lattn__s4d_powsum(const lattn_s4d_args *a, int64_t d, const lattn__cplx *w, int64_t T, int64_t shift, double *out) {
+    int64_t n, j, N = a->N;
+    double s = a->complex_modes ? 2.0 : 1.0, dt = exp((double)a->log_dt[d]);
+    for (j = 0; j < T; j++) out[j] = 0.0;
+    for (n = 0; n < N; n++) {
+        int64_t i = d * N + n;
+        double ar = -exp((double)a->A_re[i]) * dt, ai = a->complex_modes ? (double)a->A_im[i] * dt : 0.0;
+        lattn__cplx step = lattn__cexp(ar, ai), p;
+        p.re = p.im = 0.0;
+        for (j = 0; j < T; j++) {
+            if (j % 32 == 0) p = lattn__cexp(ar * (double)(j + shift), ai * (double)(j + shift));
+            else p = lattn__cmul(p, step);
+            out[j] += s * (w[n].re * p.re - w[n].im * p.im);
+        }
+    }
+}
+
+/* The convolution forms: the kernel per channel, then each batch row by FFT or directly. */
+static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a, int use_fft, const char *who) {
+    int64_t w, D, N, T, P = 1;
+    int nthr;
+    size_t per;
+    double *ws;
+    LATTN__TRY(lattn__s4d_check(ctx, who, a));
+    if (a->ht) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a convolution form has no state out (use _scan or _step)", who);
+    D = a->D; N = a->N; T = a->T;
+    if (T == 0) return lattn__ok(ctx);
+    while (P < 2 * T) P <<= 1;
+    nthr = lattn__threads(ctx);
+    per = (size_t)(T + 4 * P + 2 * N) + 2;   /* zero-input response; kernel and signal spectra; weights */
+    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&ws, 2 * per * (size_t)nthr, who));
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < D; w++) {
+        int64_t d = w, b, j, t, n;
+        double *m = ws + per * (size_t)lattn__thread_id();
+        double *zir = m, *kr = zir + T, *ki = kr + P, *xr = ki + P, *xi = xr + P;
+        lattn__cplx *wt = (lattn__cplx *)(void *)(xi + P);
+        for (n = 0; n < N; n++) {        /* kernel weights C_n B̄_n */
+            lattn__cplx Ab, Bb, C;
+            lattn__s4d_mode(a, d, n, &Ab, &Bb, &C);
+            wt[n] = lattn__cmul(C, Bb);
+        }
+        lattn__s4d_powsum(a, d, wt, T, 0, kr);
+        for (j = T; j < P; j++) kr[j] = 0.0;
+        for (j = 0; j < P; j++) ki[j] = 0.0;
+        if (use_fft) lattn_fft(NULL, kr, ki, P, 0);
+        for (b = 0; b < a->B; b++) {
+            const float *u = a->u + b * T * D + d;
+            if (a->h0) {                 /* zero-input response of the initial state */
+                for (n = 0; n < N; n++) {
+                    lattn__cplx Ab, Bb, C, h;
+                    lattn__s4d_mode(a, d, n, &Ab, &Bb, &C);
+                    h.re = a->h0[((b * D + d) * N + n) * 2]; h.im = a->h0[((b * D + d) * N + n) * 2 + 1];
+                    wt[n] = lattn__cmul(C, h);
+                }
+                lattn__s4d_powsum(a, d, wt, T, 1, zir);
+            } else for (t = 0; t < T; t++) zir[t] = 0.0;
+            if (use_fft) {
+                for (t = 0; t < P; t++) { xr[t] = t < T ? (double)u[t * D] : 0.0; xi[t] = 0.0; }
+                lattn_fft(NULL, xr, xi, P, 0);
+                for (t = 0; t < P; t++) {
+                    double r = xr[t] * kr[t] - xi[t] * ki[t], im = xr[t] * ki[t] + xi[t] * kr[t];
+                    xr[t] = r; xi[t] = im;
+                }
+                lattn_fft(NULL, xr, xi, P, 1);
+            } else
+                for (t = 0; t < T; t++) {  /* y_t = Σ_{j<=t} K_j u_{t-j} */
+                    double acc = 0;
+                    for (j = 0; j <= t; j++) acc += kr[j] * (double)u[(t - j) * D];
+                    xr[t] = acc;
+                }
+            for (t = 0; t < T; t++)
+                a->y[(b * T + t) * D + d] = (float)(xr[t] + zir[t] + (a->Dskip ? (double)a->Dskip[d] * u[t * D] : 0.0));
+        }
+    }
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_s4d_fft(lattn_ctx *ctx, const lattn_s4d_args *a) { return lattn__s4d_convform(ctx, a, 1, "lattn_s4d_fft"); }
+LATTN__DEF lattn_status lattn_s4d_conv(lattn_ctx *ctx, const lattn_s4d_args *a) { return lattn__s4d_convform(ctx, a, 0, "lattn_s4d_conv"); }
 
 /* ================================================================================================ */
 /* >>tcn implementation                                                                             */

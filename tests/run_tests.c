@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm tcn la io external
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la io external
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -630,6 +630,121 @@ static void test_ssm(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* s4d                                                                                            */
+/* ---------------------------------------------------------------------------------------------- */
+typedef struct { lattn_s4d_args a; float *p[9], *u; size_t ny, ns; } s4d_case;
+static void s4d_make(s4d_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t D, int64_t N, int cplx) {
+    int64_t i, dn = D * N;
+    memset(c, 0, sizeof *c);
+    c->ny = (size_t)(B * T * D); c->ns = (size_t)(B * D * N * 2);
+    for (i = 0; i < 6; i++) c->p[i] = fnew((size_t)dn);
+    for (i = 0; i < dn; i++) {                          /* S4D-Lin initialisation */
+        c->p[0][i] = logf(0.5f) + (cplx ? 0.0f : 0.3f * lattn_rng_uniform(r));
+        c->p[1][i] = 3.14159265f * (float)(i % N);
+        c->p[2][i] = 1.0f; c->p[3][i] = 0.0f;
+        c->p[4][i] = (float)(0.70710678 * lattn_rng_normal_d(r)); c->p[5][i] = (float)(0.70710678 * lattn_rng_normal_d(r));
+    }
+    c->p[6] = frand(r, (size_t)D, logf(1e-3f), logf(1e-1f));
+    c->p[7] = fnormal(r, (size_t)D);
+    c->p[8] = fnormal(r, c->ns);
+    c->u = fnormal(r, c->ny);
+    c->a.u = c->u;
+    c->a.B = B; c->a.T = T; c->a.D = D; c->a.N = N; c->a.complex_modes = cplx;
+    c->a.A_re = c->p[0]; c->a.A_im = c->p[1]; c->a.B_re = c->p[2]; c->a.B_im = c->p[3]; c->a.C_re = c->p[4]; c->a.C_im = c->p[5];
+    c->a.log_dt = c->p[6]; c->a.Dskip = c->p[7]; c->a.h0 = c->p[8];
+}
+static void s4d_free(s4d_case *c) { int i; for (i = 0; i < 9; i++) free(c->p[i]); free(c->u); }
+
+static void test_s4d(void) {
+    static const int64_t Ts[] = { 0, 1, 2, 255, 256, 257, 4099 };
+    lattn_rng r = lattn_rng_seed(g_seed);
+    lattn_ctx ctx;
+    int ti, cplx, form;
+    lattn_ctx_init(&ctx);
+    for (cplx = 0; cplx < 2; cplx++)
+        for (ti = 0; ti < 7; ti++) {
+            int64_t B = 2, T = Ts[ti], D = 3, N = 5;
+            s4d_case c;
+            float *y0, *y1, *h0, *h1;
+            s4d_make(&c, &r, B, T, D, N, cplx);
+            y0 = fnew(c.ny); y1 = fnew(c.ny); h0 = fnew(c.ns); h1 = fnew(c.ns);
+            c.a.y = y0; c.a.ht = h0; lattn_s4d_ref(&ctx, &c.a);
+            for (form = 0; form < 4; form++) {
+                lattn_status st;
+                double e1, e2 = 0;
+                if (form == 2 && T > 300 && g_quick) continue;
+                c.a.y = y1; c.a.ht = form < 2 ? h1 : NULL;
+                poison(y1, c.ny); poison(h1, c.ns);
+                if (form == 0) st = lattn_s4d_scan(&ctx, &c.a);
+                else if (form == 1) {   /* _step token by token */
+                    lattn_s4d_args s = c.a;
+                    float *st2 = fdup(c.p[8], c.ns), *us = fnew((size_t)(B * D)), *ys = fnew((size_t)(B * D));
+                    int64_t t, b, d;
+                    st = LATTN_OK;
+                    s.T = 1; s.u = us; s.y = ys; s.h0 = st2; s.ht = st2;
+                    for (t = 0; t < T && st == LATTN_OK; t++) {
+                        for (b = 0; b < B; b++) for (d = 0; d < D; d++) us[b * D + d] = c.a.u[(b * T + t) * D + d];
+                        st = lattn_s4d_step(&ctx, &s);
+                        for (b = 0; b < B; b++) for (d = 0; d < D; d++) y1[(b * T + t) * D + d] = ys[b * D + d];
+                    }
+                    memcpy(h1, st2, c.ns * sizeof(float));
+                    free(st2); free(us); free(ys);
+                } else if (form == 2) st = lattn_s4d_conv(&ctx, &c.a);
+                else st = lattn_s4d_fft(&ctx, &c.a);
+                e1 = rel_rms(y1, y0, c.ny);
+                if (form < 2) e2 = rel_rms(h1, h0, c.ns);
+                CHECK(st == LATTN_OK && e1 <= 1e-5 && e2 <= 1e-5, "s4d %s form %d vs ref (T=%lld): y %g ht %g [%s]",
+                      cplx ? "complex" : "real", form, (long long)T, e1, e2, lattn_ctx_error(&ctx));
+            }
+            free(y0); free(y1); free(h0); free(h1);
+            s4d_free(&c);
+        }
+    {   /* the real kernel equals the scan (>>scan) of each mode on an impulse */
+        int64_t T = 300, N = 6, t, n;
+        s4d_case c;
+        float *u = fnew((size_t)T), *y = fnew((size_t)T), *a = fnew((size_t)(T * N)), *b = fnew((size_t)(T * N)), *h = fnew((size_t)(T * N));
+        double err = 0, nrm = 0;
+        lattn_scan_args sa;
+        s4d_make(&c, &r, 1, T, 1, N, 0);
+        c.a.Dskip = NULL; c.a.h0 = NULL;
+        for (t = 0; t < T; t++) u[t] = t == 0 ? 1.0f : 0.0f;
+        c.a.u = u; c.a.y = y;
+        lattn_s4d_conv(&ctx, &c.a);
+        for (n = 0; n < N; n++) {       /* Ā and B̄ of the real modes, in double */
+            double dt = exp((double)c.p[6][0]), A = -exp((double)c.p[0][n]), Ab = exp(dt * A), Bb = (Ab - 1) / A;
+            for (t = 0; t < T; t++) { a[t * N + n] = (float)Ab; b[t * N + n] = t == 0 ? (float)Bb : 0.0f; }
+        }
+        memset(&sa, 0, sizeof sa);
+        sa.B = 1; sa.T = T; sa.N = N; sa.a = a; sa.b = b; sa.h = h;
+        lattn_scan_fast(&ctx, &sa);
+        for (t = 0; t < T; t++) {
+            double k = 0;
+            for (n = 0; n < N; n++) k += (double)c.p[4][n] * h[t * N + n];
+            err += (k - y[t]) * (k - y[t]); nrm += k * k;
+        }
+        CHECK(sqrt(err / nrm) <= 1e-5, "s4d real kernel = the scan on an impulse: %g", sqrt(err / nrm));
+        free(u); free(y); free(a); free(b); free(h); s4d_free(&c);
+    }
+    {   /* errors and the FFT itself */
+        double re[8] = { 1, 2, 3, 4, 0, 0, 0, 0 }, im[8] = { 0 }, re0[8];
+        s4d_case c;
+        float y[8];
+        int i, ok = 1;
+        memcpy(re0, re, sizeof re);
+        lattn_fft(&ctx, re, im, 8, 0); lattn_fft(&ctx, re, im, 8, 1);
+        for (i = 0; i < 8; i++) if (fabs(re[i] - re0[i]) > 1e-12 || fabs(im[i]) > 1e-12) ok = 0;
+        CHECK(ok, "inverse FFT undoes the FFT");
+        CHECK(lattn_fft(&ctx, re, im, 6, 0) == LATTN_E_SHAPE, "FFT of 6 points refused");
+        s4d_make(&c, &r, 1, 2, 1, 2, 1);
+        c.a.u = y; c.a.y = y; c.a.ht = y;
+        CHECK(lattn_s4d_fft(&ctx, &c.a) == LATTN_E_UNSUPPORTED, "a convolution form with a state out");
+        c.a.ht = NULL; c.a.A_im = NULL;
+        CHECK(lattn_s4d_scan(&ctx, &c.a) == LATTN_E_NULL, "complex modes without A_im");
+        s4d_free(&c);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 /* tcn                                                                                            */
 /* ---------------------------------------------------------------------------------------------- */
 static void test_tcn(void) {
@@ -1200,7 +1315,7 @@ static void test_external(void) {
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
-        { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "tcn", test_tcn },
+        { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "io", test_io }, { "external", test_external }
     };
     const char *env = getenv("LATTN_TEST_SEED");
