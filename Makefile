@@ -105,7 +105,8 @@ $(BUILD)/generate: reference_outputs/generate.c lattn.h | $(BUILD)
 	$(CC) -std=c99 -O2 -ffp-contract=off -Wall -Wextra -pedantic -o $@ $< $(LDLIBS)
 
 reference: $(BUILD)/generate
-	mkdir -p reference_outputs/shortconv reference_outputs/tcn reference_outputs/linear_attn
+	mkdir -p reference_outputs/shortconv reference_outputs/tcn reference_outputs/linear_attn \
+	    reference_outputs/scan reference_outputs/ssm reference_outputs/s4d
 	./$(BUILD)/generate reference_outputs
 
 reference-check: $(BUILD)/generate

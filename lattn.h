@@ -513,6 +513,8 @@ typedef struct lattn_ssm_args {
 LATTN_API lattn_status lattn_ssm_ref (lattn_ctx *ctx, const lattn_ssm_args *a);
 LATTN_API lattn_status lattn_ssm_fast(lattn_ctx *ctx, const lattn_ssm_args *a);
 LATTN_API lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a);
+/* _step token by token over a whole call (batch or variable lengths), as a decoder runs it. */
+LATTN_API lattn_status lattn_ssm_decode(lattn_ctx *ctx, const lattn_ssm_args *a);
 
 /* ================================================================================================ */
 /* >>s4d                                                                                            */
@@ -544,6 +546,8 @@ LATTN_API lattn_status lattn_s4d_scan(lattn_ctx *ctx, const lattn_s4d_args *a);
 LATTN_API lattn_status lattn_s4d_fft (lattn_ctx *ctx, const lattn_s4d_args *a);
 LATTN_API lattn_status lattn_s4d_conv(lattn_ctx *ctx, const lattn_s4d_args *a);
 LATTN_API lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a);
+/* _step token by token over u [B][T][D], from h0, as a decoder runs it. */
+LATTN_API lattn_status lattn_s4d_decode(lattn_ctx *ctx, const lattn_s4d_args *a);
 /* In-place radix-2 complex FFT of n = 2^k points (re[], im[]); inverse = 1 divides by n. */
 LATTN_API lattn_status lattn_fft(lattn_ctx *ctx, double *re, double *im, int64_t n, int inverse);
 
@@ -719,19 +723,26 @@ LATTN_API void lattn_free(lattn_ctx *ctx, void *p);
 /* ================================================================================================ */
 /* Golden cases (reference_outputs/, DESIGN.md §4): one safetensors file per case with the inputs
    "in.*" (float32, offsets int64), the expected outputs "out.*" (float32, from _ref in double) and
-   "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn), the
-   mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps", "scale", "chunk"), "seed",
+   "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn |
+   scan | ssm | s4d), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
+   "scale", "chunk", "log_space", "groups", "dt_softplus", "complex"), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
 typedef enum lattn_form {
-    LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP, LATTN_FORM_FAST
+    LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP, LATTN_FORM_FAST,
+    LATTN_FORM_FFT, LATTN_FORM_CONV
 } lattn_form;
 LATTN_API const char *lattn_form_name(lattn_form f);          /* "ref", "parallel", ... */
 LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when known */
-/* Run the case's mixer with one form (STEP = the decode loop) on its inputs and serialise the
+/* Run the case's mixer with one form (STEP = the decode loop; FAST = _fast, or _scan for s4d) on
+   its inputs and serialise the
    outputs under the case's "out.*" names (float32) into a buffer to release with lattn_free.
    LATTN_E_UNSUPPORTED when the mixer has no such form. */
 LATTN_API lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, lattn_form form,
                                       unsigned char **out, size_t *size);
+
+/* The forms a case can be run in (its mixer's forms; an S4D case that expects a state excludes
+   the convolution forms); returns how many were written to out (at most max). */
+LATTN_API int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max);
 
 /* got against want: relative RMS error ||got - want|| / ||want|| over the finite positions
    (absolute when want is all zero), max abs error, and positions where NaN/Inf differ (a NaN
@@ -2478,6 +2489,32 @@ LATTN__DEF lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a) 
     return lattn__ssm_run(ctx, a, "lattn_ssm_step");
 }
 
+LATTN__DEF lattn_status lattn_ssm_decode(lattn_ctx *ctx, const lattn_ssm_args *a) {
+    int64_t n, G, sq, t, DN;
+    float *S;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__ssm_check(ctx, "lattn_ssm_decode", a, &n, &G));
+    DN = a->D * a->N;
+    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)DN, "lattn_ssm_decode"));
+    for (sq = 0; sq < n && st == LATTN_OK; sq++) {
+        int64_t tok0, len;
+        lattn_ssm_args s = *a;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        if (a->h0) memcpy(S, a->h0 + sq * DN, sizeof(float) * (size_t)DN); else memset(S, 0, sizeof(float) * (size_t)DN);
+        s.B = 1; s.T = 1; s.offsets = NULL; s.n_seqs = 0; s.h0 = S; s.ht = S;
+        for (t = 0; t < len && st == LATTN_OK; t++) {
+            int64_t tok = tok0 + t;
+            s.x = a->x + tok * a->D; s.dt = a->dt + tok * a->D; s.y = a->y + tok * a->D;
+            s.z = a->z ? a->z + tok * a->D : NULL;
+            s.Bm = a->Bm + tok * G * a->N; s.Cm = a->Cm + tok * G * a->N;
+            st = lattn_ssm_step(ctx, &s);
+        }
+        if (a->ht) memcpy(a->ht + sq * DN, S, sizeof(float) * (size_t)DN);
+    }
+    lattn__free(ctx, S);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+
 /* ================================================================================================ */
 /* >>s4d implementation                                                                             */
 /* ================================================================================================ */
@@ -2630,6 +2667,27 @@ LATTN__DEF lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a) 
     if (a && a->T != 1) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_s4d_step: needs T == 1");
     if (a && !a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_s4d_step: ht (the state out) is NULL");
     return lattn__s4d_rec(ctx, a, "lattn_s4d_step");
+}
+
+LATTN__DEF lattn_status lattn_s4d_decode(lattn_ctx *ctx, const lattn_s4d_args *a) {
+    int64_t t, b, D, sn;
+    float *buf;
+    lattn_s4d_args s;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_decode", a));
+    D = a->D; sn = a->B * D * a->N * 2;
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(sn + 2 * a->B * D), "lattn_s4d_decode"));
+    if (a->h0) memcpy(buf, a->h0, sizeof(float) * (size_t)sn); else memset(buf, 0, sizeof(float) * (size_t)sn);
+    s = *a;
+    s.T = 1; s.h0 = buf; s.ht = buf; s.u = buf + sn; s.y = buf + sn + a->B * D;
+    for (t = 0; t < a->T && st == LATTN_OK; t++) {
+        for (b = 0; b < a->B; b++) memcpy((float *)s.u + b * D, a->u + (b * a->T + t) * D, sizeof(float) * (size_t)D);
+        st = lattn_s4d_step(ctx, &s);
+        for (b = 0; b < a->B; b++) memcpy(a->y + (b * a->T + t) * D, s.y + b * D, sizeof(float) * (size_t)D);
+    }
+    if (a->ht && st == LATTN_OK) memcpy(a->ht, buf, sizeof(float) * (size_t)sn);
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
 /* Σ_n w_n Ā_n^(j + shift) for j < T (its real part, times s): the kernel (w = C B̄, shift 0) and
@@ -4070,13 +4128,13 @@ LATTN__DEF lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const la
 /* ================================================================================================ */
 /* >>conformance implementation                                                                     */
 /* ================================================================================================ */
-static const char *const lattn__form_names[] = { "ref", "parallel", "chunk", "step", "fast" };
+static const char *const lattn__form_names[] = { "ref", "parallel", "chunk", "step", "fast", "fft", "conv" };
 LATTN__DEF const char *lattn_form_name(lattn_form f) {
-    return (unsigned)f <= (unsigned)LATTN_FORM_FAST ? lattn__form_names[f] : "?";
+    return (unsigned)f <= (unsigned)LATTN_FORM_CONV ? lattn__form_names[f] : "?";
 }
 LATTN__DEF int lattn_form_parse(const char *name, lattn_form *f) {
     int i;
-    for (i = 0; name && i <= (int)LATTN_FORM_FAST; i++)
+    for (i = 0; name && i <= (int)LATTN_FORM_CONV; i++)
         if (strcmp(name, lattn__form_names[i]) == 0) { *f = (lattn_form)i; return 1; }
     return 0;
 }
@@ -4254,6 +4312,98 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     }
 }
 
+static lattn_status lattn__case_scan(lattn__case *k, lattn_form form) {
+    lattn_scan_args a;
+    const lattn_st_tensor *ta;
+    float *h, *ht;
+    memset(&a, 0, sizeof a);
+    LATTN__TRY(lattn__case_in(k, "in.a", 1, &a.a, &ta));
+    LATTN__TRY(lattn__case_dims(k, ta, 3, "in.a"));
+    LATTN__TRY(lattn__case_in(k, "in.b", 1, &a.b, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.h0", 0, &a.h0, NULL));
+    LATTN__TRY(lattn__case_out(k, "out.h", &h));
+    LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
+    a.B = ta->shape[0]; a.T = ta->shape[1]; a.N = ta->shape[2]; a.h = h; a.ht = ht;
+    a.log_space = lattn__case_num(k, "log_space", 0) != 0;
+    if (form == LATTN_FORM_REF) return lattn_scan_ref(k->ctx, &a);
+    if (form == LATTN_FORM_FAST) return lattn_scan_fast(k->ctx, &a);
+    return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: scan has no %s form", lattn_form_name(form));
+}
+
+static lattn_status lattn__case_ssm(lattn__case *k, lattn_form form) {
+    lattn_ssm_args a;
+    const lattn_st_tensor *tx, *tA;
+    float *y, *ht;
+    memset(&a, 0, sizeof a);
+    LATTN__TRY(lattn__case_in(k, "in.x", 1, &a.x, &tx));
+    LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
+    LATTN__TRY(lattn__case_in(k, "in.A", 1, &a.A, &tA));
+    LATTN__TRY(lattn__case_dims(k, tA, 2, "in.A"));
+    LATTN__TRY(lattn__case_in(k, "in.dt", 1, &a.dt, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.Bm", 1, &a.Bm, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.Cm", 1, &a.Cm, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.Dskip", 0, &a.Dskip, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.dt_bias", 0, &a.dt_bias, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.z", 0, &a.z, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.h0", 0, &a.h0, NULL));
+    LATTN__TRY(lattn__case_offsets(k, &a.offsets, &a.n_seqs));
+    LATTN__TRY(lattn__case_out(k, "out.y", &y));
+    LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
+    a.B = tx->shape[0]; a.T = tx->shape[1]; a.D = tx->shape[2]; a.N = tA->shape[1];
+    a.G = (int64_t)lattn__case_num(k, "groups", 1); a.dt_softplus = lattn__case_num(k, "dt_softplus", 1) != 0;
+    a.y = y; a.ht = ht;
+    if (form == LATTN_FORM_REF) return lattn_ssm_ref(k->ctx, &a);
+    if (form == LATTN_FORM_FAST) return lattn_ssm_fast(k->ctx, &a);
+    if (form == LATTN_FORM_STEP) return lattn_ssm_decode(k->ctx, &a);
+    return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: ssm has no %s form", lattn_form_name(form));
+}
+
+static lattn_status lattn__case_s4d(lattn__case *k, lattn_form form) {
+    lattn_s4d_args a;
+    const lattn_st_tensor *tu, *tA;
+    float *y, *ht;
+    memset(&a, 0, sizeof a);
+    LATTN__TRY(lattn__case_in(k, "in.u", 1, &a.u, &tu));
+    LATTN__TRY(lattn__case_dims(k, tu, 3, "in.u"));
+    LATTN__TRY(lattn__case_in(k, "in.A_re", 1, &a.A_re, &tA));
+    LATTN__TRY(lattn__case_dims(k, tA, 2, "in.A_re"));
+    LATTN__TRY(lattn__case_in(k, "in.B_re", 1, &a.B_re, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.C_re", 1, &a.C_re, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.log_dt", 1, &a.log_dt, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.A_im", 0, &a.A_im, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.B_im", 0, &a.B_im, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.C_im", 0, &a.C_im, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.Dskip", 0, &a.Dskip, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.h0", 0, &a.h0, NULL));
+    LATTN__TRY(lattn__case_out(k, "out.y", &y));
+    LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
+    a.B = tu->shape[0]; a.T = tu->shape[1]; a.D = tu->shape[2]; a.N = tA->shape[1];
+    a.complex_modes = lattn__case_num(k, "complex", 0) != 0;
+    a.y = y; a.ht = ht;
+    switch (form) {
+    case LATTN_FORM_REF: return lattn_s4d_ref(k->ctx, &a);
+    case LATTN_FORM_FAST: return lattn_s4d_scan(k->ctx, &a);
+    case LATTN_FORM_STEP: return lattn_s4d_decode(k->ctx, &a);
+    case LATTN_FORM_FFT: return lattn_s4d_fft(k->ctx, &a);
+    case LATTN_FORM_CONV: return lattn_s4d_conv(k->ctx, &a);
+    default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: s4d has no %s form", lattn_form_name(form));
+    }
+}
+
+LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max) {
+    static const lattn_form la[] = { LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
+    static const lattn_form rfs[] = { LATTN_FORM_REF, LATTN_FORM_FAST, LATTN_FORM_STEP, LATTN_FORM_FFT, LATTN_FORM_CONV };
+    const char *m = c ? lattn_st_meta(c, "mixer") : NULL;
+    const lattn_form *f = rfs;
+    int n = 3, i;
+    if (!m) return 0;
+    if (strcmp(m, "linear_attn") == 0) { f = la; n = 4; }
+    else if (strcmp(m, "scan") == 0) n = 2;
+    else if (strcmp(m, "s4d") == 0 && !lattn_st_find(c, "out.ht")) n = 5;
+    for (i = 0; i < n && i < max; i++) out[i] = f[i];
+    return i;
+}
+
 LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, lattn_form form,
                                        unsigned char **out, size_t *size) {
     lattn__case k;
@@ -4268,6 +4418,9 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "shortconv") == 0) st = lattn__case_conv(&k, form);
     else if (strcmp(mixer, "tcn") == 0) st = lattn__case_tcn(&k, form);
     else if (strcmp(mixer, "linear_attn") == 0) st = lattn__case_la(&k, form);
+    else if (strcmp(mixer, "scan") == 0) st = lattn__case_scan(&k, form);
+    else if (strcmp(mixer, "ssm") == 0) st = lattn__case_ssm(&k, form);
+    else if (strcmp(mixer, "s4d") == 0) st = lattn__case_s4d(&k, form);
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
     if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
     for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);

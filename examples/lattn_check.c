@@ -1,5 +1,5 @@
 /* lattn-check: the conformance checker (binary build/lattn-check).
-     lattn-check run CASE FORM OUT         run lattn's FORM (ref parallel chunk step fast) on CASE's
+     lattn-check run CASE FORM OUT         run lattn's FORM (ref parallel chunk step fast fft conv) on CASE's
                                            inputs and write its outputs to OUT
      lattn-check check CASE OUT [PREC]     compare OUT (any backend's outputs, same tensor names
                                            "out.*", any dtype) with CASE; PREC = fp32 (default),
@@ -83,14 +83,6 @@ static int run_check(const lattn_st_file *c, lattn_form form, const char *label)
     return ok;
 }
 
-static const lattn_form *forms_of(const char *mixer, int *n) {
-    static const lattn_form la[4] = { LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
-    static const lattn_form conv[3] = { LATTN_FORM_REF, LATTN_FORM_FAST, LATTN_FORM_STEP };
-    if (mixer && strcmp(mixer, "linear_attn") == 0) { *n = 4; return la; }
-    *n = 3;
-    return conv;
-}
-
 static int cmd_manifest(const char *dir) {
     char path[1024], *text, *p;
     FILE *f;
@@ -107,7 +99,7 @@ static int cmd_manifest(const char *dir) {
     for (p = strstr(text, "\"file\": \""); p; p = strstr(p + 1, "\"file\": \"")) {
         char rel[512], cpath[1024];
         lattn_st_file c;
-        const lattn_form *fs;
+        lattn_form fs[8];
         int nf, i;
         size_t k = 0;
         p += 9;
@@ -115,7 +107,7 @@ static int cmd_manifest(const char *dir) {
         rel[k] = 0;
         snprintf(cpath, sizeof cpath, "%s/%s", dir, rel);
         if (!load(cpath, &c)) { fails++; continue; }
-        fs = forms_of(lattn_st_meta(&c, "mixer"), &nf);
+        nf = lattn_case_forms(&c, fs, 8);
         for (i = 0; i < nf; i++) { runs++; fails += !run_check(&c, fs[i], rel); }
         lattn_st_free(&g_ctx, &c);
     }
@@ -133,7 +125,7 @@ static int cmd_external(const char *path) {
     size_t n;
     int64_t i;
     int ne = 0, nm = 0, ok = 1, nf, k;
-    const lattn_form *fs;
+    lattn_form fs[8];
     char names[8][16];
     if (!load(path, &f)) return 2;
     src = lattn_st_meta(&f, "source");
@@ -159,7 +151,7 @@ static int cmd_external(const char *path) {
         lattn_st_free(&g_ctx, &f);
         return 2;
     }
-    fs = forms_of("linear_attn", &nf);
+    nf = lattn_case_forms(&c, fs, 8);
     for (k = 0; k < nf; k++) ok &= run_check(&c, fs[k], path);
     lattn_st_free(&g_ctx, &c);
     lattn_free(&g_ctx, buf);

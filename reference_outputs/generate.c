@@ -77,7 +77,17 @@ static const gcase CASES[] = {
     { "linear_attn_varlen", "linear_attn", 1, 150, 2, 24, 32, 0, 0, 0, 1, 0, 32, "identity", {0, 40, 40, 107, 150}, 4, 305, "four sequences, one empty" },
     { "linear_attn_t0",     "linear_attn", 1, 0, 2, 8, 8, 0, 0, 0, 1, 0, 0, "identity", {0}, 0, 306, "T = 0: ht = h0" },
     { "linear_attn_hedgehog", "linear_attn", 1, 50, 2, 8, 16, 0, 0, 0, 0, 0, 0, "hedgehog", {0}, 0, 307, "hedgehog feature map (K' = 2K)" },
-    { "linear_attn_laplace", "linear_attn", 1, 200, 2, 96, 192, 0, 0, 0, 1, 0, 128, "relu", {0}, 0, 308, "Laplace head dims, chunk 128" }
+    { "linear_attn_laplace", "linear_attn", 1, 200, 2, 96, 192, 0, 0, 0, 1, 0, 128, "relu", {0}, 0, 308, "Laplace head dims, chunk 128" },
+    /* scan: N in K; log_space in norm */
+    { "scan_small",       "scan", 2, 257, 0, 37, 0, 0, 0, 0, 1, 0, 0, NULL, {0}, 0, 401, "decays in [0.5, 1), initial state" },
+    { "scan_log_long",    "scan", 1, 9000, 0, 5, 0, 0, 0, 0, 1, 1, 0, NULL, {0}, 0, 402, "log-space decays; long T, few channels (the time-split path)" },
+    /* ssm: D in K, N in V, G in W */
+    { "ssm_small",        "ssm", 2, 65, 0, 37, 5, 1, 1, 1, 1, 0, 0, NULL, {0}, 0, 501, "Dskip, dt_bias, SiLU(z) gate, initial state" },
+    { "ssm_groups_varlen", "ssm", 1, 120, 0, 36, 8, 3, 0, 0, 1, 0, 0, NULL, {0, 50, 50, 120}, 3, 502, "3 groups of B/C, three sequences (one empty)" },
+    /* s4d: D in K, N in V; complex modes in norm; h0 in h0; a state out in silu */
+    { "s4d_complex_state", "s4d", 2, 129, 0, 4, 8, 0, 0, 1, 1, 1, 0, NULL, {0}, 0, 601, "S4D-Lin complex modes, initial and final state" },
+    { "s4d_real_conv",     "s4d", 1, 300, 0, 3, 6, 0, 0, 0, 1, 0, 0, NULL, {0}, 0, 602, "real modes, initial state, y only (all forms incl. FFT and direct conv)" },
+    { "s4d_complex_conv",  "s4d", 2, 1000, 0, 2, 16, 0, 0, 0, 0, 1, 0, NULL, {0}, 0, 603, "S4D-Lin complex modes, y only (all forms incl. FFT and direct conv)" }
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
@@ -155,6 +165,74 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
         st = lattn_tcn_ref(ctx, &a);
         add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y);
         lattn_tcn_demo_free(ctx, &m);
+    } else if (strcmp(c->mixer, "scan") == 0) {
+        lattn_scan_args a;
+        int64_t N = c->K, sx[3], sh[2];
+        size_t i, cnt = (size_t)(B * T * N);
+        float *dec;
+        memset(&a, 0, sizeof a);
+        sx[0] = B; sx[1] = T; sx[2] = N; sh[0] = B; sh[1] = N;
+        meta(g, "layout", "a, b, h: [B][T][N]; h0, ht: [B][N]; h_t = a_t h_{t-1} + b_t (a = exp(in.a) when log_space)");
+        meta(g, "log_space", c->norm ? "1" : "0");
+        a.B = B; a.T = T; a.N = N; a.log_space = c->norm;
+        dec = rand_f(g, &r, cnt, 0, 0.5f, 1.0f);
+        if (c->norm) for (i = 0; i < cnt; i++) dec[i] = logf(dec[i]);
+        a.a = dec; add(g, "in.a", LATTN_DTYPE_F32, 3, sx, a.a);
+        a.b = rand_f(g, &r, cnt, 1, 0, 0); add(g, "in.b", LATTN_DTYPE_F32, 3, sx, a.b);
+        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(B * N), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 2, sh, a.h0); }
+        a.h = (float *)keep(g, cnt * 4); a.ht = (float *)keep(g, (size_t)(B * N) * 4);
+        st = lattn_scan_ref(ctx, &a);
+        add(g, "out.h", LATTN_DTYPE_F32, 3, sx, a.h); add(g, "out.ht", LATTN_DTYPE_F32, 2, sh, a.ht);
+    } else if (strcmp(c->mixer, "ssm") == 0) {
+        lattn_ssm_args a;
+        int64_t D = c->K, N = c->V, G = c->W, sx[3], sa[2], sb[4], sd[1], sh[3];
+        memset(&a, 0, sizeof a);
+        sx[0] = B; sx[1] = T; sx[2] = D; sa[0] = D; sa[1] = N; sb[0] = B; sb[1] = T; sb[2] = G; sb[3] = N;
+        sd[0] = D; sh[0] = n; sh[1] = D; sh[2] = N;
+        meta(g, "layout", "x, dt, z, y: [B][T][D]; A: [D][N]; Bm, Cm: [B][T][G][N]; Dskip, dt_bias: [D]; h0, ht: [N_seqs][D][N]");
+        meta(g, "groups", num(g, (double)G)); meta(g, "dt_softplus", "1");
+        a.B = B; a.T = T; a.D = D; a.N = N; a.G = G; a.dt_softplus = 1;
+        a.x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0); add(g, "in.x", LATTN_DTYPE_F32, 3, sx, a.x);
+        a.dt = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0); add(g, "in.dt", LATTN_DTYPE_F32, 3, sx, a.dt);
+        a.A = rand_f(g, &r, (size_t)(D * N), 0, -4.0f, -0.01f); add(g, "in.A", LATTN_DTYPE_F32, 2, sa, a.A);
+        a.Bm = rand_f(g, &r, (size_t)(B * T * G * N), 1, 0, 0); add(g, "in.Bm", LATTN_DTYPE_F32, 4, sb, a.Bm);
+        a.Cm = rand_f(g, &r, (size_t)(B * T * G * N), 1, 0, 0); add(g, "in.Cm", LATTN_DTYPE_F32, 4, sb, a.Cm);
+        if (c->bias) {
+            a.Dskip = rand_f(g, &r, (size_t)D, 1, 0, 0); add(g, "in.Dskip", LATTN_DTYPE_F32, 1, sd, a.Dskip);
+            a.dt_bias = rand_f(g, &r, (size_t)D, 0, -2.0f, 0.5f); add(g, "in.dt_bias", LATTN_DTYPE_F32, 1, sd, a.dt_bias);
+        }
+        if (c->silu) { a.z = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0); add(g, "in.z", LATTN_DTYPE_F32, 3, sx, a.z); }
+        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(n * D * N), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 3, sh, a.h0); }
+        if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
+        a.y = (float *)keep(g, (size_t)(B * T * D) * 4); a.ht = (float *)keep(g, (size_t)(n * D * N) * 4);
+        st = lattn_ssm_ref(ctx, &a);
+        add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 3, sh, a.ht);
+    } else if (strcmp(c->mixer, "s4d") == 0) {
+        lattn_s4d_args a;
+        int64_t D = c->K, N = c->V, sx[3], sp[2], sd[1], sh[4], i;
+        float *p[6];
+        static const char *const pn[6] = { "in.A_re", "in.A_im", "in.B_re", "in.B_im", "in.C_re", "in.C_im" };
+        memset(&a, 0, sizeof a);
+        sx[0] = B; sx[1] = T; sx[2] = D; sp[0] = D; sp[1] = N; sd[0] = D; sh[0] = B; sh[1] = D; sh[2] = N; sh[3] = 2;
+        meta(g, "layout", "u, y: [B][T][D]; A_re (log of -Re A), A_im, B_re, B_im, C_re, C_im: [D][N]; log_dt, Dskip: [D]; h0, ht: [B][D][N][2] (re, im)");
+        meta(g, "complex", c->norm ? "1" : "0");
+        a.B = B; a.T = T; a.D = D; a.N = N; a.complex_modes = c->norm;
+        for (i = 0; i < 6; i++) p[i] = (float *)keep(g, (size_t)(D * N) * 4);
+        for (i = 0; i < D * N; i++) {    /* S4D-Lin: Re A = -1/2, Im A = pi n, B = 1, C ~ N(0, 1/2) */
+            p[0][i] = logf(0.5f); p[1][i] = 3.14159265f * (float)(i % N); p[2][i] = 1.0f; p[3][i] = 0.0f;
+            p[4][i] = (float)(0.70710678 * lattn_rng_normal_d(&r)); p[5][i] = (float)(0.70710678 * lattn_rng_normal_d(&r));
+        }
+        for (i = 0; i < 6; i++) if (c->norm || (i % 2 == 0)) add(g, pn[i], LATTN_DTYPE_F32, 2, sp, p[i]);
+        a.A_re = p[0]; a.A_im = p[1]; a.B_re = p[2]; a.B_im = p[3]; a.C_re = p[4]; a.C_im = p[5];
+        a.log_dt = rand_f(g, &r, (size_t)D, 0, logf(1e-3f), logf(1e-1f)); add(g, "in.log_dt", LATTN_DTYPE_F32, 1, sd, a.log_dt);
+        a.Dskip = rand_f(g, &r, (size_t)D, 1, 0, 0); add(g, "in.Dskip", LATTN_DTYPE_F32, 1, sd, a.Dskip);
+        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(B * D * N * 2), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 4, sh, a.h0); }
+        a.u = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0); add(g, "in.u", LATTN_DTYPE_F32, 3, sx, a.u);
+        a.y = (float *)keep(g, (size_t)(B * T * D) * 4);
+        if (c->silu) a.ht = (float *)keep(g, (size_t)(B * D * N * 2) * 4);
+        st = lattn_s4d_ref(ctx, &a);
+        add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y);
+        if (c->silu) add(g, "out.ht", LATTN_DTYPE_F32, 4, sh, a.ht);
     } else {
         lattn_la_args a = lattn_la_args_default();
         int64_t H = c->H, K = c->K, V = c->V, Kf, sq[4], sv[4], ss[4], sz[3], sw[1], sb[1];
@@ -299,8 +377,15 @@ int main(int argc, char **argv) {
             fprintf(man, "    {\"id\": \"%s\", \"mixer\": \"%s\", \"file\": \"%s/%s.safetensors\", \"sha256\": \"%s\", \"seed\": %llu,\n      \"note\": ",
                     c->id, c->mixer, c->mixer, c->id, hex, (unsigned long long)c->seed);
             json_str(man, c->note);
-            fprintf(man, ",\n      \"forms\": %s,\n      \"metadata\": {",
-                    strcmp(c->mixer, "linear_attn") == 0 ? "[\"ref\", \"parallel\", \"chunk\", \"step\"]" : "[\"ref\", \"fast\", \"step\"]");
+            {                            /* the forms lattn-check runs, from the library */
+                lattn_st_file pf;
+                lattn_form fs[8];
+                int nf = 0, k;
+                if (lattn_st_parse(&ctx, buf, n, &pf) == LATTN_OK) { nf = lattn_case_forms(&pf, fs, 8); lattn_st_free(&ctx, &pf); }
+                fputs(",\n      \"forms\": [", man);
+                for (k = 0; k < nf; k++) fprintf(man, "%s\"%s\"", k ? ", " : "", lattn_form_name(fs[k]));
+                fputs("],\n      \"metadata\": {", man);
+            }
             for (i = 0; i < g.nm_meta; i++) { if (i) fputs(", ", man); json_str(man, g.meta[2 * i]); fputs(": ", man); json_str(man, g.meta[2 * i + 1]); }
             fputs("},\n      \"tensors\": [", man);
             for (i = 0; i < g.n; i++) {

@@ -550,28 +550,10 @@ static void test_ssm(void) {
             CHECK(lattn_ssm_fast(&ctx, &c.a) == LATTN_OK, "ssm fast: %s", lattn_ctx_error(&ctx));
             e1 = rel_rms(y1, y0, c.ny); e2 = rel_rms(h1, h0, c.ns);
             CHECK(e1 <= (v == 2 ? 1e-4 : 1e-5) && e2 <= (v == 2 ? 1e-4 : 1e-5), "ssm fast vs ref (variant %d, T=%lld): y %g ht %g", v, (long long)c.a.T, e1, e2);
-            if (v != 3) {                /* _step token by token */
-                lattn_ssm_args s = c.a;
-                float *st = fdup(c.h0, c.ns);
-                int64_t t, b, d;
-                float *xs = fnew((size_t)(B * D)), *ds = fnew((size_t)(B * D)), *zs = fnew((size_t)(B * D)), *ys = fnew((size_t)(B * D));
-                float *bs = fnew((size_t)(B * G * N)), *cs = fnew((size_t)(B * G * N));
-                s.T = 1; s.x = xs; s.dt = ds; s.z = zs; s.y = ys; s.Bm = bs; s.Cm = cs; s.h0 = st; s.ht = st;
-                for (t = 0; t < T; t++) {
-                    for (b = 0; b < B; b++) {
-                        for (d = 0; d < D; d++) {
-                            xs[b * D + d] = c.x[(b * T + t) * D + d]; ds[b * D + d] = c.dt[(b * T + t) * D + d];
-                            zs[b * D + d] = c.z[(b * T + t) * D + d];
-                        }
-                        for (d = 0; d < G * N; d++) { bs[b * G * N + d] = c.Bm[(b * T + t) * G * N + d]; cs[b * G * N + d] = c.Cm[(b * T + t) * G * N + d]; }
-                    }
-                    lattn_ssm_step(&ctx, &s);
-                    for (b = 0; b < B; b++) for (d = 0; d < D; d++) y2[(b * T + t) * D + d] = ys[b * D + d];
-                }
-                e1 = rel_rms(y2, y0, c.ny); e2 = rel_rms(st, h0, c.ns);
-                CHECK(e1 <= (v == 2 ? 1e-4 : 1e-5) && e2 <= (v == 2 ? 1e-4 : 1e-5), "ssm step x T vs ref (variant %d, T=%lld): y %g ht %g", v, (long long)T, e1, e2);
-                free(st); free(xs); free(ds); free(zs); free(ys); free(bs); free(cs);
-            }
+            c.a.y = y2; c.a.ht = h2;     /* _step token by token */
+            CHECK(lattn_ssm_decode(&ctx, &c.a) == LATTN_OK, "ssm decode");
+            e1 = rel_rms(y2, y0, c.ny); e2 = rel_rms(h2, h0, c.ns);
+            CHECK(e1 <= (v == 2 ? 1e-4 : 1e-5) && e2 <= (v == 2 ? 1e-4 : 1e-5), "ssm step x T vs ref (variant %d, T=%lld): y %g ht %g", v, (long long)c.a.T, e1, e2);
             free(y0); free(y1); free(y2); free(h0); free(h1); free(h2);
             ssm_free(&c);
         }
@@ -676,20 +658,8 @@ static void test_s4d(void) {
                 c.a.y = y1; c.a.ht = form < 2 ? h1 : NULL;
                 poison(y1, c.ny); poison(h1, c.ns);
                 if (form == 0) st = lattn_s4d_scan(&ctx, &c.a);
-                else if (form == 1) {   /* _step token by token */
-                    lattn_s4d_args s = c.a;
-                    float *st2 = fdup(c.p[8], c.ns), *us = fnew((size_t)(B * D)), *ys = fnew((size_t)(B * D));
-                    int64_t t, b, d;
-                    st = LATTN_OK;
-                    s.T = 1; s.u = us; s.y = ys; s.h0 = st2; s.ht = st2;
-                    for (t = 0; t < T && st == LATTN_OK; t++) {
-                        for (b = 0; b < B; b++) for (d = 0; d < D; d++) us[b * D + d] = c.a.u[(b * T + t) * D + d];
-                        st = lattn_s4d_step(&ctx, &s);
-                        for (b = 0; b < B; b++) for (d = 0; d < D; d++) y1[(b * T + t) * D + d] = ys[b * D + d];
-                    }
-                    memcpy(h1, st2, c.ns * sizeof(float));
-                    free(st2); free(us); free(ys);
-                } else if (form == 2) st = lattn_s4d_conv(&ctx, &c.a);
+                else if (form == 1) st = lattn_s4d_decode(&ctx, &c.a);   /* _step token by token */
+                else if (form == 2) st = lattn_s4d_conv(&ctx, &c.a);
                 else st = lattn_s4d_fft(&ctx, &c.a);
                 e1 = rel_rms(y1, y0, c.ny);
                 if (form < 2) e2 = rel_rms(h1, h0, c.ns);
