@@ -498,8 +498,8 @@ LATTN_API lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a)
    Δ·A is a log decay: clamped at LATTN_LOG_GATE_MIN; A > 0, or Δ < 0 without softplus, is a
    domain error. Identity: with N = K, one A per head and Δ shared within a head this is Simple
    GLA with q = Cm, k = Bm, v = Δ·x, g = Δ·A, scale 1 (tested). Forms: _ref (double), _fast
-   (float32; discretisation, recurrence and read-out fused per tile of 64 channels, so exp(ΔA) and
-   ΔBx never exist beyond one vector), _step (T == 1, h0 -> ht, in place allowed). */
+   (float32; discretisation, recurrence and read-out fused per vector of channels inside tiles of
+   256, so exp(ΔA) and ΔBx never exist beyond one vector), _step (T == 1, h0 -> ht, in place). */
 typedef struct lattn_ssm_args {
     int64_t B, T, D, N, G;
     const float *x, *dt, *A, *Bm, *Cm;
@@ -996,28 +996,37 @@ LATTN__INLINE float lattn__vsplit(float x, float *e) {
 /* ------------------------------------------------------------------------------------------------ */
 /* Vector transcendentals. One implementation for every back end (Cephes-style range reduction and
    minimax polynomials), so all paths share the same accuracy figures.                               */
-/* exp(x) = 2^n · p(r), n = round(x/ln2), r = x - n·ln2 (two-part ln2), p a degree-6 polynomial.    */
-LATTN__INLINE lattn__vf lattn__vexp(lattn__vf x) {
-    const lattn__vf hi = lattn__vset1(88.72283f), lo = lattn__vset1(-87.33654f);
-    lattn__vf xc = lattn__vmin(hi, lattn__vmax(lo, x));          /* NaN in x stays NaN */
-    lattn__vf t = lattn__vfma(xc, lattn__vset1(1.44269504088896341f), lattn__vset1(12582912.0f));
-    lattn__vf n = lattn__vsub(t, lattn__vset1(12582912.0f));      /* round to nearest integer */
-    lattn__vf r = lattn__vfma(n, lattn__vset1(-0.693359375f), xc);
-    lattn__vf p, y;
-    r = lattn__vfma(n, lattn__vset1(2.12194440e-4f), r);
+/* exp(x) = 2^n · p(r), n = round(x/ln2), r = x - n·ln2 (two-part ln2), p a degree-6 polynomial.
+   lattn__vexp_pn returns p(r) and n; the callers apply 2^n. */
+LATTN__INLINE lattn__vf lattn__vexp_pn(lattn__vf x, lattn__vf *n) {
+    lattn__vf t = lattn__vfma(x, lattn__vset1(1.44269504088896341f), lattn__vset1(12582912.0f));
+    lattn__vf r, p;
+    *n = lattn__vsub(t, lattn__vset1(12582912.0f));               /* round to nearest integer */
+    r = lattn__vfma(*n, lattn__vset1(-0.693359375f), x);
+    r = lattn__vfma(*n, lattn__vset1(2.12194440e-4f), r);
     p = lattn__vset1(1.9875691500e-4f);
     p = lattn__vfma(p, r, lattn__vset1(1.3981999507e-3f));
     p = lattn__vfma(p, r, lattn__vset1(8.3334519073e-3f));
     p = lattn__vfma(p, r, lattn__vset1(4.1665795894e-2f));
     p = lattn__vfma(p, r, lattn__vset1(1.6666665459e-1f));
     p = lattn__vfma(p, r, lattn__vset1(5.0000001201e-1f));
-    p = lattn__vfma(p, lattn__vmul(r, r), lattn__vadd(r, lattn__vset1(1.0f)));
-    /* n can reach 128 (x just below 88.72): apply 2^min(n,127), then one more factor 2 */
-    y = lattn__vmul(p, lattn__vpow2i(lattn__vmin(n, lattn__vset1(127.0f))));
-    y = lattn__vmul(y, lattn__vsel_lt(lattn__vset1(127.0f), n, lattn__vset1(2.0f), lattn__vset1(1.0f)));
+    return lattn__vfma(p, lattn__vmul(r, r), lattn__vadd(r, lattn__vset1(1.0f)));
+}
+LATTN__INLINE lattn__vf lattn__vexp(lattn__vf x) {
+    const lattn__vf hi = lattn__vset1(88.72283f), lo = lattn__vset1(-87.33654f), n127 = lattn__vset1(127.0f);
+    lattn__vf xc = lattn__vmin(hi, lattn__vmax(lo, x));          /* NaN in x stays NaN */
+    lattn__vf n, y = lattn__vexp_pn(xc, &n);
+    /* n reaches 128 just below 88.72: apply 2^min(n,127), then one more factor 2 */
+    y = lattn__vmul(y, lattn__vpow2i(lattn__vmin(n, n127)));
+    y = lattn__vmul(y, lattn__vsel_lt(n127, n, lattn__vset1(2.0f), lattn__vset1(1.0f)));
     y = lattn__vsel_lt(x, lo, lattn__vzero(), y);
     y = lattn__vsel_lt(hi, x, lattn__vset1(HUGE_VALF), y);
     return y;
+}
+/* exp of a clamped log gate, x in [LATTN_LOG_GATE_MIN, 0] (or NaN): no range fix-ups needed. */
+LATTN__INLINE lattn__vf lattn__vexp_gate(lattn__vf x) {
+    lattn__vf n, p = lattn__vexp_pn(x, &n);
+    return lattn__vmul(p, lattn__vpow2i(n));
 }
 
 /* log(x) = e·ln2 + log(m), x = m·2^e, m in [sqrt(1/2), sqrt(2)); log(1+f) by the Cephes logf
@@ -1234,6 +1243,13 @@ LATTN__INLINE void lattn__vstore_n(float *y, lattn__vf v, size_t n) {
     float t[LATTN__VW];
     lattn__vstore(t, v);
     memcpy(y, t, n * sizeof(float));
+}
+/* w lanes: a plain load / store when w is the full width, else the padded copies above. */
+LATTN__INLINE lattn__vf lattn__vload_w(const float *x, size_t w) {
+    return w == LATTN__VW ? lattn__vload(x) : lattn__vload_n(x, w);
+}
+LATTN__INLINE void lattn__vstore_w(float *y, lattn__vf v, size_t w) {
+    if (w == LATTN__VW) lattn__vstore(y, v); else lattn__vstore_n(y, v, w);
 }
 
 /* Copy n floats with vector moves (short rows: cheaper than a libc call). */
@@ -2266,25 +2282,17 @@ static void lattn__scan_rows(int64_t len, int64_t nc, int64_t N, const float *a,
         float *ht = h ? h + t * N : NULL;
         for (c = 0; c < nc; c += LATTN__VW) {
             size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, nc - c);
-            lattn__vf va = w == LATTN__VW ? lattn__vload(at + c) : lattn__vload_n(at + c, w);
-            lattn__vf vb = w == LATTN__VW ? lattn__vload(bt + c) : lattn__vload_n(bt + c, w);
-            lattn__vf vh = w == LATTN__VW ? lattn__vload(st + c) : lattn__vload_n(st + c, w);
+            lattn__vf va = lattn__vload_w(at + c, w), vb = lattn__vload_w(bt + c, w), vh = lattn__vload_w(st + c, w);
             if (log_space) va = lattn__vexp(lattn__vmax(lo, va));
             vh = lattn__vfma(va, vh, vb);
-            if (w == LATTN__VW) {
-                lattn__vstore(st + c, vh);
-                if (ht) lattn__vstore(ht + c, vh);
-                if (prod) lattn__vstore(prod + c, lattn__vmul(lattn__vload(prod + c), va));
-            } else {
-                lattn__vstore_n(st + c, vh, w);
-                if (ht) lattn__vstore_n(ht + c, vh, w);
-                if (prod) lattn__vstore_n(prod + c, lattn__vmul(lattn__vload_n(prod + c, w), va), w);
-            }
+            lattn__vstore_w(st + c, vh, w);
+            if (ht) lattn__vstore_w(ht + c, vh, w);
+            if (prod) lattn__vstore_w(prod + c, lattn__vmul(lattn__vload_w(prod + c, w), va), w);
         }
     }
 }
 
-#define LATTN__SCAN_CHANNEL_BLOCK 2048
+#define LATTN__SCAN_CHANNEL_BLOCK 16384   /* 64 KiB of state: rows stream contiguously */
 LATTN__DEF lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a) {
     const int64_t N = a ? a->N : 0, T = a ? a->T : 0, TB = LATTN_SCAN_TIME_BLOCK;
     int64_t w, nw, nblk;
@@ -2406,50 +2414,47 @@ LATTN__DEF lattn_status lattn_ssm_ref(lattn_ctx *ctx, const lattn_ssm_args *a) {
     return lattn__ok(ctx);
 }
 
-/* One sequence, channels [c0, c0 + VW): the fused discretisation, recurrence and read-out. st holds
-   the state as N vectors of VW channels; At is A transposed to [N][D]; bl, cl: per-lane B and C
-   rows when the lanes span several groups. */
-static void lattn__ssm_vec(const lattn_ssm_args *a, int64_t G, int64_t tok0, int64_t len, int64_t c0,
-                           const float *At, float *st, float *bl, float *cl) {
+/* One token of one vector of channels [c0, c0 + VW): the fused discretisation, recurrence and
+   read-out. st holds the vector's state as N rows of VW channels; At is A transposed to [N][D];
+   bl, cl: per-lane B and C rows when the lanes span several groups. */
+static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t c0,
+                             const float *At, float *st, float *bl, float *cl) {
     const int64_t D = a->D, N = a->N, per = D / G;
     const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, D - c0);
     const int one_group = c0 / per == (c0 + (int64_t)w - 1) / per;
     const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN);
-    lattn__vf bias = a->dt_bias ? lattn__vload_n(a->dt_bias + c0, w) : lattn__vzero();
-    lattn__vf skip = a->Dskip ? lattn__vload_n(a->Dskip + c0, w) : lattn__vzero();
-    int64_t t, k;
+    const float *Bt = a->Bm + (tok * G + c0 / per) * N, *Ct = a->Cm + (tok * G + c0 / per) * N;
+    lattn__vf x = lattn__vload_w(a->x + tok * D + c0, w), y = lattn__vzero(), dx;
+    lattn__vf dl = lattn__vload_w(a->dt + tok * D + c0, w);
+    int64_t k;
     size_t l;
-    for (t = 0; t < len; t++) {
-        int64_t tok = tok0 + t;
-        const float *Bt = a->Bm + (tok * G + c0 / per) * N, *Ct = a->Cm + (tok * G + c0 / per) * N;
-        lattn__vf x = lattn__vload_n(a->x + tok * D + c0, w);
-        lattn__vf dl = lattn__vadd(lattn__vload_n(a->dt + tok * D + c0, w), bias), dx, y = lattn__vzero();
-        if (a->dt_softplus) dl = lattn__vsoftplus(dl);
-        dx = lattn__vmul(dl, x);
-        if (!one_group)                  /* lanes in different groups: gather each lane's rows */
-            for (l = 0; l < w; l++)
-                for (k = 0; k < N; k++) {
-                    int64_t g = (c0 + (int64_t)l) / per;
-                    bl[k * LATTN__VW + l] = a->Bm[(tok * G + g) * N + k];
-                    cl[k * LATTN__VW + l] = a->Cm[(tok * G + g) * N + k];
-                }
-        for (k = 0; k < N; k++) {
-            lattn__vf va = w == LATTN__VW ? lattn__vload(At + k * D + c0) : lattn__vload_n(At + k * D + c0, w);
-            lattn__vf dA = lattn__vexp(lattn__vmax(lo, lattn__vmul(dl, va)));
-            lattn__vf vb = one_group ? lattn__vset1(Bt[k]) : lattn__vload(bl + k * LATTN__VW);
-            lattn__vf vc = one_group ? lattn__vset1(Ct[k]) : lattn__vload(cl + k * LATTN__VW);
-            lattn__vf h = lattn__vfma(dA, lattn__vload(st + k * LATTN__VW), lattn__vmul(dx, vb));
-            lattn__vstore(st + k * LATTN__VW, h);
-            y = lattn__vfma(vc, h, y);
-        }
-        y = lattn__vfma(skip, x, y);
-        if (a->z) y = lattn__vmul(y, lattn__vsilu(lattn__vload_n(a->z + tok * D + c0, w)));
-        lattn__vstore_n(a->y + tok * D + c0, y, w);
+    if (a->dt_bias) dl = lattn__vadd(dl, lattn__vload_w(a->dt_bias + c0, w));
+    if (a->dt_softplus) dl = lattn__vsoftplus(dl);
+    dx = lattn__vmul(dl, x);
+    if (!one_group)                      /* lanes in different groups: gather each lane's rows */
+        for (l = 0; l < w; l++)
+            for (k = 0; k < N; k++) {
+                int64_t g = (c0 + (int64_t)l) / per;
+                bl[k * LATTN__VW + l] = a->Bm[(tok * G + g) * N + k];
+                cl[k * LATTN__VW + l] = a->Cm[(tok * G + g) * N + k];
+            }
+    for (k = 0; k < N; k++) {
+        lattn__vf dA = lattn__vexp_gate(lattn__vmax(lo, lattn__vmul(dl, lattn__vload_w(At + k * D + c0, w))));
+        lattn__vf vb = one_group ? lattn__vset1(Bt[k]) : lattn__vload(bl + k * LATTN__VW);
+        lattn__vf vc = one_group ? lattn__vset1(Ct[k]) : lattn__vload(cl + k * LATTN__VW);
+        lattn__vf h = lattn__vfma(dA, lattn__vload(st + k * LATTN__VW), lattn__vmul(dx, vb));
+        lattn__vstore(st + k * LATTN__VW, h);
+        y = lattn__vfma(vc, h, y);
     }
+    if (a->Dskip) y = lattn__vfma(lattn__vload_w(a->Dskip + c0, w), x, y);
+    if (a->z) y = lattn__vmul(y, lattn__vsilu(lattn__vload_w(a->z + tok * D + c0, w)));
+    lattn__vstore_w(a->y + tok * D + c0, y, w);
 }
 
-/* The fast form and _step: work items are (sequence, 64 channels), any thread count, same bits. */
-#define LATTN__SSM_TILE 64
+/* The fast form and _step: work items are (sequence, 256 channels); within one, tokens outer and
+   channel vectors inner, so each token's rows stream once and the tile's state stays in L1.
+   Any thread count gives the same bits. */
+#define LATTN__SSM_TILE 256
 static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, const char *who) {
     int64_t n, G, w, nt, D, N, c, k;
     int nthr;
@@ -2459,25 +2464,27 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
     D = a->D; N = a->N;
     nt = (D + LATTN__SSM_TILE - 1) / LATTN__SSM_TILE;
     nthr = lattn__threads(ctx);
-    per = (size_t)(3 * N * LATTN__VW);                    /* state, per-lane B and C */
+    per = (size_t)((LATTN__SSM_TILE + 2 * LATTN__VW) * N);    /* tile state, per-lane B and C */
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(D * N) + per * (size_t)nthr, who));
     At = ws;
     for (c = 0; c < D; c++) for (k = 0; k < N; k++) At[k * D + c] = a->A[c * N + k];
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < n * nt; w++) {
-        int64_t sq = w / nt, tile = w % nt, tok0, len, c1, v, kk;
-        float *st = ws + D * N + per * (size_t)lattn__thread_id();
+        int64_t sq = w / nt, c0 = (w % nt) * LATTN__SSM_TILE, c1 = LATTN__MIN(D, c0 + LATTN__SSM_TILE), tok0, len, c2, v, kk, t;
+        float *st = ws + D * N + per * (size_t)lattn__thread_id(), *bl = st + LATTN__SSM_TILE * N, *cl = bl + LATTN__VW * N;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-        for (c1 = tile * LATTN__SSM_TILE; c1 < LATTN__MIN(D, (tile + 1) * LATTN__SSM_TILE); c1 += LATTN__VW) {
-            int64_t wv = LATTN__MIN((int64_t)LATTN__VW, D - c1);
-            for (kk = 0; kk < N; kk++)   /* state in: [N][VW] from [D][N] */
+        for (c2 = c0; c2 < c1; c2 += LATTN__VW)   /* state in: [N][VW] per vector from [D][N] */
+            for (kk = 0; kk < N; kk++)
                 for (v = 0; v < LATTN__VW; v++)
-                    st[kk * LATTN__VW + v] = (v < wv && a->h0) ? a->h0[(sq * D + c1 + v) * N + kk] : 0.0f;
-            lattn__ssm_vec(a, G, tok0, len, c1, At, st, st + N * LATTN__VW, st + 2 * N * LATTN__VW);
-            if (a->ht)
+                    st[(c2 - c0) * N + kk * LATTN__VW + v] = (c2 + v < D && a->h0) ? a->h0[(sq * D + c2 + v) * N + kk] : 0.0f;
+        for (t = 0; t < len; t++)
+            for (c2 = c0; c2 < c1; c2 += LATTN__VW)
+                lattn__ssm_token(a, G, tok0 + t, c2, At, st + (c2 - c0) * N, bl, cl);
+        if (a->ht)
+            for (c2 = c0; c2 < c1; c2 += LATTN__VW)
                 for (kk = 0; kk < N; kk++)
-                    for (v = 0; v < wv; v++) a->ht[(sq * D + c1 + v) * N + kk] = st[kk * LATTN__VW + v];
-        }
+                    for (v = 0; v < LATTN__MIN((int64_t)LATTN__VW, D - c2); v++)
+                        a->ht[(sq * D + c2 + v) * N + kk] = st[(c2 - c0) * N + kk * LATTN__VW + v];
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
@@ -2526,21 +2533,29 @@ static lattn__cplx lattn__cexp(double re, double im) {
     lattn__cplx r; double m = exp(re); r.re = m * cos(im); r.im = m * sin(im); return r;
 }
 
-LATTN__DEF lattn_status lattn_fft(lattn_ctx *ctx, double *re, double *im, int64_t n, int inverse) {
+/* Twiddles w_k = exp(-2πik/n), k < n/2, as (cos, sin) pairs: computed once, shared by every FFT
+   of that size. */
+static void lattn__fft_twiddles(int64_t n, double *tw) {
+    int64_t k;
+    for (k = 0; k < n / 2; k++) {
+        tw[2 * k] = cos(-2.0 * 3.14159265358979323846 * (double)k / (double)n);
+        tw[2 * k + 1] = sin(-2.0 * 3.14159265358979323846 * (double)k / (double)n);
+    }
+}
+/* Iterative radix-2 FFT (bit reversal, then butterflies); the inverse conjugates the twiddles and
+   divides by n. */
+static void lattn__fft(double *re, double *im, int64_t n, int inverse, const double *tw) {
     int64_t i, j, len;
-    if (!re || !im) return lattn__fail(ctx, LATTN_E_NULL, "lattn_fft: NULL buffer");
-    if (n < 1 || (n & (n - 1))) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_fft: n = %lld is not a power of two", (long long)n);
-    for (i = 1, j = 0; i < n; i++) {     /* bit reversal */
+    for (i = 1, j = 0; i < n; i++) {
         int64_t bit = n >> 1;
         for (; j & bit; bit >>= 1) j ^= bit;
         j |= bit;
         if (i < j) { double t = re[i]; re[i] = re[j]; re[j] = t; t = im[i]; im[i] = im[j]; im[j] = t; }
     }
-    for (len = 2; len <= n; len <<= 1) {  /* butterflies; twiddles from cos/sin, not a recurrence */
-        double ang = (inverse ? 2.0 : -2.0) * 3.14159265358979323846 / (double)len;
-        int64_t h = len / 2, k;
+    for (len = 2; len <= n; len <<= 1) {
+        int64_t h = len / 2, stride = n / len, k;
         for (k = 0; k < h; k++) {
-            double wr = cos(ang * (double)k), wi = sin(ang * (double)k);
+            double wr = tw[2 * k * stride], wi = inverse ? -tw[2 * k * stride + 1] : tw[2 * k * stride + 1];
             for (i = k; i < n; i += len) {
                 double xr = re[i + h] * wr - im[i + h] * wi, xi = re[i + h] * wi + im[i + h] * wr;
                 re[i + h] = re[i] - xr; im[i + h] = im[i] - xi;
@@ -2549,6 +2564,15 @@ LATTN__DEF lattn_status lattn_fft(lattn_ctx *ctx, double *re, double *im, int64_
         }
     }
     if (inverse) for (i = 0; i < n; i++) { re[i] /= (double)n; im[i] /= (double)n; }
+}
+LATTN__DEF lattn_status lattn_fft(lattn_ctx *ctx, double *re, double *im, int64_t n, int inverse) {
+    double *tw;
+    if (!re || !im) return lattn__fail(ctx, LATTN_E_NULL, "lattn_fft: NULL buffer");
+    if (n < 1 || (n & (n - 1)) || n > (int64_t)(SIZE_MAX / 16)) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_fft: n = %lld is not a power of two", (long long)n);
+    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&tw, 2 * (size_t)n + 2, "lattn_fft"));   /* n doubles */
+    lattn__fft_twiddles(n, tw);
+    lattn__fft(re, im, n, inverse, tw);
+    lattn__free(ctx, tw);
     return lattn__ok(ctx);
 }
 
@@ -2714,7 +2738,7 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
     int64_t w, D, N, T, P = 1;
     int nthr;
     size_t per;
-    double *ws;
+    double *ws, *tw;
     LATTN__TRY(lattn__s4d_check(ctx, who, a));
     if (a->ht) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a convolution form has no state out (use _scan or _step)", who);
     D = a->D; N = a->N; T = a->T;
@@ -2722,7 +2746,9 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
     while (P < 2 * T) P <<= 1;
     nthr = lattn__threads(ctx);
     per = (size_t)(T + 4 * P + 2 * N) + 2;   /* zero-input response; kernel and signal spectra; weights */
-    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&ws, 2 * per * (size_t)nthr, who));
+    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&ws, 2 * (per * (size_t)nthr + (size_t)P), who));
+    tw = ws + per * (size_t)nthr;
+    if (use_fft) lattn__fft_twiddles(P, tw);
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < D; w++) {
         int64_t d = w, b, j, t, n;
@@ -2737,7 +2763,7 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
         lattn__s4d_powsum(a, d, wt, T, 0, kr);
         for (j = T; j < P; j++) kr[j] = 0.0;
         for (j = 0; j < P; j++) ki[j] = 0.0;
-        if (use_fft) lattn_fft(NULL, kr, ki, P, 0);
+        if (use_fft) lattn__fft(kr, ki, P, 0, tw);
         for (b = 0; b < a->B; b++) {
             const float *u = a->u + b * T * D + d;
             if (a->h0) {                 /* zero-input response of the initial state */
@@ -2751,12 +2777,12 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
             } else for (t = 0; t < T; t++) zir[t] = 0.0;
             if (use_fft) {
                 for (t = 0; t < P; t++) { xr[t] = t < T ? (double)u[t * D] : 0.0; xi[t] = 0.0; }
-                lattn_fft(NULL, xr, xi, P, 0);
+                lattn__fft(xr, xi, P, 0, tw);
                 for (t = 0; t < P; t++) {
                     double r = xr[t] * kr[t] - xi[t] * ki[t], im = xr[t] * ki[t] + xi[t] * kr[t];
                     xr[t] = r; xi[t] = im;
                 }
-                lattn_fft(NULL, xr, xi, P, 1);
+                lattn__fft(xr, xi, P, 1, tw);
             } else
                 for (t = 0; t < T; t++) {  /* y_t = Σ_{j<=t} K_j u_{t-j} */
                     double acc = 0;

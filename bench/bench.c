@@ -41,16 +41,21 @@ static void time2(bench_fn fa, void *ua, bench_fn fb, void *ub, int runs, double
 }
 static int wanted(const char *name) { return !g_filter || strstr(name, g_filter) != NULL; }
 
+static double g_bytes;                    /* bytes moved by the next row (0: no gbps) */
 static void row(const char *name, const char *shape, int threads, double ms, double tokens, double flops,
                 const char *baseline, double base_ms) {
     double tps = tokens > 0 ? tokens / (ms * 1e-3) : 0, gf = flops > 0 ? flops / (ms * 1e-3) / 1e9 : 0;
-    printf("%-22s %-32s %2d %10.3f %12.0f %8.1f %6.1f%% %-18s %7.2f\n", name, shape, threads, ms, tps, gf,
-           g_peak > 0 ? 100.0 * gf / (g_peak * threads) : 0.0, baseline ? baseline : "-", baseline ? base_ms / ms : 0.0);
+    char gb[32] = "null";
+    if (g_bytes > 0) snprintf(gb, sizeof gb, "%.3f", g_bytes / (ms * 1e-3) / 1e9);
+    printf("%-22s %-32s %2d %10.3f %12.0f %8.1f %6.1f%% %-18s %7.2f %s\n", name, shape, threads, ms, tps, gf,
+           g_peak > 0 ? 100.0 * gf / (g_peak * threads) : 0.0, baseline ? baseline : "-", baseline ? base_ms / ms : 0.0,
+           g_bytes > 0 ? gb : "");
     fprintf(g_out, "{\"name\":\"%s\",\"shape\":\"%s\",\"threads\":%d,\"ms\":%.4f,\"tokens_per_s\":%.1f,"
-            "\"gflops\":%.3f,\"gbps\":null,\"pct_peak\":%.2f,\"baseline\":%s%s%s,\"speedup\":%.3f}\n",
-            name, shape, threads, ms, tps, gf, g_peak > 0 ? 100.0 * gf / (g_peak * threads) : 0.0,
+            "\"gflops\":%.3f,\"gbps\":%s,\"pct_peak\":%.2f,\"baseline\":%s%s%s,\"speedup\":%.3f}\n",
+            name, shape, threads, ms, tps, gf, gb, g_peak > 0 ? 100.0 * gf / (g_peak * threads) : 0.0,
             baseline ? "\"" : "", baseline ? baseline : "null", baseline ? "\"" : "", baseline ? base_ms / ms : 0.0);
     fflush(g_out);
+    g_bytes = 0;
 }
 
 /* ---- peak: independent FMA chains on the widest vector, one core --------------------------------- */
@@ -256,6 +261,155 @@ static void bench_tcn(void) {
     free(x); free(y);
 }
 
+
+/* ---- STREAM triad and the scan ------------------------------------------------------------------ */
+typedef struct { int64_t n; float *a, *b, *c; int th; } triad_u;
+static void triad_run(void *p) {
+    triad_u *u = (triad_u *)p;
+    int64_t i;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(u->th))
+    for (i = 0; i < u->n; i++) u->a[i] = u->b[i] + 3.0f * u->c[i];
+}
+typedef struct { lattn_ctx *ctx; lattn_scan_args a; } scan_u;
+static void scan_run(void *p) { scan_u *u = (scan_u *)p; lattn_scan_fast(u->ctx, &u->a); }
+static void fill(float *x, size_t n, float v) { size_t i; for (i = 0; i < n; i++) x[i] = v + 1e-7f * (float)(i % 1000); }
+static void bench_scan(void) {
+    int th;
+    if (!wanted("scan")) return;
+    for (th = 1; th <= 2; th++) {         /* the bandwidth the scan is held to, measured now */
+        triad_u u;
+        double ms, unused;
+        u.n = g_quick ? 1 << 22 : 1 << 25; u.th = th;
+        u.a = (float *)malloc(sizeof(float) * (size_t)u.n); u.b = (float *)malloc(sizeof(float) * (size_t)u.n);
+        u.c = (float *)malloc(sizeof(float) * (size_t)u.n);
+        fill(u.a, (size_t)u.n, 0); fill(u.b, (size_t)u.n, 1); fill(u.c, (size_t)u.n, 2);
+        time2(triad_run, &u, NULL, NULL, 7, &ms, &unused);
+        g_bytes = 12.0 * (double)u.n;
+        row("stream_triad", "a = b + s c, 3 x 128 MiB", th, ms, 0, 2.0 * (double)u.n, NULL, 0);
+        free(u.a); free(u.b); free(u.c);
+    }
+    {
+        static const int64_t shapes[2][2] = { { 4096, 65536 }, { 1 << 20, 64 } };
+        int si;
+        for (si = 0; si < 2; si++)
+            for (th = 1; th <= 2; th++) {
+                lattn_ctx ctx;
+                scan_u u;
+                int64_t T = shapes[si][0], N = shapes[si][1];
+                size_t n;
+                char shape[64];
+                double ms, unused;
+                if (si == 0 && th == 2) continue;
+                if (g_quick) T /= 16;
+                n = (size_t)(T * N);
+                lattn_ctx_init(&ctx); ctx.n_threads = th;
+                memset(&u.a, 0, sizeof u.a);
+                u.ctx = &ctx; u.a.B = 1; u.a.T = T; u.a.N = N;
+                u.a.a = (float *)malloc(n * 4); u.a.b = (float *)malloc(n * 4); u.a.h = (float *)malloc(n * 4);
+                fill((float *)u.a.a, n, 0.9f); fill((float *)u.a.b, n, 1.0f); fill(u.a.h, n, 0.0f);
+                time2(scan_run, &u, NULL, NULL, 5, &ms, &unused);
+                snprintf(shape, sizeof shape, "B=1,T=%lld,N=%lld", (long long)T, (long long)N);
+                g_bytes = 12.0 * (double)n;
+                row(si ? "scan_time_split" : "scan_channel_split", shape, th, ms, (double)T, 2.0 * (double)n, NULL, 0);
+                free((void *)u.a.a); free((void *)u.a.b); free(u.a.h);
+            }
+    }
+}
+
+/* ---- selective SSM: the fused form against a straightforward per-token loop with one expf per
+   state element (the shape of ggml's CPU ssm_scan) ---------------------------------------------- */
+typedef struct { lattn_ctx *ctx; lattn_ssm_args a; float *h; } ssm_u;
+static void ssm_fast_run(void *p) { ssm_u *u = (ssm_u *)p; lattn_ssm_fast(u->ctx, &u->a); }
+static void ssm_loop_run(void *p) {
+    ssm_u *u = (ssm_u *)p;
+    const lattn_ssm_args *a = &u->a;
+    int64_t t, d, n, D = a->D, N = a->N;
+    memset(u->h, 0, sizeof(float) * (size_t)(D * N));
+    for (t = 0; t < a->T; t++)
+        for (d = 0; d < D; d++) {
+            float x = a->x[t * D + d], dt = a->dt[t * D + d] + a->dt_bias[d], y = 0;
+            dt = dt > 20.0f ? dt : log1pf(expf(dt));
+            for (n = 0; n < N; n++) {
+                float *h = &u->h[d * N + n];
+                *h = *h * expf(dt * a->A[d * N + n]) + a->Bm[t * N + n] * x * dt;
+                y += *h * a->Cm[t * N + n];
+            }
+            a->y[t * D + d] = y + a->Dskip[d] * x;
+        }
+}
+static void bench_ssm(void) {
+    lattn_ctx ctx;
+    ssm_u u;
+    lattn_rng r = lattn_rng_seed(12);
+    int64_t T = g_quick ? 256 : 2048, D = 1536, N = 16;
+    double mf, ml;
+    char shape[64];
+    if (!wanted("ssm")) return;
+    lattn_ctx_init(&ctx); ctx.n_threads = 1;
+    memset(&u.a, 0, sizeof u.a);
+    u.ctx = &ctx; u.a.B = 1; u.a.T = T; u.a.D = D; u.a.N = N; u.a.G = 1; u.a.dt_softplus = 1;
+#define BENCH_ARR(field, cnt, lo, hi) do { float *p_ = (float *)malloc(sizeof(float) * (size_t)(cnt)); \
+        lattn_rng_fill_uniform(&r, p_, (size_t)(cnt), lo, hi); u.a.field = p_; } while (0)
+    BENCH_ARR(x, T * D, -1, 1); BENCH_ARR(dt, T * D, -3, 1); BENCH_ARR(A, D * N, -8, -0.1f);
+    BENCH_ARR(Bm, T * N, -1, 1); BENCH_ARR(Cm, T * N, -1, 1); BENCH_ARR(Dskip, D, -1, 1); BENCH_ARR(dt_bias, D, -1, 0);
+#undef BENCH_ARR
+    u.a.y = (float *)malloc(sizeof(float) * (size_t)(T * D)); u.h = (float *)malloc(sizeof(float) * (size_t)(D * N));
+    time2(ssm_fast_run, &u, ssm_loop_run, &u, 5, &mf, &ml);
+    snprintf(shape, sizeof shape, "T=%lld,D=1536,N=16 (mamba-130m)", (long long)T);
+    row("ssm_expf_loop", shape, 1, ml, (double)T, 4.0 * T * D * N, NULL, 0);
+    row("ssm_fast", shape, 1, mf, (double)T, 4.0 * T * D * N, "ssm_expf_loop", ml);
+    free((void *)u.a.x); free((void *)u.a.dt); free((void *)u.a.A); free((void *)u.a.Bm); free((void *)u.a.Cm);
+    free((void *)u.a.Dskip); free((void *)u.a.dt_bias); free(u.a.y); free(u.h);
+}
+
+/* ---- S4D: recurrence vs FFT convolution vs direct convolution, D = 256, N = 64 complex modes ---- */
+typedef struct { lattn_ctx *ctx; lattn_s4d_args a; int form; } s4d_u;
+static void s4d_run(void *p) {
+    s4d_u *u = (s4d_u *)p;
+    if (u->form == 0) lattn_s4d_scan(u->ctx, &u->a);
+    else if (u->form == 1) lattn_s4d_fft(u->ctx, &u->a);
+    else lattn_s4d_conv(u->ctx, &u->a);
+}
+static void bench_s4d(void) {
+    static const int64_t Ts[5] = { 256, 1024, 4096, 16384, 65536 };
+    int ti, form;
+    int64_t D = 256, N = 64, i;
+    float *par[6], *ldt;
+    lattn_rng r = lattn_rng_seed(13);
+    if (!wanted("s4d")) return;
+    for (i = 0; i < 6; i++) par[i] = (float *)malloc(sizeof(float) * (size_t)(D * N));
+    for (i = 0; i < D * N; i++) {
+        par[0][i] = logf(0.5f); par[1][i] = 3.14159265f * (float)(i % N); par[2][i] = 1; par[3][i] = 0;
+        par[4][i] = (float)(0.7 * lattn_rng_normal_d(&r)); par[5][i] = (float)(0.7 * lattn_rng_normal_d(&r));
+    }
+    ldt = (float *)malloc(sizeof(float) * (size_t)D);
+    lattn_rng_fill_uniform(&r, ldt, (size_t)D, logf(1e-3f), logf(1e-1f));
+    for (ti = 0; ti < (g_quick ? 2 : 5); ti++)
+        for (form = 0; form < 3; form++) {
+            static const char *const names[3] = { "s4d_scan", "s4d_fft", "s4d_conv" };
+            lattn_ctx ctx;
+            s4d_u u;
+            int64_t T = Ts[ti];
+            double ms, unused;
+            char shape[64];
+            if (form == 2 && T > 4096) continue;          /* O(T^2): minutes */
+            lattn_ctx_init(&ctx); ctx.n_threads = 1;
+            memset(&u.a, 0, sizeof u.a);
+            u.ctx = &ctx; u.form = form;
+            u.a.B = 1; u.a.T = T; u.a.D = D; u.a.N = N; u.a.complex_modes = 1;
+            u.a.A_re = par[0]; u.a.A_im = par[1]; u.a.B_re = par[2]; u.a.B_im = par[3]; u.a.C_re = par[4]; u.a.C_im = par[5];
+            u.a.log_dt = ldt;
+            u.a.u = (float *)malloc(sizeof(float) * (size_t)(T * D)); u.a.y = (float *)malloc(sizeof(float) * (size_t)(T * D));
+            lattn_rng_fill_normal(&r, (float *)u.a.u, (size_t)(T * D), 0, 1);
+            time2(s4d_run, &u, NULL, NULL, T >= 16384 ? 3 : 5, &ms, &unused);
+            snprintf(shape, sizeof shape, "T=%lld,D=256,N=64 complex", (long long)T);
+            row(names[form], shape, 1, ms, (double)T, 0, NULL, 0);
+            free((void *)u.a.u); free(u.a.y);
+        }
+    for (i = 0; i < 6; i++) free(par[i]);
+    free(ldt);
+}
+
 int main(int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) {
@@ -266,14 +420,17 @@ int main(int argc, char **argv) {
     g_out = fopen("bench/last_run.jsonl", "w");
     if (!g_out) { fprintf(stderr, "cannot write bench/last_run.jsonl (run from the repository root)\n"); return 1; }
     printf("%s\n", lattn_build_info());
-    printf("%-22s %-32s %2s %10s %12s %8s %7s %-18s %7s\n", "name", "shape", "th", "ms", "tokens/s", "GFLOP/s",
-           "%peak", "baseline", "speedup");
+    printf("%-22s %-32s %2s %10s %12s %8s %7s %-18s %7s %s\n", "name", "shape", "th", "ms", "tokens/s", "GFLOP/s",
+           "%peak", "baseline", "speedup", "GB/s");
     bench_peak();
     bench_gemm();
     bench_tiler();
     bench_la();
     bench_conv();
     bench_tcn();
+    bench_scan();
+    bench_ssm();
+    bench_s4d();
     fclose(g_out);
     return 0;
 }
