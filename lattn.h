@@ -2424,7 +2424,7 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
     const int one_group = c0 / per == (c0 + (int64_t)w - 1) / per;
     const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN);
     const float *Bt = a->Bm + (tok * G + c0 / per) * N, *Ct = a->Cm + (tok * G + c0 / per) * N;
-    lattn__vf x = lattn__vload_w(a->x + tok * D + c0, w), y = lattn__vzero(), dx;
+    lattn__vf x = lattn__vload_w(a->x + tok * D + c0, w), y = lattn__vzero(), y1 = lattn__vzero(), dx;
     lattn__vf dl = lattn__vload_w(a->dt + tok * D + c0, w);
     int64_t k;
     size_t l;
@@ -2438,14 +2438,15 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
                 bl[k * LATTN__VW + l] = a->Bm[(tok * G + g) * N + k];
                 cl[k * LATTN__VW + l] = a->Cm[(tok * G + g) * N + k];
             }
-    for (k = 0; k < N; k++) {
+    for (k = 0; k < N; k++) {            /* two read-out accumulators halve the dependency chain */
         lattn__vf dA = lattn__vexp_gate(lattn__vmax(lo, lattn__vmul(dl, lattn__vload_w(At + k * D + c0, w))));
         lattn__vf vb = one_group ? lattn__vset1(Bt[k]) : lattn__vload(bl + k * LATTN__VW);
         lattn__vf vc = one_group ? lattn__vset1(Ct[k]) : lattn__vload(cl + k * LATTN__VW);
         lattn__vf h = lattn__vfma(dA, lattn__vload(st + k * LATTN__VW), lattn__vmul(dx, vb));
         lattn__vstore(st + k * LATTN__VW, h);
-        y = lattn__vfma(vc, h, y);
+        if (k & 1) y1 = lattn__vfma(vc, h, y1); else y = lattn__vfma(vc, h, y);
     }
+    y = lattn__vadd(y, y1);
     if (a->Dskip) y = lattn__vfma(lattn__vload_w(a->Dskip + c0, w), x, y);
     if (a->z) y = lattn__vmul(y, lattn__vsilu(lattn__vload_w(a->z + tok * D + c0, w)));
     lattn__vstore_w(a->y + tok * D + c0, y, w);
@@ -2454,7 +2455,7 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
 /* The fast form and _step: work items are (sequence, 256 channels); within one, tokens outer and
    channel vectors inner, so each token's rows stream once and the tile's state stays in L1.
    Any thread count gives the same bits. */
-#define LATTN__SSM_TILE 256
+#define LATTN__SSM_TILE 128
 static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, const char *who) {
     int64_t n, G, w, nt, D, N, c, k;
     int nthr;
