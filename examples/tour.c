@@ -85,6 +85,72 @@ static void tour_tcn(lattn_ctx *ctx) {
     free(x); free(ref); free(y);
 }
 
+static void tour_scan(lattn_ctx *ctx) {
+    enum { T = 5000, N = 40 };                  /* few channels, T past one block: the time split */
+    lattn_scan_args a;
+    lattn_rng r = lattn_rng_seed(10);
+    float *dec = buf(T * N), *b = buf(T * N), *ref = buf(T * N), *h = buf(T * N);
+    double t0;
+    memset(&a, 0, sizeof a);
+    lattn_rng_fill_uniform(&r, dec, T * N, 0.9f, 1.0f); lattn_rng_fill_normal(&r, b, T * N, 0, 1);
+    a.B = 1; a.T = T; a.N = N; a.a = dec; a.b = b; a.h = ref;
+    BEST3(t0, lattn_scan_ref(ctx, &a)); line("scan (a in [0.9, 1))", "_ref", 0.0, t0, T);
+    a.h = h;
+    BEST3(t0, lattn_scan_fast(ctx, &a)); line("scan (a in [0.9, 1))", "_fast", rel_rms(h, ref, T * N), t0, T);
+    free(dec); free(b); free(ref); free(h);
+}
+
+static void tour_ssm(lattn_ctx *ctx) {
+    enum { T = 320, D = 192, N = 16 };
+    lattn_ssm_args a;
+    lattn_rng r = lattn_rng_seed(11);
+    float *x = buf(T * D), *dt = buf(T * D), *A = buf(D * N), *Bm = buf(T * N), *Cm = buf(T * N), *Ds = buf(D);
+    float *ref = buf(T * D), *y = buf(T * D);
+    double t0;
+    memset(&a, 0, sizeof a);
+    lattn_rng_fill_normal(&r, x, T * D, 0, 1); lattn_rng_fill_normal(&r, dt, T * D, -1, 1);
+    lattn_rng_fill_uniform(&r, A, D * N, -8, -0.5f); lattn_rng_fill_normal(&r, Bm, T * N, 0, 1);
+    lattn_rng_fill_normal(&r, Cm, T * N, 0, 1); lattn_rng_fill_normal(&r, Ds, D, 0, 1);
+    a.B = 1; a.T = T; a.D = D; a.N = N; a.G = 1; a.dt_softplus = 1;
+    a.x = x; a.dt = dt; a.A = A; a.Bm = Bm; a.Cm = Cm; a.Dskip = Ds; a.y = ref;
+    BEST3(t0, lattn_ssm_ref(ctx, &a)); line("selective ssm (Mamba-1)", "_ref", 0.0, t0, T);
+    a.y = y;
+    BEST3(t0, lattn_ssm_fast(ctx, &a)); line("selective ssm (Mamba-1)", "_fast", rel_rms(y, ref, T * D), t0, T);
+    BEST3(t0, lattn_ssm_decode(ctx, &a)); line("selective ssm (Mamba-1)", "_step", rel_rms(y, ref, T * D), t0, T);
+    free(x); free(dt); free(A); free(Bm); free(Cm); free(Ds); free(ref); free(y);
+}
+
+static void tour_s4d(lattn_ctx *ctx) {
+    enum { T = 1024, D = 16, N = 32 };
+    lattn_s4d_args a;
+    lattn_rng r = lattn_rng_seed(12);
+    float *p[6], *ldt = buf(D), *u = buf(T * D), *ref = buf(T * D), *y = buf(T * D);
+    double t0;
+    int i, form;
+    for (i = 0; i < 6; i++) p[i] = buf(D * N);
+    for (i = 0; i < D * N; i++) {           /* S4D-Lin */
+        p[0][i] = logf(0.5f); p[1][i] = 3.14159265f * (float)(i % N); p[2][i] = 1.0f;
+        p[4][i] = (float)(0.7 * lattn_rng_normal_d(&r)); p[5][i] = (float)(0.7 * lattn_rng_normal_d(&r));
+    }
+    lattn_rng_fill_uniform(&r, ldt, D, logf(1e-3f), logf(1e-1f)); lattn_rng_fill_normal(&r, u, T * D, 0, 1);
+    memset(&a, 0, sizeof a);
+    a.B = 1; a.T = T; a.D = D; a.N = N; a.complex_modes = 1;
+    a.A_re = p[0]; a.A_im = p[1]; a.B_re = p[2]; a.B_im = p[3]; a.C_re = p[4]; a.C_im = p[5]; a.log_dt = ldt;
+    a.u = u; a.y = ref;
+    BEST3(t0, lattn_s4d_ref(ctx, &a)); line("s4d (S4D-Lin, complex)", "_ref", 0.0, t0, T);
+    for (form = 0; form < 4; form++) {
+        static const char *const names[4] = { "_scan", "_fft", "_conv", "_step" };
+        a.y = y;
+        if (form == 0) BEST3(t0, lattn_s4d_scan(ctx, &a));
+        else if (form == 1) BEST3(t0, lattn_s4d_fft(ctx, &a));
+        else if (form == 2) BEST3(t0, lattn_s4d_conv(ctx, &a));
+        else BEST3(t0, lattn_s4d_decode(ctx, &a));
+        line("s4d (S4D-Lin, complex)", names[form], rel_rms(y, ref, T * D), t0, T);
+    }
+    for (i = 0; i < 6; i++) free(p[i]);
+    free(ldt); free(u); free(ref); free(y);
+}
+
 int main(void) {
     lattn_ctx ctx;
     lattn_ctx_init(&ctx);
@@ -94,6 +160,10 @@ int main(void) {
     tour_la(&ctx, "linear attn (identity)", LATTN_FMAP_IDENTITY, 0);
     tour_la(&ctx, "linear attn (elu+1, norm)", LATTN_FMAP_ELU1, 1);
     tour_la(&ctx, "linear attn (hedgehog)", LATTN_FMAP_HEDGEHOG, 0);
-    printf("\nrel.RMS: ||form - _ref|| / ||_ref|| (tolerance 1e-5). Shapes: T >= 320, chunk 64, 4 heads.\n");
+    tour_scan(&ctx);
+    tour_ssm(&ctx);
+    tour_s4d(&ctx);
+    printf("\nrel.RMS: ||form - _ref|| / ||_ref|| (tolerance 1e-5). Shapes: T >= 320; linear attention\n"
+           "chunk 64, 4 heads; the scan crosses its 4096-token block; _step rows decode token by token.\n");
     return 0;
 }
