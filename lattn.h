@@ -830,7 +830,7 @@ LATTN_API void lattn_compare(const double *got, const double *want, size_t n, do
      vsel_lt(a, b, x, y)  a < b ? x : y per lane (false for NaN)
      vabs                 clear the sign bit
      vhsum                horizontal sum in a fixed tree
-     vpow2i(n)            2^n for integer-valued n in [-126, 127]
+     vpow2i(n)            2^n for integer-valued n in [-126, 127]; vldexp(p, n) = p·2^n
      vsplit(x, &e)        x = m·2^e with m in [sqrt(1/2), sqrt(2)), for positive normal x
    LATTN__NRV is the number of vectors per row of the GEMM micro-kernel (its width is NRV·VW). */
 #if !defined(LATTN_NO_SIMD) && defined(__AVX512F__) && !defined(LATTN_NO_AVX512)
@@ -863,6 +863,7 @@ LATTN__INLINE float lattn__vhsum(lattn__vf v) {
     return _mm_cvtss_f32(x);
 }
 #  define lattn__vpow2i(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
+#  define lattn__vldexp(p, n) _mm512_scalef_ps(p, n)
 LATTN__INLINE lattn__vf lattn__vsplit(lattn__vf x, lattn__vf *e) {
     __m512i b = _mm512_castps_si512(x);
     __m512i ei = _mm512_sub_epi32(_mm512_srli_epi32(b, 23), _mm512_set1_epi32(127));
@@ -984,6 +985,9 @@ LATTN__INLINE float lattn__vsplit(float x, float *e) {
     return m;
 }
 #endif
+#ifndef lattn__vldexp
+#  define lattn__vldexp(p, n) lattn__vmul(p, lattn__vpow2i(n))   /* p·2^n, n integer-valued */
+#endif
 #ifndef lattn__vfma
 #  define lattn__vfma(a, b, c) lattn__vadd(lattn__vmul(a, b), c)
 #  define LATTN__FMA_NAME "off"
@@ -1023,10 +1027,19 @@ LATTN__INLINE lattn__vf lattn__vexp(lattn__vf x) {
     y = lattn__vsel_lt(hi, x, lattn__vset1(HUGE_VALF), y);
     return y;
 }
-/* exp of a clamped log gate, x in [LATTN_LOG_GATE_MIN, 0] (or NaN): no range fix-ups needed. */
-LATTN__INLINE lattn__vf lattn__vexp_gate(lattn__vf x) {
-    lattn__vf n, p = lattn__vexp_pn(x, &n);
-    return lattn__vmul(p, lattn__vpow2i(n));
+/* 2^x for a clamped log2 gate, x in [LATTN_LOG_GATE_MIN·log2(e), 0] (or NaN): x = n + f with
+   |f| <= 1/2, 2^f by its degree-6 Taylor polynomial (relative error < 1.4e-7), no range fix-ups.
+   The hot loops of the gated mixers pre-scale their log gates by log2(e) to call it. */
+LATTN__INLINE lattn__vf lattn__vexp2_gate(lattn__vf x) {
+    lattn__vf n = lattn__vsub(lattn__vadd(x, lattn__vset1(12582912.0f)), lattn__vset1(12582912.0f));
+    lattn__vf f = lattn__vsub(x, n), p = lattn__vset1(1.5403530393381606e-4f);
+    p = lattn__vfma(p, f, lattn__vset1(1.3333558146428443e-3f));
+    p = lattn__vfma(p, f, lattn__vset1(9.6181291076284772e-3f));
+    p = lattn__vfma(p, f, lattn__vset1(5.5504108664821580e-2f));
+    p = lattn__vfma(p, f, lattn__vset1(2.4022650695910071e-1f));
+    p = lattn__vfma(p, f, lattn__vset1(6.9314718055994531e-1f));
+    p = lattn__vfma(p, f, lattn__vset1(1.0f));
+    return lattn__vldexp(p, n);
 }
 
 /* log(x) = e·ln2 + log(m), x = m·2^e, m in [sqrt(1/2), sqrt(2)); log(1+f) by the Cephes logf
@@ -2415,14 +2428,14 @@ LATTN__DEF lattn_status lattn_ssm_ref(lattn_ctx *ctx, const lattn_ssm_args *a) {
 }
 
 /* One token of one vector of channels [c0, c0 + VW): the fused discretisation, recurrence and
-   read-out. st holds the vector's state as N rows of VW channels; At is A transposed to [N][D];
+   read-out. st holds the vector's state as N rows of VW channels; At is A·log2(e) as [N][D];
    bl, cl: per-lane B and C rows when the lanes span several groups. */
 static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t c0,
                              const float *At, float *st, float *bl, float *cl) {
     const int64_t D = a->D, N = a->N, per = D / G;
     const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, D - c0);
     const int one_group = c0 / per == (c0 + (int64_t)w - 1) / per;
-    const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN);
+    const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN * 1.44269504f);       /* in log2 units */
     const float *Bt = a->Bm + (tok * G + c0 / per) * N, *Ct = a->Cm + (tok * G + c0 / per) * N;
     lattn__vf x = lattn__vload_w(a->x + tok * D + c0, w), y = lattn__vzero(), y1 = lattn__vzero(), dx;
     lattn__vf dl = lattn__vload_w(a->dt + tok * D + c0, w);
@@ -2439,7 +2452,7 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
                 cl[k * LATTN__VW + l] = a->Cm[(tok * G + g) * N + k];
             }
     for (k = 0; k < N; k++) {            /* two read-out accumulators halve the dependency chain */
-        lattn__vf dA = lattn__vexp_gate(lattn__vmax(lo, lattn__vmul(dl, lattn__vload_w(At + k * D + c0, w))));
+        lattn__vf dA = lattn__vexp2_gate(lattn__vmax(lo, lattn__vmul(dl, lattn__vload_w(At + k * D + c0, w))));
         lattn__vf vb = one_group ? lattn__vset1(Bt[k]) : lattn__vload(bl + k * LATTN__VW);
         lattn__vf vc = one_group ? lattn__vset1(Ct[k]) : lattn__vload(cl + k * LATTN__VW);
         lattn__vf h = lattn__vfma(dA, lattn__vload(st + k * LATTN__VW), lattn__vmul(dx, vb));
@@ -2468,7 +2481,8 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
     per = (size_t)((LATTN__SSM_TILE + 2 * LATTN__VW) * N);    /* tile state, per-lane B and C */
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(D * N) + per * (size_t)nthr, who));
     At = ws;
-    for (c = 0; c < D; c++) for (k = 0; k < N; k++) At[k * D + c] = a->A[c * N + k];
+    for (c = 0; c < D; c++)              /* A transposed and in log2 units: exp(ΔA) = 2^(Δ·A·log2 e) */
+        for (k = 0; k < N; k++) At[k * D + c] = (float)((double)a->A[c * N + k] * 1.4426950408889634);
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < n * nt; w++) {
         int64_t sq = w / nt, c0 = (w % nt) * LATTN__SSM_TILE, c1 = LATTN__MIN(D, c0 + LATTN__SSM_TILE), tok0, len, c2, v, kk, t;
