@@ -1449,6 +1449,7 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
     int64_t rs = (flags & LATTN_GEMM_TRANS_A) ? 1 : lda, cs = (flags & LATTN_GEMM_TRANS_A) ? lda : 1;
     int lower = (flags & LATTN_GEMM_LOWER) != 0;
     int64_t jc, pc, ir, jr;
+    LATTN_ASSERT(ldc >= N && ws != NULL);
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {                                   /* empty sum: C = 0 (or unchanged) */
         if (!(flags & LATTN_GEMM_ACCUMULATE))
@@ -1628,6 +1629,7 @@ static lattn_status lattn__tile_new(lattn_tiler *t, lattn_tile *tile, lattn_spac
                                     size_t off, size_t len) {
     size_t need = lattn_tiler_tile_floats(np, nf);
     int i;
+    LATTN_ASSERT(np > 0 && nf > 0);      /* the callers check shapes first */
     for (i = 0; i < LATTN__TILER_SLOTS && t->slot[i].live; i++) {}
     if (i == LATTN__TILER_SLOTS)
         return lattn__tfail(t, LATTN_E_SBUF_FULL, "more than %d live tiles", LATTN__TILER_SLOTS);

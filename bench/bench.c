@@ -264,11 +264,17 @@ static void bench_tcn(void) {
 
 /* ---- STREAM triad and the scan ------------------------------------------------------------------ */
 typedef struct { int64_t n; float *a, *b, *c; int th; } triad_u;
-static void triad_run(void *p) {
+static void triad_run(void *p) {         /* STREAM triad on the SIMD layer, blocks per thread */
     triad_u *u = (triad_u *)p;
-    int64_t i;
+    int64_t blk;
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(u->th))
-    for (i = 0; i < u->n; i++) u->a[i] = u->b[i] + 3.0f * u->c[i];
+    for (blk = 0; blk < u->n / 4096; blk++) {
+        float *a = u->a + blk * 4096;
+        const float *b = u->b + blk * 4096, *c = u->c + blk * 4096;
+        int i;
+        for (i = 0; i < 4096; i += LATTN__VW)
+            lattn__vstore(a + i, lattn__vfma(lattn__vset1(3.0f), lattn__vload(c + i), lattn__vload(b + i)));
+    }
 }
 typedef struct { lattn_ctx *ctx; lattn_scan_args a; } scan_u;
 static void scan_run(void *p) { scan_u *u = (scan_u *)p; lattn_scan_fast(u->ctx, &u->a); }
