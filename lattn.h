@@ -8,9 +8,14 @@
    against, each in its simplest readable form next to its fast forms:
 
      causal convolutions (ShortConv, the dilated TCN stack)        >>conv   >>tcn
+     the diagonal scan h_t = a_t h_{t-1} + b_t                     >>scan
+     diagonal SSMs: selective (Mamba-1) and S4D (FFT convolution)  >>ssm    >>s4d
      linear attention (Katharopoulos et al. 2020)                  >>linattn
-     (planned: diagonal SSMs, GLA / Simple GLA / Laplace, DeltaNet / Gated DeltaNet, PRISM,
-      TTT-Linear / TTT-MLP, softmax attention, the SPS transformer)
+     (planned: GLA / Simple GLA / Laplace, DeltaNet / Gated DeltaNet, PRISM, TTT-Linear /
+      TTT-MLP, softmax attention, the SPS transformer)
+
+   The conformance kit (>>safetensors, >>conformance) reads and writes golden cases so that other
+   backends (CUDA, Triton, NKI) can check themselves against lattn's double-precision _ref forms.
 
    Under the mixers sit the substrate they share: a compile-time SIMD layer (AVX-512, AVX2+FMA, NEON,
    scalar), an SGEMM micro-kernel family, a documented PRNG, and a simulated 128-partition SBUF/PSUM
@@ -4480,7 +4485,9 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
 /* >>history                                                                                        */
 /* ================================================================================================ */
 /* 0.1.0  2026-11-29  first release: foundations (status, context, PRNG, SIMD layer, SGEMM, tiler),
-                      ShortConv, TCN stack and demo model, linear attention in four forms. */
+                      ShortConv, TCN stack and demo model, linear attention in four forms, the
+                      diagonal scan, the selective SSM, S4D with FFT convolution, safetensors
+                      I/O and the golden-case runner. Golden outputs: reference_outputs/ v1. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
