@@ -812,10 +812,8 @@ LATTN_API void lattn_compare(const double *got, const double *want, size_t n, do
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define LATTN__INLINE static __inline__
-#  define LATTN__UNUSED __attribute__((unused))
 #else
 #  define LATTN__INLINE static
-#  define LATTN__UNUSED
 #endif
 
 #define LATTN__MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -1098,14 +1096,6 @@ LATTN__INLINE lattn__vf lattn__vsoftplus(lattn__vf x) {
     return lattn__vfma(lattn__vadd(s, s), p, lattn__vmax(lattn__vzero(), x));
 }
 LATTN__INLINE lattn__vf lattn__vsilu(lattn__vf x) { return lattn__vmul(x, lattn__vsigmoid(x)); }
-
-/* Scalar versions through the same code (one lane), so scalar tails match the vector lanes. */
-LATTN__INLINE float lattn__lane(lattn__vf (*fn)(lattn__vf), float x) {
-    float t[LATTN__VW]; int i;
-    for (i = 0; i < LATTN__VW; i++) t[i] = x;
-    lattn__vstore(t, fn(lattn__vload(t)));
-    return t[0];
-}
 
 /* ================================================================================================ */
 /* Foundations: status strings, build info, context, checked sizes, errors, allocation              */
