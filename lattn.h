@@ -534,7 +534,8 @@ LATTN_API lattn_status lattn_ssm_decode(lattn_ctx *ctx, const lattn_ssm_args *a)
    s·Re(Σ_n C_n Ā_n^(t+1) h0_n) of an initial state.
    u, y: [B][T][D]; A_re, A_im, B_re, B_im, C_re, C_im: [D][N]; log_dt, Dskip: [D];
    h0, ht: [B][D][N][2] (complex: re, im). Forms: _ref (recurrence, double), _scan (recurrence,
-   float32, SIMD across modes), _fft (kernel in double, then FFT convolution per channel with the
+   float32, SIMD across modes, time in blocks of 64 so the state rounds ~T/64 times rather than T),
+   _fft (kernel in double, then FFT convolution per channel with the
    library's radix-2 FFT; the kernel is built once per channel and shared by the batch), _conv
    (direct O(T^2) convolution), _step (T == 1). The convolution forms (_fft, _conv) produce y only
    (ht must be NULL); they accept h0. Powers Ā^j are re-anchored with exp(jΔA) every 32 steps. */
@@ -2660,7 +2661,22 @@ LATTN__DEF lattn_status lattn_s4d_ref(lattn_ctx *ctx, const lattn_s4d_args *a) {
     return lattn__ok(ctx);
 }
 
-/* _scan and _step: the recurrence in float32, modes in SIMD vectors (re and im in separate rows). */
+/* (p + q)·x + c for complex vectors, p = Ā rounded to float and q = Ā - p: the low part keeps the
+   powers Ā^j from drifting by j·ε. */
+LATTN__INLINE void lattn__s4d_cmadd(lattn__vf pr, lattn__vf pi, lattn__vf qr, lattn__vf qi, lattn__vf xr, lattn__vf xi,
+                                    lattn__vf cr, lattn__vf ci, lattn__vf *nr, lattn__vf *ni) {
+    lattn__vf tr = lattn__vsub(lattn__vfma(qr, xr, cr), lattn__vmul(qi, xi));
+    lattn__vf ti = lattn__vfma(qi, xr, lattn__vfma(qr, xi, ci));
+    *nr = lattn__vfma(pr, xr, lattn__vsub(tr, lattn__vmul(pi, xi)));
+    *ni = lattn__vfma(pr, xi, lattn__vfma(pi, xr, ti));
+}
+
+/* _scan and _step: the recurrence in float32, modes in SIMD vectors (re and im in separate rows).
+   Rounding errors of a float recurrence with |Ā| near 1 are correlated and add up over T, so time
+   runs in blocks of 64: inside a block, g = Ā^j h_start and the block's own response l (from zero)
+   are separate recurrences, y = s·Re(C(g + l)) + Dskip·u; at a block's end the carried state is
+   h = Ā^64·h_start + l with Ā^64 from double. A state then takes ~T/64 roundings, not T. */
+#define LATTN__S4D_BLOCK 64
 static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, const char *who) {
     int64_t w, D, N, Np;
     int nthr;
@@ -2669,46 +2685,95 @@ static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, cons
     LATTN__TRY(lattn__s4d_check(ctx, who, a));
     D = a->D; N = a->N; Np = (N + LATTN__VW - 1) / LATTN__VW * LATTN__VW;
     nthr = lattn__threads(ctx);
-    per = (size_t)(8 * Np);              /* Ā, B̄, C (re, im) and the state (re, im) */
+    per = (size_t)(18 * Np);
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, per * (size_t)nthr, who));
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < a->B * D; w++) {
-        int64_t b = w / D, d = w % D, n, t, k;
+        int64_t b = w / D, d = w % D, n, t0, k;
         float *m = ws + per * (size_t)lattn__thread_id();
-        float *ar = m, *ai = m + Np, *br = m + 2 * Np, *bi = m + 3 * Np, *cr = m + 4 * Np, *ci = m + 5 * Np, *hr = m + 6 * Np, *hi = m + 7 * Np;
+        /* Ā (hi, lo), Ā^64 (hi, lo), B̄, C; states: block start s, carry g, block response l */
+        float *ar = m, *ai = m + Np, *lr = m + 2 * Np, *li = m + 3 * Np, *Pr = m + 4 * Np, *Pi = m + 5 * Np;
+        float *Qr = m + 6 * Np, *Qi = m + 7 * Np, *br = m + 8 * Np, *bi = m + 9 * Np, *cr = m + 10 * Np, *ci = m + 11 * Np;
+        float *sr = m + 12 * Np, *si = m + 13 * Np, *gr = m + 14 * Np, *gi = m + 15 * Np, *xr = m + 16 * Np, *xi = m + 17 * Np;
         float s = a->complex_modes ? 2.0f : 1.0f, dk = a->Dskip ? a->Dskip[d] : 0.0f;
+        double dt = exp((double)a->log_dt[d]);
         memset(m, 0, per * sizeof(float));   /* padded modes stay zero */
         for (n = 0; n < N; n++) {
-            lattn__cplx Ab, Bb, C;
+            lattn__cplx Ab, Bb, C, P;
             lattn__s4d_mode(a, d, n, &Ab, &Bb, &C);
-            ar[n] = (float)Ab.re; ai[n] = (float)Ab.im; br[n] = (float)Bb.re; bi[n] = (float)Bb.im;
-            cr[n] = (float)C.re; ci[n] = (float)C.im;
-            if (a->h0) { hr[n] = a->h0[((b * D + d) * N + n) * 2]; hi[n] = a->h0[((b * D + d) * N + n) * 2 + 1]; }
+            P = lattn__cexp(-exp((double)a->A_re[d * N + n]) * dt * LATTN__S4D_BLOCK,
+                            (a->complex_modes ? (double)a->A_im[d * N + n] : 0.0) * dt * LATTN__S4D_BLOCK);
+            ar[n] = (float)Ab.re; ai[n] = (float)Ab.im; lr[n] = (float)(Ab.re - (double)ar[n]); li[n] = (float)(Ab.im - (double)ai[n]);
+            Pr[n] = (float)P.re; Pi[n] = (float)P.im; Qr[n] = (float)(P.re - (double)Pr[n]); Qi[n] = (float)(P.im - (double)Pi[n]);
+            br[n] = (float)Bb.re; bi[n] = (float)Bb.im; cr[n] = (float)C.re; ci[n] = (float)C.im;
+            if (a->h0) { sr[n] = a->h0[((b * D + d) * N + n) * 2]; si[n] = a->h0[((b * D + d) * N + n) * 2 + 1]; }
         }
-        for (t = 0; t < a->T; t++) {
-            float u = a->u[(b * a->T + t) * D + d];
-            lattn__vf vu = lattn__vset1(u), acc = lattn__vzero();
-            for (k = 0; k < Np; k += LATTN__VW) {   /* h = Ā h + B̄ u;  acc += Re(C h) */
-                lattn__vf xr = lattn__vload(hr + k), xi = lattn__vload(hi + k), pr = lattn__vload(ar + k), pi = lattn__vload(ai + k);
-                lattn__vf nr = lattn__vfma(lattn__vload(br + k), vu, lattn__vsub(lattn__vmul(pr, xr), lattn__vmul(pi, xi)));
-                lattn__vf ni = lattn__vfma(lattn__vload(bi + k), vu, lattn__vfma(pr, xi, lattn__vmul(pi, xr)));
-                lattn__vstore(hr + k, nr); lattn__vstore(hi + k, ni);
-                acc = lattn__vfma(lattn__vload(cr + k), nr, acc);
-                acc = lattn__vsub(acc, lattn__vmul(lattn__vload(ci + k), ni));
+        for (t0 = 0; t0 < a->T; t0 += LATTN__S4D_BLOCK) {
+            int64_t L = LATTN__MIN((int64_t)LATTN__S4D_BLOCK, a->T - t0), j;
+            memcpy(gr, sr, (size_t)Np * sizeof(float)); memcpy(gi, si, (size_t)Np * sizeof(float));
+            memset(xr, 0, (size_t)Np * sizeof(float)); memset(xi, 0, (size_t)Np * sizeof(float));
+            for (j = 0; j < L; j++) {
+                float u = a->u[(b * a->T + t0 + j) * D + d];
+                lattn__vf vu = lattn__vset1(u), acc = lattn__vzero(), z = lattn__vzero();
+                for (k = 0; k < Np; k += LATTN__VW) {
+                    lattn__vf pr = lattn__vload(ar + k), pi = lattn__vload(ai + k), qr = lattn__vload(lr + k), qi = lattn__vload(li + k);
+                    lattn__vf ngr, ngi, nxr, nxi, hr, hi;
+                    lattn__s4d_cmadd(pr, pi, qr, qi, lattn__vload(gr + k), lattn__vload(gi + k), z, z, &ngr, &ngi);
+                    lattn__s4d_cmadd(pr, pi, qr, qi, lattn__vload(xr + k), lattn__vload(xi + k),
+                                     lattn__vmul(lattn__vload(br + k), vu), lattn__vmul(lattn__vload(bi + k), vu), &nxr, &nxi);
+                    lattn__vstore(gr + k, ngr); lattn__vstore(gi + k, ngi);
+                    lattn__vstore(xr + k, nxr); lattn__vstore(xi + k, nxi);
+                    hr = lattn__vadd(ngr, nxr); hi = lattn__vadd(ngi, nxi);
+                    acc = lattn__vfma(lattn__vload(cr + k), hr, acc);
+                    acc = lattn__vsub(acc, lattn__vmul(lattn__vload(ci + k), hi));
+                }
+                a->y[(b * a->T + t0 + j) * D + d] = s * lattn__vhsum(acc) + dk * u;
             }
-            a->y[(b * a->T + t) * D + d] = s * lattn__vhsum(acc) + dk * u;
+            for (k = 0; k < Np; k += LATTN__VW) {   /* the state carried out of the block */
+                lattn__vf nr, ni;
+                if (L == LATTN__S4D_BLOCK)
+                    lattn__s4d_cmadd(lattn__vload(Pr + k), lattn__vload(Pi + k), lattn__vload(Qr + k), lattn__vload(Qi + k),
+                                     lattn__vload(sr + k), lattn__vload(si + k), lattn__vload(xr + k), lattn__vload(xi + k), &nr, &ni);
+                else {
+                    nr = lattn__vadd(lattn__vload(gr + k), lattn__vload(xr + k));
+                    ni = lattn__vadd(lattn__vload(gi + k), lattn__vload(xi + k));
+                }
+                lattn__vstore(sr + k, nr); lattn__vstore(si + k, ni);
+            }
         }
         if (a->ht)
-            for (n = 0; n < N; n++) { a->ht[((b * D + d) * N + n) * 2] = hr[n]; a->ht[((b * D + d) * N + n) * 2 + 1] = hi[n]; }
+            for (n = 0; n < N; n++) { a->ht[((b * D + d) * N + n) * 2] = sr[n]; a->ht[((b * D + d) * N + n) * 2 + 1] = si[n]; }
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
 }
 LATTN__DEF lattn_status lattn_s4d_scan(lattn_ctx *ctx, const lattn_s4d_args *a) { return lattn__s4d_rec(ctx, a, "lattn_s4d_scan"); }
+
+/* One decoding step. The state is float32 in and out, so each step rounds it once; the update
+   itself runs in double (no FMA-dependent double rounding, which would add up over long decodes of
+   |Ā| near 1). h0 -> ht, in place allowed. */
 LATTN__DEF lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a) {
-    if (a && a->T != 1) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_s4d_step: needs T == 1");
-    if (a && !a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_s4d_step: ht (the state out) is NULL");
-    return lattn__s4d_rec(ctx, a, "lattn_s4d_step");
+    int64_t b, d, n, D, N;
+    LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_step", a));
+    if (a->T != 1) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_s4d_step: needs T == 1");
+    if (!a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_s4d_step: ht (the state out) is NULL");
+    D = a->D; N = a->N;
+    for (b = 0; b < a->B; b++)
+        for (d = 0; d < D; d++) {
+            double u = a->u[b * D + d], y = 0;
+            for (n = 0; n < N; n++) {
+                size_t i = (size_t)(((b * D + d) * N + n) * 2);
+                lattn__cplx Ab, Bb, C, h;
+                lattn__s4d_mode(a, d, n, &Ab, &Bb, &C);
+                h.re = a->h0 ? (double)a->h0[i] : 0.0; h.im = a->h0 ? (double)a->h0[i + 1] : 0.0;
+                h = lattn__cmul(Ab, h);
+                h.re += Bb.re * u; h.im += Bb.im * u;
+                a->ht[i] = (float)h.re; a->ht[i + 1] = (float)h.im;
+                y += C.re * (double)a->ht[i] - C.im * (double)a->ht[i + 1];   /* read the state as stored */
+            }
+            a->y[b * D + d] = (float)((a->complex_modes ? 2.0 : 1.0) * y + (a->Dskip ? (double)a->Dskip[d] * u : 0.0));
+        }
+    return lattn__ok(ctx);
 }
 
 LATTN__DEF lattn_status lattn_s4d_decode(lattn_ctx *ctx, const lattn_s4d_args *a) {
