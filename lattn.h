@@ -2431,47 +2431,64 @@ LATTN__DEF lattn_status lattn_ssm_ref(lattn_ctx *ctx, const lattn_ssm_args *a) {
     return lattn__ok(ctx);
 }
 
-/* One token of one vector of channels [c0, c0 + VW): the fused discretisation, recurrence and
-   read-out. st holds the vector's state as N rows of VW channels; At is A·log2(e) as [N][D];
-   bl, cl: per-lane B and C rows when the lanes span several groups. */
-static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t c0,
-                             const float *At, float *st, float *bl, float *cl) {
-    const int64_t D = a->D, N = a->N, per = D / G;
-    const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, D - c0);
-    const int one_group = c0 / per == (c0 + (int64_t)w - 1) / per;
+/* One token of the channels [c0, c1) (nv vectors): the fused discretisation, recurrence and
+   read-out. State n of vector v sits at st[(v·N + n)·VW]; At is A·log2(e) as [N][D]. Loop order:
+   states outer, vectors inner, so B_n and C_n are broadcast once for the whole tile; when the tile's
+   lanes span several groups, bl and cl hold each lane's B and C rows instead. sc is scratch for
+   Δ, Δ·x and the read-out of every vector. */
+static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t c0, int64_t c1,
+                             const float *At, float *st, float *bl, float *cl, float *sc) {
+    const int64_t D = a->D, N = a->N, per = D / G, nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
+    const int one_group = c0 / per == (c1 - 1) / per;
     const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN * 1.44269504f);       /* in log2 units */
     const float *Bt = a->Bm + (tok * G + c0 / per) * N, *Ct = a->Cm + (tok * G + c0 / per) * N;
-    lattn__vf x = lattn__vload_w(a->x + tok * D + c0, w), y = lattn__vzero(), y1 = lattn__vzero(), dx;
-    lattn__vf dl = lattn__vload_w(a->dt + tok * D + c0, w);
-    int64_t k;
-    size_t l;
-    if (a->dt_bias) dl = lattn__vadd(dl, lattn__vload_w(a->dt_bias + c0, w));
-    if (a->dt_softplus) dl = lattn__vsoftplus(dl);
-    dx = lattn__vmul(dl, x);
-    if (!one_group)                      /* lanes in different groups: gather each lane's rows */
-        for (l = 0; l < w; l++)
-            for (k = 0; k < N; k++) {
-                int64_t g = (c0 + (int64_t)l) / per;
-                bl[k * LATTN__VW + l] = a->Bm[(tok * G + g) * N + k];
-                cl[k * LATTN__VW + l] = a->Cm[(tok * G + g) * N + k];
-            }
-    for (k = 0; k < N; k++) {            /* two read-out accumulators halve the dependency chain */
-        lattn__vf dA = lattn__vexp2_gate(lattn__vmax(lo, lattn__vmul(dl, lattn__vload_w(At + k * D + c0, w))));
-        lattn__vf vb = one_group ? lattn__vset1(Bt[k]) : lattn__vload(bl + k * LATTN__VW);
-        lattn__vf vc = one_group ? lattn__vset1(Ct[k]) : lattn__vload(cl + k * LATTN__VW);
-        lattn__vf h = lattn__vfma(dA, lattn__vload(st + k * LATTN__VW), lattn__vmul(dx, vb));
-        lattn__vstore(st + k * LATTN__VW, h);
-        if (k & 1) y1 = lattn__vfma(vc, h, y1); else y = lattn__vfma(vc, h, y);
+    float *dls = sc, *dxs = sc + nv * LATTN__VW, *ys = dxs + nv * LATTN__VW;
+    int64_t k, v;
+    for (v = 0; v < nv; v++) {           /* Δ = softplus(dt + bias) and Δ·x per vector */
+        int64_t c = c0 + v * LATTN__VW;
+        size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
+        lattn__vf dl = lattn__vload_w(a->dt + tok * D + c, w);
+        if (a->dt_bias) dl = lattn__vadd(dl, lattn__vload_w(a->dt_bias + c, w));
+        if (a->dt_softplus) dl = lattn__vsoftplus(dl);
+        lattn__vstore(dls + v * LATTN__VW, dl);
+        lattn__vstore(dxs + v * LATTN__VW, lattn__vmul(dl, lattn__vload_w(a->x + tok * D + c, w)));
+        lattn__vstore(ys + v * LATTN__VW, lattn__vzero());
+        if (!one_group) {                /* lanes in different groups: gather each lane's rows */
+            size_t l;
+            for (l = 0; l < w; l++)
+                for (k = 0; k < N; k++) {
+                    int64_t g = (c + (int64_t)l) / per;
+                    bl[(v * N + k) * LATTN__VW + l] = a->Bm[(tok * G + g) * N + k];
+                    cl[(v * N + k) * LATTN__VW + l] = a->Cm[(tok * G + g) * N + k];
+                }
+        }
     }
-    y = lattn__vadd(y, y1);
-    if (a->Dskip) y = lattn__vfma(lattn__vload_w(a->Dskip + c0, w), x, y);
-    if (a->z) y = lattn__vmul(y, lattn__vsilu(lattn__vload_w(a->z + tok * D + c0, w)));
-    lattn__vstore_w(a->y + tok * D + c0, y, w);
+    for (k = 0; k < N; k++) {
+        lattn__vf vb = lattn__vset1(Bt[k]), vc = lattn__vset1(Ct[k]);
+        for (v = 0; v < nv; v++) {
+            int64_t c = c0 + v * LATTN__VW;
+            float *s = st + (v * N + k) * LATTN__VW;
+            lattn__vf dA = lattn__vexp2_gate(lattn__vmax(lo, lattn__vmul(lattn__vload(dls + v * LATTN__VW),
+                                                                         lattn__vload_w(At + k * D + c, (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c)))));
+            lattn__vf h;
+            if (!one_group) { vb = lattn__vload(bl + (v * N + k) * LATTN__VW); vc = lattn__vload(cl + (v * N + k) * LATTN__VW); }
+            h = lattn__vfma(dA, lattn__vload(s), lattn__vmul(lattn__vload(dxs + v * LATTN__VW), vb));
+            lattn__vstore(s, h);
+            lattn__vstore(ys + v * LATTN__VW, lattn__vfma(vc, h, lattn__vload(ys + v * LATTN__VW)));
+        }
+    }
+    for (v = 0; v < nv; v++) {           /* y = Σ C h + Dskip·x, gated by SiLU(z) */
+        int64_t c = c0 + v * LATTN__VW;
+        size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
+        lattn__vf y = lattn__vload(ys + v * LATTN__VW);
+        if (a->Dskip) y = lattn__vfma(lattn__vload_w(a->Dskip + c, w), lattn__vload_w(a->x + tok * D + c, w), y);
+        if (a->z) y = lattn__vmul(y, lattn__vsilu(lattn__vload_w(a->z + tok * D + c, w)));
+        lattn__vstore_w(a->y + tok * D + c, y, w);
+    }
 }
 
-/* The fast form and _step: work items are (sequence, 256 channels); within one, tokens outer and
-   channel vectors inner, so each token's rows stream once and the tile's state stays in L1.
-   Any thread count gives the same bits. */
+/* The fast form and _step: work items are (sequence, 128 channels); within one, tokens outer, so
+   each token's rows stream once and the tile's state stays in L1. Any thread count, same bits. */
 #define LATTN__SSM_TILE 128
 static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, const char *who) {
     int64_t n, G, w, nt, D, N, c, k;
@@ -2482,28 +2499,30 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
     D = a->D; N = a->N;
     nt = (D + LATTN__SSM_TILE - 1) / LATTN__SSM_TILE;
     nthr = lattn__threads(ctx);
-    per = (size_t)((LATTN__SSM_TILE + 2 * LATTN__VW) * N);    /* tile state, per-lane B and C */
+    per = (size_t)(3 * LATTN__SSM_TILE * N + 3 * LATTN__SSM_TILE);   /* state, per-lane B and C, scratch */
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(D * N) + per * (size_t)nthr, who));
     At = ws;
     for (c = 0; c < D; c++)              /* A transposed and in log2 units: exp(ΔA) = 2^(Δ·A·log2 e) */
         for (k = 0; k < N; k++) At[k * D + c] = (float)((double)a->A[c * N + k] * 1.4426950408889634);
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < n * nt; w++) {
-        int64_t sq = w / nt, c0 = (w % nt) * LATTN__SSM_TILE, c1 = LATTN__MIN(D, c0 + LATTN__SSM_TILE), tok0, len, c2, v, kk, t;
-        float *st = ws + D * N + per * (size_t)lattn__thread_id(), *bl = st + LATTN__SSM_TILE * N, *cl = bl + LATTN__VW * N;
+        int64_t sq = w / nt, c0 = (w % nt) * LATTN__SSM_TILE, c1 = LATTN__MIN(D, c0 + LATTN__SSM_TILE), tok0, len, v, kk, t, l;
+        int64_t nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
+        float *st = ws + D * N + per * (size_t)lattn__thread_id(), *bl = st + LATTN__SSM_TILE * N, *cl = bl + LATTN__SSM_TILE * N;
+        float *sc = cl + LATTN__SSM_TILE * N;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-        for (c2 = c0; c2 < c1; c2 += LATTN__VW)   /* state in: [N][VW] per vector from [D][N] */
+        for (v = 0; v < nv; v++)         /* state in: [vector][N][VW] from [D][N] */
             for (kk = 0; kk < N; kk++)
-                for (v = 0; v < LATTN__VW; v++)
-                    st[(c2 - c0) * N + kk * LATTN__VW + v] = (c2 + v < D && a->h0) ? a->h0[(sq * D + c2 + v) * N + kk] : 0.0f;
-        for (t = 0; t < len; t++)
-            for (c2 = c0; c2 < c1; c2 += LATTN__VW)
-                lattn__ssm_token(a, G, tok0 + t, c2, At, st + (c2 - c0) * N, bl, cl);
+                for (l = 0; l < LATTN__VW; l++) {
+                    int64_t c2 = c0 + v * LATTN__VW + l;
+                    st[(v * N + kk) * LATTN__VW + l] = (c2 < c1 && a->h0) ? a->h0[(sq * D + c2) * N + kk] : 0.0f;
+                }
+        for (t = 0; t < len; t++) lattn__ssm_token(a, G, tok0 + t, c0, c1, At, st, bl, cl, sc);
         if (a->ht)
-            for (c2 = c0; c2 < c1; c2 += LATTN__VW)
+            for (v = 0; v < nv; v++)
                 for (kk = 0; kk < N; kk++)
-                    for (v = 0; v < LATTN__MIN((int64_t)LATTN__VW, D - c2); v++)
-                        a->ht[(sq * D + c2 + v) * N + kk] = st[(c2 - c0) * N + kk * LATTN__VW + v];
+                    for (l = 0; l < LATTN__VW && c0 + v * LATTN__VW + l < c1; l++)
+                        a->ht[(sq * D + c0 + v * LATTN__VW + l) * N + kk] = st[(v * N + kk) * LATTN__VW + l];
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
