@@ -504,7 +504,8 @@ LATTN_API lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a)
    domain error. Identity: with N = K, one A per head and Δ shared within a head this is Simple
    GLA with q = Cm, k = Bm, v = Δ·x, g = Δ·A, scale 1 (tested). Forms: _ref (double), _fast
    (float32; discretisation, recurrence and read-out fused per vector of channels inside tiles of
-   256, so exp(ΔA) and ΔBx never exist beyond one vector), _step (T == 1, h0 -> ht, in place). */
+   128, so exp(ΔA) and ΔBx never exist beyond one vector; exp(ΔA) = 2^(Δ·A·log2 e) by a polynomial
+   that needs no range fix-ups), _step (T == 1, h0 -> ht, in place). */
 typedef struct lattn_ssm_args {
     int64_t B, T, D, N, G;
     const float *x, *dt, *A, *Bm, *Cm;

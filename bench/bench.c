@@ -360,7 +360,7 @@ static void bench_ssm(void) {
     BENCH_ARR(Bm, T * N, -1, 1); BENCH_ARR(Cm, T * N, -1, 1); BENCH_ARR(Dskip, D, -1, 1); BENCH_ARR(dt_bias, D, -1, 0);
 #undef BENCH_ARR
     u.a.y = (float *)malloc(sizeof(float) * (size_t)(T * D)); u.h = (float *)malloc(sizeof(float) * (size_t)(D * N));
-    time2(ssm_fast_run, &u, ssm_loop_run, &u, 5, &mf, &ml);
+    time2(ssm_fast_run, &u, ssm_loop_run, &u, 9, &mf, &ml);
     snprintf(shape, sizeof shape, "T=%lld,D=1536,N=16 (mamba-130m)", (long long)T);
     row("ssm_expf_loop", shape, 1, ml, (double)T, 4.0 * T * D * N, NULL, 0);
     row("ssm_fast", shape, 1, mf, (double)T, 4.0 * T * D * N, "ssm_expf_loop", ml);
