@@ -617,7 +617,23 @@ LATTN_API lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_de
    + b2) with fmap_w = [W1; W2] ([2][K][K]) and fmap_b = [b1; b2] ([2][K]); hedgehog softmax([2y,
    -2y]) over 2K features, y = x Wᵀ + b, fmap_w [K][K], fmap_b [K].
    Shapes: q, k [B][T][H][K]; v, o [B][T][H][V]; h0, ht [B][H][K'][V] (or [N] with offsets);
-   z0, zt [B][H][K'] (normalised form only). */
+   z0, zt [B][H][K'] (normalised form only).
+
+   Gated linear attention: the same functions with a log forget gate (natural log, <= 0; at most
+   one of the three gate fields is set). Per head, α_t = exp(gate_t):
+       S_t = diag(α_t) S_{t-1} + φ(k_t) v_tᵀ,    o_t = s · S_tᵀ φ(q_t)     (z decays the same way)
+     GLA (Yang et al. 2024, fla ops/gla):          gk [B][T][H][K], one gate per key channel
+     Simple GLA (fla ops/simple_gla):              g  [B][T][H],    one gate per head and token
+     fixed decay: retention (Sun et al. 2023) and the Laplace mixer: g_gamma [H]
+                  (lattn_retention_decay fills RetNet's γ_h = 1 - 2^(-5-h) as ln γ_h)
+   Linear attention is GLA with every gate 0 (spec gla_laplace.md §5). Chunked form, chunk of L
+   tokens with the chunk-local inclusive cumsum b_r = Σ_{τ<=r} gate_τ (so every b_r <= 0):
+       A[r][c] = s Σ_i q_r[i] k_c[i] e^{b_r[i] - b_c[i]}  (c <= r)
+       O_n = A·V + s·(Q ⊙ e^{b})·S_{n-1}
+       S_n = diag(e^{b_last}) S_{n-1} + (K ⊙ e^{b_last - b})ᵀ V
+   Only non-positive differences are exponentiated (spec §5.4); per-key gates take the sub-chunk
+   route of spec §5.5 inside a chunk. Log gates are clamped below at LATTN_LOG_GATE_MIN in every
+   form (-inf is a hard reset); a positive or NaN gate is a domain error. */
 typedef enum lattn_fmap {
     LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD, LATTN_FMAP_HEDGEHOG
 } lattn_fmap;
@@ -630,6 +646,9 @@ typedef struct lattn_la_args {
     int normalize;                       /* 1 = divide by s·φ(q)·z + eps */
     float eps;                           /* normaliser epsilon (lattn_la_args_default: 1e-6) */
     double scale;                        /* 0 = K'^-1/2 (double, so _ref matches float64 references) */
+    const float *gk;                     /* GLA: per-key log gates [B][T][H][K] (needs K' = K) */
+    const float *g;                      /* Simple GLA: per-head log gates [B][T][H] */
+    const float *g_gamma;                /* fixed per-head log decay [H] (retention, Laplace) */
     const float *h0, *z0;                /* optional initial state / key sum */
     const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
     int64_t n_seqs;
@@ -640,6 +659,8 @@ typedef struct lattn_la_args {
 LATTN_API lattn_la_args lattn_la_args_default(void);
 /* Width K' of the feature map's output. */
 LATTN_API int64_t lattn_fmap_width(lattn_fmap f, int64_t K);
+/* RetNet's per-head decays as log gates: g_gamma[h] = ln(1 - 2^(-5-h)), h < H. */
+LATTN_API void lattn_retention_decay(int64_t H, float *g_gamma);
 LATTN_API lattn_status lattn_la_ref     (lattn_ctx *ctx, const lattn_la_args *a);
 /* _ref with float64 outputs as well (golden files, conformance): any of o64 [B][T][H][V],
    ht64 [..][H][K'][V], zt64 [..][H][K'] may be NULL; the float outputs of `a` are written too. */
@@ -3188,6 +3209,21 @@ LATTN__DEF lattn_la_args lattn_la_args_default(void) {
     return a;
 }
 LATTN__DEF int64_t lattn_fmap_width(lattn_fmap f, int64_t K) { return f == LATTN_FMAP_HEDGEHOG ? 2 * K : K; }
+LATTN__DEF void lattn_retention_decay(int64_t H, float *g_gamma) {
+    int64_t h;
+    for (h = 0; g_gamma && h < H; h++) g_gamma[h] = (float)log(1.0 - ldexp(1.0, (int)(-5 - LATTN__MIN(h, 200))));
+}
+
+/* Gate kinds: none (plain linear attention), one gate per head (g, g_gamma), one per key (gk). */
+enum { LATTN__GATE_NONE = 0, LATTN__GATE_HEAD = 1, LATTN__GATE_KEY = 2 };
+static int lattn__la_gate_kind(const lattn_la_args *a) {
+    return a->gk ? LATTN__GATE_KEY : (a->g || a->g_gamma) ? LATTN__GATE_HEAD : LATTN__GATE_NONE;
+}
+/* The clamped log gate of (token, head, key i); 0 without gates. */
+static float lattn__la_gate(const lattn_la_args *a, int64_t tok, int64_t h, int64_t i) {
+    float g = a->gk ? a->gk[(tok * a->H + h) * a->K + i] : a->g ? a->g[tok * a->H + h] : a->g_gamma ? a->g_gamma[h] : 0.0f;
+    return LATTN__MAX(g, LATTN_LOG_GATE_MIN);
+}
 
 /* φ(x) for one head row, in double (fast forms call it too: the map is O(K) or O(K²) per token,
    against O(K·V) for the mixer, and double costs nothing in accuracy). */
@@ -3226,7 +3262,7 @@ static void lattn__fmap_row(lattn_fmap f, int64_t K, const float *x, const float
 }
 
 /* Validation shared by every form; fills the derived sizes. */
-typedef struct lattn__la_dims { int64_t n, Kf; float s; double sd; } lattn__la_dims;
+typedef struct lattn__la_dims { int64_t n, Kf; float s; double sd; int gate; } lattn__la_dims;
 static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn_la_args *a, lattn__la_dims *dm) {
     int64_t d[4];
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
@@ -3245,6 +3281,10 @@ static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn
     if (a->normalize && !(a->eps >= 0.0f && a->eps < HUGE_VALF))
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: eps must be finite and >= 0", who);
     dm->Kf = lattn_fmap_width(a->fmap, a->K);
+    if ((a->gk != NULL) + (a->g != NULL) + (a->g_gamma != NULL) > 1)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: set at most one of gk, g and g_gamma", who);
+    if (a->gk && dm->Kf != a->K)
+        return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: per-key gates need a feature map of width K", who);
     d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = LATTN__MAX(dm->Kf, a->V + 1);
     LATTN__TRY(lattn__check_count(ctx, who, "q/k/v", 4, d));
     d[0] = dm->n; d[1] = a->H; d[2] = dm->Kf; d[3] = a->V + 1;
@@ -3253,8 +3293,16 @@ static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn
         d[0] = a->T; d[1] = a->T + dm->Kf + a->V + 1;
         LATTN__TRY(lattn__check_count(ctx, who, "scores", 2, d));
     }
+    {   /* every log gate must be <= 0 (or -inf); NaN and positive gates are rejected */
+        const float *gp = a->gk ? a->gk : a->g ? a->g : a->g_gamma;
+        int64_t i, n = a->gk ? a->B * a->T * a->H * a->K : a->g ? a->B * a->T * a->H : a->H;
+        for (i = 0; gp && i < n; i++)
+            if (!(gp[i] <= 0.0f))
+                return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: log gate %lld is %g (must be <= 0)", who, (long long)i, (double)gp[i]);
+    }
     dm->sd = a->scale != 0.0 ? a->scale : 1.0 / sqrt((double)dm->Kf);
     dm->s = (float)dm->sd;
+    dm->gate = lattn__la_gate_kind(a);
     return LATTN_OK;
 }
 
@@ -3283,9 +3331,10 @@ LATTN__DEF lattn_status lattn_la_ref64(lattn_ctx *ctx, const lattn_la_args *a, d
                 double den = 0;
                 lattn__fmap_row(a->fmap, K, a->q + row * K, a->fmap_w, a->fmap_b, fq);
                 lattn__fmap_row(a->fmap, K, a->k + row * K, a->fmap_w, a->fmap_b, fk);
-                for (i = 0; i < Kf; i++) {                       /* S += φk vᵀ, z += φk */
-                    for (j = 0; j < V; j++) S[i * V + j] += fk[i] * (double)a->v[row * V + j];
-                    z[i] += fk[i];
+                for (i = 0; i < Kf; i++) {                       /* S = α S + φk vᵀ, z = α z + φk */
+                    double al = dm.gate ? exp((double)lattn__la_gate(a, tok0 + t, h, i)) : 1.0;
+                    for (j = 0; j < V; j++) S[i * V + j] = al * S[i * V + j] + fk[i] * (double)a->v[row * V + j];
+                    z[i] = al * z[i] + fk[i];
                 }
                 for (j = 0; j < V; j++) o[j] = 0;
                 for (i = 0; i < Kf; i++) {                       /* o = Sᵀ (s φq) */
@@ -3360,19 +3409,20 @@ LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
             }
             for (j = 0; j < V; j++) o[j] = 0.0f;
             for (i = 0; i < Kf; i++) {
-                float *Si = S + i * V, qi = dm.s * q[i];
-                lattn__vf vk = lattn__vset1(k[i]), vq = lattn__vset1(qi);
+                float *Si = S + i * V, qi = dm.s * q[i], al = dm.gate ? expf(lattn__la_gate(a, b, h, i)) : 1.0f;
+                lattn__vf vk = lattn__vset1(k[i]), vq = lattn__vset1(qi), va = lattn__vset1(al);
                 for (j = 0; j + LATTN__VW <= V; j += LATTN__VW) {
-                    lattn__vf sv = lattn__vfma(vk, lattn__vload(v + j), lattn__vload(Si + j));
+                    lattn__vf sv = lattn__vfma(vk, lattn__vload(v + j), lattn__vmul(va, lattn__vload(Si + j)));
                     lattn__vstore(Si + j, sv);
                     lattn__vstore(o + j, lattn__vfma(vq, sv, lattn__vload(o + j)));
                 }
-                for (; j < V; j++) { Si[j] += k[i] * v[j]; o[j] += qi * Si[j]; }
+                for (; j < V; j++) { Si[j] = k[i] * v[j] + al * Si[j]; o[j] += qi * Si[j]; }
             }
             if (a->normalize) {
                 float *z = a->zt + row * Kf;
                 for (i = 0; i < Kf; i++) {
-                    z[i] = (a->z0 ? a->z0[row * Kf + i] : 0.0f) + k[i];
+                    float al = dm.gate ? expf(lattn__la_gate(a, b, h, i)) : 1.0f;
+                    z[i] = al * (a->z0 ? a->z0[row * Kf + i] : 0.0f) + k[i];
                     den += dm.s * q[i] * z[i];
                 }
                 for (j = 0; j < V; j++) o[j] /= den + a->eps;
@@ -3402,6 +3452,8 @@ LATTN__DEF lattn_status lattn_la_decode(lattn_ctx *ctx, const lattn_la_args *a) 
             int64_t tok = tok0 + t;
             s.q = a->q + tok * a->H * a->K; s.k = a->k + tok * a->H * a->K;
             s.v = a->v + tok * a->H * a->V; s.o = a->o + tok * a->H * a->V;
+            if (a->gk) s.gk = a->gk + tok * a->H * a->K;
+            if (a->g) s.g = a->g + tok * a->H;
             st = lattn_la_step(ctx, &s);
         }
         if (a->ht) memcpy(a->ht + sq * HS, S, sizeof(float) * (size_t)HS);
@@ -3411,21 +3463,24 @@ LATTN__DEF lattn_status lattn_la_decode(lattn_ctx *ctx, const lattn_la_args *a) 
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
-/* --- _parallel: O = (s·tril(ΦqΦkᵀ))V + s·Φq S0 per head, on the SGEMM kernel ------------------- */
+/* --- _parallel: O = (s·tril(ΦqΦkᵀ) ⊙ M)V + s·(Φq ⊙ e^G) S0 per head, on the SGEMM kernel -------
+   G_r = Σ_{τ<=r} gate_τ over the whole sequence (float32), M[r][c] = e^{G_r - G_c}: a teaching form
+   for moderate T (spec §5.2: the global cumsum loses relative precision for long, gated T). Per-key
+   gates cannot leave the K-contraction, so their scores are summed element by element. */
 LATTN__DEF lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a) {
     lattn__la_dims dm;
     lattn__la_in in;
-    int64_t w, H, V, Kf, Tmax = 0, sq;
+    int64_t w, H, V, Kf, Kg, Tmax = 0, sq;
     int nthr;
     size_t per, gw;
     float *ws;
     lattn_status st;
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_parallel", a, &dm));
-    H = a->H; V = a->V; Kf = dm.Kf;
+    H = a->H; V = a->V; Kf = dm.Kf; Kg = dm.gate == LATTN__GATE_KEY ? Kf : 1;
     for (sq = 0; sq < dm.n; sq++) { int64_t t0, len; lattn__seq(a->offsets, a->T, sq, &t0, &len); Tmax = LATTN__MAX(Tmax, len); }
     nthr = lattn__threads(ctx);
     gw = LATTN__MAX(lattn__gemm_ws(Tmax, Kf), LATTN__MAX(lattn__gemm_ws(V, Tmax), lattn__gemm_ws(V, Kf)));
-    per = (size_t)(Tmax * Tmax + Tmax * Kf) + gw;      /* scores, s·φq, gemm packing */
+    per = (size_t)(Tmax * Tmax + 2 * Tmax * Kf + Tmax * Kg) + gw;   /* scores, s·φq, decayed φk, G, packing */
     LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_parallel"));
     if ((st = lattn__alloc_floats(ctx, &ws, per * (size_t)nthr, "lattn_la_parallel")) != LATTN_OK) {
         lattn__free(ctx, in.buf);
@@ -3433,37 +3488,64 @@ LATTN__DEF lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a
     }
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < dm.n * H; w++) {
-        int64_t s = w / H, h = w % H, t0, L, r, i, ld = H * Kf;
-        float *A = ws + (size_t)lattn__thread_id() * per, *qs, *g;
-        const float *Q, *Kr;
+        int64_t s = w / H, h = w % H, t0, L, r, c, i, ld = H * Kf;
+        float *A = ws + (size_t)lattn__thread_id() * per, *qs, *kd, *G, *g;
+        const float *Q, *Kr, *Ks;
         float *O;
         int64_t sidx = (s * H + h) * Kf;
         lattn__seq(a->offsets, a->T, s, &t0, &L);
-        qs = A + Tmax * Tmax; g = qs + Tmax * Kf;
+        qs = A + Tmax * Tmax; kd = qs + Tmax * Kf; G = kd + Tmax * Kf; g = G + Tmax * Kg;
         Q = in.q + t0 * ld + h * Kf; Kr = in.k + t0 * ld + h * Kf; O = a->o + (t0 * H + h) * V;
         for (r = 0; r < L; r++)
             for (i = 0; i < Kf; i++) qs[r * Kf + i] = dm.s * Q[r * ld + i];
+        for (r = 0; dm.gate && r < L; r++)      /* inclusive cumsum of the clamped log gates */
+            for (i = 0; i < Kg; i++) G[r * Kg + i] = (r ? G[(r - 1) * Kg + i] : 0.0f) + lattn__la_gate(a, t0 + r, h, i);
         memset(A, 0, (size_t)(L * L) * sizeof(float));
-        lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, L, L, Kf, qs, Kf, Kr, ld, A, L, g);  /* A = tril(sΦqΦkᵀ) */
+        if (dm.gate == LATTN__GATE_KEY) {       /* A[r][c] = Σ_i sq_r[i] k_c[i] e^{G_r[i] - G_c[i]} */
+            for (r = 0; r < L; r++)
+                for (c = 0; c <= r; c++) {
+                    float acc = 0.0f;
+                    for (i = 0; i < Kf; i++) acc += qs[r * Kf + i] * Kr[c * ld + i] * expf(G[r * Kf + i] - G[c * Kf + i]);
+                    A[r * L + c] = acc;
+                }
+        } else {
+            lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, L, L, Kf, qs, Kf, Kr, ld, A, L, g);  /* A = tril(sΦqΦkᵀ) */
+            for (r = 0; dm.gate && r < L; r++)
+                for (c = 0; c <= r; c++) A[r * L + c] *= expf(G[r] - G[c]);
+        }
         lattn__sgemm(0, L, V, L, A, L, a->v + (t0 * H + h) * V, H * V, O, H * V, g);            /* O = A V */
+        for (r = 0; dm.gate && r < L; r++)     /* the inter term reads S0 through e^{G_r} */
+            for (i = 0; i < Kf; i++) qs[r * Kf + i] *= expf(G[r * Kg + (Kg > 1 ? i : 0)]);
         if (a->h0) lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, Kf, qs, Kf, a->h0 + sidx * V, V, O, H * V, g);
-        if (a->normalize) {              /* den_r = Σ_c A[r][c] + sφq_r·z0 */
+        if (a->normalize) {              /* den_r = Σ_c A[r][c] + s(φq_r ⊙ e^{G_r})·z0 */
             for (r = 0; r < L; r++) {
                 float dr = lattn_vec_sum((size_t)(r + 1), A + r * L);
                 if (a->z0) dr += lattn_vec_dot((size_t)Kf, qs + r * Kf, a->z0 + sidx);
                 lattn_vec_scale((size_t)V, 1.0f / (dr + a->eps), O + r * H * V);
             }
         }
-        if (a->ht) {                     /* S = S0 + Φkᵀ V */
+        Ks = Kr;                         /* keys as the final state sees them: φk_c ⊙ e^{G_last - G_c} */
+        if (dm.gate && L > 0) {
+            for (c = 0; c < L; c++)
+                for (i = 0; i < Kf; i++)
+                    kd[c * Kf + i] = Kr[c * ld + i] * expf(G[(L - 1) * Kg + (Kg > 1 ? i : 0)] - G[c * Kg + (Kg > 1 ? i : 0)]);
+            Ks = kd;
+        }
+        if (a->ht) {                     /* S = diag(e^{G_last}) S0 + Ksᵀ V */
             float *S = a->ht + sidx * V;
-            if (a->h0) memcpy(S, a->h0 + sidx * V, (size_t)(Kf * V) * sizeof(float));
-            lattn__sgemm(LATTN_GEMM_TRANS_A | (a->h0 ? LATTN_GEMM_ACCUMULATE : 0), Kf, V, L, Kr, ld,
+            if (a->h0) {
+                memcpy(S, a->h0 + sidx * V, (size_t)(Kf * V) * sizeof(float));
+                for (i = 0; dm.gate && L > 0 && i < Kf; i++)
+                    lattn_vec_scale((size_t)V, expf(G[(L - 1) * Kg + (Kg > 1 ? i : 0)]), S + i * V);
+            }
+            lattn__sgemm(LATTN_GEMM_TRANS_A | (a->h0 ? LATTN_GEMM_ACCUMULATE : 0), Kf, V, L, Ks, Ks == Kr ? ld : Kf,
                          a->v + (t0 * H + h) * V, H * V, S, V, g);
         }
         if (a->zt && a->normalize) {
             for (i = 0; i < Kf; i++) {
                 float zi = a->z0 ? a->z0[sidx + i] : 0.0f;
-                for (r = 0; r < L; r++) zi += Kr[r * ld + i];
+                if (a->z0 && dm.gate && L > 0) zi *= expf(G[(L - 1) * Kg + (Kg > 1 ? i : 0)]);
+                for (r = 0; r < L; r++) zi += Ks[r * (Ks == Kr ? ld : Kf) + i];
                 a->zt[sidx + i] = zi;
             }
         }
@@ -3485,23 +3567,40 @@ LATTN__DEF lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a
      12    copy O to SBUF                           (normalised: O[:, :V] / (O[:, V] + eps))
      13    dma_store O
      14-15 matmul(stat=K rows, mov=V) -> ΔS; S += ΔS  (per kt; the only sequential dependency)
-   V wider than the moving limit (512) runs in column blocks. */
+   V wider than the moving limit (512) runs in column blocks.
+   Gated chunks add (Gr = the gate rows, [L][1] per head or [L][K] per key, clamped on load):
+     cumsums as matmuls with constant 0/1 tiles: b rows = Uᵀ·Gr, b columns bᵀ = Grᵀ·U (per head:
+     b row [1][L], broadcast to [K][L] by a 1-row matmul), b_last rows = 1ᵀ·Gr (U[c][r] = c <= r);
+     K rows decayed by e^{b_last - b}; Qc = s·Qᵀ ⊙ e^{bᵀ} (inter); S = e^{b_last} ⊙_rows S + ΔS.
+     Intra scores: per head, Pᵀ = Aᵀ ⊙ e^{b_r - b_c} (the exponent masked to -inf above the
+     diagonal before the exp); per key, spec §5.5 with 32-row query blocks J (the engines' partition
+     quadrant): keys before J against J's first row β (one matmul of factors e^{b - β} <= 1 and
+     e^{β - b} <= 1), keys inside J against the query itself (one matrix-vector product per query).
+     Every exponent is <= 0. */
 #define LATTN__LA_MAX_KT 8
+#define LATTN__LA_SUB 32
 typedef struct lattn__la_tiles {
     lattn_tile qr, kr, vr, pt, ob, dcol, tp, at, op, ds;
     lattn_tile qc[LATTN__LA_MAX_KT], kc[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
+    /* gated only */
+    lattn_tile U, one, gr, gb, wd, kd, brow, dmask, xq, xk, el, gp, bm;
+    lattn_tile qt[LATTN__LA_MAX_KT], bt[LATTN__LA_MAX_KT];
 } lattn__la_tiles;
 /* C chunk; kp partitions per K' tile, nkt tiles; vw value columns per work item (all of V, or 64
    on a gpu where each block owns a slice of V as fla's kernels do), Vn = vw + 1 when normalising
-   (the ones column), vb the moving-size block of a matmul; hb heads per work item. */
-typedef struct lattn__la_plan { int C, kp, nkt, vb, Vn, vw, Kf, hb; } lattn__la_plan;
+   (the ones column), vb the moving-size block of a matmul; hb heads per work item; gate kind and
+   gate columns per token Kg (1 per head, K' per key). */
+typedef struct lattn__la_plan { int C, kp, nkt, vb, Vn, vw, Kf, hb, gate, Kg; } lattn__la_plan;
 
 static int lattn__kw(const lattn__la_plan *p, int kt) { return LATTN__MIN(p->kp, p->Kf - kt * p->kp); }
+/* gate columns of partition tile kt (per key) or the single gate column (per head) */
+static int lattn__gw(const lattn__la_plan *p, int kt) { return p->gate == LATTN__GATE_KEY ? lattn__kw(p, kt) : 1; }
+static int lattn__g0(const lattn__la_plan *p, int kt) { return p->gate == LATTN__GATE_KEY ? kt * p->kp : 0; }
 
 /* Allocate every tile of the plan; host_floats alone (t == NULL) returns the arena size. */
 static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *p, lattn__la_tiles *x, size_t *host_floats) {
-    struct { lattn_tile *tile; int psum, np, nf; } list[10 + 3 * LATTN__LA_MAX_KT];
-    int n = 0, i, kt;
+    struct { lattn_tile *tile; int psum, np, nf; } list[24 + 5 * LATTN__LA_MAX_KT];
+    int n = 0, i, kt, gkp = p->gate == LATTN__GATE_KEY ? p->kp : 1;
 #define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
     LATTN__PLAN(&x->qr, 0, p->C, p->Kf);  LATTN__PLAN(&x->kr, 0, p->C, p->Kf);
     LATTN__PLAN(&x->vr, 0, p->C, p->Vn);  LATTN__PLAN(&x->pt, 0, p->C, p->C);
@@ -3510,6 +3609,17 @@ static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *
         LATTN__PLAN(&x->qc[kt], 0, lattn__kw(p, kt), p->C);
         LATTN__PLAN(&x->kc[kt], 0, lattn__kw(p, kt), p->C);
         LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), p->Vn * p->hb);    /* one state per head of the block */
+        if (p->gate) { LATTN__PLAN(&x->qt[kt], 0, lattn__kw(p, kt), p->C); LATTN__PLAN(&x->bt[kt], 0, lattn__kw(p, kt), p->C); }
+    }
+    if (p->gate) {
+        LATTN__PLAN(&x->U, 0, p->C, p->C);    LATTN__PLAN(&x->one, 0, p->C, LATTN__MAX(p->C, p->kp));
+        LATTN__PLAN(&x->gr, 0, p->C, p->Kg);  LATTN__PLAN(&x->gb, 0, p->C, gkp);
+        LATTN__PLAN(&x->wd, 0, p->C, gkp);    LATTN__PLAN(&x->kd, 0, p->C, p->Kf);
+        LATTN__PLAN(&x->brow, 0, 1, p->C);    LATTN__PLAN(&x->el, 0, p->kp, 1);
+        LATTN__PLAN(&x->xq, 0, p->kp, p->C);
+        if (p->gate == LATTN__GATE_HEAD) LATTN__PLAN(&x->dmask, 0, p->C, p->C);
+        else LATTN__PLAN(&x->xk, 0, p->kp, p->C);
+        LATTN__PLAN(&x->gp, 1, p->C, gkp);    LATTN__PLAN(&x->bm, 1, p->C, p->C);
     }
     LATTN__PLAN(&x->tp, 1, p->kp, p->C);  LATTN__PLAN(&x->at, 1, p->C, p->C);
     LATTN__PLAN(&x->op, 1, p->C, p->vb);  LATTN__PLAN(&x->ds, 1, p->kp, p->vb);
@@ -3523,6 +3633,106 @@ static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *
     for (i = 0; i < n; i++)
         LATTN__TRY(list[i].psum ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
                                 : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
+    if (p->gate) {                       /* constants: U[c][r] = (c <= r), and ones */
+        lattn_tile sq = lattn_tile_view(&x->one, 0, p->C, 0, p->C);
+        LATTN__TRY(lattn_tile_memset(t, &x->one, 1.0f));
+        LATTN__TRY(lattn_tile_select_tri(t, &x->U, &sq, 0, 0.0f));
+    }
+    return LATTN_OK;
+}
+
+/* Gated chunk, before the scores (see the kernel comment): gate rows in, cumsums, decayed keys
+   kd, b in column layout bt, and Qc = s·Qᵀ ⊙ e^{bᵀ}. qt holds s·Qᵀ (ungated) for the scores. */
+static lattn_status lattn__la_gates(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
+                                    const lattn_la_args *a, int64_t tok, int64_t h, int L) {
+    lattn_tile v1, v2, v3, Ul = lattn_tile_view(&x->U, 0, L, 0, L);
+    int kt;
+    v1 = lattn_tile_view(&x->gr, 0, L, 0, p->Kg);
+    if (a->gk) LATTN__TRY(lattn_dma_load(t, &v1, a->gk + (tok * a->H + h) * a->K, a->H * a->K));
+    else if (a->g) LATTN__TRY(lattn_dma_load(t, &v1, a->g + tok * a->H + h, a->H));
+    else LATTN__TRY(lattn_tile_memset(t, &v1, a->g_gamma[h]));
+    LATTN__TRY(lattn_tile_ts(t, &v1, &v1, NULL, LATTN_LOG_GATE_MIN, LATTN_TOP_MAX));      /* clamp */
+    for (kt = 0; kt < (p->gate == LATTN__GATE_KEY ? p->nkt : 1); kt++) {
+        int gw = lattn__gw(p, kt), g0 = lattn__g0(p, kt);
+        lattn_tile gp = lattn_tile_view(&x->gp, 0, L, 0, gw), gb = lattn_tile_view(&x->gb, 0, L, 0, gw);
+        lattn_tile wd = lattn_tile_view(&x->wd, 0, L, 0, gw);
+        v1 = lattn_tile_view(&x->gr, 0, L, g0, gw);
+        LATTN__TRY(lattn_matmul(t, &gp, &Ul, &v1, 0));                                   /* b rows */
+        LATTN__TRY(lattn_tile_copy(t, &gb, &gp));
+        v2 = lattn_tile_view(&x->one, 0, L, 0, L);
+        LATTN__TRY(lattn_matmul(t, &gp, &v2, &v1, 0));                                   /* b_last rows */
+        LATTN__TRY(lattn_tile_tt(t, &wd, &gp, &gb, LATTN_TOP_SUB));
+        LATTN__TRY(lattn_tile_act(t, &wd, &wd, LATTN_ACT_EXP, 1.0f, 0.0f));               /* e^{b_last - b} */
+        if (p->gate == LATTN__GATE_KEY) {
+            v2 = lattn_tile_view(&x->kd, 0, L, g0, gw); v3 = lattn_tile_view(&x->kr, 0, L, g0, gw);
+            LATTN__TRY(lattn_tile_tt(t, &v2, &v3, &wd, LATTN_TOP_MUL));
+        } else {
+            v2 = lattn_tile_view(&x->kd, 0, L, 0, p->Kf); v3 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
+            LATTN__TRY(lattn_tile_ts(t, &v2, &v3, &wd, 0.0f, LATTN_TOP_MUL));
+        }
+    }
+    if (p->gate == LATTN__GATE_HEAD) {   /* b as a row, for the broadcasts */
+        lattn_tile br = lattn_tile_view(&x->brow, 0, 1, 0, L), bp = lattn_tile_view(&x->bm, 0, 1, 0, L);
+        v1 = lattn_tile_view(&x->gr, 0, L, 0, 1);
+        LATTN__TRY(lattn_matmul(t, &bp, &v1, &Ul, 0));
+        LATTN__TRY(lattn_tile_copy(t, &br, &bp));
+    }
+    for (kt = 0; kt < p->nkt; kt++) {
+        int kw = lattn__kw(p, kt);
+        lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L), bt = lattn_tile_view(&x->bt[kt], 0, kw, 0, L);
+        lattn_tile xq = lattn_tile_view(&x->xq, 0, kw, 0, L);
+        if (p->gate == LATTN__GATE_KEY) {
+            v1 = lattn_tile_view(&x->gr, 0, L, kt * p->kp, kw);
+            LATTN__TRY(lattn_matmul(t, &tp, &v1, &Ul, 0));                               /* bᵀ */
+        } else {
+            v1 = lattn_tile_view(&x->one, 0, 1, 0, kw); v2 = lattn_tile_view(&x->brow, 0, 1, 0, L);
+            LATTN__TRY(lattn_matmul(t, &tp, &v1, &v2, 0));                               /* b broadcast */
+        }
+        LATTN__TRY(lattn_tile_copy(t, &bt, &tp));
+        LATTN__TRY(lattn_tile_act(t, &xq, &bt, LATTN_ACT_EXP, 1.0f, 0.0f));
+        v1 = lattn_tile_view(&x->qc[kt], 0, kw, 0, L); v2 = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
+        LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &xq, LATTN_TOP_MUL));                      /* Qc = s·Qᵀ ⊙ e^{bᵀ} */
+    }
+    return LATTN_OK;
+}
+
+/* Aᵀ[c][r] (in at, r >= c) with per-key gates: see the kernel comment. */
+static lattn_status lattn__la_scores_key(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, int L) {
+    int kt, i0, r;
+    lattn_tile v1, v2, v3;
+    for (kt = 0; kt < p->nkt; kt++) {
+        int kw = lattn__kw(p, kt);
+        for (i0 = 0; i0 < L; i0 += LATTN__LA_SUB) {
+            int i1 = LATTN__MIN(i0 + LATTN__LA_SUB, L), nI = i1 - i0;
+            lattn_tile beta = lattn_tile_view(&x->bt[kt], 0, kw, i0, 1);
+            if (i0 > 0) {                /* keys [0, i0) against queries [i0, i1), reference β = b_i0 */
+                lattn_tile xq = lattn_tile_view(&x->xq, 0, kw, 0, nI), xk = lattn_tile_view(&x->xk, 0, kw, 0, i0);
+                lattn_tile out = lattn_tile_view(&x->at, 0, i0, i0, nI);
+                v1 = lattn_tile_view(&x->bt[kt], 0, kw, i0, nI);
+                LATTN__TRY(lattn_tile_ts(t, &xq, &v1, &beta, 0.0f, LATTN_TOP_SUB));
+                LATTN__TRY(lattn_tile_act(t, &xq, &xq, LATTN_ACT_EXP, 1.0f, 0.0f));      /* e^{b_r - β} */
+                v1 = lattn_tile_view(&x->qt[kt], 0, kw, i0, nI);
+                LATTN__TRY(lattn_tile_tt(t, &xq, &xq, &v1, LATTN_TOP_MUL));
+                v1 = lattn_tile_view(&x->bt[kt], 0, kw, 0, i0);
+                LATTN__TRY(lattn_tile_ts(t, &xk, &v1, &beta, 0.0f, LATTN_TOP_SUB));
+                LATTN__TRY(lattn_tile_act(t, &xk, &xk, LATTN_ACT_EXP, -1.0f, 0.0f));     /* e^{β - b_c} */
+                v1 = lattn_tile_view(&x->kc[kt], 0, kw, 0, i0);
+                LATTN__TRY(lattn_tile_tt(t, &xk, &xk, &v1, LATTN_TOP_MUL));
+                LATTN__TRY(lattn_matmul(t, &out, &xk, &xq, kt > 0));
+            }
+            for (r = i0; r < i1; r++) {  /* keys [i0, r] against query r, reference b_r */
+                int nr = r + 1 - i0;
+                lattn_tile xk = lattn_tile_view(&x->xk, 0, kw, 0, nr), out = lattn_tile_view(&x->at, i0, nr, r, 1);
+                v1 = lattn_tile_view(&x->bt[kt], 0, kw, i0, nr); v2 = lattn_tile_view(&x->bt[kt], 0, kw, r, 1);
+                LATTN__TRY(lattn_tile_ts(t, &xk, &v1, &v2, 0.0f, LATTN_TOP_SUB));
+                LATTN__TRY(lattn_tile_act(t, &xk, &xk, LATTN_ACT_EXP, -1.0f, 0.0f));     /* e^{b_r - b_c} */
+                v1 = lattn_tile_view(&x->kc[kt], 0, kw, i0, nr);
+                LATTN__TRY(lattn_tile_tt(t, &xk, &xk, &v1, LATTN_TOP_MUL));
+                v3 = lattn_tile_view(&x->qt[kt], 0, kw, r, 1);
+                LATTN__TRY(lattn_matmul(t, &out, &xk, &v3, kt > 0));
+            }
+        }
+    }
     return LATTN_OK;
 }
 
@@ -3554,25 +3764,44 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
             int L = (int)LATTN__MIN((int64_t)p->C, len - c0), vb0, so = j * p->Vn;
             int64_t tok = tok0 + c0, h = h0 + j;
             lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), pt = lattn_tile_view(&x->pt, 0, L, 0, L);
+            const lattn_tile *krows = p->gate ? &x->kd : &x->kr;   /* keys as the state update sees them */
             v1 = lattn_tile_view(&x->qr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->q + tok * ldq + h * p->Kf, ldq));
             v1 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->k + tok * ldq + h * p->Kf, ldq));
             v1 = lattn_tile_view(&x->vr, 0, L, 0, V); LATTN__TRY(lattn_dma_load(t, &v1, a->v + (tok * H + h) * VS + v0, H * VS));
             for (kt = 0; kt < p->nkt; kt++) {
                 int kw = lattn__kw(p, kt);
                 lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L);
-                v1 = lattn_tile_view(&x->qr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->qc[kt], 0, kw, 0, L);
+                v1 = lattn_tile_view(&x->qr, 0, L, kt * p->kp, kw);
+                v2 = lattn_tile_view(p->gate ? &x->qt[kt] : &x->qc[kt], 0, kw, 0, L);
                 LATTN__TRY(lattn_transpose(t, &tp, &v1));
-                LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, s, 0.0f));      /* Qc = s·Qᵀ */
+                LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, s, 0.0f));      /* s·Qᵀ */
                 v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->kc[kt], 0, kw, 0, L);
                 LATTN__TRY(lattn_transpose(t, &tp, &v1));
                 LATTN__TRY(lattn_tile_copy(t, &v2, &tp));
             }
-            for (kt = 0; kt < p->nkt; kt++) {
-                v1 = lattn_tile_view(&x->kc[kt], 0, lattn__kw(p, kt), 0, L);
-                v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), 0, L);
-                LATTN__TRY(lattn_matmul(t, &at, &v1, &v2, kt > 0));                         /* Aᵀ = K Qᵀ s */
+            if (p->gate) LATTN__TRY(lattn__la_gates(t, x, p, a, tok, h, L));
+            if (p->gate == LATTN__GATE_KEY) {
+                LATTN__TRY(lattn__la_scores_key(t, x, p, L));
+                LATTN__TRY(lattn_tile_select_tri(t, &pt, &at, 0, 0.0f));                    /* keep r >= c */
+            } else {
+                for (kt = 0; kt < p->nkt; kt++) {
+                    v1 = lattn_tile_view(&x->kc[kt], 0, lattn__kw(p, kt), 0, L);
+                    v2 = lattn_tile_view(p->gate ? &x->qt[kt] : &x->qc[kt], 0, lattn__kw(p, kt), 0, L);
+                    LATTN__TRY(lattn_matmul(t, &at, &v1, &v2, kt > 0));                     /* Aᵀ = K Qᵀ s */
+                }
+                if (p->gate) {           /* Pᵀ = Aᵀ ⊙ e^{b_r - b_c}, exponent -inf above the diagonal */
+                    lattn_tile bm = lattn_tile_view(&x->bm, 0, L, 0, L), dm = lattn_tile_view(&x->dmask, 0, L, 0, L);
+                    v1 = lattn_tile_view(&x->one, 0, 1, 0, L); v2 = lattn_tile_view(&x->brow, 0, 1, 0, L);
+                    LATTN__TRY(lattn_matmul(t, &bm, &v1, &v2, 0));                          /* [c][r] = b_r */
+                    v3 = lattn_tile_view(&x->gb, 0, L, 0, 1);
+                    LATTN__TRY(lattn_tile_ts(t, &dm, &bm, &v3, 0.0f, LATTN_TOP_SUB));
+                    LATTN__TRY(lattn_tile_select_tri(t, &dm, &dm, 0, -HUGE_VALF));
+                    LATTN__TRY(lattn_tile_act(t, &dm, &dm, LATTN_ACT_EXP, 1.0f, 0.0f));
+                    LATTN__TRY(lattn_tile_tt(t, &pt, &at, &dm, LATTN_TOP_MUL));
+                } else {
+                    LATTN__TRY(lattn_tile_select_tri(t, &pt, &at, 0, 0.0f));                /* keep r >= c */
+                }
             }
-            LATTN__TRY(lattn_tile_select_tri(t, &pt, &at, 0, 0.0f));                        /* keep r >= c */
             for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
                 int w = LATTN__MIN(p->vb, Vn - vb0);
                 lattn_tile op = lattn_tile_view(&x->op, 0, L, 0, w);
@@ -3595,16 +3824,24 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
             }
             v1 = lattn_tile_view(&x->ob, 0, L, 0, V);
             LATTN__TRY(lattn_dma_store(t, a->o + (tok * H + h) * VS + v0, H * VS, &v1));
-            for (kt = 0; kt < p->nkt; kt++)
+            for (kt = 0; kt < p->nkt; kt++) {
+                int kw = lattn__kw(p, kt);
+                lattn_tile el = lattn_tile_view(&x->el, 0, kw, 0, 1);
+                if (p->gate) {           /* e^{b_last}, one per key row of the state */
+                    v1 = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);
+                    LATTN__TRY(lattn_tile_act(t, &el, &v1, LATTN_ACT_EXP, 1.0f, 0.0f));
+                }
                 for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
-                    int w = LATTN__MIN(p->vb, Vn - vb0), kw = lattn__kw(p, kt);
+                    int w = LATTN__MIN(p->vb, Vn - vb0);
                     lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
-                    v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw);
+                    v1 = lattn_tile_view(krows, 0, L, kt * p->kp, kw);
                     v2 = lattn_tile_view(&x->vr, 0, L, vb0, w);
                     v3 = lattn_tile_view(&x->s[kt], 0, kw, so + vb0, w);
                     LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, 0));                           /* ΔS = Kᵀ V */
-                    LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));              /* S += ΔS */
+                    if (p->gate) LATTN__TRY(lattn_tile_stt(t, &v3, &v3, &el, 0.0f, &ds));  /* S = e^{b_last} S + ΔS */
+                    else LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));        /* S += ΔS */
                 }
+            }
             lattn_tiler_mark_step(t);
         }
     for (j = 0; j < nh; j++)
@@ -3621,7 +3858,7 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
 
 /* Tile plan from the profile: chunk C, partition tiles of K', value blocks of the moving limit. */
 static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile *pr, int chunk, int64_t Kf,
-                                        int64_t V, int64_t H, int normalize, lattn__la_plan *p) {
+                                        int64_t V, int64_t H, int normalize, int gate, lattn__la_plan *p) {
     int64_t plim = pr->partitions > 0 ? pr->partitions : INT32_MAX, kp = Kf;
     if (chunk < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk = %d", chunk);
     p->C = chunk > 0 ? chunk : pr->default_chunk;
@@ -3643,6 +3880,8 @@ static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile 
     /* heads per work item: a gpu runs one head per block (CTA); elsewhere up to 2 heads share a tiler
        (fixed by the shape, never by the thread count) */
     p->hb = pr->kind == LATTN_DEV_GPU ? 1 : (int)LATTN__MIN(H, 2);
+    p->gate = gate;
+    p->Kg = gate == LATTN__GATE_KEY ? p->Kf : 1;
     return LATTN_OK;
 }
 
@@ -3659,7 +3898,7 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
     const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_chunk", a, &dm));
     memset(&plan, 0, sizeof plan);
-    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->H, a->normalize, &plan));
+    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->H, a->normalize, dm.gate, &plan));
     lattn__la_tiles_alloc(NULL, &plan, &tiles_sz, &host);
     nblk = (a->H + plan.hb - 1) / plan.hb;
     nvb = (a->V + plan.vw - 1) / plan.vw;
@@ -4351,6 +4590,14 @@ static lattn_status lattn__case_dims(lattn__case *k, const lattn_st_tensor *t, i
     if (!t || t->ndim != nd) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: %s must have %d dimensions", name, nd);
     return LATTN_OK;
 }
+/* A tensor the case holds must have exactly the count its shape implies (a hostile file may not
+   make a mixer read or write past a buffer). want < 0: the count overflowed. */
+static lattn_status lattn__case_count(lattn__case *k, const char *name, int64_t want) {
+    const lattn_st_tensor *t = lattn_st_find(k->c, name);
+    if (t && (want < 0 || t->count != (size_t)want))
+        return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: %s holds %zu values, its shape needs %lld", name, t->count, (long long)want);
+    return LATTN_OK;
+}
 
 static lattn_status lattn__case_conv(lattn__case *k, lattn_form form) {
     lattn_conv_args a;
@@ -4420,6 +4667,9 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_in(k, "in.z0", 0, &a.z0, NULL));
     LATTN__TRY(lattn__case_in(k, "in.fmap_w", 0, &a.fmap_w, NULL));
     LATTN__TRY(lattn__case_in(k, "in.fmap_b", 0, &a.fmap_b, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.gk", 0, &a.gk, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.g", 0, &a.g, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.g_gamma", 0, &a.g_gamma, NULL));
     LATTN__TRY(lattn__case_offsets(k, &a.offsets, &a.n_seqs));
     LATTN__TRY(lattn__case_out(k, "out.o", &o));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
@@ -4432,6 +4682,23 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     a.eps = (float)lattn__case_num(k, "eps", 1e-6);
     a.scale = lattn__case_num(k, "scale", 0);
     a.o = o; a.ht = ht; a.zt = zt;
+    {   /* every tensor against the shape q and v set (sizes are small: no product overflows
+           once each factor fits the checked shape of q or v, which the parser bounds) */
+        int64_t n = a.offsets ? a.n_seqs : a.B, Kf = lattn_fmap_width(a.fmap, a.K), BTH = a.B * a.T * a.H;
+        LATTN__TRY(lattn__case_count(k, "in.k", BTH * a.K));
+        LATTN__TRY(lattn__case_count(k, "in.gk", BTH * a.K));
+        LATTN__TRY(lattn__case_count(k, "in.g", BTH));
+        LATTN__TRY(lattn__case_count(k, "in.g_gamma", a.H));
+        LATTN__TRY(lattn__case_count(k, "in.h0", n * a.H * Kf * a.V));
+        LATTN__TRY(lattn__case_count(k, "in.z0", n * a.H * Kf));
+        LATTN__TRY(lattn__case_count(k, "in.fmap_w", (a.fmap == LATTN_FMAP_HADAMARD ? 2 : 1) * a.K * a.K));
+        LATTN__TRY(lattn__case_count(k, "in.fmap_b", (a.fmap == LATTN_FMAP_HADAMARD ? 2 : 1) * a.K));
+        LATTN__TRY(lattn__case_count(k, "out.o", BTH * a.V));
+        LATTN__TRY(lattn__case_count(k, "out.ht", n * a.H * Kf * a.V));
+        LATTN__TRY(lattn__case_count(k, "out.zt", n * a.H * Kf));
+        if (lattn_st_find(k->c, "in.v")->count != (size_t)(BTH * a.V) || tv->shape[0] != a.B || tv->shape[1] != a.T || tv->shape[2] != a.H)
+            return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.v does not match in.q's [B][T][H]");
+    }
     switch (form) {
     case LATTN_FORM_REF: return lattn_la_ref(k->ctx, &a);
     case LATTN_FORM_PARALLEL: return lattn_la_parallel(k->ctx, &a);

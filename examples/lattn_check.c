@@ -129,7 +129,7 @@ static int cmd_external(const char *path) {
     char names[8][16];
     if (!load(path, &f)) return 2;
     src = lattn_st_meta(&f, "source");
-    if (!src || !strstr(src, "linear_attn")) {
+    if (!src || !(strstr(src, "linear_attn") || strstr(src, "ops/gla/") || strstr(src, "ops/simple_gla/"))) {
         printf("SKIP %s: its mixer is not in this version of lattn\n", path);
         lattn_st_free(&g_ctx, &f);
         return 0;
@@ -142,7 +142,8 @@ static int cmd_external(const char *path) {
     for (i = 0; i < f.n_tensors && ne < 8; i++) {
         const lattn_st_tensor *t = &f.tensors[i];
         int is_out = strcmp(t->name, "o") == 0 || strcmp(t->name, "ht") == 0;
-        snprintf(names[ne], sizeof names[ne], "%s.%s", is_out ? "out" : "in", t->name);
+        const char *nm = strcmp(t->name, "g") == 0 && t->ndim == 4 ? "gk" : t->name;   /* fla's per-key gate */
+        snprintf(names[ne], sizeof names[ne], "%s.%s", is_out ? "out" : "in", nm);
         e[ne].name = names[ne]; e[ne].dtype = t->dtype; e[ne].ndim = t->ndim; e[ne].shape = t->shape; e[ne].data = t->data;
         ne++;
     }

@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la io external
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla io external
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -1018,6 +1018,244 @@ static void test_la(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* gated linear attention: GLA (per-key gates), Simple GLA (per-head), fixed decay (retention)     */
+/* ---------------------------------------------------------------------------------------------- */
+enum { GATE_KEY = 0, GATE_HEAD = 1, GATE_GAMMA = 2 };
+/* Gates for a case: log gates logsigmoid(x)/n, x ~ N(0,1) (fla's test recipe); n = 0 gives the
+   extreme logsigmoid(20·N(0,1) - 20) of spec §7.3-iv; every 17th token gets -inf when hard = 1. */
+static float *la_gates(la_case *c, lattn_rng *r, int kind, double n, int hard) {
+    int64_t T = c->a.B * c->a.T, H = c->a.H, K = c->a.K, per = kind == GATE_KEY ? K : 1;
+    size_t cnt = kind == GATE_GAMMA ? (size_t)H : (size_t)(T * H * per), i;
+    float *g = fnew(cnt ? cnt : 1);
+    for (i = 0; i < cnt; i++) {
+        double x = lattn_rng_normal_d(r), y = n > 0 ? x : 20.0 * x - 20.0;
+        double ls = (y < 0 ? y : 0.0) - log1p(exp(-fabs(y)));
+        g[i] = (float)(n > 0 ? ls / n : ls);
+        if (hard && kind != GATE_GAMMA && (i / (size_t)(H * per)) % 17 == 5) g[i] = -HUGE_VALF;
+    }
+    if (kind == GATE_GAMMA) lattn_retention_decay(H, g);
+    c->a.gk = kind == GATE_KEY ? g : NULL; c->a.g = kind == GATE_HEAD ? g : NULL; c->a.g_gamma = kind == GATE_GAMMA ? g : NULL;
+    return g;
+}
+
+static void test_gla(void) {
+    lattn_rng r = lattn_rng_seed(g_seed + 7);
+    lattn_ctx ctx;
+    static const int chunks[] = { 1, 16, 64, 128, 256 };
+    static const char *kinds[3] = { "GLA", "Simple GLA", "fixed decay" };
+    lattn_dev_profile flat = *lattn_profile_cpu();    /* no partition limit: chunk 256 */
+    int ci, ti, form, kind, variant;
+    int64_t C = g_quick ? 16 : 64, Ts[6];
+    Ts[0] = 0; Ts[1] = 1; Ts[2] = C - 1; Ts[3] = C; Ts[4] = C + 1; Ts[5] = 3 * C + 5;
+    flat.name = "flat"; flat.partitions = 0; flat.mm_kmax = flat.mm_mmax = flat.mm_nmax = 0; flat.transpose_max = 0;
+    lattn_ctx_init(&ctx);
+    {   /* RetNet's decays */
+        float gg[16];
+        lattn_retention_decay(16, gg);
+        CHECK(fabs(exp(gg[0]) - 0.96875) < 1e-7 && fabs(exp(gg[15]) - (1.0 - ldexp(1.0, -20))) < 1e-9, "retention decays γ_h = 1 - 2^(-5-h)");
+    }
+    /* every form against _ref: gate kinds, strengths (n = 0.1 strong, 1, 10 weak), sizes, maps,
+       normaliser, initial state, batch 3 and varlen; chunk sizes 1 ... 256 */
+    for (kind = 0; kind < 3; kind++)
+        for (variant = 0; variant < 4; variant++)
+            for (ti = 0; ti < 6; ti++) {
+                static const double strength[4] = { 0.1, 1.0, 10.0, 1.0 };
+                int norm = variant == 2, varlen = variant == 3;
+                int64_t K = variant == 0 ? 37 : 16, V = variant == 0 ? 45 : 20, T = Ts[ti], B = varlen ? 1 : 3;
+                la_case c;
+                float *g, *o0, *o1, *h0, *h1, *z0, *z1;
+                if (g_quick && (ti == 2 || ti == 3)) continue;
+                if (varlen) T = 3 * T;
+                la_make(&c, &r, B, T, 2, K, V, norm ? LATTN_FMAP_ELU1 : LATTN_FMAP_IDENTITY, norm, 1, varlen);
+                g = la_gates(&c, &r, kind, strength[variant], variant == 1);
+                o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
+                CHECK(la_run(&ctx, &c, 0, 0, o0, h0, z0) == LATTN_OK, "gla ref status: %s", lattn_ctx_error(&ctx));
+                for (form = 1; form <= 3; form++) {
+                    int nch = form == 2 ? 5 : 1;
+                    for (ci = 0; ci < nch; ci++) {
+                        double eo, eh, ez = 0;
+                        lattn_status s;
+                        if (g_quick && form == 2 && (ci == 0 || ci == 3)) continue;
+                        ctx.profile = chunks[ci] > 128 ? &flat : NULL;
+                        s = la_run(&ctx, &c, form, chunks[ci], o1, h1, z1);
+                        ctx.profile = NULL;
+                        eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
+                        if (norm) ez = rel_rms(z1, z0, c.nz);
+                        /* variant 1 has hard resets (-inf, clamped to LATTN_LOG_GATE_MIN): a cumsum
+                           over 200 tokens then reaches ~-800 and carries ~1e-5 absolute error in the
+                           exponent, the extreme-gate regime of spec §7.2 (bound 1e-4) */
+                        double tol = variant == 1 && (form == 1 || chunks[ci] > 128) ? 1e-4 : 1e-5;
+                        CHECK(s == LATTN_OK && eo <= tol && eh <= tol && ez <= tol,
+                              "%s form %d chunk %d vs ref (variant %d T=%lld K=%lld V=%lld): o %g ht %g zt %g [%s]",
+                              kinds[kind], form, chunks[ci], variant, (long long)T, (long long)K, (long long)V, eo, eh, ez,
+                              s ? lattn_ctx_error(&ctx) : "");
+                    }
+                }
+                free(g); free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
+                la_free(&c);
+            }
+    /* the extreme gates of spec §7.3-iv: finite everywhere, ratio <= 1e-4 */
+    for (kind = 0; kind < 2; kind++) {
+        la_case c;
+        float *g, *o0, *o1, *h0, *h1, *z0, *z1;
+        int64_t T = g_quick ? 150 : 300;
+        size_t i;
+        int fin = 1;
+        la_make(&c, &r, 1, T, 2, 32, 24, LATTN_FMAP_IDENTITY, 0, 1, 0);
+        g = la_gates(&c, &r, kind, 0.0, 0);
+        o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
+        la_run(&ctx, &c, 0, 0, o0, h0, z0);
+        for (ci = 2; ci <= 3; ci++) {
+            double eo, eh;
+            la_run(&ctx, &c, 2, chunks[ci], o1, h1, z1);
+            for (i = 0; i < c.no; i++) fin &= isfinite(o1[i]);
+            eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
+            CHECK(fin && eo <= 1e-4 && eh <= 1e-4, "%s extreme gates, chunk %d: finite, o %g ht %g", kinds[kind], chunks[ci], eo, eh);
+        }
+        free(g); free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
+        la_free(&c);
+    }
+    /* identities (spec §7.3-ii, ix): Simple GLA = GLA with the gate broadcast over K; fixed decay =
+       Simple GLA with a constant gate; linear attention = GLA with gates 0; gates of -inf forget */
+    {
+        la_case c;
+        int64_t B = 2, T = 2 * C + 3, H = 2, K = 12, V = 10, i, j;
+        float *g, *gk, *gc, *o0, *o1, *h0, *h1, *z0, *z1;
+        double e;
+        la_make(&c, &r, B, T, H, K, V, LATTN_FMAP_IDENTITY, 0, 1, 0);
+        g = la_gates(&c, &r, GATE_HEAD, 1.0, 0);
+        gk = fnew((size_t)(B * T * H * K)); gc = fnew((size_t)(B * T * H));
+        for (i = 0; i < B * T * H; i++) for (j = 0; j < K; j++) gk[i * K + j] = g[i];
+        o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
+        for (form = 0; form <= 2; form += 2) {
+            c.a.g = g; c.a.gk = NULL; la_run(&ctx, &c, form, 0, o0, h0, z0);
+            c.a.g = NULL; c.a.gk = gk; la_run(&ctx, &c, form, 0, o1, h1, z1);
+            e = rel_rms(o1, o0, c.no);
+            CHECK(e <= (form ? 1e-5 : 1e-7), "Simple GLA = GLA with the gate broadcast (form %d): %g", form, e);
+        }
+        c.a.gk = NULL; c.a.g_gamma = NULL;
+        {
+            float gg[2];
+            lattn_retention_decay(H, gg);
+            for (i = 0; i < B * T * H; i++) gc[i] = gg[i % H];
+            c.a.g = gc; la_run(&ctx, &c, 2, 0, o0, h0, z0);
+            c.a.g = NULL; c.a.g_gamma = gg; la_run(&ctx, &c, 2, 0, o1, h1, z1);
+            e = rel_rms(o1, o0, c.no);
+            CHECK(e <= 1e-6, "fixed decay = Simple GLA with a constant gate: %g", e);
+            c.a.g_gamma = NULL;
+        }
+        for (i = 0; i < B * T * H * K; i++) gk[i] = 0.0f;
+        for (form = 0; form <= 3; form++) {
+            c.a.gk = NULL; la_run(&ctx, &c, form, 0, o0, h0, z0);
+            c.a.gk = gk; la_run(&ctx, &c, form, 0, o1, h1, z1);
+            e = rel_rms(o1, o0, c.no);
+            CHECK(e <= (form == 0 ? 0.0 : 1e-6), "linear attention = GLA with gates 0 (form %d): %g", form, e);
+        }
+        for (i = 0; i < B * T * H * K; i++) gk[i] = -HUGE_VALF;
+        c.a.gk = gk; la_run(&ctx, &c, 0, 0, o0, h0, z0);
+        {   /* α = 0: o_t = s (q_t·k_t) v_t */
+            double num = 0, den = 0;
+            for (i = 0; i < B * T * H; i++)
+                for (j = 0; j < V; j++) {
+                    double qk = 0, want;
+                    int64_t m;
+                    for (m = 0; m < K; m++) qk += (double)c.q[i * K + m] * c.k[i * K + m];
+                    want = qk * c.v[i * V + j] / sqrt((double)K);
+                    num += (o0[i * V + j] - want) * (o0[i * V + j] - want); den += want * want;
+                }
+            CHECK(sqrt(num / den) <= 1e-6, "gates of -inf: o_t = s(q_t·k_t)v_t (%g)", sqrt(num / den));
+            la_run(&ctx, &c, 2, 0, o1, h1, z1);
+            e = rel_rms(o1, o0, c.no);
+            CHECK(e <= 1e-5, "gates of -inf, chunked: %g", e);
+        }
+        /* state passing (§7.3-v): run(x[0:T]) = run(x[T1:T], S0 = final state of x[0:T1]) */
+        {
+            la_case d;
+            int64_t T1 = C + 5;
+            float *oa, *ha, *gd;
+            la_make(&d, &r, 1, T, H, K, V, LATTN_FMAP_IDENTITY, 0, 0, 0);
+            gd = la_gates(&d, &r, GATE_KEY, 1.0, 0);
+            oa = fnew(d.no); ha = fnew(d.ns);
+            d.a.o = o0; d.a.ht = h0; lattn_la_chunk(&ctx, &d.a, 0);
+            d.a.T = T1; d.a.o = oa; d.a.ht = ha; lattn_la_chunk(&ctx, &d.a, 0);
+            d.a.T = T - T1; d.a.q += T1 * H * K; d.a.k += T1 * H * K; d.a.v += T1 * H * V; d.a.gk += T1 * H * K;
+            d.a.h0 = ha; d.a.o = oa + T1 * H * V; d.a.ht = h1; lattn_la_chunk(&ctx, &d.a, 0);
+            CHECK(rel_rms(oa, o0, d.no) <= 1e-5 && rel_rms(h1, h0, d.ns) <= 1e-5, "GLA state passing at T1 = C + 5: o %g ht %g",
+                  rel_rms(oa, o0, d.no), rel_rms(h1, h0, d.ns));
+            free(oa); free(ha); free(gd);
+            la_free(&d);
+        }
+        free(g); free(gk); free(gc); free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
+        la_free(&c);
+    }
+    /* profiles: trn2 (C = 128, K' = 160 spans 2 partition tiles) and h100 (C = 64, flat) */
+    for (kind = 0; kind < 3; kind++) {
+        la_case c;
+        float *g, *o0, *o1, *h0, *h1, *z0, *z1;
+        int pi;
+        la_make(&c, &r, 1, g_quick ? 150 : 300, 2, kind == GATE_KEY ? 160 : 96, 192, LATTN_FMAP_IDENTITY, 0, 1, 0);
+        g = la_gates(&c, &r, kind, 1.0, 0);
+        o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
+        la_run(&ctx, &c, 0, 0, o0, h0, z0);
+        for (pi = 0; pi < 2; pi++) {
+            double eo, eh;
+            lattn_status s;
+            ctx.profile = pi ? lattn_profile_h100() : lattn_profile_trn2();
+            s = la_run(&ctx, &c, 2, pi ? 16 : 0, o1, h1, z1);     /* gated tiles of C = 64 overflow 227 KiB (#7) */
+            eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
+            CHECK(s == LATTN_OK && eo <= 1e-5 && eh <= 1e-5, "%s chunk on %s: o %g ht %g [%s]", kinds[kind], ctx.profile->name, eo, eh,
+                  s ? lattn_ctx_error(&ctx) : "");
+        }
+        ctx.profile = NULL;
+        free(g); free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
+        la_free(&c);
+    }
+    /* determinism across threads */
+    for (kind = 0; kind < 3; kind++) {
+        la_case c;
+        float *g, *o0, *o1, *h0, *h1, *z0, *z1;
+        int th, ok = 1;
+        la_make(&c, &r, 3, 2 * C + 7, 3, 24, 40, LATTN_FMAP_IDENTITY, 0, 1, 0);
+        g = la_gates(&c, &r, kind, 1.0, 0);
+        o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
+        for (form = 1; form <= 2; form++) {
+            ctx.n_threads = 1; la_run(&ctx, &c, form, 0, o0, h0, z0);
+            for (th = 2; th <= 7; th += (th == 3 ? 4 : 1)) {
+                ctx.n_threads = th; la_run(&ctx, &c, form, 0, o1, h1, z1);
+                ok &= same_bits(o0, o1, c.no) && same_bits(h0, h1, c.ns);
+            }
+        }
+        ctx.n_threads = 0;
+        CHECK(ok, "%s parallel and chunk bit-identical at 1, 2, 3, 7 threads", kinds[kind]);
+        free(g); free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
+        la_free(&c);
+    }
+    /* error paths: nothing is written on error */
+    {
+        la_case c;
+        float *o1 = fnew(64), *h1 = fnew(64), g[8], gk[32];
+        lattn_la_args a;
+        int i, ok = 1;
+        la_make(&c, &r, 1, 2, 1, 4, 4, LATTN_FMAP_IDENTITY, 0, 0, 0);
+        for (i = 0; i < 8; i++) g[i] = -0.5f;
+        for (i = 0; i < 32; i++) gk[i] = -0.5f;
+        a = c.a; a.o = o1; a.ht = h1; a.g = g;
+        g[1] = 0.25f; CHECK(lattn_la_chunk(&ctx, &a, 0) == LATTN_E_DOMAIN && strstr(lattn_ctx_error(&ctx), "<= 0"), "positive log gate: %s", lattn_ctx_error(&ctx));
+        g[1] = NAN; CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_DOMAIN, "NaN log gate");
+        g[1] = -HUGE_VALF; a.gk = gk; CHECK(lattn_la_parallel(&ctx, &a) == LATTN_E_DOMAIN, "two gates at once");
+        a.g = NULL; a.fmap = LATTN_FMAP_HEDGEHOG; CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_UNSUPPORTED, "per-key gates with hedgehog (K' = 2K)");
+        a.fmap = LATTN_FMAP_IDENTITY; a.K = 0; CHECK(lattn_la_chunk(&ctx, &a, 0) == LATTN_E_SHAPE, "K = 0");
+        a.K = 4; a.V = 0; CHECK(lattn_la_chunk(&ctx, &a, 0) == LATTN_E_SHAPE, "V = 0");
+        a.V = 4; CHECK(lattn_la_chunk(&ctx, &a, -1) == LATTN_E_SHAPE, "chunk < 0");
+        a.v = NULL; CHECK(lattn_la_step(&ctx, &a) == LATTN_E_NULL, "NULL v");
+        for (i = 0; i < 64; i++) ok &= isnan(o1[i]) && isnan(h1[i]);
+        CHECK(ok, "no output written by a failed gated call");
+        free(o1); free(h1);
+        la_free(&c);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 /* allocation failure injection: fail the k-th allocation of a call, for every k                 */
 /* ---------------------------------------------------------------------------------------------- */
 static void test_alloc(void) {
@@ -1254,18 +1492,19 @@ static float *tensor_f32(const lattn_st_file *f, const char *name) {
 }
 
 static void test_external(void) {
-    static const char *cases[4] = { "linear_attn_0", "linear_attn_1", "linear_attn_norm_0", "linear_attn_norm_1" };
+    static const char *cases[8] = { "linear_attn_0", "linear_attn_1", "linear_attn_norm_0", "linear_attn_norm_1",
+                                    "gla_0", "gla_1", "simple_gla_0", "simple_gla_1" };
     lattn_ctx ctx;
     int ci, form;
     lattn_ctx_init(&ctx);
-    for (ci = 0; ci < 4; ci++) {
+    for (ci = 0; ci < 8; ci++) {
         char path[256];
         lattn_st_file f;
         const lattn_st_tensor *eq, *ev;
         lattn_la_args a = lattn_la_args_default();
-        float *q, *k, *v, *h0, *o, *ht;
+        float *q, *k, *v, *h0, *o, *ht, *g;
         double *wo, *wht;
-        int norm = ci >= 2;
+        int norm = ci == 2 || ci == 3;
         size_t no, ns;
         snprintf(path, sizeof path, "tests/external/%s.safetensors", cases[ci]);
         if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "cannot read %s: %s (run from the repository root)", path, lattn_ctx_error(&ctx)); continue; }
@@ -1274,6 +1513,9 @@ static void test_external(void) {
         wo = tensor_f64(&f, "o", NULL); wht = tensor_f64(&f, "ht", NULL);
         a.B = eq->shape[0]; a.T = eq->shape[1]; a.H = eq->shape[2]; a.K = eq->shape[3]; a.V = ev->shape[3];
         a.q = q; a.k = k; a.v = v; a.h0 = h0; a.scale = strtod(lattn_st_meta(&f, "scale"), NULL);
+        g = tensor_f32(&f, "g");                 /* gla: per key; simple_gla: per head */
+        if (ci >= 4 && ci < 6) a.gk = g;
+        if (ci >= 6) a.g = g;
         a.normalize = norm;
         if (norm) a.eps = (float)strtod(lattn_st_meta(&f, "eps_in_denominator"), NULL);
         no = (size_t)(a.B * a.T * a.H * a.V); ns = (size_t)(a.B * a.H * a.K * a.V);
@@ -1291,20 +1533,21 @@ static void test_external(void) {
                   cases[ci], sqrt(num / den), wht ? sqrt(hn / hd) : 0.0);
             free(o64); free(h64);
         }
-        for (form = 0; form < 3; form++) {
+        for (form = 0; form < 4; form++) {
             double eo, eh = 0, tol = form == 0 ? 1e-7 : 1e-5;
             lattn_la_args b = a;
             poison(o, no); poison(ht, ns);
             b.o = o; b.ht = wht ? ht : NULL;
             if (form == 0) lattn_la_ref(&ctx, &b);
             else if (form == 1) lattn_la_parallel(&ctx, &b);
-            else lattn_la_chunk(&ctx, &b, 16);
+            else if (form == 2) lattn_la_chunk(&ctx, &b, 16);
+            else lattn_la_decode(&ctx, &b);
             eo = rel_rms_d(o, wo, no);
             if (wht) eh = rel_rms_d(ht, wht, ns);
             /* _ref stores float32: its error against the float64 outputs is float32 rounding (~3e-8) */
             CHECK(eo <= tol && eh <= tol, "external %s form %d: o %g ht %g", cases[ci], form, eo, eh);
         }
-        free(q); free(k); free(v); free(h0); free(wo); free(wht); free(o); free(ht);
+        free(q); free(k); free(v); free(h0); free(g); free(wo); free(wht); free(o); free(ht);
         lattn_st_free(&ctx, &f);
     }
 }
@@ -1314,7 +1557,7 @@ int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
-        { "la", test_la }, { "io", test_io }, { "external", test_external }
+        { "la", test_la }, { "gla", test_gla }, { "io", test_io }, { "external", test_external }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
