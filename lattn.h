@@ -3696,31 +3696,46 @@ static lattn_status lattn__la_gates(lattn_tiler *t, lattn__la_tiles *x, const la
     return LATTN_OK;
 }
 
-/* Aᵀ[c][r] (in at, r >= c) with per-key gates: see the kernel comment. */
+/* Aᵀ[c][r] (in at, r >= c) with per-key gates: see the kernel comment. A query block whose gates
+   fall by at most LATTN__LA_SPAN (in every key channel of every partition tile) also takes its
+   own keys into the reference-β matmul: their factors e^{β - b_c} are then at most e^{SPAN}, and a
+   product of two factors has the same relative rounding as the pairwise exponent. Larger spans
+   (strong gates) keep the per-query route, where every exponent is <= 0. */
+#define LATTN__LA_SPAN 20.0f
+static int lattn__la_block_fits(const lattn__la_tiles *x, const lattn__la_plan *p, int i0, int i1) {
+    int kt, i;        /* a partition-axis max of b_i0 - b_(i1-1) (GpSimd on a NeuronCore) */
+    for (kt = 0; kt < p->nkt; kt++)
+        for (i = 0; i < lattn__kw(p, kt); i++) {
+            const float *row = x->bt[kt].data + (size_t)i * x->bt[kt].ld;
+            if (!(row[i0] - row[i1 - 1] <= LATTN__LA_SPAN)) return 0;
+        }
+    return 1;
+}
 static lattn_status lattn__la_scores_key(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, int L) {
     int kt, i0, r;
     lattn_tile v1, v2, v3;
-    for (kt = 0; kt < p->nkt; kt++) {
-        int kw = lattn__kw(p, kt);
-        for (i0 = 0; i0 < L; i0 += LATTN__LA_SUB) {
-            int i1 = LATTN__MIN(i0 + LATTN__LA_SUB, L), nI = i1 - i0;
+    for (i0 = 0; i0 < L; i0 += LATTN__LA_SUB) {
+        int i1 = LATTN__MIN(i0 + LATTN__LA_SUB, L), nI = i1 - i0, fits = lattn__la_block_fits(x, p, i0, i1);
+        int nk = fits ? i1 : i0;         /* keys [0, nk) in the matmul */
+        for (kt = 0; kt < p->nkt; kt++) {
+            int kw = lattn__kw(p, kt);
             lattn_tile beta = lattn_tile_view(&x->bt[kt], 0, kw, i0, 1);
-            if (i0 > 0) {                /* keys [0, i0) against queries [i0, i1), reference β = b_i0 */
-                lattn_tile xq = lattn_tile_view(&x->xq, 0, kw, 0, nI), xk = lattn_tile_view(&x->xk, 0, kw, 0, i0);
-                lattn_tile out = lattn_tile_view(&x->at, 0, i0, i0, nI);
+            if (nk > 0) {                /* keys [0, nk) against queries [i0, i1), reference β = b_i0 */
+                lattn_tile xq = lattn_tile_view(&x->xq, 0, kw, 0, nI), xk = lattn_tile_view(&x->xk, 0, kw, 0, nk);
+                lattn_tile out = lattn_tile_view(&x->at, 0, nk, i0, nI);
                 v1 = lattn_tile_view(&x->bt[kt], 0, kw, i0, nI);
                 LATTN__TRY(lattn_tile_ts(t, &xq, &v1, &beta, 0.0f, LATTN_TOP_SUB));
                 LATTN__TRY(lattn_tile_act(t, &xq, &xq, LATTN_ACT_EXP, 1.0f, 0.0f));      /* e^{b_r - β} */
                 v1 = lattn_tile_view(&x->qt[kt], 0, kw, i0, nI);
                 LATTN__TRY(lattn_tile_tt(t, &xq, &xq, &v1, LATTN_TOP_MUL));
-                v1 = lattn_tile_view(&x->bt[kt], 0, kw, 0, i0);
+                v1 = lattn_tile_view(&x->bt[kt], 0, kw, 0, nk);
                 LATTN__TRY(lattn_tile_ts(t, &xk, &v1, &beta, 0.0f, LATTN_TOP_SUB));
                 LATTN__TRY(lattn_tile_act(t, &xk, &xk, LATTN_ACT_EXP, -1.0f, 0.0f));     /* e^{β - b_c} */
-                v1 = lattn_tile_view(&x->kc[kt], 0, kw, 0, i0);
+                v1 = lattn_tile_view(&x->kc[kt], 0, kw, 0, nk);
                 LATTN__TRY(lattn_tile_tt(t, &xk, &xk, &v1, LATTN_TOP_MUL));
                 LATTN__TRY(lattn_matmul(t, &out, &xk, &xq, kt > 0));
             }
-            for (r = i0; r < i1; r++) {  /* keys [i0, r] against query r, reference b_r */
+            for (r = i0; !fits && r < i1; r++) {  /* keys [i0, r] against query r, reference b_r */
                 int nr = r + 1 - i0;
                 lattn_tile xk = lattn_tile_view(&x->xk, 0, kw, 0, nr), out = lattn_tile_view(&x->at, i0, nr, r, 1);
                 v1 = lattn_tile_view(&x->bt[kt], 0, kw, i0, nr); v2 = lattn_tile_view(&x->bt[kt], 0, kw, r, 1);
@@ -4651,6 +4666,10 @@ static lattn_status lattn__case_tcn(lattn__case *k, lattn_form form) {
     return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: tcn has no %s form", lattn_form_name(form));
 }
 
+/* The linear-attention family in case files: one runner, the gates decide the member. */
+static int lattn__is_la(const char *m) {
+    return strcmp(m, "linear_attn") == 0 || strcmp(m, "gla") == 0 || strcmp(m, "simple_gla") == 0 || strcmp(m, "retention") == 0;
+}
 static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     static const char *const maps[] = { "identity", "relu", "elu1", "hadamard", "hedgehog" };
     lattn_la_args a = lattn_la_args_default();
@@ -4793,7 +4812,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     const lattn_form *f = rfs;
     int n = 3, i;
     if (!m) return 0;
-    if (strcmp(m, "linear_attn") == 0) { f = la; n = 4; }
+    if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "scan") == 0) n = 2;
     else if (strcmp(m, "s4d") == 0 && !lattn_st_find(c, "out.ht")) n = 5;
     for (i = 0; i < n && i < max; i++) out[i] = f[i];
@@ -4813,7 +4832,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     if (!mixer) st = lattn__fail(ctx, LATTN_E_FORMAT, "case: no \"mixer\" in __metadata__");
     else if (strcmp(mixer, "shortconv") == 0) st = lattn__case_conv(&k, form);
     else if (strcmp(mixer, "tcn") == 0) st = lattn__case_tcn(&k, form);
-    else if (strcmp(mixer, "linear_attn") == 0) st = lattn__case_la(&k, form);
+    else if (lattn__is_la(mixer)) st = lattn__case_la(&k, form);
     else if (strcmp(mixer, "scan") == 0) st = lattn__case_scan(&k, form);
     else if (strcmp(mixer, "ssm") == 0) st = lattn__case_ssm(&k, form);
     else if (strcmp(mixer, "s4d") == 0) st = lattn__case_s4d(&k, form);

@@ -195,6 +195,104 @@ static void bench_la(void) {
         }
 }
 
+/* ---- gated linear attention: the Laplace mixer shape and fla's GLA layer shape ------------------ */
+/* Simple GLA with the fixed RetNet decays (the Laplace mixer) and GLA with per-key gates
+   logsigmoid(x)/16 (fla's GLA layer); _chunk at C = 32, 64, 128 against the _step loop, then the
+   winning chunk on 2 threads. FLOPs 4·T·H·K·V. */
+static void la_alloc(la_u *u, int64_t T, int64_t H, int64_t K, int64_t V, int kind, uint64_t seed) {
+    lattn_rng r = lattn_rng_seed(seed);
+    size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V), i;
+    u->a = lattn_la_args_default();
+    u->a.B = 1; u->a.T = T; u->a.H = H; u->a.K = K; u->a.V = V;
+    u->a.q = (float *)malloc(sizeof(float) * nq); u->a.k = (float *)malloc(sizeof(float) * nq);
+    u->a.v = (float *)malloc(sizeof(float) * nv); u->a.o = (float *)malloc(sizeof(float) * nv);
+    lattn_rng_fill_normal(&r, (float *)u->a.q, nq, 0, 1);
+    lattn_rng_fill_normal(&r, (float *)u->a.k, nq, 0, 1);
+    lattn_rng_fill_normal(&r, (float *)u->a.v, nv, 0, 1);
+    if (kind == 0) {
+        float *g = (float *)malloc(sizeof(float) * (size_t)H);
+        lattn_retention_decay(H, g);
+        u->a.g_gamma = g;
+    } else {
+        float *g = (float *)malloc(sizeof(float) * nq);
+        lattn_rng_fill_normal(&r, g, nq, 0, 1);
+        for (i = 0; i < nq; i++) g[i] = (float)(((g[i] < 0 ? g[i] : 0.0) - log1p(exp(-fabs(g[i])))) / 16.0);
+        u->a.gk = g;
+    }
+}
+static void la_release(la_u *u) {
+    free((void *)u->a.q); free((void *)u->a.k); free((void *)u->a.v); free(u->a.o);
+    free((void *)u->a.g_gamma); free((void *)u->a.gk); free(u->a.ht);
+}
+static void la_stepone_run(void *p) { la_u *u = (la_u *)p; lattn_la_step(u->ctx, &u->a); }
+static void bench_gla(void) {
+    static const struct { int64_t T, H, K, V; } shapes[3] = { { 2048, 16, 96, 192 }, { 8192, 16, 96, 192 }, { 2048, 4, 256, 512 } };
+    static const char *names[2] = { "simple_gla", "gla" };
+    static const int Cs[3] = { 32, 64, 128 };
+    int si, kind, ci, th;
+    if (!wanted("gla")) return;
+    for (kind = 0; kind < 2; kind++)
+        for (si = 0; si < 3; si++) {
+            int64_t T = shapes[si].T, H = shapes[si].H, K = shapes[si].K, V = shapes[si].V;
+            double fl = 4.0 * T * H * K * V, ms = 0, best = 1e30, mc, m2;
+            int bestC = 0;
+            lattn_ctx ctx;
+            la_u u;
+            char shape[96], nm[40];
+            if (g_quick && si > 0) continue;
+            lattn_ctx_init(&ctx);
+            u.ctx = &ctx; ctx.n_threads = 1;
+            la_alloc(&u, T, H, K, V, kind, 11);
+            for (ci = 0; ci < 3; ci++) {
+                g_chunk = Cs[ci];
+                time2(la_chunk_run, &u, ci == 0 ? la_step_run : NULL, &u, g_quick ? 3 : (si == 1 ? 5 : 7), &mc, ci == 0 ? &ms : &m2);
+                if (ci == 0) {
+                    snprintf(shape, sizeof shape, "T=%lld,H=%lld,K=%lld,V=%lld", (long long)T, (long long)H, (long long)K, (long long)V);
+                    snprintf(nm, sizeof nm, "%s_step", names[kind]);
+                    row(nm, shape, 1, ms, (double)T, fl, NULL, 0);
+                }
+                snprintf(shape, sizeof shape, "T=%lld,H=%lld,K=%lld,V=%lld,C=%d", (long long)T, (long long)H, (long long)K, (long long)V, Cs[ci]);
+                snprintf(nm, sizeof nm, "%s_chunk", names[kind]);
+                snprintf(nm + strlen(nm), sizeof nm - strlen(nm), "%s", "");
+                row(nm, shape, 1, mc, (double)T, fl, ci == 0 ? "step" : "step", ms);
+                if (mc < best) { best = mc; bestC = Cs[ci]; }
+            }
+            g_chunk = bestC;
+            for (th = 2; th <= 2; th++) {
+                ctx.n_threads = th;
+                time2(la_chunk_run, &u, NULL, NULL, g_quick ? 3 : 7, &mc, NULL);
+                snprintf(shape, sizeof shape, "T=%lld,H=%lld,K=%lld,V=%lld,C=%d", (long long)T, (long long)H, (long long)K, (long long)V, bestC);
+                row(nm, shape, th, mc, (double)T, fl, "step(1 thread)", ms);
+            }
+            g_chunk = 0;
+            la_release(&u);
+        }
+    {   /* decode: one token through a 3B-shaped mixer state (16 x 96 x 192 floats, 1.18 MB) */
+        lattn_ctx ctx;
+        la_u u;
+        double md, reps = 200;
+        int i;
+        lattn_ctx_init(&ctx);
+        u.ctx = &ctx; ctx.n_threads = 1;
+        la_alloc(&u, 1, 16, 96, 192, 0, 12);
+        u.a.ht = (float *)calloc(16 * 96 * 192, sizeof(float));
+        u.a.h0 = u.a.ht;
+        {
+            double t[9];
+            int k;
+            for (k = 0; k < 9; k++) {
+                double t0 = now();
+                for (i = 0; i < (int)reps; i++) lattn_la_step(&ctx, &u.a);
+                t[k] = (now() - t0) / reps * 1e3;
+            }
+            qsort(t, 9, sizeof(double), cmp_d); md = t[4];
+        }
+        g_bytes = 2.0 * 16 * 96 * 192 * 4;       /* the state read and written once */
+        row("simple_gla_decode", "1 token, state 16x96x192", 1, md, 1, 4.0 * 16 * 96 * 192, NULL, 0);
+        la_release(&u);
+    }
+}
+
 /* ---- ShortConv and the TCN stack --------------------------------------------------------------- */
 typedef struct { lattn_ctx *ctx; lattn_conv_args a; } conv_u;
 static void conv_fast_run(void *p) { conv_u *u = (conv_u *)p; lattn_shortconv_fast(u->ctx, &u->a); }
@@ -432,6 +530,7 @@ int main(int argc, char **argv) {
     bench_gemm();
     bench_tiler();
     bench_la();
+    bench_gla();
     bench_conv();
     bench_tcn();
     bench_scan();

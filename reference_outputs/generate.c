@@ -78,6 +78,10 @@ static const gcase CASES[] = {
     { "linear_attn_t0",     "linear_attn", 1, 0, 2, 8, 8, 0, 0, 0, 1, 0, 0, "identity", {0}, 0, 306, "T = 0: ht = h0" },
     { "linear_attn_hedgehog", "linear_attn", 1, 50, 2, 8, 16, 0, 0, 0, 0, 0, 0, "hedgehog", {0}, 0, 307, "hedgehog feature map (K' = 2K)" },
     { "linear_attn_laplace", "linear_attn", 1, 200, 2, 96, 192, 0, 0, 0, 1, 0, 128, "relu", {0}, 0, 308, "Laplace head dims, chunk 128" },
+    { "gla_small",          "gla",         2, 70, 2, 24, 40, 0, 0, 0, 1, 0, 16, "identity", {0}, 0, 401, "per-key log gates logsigmoid(x)/4, initial state, chunk 16" },
+    { "gla_varlen",         "gla",         1, 150, 2, 20, 12, 0, 0, 0, 1, 0, 32, "identity", {0, 40, 40, 107, 150}, 4, 402, "four sequences, one empty" },
+    { "simple_gla_small",   "simple_gla",  2, 65, 3, 16, 24, 0, 0, 0, 1, 0, 0, "identity", {0}, 0, 403, "per-head log gates, initial state" },
+    { "retention_laplace",  "retention",   1, 300, 2, 96, 192, 0, 0, 0, 1, 0, 128, "identity", {0}, 0, 404, "fixed RetNet decays at the Laplace head dims, chunk 128" },
     /* scan: N in K; log_space in norm */
     { "scan_small",       "scan", 2, 257, 0, 37, 0, 0, 0, 0, 1, 0, 0, NULL, {0}, 0, 401, "decays in [0.5, 1), initial state" },
     { "scan_log_long",    "scan", 1, 9000, 0, 5, 0, 0, 0, 0, 1, 1, 0, NULL, {0}, 0, 402, "log-space decays; long T, few channels (the time-split path)" },
@@ -257,6 +261,22 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
             sw[0] = K * K; sb[0] = K;
             a.fmap_w = rand_f(g, &r, (size_t)(K * K), 0, -0.3f, 0.3f); add(g, "in.fmap_w", LATTN_DTYPE_F32, 1, sw, a.fmap_w);
             a.fmap_b = rand_f(g, &r, (size_t)K, 0, -0.1f, 0.1f); add(g, "in.fmap_b", LATTN_DTYPE_F32, 1, sb, a.fmap_b);
+        }
+        if (strcmp(c->mixer, "retention") == 0) {    /* ln(1 - 2^(-5-h)) */
+            float *gg = (float *)keep(g, (size_t)H * 4);
+            int64_t sgg[1];
+            sgg[0] = H;
+            lattn_retention_decay(H, gg); a.g_gamma = gg; add(g, "in.g_gamma", LATTN_DTYPE_F32, 1, sgg, gg);
+        } else if (strcmp(c->mixer, "gla") == 0 || strcmp(c->mixer, "simple_gla") == 0) {
+            int key = strcmp(c->mixer, "gla") == 0;     /* logsigmoid(x)/4, x ~ N(0,1) */
+            size_t ng = (size_t)(B * T * H * (key ? K : 1)), i;
+            float *gt = rand_f(g, &r, ng, 1, 0, 0);
+            for (i = 0; i < ng; i++) {
+                double x = gt[i];
+                gt[i] = (float)(((x < 0 ? x : 0.0) - log1p(exp(-fabs(x)))) / 4.0);
+            }
+            if (key) { a.gk = gt; add(g, "in.gk", LATTN_DTYPE_F32, 4, sq, gt); }
+            else { a.g = gt; add(g, "in.g", LATTN_DTYPE_F32, 3, sq, gt); }
         }
         if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
         {
