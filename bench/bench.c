@@ -224,7 +224,6 @@ static void la_release(la_u *u) {
     free((void *)u->a.q); free((void *)u->a.k); free((void *)u->a.v); free(u->a.o);
     free((void *)u->a.g_gamma); free((void *)u->a.gk); free(u->a.ht);
 }
-static void la_stepone_run(void *p) { la_u *u = (la_u *)p; lattn_la_step(u->ctx, &u->a); }
 static void bench_gla(void) {
     static const struct { int64_t T, H, K, V; } shapes[3] = { { 2048, 16, 96, 192 }, { 8192, 16, 96, 192 }, { 2048, 4, 256, 512 } };
     static const char *names[2] = { "simple_gla", "gla" };

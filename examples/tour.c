@@ -24,13 +24,14 @@ static void line(const char *mixer, const char *form, double err, double sec, do
     printf("%-26s %-10s %12.2e %14.0f\n", mixer, form, err, tokens / sec);
 }
 
-/* Linear attention: _ref, _parallel, _chunk (C = 64), _step loop. */
-static void tour_la(lattn_ctx *ctx, const char *name, lattn_fmap fm, int norm) {
+/* Linear attention and its gated members: _ref, _parallel, _chunk (C = 64), _step loop.
+   gate: 0 none, 1 per key (GLA), 2 per head (Simple GLA), 3 fixed RetNet decays (retention). */
+static void tour_la(lattn_ctx *ctx, const char *name, lattn_fmap fm, int norm, int gate) {
     enum { T = 320, H = 4, K = 48, V = 64 };
     lattn_la_args a = lattn_la_args_default();
     lattn_rng r = lattn_rng_seed(7);
     float *q = buf(T * H * K), *k = buf(T * H * K), *v = buf(T * H * V), *ref = buf(T * H * V), *o = buf(T * H * V);
-    float *fw = buf(2 * K * K), *fb = buf(2 * K);
+    float *fw = buf(2 * K * K), *fb = buf(2 * K), *g = buf(T * H * K);
     double t0;
     int form, t;
     for (t = 0; t < K; t++) fw[t * K + t] = 1.0f;          /* hedgehog's init: W = I, b = 0 */
@@ -38,6 +39,11 @@ static void tour_la(lattn_ctx *ctx, const char *name, lattn_fmap fm, int norm) {
     lattn_rng_fill_normal(&r, q, T * H * K, 0, 1); lattn_rng_fill_normal(&r, k, T * H * K, 0, 1);
     lattn_rng_fill_normal(&r, v, T * H * V, 0, 1);
     a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.fmap = fm; a.normalize = norm;
+    lattn_rng_fill_normal(&r, g, T * H * K, 0, 1);
+    for (t = 0; t < T * H * K; t++) g[t] = (float)(((g[t] < 0 ? g[t] : 0.0) - log1p(exp(-fabs(g[t])))) / 4.0);  /* logsigmoid/4 */
+    if (gate == 1) a.gk = g;
+    if (gate == 2) a.g = g;
+    if (gate == 3) { lattn_retention_decay(H, g); a.g_gamma = g; }
     a.o = ref;
     BEST3(t0, lattn_la_ref(ctx, &a)); line(name, "_ref", 0.0, t0, T);
     for (form = 1; form <= 3; form++) {
@@ -47,7 +53,7 @@ static void tour_la(lattn_ctx *ctx, const char *name, lattn_fmap fm, int norm) {
         else BEST3(t0, lattn_la_decode(ctx, &a));        /* _step, one token at a time */
         line(name, form == 1 ? "_parallel" : form == 2 ? "_chunk" : "_step", rel_rms(o, ref, T * H * V), t0, T);
     }
-    free(q); free(k); free(v); free(ref); free(o); free(fw); free(fb);
+    free(q); free(k); free(v); free(ref); free(o); free(fw); free(fb); free(g);
 }
 
 static void tour_conv(lattn_ctx *ctx) {
@@ -157,9 +163,12 @@ int main(void) {
     printf("%s\n\n%-26s %-10s %12s %14s\n", lattn_build_info(), "mixer", "form", "rel.RMS", "tokens/s");
     tour_conv(&ctx);
     tour_tcn(&ctx);
-    tour_la(&ctx, "linear attn (identity)", LATTN_FMAP_IDENTITY, 0);
-    tour_la(&ctx, "linear attn (elu+1, norm)", LATTN_FMAP_ELU1, 1);
-    tour_la(&ctx, "linear attn (hedgehog)", LATTN_FMAP_HEDGEHOG, 0);
+    tour_la(&ctx, "linear attn (identity)", LATTN_FMAP_IDENTITY, 0, 0);
+    tour_la(&ctx, "linear attn (elu+1, norm)", LATTN_FMAP_ELU1, 1, 0);
+    tour_la(&ctx, "linear attn (hedgehog)", LATTN_FMAP_HEDGEHOG, 0, 0);
+    tour_la(&ctx, "GLA (per-key gates)", LATTN_FMAP_IDENTITY, 0, 1);
+    tour_la(&ctx, "Simple GLA (per-head)", LATTN_FMAP_IDENTITY, 0, 2);
+    tour_la(&ctx, "retention (fixed decay)", LATTN_FMAP_IDENTITY, 0, 3);
     tour_scan(&ctx);
     tour_ssm(&ctx);
     tour_s4d(&ctx);
