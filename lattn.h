@@ -675,6 +675,22 @@ LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a)
    same outputs and final state as _chunk within tolerance. */
 LATTN_API lattn_status lattn_la_decode  (lattn_ctx *ctx, const lattn_la_args *a);
 
+/* The Laplace model's shapes (spec gla_laplace.md §6; a reconstruction of the published 3B model:
+   24 layers, D = 3072, 16 heads of dk = 96, dv = 192, FFN 8192, ShortConv width 4 in fla's cache
+   convention of W columns per channel). The layer itself is not in this version; these two counts
+   are the capacity-planning facts the published figures check. */
+typedef struct lattn_laplace_config {
+    int64_t n_layers, D, H, dk, dv, ffn, conv_w, vocab;
+} lattn_laplace_config;
+LATTN_API lattn_laplace_config lattn_laplace_config_3b(void);   /* vocab 0: not published */
+/* Floats of one sequence's decoding state: L·(H·dk·dv + D·W) (3B: 7,372,800 = 29,491,200 bytes in
+   float32, the published "29.5 MB"). -1 on overflow or a non-positive size. */
+LATTN_API int64_t lattn_laplace_state_floats(const lattn_laplace_config *c);
+/* Parameters of the layer matrices: per layer W_qkvg [H(2dk+2dv)][D], W_o [D][H·dv], W_1 and W_2
+   [ffn][D] (one stacked matrix for the optimiser), W_3 [D][ffn]; *n_matrices = 4 per layer
+   (3B: 2,717,908,992 in 96 matrices). -1 on overflow or a non-positive size. */
+LATTN_API int64_t lattn_laplace_matrix_params(const lattn_laplace_config *c, int64_t *n_matrices);
+
 /* ================================================================================================ */
 /* >>safetensors                                                                                    */
 /* ================================================================================================ */
@@ -3212,6 +3228,37 @@ LATTN__DEF int64_t lattn_fmap_width(lattn_fmap f, int64_t K) { return f == LATTN
 LATTN__DEF void lattn_retention_decay(int64_t H, float *g_gamma) {
     int64_t h;
     for (h = 0; g_gamma && h < H; h++) g_gamma[h] = (float)log(1.0 - ldexp(1.0, (int)(-5 - LATTN__MIN(h, 200))));
+}
+
+LATTN__DEF lattn_laplace_config lattn_laplace_config_3b(void) {
+    lattn_laplace_config c;
+    c.n_layers = 24; c.D = 3072; c.H = 16; c.dk = 96; c.dv = 192; c.ffn = 8192; c.conv_w = 4; c.vocab = 0;
+    return c;
+}
+/* a·b + c·d with overflow and sign checks; -1 when it does not fit */
+static int64_t lattn__mad2(int64_t a, int64_t b, int64_t c, int64_t d) {
+    if (a < 0 || b < 0 || c < 0 || d < 0 || (b && a > INT64_MAX / b) || (d && c > INT64_MAX / d) ||
+        a * b > INT64_MAX - c * d) return -1;
+    return a * b + c * d;
+}
+LATTN__DEF int64_t lattn_laplace_state_floats(const lattn_laplace_config *c) {
+    int64_t hk, per;
+    if (!c || c->n_layers < 1 || c->D < 1 || c->H < 1 || c->dk < 1 || c->dv < 1 || c->conv_w < 1) return -1;
+    hk = lattn__mad2(c->H, c->dk, 0, 0);
+    per = hk < 0 ? -1 : lattn__mad2(hk, c->dv, c->D, c->conv_w);
+    return per < 0 ? -1 : lattn__mad2(c->n_layers, per, 0, 0);
+}
+LATTN__DEF int64_t lattn_laplace_matrix_params(const lattn_laplace_config *c, int64_t *n_matrices) {
+    int64_t rows, a, b, per;
+    if (n_matrices) *n_matrices = -1;
+    if (!c || c->n_layers < 1 || c->D < 1 || c->H < 1 || c->dk < 1 || c->dv < 1 || c->ffn < 1) return -1;
+    rows = lattn__mad2(c->H, 2 * LATTN__MIN(c->dk, INT64_MAX / 4), c->H, 2 * LATTN__MIN(c->dv, INT64_MAX / 4));
+    a = rows < 0 ? -1 : lattn__mad2(rows, c->D, c->D, lattn__mad2(c->H, c->dv, 0, 0));   /* W_qkvg, W_o */
+    b = lattn__mad2(3 * LATTN__MIN(c->ffn, INT64_MAX / 4), c->D, 0, 0);                     /* W_1, W_2, W_3 */
+    per = a < 0 || b < 0 ? -1 : lattn__mad2(a, 1, b, 1);
+    if (per < 0 || (per = lattn__mad2(c->n_layers, per, 0, 0)) < 0) return -1;
+    if (n_matrices) *n_matrices = 4 * c->n_layers;
+    return per;
 }
 
 /* Gate kinds: none (plain linear attention), one gate per head (g, g_gamma), one per key (gk). */

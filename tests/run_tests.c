@@ -1049,6 +1049,17 @@ static void test_gla(void) {
     Ts[0] = 0; Ts[1] = 1; Ts[2] = C - 1; Ts[3] = C; Ts[4] = C + 1; Ts[5] = 3 * C + 5;
     flat.name = "flat"; flat.partitions = 0; flat.mm_kmax = flat.mm_mmax = flat.mm_nmax = 0; flat.transpose_max = 0;
     lattn_ctx_init(&ctx);
+    {   /* the Laplace 3B shapes (spec §7.3-xiv) */
+        lattn_laplace_config lc = lattn_laplace_config_3b();
+        int64_t nm = 0, np = lattn_laplace_matrix_params(&lc, &nm);
+        CHECK(lattn_laplace_state_floats(&lc) == 7372800 && 4 * lattn_laplace_state_floats(&lc) == 29491200,
+              "Laplace 3B state: 7,372,800 floats = 29,491,200 bytes (%lld)", (long long)lattn_laplace_state_floats(&lc));
+        CHECK(np == 2717908992LL && nm == 96, "Laplace 3B matrices: %lld parameters in %lld matrices", (long long)np, (long long)nm);
+        lc.D = INT64_MAX / 2;
+        CHECK(lattn_laplace_state_floats(&lc) == -1 && lattn_laplace_matrix_params(&lc, &nm) == -1 && nm == -1, "overflowing Laplace shapes");
+        lc.D = 0;
+        CHECK(lattn_laplace_state_floats(&lc) == -1 && lattn_laplace_state_floats(NULL) == -1, "zero or missing Laplace shapes");
+    }
     {   /* RetNet's decays */
         float gg[16];
         lattn_retention_decay(16, gg);
