@@ -3450,13 +3450,14 @@ LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
             int64_t row = b * H + h;
             const float *q = in.q + row * Kf, *k = in.k + row * Kf, *v = a->v + row * V;
             float *S = a->ht + row * Kf * V, *o = a->o + row * V, den = 0;
+            float alh = dm.gate == LATTN__GATE_HEAD ? expf(lattn__la_gate(a, b, h, 0)) : 1.0f;   /* per head: once */
             if (a->h0 != a->ht) {
                 if (a->h0) memcpy(S, a->h0 + row * Kf * V, (size_t)(Kf * V) * sizeof(float));
                 else memset(S, 0, (size_t)(Kf * V) * sizeof(float));
             }
             for (j = 0; j < V; j++) o[j] = 0.0f;
             for (i = 0; i < Kf; i++) {
-                float *Si = S + i * V, qi = dm.s * q[i], al = dm.gate ? expf(lattn__la_gate(a, b, h, i)) : 1.0f;
+                float *Si = S + i * V, qi = dm.s * q[i], al = dm.gate == LATTN__GATE_KEY ? expf(lattn__la_gate(a, b, h, i)) : alh;
                 lattn__vf vk = lattn__vset1(k[i]), vq = lattn__vset1(qi), va = lattn__vset1(al);
                 for (j = 0; j + LATTN__VW <= V; j += LATTN__VW) {
                     lattn__vf sv = lattn__vfma(vk, lattn__vload(v + j), lattn__vmul(va, lattn__vload(Si + j)));
@@ -3468,7 +3469,7 @@ LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
             if (a->normalize) {
                 float *z = a->zt + row * Kf;
                 for (i = 0; i < Kf; i++) {
-                    float al = dm.gate ? expf(lattn__la_gate(a, b, h, i)) : 1.0f;
+                    float al = dm.gate == LATTN__GATE_KEY ? expf(lattn__la_gate(a, b, h, i)) : alh;
                     z[i] = al * (a->z0 ? a->z0[row * Kf + i] : 0.0f) + k[i];
                     den += dm.s * q[i] * z[i];
                 }
