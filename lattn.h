@@ -3235,30 +3235,36 @@ LATTN__DEF lattn_laplace_config lattn_laplace_config_3b(void) {
     c.n_layers = 24; c.D = 3072; c.H = 16; c.dk = 96; c.dv = 192; c.ffn = 8192; c.conv_w = 4; c.vocab = 0;
     return c;
 }
-/* a·b + c·d with overflow and sign checks; -1 when it does not fit */
-static int64_t lattn__mad2(int64_t a, int64_t b, int64_t c, int64_t d) {
-    if (a < 0 || b < 0 || c < 0 || d < 0 || (b && a > INT64_MAX / b) || (d && c > INT64_MAX / d) ||
-        a * b > INT64_MAX - c * d) return -1;
-    return a * b + c * d;
+/* Σ_j Π_i terms[j][i] over nt products of 4 sizes, with lattn__count's overflow checks; -1 when
+   it does not fit (or a size is not positive). */
+static int64_t lattn__laplace_sum(int nt, int64_t (*terms)[4]) {
+    size_t sum = 0, c;
+    int j, i;
+    for (j = 0; j < nt; j++) {
+        for (i = 0; i < 4; i++) if (terms[j][i] < 1) return -1;
+        if (lattn__count(&c, 4, terms[j]) != LATTN_OK || lattn_size_add(&sum, sum, c) != LATTN_OK) return -1;
+    }
+    return sum > (size_t)INT64_MAX ? -1 : (int64_t)sum;
 }
 LATTN__DEF int64_t lattn_laplace_state_floats(const lattn_laplace_config *c) {
-    int64_t hk, per;
-    if (!c || c->n_layers < 1 || c->D < 1 || c->H < 1 || c->dk < 1 || c->dv < 1 || c->conv_w < 1) return -1;
-    hk = lattn__mad2(c->H, c->dk, 0, 0);
-    per = hk < 0 ? -1 : lattn__mad2(hk, c->dv, c->D, c->conv_w);
-    return per < 0 ? -1 : lattn__mad2(c->n_layers, per, 0, 0);
+    int64_t t[2][4];
+    if (!c) return -1;
+    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = c->dk; t[0][3] = c->dv;       /* GLA states */
+    t[1][0] = c->n_layers; t[1][1] = c->D; t[1][2] = c->conv_w; t[1][3] = 1;       /* conv caches */
+    return lattn__laplace_sum(2, t);
 }
 LATTN__DEF int64_t lattn_laplace_matrix_params(const lattn_laplace_config *c, int64_t *n_matrices) {
-    int64_t rows, a, b, per;
+    int64_t t[5][4], n;
     if (n_matrices) *n_matrices = -1;
-    if (!c || c->n_layers < 1 || c->D < 1 || c->H < 1 || c->dk < 1 || c->dv < 1 || c->ffn < 1) return -1;
-    rows = lattn__mad2(c->H, 2 * LATTN__MIN(c->dk, INT64_MAX / 4), c->H, 2 * LATTN__MIN(c->dv, INT64_MAX / 4));
-    a = rows < 0 ? -1 : lattn__mad2(rows, c->D, c->D, lattn__mad2(c->H, c->dv, 0, 0));   /* W_qkvg, W_o */
-    b = lattn__mad2(3 * LATTN__MIN(c->ffn, INT64_MAX / 4), c->D, 0, 0);                     /* W_1, W_2, W_3 */
-    per = a < 0 || b < 0 ? -1 : lattn__mad2(a, 1, b, 1);
-    if (per < 0 || (per = lattn__mad2(c->n_layers, per, 0, 0)) < 0) return -1;
-    if (n_matrices) *n_matrices = 4 * c->n_layers;
-    return per;
+    if (!c) return -1;
+    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = 2 * LATTN__MIN(c->dk, INT64_MAX / 4); t[0][3] = c->D;  /* W_qkvg: q, k */
+    t[1][0] = c->n_layers; t[1][1] = c->H; t[1][2] = 2 * LATTN__MIN(c->dv, INT64_MAX / 4); t[1][3] = c->D;  /*          v, g */
+    t[2][0] = c->n_layers; t[2][1] = c->H; t[2][2] = c->dv; t[2][3] = c->D;                                 /* W_o */
+    t[3][0] = c->n_layers; t[3][1] = 2; t[3][2] = c->ffn; t[3][3] = c->D;                                   /* W_1, W_2 */
+    t[4][0] = c->n_layers; t[4][1] = 1; t[4][2] = c->ffn; t[4][3] = c->D;                                   /* W_3 */
+    n = lattn__laplace_sum(5, t);
+    if (n >= 0 && n_matrices) *n_matrices = 4 * c->n_layers;
+    return n;
 }
 
 /* Gate kinds: none (plain linear attention), one gate per head (g, g_gamma), one per key (gk). */
