@@ -675,22 +675,6 @@ LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a)
    same outputs and final state as _chunk within tolerance. */
 LATTN_API lattn_status lattn_la_decode  (lattn_ctx *ctx, const lattn_la_args *a);
 
-/* The Laplace model's shapes (spec gla_laplace.md §6; a reconstruction of the published 3B model:
-   24 layers, D = 3072, 16 heads of dk = 96, dv = 192, FFN 8192, ShortConv width 4 in fla's cache
-   convention of W columns per channel). The layer itself is not in this version; these two counts
-   are the capacity-planning facts the published figures check. */
-typedef struct lattn_laplace_config {
-    int64_t n_layers, D, H, dk, dv, ffn, conv_w, vocab;
-} lattn_laplace_config;
-LATTN_API lattn_laplace_config lattn_laplace_config_3b(void);   /* vocab 0: not published */
-/* Floats of one sequence's decoding state: L·(H·dk·dv + D·W) (3B: 7,372,800 = 29,491,200 bytes in
-   float32, the published "29.5 MB"). -1 on overflow or a non-positive size. */
-LATTN_API int64_t lattn_laplace_state_floats(const lattn_laplace_config *c);
-/* Parameters of the layer matrices: per layer W_qkvg [H(2dk+2dv)][D], W_o [D][H·dv], W_1 and W_2
-   [ffn][D] (one stacked matrix for the optimiser), W_3 [D][ffn]; *n_matrices = 4 per layer
-   (3B: 2,717,908,992 in 96 matrices). -1 on overflow or a non-positive size. */
-LATTN_API int64_t lattn_laplace_matrix_params(const lattn_laplace_config *c, int64_t *n_matrices);
-
 /* ================================================================================================ */
 /* >>safetensors                                                                                    */
 /* ================================================================================================ */
@@ -763,12 +747,119 @@ LATTN_API lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const lat
 LATTN_API void lattn_free(lattn_ctx *ctx, void *p);
 
 /* ================================================================================================ */
+/* >>laplace                                                                                        */
+/* ================================================================================================ */
+/* The Laplace layer and model: the Simple-GLA language model trained on Trainium2 (spec
+   gla_laplace.md §6). It is a RECONSTRUCTION: the published description gives the widths (24
+   layers, D = 3072, 16 heads of dk = 96 and dv = 192, FFN 8192), the fused QKVG projection, the
+   width-4 ShortConv with SiLU, the fixed geometric per-head decay, LayerNorm and the GLU FFN; what
+   lattn chose where it is silent is marked [recon]. One layer, x: [T][D]:
+       h   = LayerNorm₁(x)                                   (affine, eps = norm_eps [recon] 1e-5)
+       u   = SiLU(ShortConv_W(h))                            (depthwise, no bias [recon], W = 4)
+       q | k | v | g = u · W_qkvgᵀ                           (rows q [0, H·dk), k, v, g: [recon])
+       o_h = SimpleGLA(q_h, k_h, v_h; g_gamma[h], s = dk^-1/2)   (g_gamma: RetNet's γ_h [recon])
+       y_h = gate(o_h, g_h)                                  (gate_mode; default [recon] fla's
+                                                              RMSNorm_head(o_h)·w_n ⊙ SiLU(g_h))
+       x   = x + y · W_oᵀ                                    (W_o [recon]: the parameter count needs it)
+       x   = x + (SiLU(h₂ W₁ᵀ) ⊙ h₂ W₂ᵀ) · W₃ᵀ,   h₂ = LayerNorm₂(x)
+   Model = [embedding E [vocab][D]] → n_layers layers → [final LayerNorm → logits = h·Eᵀ (tied
+   [recon])]. vocab = 0 leaves out the embedding and the head: the model maps hidden states
+   [B][T][D] to hidden states (one layer as a block of a host model).
+   Weights live in one arena of named tensors (safetensors-style names, fla's where fla has one):
+       layers.{l}.attn_norm.weight / .bias      [D]          layers.{l}.attn.conv.weight   [D][W]
+       layers.{l}.attn.qkvg_proj.weight          [H(2dk+2dv)][D]
+       layers.{l}.attn.g_norm.weight             [dv]         layers.{l}.attn.o_proj.weight [D][H·dv]
+       layers.{l}.mlp_norm.weight / .bias        [D]
+       layers.{l}.mlp.gate_proj.weight, .up_proj.weight [ffn][D]    layers.{l}.mlp.down_proj.weight [D][ffn]
+       embeddings.weight [vocab][D], norm.weight / norm.bias [D]       (vocab > 0 only)
+   lattn_laplace_init fills them from a seed: matrices and embedding N(0, 0.02²) (fla's
+   initializer_range), conv U(±W^-1/2) (PyTorch's Conv1d default), norm weights 1, biases 0.
+   The decoding state of one sequence is lattn_laplace_state_floats() floats, zeros for a fresh
+   sequence: per layer the ShortConv cache [D][W] (fla: the last W inputs, newest last) and then the
+   GLA states [H][dk][dv]. It is plain memory: copy it, save it, restore it. */
+typedef enum lattn_out_gate {
+    LATTN_OUT_RMSNORM_SWISH,              /* RMSNorm_head(o)·w_n ⊙ SiLU(g)   (default, fla) */
+    LATTN_OUT_SWISH,                      /* o ⊙ SiLU(g) */
+    LATTN_OUT_SIGMOID,                    /* o ⊙ σ(g) */
+    LATTN_OUT_RMSNORM_SIGMOID             /* RMSNorm_head(o)·w_n ⊙ σ(g) */
+} lattn_out_gate;
+
+typedef struct lattn_laplace_config {
+    int64_t n_layers, D, H, dk, dv, ffn, conv_w, vocab;
+    lattn_out_gate gate_mode;
+    float norm_eps;                       /* LayerNorm and head RMSNorm epsilon (1e-5) */
+} lattn_laplace_config;
+LATTN_API lattn_laplace_config lattn_laplace_config_3b(void);    /* vocab 0: not published */
+/* A small model for tests and examples: 2 layers, D 64, 4 heads of 16 x 32, FFN 176, vocab 256. */
+LATTN_API lattn_laplace_config lattn_laplace_config_small(void);
+/* Floats of one sequence's decoding state: L·(H·dk·dv + D·W) (3B: 7,372,800 = 29,491,200 bytes in
+   float32, the published "29.5 MB"). -1 on overflow or a non-positive size. */
+LATTN_API int64_t lattn_laplace_state_floats(const lattn_laplace_config *c);
+/* Parameters of the layer matrices: per layer W_qkvg [H(2dk+2dv)][D], W_o [D][H·dv], W_1 and W_2
+   [ffn][D] (one stacked matrix for the optimiser), W_3 [D][ffn]; *n_matrices = 4 per layer
+   (3B: 2,717,908,992 in 96 matrices). -1 on overflow or a non-positive size. */
+LATTN_API int64_t lattn_laplace_matrix_params(const lattn_laplace_config *c, int64_t *n_matrices);
+
+/* One named tensor of a weight arena (at most 2 dimensions here). */
+#define LATTN_NAME_MAX 64
+typedef struct lattn_tensor {
+    char name[LATTN_NAME_MAX];
+    int ndim;
+    int64_t shape[2];
+    size_t count;
+    float *data;                          /* inside the model's arena */
+} lattn_tensor;
+
+typedef struct lattn_laplace_model {
+    lattn_laplace_config cfg;
+    float *arena; size_t n_params;        /* every weight, tensors[] in order */
+    lattn_tensor *tensors; int64_t n_tensors;
+    float *g_gamma;                       /* [H] the fixed log decays (derived, not saved) */
+} lattn_laplace_model;
+
+LATTN_API lattn_status lattn_laplace_init(lattn_ctx *ctx, lattn_laplace_model *m,
+                                          const lattn_laplace_config *c, uint64_t seed);
+LATTN_API void lattn_laplace_free(lattn_ctx *ctx, lattn_laplace_model *m);
+/* The tensor called `name`, or NULL. */
+LATTN_API lattn_tensor *lattn_laplace_tensor(const lattn_laplace_model *m, const char *name);
+/* Weights as safetensors (float32; the configuration in __metadata__ as "laplace.<field>"), into a
+   buffer to release with lattn_free, or into a file. */
+LATTN_API lattn_status lattn_laplace_serialize(lattn_ctx *ctx, const lattn_laplace_model *m,
+                                               unsigned char **out, size_t *size);
+/* A model from a parsed file: configuration from the metadata, every tensor `prefix`+name with
+   exactly its shape (any float dtype). Missing, misshapen or extra-large entries are LATTN_E_FORMAT
+   and leave *m empty. */
+LATTN_API lattn_status lattn_laplace_load_st(lattn_ctx *ctx, lattn_laplace_model *m,
+                                             const lattn_st_file *f, const char *prefix);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_laplace_save(lattn_ctx *ctx, const lattn_laplace_model *m, const char *path);
+LATTN_API lattn_status lattn_laplace_load(lattn_ctx *ctx, lattn_laplace_model *m, const char *path);
+#endif
+/* Forward over a batch. Input: tokens [B][T] (ids in [0, vocab)) when vocab > 0, else x [B][T][D].
+   Output: logits [B][T][vocab] when vocab > 0, else hidden states [B][T][D]. state: NULL (every
+   sequence starts fresh, no state out) or [B][state_floats], read as the initial and overwritten
+   with the final state. _ref computes in double, one token at a time (the teaching form); the
+   fast form runs layer by layer over all B·T tokens with threaded GEMMs and lattn_la_chunk. */
+LATTN_API lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
+                                                 int64_t T, const int32_t *tokens, const float *x,
+                                                 float *out, float *state);
+LATTN_API lattn_status lattn_laplace_forward(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
+                                             int64_t T, const int32_t *tokens, const float *x,
+                                             float *out, float *state);
+/* One decoding step for B sequences: tokens [B] or x [B][D] -> out [B][vocab or D]; state
+   [B][state_floats] (required) advanced by one token (GEMV projections, lattn_la_step). */
+LATTN_API lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
+                                          const int32_t *tokens, const float *x, float *out, float *state);
+
+
+/* ================================================================================================ */
 /* >>conformance                                                                                    */
 /* ================================================================================================ */
 /* Golden cases (reference_outputs/, DESIGN.md §4): one safetensors file per case with the inputs
    "in.*" (float32, offsets int64), the expected outputs "out.*" (float32, from _ref in double) and
    "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn |
-   scan | ssm | s4d), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
+   gla | simple_gla | retention | scan | ssm | s4d | laplace_layer: a Laplace model's tensors under
+   "in.<name>" and its laplace.* configuration, see >>laplace), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex"), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
 typedef enum lattn_form {
@@ -817,6 +908,7 @@ LATTN_API void lattn_compare(const double *got, const double *want, size_t n, do
 #include <stdlib.h>
 #include <stdarg.h>
 #include <float.h>
+#include <errno.h>
 
 #if defined(__FAST_MATH__)
 #  error "lattn: -ffast-math breaks the NaN/Inf contract; build lattn without it"
@@ -3230,43 +3322,6 @@ LATTN__DEF void lattn_retention_decay(int64_t H, float *g_gamma) {
     for (h = 0; g_gamma && h < H; h++) g_gamma[h] = (float)log(1.0 - ldexp(1.0, (int)(-5 - LATTN__MIN(h, 200))));
 }
 
-LATTN__DEF lattn_laplace_config lattn_laplace_config_3b(void) {
-    lattn_laplace_config c;
-    c.n_layers = 24; c.D = 3072; c.H = 16; c.dk = 96; c.dv = 192; c.ffn = 8192; c.conv_w = 4; c.vocab = 0;
-    return c;
-}
-/* Σ_j Π_i terms[j][i] over nt products of 4 sizes, with lattn__count's overflow checks; -1 when
-   it does not fit (or a size is not positive). */
-static int64_t lattn__laplace_sum(int nt, int64_t (*terms)[4]) {
-    size_t sum = 0, c;
-    int j, i;
-    for (j = 0; j < nt; j++) {
-        for (i = 0; i < 4; i++) if (terms[j][i] < 1) return -1;
-        if (lattn__count(&c, 4, terms[j]) != LATTN_OK || lattn_size_add(&sum, sum, c) != LATTN_OK) return -1;
-    }
-    return sum > (size_t)INT64_MAX ? -1 : (int64_t)sum;
-}
-LATTN__DEF int64_t lattn_laplace_state_floats(const lattn_laplace_config *c) {
-    int64_t t[2][4];
-    if (!c) return -1;
-    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = c->dk; t[0][3] = c->dv;       /* GLA states */
-    t[1][0] = c->n_layers; t[1][1] = c->D; t[1][2] = c->conv_w; t[1][3] = 1;       /* conv caches */
-    return lattn__laplace_sum(2, t);
-}
-LATTN__DEF int64_t lattn_laplace_matrix_params(const lattn_laplace_config *c, int64_t *n_matrices) {
-    int64_t t[5][4], n;
-    if (n_matrices) *n_matrices = -1;
-    if (!c) return -1;
-    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = 2 * LATTN__MIN(c->dk, INT64_MAX / 4); t[0][3] = c->D;  /* W_qkvg: q, k */
-    t[1][0] = c->n_layers; t[1][1] = c->H; t[1][2] = 2 * LATTN__MIN(c->dv, INT64_MAX / 4); t[1][3] = c->D;  /*          v, g */
-    t[2][0] = c->n_layers; t[2][1] = c->H; t[2][2] = c->dv; t[2][3] = c->D;                                 /* W_o */
-    t[3][0] = c->n_layers; t[3][1] = 2; t[3][2] = c->ffn; t[3][3] = c->D;                                   /* W_1, W_2 */
-    t[4][0] = c->n_layers; t[4][1] = 1; t[4][2] = c->ffn; t[4][3] = c->D;                                   /* W_3 */
-    n = lattn__laplace_sum(5, t);
-    if (n >= 0 && n_matrices) *n_matrices = 4 * c->n_layers;
-    return n;
-}
-
 /* Gate kinds: none (plain linear attention), one gate per head (g, g_gamma), one per key (gk). */
 enum { LATTN__GATE_NONE = 0, LATTN__GATE_HEAD = 1, LATTN__GATE_KEY = 2 };
 static int lattn__la_gate_kind(const lattn_la_args *a) {
@@ -4563,6 +4618,555 @@ LATTN__DEF lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const la
 #endif
 
 /* ================================================================================================ */
+/* >>laplace implementation                                                                         */
+/* ================================================================================================ */
+LATTN__DEF lattn_laplace_config lattn_laplace_config_3b(void) {
+    lattn_laplace_config c;
+    c.n_layers = 24; c.D = 3072; c.H = 16; c.dk = 96; c.dv = 192; c.ffn = 8192; c.conv_w = 4; c.vocab = 0;
+    c.gate_mode = LATTN_OUT_RMSNORM_SWISH; c.norm_eps = 1e-5f;
+    return c;
+}
+LATTN__DEF lattn_laplace_config lattn_laplace_config_small(void) {
+    lattn_laplace_config c = lattn_laplace_config_3b();
+    c.n_layers = 2; c.D = 64; c.H = 4; c.dk = 16; c.dv = 32; c.ffn = 176; c.vocab = 256;
+    return c;
+}
+/* Σ_j Π_i terms[j][i] over nt products of 4 sizes, with lattn__count's overflow checks; -1 when
+   it does not fit (or a size is not positive). */
+static int64_t lattn__laplace_sum(int nt, int64_t (*terms)[4]) {
+    size_t sum = 0, c;
+    int j, i;
+    for (j = 0; j < nt; j++) {
+        for (i = 0; i < 4; i++) if (terms[j][i] < 1) return -1;
+        if (lattn__count(&c, 4, terms[j]) != LATTN_OK || lattn_size_add(&sum, sum, c) != LATTN_OK) return -1;
+    }
+    return sum > (size_t)INT64_MAX ? -1 : (int64_t)sum;
+}
+LATTN__DEF int64_t lattn_laplace_state_floats(const lattn_laplace_config *c) {
+    int64_t t[2][4];
+    if (!c) return -1;
+    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = c->dk; t[0][3] = c->dv;       /* GLA states */
+    t[1][0] = c->n_layers; t[1][1] = c->D; t[1][2] = c->conv_w; t[1][3] = 1;       /* conv caches */
+    return lattn__laplace_sum(2, t);
+}
+LATTN__DEF int64_t lattn_laplace_matrix_params(const lattn_laplace_config *c, int64_t *n_matrices) {
+    int64_t t[5][4], n;
+    if (n_matrices) *n_matrices = -1;
+    if (!c) return -1;
+    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = 2 * LATTN__MIN(c->dk, INT64_MAX / 4); t[0][3] = c->D;  /* W_qkvg: q, k */
+    t[1][0] = c->n_layers; t[1][1] = c->H; t[1][2] = 2 * LATTN__MIN(c->dv, INT64_MAX / 4); t[1][3] = c->D;  /*          v, g */
+    t[2][0] = c->n_layers; t[2][1] = c->H; t[2][2] = c->dv; t[2][3] = c->D;                                 /* W_o */
+    t[3][0] = c->n_layers; t[3][1] = 2; t[3][2] = c->ffn; t[3][3] = c->D;                                   /* W_1, W_2 */
+    t[4][0] = c->n_layers; t[4][1] = 1; t[4][2] = c->ffn; t[4][3] = c->D;                                   /* W_3 */
+    n = lattn__laplace_sum(5, t);
+    if (n >= 0 && n_matrices) *n_matrices = 4 * c->n_layers;
+    return n;
+}
+
+/* The tensors of one layer, in arena order; the model's three global tensors follow the layers. */
+enum {
+    LATTN__LP_LN1_W, LATTN__LP_LN1_B, LATTN__LP_CONV, LATTN__LP_QKVG, LATTN__LP_GNORM, LATTN__LP_WO,
+    LATTN__LP_LN2_W, LATTN__LP_LN2_B, LATTN__LP_W1, LATTN__LP_W2, LATTN__LP_W3, LATTN__LP_N
+};
+enum { LATTN__LG_EMBED, LATTN__LG_NORM_W, LATTN__LG_NORM_B, LATTN__LG_N };
+static const char *const lattn__lp_names[LATTN__LP_N] = {
+    "attn_norm.weight", "attn_norm.bias", "attn.conv.weight", "attn.qkvg_proj.weight", "attn.g_norm.weight",
+    "attn.o_proj.weight", "mlp_norm.weight", "mlp_norm.bias", "mlp.gate_proj.weight", "mlp.up_proj.weight",
+    "mlp.down_proj.weight"
+};
+static const char *const lattn__lg_names[LATTN__LG_N] = { "embeddings.weight", "norm.weight", "norm.bias" };
+static const char *const lattn__gate_names[] = { "rmsnorm_swish", "swish", "sigmoid", "rmsnorm_sigmoid" };
+#define LATTN__LAPLACE_MAX_LAYERS 100000
+
+static float *lattn__lw(const lattn_laplace_model *m, int64_t l, int slot) {
+    return m->tensors[l * LATTN__LP_N + slot].data;
+}
+static float *lattn__lg(const lattn_laplace_model *m, int slot) {
+    return m->tensors[m->cfg.n_layers * LATTN__LP_N + slot].data;
+}
+/* Shape of layer tensor `slot` (slot >= LATTN__LP_N: global tensor slot - LATTN__LP_N). */
+static int lattn__laplace_shape(const lattn_laplace_config *c, int slot, int64_t *s) {
+    int64_t D = c->D;
+    switch (slot) {
+    case LATTN__LP_CONV: s[0] = D; s[1] = c->conv_w; return 2;
+    case LATTN__LP_QKVG: s[0] = c->H * (2 * c->dk + 2 * c->dv); s[1] = D; return 2;
+    case LATTN__LP_GNORM: s[0] = c->dv; return 1;
+    case LATTN__LP_WO: s[0] = D; s[1] = c->H * c->dv; return 2;
+    case LATTN__LP_W1: case LATTN__LP_W2: s[0] = c->ffn; s[1] = D; return 2;
+    case LATTN__LP_W3: s[0] = D; s[1] = c->ffn; return 2;
+    case LATTN__LP_N + LATTN__LG_EMBED: s[0] = c->vocab; s[1] = D; return 2;
+    default: s[0] = D; return 1;                                 /* the LayerNorm vectors */
+    }
+}
+
+static lattn_status lattn__laplace_check_cfg(lattn_ctx *ctx, const char *who, const lattn_laplace_config *c) {
+    int64_t t[1][4];
+    if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
+    if (c->n_layers < 1 || c->D < 1 || c->H < 1 || c->dk < 1 || c->dv < 1 || c->ffn < 1 || c->conv_w < 1 || c->vocab < 0)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: every size must be >= 1 (vocab >= 0)", who);
+    if (c->n_layers > LATTN__LAPLACE_MAX_LAYERS)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_layers = %lld (at most %d)", who, (long long)c->n_layers, LATTN__LAPLACE_MAX_LAYERS);
+    if ((unsigned)c->gate_mode > (unsigned)LATTN_OUT_RMSNORM_SIGMOID)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: unknown gate_mode %d", who, (int)c->gate_mode);
+    if (!(c->norm_eps > 0.0f) || !isfinite(c->norm_eps))
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: norm_eps must be positive and finite", who);
+    t[0][0] = 1; t[0][1] = 1; t[0][2] = c->vocab + 1; t[0][3] = c->D;
+    if (lattn_laplace_matrix_params(c, NULL) < 0 || lattn_laplace_state_floats(c) < 0 || lattn__laplace_sum(1, t) < 0)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the model's sizes overflow", who);
+    return LATTN_OK;
+}
+
+/* Lay out the tensor table and the arena (weights uninitialised). */
+static lattn_status lattn__laplace_alloc(lattn_ctx *ctx, lattn_laplace_model *m, const lattn_laplace_config *c,
+                                         const char *who) {
+    int64_t L, i, nt;
+    size_t total = 0, bytes;
+    memset(m, 0, sizeof *m);
+    LATTN__TRY(lattn__laplace_check_cfg(ctx, who, c));
+    L = c->n_layers;
+    nt = L * LATTN__LP_N + (c->vocab > 0 ? LATTN__LG_N : 0);
+    bytes = (size_t)nt * sizeof(lattn_tensor) + (size_t)c->H * sizeof(float);
+    m->tensors = (lattn_tensor *)lattn__alloc(ctx, bytes);
+    if (!m->tensors) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes", who, bytes);
+    memset(m->tensors, 0, bytes);
+    m->g_gamma = (float *)(void *)(m->tensors + nt);
+    m->cfg = *c; m->n_tensors = nt;
+    for (i = 0; i < nt; i++) {
+        lattn_tensor *t = &m->tensors[i];
+        int slot = i < L * LATTN__LP_N ? (int)(i % LATTN__LP_N) : LATTN__LP_N + (int)(i - L * LATTN__LP_N);
+        if (slot < LATTN__LP_N) snprintf(t->name, sizeof t->name, "layers.%lld.%s", (long long)(i / LATTN__LP_N), lattn__lp_names[slot]);
+        else snprintf(t->name, sizeof t->name, "%s", lattn__lg_names[slot - LATTN__LP_N]);
+        t->ndim = lattn__laplace_shape(c, slot, t->shape);
+        t->count = (size_t)t->shape[0] * (size_t)(t->ndim == 2 ? t->shape[1] : 1);   /* fits: checked sums */
+        total += t->count;
+    }
+    if (lattn__alloc_floats(ctx, &m->arena, total, who) != LATTN_OK) {
+        lattn__free(ctx, m->tensors);
+        memset(m, 0, sizeof *m);
+        return LATTN_E_NOMEM;
+    }
+    m->n_params = total;
+    for (i = 0, total = 0; i < nt; i++) { m->tensors[i].data = m->arena + total; total += m->tensors[i].count; }
+    lattn_retention_decay(c->H, m->g_gamma);
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_laplace_init(lattn_ctx *ctx, lattn_laplace_model *m, const lattn_laplace_config *c,
+                                           uint64_t seed) {
+    lattn_rng r = lattn_rng_seed(seed);
+    int64_t i;
+    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "lattn_laplace_init: model is NULL");
+    LATTN__TRY(lattn__laplace_alloc(ctx, m, c, "lattn_laplace_init"));
+    for (i = 0; i < m->n_tensors; i++) {
+        lattn_tensor *t = &m->tensors[i];
+        const char *dot = strrchr(t->name, '.');
+        size_t j;
+        if (strcmp(dot, ".bias") == 0) memset(t->data, 0, t->count * sizeof(float));
+        else if (t->ndim == 1) for (j = 0; j < t->count; j++) t->data[j] = 1.0f;
+        else if (strstr(t->name, "conv")) {
+            float bound = (float)(1.0 / sqrt((double)c->conv_w));
+            lattn_rng_fill_uniform(&r, t->data, t->count, -bound, bound);
+        } else lattn_rng_fill_normal(&r, t->data, t->count, 0.0f, 0.02f);
+    }
+    return lattn__ok(ctx);
+}
+LATTN__DEF void lattn_laplace_free(lattn_ctx *ctx, lattn_laplace_model *m) {
+    if (!m) return;
+    lattn__free(ctx, m->arena);
+    lattn__free(ctx, m->tensors);
+    memset(m, 0, sizeof *m);
+}
+LATTN__DEF lattn_tensor *lattn_laplace_tensor(const lattn_laplace_model *m, const char *name) {
+    int64_t i;
+    for (i = 0; m && m->tensors && name && i < m->n_tensors; i++)
+        if (strcmp(m->tensors[i].name, name) == 0) return &m->tensors[i];
+    return NULL;
+}
+
+/* ---- weights as safetensors: the configuration rides in __metadata__ ---------------------------- */
+#define LATTN__LCFG_N 10
+static const char *const lattn__lcfg_keys[LATTN__LCFG_N] = {
+    "laplace.n_layers", "laplace.D", "laplace.H", "laplace.dk", "laplace.dv", "laplace.ffn", "laplace.conv_w",
+    "laplace.vocab", "laplace.gate_mode", "laplace.norm_eps"
+};
+static int64_t *lattn__lcfg_field(lattn_laplace_config *c, int i) {
+    int64_t *f[8];
+    f[0] = &c->n_layers; f[1] = &c->D; f[2] = &c->H; f[3] = &c->dk; f[4] = &c->dv; f[5] = &c->ffn;
+    f[6] = &c->conv_w; f[7] = &c->vocab;
+    return f[i];
+}
+
+LATTN__DEF lattn_status lattn_laplace_serialize(lattn_ctx *ctx, const lattn_laplace_model *m,
+                                                unsigned char **out, size_t *size) {
+    char vals[LATTN__LCFG_N][32];
+    const char *meta[2 * LATTN__LCFG_N];
+    lattn_st_entry *e;
+    lattn_laplace_config c;
+    int64_t i;
+    lattn_status st;
+    if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_laplace_serialize: NULL argument");
+    c = m->cfg;
+    for (i = 0; i < LATTN__LCFG_N; i++) {
+        if (i < 8) snprintf(vals[i], sizeof vals[i], "%lld", (long long)*lattn__lcfg_field(&c, (int)i));
+        else if (i == 8) snprintf(vals[i], sizeof vals[i], "%s", lattn__gate_names[c.gate_mode]);
+        else snprintf(vals[i], sizeof vals[i], "%.9g", (double)c.norm_eps);
+        meta[2 * i] = lattn__lcfg_keys[i]; meta[2 * i + 1] = vals[i];
+    }
+    e = (lattn_st_entry *)lattn__alloc(ctx, (size_t)m->n_tensors * sizeof *e);
+    if (!e) return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_laplace_serialize: out of memory");
+    for (i = 0; i < m->n_tensors; i++) {
+        e[i].name = m->tensors[i].name; e[i].dtype = LATTN_DTYPE_F32;
+        e[i].ndim = m->tensors[i].ndim; e[i].shape = m->tensors[i].shape; e[i].data = m->tensors[i].data;
+    }
+    st = lattn_st_serialize(ctx, e, m->n_tensors, meta, LATTN__LCFG_N, out, size);
+    lattn__free(ctx, e);
+    return st;
+}
+
+LATTN__DEF lattn_status lattn_laplace_load_st(lattn_ctx *ctx, lattn_laplace_model *m, const lattn_st_file *f,
+                                              const char *prefix) {
+    const char *who = "lattn_laplace_load";
+    lattn_laplace_config c = lattn_laplace_config_3b();
+    char name[2 * LATTN_NAME_MAX];
+    int64_t i;
+    int d;
+    lattn_status st = LATTN_OK;
+    if (!m || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    memset(m, 0, sizeof *m);
+    if (!prefix) prefix = "";
+    if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
+    for (i = 0; i < LATTN__LCFG_N; i++) {
+        const char *v = lattn_st_meta(f, lattn__lcfg_keys[i]);
+        char *end = NULL;
+        if (!v) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata has no \"%s\"", who, lattn__lcfg_keys[i]);
+        errno = 0;
+        if (i < 8) {
+            long long x = strtoll(v, &end, 10);
+            *lattn__lcfg_field(&c, (int)i) = x;
+        } else if (i == 8) {
+            for (d = 0; d < 4 && strcmp(v, lattn__gate_names[d]) != 0; d++) {}
+            c.gate_mode = (lattn_out_gate)d;
+            end = (char *)(size_t)(d < 4 ? v + strlen(v) : v);
+        } else c.norm_eps = (float)strtod(v, &end);
+        if (end == v || *end != '\0' || errno)
+            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata \"%s\" = \"%s\" is not valid", who, lattn__lcfg_keys[i], v);
+    }
+    if ((st = lattn__laplace_alloc(ctx, m, &c, who)) != LATTN_OK)
+        return st == LATTN_E_NOMEM ? st : lattn__fail(ctx, LATTN_E_FORMAT, "%s: %s", who, lattn_ctx_error(ctx));
+    for (i = 0; i < m->n_tensors && st == LATTN_OK; i++) {
+        lattn_tensor *t = &m->tensors[i];
+        const lattn_st_tensor *s;
+        snprintf(name, sizeof name, "%s%s", prefix, t->name);
+        s = lattn_st_find(f, name);
+        if (!s) { st = lattn__fail(ctx, LATTN_E_FORMAT, "%s: missing tensor '%s'", who, name); break; }
+        if (s->ndim != t->ndim || s->dtype == LATTN_DTYPE_I32 || s->dtype == LATTN_DTYPE_I64)
+            st = lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' must be a float tensor of %d dimensions", who, name, t->ndim);
+        for (d = 0; d < t->ndim && st == LATTN_OK; d++)
+            if (s->shape[d] != t->shape[d])
+                st = lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' has dimension %d = %lld, the configuration needs %lld",
+                                 who, name, d, (long long)s->shape[d], (long long)t->shape[d]);
+        if (st == LATTN_OK) st = lattn_st_to_f32(ctx, s, t->data, t->count);
+    }
+    if (st != LATTN_OK) { lattn_laplace_free(ctx, m); return st; }
+    return lattn__ok(ctx);
+}
+#ifndef LATTN_NO_STDIO
+LATTN__DEF lattn_status lattn_laplace_save(lattn_ctx *ctx, const lattn_laplace_model *m, const char *path) {
+    unsigned char *buf;
+    size_t n;
+    FILE *fp;
+    int ok;
+    if (!path) return lattn__fail(ctx, LATTN_E_NULL, "lattn_laplace_save: path is NULL");
+    LATTN__TRY(lattn_laplace_serialize(ctx, m, &buf, &n));
+    fp = fopen(path, "wb");
+    ok = fp && fwrite(buf, 1, n, fp) == n;
+    if (fp && fclose(fp) != 0) ok = 0;
+    lattn__free(ctx, buf);
+    return ok ? lattn__ok(ctx) : lattn__fail(ctx, LATTN_E_IO, "lattn_laplace_save: cannot write '%s'", path);
+}
+LATTN__DEF lattn_status lattn_laplace_load(lattn_ctx *ctx, lattn_laplace_model *m, const char *path) {
+    lattn_st_file f;
+    lattn_status st;
+    if (m) memset(m, 0, sizeof *m);
+    LATTN__TRY(lattn_st_load(ctx, path, &f));
+    st = lattn_laplace_load_st(ctx, m, &f, "");
+    lattn_st_free(ctx, &f);
+    return st;
+}
+#endif
+
+/* ---- forward --------------------------------------------------------------------------------- */
+static lattn_status lattn__laplace_args(lattn_ctx *ctx, const char *who, const lattn_laplace_model *m, int64_t B,
+                                        int64_t T, const int32_t *tokens, const float *x, const float *out) {
+    int64_t i, dims[3];
+    if (!m || !m->arena || !out) return lattn__fail(ctx, LATTN_E_NULL, "%s: model or output is NULL", who);
+    if (m->cfg.vocab > 0 ? !tokens : !x)
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: %s is NULL", who, m->cfg.vocab > 0 ? "tokens" : "x");
+    if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
+    dims[0] = B; dims[1] = T;
+    dims[2] = LATTN__MAX(LATTN__MAX(m->cfg.D, m->cfg.vocab), LATTN__MAX(m->cfg.ffn, m->cfg.H * (2 * m->cfg.dk + 2 * m->cfg.dv)));
+    LATTN__TRY(lattn__check_count(ctx, who, "the activations", 3, dims));
+    for (i = 0; tokens && m->cfg.vocab > 0 && i < B * T; i++)
+        if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tokens[%lld] = %d is outside [0, %lld)", who, (long long)i,
+                               (int)tokens[i], (long long)m->cfg.vocab);
+    return LATTN_OK;
+}
+
+static double lattn__rsqrt_mean_sq_d(int64_t n, const double *x, double eps) {
+    double s = 0; int64_t i;
+    for (i = 0; i < n; i++) s += x[i] * x[i];
+    return 1.0 / sqrt(s / (double)n + eps);
+}
+static void lattn__layernorm_d(int64_t n, const double *x, const float *w, const float *b, double eps, double *y) {
+    double mean = 0, var = 0; int64_t i;
+    for (i = 0; i < n; i++) mean += x[i];
+    mean /= (double)n;
+    for (i = 0; i < n; i++) var += (x[i] - mean) * (x[i] - mean);
+    var = 1.0 / sqrt(var / (double)n + eps);
+    for (i = 0; i < n; i++) y[i] = (x[i] - mean) * var * w[i] + b[i];
+}
+/* y[j] (+)= W[j]·x over the rows of a [rows][n] weight. */
+static void lattn__matvec_d(int64_t rows, int64_t n, const float *W, const double *x, double *y, int acc) {
+    int64_t j, i;
+    for (j = 0; j < rows; j++) {
+        double s = 0;
+        for (i = 0; i < n; i++) s += (double)W[j * n + i] * x[i];
+        y[j] = acc ? y[j] + s : s;
+    }
+}
+static double lattn__sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* The reference: each sequence token by token through every layer, in double, its state kept in
+   double while it runs. This is the recurrent form of the equations above, line for line. */
+LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
+                                                  int64_t T, const int32_t *tokens, const float *x,
+                                                  float *out, float *state) {
+    const char *who = "lattn_laplace_forward_ref";
+    const lattn_laplace_config *c;
+    int64_t D, H, dk, dv, W, SF, LS, b, t, l, i, j, h, NQ, nout;
+    double *buf, *st, *xd, *hd, *zd, *yd, *f1, *f2, *lg;
+    size_t n;
+    int norm, swish;
+    LATTN__TRY(lattn__laplace_args(ctx, who, m, B, T, tokens, x, out));
+    c = &m->cfg;
+    norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
+    swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
+    D = c->D; H = c->H; dk = c->dk; dv = c->dv; W = c->conv_w;
+    SF = lattn_laplace_state_floats(c); LS = SF / c->n_layers; NQ = H * (2 * dk + 2 * dv);
+    nout = c->vocab > 0 ? c->vocab : D;
+    if (T == 0) return lattn__ok(ctx);
+    n = (size_t)SF + 2 * (size_t)D + (size_t)NQ + (size_t)(H * dv) + 2 * (size_t)c->ffn + (size_t)nout;
+    if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
+    st = buf; xd = st + SF; hd = xd + D; zd = hd + D; yd = zd + NQ; f1 = yd + H * dv; f2 = f1 + c->ffn; lg = f2 + c->ffn;
+    for (b = 0; b < B; b++) {
+        for (i = 0; i < SF; i++) st[i] = state ? (double)state[b * SF + i] : 0.0;
+        for (t = 0; t < T; t++) {
+            int64_t tok = b * T + t;
+            for (i = 0; i < D; i++) xd[i] = c->vocab > 0 ? lattn__lg(m, LATTN__LG_EMBED)[(int64_t)tokens[tok] * D + i] : x[tok * D + i];
+            for (l = 0; l < c->n_layers; l++) {
+                double *cache = st + l * LS, *S = cache + D * W;
+                const double s = 1.0 / sqrt((double)dk);
+                /* h = LayerNorm1(x); u = SiLU(conv(h)) (cache: shift left, newest last) */
+                lattn__layernorm_d(D, xd, lattn__lw(m, l, LATTN__LP_LN1_W), lattn__lw(m, l, LATTN__LP_LN1_B), c->norm_eps, hd);
+                for (i = 0; i < D; i++) {
+                    double acc = 0;
+                    for (j = 0; j + 1 < W; j++) cache[i * W + j] = cache[i * W + j + 1];
+                    cache[i * W + W - 1] = hd[i];
+                    for (j = 0; j < W; j++) acc += (double)lattn__lw(m, l, LATTN__LP_CONV)[i * W + j] * cache[i * W + j];
+                    hd[i] = lattn__silu_d(acc);
+                }
+                /* q | k | v | g = W_qkvg u */
+                lattn__matvec_d(NQ, D, lattn__lw(m, l, LATTN__LP_QKVG), hd, zd, 0);
+                for (h = 0; h < H; h++) {
+                    const double *q = zd + h * dk, *k = zd + H * dk + h * dk, *v = zd + 2 * H * dk + h * dv;
+                    const double *g = zd + 2 * H * dk + H * dv + h * dv, gam = exp((double)m->g_gamma[h]);
+                    double *o = yd + h * dv, *Sh = S + h * dk * dv, r = 1.0;
+                    /* S = γ S + k vᵀ;  o = s Sᵀ q */
+                    for (j = 0; j < dv; j++) o[j] = 0;
+                    for (i = 0; i < dk; i++)
+                        for (j = 0; j < dv; j++) {
+                            Sh[i * dv + j] = gam * Sh[i * dv + j] + k[i] * v[j];
+                            o[j] += s * q[i] * Sh[i * dv + j];
+                        }
+                    /* y = gate(o, g) */
+                    if (norm) r = lattn__rsqrt_mean_sq_d(dv, o, c->norm_eps);
+                    for (j = 0; j < dv; j++)
+                        o[j] *= r * (norm ? (double)lattn__lw(m, l, LATTN__LP_GNORM)[j] : 1.0)
+                              * (swish ? lattn__silu_d(g[j]) : lattn__sigmoid_d(g[j]));
+                }
+                lattn__matvec_d(D, H * dv, lattn__lw(m, l, LATTN__LP_WO), yd, xd, 1);       /* x += W_o y */
+                /* x += W3 (SiLU(W1 h2) ⊙ W2 h2), h2 = LayerNorm2(x) */
+                lattn__layernorm_d(D, xd, lattn__lw(m, l, LATTN__LP_LN2_W), lattn__lw(m, l, LATTN__LP_LN2_B), c->norm_eps, hd);
+                lattn__matvec_d(c->ffn, D, lattn__lw(m, l, LATTN__LP_W1), hd, f1, 0);
+                lattn__matvec_d(c->ffn, D, lattn__lw(m, l, LATTN__LP_W2), hd, f2, 0);
+                for (i = 0; i < c->ffn; i++) f1[i] = lattn__silu_d(f1[i]) * f2[i];
+                lattn__matvec_d(D, c->ffn, lattn__lw(m, l, LATTN__LP_W3), f1, xd, 1);
+            }
+            if (c->vocab > 0) {
+                lattn__layernorm_d(D, xd, lattn__lg(m, LATTN__LG_NORM_W), lattn__lg(m, LATTN__LG_NORM_B), c->norm_eps, hd);
+                lattn__matvec_d(c->vocab, D, lattn__lg(m, LATTN__LG_EMBED), hd, lg, 0);
+                for (i = 0; i < nout; i++) out[tok * nout + i] = (float)lg[i];
+            } else
+                for (i = 0; i < D; i++) out[tok * D + i] = (float)xd[i];
+        }
+        if (state) for (i = 0; i < SF; i++) state[b * SF + i] = (float)st[i];
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* Y[M][N] (+)= X[M][K]·W[N][K]ᵀ, W stored as a torch Linear stores its weight. Decoding (M <= 4)
+   reads each weight row once for all M inputs (a GEMV: the step is bound by weight traffic);
+   otherwise the SGEMM kernel runs on column blocks of LATTN__LIN_NB spread over the threads. Each
+   output is computed by one thread in an order fixed by the shape: bit-identical for any thread
+   count. ws: LATTN__LIN_WS(K) floats per thread. */
+#define LATTN__LIN_NB 256
+#define LATTN__LIN_WS(K) lattn__gemm_ws(LATTN__LIN_NB, K)
+static void lattn__linear(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, float *Y,
+                          int acc, float *ws) {
+    int64_t blk, nb = (N + LATTN__LIN_NB - 1) / LATTN__LIN_NB;
+    if (M <= 0 || N <= 0) return;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (blk = 0; blk < nb; blk++) {
+        int64_t j0 = blk * LATTN__LIN_NB, nc = LATTN__MIN(LATTN__LIN_NB, N - j0), i, j;
+        if (M <= 4)
+            for (j = j0; j < j0 + nc; j++)
+                for (i = 0; i < M; i++) {
+                    float s = lattn_vec_dot((size_t)K, X + i * K, W + j * K);
+                    Y[i * N + j] = acc ? Y[i * N + j] + s : s;
+                }
+        else
+            lattn__sgemm(LATTN_GEMM_TRANS_B | (acc ? LATTN_GEMM_ACCUMULATE : 0), M, nc, K, X, K, W + j0 * K, K,
+                         Y + j0, N, ws + (size_t)lattn__thread_id() * LATTN__LIN_WS(K));
+    }
+}
+/* Row-wise LayerNorm of X [M][n] into Y. */
+static void lattn__layernorm_rows(int nthr, int64_t M, int64_t n, const float *X, const float *w, const float *b,
+                                  float eps, float *Y) {
+    int64_t r;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (r = 0; r < M; r++) {
+        const float *x = X + r * n;
+        float *y = Y + r * n, mean = lattn_vec_sum((size_t)n, x) / (float)n, var = 0, inv;
+        int64_t i;
+        for (i = 0; i < n; i++) var += (x[i] - mean) * (x[i] - mean);
+        inv = 1.0f / sqrtf(var / (float)n + eps);
+        for (i = 0; i < n; i++) y[i] = (x[i] - mean) * inv * w[i] + b[i];
+    }
+}
+
+/* The fast forward (decode = 0: lattn_shortconv_fast + lattn_la_chunk over T tokens) and the step
+   (decode = 1, T = 1: lattn_shortconv_step + lattn_la_step), layer by layer over all B·T tokens.
+   The state is advanced in a copy and committed at the end, so a failure leaves it untouched. */
+static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
+                                       const int32_t *tokens, const float *x, float *out, float *state,
+                                       int decode, const char *who) {
+    const lattn_laplace_config *c;
+    int64_t D, H, dk, dv, W, SF, LS, M, l, b, r, nout;
+    int nthr = lattn__threads(ctx), norm, swish;
+    float *buf, *st_in, *st_out, *X, *Hn, *U, *Q, *Kb, *Vb, *G, *O, *F1, *F2, *ws;
+    size_t n, attn, ffn, tmp;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__laplace_args(ctx, who, m, B, T, tokens, x, out));
+    if (decode && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
+    c = &m->cfg; D = c->D; H = c->H; dk = c->dk; dv = c->dv; W = c->conv_w;
+    SF = lattn_laplace_state_floats(c); LS = SF / c->n_layers; M = B * T;
+    nout = c->vocab > 0 ? c->vocab : D;
+    norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
+    swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
+    if (T == 0) return lattn__ok(ctx);
+    /* two state copies, X and Hn, then either the attention buffers U Q K V G O or F1 F2, then
+       the GEMM workspaces (all products bounded by lattn__laplace_args / the configuration check) */
+    attn = (size_t)(D + 2 * H * dk + 3 * H * dv);
+    ffn = 2 * (size_t)c->ffn;
+    if (lattn_size_mul(&n, (size_t)B, 2 * (size_t)SF) || lattn_size_mul(&tmp, (size_t)M, 2 * (size_t)D + LATTN__MAX(attn, ffn)) ||
+        lattn_size_add(&n, n, tmp) || lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(D, LATTN__MAX(c->ffn, H * dv)))) ||
+        lattn_size_add(&n, n, tmp))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
+    st_in = buf; st_out = st_in + B * SF; X = st_out + B * SF; Hn = X + M * D;
+    U = Hn + M * D; Q = U + M * D; Kb = Q + M * H * dk; Vb = Kb + M * H * dk; G = Vb + M * H * dv; O = G + M * H * dv;
+    F1 = U; F2 = F1 + M * c->ffn;
+    ws = U + M * (int64_t)LATTN__MAX(attn, ffn);
+    if (state) memcpy(st_in, state, (size_t)(B * SF) * sizeof(float));
+    else memset(st_in, 0, (size_t)(B * SF) * sizeof(float));
+    if (c->vocab > 0)
+        for (r = 0; r < M; r++) memcpy(X + r * D, lattn__lg(m, LATTN__LG_EMBED) + (int64_t)tokens[r] * D, (size_t)D * sizeof(float));
+    else memcpy(X, x, (size_t)(M * D) * sizeof(float));
+
+    for (l = 0; l < c->n_layers && st == LATTN_OK; l++) {
+        const float *Wq = lattn__lw(m, l, LATTN__LP_QKVG);
+        /* h = LayerNorm1(x); u = SiLU(ShortConv(h)) per sequence, on its own conv cache */
+        lattn__layernorm_rows(nthr, M, D, X, lattn__lw(m, l, LATTN__LP_LN1_W), lattn__lw(m, l, LATTN__LP_LN1_B), c->norm_eps, Hn);
+        for (b = 0; b < B && st == LATTN_OK; b++) {
+            lattn_conv_args ca;
+            memset(&ca, 0, sizeof ca);
+            ca.B = 1; ca.T = T; ca.D = D; ca.W = W; ca.x = Hn + b * T * D; ca.w = lattn__lw(m, l, LATTN__LP_CONV);
+            ca.silu = 1; ca.h0 = st_in + b * SF + l * LS; ca.y = U + b * T * D; ca.ht = st_out + b * SF + l * LS;
+            st = decode ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_fast(ctx, &ca);
+        }
+        /* q | k | v | g = u W_qkvgᵀ, each into its own [B][T][H][d] buffer */
+        lattn__linear(nthr, M, H * dk, D, U, Wq, Q, 0, ws);
+        lattn__linear(nthr, M, H * dk, D, U, Wq + H * dk * D, Kb, 0, ws);
+        lattn__linear(nthr, M, H * dv, D, U, Wq + 2 * H * dk * D, Vb, 0, ws);
+        lattn__linear(nthr, M, H * dv, D, U, Wq + (2 * H * dk + H * dv) * D, G, 0, ws);
+        /* o = Simple GLA with the fixed decays, per sequence on its own GLA states */
+        for (b = 0; b < B && st == LATTN_OK; b++) {
+            lattn_la_args a = lattn_la_args_default();
+            a.B = 1; a.T = T; a.H = H; a.K = dk; a.V = dv;
+            a.q = Q + b * T * H * dk; a.k = Kb + b * T * H * dk; a.v = Vb + b * T * H * dv;
+            a.g_gamma = m->g_gamma;
+            a.h0 = st_in + b * SF + l * LS + D * W; a.ht = st_out + b * SF + l * LS + D * W;
+            a.o = O + b * T * H * dv;
+            st = decode ? lattn_la_step(ctx, &a) : lattn_la_chunk(ctx, &a, 0);
+        }
+        if (st != LATTN_OK) break;
+        /* y = gate(o, g) per (token, head) */
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        for (r = 0; r < M * H; r++) {
+            const float *gw = lattn__lw(m, l, LATTN__LP_GNORM);
+            float *o = O + r * dv, *g = G + r * dv, rs = 1.0f;
+            int64_t j;
+            if (swish) lattn_vec_silu((size_t)dv, g, g); else lattn_vec_sigmoid((size_t)dv, g, g);
+            if (norm) rs = 1.0f / sqrtf(lattn_vec_dot((size_t)dv, o, o) / (float)dv + c->norm_eps);
+            for (j = 0; j < dv; j++) o[j] *= g[j] * rs * (norm ? gw[j] : 1.0f);
+        }
+        lattn__linear(nthr, M, D, H * dv, O, lattn__lw(m, l, LATTN__LP_WO), X, 1, ws);          /* x += y W_oᵀ */
+        /* x += (SiLU(h2 W1ᵀ) ⊙ h2 W2ᵀ) W3ᵀ,  h2 = LayerNorm2(x) */
+        lattn__layernorm_rows(nthr, M, D, X, lattn__lw(m, l, LATTN__LP_LN2_W), lattn__lw(m, l, LATTN__LP_LN2_B), c->norm_eps, Hn);
+        lattn__linear(nthr, M, c->ffn, D, Hn, lattn__lw(m, l, LATTN__LP_W1), F1, 0, ws);
+        lattn__linear(nthr, M, c->ffn, D, Hn, lattn__lw(m, l, LATTN__LP_W2), F2, 0, ws);
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        for (r = 0; r < M; r++) {
+            float *f1 = F1 + r * c->ffn, *f2 = F2 + r * c->ffn;
+            int64_t j;
+            lattn_vec_silu((size_t)c->ffn, f1, f1);
+            for (j = 0; j < c->ffn; j++) f1[j] *= f2[j];
+        }
+        lattn__linear(nthr, M, D, c->ffn, F1, lattn__lw(m, l, LATTN__LP_W3), X, 1, ws);
+    }
+    if (st == LATTN_OK) {
+        if (c->vocab > 0) {
+            lattn__layernorm_rows(nthr, M, D, X, lattn__lg(m, LATTN__LG_NORM_W), lattn__lg(m, LATTN__LG_NORM_B), c->norm_eps, Hn);
+            lattn__linear(nthr, M, nout, D, Hn, lattn__lg(m, LATTN__LG_EMBED), out, 0, ws);
+        } else memcpy(out, X, (size_t)(M * D) * sizeof(float));
+        if (state) memcpy(state, st_out, (size_t)(B * SF) * sizeof(float));
+    }
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+LATTN__DEF lattn_status lattn_laplace_forward(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
+                                              const int32_t *tokens, const float *x, float *out, float *state) {
+    return lattn__laplace_run(ctx, m, B, T, tokens, x, out, state, 0, "lattn_laplace_forward");
+}
+LATTN__DEF lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
+                                           const int32_t *tokens, const float *x, float *out, float *state) {
+    return lattn__laplace_run(ctx, m, B, 1, tokens, x, out, state, 1, "lattn_laplace_step");
+}
+
+/* ================================================================================================ */
 /* >>conformance implementation                                                                     */
 /* ================================================================================================ */
 static const char *const lattn__form_names[] = { "ref", "parallel", "chunk", "step", "fast", "fft", "conv" };
@@ -4859,6 +5463,50 @@ static lattn_status lattn__case_s4d(lattn__case *k, lattn_form form) {
     }
 }
 
+/* A Laplace model (any number of layers, vocab 0) stored under "in.<tensor name>", with its
+   configuration in the laplace.* metadata: in.x [B][T][D], in.state0 [B][state floats] (optional)
+   -> out.y [B][T][D], out.state [B][state floats]. */
+static lattn_status lattn__case_laplace(lattn__case *k, lattn_form form) {
+    lattn_laplace_model m;
+    const lattn_st_tensor *tx;
+    const float *x, *s0;
+    float *y, *state, *buf = NULL;
+    int64_t B, T, D, SF, t, b;
+    lattn_status st;
+    LATTN__TRY(lattn_laplace_load_st(k->ctx, &m, k->c, "in."));
+    st = lattn__case_in(k, "in.x", 1, &x, &tx);
+    if (st == LATTN_OK) st = lattn__case_dims(k, tx, 3, "in.x");
+    if (st == LATTN_OK && (m.cfg.vocab != 0 || tx->shape[2] != m.cfg.D))
+        st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: laplace_layer needs vocab 0 and in.x [B][T][D]");
+    if (st == LATTN_OK) {
+        B = tx->shape[0]; T = tx->shape[1]; D = m.cfg.D; SF = lattn_laplace_state_floats(&m.cfg);
+        st = lattn__case_in(k, "in.state0", 0, &s0, NULL);
+        if (st == LATTN_OK) st = lattn__case_count(k, "in.state0", B * SF);
+        if (st == LATTN_OK) st = lattn__case_count(k, "out.state", B * SF);
+        if (st == LATTN_OK) st = lattn__case_count(k, "out.y", B * T * D);
+        if (st == LATTN_OK) st = lattn__case_out(k, "out.y", &y);
+        if (st == LATTN_OK) st = lattn__case_out(k, "out.state", &state);
+        if (st == LATTN_OK && (!y || !state)) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: laplace_layer needs out.y and out.state");
+        if (st == LATTN_OK) {
+            if (s0) memcpy(state, s0, (size_t)(B * SF) * sizeof(float)); else memset(state, 0, (size_t)(B * SF) * sizeof(float));
+            if (form == LATTN_FORM_REF) st = lattn_laplace_forward_ref(k->ctx, &m, B, T, NULL, x, y, state);
+            else if (form == LATTN_FORM_FAST) st = lattn_laplace_forward(k->ctx, &m, B, T, NULL, x, y, state);
+            else if (form != LATTN_FORM_STEP)
+                st = lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: laplace_layer has no %s form", lattn_form_name(form));
+            else if ((buf = (float *)lattn__case_keep(k, (size_t)(2 * B * D) * sizeof(float))) == NULL)
+                st = lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
+            else
+                for (t = 0; t < T && st == LATTN_OK; t++) {          /* the decoder: one token of every sequence */
+                    for (b = 0; b < B; b++) memcpy(buf + b * D, x + (b * T + t) * D, (size_t)D * sizeof(float));
+                    st = lattn_laplace_step(k->ctx, &m, B, NULL, buf, buf + B * D, state);
+                    for (b = 0; b < B; b++) memcpy(y + (b * T + t) * D, buf + (B + b) * D, (size_t)D * sizeof(float));
+                }
+        }
+    }
+    lattn_laplace_free(k->ctx, &m);
+    return st;
+}
+
 LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max) {
     static const lattn_form la[] = { LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
     static const lattn_form rfs[] = { LATTN_FORM_REF, LATTN_FORM_FAST, LATTN_FORM_STEP, LATTN_FORM_FFT, LATTN_FORM_CONV };
@@ -4890,6 +5538,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "scan") == 0) st = lattn__case_scan(&k, form);
     else if (strcmp(mixer, "ssm") == 0) st = lattn__case_ssm(&k, form);
     else if (strcmp(mixer, "s4d") == 0) st = lattn__case_s4d(&k, form);
+    else if (strcmp(mixer, "laplace_layer") == 0) st = lattn__case_laplace(&k, form);
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
     if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
     for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);

@@ -91,12 +91,15 @@ static const gcase CASES[] = {
     /* s4d: D in K, N in V; complex modes in norm; h0 in h0; a state out in silu */
     { "s4d_complex_state", "s4d", 2, 129, 0, 4, 8, 0, 0, 1, 1, 1, 0, NULL, {0}, 0, 601, "S4D-Lin complex modes, initial and final state" },
     { "s4d_real_conv",     "s4d", 1, 300, 0, 3, 6, 0, 0, 0, 1, 0, 0, NULL, {0}, 0, 602, "real modes, initial state, y only (all forms incl. FFT and direct conv)" },
-    { "s4d_complex_conv",  "s4d", 2, 1000, 0, 2, 16, 0, 0, 0, 0, 1, 0, NULL, {0}, 0, 603, "S4D-Lin complex modes, y only (all forms incl. FFT and direct conv)" }
+    { "s4d_complex_conv",  "s4d", 2, 1000, 0, 2, 16, 0, 0, 0, 0, 1, 0, NULL, {0}, 0, 603, "S4D-Lin complex modes, y only (all forms incl. FFT and direct conv)" },
+    /* laplace_layer: heads in H, dk in K, dv in V, conv width in W, D in chunk, FFN 5D/3 */
+    { "laplace_layer_small", "laplace_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 701,
+      "one Laplace layer (D 24, 2 heads of 10 x 12, FFN 40, RMSNorm-SiLU output gate), initial state" }
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
 /* One case as a safetensors buffer (inputs, expected float32 outputs, float64 copies). */
-typedef struct gout { lattn_st_entry e[40]; int n; void *own[40]; int no; int64_t shp[40][4]; char nm[40][24]; const char *meta[40]; int nm_meta; char mbuf[20][64]; int nmb; } gout;
+typedef struct gout { lattn_st_entry e[40]; int n; void *own[40]; int no; int64_t shp[40][4]; char nm[40][64]; const char *meta[40]; int nm_meta; char mbuf[20][64]; int nmb; } gout;
 static void *keep(gout *g, size_t bytes) { void *p = calloc(bytes ? bytes : 1, 1); g->own[g->no++] = p; return p; }
 static void add(gout *g, const char *name, lattn_dtype dt, int nd, const int64_t *shape, const void *data) {
     lattn_st_entry *e = &g->e[g->n];
@@ -211,6 +214,46 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
         a.y = (float *)keep(g, (size_t)(B * T * D) * 4); a.ht = (float *)keep(g, (size_t)(n * D * N) * 4);
         st = lattn_ssm_ref(ctx, &a);
         add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 3, sh, a.ht);
+    } else if (strcmp(c->mixer, "laplace_layer") == 0) {
+        /* weights drawn so that every path carries O(1) signal: matrices N(0, 1/fan_in), norm
+           weights U(0.5, 1.5), biases U(-0.5, 0.5), conv U(-0.5, 0.5); tensors in arena order */
+        lattn_laplace_config lc = lattn_laplace_config_small();
+        lattn_laplace_model m;
+        int64_t D = c->chunk, SF, sx[3], ss[2], i;
+        char nmb[80];
+        lc.n_layers = 1; lc.D = D; lc.H = c->H; lc.dk = c->K; lc.dv = c->V; lc.ffn = 5 * D / 3; lc.conv_w = c->W; lc.vocab = 0;
+        if (lattn_laplace_init(ctx, &m, &lc, c->seed) != LATTN_OK) return 0;
+        SF = lattn_laplace_state_floats(&lc);
+        meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (per layer: conv cache [D][W], GLA states [H][dk][dv]); weights as in lattn.h >>laplace, prefixed in.");
+        meta(g, "laplace.n_layers", num(g, 1)); meta(g, "laplace.D", num(g, (double)D)); meta(g, "laplace.H", num(g, (double)lc.H));
+        meta(g, "laplace.dk", num(g, (double)lc.dk)); meta(g, "laplace.dv", num(g, (double)lc.dv)); meta(g, "laplace.ffn", num(g, (double)lc.ffn));
+        meta(g, "laplace.conv_w", num(g, (double)lc.conv_w)); meta(g, "laplace.vocab", "0");
+        meta(g, "laplace.gate_mode", "rmsnorm_swish"); meta(g, "laplace.norm_eps", "9.99999975e-06");
+        for (i = 0; i < m.n_tensors; i++) {
+            lattn_tensor *t = &m.tensors[i];
+            float *w;
+            const char *last = strrchr(t->name, '.');
+            if (t->ndim == 2 && !strstr(t->name, "conv")) w = rand_f(g, &r, t->count, 1, 0, 0);
+            else w = rand_f(g, &r, t->count, 0, strcmp(last, ".bias") == 0 || t->ndim == 2 ? -0.5f : 0.5f,
+                            strcmp(last, ".bias") == 0 || t->ndim == 2 ? 0.5f : 1.5f);
+            if (t->ndim == 2 && !strstr(t->name, "conv")) {
+                size_t j;
+                for (j = 0; j < t->count; j++) w[j] = (float)(w[j] / sqrt((double)t->shape[1]));
+            }
+            memcpy(t->data, w, t->count * sizeof(float));
+            snprintf(nmb, sizeof nmb, "in.%s", t->name);
+            add(g, nmb, LATTN_DTYPE_F32, t->ndim, t->shape, w);
+        }
+        sx[0] = B; sx[1] = T; sx[2] = D; ss[0] = B; ss[1] = SF;
+        {
+            float *x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0), *s0 = rand_f(g, &r, (size_t)(B * SF), 1, 0, 0);
+            float *y = (float *)keep(g, (size_t)(B * T * D) * 4), *s1 = (float *)keep(g, (size_t)(B * SF) * 4);
+            add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.state0", LATTN_DTYPE_F32, 2, ss, s0);
+            memcpy(s1, s0, (size_t)(B * SF) * 4);
+            st = lattn_laplace_forward_ref(ctx, &m, B, T, NULL, x, y, s1);
+            add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y); add(g, "out.state", LATTN_DTYPE_F32, 2, ss, s1);
+        }
+        lattn_laplace_free(ctx, &m);
     } else if (strcmp(c->mixer, "s4d") == 0) {
         lattn_s4d_args a;
         int64_t D = c->K, N = c->V, sx[3], sp[2], sd[1], sh[4], i;
