@@ -5027,6 +5027,7 @@ LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_la
 static void lattn__linear(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, float *Y,
                           int acc, float *ws) {
     int64_t blk, nb = (N + LATTN__LIN_NB - 1) / LATTN__LIN_NB;
+    (void)nthr;                                   /* unused without OpenMP */
     if (M <= 0 || N <= 0) return;
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (blk = 0; blk < nb; blk++) {
@@ -5046,6 +5047,7 @@ static void lattn__linear(int nthr, int64_t M, int64_t N, int64_t K, const float
 static void lattn__layernorm_rows(int nthr, int64_t M, int64_t n, const float *X, const float *w, const float *b,
                                   float eps, float *Y) {
     int64_t r;
+    (void)nthr;
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (r = 0; r < M; r++) {
         const float *x = X + r * n;

@@ -157,6 +157,30 @@ static void tour_s4d(lattn_ctx *ctx) {
     free(ldt); free(u); free(ref); free(y);
 }
 
+/* The Laplace model (lattn_laplace_config_small: 2 layers, D 64, vocab 256) over one prompt:
+   forward_ref (double), forward, and the decoder (T steps). */
+static void tour_laplace(lattn_ctx *ctx) {
+    enum { T = 320 };
+    lattn_laplace_config c = lattn_laplace_config_small();
+    lattn_laplace_model m;
+    lattn_rng r = lattn_rng_seed(8);
+    int32_t tok[T];
+    float *ref, *o, *state;
+    double t0;
+    int t;
+    if (lattn_laplace_init(ctx, &m, &c, 1) != LATTN_OK) return;
+    ref = buf((size_t)(T * c.vocab)); o = buf((size_t)(T * c.vocab)); state = buf((size_t)lattn_laplace_state_floats(&c));
+    for (t = 0; t < T; t++) tok[t] = (int32_t)(lattn_rng_next(&r) % (uint64_t)c.vocab);
+    BEST3(t0, lattn_laplace_forward_ref(ctx, &m, 1, T, tok, NULL, ref, NULL)); line("Laplace model (2 layers)", "_ref", 0.0, t0, T);
+    BEST3(t0, lattn_laplace_forward(ctx, &m, 1, T, tok, NULL, o, NULL));
+    line("Laplace model (2 layers)", "forward", rel_rms(o, ref, (size_t)(T * c.vocab)), t0, T);
+    BEST3(t0, memset(state, 0, sizeof(float) * (size_t)lattn_laplace_state_floats(&c));
+              for (t = 0; t < T; t++) lattn_laplace_step(ctx, &m, 1, &tok[t], NULL, o + t * c.vocab, state));
+    line("Laplace model (2 layers)", "step", rel_rms(o, ref, (size_t)(T * c.vocab)), t0, T);
+    lattn_laplace_free(ctx, &m);
+    free(ref); free(o); free(state);
+}
+
 int main(void) {
     lattn_ctx ctx;
     lattn_ctx_init(&ctx);
@@ -169,6 +193,7 @@ int main(void) {
     tour_la(&ctx, "GLA (per-key gates)", LATTN_FMAP_IDENTITY, 0, 1);
     tour_la(&ctx, "Simple GLA (per-head)", LATTN_FMAP_IDENTITY, 0, 2);
     tour_la(&ctx, "retention (fixed decay)", LATTN_FMAP_IDENTITY, 0, 3);
+    tour_laplace(&ctx);
     tour_scan(&ctx);
     tour_ssm(&ctx);
     tour_s4d(&ctx);

@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla io external
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -1049,17 +1049,6 @@ static void test_gla(void) {
     Ts[0] = 0; Ts[1] = 1; Ts[2] = C - 1; Ts[3] = C; Ts[4] = C + 1; Ts[5] = 3 * C + 5;
     flat.name = "flat"; flat.partitions = 0; flat.mm_kmax = flat.mm_mmax = flat.mm_nmax = 0; flat.transpose_max = 0;
     lattn_ctx_init(&ctx);
-    {   /* the Laplace 3B shapes (spec §7.3-xiv) */
-        lattn_laplace_config lc = lattn_laplace_config_3b();
-        int64_t nm = 0, np = lattn_laplace_matrix_params(&lc, &nm);
-        CHECK(lattn_laplace_state_floats(&lc) == 7372800 && 4 * lattn_laplace_state_floats(&lc) == 29491200,
-              "Laplace 3B state: 7,372,800 floats = 29,491,200 bytes (%lld)", (long long)lattn_laplace_state_floats(&lc));
-        CHECK(np == 2717908992LL && nm == 96, "Laplace 3B matrices: %lld parameters in %lld matrices", (long long)np, (long long)nm);
-        lc.D = INT64_MAX / 2;
-        CHECK(lattn_laplace_state_floats(&lc) == -1 && lattn_laplace_matrix_params(&lc, &nm) == -1 && nm == -1, "overflowing Laplace shapes");
-        lc.D = 0;
-        CHECK(lattn_laplace_state_floats(&lc) == -1 && lattn_laplace_state_floats(NULL) == -1, "zero or missing Laplace shapes");
-    }
     {   /* RetNet's decays */
         float gg[16];
         lattn_retention_decay(16, gg);
@@ -1307,6 +1296,272 @@ static void test_alloc(void) {
     CHECK(bad == 0 && total >= 6, "failing the k-th allocation: clean LATTN_E_NOMEM, nothing leaked (%d injections, %d bad)", total, bad);
     free(o); free(ht);
     la_free(&c);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* the Laplace layer and model                                                                    */
+/* ---------------------------------------------------------------------------------------------- */
+/* A small model with every weight moved off its initial value (norm weights and biases included),
+   so that each path of the layer carries signal. */
+static void laplace_model(lattn_ctx *ctx, lattn_laplace_model *m, const lattn_laplace_config *c, lattn_rng *r) {
+    size_t i;
+    lattn_status s = lattn_laplace_init(ctx, m, c, 5);
+    CHECK(s == LATTN_OK, "laplace init: %s", lattn_ctx_error(ctx));
+    for (i = 0; s == LATTN_OK && i < m->n_params; i++) m->arena[i] += 0.1f * (float)lattn_rng_normal_d(r);
+}
+/* forward, or T calls of step (decode = 1), over B sequences of tokens or hidden states. */
+static lattn_status laplace_run(lattn_ctx *ctx, const lattn_laplace_model *m, int decode, int64_t B, int64_t T,
+                                const int32_t *tok, const float *x, float *out, float *state) {
+    int64_t nin = m->cfg.vocab > 0 ? 1 : m->cfg.D, nout = m->cfg.vocab > 0 ? m->cfg.vocab : m->cfg.D, t, b;
+    float *xi, *oi;
+    int32_t *ti;
+    lattn_status s = LATTN_OK;
+    if (decode == 2) return lattn_laplace_forward_ref(ctx, m, B, T, tok, x, out, state);
+    if (!decode) return lattn_laplace_forward(ctx, m, B, T, tok, x, out, state);
+    xi = fnew((size_t)(B * nin)); oi = fnew((size_t)(B * nout)); ti = (int32_t *)malloc((size_t)B * sizeof(int32_t));
+    for (t = 0; t < T && s == LATTN_OK; t++) {
+        for (b = 0; b < B; b++) {
+            if (tok) ti[b] = tok[b * T + t]; else memcpy(xi + b * nin, x + (b * T + t) * nin, (size_t)nin * sizeof(float));
+        }
+        s = lattn_laplace_step(ctx, m, B, tok ? ti : NULL, tok ? NULL : xi, oi, state);
+        for (b = 0; b < B; b++) memcpy(out + (b * T + t) * nout, oi + b * nout, (size_t)nout * sizeof(float));
+    }
+    free(xi); free(oi); free(ti);
+    return s;
+}
+
+static void test_laplace(void) {
+    lattn_rng r = lattn_rng_seed(g_seed + 11);
+    lattn_ctx ctx;
+    lattn_laplace_config c = lattn_laplace_config_small();
+    lattn_laplace_model m;
+    int gate, hidden;
+    int64_t B = 3, T = g_quick ? 19 : 45, SF;
+    lattn_ctx_init(&ctx);
+    {   /* the Laplace 3B shapes (spec §6.4, §7.3-xiv) */
+        lattn_laplace_config lc = lattn_laplace_config_3b();
+        int64_t nm = 0, np = lattn_laplace_matrix_params(&lc, &nm);
+        CHECK(lattn_laplace_state_floats(&lc) == 7372800 && 4 * lattn_laplace_state_floats(&lc) == 29491200,
+              "Laplace 3B state: 7,372,800 floats = 29,491,200 bytes (%lld)", (long long)lattn_laplace_state_floats(&lc));
+        CHECK(np == 2717908992LL && nm == 96, "Laplace 3B matrices: %lld parameters in %lld matrices", (long long)np, (long long)nm);
+        lc.D = INT64_MAX / 2;
+        CHECK(lattn_laplace_state_floats(&lc) == -1 && lattn_laplace_matrix_params(&lc, &nm) == -1 && nm == -1, "overflowing Laplace shapes");
+        lc.D = 0;
+        CHECK(lattn_laplace_state_floats(&lc) == -1 && lattn_laplace_state_floats(NULL) == -1, "zero or missing Laplace shapes");
+    }
+    /* the arena: names, shapes, parameter count (matrices + norms + conv + embedding) */
+    c.dk = 12; c.dv = 20; c.ffn = 88;                  /* head dims off the vector width */
+    SF = lattn_laplace_state_floats(&c);
+    laplace_model(&ctx, &m, &c, &r);
+    {
+        lattn_tensor *q = lattn_laplace_tensor(&m, "layers.1.attn.qkvg_proj.weight"), *e = lattn_laplace_tensor(&m, "embeddings.weight");
+        int64_t small = c.n_layers * (4 * c.D + c.D * c.conv_w + c.dv) + 2 * c.D + c.vocab * c.D;
+        CHECK(q && q->ndim == 2 && q->shape[0] == c.H * (2 * c.dk + 2 * c.dv) && q->shape[1] == c.D && e && e->shape[0] == c.vocab,
+              "named tensors with their shapes");
+        CHECK((int64_t)m.n_params == lattn_laplace_matrix_params(&c, NULL) + small && m.n_tensors == 11 * c.n_layers + 3,
+              "arena: %zu parameters in %lld tensors", m.n_params, (long long)m.n_tensors);
+        CHECK(lattn_laplace_tensor(&m, "layers.2.attn.conv.weight") == NULL && lattn_laplace_tensor(NULL, "x") == NULL, "unknown names: NULL");
+        CHECK(fabs(exp(m.g_gamma[1]) - 0.984375) < 1e-7, "the fixed decays are RetNet's");
+    }
+    /* every gate mode; tokens -> logits and hidden states -> hidden states: forward and T steps
+       against the double reference, outputs and final states, from a nonzero initial state */
+    for (hidden = 0; hidden < 2; hidden++)
+        for (gate = 0; gate < 4; gate++) {
+            lattn_laplace_config cc = c;
+            lattn_laplace_model mm;
+            int64_t nout, ni, d;
+            int32_t *tok;
+            float *x = NULL, *s0, *out[3], *st[3];
+            cc.gate_mode = (lattn_out_gate)gate;
+            if (hidden) { cc.vocab = 0; cc.n_layers = 1; }
+            laplace_model(&ctx, &mm, &cc, &r);
+            nout = hidden ? cc.D : cc.vocab; ni = B * T;
+            tok = (int32_t *)malloc((size_t)ni * sizeof(int32_t));
+            for (d = 0; d < ni; d++) tok[d] = hidden ? 0 : (int32_t)(lattn_rng_next(&r) % (uint64_t)cc.vocab);
+            if (hidden) x = fnormal(&r, (size_t)(ni * cc.D));
+            s0 = fnormal(&r, (size_t)(B * lattn_laplace_state_floats(&cc)));
+            for (d = 0; d < 3; d++) {
+                size_t ns = (size_t)(B * lattn_laplace_state_floats(&cc));
+                lattn_status s;
+                out[d] = fnew((size_t)(ni * nout)); st[d] = fdup(s0, ns);
+                s = laplace_run(&ctx, &mm, d == 0 ? 2 : d - 1, B, T, hidden ? NULL : tok, x, out[d], st[d]);
+                CHECK(s == LATTN_OK, "laplace run %d: %s", (int)d, lattn_ctx_error(&ctx));
+                if (d > 0)
+                    CHECK(rel_rms(out[d], out[0], (size_t)(ni * nout)) <= 1e-5 && rel_rms(st[d], st[0], ns) <= 1e-5,
+                          "Laplace %s (%s, gate %d) vs _ref: out %.3g state %.3g", d == 1 ? "forward" : "step x T",
+                          hidden ? "hidden states" : "tokens", gate, rel_rms(out[d], out[0], (size_t)(ni * nout)), rel_rms(st[d], st[0], ns));
+            }
+            for (d = 0; d < 3; d++) { free(out[d]); free(st[d]); }
+            free(tok); free(x); free(s0);
+            lattn_laplace_free(&ctx, &mm);
+        }
+    {   /* prefill in two calls = one call; T = 0 and T = 1; no state; threads bit-identical */
+        int64_t T1 = 7, V = c.vocab, i;
+        int32_t *tok = (int32_t *)malloc((size_t)(B * T) * sizeof(int32_t)), *tA, *tB;
+        float *o1 = fnew((size_t)(B * T * V)), *o2 = fnew((size_t)(B * T * V)), *s1 = fnormal(&r, (size_t)(B * SF));
+        float *s2 = fdup(s1, (size_t)(B * SF)), *s3 = fdup(s1, (size_t)(B * SF)), *oA, *oB;
+        int same = 1;
+        for (i = 0; i < B * T; i++) tok[i] = (int32_t)(lattn_rng_next(&r) % (uint64_t)V);
+        CHECK(lattn_laplace_forward(&ctx, &m, B, T, tok, NULL, o1, s1) == LATTN_OK, "prefill");
+        tA = (int32_t *)malloc((size_t)(B * T1) * sizeof(int32_t)); tB = (int32_t *)malloc((size_t)(B * (T - T1)) * sizeof(int32_t));
+        for (i = 0; i < B; i++) {
+            memcpy(tA + i * T1, tok + i * T, (size_t)T1 * sizeof(int32_t));
+            memcpy(tB + i * (T - T1), tok + i * T + T1, (size_t)(T - T1) * sizeof(int32_t));
+        }
+        oA = fnew((size_t)(B * T1 * V)); oB = fnew((size_t)(B * (T - T1) * V));
+        CHECK(lattn_laplace_forward(&ctx, &m, B, T1, tA, NULL, oA, s2) == LATTN_OK &&
+              lattn_laplace_forward(&ctx, &m, B, T - T1, tB, NULL, oB, s2) == LATTN_OK, "prefill in two calls");
+        for (i = 0; i < B; i++) {
+            memcpy(o2 + i * T * V, oA + i * T1 * V, (size_t)(T1 * V) * sizeof(float));
+            memcpy(o2 + (i * T + T1) * V, oB + i * (T - T1) * V, (size_t)((T - T1) * V) * sizeof(float));
+        }
+        CHECK(rel_rms(o2, o1, (size_t)(B * T * V)) <= 1e-5 && rel_rms(s2, s1, (size_t)(B * SF)) <= 1e-5,
+              "two prefill calls = one: %.3g %.3g", rel_rms(o2, o1, (size_t)(B * T * V)), rel_rms(s2, s1, (size_t)(B * SF)));
+        poison(o2, (size_t)(B * T * V)); memcpy(s2, s3, (size_t)(B * SF) * sizeof(float));
+        CHECK(lattn_laplace_forward(&ctx, &m, B, 0, tok, NULL, o2, s2) == LATTN_OK && same_bits(s2, s3, (size_t)(B * SF)) && o2[0] != o2[0],
+              "T = 0: state unchanged, nothing written");
+        CHECK(lattn_laplace_forward(&ctx, &m, B, 1, tok, NULL, o2, NULL) == LATTN_OK && rel_rms(o2, o2, (size_t)(B * V)) == 0,
+              "T = 1 without a state");
+#ifdef _OPENMP
+        {
+            int nt;
+            float *ref = NULL;
+            for (nt = 1; nt <= 3; nt++) {
+                memcpy(s2, s3, (size_t)(B * SF) * sizeof(float));
+                ctx.n_threads = nt;
+                lattn_laplace_forward(&ctx, &m, B, T, tok, NULL, o2, s2);
+                if (!ref) ref = fdup(o2, (size_t)(B * T * V)), memcpy(s1, s2, (size_t)(B * SF) * sizeof(float));
+                else same &= same_bits(o2, ref, (size_t)(B * T * V)) && same_bits(s2, s1, (size_t)(B * SF));
+            }
+            ctx.n_threads = 0;
+            free(ref);
+        }
+#endif
+        CHECK(same, "Laplace forward bit-identical on 1, 2, 3 threads");
+        free(tok); free(tA); free(tB); free(o1); free(o2); free(oA); free(oB); free(s1); free(s2); free(s3);
+    }
+    {   /* weights through safetensors: in memory and through a file; the same bits come back */
+        unsigned char *buf = NULL;
+        size_t size = 0;
+        lattn_st_file f;
+        lattn_laplace_model m2;
+        CHECK(lattn_laplace_serialize(&ctx, &m, &buf, &size) == LATTN_OK && lattn_st_parse(&ctx, buf, size, &f) == LATTN_OK,
+              "serialize the weights");
+        CHECK(lattn_laplace_load_st(&ctx, &m2, &f, "") == LATTN_OK && m2.n_params == m.n_params &&
+              same_bits(m2.arena, m.arena, m.n_params) && memcmp(&m2.cfg, &m.cfg, sizeof m.cfg) == 0, "load: the same weights and configuration");
+        lattn_laplace_free(&ctx, &m2);
+        CHECK(lattn_laplace_load_st(&ctx, &m2, &f, "in.") == LATTN_E_FORMAT && m2.arena == NULL, "load with a prefix the file lacks: LATTN_E_FORMAT");
+        lattn_st_free(&ctx, &f);
+        {   /* hostile variants: a missing tensor, a wrong shape, bad or missing metadata, truncation */
+            lattn_st_entry *e = (lattn_st_entry *)malloc((size_t)m.n_tensors * sizeof *e);
+            int64_t i, bad_shape[2] = { 3, 3 };
+            const char *meta[20];
+            int v, fails = 0;
+            static const char *const badval[][2] = {
+                { "laplace.D", "0" }, { "laplace.D", "64x" }, { "laplace.D", "99999999999999999999" },
+                { "laplace.H", "4611686018427387904" }, { "laplace.gate_mode", "tanh" }, { "laplace.norm_eps", "-1" },
+                { "laplace.n_layers", "" }, { "laplace.vocab", "-2" } };
+            char vals[10][32];
+            static const char *const keys[10] = { "laplace.n_layers", "laplace.D", "laplace.H", "laplace.dk", "laplace.dv",
+                                                  "laplace.ffn", "laplace.conv_w", "laplace.vocab", "laplace.gate_mode", "laplace.norm_eps" };
+            snprintf(vals[0], 32, "%lld", (long long)c.n_layers); snprintf(vals[1], 32, "%lld", (long long)c.D);
+            snprintf(vals[2], 32, "%lld", (long long)c.H); snprintf(vals[3], 32, "%lld", (long long)c.dk);
+            snprintf(vals[4], 32, "%lld", (long long)c.dv); snprintf(vals[5], 32, "%lld", (long long)c.ffn);
+            snprintf(vals[6], 32, "%lld", (long long)c.conv_w); snprintf(vals[7], 32, "%lld", (long long)c.vocab);
+            snprintf(vals[8], 32, "rmsnorm_swish"); snprintf(vals[9], 32, "1e-5");
+            for (i = 0; i < m.n_tensors; i++) {
+                e[i].name = m.tensors[i].name; e[i].dtype = LATTN_DTYPE_F32; e[i].ndim = m.tensors[i].ndim;
+                e[i].shape = m.tensors[i].shape; e[i].data = m.tensors[i].data;
+            }
+            for (v = -3; v < (int)(sizeof badval / sizeof badval[0]); v++) {
+                int64_t n = m.n_tensors, nmeta = 10;
+                unsigned char *b2 = NULL;
+                size_t s2 = 0;
+                lattn_status s;
+                for (i = 0; i < 10; i++) { meta[2 * i] = keys[i]; meta[2 * i + 1] = vals[i]; }
+                if (v == -3) n--;                                   /* the last tensor missing */
+                if (v == -2) e[4].shape = bad_shape;                /* a misshapen tensor */
+                if (v == -1) nmeta = 9;                             /* no norm_eps */
+                for (i = 0; v >= 0 && i < 10; i++) if (strcmp(keys[i], badval[v][0]) == 0) meta[2 * i + 1] = badval[v][1];
+                if (v == -2) { e[4].data = malloc(9 * sizeof(float)); }
+                lattn_st_serialize(&ctx, e, n, meta, nmeta, &b2, &s2);
+                if (lattn_st_parse(&ctx, b2, s2, &f) == LATTN_OK) {
+                    s = lattn_laplace_load_st(&ctx, &m2, &f, "");
+                    if (s == LATTN_OK || m2.arena != NULL) { fails++; printf("  hostile variant %d loaded\n", v); }
+                    if (s == LATTN_OK) lattn_laplace_free(&ctx, &m2);
+                    lattn_st_free(&ctx, &f);
+                } else fails++;
+                if (v == -2) { free((void *)e[4].data); e[4].shape = m.tensors[4].shape; e[4].data = m.tensors[4].data; }
+                lattn_free(&ctx, b2);
+            }
+            CHECK(fails == 0, "hostile weight files: missing tensor, wrong shape, missing or bad metadata all refused (%d loaded)", fails);
+            CHECK(lattn_st_parse(&ctx, buf, size - 7, &f) == LATTN_E_FORMAT, "a truncated weight file is refused");
+            free(e);
+        }
+        lattn_free(&ctx, buf);
+#ifndef LATTN_NO_STDIO
+        {
+            const char *path = "build/laplace_test.safetensors";
+            lattn_status s = lattn_laplace_save(&ctx, &m, path);
+            if (s == LATTN_E_IO) { path = "laplace_test.safetensors"; s = lattn_laplace_save(&ctx, &m, path); }
+            CHECK(s == LATTN_OK && lattn_laplace_load(&ctx, &m2, path) == LATTN_OK && same_bits(m2.arena, m.arena, m.n_params),
+                  "save and load through a file");
+            lattn_laplace_free(&ctx, &m2);
+            remove(path);
+            CHECK(lattn_laplace_load(&ctx, &m2, "tests/no/such.safetensors") == LATTN_E_IO && m2.arena == NULL, "load a missing file: LATTN_E_IO");
+        }
+#endif
+    }
+    {   /* errors: nothing written */
+        int32_t tok[4] = { 1, 2, 3, 4 };
+        float *o = fnew((size_t)(4 * c.vocab)), *s = fnormal(&r, (size_t)(2 * SF)), *s0 = fdup(s, (size_t)(2 * SF));
+        lattn_laplace_config bad = c;
+        lattn_laplace_model mb;
+        CHECK(lattn_laplace_forward(&ctx, NULL, 2, 2, tok, NULL, o, s) == LATTN_E_NULL, "forward: NULL model");
+        CHECK(lattn_laplace_forward(&ctx, &m, 2, 2, NULL, NULL, o, s) == LATTN_E_NULL, "forward: NULL tokens");
+        CHECK(lattn_laplace_forward(&ctx, &m, 2, 2, tok, NULL, NULL, s) == LATTN_E_NULL, "forward: NULL output");
+        CHECK(lattn_laplace_forward(&ctx, &m, 0, 2, tok, NULL, o, s) == LATTN_E_SHAPE, "forward: B = 0");
+        CHECK(lattn_laplace_forward_ref(&ctx, &m, 2, -1, tok, NULL, o, s) == LATTN_E_SHAPE, "forward_ref: T < 0");
+        CHECK(lattn_laplace_forward(&ctx, &m, INT64_MAX / 2, 4, tok, NULL, o, s) == LATTN_E_OVERFLOW, "forward: overflowing B·T");
+        tok[3] = (int32_t)c.vocab;
+        CHECK(lattn_laplace_forward(&ctx, &m, 2, 2, tok, NULL, o, s) == LATTN_E_DOMAIN, "forward: token id = vocab");
+        tok[3] = -1;
+        CHECK(lattn_laplace_step(&ctx, &m, 4, tok, NULL, o, s) == LATTN_E_DOMAIN, "step: negative token id");
+        tok[3] = 4;
+        CHECK(lattn_laplace_step(&ctx, &m, 2, tok, NULL, o, NULL) == LATTN_E_NULL, "step: NULL state");
+        CHECK(o[0] != o[0] && same_bits(s, s0, (size_t)(2 * SF)), "after the errors: output and state untouched");
+        bad.D = 0;   CHECK(lattn_laplace_init(&ctx, &mb, &bad, 1) == LATTN_E_SHAPE && mb.arena == NULL, "init: D = 0");
+        bad = c; bad.gate_mode = (lattn_out_gate)7; CHECK(lattn_laplace_init(&ctx, &mb, &bad, 1) == LATTN_E_DOMAIN, "init: unknown gate mode");
+        bad = c; bad.norm_eps = 0; CHECK(lattn_laplace_init(&ctx, &mb, &bad, 1) == LATTN_E_DOMAIN, "init: norm_eps = 0");
+        bad = c; bad.ffn = INT64_MAX / 4; CHECK(lattn_laplace_init(&ctx, &mb, &bad, 1) == LATTN_E_OVERFLOW, "init: overflowing FFN");
+        bad = c; bad.vocab = INT64_MAX / 4; CHECK(lattn_laplace_init(&ctx, &mb, &bad, 1) == LATTN_E_OVERFLOW, "init: overflowing vocabulary");
+        CHECK(lattn_laplace_init(&ctx, NULL, &c, 1) == LATTN_E_NULL && lattn_laplace_init(&ctx, &mb, NULL, 1) == LATTN_E_NULL, "init: NULL");
+        free(o); free(s); free(s0);
+    }
+    {   /* allocation failures: LATTN_E_NOMEM, nothing leaked, the state untouched */
+        counting_alloc ta;
+        int k, bad = 0, total = 0;
+        int32_t tok[6] = { 1, 2, 3, 4, 5, 6 };
+        float *o = fnew((size_t)(6 * c.vocab)), *s = fnormal(&r, (size_t)(2 * SF)), *s0 = fdup(s, (size_t)(2 * SF));
+        for (k = 1; k < 30; k++) {
+            lattn_ctx c2;
+            lattn_status st;
+            lattn_laplace_model mb;
+            lattn_ctx_init(&c2);
+            memset(&ta, 0, sizeof ta); ta.fail_at = k;
+            c2.allocator.alloc = ta_alloc; c2.allocator.free = ta_free; c2.allocator.user = &ta;
+            st = lattn_laplace_init(&c2, &mb, &c, 3);
+            if (st == LATTN_OK) st = lattn_laplace_forward(&c2, &mb, 2, 3, tok, NULL, o, s);
+            lattn_laplace_free(&c2, &mb);
+            if (ta.live != 0 || (st != LATTN_OK && !same_bits(s, s0, (size_t)(2 * SF)))) bad++;
+            if (ta.count < k) break;
+            total++;
+            if (st != LATTN_E_NOMEM) bad++;
+        }
+        CHECK(bad == 0 && total >= 4, "Laplace init + forward under failing allocations: %d injections, %d bad", total, bad);
+        free(o); free(s); free(s0);
+    }
+    lattn_laplace_free(&ctx, &m);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -1568,7 +1823,7 @@ int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
-        { "la", test_la }, { "gla", test_gla }, { "io", test_io }, { "external", test_external }
+        { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
