@@ -292,6 +292,41 @@ static void bench_gla(void) {
     }
 }
 
+/* ---- one 3B-shaped Laplace layer: forward at T = 256 and the decoding step ----------------------- */
+typedef struct { lattn_ctx *ctx; lattn_laplace_model m; int64_t T; float *x, *y, *state; } lp_u;
+static void lp_forward_run(void *p) { lp_u *u = (lp_u *)p; lattn_laplace_forward(u->ctx, &u->m, 1, u->T, NULL, u->x, u->y, NULL); }
+static void lp_step_run(void *p) { lp_u *u = (lp_u *)p; lattn_laplace_step(u->ctx, &u->m, 1, NULL, u->x, u->y, u->state); }
+static void bench_laplace(void) {
+    lattn_laplace_config c = lattn_laplace_config_3b();
+    lattn_ctx ctx;
+    lp_u u;
+    double P, mix, ms, unused;
+    int th;
+    lattn_rng r = lattn_rng_seed(5);
+    if (!wanted("laplace")) return;
+    c.n_layers = 1;
+    lattn_ctx_init(&ctx);
+    u.ctx = &ctx; u.T = g_quick ? 64 : 256;
+    if (lattn_laplace_init(&ctx, &u.m, &c, 3) != LATTN_OK) { printf("laplace: %s\n", lattn_ctx_error(&ctx)); return; }
+    u.x = (float *)malloc(sizeof(float) * (size_t)(u.T * c.D)); u.y = (float *)malloc(sizeof(float) * (size_t)(u.T * c.D));
+    u.state = (float *)calloc((size_t)lattn_laplace_state_floats(&c), sizeof(float));
+    lattn_rng_fill_normal(&r, u.x, (size_t)(u.T * c.D), 0, 1);
+    P = (double)lattn_laplace_matrix_params(&c, NULL);
+    mix = 4.0 * c.H * c.dk * c.dv;                 /* the mixer's recurrent FLOPs per token */
+    for (th = 1; th <= 2; th++) {
+        char shape[64];
+        ctx.n_threads = th;
+        time2(lp_forward_run, &u, NULL, NULL, g_quick ? 3 : 5, &ms, &unused);
+        snprintf(shape, sizeof shape, "3B layer, T=%lld", (long long)u.T);
+        row("laplace_layer_forward", shape, th, ms, (double)u.T, (double)u.T * (2.0 * P + mix), NULL, 0);
+        time2(lp_step_run, &u, NULL, NULL, g_quick ? 5 : 15, &ms, &unused);
+        g_bytes = 4.0 * (u.m.n_params + 2.0 * lattn_laplace_state_floats(&c));   /* weights once, state in and out */
+        row("laplace_layer_step", "3B layer, 1 token", th, ms, 1, 2.0 * P + mix, NULL, 0);
+    }
+    lattn_laplace_free(&ctx, &u.m);
+    free(u.x); free(u.y); free(u.state);
+}
+
 /* ---- ShortConv and the TCN stack --------------------------------------------------------------- */
 typedef struct { lattn_ctx *ctx; lattn_conv_args a; } conv_u;
 static void conv_fast_run(void *p) { conv_u *u = (conv_u *)p; lattn_shortconv_fast(u->ctx, &u->a); }
@@ -530,6 +565,7 @@ int main(int argc, char **argv) {
     bench_tiler();
     bench_la();
     bench_gla();
+    bench_laplace();
     bench_conv();
     bench_tcn();
     bench_scan();
