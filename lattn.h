@@ -1512,7 +1512,7 @@ static void lattn__pack_b(int transb, const float *B, int64_t ldb, int64_t k0, i
 
 /* One MR x NR block: C[i0.., j0..] (+)= A-strip · B-panel over kc. m, n: valid rows / columns.
    lower: write only entries with global column <= global row. */
-static void lattn__ukernel(int64_t kc, const float *A, int64_t rs, int64_t cs, const float *bp,
+static void lattn__ukernel(int64_t kc, const float *A, int64_t rs, int64_t cs, const float *bp, int64_t bs,
                            float *C, int64_t ldc, int acc, int m, int n, int64_t i0, int64_t j0,
                            int lower) {
     lattn__vf c00 = lattn__vzero(), c10 = lattn__vzero(), c20 = lattn__vzero(), c30 = lattn__vzero();
@@ -1526,7 +1526,7 @@ static void lattn__ukernel(int64_t kc, const float *A, int64_t rs, int64_t cs, c
     int i, j;
     /* rows past m re-read row 0 (valid memory); their results are discarded */
     for (i = 0; i < LATTN__MR; i++) o[i] = (i < m ? i : 0) * rs;
-    for (k = 0; k < kc; k++, bp += LATTN__NR) {
+    for (k = 0; k < kc; k++, bp += bs) {
         const float *a = A + k * cs;
         lattn__vf b0 = lattn__vload(bp), av;
 #if LATTN__NRV == 2
@@ -1580,6 +1580,9 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
                          const float *B, int64_t ldb, float *C, int64_t ldc, float *ws) {
     int64_t rs = (flags & LATTN_GEMM_TRANS_A) ? 1 : lda, cs = (flags & LATTN_GEMM_TRANS_A) ? lda : 1;
     int lower = (flags & LATTN_GEMM_LOWER) != 0;
+    /* a short contraction over rows of B (the tiler's products: K <= 128 partitions) reads full
+       NR-wide panels of B where they lie; packing would copy more than the kernel reuses */
+    int in_place = !(flags & LATTN_GEMM_TRANS_B) && K <= 128;
     int64_t jc, pc, ir, jr;
     LATTN_ASSERT(ldc >= N && ws != NULL);
     if (M <= 0 || N <= 0) return;
@@ -1595,14 +1598,17 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
         for (pc = 0; pc < K; pc += LATTN__KC) {
             int64_t kc = LATTN__MIN(LATTN__KC, K - pc);
             int acc = pc > 0 || (flags & LATTN_GEMM_ACCUMULATE);
-            lattn__pack_b((flags & LATTN_GEMM_TRANS_B) != 0, B, ldb, pc, kc, jc, nc, ws);
+            if (!in_place) lattn__pack_b((flags & LATTN_GEMM_TRANS_B) != 0, B, ldb, pc, kc, jc, nc, ws);
+            else if (nc % LATTN__NR)                    /* only the last, partial panel */
+                lattn__pack_b(0, B, ldb, pc, kc, jc + nc / LATTN__NR * LATTN__NR, nc % LATTN__NR, ws + nc / LATTN__NR * LATTN__NR * kc);
             for (ir = 0; ir < M; ir += LATTN__MR) {
                 int m = (int)LATTN__MIN((int64_t)LATTN__MR, M - ir);
                 const float *a = A + ir * rs + pc * cs;
                 for (jr = 0; jr < nc; jr += LATTN__NR) {
-                    int n = (int)LATTN__MIN((int64_t)LATTN__NR, nc - jr);
+                    int n = (int)LATTN__MIN((int64_t)LATTN__NR, nc - jr), direct = in_place && n == LATTN__NR;
                     if (lower && jc + jr > ir + m - 1) break;   /* block entirely above diagonal */
-                    lattn__ukernel(kc, a, rs, cs, ws + jr * kc, C + ir * ldc + jc + jr, ldc, acc,
+                    lattn__ukernel(kc, a, rs, cs, direct ? B + pc * ldb + jc + jr : ws + jr * kc, direct ? ldb : LATTN__NR,
+                                   C + ir * ldc + jc + jr, ldc, acc,
                                    m, n, ir, jc + jr, lower);
                 }
             }
@@ -3692,7 +3698,7 @@ typedef struct lattn__la_tiles {
     lattn_tile qr, kr, vr, pt, ob, dcol, tp, at, op, ds;
     lattn_tile qc[LATTN__LA_MAX_KT], kc[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
     /* gated only */
-    lattn_tile U, one, gr, gb, wd, kd, brow, dmask, xq, xk, el, gp, bm;
+    lattn_tile U, one, gr, gb, wd, kd, brow, erow, dmask, xq, xk, el, gp, bm;
     lattn_tile qt[LATTN__LA_MAX_KT], bt[LATTN__LA_MAX_KT];
 } lattn__la_tiles;
 /* C chunk; kp partitions per K' tile, nkt tiles; vw value columns per work item (all of V, or 64
@@ -3726,7 +3732,7 @@ static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *
         LATTN__PLAN(&x->wd, 0, p->C, gkp);    LATTN__PLAN(&x->kd, 0, p->C, p->Kf);
         LATTN__PLAN(&x->brow, 0, 1, p->C);    LATTN__PLAN(&x->el, 0, p->kp, 1);
         LATTN__PLAN(&x->xq, 0, p->kp, p->C);
-        if (p->gate == LATTN__GATE_HEAD) LATTN__PLAN(&x->dmask, 0, p->C, p->C);
+        if (p->gate == LATTN__GATE_HEAD) { LATTN__PLAN(&x->dmask, 0, p->C, p->C); LATTN__PLAN(&x->erow, 0, 1, p->C); }
         else LATTN__PLAN(&x->xk, 0, p->kp, p->C);
         LATTN__PLAN(&x->gp, 1, p->C, gkp);    LATTN__PLAN(&x->bm, 1, p->C, p->C);
     }
@@ -3780,27 +3786,32 @@ static lattn_status lattn__la_gates(lattn_tiler *t, lattn__la_tiles *x, const la
             LATTN__TRY(lattn_tile_ts(t, &v2, &v3, &wd, 0.0f, LATTN_TOP_MUL));
         }
     }
-    if (p->gate == LATTN__GATE_HEAD) {   /* b as a row, for the broadcasts */
+    if (p->gate == LATTN__GATE_HEAD) {   /* b and e^{b} as rows, for the broadcasts */
         lattn_tile br = lattn_tile_view(&x->brow, 0, 1, 0, L), bp = lattn_tile_view(&x->bm, 0, 1, 0, L);
         v1 = lattn_tile_view(&x->gr, 0, L, 0, 1);
         LATTN__TRY(lattn_matmul(t, &bp, &v1, &Ul, 0));
         LATTN__TRY(lattn_tile_copy(t, &br, &bp));
+        v1 = lattn_tile_view(&x->erow, 0, 1, 0, L);
+        LATTN__TRY(lattn_tile_act(t, &v1, &br, LATTN_ACT_EXP, 1.0f, 0.0f));
     }
     for (kt = 0; kt < p->nkt; kt++) {
         int kw = lattn__kw(p, kt);
         lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L), bt = lattn_tile_view(&x->bt[kt], 0, kw, 0, L);
         lattn_tile xq = lattn_tile_view(&x->xq, 0, kw, 0, L);
-        if (p->gate == LATTN__GATE_KEY) {
-            v1 = lattn_tile_view(&x->gr, 0, L, kt * p->kp, kw);
-            LATTN__TRY(lattn_matmul(t, &tp, &v1, &Ul, 0));                               /* bᵀ */
-        } else {
-            v1 = lattn_tile_view(&x->one, 0, 1, 0, kw); v2 = lattn_tile_view(&x->brow, 0, 1, 0, L);
-            LATTN__TRY(lattn_matmul(t, &tp, &v1, &v2, 0));                               /* b broadcast */
-        }
-        LATTN__TRY(lattn_tile_copy(t, &bt, &tp));
-        LATTN__TRY(lattn_tile_act(t, &xq, &bt, LATTN_ACT_EXP, 1.0f, 0.0f));
         v1 = lattn_tile_view(&x->qc[kt], 0, kw, 0, L); v2 = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
-        LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &xq, LATTN_TOP_MUL));                      /* Qc = s·Qᵀ ⊙ e^{bᵀ} */
+        if (p->gate == LATTN__GATE_KEY) {
+            v3 = lattn_tile_view(&x->gr, 0, L, kt * p->kp, kw);
+            LATTN__TRY(lattn_matmul(t, &tp, &v3, &Ul, 0));                               /* bᵀ */
+            LATTN__TRY(lattn_tile_copy(t, &bt, &tp));
+            LATTN__TRY(lattn_tile_act(t, &xq, &bt, LATTN_ACT_EXP, 1.0f, 0.0f));
+            LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &xq, LATTN_TOP_MUL));                  /* Qc = s·Qᵀ ⊙ e^{bᵀ} */
+        } else {                         /* one gate per head: broadcast e^{b} (32 exps, not kw·L) */
+            v3 = lattn_tile_view(&x->one, 0, 1, 0, kw);
+            xq = lattn_tile_view(&x->erow, 0, 1, 0, L);
+            LATTN__TRY(lattn_matmul(t, &tp, &v3, &xq, 0));                               /* e^{bᵀ} */
+            LATTN__TRY(lattn_tile_copy(t, &bt, &tp));
+            LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &bt, LATTN_TOP_MUL));                  /* Qc = s·Qᵀ ⊙ e^{bᵀ} */
+        }
     }
     return LATTN_OK;
 }
@@ -3951,10 +3962,10 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
             for (kt = 0; kt < p->nkt; kt++) {
                 int kw = lattn__kw(p, kt);
                 lattn_tile el = lattn_tile_view(&x->el, 0, kw, 0, 1);
-                if (p->gate) {           /* e^{b_last}, one per key row of the state */
+                if (p->gate == LATTN__GATE_KEY) {    /* e^{b_last}, one per key row of the state */
                     v1 = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);
                     LATTN__TRY(lattn_tile_act(t, &el, &v1, LATTN_ACT_EXP, 1.0f, 0.0f));
-                }
+                } else if (p->gate) el = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);   /* already e^{b} */
                 for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
                     int w = LATTN__MIN(p->vb, Vn - vb0);
                     lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
