@@ -2588,7 +2588,6 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
         if (a->dt_softplus) dl = lattn__vsoftplus(dl);
         lattn__vstore(dls + v * LATTN__VW, dl);
         lattn__vstore(dxs + v * LATTN__VW, lattn__vmul(dl, lattn__vload_w(a->x + tok * D + c, w)));
-        lattn__vstore(ys + v * LATTN__VW, lattn__vzero());
         if (!one_group) {                /* lanes in different groups: gather each lane's rows */
             size_t l;
             for (l = 0; l < w; l++)
@@ -2599,19 +2598,23 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
                 }
         }
     }
-    for (k = 0; k < N; k++) {
-        lattn__vf vb = lattn__vset1(Bt[k]), vc = lattn__vset1(Ct[k]);
-        for (v = 0; v < nv; v++) {
-            int64_t c = c0 + v * LATTN__VW;
+    for (v = 0; v < nv; v++) {           /* per vector of channels: the N states in registers' reach */
+        int64_t c = c0 + v * LATTN__VW;
+        size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
+        const lattn__vf dl = lattn__vload(dls + v * LATTN__VW), dx = lattn__vload(dxs + v * LATTN__VW);
+        lattn__vf y0 = lattn__vzero(), y1 = lattn__vzero();            /* two chains over k */
+        for (k = 0; k < N; k++) {
             float *s = st + (v * N + k) * LATTN__VW;
-            lattn__vf dA = lattn__vexp2_gate(lattn__vmax(lo, lattn__vmul(lattn__vload(dls + v * LATTN__VW),
-                                                                         lattn__vload_w(At + k * D + c, (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c)))));
-            lattn__vf h;
-            if (!one_group) { vb = lattn__vload(bl + (v * N + k) * LATTN__VW); vc = lattn__vload(cl + (v * N + k) * LATTN__VW); }
-            h = lattn__vfma(dA, lattn__vload(s), lattn__vmul(lattn__vload(dxs + v * LATTN__VW), vb));
+            lattn__vf vb, vc, h;
+            lattn__vf dA = lattn__vexp2_gate(lattn__vmax(lo, lattn__vmul(dl, w == (size_t)LATTN__VW
+                                                                         ? lattn__vload(At + k * D + c) : lattn__vload_w(At + k * D + c, w))));
+            if (one_group) { vb = lattn__vset1(Bt[k]); vc = lattn__vset1(Ct[k]); }
+            else { vb = lattn__vload(bl + (v * N + k) * LATTN__VW); vc = lattn__vload(cl + (v * N + k) * LATTN__VW); }
+            h = lattn__vfma(dA, lattn__vload(s), lattn__vmul(dx, vb));
             lattn__vstore(s, h);
-            lattn__vstore(ys + v * LATTN__VW, lattn__vfma(vc, h, lattn__vload(ys + v * LATTN__VW)));
+            if (k & 1) y1 = lattn__vfma(vc, h, y1); else y0 = lattn__vfma(vc, h, y0);
         }
+        lattn__vstore(ys + v * LATTN__VW, lattn__vadd(y0, y1));
     }
     for (v = 0; v < nv; v++) {           /* y = Σ C h + Dskip·x, gated by SiLU(z) */
         int64_t c = c0 + v * LATTN__VW;
