@@ -405,9 +405,13 @@ LATTN_API lattn_status lattn_dma_load(lattn_tiler *t, lattn_tile *dst, const flo
                                       int64_t row_stride);
 LATTN_API lattn_status lattn_dma_store(lattn_tiler *t, float *hbm, int64_t row_stride,
                                        const lattn_tile *src);
-/* TensorE: psum[M][N] (+)= stationary[K][M]ᵀ · moving[K][N]; K on the partition axis. */
+/* TensorE: psum[M][N] (+)= stationary[K][M]ᵀ · moving[K][N]; K on the partition axis.
+   flags: LATTN_MM_ACCUMULATE (1) adds into psum; LATTN_MM_CAUSAL promises that the stationary is
+   zero below its diagonal (stat[k][m] = 0 for k > m, a causal score block): the emulation skips
+   those terms, which changes nothing but a 0·Inf (the engine multiplies them; counters count them). */
+enum { LATTN_MM_ACCUMULATE = 1, LATTN_MM_CAUSAL = 2 };
 LATTN_API lattn_status lattn_matmul(lattn_tiler *t, lattn_tile *psum, const lattn_tile *stat,
-                                    const lattn_tile *mov, int accumulate);
+                                    const lattn_tile *mov, int flags);
 /* TensorE transpose: psum[nf][np] = src[np][nf]ᵀ. */
 LATTN_API lattn_status lattn_transpose(lattn_tiler *t, lattn_tile *psum, const lattn_tile *src);
 /* Vector / scalar / gpsimd engines. col: optional per-partition scalar tile [np][1]. */
@@ -1477,6 +1481,8 @@ LATTN__DEF void lattn_vec_silu(size_t n, const float *x, float *y) { lattn__vec_
    L1 while the packed KC x NC block of B streams from L2. */
 #define LATTN__KC 256
 #define LATTN__NC 512
+/* Internal flag: op(A)[i][k] = 0 for k > i, so row block i0.. stops the contraction at i0 + MR. */
+#define LATTN__GEMM_TRIU_A 16
 
 /* Floats of packing workspace for a call with these sizes (0 when nothing to do). */
 static size_t lattn__gemm_ws(int64_t N, int64_t K) {
@@ -1582,7 +1588,7 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
     int lower = (flags & LATTN_GEMM_LOWER) != 0;
     /* a short contraction over rows of B (the tiler's products: K <= 128 partitions) reads full
        NR-wide panels of B where they lie; packing would copy more than the kernel reuses */
-    int in_place = !(flags & LATTN_GEMM_TRANS_B) && K <= 128;
+    int in_place = !(flags & LATTN_GEMM_TRANS_B) && K <= 128, triu = (flags & LATTN__GEMM_TRIU_A) != 0;
     int64_t jc, pc, ir, jr;
     LATTN_ASSERT(ldc >= N && ws != NULL);
     if (M <= 0 || N <= 0) return;
@@ -1607,7 +1613,8 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
                 for (jr = 0; jr < nc; jr += LATTN__NR) {
                     int n = (int)LATTN__MIN((int64_t)LATTN__NR, nc - jr), direct = in_place && n == LATTN__NR;
                     if (lower && jc + jr > ir + m - 1) break;   /* block entirely above diagonal */
-                    lattn__ukernel(kc, a, rs, cs, direct ? B + pc * ldb + jc + jr : ws + jr * kc, direct ? ldb : LATTN__NR,
+                    lattn__ukernel(triu ? LATTN__MAX(0, LATTN__MIN(kc, ir + m - pc)) : kc, a, rs, cs,
+                                   direct ? B + pc * ldb + jc + jr : ws + jr * kc, direct ? ldb : LATTN__NR,
                                    C + ir * ldc + jc + jr, ldc, acc,
                                    m, n, ir, jc + jr, lower);
                 }
@@ -1935,7 +1942,8 @@ LATTN__DEF lattn_status lattn_dma_store(lattn_tiler *t, float *hbm, int64_t row_
 }
 
 LATTN__DEF lattn_status lattn_matmul(lattn_tiler *t, lattn_tile *psum, const lattn_tile *stat,
-                                     const lattn_tile *mov, int accumulate) {
+                                     const lattn_tile *mov, int flags) {
+    int accumulate = flags & LATTN_MM_ACCUMULATE;
     const lattn_dev_profile *p;
     if (!t) return LATTN_E_NULL;
     p = &t->prof;
@@ -1953,7 +1961,8 @@ LATTN__DEF lattn_status lattn_matmul(lattn_tiler *t, lattn_tile *psum, const lat
     if (psum->np != stat->nf || psum->nf != mov->nf)
         return lattn__tfail(t, LATTN_E_TILE_SHAPE, "matmul: result [%d x %d] for product [%d x %d]",
                             psum->np, psum->nf, stat->nf, mov->nf);
-    lattn__sgemm(LATTN_GEMM_TRANS_A | (accumulate ? LATTN_GEMM_ACCUMULATE : 0), stat->nf, mov->nf, stat->np,
+    lattn__sgemm(LATTN_GEMM_TRANS_A | (accumulate ? LATTN_GEMM_ACCUMULATE : 0) | (flags & LATTN_MM_CAUSAL ? LATTN__GEMM_TRIU_A : 0),
+                 stat->nf, mov->nf, stat->np,
                  stat->data, stat->ld, mov->data, mov->ld, psum->data, psum->ld, t->gemm_ws);
     t->st.matmuls++;
     t->st.macs += (uint64_t)stat->np * stat->nf * mov->nf;
@@ -3944,7 +3953,7 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                 int w = LATTN__MIN(p->vb, Vn - vb0);
                 lattn_tile op = lattn_tile_view(&x->op, 0, L, 0, w);
                 v1 = lattn_tile_view(&x->vr, 0, L, vb0, w);
-                LATTN__TRY(lattn_matmul(t, &op, &pt, &v1, 0));                               /* intra */
+                LATTN__TRY(lattn_matmul(t, &op, &pt, &v1, LATTN_MM_CAUSAL));                 /* intra */
                 for (kt = 0; kt < p->nkt; kt++) {
                     v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), 0, L);
                     v3 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so + vb0, w);
