@@ -273,6 +273,31 @@ static void test_tiler(void) {
     CHECK(lattn_matmul(t, &c, &c, &c, 0) == LATTN_E_TILE_SPACE, "matmul operand in PSUM");
     CHECK(lattn_dma_load(t, &c, a.data, 64) == LATTN_E_TILE_SPACE, "DMA into PSUM");
     lattn_tiler_destroy(&ctx, t);
+    {   /* LATTN_MM_CAUSAL: an upper-triangular stationary gives the full product; a full one does not */
+        lattn_rng r = lattn_rng_seed(g_seed + 3);
+        int k, m, n, K = 45, M = 45, N = 70, tri;
+        float *want = fnew((size_t)(M * N));
+        lattn_tiler_create(&ctx, lattn_profile_cpu(), 1 << 20, &t);
+        lattn_sbuf_alloc(t, &a, K, M); lattn_sbuf_alloc(t, &b, K, N); lattn_psum_alloc(t, &c, M, N);
+        for (tri = 1; tri >= 0; tri--) {
+            double err = 0;
+            for (k = 0; k < K; k++)
+                for (m = 0; m < M; m++) a.data[k * a.ld + m] = (tri && k > m) ? 0.0f : (float)lattn_rng_normal_d(&r);
+            for (k = 0; k < K; k++) for (n = 0; n < N; n++) b.data[k * b.ld + n] = (float)lattn_rng_normal_d(&r);
+            for (m = 0; m < M; m++)
+                for (n = 0; n < N; n++) {
+                    double acc = 0;
+                    for (k = 0; k < K; k++) acc += (double)a.data[k * a.ld + m] * b.data[k * b.ld + n];
+                    want[m * N + n] = (float)acc;
+                }
+            lattn_matmul(t, &c, &a, &b, LATTN_MM_CAUSAL);
+            for (m = 0; m < M; m++) for (n = 0; n < N; n++) err = fmax(err, fabs(c.data[m * c.ld + n] - want[m * N + n]));
+            if (tri) CHECK(err < 1e-4, "causal matmul of a triangular stationary = the product (%g)", err);
+            else CHECK(err > 1e-2, "causal matmul skips the lower half (a full stationary differs: %g)", err);
+        }
+        free(want);
+        lattn_tiler_destroy(&ctx, t);
+    }
     {   /* transposes limited to 128 x 128 */
         lattn_tiler_create(&ctx, lattn_profile_trn2(), 1 << 20, &t);
         lattn_sbuf_alloc(t, &a, 8, 129); lattn_psum_alloc(t, &c, 129 > 128 ? 128 : 129, 8);
