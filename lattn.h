@@ -10,9 +10,11 @@
      causal convolutions (ShortConv, the dilated TCN stack)        >>conv   >>tcn
      the diagonal scan h_t = a_t h_{t-1} + b_t                     >>scan
      diagonal SSMs: selective (Mamba-1) and S4D (FFT convolution)  >>ssm    >>s4d
-     linear attention (Katharopoulos et al. 2020)                  >>linattn
-     (planned: GLA / Simple GLA / Laplace, DeltaNet / Gated DeltaNet, PRISM, TTT-Linear /
-      TTT-MLP, softmax attention, the SPS transformer)
+     linear attention (Katharopoulos et al. 2020) and its gated
+       members GLA, Simple GLA, retention                          >>linattn
+     the Laplace layer and model (Simple GLA language model)       >>laplace
+     (planned: DeltaNet / Gated DeltaNet, PRISM, TTT-Linear / TTT-MLP, softmax attention, the
+      SPS transformer)
 
    The conformance kit (>>safetensors, >>conformance) reads and writes golden cases so that other
    backends (CUDA, Triton, NKI) can check themselves against lattn's double-precision _ref forms.
@@ -65,8 +67,9 @@
      >>ssm         selective diagonal SSM (Mamba-1), fused: _ref, _fast, _step
      >>s4d         S4D: time-invariant diagonal SSM as recurrence, FFT convolution, direct conv
      >>tcn         dilated causal convolution stack (TCN) and the article's demo model
-     >>linattn     linear attention: _ref, _parallel, _chunk (on the tiler), _step
+     >>linattn     linear attention, GLA, Simple GLA: _ref, _parallel, _chunk (on the tiler), _step
      >>safetensors hardened safetensors reader and writer (golden cases, weights)
+     >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step
      >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
@@ -2584,6 +2587,7 @@ LATTN__DEF lattn_status lattn_ssm_ref(lattn_ctx *ctx, const lattn_ssm_args *a) {
 static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t c0, int64_t c1,
                              const float *At, float *st, float *bl, float *cl, float *sc) {
     const int64_t D = a->D, N = a->N, per = D / G, nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
+    const int64_t Dp = (D + LATTN__VW - 1) / LATTN__VW * LATTN__VW;   /* At's padded row length */
     const int one_group = c0 / per == (c1 - 1) / per;
     const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN * 1.44269504f);       /* in log2 units */
     const float *Bt = a->Bm + (tok * G + c0 / per) * N, *Ct = a->Cm + (tok * G + c0 / per) * N;
@@ -2608,21 +2612,21 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
         }
     }
     for (v = 0; v < nv; v++) {           /* per vector of channels: the N states in registers' reach */
-        int64_t c = c0 + v * LATTN__VW;
-        size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
+        const float *Av = At + c0 + v * LATTN__VW, *sb = bl + v * N * LATTN__VW, *sc2 = cl + v * N * LATTN__VW;
         const lattn__vf dl = lattn__vload(dls + v * LATTN__VW), dx = lattn__vload(dxs + v * LATTN__VW);
-        lattn__vf y0 = lattn__vzero(), y1 = lattn__vzero();            /* two chains over k */
-        for (k = 0; k < N; k++) {
-            float *s = st + (v * N + k) * LATTN__VW;
-            lattn__vf vb, vc, h;
-            lattn__vf dA = lattn__vexp2_gate(lattn__vmax(lo, lattn__vmul(dl, w == (size_t)LATTN__VW
-                                                                         ? lattn__vload(At + k * D + c) : lattn__vload_w(At + k * D + c, w))));
-            if (one_group) { vb = lattn__vset1(Bt[k]); vc = lattn__vset1(Ct[k]); }
-            else { vb = lattn__vload(bl + (v * N + k) * LATTN__VW); vc = lattn__vload(cl + (v * N + k) * LATTN__VW); }
-            h = lattn__vfma(dA, lattn__vload(s), lattn__vmul(dx, vb));
-            lattn__vstore(s, h);
-            if (k & 1) y1 = lattn__vfma(vc, h, y1); else y0 = lattn__vfma(vc, h, y0);
-        }
+        lattn__vf y0 = lattn__vzero(), y1 = lattn__vzero();
+        float *s = st + v * N * LATTN__VW;
+        /* two states per step: independent exp chains and two accumulators */
+#define LATTN__SSM_STATE(kk, y) {                                                                         \
+            lattn__vf dA = lattn__vexp2_gate(lattn__vmax(lo, lattn__vmul(dl, lattn__vload(Av + (kk) * Dp)))); \
+            lattn__vf vb = one_group ? lattn__vset1(Bt[kk]) : lattn__vload(sb + (kk) * LATTN__VW);          \
+            lattn__vf vc = one_group ? lattn__vset1(Ct[kk]) : lattn__vload(sc2 + (kk) * LATTN__VW);         \
+            lattn__vf h = lattn__vfma(dA, lattn__vload(s + (kk) * LATTN__VW), lattn__vmul(dx, vb));         \
+            lattn__vstore(s + (kk) * LATTN__VW, h);                                                         \
+            y = lattn__vfma(vc, h, y); }
+        for (k = 0; k + 1 < N; k += 2) { LATTN__SSM_STATE(k, y0) LATTN__SSM_STATE(k + 1, y1) }
+        if (k < N) LATTN__SSM_STATE(k, y0)
+#undef LATTN__SSM_STATE
         lattn__vstore(ys + v * LATTN__VW, lattn__vadd(y0, y1));
     }
     for (v = 0; v < nv; v++) {           /* y = Σ C h + Dskip·x, gated by SiLU(z) */
@@ -2639,7 +2643,7 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
    each token's rows stream once and the tile's state stays in L1. Any thread count, same bits. */
 #define LATTN__SSM_TILE 128
 static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, const char *who) {
-    int64_t n, G, w, nt, D, N, c, k;
+    int64_t n, G, w, nt, D, N, c, k, Dp;
     int nthr;
     size_t per;
     float *ws, *At;
@@ -2648,15 +2652,17 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
     nt = (D + LATTN__SSM_TILE - 1) / LATTN__SSM_TILE;
     nthr = lattn__threads(ctx);
     per = (size_t)(3 * LATTN__SSM_TILE * N + 3 * LATTN__SSM_TILE);   /* state, per-lane B and C, scratch */
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(D * N) + per * (size_t)nthr, who));
+    Dp = (D + LATTN__VW - 1) / LATTN__VW * LATTN__VW;
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(Dp * N) + per * (size_t)nthr, who));
     At = ws;
-    for (c = 0; c < D; c++)              /* A transposed and in log2 units: exp(ΔA) = 2^(Δ·A·log2 e) */
-        for (k = 0; k < N; k++) At[k * D + c] = (float)((double)a->A[c * N + k] * 1.4426950408889634);
+    /* A transposed and in log2 units, exp(ΔA) = 2^(Δ·A·log2 e); rows padded with zeros to whole vectors */
+    for (k = 0; k < N; k++)
+        for (c = 0; c < Dp; c++) At[k * Dp + c] = c < D ? (float)((double)a->A[c * N + k] * 1.4426950408889634) : 0.0f;
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < n * nt; w++) {
         int64_t sq = w / nt, c0 = (w % nt) * LATTN__SSM_TILE, c1 = LATTN__MIN(D, c0 + LATTN__SSM_TILE), tok0, len, v, kk, t, l;
         int64_t nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
-        float *st = ws + D * N + per * (size_t)lattn__thread_id(), *bl = st + LATTN__SSM_TILE * N, *cl = bl + LATTN__SSM_TILE * N;
+        float *st = ws + Dp * N + per * (size_t)lattn__thread_id(), *bl = st + LATTN__SSM_TILE * N, *cl = bl + LATTN__SSM_TILE * N;
         float *sc = cl + LATTN__SSM_TILE * N;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
         for (v = 0; v < nv; v++)         /* state in: [vector][N][VW] from [D][N] */
@@ -5576,7 +5582,12 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
 /* 0.1.0  2026-11-29  first release: foundations (status, context, PRNG, SIMD layer, SGEMM, tiler),
                       ShortConv, TCN stack and demo model, linear attention in four forms, the
                       diagonal scan, the selective SSM, S4D with FFT convolution, safetensors
-                      I/O and the golden-case runner. Golden outputs: reference_outputs/ v1. */
+                      I/O and the golden-case runner. Golden outputs: reference_outputs/ v1.
+   unreleased         GLA, Simple GLA and retention as the gate fields of lattn_la_args (every
+                      form); the Laplace layer and model (weights arena, safetensors save/load,
+                      forward_ref, forward, step); lattn_matmul flags (LATTN_MM_CAUSAL; 1 still
+                      means accumulate); new golden cases gla/, simple_gla/, retention/,
+                      laplace_layer/ (existing files unchanged). */
 
 #endif /* LATTN_IMPLEMENTATION */
 
