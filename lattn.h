@@ -383,7 +383,7 @@ typedef enum lattn_tile_op {
 } lattn_tile_op;
 typedef enum lattn_tile_act {
     LATTN_ACT_IDENTITY, LATTN_ACT_EXP, LATTN_ACT_SILU, LATTN_ACT_SIGMOID, LATTN_ACT_SQUARE,
-    LATTN_ACT_RELU
+    LATTN_ACT_RELU, LATTN_ACT_RSQRT
 } lattn_act_fn;
 
 /* A tiler for one thread. host_floats: size of its host arena for tile data (tiles are carved
@@ -438,6 +438,12 @@ LATTN_API lattn_status lattn_tile_memset(lattn_tiler *t, lattn_tile *dst, float 
    so NaN above the kept triangle cannot leak). shift = 0 keeps f >= p. */
 LATTN_API lattn_status lattn_tile_select_tri(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
                                              int shift, float fill);
+/* GpSimd: in-place forward substitution x <- (I + diag(β)·M)^{-1} x for a strictly lower M [L][L]
+   given transposed (mt[j][i] = M[i][j], the layout the matmuls produce; only j < i is read), β an
+   optional per-partition column [L][1] (NULL: 1), x [L][n]. Row i reads rows < i of x: L dependent
+   steps, counted as L GpSimd instructions (the delta rule's in-chunk solve, spec §3.3). */
+LATTN_API lattn_status lattn_tile_tri_solve(lattn_tiler *t, lattn_tile *x, const lattn_tile *mt,
+                                            const lattn_tile *beta);
 /* Count one emitted chunk body. */
 LATTN_API void lattn_tiler_mark_step(lattn_tiler *t);
 /* Print stats as one JSON object into buf (always NUL-terminated); returns the length needed. */
@@ -681,6 +687,65 @@ LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a)
 /* _step applied token by token to a whole call (batch or variable lengths), as a decoder runs it:
    same outputs and final state as _chunk within tolerance. */
 LATTN_API lattn_status lattn_la_decode  (lattn_ctx *ctx, const lattn_la_args *a);
+
+/* ================================================================================================ */
+/* >>delta                                                                                          */
+/* ================================================================================================ */
+/* The delta rule family on one general core, "GDR+I" (spec gdn_prism_ttt.md §2–3.4): per head,
+   with a log forget gate G_t (per head or per key; none for the delta rule), an erase key e_t of
+   strength β_t, a write key k_t with write scale c_t, and L state-independent injections
+   (b, κ, d) per token (PRISM's solver steps):
+       S' = Diag(e^{G_t}) S_{t-1}                                    (gates first)
+       S' = S' - β_t e_t (e_tᵀ S')                                   (erase)
+       S_t = S' + c_t k_t v_tᵀ + Σ_l b_t^(l) κ_t^(l) d_t^(l)ᵀ          (write, injections)
+       o_t = s · S_tᵀ q_t                                            (read after the write)
+     delta rule (DeltaNet, Yang et al. 2024; fla ops/delta_rule):  e = k, c = β, no gate
+     Gated DeltaNet (Yang, Kautz, Hatamizadeh 2025; fla ops/gated_delta_rule): e = k, c = β, g
+       (both: S_t = S' + β_t k_t (v_t - S'ᵀ k_t)ᵀ)
+     GDN with per-key gates: gk instead of g;  GLA: β = 0, c = 1
+   Shapes: q, k, e [B][T][H][K]; v, o [B][T][H][V]; β, c, g [B][T][H]; gk [B][T][H][K];
+   inj_b [B][T][H][L], inj_kap [B][T][H][L][K], inj_d [B][T][H][L][V]; h0, ht [B][H][K][V] (or
+   [N] with offsets). l2norm = 1 normalises q, k and e in the kernel as fla does:
+   x / sqrt(Σ x² + 1e-6). β lies in [0, 1], or [0, 2] with allow_neg_eigval (fla's 2·sigmoid,
+   eigenvalues 1 - β|k|² in [-1, 1]). Gates: natural-log decays <= 0, clamped at
+   LATTN_LOG_GATE_MIN like every gated form.
+   Chunked form (WY / UT transform, spec §3.3–3.4), chunk of L tokens, γ the chunk-local cumsum of
+   the per-head gate, Γ = e^γ, products decayed as <x_i, y_j> = x_i·y_j e^{γ_i - γ_j} (i >= j):
+       A   = diag(β) strict(<E, E>)              T = (I + A)^{-1} (forward substitution)
+       W   = T diag(β Γ) E                       U = -T diag(β) Σ_pairs strict(<E, Kw>) Vw
+       Ξ   = U - W S                             (the erased amounts, the only state-dependent step)
+       O   = diag(Γ) sQ S + incl(<sQ, E>) Ξ + Σ_pairs incl(<sQ, Kw>) Vw
+       S  <- Γ_L S + (diag(Γ_L/Γ) E)ᵀ Ξ + Σ_pairs (diag(Γ_L/Γ) Kw)ᵀ Vw
+   where the write pairs are (k, c·v) and the injections (κ^(l), b^(l)·d^(l)). */
+typedef struct lattn_gdr_args {
+    int64_t B, T, H, K, V;
+    const float *q, *k, *v;
+    const float *beta;                   /* erase strength [B][T][H] (required) */
+    const float *g, *gk;                 /* per-head [B][T][H] or per-key [B][T][H][K] log gates */
+    const float *e;                      /* erase key; NULL: e = k */
+    const float *c;                      /* write scale; NULL: c = β */
+    int64_t L;                           /* injections per token (0: none) */
+    const float *inj_b, *inj_kap, *inj_d;
+    int l2norm;                          /* 1: q, k, e normalised in the kernel (eps 1e-6) */
+    int allow_neg_eigval;                /* 1: β in [0, 2] */
+    double scale;                        /* 0 = K^-1/2 */
+    const float *h0;
+    const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
+    int64_t n_seqs;
+    float *o, *ht;                       /* ht optional except in _step */
+} lattn_gdr_args;
+
+LATTN_API lattn_gdr_args lattn_gdr_args_default(void);
+LATTN_API lattn_status lattn_gdr_ref   (lattn_ctx *ctx, const lattn_gdr_args *a);
+/* _ref with float64 copies of o [B][T][H][V] and ht (either may be NULL). */
+LATTN_API lattn_status lattn_gdr_ref64 (lattn_ctx *ctx, const lattn_gdr_args *a, double *o64, double *ht64);
+/* chunk = 0: the profile's default. Per-key gates (gk) are not in the chunked form of this
+   version: LATTN_E_UNSUPPORTED (use _ref or the _step loop). */
+LATTN_API lattn_status lattn_gdr_chunk (lattn_ctx *ctx, const lattn_gdr_args *a, int chunk);
+/* T == 1; h0 -> ht (required; ht may equal h0). */
+LATTN_API lattn_status lattn_gdr_step  (lattn_ctx *ctx, const lattn_gdr_args *a);
+/* _step token by token over a whole call (batch or variable lengths). */
+LATTN_API lattn_status lattn_gdr_decode(lattn_ctx *ctx, const lattn_gdr_args *a);
 
 /* ================================================================================================ */
 /* >>safetensors                                                                                    */
@@ -2112,6 +2177,10 @@ LATTN__DEF lattn_status lattn_tile_stt(lattn_tiler *t, lattn_tile *dst, const la
 static void lattn__act_row(lattn_act_fn func, int n, const float *x, float *y, float scale, float bias) {
     int i = 0;
     lattn__vf vs = lattn__vset1(scale), vb = lattn__vset1(bias);
+    if (func == LATTN_ACT_RSQRT) {       /* 1/sqrt, per element (norms: one value per partition) */
+        for (; i < n; i++) y[i] = 1.0f / sqrtf(scale * x[i] + bias);
+        return;
+    }
     while (i < n) {
         int w = LATTN__MIN(LATTN__VW, n - i);
         lattn__vf v = lattn__vfma(w == LATTN__VW ? lattn__vload(x + i) : lattn__vload_n(x + i, (size_t)w), vs, vb);
@@ -2182,6 +2251,27 @@ LATTN__DEF lattn_status lattn_tile_select_tri(lattn_tiler *t, lattn_tile *dst, c
         if (y != x) memmove(y + keep, x + keep, (size_t)(dst->nf - keep) * sizeof(float));
     }
     lattn__count_vec(t, dst, &t->st.gpsimd_ops);
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_tile_tri_solve(lattn_tiler *t, lattn_tile *x, const lattn_tile *mt, const lattn_tile *beta) {
+    int i, j;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, x, LATTN_SPACE_SBUF, "tri_solve"));
+    LATTN__TRY(lattn__operand(t, mt, LATTN_SPACE_SBUF, "tri_solve"));
+    if (beta) LATTN__TRY(lattn__operand(t, beta, LATTN_SPACE_SBUF, "tri_solve"));
+    if (mt->np != x->np || mt->nf != x->np || (beta && (beta->np != x->np || beta->nf != 1)))
+        return lattn__tfail(t, LATTN_E_TILE_SHAPE, "tri_solve: needs M [%d x %d] and beta [%d x 1]", x->np, x->np, x->np);
+    for (i = 1; i < x->np; i++) {
+        float *xi = x->data + (size_t)i * x->ld, bi = beta ? beta->data[(size_t)i * beta->ld] : 1.0f;
+        for (j = 0; j < i; j++) {
+            float m = bi * mt->data[(size_t)j * mt->ld + i];
+            if (m != 0.0f) lattn_vec_axpy((size_t)x->nf, -m, x->data + (size_t)j * x->ld, xi);
+        }
+    }
+    t->st.gpsimd_ops += (uint64_t)x->np;
+    t->st.vec_elems += (uint64_t)x->np * (uint64_t)x->nf;
+    t->st.instructions += (uint64_t)x->np;
     return LATTN_OK;
 }
 
@@ -4093,6 +4183,529 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
 }
 
 /* ================================================================================================ */
+/* >>delta implementation                                                                           */
+/* ================================================================================================ */
+LATTN__DEF lattn_gdr_args lattn_gdr_args_default(void) {
+    lattn_gdr_args a;
+    memset(&a, 0, sizeof a);
+    return a;
+}
+#define LATTN__L2_EPS 1e-6                /* fla's in-kernel l2norm: x / sqrt(Σx² + eps) */
+
+typedef struct lattn__gdr_dims { int64_t n, P; double sd; float s; int gate; } lattn__gdr_dims;
+static lattn_status lattn__gdr_check(lattn_ctx *ctx, const char *who, const lattn_gdr_args *a, lattn__gdr_dims *dm) {
+    int64_t d[5], i, n;
+    double bmax;
+    if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
+    LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, &dm->n));
+    if (a->H < 1 || a->K < 1 || a->V < 1 || a->L < 0)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: H = %lld, K = %lld, V = %lld, L = %lld", who,
+                           (long long)a->H, (long long)a->K, (long long)a->V, (long long)a->L);
+    if (a->T > 0 && (!a->q || !a->k || !a->v || !a->beta || !a->o))
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v, beta or o is NULL", who);
+    if (a->T > 0 && a->L > 0 && (!a->inj_b || !a->inj_kap || !a->inj_d))
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: L > 0 needs inj_b, inj_kap and inj_d", who);
+    if (a->g && a->gk) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: set at most one of g and gk", who);
+    if (!(a->scale == a->scale) || a->scale == HUGE_VAL || a->scale == -HUGE_VAL)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: scale is not finite", who);
+    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = LATTN__MIN(a->L, INT64_MAX / 2) + 1; d[4] = LATTN__MAX(a->K, a->V);
+    LATTN__TRY(lattn__check_count(ctx, who, "the inputs", 5, d));
+    d[0] = dm->n; d[1] = a->H; d[2] = a->K; d[3] = a->V;
+    LATTN__TRY(lattn__check_count(ctx, who, "the state", 4, d));
+    n = a->B * a->T * a->H;
+    bmax = a->allow_neg_eigval ? 2.0 : 1.0;
+    for (i = 0; i < n; i++)
+        if (!(a->beta[i] >= 0.0f && a->beta[i] <= bmax))
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: beta[%lld] = %g is outside [0, %g]", who, (long long)i, (double)a->beta[i], bmax);
+    {   /* log gates <= 0 (or -inf); NaN and positive gates are rejected */
+        const float *gp = a->gk ? a->gk : a->g;
+        int64_t ng = a->gk ? n * a->K : n;
+        for (i = 0; gp && i < ng; i++)
+            if (!(gp[i] <= 0.0f))
+                return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: log gate %lld is %g (must be <= 0)", who, (long long)i, (double)gp[i]);
+    }
+    dm->P = 1 + a->L;
+    dm->sd = a->scale != 0.0 ? a->scale : 1.0 / sqrt((double)a->K);
+    dm->s = (float)dm->sd;
+    dm->gate = a->gk ? LATTN__GATE_KEY : a->g ? LATTN__GATE_HEAD : LATTN__GATE_NONE;
+    return LATTN_OK;
+}
+/* The clamped log gate of (row = token·H + head, key i); 0 without gates. */
+static float lattn__gdr_gate(const lattn_gdr_args *a, int64_t row, int64_t i) {
+    float g = a->gk ? a->gk[row * a->K + i] : a->g ? a->g[row] : 0.0f;
+    return g < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : g;
+}
+/* x (n floats) into y in double, L2-normalised when asked. */
+static void lattn__l2_row_d(int64_t n, const float *x, int norm, double *y) {
+    double s = 0; int64_t i;
+    for (i = 0; i < n; i++) { y[i] = x[i]; s += y[i] * y[i]; }
+    if (norm) for (s = 1.0 / sqrt(s + LATTN__L2_EPS), i = 0; i < n; i++) y[i] *= s;
+}
+
+/* --- _ref: the recurrence, token by token, in double ------------------------------------------- */
+LATTN__DEF lattn_status lattn_gdr_ref(lattn_ctx *ctx, const lattn_gdr_args *a) { return lattn_gdr_ref64(ctx, a, NULL, NULL); }
+LATTN__DEF lattn_status lattn_gdr_ref64(lattn_ctx *ctx, const lattn_gdr_args *a, double *o64, double *ht64) {
+    lattn__gdr_dims dm;
+    int64_t sq, h, t, i, j, l, H, K, V;
+    double *S, *q, *k, *e, *w;
+    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_ref", a, &dm));
+    H = a->H; K = a->K; V = a->V;
+    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&S, (size_t)(2 * (K * V + 3 * K + V)), "lattn_gdr_ref"));
+    q = S + K * V; k = q + K; e = k + K; w = e + K;
+    for (sq = 0; sq < dm.n; sq++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        for (h = 0; h < H; h++) {
+            int64_t sidx = (sq * H + h) * K;
+            for (i = 0; i < K * V; i++) S[i] = a->h0 ? (double)a->h0[sidx * V + i] : 0.0;
+            for (t = 0; t < len; t++) {
+                int64_t row = (tok0 + t) * H + h;
+                const float *v = a->v + row * V;
+                double beta = a->beta[row], c = a->c ? (double)a->c[row] : beta;
+                lattn__l2_row_d(K, a->q + row * K, a->l2norm, q);
+                lattn__l2_row_d(K, a->k + row * K, a->l2norm, k);
+                lattn__l2_row_d(K, (a->e ? a->e : a->k) + row * K, a->l2norm, e);
+                for (i = 0; i < K; i++) {                        /* S' = Diag(e^G) S */
+                    double al = dm.gate ? exp((double)lattn__gdr_gate(a, row, i)) : 1.0;
+                    for (j = 0; j < V; j++) S[i * V + j] *= al;
+                }
+                for (j = 0; j < V; j++) w[j] = 0;                /* w = S'ᵀ e;  S' -= β e wᵀ */
+                for (i = 0; i < K; i++) for (j = 0; j < V; j++) w[j] += e[i] * S[i * V + j];
+                for (i = 0; i < K; i++) for (j = 0; j < V; j++) S[i * V + j] -= beta * e[i] * w[j];
+                for (i = 0; i < K; i++)                          /* S += c k vᵀ */
+                    for (j = 0; j < V; j++) S[i * V + j] += c * k[i] * (double)v[j];
+                for (l = 0; l < a->L; l++) {                     /* S += b κ dᵀ, per injection */
+                    const float *kap = a->inj_kap + (row * a->L + l) * K, *dd = a->inj_d + (row * a->L + l) * V;
+                    double b = a->inj_b[row * a->L + l];
+                    for (i = 0; i < K; i++) for (j = 0; j < V; j++) S[i * V + j] += b * (double)kap[i] * (double)dd[j];
+                }
+                for (j = 0; j < V; j++) w[j] = 0;                /* o = s Sᵀ q */
+                for (i = 0; i < K; i++) for (j = 0; j < V; j++) w[j] += dm.sd * q[i] * S[i * V + j];
+                for (j = 0; j < V; j++) {
+                    a->o[row * V + j] = (float)w[j];
+                    if (o64) o64[row * V + j] = w[j];
+                }
+            }
+            for (i = 0; i < K * V; i++) {
+                if (a->ht) a->ht[sidx * V + i] = (float)S[i];
+                if (ht64) ht64[sidx * V + i] = S[i];
+            }
+        }
+    }
+    lattn__free(ctx, S);
+    return lattn__ok(ctx);
+}
+
+/* --- _step: one token per head in float32, the state updated in place ------------------------- */
+LATTN__DEF lattn_status lattn_gdr_step(lattn_ctx *ctx, const lattn_gdr_args *a) {
+    lattn__gdr_dims dm;
+    int64_t b, h, i, l, H, K, V;
+    float *buf;
+    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_step", a, &dm));
+    if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_gdr_step: needs T == 1 and no offsets");
+    if (!a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_gdr_step: ht (the state out) is NULL");
+    H = a->H; K = a->K; V = a->V;
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(3 * K + V), "lattn_gdr_step"));
+    for (b = 0; b < a->B; b++)
+        for (h = 0; h < H; h++) {
+            int64_t row = b * H + h;
+            float *S = a->ht + row * K * V, *q = buf, *k = q + K, *e = k + K, *w = e + K;
+            const float *v = a->v + row * V;
+            float beta = a->beta[row], c = a->c ? a->c[row] : beta;
+            float alh = dm.gate == LATTN__GATE_HEAD ? expf(lattn__gdr_gate(a, row, 0)) : 1.0f;
+            const float *src[3];
+            float *dst[3];
+            int r;
+            if (a->h0 != a->ht) {
+                if (a->h0) memcpy(S, a->h0 + row * K * V, (size_t)(K * V) * sizeof(float));
+                else memset(S, 0, (size_t)(K * V) * sizeof(float));
+            }
+            src[0] = a->q + row * K; src[1] = a->k + row * K; src[2] = (a->e ? a->e : a->k) + row * K;
+            dst[0] = q; dst[1] = k; dst[2] = e;
+            for (r = 0; r < 3; r++) {                            /* (normalised) q, k, e */
+                float sc = 1.0f;
+                if (a->l2norm) sc = 1.0f / sqrtf(lattn_vec_dot((size_t)K, src[r], src[r]) + (float)LATTN__L2_EPS);
+                for (i = 0; i < K; i++) dst[r][i] = sc * src[r][i];
+            }
+            /* S' = Diag(e^G) S and w = S'ᵀ e in one pass; then S = S' - β e wᵀ + c k vᵀ */
+            memset(w, 0, (size_t)V * sizeof(float));
+            for (i = 0; i < K; i++) {
+                float al = dm.gate == LATTN__GATE_KEY ? expf(lattn__gdr_gate(a, row, i)) : alh;
+                if (al != 1.0f) lattn_vec_scale((size_t)V, al, S + i * V);
+                lattn_vec_axpy((size_t)V, e[i], S + i * V, w);
+            }
+            for (i = 0; i < K; i++) {
+                lattn_vec_axpy((size_t)V, -beta * e[i], w, S + i * V);
+                lattn_vec_axpy((size_t)V, c * k[i], v, S + i * V);
+            }
+            for (l = 0; l < a->L; l++) {
+                const float *kap = a->inj_kap + (row * a->L + l) * K, *dd = a->inj_d + (row * a->L + l) * V;
+                float bb = a->inj_b[row * a->L + l];
+                for (i = 0; i < K; i++) lattn_vec_axpy((size_t)V, bb * kap[i], dd, S + i * V);
+            }
+            memset(a->o + row * V, 0, (size_t)V * sizeof(float));  /* o = s Sᵀ q */
+            for (i = 0; i < K; i++) lattn_vec_axpy((size_t)V, dm.s * q[i], S + i * V, a->o + row * V);
+        }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+LATTN__DEF lattn_status lattn_gdr_decode(lattn_ctx *ctx, const lattn_gdr_args *a) {
+    lattn__gdr_dims dm;
+    int64_t sq, t, H, K, V, KV;
+    float *S;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_decode", a, &dm));
+    H = a->H; K = a->K; V = a->V; KV = H * K * V;
+    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)KV, "lattn_gdr_decode"));
+    for (sq = 0; sq < dm.n && st == LATTN_OK; sq++) {
+        int64_t tok0, len;
+        lattn_gdr_args s = *a;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        if (a->h0) memcpy(S, a->h0 + sq * KV, sizeof(float) * (size_t)KV); else memset(S, 0, sizeof(float) * (size_t)KV);
+        s.B = 1; s.T = 1; s.offsets = NULL; s.n_seqs = 0; s.h0 = S; s.ht = S;
+        for (t = 0; t < len && st == LATTN_OK; t++) {
+            int64_t tok = tok0 + t, row = tok * H;
+            s.q = a->q + row * K; s.k = a->k + row * K; s.v = a->v + row * V; s.o = a->o + row * V;
+            s.beta = a->beta + row;
+            s.e = a->e ? a->e + row * K : NULL; s.c = a->c ? a->c + row : NULL;
+            s.g = a->g ? a->g + row : NULL; s.gk = a->gk ? a->gk + row * K : NULL;
+            s.inj_b = a->inj_b ? a->inj_b + row * a->L : NULL;
+            s.inj_kap = a->inj_kap ? a->inj_kap + row * a->L * K : NULL;
+            s.inj_d = a->inj_d ? a->inj_d + row * a->L * V : NULL;
+            st = lattn_gdr_step(ctx, &s);
+        }
+        if (a->ht) memcpy(a->ht + sq * KV, S, sizeof(float) * (size_t)KV);
+    }
+    lattn__free(ctx, S);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+
+/* --- _chunk on the tiler: the WY / UT transform, one (sequence, head, value slice) per work item -- */
+#define LATTN__GDR_MAX_P 9               /* write pairs per token in the chunked form: 1 + L <= 9 */
+typedef struct lattn__gdr_tiles {
+    lattn_tile qr, er, ew, sc, ut, xi, ob, dI, dS, at, mqe, U, one;
+    lattn_tile gcol, bcol, glc, gcolT, brow, erow, eb, bet, nbet, ccol, bl, nrm;
+    lattn_tile kw[LATTN__GDR_MAX_P], vw[LATTN__GDR_MAX_P], mew[LATTN__GDR_MAX_P], mqw[LATTN__GDR_MAX_P];
+    lattn_tile qT[LATTN__LA_MAX_KT], qgT[LATTN__LA_MAX_KT], eT[LATTN__LA_MAX_KT], wT[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
+    lattn_tile kwT[LATTN__GDR_MAX_P][LATTN__LA_MAX_KT];
+    lattn_tile tp, sq, big, ds, gp;       /* PSUM */
+} lattn__gdr_tiles;
+typedef struct lattn__gdr_plan { lattn__la_plan la; int P, own_e; } lattn__gdr_plan;
+
+static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan *g, lattn__gdr_tiles *x, size_t *host_floats) {
+    const lattn__la_plan *p = &g->la;
+    struct { lattn_tile *tile; int psum, np, nf; } list[32 + (4 + LATTN__LA_MAX_KT) * LATTN__GDR_MAX_P + 5 * LATTN__LA_MAX_KT];
+    int n = 0, i, kt, C = p->C, K = p->Kf, Vs = p->vw, ko = LATTN__MAX(C, p->kp);
+#define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
+    LATTN__PLAN(&x->qr, 0, C, K); LATTN__PLAN(&x->ew, 0, C, K); LATTN__PLAN(&x->sc, 0, C, K);
+    if (g->own_e) LATTN__PLAN(&x->er, 0, C, K);
+    LATTN__PLAN(&x->ut, 0, C, Vs); LATTN__PLAN(&x->xi, 0, C, Vs); LATTN__PLAN(&x->ob, 0, C, Vs);
+    LATTN__PLAN(&x->dI, 0, C, C); LATTN__PLAN(&x->dS, 0, C, C); LATTN__PLAN(&x->at, 0, C, C); LATTN__PLAN(&x->mqe, 0, C, C);
+    LATTN__PLAN(&x->U, 0, C, C); LATTN__PLAN(&x->one, 0, C, ko);
+    LATTN__PLAN(&x->gcol, 0, C, 1); LATTN__PLAN(&x->bcol, 0, C, 1); LATTN__PLAN(&x->glc, 0, C, 1);
+    LATTN__PLAN(&x->gcolT, 0, C, 1); LATTN__PLAN(&x->brow, 0, 1, C); LATTN__PLAN(&x->erow, 0, 1, C);
+    LATTN__PLAN(&x->eb, 0, p->kp, C); LATTN__PLAN(&x->bet, 0, C, 1); LATTN__PLAN(&x->nbet, 0, C, 1);
+    LATTN__PLAN(&x->ccol, 0, C, 1); LATTN__PLAN(&x->bl, 0, C, LATTN__MAX(g->P - 1, 1)); LATTN__PLAN(&x->nrm, 0, C, 1);
+    for (i = 0; i < g->P; i++) {
+        LATTN__PLAN(&x->kw[i], 0, C, K); LATTN__PLAN(&x->vw[i], 0, C, Vs);
+        LATTN__PLAN(&x->mew[i], 0, C, C); LATTN__PLAN(&x->mqw[i], 0, C, C);
+        for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->kwT[i][kt], 0, lattn__kw(p, kt), C);
+    }
+    for (kt = 0; kt < p->nkt; kt++) {
+        LATTN__PLAN(&x->qT[kt], 0, lattn__kw(p, kt), C); LATTN__PLAN(&x->qgT[kt], 0, lattn__kw(p, kt), C);
+        LATTN__PLAN(&x->eT[kt], 0, lattn__kw(p, kt), C); LATTN__PLAN(&x->wT[kt], 0, lattn__kw(p, kt), C);
+        LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), Vs);
+    }
+    LATTN__PLAN(&x->tp, 1, p->kp, C); LATTN__PLAN(&x->sq, 1, C, C); LATTN__PLAN(&x->big, 1, C, p->vb);
+    LATTN__PLAN(&x->ds, 1, p->kp, p->vb); LATTN__PLAN(&x->gp, 1, C, 1);
+#undef LATTN__PLAN
+    if (!t) {
+        size_t f = 0;
+        for (i = 0; i < n; i++) f += lattn_tiler_tile_floats(list[i].np, list[i].nf);
+        *host_floats = f;
+        return LATTN_OK;
+    }
+    for (i = 0; i < n; i++)
+        LATTN__TRY(list[i].psum ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
+                                : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
+    {   /* constants: U[c][r] = (c <= r), ones; the decay masks of an ungated call */
+        lattn_tile sq = lattn_tile_view(&x->one, 0, C, 0, C);
+        LATTN__TRY(lattn_tile_memset(t, &x->one, 1.0f));
+        LATTN__TRY(lattn_tile_select_tri(t, &x->U, &sq, 0, 0.0f));
+        LATTN__TRY(lattn_tile_copy(t, &x->dI, &x->U));
+        LATTN__TRY(lattn_tile_select_tri(t, &x->dS, &sq, 1, 0.0f));
+    }
+    return LATTN_OK;
+}
+
+/* Rows of x [L][K] scaled to unit L2 norm (fla's in-kernel l2norm, eps inside the root). */
+static lattn_status lattn__gdr_l2(lattn_tiler *t, lattn__gdr_tiles *x, lattn_tile *rows, int L) {
+    lattn_tile sc = lattn_tile_view(&x->sc, 0, L, 0, rows->nf), nr = lattn_tile_view(&x->nrm, 0, L, 0, 1);
+    LATTN__TRY(lattn_tile_act(t, &sc, rows, LATTN_ACT_SQUARE, 1.0f, 0.0f));
+    LATTN__TRY(lattn_tile_reduce(t, &nr, &sc, LATTN_TOP_ADD));
+    LATTN__TRY(lattn_tile_act(t, &nr, &nr, LATTN_ACT_RSQRT, 1.0f, (float)LATTN__L2_EPS));
+    return lattn_tile_ts(t, rows, rows, &nr, 0.0f, LATTN_TOP_MUL);
+}
+/* dst[kt] = transpose of the kt-th key block of rows [L][K] (times s), evacuated from PSUM. */
+static lattn_status lattn__gdr_T(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__la_plan *p, const lattn_tile *rows,
+                                 lattn_tile *dst, int L, float s) {
+    int kt;
+    for (kt = 0; kt < p->nkt; kt++) {
+        int kw = lattn__kw(p, kt);
+        lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L), v1 = lattn_tile_view(rows, 0, L, kt * p->kp, kw);
+        lattn_tile v2 = lattn_tile_view(&dst[kt], 0, kw, 0, L);
+        LATTN__TRY(lattn_transpose(t, &tp, &v1));
+        LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, s, 0.0f));
+    }
+    return LATTN_OK;
+}
+/* out[j][i] = Σ_kt a[kt]ᵀ b[kt] (rows j of a, columns i of b) ⊙ mask, in SBUF. */
+static lattn_status lattn__gdr_sq(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__la_plan *p, const lattn_tile *a,
+                                  const lattn_tile *b, const lattn_tile *mask, lattn_tile *out, int L) {
+    lattn_tile sq = lattn_tile_view(&x->sq, 0, L, 0, L), o = lattn_tile_view(out, 0, L, 0, L), m = lattn_tile_view(mask, 0, L, 0, L);
+    int kt;
+    for (kt = 0; kt < p->nkt; kt++) {
+        lattn_tile v1 = lattn_tile_view(&a[kt], 0, lattn__kw(p, kt), 0, L), v2 = lattn_tile_view(&b[kt], 0, lattn__kw(p, kt), 0, L);
+        LATTN__TRY(lattn_matmul(t, &sq, &v1, &v2, kt > 0));
+    }
+    return lattn_tile_tt(t, &o, &sq, &m, LATTN_TOP_MUL);
+}
+
+/* The per-head gates of one chunk: γ (bcol), e^{γ_L - γ} (glc), e^{γ} (gcolT as a column, eb
+   broadcast over key rows), and the decay masks dI (i >= j) and dS (i > j), [j][i] = e^{γ_i - γ_j}. */
+static lattn_status lattn__gdr_gates(lattn_tiler *t, lattn__gdr_tiles *x, const lattn_gdr_args *a, int64_t tok, int64_t h, int L) {
+    lattn_tile Ul = lattn_tile_view(&x->U, 0, L, 0, L), gc = lattn_tile_view(&x->gcol, 0, L, 0, 1);
+    lattn_tile gp = lattn_tile_view(&x->gp, 0, L, 0, 1), bc = lattn_tile_view(&x->bcol, 0, L, 0, 1);
+    lattn_tile gl = lattn_tile_view(&x->glc, 0, L, 0, 1), br = lattn_tile_view(&x->brow, 0, 1, 0, L);
+    lattn_tile er = lattn_tile_view(&x->erow, 0, 1, 0, L), sq = lattn_tile_view(&x->sq, 0, L, 0, L);
+    lattn_tile dI = lattn_tile_view(&x->dI, 0, L, 0, L), dS = lattn_tile_view(&x->dS, 0, L, 0, L), v1, v2;
+    LATTN__TRY(lattn_dma_load(t, &gc, a->g + tok * a->H + h, a->H));
+    LATTN__TRY(lattn_tile_ts(t, &gc, &gc, NULL, LATTN_LOG_GATE_MIN, LATTN_TOP_MAX));     /* clamp */
+    LATTN__TRY(lattn_matmul(t, &gp, &Ul, &gc, 0));                                        /* γ */
+    LATTN__TRY(lattn_tile_copy(t, &bc, &gp));
+    v1 = lattn_tile_view(&x->one, 0, L, 0, L);
+    LATTN__TRY(lattn_matmul(t, &gp, &v1, &gc, 0));                                        /* γ_L */
+    LATTN__TRY(lattn_tile_tt(t, &gl, &gp, &bc, LATTN_TOP_SUB));
+    LATTN__TRY(lattn_tile_act(t, &gl, &gl, LATTN_ACT_EXP, 1.0f, 0.0f));                   /* e^{γ_L - γ} */
+    v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1);
+    LATTN__TRY(lattn_tile_act(t, &v1, &bc, LATTN_ACT_EXP, 1.0f, 0.0f));                   /* Γ = e^{γ} */
+    v1 = lattn_tile_view(&x->sq, 0, 1, 0, L);
+    LATTN__TRY(lattn_matmul(t, &v1, &gc, &Ul, 0));                                        /* γ as a row */
+    LATTN__TRY(lattn_tile_copy(t, &br, &v1));
+    LATTN__TRY(lattn_tile_act(t, &er, &br, LATTN_ACT_EXP, 1.0f, 0.0f));
+    v1 = lattn_tile_view(&x->tp, 0, x->eb.np, 0, L); v2 = lattn_tile_view(&x->one, 0, 1, 0, x->eb.np);
+    LATTN__TRY(lattn_matmul(t, &v1, &v2, &er, 0));                                        /* e^{γ} per key row */
+    v2 = lattn_tile_view(&x->eb, 0, x->eb.np, 0, L);
+    LATTN__TRY(lattn_tile_copy(t, &v2, &v1));
+    v1 = lattn_tile_view(&x->one, 0, 1, 0, L);
+    LATTN__TRY(lattn_matmul(t, &sq, &v1, &br, 0));                                        /* [j][i] = γ_i */
+    LATTN__TRY(lattn_tile_ts(t, &dI, &sq, &bc, 0.0f, LATTN_TOP_SUB));                     /* γ_i - γ_j */
+    LATTN__TRY(lattn_tile_select_tri(t, &dI, &dI, 0, -HUGE_VALF));
+    LATTN__TRY(lattn_tile_act(t, &dI, &dI, LATTN_ACT_EXP, 1.0f, 0.0f));
+    return lattn_tile_select_tri(t, &dS, &dI, 1, 0.0f);
+}
+
+static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__gdr_plan *g,
+                                          const lattn_gdr_args *a, float s, int64_t tok0, int64_t len,
+                                          int64_t sq, int64_t h, int64_t v0, int Vs) {
+    const lattn__la_plan *p = &g->la;
+    const int64_t H = a->H, K = a->K, V = a->V, Lj = a->L;
+    const int gated = a->g != NULL;
+    int kt, c0, j, vb0;
+    lattn_tile v1, v2, v3;
+    for (kt = 0; kt < p->nkt; kt++) {     /* initial state */
+        v1 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), 0, Vs);
+        LATTN__TRY(a->h0 ? lattn_dma_load(t, &v1, a->h0 + ((sq * H + h) * K + kt * p->kp) * V + v0, V) : lattn_tile_memset(t, &v1, 0.0f));
+    }
+    for (c0 = 0; c0 < len; c0 += p->C) {
+        int L = (int)LATTN__MIN((int64_t)p->C, len - c0);
+        int64_t tok = tok0 + c0, row = tok * H + h;
+        lattn_tile qr = lattn_tile_view(&x->qr, 0, L, 0, (int)K), E, ew = lattn_tile_view(&x->ew, 0, L, 0, (int)K);
+        lattn_tile bet = lattn_tile_view(&x->bet, 0, L, 0, 1), nbet = lattn_tile_view(&x->nbet, 0, L, 0, 1);
+        lattn_tile ut = lattn_tile_view(&x->ut, 0, L, 0, Vs);
+        lattn_tile dI = lattn_tile_view(&x->dI, 0, L, 0, L), dS = lattn_tile_view(&x->dS, 0, L, 0, L);
+        lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), mqe = lattn_tile_view(&x->mqe, 0, L, 0, L);
+        /* ---- loads: q, write pairs (k, c·v) and (κ, b·d), erase keys, β; l2norm ---- */
+        LATTN__TRY(lattn_dma_load(t, &qr, a->q + row * K, H * K));
+        for (j = 0; j < g->P; j++) {
+            v1 = lattn_tile_view(&x->kw[j], 0, L, 0, (int)K); v2 = lattn_tile_view(&x->vw[j], 0, L, 0, Vs);
+            if (j == 0) {
+                LATTN__TRY(lattn_dma_load(t, &v1, a->k + row * K, H * K));
+                LATTN__TRY(lattn_dma_load(t, &v2, a->v + row * V + v0, H * V));
+            } else {
+                LATTN__TRY(lattn_dma_load(t, &v1, a->inj_kap + (row * Lj + j - 1) * K, H * Lj * K));
+                LATTN__TRY(lattn_dma_load(t, &v2, a->inj_d + (row * Lj + j - 1) * V + v0, H * Lj * V));
+            }
+        }
+        LATTN__TRY(lattn_dma_load(t, &bet, a->beta + row, H));
+        LATTN__TRY(lattn_tile_act(t, &nbet, &bet, LATTN_ACT_IDENTITY, -1.0f, 0.0f));
+        v1 = lattn_tile_view(&x->ccol, 0, L, 0, 1);
+        if (a->c) LATTN__TRY(lattn_dma_load(t, &v1, a->c + row, H));
+        v2 = lattn_tile_view(&x->vw[0], 0, L, 0, Vs);
+        LATTN__TRY(lattn_tile_ts(t, &v2, &v2, a->c ? &v1 : &bet, 0.0f, LATTN_TOP_MUL));   /* c·v */
+        if (Lj > 0) {
+            v1 = lattn_tile_view(&x->bl, 0, L, 0, (int)Lj);
+            LATTN__TRY(lattn_dma_load(t, &v1, a->inj_b + row * Lj, H * Lj));
+            for (j = 1; j < g->P; j++) {
+                v2 = lattn_tile_view(&x->vw[j], 0, L, 0, Vs); v3 = lattn_tile_view(&x->bl, 0, L, j - 1, 1);
+                LATTN__TRY(lattn_tile_ts(t, &v2, &v2, &v3, 0.0f, LATTN_TOP_MUL));          /* b·d */
+            }
+        }
+        if (g->own_e) {
+            E = lattn_tile_view(&x->er, 0, L, 0, (int)K);
+            LATTN__TRY(lattn_dma_load(t, &E, a->e + row * K, H * K));
+        } else E = lattn_tile_view(&x->kw[0], 0, L, 0, (int)K);
+        if (a->l2norm) {
+            LATTN__TRY(lattn__gdr_l2(t, x, &qr, L));
+            v1 = lattn_tile_view(&x->kw[0], 0, L, 0, (int)K);
+            LATTN__TRY(lattn__gdr_l2(t, x, &v1, L));
+            if (g->own_e) LATTN__TRY(lattn__gdr_l2(t, x, &E, L));
+        }
+        /* ---- gates, transposes, the decayed products ---- */
+        if (gated) LATTN__TRY(lattn__gdr_gates(t, x, a, tok, h, L));
+        LATTN__TRY(lattn__gdr_T(t, x, p, &qr, x->qT, L, s));
+        LATTN__TRY(lattn__gdr_T(t, x, p, &E, x->eT, L, 1.0f));
+        for (j = 0; j < g->P; j++) LATTN__TRY(lattn__gdr_T(t, x, p, &x->kw[j], x->kwT[j], L, 1.0f));
+        for (kt = 0; kt < p->nkt; kt++) {   /* Γ ⊙ sQᵀ for the read-out of the carried state */
+            v1 = lattn_tile_view(&x->qgT[kt], 0, lattn__kw(p, kt), 0, L); v2 = lattn_tile_view(&x->qT[kt], 0, lattn__kw(p, kt), 0, L);
+            if (gated) { v3 = lattn_tile_view(&x->eb, 0, lattn__kw(p, kt), 0, L); LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &v3, LATTN_TOP_MUL)); }
+            else LATTN__TRY(lattn_tile_copy(t, &v1, &v2));
+        }
+        LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, x->eT, &dS, &at, L));                  /* Aᵀ/β: e_j·e_i, i > j */
+        LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, x->qT, &dI, &mqe, L));                 /* e_j·sq_i, i >= j */
+        for (j = 0; j < g->P; j++) {
+            LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], x->eT, &dS, &x->mew[j], L));  /* kw_j·e_i, i > j */
+            LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], x->qT, &dI, &x->mqw[j], L));  /* kw_j·sq_i, i >= j */
+        }
+        /* ---- W = T diag(βΓ) E and U = -T diag(β) R (state-independent), then Wᵀ ---- */
+        LATTN__TRY(lattn_tile_ts(t, &ew, &E, &bet, 0.0f, LATTN_TOP_MUL));
+        if (gated) { v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1); LATTN__TRY(lattn_tile_ts(t, &ew, &ew, &v1, 0.0f, LATTN_TOP_MUL)); }
+        LATTN__TRY(lattn_tile_tri_solve(t, &ew, &at, &bet));
+        LATTN__TRY(lattn__gdr_T(t, x, p, &ew, x->wT, L, 1.0f));
+        for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
+            int w = LATTN__MIN(p->vb, Vs - vb0);
+            lattn_tile big = lattn_tile_view(&x->big, 0, L, 0, w);
+            for (j = 0; j < g->P; j++) {
+                v1 = lattn_tile_view(&x->mew[j], 0, L, 0, L); v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
+                LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, (j > 0) | LATTN_MM_CAUSAL));        /* R */
+            }
+            v1 = lattn_tile_view(&x->ut, 0, L, vb0, w);
+            LATTN__TRY(lattn_tile_ts(t, &v1, &big, &nbet, 0.0f, LATTN_TOP_MUL));          /* -β R */
+        }
+        LATTN__TRY(lattn_tile_tri_solve(t, &ut, &at, &bet));
+        /* ---- Ξ = U - W S, O = Γ sQ S + <sQ, E> Ξ + Σ <sQ, Kw> Vw ---- */
+        for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
+            int w = LATTN__MIN(p->vb, Vs - vb0);
+            lattn_tile big = lattn_tile_view(&x->big, 0, L, 0, w);
+            for (kt = 0; kt < p->nkt; kt++) {
+                v1 = lattn_tile_view(&x->wT[kt], 0, lattn__kw(p, kt), 0, L); v2 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
+                LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, kt > 0));
+            }
+            v1 = lattn_tile_view(&x->xi, 0, L, vb0, w); v2 = lattn_tile_view(&x->ut, 0, L, vb0, w);
+            LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &big, LATTN_TOP_SUB));
+            for (kt = 0; kt < p->nkt; kt++) {
+                v1 = lattn_tile_view(&x->qgT[kt], 0, lattn__kw(p, kt), 0, L); v2 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
+                LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, kt > 0));
+            }
+            v2 = lattn_tile_view(&x->xi, 0, L, vb0, w);
+            LATTN__TRY(lattn_matmul(t, &big, &mqe, &v2, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
+            for (j = 0; j < g->P; j++) {
+                v1 = lattn_tile_view(&x->mqw[j], 0, L, 0, L); v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
+                LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
+            }
+            v1 = lattn_tile_view(&x->ob, 0, L, vb0, w);
+            LATTN__TRY(lattn_tile_copy(t, &v1, &big));
+        }
+        v1 = lattn_tile_view(&x->ob, 0, L, 0, Vs);
+        LATTN__TRY(lattn_dma_store(t, a->o + row * V + v0, H * V, &v1));
+        /* ---- S = Γ_L S + (e^{γ_L-γ} E)ᵀ Ξ + Σ (e^{γ_L-γ} Kw)ᵀ Vw ---- */
+        for (kt = 0; kt < p->nkt; kt++) {
+            int kw = lattn__kw(p, kt);
+            lattn_tile el = lattn_tile_view(&x->eb, 0, kw, L - 1, 1), scv = lattn_tile_view(&x->sc, 0, L, 0, kw);
+            for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
+                int w = LATTN__MIN(p->vb, Vs - vb0);
+                lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
+                for (j = -1; j < g->P; j++) {                        /* j = -1: the erase term */
+                    const lattn_tile *src = j < 0 ? &E : &x->kw[j];
+                    v1 = lattn_tile_view(src, 0, L, kt * p->kp, kw);
+                    if (gated) {
+                        v3 = lattn_tile_view(&x->glc, 0, L, 0, 1);
+                        LATTN__TRY(lattn_tile_ts(t, &scv, &v1, &v3, 0.0f, LATTN_TOP_MUL));
+                        v1 = scv;
+                    }
+                    v2 = j < 0 ? lattn_tile_view(&x->xi, 0, L, vb0, w) : lattn_tile_view(&x->vw[j], 0, L, vb0, w);
+                    LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, j >= 0));
+                }
+                v3 = lattn_tile_view(&x->s[kt], 0, kw, vb0, w);
+                if (gated) LATTN__TRY(lattn_tile_stt(t, &v3, &v3, &el, 0.0f, &ds));
+                else LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));
+            }
+        }
+        lattn_tiler_mark_step(t);
+    }
+    for (kt = 0; kt < p->nkt && a->ht; kt++) {
+        v1 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), 0, Vs);
+        LATTN__TRY(lattn_dma_store(t, a->ht + ((sq * H + h) * K + kt * p->kp) * V + v0, V, &v1));
+    }
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a, int chunk) {
+    lattn__gdr_dims dm;
+    lattn__gdr_plan plan;
+    lattn_tiler *tl[256];
+    lattn__gdr_tiles *tiles = NULL, tiles_sz;
+    size_t host;
+    int nthr, i;
+    int64_t w, nvb;
+    lattn_status st = LATTN_OK;
+    const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
+    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_chunk", a, &dm));
+    if (a->gk) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "lattn_gdr_chunk: per-key gates have no chunked form in this version (use _ref or _decode)");
+    if (dm.P > LATTN__GDR_MAX_P)
+        return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "lattn_gdr_chunk: L = %lld injections (the chunked form takes at most %d)",
+                           (long long)a->L, LATTN__GDR_MAX_P - 1);
+    memset(&plan, 0, sizeof plan);
+    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, 1, 0, 0, &plan.la));
+    plan.P = (int)dm.P; plan.own_e = a->e != NULL;
+    lattn__gdr_tiles_alloc(NULL, &plan, &tiles_sz, &host);
+    nvb = (a->V + plan.la.vw - 1) / plan.la.vw;
+    nthr = (int)LATTN__MIN((int64_t)LATTN__MIN(lattn__threads(ctx), 256), LATTN__MAX(dm.n * a->H * nvb, 1));
+    memset(tl, 0, sizeof tl);
+    tiles = (lattn__gdr_tiles *)lattn__alloc(ctx, sizeof(lattn__gdr_tiles) * (size_t)nthr);
+    if (!tiles) st = lattn__fail(ctx, LATTN_E_NOMEM, "lattn_gdr_chunk: out of memory");
+    for (i = 0; i < nthr && st == LATTN_OK; i++) {
+        const char *msg;
+        if ((st = lattn_tiler_create(ctx, pr, host, &tl[i])) != LATTN_OK) break;
+        if ((st = lattn__gdr_tiles_alloc(tl[i], &plan, &tiles[i], NULL)) != LATTN_OK) {
+            lattn_tiler_error(tl[i], &msg);
+            st = lattn__fail(ctx, st, "lattn_gdr_chunk: on profile %s: %s", pr->name, msg);
+        }
+    }
+    if (st == LATTN_OK) {
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        for (w = 0; w < dm.n * a->H * nvb; w++) {
+            int id = lattn__thread_id();
+            int64_t sq = w / (a->H * nvb), h = w / nvb % a->H, v0 = (w % nvb) * plan.la.vw, tok0, len;
+            lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+            if (tl[id]->err == LATTN_OK)
+                lattn__gdr_chunk_item(tl[id], &tiles[id], &plan, a, dm.s, tok0, len, sq, h, v0,
+                                      (int)LATTN__MIN((int64_t)plan.la.vw, a->V - v0));
+        }
+        for (i = 0; i < nthr; i++) {
+            const char *msg;
+            lattn_status e = lattn_tiler_error(tl[i], &msg);
+            if (e != LATTN_OK && st == LATTN_OK) st = lattn__fail(ctx, e, "lattn_gdr_chunk: on profile %s: %s", pr->name, msg);
+            lattn__stats_merge(&ctx->stats, &tl[i]->st);
+        }
+    }
+    for (i = 0; i < nthr; i++) lattn_tiler_destroy(ctx, tl[i]);
+    lattn__free(ctx, tiles);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+
+/* ================================================================================================ */
 /* >>safetensors implementation                                                                     */
 /* ================================================================================================ */
 static const char *const lattn__dtype_names[] = { "F32", "F64", "F16", "BF16", "I32", "I64" };
@@ -4880,8 +5493,11 @@ LATTN__DEF lattn_status lattn_laplace_load_st(lattn_ctx *ctx, lattn_laplace_mode
         if (end == v || *end != '\0' || errno)
             return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata \"%s\" = \"%s\" is not valid", who, lattn__lcfg_keys[i], v);
     }
-    if ((st = lattn__laplace_alloc(ctx, m, &c, who)) != LATTN_OK)
-        return st == LATTN_E_NOMEM ? st : lattn__fail(ctx, LATTN_E_FORMAT, "%s: %s", who, lattn_ctx_error(ctx));
+    if ((st = lattn__laplace_alloc(ctx, m, &c, who)) != LATTN_OK) {
+        char msg[256];                   /* the context's message, re-filed as a format error */
+        snprintf(msg, sizeof msg, "%s", lattn_ctx_error(ctx));
+        return st == LATTN_E_NOMEM ? st : lattn__fail(ctx, LATTN_E_FORMAT, "%s (from the file's metadata)", msg);
+    }
     for (i = 0; i < m->n_tensors && st == LATTN_OK; i++) {
         lattn_tensor *t = &m->tensors[i];
         const lattn_st_tensor *s;
