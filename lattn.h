@@ -739,8 +739,9 @@ LATTN_API lattn_gdr_args lattn_gdr_args_default(void);
 LATTN_API lattn_status lattn_gdr_ref   (lattn_ctx *ctx, const lattn_gdr_args *a);
 /* _ref with float64 copies of o [B][T][H][V] and ht (either may be NULL). */
 LATTN_API lattn_status lattn_gdr_ref64 (lattn_ctx *ctx, const lattn_gdr_args *a, double *o64, double *ht64);
-/* chunk = 0: the profile's default. Per-key gates (gk) are not in the chunked form of this
-   version: LATTN_E_UNSUPPORTED (use _ref or the _step loop). */
+/* chunk = 0: the profile's default (32 on a GPU profile, whose shared memory holds the WY kernel's
+   tiles at that size). Per-key gates (gk) are not in the chunked form of this version:
+   LATTN_E_UNSUPPORTED (use _ref or the _step loop). */
 LATTN_API lattn_status lattn_gdr_chunk (lattn_ctx *ctx, const lattn_gdr_args *a, int chunk);
 /* T == 1; h0 -> ht (required; ht may equal h0). */
 LATTN_API lattn_status lattn_gdr_step  (lattn_ctx *ctx, const lattn_gdr_args *a);
@@ -930,7 +931,7 @@ LATTN_API lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_mo
 /* Golden cases (reference_outputs/, DESIGN.md §4): one safetensors file per case with the inputs
    "in.*" (float32, offsets int64), the expected outputs "out.*" (float32, from _ref in double) and
    "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn |
-   gla | simple_gla | retention | scan | ssm | s4d | laplace_layer: a Laplace model's tensors under
+   gla | simple_gla | retention | gdr | scan | ssm | s4d | laplace_layer: a Laplace model's tensors under
    "in.<name>" and its laplace.* configuration, see >>laplace), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex"), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
@@ -4667,6 +4668,9 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a,
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "lattn_gdr_chunk: L = %lld injections (the chunked form takes at most %d)",
                            (long long)a->L, LATTN__GDR_MAX_P - 1);
     memset(&plan, 0, sizeof plan);
+    /* The WY kernel keeps ~20 tiles live per head; a GPU block's 227 KB of shared memory holds them
+       at C = 32 (fla's C = 64 spreads the same work over five kernels), so that is the GPU default. */
+    if (chunk == 0 && pr->kind == LATTN_DEV_GPU) chunk = 32;
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, 1, 0, 0, &plan.la));
     plan.P = (int)dm.P; plan.own_e = a->e != NULL;
     lattn__gdr_tiles_alloc(NULL, &plan, &tiles_sz, &host);
@@ -6032,6 +6036,61 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     }
 }
 
+/* The delta-rule family (mixer "gdr"; fla's delta_rule and gated_delta_rule map onto it). */
+static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
+    lattn_gdr_args a = lattn_gdr_args_default();
+    const lattn_st_tensor *tq, *tv, *tb;
+    float *o, *ht;
+    LATTN__TRY(lattn__case_in(k, "in.q", 1, &a.q, &tq));
+    LATTN__TRY(lattn__case_in(k, "in.k", 1, &a.k, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.v", 1, &a.v, &tv));
+    LATTN__TRY(lattn__case_in(k, "in.beta", 1, &a.beta, NULL));
+    LATTN__TRY(lattn__case_dims(k, tq, 4, "in.q"));
+    LATTN__TRY(lattn__case_dims(k, tv, 4, "in.v"));
+    LATTN__TRY(lattn__case_in(k, "in.g", 0, &a.g, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.gk", 0, &a.gk, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.e", 0, &a.e, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.c", 0, &a.c, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.inj_b", 0, &a.inj_b, &tb));
+    LATTN__TRY(lattn__case_in(k, "in.inj_kap", 0, &a.inj_kap, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.inj_d", 0, &a.inj_d, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.h0", 0, &a.h0, NULL));
+    LATTN__TRY(lattn__case_offsets(k, &a.offsets, &a.n_seqs));
+    LATTN__TRY(lattn__case_out(k, "out.o", &o));
+    LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
+    a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.V = tv->shape[3];
+    a.L = tb ? (tb->ndim == 4 ? tb->shape[3] : -1) : 0;
+    a.l2norm = lattn__case_num(k, "l2norm", 0) != 0;
+    a.allow_neg_eigval = lattn__case_num(k, "allow_neg_eigval", 0) != 0;
+    a.scale = lattn__case_num(k, "scale", 0);
+    a.o = o; a.ht = ht;
+    {   /* every tensor against the shapes q and v set */
+        int64_t n = a.offsets ? a.n_seqs : a.B, BTH = a.B * a.T * a.H, Lc = LATTN__MAX(a.L, 0);
+        if (a.L < 0) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.inj_b must be [B][T][H][L]");
+        LATTN__TRY(lattn__case_count(k, "in.k", BTH * a.K));
+        LATTN__TRY(lattn__case_count(k, "in.e", BTH * a.K));
+        LATTN__TRY(lattn__case_count(k, "in.gk", BTH * a.K));
+        LATTN__TRY(lattn__case_count(k, "in.beta", BTH));
+        LATTN__TRY(lattn__case_count(k, "in.g", BTH));
+        LATTN__TRY(lattn__case_count(k, "in.c", BTH));
+        LATTN__TRY(lattn__case_count(k, "in.inj_b", BTH * Lc));
+        LATTN__TRY(lattn__case_count(k, "in.inj_kap", BTH * Lc * a.K));
+        LATTN__TRY(lattn__case_count(k, "in.inj_d", BTH * Lc * a.V));
+        LATTN__TRY(lattn__case_count(k, "in.h0", n * a.H * a.K * a.V));
+        LATTN__TRY(lattn__case_count(k, "out.o", BTH * a.V));
+        LATTN__TRY(lattn__case_count(k, "out.ht", n * a.H * a.K * a.V));
+        if (lattn_st_find(k->c, "in.v")->count != (size_t)(BTH * a.V) || tv->shape[0] != a.B || tv->shape[1] != a.T || tv->shape[2] != a.H)
+            return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.v does not match in.q's [B][T][H]");
+        if (a.L > 0 && (!a.inj_kap || !a.inj_d)) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.inj_b without in.inj_kap and in.inj_d");
+    }
+    switch (form) {
+    case LATTN_FORM_REF: return lattn_gdr_ref(k->ctx, &a);
+    case LATTN_FORM_CHUNK: return lattn_gdr_chunk(k->ctx, &a, (int)lattn__case_num(k, "chunk", 0));
+    case LATTN_FORM_STEP: return lattn_gdr_decode(k->ctx, &a);
+    default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: gdr has no %s form", lattn_form_name(form));
+    }
+}
+
 static lattn_status lattn__case_scan(lattn__case *k, lattn_form form) {
     lattn_scan_args a;
     const lattn_st_tensor *ta;
@@ -6156,12 +6215,14 @@ static lattn_status lattn__case_laplace(lattn__case *k, lattn_form form) {
 
 LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max) {
     static const lattn_form la[] = { LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
+    static const lattn_form gdr[] = { LATTN_FORM_REF, LATTN_FORM_STEP, LATTN_FORM_CHUNK };
     static const lattn_form rfs[] = { LATTN_FORM_REF, LATTN_FORM_FAST, LATTN_FORM_STEP, LATTN_FORM_FFT, LATTN_FORM_CONV };
     const char *m = c ? lattn_st_meta(c, "mixer") : NULL;
     const lattn_form *f = rfs;
     int n = 3, i;
     if (!m) return 0;
     if (lattn__is_la(m)) { f = la; n = 4; }
+    else if (strcmp(m, "gdr") == 0) { f = gdr; n = lattn_st_find(c, "in.gk") ? 2 : 3; }   /* per-key gates: no _chunk yet */
     else if (strcmp(m, "scan") == 0) n = 2;
     else if (strcmp(m, "s4d") == 0 && !lattn_st_find(c, "out.ht")) n = 5;
     for (i = 0; i < n && i < max; i++) out[i] = f[i];
@@ -6182,6 +6243,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "shortconv") == 0) st = lattn__case_conv(&k, form);
     else if (strcmp(mixer, "tcn") == 0) st = lattn__case_tcn(&k, form);
     else if (lattn__is_la(mixer)) st = lattn__case_la(&k, form);
+    else if (strcmp(mixer, "gdr") == 0) st = lattn__case_gdr(&k, form);
     else if (strcmp(mixer, "scan") == 0) st = lattn__case_scan(&k, form);
     else if (strcmp(mixer, "ssm") == 0) st = lattn__case_ssm(&k, form);
     else if (strcmp(mixer, "s4d") == 0) st = lattn__case_s4d(&k, form);

@@ -116,7 +116,8 @@ static int cmd_manifest(const char *dir) {
     return fails ? 1 : 0;
 }
 
-/* An fla reference file as a lattn case: q, k, v, h0 -> in.*, o, ht -> out.* (kept float64). */
+/* An fla reference file as a lattn case: q, k, v, beta, g, h0 -> in.*, o, ht -> out.* (kept float64);
+   the delta-rule sources become mixer "gdr", the rest "linear_attn" (the gates pick the member). */
 static int cmd_external(const char *path) {
     lattn_st_file f, c;
     const char *src, *meta[12];
@@ -129,12 +130,13 @@ static int cmd_external(const char *path) {
     char names[8][16];
     if (!load(path, &f)) return 2;
     src = lattn_st_meta(&f, "source");
-    if (!src || !(strstr(src, "linear_attn") || strstr(src, "ops/gla/") || strstr(src, "ops/simple_gla/"))) {
+    if (!src || !(strstr(src, "linear_attn") || strstr(src, "ops/gla/") || strstr(src, "ops/simple_gla/") ||
+                  strstr(src, "ops/delta_rule/") || strstr(src, "ops/gated_delta_rule/"))) {
         printf("SKIP %s: its mixer is not in this version of lattn\n", path);
         lattn_st_free(&g_ctx, &f);
         return 0;
     }
-    meta[nm++] = "mixer"; meta[nm++] = "linear_attn";
+    meta[nm++] = "mixer"; meta[nm++] = strstr(src, "delta_rule") ? "gdr" : "linear_attn";
     meta[nm++] = "scale"; meta[nm++] = lattn_st_meta(&f, "scale") ? lattn_st_meta(&f, "scale") : "0";
     meta[nm++] = "normalize"; meta[nm++] = strstr(src, "normalize=True") ? "1" : "0";
     meta[nm++] = "eps"; meta[nm++] = lattn_st_meta(&f, "eps_in_denominator") ? lattn_st_meta(&f, "eps_in_denominator") : "1e-6";

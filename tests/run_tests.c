@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -1843,11 +1843,276 @@ static void test_external(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* the delta rule core: delta rule, Gated DeltaNet, GDR+I                                          */
+/* ---------------------------------------------------------------------------------------------- */
+typedef struct { lattn_gdr_args a; float *p[12]; size_t no, ns; } gdr_case;
+enum { GDR_DELTA, GDR_GDN, GDR_GDN_KEY, GDR_FULL };
+/* Random inputs: q, k normal (l2norm in the kernel) or unit-norm rows; β in [0, bmax]; per-head log
+   gates logsigmoid(x)/n; the full core adds e, c and L injections. */
+static void gdr_make(gdr_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H, int64_t K, int64_t V,
+                     int kind, int64_t L, double n, float bmax, int l2norm, int varlen) {
+    size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), nh = (size_t)(B * T * H), i;
+    int64_t ns = varlen ? 4 : B;
+    memset(c, 0, sizeof *c);
+    c->a = lattn_gdr_args_default();
+    c->a.B = B; c->a.T = T; c->a.H = H; c->a.K = K; c->a.V = V; c->a.l2norm = l2norm;
+    c->a.allow_neg_eigval = bmax > 1.0f;
+    c->p[0] = fnormal(r, nq); c->p[1] = fnormal(r, nq); c->p[2] = fnormal(r, nv);
+    c->p[3] = frand(r, nh, 0.0f, bmax);
+    if (!l2norm)                          /* unit rows, as fla's naive references take them */
+        for (i = 0; i < nh; i++) {
+            int j; double sq = 0, sk = 0;
+            for (j = 0; j < K; j++) { sq += c->p[0][i * K + j] * c->p[0][i * K + j]; sk += c->p[1][i * K + j] * c->p[1][i * K + j]; }
+            for (j = 0; j < K; j++) { c->p[0][i * K + j] /= (float)sqrt(sq); c->p[1][i * K + j] /= (float)sqrt(sk); }
+        }
+    c->a.q = c->p[0]; c->a.k = c->p[1]; c->a.v = c->p[2]; c->a.beta = c->p[3];
+    if (kind == GDR_GDN || kind == GDR_FULL || kind == GDR_GDN_KEY) {
+        size_t ng = kind == GDR_GDN_KEY ? nq : nh;
+        c->p[4] = fnormal(r, ng);
+        for (i = 0; i < ng; i++) c->p[4][i] = (float)(((c->p[4][i] < 0 ? c->p[4][i] : 0.0) - log1p(exp(-fabs(c->p[4][i])))) / n);
+        if (kind == GDR_GDN_KEY) c->a.gk = c->p[4]; else c->a.g = c->p[4];
+    }
+    if (kind == GDR_FULL) {
+        c->p[5] = fnormal(r, nq); c->p[6] = frand(r, nh, -1.0f, 1.0f);
+        c->a.e = c->p[5]; c->a.c = c->p[6]; c->a.L = L;
+        if (L > 0) {
+            c->p[7] = frand(r, nh * (size_t)L, -1.0f, 1.0f); c->p[8] = fnormal(r, nq * (size_t)L); c->p[9] = fnormal(r, nv * (size_t)L);
+            for (i = 0; i < nq * (size_t)L; i++) c->p[8][i] *= 0.2f;
+            c->a.inj_b = c->p[7]; c->a.inj_kap = c->p[8]; c->a.inj_d = c->p[9];
+        }
+    }
+    c->p[10] = fnormal(r, (size_t)(ns * H * K * V));
+    c->a.h0 = c->p[10];
+    if (varlen) { make_offsets(T); c->a.offsets = g_off; c->a.n_seqs = 4; }
+    c->no = nv; c->ns = (size_t)(ns * H * K * V);
+}
+static void gdr_free(gdr_case *c) { int i; for (i = 0; i < 12; i++) free(c->p[i]); }
+/* form 0 _ref, 1 _chunk, 2 _decode */
+static lattn_status gdr_run(lattn_ctx *ctx, const gdr_case *c, int form, int chunk, float *o, float *ht) {
+    lattn_gdr_args a = c->a;
+    poison(o, c->no); poison(ht, c->ns);
+    a.o = o; a.ht = ht;
+    return form == 0 ? lattn_gdr_ref(ctx, &a) : form == 1 ? lattn_gdr_chunk(ctx, &a, chunk) : lattn_gdr_decode(ctx, &a);
+}
+
+static void test_delta(void) {
+    lattn_rng r = lattn_rng_seed(g_seed + 13);
+    lattn_ctx ctx;
+    static const char *kinds[4] = { "delta rule", "GDN", "GDN per-key gates", "GDR+I" };
+    static const int chunks[] = { 1, 16, 32, 64, 128 };
+    int kind, ti, variant, ci;
+    int64_t C = g_quick ? 16 : 32, Ts[6];
+    Ts[0] = 0; Ts[1] = 1; Ts[2] = C - 1; Ts[3] = C; Ts[4] = C + 1; Ts[5] = 3 * C + 5;
+    lattn_ctx_init(&ctx);
+    /* every form against _ref: kinds, sizes, l2norm in the kernel or unit rows, batch 3 with an
+       initial state, variable lengths; β in [0, 1] or [0, 2]; strong and weak gates */
+    for (kind = 0; kind < 4; kind++)
+        for (ti = 0; ti < 6; ti++)
+            for (variant = 0; variant < 3; variant++) {
+                gdr_case c;
+                float *o0, *ht0, *o, *ht;
+                int form;
+                int64_t B = variant == 1 ? 1 : 3, K = variant == 2 ? 37 : 20, V = variant == 2 ? 45 : 24;
+                gdr_make(&c, &r, B, Ts[ti], 2, K, V, kind, kind == GDR_FULL ? 1 + ti % 3 : 0,
+                         variant == 2 ? 0.1 : 1.0, variant == 2 ? 2.0f : 1.0f, variant != 1, variant == 1 && Ts[ti] > 0);
+                o0 = fnew(c.no); ht0 = fnew(c.ns); o = fnew(c.no); ht = fnew(c.ns);
+                CHECK(gdr_run(&ctx, &c, 0, 0, o0, ht0) == LATTN_OK, "%s _ref: %s", kinds[kind], lattn_ctx_error(&ctx));
+                for (form = 1; form <= 2; form++) {
+                    lattn_status s = gdr_run(&ctx, &c, form, (int)C, o, ht);
+                    if (form == 1 && kind == GDR_GDN_KEY) { CHECK(s == LATTN_E_UNSUPPORTED, "per-key gates: no _chunk yet"); continue; }
+                    CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && rel_rms(ht, ht0, c.ns) <= 1e-5,
+                          "%s %s T=%lld variant %d: o %.3g ht %.3g (%s)", kinds[kind], form == 1 ? "_chunk" : "_decode",
+                          (long long)Ts[ti], variant, rel_rms(o, o0, c.no), rel_rms(ht, ht0, c.ns), s ? lattn_ctx_error(&ctx) : "");
+                }
+                free(o0); free(ht0); free(o); free(ht); gdr_free(&c);
+            }
+    /* chunk sizes 1 ... 128 agree; the trn2 (C = 128) and h100 (C = 64, value slices) profiles */
+    {
+        gdr_case c;
+        int64_t T = g_quick ? 150 : 300;
+        float *o0, *ht0, *o, *ht;
+        int prof;
+        gdr_make(&c, &r, 1, T, 2, 64, 96, GDR_FULL, 2, 1.0, 1.0f, 1, 0);
+        o0 = fnew(c.no); ht0 = fnew(c.ns); o = fnew(c.no); ht = fnew(c.ns);
+        gdr_run(&ctx, &c, 0, 0, o0, ht0);
+        for (ci = 0; ci < 5; ci++) {
+            lattn_status s = gdr_run(&ctx, &c, 1, chunks[ci], o, ht);
+            CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && rel_rms(ht, ht0, c.ns) <= 1e-5,
+                  "GDR+I chunk %d: o %.3g ht %.3g", chunks[ci], rel_rms(o, o0, c.no), rel_rms(ht, ht0, c.ns));
+        }
+        free(o0); free(ht0); free(o); free(ht); gdr_free(&c);
+        /* GDR+I on trn2 (C = 128), GDN on h100 (C = 32, value slices of 64) */
+        for (prof = 0; prof < 2; prof++) {
+            lattn_ctx c2;
+            lattn_status s;
+            lattn_ctx_init(&c2);
+            c2.profile = prof ? lattn_profile_h100() : lattn_profile_trn2();
+            gdr_make(&c, &r, 1, T, 2, 64, 96, prof ? GDR_GDN : GDR_FULL, 2, 1.0, 1.0f, 1, 0);
+            o0 = fnew(c.no); ht0 = fnew(c.ns); o = fnew(c.no); ht = fnew(c.ns);
+            gdr_run(&ctx, &c, 0, 0, o0, ht0);
+            s = gdr_run(&c2, &c, 1, 0, o, ht);
+            CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && rel_rms(ht, ht0, c.ns) <= 1e-5,
+                  "%s on %s: o %.3g ht %.3g %s", prof ? "GDN" : "GDR+I", prof ? "h100" : "trn2", rel_rms(o, o0, c.no),
+                  rel_rms(ht, ht0, c.ns), s ? lattn_ctx_error(&c2) : "");
+            if (prof) CHECK(gdr_run(&c2, &c, 1, 64, o, ht) == LATTN_E_SBUF_FULL, "GDN at C = 64 exceeds an h100 block's shared memory");
+            free(o0); free(ht0); free(o); free(ht); gdr_free(&c);
+        }
+    }
+    /* strong gates down to -20 per token and -inf (hard resets), weak gates; β near 0, 1 and 2 */
+    {
+        int g;
+        for (g = 0; g < 4; g++) {
+            gdr_case c;
+            float *o0, *ht0, *o, *ht;
+            size_t i;
+            gdr_make(&c, &r, 2, 2 * C + 7, 2, 16, 20, GDR_GDN, 0, 1.0, g == 3 ? 2.0f : 1.0f, 1, 0);
+            for (i = 0; i < (size_t)(c.a.B * c.a.T * c.a.H); i++) {
+                float *gg = (float *)c.a.g, *bb = (float *)c.a.beta;
+                if (g == 0) gg[i] = -20.0f * (float)lattn_rng_uniform(&r);
+                if (g == 1 && i % 7 == 3) gg[i] = -HUGE_VALF;
+                if (g == 2) { gg[i] *= 0.01f; bb[i] = i % 2 ? 1e-4f : 1.0f - 1e-4f; }
+                if (g == 3) bb[i] = i % 2 ? 2.0f - 1e-3f : 1.9f;
+            }
+            o0 = fnew(c.no); ht0 = fnew(c.ns); o = fnew(c.no); ht = fnew(c.ns);
+            gdr_run(&ctx, &c, 0, 0, o0, ht0);
+            CHECK(gdr_run(&ctx, &c, 1, (int)C, o, ht) == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-4 && rel_rms(ht, ht0, c.ns) <= 1e-4,
+                  "GDN extreme case %d: o %.3g ht %.3g", g, rel_rms(o, o0, c.no), rel_rms(ht, ht0, c.ns));
+            CHECK(gdr_run(&ctx, &c, 2, 0, o, ht) == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && rel_rms(ht, ht0, c.ns) <= 1e-5,
+                  "GDN extreme case %d (_decode): o %.3g ht %.3g", g, rel_rms(o, o0, c.no), rel_rms(ht, ht0, c.ns));
+            free(o0); free(ht0); free(o); free(ht); gdr_free(&c);
+        }
+    }
+    /* identities (spec §6): delta rule = GDN with g = 0; e = k and c = β given explicitly = the
+       defaults; GLA = GDR+I with β = 0, c = 1 (against lattn_la_ref with per-head gates) */
+    {
+        gdr_case c;
+        float *o0, *o1, *ht0, *ht1, *zg, *ones, *zb;
+        lattn_gdr_args a;
+        size_t nh, i;
+        gdr_make(&c, &r, 2, 70, 2, 16, 24, GDR_DELTA, 0, 1.0, 1.0f, 0, 0);
+        nh = (size_t)(c.a.B * c.a.T * c.a.H);
+        o0 = fnew(c.no); o1 = fnew(c.no); ht0 = fnew(c.ns); ht1 = fnew(c.ns);
+        zg = fnew(nh); for (i = 0; i < nh; i++) zg[i] = 0.0f;
+        gdr_run(&ctx, &c, 0, 0, o0, ht0);
+        a = c.a; a.g = zg; a.o = o1; a.ht = ht1;
+        CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_OK && same_bits(o0, o1, c.no) && same_bits(ht0, ht1, c.ns), "delta rule = GDN with g = 0 (_ref, bit for bit)");
+        CHECK(lattn_gdr_chunk(&ctx, &a, 16) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5, "delta rule = GDN with g = 0 (_chunk)");
+        a = c.a; a.e = c.a.k; a.c = c.a.beta; a.o = o1; a.ht = ht1;
+        CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_OK && same_bits(o0, o1, c.no) && same_bits(ht0, ht1, c.ns), "e = k, c = beta given = the defaults");
+        {   /* GLA: no erase (β = 0), write scale 1, per-head gate */
+            lattn_la_args la = lattn_la_args_default();
+            float *g = fnew(nh);
+            zb = fnew(nh); ones = fnew(nh);
+            for (i = 0; i < nh; i++) { zb[i] = 0.0f; ones[i] = 1.0f; g[i] = -0.3f * (float)lattn_rng_uniform(&r); }
+            a = c.a; a.beta = zb; a.c = ones; a.g = g; a.o = o1; a.ht = ht1;
+            CHECK(lattn_gdr_chunk(&ctx, &a, 16) == LATTN_OK, "GDR+I as GLA");
+            la.B = a.B; la.T = a.T; la.H = a.H; la.K = a.K; la.V = a.V; la.q = a.q; la.k = a.k; la.v = a.v; la.g = g;
+            la.h0 = a.h0; la.o = o0; la.ht = ht0; la.scale = 1.0 / sqrt(16.0);
+            CHECK(lattn_la_ref(&ctx, &la) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 && rel_rms(ht1, ht0, c.ns) <= 1e-5,
+                  "GDR+I with beta = 0, c = 1 = Simple GLA: %.3g %.3g", rel_rms(o1, o0, c.no), rel_rms(ht1, ht0, c.ns));
+            free(g); free(zb); free(ones);
+        }
+        free(o0); free(o1); free(ht0); free(ht1); free(zg); gdr_free(&c);
+    }
+    /* threads: bit-identical chunked results at 1, 2, 3 threads */
+#ifdef _OPENMP
+    {
+        gdr_case c;
+        float *o1, *ht1, *o, *ht;
+        int nt, same = 1;
+        gdr_make(&c, &r, 2, 100, 3, 24, 32, GDR_FULL, 1, 1.0, 1.0f, 1, 0);
+        o1 = fnew(c.no); ht1 = fnew(c.ns); o = fnew(c.no); ht = fnew(c.ns);
+        ctx.n_threads = 1; gdr_run(&ctx, &c, 1, 16, o1, ht1);
+        for (nt = 2; nt <= 3; nt++) { ctx.n_threads = nt; gdr_run(&ctx, &c, 1, 16, o, ht); same &= same_bits(o, o1, c.no) && same_bits(ht, ht1, c.ns); }
+        ctx.n_threads = 0;
+        CHECK(same, "GDR chunk bit-identical on 1, 2, 3 threads");
+        free(o1); free(ht1); free(o); free(ht); gdr_free(&c);
+    }
+#endif
+    /* errors: nothing written */
+    {
+        gdr_case c;
+        lattn_gdr_args a;
+        float *o, *ht;
+        gdr_make(&c, &r, 1, 5, 1, 4, 4, GDR_GDN, 0, 1.0, 1.0f, 1, 0);
+        o = fnew(c.no); ht = fnew(c.ns);
+        a = c.a; a.o = o; a.ht = ht;
+        ((float *)a.beta)[2] = 1.5f;
+        CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_E_DOMAIN, "beta 1.5 without allow_neg_eigval");
+        a.allow_neg_eigval = 1;
+        CHECK(lattn_gdr_chunk(&ctx, &a, 0) == LATTN_OK, "beta 1.5 with allow_neg_eigval");
+        a.allow_neg_eigval = 0; ((float *)a.beta)[2] = NAN;
+        poison(o, c.no);
+        CHECK(lattn_gdr_chunk(&ctx, &a, 0) == LATTN_E_DOMAIN && o[0] != o[0], "NaN beta, nothing written");
+        ((float *)a.beta)[2] = 0.5f; ((float *)a.g)[1] = 0.25f;
+        CHECK(lattn_gdr_decode(&ctx, &a) == LATTN_E_DOMAIN, "positive log gate");
+        ((float *)a.g)[1] = -0.25f;
+        a.gk = a.q; CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_E_DOMAIN, "g and gk together");
+        a.gk = NULL; a.L = 1; CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_E_NULL, "L = 1 without injections");
+        a.L = 0; a.q = NULL; CHECK(lattn_gdr_chunk(&ctx, &a, 0) == LATTN_E_NULL, "q NULL");
+        a.q = c.a.q; a.B = 0; CHECK(lattn_gdr_chunk(&ctx, &a, 0) == LATTN_E_SHAPE, "B = 0");
+        a.B = 1; CHECK(lattn_gdr_chunk(&ctx, &a, -1) == LATTN_E_SHAPE, "chunk < 0");
+        a.K = 0; CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_E_SHAPE, "K = 0");
+        a.K = 4; a.V = INT64_MAX / 4; CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_E_OVERFLOW, "overflowing V");
+        a.V = 4; CHECK(lattn_gdr_step(&ctx, &a) == LATTN_E_SHAPE, "step with T = 5");
+        a.T = 1; a.ht = NULL; CHECK(lattn_gdr_step(&ctx, &a) == LATTN_E_NULL, "step without ht");
+        a.ht = ht; a.scale = NAN; CHECK(lattn_gdr_step(&ctx, &a) == LATTN_E_DOMAIN, "NaN scale");
+        a.scale = 0; a.L = 9; a.inj_b = a.beta; a.inj_kap = a.q; a.inj_d = a.v;
+        CHECK(lattn_gdr_chunk(&ctx, &a, 0) == LATTN_E_UNSUPPORTED, "9 injections in the chunked form");
+        free(o); free(ht); gdr_free(&c);
+    }
+    /* flash-linear-attention's own float64 outputs: _ref <= 1e-12, fast forms <= 1e-5 */
+    {
+        static const char *cases[4] = { "delta_rule_0", "delta_rule_1", "gated_delta_rule_0", "gated_delta_rule_1" };
+        for (ci = 0; ci < 4; ci++) {
+            char path[256];
+            lattn_st_file f;
+            const lattn_st_tensor *eq, *ev;
+            lattn_gdr_args a = lattn_gdr_args_default();
+            float *q, *k, *v, *h0, *beta, *g, *o, *ht;
+            double *wo, *wht, *o64, *h64;
+            size_t no, ns;
+            int form;
+            snprintf(path, sizeof path, "tests/external/%s.safetensors", cases[ci]);
+            if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "cannot read %s", path); continue; }
+            eq = lattn_st_find(&f, "q"); ev = lattn_st_find(&f, "v");
+            q = tensor_f32(&f, "q"); k = tensor_f32(&f, "k"); v = tensor_f32(&f, "v"); h0 = tensor_f32(&f, "h0");
+            beta = tensor_f32(&f, "beta"); g = tensor_f32(&f, "g");
+            wo = tensor_f64(&f, "o", NULL); wht = tensor_f64(&f, "ht", NULL);
+            a.B = eq->shape[0]; a.T = eq->shape[1]; a.H = eq->shape[2]; a.K = eq->shape[3]; a.V = ev->shape[3];
+            a.q = q; a.k = k; a.v = v; a.h0 = h0; a.beta = beta; a.g = g;
+            a.scale = strtod(lattn_st_meta(&f, "scale"), NULL);
+            no = (size_t)(a.B * a.T * a.H * a.V); ns = (size_t)(a.B * a.H * a.K * a.V);
+            o = fnew(no); ht = fnew(ns);
+            o64 = (double *)malloc(no * sizeof(double)); h64 = (double *)malloc(ns * sizeof(double));
+            a.o = o; a.ht = ht;
+            CHECK(lattn_gdr_ref64(&ctx, &a, o64, h64) == LATTN_OK, "gdr ref64");
+            {
+                double num = 0, den = 0, hn = 0, hd = 0;
+                size_t i;
+                for (i = 0; i < no; i++) { num += (o64[i] - wo[i]) * (o64[i] - wo[i]); den += wo[i] * wo[i]; }
+                for (i = 0; i < ns; i++) { hn += (h64[i] - wht[i]) * (h64[i] - wht[i]); hd += wht[i] * wht[i]; }
+                CHECK(sqrt(num / den) <= 1e-12 && sqrt(hn / hd) <= 1e-12, "external %s _ref (double): o %g ht %g", cases[ci], sqrt(num / den), sqrt(hn / hd));
+            }
+            for (form = 1; form <= 2; form++) {
+                poison(o, no); poison(ht, ns);
+                if (form == 1) lattn_gdr_chunk(&ctx, &a, 16); else lattn_gdr_decode(&ctx, &a);
+                CHECK(rel_rms_d(o, wo, no) <= 1e-5 && rel_rms_d(ht, wht, ns) <= 1e-5, "external %s form %d: o %g ht %g",
+                      cases[ci], form, rel_rms_d(o, wo, no), rel_rms_d(ht, wht, ns));
+            }
+            free(q); free(k); free(v); free(h0); free(beta); free(g); free(wo); free(wht); free(o); free(ht); free(o64); free(h64);
+            lattn_st_free(&ctx, &f);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
-        { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external }
+        { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
+        { "delta", test_delta }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
