@@ -1082,6 +1082,31 @@ LATTN__INLINE lattn__vf lattn__vsplit(lattn__vf x, lattn__vf *e) {
     *e = _mm512_cvtepi32_ps(ei);
     return m;
 }
+/* d[j][i] = s[i][j] for a 16 x 16 block (rows of s lds apart, of d ldd apart): three rounds of
+   in-lane unpacks and 128-bit lane shuffles, 64 register ops for 256 elements. */
+#  define LATTN__TB 16
+LATTN__INLINE void lattn__tblock(const float *s, size_t lds, float *d, size_t ldd) {
+    __m512 r[16], u[16], v[8], w[8];
+    int i, c;
+    for (i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(s + (size_t)i * lds);
+    for (i = 0; i < 16; i += 2) { u[i] = _mm512_unpacklo_ps(r[i], r[i + 1]); u[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]); }
+    for (i = 0; i < 16; i += 4) {        /* r[i + c], lane L: column 4L + c of rows i .. i+3 */
+        r[i]     = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(u[i]), _mm512_castps_pd(u[i + 2])));
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(u[i]), _mm512_castps_pd(u[i + 2])));
+        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(u[i + 1]), _mm512_castps_pd(u[i + 3])));
+        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(u[i + 1]), _mm512_castps_pd(u[i + 3])));
+    }
+    for (c = 0; c < 4; c++) {
+        v[c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88); v[4 + c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xdd);
+        w[c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88); w[4 + c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xdd);
+    }
+    for (c = 0; c < 4; c++) {
+        _mm512_storeu_ps(d + (size_t)c * ldd, _mm512_shuffle_f32x4(v[c], w[c], 0x88));
+        _mm512_storeu_ps(d + (size_t)(8 + c) * ldd, _mm512_shuffle_f32x4(v[c], w[c], 0xdd));
+        _mm512_storeu_ps(d + (size_t)(4 + c) * ldd, _mm512_shuffle_f32x4(v[4 + c], w[4 + c], 0x88));
+        _mm512_storeu_ps(d + (size_t)(12 + c) * ldd, _mm512_shuffle_f32x4(v[4 + c], w[4 + c], 0xdd));
+    }
+}
 #elif !defined(LATTN_NO_SIMD) && defined(__AVX2__) && defined(__FMA__) && !defined(LATTN_NO_AVX2)
 #  include <immintrin.h>
 #  define LATTN__SIMD_NAME "avx2"
@@ -1122,6 +1147,24 @@ LATTN__INLINE lattn__vf lattn__vsplit(lattn__vf x, lattn__vf *e) {
     m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
     *e = _mm256_add_ps(_mm256_cvtepi32_ps(ei), _mm256_and_ps(big, _mm256_set1_ps(1.0f)));
     return m;
+}
+/* d[j][i] = s[i][j] for an 8 x 8 block: in-lane unpacks, then the two 128-bit lanes swapped. */
+#  define LATTN__TB 8
+LATTN__INLINE void lattn__tblock(const float *s, size_t lds, float *d, size_t ldd) {
+    __m256 r[8], u[8];
+    int i, c;
+    for (i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(s + (size_t)i * lds);
+    for (i = 0; i < 8; i += 2) { u[i] = _mm256_unpacklo_ps(r[i], r[i + 1]); u[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]); }
+    for (i = 0; i < 8; i += 4) {         /* r[i + c], lane L: column 4L + c of rows i .. i+3 */
+        r[i]     = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(u[i]), _mm256_castps_pd(u[i + 2])));
+        r[i + 1] = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(u[i]), _mm256_castps_pd(u[i + 2])));
+        r[i + 2] = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(u[i + 1]), _mm256_castps_pd(u[i + 3])));
+        r[i + 3] = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(u[i + 1]), _mm256_castps_pd(u[i + 3])));
+    }
+    for (c = 0; c < 4; c++) {
+        _mm256_storeu_ps(d + (size_t)c * ldd, _mm256_permute2f128_ps(r[c], r[4 + c], 0x20));
+        _mm256_storeu_ps(d + (size_t)(4 + c) * ldd, _mm256_permute2f128_ps(r[c], r[4 + c], 0x31));
+    }
 }
 #elif !defined(LATTN_NO_SIMD) && defined(__ARM_NEON) && defined(__aarch64__)
 #  include <arm_neon.h>
@@ -2052,8 +2095,16 @@ LATTN__DEF lattn_status lattn_transpose(lattn_tiler *t, lattn_tile *psum, const 
     if (psum->np != src->nf || psum->nf != src->np)
         return lattn__tfail(t, LATTN_E_TILE_SHAPE, "transpose: result [%d x %d] for source [%d x %d]",
                             psum->np, psum->nf, src->np, src->nf);
+#ifdef LATTN__TB
+    for (p = 0; p + LATTN__TB <= src->np; p += LATTN__TB)      /* full blocks in registers */
+        for (f = 0; f + LATTN__TB <= src->nf; f += LATTN__TB)
+            lattn__tblock(src->data + (size_t)p * src->ld + f, src->ld, psum->data + (size_t)f * psum->ld + p, psum->ld);
+#endif
     for (p = 0; p < src->np; p += 8)                 /* 8 x 8 blocks keep both sides in cache lines */
         for (f = 0; f < src->nf; f += 8) {
+#ifdef LATTN__TB
+            if (p + 8 <= src->np / LATTN__TB * LATTN__TB && f + 8 <= src->nf / LATTN__TB * LATTN__TB) continue;   /* done above */
+#endif
             int pe = LATTN__MIN(p + 8, src->np), fe = LATTN__MIN(f + 8, src->nf), i, j;
             const float *s0 = src->data + (size_t)p * src->ld + f;
             float *d0 = psum->data + (size_t)f * psum->ld + p;
@@ -2263,12 +2314,23 @@ LATTN__DEF lattn_status lattn_tile_tri_solve(lattn_tiler *t, lattn_tile *x, cons
     if (beta) LATTN__TRY(lattn__operand(t, beta, LATTN_SPACE_SBUF, "tri_solve"));
     if (mt->np != x->np || mt->nf != x->np || (beta && (beta->np != x->np || beta->nf != 1)))
         return lattn__tfail(t, LATTN_E_TILE_SHAPE, "tri_solve: needs M [%d x %d] and beta [%d x 1]", x->np, x->np, x->np);
-    for (i = 1; i < x->np; i++) {
+    for (i = 1; i < x->np; i++) {       /* row i -= β_i Σ_{j<i} M[i][j] row j, 4 vectors at a time */
         float *xi = x->data + (size_t)i * x->ld, bi = beta ? beta->data[(size_t)i * beta->ld] : 1.0f;
-        for (j = 0; j < i; j++) {
-            float m = bi * mt->data[(size_t)j * mt->ld + i];
-            if (m != 0.0f) lattn_vec_axpy((size_t)x->nf, -m, x->data + (size_t)j * x->ld, xi);
+        int f0 = 0;
+        for (; f0 + 4 * LATTN__VW <= x->nf; f0 += 4 * LATTN__VW) {
+            lattn__vf a0 = lattn__vload(xi + f0), a1 = lattn__vload(xi + f0 + LATTN__VW);
+            lattn__vf a2 = lattn__vload(xi + f0 + 2 * LATTN__VW), a3 = lattn__vload(xi + f0 + 3 * LATTN__VW);
+            for (j = 0; j < i; j++) {
+                const float *xj = x->data + (size_t)j * x->ld + f0;
+                lattn__vf m = lattn__vset1(-bi * mt->data[(size_t)j * mt->ld + i]);
+                a0 = lattn__vfma(m, lattn__vload(xj), a0); a1 = lattn__vfma(m, lattn__vload(xj + LATTN__VW), a1);
+                a2 = lattn__vfma(m, lattn__vload(xj + 2 * LATTN__VW), a2); a3 = lattn__vfma(m, lattn__vload(xj + 3 * LATTN__VW), a3);
+            }
+            lattn__vstore(xi + f0, a0); lattn__vstore(xi + f0 + LATTN__VW, a1);
+            lattn__vstore(xi + f0 + 2 * LATTN__VW, a2); lattn__vstore(xi + f0 + 3 * LATTN__VW, a3);
         }
+        for (j = 0; j < i && f0 < x->nf; j++)
+            lattn_vec_axpy((size_t)(x->nf - f0), -bi * mt->data[(size_t)j * mt->ld + i], x->data + (size_t)j * x->ld + f0, xi + f0);
     }
     t->st.gpsimd_ops += (uint64_t)x->np;
     t->st.vec_elems += (uint64_t)x->np * (uint64_t)x->nf;
@@ -4410,8 +4472,8 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
     LATTN__PLAN(&x->ccol, 0, C, 1); LATTN__PLAN(&x->bl, 0, C, LATTN__MAX(g->P - 1, 1)); LATTN__PLAN(&x->nrm, 0, C, 1);
     for (i = 0; i < g->P; i++) {
         LATTN__PLAN(&x->kw[i], 0, C, K); LATTN__PLAN(&x->vw[i], 0, C, Vs);
-        LATTN__PLAN(&x->mew[i], 0, C, C); LATTN__PLAN(&x->mqw[i], 0, C, C);
-        for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->kwT[i][kt], 0, lattn__kw(p, kt), C);
+        if (i > 0 || g->own_e) { LATTN__PLAN(&x->mew[i], 0, C, C); LATTN__PLAN(&x->mqw[i], 0, C, C); }
+        for (kt = 0; kt < p->nkt && (i > 0 || g->own_e); kt++) LATTN__PLAN(&x->kwT[i][kt], 0, lattn__kw(p, kt), C);
     }
     for (kt = 0; kt < p->nkt; kt++) {
         LATTN__PLAN(&x->qT[kt], 0, lattn__kw(p, kt), C); LATTN__PLAN(&x->qgT[kt], 0, lattn__kw(p, kt), C);
@@ -4513,6 +4575,9 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
     const lattn__la_plan *p = &g->la;
     const int64_t H = a->H, K = a->K, V = a->V, Lj = a->L;
     const int gated = a->g != NULL;
+    /* e = k (delta rule, GDN): the erase and the write share their key, so <E, Kw_0> = <E, E>,
+       <sQ, Kw_0> = <sQ, E> and the two state terms merge: u = Ξ + c·v, fla's "new value" */
+    const int j0 = g->own_e ? 0 : 1;
     int kt, c0, j, vb0;
     lattn_tile v1, v2, v3;
     for (kt = 0; kt < p->nkt; kt++) {     /* initial state */
@@ -4567,7 +4632,7 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         if (gated) LATTN__TRY(lattn__gdr_gates(t, x, a, tok, h, L));
         LATTN__TRY(lattn__gdr_T(t, x, p, &qr, x->qT, L, s));
         LATTN__TRY(lattn__gdr_T(t, x, p, &E, x->eT, L, 1.0f));
-        for (j = 0; j < g->P; j++) LATTN__TRY(lattn__gdr_T(t, x, p, &x->kw[j], x->kwT[j], L, 1.0f));
+        for (j = j0; j < g->P; j++) LATTN__TRY(lattn__gdr_T(t, x, p, &x->kw[j], x->kwT[j], L, 1.0f));
         for (kt = 0; kt < p->nkt; kt++) {   /* Γ ⊙ sQᵀ for the read-out of the carried state */
             v1 = lattn_tile_view(&x->qgT[kt], 0, lattn__kw(p, kt), 0, L); v2 = lattn_tile_view(&x->qT[kt], 0, lattn__kw(p, kt), 0, L);
             if (gated) { v3 = lattn_tile_view(&x->eb, 0, lattn__kw(p, kt), 0, L); LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &v3, LATTN_TOP_MUL)); }
@@ -4575,7 +4640,7 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         }
         LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, x->eT, &dS, &at, L));                  /* Aᵀ/β: e_j·e_i, i > j */
         LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, x->qT, &dI, &mqe, L));                 /* e_j·sq_i, i >= j */
-        for (j = 0; j < g->P; j++) {
+        for (j = j0; j < g->P; j++) {
             LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], x->eT, &dS, &x->mew[j], L));  /* kw_j·e_i, i > j */
             LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], x->qT, &dI, &x->mqw[j], L));  /* kw_j·sq_i, i >= j */
         }
@@ -4588,7 +4653,7 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             int w = LATTN__MIN(p->vb, Vs - vb0);
             lattn_tile big = lattn_tile_view(&x->big, 0, L, 0, w);
             for (j = 0; j < g->P; j++) {
-                v1 = lattn_tile_view(&x->mew[j], 0, L, 0, L); v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
+                v1 = lattn_tile_view(j < j0 ? &x->at : &x->mew[j], 0, L, 0, L); v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
                 LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, (j > 0) | LATTN_MM_CAUSAL));        /* R */
             }
             v1 = lattn_tile_view(&x->ut, 0, L, vb0, w);
@@ -4605,13 +4670,14 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             }
             v1 = lattn_tile_view(&x->xi, 0, L, vb0, w); v2 = lattn_tile_view(&x->ut, 0, L, vb0, w);
             LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &big, LATTN_TOP_SUB));
+            if (j0) { v2 = lattn_tile_view(&x->vw[0], 0, L, vb0, w); LATTN__TRY(lattn_tile_tt(t, &v1, &v1, &v2, LATTN_TOP_ADD)); }
             for (kt = 0; kt < p->nkt; kt++) {
                 v1 = lattn_tile_view(&x->qgT[kt], 0, lattn__kw(p, kt), 0, L); v2 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
                 LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, kt > 0));
             }
             v2 = lattn_tile_view(&x->xi, 0, L, vb0, w);
             LATTN__TRY(lattn_matmul(t, &big, &mqe, &v2, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
-            for (j = 0; j < g->P; j++) {
+            for (j = j0; j < g->P; j++) {
                 v1 = lattn_tile_view(&x->mqw[j], 0, L, 0, L); v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
                 LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
             }
@@ -4629,6 +4695,7 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
                 lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
                 for (j = -1; j < g->P; j++) {                        /* j = -1: the erase term */
                     const lattn_tile *src = j < 0 ? &E : &x->kw[j];
+                    if (j >= 0 && j < j0) continue;                  /* merged into Ξ + c·v */
                     v1 = lattn_tile_view(src, 0, L, kt * p->kp, kw);
                     if (gated) {
                         v3 = lattn_tile_view(&x->glc, 0, L, 0, 1);

@@ -298,6 +298,22 @@ static void test_tiler(void) {
         free(want);
         lattn_tiler_destroy(&ctx, t);
     }
+    {   /* transposes of every shape class: full register blocks, edges, odd sizes; exact */
+        static const int shp[5][2] = { { 16, 16 }, { 45, 37 }, { 128, 96 }, { 7, 33 }, { 64, 128 } };
+        int si, bad = 0;
+        lattn_rng r = lattn_rng_seed(g_seed + 4);
+        lattn_tiler_create(&ctx, lattn_profile_trn2(), 1 << 20, &t);
+        for (si = 0; si < 5; si++) {
+            int np = shp[si][0], nf = shp[si][1], p2, f2;
+            lattn_sbuf_alloc(t, &a, np, nf); lattn_psum_alloc(t, &c, nf, np);
+            for (p2 = 0; p2 < np; p2++) for (f2 = 0; f2 < nf; f2++) a.data[p2 * a.ld + f2] = (float)lattn_rng_normal_d(&r);
+            lattn_transpose(t, &c, &a);
+            for (p2 = 0; p2 < np; p2++) for (f2 = 0; f2 < nf; f2++) bad += c.data[f2 * c.ld + p2] != a.data[p2 * a.ld + f2];
+            lattn_tile_release(t, &c); lattn_tile_release(t, &a);
+        }
+        CHECK(bad == 0, "transposes exact for 16x16, 45x37, 128x96, 7x33, 64x128 (%d wrong)", bad);
+        lattn_tiler_destroy(&ctx, t);
+    }
     {   /* transposes limited to 128 x 128 */
         lattn_tiler_create(&ctx, lattn_profile_trn2(), 1 << 20, &t);
         lattn_sbuf_alloc(t, &a, 8, 129); lattn_psum_alloc(t, &c, 129 > 128 ? 128 : 129, 8);
