@@ -2256,8 +2256,18 @@ LATTN__DEF lattn_status lattn_tile_act(lattn_tiler *t, lattn_tile *dst, const la
     LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "activation"));
     LATTN__TRY(lattn__operand(t, src, LATTN__SP_ANY, "activation"));
     LATTN__TRY(lattn__same(t, dst, src, "activation"));
-    for (p = 0; p < dst->np; p++)
-        lattn__act_row(func, dst->nf, src->data + (size_t)p * src->ld, dst->data + (size_t)p * dst->ld, scale, bias);
+    if (dst->nf == 1) {                  /* a column: gathered, so the vector code runs full width */
+        float col[256];
+        int p0, n, i;
+        for (p0 = 0; p0 < dst->np; p0 += n) {
+            n = LATTN__MIN(256, dst->np - p0);
+            for (i = 0; i < n; i++) col[i] = src->data[(size_t)(p0 + i) * src->ld];
+            lattn__act_row(func, n, col, col, scale, bias);
+            for (i = 0; i < n; i++) dst->data[(size_t)(p0 + i) * dst->ld] = col[i];
+        }
+    } else
+        for (p = 0; p < dst->np; p++)
+            lattn__act_row(func, dst->nf, src->data + (size_t)p * src->ld, dst->data + (size_t)p * dst->ld, scale, bias);
     lattn__count_vec(t, dst, &t->st.act_ops);
     return LATTN_OK;
 }
@@ -4447,10 +4457,10 @@ LATTN__DEF lattn_status lattn_gdr_decode(lattn_ctx *ctx, const lattn_gdr_args *a
 /* --- _chunk on the tiler: the WY / UT transform, one (sequence, head, value slice) per work item -- */
 #define LATTN__GDR_MAX_P 9               /* write pairs per token in the chunked form: 1 + L <= 9 */
 typedef struct lattn__gdr_tiles {
-    lattn_tile qr, er, ew, sc, ut, xi, ob, dI, dS, at, mqe, U, one;
+    lattn_tile qr, er, wu, sc, xi, ob, dI, dS, at, mqe, U, one;    /* wu = [W | U], one solve */
     lattn_tile gcol, bcol, glc, gcolT, brow, erow, eb, bet, nbet, ccol, bl, nrm;
     lattn_tile kw[LATTN__GDR_MAX_P], vw[LATTN__GDR_MAX_P], mew[LATTN__GDR_MAX_P], mqw[LATTN__GDR_MAX_P];
-    lattn_tile qT[LATTN__LA_MAX_KT], qgT[LATTN__LA_MAX_KT], eT[LATTN__LA_MAX_KT], wT[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
+    lattn_tile qT[LATTN__LA_MAX_KT], eT[LATTN__LA_MAX_KT], wT[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
     lattn_tile kwT[LATTN__GDR_MAX_P][LATTN__LA_MAX_KT];
     lattn_tile tp, sq, big, ds, gp;       /* PSUM */
 } lattn__gdr_tiles;
@@ -4461,14 +4471,14 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
     struct { lattn_tile *tile; int psum, np, nf; } list[32 + (4 + LATTN__LA_MAX_KT) * LATTN__GDR_MAX_P + 5 * LATTN__LA_MAX_KT];
     int n = 0, i, kt, C = p->C, K = p->Kf, Vs = p->vw, ko = LATTN__MAX(C, p->kp);
 #define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
-    LATTN__PLAN(&x->qr, 0, C, K); LATTN__PLAN(&x->ew, 0, C, K); LATTN__PLAN(&x->sc, 0, C, K);
+    LATTN__PLAN(&x->qr, 0, C, K); LATTN__PLAN(&x->wu, 0, C, K + Vs); LATTN__PLAN(&x->sc, 0, C, K);
     if (g->own_e) LATTN__PLAN(&x->er, 0, C, K);
-    LATTN__PLAN(&x->ut, 0, C, Vs); LATTN__PLAN(&x->xi, 0, C, Vs); LATTN__PLAN(&x->ob, 0, C, Vs);
+    LATTN__PLAN(&x->xi, 0, C, Vs); LATTN__PLAN(&x->ob, 0, C, Vs);
     LATTN__PLAN(&x->dI, 0, C, C); LATTN__PLAN(&x->dS, 0, C, C); LATTN__PLAN(&x->at, 0, C, C); LATTN__PLAN(&x->mqe, 0, C, C);
     LATTN__PLAN(&x->U, 0, C, C); LATTN__PLAN(&x->one, 0, C, ko);
     LATTN__PLAN(&x->gcol, 0, C, 1); LATTN__PLAN(&x->bcol, 0, C, 1); LATTN__PLAN(&x->glc, 0, C, 1);
     LATTN__PLAN(&x->gcolT, 0, C, 1); LATTN__PLAN(&x->brow, 0, 1, C); LATTN__PLAN(&x->erow, 0, 1, C);
-    LATTN__PLAN(&x->eb, 0, p->kp, C); LATTN__PLAN(&x->bet, 0, C, 1); LATTN__PLAN(&x->nbet, 0, C, 1);
+    LATTN__PLAN(&x->eb, 0, p->kp, 1); LATTN__PLAN(&x->bet, 0, C, 1); LATTN__PLAN(&x->nbet, 0, C, 1);
     LATTN__PLAN(&x->ccol, 0, C, 1); LATTN__PLAN(&x->bl, 0, C, LATTN__MAX(g->P - 1, 1)); LATTN__PLAN(&x->nrm, 0, C, 1);
     for (i = 0; i < g->P; i++) {
         LATTN__PLAN(&x->kw[i], 0, C, K); LATTN__PLAN(&x->vw[i], 0, C, Vs);
@@ -4476,7 +4486,7 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
         for (kt = 0; kt < p->nkt && (i > 0 || g->own_e); kt++) LATTN__PLAN(&x->kwT[i][kt], 0, lattn__kw(p, kt), C);
     }
     for (kt = 0; kt < p->nkt; kt++) {
-        LATTN__PLAN(&x->qT[kt], 0, lattn__kw(p, kt), C); LATTN__PLAN(&x->qgT[kt], 0, lattn__kw(p, kt), C);
+        LATTN__PLAN(&x->qT[kt], 0, lattn__kw(p, kt), C);
         LATTN__PLAN(&x->eT[kt], 0, lattn__kw(p, kt), C); LATTN__PLAN(&x->wT[kt], 0, lattn__kw(p, kt), C);
         LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), Vs);
     }
@@ -4535,14 +4545,14 @@ static lattn_status lattn__gdr_sq(lattn_tiler *t, lattn__gdr_tiles *x, const lat
     return lattn_tile_tt(t, &o, &sq, &m, LATTN_TOP_MUL);
 }
 
-/* The per-head gates of one chunk: γ (bcol), e^{γ_L - γ} (glc), e^{γ} (gcolT as a column, eb
-   broadcast over key rows), and the decay masks dI (i >= j) and dS (i > j), [j][i] = e^{γ_i - γ_j}. */
+/* The per-head gates of one chunk: γ (bcol), e^{γ_L - γ} (glc), e^{γ} (gcolT, a column), e^{γ_L}
+   on every key row (eb), and the decay masks dI (i >= j) and dS (i > j), [j][i] = e^{γ_i - γ_j}. */
 static lattn_status lattn__gdr_gates(lattn_tiler *t, lattn__gdr_tiles *x, const lattn_gdr_args *a, int64_t tok, int64_t h, int L) {
     lattn_tile Ul = lattn_tile_view(&x->U, 0, L, 0, L), gc = lattn_tile_view(&x->gcol, 0, L, 0, 1);
     lattn_tile gp = lattn_tile_view(&x->gp, 0, L, 0, 1), bc = lattn_tile_view(&x->bcol, 0, L, 0, 1);
     lattn_tile gl = lattn_tile_view(&x->glc, 0, L, 0, 1), br = lattn_tile_view(&x->brow, 0, 1, 0, L);
     lattn_tile er = lattn_tile_view(&x->erow, 0, 1, 0, L), sq = lattn_tile_view(&x->sq, 0, L, 0, L);
-    lattn_tile dI = lattn_tile_view(&x->dI, 0, L, 0, L), dS = lattn_tile_view(&x->dS, 0, L, 0, L), v1, v2;
+    lattn_tile dI = lattn_tile_view(&x->dI, 0, L, 0, L), dS = lattn_tile_view(&x->dS, 0, L, 0, L), v1, v2, v3;
     LATTN__TRY(lattn_dma_load(t, &gc, a->g + tok * a->H + h, a->H));
     LATTN__TRY(lattn_tile_ts(t, &gc, &gc, NULL, LATTN_LOG_GATE_MIN, LATTN_TOP_MAX));     /* clamp */
     LATTN__TRY(lattn_matmul(t, &gp, &Ul, &gc, 0));                                        /* γ */
@@ -4557,10 +4567,10 @@ static lattn_status lattn__gdr_gates(lattn_tiler *t, lattn__gdr_tiles *x, const 
     LATTN__TRY(lattn_matmul(t, &v1, &gc, &Ul, 0));                                        /* γ as a row */
     LATTN__TRY(lattn_tile_copy(t, &br, &v1));
     LATTN__TRY(lattn_tile_act(t, &er, &br, LATTN_ACT_EXP, 1.0f, 0.0f));
-    v1 = lattn_tile_view(&x->tp, 0, x->eb.np, 0, L); v2 = lattn_tile_view(&x->one, 0, 1, 0, x->eb.np);
-    LATTN__TRY(lattn_matmul(t, &v1, &v2, &er, 0));                                        /* e^{γ} per key row */
-    v2 = lattn_tile_view(&x->eb, 0, x->eb.np, 0, L);
-    LATTN__TRY(lattn_tile_copy(t, &v2, &v1));
+    v1 = lattn_tile_view(&x->tp, 0, x->eb.np, 0, 1); v2 = lattn_tile_view(&x->one, 0, 1, 0, x->eb.np);
+    v3 = lattn_tile_view(&x->erow, 0, 1, L - 1, 1);
+    LATTN__TRY(lattn_matmul(t, &v1, &v2, &v3, 0));                                       /* e^{γ_L} per key row */
+    LATTN__TRY(lattn_tile_copy(t, &x->eb, &v1));
     v1 = lattn_tile_view(&x->one, 0, 1, 0, L);
     LATTN__TRY(lattn_matmul(t, &sq, &v1, &br, 0));                                        /* [j][i] = γ_i */
     LATTN__TRY(lattn_tile_ts(t, &dI, &sq, &bc, 0.0f, LATTN_TOP_SUB));                     /* γ_i - γ_j */
@@ -4587,9 +4597,9 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
     for (c0 = 0; c0 < len; c0 += p->C) {
         int L = (int)LATTN__MIN((int64_t)p->C, len - c0);
         int64_t tok = tok0 + c0, row = tok * H + h;
-        lattn_tile qr = lattn_tile_view(&x->qr, 0, L, 0, (int)K), E, ew = lattn_tile_view(&x->ew, 0, L, 0, (int)K);
+        lattn_tile qr = lattn_tile_view(&x->qr, 0, L, 0, (int)K), E, ew = lattn_tile_view(&x->wu, 0, L, 0, (int)K);
         lattn_tile bet = lattn_tile_view(&x->bet, 0, L, 0, 1), nbet = lattn_tile_view(&x->nbet, 0, L, 0, 1);
-        lattn_tile ut = lattn_tile_view(&x->ut, 0, L, 0, Vs);
+        lattn_tile wu = lattn_tile_view(&x->wu, 0, L, 0, (int)K + Vs);
         lattn_tile dI = lattn_tile_view(&x->dI, 0, L, 0, L), dS = lattn_tile_view(&x->dS, 0, L, 0, L);
         lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), mqe = lattn_tile_view(&x->mqe, 0, L, 0, L);
         /* ---- loads: q, write pairs (k, c·v) and (κ, b·d), erase keys, β; l2norm ---- */
@@ -4633,11 +4643,6 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         LATTN__TRY(lattn__gdr_T(t, x, p, &qr, x->qT, L, s));
         LATTN__TRY(lattn__gdr_T(t, x, p, &E, x->eT, L, 1.0f));
         for (j = j0; j < g->P; j++) LATTN__TRY(lattn__gdr_T(t, x, p, &x->kw[j], x->kwT[j], L, 1.0f));
-        for (kt = 0; kt < p->nkt; kt++) {   /* Γ ⊙ sQᵀ for the read-out of the carried state */
-            v1 = lattn_tile_view(&x->qgT[kt], 0, lattn__kw(p, kt), 0, L); v2 = lattn_tile_view(&x->qT[kt], 0, lattn__kw(p, kt), 0, L);
-            if (gated) { v3 = lattn_tile_view(&x->eb, 0, lattn__kw(p, kt), 0, L); LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &v3, LATTN_TOP_MUL)); }
-            else LATTN__TRY(lattn_tile_copy(t, &v1, &v2));
-        }
         LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, x->eT, &dS, &at, L));                  /* Aᵀ/β: e_j·e_i, i > j */
         LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, x->qT, &dI, &mqe, L));                 /* e_j·sq_i, i >= j */
         for (j = j0; j < g->P; j++) {
@@ -4647,8 +4652,6 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         /* ---- W = T diag(βΓ) E and U = -T diag(β) R (state-independent), then Wᵀ ---- */
         LATTN__TRY(lattn_tile_ts(t, &ew, &E, &bet, 0.0f, LATTN_TOP_MUL));
         if (gated) { v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1); LATTN__TRY(lattn_tile_ts(t, &ew, &ew, &v1, 0.0f, LATTN_TOP_MUL)); }
-        LATTN__TRY(lattn_tile_tri_solve(t, &ew, &at, &bet));
-        LATTN__TRY(lattn__gdr_T(t, x, p, &ew, x->wT, L, 1.0f));
         for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
             int w = LATTN__MIN(p->vb, Vs - vb0);
             lattn_tile big = lattn_tile_view(&x->big, 0, L, 0, w);
@@ -4656,10 +4659,11 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
                 v1 = lattn_tile_view(j < j0 ? &x->at : &x->mew[j], 0, L, 0, L); v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
                 LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, (j > 0) | LATTN_MM_CAUSAL));        /* R */
             }
-            v1 = lattn_tile_view(&x->ut, 0, L, vb0, w);
+            v1 = lattn_tile_view(&x->wu, 0, L, (int)K + vb0, w);
             LATTN__TRY(lattn_tile_ts(t, &v1, &big, &nbet, 0.0f, LATTN_TOP_MUL));          /* -β R */
         }
-        LATTN__TRY(lattn_tile_tri_solve(t, &ut, &at, &bet));
+        LATTN__TRY(lattn_tile_tri_solve(t, &wu, &at, &bet));                             /* [W | U] */
+        LATTN__TRY(lattn__gdr_T(t, x, p, &ew, x->wT, L, 1.0f));
         /* ---- Ξ = U - W S, O = Γ sQ S + <sQ, E> Ξ + Σ <sQ, Kw> Vw ---- */
         for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
             int w = LATTN__MIN(p->vb, Vs - vb0);
@@ -4668,12 +4672,16 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
                 v1 = lattn_tile_view(&x->wT[kt], 0, lattn__kw(p, kt), 0, L); v2 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
                 LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, kt > 0));
             }
-            v1 = lattn_tile_view(&x->xi, 0, L, vb0, w); v2 = lattn_tile_view(&x->ut, 0, L, vb0, w);
+            v1 = lattn_tile_view(&x->xi, 0, L, vb0, w); v2 = lattn_tile_view(&x->wu, 0, L, (int)K + vb0, w);
             LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &big, LATTN_TOP_SUB));
             if (j0) { v2 = lattn_tile_view(&x->vw[0], 0, L, vb0, w); LATTN__TRY(lattn_tile_tt(t, &v1, &v1, &v2, LATTN_TOP_ADD)); }
             for (kt = 0; kt < p->nkt; kt++) {
-                v1 = lattn_tile_view(&x->qgT[kt], 0, lattn__kw(p, kt), 0, L); v2 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
+                v1 = lattn_tile_view(&x->qT[kt], 0, lattn__kw(p, kt), 0, L); v2 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
                 LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, kt > 0));
+            }
+            if (gated) {                 /* diag(Γ) sQ S: the rows scaled in PSUM, then accumulated on */
+                v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1);
+                LATTN__TRY(lattn_tile_ts(t, &big, &big, &v1, 0.0f, LATTN_TOP_MUL));
             }
             v2 = lattn_tile_view(&x->xi, 0, L, vb0, w);
             LATTN__TRY(lattn_matmul(t, &big, &mqe, &v2, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
@@ -4689,7 +4697,7 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         /* ---- S = Γ_L S + (e^{γ_L-γ} E)ᵀ Ξ + Σ (e^{γ_L-γ} Kw)ᵀ Vw ---- */
         for (kt = 0; kt < p->nkt; kt++) {
             int kw = lattn__kw(p, kt);
-            lattn_tile el = lattn_tile_view(&x->eb, 0, kw, L - 1, 1), scv = lattn_tile_view(&x->sc, 0, L, 0, kw);
+            lattn_tile el = lattn_tile_view(&x->eb, 0, kw, 0, 1), scv = lattn_tile_view(&x->sc, 0, L, 0, kw);
             for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
                 int w = LATTN__MIN(p->vb, Vs - vb0);
                 lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
