@@ -4650,8 +4650,11 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], x->qT, &dI, &x->mqw[j], L));  /* kw_j·sq_i, i >= j */
         }
         /* ---- W = T diag(βΓ) E and U = -T diag(β) R (state-independent), then Wᵀ ---- */
-        LATTN__TRY(lattn_tile_ts(t, &ew, &E, &bet, 0.0f, LATTN_TOP_MUL));
-        if (gated) { v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1); LATTN__TRY(lattn_tile_ts(t, &ew, &ew, &v1, 0.0f, LATTN_TOP_MUL)); }
+        if (gated) {                     /* β Γ as one column, then one pass over E */
+            v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1); v2 = lattn_tile_view(&x->nrm, 0, L, 0, 1);
+            LATTN__TRY(lattn_tile_tt(t, &v2, &v1, &bet, LATTN_TOP_MUL));
+            LATTN__TRY(lattn_tile_ts(t, &ew, &E, &v2, 0.0f, LATTN_TOP_MUL));
+        } else LATTN__TRY(lattn_tile_ts(t, &ew, &E, &bet, 0.0f, LATTN_TOP_MUL));
         for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
             int w = LATTN__MIN(p->vb, Vs - vb0);
             lattn_tile big = lattn_tile_view(&x->big, 0, L, 0, w);
