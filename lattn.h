@@ -4382,7 +4382,7 @@ LATTN__DEF lattn_status lattn_gdr_step(lattn_ctx *ctx, const lattn_gdr_args *a) 
     for (b = 0; b < a->B; b++)
         for (h = 0; h < H; h++) {
             int64_t row = b * H + h;
-            float *S = a->ht + row * K * V, *q = buf, *k = q + K, *e = k + K, *w = e + K;
+            float *S = a->ht + row * K * V, *q = buf, *k = q + K, *e = k + K, *w = e + K, *o = a->o + row * V;
             const float *v = a->v + row * V;
             float beta = a->beta[row], c = a->c ? a->c[row] : beta;
             float alh = dm.gate == LATTN__GATE_HEAD ? expf(lattn__gdr_gate(a, row, 0)) : 1.0f;
@@ -4400,24 +4400,35 @@ LATTN__DEF lattn_status lattn_gdr_step(lattn_ctx *ctx, const lattn_gdr_args *a) 
                 if (a->l2norm) sc = 1.0f / sqrtf(lattn_vec_dot((size_t)K, src[r], src[r]) + (float)LATTN__L2_EPS);
                 for (i = 0; i < K; i++) dst[r][i] = sc * src[r][i];
             }
-            /* S' = Diag(e^G) S and w = S'ᵀ e in one pass; then S = S' - β e wᵀ + c k vᵀ */
+            /* pass 1 reads S: w = (Diag(e^G) S)ᵀ e. Pass 2 rewrites each row once:
+               S_i = e^{G_i} S_i - β e_i w + c k_i v (+ injections), and reads it out, o += s q_i S_i */
             memset(w, 0, (size_t)V * sizeof(float));
+            for (i = 0; i < K; i++)
+                lattn_vec_axpy((size_t)V, e[i] * (dm.gate == LATTN__GATE_KEY ? expf(lattn__gdr_gate(a, row, i)) : alh), S + i * V, w);
+            memset(o, 0, (size_t)V * sizeof(float));
             for (i = 0; i < K; i++) {
-                float al = dm.gate == LATTN__GATE_KEY ? expf(lattn__gdr_gate(a, row, i)) : alh;
-                if (al != 1.0f) lattn_vec_scale((size_t)V, al, S + i * V);
-                lattn_vec_axpy((size_t)V, e[i], S + i * V, w);
+                float *Si = S + i * V, al = dm.gate == LATTN__GATE_KEY ? expf(lattn__gdr_gate(a, row, i)) : alh;
+                lattn__vf va = lattn__vset1(al), ve = lattn__vset1(-beta * e[i]), vk = lattn__vset1(c * k[i]);
+                lattn__vf vq = lattn__vset1(dm.s * q[i]);
+                int64_t jj = 0;
+                for (; jj + LATTN__VW <= V; jj += LATTN__VW) {
+                    lattn__vf sv = lattn__vmul(va, lattn__vload(Si + jj));
+                    sv = lattn__vfma(ve, lattn__vload(w + jj), sv);
+                    sv = lattn__vfma(vk, lattn__vload(v + jj), sv);
+                    lattn__vstore(Si + jj, sv);
+                    lattn__vstore(o + jj, lattn__vfma(vq, sv, lattn__vload(o + jj)));
+                }
+                for (; jj < V; jj++) {
+                    Si[jj] = al * Si[jj] - beta * e[i] * w[jj] + c * k[i] * v[jj];
+                    o[jj] += dm.s * q[i] * Si[jj];
+                }
             }
-            for (i = 0; i < K; i++) {
-                lattn_vec_axpy((size_t)V, -beta * e[i], w, S + i * V);
-                lattn_vec_axpy((size_t)V, c * k[i], v, S + i * V);
-            }
-            for (l = 0; l < a->L; l++) {
+            for (l = 0; l < a->L; l++) {     /* injections: S += b κ dᵀ, o += s (q·κ) b d */
                 const float *kap = a->inj_kap + (row * a->L + l) * K, *dd = a->inj_d + (row * a->L + l) * V;
                 float bb = a->inj_b[row * a->L + l];
                 for (i = 0; i < K; i++) lattn_vec_axpy((size_t)V, bb * kap[i], dd, S + i * V);
+                lattn_vec_axpy((size_t)V, dm.s * bb * lattn_vec_dot((size_t)K, q, kap), dd, o);
             }
-            memset(a->o + row * V, 0, (size_t)V * sizeof(float));  /* o = s Sᵀ q */
-            for (i = 0; i < K; i++) lattn_vec_axpy((size_t)V, dm.s * q[i], S + i * V, a->o + row * V);
         }
     lattn__free(ctx, buf);
     return lattn__ok(ctx);

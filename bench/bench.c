@@ -292,6 +292,84 @@ static void bench_gla(void) {
     }
 }
 
+/* ---- Gated DeltaNet (the delta-rule core), FLOPs 6·T·H·K·V ------------------------------------- */
+typedef struct { lattn_ctx *ctx; lattn_gdr_args a; } gdr_u;
+static void gdr_chunk_run(void *p) { gdr_u *u = (gdr_u *)p; lattn_gdr_chunk(u->ctx, &u->a, g_chunk); }
+static void gdr_step_run(void *p) { gdr_u *u = (gdr_u *)p; lattn_gdr_decode(u->ctx, &u->a); }
+static void gdr_alloc(gdr_u *u, int64_t T, int64_t H, int64_t K, int64_t V, uint64_t seed) {
+    lattn_rng r = lattn_rng_seed(seed);
+    size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V), nh = (size_t)(T * H);
+    float *g;
+    u->a = lattn_gdr_args_default();
+    u->a.B = 1; u->a.T = T; u->a.H = H; u->a.K = K; u->a.V = V; u->a.l2norm = 1;
+    u->a.q = (float *)malloc(sizeof(float) * nq); u->a.k = (float *)malloc(sizeof(float) * nq);
+    u->a.v = (float *)malloc(sizeof(float) * nv); u->a.o = (float *)malloc(sizeof(float) * nv);
+    u->a.beta = (float *)malloc(sizeof(float) * nh); g = (float *)malloc(sizeof(float) * nh);
+    lattn_rng_fill_normal(&r, (float *)u->a.q, nq, 0, 1); lattn_rng_fill_normal(&r, (float *)u->a.k, nq, 0, 1);
+    lattn_rng_fill_normal(&r, (float *)u->a.v, nv, 0, 1); lattn_rng_fill_uniform(&r, (float *)u->a.beta, nh, 0, 1);
+    lattn_rng_fill_uniform(&r, g, nh, -0.2f, -0.005f);
+    u->a.g = g;
+}
+static void gdr_release(gdr_u *u) {
+    free((void *)u->a.q); free((void *)u->a.k); free((void *)u->a.v); free(u->a.o); free((void *)u->a.beta); free((void *)u->a.g);
+}
+static void bench_gdn(void) {
+    static const int64_t Ts[2] = { 2048, 8192 };
+    static const int Cs[3] = { 32, 64, 128 };
+    int si, ci;
+    if (!wanted("gdn")) return;
+    for (si = 0; si < 2; si++) {
+        int64_t T = Ts[si], H = 16, K = 128, V = 128;
+        double fl = 6.0 * T * H * K * V, ms = 0, mc, m2, best = 1e30;
+        int bestC = 32;
+        lattn_ctx ctx;
+        gdr_u u;
+        char shape[96];
+        if (g_quick && si > 0) continue;
+        lattn_ctx_init(&ctx);
+        u.ctx = &ctx; ctx.n_threads = 1;
+        gdr_alloc(&u, T, H, K, V, 21);
+        for (ci = 0; ci < 3; ci++) {
+            g_chunk = Cs[ci];
+            time2(gdr_chunk_run, &u, ci == 0 ? gdr_step_run : NULL, &u, g_quick ? 3 : (si ? 3 : 7), &mc, ci == 0 ? &ms : &m2);
+            if (ci == 0) {
+                snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=128", (long long)T);
+                row("gdn_step", shape, 1, ms, (double)T, fl, NULL, 0);
+            }
+            snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=128,C=%d", (long long)T, Cs[ci]);
+            row("gdn_chunk", shape, 1, mc, (double)T, fl, "step", ms);
+            if (mc < best) { best = mc; bestC = Cs[ci]; }
+        }
+        g_chunk = bestC; ctx.n_threads = 2;
+        time2(gdr_chunk_run, &u, NULL, NULL, g_quick ? 3 : (si ? 3 : 7), &mc, NULL);
+        snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=128,C=%d", (long long)T, bestC);
+        row("gdn_chunk", shape, 2, mc, (double)T, fl, "step(1 thread)", ms);
+        g_chunk = 0;
+        gdr_release(&u);
+    }
+    {   /* decode: one token through a 16 x 128 x 128 state (1 MB) */
+        lattn_ctx ctx;
+        gdr_u u;
+        double t[9], reps = 200;
+        int i, k;
+        lattn_ctx_init(&ctx);
+        u.ctx = &ctx; ctx.n_threads = 1;
+        gdr_alloc(&u, 1, 16, 128, 128, 22);
+        u.a.ht = (float *)calloc(16 * 128 * 128, sizeof(float));
+        u.a.h0 = u.a.ht;
+        for (k = 0; k < 9; k++) {
+            double t0 = now();
+            for (i = 0; i < (int)reps; i++) lattn_gdr_step(&ctx, &u.a);
+            t[k] = (now() - t0) / reps * 1e3;
+        }
+        qsort(t, 9, sizeof(double), cmp_d);
+        g_bytes = 2.0 * 16 * 128 * 128 * 4;
+        row("gdn_decode", "1 token, state 16x128x128", 1, t[4], 1, 6.0 * 16 * 128 * 128, NULL, 0);
+        free(u.a.ht);
+        gdr_release(&u);
+    }
+}
+
 /* ---- one 3B-shaped Laplace layer: forward at T = 256 and the decoding step ----------------------- */
 typedef struct { lattn_ctx *ctx; lattn_laplace_model m; int64_t T; float *x, *y, *state; } lp_u;
 static void lp_forward_run(void *p) { lp_u *u = (lp_u *)p; lattn_laplace_forward(u->ctx, &u->m, 1, u->T, NULL, u->x, u->y, NULL); }
@@ -565,6 +643,7 @@ int main(int argc, char **argv) {
     bench_tiler();
     bench_la();
     bench_gla();
+    bench_gdn();
     bench_laplace();
     bench_conv();
     bench_tcn();
