@@ -157,6 +157,36 @@ static void tour_s4d(lattn_ctx *ctx) {
     free(ldt); free(u); free(ref); free(y);
 }
 
+/* The delta-rule core: delta rule, Gated DeltaNet, GDR+I (separate erase key, write scale, two
+   injections per token): _ref, _chunk (C = 32), _step loop. */
+static void tour_gdr(lattn_ctx *ctx, const char *name, int kind) {
+    enum { T = 320, H = 4, K = 64, V = 64, L = 2 };
+    lattn_gdr_args a = lattn_gdr_args_default();
+    lattn_rng r = lattn_rng_seed(9);
+    float *q = buf(T * H * K), *k = buf(T * H * K), *v = buf(T * H * V), *ref = buf(T * H * V), *o = buf(T * H * V);
+    float *beta = buf(T * H), *g = buf(T * H), *e = buf(T * H * K), *c = buf(T * H);
+    float *ib = buf(T * H * L), *ik = buf(T * H * L * K), *id = buf(T * H * L * V);
+    double t0;
+    int form;
+    lattn_rng_fill_normal(&r, q, T * H * K, 0, 1); lattn_rng_fill_normal(&r, k, T * H * K, 0, 1);
+    lattn_rng_fill_normal(&r, v, T * H * V, 0, 1); lattn_rng_fill_uniform(&r, beta, T * H, 0, 1);
+    lattn_rng_fill_uniform(&r, g, T * H, -0.3f, 0); lattn_rng_fill_normal(&r, e, T * H * K, 0, 1);
+    lattn_rng_fill_uniform(&r, c, T * H, -1, 1); lattn_rng_fill_uniform(&r, ib, T * H * L, -1, 1);
+    lattn_rng_fill_normal(&r, ik, T * H * L * K, 0, 0.2f); lattn_rng_fill_normal(&r, id, T * H * L * V, 0, 1);
+    a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.beta = beta; a.l2norm = 1;
+    if (kind >= 1) a.g = g;
+    if (kind == 2) { a.e = e; a.c = c; a.L = L; a.inj_b = ib; a.inj_kap = ik; a.inj_d = id; }
+    a.o = ref;
+    BEST3(t0, lattn_gdr_ref(ctx, &a)); line(name, "_ref", 0.0, t0, T);
+    for (form = 1; form <= 2; form++) {
+        a.o = o;
+        if (form == 1) BEST3(t0, lattn_gdr_chunk(ctx, &a, 32));
+        else BEST3(t0, lattn_gdr_decode(ctx, &a));
+        line(name, form == 1 ? "_chunk" : "_step", rel_rms(o, ref, T * H * V), t0, T);
+    }
+    free(q); free(k); free(v); free(ref); free(o); free(beta); free(g); free(e); free(c); free(ib); free(ik); free(id);
+}
+
 /* The Laplace model (lattn_laplace_config_small: 2 layers, D 64, vocab 256) over one prompt:
    forward_ref (double), forward, and the decoder (T steps). */
 static void tour_laplace(lattn_ctx *ctx) {
@@ -194,6 +224,9 @@ int main(void) {
     tour_la(&ctx, "Simple GLA (per-head)", LATTN_FMAP_IDENTITY, 0, 2);
     tour_la(&ctx, "retention (fixed decay)", LATTN_FMAP_IDENTITY, 0, 3);
     tour_laplace(&ctx);
+    tour_gdr(&ctx, "delta rule", 0);
+    tour_gdr(&ctx, "Gated DeltaNet", 1);
+    tour_gdr(&ctx, "GDR+I (e, c, 2 injections)", 2);
     tour_scan(&ctx);
     tour_ssm(&ctx);
     tour_s4d(&ctx);

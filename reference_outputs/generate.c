@@ -92,6 +92,13 @@ static const gcase CASES[] = {
     { "s4d_complex_state", "s4d", 2, 129, 0, 4, 8, 0, 0, 1, 1, 1, 0, NULL, {0}, 0, 601, "S4D-Lin complex modes, initial and final state" },
     { "s4d_real_conv",     "s4d", 1, 300, 0, 3, 6, 0, 0, 0, 1, 0, 0, NULL, {0}, 0, 602, "real modes, initial state, y only (all forms incl. FFT and direct conv)" },
     { "s4d_complex_conv",  "s4d", 2, 1000, 0, 2, 16, 0, 0, 0, 0, 1, 0, NULL, {0}, 0, 603, "S4D-Lin complex modes, y only (all forms incl. FFT and direct conv)" },
+    /* gdr: gate kind in bias (0 none, 1 per head, 2 per key); W > 0: separate erase key e, write
+       scale c and W injections (the full GDR+I core); q, k, e L2-normalised in the kernel */
+    { "delta_rule_small",  "gdr", 2, 45, 2, 16, 24, 0, 0, 0, 1, 0, 16, NULL, {0}, 0, 801, "delta rule, initial state, chunk 16" },
+    { "delta_rule_varlen", "gdr", 1, 150, 2, 20, 12, 0, 0, 0, 1, 0, 32, NULL, {0, 40, 40, 107, 150}, 4, 802, "delta rule, four sequences (one empty), chunk 32" },
+    { "gdn_small",         "gdr", 2, 70, 2, 24, 40, 0, 1, 0, 1, 0, 16, NULL, {0}, 0, 803, "Gated DeltaNet, per-head log gates logsigmoid(x)/4, initial state, chunk 16" },
+    { "gdn_per_key",       "gdr", 1, 50, 2, 16, 16, 0, 2, 0, 1, 0, 0, NULL, {0}, 0, 804, "Gated DeltaNet with per-key gates (forms ref and step)" },
+    { "gdr_injections",    "gdr", 1, 65, 2, 16, 20, 2, 1, 0, 1, 0, 16, NULL, {0}, 0, 805, "GDR+I: erase key e, write scale c, 2 injections per token, per-head gates, chunk 16" },
     /* laplace_layer: heads in H, dk in K, dv in V, conv width in W, D in chunk, FFN 5D/3 */
     { "laplace_layer_small", "laplace_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 701,
       "one Laplace layer (D 24, 2 heads of 10 x 12, FFN 40, RMSNorm-SiLU output gate), initial state" }
@@ -99,7 +106,7 @@ static const gcase CASES[] = {
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
 /* One case as a safetensors buffer (inputs, expected float32 outputs, float64 copies). */
-typedef struct gout { lattn_st_entry e[40]; int n; void *own[40]; int no; int64_t shp[40][4]; char nm[40][64]; const char *meta[40]; int nm_meta; char mbuf[20][64]; int nmb; } gout;
+typedef struct gout { lattn_st_entry e[40]; int n; void *own[40]; int no; int64_t shp[40][5]; char nm[40][64]; const char *meta[40]; int nm_meta; char mbuf[20][64]; int nmb; } gout;
 static void *keep(gout *g, size_t bytes) { void *p = calloc(bytes ? bytes : 1, 1); g->own[g->no++] = p; return p; }
 static void add(gout *g, const char *name, lattn_dtype dt, int nd, const int64_t *shape, const void *data) {
     lattn_st_entry *e = &g->e[g->n];
@@ -254,6 +261,53 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
             add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y); add(g, "out.state", LATTN_DTYPE_F32, 2, ss, s1);
         }
         lattn_laplace_free(ctx, &m);
+    } else if (strcmp(c->mixer, "gdr") == 0) {
+        lattn_gdr_args a = lattn_gdr_args_default();
+        int64_t H = c->H, K = c->K, V = c->V, L = c->W, sq[4], sv[4], ss[4], sh[3], sl[4], i;
+        size_t nh = (size_t)(B * T * H);
+        sq[0] = B; sq[1] = T; sq[2] = H; sq[3] = K; sv[0] = B; sv[1] = T; sv[2] = H; sv[3] = V;
+        ss[0] = n; ss[1] = H; ss[2] = K; ss[3] = V; sh[0] = B; sh[1] = T; sh[2] = H;
+        meta(g, "layout", "q, k, e, gk: [B][T][H][K]; v, o: [B][T][H][V]; beta, g, c: [B][T][H]; inj_b [B][T][H][L], inj_kap [..][L][K], inj_d [..][L][V]; h0, ht: [N][H][K][V] (o = s S^T q)");
+        meta(g, "l2norm", "1");
+        if (c->chunk) meta(g, "chunk", num(g, (double)c->chunk));
+        meta(g, "scale", num(g, 1.0 / sqrt((double)K)));
+        a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.l2norm = 1; a.scale = 1.0 / sqrt((double)K);
+        a.q = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.q", LATTN_DTYPE_F32, 4, sq, a.q);
+        a.k = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.k", LATTN_DTYPE_F32, 4, sq, a.k);
+        a.v = rand_f(g, &r, (size_t)(B * T * H * V), 1, 0, 0); add(g, "in.v", LATTN_DTYPE_F32, 4, sv, a.v);
+        a.beta = rand_f(g, &r, nh, 0, 0.0f, 1.0f); add(g, "in.beta", LATTN_DTYPE_F32, 3, sh, a.beta);
+        if (c->bias) {                   /* logsigmoid(x)/4, x ~ N(0,1) */
+            size_t ng = nh * (size_t)(c->bias == 2 ? K : 1), j;
+            float *gt = rand_f(g, &r, ng, 1, 0, 0);
+            for (j = 0; j < ng; j++) { double x = gt[j]; gt[j] = (float)(((x < 0 ? x : 0.0) - log1p(exp(-fabs(x)))) / 4.0); }
+            if (c->bias == 2) { a.gk = gt; add(g, "in.gk", LATTN_DTYPE_F32, 4, sq, gt); }
+            else { a.g = gt; add(g, "in.g", LATTN_DTYPE_F32, 3, sh, gt); }
+        }
+        if (L > 0) {
+            float *kap, *d;
+            a.e = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.e", LATTN_DTYPE_F32, 4, sq, a.e);
+            a.c = rand_f(g, &r, nh, 0, -1.0f, 1.0f); add(g, "in.c", LATTN_DTYPE_F32, 3, sh, a.c);
+            a.L = L; sl[0] = B; sl[1] = T; sl[2] = H; sl[3] = L;
+            a.inj_b = rand_f(g, &r, nh * (size_t)L, 0, -1.0f, 1.0f); add(g, "in.inj_b", LATTN_DTYPE_F32, 4, sl, a.inj_b);
+            kap = rand_f(g, &r, nh * (size_t)(L * K), 0, -0.3f, 0.3f); d = rand_f(g, &r, nh * (size_t)(L * V), 1, 0, 0);
+            {
+                int64_t s5[5];
+                s5[0] = B; s5[1] = T; s5[2] = H; s5[3] = L; s5[4] = K; add(g, "in.inj_kap", LATTN_DTYPE_F32, 5, s5, kap);
+                s5[4] = V; add(g, "in.inj_d", LATTN_DTYPE_F32, 5, s5, d);
+            }
+            a.inj_kap = kap; a.inj_d = d;
+        }
+        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(n * H * K * V), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 4, ss, a.h0); }
+        if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
+        {
+            float *o = (float *)keep(g, (size_t)(B * T * H * V) * 4), *ht = (float *)keep(g, (size_t)(n * H * K * V) * 4);
+            double *o64 = (double *)keep(g, (size_t)(B * T * H * V) * 8), *ht64 = (double *)keep(g, (size_t)(n * H * K * V) * 8);
+            a.o = o; a.ht = ht;
+            st = lattn_gdr_ref64(ctx, &a, o64, ht64);
+            add(g, "out.o", LATTN_DTYPE_F32, 4, sv, o); add(g, "out.ht", LATTN_DTYPE_F32, 4, ss, ht);
+            if (B * T * H * V <= 20000) { add(g, "out64.o", LATTN_DTYPE_F64, 4, sv, o64); add(g, "out64.ht", LATTN_DTYPE_F64, 4, ss, ht64); }
+        }
+        (void)i;
     } else if (strcmp(c->mixer, "s4d") == 0) {
         lattn_s4d_args a;
         int64_t D = c->K, N = c->V, sx[3], sp[2], sd[1], sh[4], i;
