@@ -933,7 +933,7 @@ LATTN_API lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_mo
    "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn |
    gla | simple_gla | retention | gdr | scan | ssm | s4d | laplace_layer: a Laplace model's tensors under
    "in.<name>" and its laplace.* configuration, see >>laplace), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
-   "scale", "chunk", "log_space", "groups", "dt_softplus", "complex"), "seed",
+   "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval"), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
 typedef enum lattn_form {
     LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP, LATTN_FORM_FAST,
