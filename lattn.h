@@ -5451,37 +5451,71 @@ static lattn_status lattn__laplace_check_cfg(lattn_ctx *ctx, const char *who, co
     return LATTN_OK;
 }
 
+/* ---- weight arenas: named tensors (at most 2 dimensions) in one block of floats ----------------- */
+/* A zeroed table of nt tensors followed by `extra` floats of the caller's (derived buffers). */
+static lattn_status lattn__table_new(lattn_ctx *ctx, const char *who, int64_t nt, size_t extra, lattn_tensor **tab) {
+    size_t bytes = (size_t)nt * sizeof(lattn_tensor) + extra * sizeof(float);
+    *tab = (lattn_tensor *)lattn__alloc(ctx, bytes);
+    if (!*tab) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes", who, bytes);
+    memset(*tab, 0, bytes);
+    return LATTN_OK;
+}
+/* Once names and shapes are set (sizes checked by the caller's configuration check): counts, one
+   arena, data pointers in table order. On failure the table is released too. */
+static lattn_status lattn__arena_bind(lattn_ctx *ctx, const char *who, lattn_tensor *tab, int64_t nt,
+                                      float **arena, size_t *n_params) {
+    size_t total = 0;
+    int64_t i;
+    for (i = 0; i < nt; i++) {
+        tab[i].count = (size_t)tab[i].shape[0] * (size_t)(tab[i].ndim == 2 ? tab[i].shape[1] : 1);
+        total += tab[i].count;
+    }
+    if (lattn__alloc_floats(ctx, arena, total, who) != LATTN_OK) { lattn__free(ctx, tab); return LATTN_E_NOMEM; }
+    *n_params = total;
+    for (i = 0, total = 0; i < nt; i++) { tab[i].data = *arena + total; total += tab[i].count; }
+    return LATTN_OK;
+}
+static lattn_tensor *lattn__arena_find(lattn_tensor *tab, int64_t nt, const char *name) {
+    int64_t i;
+    for (i = 0; tab && name && i < nt; i++) if (strcmp(tab[i].name, name) == 0) return &tab[i];
+    return NULL;
+}
+/* The seeded initialisation every layer uses: biases 0, vectors (norm weights) 1, convolutions
+   U(±W^-1/2) (PyTorch's Conv1d default), every other matrix N(0, 0.02²) (fla's initializer_range). */
+static void lattn__arena_init(lattn_tensor *tab, int64_t nt, lattn_rng *r) {
+    int64_t i;
+    for (i = 0; i < nt; i++) {
+        lattn_tensor *t = &tab[i];
+        const char *dot = strrchr(t->name, '.');
+        size_t j;
+        if (dot && strcmp(dot, ".bias") == 0) memset(t->data, 0, t->count * sizeof(float));
+        else if (t->ndim == 1) for (j = 0; j < t->count; j++) t->data[j] = 1.0f;
+        else if (strstr(t->name, "conv")) {
+            float bound = (float)(1.0 / sqrt((double)t->shape[1]));
+            lattn_rng_fill_uniform(r, t->data, t->count, -bound, bound);
+        } else lattn_rng_fill_normal(r, t->data, t->count, 0.0f, 0.02f);
+    }
+}
+
 /* Lay out the tensor table and the arena (weights uninitialised). */
 static lattn_status lattn__laplace_alloc(lattn_ctx *ctx, lattn_laplace_model *m, const lattn_laplace_config *c,
                                          const char *who) {
     int64_t L, i, nt;
-    size_t total = 0, bytes;
     memset(m, 0, sizeof *m);
     LATTN__TRY(lattn__laplace_check_cfg(ctx, who, c));
     L = c->n_layers;
     nt = L * LATTN__LP_N + (c->vocab > 0 ? LATTN__LG_N : 0);
-    bytes = (size_t)nt * sizeof(lattn_tensor) + (size_t)c->H * sizeof(float);
-    m->tensors = (lattn_tensor *)lattn__alloc(ctx, bytes);
-    if (!m->tensors) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes", who, bytes);
-    memset(m->tensors, 0, bytes);
+    LATTN__TRY(lattn__table_new(ctx, who, nt, (size_t)c->H, &m->tensors));
     m->g_gamma = (float *)(void *)(m->tensors + nt);
-    m->cfg = *c; m->n_tensors = nt;
     for (i = 0; i < nt; i++) {
         lattn_tensor *t = &m->tensors[i];
         int slot = i < L * LATTN__LP_N ? (int)(i % LATTN__LP_N) : LATTN__LP_N + (int)(i - L * LATTN__LP_N);
         if (slot < LATTN__LP_N) snprintf(t->name, sizeof t->name, "layers.%lld.%s", (long long)(i / LATTN__LP_N), lattn__lp_names[slot]);
         else snprintf(t->name, sizeof t->name, "%s", lattn__lg_names[slot - LATTN__LP_N]);
         t->ndim = lattn__laplace_shape(c, slot, t->shape);
-        t->count = (size_t)t->shape[0] * (size_t)(t->ndim == 2 ? t->shape[1] : 1);   /* fits: checked sums */
-        total += t->count;
     }
-    if (lattn__alloc_floats(ctx, &m->arena, total, who) != LATTN_OK) {
-        lattn__free(ctx, m->tensors);
-        memset(m, 0, sizeof *m);
-        return LATTN_E_NOMEM;
-    }
-    m->n_params = total;
-    for (i = 0, total = 0; i < nt; i++) { m->tensors[i].data = m->arena + total; total += m->tensors[i].count; }
+    if (lattn__arena_bind(ctx, who, m->tensors, nt, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
+    m->cfg = *c; m->n_tensors = nt;
     lattn_retention_decay(c->H, m->g_gamma);
     return LATTN_OK;
 }
@@ -5489,20 +5523,9 @@ static lattn_status lattn__laplace_alloc(lattn_ctx *ctx, lattn_laplace_model *m,
 LATTN__DEF lattn_status lattn_laplace_init(lattn_ctx *ctx, lattn_laplace_model *m, const lattn_laplace_config *c,
                                            uint64_t seed) {
     lattn_rng r = lattn_rng_seed(seed);
-    int64_t i;
     if (!m) return lattn__fail(ctx, LATTN_E_NULL, "lattn_laplace_init: model is NULL");
     LATTN__TRY(lattn__laplace_alloc(ctx, m, c, "lattn_laplace_init"));
-    for (i = 0; i < m->n_tensors; i++) {
-        lattn_tensor *t = &m->tensors[i];
-        const char *dot = strrchr(t->name, '.');
-        size_t j;
-        if (strcmp(dot, ".bias") == 0) memset(t->data, 0, t->count * sizeof(float));
-        else if (t->ndim == 1) for (j = 0; j < t->count; j++) t->data[j] = 1.0f;
-        else if (strstr(t->name, "conv")) {
-            float bound = (float)(1.0 / sqrt((double)c->conv_w));
-            lattn_rng_fill_uniform(&r, t->data, t->count, -bound, bound);
-        } else lattn_rng_fill_normal(&r, t->data, t->count, 0.0f, 0.02f);
-    }
+    lattn__arena_init(m->tensors, m->n_tensors, &r);
     return lattn__ok(ctx);
 }
 LATTN__DEF void lattn_laplace_free(lattn_ctx *ctx, lattn_laplace_model *m) {
@@ -5512,10 +5535,7 @@ LATTN__DEF void lattn_laplace_free(lattn_ctx *ctx, lattn_laplace_model *m) {
     memset(m, 0, sizeof *m);
 }
 LATTN__DEF lattn_tensor *lattn_laplace_tensor(const lattn_laplace_model *m, const char *name) {
-    int64_t i;
-    for (i = 0; m && m->tensors && name && i < m->n_tensors; i++)
-        if (strcmp(m->tensors[i].name, name) == 0) return &m->tensors[i];
-    return NULL;
+    return m ? lattn__arena_find(m->tensors, m->n_tensors, name) : NULL;
 }
 
 /* ---- weights as safetensors: the configuration rides in __metadata__ ---------------------------- */
@@ -5674,6 +5694,28 @@ static void lattn__matvec_d(int64_t rows, int64_t n, const float *W, const doubl
     }
 }
 static double lattn__sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+/* The output gate of the gated linear-attention layers (fla's GLA, Simple GLA, GDN; the Laplace
+   layer), per row of dv values: y = [RMSNorm(o)·w] ⊙ [SiLU(g) or σ(g)]; norm, swish pick the parts. */
+static void lattn__gate_row_d(int64_t dv, double *o, const double *g, const float *w, int norm, int swish, double eps) {
+    double r = norm ? lattn__rsqrt_mean_sq_d(dv, o, eps) : 1.0;
+    int64_t j;
+    for (j = 0; j < dv; j++)
+        o[j] *= r * (norm ? (double)w[j] : 1.0) * (swish ? lattn__silu_d(g[j]) : lattn__sigmoid_d(g[j]));
+}
+/* The same in float32 over `rows` rows of O (G is overwritten with its activation). */
+static void lattn__gate_rows(int nthr, int64_t rows, int64_t dv, float *O, float *G, const float *w, int norm, int swish,
+                             float eps) {
+    int64_t r;
+    (void)nthr;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (r = 0; r < rows; r++) {
+        float *o = O + r * dv, *g = G + r * dv, rs = 1.0f;
+        int64_t j;
+        if (swish) lattn_vec_silu((size_t)dv, g, g); else lattn_vec_sigmoid((size_t)dv, g, g);
+        if (norm) rs = 1.0f / sqrtf(lattn_vec_dot((size_t)dv, o, o) / (float)dv + eps);
+        for (j = 0; j < dv; j++) o[j] *= g[j] * rs * (norm ? w[j] : 1.0f);
+    }
+}
 
 /* The reference: each sequence token by token through every layer, in double, its state kept in
    double while it runs. This is the recurrent form of the equations above, line for line. */
@@ -5720,7 +5762,7 @@ LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_la
                 for (h = 0; h < H; h++) {
                     const double *q = zd + h * dk, *k = zd + H * dk + h * dk, *v = zd + 2 * H * dk + h * dv;
                     const double *g = zd + 2 * H * dk + H * dv + h * dv, gam = exp((double)m->g_gamma[h]);
-                    double *o = yd + h * dv, *Sh = S + h * dk * dv, r = 1.0;
+                    double *o = yd + h * dv, *Sh = S + h * dk * dv;
                     /* S = γ S + k vᵀ;  o = s Sᵀ q */
                     for (j = 0; j < dv; j++) o[j] = 0;
                     for (i = 0; i < dk; i++)
@@ -5728,11 +5770,7 @@ LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_la
                             Sh[i * dv + j] = gam * Sh[i * dv + j] + k[i] * v[j];
                             o[j] += s * q[i] * Sh[i * dv + j];
                         }
-                    /* y = gate(o, g) */
-                    if (norm) r = lattn__rsqrt_mean_sq_d(dv, o, c->norm_eps);
-                    for (j = 0; j < dv; j++)
-                        o[j] *= r * (norm ? (double)lattn__lw(m, l, LATTN__LP_GNORM)[j] : 1.0)
-                              * (swish ? lattn__silu_d(g[j]) : lattn__sigmoid_d(g[j]));
+                    lattn__gate_row_d(dv, o, g, lattn__lw(m, l, LATTN__LP_GNORM), norm, swish, c->norm_eps);   /* y = gate(o, g) */
                 }
                 lattn__matvec_d(D, H * dv, lattn__lw(m, l, LATTN__LP_WO), yd, xd, 1);       /* x += W_o y */
                 /* x += W3 (SiLU(W1 h2) ⊙ W2 h2), h2 = LayerNorm2(x) */
@@ -5863,16 +5901,7 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
             st = decode ? lattn_la_step(ctx, &a) : lattn_la_chunk(ctx, &a, 0);
         }
         if (st != LATTN_OK) break;
-        /* y = gate(o, g) per (token, head) */
-        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-        for (r = 0; r < M * H; r++) {
-            const float *gw = lattn__lw(m, l, LATTN__LP_GNORM);
-            float *o = O + r * dv, *g = G + r * dv, rs = 1.0f;
-            int64_t j;
-            if (swish) lattn_vec_silu((size_t)dv, g, g); else lattn_vec_sigmoid((size_t)dv, g, g);
-            if (norm) rs = 1.0f / sqrtf(lattn_vec_dot((size_t)dv, o, o) / (float)dv + c->norm_eps);
-            for (j = 0; j < dv; j++) o[j] *= g[j] * rs * (norm ? gw[j] : 1.0f);
-        }
+        lattn__gate_rows(nthr, M * H, dv, O, G, lattn__lw(m, l, LATTN__LP_GNORM), norm, swish, c->norm_eps);   /* y = gate(o, g) */
         lattn__linear(nthr, M, D, H * dv, O, lattn__lw(m, l, LATTN__LP_WO), X, 1, ws);          /* x += y W_oᵀ */
         /* x += (SiLU(h2 W1ᵀ) ⊙ h2 W2ᵀ) W3ᵀ,  h2 = LayerNorm2(x) */
         lattn__layernorm_rows(nthr, M, D, X, lattn__lw(m, l, LATTN__LP_LN2_W), lattn__lw(m, l, LATTN__LP_LN2_B), c->norm_eps, Hn);
