@@ -13,8 +13,9 @@
      linear attention (Katharopoulos et al. 2020) and its gated
        members GLA, Simple GLA, retention                          >>linattn
      the Laplace layer and model (Simple GLA language model)       >>laplace
-     (planned: DeltaNet / Gated DeltaNet, PRISM, TTT-Linear / TTT-MLP, softmax attention, the
-      SPS transformer)
+     the delta rule, Gated DeltaNet, the general core GDR+I        >>delta
+     the Gated DeltaNet layer                                      >>gdnlayer
+     (planned: PRISM, TTT-Linear / TTT-MLP, softmax attention, the SPS transformer)
 
    The conformance kit (>>safetensors, >>conformance) reads and writes golden cases so that other
    backends (CUDA, Triton, NKI) can check themselves against lattn's double-precision _ref forms.
@@ -68,8 +69,11 @@
      >>s4d         S4D: time-invariant diagonal SSM as recurrence, FFT convolution, direct conv
      >>tcn         dilated causal convolution stack (TCN) and the article's demo model
      >>linattn     linear attention, GLA, Simple GLA: _ref, _parallel, _chunk (on the tiler), _step
+     >>delta       the delta rule core GDR+I (DeltaNet, Gated DeltaNet, PRISM's injections): _ref,
+                   _chunk (the WY transform on the tiler), _step
      >>safetensors hardened safetensors reader and writer (golden cases, weights)
      >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step
+     >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate
      >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
@@ -923,6 +927,47 @@ LATTN_API lattn_status lattn_laplace_forward(lattn_ctx *ctx, const lattn_laplace
    [B][state_floats] (required) advanced by one token (GEMV projections, lattn_la_step). */
 LATTN_API lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
                                           const int32_t *tokens, const float *x, float *out, float *state);
+
+/* ================================================================================================ */
+/* >>gdnlayer                                                                                       */
+/* ================================================================================================ */
+/* The Gated DeltaNet layer (fla layers/gated_deltanet.py; spec gdn_prism_ttt.md §3.1), x [T][D]:
+       q = SiLU(ShortConv(x W_qᵀ)),  k = SiLU(ShortConv(x W_kᵀ)),  v = SiLU(ShortConv(x W_vᵀ))
+       g = -exp(A_log) · softplus(x W_aᵀ + dt_bias)         (one log gate per head and token)
+       β = sigmoid(x W_bᵀ)   (2·sigmoid with allow_neg_eigval)
+       o = GDN(q, k, v; g, β), q and k L2-normalised in the kernel, s = K^-1/2
+       y = (RMSNorm_head(o)·w ⊙ SiLU(x W_gᵀ)) W_oᵀ
+   Tensors (fla's names): q_proj.weight, k_proj.weight [H·K][D]; v_proj.weight, g_proj.weight [H·V][D];
+   a_proj.weight, b_proj.weight [H][D]; o_proj.weight [D][H·V]; q_conv1d.weight, k_conv1d.weight
+   [H·K][W]; v_conv1d.weight [H·V][W]; A_log, dt_bias [H]; o_norm.weight [V]. lattn_gdn_init draws
+   them as fla does: A ~ U(0, 16), dt log-uniform in [1e-3, 1e-1] (clamped >= 1e-4) with
+   dt_bias = softplus⁻¹(dt), convolutions U(±W^-1/2), o_norm 1, matrices N(0, 0.02²). State of one
+   sequence (lattn_gdn_state_floats): the conv caches of q, k, v ([H·K][W], [H·K][W], [H·V][W], fla's
+   W columns, newest last), then the delta-rule states [H][K][V]; zeros for a fresh sequence. */
+typedef struct lattn_gdn_config {
+    int64_t D, H, K, V, conv_w;
+    int allow_neg_eigval;
+    float norm_eps;                      /* output RMSNorm epsilon (1e-5) */
+} lattn_gdn_config;
+LATTN_API lattn_gdn_config lattn_gdn_config_default(void);   /* fla: D 2048, H 6, K 256, V 512, W 4 */
+typedef struct lattn_gdn_layer {
+    lattn_gdn_config cfg;
+    float *arena; size_t n_params;
+    lattn_tensor *tensors; int64_t n_tensors;
+} lattn_gdn_layer;
+LATTN_API lattn_status lattn_gdn_init(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_gdn_config *c, uint64_t seed);
+LATTN_API void lattn_gdn_free(lattn_ctx *ctx, lattn_gdn_layer *m);
+LATTN_API lattn_tensor *lattn_gdn_tensor(const lattn_gdn_layer *m, const char *name);
+/* Floats of one sequence's state: (2·H·K + H·V)·W + H·K·V; -1 on overflow or a bad size. */
+LATTN_API int64_t lattn_gdn_state_floats(const lattn_gdn_config *c);
+/* x, y [B][T][D]; state NULL or [B][state floats] (initial in, final out). _ref: double, token by
+   token; forward: threaded GEMMs and lattn_gdr_chunk; step: T = 1, GEMV and lattn_gdr_step. */
+LATTN_API lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
+                                             const float *x, float *y, float *state);
+LATTN_API lattn_status lattn_gdn_forward(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
+                                         const float *x, float *y, float *state);
+LATTN_API lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, const float *x,
+                                      float *y, float *state);
 
 
 /* ================================================================================================ */
@@ -5933,6 +5978,227 @@ LATTN__DEF lattn_status lattn_laplace_forward(lattn_ctx *ctx, const lattn_laplac
 LATTN__DEF lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
                                            const int32_t *tokens, const float *x, float *out, float *state) {
     return lattn__laplace_run(ctx, m, B, 1, tokens, x, out, state, 1, "lattn_laplace_step");
+}
+
+/* ================================================================================================ */
+/* >>gdnlayer implementation                                                                        */
+/* ================================================================================================ */
+LATTN__DEF lattn_gdn_config lattn_gdn_config_default(void) {
+    lattn_gdn_config c;
+    c.D = 2048; c.H = 6; c.K = 256; c.V = 512; c.conv_w = 4; c.allow_neg_eigval = 0; c.norm_eps = 1e-5f;
+    return c;
+}
+enum { LATTN__GD_Q, LATTN__GD_K, LATTN__GD_V, LATTN__GD_A, LATTN__GD_B, LATTN__GD_G, LATTN__GD_O,
+       LATTN__GD_QC, LATTN__GD_KC, LATTN__GD_VC, LATTN__GD_ALOG, LATTN__GD_DT, LATTN__GD_ON, LATTN__GD_N };
+static const char *const lattn__gd_names[LATTN__GD_N] = {
+    "q_proj.weight", "k_proj.weight", "v_proj.weight", "a_proj.weight", "b_proj.weight", "g_proj.weight",
+    "o_proj.weight", "q_conv1d.weight", "k_conv1d.weight", "v_conv1d.weight", "A_log", "dt_bias", "o_norm.weight"
+};
+LATTN__DEF int64_t lattn_gdn_state_floats(const lattn_gdn_config *c) {
+    int64_t t[3][4];
+    if (!c) return -1;
+    t[0][0] = 2 * LATTN__MIN(c->H, INT64_MAX / 4); t[0][1] = c->K; t[0][2] = c->conv_w; t[0][3] = 1;   /* q, k caches */
+    t[1][0] = c->H; t[1][1] = c->V; t[1][2] = c->conv_w; t[1][3] = 1;                                   /* v cache */
+    t[2][0] = c->H; t[2][1] = c->K; t[2][2] = c->V; t[2][3] = 1;                                        /* S */
+    return lattn__laplace_sum(3, t);
+}
+static lattn_status lattn__gdn_check_cfg(lattn_ctx *ctx, const char *who, const lattn_gdn_config *c) {
+    int64_t t[1][4];
+    if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
+    if (c->D < 1 || c->H < 1 || c->K < 1 || c->V < 1 || c->conv_w < 1)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: every size must be >= 1", who);
+    if (!(c->norm_eps > 0.0f) || !isfinite(c->norm_eps))
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: norm_eps must be positive and finite", who);
+    t[0][0] = 4; t[0][1] = c->H; t[0][2] = LATTN__MAX(c->K, c->V); t[0][3] = LATTN__MAX(c->D, c->conv_w);
+    if (lattn_gdn_state_floats(c) < 0 || lattn__laplace_sum(1, t) < 0)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the layer's sizes overflow", who);
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_gdn_init(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_gdn_config *c, uint64_t seed) {
+    const char *who = "lattn_gdn_init";
+    lattn_rng r = lattn_rng_seed(seed);
+    int64_t i, HK, HV;
+    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "%s: layer is NULL", who);
+    memset(m, 0, sizeof *m);
+    LATTN__TRY(lattn__gdn_check_cfg(ctx, who, c));
+    HK = c->H * c->K; HV = c->H * c->V;
+    LATTN__TRY(lattn__table_new(ctx, who, LATTN__GD_N, 0, &m->tensors));
+    for (i = 0; i < LATTN__GD_N; i++) {
+        lattn_tensor *t = &m->tensors[i];
+        static const int rows[LATTN__GD_N] = { 0, 0, 1, 2, 2, 1, 3, 0, 0, 1, 2, 2, 4 };   /* HK, HV, H, D, V */
+        int64_t n0 = rows[i] == 0 ? HK : rows[i] == 1 ? HV : rows[i] == 2 ? c->H : rows[i] == 3 ? c->D : c->V;
+        snprintf(t->name, sizeof t->name, "%s", lattn__gd_names[i]);
+        t->shape[0] = n0;
+        t->ndim = i >= LATTN__GD_ALOG ? 1 : 2;
+        t->shape[1] = i == LATTN__GD_O ? HV : i >= LATTN__GD_QC ? c->conv_w : c->D;
+    }
+    if (lattn__arena_bind(ctx, who, m->tensors, LATTN__GD_N, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
+    m->cfg = *c; m->n_tensors = LATTN__GD_N;
+    lattn__arena_init(m->tensors, m->n_tensors, &r);
+    for (i = 0; i < c->H; i++) {         /* fla: A ~ U(0, 16); dt log-uniform in [1e-3, 1e-1], >= 1e-4 */
+        double A = 16.0 * LATTN__MAX((double)lattn_rng_uniform(&r), 1e-6);
+        double dt = exp(log(1e-3) + (double)lattn_rng_uniform(&r) * (log(1e-1) - log(1e-3)));
+        dt = LATTN__MAX(dt, 1e-4);
+        m->tensors[LATTN__GD_ALOG].data[i] = (float)log(A);
+        m->tensors[LATTN__GD_DT].data[i] = (float)(dt + log(-expm1(-dt)));             /* softplus⁻¹(dt) */
+    }
+    return lattn__ok(ctx);
+}
+LATTN__DEF void lattn_gdn_free(lattn_ctx *ctx, lattn_gdn_layer *m) {
+    if (!m) return;
+    lattn__free(ctx, m->arena);
+    lattn__free(ctx, m->tensors);
+    memset(m, 0, sizeof *m);
+}
+LATTN__DEF lattn_tensor *lattn_gdn_tensor(const lattn_gdn_layer *m, const char *name) {
+    return m ? lattn__arena_find(m->tensors, m->n_tensors, name) : NULL;
+}
+static const float *lattn__gdw(const lattn_gdn_layer *m, int i) { return m->tensors[i].data; }
+static lattn_status lattn__gdn_args(lattn_ctx *ctx, const char *who, const lattn_gdn_layer *m, int64_t B, int64_t T,
+                                    const float *x, const float *y) {
+    int64_t d[3];
+    if (!m || !m->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: layer, x or y is NULL", who);
+    if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
+    d[0] = B; d[1] = T; d[2] = 4 * m->cfg.H * LATTN__MAX(m->cfg.D, LATTN__MAX(m->cfg.K, m->cfg.V));
+    return lattn__check_count(ctx, who, "the activations", 3, d);
+}
+
+/* The reference: token by token in double, the state kept in double while a sequence runs. */
+LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
+                                              const float *x, float *y, float *state) {
+    const char *who = "lattn_gdn_forward_ref";
+    const lattn_gdn_config *c;
+    int64_t D, H, K, V, W, HK, HV, SF, b, t, i, j, h, ch;
+    double *buf, *st, *xd, *z, *a, *bb, *gg, *o, *out, sc;
+    size_t n;
+    LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, y));
+    c = &m->cfg; D = c->D; H = c->H; K = c->K; V = c->V; W = c->conv_w; HK = H * K; HV = H * V;
+    SF = lattn_gdn_state_floats(c); sc = 1.0 / sqrt((double)K);
+    n = (size_t)SF + (size_t)D + (size_t)(2 * HK + HV) + 2 * (size_t)H + 2 * (size_t)HV + (size_t)D;
+    if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
+    st = buf; xd = st + SF; z = xd + D; a = z + 2 * HK + HV; bb = a + H; gg = bb + H; o = gg + HV; out = o + HV;
+    for (b = 0; b < B; b++) {
+        for (i = 0; i < SF; i++) st[i] = state ? (double)state[b * SF + i] : 0.0;
+        for (t = 0; t < T; t++) {
+            const float *xt = x + (b * T + t) * D;
+            double *S = st + (2 * HK + HV) * W;
+            for (i = 0; i < D; i++) xd[i] = xt[i];
+            /* q | k | v projections, then the causal conv (cache shifted, newest last) and SiLU */
+            lattn__matvec_d(HK, D, lattn__gdw(m, LATTN__GD_Q), xd, z, 0);
+            lattn__matvec_d(HK, D, lattn__gdw(m, LATTN__GD_K), xd, z + HK, 0);
+            lattn__matvec_d(HV, D, lattn__gdw(m, LATTN__GD_V), xd, z + 2 * HK, 0);
+            for (ch = 0; ch < 2 * HK + HV; ch++) {
+                const float *w = ch < HK ? lattn__gdw(m, LATTN__GD_QC) + ch * W : ch < 2 * HK ? lattn__gdw(m, LATTN__GD_KC) + (ch - HK) * W
+                                                                                 : lattn__gdw(m, LATTN__GD_VC) + (ch - 2 * HK) * W;
+                double *cache = st + ch * W, acc = 0;
+                for (j = 0; j + 1 < W; j++) cache[j] = cache[j + 1];
+                cache[W - 1] = z[ch];
+                for (j = 0; j < W; j++) acc += (double)w[j] * cache[j];
+                z[ch] = lattn__silu_d(acc);
+            }
+            lattn__matvec_d(H, D, lattn__gdw(m, LATTN__GD_A), xd, a, 0);
+            lattn__matvec_d(H, D, lattn__gdw(m, LATTN__GD_B), xd, bb, 0);
+            lattn__matvec_d(HV, D, lattn__gdw(m, LATTN__GD_G), xd, gg, 0);
+            for (h = 0; h < H; h++) {
+                double *q = z + h * K, *k = z + HK + h * K, *v = z + 2 * HK + h * V, *Sh = S + h * K * V, *oh = o + h * V;
+                double g = -exp((double)lattn__gdw(m, LATTN__GD_ALOG)[h]) * lattn__softplus_d(a[h] + lattn__gdw(m, LATTN__GD_DT)[h]);
+                double beta = (c->allow_neg_eigval ? 2.0 : 1.0) * lattn__sigmoid_d(bb[h]), nq = 0, nk = 0, al = exp(g);
+                for (i = 0; i < K; i++) { nq += q[i] * q[i]; nk += k[i] * k[i]; }
+                nq = 1.0 / sqrt(nq + LATTN__L2_EPS); nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
+                /* S = α S;  u = β (v - Sᵀ k̂);  S += k̂ uᵀ;  o = s Sᵀ q̂ */
+                for (j = 0; j < V; j++) {
+                    double u = 0;
+                    for (i = 0; i < K; i++) { Sh[i * V + j] *= al; u += Sh[i * V + j] * k[i] * nk; }
+                    u = beta * (v[j] - u);
+                    oh[j] = 0;
+                    for (i = 0; i < K; i++) { Sh[i * V + j] += k[i] * nk * u; oh[j] += sc * q[i] * nq * Sh[i * V + j]; }
+                }
+                lattn__gate_row_d(V, oh, gg + h * V, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps);
+            }
+            lattn__matvec_d(D, HV, lattn__gdw(m, LATTN__GD_O), o, out, 0);
+            for (i = 0; i < D; i++) y[(b * T + t) * D + i] = (float)out[i];
+        }
+        if (state) for (i = 0; i < SF; i++) state[b * SF + i] = (float)st[i];
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* forward (decode = 0) and step (decode = 1, T = 1): layer-wide GEMMs, then per sequence the
+   ShortConvs and the delta-rule core on that sequence's state, advanced in a copy and committed. */
+static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T, const float *x,
+                                   float *y, float *state, int decode, const char *who) {
+    const lattn_gdn_config *c;
+    int64_t D, H, K, V, W, HK, HV, SF, M, b, i, ch;
+    int nthr = lattn__threads(ctx);
+    float *buf, *st_in, *st_out, *P, *Cv, *A, *Bt, *G, *O, *ws;
+    size_t n, tmp;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, y));
+    if (decode && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
+    c = &m->cfg; D = c->D; H = c->H; K = c->K; V = c->V; W = c->conv_w; HK = H * K; HV = H * V;
+    SF = lattn_gdn_state_floats(c); M = B * T;
+    if (T == 0) return lattn__ok(ctx);
+    /* two state copies; projections P (q | k | v), their conv outputs Cv, a, b, the gate input G,
+       the mixer output O; GEMM workspaces */
+    if (lattn_size_mul(&n, (size_t)B, 2 * (size_t)SF) ||
+        lattn_size_mul(&tmp, (size_t)M, 2 * (size_t)(2 * HK + HV) + 2 * (size_t)H + 2 * (size_t)HV) || lattn_size_add(&n, n, tmp) ||
+        lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(D, HV))) || lattn_size_add(&n, n, tmp))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
+    st_in = buf; st_out = st_in + B * SF; P = st_out + B * SF; Cv = P + M * (2 * HK + HV);
+    A = Cv + M * (2 * HK + HV); Bt = A + M * H; G = Bt + M * H; O = G + M * HV; ws = O + M * HV;
+    if (state) memcpy(st_in, state, (size_t)(B * SF) * sizeof(float));
+    else memset(st_in, 0, (size_t)(B * SF) * sizeof(float));
+    /* projections: q, k, v into P as three [M][·] blocks; a, b, g */
+    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_Q), P, 0, ws);
+    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_K), P + M * HK, 0, ws);
+    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_V), P + 2 * M * HK, 0, ws);
+    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_A), A, 0, ws);
+    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), Bt, 0, ws);
+    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_G), G, 0, ws);
+    for (i = 0; i < M * H; i++) {        /* g = -exp(A_log)·softplus(a + dt_bias);  β = (2·)sigmoid(b) */
+        int64_t h = i % H;
+        float u = A[i] + lattn__gdw(m, LATTN__GD_DT)[h];
+        A[i] = -expf(lattn__gdw(m, LATTN__GD_ALOG)[h]) * (u > 20.0f ? u : log1pf(expf(u)));
+        Bt[i] = (c->allow_neg_eigval ? 2.0f : 1.0f) / (1.0f + expf(-Bt[i]));
+    }
+    for (b = 0; b < B && st == LATTN_OK; b++) {
+        int64_t off = 0;
+        lattn_gdr_args a = lattn_gdr_args_default();
+        for (ch = 0; ch < 3 && st == LATTN_OK; ch++) {       /* the three ShortConvs + SiLU */
+            int64_t Dc = ch < 2 ? HK : HV, base = ch == 0 ? 0 : ch == 1 ? M * HK : 2 * M * HK;
+            lattn_conv_args ca;
+            memset(&ca, 0, sizeof ca);
+            ca.B = 1; ca.T = T; ca.D = Dc; ca.W = W; ca.x = P + base + b * T * Dc; ca.y = Cv + base + b * T * Dc;
+            ca.w = lattn__gdw(m, ch == 0 ? LATTN__GD_QC : ch == 1 ? LATTN__GD_KC : LATTN__GD_VC);
+            ca.silu = 1; ca.h0 = st_in + b * SF + off; ca.ht = st_out + b * SF + off;
+            st = decode ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_fast(ctx, &ca);
+            off += Dc * W;
+        }
+        if (st != LATTN_OK) break;
+        a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.l2norm = 1; a.allow_neg_eigval = c->allow_neg_eigval;
+        a.q = Cv + b * T * HK; a.k = Cv + M * HK + b * T * HK; a.v = Cv + 2 * M * HK + b * T * HV;
+        a.g = A + b * T * H; a.beta = Bt + b * T * H;
+        a.h0 = st_in + b * SF + off; a.ht = st_out + b * SF + off; a.o = O + b * T * HV;
+        st = decode ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a, 0);
+    }
+    if (st == LATTN_OK) {
+        lattn__gate_rows(nthr, M * H, V, O, G, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps);
+        lattn__linear(nthr, M, D, HV, O, lattn__gdw(m, LATTN__GD_O), y, 0, ws);
+        if (state) memcpy(state, st_out, (size_t)(B * SF) * sizeof(float));
+    }
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+LATTN__DEF lattn_status lattn_gdn_forward(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
+                                          const float *x, float *y, float *state) {
+    return lattn__gdn_run(ctx, m, B, T, x, y, state, 0, "lattn_gdn_forward");
+}
+LATTN__DEF lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, const float *x,
+                                       float *y, float *state) {
+    return lattn__gdn_run(ctx, m, B, 1, x, y, state, 1, "lattn_gdn_step");
 }
 
 /* ================================================================================================ */

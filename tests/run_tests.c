@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -2123,12 +2123,116 @@ static void test_delta(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* the Gated DeltaNet layer                                                                        */
+/* ---------------------------------------------------------------------------------------------- */
+static void test_gdnlayer(void) {
+    lattn_rng r = lattn_rng_seed(g_seed + 17);
+    lattn_ctx ctx;
+    lattn_gdn_config c = lattn_gdn_config_default();
+    lattn_gdn_layer m;
+    int64_t B = 2, T = g_quick ? 21 : 45, SF, D, neg;
+    size_t i;
+    lattn_ctx_init(&ctx);
+    c.D = 48; c.H = 3; c.K = 20; c.V = 28;         /* head dims off the vector width */
+    CHECK(lattn_gdn_state_floats(&c) == (2 * 3 * 20 + 3 * 28) * 4 + 3 * 20 * 28, "GDN state floats");
+    for (neg = 0; neg < 2; neg++) {
+        float *x, *y0, *y1, *y2, *s0, *s1, *s2, *sin, *xi, *yi;
+        int64_t t, b;
+        lattn_status st;
+        c.allow_neg_eigval = (int)neg;
+        CHECK(lattn_gdn_init(&ctx, &m, &c, 3) == LATTN_OK, "gdn init: %s", lattn_ctx_error(&ctx));
+        for (i = 0; i < m.n_params; i++) m.arena[i] += 0.05f * (float)lattn_rng_normal_d(&r);   /* off the init */
+        D = c.D; SF = lattn_gdn_state_floats(&c);
+        x = fnormal(&r, (size_t)(B * T * D)); sin = fnormal(&r, (size_t)(B * SF));
+        y0 = fnew((size_t)(B * T * D)); y1 = fnew((size_t)(B * T * D)); y2 = fnew((size_t)(B * T * D));
+        s0 = fdup(sin, (size_t)(B * SF)); s1 = fdup(sin, (size_t)(B * SF)); s2 = fdup(sin, (size_t)(B * SF));
+        xi = fnew((size_t)(B * D)); yi = fnew((size_t)(B * D));
+        CHECK(lattn_gdn_forward_ref(&ctx, &m, B, T, x, y0, s0) == LATTN_OK, "gdn forward_ref");
+        CHECK(lattn_gdn_forward(&ctx, &m, B, T, x, y1, s1) == LATTN_OK, "gdn forward: %s", lattn_ctx_error(&ctx));
+        for (t = 0, st = LATTN_OK; t < T && st == LATTN_OK; t++) {
+            for (b = 0; b < B; b++) memcpy(xi + b * D, x + (b * T + t) * D, (size_t)D * sizeof(float));
+            st = lattn_gdn_step(&ctx, &m, B, xi, yi, s2);
+            for (b = 0; b < B; b++) memcpy(y2 + (b * T + t) * D, yi + b * D, (size_t)D * sizeof(float));
+        }
+        CHECK(st == LATTN_OK, "gdn step: %s", lattn_ctx_error(&ctx));
+        CHECK(rel_rms(y1, y0, (size_t)(B * T * D)) <= 1e-5 && rel_rms(s1, s0, (size_t)(B * SF)) <= 1e-5,
+              "GDN layer forward vs _ref (neg eigval %d): y %.3g state %.3g", (int)neg, rel_rms(y1, y0, (size_t)(B * T * D)), rel_rms(s1, s0, (size_t)(B * SF)));
+        CHECK(rel_rms(y2, y0, (size_t)(B * T * D)) <= 1e-5 && rel_rms(s2, s0, (size_t)(B * SF)) <= 1e-5,
+              "GDN layer T steps vs _ref: y %.3g state %.3g", rel_rms(y2, y0, (size_t)(B * T * D)), rel_rms(s2, s0, (size_t)(B * SF)));
+        if (!neg) {                      /* prefill split in two calls = one call; threads bit-identical */
+            int64_t T1 = 13;
+            float *xa = fnew((size_t)(T1 * D)), *xb = fnew((size_t)((T - T1) * D)), *ya = fnew((size_t)(T1 * D)), *yb = fnew((size_t)((T - T1) * D));
+            float *sa = fdup(sin, (size_t)SF), *sb = fdup(sin, (size_t)SF), *y3 = fnew((size_t)(T * D));
+            memcpy(xa, x, (size_t)(T1 * D) * sizeof(float)); memcpy(xb, x + T1 * D, (size_t)((T - T1) * D) * sizeof(float));
+            lattn_gdn_forward(&ctx, &m, 1, T, x, y3, sb);
+            lattn_gdn_forward(&ctx, &m, 1, T1, xa, ya, sa); lattn_gdn_forward(&ctx, &m, 1, T - T1, xb, yb, sa);
+            CHECK(rel_rms(ya, y3, (size_t)(T1 * D)) <= 1e-5 && rel_rms(yb, y3 + T1 * D, (size_t)((T - T1) * D)) <= 1e-5 &&
+                  rel_rms(sa, sb, (size_t)SF) <= 1e-5, "GDN layer: prefill in two calls = one");
+#ifdef _OPENMP
+            {
+                int nt, same = 1;
+                ctx.n_threads = 1; memcpy(s1, sin, (size_t)(B * SF) * sizeof(float)); lattn_gdn_forward(&ctx, &m, B, T, x, y1, s1);
+                for (nt = 2; nt <= 3; nt++) {
+                    ctx.n_threads = nt; memcpy(s2, sin, (size_t)(B * SF) * sizeof(float)); lattn_gdn_forward(&ctx, &m, B, T, x, y2, s2);
+                    same &= same_bits(y1, y2, (size_t)(B * T * D)) && same_bits(s1, s2, (size_t)(B * SF));
+                }
+                ctx.n_threads = 0;
+                CHECK(same, "GDN layer forward bit-identical on 1, 2, 3 threads");
+            }
+#endif
+            free(xa); free(xb); free(ya); free(yb); free(sa); free(sb); free(y3);
+        }
+        free(x); free(y0); free(y1); free(y2); free(s0); free(s1); free(s2); free(sin); free(xi); free(yi);
+        lattn_gdn_free(&ctx, &m);
+    }
+    {   /* names, init, errors, failing allocations */
+        lattn_gdn_config bad = c;
+        lattn_tensor *al, *dt;
+        float xx[48], yy[48];
+        int k, badc = 0, total = 0;
+        counting_alloc ta;
+        c.allow_neg_eigval = 0;
+        lattn_gdn_init(&ctx, &m, &c, 5);
+        al = lattn_gdn_tensor(&m, "A_log"); dt = lattn_gdn_tensor(&m, "dt_bias");
+        CHECK(al && dt && lattn_gdn_tensor(&m, "q_conv1d.weight")->shape[1] == 4 && lattn_gdn_tensor(&m, "o_proj.weight")->shape[1] == 84 &&
+              al->data[0] <= logf(16.0f) && log1pf(expf(dt->data[1])) >= 1e-4f && log1pf(expf(dt->data[1])) <= 0.1001f,
+              "GDN tensors: fla names, shapes, A_log and dt_bias drawn as fla does");
+        poison(yy, 48);
+        for (i = 0; i < 48; i++) xx[i] = 0.1f;
+        CHECK(lattn_gdn_step(&ctx, &m, 1, xx, yy, NULL) == LATTN_E_NULL && yy[0] != yy[0], "gdn step without a state");
+        CHECK(lattn_gdn_forward(&ctx, &m, 0, 1, xx, yy, NULL) == LATTN_E_SHAPE, "gdn forward B = 0");
+        CHECK(lattn_gdn_forward(&ctx, NULL, 1, 1, xx, yy, NULL) == LATTN_E_NULL, "gdn forward NULL layer");
+        CHECK(lattn_gdn_forward(&ctx, &m, 1, 0, xx, yy, NULL) == LATTN_OK && yy[0] != yy[0], "gdn forward T = 0 writes nothing");
+        lattn_gdn_free(&ctx, &m);
+        bad.K = 0; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_SHAPE && m.arena == NULL, "gdn init K = 0");
+        bad = c; bad.D = INT64_MAX / 8; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_OVERFLOW, "gdn init overflowing D");
+        bad = c; bad.norm_eps = NAN; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_DOMAIN, "gdn init NaN eps");
+        for (k = 1; k < 30; k++) {
+            lattn_ctx c2;
+            lattn_status s;
+            lattn_gdn_layer mb;
+            lattn_ctx_init(&c2);
+            memset(&ta, 0, sizeof ta); ta.fail_at = k;
+            c2.allocator.alloc = ta_alloc; c2.allocator.free = ta_free; c2.allocator.user = &ta;
+            s = lattn_gdn_init(&c2, &mb, &c, 3);
+            if (s == LATTN_OK) s = lattn_gdn_forward(&c2, &mb, 1, 1, xx, yy, NULL);
+            lattn_gdn_free(&c2, &mb);
+            if (ta.live != 0) badc++;
+            if (ta.count < k) break;
+            total++;
+            if (s != LATTN_E_NOMEM) badc++;
+        }
+        CHECK(badc == 0 && total >= 4, "GDN layer under failing allocations: %d injections, %d bad", total, badc);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
-        { "delta", test_delta }
+        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
