@@ -958,6 +958,10 @@ typedef struct lattn_gdn_layer {
 LATTN_API lattn_status lattn_gdn_init(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_gdn_config *c, uint64_t seed);
 LATTN_API void lattn_gdn_free(lattn_ctx *ctx, lattn_gdn_layer *m);
 LATTN_API lattn_tensor *lattn_gdn_tensor(const lattn_gdn_layer *m, const char *name);
+/* Weights as safetensors (float32, the configuration as "gdn.<field>" metadata) and back: every
+   tensor prefix+name with exactly its shape; anything else is LATTN_E_FORMAT and leaves *m empty. */
+LATTN_API lattn_status lattn_gdn_serialize(lattn_ctx *ctx, const lattn_gdn_layer *m, unsigned char **out, size_t *size);
+LATTN_API lattn_status lattn_gdn_load_st(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_st_file *f, const char *prefix);
 /* Floats of one sequence's state: (2·H·K + H·V)·W + H·K·V; -1 on overflow or a bad size. */
 LATTN_API int64_t lattn_gdn_state_floats(const lattn_gdn_config *c);
 /* x, y [B][T][D]; state NULL or [B][state floats] (initial in, final out). _ref: double, token by
@@ -5584,93 +5588,125 @@ LATTN__DEF lattn_tensor *lattn_laplace_tensor(const lattn_laplace_model *m, cons
 }
 
 /* ---- weights as safetensors: the configuration rides in __metadata__ ---------------------------- */
-#define LATTN__LCFG_N 10
-static const char *const lattn__lcfg_keys[LATTN__LCFG_N] = {
-    "laplace.n_layers", "laplace.D", "laplace.H", "laplace.dk", "laplace.dv", "laplace.ffn", "laplace.conv_w",
-    "laplace.vocab", "laplace.gate_mode", "laplace.norm_eps"
-};
-static int64_t *lattn__lcfg_field(lattn_laplace_config *c, int i) {
-    int64_t *f[8];
-    f[0] = &c->n_layers; f[1] = &c->D; f[2] = &c->H; f[3] = &c->dk; f[4] = &c->dv; f[5] = &c->ffn;
-    f[6] = &c->conv_w; f[7] = &c->vocab;
-    return f[i];
+/* One configuration field in the metadata: an integer (i), a float (f), or an index into a list of
+   names (e, names). Written with lattn__cfg_write, read back strictly with lattn__cfg_read. */
+typedef struct lattn__cfield { const char *key; int64_t *i; float *f; int *e; const char *const *names; int n_names; } lattn__cfield;
+#define LATTN__CFG_MAX 12
+static void lattn__cfg_write(const lattn__cfield *fl, int n, char (*vals)[32], const char **meta) {
+    int i;
+    for (i = 0; i < n; i++) {
+        if (fl[i].i) snprintf(vals[i], 32, "%lld", (long long)*fl[i].i);
+        else if (fl[i].f) snprintf(vals[i], 32, "%.9g", (double)*fl[i].f);
+        else snprintf(vals[i], 32, "%s", fl[i].names[*fl[i].e]);
+        meta[2 * i] = fl[i].key; meta[2 * i + 1] = vals[i];
+    }
 }
-
-LATTN__DEF lattn_status lattn_laplace_serialize(lattn_ctx *ctx, const lattn_laplace_model *m,
-                                                unsigned char **out, size_t *size) {
-    char vals[LATTN__LCFG_N][32];
-    const char *meta[2 * LATTN__LCFG_N];
+static lattn_status lattn__cfg_read(lattn_ctx *ctx, const char *who, const lattn_st_file *f, const lattn__cfield *fl, int n) {
+    int i, d;
+    for (i = 0; i < n; i++) {
+        const char *v = lattn_st_meta(f, fl[i].key);
+        char *end = NULL;
+        if (!v) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata has no \"%s\"", who, fl[i].key);
+        errno = 0;
+        if (fl[i].i) *fl[i].i = (int64_t)strtoll(v, &end, 10);
+        else if (fl[i].f) *fl[i].f = (float)strtod(v, &end);
+        else {
+            for (d = 0; d < fl[i].n_names && strcmp(v, fl[i].names[d]) != 0; d++) {}
+            *fl[i].e = d;
+            end = (char *)(size_t)(d < fl[i].n_names ? v + strlen(v) : v);
+        }
+        if (end == v || *end != '\0' || errno)
+            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata \"%s\" = \"%s\" is not valid", who, fl[i].key, v);
+    }
+    return LATTN_OK;
+}
+/* The tensors of an arena as safetensors (float32) with the configuration's metadata. */
+static lattn_status lattn__arena_serialize(lattn_ctx *ctx, const char *who, const lattn_tensor *tab, int64_t nt,
+                                           const lattn__cfield *fl, int n_fl, unsigned char **out, size_t *size) {
+    char vals[LATTN__CFG_MAX][32];
+    const char *meta[2 * LATTN__CFG_MAX];
     lattn_st_entry *e;
-    lattn_laplace_config c;
     int64_t i;
     lattn_status st;
-    if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_laplace_serialize: NULL argument");
-    c = m->cfg;
-    for (i = 0; i < LATTN__LCFG_N; i++) {
-        if (i < 8) snprintf(vals[i], sizeof vals[i], "%lld", (long long)*lattn__lcfg_field(&c, (int)i));
-        else if (i == 8) snprintf(vals[i], sizeof vals[i], "%s", lattn__gate_names[c.gate_mode]);
-        else snprintf(vals[i], sizeof vals[i], "%.9g", (double)c.norm_eps);
-        meta[2 * i] = lattn__lcfg_keys[i]; meta[2 * i + 1] = vals[i];
+    lattn__cfg_write(fl, n_fl, vals, meta);
+    e = (lattn_st_entry *)lattn__alloc(ctx, (size_t)nt * sizeof *e);
+    if (!e) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    for (i = 0; i < nt; i++) {
+        e[i].name = tab[i].name; e[i].dtype = LATTN_DTYPE_F32; e[i].ndim = tab[i].ndim; e[i].shape = tab[i].shape; e[i].data = tab[i].data;
     }
-    e = (lattn_st_entry *)lattn__alloc(ctx, (size_t)m->n_tensors * sizeof *e);
-    if (!e) return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_laplace_serialize: out of memory");
-    for (i = 0; i < m->n_tensors; i++) {
-        e[i].name = m->tensors[i].name; e[i].dtype = LATTN_DTYPE_F32;
-        e[i].ndim = m->tensors[i].ndim; e[i].shape = m->tensors[i].shape; e[i].data = m->tensors[i].data;
-    }
-    st = lattn_st_serialize(ctx, e, m->n_tensors, meta, LATTN__LCFG_N, out, size);
+    st = lattn_st_serialize(ctx, e, nt, meta, n_fl, out, size);
     lattn__free(ctx, e);
     return st;
 }
+/* Every tensor of the arena from `prefix`+name in f, with exactly its shape (any float dtype). */
+static lattn_status lattn__arena_load(lattn_ctx *ctx, const char *who, lattn_tensor *tab, int64_t nt,
+                                      const lattn_st_file *f, const char *prefix) {
+    char name[2 * LATTN_NAME_MAX];
+    int64_t i;
+    int d;
+    for (i = 0; i < nt; i++) {
+        lattn_tensor *t = &tab[i];
+        const lattn_st_tensor *s;
+        snprintf(name, sizeof name, "%s%s", prefix, t->name);
+        s = lattn_st_find(f, name);
+        if (!s) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: missing tensor '%s'", who, name);
+        if (s->ndim != t->ndim || s->dtype == LATTN_DTYPE_I32 || s->dtype == LATTN_DTYPE_I64)
+            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' must be a float tensor of %d dimensions", who, name, t->ndim);
+        for (d = 0; d < t->ndim; d++)
+            if (s->shape[d] != t->shape[d])
+                return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' has dimension %d = %lld, the configuration needs %lld",
+                                   who, name, d, (long long)s->shape[d], (long long)t->shape[d]);
+        LATTN__TRY(lattn_st_to_f32(ctx, s, t->data, t->count));
+    }
+    return LATTN_OK;
+}
+/* A configuration-check failure met while loading is the file's fault: LATTN_E_FORMAT, same text. */
+static lattn_status lattn__as_format(lattn_ctx *ctx, lattn_status st) {
+    char msg[256];
+    if (st == LATTN_E_NOMEM || st == LATTN_OK) return st;
+    snprintf(msg, sizeof msg, "%s", lattn_ctx_error(ctx));
+    return lattn__fail(ctx, LATTN_E_FORMAT, "%s (from the file's metadata)", msg);
+}
 
+/* The Laplace configuration's fields (gate_mode travels as an int). */
+static int lattn__laplace_fields(lattn_laplace_config *c, int *gate, lattn__cfield *fl) {
+    static const char *const keys[8] = { "laplace.n_layers", "laplace.D", "laplace.H", "laplace.dk", "laplace.dv",
+                                         "laplace.ffn", "laplace.conv_w", "laplace.vocab" };
+    int64_t *p[8];
+    int i;
+    p[0] = &c->n_layers; p[1] = &c->D; p[2] = &c->H; p[3] = &c->dk; p[4] = &c->dv; p[5] = &c->ffn; p[6] = &c->conv_w; p[7] = &c->vocab;
+    memset(fl, 0, 10 * sizeof *fl);
+    for (i = 0; i < 8; i++) { fl[i].key = keys[i]; fl[i].i = p[i]; }
+    fl[8].key = "laplace.gate_mode"; fl[8].e = gate; fl[8].names = lattn__gate_names; fl[8].n_names = 4;
+    fl[9].key = "laplace.norm_eps"; fl[9].f = &c->norm_eps;
+    return 10;
+}
+LATTN__DEF lattn_status lattn_laplace_serialize(lattn_ctx *ctx, const lattn_laplace_model *m,
+                                                unsigned char **out, size_t *size) {
+    lattn__cfield fl[LATTN__CFG_MAX];
+    lattn_laplace_config c;
+    int gate, n;
+    if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_laplace_serialize: NULL argument");
+    c = m->cfg; gate = (int)c.gate_mode;
+    n = lattn__laplace_fields(&c, &gate, fl);
+    return lattn__arena_serialize(ctx, "lattn_laplace_serialize", m->tensors, m->n_tensors, fl, n, out, size);
+}
 LATTN__DEF lattn_status lattn_laplace_load_st(lattn_ctx *ctx, lattn_laplace_model *m, const lattn_st_file *f,
                                               const char *prefix) {
     const char *who = "lattn_laplace_load";
     lattn_laplace_config c = lattn_laplace_config_3b();
-    char name[2 * LATTN_NAME_MAX];
-    int64_t i;
-    int d;
-    lattn_status st = LATTN_OK;
+    lattn__cfield fl[LATTN__CFG_MAX];
+    int gate = 0, n;
+    lattn_status st;
     if (!m || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     memset(m, 0, sizeof *m);
     if (!prefix) prefix = "";
     if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
-    for (i = 0; i < LATTN__LCFG_N; i++) {
-        const char *v = lattn_st_meta(f, lattn__lcfg_keys[i]);
-        char *end = NULL;
-        if (!v) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata has no \"%s\"", who, lattn__lcfg_keys[i]);
-        errno = 0;
-        if (i < 8) {
-            long long x = strtoll(v, &end, 10);
-            *lattn__lcfg_field(&c, (int)i) = x;
-        } else if (i == 8) {
-            for (d = 0; d < 4 && strcmp(v, lattn__gate_names[d]) != 0; d++) {}
-            c.gate_mode = (lattn_out_gate)d;
-            end = (char *)(size_t)(d < 4 ? v + strlen(v) : v);
-        } else c.norm_eps = (float)strtod(v, &end);
-        if (end == v || *end != '\0' || errno)
-            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata \"%s\" = \"%s\" is not valid", who, lattn__lcfg_keys[i], v);
-    }
-    if ((st = lattn__laplace_alloc(ctx, m, &c, who)) != LATTN_OK) {
-        char msg[256];                   /* the context's message, re-filed as a format error */
-        snprintf(msg, sizeof msg, "%s", lattn_ctx_error(ctx));
-        return st == LATTN_E_NOMEM ? st : lattn__fail(ctx, LATTN_E_FORMAT, "%s (from the file's metadata)", msg);
-    }
-    for (i = 0; i < m->n_tensors && st == LATTN_OK; i++) {
-        lattn_tensor *t = &m->tensors[i];
-        const lattn_st_tensor *s;
-        snprintf(name, sizeof name, "%s%s", prefix, t->name);
-        s = lattn_st_find(f, name);
-        if (!s) { st = lattn__fail(ctx, LATTN_E_FORMAT, "%s: missing tensor '%s'", who, name); break; }
-        if (s->ndim != t->ndim || s->dtype == LATTN_DTYPE_I32 || s->dtype == LATTN_DTYPE_I64)
-            st = lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' must be a float tensor of %d dimensions", who, name, t->ndim);
-        for (d = 0; d < t->ndim && st == LATTN_OK; d++)
-            if (s->shape[d] != t->shape[d])
-                st = lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' has dimension %d = %lld, the configuration needs %lld",
-                                 who, name, d, (long long)s->shape[d], (long long)t->shape[d]);
-        if (st == LATTN_OK) st = lattn_st_to_f32(ctx, s, t->data, t->count);
-    }
-    if (st != LATTN_OK) { lattn_laplace_free(ctx, m); return st; }
+    n = lattn__laplace_fields(&c, &gate, fl);
+    LATTN__TRY(lattn__cfg_read(ctx, who, f, fl, n));
+    c.gate_mode = (lattn_out_gate)gate;
+    if ((st = lattn__laplace_alloc(ctx, m, &c, who)) != LATTN_OK) return lattn__as_format(ctx, st);
+    if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) { lattn_laplace_free(ctx, m); return st; }
     return lattn__ok(ctx);
 }
 #ifndef LATTN_NO_STDIO
@@ -6014,11 +6050,8 @@ static lattn_status lattn__gdn_check_cfg(lattn_ctx *ctx, const char *who, const 
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the layer's sizes overflow", who);
     return LATTN_OK;
 }
-LATTN__DEF lattn_status lattn_gdn_init(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_gdn_config *c, uint64_t seed) {
-    const char *who = "lattn_gdn_init";
-    lattn_rng r = lattn_rng_seed(seed);
+static lattn_status lattn__gdn_alloc(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_gdn_config *c, const char *who) {
     int64_t i, HK, HV;
-    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "%s: layer is NULL", who);
     memset(m, 0, sizeof *m);
     LATTN__TRY(lattn__gdn_check_cfg(ctx, who, c));
     HK = c->H * c->K; HV = c->H * c->V;
@@ -6034,6 +6067,13 @@ LATTN__DEF lattn_status lattn_gdn_init(lattn_ctx *ctx, lattn_gdn_layer *m, const
     }
     if (lattn__arena_bind(ctx, who, m->tensors, LATTN__GD_N, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
     m->cfg = *c; m->n_tensors = LATTN__GD_N;
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_gdn_init(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_gdn_config *c, uint64_t seed) {
+    lattn_rng r = lattn_rng_seed(seed);
+    int64_t i;
+    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "lattn_gdn_init: layer is NULL");
+    LATTN__TRY(lattn__gdn_alloc(ctx, m, c, "lattn_gdn_init"));
     lattn__arena_init(m->tensors, m->n_tensors, &r);
     for (i = 0; i < c->H; i++) {         /* fla: A ~ U(0, 16); dt log-uniform in [1e-3, 1e-1], >= 1e-4 */
         double A = 16.0 * LATTN__MAX((double)lattn_rng_uniform(&r), 1e-6);
@@ -6052,6 +6092,46 @@ LATTN__DEF void lattn_gdn_free(lattn_ctx *ctx, lattn_gdn_layer *m) {
 }
 LATTN__DEF lattn_tensor *lattn_gdn_tensor(const lattn_gdn_layer *m, const char *name) {
     return m ? lattn__arena_find(m->tensors, m->n_tensors, name) : NULL;
+}
+/* The GDN configuration's fields in safetensors metadata ("gdn.<field>"). */
+static int lattn__gdn_fields(lattn_gdn_config *c, int64_t *neg, lattn__cfield *fl) {
+    static const char *const keys[6] = { "gdn.D", "gdn.H", "gdn.K", "gdn.V", "gdn.conv_w", "gdn.allow_neg_eigval" };
+    int64_t *p[6];
+    int i;
+    p[0] = &c->D; p[1] = &c->H; p[2] = &c->K; p[3] = &c->V; p[4] = &c->conv_w; p[5] = neg;
+    memset(fl, 0, 7 * sizeof *fl);
+    for (i = 0; i < 6; i++) { fl[i].key = keys[i]; fl[i].i = p[i]; }
+    fl[6].key = "gdn.norm_eps"; fl[6].f = &c->norm_eps;
+    return 7;
+}
+LATTN__DEF lattn_status lattn_gdn_serialize(lattn_ctx *ctx, const lattn_gdn_layer *m, unsigned char **out, size_t *size) {
+    lattn__cfield fl[LATTN__CFG_MAX];
+    lattn_gdn_config c;
+    int64_t neg;
+    int n;
+    if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_gdn_serialize: NULL argument");
+    c = m->cfg; neg = c.allow_neg_eigval;
+    n = lattn__gdn_fields(&c, &neg, fl);
+    return lattn__arena_serialize(ctx, "lattn_gdn_serialize", m->tensors, m->n_tensors, fl, n, out, size);
+}
+LATTN__DEF lattn_status lattn_gdn_load_st(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_st_file *f, const char *prefix) {
+    const char *who = "lattn_gdn_load";
+    lattn_gdn_config c = lattn_gdn_config_default();
+    lattn__cfield fl[LATTN__CFG_MAX];
+    int64_t neg = 0;
+    int n;
+    lattn_status st;
+    if (!m || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    memset(m, 0, sizeof *m);
+    if (!prefix) prefix = "";
+    if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
+    n = lattn__gdn_fields(&c, &neg, fl);
+    LATTN__TRY(lattn__cfg_read(ctx, who, f, fl, n));
+    if (neg != 0 && neg != 1) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: gdn.allow_neg_eigval must be 0 or 1", who);
+    c.allow_neg_eigval = (int)neg;
+    if ((st = lattn__gdn_alloc(ctx, m, &c, who)) != LATTN_OK) return lattn__as_format(ctx, st);
+    if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) { lattn_gdn_free(ctx, m); return st; }
+    return lattn__ok(ctx);
 }
 static const float *lattn__gdw(const lattn_gdn_layer *m, int i) { return m->tensors[i].data; }
 static lattn_status lattn__gdn_args(lattn_ctx *ctx, const char *who, const lattn_gdn_layer *m, int64_t B, int64_t T,
@@ -6553,47 +6633,69 @@ static lattn_status lattn__case_s4d(lattn__case *k, lattn_form form) {
     }
 }
 
-/* A Laplace model (any number of layers, vocab 0) stored under "in.<tensor name>", with its
-   configuration in the laplace.* metadata: in.x [B][T][D], in.state0 [B][state floats] (optional)
-   -> out.y [B][T][D], out.state [B][state floats]. */
-static lattn_status lattn__case_laplace(lattn__case *k, lattn_form form) {
-    lattn_laplace_model m;
+/* Layer cases: a layer's tensors under "in.<tensor name>", its configuration in the metadata,
+   in.x [B][T][D], in.state0 [B][state floats] (optional) -> out.y [B][T][D], out.state; forms ref,
+   fast (forward) and step (the decoder: one token of every sequence per call). run(form 0 ref,
+   1 forward, 2 step with T = 1). */
+typedef lattn_status (*lattn__layer_run)(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+                                         const float *x, float *y, float *state);
+static lattn_status lattn__case_layer(lattn__case *k, lattn_form form, const void *layer, int64_t D, int64_t SF,
+                                      lattn__layer_run run) {
     const lattn_st_tensor *tx;
     const float *x, *s0;
-    float *y, *state, *buf = NULL;
-    int64_t B, T, D, SF, t, b;
+    float *y, *state, *buf;
+    int64_t B, T, t, b;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__case_in(k, "in.x", 1, &x, &tx));
+    LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
+    if (tx->shape[2] != D) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.x must be [B][T][%lld]", (long long)D);
+    B = tx->shape[0]; T = tx->shape[1];
+    LATTN__TRY(lattn__case_in(k, "in.state0", 0, &s0, NULL));
+    LATTN__TRY(lattn__case_count(k, "in.state0", B * SF));
+    LATTN__TRY(lattn__case_count(k, "out.state", B * SF));
+    LATTN__TRY(lattn__case_count(k, "out.y", B * T * D));
+    LATTN__TRY(lattn__case_out(k, "out.y", &y));
+    LATTN__TRY(lattn__case_out(k, "out.state", &state));
+    if (!y || !state) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: a layer case needs out.y and out.state");
+    if (s0) memcpy(state, s0, (size_t)(B * SF) * sizeof(float)); else memset(state, 0, (size_t)(B * SF) * sizeof(float));
+    if (form == LATTN_FORM_REF || form == LATTN_FORM_FAST) return run(k->ctx, layer, form == LATTN_FORM_FAST, B, T, x, y, state);
+    if (form != LATTN_FORM_STEP) return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a layer has no %s form", lattn_form_name(form));
+    if ((buf = (float *)lattn__case_keep(k, (size_t)(2 * B * D) * sizeof(float))) == NULL)
+        return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
+    for (t = 0; t < T && st == LATTN_OK; t++) {
+        for (b = 0; b < B; b++) memcpy(buf + b * D, x + (b * T + t) * D, (size_t)D * sizeof(float));
+        st = run(k->ctx, layer, 2, B, 1, buf, buf + B * D, state);
+        for (b = 0; b < B; b++) memcpy(y + (b * T + t) * D, buf + (B + b) * D, (size_t)D * sizeof(float));
+    }
+    return st;
+}
+static lattn_status lattn__laplace_case_run(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+                                            const float *x, float *y, float *state) {
+    const lattn_laplace_model *m = (const lattn_laplace_model *)layer;
+    return form == 0 ? lattn_laplace_forward_ref(ctx, m, B, T, NULL, x, y, state)
+         : form == 1 ? lattn_laplace_forward(ctx, m, B, T, NULL, x, y, state) : lattn_laplace_step(ctx, m, B, NULL, x, y, state);
+}
+static lattn_status lattn__case_laplace(lattn__case *k, lattn_form form) {
+    lattn_laplace_model m;
     lattn_status st;
     LATTN__TRY(lattn_laplace_load_st(k->ctx, &m, k->c, "in."));
-    st = lattn__case_in(k, "in.x", 1, &x, &tx);
-    if (st == LATTN_OK) st = lattn__case_dims(k, tx, 3, "in.x");
-    if (st == LATTN_OK && (m.cfg.vocab != 0 || tx->shape[2] != m.cfg.D))
-        st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: laplace_layer needs vocab 0 and in.x [B][T][D]");
-    if (st == LATTN_OK) {
-        B = tx->shape[0]; T = tx->shape[1]; D = m.cfg.D; SF = lattn_laplace_state_floats(&m.cfg);
-        st = lattn__case_in(k, "in.state0", 0, &s0, NULL);
-        if (st == LATTN_OK) st = lattn__case_count(k, "in.state0", B * SF);
-        if (st == LATTN_OK) st = lattn__case_count(k, "out.state", B * SF);
-        if (st == LATTN_OK) st = lattn__case_count(k, "out.y", B * T * D);
-        if (st == LATTN_OK) st = lattn__case_out(k, "out.y", &y);
-        if (st == LATTN_OK) st = lattn__case_out(k, "out.state", &state);
-        if (st == LATTN_OK && (!y || !state)) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: laplace_layer needs out.y and out.state");
-        if (st == LATTN_OK) {
-            if (s0) memcpy(state, s0, (size_t)(B * SF) * sizeof(float)); else memset(state, 0, (size_t)(B * SF) * sizeof(float));
-            if (form == LATTN_FORM_REF) st = lattn_laplace_forward_ref(k->ctx, &m, B, T, NULL, x, y, state);
-            else if (form == LATTN_FORM_FAST) st = lattn_laplace_forward(k->ctx, &m, B, T, NULL, x, y, state);
-            else if (form != LATTN_FORM_STEP)
-                st = lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: laplace_layer has no %s form", lattn_form_name(form));
-            else if ((buf = (float *)lattn__case_keep(k, (size_t)(2 * B * D) * sizeof(float))) == NULL)
-                st = lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
-            else
-                for (t = 0; t < T && st == LATTN_OK; t++) {          /* the decoder: one token of every sequence */
-                    for (b = 0; b < B; b++) memcpy(buf + b * D, x + (b * T + t) * D, (size_t)D * sizeof(float));
-                    st = lattn_laplace_step(k->ctx, &m, B, NULL, buf, buf + B * D, state);
-                    for (b = 0; b < B; b++) memcpy(y + (b * T + t) * D, buf + (B + b) * D, (size_t)D * sizeof(float));
-                }
-        }
-    }
+    st = m.cfg.vocab != 0 ? lattn__fail(k->ctx, LATTN_E_FORMAT, "case: laplace_layer needs vocab 0")
+                          : lattn__case_layer(k, form, &m, m.cfg.D, lattn_laplace_state_floats(&m.cfg), lattn__laplace_case_run);
     lattn_laplace_free(k->ctx, &m);
+    return st;
+}
+static lattn_status lattn__gdn_case_run(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+                                        const float *x, float *y, float *state) {
+    const lattn_gdn_layer *m = (const lattn_gdn_layer *)layer;
+    return form == 0 ? lattn_gdn_forward_ref(ctx, m, B, T, x, y, state)
+         : form == 1 ? lattn_gdn_forward(ctx, m, B, T, x, y, state) : lattn_gdn_step(ctx, m, B, x, y, state);
+}
+static lattn_status lattn__case_gdn(lattn__case *k, lattn_form form) {
+    lattn_gdn_layer m;
+    lattn_status st;
+    LATTN__TRY(lattn_gdn_load_st(k->ctx, &m, k->c, "in."));
+    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn_gdn_state_floats(&m.cfg), lattn__gdn_case_run);
+    lattn_gdn_free(k->ctx, &m);
     return st;
 }
 
@@ -6632,6 +6734,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "ssm") == 0) st = lattn__case_ssm(&k, form);
     else if (strcmp(mixer, "s4d") == 0) st = lattn__case_s4d(&k, form);
     else if (strcmp(mixer, "laplace_layer") == 0) st = lattn__case_laplace(&k, form);
+    else if (strcmp(mixer, "gdn_layer") == 0) st = lattn__case_gdn(&k, form);
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
     if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
     for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);

@@ -101,7 +101,10 @@ static const gcase CASES[] = {
     { "gdr_injections",    "gdr", 1, 65, 2, 16, 20, 2, 1, 0, 1, 0, 16, NULL, {0}, 0, 805, "GDR+I: erase key e, write scale c, 2 injections per token, per-head gates, chunk 16" },
     /* laplace_layer: heads in H, dk in K, dv in V, conv width in W, D in chunk, FFN 5D/3 */
     { "laplace_layer_small", "laplace_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 701,
-      "one Laplace layer (D 24, 2 heads of 10 x 12, FFN 40, RMSNorm-SiLU output gate), initial state" }
+      "one Laplace layer (D 24, 2 heads of 10 x 12, FFN 40, RMSNorm-SiLU output gate), initial state" },
+    /* gdn_layer: heads in H, K in K, V in V, conv width in W, D in chunk */
+    { "gdn_layer_small", "gdn_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 901,
+      "one Gated DeltaNet layer (D 24, 2 heads of 10 x 12, fla initialisation of A_log and dt_bias), initial state" }
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
@@ -308,6 +311,43 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
             if (B * T * H * V <= 20000) { add(g, "out64.o", LATTN_DTYPE_F64, 4, sv, o64); add(g, "out64.ht", LATTN_DTYPE_F64, 4, ss, ht64); }
         }
         (void)i;
+    } else if (strcmp(c->mixer, "gdn_layer") == 0) {
+        /* fla's A_log and dt_bias; matrices N(0, 1/fan_in), conv U(-0.5, 0.5), o_norm U(0.5, 1.5) */
+        lattn_gdn_config lc = lattn_gdn_config_default();
+        lattn_gdn_layer m;
+        int64_t D = c->chunk, SF, sx[3], ss[2], i;
+        char nmb[80];
+        lc.D = D; lc.H = c->H; lc.K = c->K; lc.V = c->V; lc.conv_w = c->W;
+        if (lattn_gdn_init(ctx, &m, &lc, c->seed) != LATTN_OK) return 0;
+        SF = lattn_gdn_state_floats(&lc);
+        meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (q, k, v conv caches [H*K][W], [H*K][W], [H*V][W], then S [H][K][V]); weights as in lattn.h >>gdnlayer, prefixed in.");
+        meta(g, "gdn.D", num(g, (double)D)); meta(g, "gdn.H", num(g, (double)lc.H)); meta(g, "gdn.K", num(g, (double)lc.K));
+        meta(g, "gdn.V", num(g, (double)lc.V)); meta(g, "gdn.conv_w", num(g, (double)lc.conv_w));
+        meta(g, "gdn.allow_neg_eigval", "0"); meta(g, "gdn.norm_eps", "9.99999975e-06");
+        for (i = 0; i < m.n_tensors; i++) {
+            lattn_tensor *t = &m.tensors[i];
+            float *w = (float *)keep(g, t->count * 4);
+            size_t j;
+            if (t->ndim == 2 && !strstr(t->name, "conv")) {
+                lattn_rng_fill_normal(&r, w, t->count, 0.0f, 1.0f);
+                for (j = 0; j < t->count; j++) w[j] = (float)(w[j] / sqrt((double)t->shape[1]));
+            } else if (t->ndim == 2) lattn_rng_fill_uniform(&r, w, t->count, -0.5f, 0.5f);
+            else if (strcmp(t->name, "o_norm.weight") == 0) lattn_rng_fill_uniform(&r, w, t->count, 0.5f, 1.5f);
+            else memcpy(w, t->data, t->count * 4);
+            memcpy(t->data, w, t->count * 4);
+            snprintf(nmb, sizeof nmb, "in.%s", t->name);
+            add(g, nmb, LATTN_DTYPE_F32, t->ndim, t->shape, w);
+        }
+        sx[0] = B; sx[1] = T; sx[2] = D; ss[0] = B; ss[1] = SF;
+        {
+            float *x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0), *s0 = rand_f(g, &r, (size_t)(B * SF), 1, 0, 0);
+            float *y = (float *)keep(g, (size_t)(B * T * D) * 4), *s1 = (float *)keep(g, (size_t)(B * SF) * 4);
+            add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.state0", LATTN_DTYPE_F32, 2, ss, s0);
+            memcpy(s1, s0, (size_t)(B * SF) * 4);
+            st = lattn_gdn_forward_ref(ctx, &m, B, T, x, y, s1);
+            add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y); add(g, "out.state", LATTN_DTYPE_F32, 2, ss, s1);
+        }
+        lattn_gdn_free(ctx, &m);
     } else if (strcmp(c->mixer, "s4d") == 0) {
         lattn_s4d_args a;
         int64_t D = c->K, N = c->V, sx[3], sp[2], sd[1], sh[4], i;

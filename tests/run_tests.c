@@ -2203,6 +2203,20 @@ static void test_gdnlayer(void) {
         CHECK(lattn_gdn_forward(&ctx, &m, 0, 1, xx, yy, NULL) == LATTN_E_SHAPE, "gdn forward B = 0");
         CHECK(lattn_gdn_forward(&ctx, NULL, 1, 1, xx, yy, NULL) == LATTN_E_NULL, "gdn forward NULL layer");
         CHECK(lattn_gdn_forward(&ctx, &m, 1, 0, xx, yy, NULL) == LATTN_OK && yy[0] != yy[0], "gdn forward T = 0 writes nothing");
+        {   /* safetensors round trip, a prefix the file lacks, a truncated file */
+            unsigned char *sb = NULL;
+            size_t sn = 0;
+            lattn_st_file f;
+            lattn_gdn_layer m2;
+            CHECK(lattn_gdn_serialize(&ctx, &m, &sb, &sn) == LATTN_OK && lattn_st_parse(&ctx, sb, sn, &f) == LATTN_OK, "gdn serialize");
+            CHECK(lattn_gdn_load_st(&ctx, &m2, &f, "") == LATTN_OK && m2.n_params == m.n_params && same_bits(m2.arena, m.arena, m.n_params) &&
+                  memcmp(&m2.cfg, &m.cfg, sizeof m.cfg) == 0, "gdn load: the same weights and configuration");
+            lattn_gdn_free(&ctx, &m2);
+            CHECK(lattn_gdn_load_st(&ctx, &m2, &f, "in.") == LATTN_E_FORMAT && m2.arena == NULL, "gdn load: missing tensors refused");
+            lattn_st_free(&ctx, &f);
+            CHECK(lattn_st_parse(&ctx, sb, sn - 3, &f) == LATTN_E_FORMAT, "gdn: a truncated weight file is refused");
+            lattn_free(&ctx, sb);
+        }
         lattn_gdn_free(&ctx, &m);
         bad.K = 0; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_SHAPE && m.arena == NULL, "gdn init K = 0");
         bad = c; bad.D = INT64_MAX / 8; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_OVERFLOW, "gdn init overflowing D");
