@@ -744,8 +744,9 @@ LATTN_API lattn_status lattn_gdr_ref   (lattn_ctx *ctx, const lattn_gdr_args *a)
 /* _ref with float64 copies of o [B][T][H][V] and ht (either may be NULL). */
 LATTN_API lattn_status lattn_gdr_ref64 (lattn_ctx *ctx, const lattn_gdr_args *a, double *o64, double *ht64);
 /* chunk = 0: the profile's default (32 on a GPU profile, whose shared memory holds the WY kernel's
-   tiles at that size). Per-key gates (gk) are not in the chunked form of this version:
-   LATTN_E_UNSUPPORTED (use _ref or the _step loop). */
+   tiles at that size). Per-key gates (gk): the decayed products take the reference point at the
+   chunk start (query sides ⊙ e^{Gm}, key sides ⊙ e^{-Gm}), and a chunk ends early where some key's
+   gates would fall by more than LATTN__LA_SPAN (20) inside it, so every factor stays below e^20. */
 LATTN_API lattn_status lattn_gdr_chunk (lattn_ctx *ctx, const lattn_gdr_args *a, int chunk);
 /* T == 1; h0 -> ht (required; ht may equal h0). */
 LATTN_API lattn_status lattn_gdr_step  (lattn_ctx *ctx, const lattn_gdr_args *a);
@@ -4522,13 +4523,14 @@ typedef struct lattn__gdr_tiles {
     lattn_tile kw[LATTN__GDR_MAX_P], vw[LATTN__GDR_MAX_P], mew[LATTN__GDR_MAX_P], mqw[LATTN__GDR_MAX_P];
     lattn_tile qT[LATTN__LA_MAX_KT], eT[LATTN__LA_MAX_KT], wT[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
     lattn_tile kwT[LATTN__GDR_MAX_P][LATTN__LA_MAX_KT];
-    lattn_tile tp, sq, big, ds, gp;       /* PSUM */
+    lattn_tile gkr, gm, xq, xk, glk, eqT[LATTN__LA_MAX_KT];   /* per-key gates only */
+    lattn_tile tp, sq, big, ds, gp, gmp;  /* PSUM */
 } lattn__gdr_tiles;
-typedef struct lattn__gdr_plan { lattn__la_plan la; int P, own_e; } lattn__gdr_plan;
+typedef struct lattn__gdr_plan { lattn__la_plan la; int P, own_e, keyed; } lattn__gdr_plan;
 
 static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan *g, lattn__gdr_tiles *x, size_t *host_floats) {
     const lattn__la_plan *p = &g->la;
-    struct { lattn_tile *tile; int psum, np, nf; } list[32 + (4 + LATTN__LA_MAX_KT) * LATTN__GDR_MAX_P + 5 * LATTN__LA_MAX_KT];
+    struct { lattn_tile *tile; int psum, np, nf; } list[40 + (4 + LATTN__LA_MAX_KT) * LATTN__GDR_MAX_P + 6 * LATTN__LA_MAX_KT];
     int n = 0, i, kt, C = p->C, K = p->Kf, Vs = p->vw, ko = LATTN__MAX(C, p->kp);
 #define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
     LATTN__PLAN(&x->qr, 0, C, K); LATTN__PLAN(&x->wu, 0, C, K + Vs); LATTN__PLAN(&x->sc, 0, C, K);
@@ -4549,6 +4551,11 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
         LATTN__PLAN(&x->qT[kt], 0, lattn__kw(p, kt), C);
         LATTN__PLAN(&x->eT[kt], 0, lattn__kw(p, kt), C); LATTN__PLAN(&x->wT[kt], 0, lattn__kw(p, kt), C);
         LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), Vs);
+    }
+    if (g->keyed) {
+        LATTN__PLAN(&x->gkr, 0, C, K); LATTN__PLAN(&x->gm, 0, C, K); LATTN__PLAN(&x->xq, 0, C, K);
+        LATTN__PLAN(&x->xk, 0, C, K); LATTN__PLAN(&x->glk, 0, C, K); LATTN__PLAN(&x->gmp, 1, C, p->kp);
+        for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->eqT[kt], 0, lattn__kw(p, kt), C);
     }
     LATTN__PLAN(&x->tp, 1, p->kp, C); LATTN__PLAN(&x->sq, 1, C, C); LATTN__PLAN(&x->big, 1, C, p->vb);
     LATTN__PLAN(&x->ds, 1, p->kp, p->vb); LATTN__PLAN(&x->gp, 1, C, 1);
@@ -4639,29 +4646,75 @@ static lattn_status lattn__gdr_gates(lattn_tiler *t, lattn__gdr_tiles *x, const 
     return lattn_tile_select_tri(t, &dS, &dI, 1, 0.0f);
 }
 
+/* Per-key gates of one chunk (spec §3.4 with the reference point at the chunk start): Gm the
+   chunk-local cumsum per key, xq = e^{Gm} (<= 1, the query side), xk = e^{-Gm} (the key side, at most
+   e^{LATTN__LA_SPAN} since chunks end before any key's gates fall further: lattn__gdr_key_len),
+   glk = e^{Gm_L - Gm} (<= 1, the state update). Decayed products are then plain products of
+   (x ⊙ xq) and (y ⊙ xk), masked by the constant 0/1 triangles. */
+static lattn_status lattn__gdr_keygates(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__la_plan *p,
+                                        const lattn_gdr_args *a, int64_t row, int L) {
+    lattn_tile gk = lattn_tile_view(&x->gkr, 0, L, 0, p->Kf), Ul = lattn_tile_view(&x->U, 0, L, 0, L);
+    lattn_tile on = lattn_tile_view(&x->one, 0, L, 0, L), v1, v2, v3;
+    int kt;
+    LATTN__TRY(lattn_dma_load(t, &gk, a->gk + row * a->K, a->H * a->K));
+    LATTN__TRY(lattn_tile_ts(t, &gk, &gk, NULL, LATTN_LOG_GATE_MIN, LATTN_TOP_MAX));      /* clamp */
+    for (kt = 0; kt < p->nkt; kt++) {
+        int kw = lattn__kw(p, kt), k0 = kt * p->kp;
+        lattn_tile gp = lattn_tile_view(&x->gmp, 0, L, 0, kw), gm = lattn_tile_view(&x->gm, 0, L, k0, kw);
+        v1 = lattn_tile_view(&x->gkr, 0, L, k0, kw);
+        LATTN__TRY(lattn_matmul(t, &gp, &Ul, &v1, 0));                                    /* Gm */
+        LATTN__TRY(lattn_tile_copy(t, &gm, &gp));
+        v2 = lattn_tile_view(&x->xq, 0, L, k0, kw); LATTN__TRY(lattn_tile_act(t, &v2, &gm, LATTN_ACT_EXP, 1.0f, 0.0f));
+        v2 = lattn_tile_view(&x->xk, 0, L, k0, kw); LATTN__TRY(lattn_tile_act(t, &v2, &gm, LATTN_ACT_EXP, -1.0f, 0.0f));
+        LATTN__TRY(lattn_matmul(t, &gp, &on, &v1, 0));                                    /* Gm_L, every row */
+        v3 = lattn_tile_view(&x->glk, 0, L, k0, kw);
+        LATTN__TRY(lattn_tile_tt(t, &v3, &gp, &gm, LATTN_TOP_SUB));
+        LATTN__TRY(lattn_tile_act(t, &v3, &v3, LATTN_ACT_EXP, 1.0f, 0.0f));
+    }
+    return LATTN_OK;
+}
+/* The chunk length for per-key gates from token tok: at most maxL, and short enough that no key's
+   clamped log gates sum below -LATTN__LA_SPAN inside it (at least one token). A host-side look at
+   the gates (on a NeuronCore: a GpSimd partition-axis reduction before the chunk is issued). */
+static int lattn__gdr_key_len(const lattn_gdr_args *a, int64_t tok, int64_t h, int maxL) {
+    int64_t d;
+    int L = maxL, n;
+    for (d = 0; d < a->K; d++) {
+        float sum = 0.0f;
+        for (n = 0; n < L; n++) {
+            float g = a->gk[((tok + n) * a->H + h) * a->K + d];
+            sum += g < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : g;
+            if (sum < -LATTN__LA_SPAN) { L = LATTN__MAX(n, 1); break; }
+        }
+    }
+    return L;
+}
+
 static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__gdr_plan *g,
                                           const lattn_gdr_args *a, float s, int64_t tok0, int64_t len,
                                           int64_t sq, int64_t h, int64_t v0, int Vs) {
     const lattn__la_plan *p = &g->la;
     const int64_t H = a->H, K = a->K, V = a->V, Lj = a->L;
-    const int gated = a->g != NULL;
+    const int gated = a->g != NULL, keyed = a->gk != NULL;
     /* e = k (delta rule, GDN): the erase and the write share their key, so <E, Kw_0> = <E, E>,
        <sQ, Kw_0> = <sQ, E> and the two state terms merge: u = Ξ + c·v, fla's "new value" */
     const int j0 = g->own_e ? 0 : 1;
-    int kt, c0, j, vb0;
+    int kt, c0, j, vb0, L;
     lattn_tile v1, v2, v3;
     for (kt = 0; kt < p->nkt; kt++) {     /* initial state */
         v1 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), 0, Vs);
         LATTN__TRY(a->h0 ? lattn_dma_load(t, &v1, a->h0 + ((sq * H + h) * K + kt * p->kp) * V + v0, V) : lattn_tile_memset(t, &v1, 0.0f));
     }
-    for (c0 = 0; c0 < len; c0 += p->C) {
-        int L = (int)LATTN__MIN((int64_t)p->C, len - c0);
+    for (c0 = 0; c0 < len; c0 += L) {
         int64_t tok = tok0 + c0, row = tok * H + h;
-        lattn_tile qr = lattn_tile_view(&x->qr, 0, L, 0, (int)K), E, ew = lattn_tile_view(&x->wu, 0, L, 0, (int)K);
-        lattn_tile bet = lattn_tile_view(&x->bet, 0, L, 0, 1), nbet = lattn_tile_view(&x->nbet, 0, L, 0, 1);
-        lattn_tile wu = lattn_tile_view(&x->wu, 0, L, 0, (int)K + Vs);
-        lattn_tile dI = lattn_tile_view(&x->dI, 0, L, 0, L), dS = lattn_tile_view(&x->dS, 0, L, 0, L);
-        lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), mqe = lattn_tile_view(&x->mqe, 0, L, 0, L);
+        lattn_tile qr, E, ew, bet, nbet, wu, dI, dS, at, mqe, sc;
+        L = (int)LATTN__MIN((int64_t)p->C, len - c0);
+        if (keyed) L = lattn__gdr_key_len(a, tok, h, L);
+        qr = lattn_tile_view(&x->qr, 0, L, 0, (int)K); ew = lattn_tile_view(&x->wu, 0, L, 0, (int)K);
+        bet = lattn_tile_view(&x->bet, 0, L, 0, 1); nbet = lattn_tile_view(&x->nbet, 0, L, 0, 1);
+        wu = lattn_tile_view(&x->wu, 0, L, 0, (int)K + Vs); sc = lattn_tile_view(&x->sc, 0, L, 0, (int)K);
+        dI = lattn_tile_view(&x->dI, 0, L, 0, L); dS = lattn_tile_view(&x->dS, 0, L, 0, L);
+        at = lattn_tile_view(&x->at, 0, L, 0, L); mqe = lattn_tile_view(&x->mqe, 0, L, 0, L);
         /* ---- loads: q, write pairs (k, c·v) and (κ, b·d), erase keys, β; l2norm ---- */
         LATTN__TRY(lattn_dma_load(t, &qr, a->q + row * K, H * K));
         for (j = 0; j < g->P; j++) {
@@ -4700,20 +4753,39 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         }
         /* ---- gates, transposes, the decayed products ---- */
         if (gated) LATTN__TRY(lattn__gdr_gates(t, x, a, tok, h, L));
-        LATTN__TRY(lattn__gdr_T(t, x, p, &qr, x->qT, L, s));
-        LATTN__TRY(lattn__gdr_T(t, x, p, &E, x->eT, L, 1.0f));
-        for (j = j0; j < g->P; j++) LATTN__TRY(lattn__gdr_T(t, x, p, &x->kw[j], x->kwT[j], L, 1.0f));
-        LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, x->eT, &dS, &at, L));                  /* Aᵀ/β: e_j·e_i, i > j */
-        LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, x->qT, &dI, &mqe, L));                 /* e_j·sq_i, i >= j */
-        for (j = j0; j < g->P; j++) {
-            LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], x->eT, &dS, &x->mew[j], L));  /* kw_j·e_i, i > j */
-            LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], x->qT, &dI, &x->mqw[j], L));  /* kw_j·sq_i, i >= j */
+        if (keyed) {                     /* query sides ⊙ e^{Gm}, key sides ⊙ e^{-Gm}, then transposed */
+            lattn_tile xq = lattn_tile_view(&x->xq, 0, L, 0, (int)K), xk = lattn_tile_view(&x->xk, 0, L, 0, (int)K);
+            LATTN__TRY(lattn__gdr_keygates(t, x, p, a, row, L));
+            LATTN__TRY(lattn_tile_tt(t, &sc, &qr, &xq, LATTN_TOP_MUL)); LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->qT, L, s));
+            LATTN__TRY(lattn_tile_tt(t, &sc, &E, &xk, LATTN_TOP_MUL));  LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->eT, L, 1.0f));
+            LATTN__TRY(lattn_tile_tt(t, &sc, &E, &xq, LATTN_TOP_MUL));  LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->eqT, L, 1.0f));
+            for (j = j0; j < g->P; j++) {
+                v1 = lattn_tile_view(&x->kw[j], 0, L, 0, (int)K);
+                LATTN__TRY(lattn_tile_tt(t, &sc, &v1, &xk, LATTN_TOP_MUL)); LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->kwT[j], L, 1.0f));
+            }
+        } else {
+            LATTN__TRY(lattn__gdr_T(t, x, p, &qr, x->qT, L, s));
+            LATTN__TRY(lattn__gdr_T(t, x, p, &E, x->eT, L, 1.0f));
+            for (j = j0; j < g->P; j++) LATTN__TRY(lattn__gdr_T(t, x, p, &x->kw[j], x->kwT[j], L, 1.0f));
+        }
+        {   /* the products, [j][i] with j the key side and i the query side */
+            lattn_tile *eq = keyed ? x->eqT : x->eT;
+            LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, eq, &dS, &at, L));                     /* Aᵀ/β: <e_i, e_j>, i > j */
+            LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, x->qT, &dI, &mqe, L));                 /* <sq_i, e_j>, i >= j */
+            for (j = j0; j < g->P; j++) {
+                LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], eq, &dS, &x->mew[j], L));     /* <e_i, kw_j>, i > j */
+                LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], x->qT, &dI, &x->mqw[j], L));  /* <sq_i, kw_j>, i >= j */
+            }
         }
         /* ---- W = T diag(βΓ) E and U = -T diag(β) R (state-independent), then Wᵀ ---- */
         if (gated) {                     /* β Γ as one column, then one pass over E */
             v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1); v2 = lattn_tile_view(&x->nrm, 0, L, 0, 1);
             LATTN__TRY(lattn_tile_tt(t, &v2, &v1, &bet, LATTN_TOP_MUL));
             LATTN__TRY(lattn_tile_ts(t, &ew, &E, &v2, 0.0f, LATTN_TOP_MUL));
+        } else if (keyed) {              /* β (E ⊙ e^{Gm}) */
+            v1 = lattn_tile_view(&x->xq, 0, L, 0, (int)K);
+            LATTN__TRY(lattn_tile_tt(t, &ew, &E, &v1, LATTN_TOP_MUL));
+            LATTN__TRY(lattn_tile_ts(t, &ew, &ew, &bet, 0.0f, LATTN_TOP_MUL));
         } else LATTN__TRY(lattn_tile_ts(t, &ew, &E, &bet, 0.0f, LATTN_TOP_MUL));
         for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
             int w = LATTN__MIN(p->vb, Vs - vb0);
@@ -4761,6 +4833,12 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         for (kt = 0; kt < p->nkt; kt++) {
             int kw = lattn__kw(p, kt);
             lattn_tile el = lattn_tile_view(&x->eb, 0, kw, 0, 1), scv = lattn_tile_view(&x->sc, 0, L, 0, kw);
+            if (keyed) {                 /* e^{Gm_L} of this key block as a column: Gkᵀ·1 over the tokens */
+                lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, 1);
+                v1 = lattn_tile_view(&x->gkr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->one, 0, L, 0, 1);
+                LATTN__TRY(lattn_matmul(t, &tp, &v1, &v2, 0));
+                LATTN__TRY(lattn_tile_act(t, &el, &tp, LATTN_ACT_EXP, 1.0f, 0.0f));
+            }
             for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
                 int w = LATTN__MIN(p->vb, Vs - vb0);
                 lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
@@ -4772,12 +4850,16 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
                         v3 = lattn_tile_view(&x->glc, 0, L, 0, 1);
                         LATTN__TRY(lattn_tile_ts(t, &scv, &v1, &v3, 0.0f, LATTN_TOP_MUL));
                         v1 = scv;
+                    } else if (keyed) {          /* ⊙ e^{Gm_L - Gm} per key */
+                        v3 = lattn_tile_view(&x->glk, 0, L, kt * p->kp, kw);
+                        LATTN__TRY(lattn_tile_tt(t, &scv, &v1, &v3, LATTN_TOP_MUL));
+                        v1 = scv;
                     }
                     v2 = j < 0 ? lattn_tile_view(&x->xi, 0, L, vb0, w) : lattn_tile_view(&x->vw[j], 0, L, vb0, w);
                     LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, j >= 0));
                 }
                 v3 = lattn_tile_view(&x->s[kt], 0, kw, vb0, w);
-                if (gated) LATTN__TRY(lattn_tile_stt(t, &v3, &v3, &el, 0.0f, &ds));
+                if (gated || keyed) LATTN__TRY(lattn_tile_stt(t, &v3, &v3, &el, 0.0f, &ds));
                 else LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));
             }
         }
@@ -4801,7 +4883,6 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a,
     lattn_status st = LATTN_OK;
     const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
     LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_chunk", a, &dm));
-    if (a->gk) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "lattn_gdr_chunk: per-key gates have no chunked form in this version (use _ref or _decode)");
     if (dm.P > LATTN__GDR_MAX_P)
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "lattn_gdr_chunk: L = %lld injections (the chunked form takes at most %d)",
                            (long long)a->L, LATTN__GDR_MAX_P - 1);
@@ -4810,7 +4891,7 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a,
        at C = 32 (fla's C = 64 spreads the same work over five kernels), so that is the GPU default. */
     if (chunk == 0 && pr->kind == LATTN_DEV_GPU) chunk = 32;
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, 1, 0, 0, &plan.la));
-    plan.P = (int)dm.P; plan.own_e = a->e != NULL;
+    plan.P = (int)dm.P; plan.own_e = a->e != NULL; plan.keyed = a->gk != NULL;
     lattn__gdr_tiles_alloc(NULL, &plan, &tiles_sz, &host);
     nvb = (a->V + plan.la.vw - 1) / plan.la.vw;
     nthr = (int)LATTN__MIN((int64_t)LATTN__MIN(lattn__threads(ctx), 256), LATTN__MAX(dm.n * a->H * nvb, 1));
@@ -6708,7 +6789,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     int n = 3, i;
     if (!m) return 0;
     if (lattn__is_la(m)) { f = la; n = 4; }
-    else if (strcmp(m, "gdr") == 0) { f = gdr; n = lattn_st_find(c, "in.gk") ? 2 : 3; }   /* per-key gates: no _chunk yet */
+    else if (strcmp(m, "gdr") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "scan") == 0) n = 2;
     else if (strcmp(m, "s4d") == 0 && !lattn_st_find(c, "out.ht")) n = 5;
     for (i = 0; i < n && i < max; i++) out[i] = f[i];

@@ -97,7 +97,7 @@ static const gcase CASES[] = {
     { "delta_rule_small",  "gdr", 2, 45, 2, 16, 24, 0, 0, 0, 1, 0, 16, NULL, {0}, 0, 801, "delta rule, initial state, chunk 16" },
     { "delta_rule_varlen", "gdr", 1, 150, 2, 20, 12, 0, 0, 0, 1, 0, 32, NULL, {0, 40, 40, 107, 150}, 4, 802, "delta rule, four sequences (one empty), chunk 32" },
     { "gdn_small",         "gdr", 2, 70, 2, 24, 40, 0, 1, 0, 1, 0, 16, NULL, {0}, 0, 803, "Gated DeltaNet, per-head log gates logsigmoid(x)/4, initial state, chunk 16" },
-    { "gdn_per_key",       "gdr", 1, 50, 2, 16, 16, 0, 2, 0, 1, 0, 0, NULL, {0}, 0, 804, "Gated DeltaNet with per-key gates (forms ref and step)" },
+    { "gdn_per_key",       "gdr", 1, 50, 2, 16, 16, 0, 2, 0, 1, 0, 16, NULL, {0}, 0, 804, "Gated DeltaNet with per-key log gates logsigmoid(x)/4, initial state, chunk 16" },
     { "gdr_injections",    "gdr", 1, 65, 2, 16, 20, 2, 1, 0, 1, 0, 16, NULL, {0}, 0, 805, "GDR+I: erase key e, write scale c, 2 injections per token, per-head gates, chunk 16" },
     /* laplace_layer: heads in H, dk in K, dv in V, conv width in W, D in chunk, FFN 5D/3 */
     { "laplace_layer_small", "laplace_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 701,

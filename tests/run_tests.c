@@ -1935,7 +1935,6 @@ static void test_delta(void) {
                 CHECK(gdr_run(&ctx, &c, 0, 0, o0, ht0) == LATTN_OK, "%s _ref: %s", kinds[kind], lattn_ctx_error(&ctx));
                 for (form = 1; form <= 2; form++) {
                     lattn_status s = gdr_run(&ctx, &c, form, (int)C, o, ht);
-                    if (form == 1 && kind == GDR_GDN_KEY) { CHECK(s == LATTN_E_UNSUPPORTED, "per-key gates: no _chunk yet"); continue; }
                     CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && rel_rms(ht, ht0, c.ns) <= 1e-5,
                           "%s %s T=%lld variant %d: o %.3g ht %.3g (%s)", kinds[kind], form == 1 ? "_chunk" : "_decode",
                           (long long)Ts[ti], variant, rel_rms(o, o0, c.no), rel_rms(ht, ht0, c.ns), s ? lattn_ctx_error(&ctx) : "");
@@ -1957,32 +1956,34 @@ static void test_delta(void) {
                   "GDR+I chunk %d: o %.3g ht %.3g", chunks[ci], rel_rms(o, o0, c.no), rel_rms(ht, ht0, c.ns));
         }
         free(o0); free(ht0); free(o); free(ht); gdr_free(&c);
-        /* GDR+I on trn2 (C = 128), GDN on h100 (C = 32, value slices of 64) */
-        for (prof = 0; prof < 2; prof++) {
+        /* GDR+I on trn2 (C = 128), GDN on h100 (C = 32, value slices of 64), per-key GDN on trn2 */
+        for (prof = 0; prof < 3; prof++) {
             lattn_ctx c2;
             lattn_status s;
             lattn_ctx_init(&c2);
-            c2.profile = prof ? lattn_profile_h100() : lattn_profile_trn2();
-            gdr_make(&c, &r, 1, T, 2, 64, 96, prof ? GDR_GDN : GDR_FULL, 2, 1.0, 1.0f, 1, 0);
+            c2.profile = prof == 1 ? lattn_profile_h100() : lattn_profile_trn2();
+            gdr_make(&c, &r, 1, T, 2, 64, 96, prof == 1 ? GDR_GDN : prof == 2 ? GDR_GDN_KEY : GDR_FULL, 2, 1.0, 1.0f, 1, 0);
             o0 = fnew(c.no); ht0 = fnew(c.ns); o = fnew(c.no); ht = fnew(c.ns);
             gdr_run(&ctx, &c, 0, 0, o0, ht0);
             s = gdr_run(&c2, &c, 1, 0, o, ht);
             CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && rel_rms(ht, ht0, c.ns) <= 1e-5,
-                  "%s on %s: o %.3g ht %.3g %s", prof ? "GDN" : "GDR+I", prof ? "h100" : "trn2", rel_rms(o, o0, c.no),
+                  "%s on %s: o %.3g ht %.3g %s", prof == 1 ? "GDN" : prof ? "per-key GDN" : "GDR+I", prof == 1 ? "h100" : "trn2", rel_rms(o, o0, c.no),
                   rel_rms(ht, ht0, c.ns), s ? lattn_ctx_error(&c2) : "");
-            if (prof) CHECK(gdr_run(&c2, &c, 1, 64, o, ht) == LATTN_E_SBUF_FULL, "GDN at C = 64 exceeds an h100 block's shared memory");
+            if (prof == 1) CHECK(gdr_run(&c2, &c, 1, 64, o, ht) == LATTN_E_SBUF_FULL, "GDN at C = 64 exceeds an h100 block's shared memory");
             free(o0); free(ht0); free(o); free(ht); gdr_free(&c);
         }
     }
     /* strong gates down to -20 per token and -inf (hard resets), weak gates; β near 0, 1 and 2 */
     {
         int g;
-        for (g = 0; g < 4; g++) {
+        for (g = 0; g < 5; g++) {
             gdr_case c;
             float *o0, *ht0, *o, *ht;
             size_t i;
-            gdr_make(&c, &r, 2, 2 * C + 7, 2, 16, 20, GDR_GDN, 0, 1.0, g == 3 ? 2.0f : 1.0f, 1, 0);
-            for (i = 0; i < (size_t)(c.a.B * c.a.T * c.a.H); i++) {
+            gdr_make(&c, &r, 2, 2 * C + 7, 2, 16, 20, g == 4 ? GDR_GDN_KEY : GDR_GDN, 0, 1.0, g == 3 ? 2.0f : 1.0f, 1, 0);
+            for (i = 0; g == 4 && i < (size_t)(c.a.B * c.a.T * c.a.H * c.a.K); i++)   /* per-key: -20 .. 0, some -inf */
+                ((float *)c.a.gk)[i] = i % 37 == 5 ? -HUGE_VALF : -20.0f * (float)lattn_rng_uniform(&r) * (float)(i % 3);
+            for (i = 0; g < 4 && i < (size_t)(c.a.B * c.a.T * c.a.H); i++) {
                 float *gg = (float *)c.a.g, *bb = (float *)c.a.beta;
                 if (g == 0) gg[i] = -20.0f * (float)lattn_rng_uniform(&r);
                 if (g == 1 && i % 7 == 3) gg[i] = -HUGE_VALF;
