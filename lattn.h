@@ -4524,9 +4524,13 @@ typedef struct lattn__gdr_tiles {
     lattn_tile qT[LATTN__LA_MAX_KT], eT[LATTN__LA_MAX_KT], wT[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
     lattn_tile kwT[LATTN__GDR_MAX_P][LATTN__LA_MAX_KT];
     lattn_tile gkr, gm, xq, xk, glk, eqT[LATTN__LA_MAX_KT];   /* per-key gates only */
-    lattn_tile tp, sq, big, ds, gp, gmp;  /* PSUM */
+    lattn_tile qw[LATTN__LA_MAX_KT];      /* [sQᵀ | Wᵀ]: qT and wT are its halves */
+    lattn_tile tp, sq, big, bigw, ds, gp, gmp;  /* PSUM; bigw: W·S when it is not big's second half */
 } lattn__gdr_tiles;
-typedef struct lattn__gdr_plan { lattn__la_plan la; int P, own_e, keyed; } lattn__gdr_plan;
+/* pair: Q·S and W·S as one product of 2C rows ([sQᵀ | Wᵀ] side by side, PSUM rows of both), where
+   the profile's partitions hold 2C and W·S starts on a partition quadrant (C a multiple of 32; not on
+   a GPU block, whose shared memory is the tight budget) */
+typedef struct lattn__gdr_plan { lattn__la_plan la; int P, own_e, keyed, pair; } lattn__gdr_plan;
 
 static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan *g, lattn__gdr_tiles *x, size_t *host_floats) {
     const lattn__la_plan *p = &g->la;
@@ -4548,8 +4552,8 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
         for (kt = 0; kt < p->nkt && (i > 0 || g->own_e); kt++) LATTN__PLAN(&x->kwT[i][kt], 0, lattn__kw(p, kt), C);
     }
     for (kt = 0; kt < p->nkt; kt++) {
-        LATTN__PLAN(&x->qT[kt], 0, lattn__kw(p, kt), C);
-        LATTN__PLAN(&x->eT[kt], 0, lattn__kw(p, kt), C); LATTN__PLAN(&x->wT[kt], 0, lattn__kw(p, kt), C);
+        LATTN__PLAN(&x->qw[kt], 0, lattn__kw(p, kt), 2 * C);
+        LATTN__PLAN(&x->eT[kt], 0, lattn__kw(p, kt), C);
         LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), Vs);
     }
     if (g->keyed) {
@@ -4557,7 +4561,8 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
         LATTN__PLAN(&x->xk, 0, C, K); LATTN__PLAN(&x->glk, 0, C, K); LATTN__PLAN(&x->gmp, 1, C, p->kp);
         for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->eqT[kt], 0, lattn__kw(p, kt), C);
     }
-    LATTN__PLAN(&x->tp, 1, p->kp, C); LATTN__PLAN(&x->sq, 1, C, C); LATTN__PLAN(&x->big, 1, C, p->vb);
+    LATTN__PLAN(&x->tp, 1, p->kp, C); LATTN__PLAN(&x->sq, 1, C, C); LATTN__PLAN(&x->big, 1, g->pair ? 2 * C : C, p->vb);
+    if (!g->pair) LATTN__PLAN(&x->bigw, 1, C, p->vb);
     LATTN__PLAN(&x->ds, 1, p->kp, p->vb); LATTN__PLAN(&x->gp, 1, C, 1);
 #undef LATTN__PLAN
     if (!t) {
@@ -4569,6 +4574,10 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
     for (i = 0; i < n; i++)
         LATTN__TRY(list[i].psum ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
                                 : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
+    for (kt = 0; kt < p->nkt; kt++) {
+        x->qT[kt] = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), 0, C);
+        x->wT[kt] = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), C, C);
+    }
     {   /* constants: U[c][r] = (c <= r), ones; the decay masks of an ungated call */
         lattn_tile sq = lattn_tile_view(&x->one, 0, C, 0, C);
         LATTN__TRY(lattn_tile_memset(t, &x->one, 1.0f));
@@ -4803,17 +4812,23 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
             int w = LATTN__MIN(p->vb, Vs - vb0);
             lattn_tile big = lattn_tile_view(&x->big, 0, L, 0, w);
-            for (kt = 0; kt < p->nkt; kt++) {
-                v1 = lattn_tile_view(&x->wT[kt], 0, lattn__kw(p, kt), 0, L); v2 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
-                LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, kt > 0));
+            lattn_tile bw = g->pair ? lattn_tile_view(&x->big, p->C, L, 0, w) : lattn_tile_view(&x->bigw, 0, L, 0, w);
+            for (kt = 0; kt < p->nkt; kt++) {   /* Q·S (rows of big) and W·S (rows of bw) */
+                v2 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
+                if (g->pair && L == p->C) {
+                    lattn_tile b2 = lattn_tile_view(&x->big, 0, 2 * L, 0, w);
+                    v1 = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), 0, 2 * L);
+                    LATTN__TRY(lattn_matmul(t, &b2, &v1, &v2, kt > 0));
+                } else {
+                    v1 = lattn_tile_view(&x->qT[kt], 0, lattn__kw(p, kt), 0, L);
+                    LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, kt > 0));
+                    v1 = lattn_tile_view(&x->wT[kt], 0, lattn__kw(p, kt), 0, L);
+                    LATTN__TRY(lattn_matmul(t, &bw, &v1, &v2, kt > 0));
+                }
             }
             v1 = lattn_tile_view(&x->xi, 0, L, vb0, w); v2 = lattn_tile_view(&x->wu, 0, L, (int)K + vb0, w);
-            LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &big, LATTN_TOP_SUB));
+            LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &bw, LATTN_TOP_SUB));
             if (j0) { v2 = lattn_tile_view(&x->vw[0], 0, L, vb0, w); LATTN__TRY(lattn_tile_tt(t, &v1, &v1, &v2, LATTN_TOP_ADD)); }
-            for (kt = 0; kt < p->nkt; kt++) {
-                v1 = lattn_tile_view(&x->qT[kt], 0, lattn__kw(p, kt), 0, L); v2 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
-                LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, kt > 0));
-            }
             if (gated) {                 /* diag(Γ) sQ S: the rows scaled in PSUM, then accumulated on */
                 v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1);
                 LATTN__TRY(lattn_tile_ts(t, &big, &big, &v1, 0.0f, LATTN_TOP_MUL));
@@ -4892,6 +4907,7 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a,
     if (chunk == 0 && pr->kind == LATTN_DEV_GPU) chunk = 32;
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, 1, 0, 0, &plan.la));
     plan.P = (int)dm.P; plan.own_e = a->e != NULL; plan.keyed = a->gk != NULL;
+    plan.pair = pr->kind != LATTN_DEV_GPU && plan.la.C % 32 == 0 && (pr->partitions <= 0 || 2 * plan.la.C <= pr->partitions);
     lattn__gdr_tiles_alloc(NULL, &plan, &tiles_sz, &host);
     nvb = (a->V + plan.la.vw - 1) / plan.la.vw;
     nthr = (int)LATTN__MIN((int64_t)LATTN__MIN(lattn__threads(ctx), 256), LATTN__MAX(dm.n * a->H * nvb, 1));
