@@ -437,6 +437,9 @@ LATTN_API lattn_status lattn_tile_act(lattn_tiler *t, lattn_tile *dst, const lat
 /* dst[p][0] = sum (or max) over the free axis of src[p][:] */
 LATTN_API lattn_status lattn_tile_reduce(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
                                          lattn_tile_op op);
+/* ScalarE square with accumulation along the free axis (NKI's activation accum_out): the sum of
+   squares of each partition's row into dst [np][1], one pass. */
+LATTN_API lattn_status lattn_tile_sumsq(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src);
 LATTN_API lattn_status lattn_tile_memset(lattn_tiler *t, lattn_tile *dst, float value);
 /* affine_select: dst[p][f] = (f - p >= shift) ? src[p][f] : fill  (selects, never multiplies,
    so NaN above the kept triangle cannot leak). shift = 0 keeps f >= p. */
@@ -2335,6 +2338,20 @@ LATTN__DEF lattn_status lattn_tile_reduce(lattn_tiler *t, lattn_tile *dst, const
                                                              : lattn_vec_max((size_t)src->nf, x);
     }
     lattn__count_vec(t, src, &t->st.vec_ops);
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_tile_sumsq(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src) {
+    int p;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "sumsq"));
+    LATTN__TRY(lattn__operand(t, src, LATTN__SP_ANY, "sumsq"));
+    if (dst->np != src->np || dst->nf != 1) return lattn__tfail(t, LATTN_E_TILE_SHAPE, "sumsq: needs dst [%d x 1]", src->np);
+    for (p = 0; p < dst->np; p++) {
+        const float *x = src->data + (size_t)p * src->ld;
+        dst->data[(size_t)p * dst->ld] = lattn_vec_dot((size_t)src->nf, x, x);
+    }
+    lattn__count_vec(t, src, &t->st.act_ops);
     return LATTN_OK;
 }
 
@@ -4519,7 +4536,7 @@ LATTN__DEF lattn_status lattn_gdr_decode(lattn_ctx *ctx, const lattn_gdr_args *a
 #define LATTN__GDR_MAX_P 9               /* write pairs per token in the chunked form: 1 + L <= 9 */
 typedef struct lattn__gdr_tiles {
     lattn_tile qr, er, wu, sc, xi, ob, dI, dS, at, mqe, U, one;    /* wu = [W | U], one solve */
-    lattn_tile gcol, bcol, glc, gcolT, brow, erow, eb, bet, nbet, ccol, bl, nrm;
+    lattn_tile gcol, bcol, glc, gcolT, brow, erow, eb, bet, nbet, ccol, bl, nrm, qn;
     lattn_tile kw[LATTN__GDR_MAX_P], vw[LATTN__GDR_MAX_P], mew[LATTN__GDR_MAX_P], mqw[LATTN__GDR_MAX_P];
     lattn_tile qT[LATTN__LA_MAX_KT], eT[LATTN__LA_MAX_KT], wT[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
     lattn_tile kwT[LATTN__GDR_MAX_P][LATTN__LA_MAX_KT];
@@ -4546,6 +4563,7 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
     LATTN__PLAN(&x->gcolT, 0, C, 1); LATTN__PLAN(&x->brow, 0, 1, C); LATTN__PLAN(&x->erow, 0, 1, C);
     LATTN__PLAN(&x->eb, 0, p->kp, 1); LATTN__PLAN(&x->bet, 0, C, 1); LATTN__PLAN(&x->nbet, 0, C, 1);
     LATTN__PLAN(&x->ccol, 0, C, 1); LATTN__PLAN(&x->bl, 0, C, LATTN__MAX(g->P - 1, 1)); LATTN__PLAN(&x->nrm, 0, C, 1);
+    LATTN__PLAN(&x->qn, 0, C, 1);
     for (i = 0; i < g->P; i++) {
         LATTN__PLAN(&x->kw[i], 0, C, K); LATTN__PLAN(&x->vw[i], 0, C, Vs);
         if (i > 0 || g->own_e) { LATTN__PLAN(&x->mew[i], 0, C, C); LATTN__PLAN(&x->mqw[i], 0, C, C); }
@@ -4588,13 +4606,12 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
     return LATTN_OK;
 }
 
-/* Rows of x [L][K] scaled to unit L2 norm (fla's in-kernel l2norm, eps inside the root). */
-static lattn_status lattn__gdr_l2(lattn_tiler *t, lattn__gdr_tiles *x, lattn_tile *rows, int L) {
-    lattn_tile sc = lattn_tile_view(&x->sc, 0, L, 0, rows->nf), nr = lattn_tile_view(&x->nrm, 0, L, 0, 1);
-    LATTN__TRY(lattn_tile_act(t, &sc, rows, LATTN_ACT_SQUARE, 1.0f, 0.0f));
-    LATTN__TRY(lattn_tile_reduce(t, &nr, &sc, LATTN_TOP_ADD));
-    LATTN__TRY(lattn_tile_act(t, &nr, &nr, LATTN_ACT_RSQRT, 1.0f, (float)LATTN__L2_EPS));
-    return lattn_tile_ts(t, rows, rows, &nr, 0.0f, LATTN_TOP_MUL);
+/* 1/sqrt(Σx² + eps) of each row of `rows` [L][K] into col [L][1] (fla's in-kernel l2norm, eps
+   inside the root); scale = 1 also normalises the rows in place. */
+static lattn_status lattn__gdr_l2(lattn_tiler *t, lattn_tile *rows, lattn_tile *col, int scale) {
+    LATTN__TRY(lattn_tile_sumsq(t, col, rows));
+    LATTN__TRY(lattn_tile_act(t, col, col, LATTN_ACT_RSQRT, 1.0f, (float)LATTN__L2_EPS));
+    return scale ? lattn_tile_ts(t, rows, rows, col, 0.0f, LATTN_TOP_MUL) : LATTN_OK;
 }
 /* dst[kt] = transpose of the kt-th key block of rows [L][K] (times s), evacuated from PSUM. */
 static lattn_status lattn__gdr_T(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__la_plan *p, const lattn_tile *rows,
@@ -4754,11 +4771,12 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             E = lattn_tile_view(&x->er, 0, L, 0, (int)K);
             LATTN__TRY(lattn_dma_load(t, &E, a->e + row * K, H * K));
         } else E = lattn_tile_view(&x->kw[0], 0, L, 0, (int)K);
-        if (a->l2norm) {
-            LATTN__TRY(lattn__gdr_l2(t, x, &qr, L));
-            v1 = lattn_tile_view(&x->kw[0], 0, L, 0, (int)K);
-            LATTN__TRY(lattn__gdr_l2(t, x, &v1, L));
-            if (g->own_e) LATTN__TRY(lattn__gdr_l2(t, x, &E, L));
+        if (a->l2norm) {                 /* q's norms scale the output rows at the end (every term of O is linear in q) */
+            v2 = lattn_tile_view(&x->qn, 0, L, 0, 1);
+            LATTN__TRY(lattn__gdr_l2(t, &qr, &v2, 0));
+            v1 = lattn_tile_view(&x->kw[0], 0, L, 0, (int)K); v2 = lattn_tile_view(&x->nrm, 0, L, 0, 1);
+            LATTN__TRY(lattn__gdr_l2(t, &v1, &v2, 1));
+            if (g->own_e) LATTN__TRY(lattn__gdr_l2(t, &E, &v2, 1));
         }
         /* ---- gates, transposes, the decayed products ---- */
         if (gated) LATTN__TRY(lattn__gdr_gates(t, x, a, tok, h, L));
@@ -4840,7 +4858,8 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
                 LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
             }
             v1 = lattn_tile_view(&x->ob, 0, L, vb0, w);
-            LATTN__TRY(lattn_tile_copy(t, &v1, &big));
+            if (a->l2norm) { v2 = lattn_tile_view(&x->qn, 0, L, 0, 1); LATTN__TRY(lattn_tile_ts(t, &v1, &big, &v2, 0.0f, LATTN_TOP_MUL)); }
+            else LATTN__TRY(lattn_tile_copy(t, &v1, &big));
         }
         v1 = lattn_tile_view(&x->ob, 0, L, 0, Vs);
         LATTN__TRY(lattn_dma_store(t, a->o + row * V + v0, H * V, &v1));
