@@ -15,7 +15,8 @@
      the Laplace layer and model (Simple GLA language model)       >>laplace
      the delta rule, Gated DeltaNet, the general core GDR+I        >>delta
      the Gated DeltaNet layer                                      >>gdnlayer
-     (planned: PRISM, TTT-Linear / TTT-MLP, softmax attention, the SPS transformer)
+     PRISM: the official LM block (P1), code-exact, in double      >>prism
+     (planned: PRISM P0 and P2, TTT-Linear / TTT-MLP, softmax attention, the SPS transformer)
 
    The conformance kit (>>safetensors, >>conformance) reads and writes golden cases so that other
    backends (CUDA, Triton, NKI) can check themselves against lattn's double-precision _ref forms.
@@ -74,6 +75,7 @@
      >>safetensors hardened safetensors reader and writer (golden cases, weights)
      >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step
      >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate
+     >>prism       PRISM P1, the official LM block (chunk-size dependent), matching the official code
      >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
@@ -977,6 +979,53 @@ LATTN_API lattn_status lattn_gdn_forward(lattn_ctx *ctx, const lattn_gdn_layer *
 LATTN_API lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, const float *x,
                                       float *y, float *state);
 
+
+/* ================================================================================================ */
+/* >>prism                                                                                          */
+/* ================================================================================================ */
+/* PRISM (ICML 2026, "Parallel Residual Iterative Sequence Model"; spec gdn_prism_ttt.md §4).
+   This version has P1: the official LM block (gpr-prism/prism llm/models/prism.py PRISMBlock.forward,
+   eval mode) exactly as coded, a chunk-level computation whose output depends on the chunk size C
+   (spec §4.2, its steps 1–9 below; it is not the chunked form of any per-token recurrence). P0 (the
+   paper's model) and P2 (a per-token LM form) are planned on the delta-rule core. Per batch row:
+       x̂ = LN_in(x);  a = LN_anchor(causal depthwise conv_Kc(x̂) + bias)
+       [u | v | q | k | gain_down_l | key_down_l | gate_l] = W_f a + b_f      (l = 1..S, rank R)
+       gk = clamp(sigmoid(W2 (W1 x̂ + b1) + b2)^(1/τ) (after max(., 1e-6)), max(gate_min, 0.01), 1)
+       β = sigmoid(W_b x̂) per head;  P_l = sigmoid(gain_down_l Wg_up[l]);  κ_l = key_down_l Wk_up[l]
+       b_l = sigmoid(gate_l) per head;  δ_l = P_l ∘ π_l ∘ v,  π_1 = 1, π_{l+1} = π_l ∘ (1 - P_l)
+     per head and chunk n (local s; λ = log max(gk, 1e-6); Ls, Le, Lt the inclusive prefix, suffix
+     and total sums of λ, each clamped to [-20, 20]):
+       dS_n = Σ_s (k_s ∘ e^{Le_s}) v_sᵀ + Σ_l Σ_s (κ_l,s ∘ e^{Le_s}) (b_l,s δ_l,s)ᵀ
+       M_{n+1} = clamp(Diag(e^{Lt_n}) (M_n - β̄_n k̄_n (k̄_nᵀ M_n)) + dS_n, ±50),  M_0 = 0
+         (k̄ the chunk's mean key / (its norm + 1e-6), β̄ the mean β)
+       o_s = M_nᵀ (q_s ∘ e^{Ls_s}) + Σ_{m<=s} clamp((q_s ∘ e^{Ls_s})·(kc_m / max(e^{Ls_m} + 1e-3, 1e-6)), ±100) vc_m
+         kc = k + Σ_l κ_l,  vc = v + Σ_l b_l δ_l
+       y = SiLU(W_g x̂ + b_g) ∘ o;  out = x + W_o2 SiLU(W_o1 (u ∘ LN_out(y)) + b_o1) + b_o2
+   Parameters under the official state_dict names (torch shapes, nn.Linear weights [out][in]). */
+typedef struct lattn_prism_p1 {
+    int64_t D, H, S, R, Kc, rg, C;       /* width, heads, solver steps, solver rank (128), conv width,
+                                            gate rank, chunk (the code's min(128, T)) */
+    double tau, gate_min;                /* gate temperature (16), gate_min (1e-4; floor max(., 0.01)) */
+    const float *fused_w, *fused_b;      /* _fused_proj: [4D + 2RS + HS][D], [..] */
+    const float *conv_w, *conv_b;        /* short_conv: [D][1][Kc], [D] */
+    const float *anchor_w, *anchor_b, *ln_in_w, *ln_in_b, *ln_out_w, *ln_out_b;   /* [D] */
+    const float *gate0_w, *gate0_b, *gate1_w, *gate1_b;   /* _gate.0 [rg][D], [rg]; _gate.1 [D][rg], [D] */
+    const float *g_w, *g_b;              /* _g [D][D], [D] */
+    const float *b_w;                    /* b_proj [H][D] */
+    const float *o0_w, *o0_b, *o2_w, *o2_b;   /* _o.0 [4D][D], [4D]; _o.2 [D][4D], [D] */
+    const float *up_gain, *up_k;         /* solver_up_gain_weight, solver_up_k_weight [S][R][D] */
+    float *arena;                        /* owned copy of every tensor (lattn_prism_p1_load) */
+} lattn_prism_p1;
+/* The block's tensors from a parsed file under their official names (after prefix), converted to
+   float32 into one owned arena; D, H, S, R, Kc and rg come from the shapes (checked against each
+   other), C = 128 (the code's min(128, T) is applied per call; set p->C for another chunk size),
+   tau 16, gate_min 1e-4. LATTN_E_FORMAT for a missing or misshapen tensor; *p is then empty. */
+LATTN_API lattn_status lattn_prism_p1_load(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_st_file *f, const char *prefix);
+LATTN_API void lattn_prism_p1_free(lattn_ctx *ctx, lattn_prism_p1 *p);
+/* The block in double: x [B][T][D] -> y [B][T][D] (and y64 in double, may be NULL). T must be a
+   multiple of C (the official reshapes); initial state zero, no final state. */
+LATTN_API lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+                                          const float *x, float *y, double *y64);
 
 /* ================================================================================================ */
 /* >>conformance                                                                                    */
@@ -6398,6 +6447,293 @@ LATTN__DEF lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m,
 }
 
 /* ================================================================================================ */
+/* >>prism implementation                                                                           */
+/* ================================================================================================ */
+/* The tensors of P1 in arena order: official name, rank, and which sizes make each dimension. */
+enum { LATTN__P1_FW, LATTN__P1_FB, LATTN__P1_CW, LATTN__P1_CB, LATTN__P1_AW, LATTN__P1_AB, LATTN__P1_IW, LATTN__P1_IB,
+       LATTN__P1_OW, LATTN__P1_OB, LATTN__P1_G0W, LATTN__P1_G0B, LATTN__P1_G1W, LATTN__P1_G1B, LATTN__P1_GW,
+       LATTN__P1_GB, LATTN__P1_BW, LATTN__P1_O0W, LATTN__P1_O0B, LATTN__P1_O2W, LATTN__P1_O2B, LATTN__P1_UG,
+       LATTN__P1_UK, LATTN__P1_N };
+static const char *const lattn__p1_names[LATTN__P1_N] = {
+    "_fused_proj.weight", "_fused_proj.bias", "short_conv.weight", "short_conv.bias", "anchor_norm.weight",
+    "anchor_norm.bias", "layer_norm_input.weight", "layer_norm_input.bias", "layer_norm_output.weight",
+    "layer_norm_output.bias", "_gate.0.weight", "_gate.0.bias", "_gate.1.weight", "_gate.1.bias", "_g.weight",
+    "_g.bias", "b_proj.weight", "_o.0.weight", "_o.0.bias", "_o.2.weight", "_o.2.bias", "solver_up_gain_weight",
+    "solver_up_k_weight"
+};
+LATTN__DEF void lattn_prism_p1_free(lattn_ctx *ctx, lattn_prism_p1 *p) {
+    if (!p) return;
+    lattn__free(ctx, p->arena);
+    memset(p, 0, sizeof *p);
+}
+LATTN__DEF lattn_status lattn_prism_p1_load(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_st_file *f, const char *prefix) {
+    const char *who = "lattn_prism_p1_load";
+    const lattn_st_tensor *t[LATTN__P1_N];
+    const float **dst[LATTN__P1_N];
+    int64_t D, H, S, R, Kc, rg, F, want[LATTN__P1_N][3];
+    int nd[LATTN__P1_N], i, d;
+    size_t total = 0, off = 0;
+    char name[2 * LATTN_NAME_MAX];
+    if (!p || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    memset(p, 0, sizeof *p);
+    if (!prefix) prefix = "";
+    if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
+    for (i = 0; i < LATTN__P1_N; i++) {
+        snprintf(name, sizeof name, "%s%s", prefix, lattn__p1_names[i]);
+        if (!(t[i] = lattn_st_find(f, name))) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: missing tensor '%s'", who, name);
+        if (t[i]->dtype == LATTN_DTYPE_I32 || t[i]->dtype == LATTN_DTYPE_I64)
+            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' is not a float tensor", who, name);
+    }
+    /* the sizes, from the tensors that define them */
+    if (t[LATTN__P1_IW]->ndim != 1 || t[LATTN__P1_BW]->ndim != 2 || t[LATTN__P1_UG]->ndim != 3 ||
+        t[LATTN__P1_CW]->ndim != 3 || t[LATTN__P1_G0W]->ndim != 2)
+        return lattn__fail(ctx, LATTN_E_FORMAT, "%s: unexpected ranks", who);
+    D = t[LATTN__P1_IW]->shape[0]; H = t[LATTN__P1_BW]->shape[0]; S = t[LATTN__P1_UG]->shape[0];
+    R = t[LATTN__P1_UG]->shape[1]; Kc = t[LATTN__P1_CW]->shape[2]; rg = t[LATTN__P1_G0W]->shape[0];
+    if (D < 1 || H < 1 || S < 1 || R < 1 || Kc < 1 || rg < 1 || D % H != 0 || D > (1 << 20) || S > 64 || R > (1 << 16) || Kc > 64 || rg > (1 << 16))
+        return lattn__fail(ctx, LATTN_E_FORMAT, "%s: sizes D %lld, H %lld, S %lld, R %lld, Kc %lld, rank %lld are not usable",
+                           who, (long long)D, (long long)H, (long long)S, (long long)R, (long long)Kc, (long long)rg);
+    F = 4 * D + 2 * R * S + H * S;
+    {
+        int64_t w[LATTN__P1_N][4] = {
+            { 2, F, D, 0 }, { 1, F, 0, 0 }, { 3, D, 1, Kc }, { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 1, D, 0, 0 },
+            { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 2, rg, D, 0 }, { 1, rg, 0, 0 }, { 2, D, rg, 0 }, { 1, D, 0, 0 },
+            { 2, D, D, 0 }, { 1, D, 0, 0 }, { 2, H, D, 0 }, { 2, 4 * D, D, 0 }, { 1, 4 * D, 0, 0 }, { 2, D, 4 * D, 0 },
+            { 1, D, 0, 0 }, { 3, S, R, D }, { 3, S, R, D } };
+        for (i = 0; i < LATTN__P1_N; i++) {
+            nd[i] = (int)w[i][0];
+            for (d = 0; d < 3; d++) want[i][d] = w[i][d + 1];
+            if (t[i]->ndim != nd[i]) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' has %d dimensions, not %d", who, prefix, lattn__p1_names[i], t[i]->ndim, nd[i]);
+            for (d = 0; d < nd[i]; d++)
+                if (t[i]->shape[d] != want[i][d])
+                    return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' dimension %d is %lld, expected %lld", who, prefix,
+                                       lattn__p1_names[i], d, (long long)t[i]->shape[d], (long long)want[i][d]);
+            total += t[i]->count;
+        }
+    }
+    LATTN__TRY(lattn__alloc_floats(ctx, &p->arena, total, who));
+    dst[LATTN__P1_FW] = &p->fused_w; dst[LATTN__P1_FB] = &p->fused_b; dst[LATTN__P1_CW] = &p->conv_w; dst[LATTN__P1_CB] = &p->conv_b;
+    dst[LATTN__P1_AW] = &p->anchor_w; dst[LATTN__P1_AB] = &p->anchor_b; dst[LATTN__P1_IW] = &p->ln_in_w; dst[LATTN__P1_IB] = &p->ln_in_b;
+    dst[LATTN__P1_OW] = &p->ln_out_w; dst[LATTN__P1_OB] = &p->ln_out_b; dst[LATTN__P1_G0W] = &p->gate0_w; dst[LATTN__P1_G0B] = &p->gate0_b;
+    dst[LATTN__P1_G1W] = &p->gate1_w; dst[LATTN__P1_G1B] = &p->gate1_b; dst[LATTN__P1_GW] = &p->g_w; dst[LATTN__P1_GB] = &p->g_b;
+    dst[LATTN__P1_BW] = &p->b_w; dst[LATTN__P1_O0W] = &p->o0_w; dst[LATTN__P1_O0B] = &p->o0_b; dst[LATTN__P1_O2W] = &p->o2_w;
+    dst[LATTN__P1_O2B] = &p->o2_b; dst[LATTN__P1_UG] = &p->up_gain; dst[LATTN__P1_UK] = &p->up_k;
+    for (i = 0; i < LATTN__P1_N; i++) {
+        lattn_status st = lattn_st_to_f32(ctx, t[i], p->arena + off, t[i]->count);
+        if (st != LATTN_OK) { lattn_prism_p1_free(ctx, p); return st; }
+        *dst[i] = p->arena + off;
+        off += t[i]->count;
+    }
+    p->D = D; p->H = H; p->S = S; p->R = R; p->Kc = Kc; p->rg = rg; p->C = 128; p->tau = 16.0; p->gate_min = 1e-4;
+    return lattn__ok(ctx);
+}
+
+static void lattn__ln_d(int64_t n, const double *x, const float *w, const float *b, double *y) {
+    double m = 0, v = 0; int64_t i;
+    for (i = 0; i < n; i++) m += x[i];
+    m /= (double)n;
+    for (i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
+    v = 1.0 / sqrt(v / (double)n + 1e-5);
+    for (i = 0; i < n; i++) y[i] = (x[i] - m) * v * w[i] + b[i];
+}
+static double lattn__clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+LATTN__DEF lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+                                           const float *x, float *y, double *y64) {
+    const char *who = "lattn_prism_p1_ref";
+    int64_t D, H, S, R, Kc, d, C, F, N, b, t, i, j, l, h, n, s, m, c;
+    double *buf, *xh, *F_, *gk, *bt, *P, *kap, *bl, *del, *o, *w1, *w2, *M, *dS, *kb, *lam, *Ls, *Le;
+    double floor_;
+    size_t cnt;
+    if (!p || !p->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
+    D = p->D; H = p->H; S = p->S; R = p->R; Kc = p->Kc; d = D / H; C = LATTN__MIN(p->C, T);
+    if (C < 1 || T % C != 0)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: T = %lld is not a multiple of the chunk size %lld (the official code's reshapes)",
+                           who, (long long)T, (long long)C);
+    if (!(p->tau > 0)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tau must be positive", who);
+    F = 4 * D + 2 * R * S + H * S; N = T / C; floor_ = LATTN__MAX(p->gate_min, 0.01);
+    {   /* per batch row: x̂, F, gk, β, P, κ, b, δ, o [T][...]; chunk work: M, dS [d][d], k̄, λ, Ls, Le */
+        int64_t dims[2];
+        dims[0] = T; dims[1] = 3 * D + F + H + 3 * S * D + S * H + D + 2 * D + 8 * D;
+        LATTN__TRY(lattn__check_count(ctx, who, "the workspace", 2, dims));
+        cnt = (size_t)(T * (3 * D + F + H + 3 * S * D + S * H)) + (size_t)(12 * D + p->rg + 2 * d * d + d + 3 * C * d);
+    }
+    if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
+    xh = buf; F_ = xh + T * D; gk = F_ + T * F; bt = gk + T * D; P = bt + T * H; kap = P + T * S * D;
+    del = kap + T * S * D; bl = del + T * S * D; o = bl + T * S * H;
+    w1 = o + T * D; w2 = w1 + 4 * D + p->rg; M = w2 + 8 * D;    /* w1: D, 4D or rg values; w2: 5D */ dS = M + d * d; kb = dS + d * d; lam = kb + d; Ls = lam + C * d; Le = Ls + C * d;
+    for (b = 0; b < B; b++) {
+        const float *xb = x + b * T * D;
+        /* 1. x̂ = LN_in(x) */
+        for (t = 0; t < T; t++) {
+            for (i = 0; i < D; i++) w1[i] = xb[t * D + i];
+            lattn__ln_d(D, w1, p->ln_in_w, p->ln_in_b, xh + t * D);
+        }
+        for (t = 0; t < T; t++) {
+            /* 2. anchor: causal depthwise conv with bias (left zero padding), then LN_anchor */
+            for (c = 0; c < D; c++) {
+                double acc = p->conv_b[c];
+                for (j = 0; j < Kc; j++) {
+                    int64_t tt = t - Kc + 1 + j;
+                    if (tt >= 0) acc += (double)p->conv_w[c * Kc + j] * xh[tt * D + c];
+                }
+                w1[c] = acc;
+            }
+            lattn__ln_d(D, w1, p->anchor_w, p->anchor_b, w2);
+            /* 3. the fused projection of the anchor */
+            for (i = 0; i < F; i++) {
+                double acc = p->fused_b[i];
+                for (c = 0; c < D; c++) acc += (double)p->fused_w[i * D + c] * w2[c];
+                F_[t * F + i] = acc;
+            }
+            /* 4. decay gate from x̂: sigmoid(W2 (W1 x̂ + b1) + b2), max 1e-6, ^(1/τ), clamp [floor, 1] */
+            for (i = 0; i < p->rg; i++) {
+                double acc = p->gate0_b[i];
+                for (c = 0; c < D; c++) acc += (double)p->gate0_w[i * D + c] * xh[t * D + c];
+                w1[i] = acc;
+            }
+            for (c = 0; c < D; c++) {
+                double acc = p->gate1_b[c], g;
+                for (i = 0; i < p->rg; i++) acc += (double)p->gate1_w[c * p->rg + i] * w1[i];
+                g = lattn__sigmoid_d(acc);
+                g = exp(log(LATTN__MAX(g, 1e-6)) / p->tau);
+                gk[t * D + c] = lattn__clampd(g, floor_, 1.0);
+            }
+            /* 5. β = sigmoid(W_b x̂) per head */
+            for (h = 0; h < H; h++) {
+                double acc = 0;
+                for (c = 0; c < D; c++) acc += (double)p->b_w[h * D + c] * xh[t * D + c];
+                bt[t * H + h] = lattn__sigmoid_d(acc);
+            }
+            /* 6. solver: P_l, κ_l, b_l, δ_l = P_l ∘ π_l ∘ v with π the stick-breaking remainder */
+            for (c = 0; c < D; c++) w1[c] = 1.0;                 /* π */
+            for (l = 0; l < S; l++) {
+                const double *gd = F_ + t * F + 4 * D + l * R, *kd = F_ + t * F + 4 * D + R * S + l * R;
+                for (c = 0; c < D; c++) {
+                    double ag = 0, ak = 0, Pc;
+                    for (i = 0; i < R; i++) {
+                        ag += gd[i] * (double)p->up_gain[(l * R + i) * D + c];
+                        ak += kd[i] * (double)p->up_k[(l * R + i) * D + c];
+                    }
+                    Pc = lattn__sigmoid_d(ag);
+                    P[(t * S + l) * D + c] = Pc;
+                    kap[(t * S + l) * D + c] = ak;
+                    del[(t * S + l) * D + c] = Pc * w1[c] * F_[t * F + D + c];
+                    w1[c] *= 1.0 - Pc;
+                }
+                for (h = 0; h < H; h++) bl[(t * S + l) * H + h] = lattn__sigmoid_d(F_[t * F + 4 * D + 2 * R * S + l * H + h]);
+            }
+        }
+        /* 7. the chunked recurrence, per head */
+        for (h = 0; h < H; h++) {
+            for (i = 0; i < d * d; i++) M[i] = 0.0;
+            for (n = 0; n < N; n++) {
+                int64_t t0 = n * C;
+                double bbar = 0, kn = 0;
+                for (i = 0; i < d; i++) {                        /* λ, Ls (prefix), Le (suffix), Lt */
+                    double acc = 0;
+                    for (s = 0; s < C; s++) {
+                        lam[s * d + i] = log(LATTN__MAX(gk[(t0 + s) * D + h * d + i], 1e-6));
+                        acc += lam[s * d + i];
+                        Ls[s * d + i] = lattn__clampd(acc, -20.0, 20.0);
+                    }
+                    acc = 0;
+                    for (s = C - 1; s >= 0; s--) { acc += lam[s * d + i]; Le[s * d + i] = lattn__clampd(acc, -20.0, 20.0); }
+                    lam[i] = lattn__clampd(acc, -20.0, 20.0);        /* Lt of key i (λ's first row, no longer needed) */
+                }
+                /* outputs of the chunk from M_n and the intra-chunk scores */
+                for (s = 0; s < C; s++) {
+                    int64_t ts = t0 + s;
+                    const double *q = F_ + ts * F + 2 * D + h * d;
+                    double *os = o + ts * D + h * d;
+                    for (i = 0; i < d; i++) w1[i] = q[i] * exp(Ls[s * d + i]);     /* q~_s */
+                    for (j = 0; j < d; j++) {
+                        double acc = 0;
+                        for (i = 0; i < d; i++) acc += M[i * d + j] * w1[i];
+                        os[j] = acc;
+                    }
+                    for (m = 0; m <= s; m++) {
+                        int64_t tm = t0 + m;
+                        const double *km = F_ + tm * F + 3 * D + h * d, *vm = F_ + tm * F + D + h * d;
+                        double sc = 0;
+                        for (i = 0; i < d; i++) {
+                            double kc = km[i];
+                            for (l = 0; l < S; l++) kc += kap[(tm * S + l) * D + h * d + i];
+                            sc += w1[i] * (kc / LATTN__MAX(exp(Ls[m * d + i]) + 1e-3, 1e-6));
+                        }
+                        sc = lattn__clampd(sc, -100.0, 100.0);
+                        for (j = 0; j < d; j++) {
+                            double vc = vm[j];
+                            for (l = 0; l < S; l++) vc += bl[(tm * S + l) * H + h] * del[(tm * S + l) * D + h * d + j];
+                            os[j] += sc * vc;
+                        }
+                    }
+                }
+                if (n == N - 1) break;                           /* the last chunk's state is never used */
+                /* dS_n, the chunk's mean key and β */
+                for (i = 0; i < d * d; i++) dS[i] = 0.0;
+                for (i = 0; i < d; i++) kb[i] = 0.0;
+                for (s = 0; s < C; s++) {
+                    int64_t ts = t0 + s;
+                    const double *ks = F_ + ts * F + 3 * D + h * d, *vs = F_ + ts * F + D + h * d;
+                    for (i = 0; i < d; i++) {
+                        double e = exp(Le[s * d + i]);
+                        kb[i] += ks[i];
+                        for (j = 0; j < d; j++) {
+                            double acc = ks[i] * vs[j];
+                            for (l = 0; l < S; l++)
+                                acc += kap[(ts * S + l) * D + h * d + i] * bl[(ts * S + l) * H + h] * del[(ts * S + l) * D + h * d + j];
+                            dS[i * d + j] += e * acc;
+                        }
+                    }
+                    bbar += bt[ts * H + h];
+                }
+                bbar /= (double)C;
+                for (i = 0; i < d; i++) { kb[i] /= (double)C; kn += kb[i] * kb[i]; }
+                kn = sqrt(kn) + 1e-6;
+                for (i = 0; i < d; i++) kb[i] /= kn;
+                /* M <- clamp(Diag(e^{Lt}) (M - β̄ k̄ (k̄ᵀ M)) + dS, ±50) */
+                for (j = 0; j < d; j++) {
+                    double acc = 0;
+                    for (i = 0; i < d; i++) acc += kb[i] * M[i * d + j];
+                    w2[j] = acc;
+                }
+                for (i = 0; i < d; i++)
+                    for (j = 0; j < d; j++) {
+                        double mm = (M[i * d + j] - bbar * kb[i] * w2[j]) * exp(lam[i]) + dS[i * d + j];
+                        M[i * d + j] = lattn__clampd(mm, -50.0, 50.0);
+                    }
+            }
+        }
+        /* 8. output path: y = SiLU(W_g x̂ + b) ∘ o; z = u ∘ LN_out(y); out = x + W_o2 SiLU(W_o1 z + b) + b */
+        for (t = 0; t < T; t++) {
+            for (c = 0; c < D; c++) {
+                double acc = p->g_b[c];
+                for (i = 0; i < D; i++) acc += (double)p->g_w[c * D + i] * xh[t * D + i];
+                w1[c] = lattn__silu_d(acc) * o[t * D + c];
+            }
+            lattn__ln_d(D, w1, p->ln_out_w, p->ln_out_b, w2);
+            for (c = 0; c < D; c++) w2[c] *= F_[t * F + c];       /* u ∘ LN_out(y) */
+            for (i = 0; i < 4 * D; i++) {
+                double acc = p->o0_b[i];
+                for (c = 0; c < D; c++) acc += (double)p->o0_w[i * D + c] * w2[c];
+                w2[D + i] = lattn__silu_d(acc);
+            }
+            for (c = 0; c < D; c++) {
+                double acc = p->o2_b[c] + (double)xb[t * D + c];
+                for (i = 0; i < 4 * D; i++) acc += (double)p->o2_w[c * 4 * D + i] * w2[D + i];
+                y[(b * T + t) * D + c] = (float)acc;
+                if (y64) y64[(b * T + t) * D + c] = acc;
+            }
+        }
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* ================================================================================================ */
 /* >>conformance implementation                                                                     */
 /* ================================================================================================ */
 static const char *const lattn__form_names[] = { "ref", "parallel", "chunk", "step", "fast", "fft", "conv" };
@@ -6866,9 +7202,12 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                       I/O and the golden-case runner. Golden outputs: reference_outputs/ v1.
    unreleased         GLA, Simple GLA and retention as the gate fields of lattn_la_args (every
                       form); the Laplace layer and model (weights arena, safetensors save/load,
-                      forward_ref, forward, step); lattn_matmul flags (LATTN_MM_CAUSAL; 1 still
-                      means accumulate); new golden cases gla/, simple_gla/, retention/,
-                      laplace_layer/ (existing files unchanged). */
+                      forward_ref, forward, step); the delta-rule core GDR+I (_ref, _chunk on the
+                      tiler, _step) and the Gated DeltaNet layer; PRISM P1 (the official block);
+                      tiler: lattn_matmul flags (LATTN_MM_CAUSAL; 1 still means accumulate),
+                      lattn_tile_tri_solve, lattn_tile_sumsq, LATTN_ACT_RSQRT; new golden cases
+                      gla/, simple_gla/, retention/, laplace_layer/, gdr/, gdn_layer/ (existing
+                      files unchanged). */
 
 #endif /* LATTN_IMPLEMENTATION */
 

@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -2242,12 +2242,71 @@ static void test_gdnlayer(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* PRISM P1: the official LM block, against the official code's float64 outputs                    */
+/* ---------------------------------------------------------------------------------------------- */
+static void test_prism(void) {
+    static const char *cases[3] = { "prism_p1_c128", "prism_p1_c64", "prism_p1_solver_off_vs_gdn" };
+    lattn_ctx ctx;
+    int ci;
+    lattn_ctx_init(&ctx);
+    for (ci = 0; ci < 3; ci++) {
+        char path[256];
+        lattn_st_file f;
+        lattn_prism_p1 p;
+        const lattn_st_tensor *tx;
+        float *x, *y;
+        double *y64, *w, *w2;
+        int64_t B, T, D;
+        size_t n;
+        snprintf(path, sizeof path, "tests/external/%s.safetensors", cases[ci]);
+        if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "cannot read %s", path); continue; }
+        CHECK(lattn_prism_p1_load(&ctx, &p, &f, "") == LATTN_OK, "P1 load %s: %s", cases[ci], lattn_ctx_error(&ctx));
+        p.C = (int64_t)strtol(lattn_st_meta(&f, "chunk_size"), NULL, 10);
+        tx = lattn_st_find(&f, "x");
+        B = tx->shape[0]; T = tx->shape[1]; D = tx->shape[2]; n = (size_t)(B * T * D);
+        x = tensor_f32(&f, "x"); w = tensor_f64(&f, "y", NULL);
+        y = fnew(n); y64 = (double *)malloc(n * sizeof(double));
+        CHECK(lattn_prism_p1_ref(&ctx, &p, B, T, x, y, y64) == LATTN_OK, "P1 ref");
+        CHECK(rel_rms_d(y, w, n) <= 1e-6, "P1 %s float32 output: %g", cases[ci], rel_rms_d(y, w, n));
+        {
+            double num = 0, den = 0;
+            size_t i;
+            for (i = 0; i < n; i++) { num += (y64[i] - w[i]) * (y64[i] - w[i]); den += w[i] * w[i]; }
+            CHECK(sqrt(num / den) <= 1e-12, "P1 %s = the official PRISMBlock (float64): %g", cases[ci], sqrt(num / den));
+        }
+        if (ci == 1) {                   /* the official output depends on C: 64 vs 128 */
+            w2 = tensor_f64(&f, "y_chunk128", NULL);
+            CHECK(rel_rms_d(y, w2, n) > 0.01, "P1 at C = 64 differs from C = 128 (the chunk dependence of the official code)");
+            p.C = 128;
+            lattn_prism_p1_ref(&ctx, &p, B, T, x, y, NULL);
+            CHECK(rel_rms_d(y, w2, n) <= 1e-6, "P1 at C = 128 on the C = 64 case's weights = its y_chunk128");
+            free(w2);
+        }
+        if (ci == 2) {                   /* solver gates and keys zero: PRISMBlock = the repo's GDNBlock */
+            w2 = tensor_f64(&f, "y_gdn", NULL);
+            CHECK(rel_rms_d(y, w2, n) <= 1e-6, "P1 with the solver off = the official GDNBlock: %g", rel_rms_d(y, w2, n));
+            free(w2);
+        }
+        if (ci == 0) {                   /* errors */
+            lattn_prism_p1 q;
+            CHECK(lattn_prism_p1_ref(&ctx, &p, B, T - 1, x, y, NULL) == LATTN_E_SHAPE, "P1: T not a multiple of C");
+            CHECK(lattn_prism_p1_ref(&ctx, &p, 0, T, x, y, NULL) == LATTN_E_SHAPE, "P1: B = 0");
+            CHECK(lattn_prism_p1_ref(&ctx, NULL, B, T, x, y, NULL) == LATTN_E_NULL, "P1: NULL block");
+            CHECK(lattn_prism_p1_load(&ctx, &q, &f, "blk.") == LATTN_E_FORMAT && q.arena == NULL, "P1 load: missing tensors");
+        }
+        free(x); free(y); free(y64); free(w);
+        lattn_prism_p1_free(&ctx, &p);
+        lattn_st_free(&ctx, &f);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
-        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }
+        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
