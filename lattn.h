@@ -1033,7 +1033,7 @@ LATTN_API lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 *
 /* Golden cases (reference_outputs/, DESIGN.md §4): one safetensors file per case with the inputs
    "in.*" (float32, offsets int64), the expected outputs "out.*" (float32, from _ref in double) and
    "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn |
-   gla | simple_gla | retention | gdr | scan | ssm | s4d | laplace_layer: a Laplace model's tensors under
+   gla | simple_gla | retention | gdr | scan | ssm | s4d | prism_p1 | laplace_layer | gdn_layer: a layer's tensors under
    "in.<name>" and its laplace.* configuration, see >>laplace), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval"), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
@@ -7151,6 +7151,28 @@ static lattn_status lattn__case_gdn(lattn__case *k, lattn_form form) {
     return st;
 }
 
+/* PRISM P1 (mixer "prism_p1"): the official block's tensors under "in.<official name>", in.x
+   [B][T][D] -> out.y, chunk size from "chunk" (default 128, capped at T as the code does). */
+static lattn_status lattn__case_prism(lattn__case *k, lattn_form form) {
+    lattn_prism_p1 p;
+    const lattn_st_tensor *tx;
+    const float *x;
+    float *y;
+    lattn_status st;
+    if (form != LATTN_FORM_REF) return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: prism_p1 has no %s form", lattn_form_name(form));
+    LATTN__TRY(lattn_prism_p1_load(k->ctx, &p, k->c, "in."));
+    p.C = (int64_t)lattn__case_num(k, "chunk", 128);
+    st = lattn__case_in(k, "in.x", 1, &x, &tx);
+    if (st == LATTN_OK) st = lattn__case_dims(k, tx, 3, "in.x");
+    if (st == LATTN_OK && tx->shape[2] != p.D) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.x must be [B][T][%lld]", (long long)p.D);
+    if (st == LATTN_OK) st = lattn__case_count(k, "out.y", tx->shape[0] * tx->shape[1] * p.D);
+    if (st == LATTN_OK) st = lattn__case_out(k, "out.y", &y);
+    if (st == LATTN_OK && !y) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: prism_p1 needs out.y");
+    if (st == LATTN_OK) st = lattn_prism_p1_ref(k->ctx, &p, tx->shape[0], tx->shape[1], x, y, NULL);
+    lattn_prism_p1_free(k->ctx, &p);
+    return st;
+}
+
 LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max) {
     static const lattn_form la[] = { LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
     static const lattn_form gdr[] = { LATTN_FORM_REF, LATTN_FORM_STEP, LATTN_FORM_CHUNK };
@@ -7161,6 +7183,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     if (!m) return 0;
     if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "gdr") == 0) { f = gdr; n = 3; }
+    else if (strcmp(m, "prism_p1") == 0) n = 1;
     else if (strcmp(m, "scan") == 0) n = 2;
     else if (strcmp(m, "s4d") == 0 && !lattn_st_find(c, "out.ht")) n = 5;
     for (i = 0; i < n && i < max; i++) out[i] = f[i];
@@ -7187,6 +7210,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "s4d") == 0) st = lattn__case_s4d(&k, form);
     else if (strcmp(mixer, "laplace_layer") == 0) st = lattn__case_laplace(&k, form);
     else if (strcmp(mixer, "gdn_layer") == 0) st = lattn__case_gdn(&k, form);
+    else if (strcmp(mixer, "prism_p1") == 0) st = lattn__case_prism(&k, form);
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
     if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
     for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);

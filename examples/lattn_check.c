@@ -116,36 +116,40 @@ static int cmd_manifest(const char *dir) {
     return fails ? 1 : 0;
 }
 
-/* An fla reference file as a lattn case: q, k, v, beta, g, h0 -> in.*, o, ht -> out.* (kept float64);
-   the delta-rule sources become mixer "gdr", the rest "linear_attn" (the gates pick the member). */
+/* An external reference file as a lattn case: q, k, v, beta, g, h0 (or a PRISM block's parameters
+   and x) -> in.*, o, ht (or y) -> out.* (kept float64); fla's delta-rule sources become mixer "gdr",
+   the other fla sources "linear_attn" (the gates pick the member), gpr-prism's PRISMBlock "prism_p1". */
 static int cmd_external(const char *path) {
     lattn_st_file f, c;
     const char *src, *meta[12];
-    lattn_st_entry e[8];
+    lattn_st_entry e[40];
     unsigned char *buf;
     size_t n;
     int64_t i;
-    int ne = 0, nm = 0, ok = 1, nf, k;
+    int ne = 0, nm = 0, ok = 1, nf, k, prism;
     lattn_form fs[8];
-    char names[8][16];
+    char names[40][64];
     if (!load(path, &f)) return 2;
     src = lattn_st_meta(&f, "source");
+    prism = src && strstr(src, "PRISMBlock") != NULL;
     if (!src || !(strstr(src, "linear_attn") || strstr(src, "ops/gla/") || strstr(src, "ops/simple_gla/") ||
-                  strstr(src, "ops/delta_rule/") || strstr(src, "ops/gated_delta_rule/"))) {
+                  strstr(src, "ops/delta_rule/") || strstr(src, "ops/gated_delta_rule/") || prism)) {
         printf("SKIP %s: its mixer is not in this version of lattn\n", path);
         lattn_st_free(&g_ctx, &f);
         return 0;
     }
-    meta[nm++] = "mixer"; meta[nm++] = strstr(src, "delta_rule") ? "gdr" : "linear_attn";
+    meta[nm++] = "mixer"; meta[nm++] = prism ? "prism_p1" : strstr(src, "delta_rule") ? "gdr" : "linear_attn";
     meta[nm++] = "scale"; meta[nm++] = lattn_st_meta(&f, "scale") ? lattn_st_meta(&f, "scale") : "0";
     meta[nm++] = "normalize"; meta[nm++] = strstr(src, "normalize=True") ? "1" : "0";
     meta[nm++] = "eps"; meta[nm++] = lattn_st_meta(&f, "eps_in_denominator") ? lattn_st_meta(&f, "eps_in_denominator") : "1e-6";
     meta[nm++] = "tol_fp32"; meta[nm++] = "1e-5";
-    for (i = 0; i < f.n_tensors && ne < 8; i++) {
+    meta[nm++] = "chunk"; meta[nm++] = lattn_st_meta(&f, "chunk_size") ? lattn_st_meta(&f, "chunk_size") : "0";
+    for (i = 0; i < f.n_tensors && ne < 40; i++) {
         const lattn_st_tensor *t = &f.tensors[i];
-        int is_out = strcmp(t->name, "o") == 0 || strcmp(t->name, "ht") == 0;
-        const char *nm = strcmp(t->name, "g") == 0 && t->ndim == 4 ? "gk" : t->name;   /* fla's per-key gate */
-        snprintf(names[ne], sizeof names[ne], "%s.%s", is_out ? "out" : "in", nm);
+        int is_out = strcmp(t->name, "o") == 0 || strcmp(t->name, "ht") == 0 || strcmp(t->name, "y") == 0;
+        const char *nm2 = strcmp(t->name, "g") == 0 && t->ndim == 4 ? "gk" : t->name;   /* fla's per-key gate */
+        if (strncmp(t->name, "y_", 2) == 0) continue;            /* PRISM's comparison outputs (other blocks) */
+        snprintf(names[ne], sizeof names[ne], "%s.%s", is_out ? "out" : "in", nm2);
         e[ne].name = names[ne]; e[ne].dtype = t->dtype; e[ne].ndim = t->ndim; e[ne].shape = t->shape; e[ne].data = t->data;
         ne++;
     }
