@@ -6538,21 +6538,121 @@ static void lattn__ln_d(int64_t n, const double *x, const float *w, const float 
 }
 static double lattn__clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
+/* Steps 1-6 of the block for T tokens of one row, in double: x̂, the fused projection F, the decay
+   gate gk, β, and the solver's P, κ, δ, b. cache: the anchor conv's history of x̂ ([D][Kc], newest
+   last; read and advanced), or NULL for the official zero padding. w1, w2: scratch of 4D + rg and 8D. */
+static void lattn__prism_project(const lattn_prism_p1 *p, int64_t T, const float *xb, double *cache, double *xh,
+                                 double *F_, double *gk, double *bt, double *P, double *kap, double *del, double *bl,
+                                 double *w1, double *w2) {
+    const int64_t D = p->D, H = p->H, S = p->S, R = p->R, Kc = p->Kc, F = 4 * D + 2 * R * S + H * S;
+    const double floor_ = LATTN__MAX(p->gate_min, 0.01);
+    int64_t t, i, j, l, h, c;
+    for (t = 0; t < T; t++) {            /* 1. x̂ = LN_in(x) */
+        for (i = 0; i < D; i++) w1[i] = xb[t * D + i];
+        lattn__ln_d(D, w1, p->ln_in_w, p->ln_in_b, xh + t * D);
+    }
+    for (t = 0; t < T; t++) {
+        /* 2. anchor: causal depthwise conv with bias over x̂ (history from the cache or zeros), LN_anchor */
+        for (c = 0; c < D; c++) {
+            double acc = p->conv_b[c];
+            if (cache) {
+                for (j = 0; j + 1 < Kc; j++) cache[c * Kc + j] = cache[c * Kc + j + 1];
+                cache[c * Kc + Kc - 1] = xh[t * D + c];
+                for (j = 0; j < Kc; j++) acc += (double)p->conv_w[c * Kc + j] * cache[c * Kc + j];
+            } else
+                for (j = 0; j < Kc; j++) {
+                    int64_t tt = t - Kc + 1 + j;
+                    if (tt >= 0) acc += (double)p->conv_w[c * Kc + j] * xh[tt * D + c];
+                }
+            w1[c] = acc;
+        }
+        lattn__ln_d(D, w1, p->anchor_w, p->anchor_b, w2);
+        /* 3. the fused projection of the anchor */
+        for (i = 0; i < F; i++) {
+            double acc = p->fused_b[i];
+            for (c = 0; c < D; c++) acc += (double)p->fused_w[i * D + c] * w2[c];
+            F_[t * F + i] = acc;
+        }
+        /* 4. decay gate from x̂: sigmoid(W2 (W1 x̂ + b1) + b2), max 1e-6, ^(1/τ), clamp [floor, 1] */
+        for (i = 0; i < p->rg; i++) {
+            double acc = p->gate0_b[i];
+            for (c = 0; c < D; c++) acc += (double)p->gate0_w[i * D + c] * xh[t * D + c];
+            w1[i] = acc;
+        }
+        for (c = 0; c < D; c++) {
+            double acc = p->gate1_b[c], g;
+            for (i = 0; i < p->rg; i++) acc += (double)p->gate1_w[c * p->rg + i] * w1[i];
+            g = lattn__sigmoid_d(acc);
+            g = exp(log(LATTN__MAX(g, 1e-6)) / p->tau);
+            gk[t * D + c] = lattn__clampd(g, floor_, 1.0);
+        }
+        /* 5. β = sigmoid(W_b x̂) per head */
+        for (h = 0; h < H; h++) {
+            double acc = 0;
+            for (c = 0; c < D; c++) acc += (double)p->b_w[h * D + c] * xh[t * D + c];
+            bt[t * H + h] = lattn__sigmoid_d(acc);
+        }
+        /* 6. solver: P_l, κ_l, b_l, δ_l = P_l ∘ π_l ∘ v with π the stick-breaking remainder */
+        for (c = 0; c < D; c++) w1[c] = 1.0;                     /* π */
+        for (l = 0; l < S; l++) {
+            const double *gd = F_ + t * F + 4 * D + l * R, *kd = F_ + t * F + 4 * D + R * S + l * R;
+            for (c = 0; c < D; c++) {
+                double ag = 0, ak = 0, Pc;
+                for (i = 0; i < R; i++) {
+                    ag += gd[i] * (double)p->up_gain[(l * R + i) * D + c];
+                    ak += kd[i] * (double)p->up_k[(l * R + i) * D + c];
+                }
+                Pc = lattn__sigmoid_d(ag);
+                P[(t * S + l) * D + c] = Pc;
+                kap[(t * S + l) * D + c] = ak;
+                del[(t * S + l) * D + c] = Pc * w1[c] * F_[t * F + D + c];
+                w1[c] *= 1.0 - Pc;
+            }
+            for (h = 0; h < H; h++) bl[(t * S + l) * H + h] = lattn__sigmoid_d(F_[t * F + 4 * D + 2 * R * S + l * H + h]);
+        }
+    }
+}
+/* Step 8: y = SiLU(W_g x̂ + b) ∘ o; z = u ∘ LN_out(y); out = x + W_o2 SiLU(W_o1 z + b_o1) + b_o2. */
+static void lattn__prism_output(const lattn_prism_p1 *p, int64_t T, const float *xb, const double *xh, const double *F_,
+                                const double *o, double *w1, double *w2, float *y, double *y64) {
+    const int64_t D = p->D, F = 4 * D + 2 * p->R * p->S + p->H * p->S;
+    int64_t t, i, c;
+    for (t = 0; t < T; t++) {
+        for (c = 0; c < D; c++) {
+            double acc = p->g_b[c];
+            for (i = 0; i < D; i++) acc += (double)p->g_w[c * D + i] * xh[t * D + i];
+            w1[c] = lattn__silu_d(acc) * o[t * D + c];
+        }
+        lattn__ln_d(D, w1, p->ln_out_w, p->ln_out_b, w2);
+        for (c = 0; c < D; c++) w2[c] *= F_[t * F + c];           /* u ∘ LN_out(y) */
+        for (i = 0; i < 4 * D; i++) {
+            double acc = p->o0_b[i];
+            for (c = 0; c < D; c++) acc += (double)p->o0_w[i * D + c] * w2[c];
+            w2[D + i] = lattn__silu_d(acc);
+        }
+        for (c = 0; c < D; c++) {
+            double acc = p->o2_b[c] + (double)xb[t * D + c];
+            for (i = 0; i < 4 * D; i++) acc += (double)p->o2_w[c * 4 * D + i] * w2[D + i];
+            y[t * D + c] = (float)acc;
+            if (y64) y64[t * D + c] = acc;
+        }
+    }
+}
+
 LATTN__DEF lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                            const float *x, float *y, double *y64) {
     const char *who = "lattn_prism_p1_ref";
-    int64_t D, H, S, R, Kc, d, C, F, N, b, t, i, j, l, h, n, s, m, c;
+    int64_t D, H, S, R, d, C, F, N, b, i, j, l, h, n, s, m;
     double *buf, *xh, *F_, *gk, *bt, *P, *kap, *bl, *del, *o, *w1, *w2, *M, *dS, *kb, *lam, *Ls, *Le;
-    double floor_;
     size_t cnt;
     if (!p || !p->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
-    D = p->D; H = p->H; S = p->S; R = p->R; Kc = p->Kc; d = D / H; C = LATTN__MIN(p->C, T);
+    D = p->D; H = p->H; S = p->S; R = p->R; d = D / H; C = LATTN__MIN(p->C, T);
     if (C < 1 || T % C != 0)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: T = %lld is not a multiple of the chunk size %lld (the official code's reshapes)",
                            who, (long long)T, (long long)C);
     if (!(p->tau > 0)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tau must be positive", who);
-    F = 4 * D + 2 * R * S + H * S; N = T / C; floor_ = LATTN__MAX(p->gate_min, 0.01);
+    F = 4 * D + 2 * R * S + H * S; N = T / C;
     {   /* per batch row: x̂, F, gk, β, P, κ, b, δ, o [T][...]; chunk work: M, dS [d][d], k̄, λ, Ls, Le */
         int64_t dims[2];
         dims[0] = T; dims[1] = 3 * D + F + H + 3 * S * D + S * H + D + 2 * D + 8 * D;
@@ -6566,66 +6666,7 @@ LATTN__DEF lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 
     w1 = o + T * D; w2 = w1 + 4 * D + p->rg; M = w2 + 8 * D;    /* w1: D, 4D or rg values; w2: 5D */ dS = M + d * d; kb = dS + d * d; lam = kb + d; Ls = lam + C * d; Le = Ls + C * d;
     for (b = 0; b < B; b++) {
         const float *xb = x + b * T * D;
-        /* 1. x̂ = LN_in(x) */
-        for (t = 0; t < T; t++) {
-            for (i = 0; i < D; i++) w1[i] = xb[t * D + i];
-            lattn__ln_d(D, w1, p->ln_in_w, p->ln_in_b, xh + t * D);
-        }
-        for (t = 0; t < T; t++) {
-            /* 2. anchor: causal depthwise conv with bias (left zero padding), then LN_anchor */
-            for (c = 0; c < D; c++) {
-                double acc = p->conv_b[c];
-                for (j = 0; j < Kc; j++) {
-                    int64_t tt = t - Kc + 1 + j;
-                    if (tt >= 0) acc += (double)p->conv_w[c * Kc + j] * xh[tt * D + c];
-                }
-                w1[c] = acc;
-            }
-            lattn__ln_d(D, w1, p->anchor_w, p->anchor_b, w2);
-            /* 3. the fused projection of the anchor */
-            for (i = 0; i < F; i++) {
-                double acc = p->fused_b[i];
-                for (c = 0; c < D; c++) acc += (double)p->fused_w[i * D + c] * w2[c];
-                F_[t * F + i] = acc;
-            }
-            /* 4. decay gate from x̂: sigmoid(W2 (W1 x̂ + b1) + b2), max 1e-6, ^(1/τ), clamp [floor, 1] */
-            for (i = 0; i < p->rg; i++) {
-                double acc = p->gate0_b[i];
-                for (c = 0; c < D; c++) acc += (double)p->gate0_w[i * D + c] * xh[t * D + c];
-                w1[i] = acc;
-            }
-            for (c = 0; c < D; c++) {
-                double acc = p->gate1_b[c], g;
-                for (i = 0; i < p->rg; i++) acc += (double)p->gate1_w[c * p->rg + i] * w1[i];
-                g = lattn__sigmoid_d(acc);
-                g = exp(log(LATTN__MAX(g, 1e-6)) / p->tau);
-                gk[t * D + c] = lattn__clampd(g, floor_, 1.0);
-            }
-            /* 5. β = sigmoid(W_b x̂) per head */
-            for (h = 0; h < H; h++) {
-                double acc = 0;
-                for (c = 0; c < D; c++) acc += (double)p->b_w[h * D + c] * xh[t * D + c];
-                bt[t * H + h] = lattn__sigmoid_d(acc);
-            }
-            /* 6. solver: P_l, κ_l, b_l, δ_l = P_l ∘ π_l ∘ v with π the stick-breaking remainder */
-            for (c = 0; c < D; c++) w1[c] = 1.0;                 /* π */
-            for (l = 0; l < S; l++) {
-                const double *gd = F_ + t * F + 4 * D + l * R, *kd = F_ + t * F + 4 * D + R * S + l * R;
-                for (c = 0; c < D; c++) {
-                    double ag = 0, ak = 0, Pc;
-                    for (i = 0; i < R; i++) {
-                        ag += gd[i] * (double)p->up_gain[(l * R + i) * D + c];
-                        ak += kd[i] * (double)p->up_k[(l * R + i) * D + c];
-                    }
-                    Pc = lattn__sigmoid_d(ag);
-                    P[(t * S + l) * D + c] = Pc;
-                    kap[(t * S + l) * D + c] = ak;
-                    del[(t * S + l) * D + c] = Pc * w1[c] * F_[t * F + D + c];
-                    w1[c] *= 1.0 - Pc;
-                }
-                for (h = 0; h < H; h++) bl[(t * S + l) * H + h] = lattn__sigmoid_d(F_[t * F + 4 * D + 2 * R * S + l * H + h]);
-            }
-        }
+        lattn__prism_project(p, T, xb, NULL, xh, F_, gk, bt, P, kap, del, bl, w1, w2);   /* steps 1-6 */
         /* 7. the chunked recurrence, per head */
         for (h = 0; h < H; h++) {
             for (i = 0; i < d * d; i++) M[i] = 0.0;
@@ -6707,27 +6748,7 @@ LATTN__DEF lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 
                     }
             }
         }
-        /* 8. output path: y = SiLU(W_g x̂ + b) ∘ o; z = u ∘ LN_out(y); out = x + W_o2 SiLU(W_o1 z + b) + b */
-        for (t = 0; t < T; t++) {
-            for (c = 0; c < D; c++) {
-                double acc = p->g_b[c];
-                for (i = 0; i < D; i++) acc += (double)p->g_w[c * D + i] * xh[t * D + i];
-                w1[c] = lattn__silu_d(acc) * o[t * D + c];
-            }
-            lattn__ln_d(D, w1, p->ln_out_w, p->ln_out_b, w2);
-            for (c = 0; c < D; c++) w2[c] *= F_[t * F + c];       /* u ∘ LN_out(y) */
-            for (i = 0; i < 4 * D; i++) {
-                double acc = p->o0_b[i];
-                for (c = 0; c < D; c++) acc += (double)p->o0_w[i * D + c] * w2[c];
-                w2[D + i] = lattn__silu_d(acc);
-            }
-            for (c = 0; c < D; c++) {
-                double acc = p->o2_b[c] + (double)xb[t * D + c];
-                for (i = 0; i < 4 * D; i++) acc += (double)p->o2_w[c * 4 * D + i] * w2[D + i];
-                y[(b * T + t) * D + c] = (float)acc;
-                if (y64) y64[(b * T + t) * D + c] = acc;
-            }
-        }
+        lattn__prism_output(p, T, xb, xh, F_, o, w1, w2, y + b * T * D, y64 ? y64 + b * T * D : NULL);   /* step 8 */
     }
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
