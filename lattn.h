@@ -15,8 +15,8 @@
      the Laplace layer and model (Simple GLA language model)       >>laplace
      the delta rule, Gated DeltaNet, the general core GDR+I        >>delta
      the Gated DeltaNet layer                                      >>gdnlayer
-     PRISM: the official LM block (P1), code-exact, in double      >>prism
-     (planned: PRISM P0 and P2, TTT-Linear / TTT-MLP, softmax attention, the SPS transformer)
+     PRISM: the official LM block (P1) and the per-token form (P2) >>prism
+     (planned: PRISM P0, TTT-Linear / TTT-MLP, softmax attention, the SPS transformer)
 
    The conformance kit (>>safetensors, >>conformance) reads and writes golden cases so that other
    backends (CUDA, Triton, NKI) can check themselves against lattn's double-precision _ref forms.
@@ -1026,6 +1026,24 @@ LATTN_API void lattn_prism_p1_free(lattn_ctx *ctx, lattn_prism_p1 *p);
    multiple of C (the official reshapes); initial state zero, no final state. */
 LATTN_API lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                           const float *x, float *y, double *y64);
+/* P2 (spec §4.4; lattn's definition, "PRISM-like", not in the sources): the same block and
+   parameters as P1 with the chunk-level step 7 replaced by a per-token recurrence on the delta-rule
+   core, so its chunked form equals its recurrence for every chunk size:
+       S' = Diag(gk_t) S_{t-1};  S' -= β_t k̂_t (k̂_tᵀ S');  S_t = S' + k_t v_tᵀ + Σ_l κ_l,t (b_l,t δ_l,t)ᵀ
+       o_t = S_tᵀ q_t       (k̂ = k / sqrt(|k|² + 1e-6); q, k otherwise raw; no 1/sqrt(d) scale)
+   i.e. GDR+I with e = k̂, c = 1, per-key gates log gk and L = S injections. The state of one
+   sequence (lattn_prism_p2_state_floats): the anchor conv's history of x̂ [D][Kc] (newest last),
+   then the heads' states [H][d][d]; NULL state = a fresh sequence. _ref: double throughout; _chunk:
+   the recurrence by lattn_gdr_chunk (projections in double in this version); _step: T = 1 by
+   lattn_gdr_step. */
+LATTN_API int64_t lattn_prism_p2_state_floats(const lattn_prism_p1 *p);
+LATTN_API lattn_status lattn_prism_p2_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+                                          const float *x, float *y, float *state, double *y64);
+LATTN_API lattn_status lattn_prism_p2_chunk(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+                                            const float *x, float *y, float *state, int chunk);
+LATTN_API lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, const float *x,
+                                           float *y, float *state);
+
 
 /* ================================================================================================ */
 /* >>conformance                                                                                    */
@@ -6752,6 +6770,152 @@ LATTN__DEF lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 
     }
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
+}
+
+/* ---- P2: the per-token LM form on the delta-rule core ------------------------------------------ */
+LATTN__DEF int64_t lattn_prism_p2_state_floats(const lattn_prism_p1 *p) {
+    if (!p || p->D < 1 || p->H < 1 || p->Kc < 1) return -1;
+    return p->D * p->Kc + p->D * (p->D / p->H);                  /* D·Kc + H·d·d */
+}
+/* Workspace of one row in double: x̂, F, gk, β, P, κ, δ, b, o, the conv cache and scratch. */
+static size_t lattn__prism_ws(const lattn_prism_p1 *p, int64_t T) {
+    const int64_t D = p->D, H = p->H, S = p->S, F = 4 * D + 2 * p->R * S + H * S;
+    return (size_t)(T * (3 * D + F + H + 3 * S * D + S * H)) + (size_t)(D * p->Kc + 12 * D + p->rg);
+}
+static lattn_status lattn__prism_p2_args(lattn_ctx *ctx, const char *who, const lattn_prism_p1 *p, int64_t B, int64_t T,
+                                         const float *x, const float *y) {
+    int64_t dims[2];
+    if (!p || !p->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
+    if (!(p->tau > 0)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tau must be positive", who);
+    dims[0] = B * LATTN__MAX(T, 1); dims[1] = 4 * p->D + 2 * p->R * p->S + p->H * p->S + 3 * p->S * p->D + 8 * p->D;
+    return lattn__check_count(ctx, who, "the workspace", 2, dims);
+}
+
+LATTN__DEF lattn_status lattn_prism_p2_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+                                           const float *x, float *y, float *state, double *y64) {
+    const char *who = "lattn_prism_p2_ref";
+    int64_t D, H, S, d, F, SF, b, t, i, j, l, h;
+    double *buf, *xh, *F_, *gk, *bt, *P, *kap, *del, *bl, *o, *cache, *w1, *w2, *St;
+    size_t cnt;
+    LATTN__TRY(lattn__prism_p2_args(ctx, who, p, B, T, x, y));
+    D = p->D; H = p->H; S = p->S; d = D / H; F = 4 * D + 2 * p->R * S + H * S; SF = lattn_prism_p2_state_floats(p);
+    if (T == 0) return lattn__ok(ctx);
+    cnt = lattn__prism_ws(p, T) + (size_t)(H * d * d + d);
+    if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
+    xh = buf; F_ = xh + T * D; gk = F_ + T * F; bt = gk + T * D; P = bt + T * H; kap = P + T * S * D;
+    del = kap + T * S * D; bl = del + T * S * D; o = bl + T * S * H; cache = o + T * D;
+    w1 = cache + D * p->Kc; w2 = w1 + 4 * D + p->rg; St = w2 + 8 * D;
+    for (b = 0; b < B; b++) {
+        const float *xb = x + b * T * D;
+        double *kh = St + H * d * d;
+        for (i = 0; i < D * p->Kc; i++) cache[i] = state ? (double)state[b * SF + i] : 0.0;
+        for (i = 0; i < H * d * d; i++) St[i] = state ? (double)state[b * SF + D * p->Kc + i] : 0.0;
+        lattn__prism_project(p, T, xb, cache, xh, F_, gk, bt, P, kap, del, bl, w1, w2);
+        for (t = 0; t < T; t++)
+            for (h = 0; h < H; h++) {
+                const double *q = F_ + t * F + 2 * D + h * d, *k = F_ + t * F + 3 * D + h * d, *v = F_ + t * F + D + h * d;
+                double *Sh = St + h * d * d, nk = 0, beta = bt[t * H + h];
+                for (i = 0; i < d; i++) nk += k[i] * k[i];
+                nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
+                for (i = 0; i < d; i++) kh[i] = k[i] * nk;
+                /* S' = Diag(gk) S; w = S'ᵀ k̂; S = S' - β k̂ wᵀ + k vᵀ + Σ_l κ_l (b_l δ_l)ᵀ; o = Sᵀ q */
+                for (j = 0; j < d; j++) {
+                    double w = 0;
+                    for (i = 0; i < d; i++) { Sh[i * d + j] *= gk[t * D + h * d + i]; w += kh[i] * Sh[i * d + j]; }
+                    for (i = 0; i < d; i++) {
+                        double add = k[i] * v[j] - beta * kh[i] * w;
+                        for (l = 0; l < S; l++)
+                            add += kap[(t * S + l) * D + h * d + i] * bl[(t * S + l) * H + h] * del[(t * S + l) * D + h * d + j];
+                        Sh[i * d + j] += add;
+                    }
+                }
+                for (j = 0; j < d; j++) {
+                    double acc = 0;
+                    for (i = 0; i < d; i++) acc += Sh[i * d + j] * q[i];
+                    o[t * D + h * d + j] = acc;
+                }
+            }
+        lattn__prism_output(p, T, xb, xh, F_, o, w1, w2, y + b * T * D, y64 ? y64 + b * T * D : NULL);
+        if (state) {
+            for (i = 0; i < D * p->Kc; i++) state[b * SF + i] = (float)cache[i];
+            for (i = 0; i < H * d * d; i++) state[b * SF + D * p->Kc + i] = (float)St[i];
+        }
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* _chunk and _step: steps 1-6 (double), the recurrence on the core in float32, step 8 (double). */
+static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T, const float *x,
+                                        float *y, float *state, int chunk, int decode, const char *who) {
+    int64_t D, H, S, d, F, SF, b, t, i, l, h;
+    double *buf, *xh, *F_, *gk, *bt, *P, *kap, *del, *bl, *o, *cache, *w1, *w2;
+    float *fb, *q, *k, *v, *e, *c, *be, *g, *ib, *ik, *id, *of, *S0, *S1;
+    size_t cnt, fcnt;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__prism_p2_args(ctx, who, p, B, T, x, y));
+    if (decode && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
+    D = p->D; H = p->H; S = p->S; d = D / H; F = 4 * D + 2 * p->R * S + H * S; SF = lattn_prism_p2_state_floats(p);
+    if (T == 0) return lattn__ok(ctx);
+    cnt = lattn__prism_ws(p, T);
+    fcnt = (size_t)(T * (6 * D + 2 * H + S * H + 2 * S * D)) + 2 * (size_t)(H * d * d);
+    if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
+    if (lattn__alloc_floats(ctx, &fb, fcnt, who) != LATTN_OK) { lattn__free(ctx, buf); return LATTN_E_NOMEM; }
+    xh = buf; F_ = xh + T * D; gk = F_ + T * F; bt = gk + T * D; P = bt + T * H; kap = P + T * S * D;
+    del = kap + T * S * D; bl = del + T * S * D; o = bl + T * S * H; cache = o + T * D;
+    w1 = cache + D * p->Kc; w2 = w1 + 4 * D + p->rg;
+    q = fb; k = q + T * D; v = k + T * D; e = v + T * D; g = e + T * D; of = g + T * D; c = of + T * D; be = c + T * H;
+    ib = be + T * H; ik = ib + T * S * H; id = ik + T * S * D; S0 = id + T * S * D; S1 = S0 + H * d * d;
+    for (b = 0; b < B && st == LATTN_OK; b++) {
+        const float *xb = x + b * T * D;
+        lattn_gdr_args a = lattn_gdr_args_default();
+        for (i = 0; i < D * p->Kc; i++) cache[i] = state ? (double)state[b * SF + i] : 0.0;
+        lattn__prism_project(p, T, xb, cache, xh, F_, gk, bt, P, kap, del, bl, w1, w2);
+        for (t = 0; t < T; t++) {        /* the core's inputs, token-major [T][H][·] */
+            for (h = 0; h < H; h++) {
+                double nk = 0;
+                for (i = 0; i < d; i++) nk += F_[t * F + 3 * D + h * d + i] * F_[t * F + 3 * D + h * d + i];
+                nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
+                for (i = 0; i < d; i++) {
+                    int64_t ch = h * d + i;
+                    q[t * D + ch] = (float)F_[t * F + 2 * D + ch]; k[t * D + ch] = (float)F_[t * F + 3 * D + ch];
+                    v[t * D + ch] = (float)F_[t * F + D + ch]; e[t * D + ch] = (float)(F_[t * F + 3 * D + ch] * nk);
+                    g[t * D + ch] = (float)log(gk[t * D + ch]);
+                    for (l = 0; l < S; l++) {
+                        ik[((t * H + h) * S + l) * d + i] = (float)kap[(t * S + l) * D + ch];
+                        id[((t * H + h) * S + l) * d + i] = (float)del[(t * S + l) * D + ch];
+                    }
+                }
+                c[t * H + h] = 1.0f; be[t * H + h] = (float)bt[t * H + h];
+                for (l = 0; l < S; l++) ib[(t * H + h) * S + l] = (float)bl[(t * S + l) * H + h];
+            }
+        }
+        for (i = 0; i < H * d * d; i++) S0[i] = state ? state[b * SF + D * p->Kc + i] : 0.0f;
+        a.B = 1; a.T = T; a.H = H; a.K = d; a.V = d; a.q = q; a.k = k; a.v = v; a.e = e; a.c = c; a.beta = be;
+        a.gk = g; a.L = S; a.inj_b = ib; a.inj_kap = ik; a.inj_d = id; a.scale = 1.0; a.h0 = S0; a.ht = S1; a.o = of;
+        st = decode ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a, chunk);
+        if (st != LATTN_OK) break;
+        for (i = 0; i < T * D; i++) o[i] = of[i];
+        lattn__prism_output(p, T, xb, xh, F_, o, w1, w2, y + b * T * D, NULL);
+        if (state) {
+            for (i = 0; i < D * p->Kc; i++) state[b * SF + i] = (float)cache[i];
+            memcpy(state + b * SF + D * p->Kc, S1, sizeof(float) * (size_t)(H * d * d));
+        }
+    }
+    lattn__free(ctx, fb);
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+LATTN__DEF lattn_status lattn_prism_p2_chunk(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+                                             const float *x, float *y, float *state, int chunk) {
+    return lattn__prism_p2_run(ctx, p, B, T, x, y, state, chunk, 0, "lattn_prism_p2_chunk");
+}
+LATTN__DEF lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, const float *x,
+                                            float *y, float *state) {
+    return lattn__prism_p2_run(ctx, p, B, 1, x, y, state, 0, 1, "lattn_prism_p2_step");
 }
 
 /* ================================================================================================ */

@@ -2287,6 +2287,43 @@ static void test_prism(void) {
             CHECK(rel_rms_d(y, w2, n) <= 1e-6, "P1 with the solver off = the official GDNBlock: %g", rel_rms_d(y, w2, n));
             free(w2);
         }
+        if (ci == 1) {                   /* P2 on the same weights: chunk sizes, steps, state carried across calls */
+            int64_t T2 = g_quick ? 40 : 100, SF = lattn_prism_p2_state_floats(&p), tt, bb, T1 = 37;
+            static const int Cs[4] = { 1, 16, 64, 128 };
+            int k2;
+            float *x2 = fnew((size_t)(B * T2 * D)), *r0 = fnew((size_t)(B * T2 * D)), *r1 = fnew((size_t)(B * T2 * D));
+            float *s0 = fnew((size_t)(B * SF)), *s1 = fnew((size_t)(B * SF)), *xi = fnew((size_t)(B * D)), *yi = fnew((size_t)(B * D));
+            lattn_status st2 = LATTN_OK;
+            for (bb = 0; bb < B; bb++) memcpy(x2 + bb * T2 * D, x + bb * T * D, (size_t)(T2 * D) * sizeof(float));
+            memset(s0, 0, (size_t)(B * SF) * sizeof(float));
+            CHECK(lattn_prism_p2_ref(&ctx, &p, B, T2, x2, r0, s0, NULL) == LATTN_OK, "P2 ref");
+            for (k2 = 0; k2 < 4; k2++) {
+                memset(s1, 0, (size_t)(B * SF) * sizeof(float)); poison(r1, (size_t)(B * T2 * D));
+                CHECK(lattn_prism_p2_chunk(&ctx, &p, B, T2, x2, r1, s1, Cs[k2]) == LATTN_OK &&
+                      rel_rms(r1, r0, (size_t)(B * T2 * D)) <= 1e-5 && rel_rms(s1, s0, (size_t)(B * SF)) <= 1e-5,
+                      "P2 chunk %d = P2 per token: y %.3g state %.3g", Cs[k2], rel_rms(r1, r0, (size_t)(B * T2 * D)), rel_rms(s1, s0, (size_t)(B * SF)));
+            }
+            memset(s1, 0, (size_t)(B * SF) * sizeof(float)); poison(r1, (size_t)(B * T2 * D));
+            for (tt = 0; tt < T2 && st2 == LATTN_OK; tt++) {
+                for (bb = 0; bb < B; bb++) memcpy(xi + bb * D, x2 + (bb * T2 + tt) * D, (size_t)D * sizeof(float));
+                st2 = lattn_prism_p2_step(&ctx, &p, B, xi, yi, s1);
+                for (bb = 0; bb < B; bb++) memcpy(r1 + (bb * T2 + tt) * D, yi + bb * D, (size_t)D * sizeof(float));
+            }
+            CHECK(st2 == LATTN_OK && rel_rms(r1, r0, (size_t)(B * T2 * D)) <= 1e-5 && rel_rms(s1, s0, (size_t)(B * SF)) <= 1e-5,
+                  "P2 T steps = P2 per token: y %.3g", rel_rms(r1, r0, (size_t)(B * T2 * D)));
+            {   /* two calls carrying the state = one call (the conv history included) */
+                float *xa = fnew((size_t)(T1 * D)), *xb2 = fnew((size_t)((T2 - T1) * D)), *ya = fnew((size_t)(T1 * D));
+                float *yb = fnew((size_t)((T2 - T1) * D)), *sa = fnew((size_t)SF);
+                memcpy(xa, x2, (size_t)(T1 * D) * sizeof(float)); memcpy(xb2, x2 + T1 * D, (size_t)((T2 - T1) * D) * sizeof(float));
+                memset(sa, 0, (size_t)SF * sizeof(float));
+                lattn_prism_p2_chunk(&ctx, &p, 1, T1, xa, ya, sa, 16); lattn_prism_p2_chunk(&ctx, &p, 1, T2 - T1, xb2, yb, sa, 16);
+                CHECK(rel_rms(ya, r0, (size_t)(T1 * D)) <= 1e-5 && rel_rms(yb, r0 + T1 * D, (size_t)((T2 - T1) * D)) <= 1e-5 &&
+                      rel_rms(sa, s0, (size_t)SF) <= 1e-5, "P2: a sequence split over two calls = one call");
+                free(xa); free(xb2); free(ya); free(yb); free(sa);
+            }
+            CHECK(lattn_prism_p2_step(&ctx, &p, B, xi, yi, NULL) == LATTN_E_NULL, "P2 step without a state");
+            free(x2); free(r0); free(r1); free(s0); free(s1); free(xi); free(yi);
+        }
         if (ci == 0) {                   /* errors */
             lattn_prism_p1 q;
             CHECK(lattn_prism_p1_ref(&ctx, &p, B, T - 1, x, y, NULL) == LATTN_E_SHAPE, "P1: T not a multiple of C");
