@@ -1026,6 +1026,15 @@ LATTN_API void lattn_prism_p1_free(lattn_ctx *ctx, lattn_prism_p1 *p);
    multiple of C (the official reshapes); initial state zero, no final state. */
 LATTN_API lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                           const float *x, float *y, double *y64);
+/* The PRISM LM's sizes (spec §4.6): vocabulary, positions, width, layers, heads, solver steps S,
+   solver rank R (128), anchor conv width Kc, gate rank. Parameters of one block
+       P_blk = 2D + (Kc+1)D + 2D + (D+1)(4D + 2RS + HS) + (2D·r_g + r_g + D) + 2D + (D² + D) + DH + (8D² + 5D) + 2SRD
+   and of the model V·D + T·D + 2D + layers·P_blk (tied head, learned positions, final LayerNorm);
+   S = 0 is the repository's GDN LM. -1 for a size out of range (each must be in [1, 2^24], S and
+   vocab may be 0). */
+typedef struct lattn_prism_config { int64_t vocab, seq_len, D, n_layers, H, S, R, Kc, rg; } lattn_prism_config;
+LATTN_API lattn_prism_config lattn_prism_config_large_130m(void);   /* D 768, 8 layers, 8 heads, T 1024, S 2, Kc 7 */
+LATTN_API int64_t lattn_prism_params(const lattn_prism_config *c, int64_t *per_block);
 /* P2 (spec §4.4; lattn's definition, "PRISM-like", not in the sources): the same block and
    parameters as P1 with the chunk-level step 7 replaced by a per-token recurrence on the delta-rule
    core, so its chunked form equals its recurrence for every chunk size:
@@ -6770,6 +6779,26 @@ LATTN__DEF lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 
     }
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
+}
+
+LATTN__DEF lattn_prism_config lattn_prism_config_large_130m(void) {
+    lattn_prism_config c;
+    c.vocab = 50257; c.seq_len = 1024; c.D = 768; c.n_layers = 8; c.H = 8; c.S = 2; c.R = 128; c.Kc = 7; c.rg = 16;
+    return c;
+}
+LATTN__DEF int64_t lattn_prism_params(const lattn_prism_config *c, int64_t *per_block) {
+    const int64_t lim = (int64_t)1 << 24;
+    int64_t D, H, S, R, Kc, rg, blk;
+    if (per_block) *per_block = -1;
+    if (!c || c->D < 1 || c->H < 1 || c->R < 1 || c->Kc < 1 || c->rg < 1 || c->n_layers < 1 || c->seq_len < 1 || c->S < 0 || c->vocab < 0 ||
+        c->D > lim || c->H > lim || c->R > lim || c->Kc > lim || c->rg > lim || c->n_layers > lim || c->seq_len > lim || c->S > lim || c->vocab > lim)
+        return -1;
+    D = c->D; H = c->H; S = c->S; R = c->R; Kc = c->Kc; rg = c->rg;
+    if ((double)(D + 1) * (double)(4 * D + 2 * R * S + H * S) * (double)c->n_layers > 4e18) return -1;   /* fits int64 */
+    blk = 2 * D + (Kc + 1) * D + 2 * D + (D + 1) * (4 * D + 2 * R * S + H * S) + (2 * D * rg + rg + D) + 2 * D
+        + (D * D + D) + D * H + (8 * D * D + 5 * D) + 2 * S * R * D;
+    if (per_block) *per_block = blk;
+    return c->vocab * D + c->seq_len * D + 2 * D + c->n_layers * blk;
 }
 
 /* ---- P2: the per-token LM form on the delta-rule core ------------------------------------------ */

@@ -2249,6 +2249,17 @@ static void test_prism(void) {
     lattn_ctx ctx;
     int ci;
     lattn_ctx_init(&ctx);
+    {   /* parameter counts (spec §4.6): large_130m, its GDN twin, and the README's 12-layer GDN */
+        lattn_prism_config pc = lattn_prism_config_large_130m();
+        int64_t b2 = 0, b0 = 0, np = lattn_prism_params(&pc, &b2);
+        pc.S = 0;
+        CHECK(np == 107520512LL && lattn_prism_params(&pc, &b0) == 101126528LL, "PRISM large_130m 107,520,512; GDN 101,126,528 (%lld)", (long long)np);
+        CHECK(b2 - b0 == 2 * (4 * 128 * 768 + 8 * 768 + 2 * 128 + 8), "PRISM overhead per block S(4RD + HD + 2R + H)");
+        pc.n_layers = 12; pc.H = 12;
+        CHECK(lattn_prism_params(&pc, NULL) == 132033984LL, "GDN with 12 layers and 12 heads: 132,033,984");
+        pc.D = 0; CHECK(lattn_prism_params(&pc, &b0) == -1 && b0 == -1, "PRISM params: D = 0");
+        pc.D = (int64_t)1 << 30; CHECK(lattn_prism_params(&pc, NULL) == -1, "PRISM params: D out of range");
+    }
     for (ci = 0; ci < 3; ci++) {
         char path[256];
         lattn_st_file f;
@@ -2262,6 +2273,16 @@ static void test_prism(void) {
         if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "cannot read %s", path); continue; }
         CHECK(lattn_prism_p1_load(&ctx, &p, &f, "") == LATTN_OK, "P1 load %s: %s", cases[ci], lattn_ctx_error(&ctx));
         p.C = (int64_t)strtol(lattn_st_meta(&f, "chunk_size"), NULL, 10);
+        {   /* the loaded block's size is the formula's P_blk */
+            lattn_prism_config pc;
+            size_t np = 0, i;
+            int64_t blk;
+            pc.vocab = 0; pc.seq_len = 1; pc.D = p.D; pc.n_layers = 1; pc.H = p.H; pc.S = p.S; pc.R = p.R; pc.Kc = p.Kc; pc.rg = p.rg;
+            lattn_prism_params(&pc, &blk);
+            for (i = 0; i < (size_t)f.n_tensors; i++)
+                if (strcmp(f.tensors[i].name, "x") && strncmp(f.tensors[i].name, "y", 1) && strncmp(f.tensors[i].name, "_uvqk", 5)) np += f.tensors[i].count;
+            CHECK((int64_t)np == blk, "P1 %s: %zu parameters = P_blk %lld", cases[ci], np, (long long)blk);
+        }
         tx = lattn_st_find(&f, "x");
         B = tx->shape[0]; T = tx->shape[1]; D = tx->shape[2]; n = (size_t)(B * T * D);
         x = tensor_f32(&f, "x"); w = tensor_f64(&f, "y", NULL);
