@@ -1060,7 +1060,7 @@ LATTN_API lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 
 /* Golden cases (reference_outputs/, DESIGN.md §4): one safetensors file per case with the inputs
    "in.*" (float32, offsets int64), the expected outputs "out.*" (float32, from _ref in double) and
    "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn |
-   gla | simple_gla | retention | gdr | scan | ssm | s4d | prism_p1 | laplace_layer | gdn_layer: a layer's tensors under
+   gla | simple_gla | retention | gdr | scan | ssm | s4d | prism_p1 | prism_p2 | laplace_layer | gdn_layer: a layer's tensors under
    "in.<name>" and its laplace.* configuration, see >>laplace), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval"), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
@@ -7324,7 +7324,7 @@ static lattn_status lattn__case_layer(lattn__case *k, lattn_form form, const voi
     LATTN__TRY(lattn__case_out(k, "out.state", &state));
     if (!y || !state) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: a layer case needs out.y and out.state");
     if (s0) memcpy(state, s0, (size_t)(B * SF) * sizeof(float)); else memset(state, 0, (size_t)(B * SF) * sizeof(float));
-    if (form == LATTN_FORM_REF || form == LATTN_FORM_FAST) return run(k->ctx, layer, form == LATTN_FORM_FAST, B, T, x, y, state);
+    if (form == LATTN_FORM_REF || form == LATTN_FORM_FAST || form == LATTN_FORM_CHUNK) return run(k->ctx, layer, form != LATTN_FORM_REF, B, T, x, y, state);
     if (form != LATTN_FORM_STEP) return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a layer has no %s form", lattn_form_name(form));
     if ((buf = (float *)lattn__case_keep(k, (size_t)(2 * B * D) * sizeof(float))) == NULL)
         return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
@@ -7387,6 +7387,24 @@ static lattn_status lattn__case_prism(lattn__case *k, lattn_form form) {
     return st;
 }
 
+static lattn_status lattn__p2_case_run(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+                                       const float *x, float *y, float *state) {
+    const lattn_prism_p1 *p = (const lattn_prism_p1 *)layer;
+    return form == 0 ? lattn_prism_p2_ref(ctx, p, B, T, x, y, state, NULL)
+         : form == 1 ? lattn_prism_p2_chunk(ctx, p, B, T, x, y, state, (int)p->C) : lattn_prism_p2_step(ctx, p, B, x, y, state);
+}
+/* PRISM P2 (mixer "prism_p2"): the block's tensors as for prism_p1, a layer case (x, state0 ->
+   y, state); "chunk" is the _chunk form's chunk size (0: the profile's). */
+static lattn_status lattn__case_p2(lattn__case *k, lattn_form form) {
+    lattn_prism_p1 p;
+    lattn_status st;
+    LATTN__TRY(lattn_prism_p1_load(k->ctx, &p, k->c, "in."));
+    p.C = (int64_t)lattn__case_num(k, "chunk", 0);
+    st = lattn__case_layer(k, form, &p, p.D, lattn_prism_p2_state_floats(&p), lattn__p2_case_run);
+    lattn_prism_p1_free(k->ctx, &p);
+    return st;
+}
+
 LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max) {
     static const lattn_form la[] = { LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
     static const lattn_form gdr[] = { LATTN_FORM_REF, LATTN_FORM_STEP, LATTN_FORM_CHUNK };
@@ -7398,6 +7416,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "gdr") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;
+    else if (strcmp(m, "prism_p2") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "scan") == 0) n = 2;
     else if (strcmp(m, "s4d") == 0 && !lattn_st_find(c, "out.ht")) n = 5;
     for (i = 0; i < n && i < max; i++) out[i] = f[i];
@@ -7425,6 +7444,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "laplace_layer") == 0) st = lattn__case_laplace(&k, form);
     else if (strcmp(mixer, "gdn_layer") == 0) st = lattn__case_gdn(&k, form);
     else if (strcmp(mixer, "prism_p1") == 0) st = lattn__case_prism(&k, form);
+    else if (strcmp(mixer, "prism_p2") == 0) st = lattn__case_p2(&k, form);
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
     if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
     for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);

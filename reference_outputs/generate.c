@@ -102,6 +102,13 @@ static const gcase CASES[] = {
     /* laplace_layer: heads in H, dk in K, dv in V, conv width in W, D in chunk, FFN 5D/3 */
     { "laplace_layer_small", "laplace_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 701,
       "one Laplace layer (D 24, 2 heads of 10 x 12, FFN 40, RMSNorm-SiLU output gate), initial state" },
+    /* prism_p1 / prism_p2: D in K, heads in H, solver steps in W, chunk in chunk; R = 128, Kc = 5, gate rank 8 */
+    { "prism_p1_c32",  "prism_p1", 2, 64, 2, 32, 0, 2, 0, 0, 0, 0, 32, NULL, {0}, 0, 1001,
+      "PRISM P1 (the official LM block, code-exact) at chunk 32; the same weights and input as prism_p1_c64" },
+    { "prism_p1_c64",  "prism_p1", 2, 64, 2, 32, 0, 2, 0, 0, 0, 0, 64, NULL, {0}, 0, 1001,
+      "PRISM P1 at chunk 64 = min(128, T): the official default; differs from prism_p1_c32 (the code's chunk dependence)" },
+    { "prism_p2_small", "prism_p2", 2, 37, 2, 32, 0, 2, 0, 0, 1, 0, 16, NULL, {0}, 0, 1002,
+      "PRISM P2 (per-token, on the delta-rule core), initial state, chunk 16" },
     /* gdn_layer: heads in H, K in K, V in V, conv width in W, D in chunk */
     { "gdn_layer_small", "gdn_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 901,
       "one Gated DeltaNet layer (D 24, 2 heads of 10 x 12, fla initialisation of A_log and dt_bias), initial state" }
@@ -348,6 +355,63 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
             add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y); add(g, "out.state", LATTN_DTYPE_F32, 2, ss, s1);
         }
         lattn_gdn_free(ctx, &m);
+    } else if (strcmp(c->mixer, "prism_p1") == 0 || strcmp(c->mixer, "prism_p2") == 0) {
+        /* the official tensor names and shapes; weights N(0,1)/sqrt(fan_in), biases N(0, 0.3²),
+           LayerNorm weights 1 + N(0, 0.3²), solver up-projections N(0,1)/sqrt(R) */
+        static const char *const nm[23] = { "_fused_proj.weight", "_fused_proj.bias", "short_conv.weight", "short_conv.bias",
+            "anchor_norm.weight", "anchor_norm.bias", "layer_norm_input.weight", "layer_norm_input.bias", "layer_norm_output.weight",
+            "layer_norm_output.bias", "_gate.0.weight", "_gate.0.bias", "_gate.1.weight", "_gate.1.bias", "_g.weight", "_g.bias",
+            "b_proj.weight", "_o.0.weight", "_o.0.bias", "_o.2.weight", "_o.2.bias", "solver_up_gain_weight", "solver_up_k_weight" };
+        const int64_t D = c->K, H = c->H, S = c->W, R = 128, Kc = 5, rg = 8, F = 4 * D + 2 * R * S + H * S;
+        int64_t sh[23][3] = { { F, D, 0 }, { F, 0, 0 }, { D, 1, Kc }, { D, 0, 0 }, { D, 0, 0 }, { D, 0, 0 }, { D, 0, 0 }, { D, 0, 0 },
+                              { D, 0, 0 }, { D, 0, 0 }, { rg, D, 0 }, { rg, 0, 0 }, { D, rg, 0 }, { D, 0, 0 }, { D, D, 0 }, { D, 0, 0 },
+                              { H, D, 0 }, { 4 * D, D, 0 }, { 4 * D, 0, 0 }, { D, 4 * D, 0 }, { D, 0, 0 }, { S, R, D }, { S, R, D } };
+        int64_t sx[3], ss[2], i;
+        char nmb[80];
+        lattn_prism_p1 p;
+        lattn_st_file pf;
+        lattn_st_entry pe[23];
+        unsigned char *pbuf;
+        size_t pn;
+        int is_p2 = strcmp(c->mixer, "prism_p2") == 0;
+        meta(g, "layout", "x, y: [B][T][D]; the PRISMBlock state_dict under its official names and torch shapes, prefixed in. (see lattn.h >>prism)");
+        meta(g, "chunk", num(g, (double)c->chunk));
+        for (i = 0; i < 23; i++) {
+            size_t cnt = (size_t)(sh[i][0] * (sh[i][1] ? sh[i][1] : 1) * (sh[i][2] ? sh[i][2] : 1)), j;
+            int nd = sh[i][2] ? 3 : sh[i][1] ? 2 : 1;
+            float *w = rand_f(g, &r, cnt, 1, 0, 0);
+            double fan = i >= 21 ? (double)R : i == 2 ? (double)Kc : nd >= 2 ? (double)sh[i][nd - 1] : 1.0;
+            int is_ln = strstr(nm[i], "norm") && strstr(nm[i], ".weight");
+            for (j = 0; j < cnt; j++)
+                w[j] = is_ln ? 1.0f + 0.3f * w[j] : nd == 1 ? 0.3f * w[j] : (float)(w[j] / sqrt(fan));
+            snprintf(nmb, sizeof nmb, "in.%s", nm[i]);
+            add(g, nmb, LATTN_DTYPE_F32, nd, sh[i], w);
+            pe[i] = g->e[g->n - 1];
+        }
+        /* the block through the library's own loader: the same file a backend would read */
+        if (lattn_st_serialize(ctx, pe, 23, NULL, 0, &pbuf, &pn) != LATTN_OK || lattn_st_parse(ctx, pbuf, pn, &pf) != LATTN_OK ||
+            lattn_prism_p1_load(ctx, &p, &pf, "in.") != LATTN_OK) return 0;
+        p.C = c->chunk;
+        sx[0] = B; sx[1] = T; sx[2] = D;
+        {
+            float *x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0), *y = (float *)keep(g, (size_t)(B * T * D) * 4);
+            add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x);
+            if (is_p2) {
+                int64_t SF = lattn_prism_p2_state_floats(&p);
+                float *s0 = rand_f(g, &r, (size_t)(B * SF), 1, 0, 0), *s1 = (float *)keep(g, (size_t)(B * SF) * 4);
+                size_t j;
+                for (j = 0; j < (size_t)(B * SF); j++) s0[j] *= 0.3f;
+                ss[0] = B; ss[1] = SF;
+                add(g, "in.state0", LATTN_DTYPE_F32, 2, ss, s0);
+                memcpy(s1, s0, (size_t)(B * SF) * 4);
+                st = lattn_prism_p2_ref(ctx, &p, B, T, x, y, s1, NULL);
+                add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y); add(g, "out.state", LATTN_DTYPE_F32, 2, ss, s1);
+            } else {
+                st = lattn_prism_p1_ref(ctx, &p, B, T, x, y, NULL);
+                add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y);
+            }
+        }
+        lattn_prism_p1_free(ctx, &p); lattn_st_free(ctx, &pf); lattn_free(ctx, pbuf);
     } else if (strcmp(c->mixer, "s4d") == 0) {
         lattn_s4d_args a;
         int64_t D = c->K, N = c->V, sx[3], sp[2], sd[1], sh[4], i;
