@@ -15,8 +15,9 @@
      the Laplace layer and model (Simple GLA language model)       >>laplace
      the delta rule, Gated DeltaNet, the general core GDR+I        >>delta
      the Gated DeltaNet layer                                      >>gdnlayer
-     PRISM: the official LM block (P1) and the per-token form (P2) >>prism
-     (planned: PRISM P0, TTT-Linear / TTT-MLP, softmax attention, the SPS transformer)
+     PRISM: the paper's model (P0), the official LM block (P1),
+       and the per-token LM form (P2)                              >>prism
+     (planned: TTT-Linear / TTT-MLP, softmax attention, the SPS transformer)
 
    The conformance kit (>>safetensors, >>conformance) reads and writes golden cases so that other
    backends (CUDA, Triton, NKI) can check themselves against lattn's double-precision _ref forms.
@@ -1045,6 +1046,39 @@ LATTN_API int64_t lattn_prism_params(const lattn_prism_config *c, int64_t *per_b
    then the heads' states [H][d][d]; NULL state = a fresh sequence. _ref: double throughout; _chunk:
    the recurrence by lattn_gdr_chunk (projections in double in this version); _step: T = 1 by
    lattn_gdr_step. */
+/* P0 (spec §4.1): the paper's per-token model, with lattn's documented choices where the paper is
+   silent: H heads of width d = D/H; u = SiLU(ShortConv_Kc(x)) (depthwise, no bias); q = W_q u,
+   v = W_v u (u and v of equal width D); α = sigmoid(W_α u + b_α), one per head; per solver step l:
+   k_l = W_k,l u, p_l = W_p,l u, β_l = sigmoid(W_β,l u + b_β,l) per head; r_1 = v - u,
+   δ_l = GELU(p_l ∘ r_l) (exact erf GELU), r_{l+1} = r_l - δ_l; k_1 L2-normalised (eps 1e-6 in the
+   root); per head
+       S_t = α_t (I - β_1 k_1 k_1ᵀ) S_{t-1} + Σ_l β_l k_l δ_lᵀ,      y_t = W_o concat_h(S_tᵀ q_t / sqrt(d))
+   — GDR+I with a per-head gate log α, e = k_1, β = β_1, c = 0 and L injections (k_l, β_l, δ_l).
+   Tensors: conv.weight [D][Kc], q_proj.weight, v_proj.weight, o_proj.weight [D][D], alpha_proj.weight
+   [H][D] and .bias [H], then per step l: solver.{l}.k_proj.weight, solver.{l}.p_proj.weight [D][D],
+   solver.{l}.beta_proj.weight [H][D] and .bias [H]. State of one sequence: the conv history of x
+   [D][Kc] (newest last), then [H][d][d]. */
+typedef struct lattn_prism_p0_config { int64_t D, H, L, Kc; } lattn_prism_p0_config;
+typedef struct lattn_prism_p0 {
+    lattn_prism_p0_config cfg;
+    float *arena; size_t n_params;
+    lattn_tensor *tensors; int64_t n_tensors;
+} lattn_prism_p0;
+LATTN_API lattn_status lattn_prism_p0_init(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_prism_p0_config *c, uint64_t seed);
+LATTN_API void lattn_prism_p0_free(lattn_ctx *ctx, lattn_prism_p0 *m);
+LATTN_API lattn_tensor *lattn_prism_p0_tensor(const lattn_prism_p0 *m, const char *name);
+LATTN_API int64_t lattn_prism_p0_state_floats(const lattn_prism_p0_config *c);
+/* A P0 block from a parsed file: configuration from "p0.D", "p0.H", "p0.L", "p0.Kc" metadata, every
+   tensor prefix+name with exactly its shape; anything else is LATTN_E_FORMAT and leaves *m empty. */
+LATTN_API lattn_status lattn_prism_p0_load_st(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_st_file *f, const char *prefix);
+/* x, y [B][T][D]; state NULL (fresh) or [B][state floats], initial in and final out. */
+LATTN_API lattn_status lattn_prism_p0_ref(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
+                                          const float *x, float *y, float *state);
+LATTN_API lattn_status lattn_prism_p0_chunk(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
+                                            const float *x, float *y, float *state, int chunk);
+LATTN_API lattn_status lattn_prism_p0_step(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, const float *x,
+                                           float *y, float *state);
+
 LATTN_API int64_t lattn_prism_p2_state_floats(const lattn_prism_p1 *p);
 LATTN_API lattn_status lattn_prism_p2_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                           const float *x, float *y, float *state, double *y64);
@@ -1060,7 +1094,7 @@ LATTN_API lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 
 /* Golden cases (reference_outputs/, DESIGN.md §4): one safetensors file per case with the inputs
    "in.*" (float32, offsets int64), the expected outputs "out.*" (float32, from _ref in double) and
    "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn |
-   gla | simple_gla | retention | gdr | scan | ssm | s4d | prism_p1 | prism_p2 | laplace_layer | gdn_layer: a layer's tensors under
+   gla | simple_gla | retention | gdr | scan | ssm | s4d | prism_p0 | prism_p1 | prism_p2 | laplace_layer | gdn_layer: a layer's tensors under
    "in.<name>" and its laplace.* configuration, see >>laplace), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval"), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
@@ -6947,6 +6981,227 @@ LATTN__DEF lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1
     return lattn__prism_p2_run(ctx, p, B, 1, x, y, state, 0, 1, "lattn_prism_p2_step");
 }
 
+/* ---- P0: the paper's per-token model ------------------------------------------------------------ */
+enum { LATTN__P0_CONV, LATTN__P0_Q, LATTN__P0_V, LATTN__P0_O, LATTN__P0_AW, LATTN__P0_AB, LATTN__P0_G };   /* then 4 per step */
+LATTN__DEF int64_t lattn_prism_p0_state_floats(const lattn_prism_p0_config *c) {
+    if (!c || c->D < 1 || c->H < 1 || c->Kc < 1 || c->D % c->H || c->D > (1 << 20) || c->Kc > 64) return -1;
+    return c->D * c->Kc + c->D * (c->D / c->H);
+}
+static lattn_status lattn__p0_alloc(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_prism_p0_config *c, const char *who) {
+    int64_t nt, i, D, H;
+    memset(m, 0, sizeof *m);
+    if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
+    if (lattn_prism_p0_state_floats(c) < 0 || c->L < 1 || c->L > 64)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: D = %lld, H = %lld (must divide D), L = %lld, Kc = %lld", who,
+                           (long long)c->D, (long long)c->H, (long long)c->L, (long long)c->Kc);
+    D = c->D; H = c->H; nt = LATTN__P0_G + 4 * c->L;
+    LATTN__TRY(lattn__table_new(ctx, who, nt, 0, &m->tensors));
+    for (i = 0; i < nt; i++) {
+        lattn_tensor *t = &m->tensors[i];
+        static const char *const base[LATTN__P0_G] = { "conv.weight", "q_proj.weight", "v_proj.weight", "o_proj.weight",
+                                                        "alpha_proj.weight", "alpha_proj.bias" };
+        static const char *const step[4] = { "k_proj.weight", "p_proj.weight", "beta_proj.weight", "beta_proj.bias" };
+        int sl = i < LATTN__P0_G ? -1 : (int)((i - LATTN__P0_G) % 4);
+        if (sl < 0) snprintf(t->name, sizeof t->name, "%s", base[i]);
+        else snprintf(t->name, sizeof t->name, "solver.%lld.%s", (long long)((i - LATTN__P0_G) / 4), step[sl]);
+        t->ndim = (i == LATTN__P0_AB || sl == 3) ? 1 : 2;
+        t->shape[0] = (i == LATTN__P0_AW || i == LATTN__P0_AB || sl >= 2) ? H : D;
+        t->shape[1] = i == LATTN__P0_CONV ? c->Kc : D;
+    }
+    if (lattn__arena_bind(ctx, who, m->tensors, nt, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
+    m->cfg = *c; m->n_tensors = nt;
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_prism_p0_init(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_prism_p0_config *c, uint64_t seed) {
+    lattn_rng r = lattn_rng_seed(seed);
+    int64_t i, D;
+    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "lattn_prism_p0_init: NULL model");
+    LATTN__TRY(lattn__p0_alloc(ctx, m, c, "lattn_prism_p0_init"));
+    D = c->D;
+    lattn__arena_init(m->tensors, m->n_tensors, &r);
+    for (i = 0; i < m->n_tensors; i++)   /* matrices N(0, 1/D) so that u, q, v, p carry O(1) signal */
+        if (m->tensors[i].ndim == 2 && i != LATTN__P0_CONV) {
+            size_t j;
+            lattn_rng_fill_normal(&r, m->tensors[i].data, m->tensors[i].count, 0.0f, (float)(1.0 / sqrt((double)D)));
+            for (j = 0; i == LATTN__P0_O && j < m->tensors[i].count; j++) m->tensors[i].data[j] *= 0.5f;
+        }
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_prism_p0_load_st(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_st_file *f, const char *prefix) {
+    const char *who = "lattn_prism_p0_load";
+    lattn_prism_p0_config c;
+    lattn__cfield fl[4];
+    lattn_status st;
+    if (!m || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    memset(m, 0, sizeof *m);
+    if (!prefix) prefix = "";
+    if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
+    memset(fl, 0, sizeof fl);
+    fl[0].key = "p0.D"; fl[0].i = &c.D; fl[1].key = "p0.H"; fl[1].i = &c.H; fl[2].key = "p0.L"; fl[2].i = &c.L; fl[3].key = "p0.Kc"; fl[3].i = &c.Kc;
+    LATTN__TRY(lattn__cfg_read(ctx, who, f, fl, 4));
+    if ((st = lattn__p0_alloc(ctx, m, &c, who)) != LATTN_OK) return lattn__as_format(ctx, st);
+    if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) { lattn_prism_p0_free(ctx, m); return st; }
+    return lattn__ok(ctx);
+}
+LATTN__DEF void lattn_prism_p0_free(lattn_ctx *ctx, lattn_prism_p0 *m) {
+    if (!m) return;
+    lattn__free(ctx, m->arena);
+    lattn__free(ctx, m->tensors);
+    memset(m, 0, sizeof *m);
+}
+LATTN__DEF lattn_tensor *lattn_prism_p0_tensor(const lattn_prism_p0 *m, const char *name) {
+    return m ? lattn__arena_find(m->tensors, m->n_tensors, name) : NULL;
+}
+static const float *lattn__p0w(const lattn_prism_p0 *m, int64_t i) { return m->tensors[i].data; }
+/* The token-wise part of P0 for T tokens in double: u (conv history in cache, advanced), q, v, α,
+   and per step k_l (k_1 normalised), δ_l, β_l. */
+static void lattn__p0_project(const lattn_prism_p0 *m, int64_t T, const float *xb, double *cache, double *u, double *q,
+                              double *v, double *al, double *kl, double *dl, double *bl, double *r) {
+    const int64_t D = m->cfg.D, H = m->cfg.H, L = m->cfg.L, Kc = m->cfg.Kc, d = D / H;
+    int64_t t, c, j, l, h;
+    for (t = 0; t < T; t++) {
+        double *ut = u + t * D;
+        for (c = 0; c < D; c++) {        /* u = SiLU(causal depthwise conv of x) */
+            double acc = 0;
+            for (j = 0; j + 1 < Kc; j++) cache[c * Kc + j] = cache[c * Kc + j + 1];
+            cache[c * Kc + Kc - 1] = xb[t * D + c];
+            for (j = 0; j < Kc; j++) acc += (double)lattn__p0w(m, LATTN__P0_CONV)[c * Kc + j] * cache[c * Kc + j];
+            ut[c] = lattn__silu_d(acc);
+        }
+        lattn__matvec_d(D, D, lattn__p0w(m, LATTN__P0_Q), ut, q + t * D, 0);
+        lattn__matvec_d(D, D, lattn__p0w(m, LATTN__P0_V), ut, v + t * D, 0);
+        lattn__matvec_d(H, D, lattn__p0w(m, LATTN__P0_AW), ut, al + t * H, 0);
+        for (h = 0; h < H; h++) al[t * H + h] = lattn__sigmoid_d(al[t * H + h] + lattn__p0w(m, LATTN__P0_AB)[h]);
+        for (c = 0; c < D; c++) r[c] = v[t * D + c] - ut[c];                                   /* r_1 = v - u */
+        for (l = 0; l < L; l++) {
+            double *k = kl + (t * L + l) * D, *dd = dl + (t * L + l) * D, *pp = dd;
+            lattn__matvec_d(D, D, lattn__p0w(m, LATTN__P0_G + 4 * l), ut, k, 0);
+            lattn__matvec_d(D, D, lattn__p0w(m, LATTN__P0_G + 4 * l + 1), ut, pp, 0);
+            lattn__matvec_d(H, D, lattn__p0w(m, LATTN__P0_G + 4 * l + 2), ut, bl + (t * L + l) * H, 0);
+            for (h = 0; h < H; h++) bl[(t * L + l) * H + h] = lattn__sigmoid_d(bl[(t * L + l) * H + h] + lattn__p0w(m, LATTN__P0_G + 4 * l + 3)[h]);
+            for (c = 0; c < D; c++) { dd[c] = lattn__gelu_d(pp[c] * r[c]); r[c] -= dd[c]; }   /* δ_l, r_{l+1} */
+            if (l == 0)
+                for (h = 0; h < H; h++) {   /* k_1 normalised per head */
+                    double n = 0;
+                    for (c = 0; c < d; c++) n += k[h * d + c] * k[h * d + c];
+                    n = 1.0 / sqrt(n + LATTN__L2_EPS);
+                    for (c = 0; c < d; c++) k[h * d + c] *= n;
+                }
+        }
+    }
+}
+static lattn_status lattn__p0_args(lattn_ctx *ctx, const char *who, const lattn_prism_p0 *m, int64_t B, int64_t T,
+                                   const float *x, const float *y) {
+    int64_t dims[3];
+    if (!m || !m->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
+    dims[0] = B * LATTN__MAX(T, 1); dims[1] = 4 + 3 * m->cfg.L; dims[2] = m->cfg.D + m->cfg.Kc;
+    return lattn__check_count(ctx, who, "the workspace", 3, dims);
+}
+/* One row through P0; the recurrence in double (decode < 0) or on the core (0: _chunk, 1: _step). */
+static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T, const float *x, float *y,
+                                  float *state, int decode, int chunk, const char *who) {
+    const int64_t D = m ? m->cfg.D : 0, H = m ? m->cfg.H : 1, L = m ? m->cfg.L : 0, Kc = m ? m->cfg.Kc : 0;
+    int64_t d, SF, b, t, i, j, l, h;
+    double *buf, *cache, *u, *q, *v, *al, *kl, *dl, *bl, *r, *o, *S;
+    float *fb = NULL;
+    size_t cnt;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__p0_args(ctx, who, m, B, T, x, y));
+    if (decode > 0 && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
+    d = D / H; SF = lattn_prism_p0_state_floats(&m->cfg);
+    if (T == 0) return lattn__ok(ctx);
+    cnt = (size_t)(D * Kc + T * (5 * D + H + 2 * L * D + L * H) + H * d * d + D);
+    if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
+    if (decode >= 0 && lattn__alloc_floats(ctx, &fb, (size_t)(T * (5 * D + H + 2 * L * D + 2 * L * H) + 2 * H * d * d), who) != LATTN_OK) {
+        lattn__free(ctx, buf);
+        return LATTN_E_NOMEM;
+    }
+    cache = buf; u = cache + D * Kc; q = u + T * D; v = q + T * D; o = v + T * D; al = o + T * D;
+    kl = al + T * H; dl = kl + T * L * D; bl = dl + T * L * D; S = bl + T * L * H; r = S + H * d * d;
+    for (b = 0; b < B && st == LATTN_OK; b++) {
+        const float *xb = x + b * T * D;
+        for (i = 0; i < D * Kc; i++) cache[i] = state ? (double)state[b * SF + i] : 0.0;
+        lattn__p0_project(m, T, xb, cache, u, q, v, al, kl, dl, bl, r);
+        if (decode < 0) {                /* the recurrence in double, token by token */
+            for (i = 0; i < H * d * d; i++) S[i] = state ? (double)state[b * SF + D * Kc + i] : 0.0;
+            for (t = 0; t < T; t++)
+                for (h = 0; h < H; h++) {
+                    double *Sh = S + h * d * d, a = al[t * H + h], be = bl[(t * L) * H + h];
+                    const double *k1 = kl + (t * L) * D + h * d;
+                    for (j = 0; j < d; j++) {  /* S = α (S - β_1 k_1 (k_1ᵀ S)) + Σ_l β_l k_l δ_lᵀ */
+                        double w = 0;
+                        for (i = 0; i < d; i++) w += k1[i] * Sh[i * d + j];
+                        for (i = 0; i < d; i++) {
+                            double add = 0;
+                            for (l = 0; l < L; l++)
+                                add += bl[(t * L + l) * H + h] * kl[(t * L + l) * D + h * d + i] * dl[(t * L + l) * D + h * d + j];
+                            Sh[i * d + j] = a * (Sh[i * d + j] - be * k1[i] * w) + add;
+                        }
+                    }
+                    for (j = 0; j < d; j++) {
+                        double acc = 0;
+                        for (i = 0; i < d; i++) acc += Sh[i * d + j] * q[t * D + h * d + i];
+                        o[t * D + h * d + j] = acc / sqrt((double)d);
+                    }
+                }
+            if (state) for (i = 0; i < H * d * d; i++) state[b * SF + D * Kc + i] = (float)S[i];
+        } else {                         /* on the core: gate log α, e = k_1, c = 0, L injections */
+            lattn_gdr_args a = lattn_gdr_args_default();
+            float *fq = fb, *fe = fq + T * D, *fo = fe + T * D, *fg = fo + T * D, *fc = fg + T * H, *fbe = fc + T * H;
+            float *fv = fbe + T * H, *ib = fv + T * D, *ik = ib + T * L * H, *id = ik + T * L * D, *S0 = id + T * L * D, *S1 = S0 + H * d * d;
+            for (t = 0; t < T; t++)
+                for (h = 0; h < H; h++) {
+                    fg[t * H + h] = (float)log(al[t * H + h]); fc[t * H + h] = 0.0f; fbe[t * H + h] = (float)bl[(t * L) * H + h];
+                    for (i = 0; i < d; i++) {
+                        fq[t * D + h * d + i] = (float)q[t * D + h * d + i];
+                        fe[t * D + h * d + i] = (float)kl[(t * L) * D + h * d + i];
+                        fv[t * D + h * d + i] = 0.0f;                     /* the base write is off (c = 0) */
+                    }
+                    for (l = 0; l < L; l++) {
+                        ib[(t * H + h) * L + l] = (float)bl[(t * L + l) * H + h];
+                        for (i = 0; i < d; i++) {
+                            ik[((t * H + h) * L + l) * d + i] = (float)kl[(t * L + l) * D + h * d + i];
+                            id[((t * H + h) * L + l) * d + i] = (float)dl[(t * L + l) * D + h * d + i];
+                        }
+                    }
+                }
+            for (i = 0; i < H * d * d; i++) S0[i] = state ? state[b * SF + D * Kc + i] : 0.0f;
+            a.B = 1; a.T = T; a.H = H; a.K = d; a.V = d; a.q = fq; a.k = fe; a.v = fv; a.e = fe; a.c = fc; a.beta = fbe;
+            a.g = fg; a.L = L; a.inj_b = ib; a.inj_kap = ik; a.inj_d = id; a.scale = 1.0 / sqrt((double)d);
+            a.h0 = S0; a.ht = S1; a.o = fo;
+            st = decode ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a, chunk);
+            if (st != LATTN_OK) break;
+            for (i = 0; i < T * D; i++) o[i] = fo[i];
+            if (state) memcpy(state + b * SF + D * Kc, S1, sizeof(float) * (size_t)(H * d * d));
+        }
+        for (t = 0; t < T; t++) {        /* y = W_o o */
+            for (i = 0; i < D; i++) {
+                double acc = 0;
+                for (j = 0; j < D; j++) acc += (double)lattn__p0w(m, LATTN__P0_O)[i * D + j] * o[t * D + j];
+                y[(b * T + t) * D + i] = (float)acc;
+            }
+        }
+        if (state) for (i = 0; i < D * Kc; i++) state[b * SF + i] = (float)cache[i];
+    }
+    lattn__free(ctx, fb);
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+LATTN__DEF lattn_status lattn_prism_p0_ref(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
+                                           const float *x, float *y, float *state) {
+    return lattn__p0_run(ctx, m, B, T, x, y, state, -1, 0, "lattn_prism_p0_ref");
+}
+LATTN__DEF lattn_status lattn_prism_p0_chunk(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
+                                             const float *x, float *y, float *state, int chunk) {
+    return lattn__p0_run(ctx, m, B, T, x, y, state, 0, chunk, "lattn_prism_p0_chunk");
+}
+LATTN__DEF lattn_status lattn_prism_p0_step(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, const float *x,
+                                            float *y, float *state) {
+    return lattn__p0_run(ctx, m, B, 1, x, y, state, 1, 0, "lattn_prism_p0_step");
+}
+
 /* ================================================================================================ */
 /* >>conformance implementation                                                                     */
 /* ================================================================================================ */
@@ -7405,6 +7660,22 @@ static lattn_status lattn__case_p2(lattn__case *k, lattn_form form) {
     return st;
 }
 
+static lattn_status lattn__p0_case_run(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+                                       const float *x, float *y, float *state) {
+    const lattn_prism_p0 *m = (const lattn_prism_p0 *)layer;
+    return form == 0 ? lattn_prism_p0_ref(ctx, m, B, T, x, y, state)
+         : form == 1 ? lattn_prism_p0_chunk(ctx, m, B, T, x, y, state, 0) : lattn_prism_p0_step(ctx, m, B, x, y, state);
+}
+/* PRISM P0 (mixer "prism_p0"): a layer case with the p0.* configuration and the tensors under "in.". */
+static lattn_status lattn__case_p0(lattn__case *k, lattn_form form) {
+    lattn_prism_p0 m;
+    lattn_status st;
+    LATTN__TRY(lattn_prism_p0_load_st(k->ctx, &m, k->c, "in."));
+    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn_prism_p0_state_floats(&m.cfg), lattn__p0_case_run);
+    lattn_prism_p0_free(k->ctx, &m);
+    return st;
+}
+
 LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max) {
     static const lattn_form la[] = { LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
     static const lattn_form gdr[] = { LATTN_FORM_REF, LATTN_FORM_STEP, LATTN_FORM_CHUNK };
@@ -7416,7 +7687,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "gdr") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;
-    else if (strcmp(m, "prism_p2") == 0) { f = gdr; n = 3; }
+    else if (strcmp(m, "prism_p2") == 0 || strcmp(m, "prism_p0") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "scan") == 0) n = 2;
     else if (strcmp(m, "s4d") == 0 && !lattn_st_find(c, "out.ht")) n = 5;
     for (i = 0; i < n && i < max; i++) out[i] = f[i];
@@ -7445,6 +7716,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "gdn_layer") == 0) st = lattn__case_gdn(&k, form);
     else if (strcmp(mixer, "prism_p1") == 0) st = lattn__case_prism(&k, form);
     else if (strcmp(mixer, "prism_p2") == 0) st = lattn__case_p2(&k, form);
+    else if (strcmp(mixer, "prism_p0") == 0) st = lattn__case_p0(&k, form);
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
     if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
     for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);

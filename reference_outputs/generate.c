@@ -109,6 +109,9 @@ static const gcase CASES[] = {
       "PRISM P1 at chunk 64 = min(128, T): the official default; differs from prism_p1_c32 (the code's chunk dependence)" },
     { "prism_p2_small", "prism_p2", 2, 37, 2, 32, 0, 2, 0, 0, 1, 0, 16, NULL, {0}, 0, 1002,
       "PRISM P2 (per-token, on the delta-rule core), initial state, chunk 16" },
+    /* prism_p0: D in K, heads in H, solver steps in W, conv width 4 */
+    { "prism_p0_small", "prism_p0", 2, 33, 3, 36, 0, 3, 0, 0, 1, 0, 16, NULL, {0}, 0, 1003,
+      "PRISM P0 (the paper's model with lattn's documented choices), 3 solver steps, initial state" },
     /* gdn_layer: heads in H, K in K, V in V, conv width in W, D in chunk */
     { "gdn_layer_small", "gdn_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 901,
       "one Gated DeltaNet layer (D 24, 2 heads of 10 x 12, fla initialisation of A_log and dt_bias), initial state" }
@@ -412,6 +415,37 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
             }
         }
         lattn_prism_p1_free(ctx, &p); lattn_st_free(ctx, &pf); lattn_free(ctx, pbuf);
+    } else if (strcmp(c->mixer, "prism_p0") == 0) {
+        lattn_prism_p0_config pc;
+        lattn_prism_p0 m;
+        int64_t D = c->K, SF, sx[3], ss[2], i;
+        char nmb[80];
+        pc.D = D; pc.H = c->H; pc.L = c->W; pc.Kc = 4;
+        if (lattn_prism_p0_init(ctx, &m, &pc, c->seed) != LATTN_OK) return 0;
+        SF = lattn_prism_p0_state_floats(&pc);
+        meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (conv history [D][Kc], then [H][d][d]); weights as in lattn.h >>prism (P0), prefixed in.");
+        meta(g, "p0.D", num(g, (double)D)); meta(g, "p0.H", num(g, (double)pc.H)); meta(g, "p0.L", num(g, (double)pc.L)); meta(g, "p0.Kc", "4");
+        for (i = 0; i < m.n_tensors; i++) {   /* the library's init, perturbed so every path carries signal */
+            lattn_tensor *t = &m.tensors[i];
+            float *w = rand_f(g, &r, t->count, 1, 0, 0);
+            size_t j;
+            for (j = 0; j < t->count; j++) w[j] = t->data[j] + 0.1f * w[j];
+            memcpy(t->data, w, t->count * 4);
+            snprintf(nmb, sizeof nmb, "in.%s", t->name);
+            add(g, nmb, LATTN_DTYPE_F32, t->ndim, t->shape, w);
+        }
+        sx[0] = B; sx[1] = T; sx[2] = D; ss[0] = B; ss[1] = SF;
+        {
+            float *x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0), *s0 = rand_f(g, &r, (size_t)(B * SF), 1, 0, 0);
+            float *y = (float *)keep(g, (size_t)(B * T * D) * 4), *s1 = (float *)keep(g, (size_t)(B * SF) * 4);
+            size_t j;
+            for (j = 0; j < (size_t)(B * SF); j++) s0[j] *= 0.3f;
+            add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.state0", LATTN_DTYPE_F32, 2, ss, s0);
+            memcpy(s1, s0, (size_t)(B * SF) * 4);
+            st = lattn_prism_p0_ref(ctx, &m, B, T, x, y, s1);
+            add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y); add(g, "out.state", LATTN_DTYPE_F32, 2, ss, s1);
+        }
+        lattn_prism_p0_free(ctx, &m);
     } else if (strcmp(c->mixer, "s4d") == 0) {
         lattn_s4d_args a;
         int64_t D = c->K, N = c->V, sx[3], sp[2], sd[1], sh[4], i;

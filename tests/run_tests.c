@@ -2249,6 +2249,61 @@ static void test_prism(void) {
     lattn_ctx ctx;
     int ci;
     lattn_ctx_init(&ctx);
+    {   /* P0: _chunk at every chunk size and T steps against _ref, a split sequence, errors */
+        lattn_rng r = lattn_rng_seed(g_seed + 19);
+        lattn_prism_p0_config pc;
+        lattn_prism_p0 m;
+        int64_t B = 2, T = g_quick ? 29 : 77, D, SF, tt, bb;
+        static const int Cs[4] = { 1, 16, 64, 128 };
+        float *x, *y0, *y1, *s0, *s1, *sin, *xi, *yi;
+        size_t i;
+        int k2;
+        lattn_status st = LATTN_OK;
+        pc.D = 36; pc.H = 3; pc.L = 3; pc.Kc = 4;
+        CHECK(lattn_prism_p0_init(&ctx, &m, &pc, 5) == LATTN_OK, "P0 init");
+        for (i = 0; i < m.n_params; i++) m.arena[i] += 0.1f * (float)lattn_rng_normal_d(&r);
+        D = pc.D; SF = lattn_prism_p0_state_floats(&pc);
+        x = fnormal(&r, (size_t)(B * T * D)); sin = fnormal(&r, (size_t)(B * SF));
+        for (i = 0; i < (size_t)(B * SF); i++) sin[i] *= 0.3f;
+        y0 = fnew((size_t)(B * T * D)); y1 = fnew((size_t)(B * T * D)); s0 = fdup(sin, (size_t)(B * SF)); s1 = fnew((size_t)(B * SF));
+        xi = fnew((size_t)(B * D)); yi = fnew((size_t)(B * D));
+        CHECK(lattn_prism_p0_ref(&ctx, &m, B, T, x, y0, s0) == LATTN_OK, "P0 ref");
+        for (k2 = 0; k2 < 4; k2++) {
+            memcpy(s1, sin, (size_t)(B * SF) * sizeof(float)); poison(y1, (size_t)(B * T * D));
+            CHECK(lattn_prism_p0_chunk(&ctx, &m, B, T, x, y1, s1, Cs[k2]) == LATTN_OK && rel_rms(y1, y0, (size_t)(B * T * D)) <= 1e-5 &&
+                  rel_rms(s1, s0, (size_t)(B * SF)) <= 1e-5, "P0 chunk %d = _ref: y %.3g", Cs[k2], rel_rms(y1, y0, (size_t)(B * T * D)));
+        }
+        memcpy(s1, sin, (size_t)(B * SF) * sizeof(float)); poison(y1, (size_t)(B * T * D));
+        for (tt = 0; tt < T && st == LATTN_OK; tt++) {
+            for (bb = 0; bb < B; bb++) memcpy(xi + bb * D, x + (bb * T + tt) * D, (size_t)D * sizeof(float));
+            st = lattn_prism_p0_step(&ctx, &m, B, xi, yi, s1);
+            for (bb = 0; bb < B; bb++) memcpy(y1 + (bb * T + tt) * D, yi + bb * D, (size_t)D * sizeof(float));
+        }
+        CHECK(st == LATTN_OK && rel_rms(y1, y0, (size_t)(B * T * D)) <= 1e-5 && rel_rms(s1, s0, (size_t)(B * SF)) <= 1e-5,
+              "P0 T steps = _ref: y %.3g", rel_rms(y1, y0, (size_t)(B * T * D)));
+        CHECK(lattn_prism_p0_step(&ctx, &m, B, xi, yi, NULL) == LATTN_E_NULL, "P0 step without a state");
+        lattn_prism_p0_free(&ctx, &m);
+        pc.H = 5; CHECK(lattn_prism_p0_init(&ctx, &m, &pc, 1) == LATTN_E_SHAPE && m.arena == NULL, "P0 init: H does not divide D");
+        free(x); free(y0); free(y1); free(s0); free(s1); free(sin); free(xi); free(yi);
+    }
+    {   /* I13 on the core: P0's write with GELU -> identity, p = 1, u = 0, L = 1 (δ = v) is GDN's
+           (erase along k̂ with β, base write off, one injection (k̂, β, v)) */
+        gdr_case c;
+        lattn_gdr_args a;
+        float *o0, *o1, *h0_, *h1, *zc;
+        size_t nh, i;
+        lattn_rng r = lattn_rng_seed(g_seed + 23);
+        gdr_make(&c, &r, 2, 50, 2, 16, 16, GDR_GDN, 0, 1.0, 1.0f, 0, 0);
+        nh = (size_t)(c.a.B * c.a.T * c.a.H);
+        o0 = fnew(c.no); o1 = fnew(c.no); h0_ = fnew(c.ns); h1 = fnew(c.ns); zc = fnew(nh);
+        for (i = 0; i < nh; i++) zc[i] = 0.0f;
+        gdr_run(&ctx, &c, 0, 0, o0, h0_);
+        a = c.a; a.e = c.a.k; a.c = zc; a.L = 1; a.inj_b = c.a.beta; a.inj_kap = c.a.k; a.inj_d = c.a.v; a.o = o1; a.ht = h1;
+        CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-12 && rel_rms(h1, h0_, c.ns) <= 1e-12,
+              "P0 reduced (L = 1, δ = v) = GDN: %.3g", rel_rms(o1, o0, c.no));
+        CHECK(lattn_gdr_chunk(&ctx, &a, 16) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5, "P0 reduced = GDN (_chunk)");
+        free(o0); free(o1); free(h0_); free(h1); free(zc); gdr_free(&c);
+    }
     {   /* parameter counts (spec §4.6): large_130m, its GDN twin, and the README's 12-layer GDN */
         lattn_prism_config pc = lattn_prism_config_large_130m();
         int64_t b2 = 0, b0 = 0, np = lattn_prism_params(&pc, &b2);
