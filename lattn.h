@@ -1016,7 +1016,12 @@ typedef struct lattn_prism_p1 {
     const float *o0_w, *o0_b, *o2_w, *o2_b;   /* _o.0 [4D][D], [4D]; _o.2 [D][4D], [D] */
     const float *up_gain, *up_k;         /* solver_up_gain_weight, solver_up_k_weight [S][R][D] */
     float *arena;                        /* owned copy of every tensor (lattn_prism_p1_load) */
+    int ablate;                          /* LATTN_PRISM_R2 | ... (0: the block as published) */
 } lattn_prism_p1;
+/* The LM-track ablations (llm/models/prism_ablations.py; spec §4.7), for P1 and P2: R2 every solver
+   step uses step 1's key κ_1; R3 no retain, δ_l = P_l ∘ v; R4 step 1 uses the base key k; R5 every
+   step uses the base key (Wk_up unused). */
+enum { LATTN_PRISM_R2 = 1, LATTN_PRISM_R3 = 2, LATTN_PRISM_R4 = 4, LATTN_PRISM_R5 = 8 };
 /* The block's tensors from a parsed file under their official names (after prefix), converted to
    float32 into one owned arena; D, H, S, R, Kc and rg come from the shapes (checked against each
    other), C = 128 (the code's min(128, T) is applied per call; set p->C for another chunk size),
@@ -1036,6 +1041,10 @@ LATTN_API lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 *
 typedef struct lattn_prism_config { int64_t vocab, seq_len, D, n_layers, H, S, R, Kc, rg; } lattn_prism_config;
 LATTN_API lattn_prism_config lattn_prism_config_large_130m(void);   /* D 768, 8 layers, 8 heads, T 1024, S 2, Kc 7 */
 LATTN_API int64_t lattn_prism_params(const lattn_prism_config *c, int64_t *per_block);
+/* A block from a configuration (S >= 1), initialised as the official CausalLM does, and its
+   tensors as safetensors under the official names. */
+LATTN_API lattn_status lattn_prism_p1_init(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_prism_config *c, uint64_t seed);
+LATTN_API lattn_status lattn_prism_p1_serialize(lattn_ctx *ctx, const lattn_prism_p1 *p, unsigned char **out, size_t *size);
 /* P2 (spec §4.4; lattn's definition, "PRISM-like", not in the sources): the same block and
    parameters as P1 with the chunk-level step 7 replaced by a per-token recurrence on the delta-rule
    core, so its chunked form equals its recurrence for every chunk size:
@@ -6527,12 +6536,35 @@ LATTN__DEF void lattn_prism_p1_free(lattn_ctx *ctx, lattn_prism_p1 *p) {
     lattn__free(ctx, p->arena);
     memset(p, 0, sizeof *p);
 }
+/* Rank and dimensions of each tensor in arena order, from the block's sizes. */
+static void lattn__p1_shapes(int64_t D, int64_t H, int64_t S, int64_t R, int64_t Kc, int64_t rg, int64_t (*w)[4]) {
+    const int64_t F = 4 * D + 2 * R * S + H * S;
+    int64_t v[LATTN__P1_N][4] = {
+        { 2, F, D, 0 }, { 1, F, 0, 0 }, { 3, D, 1, Kc }, { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 1, D, 0, 0 },
+        { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 2, rg, D, 0 }, { 1, rg, 0, 0 }, { 2, D, rg, 0 }, { 1, D, 0, 0 },
+        { 2, D, D, 0 }, { 1, D, 0, 0 }, { 2, H, D, 0 }, { 2, 4 * D, D, 0 }, { 1, 4 * D, 0, 0 }, { 2, D, 4 * D, 0 },
+        { 1, D, 0, 0 }, { 3, S, R, D }, { 3, S, R, D } };
+    memcpy(w, v, sizeof v);
+}
+static size_t lattn__p1_count(const int64_t *w) { return (size_t)(w[1] * (w[0] > 1 ? w[2] : 1) * (w[0] > 2 ? w[3] : 1)); }
+/* Point the block's fields at consecutive tensors of its arena, in arena order. */
+static void lattn__p1_bind(lattn_prism_p1 *p, const int64_t (*w)[4]) {
+    const float **dst[LATTN__P1_N];
+    size_t off = 0;
+    int i;
+    dst[LATTN__P1_FW] = &p->fused_w; dst[LATTN__P1_FB] = &p->fused_b; dst[LATTN__P1_CW] = &p->conv_w; dst[LATTN__P1_CB] = &p->conv_b;
+    dst[LATTN__P1_AW] = &p->anchor_w; dst[LATTN__P1_AB] = &p->anchor_b; dst[LATTN__P1_IW] = &p->ln_in_w; dst[LATTN__P1_IB] = &p->ln_in_b;
+    dst[LATTN__P1_OW] = &p->ln_out_w; dst[LATTN__P1_OB] = &p->ln_out_b; dst[LATTN__P1_G0W] = &p->gate0_w; dst[LATTN__P1_G0B] = &p->gate0_b;
+    dst[LATTN__P1_G1W] = &p->gate1_w; dst[LATTN__P1_G1B] = &p->gate1_b; dst[LATTN__P1_GW] = &p->g_w; dst[LATTN__P1_GB] = &p->g_b;
+    dst[LATTN__P1_BW] = &p->b_w; dst[LATTN__P1_O0W] = &p->o0_w; dst[LATTN__P1_O0B] = &p->o0_b; dst[LATTN__P1_O2W] = &p->o2_w;
+    dst[LATTN__P1_O2B] = &p->o2_b; dst[LATTN__P1_UG] = &p->up_gain; dst[LATTN__P1_UK] = &p->up_k;
+    for (i = 0; i < LATTN__P1_N; i++) { *dst[i] = p->arena + off; off += lattn__p1_count(w[i]); }
+}
 LATTN__DEF lattn_status lattn_prism_p1_load(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_st_file *f, const char *prefix) {
     const char *who = "lattn_prism_p1_load";
     const lattn_st_tensor *t[LATTN__P1_N];
-    const float **dst[LATTN__P1_N];
-    int64_t D, H, S, R, Kc, rg, F, want[LATTN__P1_N][3];
-    int nd[LATTN__P1_N], i, d;
+    int64_t D, H, S, R, Kc, rg, w[LATTN__P1_N][4];
+    int i, d;
     size_t total = 0, off = 0;
     char name[2 * LATTN_NAME_MAX];
     if (!p || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
@@ -6554,39 +6586,73 @@ LATTN__DEF lattn_status lattn_prism_p1_load(lattn_ctx *ctx, lattn_prism_p1 *p, c
     if (D < 1 || H < 1 || S < 1 || R < 1 || Kc < 1 || rg < 1 || D % H != 0 || D > (1 << 20) || S > 64 || R > (1 << 16) || Kc > 64 || rg > (1 << 16))
         return lattn__fail(ctx, LATTN_E_FORMAT, "%s: sizes D %lld, H %lld, S %lld, R %lld, Kc %lld, rank %lld are not usable",
                            who, (long long)D, (long long)H, (long long)S, (long long)R, (long long)Kc, (long long)rg);
-    F = 4 * D + 2 * R * S + H * S;
-    {
-        int64_t w[LATTN__P1_N][4] = {
-            { 2, F, D, 0 }, { 1, F, 0, 0 }, { 3, D, 1, Kc }, { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 1, D, 0, 0 },
-            { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 1, D, 0, 0 }, { 2, rg, D, 0 }, { 1, rg, 0, 0 }, { 2, D, rg, 0 }, { 1, D, 0, 0 },
-            { 2, D, D, 0 }, { 1, D, 0, 0 }, { 2, H, D, 0 }, { 2, 4 * D, D, 0 }, { 1, 4 * D, 0, 0 }, { 2, D, 4 * D, 0 },
-            { 1, D, 0, 0 }, { 3, S, R, D }, { 3, S, R, D } };
-        for (i = 0; i < LATTN__P1_N; i++) {
-            nd[i] = (int)w[i][0];
-            for (d = 0; d < 3; d++) want[i][d] = w[i][d + 1];
-            if (t[i]->ndim != nd[i]) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' has %d dimensions, not %d", who, prefix, lattn__p1_names[i], t[i]->ndim, nd[i]);
-            for (d = 0; d < nd[i]; d++)
-                if (t[i]->shape[d] != want[i][d])
-                    return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' dimension %d is %lld, expected %lld", who, prefix,
-                                       lattn__p1_names[i], d, (long long)t[i]->shape[d], (long long)want[i][d]);
-            total += t[i]->count;
-        }
+    lattn__p1_shapes(D, H, S, R, Kc, rg, w);
+    for (i = 0; i < LATTN__P1_N; i++) {
+        if (t[i]->ndim != (int)w[i][0]) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' has %d dimensions, not %d", who, prefix, lattn__p1_names[i], t[i]->ndim, (int)w[i][0]);
+        for (d = 0; d < t[i]->ndim; d++)
+            if (t[i]->shape[d] != w[i][d + 1])
+                return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' dimension %d is %lld, expected %lld", who, prefix,
+                                   lattn__p1_names[i], d, (long long)t[i]->shape[d], (long long)w[i][d + 1]);
+        total += t[i]->count;
     }
     LATTN__TRY(lattn__alloc_floats(ctx, &p->arena, total, who));
-    dst[LATTN__P1_FW] = &p->fused_w; dst[LATTN__P1_FB] = &p->fused_b; dst[LATTN__P1_CW] = &p->conv_w; dst[LATTN__P1_CB] = &p->conv_b;
-    dst[LATTN__P1_AW] = &p->anchor_w; dst[LATTN__P1_AB] = &p->anchor_b; dst[LATTN__P1_IW] = &p->ln_in_w; dst[LATTN__P1_IB] = &p->ln_in_b;
-    dst[LATTN__P1_OW] = &p->ln_out_w; dst[LATTN__P1_OB] = &p->ln_out_b; dst[LATTN__P1_G0W] = &p->gate0_w; dst[LATTN__P1_G0B] = &p->gate0_b;
-    dst[LATTN__P1_G1W] = &p->gate1_w; dst[LATTN__P1_G1B] = &p->gate1_b; dst[LATTN__P1_GW] = &p->g_w; dst[LATTN__P1_GB] = &p->g_b;
-    dst[LATTN__P1_BW] = &p->b_w; dst[LATTN__P1_O0W] = &p->o0_w; dst[LATTN__P1_O0B] = &p->o0_b; dst[LATTN__P1_O2W] = &p->o2_w;
-    dst[LATTN__P1_O2B] = &p->o2_b; dst[LATTN__P1_UG] = &p->up_gain; dst[LATTN__P1_UK] = &p->up_k;
     for (i = 0; i < LATTN__P1_N; i++) {
         lattn_status st = lattn_st_to_f32(ctx, t[i], p->arena + off, t[i]->count);
         if (st != LATTN_OK) { lattn_prism_p1_free(ctx, p); return st; }
-        *dst[i] = p->arena + off;
         off += t[i]->count;
     }
+    lattn__p1_bind(p, (const int64_t (*)[4])w);
     p->D = D; p->H = H; p->S = S; p->R = R; p->Kc = Kc; p->rg = rg; p->C = 128; p->tau = 16.0; p->gate_min = 1e-4;
     return lattn__ok(ctx);
+}
+/* A block from a configuration, initialised as CausalLM does (spec §4.2 step 3): every Linear N(0,
+   0.02²) with bias 0, LayerNorms 1 and 0, the depthwise conv and the bare solver up-projections with
+   PyTorch's default kaiming-uniform bound 1/sqrt(fan_in) (Kc, and R·D for the [S][R][D] parameters). */
+LATTN__DEF lattn_status lattn_prism_p1_init(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_prism_config *c, uint64_t seed) {
+    const char *who = "lattn_prism_p1_init";
+    lattn_rng r = lattn_rng_seed(seed);
+    int64_t w[LATTN__P1_N][4];
+    size_t total = 0, off = 0, n;
+    int i;
+    if (!p) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL block", who);
+    memset(p, 0, sizeof *p);
+    if (!c || lattn_prism_params(c, NULL) < 0 || c->S < 1 || c->D % c->H != 0 || c->D > (1 << 20) || c->S > 64 || c->R > (1 << 16) || c->Kc > 64)
+        return lattn__fail(ctx, c ? LATTN_E_SHAPE : LATTN_E_NULL, "%s: unusable configuration (S >= 1, H divides D)", who);
+    lattn__p1_shapes(c->D, c->H, c->S, c->R, c->Kc, c->rg, w);
+    for (i = 0; i < LATTN__P1_N; i++) total += lattn__p1_count(w[i]);
+    LATTN__TRY(lattn__alloc_floats(ctx, &p->arena, total, who));
+    for (i = 0; i < LATTN__P1_N; i++, off += n) {
+        float *t = p->arena + off;
+        const char *nm = lattn__p1_names[i];
+        size_t j;
+        n = lattn__p1_count(w[i]);
+        if (i == LATTN__P1_CW || i == LATTN__P1_CB) {
+            float bound = (float)(1.0 / sqrt((double)c->Kc));
+            lattn_rng_fill_uniform(&r, t, n, -bound, bound);
+        } else if (i == LATTN__P1_UG || i == LATTN__P1_UK) {
+            float bound = (float)(1.0 / sqrt((double)(c->R * c->D)));
+            lattn_rng_fill_uniform(&r, t, n, -bound, bound);
+        } else if (strstr(nm, "norm")) for (j = 0; j < n; j++) t[j] = strstr(nm, "weight") ? 1.0f : 0.0f;
+        else if (w[i][0] == 1) memset(t, 0, n * sizeof(float));
+        else lattn_rng_fill_normal(&r, t, n, 0.0f, 0.02f);
+    }
+    lattn__p1_bind(p, (const int64_t (*)[4])w);
+    p->D = c->D; p->H = c->H; p->S = c->S; p->R = c->R; p->Kc = c->Kc; p->rg = c->rg; p->C = 128; p->tau = 16.0; p->gate_min = 1e-4;
+    return lattn__ok(ctx);
+}
+/* The block's tensors under their official names (float32), for lattn_prism_p1_load or torch. */
+LATTN__DEF lattn_status lattn_prism_p1_serialize(lattn_ctx *ctx, const lattn_prism_p1 *p, unsigned char **out, size_t *size) {
+    lattn_st_entry e[LATTN__P1_N];
+    int64_t w[LATTN__P1_N][4];
+    size_t off = 0;
+    int i;
+    if (!p || !p->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_prism_p1_serialize: NULL argument");
+    lattn__p1_shapes(p->D, p->H, p->S, p->R, p->Kc, p->rg, w);
+    for (i = 0; i < LATTN__P1_N; i++) {
+        e[i].name = lattn__p1_names[i]; e[i].dtype = LATTN_DTYPE_F32; e[i].ndim = (int)w[i][0]; e[i].shape = &w[i][1];
+        e[i].data = p->arena + off; off += lattn__p1_count(w[i]);
+    }
+    return lattn_st_serialize(ctx, e, LATTN__P1_N, NULL, 0, out, size);
 }
 
 static void lattn__ln_d(int64_t n, const double *x, const float *w, const float *b, double *y) {
@@ -6663,10 +6729,12 @@ static void lattn__prism_project(const lattn_prism_p1 *p, int64_t T, const float
                     ag += gd[i] * (double)p->up_gain[(l * R + i) * D + c];
                     ak += kd[i] * (double)p->up_k[(l * R + i) * D + c];
                 }
+                if ((p->ablate & LATTN_PRISM_R5) || (l == 0 && (p->ablate & LATTN_PRISM_R4))) ak = F_[t * F + 3 * D + c];   /* base k */
+                else if (l > 0 && (p->ablate & LATTN_PRISM_R2)) ak = kap[(t * S) * D + c];                                 /* κ_1 */
                 Pc = lattn__sigmoid_d(ag);
                 P[(t * S + l) * D + c] = Pc;
                 kap[(t * S + l) * D + c] = ak;
-                del[(t * S + l) * D + c] = Pc * w1[c] * F_[t * F + D + c];
+                del[(t * S + l) * D + c] = Pc * ((p->ablate & LATTN_PRISM_R3) ? 1.0 : w1[c]) * F_[t * F + D + c];
                 w1[c] *= 1.0 - Pc;
             }
             for (h = 0; h < H; h++) bl[(t * S + l) * H + h] = lattn__sigmoid_d(F_[t * F + 4 * D + 2 * R * S + l * H + h]);

@@ -2286,6 +2286,53 @@ static void test_prism(void) {
         pc.H = 5; CHECK(lattn_prism_p0_init(&ctx, &m, &pc, 1) == LATTN_E_SHAPE && m.arena == NULL, "P0 init: H does not divide D");
         free(x); free(y0); free(y1); free(s0); free(s1); free(sin); free(xi); free(yi);
     }
+    {   /* a block from a configuration: init, serialize under the official names, load back; the
+           LM ablations: R2|R4 = R5 (every step on the base key), R3 is a no-op with one solver step;
+           P2 bit-identical across threads */
+        lattn_prism_config pc = lattn_prism_config_large_130m();
+        lattn_prism_p1 p, q;
+        lattn_st_file f;
+        unsigned char *buf = NULL;
+        size_t n = 0, nx;
+        int64_t blk, T = 24;
+        float *x, *y0, *y1;
+        lattn_rng r = lattn_rng_seed(g_seed + 29);
+        pc.D = 32; pc.H = 2; pc.S = 2; pc.R = 16; pc.Kc = 4; pc.rg = 8; pc.vocab = 0; pc.n_layers = 1; pc.seq_len = T;
+        lattn_prism_params(&pc, &blk);
+        CHECK(lattn_prism_p1_init(&ctx, &p, &pc, 3) == LATTN_OK && lattn_prism_p1_serialize(&ctx, &p, &buf, &n) == LATTN_OK &&
+              lattn_st_parse(&ctx, buf, n, &f) == LATTN_OK && lattn_prism_p1_load(&ctx, &q, &f, "") == LATTN_OK &&
+              same_bits(p.arena, q.arena, (size_t)blk), "PRISM block init -> official names -> load: the same %lld parameters", (long long)blk);
+        nx = (size_t)(T * pc.D);
+        x = fnormal(&r, nx); y0 = fnew(nx); y1 = fnew(nx);
+        {   size_t i; for (i = 0; i < (size_t)blk; i++) p.arena[i] += 0.2f * (float)lattn_rng_normal_d(&r); }
+        p.C = 8;
+        p.ablate = LATTN_PRISM_R5; lattn_prism_p1_ref(&ctx, &p, 1, T, x, y0, NULL);
+        p.ablate = LATTN_PRISM_R2 | LATTN_PRISM_R4; lattn_prism_p1_ref(&ctx, &p, 1, T, x, y1, NULL);
+        CHECK(same_bits(y0, y1, nx), "P1 ablations: R2 + R4 = R5");
+        p.ablate = 0; lattn_prism_p1_ref(&ctx, &p, 1, T, x, y1, NULL);
+        CHECK(rel_rms(y0, y1, nx) > 1e-3, "P1 ablation R5 changes the output");
+#ifdef _OPENMP
+        {
+            float *y2 = fnew(nx);
+            ctx.n_threads = 1; lattn_prism_p2_chunk(&ctx, &p, 1, T, x, y1, NULL, 8);
+            ctx.n_threads = 2; lattn_prism_p2_chunk(&ctx, &p, 1, T, x, y2, NULL, 8);
+            ctx.n_threads = 0;
+            CHECK(same_bits(y1, y2, nx), "P2 chunk bit-identical on 1 and 2 threads");
+            free(y2);
+        }
+#endif
+        lattn_prism_p1_free(&ctx, &q); lattn_st_free(&ctx, &f); lattn_free(&ctx, buf); lattn_prism_p1_free(&ctx, &p);
+        pc.S = 1;
+        lattn_prism_p1_init(&ctx, &p, &pc, 4);
+        {   size_t i; for (i = 0; i < (size_t)blk; i++) if (i < 1000) p.arena[i] += 0.2f * (float)lattn_rng_normal_d(&r); }
+        p.C = 8;
+        lattn_prism_p1_ref(&ctx, &p, 1, T, x, y0, NULL);
+        p.ablate = LATTN_PRISM_R3; lattn_prism_p1_ref(&ctx, &p, 1, T, x, y1, NULL);
+        CHECK(same_bits(y0, y1, nx), "P1 ablation R3 (no retain) is a no-op with one solver step");
+        lattn_prism_p1_free(&ctx, &p);
+        pc.S = 0; CHECK(lattn_prism_p1_init(&ctx, &p, &pc, 4) == LATTN_E_SHAPE && p.arena == NULL, "PRISM block init needs S >= 1");
+        free(x); free(y0); free(y1);
+    }
     {   /* I13 on the core: P0's write with GELU -> identity, p = 1, u = 0, L = 1 (δ = v) is GDN's
            (erase along k̂ with β, base write off, one injection (k̂, β, v)) */
         gdr_case c;
