@@ -370,6 +370,73 @@ static void bench_gdn(void) {
     }
 }
 
+/* ---- PRISM: the P2 mixer (GDR+I with e = k̂, c = 1, per-key gates, S injections) against GDN ------- */
+typedef struct { lattn_ctx *ctx; lattn_prism_p1 p; int64_t T; float *x, *y; } p1_u;
+static void p1_run(void *q) { p1_u *u = (p1_u *)q; lattn_prism_p1_ref(u->ctx, &u->p, 1, u->T, u->x, u->y, NULL); }
+static void bench_prism(void) {
+    int64_t T = g_quick ? 512 : 2048, H = 16, K = 128, V = 128, S;
+    size_t nq = (size_t)(T * H * K), nh = (size_t)(T * H), i;
+    lattn_ctx ctx;
+    gdr_u g, u;
+    double fl = 6.0 * T * H * K * V;
+    if (!wanted("prism")) return;
+    lattn_ctx_init(&ctx);
+    ctx.n_threads = 1;
+    g.ctx = &ctx; u.ctx = &ctx;
+    gdr_alloc(&g, T, H, K, V, 31);                      /* GDN, per-head gates */
+    for (S = 2; S <= 3; S++) {
+        lattn_rng r = lattn_rng_seed(32 + (uint64_t)S);
+        float *e, *c, *gk, *ib, *ik, *id;
+        double mg, mp;
+        char shape[80];
+        gdr_alloc(&u, T, H, K, V, 33);
+        e = (float *)malloc(sizeof(float) * nq); c = (float *)malloc(sizeof(float) * nh); gk = (float *)malloc(sizeof(float) * nq);
+        ib = (float *)malloc(sizeof(float) * nh * (size_t)S); ik = (float *)malloc(sizeof(float) * nq * (size_t)S);
+        id = (float *)malloc(sizeof(float) * nq * (size_t)S);
+        for (i = 0; i < nh; i++) {          /* e = k / |k| per head and token; q, k raw (P2) */
+            double n = 0;
+            int64_t j;
+            for (j = 0; j < K; j++) n += (double)u.a.k[i * K + j] * u.a.k[i * K + j];
+            for (j = 0; j < K; j++) e[i * K + j] = (float)(u.a.k[i * K + j] / sqrt(n + 1e-6));
+            c[i] = 1.0f;
+        }
+        lattn_rng_fill_uniform(&r, gk, nq, -0.2f, -0.005f);
+        lattn_rng_fill_uniform(&r, ib, nh * (size_t)S, 0.0f, 1.0f);
+        lattn_rng_fill_normal(&r, ik, nq * (size_t)S, 0.0f, 0.1f);
+        lattn_rng_fill_normal(&r, id, nq * (size_t)S, 0.0f, 1.0f);
+        for (i = 0; i < nq; i++) { ((float *)u.a.q)[i] *= 0.1f; ((float *)u.a.k)[i] *= 0.1f; }
+        u.a.l2norm = 0; u.a.scale = 1.0; u.a.e = e; u.a.c = c; free((void *)u.a.g); u.a.g = NULL; u.a.gk = gk;
+        u.a.L = S; u.a.inj_b = ib; u.a.inj_kap = ik; u.a.inj_d = id;
+        g_chunk = 32;
+        time2(gdr_chunk_run, &g, gdr_chunk_run, &u, g_quick ? 3 : 5, &mg, &mp);
+        snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=128,C=32", (long long)T);
+        if (S == 2) row("gdn_chunk", shape, 1, mg, (double)T, fl, NULL, 0);
+        snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=128,S=%lld,C=32", (long long)T, (long long)S);
+        row("prism_p2_mixer", shape, 1, mp, (double)T, fl, "gdn_chunk", mg);
+        g_chunk = 0;
+        u.a.e = NULL; u.a.c = NULL; u.a.gk = NULL; u.a.inj_b = u.a.inj_kap = u.a.inj_d = NULL;
+        u.a.g = (float *)malloc(sizeof(float));
+        gdr_release(&u);
+        free(e); free(c); free(gk); free(ib); free(ik); free(id);
+    }
+    gdr_release(&g);
+    {   /* P1, the official block in double (the compatibility reference), D = 2048 = 16 heads of 128 */
+        p1_u b;
+        lattn_prism_config pc = lattn_prism_config_large_130m();
+        lattn_rng r = lattn_rng_seed(34);
+        double ms, unused;
+        pc.D = 2048; pc.H = 16; pc.S = 2; pc.Kc = 7; pc.rg = 16; pc.vocab = 0; pc.n_layers = 1; pc.seq_len = 256;
+        b.ctx = &ctx; b.T = g_quick ? 32 : 64;
+        if (lattn_prism_p1_init(&ctx, &b.p, &pc, 5) != LATTN_OK) return;
+        b.x = (float *)malloc(sizeof(float) * (size_t)(b.T * pc.D)); b.y = (float *)malloc(sizeof(float) * (size_t)(b.T * pc.D));
+        lattn_rng_fill_normal(&r, b.x, (size_t)(b.T * pc.D), 0, 1);
+        time2(p1_run, &b, NULL, NULL, 1, &ms, &unused);
+        row("prism_p1_block_ref", g_quick ? "T=32,D=2048,H=16,S=2 (double)" : "T=64,D=2048,H=16,S=2 (double)", 1, ms, (double)b.T, 0, NULL, 0);
+        lattn_prism_p1_free(&ctx, &b.p);
+        free(b.x); free(b.y);
+    }
+}
+
 /* ---- one 3B-shaped Laplace layer: forward at T = 256 and the decoding step ----------------------- */
 typedef struct { lattn_ctx *ctx; lattn_laplace_model m; int64_t T; float *x, *y, *state; } lp_u;
 static void lp_forward_run(void *p) { lp_u *u = (lp_u *)p; lattn_laplace_forward(u->ctx, &u->m, 1, u->T, NULL, u->x, u->y, NULL); }
@@ -644,6 +711,7 @@ int main(int argc, char **argv) {
     bench_la();
     bench_gla();
     bench_gdn();
+    bench_prism();
     bench_laplace();
     bench_conv();
     bench_tcn();

@@ -187,6 +187,38 @@ static void tour_gdr(lattn_ctx *ctx, const char *name, int kind) {
     free(q); free(k); free(v); free(ref); free(o); free(beta); free(g); free(e); free(c); free(ib); free(ik); free(id);
 }
 
+/* PRISM P0 (the paper's model) and P2 (the per-token LM form): _ref (double), _chunk, _step. */
+static void tour_prism(lattn_ctx *ctx) {
+    enum { T = 160, B = 1 };
+    lattn_prism_p0_config c0;
+    lattn_prism_p0 m0;
+    lattn_prism_config pc = lattn_prism_config_large_130m();
+    lattn_prism_p1 p;
+    lattn_rng r = lattn_rng_seed(12);
+    float *x, *ref, *y, *st;
+    double t0;
+    int64_t D = 64, t, i;
+    c0.D = D; c0.H = 4; c0.L = 2; c0.Kc = 4;
+    pc.D = D; pc.H = 4; pc.S = 2; pc.R = 32; pc.Kc = 5; pc.rg = 8; pc.vocab = 0; pc.n_layers = 1; pc.seq_len = T;
+    if (lattn_prism_p0_init(ctx, &m0, &c0, 1) != LATTN_OK || lattn_prism_p1_init(ctx, &p, &pc, 2) != LATTN_OK) return;
+    for (i = 0; i < (int64_t)m0.n_params; i++) m0.arena[i] += 0.1f * (float)lattn_rng_normal_d(&r);
+    x = buf(T * D); ref = buf(T * D); y = buf(T * D);
+    st = buf((size_t)(lattn_prism_p2_state_floats(&p) + lattn_prism_p0_state_floats(&c0)));
+    lattn_rng_fill_normal(&r, x, T * D, 0, 1);
+    BEST3(t0, lattn_prism_p0_ref(ctx, &m0, B, T, x, ref, NULL)); line("PRISM P0 (paper, L=2)", "_ref", 0.0, t0, T);
+    BEST3(t0, lattn_prism_p0_chunk(ctx, &m0, B, T, x, y, NULL, 32)); line("PRISM P0 (paper, L=2)", "_chunk", rel_rms(y, ref, T * D), t0, T);
+    BEST3(t0, memset(st, 0, sizeof(float) * (size_t)lattn_prism_p0_state_floats(&c0));
+              for (t = 0; t < T; t++) lattn_prism_p0_step(ctx, &m0, B, x + t * D, y + t * D, st));
+    line("PRISM P0 (paper, L=2)", "_step", rel_rms(y, ref, T * D), t0, T);
+    BEST3(t0, lattn_prism_p2_ref(ctx, &p, B, T, x, ref, NULL, NULL)); line("PRISM P2 (LM, S=2)", "_ref", 0.0, t0, T);
+    BEST3(t0, lattn_prism_p2_chunk(ctx, &p, B, T, x, y, NULL, 32)); line("PRISM P2 (LM, S=2)", "_chunk", rel_rms(y, ref, T * D), t0, T);
+    BEST3(t0, memset(st, 0, sizeof(float) * (size_t)lattn_prism_p2_state_floats(&p));
+              for (t = 0; t < T; t++) lattn_prism_p2_step(ctx, &p, B, x + t * D, y + t * D, st));
+    line("PRISM P2 (LM, S=2)", "_step", rel_rms(y, ref, T * D), t0, T);
+    lattn_prism_p0_free(ctx, &m0); lattn_prism_p1_free(ctx, &p);
+    free(x); free(ref); free(y); free(st);
+}
+
 /* The Laplace model (lattn_laplace_config_small: 2 layers, D 64, vocab 256) over one prompt:
    forward_ref (double), forward, and the decoder (T steps). */
 static void tour_laplace(lattn_ctx *ctx) {
@@ -227,6 +259,7 @@ int main(void) {
     tour_gdr(&ctx, "delta rule", 0);
     tour_gdr(&ctx, "Gated DeltaNet", 1);
     tour_gdr(&ctx, "GDR+I (e, c, 2 injections)", 2);
+    tour_prism(&ctx);
     tour_scan(&ctx);
     tour_ssm(&ctx);
     tour_s4d(&ctx);
