@@ -2311,6 +2311,16 @@ LATTN__DEF lattn_status lattn_tile_copy(lattn_tiler *t, lattn_tile *dst, const l
 }
 
 /* y[i] = x[i] op b[i] (b_stride 1) or x[i] op b[0] (b_stride 0), over n floats. */
+/* One element of a vector-engine op (the scalar tails and column tiles). */
+static float lattn__op1(lattn_tile_op op, float x, float b) {
+    switch (op) {
+    case LATTN_TOP_ADD: return x + b;
+    case LATTN_TOP_SUB: return x - b;
+    case LATTN_TOP_MUL: return x * b;
+    case LATTN_TOP_MAX: return b > x ? b : x;
+    default:            return x / b;
+    }
+}
 static void lattn__row_op(lattn_tile_op op, int n, const float *x, const float *b, int b_stride, float *y) {
     int i = 0;
     lattn__vf vb = lattn__vset1(b[0]);
@@ -2326,16 +2336,7 @@ static void lattn__row_op(lattn_tile_op op, int n, const float *x, const float *
         }
         lattn__vstore(y + i, r);
     }
-    for (; i < n; i++) {
-        float xb = b[b_stride ? i : 0];
-        switch (op) {
-        case LATTN_TOP_ADD: y[i] = x[i] + xb; break;
-        case LATTN_TOP_SUB: y[i] = x[i] - xb; break;
-        case LATTN_TOP_MUL: y[i] = x[i] * xb; break;
-        case LATTN_TOP_MAX: y[i] = xb > x[i] ? xb : x[i]; break;
-        default:            y[i] = x[i] / xb; break;
-        }
-    }
+    for (; i < n; i++) y[i] = lattn__op1(op, x[i], b[b_stride ? i : 0]);
 }
 
 LATTN__DEF lattn_status lattn_tile_tt(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a,
@@ -2347,9 +2348,13 @@ LATTN__DEF lattn_status lattn_tile_tt(lattn_tiler *t, lattn_tile *dst, const lat
     LATTN__TRY(lattn__operand(t, b, LATTN__SP_ANY, "tensor_tensor"));
     LATTN__TRY(lattn__same(t, dst, a, "tensor_tensor"));
     LATTN__TRY(lattn__same(t, dst, b, "tensor_tensor"));
-    for (p = 0; p < dst->np; p++)
-        lattn__row_op(op, dst->nf, a->data + (size_t)p * a->ld, b->data + (size_t)p * b->ld, 1,
-                      dst->data + (size_t)p * dst->ld);
+    if (dst->nf == 1)                    /* a column: one scalar per partition, no per-row call */
+        for (p = 0; p < dst->np; p++)
+            dst->data[(size_t)p * dst->ld] = lattn__op1(op, a->data[(size_t)p * a->ld], b->data[(size_t)p * b->ld]);
+    else
+        for (p = 0; p < dst->np; p++)
+            lattn__row_op(op, dst->nf, a->data + (size_t)p * a->ld, b->data + (size_t)p * b->ld, 1,
+                          dst->data + (size_t)p * dst->ld);
     lattn__count_vec(t, dst, &t->st.vec_ops);
     return LATTN_OK;
 }
@@ -2365,9 +2370,13 @@ LATTN__DEF lattn_status lattn_tile_ts(lattn_tiler *t, lattn_tile *dst, const lat
         LATTN__TRY(lattn__operand(t, col, LATTN__SP_ANY, "tensor_scalar column"));
         if (col->np != a->np) return lattn__tfail(t, LATTN_E_TILE_SHAPE, "tensor_scalar: column of %d partitions for %d", col->np, a->np);
     }
-    for (p = 0; p < dst->np; p++)
-        lattn__row_op(op, dst->nf, a->data + (size_t)p * a->ld, col ? col->data + (size_t)p * col->ld : &imm, 0,
-                      dst->data + (size_t)p * dst->ld);
+    if (dst->nf == 1)
+        for (p = 0; p < dst->np; p++)
+            dst->data[(size_t)p * dst->ld] = lattn__op1(op, a->data[(size_t)p * a->ld], col ? col->data[(size_t)p * col->ld] : imm);
+    else
+        for (p = 0; p < dst->np; p++)
+            lattn__row_op(op, dst->nf, a->data + (size_t)p * a->ld, col ? col->data + (size_t)p * col->ld : &imm, 0,
+                          dst->data + (size_t)p * dst->ld);
     lattn__count_vec(t, dst, &t->st.vec_ops);
     return LATTN_OK;
 }
