@@ -988,7 +988,7 @@ LATTN_API lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m, 
    This version has P1: the official LM block (gpr-prism/prism llm/models/prism.py PRISMBlock.forward,
    eval mode) exactly as coded, a chunk-level computation whose output depends on the chunk size C
    (spec §4.2, its steps 1–9 below; it is not the chunked form of any per-token recurrence). P0 (the
-   paper's model) and P2 (a per-token LM form) are planned on the delta-rule core. Per batch row:
+   paper's model) and P2 (a per-token LM form) follow below, on the delta-rule core. Per batch row:
        x̂ = LN_in(x);  a = LN_anchor(causal depthwise conv_Kc(x̂) + bias)
        [u | v | q | k | gain_down_l | key_down_l | gate_l] = W_f a + b_f      (l = 1..S, rank R)
        gk = clamp(sigmoid(W2 (W1 x̂ + b1) + b2)^(1/τ) (after max(., 1e-6)), max(gate_min, 0.01), 1)
@@ -1088,6 +1088,14 @@ LATTN_API lattn_status lattn_prism_p0_chunk(lattn_ctx *ctx, const lattn_prism_p0
 LATTN_API lattn_status lattn_prism_p0_step(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, const float *x,
                                            float *y, float *state);
 
+/* The solver's closed form (spec §4.3, the LM code's δ without GELU): L steps of
+       δ_l = P_l ∘ r_l,  r_{l+1} = r_l - δ_l,  r_1 = v
+   telescope to r_l = π_l ∘ v with π_l = Π_{j<l} (1 - P_j), so δ_l = P_l ∘ π_l ∘ v and
+   Σ_l δ_l + π_{L+1} ∘ v = v: a per-channel stick-breaking split of v over the L solver keys, with no
+   serial dependence between the steps. P [L][n], v [n] → delta [L][n]; rest (may be NULL) = π_{L+1} ∘ v.
+   retain = 0 is the R3 ablation (δ_l = P_l ∘ v, no remainder carried). */
+LATTN_API void lattn_prism_split(int64_t n, int64_t L, const double *P, const double *v, int retain, double *delta,
+                                 double *rest);
 LATTN_API int64_t lattn_prism_p2_state_floats(const lattn_prism_p1 *p);
 LATTN_API lattn_status lattn_prism_p2_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                           const float *x, float *y, float *state, double *y64);
@@ -4396,58 +4404,92 @@ static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile 
     return LATTN_OK;
 }
 
+/* The launch scaffolding every _chunk kernel shares: one tiler per thread (a core's SBUF / a GPU
+   block's shared memory), each holding that kernel's tiles; at the end the first tiler error becomes
+   the call's status and every tiler's counters are added to ctx->stats. `alloc` is the kernel's tile
+   allocator (tiler NULL: only the sizes, host floats in *host). */
+typedef lattn_status (*lattn__tiles_alloc_fn)(lattn_tiler *t, const void *plan, void *tiles, size_t *host_floats);
+typedef struct lattn__team {
+    lattn_tiler *tl[256];
+    unsigned char *tiles;                  /* n tile sets of tsz bytes */
+    size_t tsz;
+    int n;
+} lattn__team;
+static lattn_status lattn__team_make(lattn_ctx *ctx, lattn__team *tm, const char *who, int64_t items, size_t tsz,
+                                     lattn__tiles_alloc_fn alloc, const void *plan) {
+    const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
+    lattn_status st = LATTN_OK;
+    size_t host;
+    int i;
+    memset(tm, 0, sizeof *tm);
+    tm->tsz = tsz;
+    tm->n = (int)LATTN__MIN((int64_t)LATTN__MIN(lattn__threads(ctx), 256), LATTN__MAX(items, 1));
+    alloc(NULL, plan, NULL, &host);
+    tm->tiles = (unsigned char *)lattn__alloc(ctx, tsz * (size_t)tm->n);
+    if (!tm->tiles) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    for (i = 0; i < tm->n && st == LATTN_OK; i++) {
+        const char *msg;
+        if ((st = lattn_tiler_create(ctx, pr, host, &tm->tl[i])) != LATTN_OK) break;
+        if ((st = alloc(tm->tl[i], plan, tm->tiles + tsz * (size_t)i, NULL)) != LATTN_OK) {
+            lattn_tiler_error(tm->tl[i], &msg);
+            st = lattn__fail(ctx, st, "%s: on profile %s: %s", who, pr->name, msg);
+        }
+    }
+    return st;
+}
+/* Ends a team: `st` is the launch's status so far (not OK: the kernel never ran); returns the call's. */
+static lattn_status lattn__team_end(lattn_ctx *ctx, lattn__team *tm, const char *who, lattn_status st) {
+    int i, ran = st == LATTN_OK;
+    for (i = 0; i < tm->n; i++) {
+        const char *msg;
+        lattn_status e;
+        if (!tm->tl[i]) continue;
+        if (ran) {
+            e = lattn_tiler_error(tm->tl[i], &msg);
+            if (e != LATTN_OK && st == LATTN_OK)
+                st = lattn__fail(ctx, e, "%s: on profile %s: %s", who, lattn_ctx_profile(ctx)->name, msg);
+            lattn__stats_merge(&ctx->stats, &tm->tl[i]->st);
+        }
+        lattn_tiler_destroy(ctx, tm->tl[i]);
+    }
+    lattn__free(ctx, tm->tiles);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+static lattn_status lattn__la_tiles_fn(lattn_tiler *t, const void *plan, void *tiles, size_t *host_floats) {
+    lattn__la_tiles dummy;
+    return lattn__la_tiles_alloc(t, (const lattn__la_plan *)plan, tiles ? (lattn__la_tiles *)tiles : &dummy, host_floats);
+}
+
 LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, int chunk) {
     lattn__la_dims dm;
     lattn__la_in in;
     lattn__la_plan plan;
-    lattn_tiler *tl[256];
-    lattn__la_tiles *tiles = NULL, tiles_sz;
-    size_t host;
-    int nthr, i;
+    lattn__team tm;
     int64_t w, nblk, nvb;
-    lattn_status st = LATTN_OK;
+    lattn_status st;
     const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_chunk", a, &dm));
     memset(&plan, 0, sizeof plan);
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->H, a->normalize, dm.gate, &plan));
-    lattn__la_tiles_alloc(NULL, &plan, &tiles_sz, &host);
     nblk = (a->H + plan.hb - 1) / plan.hb;
     nvb = (a->V + plan.vw - 1) / plan.vw;
-    nthr = (int)LATTN__MIN((int64_t)LATTN__MIN(lattn__threads(ctx), 256), LATTN__MAX(dm.n * nblk * nvb, 1));
-    memset(tl, 0, sizeof tl);
     LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_chunk"));
-    tiles = (lattn__la_tiles *)lattn__alloc(ctx, sizeof(lattn__la_tiles) * (size_t)nthr);
-    if (!tiles) st = lattn__fail(ctx, LATTN_E_NOMEM, "lattn_la_chunk: out of memory");
-    for (i = 0; i < nthr && st == LATTN_OK; i++) {
-        const char *msg;
-        if ((st = lattn_tiler_create(ctx, pr, host, &tl[i])) != LATTN_OK) break;
-        if ((st = lattn__la_tiles_alloc(tl[i], &plan, &tiles[i], NULL)) != LATTN_OK) {
-            lattn_tiler_error(tl[i], &msg);
-            st = lattn__fail(ctx, st, "lattn_la_chunk: on profile %s: %s", pr->name, msg);
-        }
-    }
+    st = lattn__team_make(ctx, &tm, "lattn_la_chunk", dm.n * nblk * nvb, sizeof(lattn__la_tiles), lattn__la_tiles_fn, &plan);
     if (st == LATTN_OK) {
-        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(tm.n))
         for (w = 0; w < dm.n * nblk * nvb; w++) {
             int id = lattn__thread_id();
             int64_t sq = w / (nblk * nvb), h0 = (w / nvb % nblk) * plan.hb, v0 = (w % nvb) * plan.vw, tok0, len;
             lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-            if (tl[id]->err == LATTN_OK)
-                lattn__la_chunk_block(tl[id], &tiles[id], &plan, a, &in, dm.s, tok0, len, sq, h0,
+            if (tm.tl[id]->err == LATTN_OK)
+                lattn__la_chunk_block(tm.tl[id], (lattn__la_tiles *)tm.tiles + id, &plan, a, &in, dm.s, tok0, len, sq, h0,
                                       (int)LATTN__MIN((int64_t)plan.hb, a->H - h0), v0,
                                       (int)LATTN__MIN((int64_t)plan.vw, a->V - v0));
         }
-        for (i = 0; i < nthr; i++) {
-            const char *msg;
-            lattn_status e = lattn_tiler_error(tl[i], &msg);
-            if (e != LATTN_OK && st == LATTN_OK) st = lattn__fail(ctx, e, "lattn_la_chunk: on profile %s: %s", pr->name, msg);
-            lattn__stats_merge(&ctx->stats, &tl[i]->st);
-        }
     }
-    for (i = 0; i < nthr; i++) lattn_tiler_destroy(ctx, tl[i]);
-    lattn__free(ctx, tiles);
+    st = lattn__team_end(ctx, &tm, "lattn_la_chunk", st);
     lattn__free(ctx, in.buf);
-    return st == LATTN_OK ? lattn__ok(ctx) : st;
+    return st;
 }
 
 /* ================================================================================================ */
@@ -5034,15 +5076,16 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
     return LATTN_OK;
 }
 
+static lattn_status lattn__gdr_tiles_fn(lattn_tiler *t, const void *plan, void *tiles, size_t *host_floats) {
+    lattn__gdr_tiles dummy;
+    return lattn__gdr_tiles_alloc(t, (const lattn__gdr_plan *)plan, tiles ? (lattn__gdr_tiles *)tiles : &dummy, host_floats);
+}
 LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a, int chunk) {
     lattn__gdr_dims dm;
     lattn__gdr_plan plan;
-    lattn_tiler *tl[256];
-    lattn__gdr_tiles *tiles = NULL, tiles_sz;
-    size_t host;
-    int nthr, i;
+    lattn__team tm;
     int64_t w, nvb;
-    lattn_status st = LATTN_OK;
+    lattn_status st;
     const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
     LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_chunk", a, &dm));
     if (dm.P > LATTN__GDR_MAX_P)
@@ -5055,40 +5098,20 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a,
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, 1, 0, 0, &plan.la));
     plan.P = (int)dm.P; plan.own_e = a->e != NULL; plan.keyed = a->gk != NULL;
     plan.pair = pr->kind != LATTN_DEV_GPU && plan.la.C % 32 == 0 && (pr->partitions <= 0 || 2 * plan.la.C <= pr->partitions);
-    lattn__gdr_tiles_alloc(NULL, &plan, &tiles_sz, &host);
     nvb = (a->V + plan.la.vw - 1) / plan.la.vw;
-    nthr = (int)LATTN__MIN((int64_t)LATTN__MIN(lattn__threads(ctx), 256), LATTN__MAX(dm.n * a->H * nvb, 1));
-    memset(tl, 0, sizeof tl);
-    tiles = (lattn__gdr_tiles *)lattn__alloc(ctx, sizeof(lattn__gdr_tiles) * (size_t)nthr);
-    if (!tiles) st = lattn__fail(ctx, LATTN_E_NOMEM, "lattn_gdr_chunk: out of memory");
-    for (i = 0; i < nthr && st == LATTN_OK; i++) {
-        const char *msg;
-        if ((st = lattn_tiler_create(ctx, pr, host, &tl[i])) != LATTN_OK) break;
-        if ((st = lattn__gdr_tiles_alloc(tl[i], &plan, &tiles[i], NULL)) != LATTN_OK) {
-            lattn_tiler_error(tl[i], &msg);
-            st = lattn__fail(ctx, st, "lattn_gdr_chunk: on profile %s: %s", pr->name, msg);
-        }
-    }
+    st = lattn__team_make(ctx, &tm, "lattn_gdr_chunk", dm.n * a->H * nvb, sizeof(lattn__gdr_tiles), lattn__gdr_tiles_fn, &plan);
     if (st == LATTN_OK) {
-        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(tm.n))
         for (w = 0; w < dm.n * a->H * nvb; w++) {
             int id = lattn__thread_id();
             int64_t sq = w / (a->H * nvb), h = w / nvb % a->H, v0 = (w % nvb) * plan.la.vw, tok0, len;
             lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-            if (tl[id]->err == LATTN_OK)
-                lattn__gdr_chunk_item(tl[id], &tiles[id], &plan, a, dm.s, tok0, len, sq, h, v0,
+            if (tm.tl[id]->err == LATTN_OK)
+                lattn__gdr_chunk_item(tm.tl[id], (lattn__gdr_tiles *)tm.tiles + id, &plan, a, dm.s, tok0, len, sq, h, v0,
                                       (int)LATTN__MIN((int64_t)plan.la.vw, a->V - v0));
         }
-        for (i = 0; i < nthr; i++) {
-            const char *msg;
-            lattn_status e = lattn_tiler_error(tl[i], &msg);
-            if (e != LATTN_OK && st == LATTN_OK) st = lattn__fail(ctx, e, "lattn_gdr_chunk: on profile %s: %s", pr->name, msg);
-            lattn__stats_merge(&ctx->stats, &tl[i]->st);
-        }
     }
-    for (i = 0; i < nthr; i++) lattn_tiler_destroy(ctx, tl[i]);
-    lattn__free(ctx, tiles);
-    return st == LATTN_OK ? lattn__ok(ctx) : st;
+    return lattn__team_end(ctx, &tm, "lattn_gdr_chunk", st);
 }
 
 /* ================================================================================================ */
@@ -6728,8 +6751,7 @@ static void lattn__prism_project(const lattn_prism_p1 *p, int64_t T, const float
             for (c = 0; c < D; c++) acc += (double)p->b_w[h * D + c] * xh[t * D + c];
             bt[t * H + h] = lattn__sigmoid_d(acc);
         }
-        /* 6. solver: P_l, κ_l, b_l, δ_l = P_l ∘ π_l ∘ v with π the stick-breaking remainder */
-        for (c = 0; c < D; c++) w1[c] = 1.0;                     /* π */
+        /* 6. solver: P_l, κ_l, b_l, then δ_l = P_l ∘ π_l ∘ v (lattn_prism_split) */
         for (l = 0; l < S; l++) {
             const double *gd = F_ + t * F + 4 * D + l * R, *kd = F_ + t * F + 4 * D + R * S + l * R;
             for (c = 0; c < D; c++) {
@@ -6743,11 +6765,22 @@ static void lattn__prism_project(const lattn_prism_p1 *p, int64_t T, const float
                 Pc = lattn__sigmoid_d(ag);
                 P[(t * S + l) * D + c] = Pc;
                 kap[(t * S + l) * D + c] = ak;
-                del[(t * S + l) * D + c] = Pc * ((p->ablate & LATTN_PRISM_R3) ? 1.0 : w1[c]) * F_[t * F + D + c];
-                w1[c] *= 1.0 - Pc;
             }
             for (h = 0; h < H; h++) bl[(t * S + l) * H + h] = lattn__sigmoid_d(F_[t * F + 4 * D + 2 * R * S + l * H + h]);
         }
+        lattn_prism_split(D, S, P + t * S * D, F_ + t * F + D, !(p->ablate & LATTN_PRISM_R3), del + t * S * D, NULL);
+    }
+}
+LATTN__DEF void lattn_prism_split(int64_t n, int64_t L, const double *P, const double *v, int retain, double *delta,
+                                 double *rest) {
+    int64_t l, c;
+    for (c = 0; c < n; c++) {
+        double pi = 1.0;                          /* π_l, the part of v no step has taken yet */
+        for (l = 0; l < L; l++) {
+            delta[l * n + c] = P[l * n + c] * (retain ? pi : 1.0) * v[c];
+            pi *= 1.0 - P[l * n + c];
+        }
+        if (rest) rest[c] = pi * v[c];
     }
 }
 /* Step 8: y = SiLU(W_g x̂ + b) ∘ o; z = u ∘ LN_out(y); out = x + W_o2 SiLU(W_o1 z + b_o1) + b_o2. */

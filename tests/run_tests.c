@@ -2333,6 +2333,31 @@ static void test_prism(void) {
         pc.S = 0; CHECK(lattn_prism_p1_init(&ctx, &p, &pc, 4) == LATTN_E_SHAPE && p.arena == NULL, "PRISM block init needs S >= 1");
         free(x); free(y0); free(y1);
     }
+    {   /* I9: the solver's closed form. The L residual steps δ_l = P_l ∘ r_l, r_{l+1} = r_l - δ_l
+           (the loop, written here) against lattn_prism_split; Σ_l δ_l + π_{L+1} ∘ v = v; no retain = P ∘ v */
+        enum { N9 = 37, L9 = 5 };
+        double P[L9 * N9], v[N9], r9[N9], d0[L9 * N9], d1[L9 * N9], rest[N9], e_loop = 0, e_sum = 0, e_r3 = 0;
+        int l, c;
+        lattn_rng r = lattn_rng_seed(g_seed + 29);
+        for (c = 0; c < L9 * N9; c++) P[c] = 0.001 + 0.998 * (double)lattn_rng_uniform(&r);   /* in (0, 1) */
+        for (c = 0; c < N9; c++) r9[c] = v[c] = lattn_rng_normal_d(&r);
+        for (l = 0; l < L9; l++)
+            for (c = 0; c < N9; c++) { d0[l * N9 + c] = P[l * N9 + c] * r9[c]; r9[c] -= d0[l * N9 + c]; }
+        for (c = 0; c < L9 * N9; c++) d1[c] = rest[c % N9] = NAN;
+        lattn_prism_split(N9, L9, P, v, 1, d1, rest);
+        for (c = 0; c < N9; c++) {
+            double sum = rest[c];
+            for (l = 0; l < L9; l++) { sum += d1[l * N9 + c]; e_loop = fmax(e_loop, fabs(d1[l * N9 + c] - d0[l * N9 + c])); }
+            e_sum = fmax(e_sum, fabs(sum - v[c]));
+            e_loop = fmax(e_loop, fabs(rest[c] - r9[c]));
+            if (!(sum == sum) || !(rest[c] == rest[c])) e_sum = INFINITY;
+        }
+        CHECK(e_loop <= 1e-14 && e_sum <= 1e-14, "I9: solver loop = closed form (%.2g), sum of steps + remainder = v (%.2g)",
+              e_loop, e_sum);
+        lattn_prism_split(N9, L9, P, v, 0, d1, NULL);
+        for (c = 0; c < L9 * N9; c++) e_r3 = fmax(e_r3, fabs(d1[c] - P[c] * v[c % N9]));
+        CHECK(e_r3 == 0, "I9: without retain every step takes P ∘ v");
+    }
     {   /* I13 on the core: P0's write with GELU -> identity, p = 1, u = 0, L = 1 (δ = v) is GDN's
            (erase along k̂ with β, base write off, one injection (k̂, β, v)) */
         gdr_case c;
