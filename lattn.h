@@ -1050,7 +1050,9 @@ LATTN_API lattn_status lattn_prism_p1_serialize(lattn_ctx *ctx, const lattn_pris
    core, so its chunked form equals its recurrence for every chunk size:
        S' = Diag(gk_t) S_{t-1};  S' -= β_t k̂_t (k̂_tᵀ S');  S_t = S' + k_t v_tᵀ + Σ_l κ_l,t (b_l,t δ_l,t)ᵀ
        o_t = S_tᵀ q_t       (k̂ = k / sqrt(|k|² + 1e-6); q, k otherwise raw; no 1/sqrt(d) scale)
-   i.e. GDR+I with e = k̂, c = 1, per-key gates log gk and L = S injections. The state of one
+   i.e. GDR+I with per-key gates log gk and L = S injections; since k = |k|_ε k̂ (|k|_ε the root
+   above), the erase and the base write share the key k̂ with write scale c = |k|_ε, so the fast forms
+   pass the core e = k = k̂ and merge the two terms as GDN does. The state of one
    sequence (lattn_prism_p2_state_floats): the anchor conv's history of x̂ [D][Kc] (newest last),
    then the heads' states [H][d][d]; NULL state = a fresh sequence. _ref: double throughout; _chunk:
    the recurrence by lattn_gdr_chunk (projections in double in this version); _step: T = 1 by
@@ -7025,7 +7027,7 @@ static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p,
                                         float *y, float *state, int chunk, int decode, const char *who) {
     int64_t D, H, S, d, F, SF, b, t, i, l, h;
     double *buf, *xh, *F_, *gk, *bt, *P, *kap, *del, *bl, *o, *cache, *w1, *w2;
-    float *fb, *q, *k, *v, *e, *c, *be, *g, *ib, *ik, *id, *of, *S0, *S1;
+    float *fb, *q, *k, *v, *c, *be, *g, *ib, *ik, *id, *of, *S0, *S1;
     size_t cnt, fcnt;
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__prism_p2_args(ctx, who, p, B, T, x, y));
@@ -7033,41 +7035,44 @@ static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p,
     D = p->D; H = p->H; S = p->S; d = D / H; F = 4 * D + 2 * p->R * S + H * S; SF = lattn_prism_p2_state_floats(p);
     if (T == 0) return lattn__ok(ctx);
     cnt = lattn__prism_ws(p, T);
-    fcnt = (size_t)(T * (6 * D + 2 * H + S * H + 2 * S * D)) + 2 * (size_t)(H * d * d);
+    fcnt = (size_t)(T * (5 * D + 2 * H + S * H + 2 * S * D)) + 2 * (size_t)(H * d * d);
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
     if (lattn__alloc_floats(ctx, &fb, fcnt, who) != LATTN_OK) { lattn__free(ctx, buf); return LATTN_E_NOMEM; }
     xh = buf; F_ = xh + T * D; gk = F_ + T * F; bt = gk + T * D; P = bt + T * H; kap = P + T * S * D;
     del = kap + T * S * D; bl = del + T * S * D; o = bl + T * S * H; cache = o + T * D;
     w1 = cache + D * p->Kc; w2 = w1 + 4 * D + p->rg;
-    q = fb; k = q + T * D; v = k + T * D; e = v + T * D; g = e + T * D; of = g + T * D; c = of + T * D; be = c + T * H;
+    q = fb; k = q + T * D; v = k + T * D; g = v + T * D; of = g + T * D; c = of + T * D; be = c + T * H;
     ib = be + T * H; ik = ib + T * S * H; id = ik + T * S * D; S0 = id + T * S * D; S1 = S0 + H * d * d;
     for (b = 0; b < B && st == LATTN_OK; b++) {
         const float *xb = x + b * T * D;
         lattn_gdr_args a = lattn_gdr_args_default();
         for (i = 0; i < D * p->Kc; i++) cache[i] = state ? (double)state[b * SF + i] : 0.0;
         lattn__prism_project(p, T, xb, cache, xh, F_, gk, bt, P, kap, del, bl, w1, w2);
-        for (t = 0; t < T; t++) {        /* the core's inputs, token-major [T][H][·] */
+        /* the core's inputs, token-major [T][H][·]. The erase key k̂ and the write key k are parallel:
+           k vᵀ = k̂ (c v)ᵀ with c = |k|_ε = sqrt(|k|² + ε), so k̂ is the core's one key (e = k) and the
+           erase and base write merge as in GDN (the chunk kernel then has one write pair fewer) */
+        for (t = 0; t < T; t++) {
             for (h = 0; h < H; h++) {
                 double nk = 0;
                 for (i = 0; i < d; i++) nk += F_[t * F + 3 * D + h * d + i] * F_[t * F + 3 * D + h * d + i];
-                nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
+                nk = sqrt(nk + LATTN__L2_EPS);
                 for (i = 0; i < d; i++) {
                     int64_t ch = h * d + i;
-                    q[t * D + ch] = (float)F_[t * F + 2 * D + ch]; k[t * D + ch] = (float)F_[t * F + 3 * D + ch];
-                    v[t * D + ch] = (float)F_[t * F + D + ch]; e[t * D + ch] = (float)(F_[t * F + 3 * D + ch] * nk);
+                    q[t * D + ch] = (float)F_[t * F + 2 * D + ch]; k[t * D + ch] = (float)(F_[t * F + 3 * D + ch] / nk);
+                    v[t * D + ch] = (float)F_[t * F + D + ch];
                     g[t * D + ch] = (float)log(gk[t * D + ch]);
                     for (l = 0; l < S; l++) {
                         ik[((t * H + h) * S + l) * d + i] = (float)kap[(t * S + l) * D + ch];
                         id[((t * H + h) * S + l) * d + i] = (float)del[(t * S + l) * D + ch];
                     }
                 }
-                c[t * H + h] = 1.0f; be[t * H + h] = (float)bt[t * H + h];
+                c[t * H + h] = (float)nk; be[t * H + h] = (float)bt[t * H + h];
                 for (l = 0; l < S; l++) ib[(t * H + h) * S + l] = (float)bl[(t * S + l) * H + h];
             }
         }
         for (i = 0; i < H * d * d; i++) S0[i] = state ? state[b * SF + D * p->Kc + i] : 0.0f;
-        a.B = 1; a.T = T; a.H = H; a.K = d; a.V = d; a.q = q; a.k = k; a.v = v; a.e = e; a.c = c; a.beta = be;
+        a.B = 1; a.T = T; a.H = H; a.K = d; a.V = d; a.q = q; a.k = k; a.v = v; a.c = c; a.beta = be;
         a.gk = g; a.L = S; a.inj_b = ib; a.inj_kap = ik; a.inj_d = id; a.scale = 1.0; a.h0 = S0; a.ht = S1; a.o = of;
         st = decode ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a, chunk);
         if (st != LATTN_OK) break;

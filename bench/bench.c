@@ -386,26 +386,26 @@ static void bench_prism(void) {
     gdr_alloc(&g, T, H, K, V, 31);                      /* GDN, per-head gates */
     for (S = 2; S <= 3; S++) {
         lattn_rng r = lattn_rng_seed(32 + (uint64_t)S);
-        float *e, *c, *gk, *ib, *ik, *id;
+        float *c, *gk, *ib, *ik, *id;
         double mg, mp;
         char shape[80];
         gdr_alloc(&u, T, H, K, V, 33);
-        e = (float *)malloc(sizeof(float) * nq); c = (float *)malloc(sizeof(float) * nh); gk = (float *)malloc(sizeof(float) * nq);
+        c = (float *)malloc(sizeof(float) * nh); gk = (float *)malloc(sizeof(float) * nq);
         ib = (float *)malloc(sizeof(float) * nh * (size_t)S); ik = (float *)malloc(sizeof(float) * nq * (size_t)S);
         id = (float *)malloc(sizeof(float) * nq * (size_t)S);
-        for (i = 0; i < nh; i++) {          /* e = k / |k| per head and token; q, k raw (P2) */
+        for (i = 0; i < nq; i++) { ((float *)u.a.q)[i] *= 0.1f; ((float *)u.a.k)[i] *= 0.1f; }
+        for (i = 0; i < nh; i++) {          /* as lattn_prism_p2_chunk calls the core: k̂ = k / |k|_ε, c = |k|_ε */
             double n = 0;
             int64_t j;
             for (j = 0; j < K; j++) n += (double)u.a.k[i * K + j] * u.a.k[i * K + j];
-            for (j = 0; j < K; j++) e[i * K + j] = (float)(u.a.k[i * K + j] / sqrt(n + 1e-6));
-            c[i] = 1.0f;
+            c[i] = (float)sqrt(n + 1e-6);
+            for (j = 0; j < K; j++) ((float *)u.a.k)[i * K + j] = (float)(u.a.k[i * K + j] / c[i]);
         }
         lattn_rng_fill_uniform(&r, gk, nq, -0.2f, -0.005f);
         lattn_rng_fill_uniform(&r, ib, nh * (size_t)S, 0.0f, 1.0f);
         lattn_rng_fill_normal(&r, ik, nq * (size_t)S, 0.0f, 0.1f);
         lattn_rng_fill_normal(&r, id, nq * (size_t)S, 0.0f, 1.0f);
-        for (i = 0; i < nq; i++) { ((float *)u.a.q)[i] *= 0.1f; ((float *)u.a.k)[i] *= 0.1f; }
-        u.a.l2norm = 0; u.a.scale = 1.0; u.a.e = e; u.a.c = c; free((void *)u.a.g); u.a.g = NULL; u.a.gk = gk;
+        u.a.l2norm = 0; u.a.scale = 1.0; u.a.c = c; free((void *)u.a.g); u.a.g = NULL; u.a.gk = gk;
         u.a.L = S; u.a.inj_b = ib; u.a.inj_kap = ik; u.a.inj_d = id;
         g_chunk = 32;
         time2(gdr_chunk_run, &g, gdr_chunk_run, &u, g_quick ? 3 : 5, &mg, &mp);
@@ -414,10 +414,10 @@ static void bench_prism(void) {
         snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=128,S=%lld,C=32", (long long)T, (long long)S);
         row("prism_p2_mixer", shape, 1, mp, (double)T, fl, "gdn_chunk", mg);
         g_chunk = 0;
-        u.a.e = NULL; u.a.c = NULL; u.a.gk = NULL; u.a.inj_b = u.a.inj_kap = u.a.inj_d = NULL;
+        u.a.c = NULL; u.a.gk = NULL; u.a.inj_b = u.a.inj_kap = u.a.inj_d = NULL;
         u.a.g = (float *)malloc(sizeof(float));
         gdr_release(&u);
-        free(e); free(c); free(gk); free(ib); free(ik); free(id);
+        free(c); free(gk); free(ib); free(ik); free(id);
     }
     gdr_release(&g);
     {   /* P1, the official block in double (the compatibility reference), D = 2048 = 16 heads of 128 */
