@@ -4713,7 +4713,7 @@ typedef struct lattn__gdr_tiles {
     lattn_tile qT[LATTN__LA_MAX_KT], eT[LATTN__LA_MAX_KT], wT[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
     lattn_tile kwT[LATTN__GDR_MAX_P][LATTN__LA_MAX_KT];
     lattn_tile gkr, gm, xq, xk, glk, eqT[LATTN__LA_MAX_KT];   /* per-key gates only */
-    lattn_tile qw[LATTN__LA_MAX_KT];      /* [sQᵀ | Wᵀ]: qT and wT are its halves */
+    lattn_tile qw[LATTN__LA_MAX_KT];      /* [Eqᵀ | sQᵀ | Wᵀ]: the query sides and Wᵀ side by side */
     lattn_tile tp, sq, big, bigw, ds, gp, gmp;  /* PSUM; bigw: W·S when it is not big's second half */
 } lattn__gdr_tiles;
 /* pair: Q·S and W·S as one product of 2C rows ([sQᵀ | Wᵀ] side by side, PSUM rows of both), where
@@ -4742,16 +4742,15 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
         for (kt = 0; kt < p->nkt && (i > 0 || g->own_e); kt++) LATTN__PLAN(&x->kwT[i][kt], 0, lattn__kw(p, kt), C);
     }
     for (kt = 0; kt < p->nkt; kt++) {
-        LATTN__PLAN(&x->qw[kt], 0, lattn__kw(p, kt), 2 * C);
-        LATTN__PLAN(&x->eT[kt], 0, lattn__kw(p, kt), C);
+        LATTN__PLAN(&x->qw[kt], 0, lattn__kw(p, kt), 3 * C);
+        if (g->keyed) LATTN__PLAN(&x->eT[kt], 0, lattn__kw(p, kt), C);
         LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), Vs);
     }
     if (g->keyed) {
         LATTN__PLAN(&x->gkr, 0, C, K); LATTN__PLAN(&x->gm, 0, C, K); LATTN__PLAN(&x->xq, 0, C, K);
         LATTN__PLAN(&x->xk, 0, C, K); LATTN__PLAN(&x->glk, 0, C, K); LATTN__PLAN(&x->gmp, 1, C, p->kp);
-        for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->eqT[kt], 0, lattn__kw(p, kt), C);
     }
-    LATTN__PLAN(&x->tp, 1, p->kp, C); LATTN__PLAN(&x->sq, 1, C, C); LATTN__PLAN(&x->big, 1, g->pair ? 2 * C : C, p->vb);
+    LATTN__PLAN(&x->tp, 1, p->kp, C); LATTN__PLAN(&x->sq, 1, C, 2 * C); LATTN__PLAN(&x->big, 1, g->pair ? 2 * C : C, p->vb);
     if (!g->pair) LATTN__PLAN(&x->bigw, 1, C, p->vb);
     LATTN__PLAN(&x->ds, 1, p->kp, p->vb); LATTN__PLAN(&x->gp, 1, C, 1);
 #undef LATTN__PLAN
@@ -4764,9 +4763,10 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
     for (i = 0; i < n; i++)
         LATTN__TRY(list[i].psum ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
                                 : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
-    for (kt = 0; kt < p->nkt; kt++) {
-        x->qT[kt] = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), 0, C);
-        x->wT[kt] = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), C, C);
+    for (kt = 0; kt < p->nkt; kt++) {    /* Eq: the erase keys on the query side (E, or E ⊙ e^{Gm}) */
+        *(g->keyed ? &x->eqT[kt] : &x->eT[kt]) = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), 0, C);
+        x->qT[kt] = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), C, C);
+        x->wT[kt] = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), 2 * C, C);
     }
     {   /* constants: U[c][r] = (c <= r), ones; the decay masks of an ungated call */
         lattn_tile sq = lattn_tile_view(&x->one, 0, C, 0, C);
@@ -4798,16 +4798,27 @@ static lattn_status lattn__gdr_T(lattn_tiler *t, lattn__gdr_tiles *x, const latt
     }
     return LATTN_OK;
 }
-/* out[j][i] = Σ_kt a[kt]ᵀ b[kt] (rows j of a, columns i of b) ⊙ mask, in SBUF. */
+/* The two products of a key side a (rows j) with the query sides (columns i), in SBUF:
+       oe[j][i] = <Eq_i, a_j> ⊙ dS,   oq[j][i] = <sQ_i, a_j> ⊙ dI
+   a whole chunk as one product of 2C columns ([Eqᵀ | sQᵀ] are side by side in qw), a shorter last
+   chunk as two. */
 static lattn_status lattn__gdr_sq(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__la_plan *p, const lattn_tile *a,
-                                  const lattn_tile *b, const lattn_tile *mask, lattn_tile *out, int L) {
-    lattn_tile sq = lattn_tile_view(&x->sq, 0, L, 0, L), o = lattn_tile_view(out, 0, L, 0, L), m = lattn_tile_view(mask, 0, L, 0, L);
-    int kt;
-    for (kt = 0; kt < p->nkt; kt++) {
-        lattn_tile v1 = lattn_tile_view(&a[kt], 0, lattn__kw(p, kt), 0, L), v2 = lattn_tile_view(&b[kt], 0, lattn__kw(p, kt), 0, L);
-        LATTN__TRY(lattn_matmul(t, &sq, &v1, &v2, kt > 0));
+                                  lattn_tile *oe, lattn_tile *oq, int L) {
+    const int n = L == p->C ? 1 : 2, w = L == p->C ? 2 * L : L;
+    lattn_tile sq = lattn_tile_view(&x->sq, 0, L, 0, w), v1, v2, o, m;
+    int kt, half;
+    for (half = 0; half < 2; half++) {
+        if (half < n)
+            for (kt = 0; kt < p->nkt; kt++) {
+                v1 = lattn_tile_view(&a[kt], 0, lattn__kw(p, kt), 0, L);
+                v2 = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), half * p->C, w);
+                LATTN__TRY(lattn_matmul(t, &sq, &v1, &v2, kt > 0));
+            }
+        v1 = lattn_tile_view(&sq, 0, L, n == 1 ? half * L : 0, L);
+        o = lattn_tile_view(half ? oq : oe, 0, L, 0, L); m = lattn_tile_view(half ? &x->dI : &x->dS, 0, L, 0, L);
+        LATTN__TRY(lattn_tile_tt(t, &o, &v1, &m, LATTN_TOP_MUL));
     }
-    return lattn_tile_tt(t, &o, &sq, &m, LATTN_TOP_MUL);
+    return LATTN_OK;
 }
 
 /* The per-head gates of one chunk: γ (bcol), e^{γ_L - γ} (glc), e^{γ} (gcolT, a column), e^{γ_L}
@@ -4875,14 +4886,20 @@ static lattn_status lattn__gdr_keygates(lattn_tiler *t, lattn__gdr_tiles *x, con
    clamped log gates sum below -LATTN__LA_SPAN inside it (at least one token). A host-side look at
    the gates (on a NeuronCore: a GpSimd partition-axis reduction before the chunk is issued). */
 static int lattn__gdr_key_len(const lattn_gdr_args *a, int64_t tok, int64_t h, int maxL) {
-    int64_t d;
+    float sum[64];                       /* running sums of a block of keys, token by token (vectorises) */
+    int64_t d0, d;
     int L = maxL, n;
-    for (d = 0; d < a->K; d++) {
-        float sum = 0.0f;
+    for (d0 = 0; d0 < a->K; d0 += 64) {
+        const int64_t nd = LATTN__MIN(a->K - d0, 64);
+        for (d = 0; d < nd; d++) sum[d] = 0.0f;
         for (n = 0; n < L; n++) {
-            float g = a->gk[((tok + n) * a->H + h) * a->K + d];
-            sum += g < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : g;
-            if (sum < -LATTN__LA_SPAN) { L = LATTN__MAX(n, 1); break; }
+            const float *g = a->gk + ((tok + n) * a->H + h) * a->K + d0;
+            float lo = 0.0f;
+            for (d = 0; d < nd; d++) {
+                sum[d] += g[d] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : g[d];
+                lo = sum[d] < lo ? sum[d] : lo;
+            }
+            if (lo < -LATTN__LA_SPAN) { L = LATTN__MAX(n, 1); break; }
         }
     }
     return L;
@@ -4905,13 +4922,12 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
     }
     for (c0 = 0; c0 < len; c0 += L) {
         int64_t tok = tok0 + c0, row = tok * H + h;
-        lattn_tile qr, E, ew, bet, nbet, wu, dI, dS, at, mqe, sc;
+        lattn_tile qr, E, ew, bet, nbet, wu, at, mqe, sc;
         L = (int)LATTN__MIN((int64_t)p->C, len - c0);
         if (keyed) L = lattn__gdr_key_len(a, tok, h, L);
         qr = lattn_tile_view(&x->qr, 0, L, 0, (int)K); ew = lattn_tile_view(&x->wu, 0, L, 0, (int)K);
         bet = lattn_tile_view(&x->bet, 0, L, 0, 1); nbet = lattn_tile_view(&x->nbet, 0, L, 0, 1);
         wu = lattn_tile_view(&x->wu, 0, L, 0, (int)K + Vs); sc = lattn_tile_view(&x->sc, 0, L, 0, (int)K);
-        dI = lattn_tile_view(&x->dI, 0, L, 0, L); dS = lattn_tile_view(&x->dS, 0, L, 0, L);
         at = lattn_tile_view(&x->at, 0, L, 0, L); mqe = lattn_tile_view(&x->mqe, 0, L, 0, L);
         /* ---- loads: q, write pairs (k, c·v) and (κ, b·d), erase keys, β; l2norm ---- */
         LATTN__TRY(lattn_dma_load(t, &qr, a->q + row * K, H * K));
@@ -4967,15 +4983,10 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             LATTN__TRY(lattn__gdr_T(t, x, p, &E, x->eT, L, 1.0f));
             for (j = j0; j < g->P; j++) LATTN__TRY(lattn__gdr_T(t, x, p, &x->kw[j], x->kwT[j], L, 1.0f));
         }
-        {   /* the products, [j][i] with j the key side and i the query side */
-            lattn_tile *eq = keyed ? x->eqT : x->eT;
-            LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, eq, &dS, &at, L));                     /* Aᵀ/β: <e_i, e_j>, i > j */
-            LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, x->qT, &dI, &mqe, L));                 /* <sq_i, e_j>, i >= j */
-            for (j = j0; j < g->P; j++) {
-                LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], eq, &dS, &x->mew[j], L));     /* <e_i, kw_j>, i > j */
-                LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], x->qT, &dI, &x->mqw[j], L));  /* <sq_i, kw_j>, i >= j */
-            }
-        }
+        /* the products, [j][i] with j the key side and i the query side: Aᵀ/β = <e_i, e_j> (i > j) and
+           <sq_i, e_j> (i >= j); per write pair <e_i, kw_j> (i > j) and <sq_i, kw_j> (i >= j) */
+        LATTN__TRY(lattn__gdr_sq(t, x, p, x->eT, &at, &mqe, L));
+        for (j = j0; j < g->P; j++) LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], &x->mew[j], &x->mqw[j], L));
         /* ---- W = T diag(βΓ) E and U = -T diag(β) R (state-independent), then Wᵀ ---- */
         if (gated) {                     /* β Γ as one column, then one pass over E */
             v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1); v2 = lattn_tile_view(&x->nrm, 0, L, 0, 1);
@@ -5007,7 +5018,7 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
                 v2 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
                 if (g->pair && L == p->C) {
                     lattn_tile b2 = lattn_tile_view(&x->big, 0, 2 * L, 0, w);
-                    v1 = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), 0, 2 * L);
+                    v1 = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), p->C, 2 * L);
                     LATTN__TRY(lattn_matmul(t, &b2, &v1, &v2, kt > 0));
                 } else {
                     v1 = lattn_tile_view(&x->qT[kt], 0, lattn__kw(p, kt), 0, L);
