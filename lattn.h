@@ -4712,7 +4712,7 @@ typedef struct lattn__gdr_tiles {
     lattn_tile kw[LATTN__GDR_MAX_P], vw[LATTN__GDR_MAX_P], mew[LATTN__GDR_MAX_P], mqw[LATTN__GDR_MAX_P];
     lattn_tile qT[LATTN__LA_MAX_KT], eT[LATTN__LA_MAX_KT], wT[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
     lattn_tile kwT[LATTN__GDR_MAX_P][LATTN__LA_MAX_KT];
-    lattn_tile gkr, gm, xq, xk, glk, eqT[LATTN__LA_MAX_KT];   /* per-key gates only */
+    lattn_tile gkr, xq, xk, eqT[LATTN__LA_MAX_KT];   /* per-key gates only */
     lattn_tile qw[LATTN__LA_MAX_KT];      /* [Eqᵀ | sQᵀ | Wᵀ]: the query sides and Wᵀ side by side */
     lattn_tile tp, sq, big, bigw, ds, gp, gmp;  /* PSUM; bigw: W·S when it is not big's second half */
 } lattn__gdr_tiles;
@@ -4747,8 +4747,8 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
         LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), Vs);
     }
     if (g->keyed) {
-        LATTN__PLAN(&x->gkr, 0, C, K); LATTN__PLAN(&x->gm, 0, C, K); LATTN__PLAN(&x->xq, 0, C, K);
-        LATTN__PLAN(&x->xk, 0, C, K); LATTN__PLAN(&x->glk, 0, C, K); LATTN__PLAN(&x->gmp, 1, C, p->kp);
+        LATTN__PLAN(&x->gkr, 0, C, K); LATTN__PLAN(&x->xq, 0, C, K);
+        LATTN__PLAN(&x->xk, 0, C, K); LATTN__PLAN(&x->gmp, 1, C, p->kp);
     }
     LATTN__PLAN(&x->tp, 1, p->kp, C); LATTN__PLAN(&x->sq, 1, C, 2 * C); LATTN__PLAN(&x->big, 1, g->pair ? 2 * C : C, p->vb);
     if (!g->pair) LATTN__PLAN(&x->bigw, 1, C, p->vb);
@@ -4857,28 +4857,22 @@ static lattn_status lattn__gdr_gates(lattn_tiler *t, lattn__gdr_tiles *x, const 
 
 /* Per-key gates of one chunk (spec §3.4 with the reference point at the chunk start): Gm the
    chunk-local cumsum per key, xq = e^{Gm} (<= 1, the query side), xk = e^{-Gm} (the key side, at most
-   e^{LATTN__LA_SPAN} since chunks end before any key's gates fall further: lattn__gdr_key_len),
-   glk = e^{Gm_L - Gm} (<= 1, the state update). Decayed products are then plain products of
-   (x ⊙ xq) and (y ⊙ xk), masked by the constant 0/1 triangles. */
+   e^{LATTN__LA_SPAN} since chunks end before any key's gates fall further: lattn__gdr_key_len).
+   Decayed products are then plain products of (x ⊙ xq) and (y ⊙ xk), masked by the constant 0/1
+   triangles, and the state update is S ← e^{Gm_L} ⊙ (S + Σ_s (k_s ⊙ xk_s) v_sᵀ), one row scale. */
 static lattn_status lattn__gdr_keygates(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__la_plan *p,
                                         const lattn_gdr_args *a, int64_t row, int L) {
-    lattn_tile gk = lattn_tile_view(&x->gkr, 0, L, 0, p->Kf), Ul = lattn_tile_view(&x->U, 0, L, 0, L);
-    lattn_tile on = lattn_tile_view(&x->one, 0, L, 0, L), v1, v2, v3;
+    lattn_tile gk = lattn_tile_view(&x->gkr, 0, L, 0, p->Kf), Ul = lattn_tile_view(&x->U, 0, L, 0, L), v1, v2;
     int kt;
     LATTN__TRY(lattn_dma_load(t, &gk, a->gk + row * a->K, a->H * a->K));
     LATTN__TRY(lattn_tile_ts(t, &gk, &gk, NULL, LATTN_LOG_GATE_MIN, LATTN_TOP_MAX));      /* clamp */
     for (kt = 0; kt < p->nkt; kt++) {
         int kw = lattn__kw(p, kt), k0 = kt * p->kp;
-        lattn_tile gp = lattn_tile_view(&x->gmp, 0, L, 0, kw), gm = lattn_tile_view(&x->gm, 0, L, k0, kw);
+        lattn_tile gp = lattn_tile_view(&x->gmp, 0, L, 0, kw);
         v1 = lattn_tile_view(&x->gkr, 0, L, k0, kw);
         LATTN__TRY(lattn_matmul(t, &gp, &Ul, &v1, 0));                                    /* Gm */
-        LATTN__TRY(lattn_tile_copy(t, &gm, &gp));
-        v2 = lattn_tile_view(&x->xq, 0, L, k0, kw); LATTN__TRY(lattn_tile_act(t, &v2, &gm, LATTN_ACT_EXP, 1.0f, 0.0f));
-        v2 = lattn_tile_view(&x->xk, 0, L, k0, kw); LATTN__TRY(lattn_tile_act(t, &v2, &gm, LATTN_ACT_EXP, -1.0f, 0.0f));
-        LATTN__TRY(lattn_matmul(t, &gp, &on, &v1, 0));                                    /* Gm_L, every row */
-        v3 = lattn_tile_view(&x->glk, 0, L, k0, kw);
-        LATTN__TRY(lattn_tile_tt(t, &v3, &gp, &gm, LATTN_TOP_SUB));
-        LATTN__TRY(lattn_tile_act(t, &v3, &v3, LATTN_ACT_EXP, 1.0f, 0.0f));
+        v2 = lattn_tile_view(&x->xq, 0, L, k0, kw); LATTN__TRY(lattn_tile_act(t, &v2, &gp, LATTN_ACT_EXP, 1.0f, 0.0f));
+        v2 = lattn_tile_view(&x->xk, 0, L, k0, kw); LATTN__TRY(lattn_tile_act(t, &v2, &gp, LATTN_ACT_EXP, -1.0f, 0.0f));
     }
     return LATTN_OK;
 }
@@ -4968,15 +4962,16 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         }
         /* ---- gates, transposes, the decayed products ---- */
         if (gated) LATTN__TRY(lattn__gdr_gates(t, x, a, tok, h, L));
-        if (keyed) {                     /* query sides ⊙ e^{Gm}, key sides ⊙ e^{-Gm}, then transposed */
+        if (keyed) {                     /* query sides ⊙ e^{Gm}, key sides ⊙ e^{-Gm} (in place), then transposed */
             lattn_tile xq = lattn_tile_view(&x->xq, 0, L, 0, (int)K), xk = lattn_tile_view(&x->xk, 0, L, 0, (int)K);
             LATTN__TRY(lattn__gdr_keygates(t, x, p, a, row, L));
             LATTN__TRY(lattn_tile_tt(t, &sc, &qr, &xq, LATTN_TOP_MUL)); LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->qT, L, s));
-            LATTN__TRY(lattn_tile_tt(t, &sc, &E, &xk, LATTN_TOP_MUL));  LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->eT, L, 1.0f));
             LATTN__TRY(lattn_tile_tt(t, &sc, &E, &xq, LATTN_TOP_MUL));  LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->eqT, L, 1.0f));
+            LATTN__TRY(lattn_tile_ts(t, &ew, &sc, &bet, 0.0f, LATTN_TOP_MUL));           /* W's rows: β (E ⊙ e^{Gm}) */
+            LATTN__TRY(lattn_tile_tt(t, &E, &E, &xk, LATTN_TOP_MUL));   LATTN__TRY(lattn__gdr_T(t, x, p, &E, x->eT, L, 1.0f));
             for (j = j0; j < g->P; j++) {
                 v1 = lattn_tile_view(&x->kw[j], 0, L, 0, (int)K);
-                LATTN__TRY(lattn_tile_tt(t, &sc, &v1, &xk, LATTN_TOP_MUL)); LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->kwT[j], L, 1.0f));
+                LATTN__TRY(lattn_tile_tt(t, &v1, &v1, &xk, LATTN_TOP_MUL)); LATTN__TRY(lattn__gdr_T(t, x, p, &v1, x->kwT[j], L, 1.0f));
             }
         } else {
             LATTN__TRY(lattn__gdr_T(t, x, p, &qr, x->qT, L, s));
@@ -4992,11 +4987,7 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1); v2 = lattn_tile_view(&x->nrm, 0, L, 0, 1);
             LATTN__TRY(lattn_tile_tt(t, &v2, &v1, &bet, LATTN_TOP_MUL));
             LATTN__TRY(lattn_tile_ts(t, &ew, &E, &v2, 0.0f, LATTN_TOP_MUL));
-        } else if (keyed) {              /* β (E ⊙ e^{Gm}) */
-            v1 = lattn_tile_view(&x->xq, 0, L, 0, (int)K);
-            LATTN__TRY(lattn_tile_tt(t, &ew, &E, &v1, LATTN_TOP_MUL));
-            LATTN__TRY(lattn_tile_ts(t, &ew, &ew, &bet, 0.0f, LATTN_TOP_MUL));
-        } else LATTN__TRY(lattn_tile_ts(t, &ew, &E, &bet, 0.0f, LATTN_TOP_MUL));
+        } else if (!keyed) LATTN__TRY(lattn_tile_ts(t, &ew, &E, &bet, 0.0f, LATTN_TOP_MUL));   /* keyed: above */
         for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
             int w = LATTN__MIN(p->vb, Vs - vb0);
             lattn_tile big = lattn_tile_view(&x->big, 0, L, 0, w);
@@ -5067,17 +5058,14 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
                         v3 = lattn_tile_view(&x->glc, 0, L, 0, 1);
                         LATTN__TRY(lattn_tile_ts(t, &scv, &v1, &v3, 0.0f, LATTN_TOP_MUL));
                         v1 = scv;
-                    } else if (keyed) {          /* ⊙ e^{Gm_L - Gm} per key */
-                        v3 = lattn_tile_view(&x->glk, 0, L, kt * p->kp, kw);
-                        LATTN__TRY(lattn_tile_tt(t, &scv, &v1, &v3, LATTN_TOP_MUL));
-                        v1 = scv;
-                    }
+                    }                            /* keyed: the key sides are already ⊙ e^{-Gm} */
                     v2 = j < 0 ? lattn_tile_view(&x->xi, 0, L, vb0, w) : lattn_tile_view(&x->vw[j], 0, L, vb0, w);
                     LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, j >= 0));
                 }
                 v3 = lattn_tile_view(&x->s[kt], 0, kw, vb0, w);
-                if (gated || keyed) LATTN__TRY(lattn_tile_stt(t, &v3, &v3, &el, 0.0f, &ds));
+                if (gated) LATTN__TRY(lattn_tile_stt(t, &v3, &v3, &el, 0.0f, &ds));      /* Γ_L S + ΔS */
                 else LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));
+                if (keyed) LATTN__TRY(lattn_tile_ts(t, &v3, &v3, &el, 0.0f, LATTN_TOP_MUL));   /* e^{Gm_L} (S + ΔS) */
             }
         }
         lattn_tiler_mark_step(t);
