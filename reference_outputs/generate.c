@@ -137,6 +137,30 @@ static float *rand_f(gout *g, lattn_rng *r, size_t n, int normal, float lo, floa
 static void meta(gout *g, const char *k, const char *v) { g->meta[2 * g->nm_meta] = k; g->meta[2 * g->nm_meta + 1] = v; g->nm_meta++; }
 static const char *num(gout *g, double x) { snprintf(g->mbuf[g->nmb], 64, "%.17g", x); return g->mbuf[g->nmb++]; }
 
+/* A layer's weight tensor, stored as in.<name>. */
+static void add_weight(gout *g, const lattn_tensor *t, const float *w) {
+    char nm[80];
+    snprintf(nm, sizeof nm, "in.%s", t->name);
+    add(g, nm, LATTN_DTYPE_F32, t->ndim, t->shape, w);
+}
+/* A layer case's inputs: x [B][T][D] ~ N(0, 1) and state0 [B][SF] ~ N(0, s0_scale²), stored as in.x
+   and in.state0; *y and *s (a copy of state0) are what the reference form then writes. */
+typedef struct { int64_t sx[3], ss[2]; float *x, *y, *s; } layer_io;
+static void layer_inputs(gout *g, lattn_rng *r, int64_t B, int64_t T, int64_t D, int64_t SF, float s0_scale, layer_io *io) {
+    float *s0;
+    size_t j;
+    io->sx[0] = B; io->sx[1] = T; io->sx[2] = D; io->ss[0] = B; io->ss[1] = SF;
+    io->x = rand_f(g, r, (size_t)(B * T * D), 1, 0, 0); s0 = rand_f(g, r, (size_t)(B * SF), 1, 0, 0);
+    io->y = (float *)keep(g, (size_t)(B * T * D) * 4); io->s = (float *)keep(g, (size_t)(B * SF) * 4);
+    if (s0_scale != 1.0f)
+        for (j = 0; j < (size_t)(B * SF); j++) s0[j] *= s0_scale;
+    add(g, "in.x", LATTN_DTYPE_F32, 3, io->sx, io->x); add(g, "in.state0", LATTN_DTYPE_F32, 2, io->ss, s0);
+    memcpy(io->s, s0, (size_t)(B * SF) * 4);
+}
+static void layer_outputs(gout *g, const layer_io *io) {
+    add(g, "out.y", LATTN_DTYPE_F32, 3, io->sx, io->y); add(g, "out.state", LATTN_DTYPE_F32, 2, io->ss, io->s);
+}
+
 static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
     lattn_rng r = lattn_rng_seed(c->seed);
     int64_t n = c->n_seqs ? c->n_seqs : c->B, B = c->B, T = c->T;
@@ -239,8 +263,8 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
            weights U(0.5, 1.5), biases U(-0.5, 0.5), conv U(-0.5, 0.5); tensors in arena order */
         lattn_laplace_config lc = lattn_laplace_config_small();
         lattn_laplace_model m;
-        int64_t D = c->chunk, SF, sx[3], ss[2], i;
-        char nmb[80];
+        int64_t D = c->chunk, SF, i;
+        layer_io io;
         lc.n_layers = 1; lc.D = D; lc.H = c->H; lc.dk = c->K; lc.dv = c->V; lc.ffn = 5 * D / 3; lc.conv_w = c->W; lc.vocab = 0;
         if (lattn_laplace_init(ctx, &m, &lc, c->seed) != LATTN_OK) return 0;
         SF = lattn_laplace_state_floats(&lc);
@@ -261,18 +285,11 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
                 for (j = 0; j < t->count; j++) w[j] = (float)(w[j] / sqrt((double)t->shape[1]));
             }
             memcpy(t->data, w, t->count * sizeof(float));
-            snprintf(nmb, sizeof nmb, "in.%s", t->name);
-            add(g, nmb, LATTN_DTYPE_F32, t->ndim, t->shape, w);
+            add_weight(g, t, w);
         }
-        sx[0] = B; sx[1] = T; sx[2] = D; ss[0] = B; ss[1] = SF;
-        {
-            float *x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0), *s0 = rand_f(g, &r, (size_t)(B * SF), 1, 0, 0);
-            float *y = (float *)keep(g, (size_t)(B * T * D) * 4), *s1 = (float *)keep(g, (size_t)(B * SF) * 4);
-            add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.state0", LATTN_DTYPE_F32, 2, ss, s0);
-            memcpy(s1, s0, (size_t)(B * SF) * 4);
-            st = lattn_laplace_forward_ref(ctx, &m, B, T, NULL, x, y, s1);
-            add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y); add(g, "out.state", LATTN_DTYPE_F32, 2, ss, s1);
-        }
+        layer_inputs(g, &r, B, T, D, SF, 1.0f, &io);
+        st = lattn_laplace_forward_ref(ctx, &m, B, T, NULL, io.x, io.y, io.s);
+        layer_outputs(g, &io);
         lattn_laplace_free(ctx, &m);
     } else if (strcmp(c->mixer, "gdr") == 0) {
         lattn_gdr_args a = lattn_gdr_args_default();
@@ -325,8 +342,8 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
         /* fla's A_log and dt_bias; matrices N(0, 1/fan_in), conv U(-0.5, 0.5), o_norm U(0.5, 1.5) */
         lattn_gdn_config lc = lattn_gdn_config_default();
         lattn_gdn_layer m;
-        int64_t D = c->chunk, SF, sx[3], ss[2], i;
-        char nmb[80];
+        int64_t D = c->chunk, SF, i;
+        layer_io io;
         lc.D = D; lc.H = c->H; lc.K = c->K; lc.V = c->V; lc.conv_w = c->W;
         if (lattn_gdn_init(ctx, &m, &lc, c->seed) != LATTN_OK) return 0;
         SF = lattn_gdn_state_floats(&lc);
@@ -345,18 +362,11 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
             else if (strcmp(t->name, "o_norm.weight") == 0) lattn_rng_fill_uniform(&r, w, t->count, 0.5f, 1.5f);
             else memcpy(w, t->data, t->count * 4);
             memcpy(t->data, w, t->count * 4);
-            snprintf(nmb, sizeof nmb, "in.%s", t->name);
-            add(g, nmb, LATTN_DTYPE_F32, t->ndim, t->shape, w);
+            add_weight(g, t, w);
         }
-        sx[0] = B; sx[1] = T; sx[2] = D; ss[0] = B; ss[1] = SF;
-        {
-            float *x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0), *s0 = rand_f(g, &r, (size_t)(B * SF), 1, 0, 0);
-            float *y = (float *)keep(g, (size_t)(B * T * D) * 4), *s1 = (float *)keep(g, (size_t)(B * SF) * 4);
-            add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.state0", LATTN_DTYPE_F32, 2, ss, s0);
-            memcpy(s1, s0, (size_t)(B * SF) * 4);
-            st = lattn_gdn_forward_ref(ctx, &m, B, T, x, y, s1);
-            add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y); add(g, "out.state", LATTN_DTYPE_F32, 2, ss, s1);
-        }
+        layer_inputs(g, &r, B, T, D, SF, 1.0f, &io);
+        st = lattn_gdn_forward_ref(ctx, &m, B, T, io.x, io.y, io.s);
+        layer_outputs(g, &io);
         lattn_gdn_free(ctx, &m);
     } else if (strcmp(c->mixer, "prism_p1") == 0 || strcmp(c->mixer, "prism_p2") == 0) {
         /* the official tensor names and shapes; weights N(0,1)/sqrt(fan_in), biases N(0, 0.3²),
@@ -418,8 +428,8 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
     } else if (strcmp(c->mixer, "prism_p0") == 0) {
         lattn_prism_p0_config pc;
         lattn_prism_p0 m;
-        int64_t D = c->K, SF, sx[3], ss[2], i;
-        char nmb[80];
+        int64_t D = c->K, SF, i;
+        layer_io io;
         pc.D = D; pc.H = c->H; pc.L = c->W; pc.Kc = 4;
         if (lattn_prism_p0_init(ctx, &m, &pc, c->seed) != LATTN_OK) return 0;
         SF = lattn_prism_p0_state_floats(&pc);
@@ -431,20 +441,11 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
             size_t j;
             for (j = 0; j < t->count; j++) w[j] = t->data[j] + 0.1f * w[j];
             memcpy(t->data, w, t->count * 4);
-            snprintf(nmb, sizeof nmb, "in.%s", t->name);
-            add(g, nmb, LATTN_DTYPE_F32, t->ndim, t->shape, w);
+            add_weight(g, t, w);
         }
-        sx[0] = B; sx[1] = T; sx[2] = D; ss[0] = B; ss[1] = SF;
-        {
-            float *x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0), *s0 = rand_f(g, &r, (size_t)(B * SF), 1, 0, 0);
-            float *y = (float *)keep(g, (size_t)(B * T * D) * 4), *s1 = (float *)keep(g, (size_t)(B * SF) * 4);
-            size_t j;
-            for (j = 0; j < (size_t)(B * SF); j++) s0[j] *= 0.3f;
-            add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.state0", LATTN_DTYPE_F32, 2, ss, s0);
-            memcpy(s1, s0, (size_t)(B * SF) * 4);
-            st = lattn_prism_p0_ref(ctx, &m, B, T, x, y, s1);
-            add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y); add(g, "out.state", LATTN_DTYPE_F32, 2, ss, s1);
-        }
+        layer_inputs(g, &r, B, T, D, SF, 0.3f, &io);
+        st = lattn_prism_p0_ref(ctx, &m, B, T, io.x, io.y, io.s);
+        layer_outputs(g, &io);
         lattn_prism_p0_free(ctx, &m);
     } else if (strcmp(c->mixer, "s4d") == 0) {
         lattn_s4d_args a;

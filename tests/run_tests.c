@@ -66,6 +66,28 @@ static void *ta_alloc(void *u, size_t n) {
     return malloc(n);
 }
 static void ta_free(void *u, void *p) { counting_alloc *a = (counting_alloc *)u; a->live--; free(p); }
+/* Runs `run` with its k-th allocation failing, k = 1, 2, ... until a run makes fewer than k
+   allocations. Every failing run must return LATTN_E_NOMEM and leave nothing allocated; `run`
+   reports other damage (a partial write) by returning another status. Returns the bad runs. */
+typedef lattn_status (*alloc_run_fn)(lattn_ctx *ctx, void *user);
+static int fail_each_alloc(alloc_run_fn run, void *user, int kmax, int *failing) {
+    int k, bad = 0;
+    *failing = 0;
+    for (k = 1; k < kmax; k++) {
+        counting_alloc ta;
+        lattn_ctx c2;
+        lattn_status st;
+        lattn_ctx_init(&c2);
+        memset(&ta, 0, sizeof ta); ta.fail_at = k;
+        c2.allocator.alloc = ta_alloc; c2.allocator.free = ta_free; c2.allocator.user = &ta;
+        st = run(&c2, user);
+        if (ta.live != 0) bad++;
+        if (ta.count < k) break;
+        ++*failing;
+        if (st != LATTN_E_NOMEM) bad++;
+    }
+    return bad;
+}
 
 /* ---------------------------------------------------------------------------------------------- */
 /* rng                                                                                            */
@@ -1370,6 +1392,17 @@ static lattn_status laplace_run(lattn_ctx *ctx, const lattn_laplace_model *m, in
     return s;
 }
 
+/* init + forward of a Laplace model; the state must be untouched when the forward fails */
+typedef struct { const lattn_laplace_config *c; int64_t SF; float *o, *s, *s0; } laplace_alloc_run;
+static lattn_status laplace_alloc_run_fn(lattn_ctx *ctx, void *user) {
+    laplace_alloc_run *u = (laplace_alloc_run *)user;
+    int32_t tok[6] = { 1, 2, 3, 4, 5, 6 };
+    lattn_laplace_model mb;
+    lattn_status st = lattn_laplace_init(ctx, &mb, u->c, 3);
+    if (st == LATTN_OK) st = lattn_laplace_forward(ctx, &mb, 2, 3, tok, NULL, u->o, u->s);
+    lattn_laplace_free(ctx, &mb);
+    return st != LATTN_OK && !same_bits(u->s, u->s0, (size_t)(2 * u->SF)) ? LATTN_E_DOMAIN : st;   /* partial write */
+}
 static void test_laplace(void) {
     lattn_rng r = lattn_rng_seed(g_seed + 11);
     lattn_ctx ctx;
@@ -1579,27 +1612,13 @@ static void test_laplace(void) {
         free(o); free(s); free(s0);
     }
     {   /* allocation failures: LATTN_E_NOMEM, nothing leaked, the state untouched */
-        counting_alloc ta;
-        int k, bad = 0, total = 0;
-        int32_t tok[6] = { 1, 2, 3, 4, 5, 6 };
-        float *o = fnew((size_t)(6 * c.vocab)), *s = fnormal(&r, (size_t)(2 * SF)), *s0 = fdup(s, (size_t)(2 * SF));
-        for (k = 1; k < 30; k++) {
-            lattn_ctx c2;
-            lattn_status st;
-            lattn_laplace_model mb;
-            lattn_ctx_init(&c2);
-            memset(&ta, 0, sizeof ta); ta.fail_at = k;
-            c2.allocator.alloc = ta_alloc; c2.allocator.free = ta_free; c2.allocator.user = &ta;
-            st = lattn_laplace_init(&c2, &mb, &c, 3);
-            if (st == LATTN_OK) st = lattn_laplace_forward(&c2, &mb, 2, 3, tok, NULL, o, s);
-            lattn_laplace_free(&c2, &mb);
-            if (ta.live != 0 || (st != LATTN_OK && !same_bits(s, s0, (size_t)(2 * SF)))) bad++;
-            if (ta.count < k) break;
-            total++;
-            if (st != LATTN_E_NOMEM) bad++;
-        }
+        laplace_alloc_run u;
+        int bad, total;
+        u.c = &c; u.SF = SF;
+        u.o = fnew((size_t)(6 * c.vocab)); u.s = fnormal(&r, (size_t)(2 * SF)); u.s0 = fdup(u.s, (size_t)(2 * SF));
+        bad = fail_each_alloc(laplace_alloc_run_fn, &u, 30, &total);
         CHECK(bad == 0 && total >= 4, "Laplace init + forward under failing allocations: %d injections, %d bad", total, bad);
-        free(o); free(s); free(s0);
+        free(u.o); free(u.s); free(u.s0);
     }
     lattn_laplace_free(&ctx, &m);
 }
@@ -1653,6 +1672,14 @@ static int status_by_name(const char *name, lattn_status *s) {
     return 0;
 }
 
+typedef struct { const unsigned char *buf; size_t size; } st_parse_run;
+static lattn_status st_parse_run_fn(lattn_ctx *ctx, void *user) {
+    st_parse_run *u = (st_parse_run *)user;
+    lattn_st_file f;
+    lattn_status st = lattn_st_parse(ctx, u->buf, u->size, &f);
+    if (st == LATTN_OK) lattn_st_free(ctx, &f);
+    return st;
+}
 static void test_io(void) {
     lattn_ctx ctx;
     lattn_rng r = lattn_rng_seed(g_seed);
@@ -1723,21 +1750,11 @@ static void test_io(void) {
         free(m);
     }
     {   /* allocation failures while parsing */
-        counting_alloc ta;
-        int k, bad = 0;
-        for (k = 1; k < 8; k++) {
-            lattn_ctx c2;
-            lattn_st_file g;
-            lattn_status st;
-            lattn_ctx_init(&c2);
-            memset(&ta, 0, sizeof ta); ta.fail_at = k;
-            c2.allocator.alloc = ta_alloc; c2.allocator.free = ta_free; c2.allocator.user = &ta;
-            st = lattn_st_parse(&c2, buf, size, &g);
-            if (st == LATTN_OK) lattn_st_free(&c2, &g);
-            else if (st != LATTN_E_NOMEM) bad++;
-            if (ta.live != 0) bad++;
-        }
-        CHECK(bad == 0, "allocation failure while parsing: LATTN_E_NOMEM and no leak");
+        st_parse_run u;
+        int bad, total;
+        u.buf = buf; u.size = size;
+        bad = fail_each_alloc(st_parse_run_fn, &u, 8, &total);
+        CHECK(bad == 0 && total >= 1, "allocation failure while parsing: LATTN_E_NOMEM and no leak (%d injections)", total);
     }
     lattn_free(&ctx, buf);
     {   /* writer errors */
@@ -2126,6 +2143,15 @@ static void test_delta(void) {
 /* ---------------------------------------------------------------------------------------------- */
 /* the Gated DeltaNet layer                                                                        */
 /* ---------------------------------------------------------------------------------------------- */
+typedef struct { const lattn_gdn_config *c; const float *x; float *y; } gdn_alloc_run;
+static lattn_status gdn_alloc_run_fn(lattn_ctx *ctx, void *user) {
+    gdn_alloc_run *u = (gdn_alloc_run *)user;
+    lattn_gdn_layer mb;
+    lattn_status st = lattn_gdn_init(ctx, &mb, u->c, 3);
+    if (st == LATTN_OK) st = lattn_gdn_forward(ctx, &mb, 1, 1, u->x, u->y, NULL);
+    lattn_gdn_free(ctx, &mb);
+    return st;
+}
 static void test_gdnlayer(void) {
     lattn_rng r = lattn_rng_seed(g_seed + 17);
     lattn_ctx ctx;
@@ -2190,8 +2216,7 @@ static void test_gdnlayer(void) {
         lattn_gdn_config bad = c;
         lattn_tensor *al, *dt;
         float xx[48], yy[48];
-        int k, badc = 0, total = 0;
-        counting_alloc ta;
+        int badc = 0, total = 0;
         c.allow_neg_eigval = 0;
         lattn_gdn_init(&ctx, &m, &c, 5);
         al = lattn_gdn_tensor(&m, "A_log"); dt = lattn_gdn_tensor(&m, "dt_bias");
@@ -2222,20 +2247,10 @@ static void test_gdnlayer(void) {
         bad.K = 0; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_SHAPE && m.arena == NULL, "gdn init K = 0");
         bad = c; bad.D = INT64_MAX / 8; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_OVERFLOW, "gdn init overflowing D");
         bad = c; bad.norm_eps = NAN; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_DOMAIN, "gdn init NaN eps");
-        for (k = 1; k < 30; k++) {
-            lattn_ctx c2;
-            lattn_status s;
-            lattn_gdn_layer mb;
-            lattn_ctx_init(&c2);
-            memset(&ta, 0, sizeof ta); ta.fail_at = k;
-            c2.allocator.alloc = ta_alloc; c2.allocator.free = ta_free; c2.allocator.user = &ta;
-            s = lattn_gdn_init(&c2, &mb, &c, 3);
-            if (s == LATTN_OK) s = lattn_gdn_forward(&c2, &mb, 1, 1, xx, yy, NULL);
-            lattn_gdn_free(&c2, &mb);
-            if (ta.live != 0) badc++;
-            if (ta.count < k) break;
-            total++;
-            if (s != LATTN_E_NOMEM) badc++;
+        {
+            gdn_alloc_run u;
+            u.c = &c; u.x = xx; u.y = yy;
+            badc = fail_each_alloc(gdn_alloc_run_fn, &u, 30, &total);
         }
         CHECK(badc == 0 && total >= 4, "GDN layer under failing allocations: %d injections, %d bad", total, badc);
     }
