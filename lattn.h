@@ -390,7 +390,7 @@ typedef enum lattn_tile_op {
 } lattn_tile_op;
 typedef enum lattn_tile_act {
     LATTN_ACT_IDENTITY, LATTN_ACT_EXP, LATTN_ACT_SILU, LATTN_ACT_SIGMOID, LATTN_ACT_SQUARE,
-    LATTN_ACT_RELU, LATTN_ACT_RSQRT
+    LATTN_ACT_RELU, LATTN_ACT_RSQRT, LATTN_ACT_LOG
 } lattn_act_fn;
 
 /* A tiler for one thread. host_floats: size of its host arena for tile data (tiles are carved
@@ -437,6 +437,12 @@ LATTN_API lattn_status lattn_tile_stt(lattn_tiler *t, lattn_tile *dst, const lat
 /* dst = func(src·scale + bias) */
 LATTN_API lattn_status lattn_tile_act(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
                                       lattn_act_fn func, float scale, float bias);
+/* dst = func(src·scale + bias[p]) with a per-partition bias column [np][1] (NULL: 0) and, when
+   sum is not NULL, sum[p][0] = Σ_f dst[p][f] in the same pass (NKI's activation with accum_out:
+   the softmax's exp and row sums in one ScalarE instruction). */
+LATTN_API lattn_status lattn_tile_act_reduce(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                             lattn_act_fn func, float scale, const lattn_tile *bias,
+                                             lattn_tile *sum);
 /* dst[p][0] = sum (or max) over the free axis of src[p][:] */
 LATTN_API lattn_status lattn_tile_reduce(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
                                          lattn_tile_op op);
@@ -448,6 +454,14 @@ LATTN_API lattn_status lattn_tile_memset(lattn_tiler *t, lattn_tile *dst, float 
    so NaN above the kept triangle cannot leak). shift = 0 keeps f >= p. */
 LATTN_API lattn_status lattn_tile_select_tri(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
                                              int shift, float fill);
+/* affine_select in general: dst[p][f] = (c0 + cp·p + cf·f >= 0) ? src[p][f] : fill. A causal
+   score block with queries from i0 on the partitions and keys from j0 on the free axis keeps
+   j <= i with (c0, cp, cf) = (i0 - j0, 1, -1); select_tri(shift) is (-shift, -1, 1). */
+LATTN_API lattn_status lattn_tile_select_affine(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                                int64_t c0, int cp, int cf, float fill);
+/* dst[p][f] = mask[p][f] != 0 ? src[p][f] : fill (a mask tile loaded like any operand). */
+LATTN_API lattn_status lattn_tile_select_mask(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                              const lattn_tile *mask, float fill);
 /* GpSimd: in-place forward substitution x <- (I + diag(β)·M)^{-1} x for a strictly lower M [L][L]
    given transposed (mt[j][i] = M[i][j], the layout the matmuls produce; only j < i is read), β an
    optional per-partition column [L][1] (NULL: 1), x [L][n]. Row i reads rows < i of x: L dependent
@@ -1108,6 +1122,83 @@ LATTN_API lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 
 
 
 /* ================================================================================================ */
+/* >>attn                                                                                           */
+/* ================================================================================================ */
+/* Softmax attention (Vaswani et al. 2017), the baseline every linear-attention paper measures itself
+   against. Per sequence, query head h and query token i (sequence-local indices):
+       o_i = Σ_{j ∈ vis(i)} p_ij v_j,   p_ij = e^{s·q_i·k_j - m_i} / ℓ_i,
+       m_i = max_{j ∈ vis(i)} s·q_i·k_j,   ℓ_i = Σ_{j ∈ vis(i)} e^{s·q_i·k_j - m_i},   lse_i = m_i + ln ℓ_i
+   with k_j, v_j of the key/value head h / (H / H_kv) (grouped-query attention; H_kv = H is
+   multi-head attention, H_kv = 1 multi-query). A row that sees no key gives o_i = 0, lse_i = -inf.
+   Visibility vis(i) = { j : visible(i, j) }, from the mask:
+       LATTN_MASK_CAUSAL   j <= i
+       LATTN_MASK_WINDOW   i - window <= j <= i      (the window is inclusive: window + 1 keys, as
+                                                      flash-attn's window_size = (window, 0))
+       LATTN_MASK_FULL     every j (bidirectional)
+       LATTN_MASK_FN       visible(mask_user, i, j) != 0, any j < len (it need not be causal);
+                           visible_block (optional) classifies a block of queries [i0, i1) against
+                           keys [j0, j1) as LATTN_VIS_NONE, LATTN_VIS_ALL or LATTN_VIS_SOME, so the
+                           tiled form skips invisible tiles and skips the mask on fully visible ones.
+   Sequences (batch rows, or the offsets of a variable-length batch) never see each other.
+   Forms: _ref (the formula in double), _chunk (the flash-attention schedule on the tiler, below),
+   _step (one token against a KV cache) and _decode (_step over a whole call).
+
+   The flash-attention schedule (Dao et al. 2022, FlashAttention-2 2023): query tiles of C rows; for
+   each, the visible key tiles of C keys in order, with the running row max m, sum ℓ and output
+   accumulator O kept on chip (online softmax):
+       S = (s·Q)·Kᵀ                  (TensorE; s folded into the Q tile)
+       S = select(mask, S, -inf)     (only tiles the mask classifies as partial)
+       m' = max(m, rowmax S);   c = e^{m - m'};   P = e^{S - m'} with its row sums r (one ScalarE op)
+       ℓ = c·ℓ + r;   O = c·O + P·V  (Pᵀ by a TensorE transpose);   m = m'
+   and at the end O / ℓ and lse = m + ln ℓ. Fully invisible tiles are never visited; m starts at
+   -FLT_MAX, so a row with no visible key so far gets P = 0 and c = 1 (no NaN from -inf - -inf).
+
+   Shapes: q [B][T][H][K], k [B][T][H_kv][K], v [B][T][H_kv][V], o [B][T][H][V], lse [B][T][H]. */
+typedef enum lattn_mask {
+    LATTN_MASK_CAUSAL, LATTN_MASK_WINDOW, LATTN_MASK_FULL, LATTN_MASK_FN
+} lattn_mask;
+enum { LATTN_VIS_NONE = 0, LATTN_VIS_ALL = 1, LATTN_VIS_SOME = 2 };
+typedef int (*lattn_visible_fn)(const void *user, int64_t i, int64_t j);
+typedef int (*lattn_visible_block_fn)(const void *user, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
+
+typedef struct lattn_attn_args {
+    int64_t B, T, H, H_kv, K, V;         /* H_kv = 0 means H */
+    const float *q, *k, *v;
+    lattn_mask mask;
+    int64_t window;                      /* LATTN_MASK_WINDOW: keys i - window .. i (window >= 0) */
+    lattn_visible_fn visible;            /* LATTN_MASK_FN */
+    lattn_visible_block_fn visible_block;   /* optional */
+    const void *mask_user;
+    double scale;                        /* 0 = K^-1/2 */
+    const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
+    int64_t n_seqs;
+    float *o;
+    float *lse;                          /* optional */
+} lattn_attn_args;
+
+/* A KV cache for _step: entries [0, len[b]) of sequence b are filled (keys after any positional
+   rotation the caller applied). k [B][cap][H_kv][K], v [B][cap][H_kv][V], len [B]; all caller memory. */
+typedef struct lattn_kv_cache {
+    int64_t B, cap, H_kv, K, V;
+    float *k, *v;
+    int64_t *len;
+} lattn_kv_cache;
+
+LATTN_API lattn_attn_args lattn_attn_args_default(void);        /* causal, everything else 0 */
+LATTN_API lattn_status lattn_attn_ref   (lattn_ctx *ctx, const lattn_attn_args *a);
+/* _ref with float64 copies of the outputs (either may be NULL): o64 [B][T][H][V], lse64 [B][T][H]. */
+LATTN_API lattn_status lattn_attn_ref64 (lattn_ctx *ctx, const lattn_attn_args *a, double *o64, double *lse64);
+/* chunk: query and key tile rows (0 = the profile's attention tile: cpu 64, trn 128, gpu 64). */
+LATTN_API lattn_status lattn_attn_chunk (lattn_ctx *ctx, const lattn_attn_args *a, int chunk);
+/* One decoding step, T == 1 (no offsets): for each b the new k, v are stored at entry len[b] of the
+   cache, the query i = len[b] attends to the visible entries of [0, len[b]], and len[b] grows by
+   one. The cache's shapes must match the call (H_kv, K, V) and len[b] < cap. */
+LATTN_API lattn_status lattn_attn_step  (lattn_ctx *ctx, const lattn_attn_args *a, lattn_kv_cache *c);
+/* _step applied token by token to a whole call (batch or variable lengths), as a decoder runs it;
+   the cache is internal. Same outputs as _chunk within tolerance. */
+LATTN_API lattn_status lattn_attn_decode(lattn_ctx *ctx, const lattn_attn_args *a);
+
+/* ================================================================================================ */
 /* >>conformance                                                                                    */
 /* ================================================================================================ */
 /* Golden cases (reference_outputs/, DESIGN.md §4): one safetensors file per case with the inputs
@@ -1728,14 +1819,20 @@ LATTN__DEF float lattn_vec_sum(size_t n, const float *x) {
     return lattn__vhsum(lattn__vadd(a0, a1));
 }
 LATTN__DEF float lattn_vec_max(size_t n, const float *x) {
-    lattn__vf m = lattn__vset1(-HUGE_VALF);
+    lattn__vf m = lattn__vset1(-HUGE_VALF), z = lattn__vzero();
     float t[LATTN__VW], r = -HUGE_VALF;
     size_t i = 0; int j;
-    for (; i + LATTN__VW <= n; i += LATTN__VW) m = lattn__vmax(m, lattn__vload(x + i));
+    for (; i + LATTN__VW <= n; i += LATTN__VW) {
+        lattn__vf v = lattn__vload(x + i);
+        m = lattn__vmax(m, v);
+        z = lattn__vfma(v, lattn__vzero(), z);          /* x·0: NaN for a NaN or an infinity */
+    }
     lattn__vstore(t, m);
     for (j = 0; j < LATTN__VW; j++) r = t[j] > r ? t[j] : r;
     for (; i < n; i++) r = x[i] > r ? x[i] : r;
-    for (i = 0; i < n; i++) if (x[i] != x[i]) return x[i];      /* NaN wins */
+    lattn__vstore(t, z);
+    for (j = 0, i = n % LATTN__VW ? n - n % LATTN__VW : n; j < LATTN__VW; j++) if (t[j] != t[j]) i = 0;
+    for (; i < n; i++) if (x[i] != x[i]) return x[i];   /* NaN wins (only rows flagged above rescan) */
     return r;
 }
 LATTN__DEF void lattn_vec_axpy(size_t n, float a, const float *x, float *y) {
@@ -2416,12 +2513,15 @@ LATTN__DEF lattn_status lattn_tile_stt(lattn_tiler *t, lattn_tile *dst, const la
     return LATTN_OK;
 }
 
-/* y = func(x·scale + bias) over n floats; the tail runs the same vector code. */
-static void lattn__act_row(lattn_act_fn func, int n, const float *x, float *y, float scale, float bias) {
+/* y = func(x·scale + bias) over n floats; the tail runs the same vector code. sum (optional)
+   receives Σ y, accumulated in vector lanes in a fixed order. */
+static void lattn__act_row(lattn_act_fn func, int n, const float *x, float *y, float scale, float bias, float *sum) {
     int i = 0;
-    lattn__vf vs = lattn__vset1(scale), vb = lattn__vset1(bias);
+    lattn__vf vs = lattn__vset1(scale), vb = lattn__vset1(bias), acc = lattn__vzero();
     if (func == LATTN_ACT_RSQRT) {       /* 1/sqrt, per element (norms: one value per partition) */
-        for (; i < n; i++) y[i] = 1.0f / sqrtf(scale * x[i] + bias);
+        float a = 0.0f;
+        for (; i < n; i++) { y[i] = 1.0f / sqrtf(scale * x[i] + bias); a += y[i]; }
+        if (sum) *sum = a;
         return;
     }
     while (i < n) {
@@ -2433,11 +2533,14 @@ static void lattn__act_row(lattn_act_fn func, int n, const float *x, float *y, f
         case LATTN_ACT_SIGMOID: v = lattn__vsigmoid(v); break;
         case LATTN_ACT_SQUARE:  v = lattn__vmul(v, v); break;
         case LATTN_ACT_RELU:    v = lattn__vmax(lattn__vzero(), v); break;
+        case LATTN_ACT_LOG:     v = lattn__vlog(v); break;
         default: break;
         }
         if (w == LATTN__VW) lattn__vstore(y + i, v); else lattn__vstore_n(y + i, v, (size_t)w);
+        if (sum) acc = lattn__vadd(acc, w == LATTN__VW ? v : lattn__vload_n(y + i, (size_t)w));
         i += w;
     }
+    if (sum) *sum = lattn__vhsum(acc);
 }
 
 LATTN__DEF lattn_status lattn_tile_act(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
@@ -2453,12 +2556,34 @@ LATTN__DEF lattn_status lattn_tile_act(lattn_tiler *t, lattn_tile *dst, const la
         for (p0 = 0; p0 < dst->np; p0 += n) {
             n = LATTN__MIN(256, dst->np - p0);
             for (i = 0; i < n; i++) col[i] = src->data[(size_t)(p0 + i) * src->ld];
-            lattn__act_row(func, n, col, col, scale, bias);
+            lattn__act_row(func, n, col, col, scale, bias, NULL);
             for (i = 0; i < n; i++) dst->data[(size_t)(p0 + i) * dst->ld] = col[i];
         }
     } else
         for (p = 0; p < dst->np; p++)
-            lattn__act_row(func, dst->nf, src->data + (size_t)p * src->ld, dst->data + (size_t)p * dst->ld, scale, bias);
+            lattn__act_row(func, dst->nf, src->data + (size_t)p * src->ld, dst->data + (size_t)p * dst->ld, scale, bias, NULL);
+    lattn__count_vec(t, dst, &t->st.act_ops);
+    return LATTN_OK;
+}
+static lattn_status lattn__col_operand(lattn_tiler *t, const lattn_tile *col, int np, const char *who) {
+    LATTN__TRY(lattn__operand(t, col, LATTN__SP_ANY, who));
+    if (col->np != np || col->nf != 1)
+        return lattn__tfail(t, LATTN_E_TILE_SHAPE, "%s: column [%d x %d] for %d partitions", who, col->np, col->nf, np);
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_tile_act_reduce(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                              lattn_act_fn func, float scale, const lattn_tile *bias,
+                                              lattn_tile *sum) {
+    int p;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "activation_reduce"));
+    LATTN__TRY(lattn__operand(t, src, LATTN__SP_ANY, "activation_reduce"));
+    LATTN__TRY(lattn__same(t, dst, src, "activation_reduce"));
+    if (bias) LATTN__TRY(lattn__col_operand(t, bias, dst->np, "activation_reduce bias"));
+    if (sum) LATTN__TRY(lattn__col_operand(t, sum, dst->np, "activation_reduce sum"));
+    for (p = 0; p < dst->np; p++)
+        lattn__act_row(func, dst->nf, src->data + (size_t)p * src->ld, dst->data + (size_t)p * dst->ld, scale,
+                       bias ? bias->data[(size_t)p * bias->ld] : 0.0f, sum ? sum->data + (size_t)p * sum->ld : NULL);
     lattn__count_vec(t, dst, &t->st.act_ops);
     return LATTN_OK;
 }
@@ -2503,21 +2628,55 @@ LATTN__DEF lattn_status lattn_tile_memset(lattn_tiler *t, lattn_tile *dst, float
     return LATTN_OK;
 }
 
-LATTN__DEF lattn_status lattn_tile_select_tri(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
-                                              int shift, float fill) {
+/* First kept column of row p for the affine predicate c0 + cp·p + cf·f >= 0 (cf > 0), or one past the
+   last kept one (cf < 0), clamped to [0, nf]; cf = 0 keeps every column or none. */
+static int lattn__affine_edge(int64_t c0, int cp, int cf, int p, int nf) {
+    int64_t r = c0 + (int64_t)cp * p, e;
+    if (cf == 0) return r >= 0 ? 0 : nf;
+    if (cf > 0) e = r >= 0 ? -(r / cf) : (-r + cf - 1) / cf;          /* ceil(-r / cf) */
+    else e = (r >= 0 ? r / -cf : -((-r + -cf - 1) / -cf)) + 1;         /* floor(r / -cf) + 1 */
+    return (int)LATTN__MAX((int64_t)0, LATTN__MIN((int64_t)nf, e));
+}
+LATTN__DEF lattn_status lattn_tile_select_affine(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                                 int64_t c0, int cp, int cf, float fill) {
     int p, f;
     if (!t) return LATTN_E_NULL;
     LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "affine_select"));
     LATTN__TRY(lattn__operand(t, src, LATTN__SP_ANY, "affine_select"));
     LATTN__TRY(lattn__same(t, dst, src, "affine_select"));
+    if (c0 > INT32_MAX || c0 < -(int64_t)INT32_MAX) c0 = c0 > 0 ? INT32_MAX : -(int64_t)INT32_MAX;   /* far past any tile */
     for (p = 0; p < dst->np; p++) {
         const float *x = src->data + (size_t)p * src->ld;
         float *y = dst->data + (size_t)p * dst->ld;
-        int keep = LATTN__MAX(0, LATTN__MIN(dst->nf, p + shift));   /* first kept column */
-        for (f = 0; f < keep; f++) y[f] = fill;
-        if (y != x) memmove(y + keep, x + keep, (size_t)(dst->nf - keep) * sizeof(float));
+        int e = lattn__affine_edge(c0, cp, cf, p, dst->nf);
+        int k0 = cf < 0 ? 0 : e, k1 = cf < 0 ? e : dst->nf;              /* kept columns [k0, k1) */
+        if (cf == 0) { k0 = e; k1 = dst->nf; }
+        for (f = 0; f < k0; f++) y[f] = fill;
+        if (y != x && k1 > k0) memmove(y + k0, x + k0, (size_t)(k1 - k0) * sizeof(float));
+        for (f = LATTN__MAX(k1, k0); f < dst->nf; f++) y[f] = fill;
     }
     lattn__count_vec(t, dst, &t->st.gpsimd_ops);
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_tile_select_tri(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                              int shift, float fill) {
+    return lattn_tile_select_affine(t, dst, src, -(int64_t)shift, -1, 1, fill);
+}
+LATTN__DEF lattn_status lattn_tile_select_mask(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
+                                               const lattn_tile *mask, float fill) {
+    int p, f;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "select"));
+    LATTN__TRY(lattn__operand(t, src, LATTN__SP_ANY, "select"));
+    LATTN__TRY(lattn__operand(t, mask, LATTN__SP_ANY, "select mask"));
+    LATTN__TRY(lattn__same(t, dst, src, "select"));
+    LATTN__TRY(lattn__same(t, dst, mask, "select"));
+    for (p = 0; p < dst->np; p++) {
+        const float *x = src->data + (size_t)p * src->ld, *mk = mask->data + (size_t)p * mask->ld;
+        float *y = dst->data + (size_t)p * dst->ld;
+        for (f = 0; f < dst->nf; f++) y[f] = mk[f] != 0.0f ? x[f] : fill;
+    }
+    lattn__count_vec(t, dst, &t->st.vec_ops);
     return LATTN_OK;
 }
 
@@ -7314,6 +7473,432 @@ LATTN__DEF lattn_status lattn_prism_p0_chunk(lattn_ctx *ctx, const lattn_prism_p
 LATTN__DEF lattn_status lattn_prism_p0_step(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, const float *x,
                                             float *y, float *state) {
     return lattn__p0_run(ctx, m, B, 1, x, y, state, 1, 0, "lattn_prism_p0_step");
+}
+
+/* ================================================================================================ */
+/* >>attn implementation                                                                            */
+/* ================================================================================================ */
+LATTN__DEF lattn_attn_args lattn_attn_args_default(void) {
+    lattn_attn_args a;
+    memset(&a, 0, sizeof a);
+    a.mask = LATTN_MASK_CAUSAL;
+    return a;
+}
+#define LATTN__ATTN_MAX_KT 4              /* head dims up to 4 partition tiles (512 on a NeuronCore) */
+#define LATTN__ATTN_CPU_TILE 64           /* the cpu profile's tile (fastest measured, bench/RESULTS.md) */
+#define LATTN__ATTN_QG 4                  /* query tiles sharing each K/V tile (cpu; 1 elsewhere) */
+
+typedef struct lattn__attn_dims { int64_t n, Hkv, G, maxlen; double sd; float s; } lattn__attn_dims;
+static lattn_status lattn__attn_check(lattn_ctx *ctx, const char *who, const lattn_attn_args *a, lattn__attn_dims *dm) {
+    int64_t d[4], i;
+    if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
+    LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, &dm->n));
+    dm->Hkv = a->H_kv == 0 ? a->H : a->H_kv;
+    if (a->H < 1 || a->K < 1 || a->V < 1 || dm->Hkv < 1)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: H = %lld, H_kv = %lld, K = %lld, V = %lld (must be >= 1)", who,
+                           (long long)a->H, (long long)a->H_kv, (long long)a->K, (long long)a->V);
+    if (a->H % dm->Hkv != 0)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: H = %lld is not a multiple of H_kv = %lld", who, (long long)a->H,
+                           (long long)dm->Hkv);
+    dm->G = a->H / dm->Hkv;
+    if ((unsigned)a->mask > (unsigned)LATTN_MASK_FN) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: unknown mask %d", who, (int)a->mask);
+    if (a->mask == LATTN_MASK_WINDOW && a->window < 0)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: window = %lld (must be >= 0)", who, (long long)a->window);
+    if (a->mask == LATTN_MASK_FN && !a->visible) return lattn__fail(ctx, LATTN_E_NULL, "%s: mask FN without a visible function", who);
+    if (!isfinite(a->scale)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: scale is not finite", who);
+    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = LATTN__MAX(a->K, a->V);
+    LATTN__TRY(lattn__check_count(ctx, who, "q / o", 4, d));
+    if (a->T > 0 && (!a->q || !a->k || !a->v || !a->o)) return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v or o is NULL", who);
+    dm->sd = a->scale != 0.0 ? a->scale : 1.0 / sqrt((double)a->K);
+    dm->s = (float)dm->sd;
+    for (i = 0, dm->maxlen = 0; i < dm->n; i++) {
+        int64_t t0, len;
+        lattn__seq(a->offsets, a->T, i, &t0, &len);
+        dm->maxlen = LATTN__MAX(dm->maxlen, len);
+    }
+    return LATTN_OK;
+}
+/* visible(i, j) of the mask (sequence-local indices). */
+static int lattn__vis(const lattn_attn_args *a, int64_t i, int64_t j) {
+    switch (a->mask) {
+    case LATTN_MASK_CAUSAL: return j <= i;
+    case LATTN_MASK_WINDOW: return j <= i && i - j <= a->window;
+    case LATTN_MASK_FULL:   return 1;
+    default:                return a->visible(a->mask_user, i, j) != 0;
+    }
+}
+/* Queries [i0, i1) against keys [j0, j1): LATTN_VIS_NONE, _ALL or _SOME. */
+static int lattn__vis_block(const lattn_attn_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    int c;
+    switch (a->mask) {
+    case LATTN_MASK_CAUSAL: return j0 > i1 - 1 ? LATTN_VIS_NONE : j1 - 1 <= i0 ? LATTN_VIS_ALL : LATTN_VIS_SOME;
+    case LATTN_MASK_WINDOW:
+        if (j0 > i1 - 1 || i0 - (j1 - 1) > a->window) return LATTN_VIS_NONE;
+        return j1 - 1 <= i0 && (i1 - 1) - j0 <= a->window ? LATTN_VIS_ALL : LATTN_VIS_SOME;
+    case LATTN_MASK_FULL: return LATTN_VIS_ALL;
+    default:
+        c = a->visible_block ? a->visible_block(a->mask_user, i0, i1, j0, j1) : LATTN_VIS_SOME;
+        return c == LATTN_VIS_NONE || c == LATTN_VIS_ALL ? c : LATTN_VIS_SOME;
+    }
+}
+
+/* The formula, in double: for each sequence, head and query, the visible scores, their max, the
+   normaliser and the weighted sum of values. */
+LATTN__DEF lattn_status lattn_attn_ref64(lattn_ctx *ctx, const lattn_attn_args *a, double *o64, double *lse64) {
+    const char *who = "lattn_attn_ref";
+    lattn__attn_dims dm;
+    int64_t sq, h, i, j, c, t0, len;
+    double *w, *acc;
+    LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
+    if (a->T == 0) return lattn__ok(ctx);
+    w = (double *)lattn__alloc(ctx, (size_t)(dm.maxlen + a->V) * sizeof(double));
+    if (!w) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    acc = w + dm.maxlen;
+    for (sq = 0; sq < dm.n; sq++) {
+        lattn__seq(a->offsets, a->T, sq, &t0, &len);
+        for (h = 0; h < a->H; h++)
+            for (i = 0; i < len; i++) {
+                const float *q = a->q + ((t0 + i) * a->H + h) * a->K;
+                int64_t row = (t0 + i) * a->H + h, kvh = h / dm.G;
+                double m = -HUGE_VAL, l = 0.0;
+                for (j = 0; j < len; j++) {
+                    const float *k = a->k + ((t0 + j) * dm.Hkv + kvh) * a->K;
+                    double s = 0.0;
+                    if (!lattn__vis(a, i, j)) { w[j] = -HUGE_VAL; continue; }
+                    for (c = 0; c < a->K; c++) s += (double)q[c] * (double)k[c];
+                    w[j] = dm.sd * s;
+                    if (!(w[j] <= m)) m = w[j];                  /* NaN sticks */
+                }
+                for (c = 0; c < a->V; c++) acc[c] = 0.0;
+                for (j = 0; j < len && m != -HUGE_VAL; j++) {       /* (a NaN max spreads) */
+                    const float *v = a->v + ((t0 + j) * dm.Hkv + kvh) * a->V;
+                    double p;
+                    if (w[j] == -HUGE_VAL) continue;
+                    p = exp(w[j] - m);
+                    l += p;
+                    for (c = 0; c < a->V; c++) acc[c] += p * (double)v[c];
+                }
+                for (c = 0; c < a->V; c++) {
+                    double y = l == 0.0 ? 0.0 : acc[c] / l;
+                    a->o[row * a->V + c] = (float)y;
+                    if (o64) o64[row * a->V + c] = y;
+                }
+                if (a->lse) a->lse[row] = (float)(m + log(l));
+                if (lse64) lse64[row] = m + log(l);
+            }
+    }
+    lattn__free(ctx, w);
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_attn_ref(lattn_ctx *ctx, const lattn_attn_args *a) {
+    return lattn_attn_ref64(ctx, a, NULL, NULL);
+}
+
+/* ---- the flash-attention schedule on the tiler ---------------------------------------------------- */
+typedef struct lattn__fa_plan { int C, kp, nkt, K, V, vb, fn, qg; } lattn__fa_plan;
+typedef struct lattn__fa_tiles {
+    lattn_tile qr, kr, vr;                                       /* rows: Q, K, V (SBUF) */
+    lattn_tile kt[LATTN__ATTN_MAX_KT];                           /* Kᵀ: head dim on partitions */
+    lattn_tile p, pt, mk;                                        /* P, Pᵀ, mask (FN masks only) */
+    lattn_tile rm, c, nb, rs;                                    /* columns: row max, e^{m-m'}, -m', row sums */
+    /* per query tile of the group: s·Qᵀ, O, the max m (two generations) and ℓ */
+    lattn_tile qt[LATTN__ATTN_QG][LATTN__ATTN_MAX_KT], acc[LATTN__ATTN_QG], m[LATTN__ATTN_QG][2], l[LATTN__ATTN_QG];
+    lattn_tile tp, sp, ptp, op;                                  /* PSUM */
+    float *mhost;                                                /* this thread's mask rows ("HBM") */
+} lattn__fa_tiles;
+static int lattn__fa_kw(const lattn__fa_plan *p, int kt) { return LATTN__MIN(p->kp, p->K - kt * p->kp); }
+
+static lattn_status lattn__fa_tiles_fn(lattn_tiler *t, const void *plan, void *tiles, size_t *host_floats) {
+    const lattn__fa_plan *p = (const lattn__fa_plan *)plan;
+    lattn__fa_tiles dummy, *x = tiles ? (lattn__fa_tiles *)tiles : &dummy;
+    struct { lattn_tile *tile; int psum, np, nf; } list[16 + LATTN__ATTN_MAX_KT + LATTN__ATTN_QG * (4 + LATTN__ATTN_MAX_KT)];
+    int n = 0, i, kt, g;
+#define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
+    LATTN__PLAN(&x->kr, 0, p->C, p->K);   LATTN__PLAN(&x->vr, 0, p->C, p->V);
+    for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->kt[kt], 0, lattn__fa_kw(p, kt), p->C);
+    LATTN__PLAN(&x->p, 0, p->C, p->C);    LATTN__PLAN(&x->pt, 0, p->C, p->C);
+    if (p->fn) LATTN__PLAN(&x->mk, 0, p->C, p->C);
+    LATTN__PLAN(&x->rm, 0, p->C, 1);      LATTN__PLAN(&x->c, 0, p->C, 1);
+    LATTN__PLAN(&x->nb, 0, p->C, 1);      LATTN__PLAN(&x->rs, 0, p->C, 1);
+    for (g = 0; g < p->qg; g++) {
+        for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->qt[g][kt], 0, lattn__fa_kw(p, kt), p->C);
+        LATTN__PLAN(&x->acc[g], 0, p->C, p->V);
+        LATTN__PLAN(&x->m[g][0], 0, p->C, 1); LATTN__PLAN(&x->m[g][1], 0, p->C, 1); LATTN__PLAN(&x->l[g], 0, p->C, 1);
+    }
+    LATTN__PLAN(&x->tp, 1, p->kp, p->C);  LATTN__PLAN(&x->sp, 1, p->C, p->C);
+    LATTN__PLAN(&x->ptp, 1, p->C, p->C);  LATTN__PLAN(&x->op, 1, p->C, p->vb);
+#undef LATTN__PLAN
+    if (!t) {
+        size_t f = 0;
+        for (i = 0; i < n; i++) f += lattn_tiler_tile_floats(list[i].np, list[i].nf);
+        *host_floats = f;
+        return LATTN_OK;
+    }
+    for (i = 0; i < n; i++)
+        LATTN__TRY(list[i].psum ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
+                                : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
+    x->qr = x->kr;                       /* Q rows pass through the K-row tile before the key loop */
+    return LATTN_OK;
+}
+
+/* One (sequence, head, group of qg query tiles from i0): the schedule of the section comment, each
+   K/V tile loaded and transposed once for every query tile of the group that sees it. */
+static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lattn__fa_plan *p, const lattn_attn_args *a,
+                                   const lattn__attn_dims *dm, int64_t t0, int64_t len, int64_t h, int64_t i0) {
+    const int K = p->K, V = p->V, ng = (int)LATTN__MIN((int64_t)p->qg, (len - i0 + p->C - 1) / p->C);
+    const int64_t H = a->H, Hkv = dm->Hkv, kvh = h / dm->G;
+    int kt, g, vb0, r, cc, cur[LATTN__ATTN_QG], Lq[LATTN__ATTN_QG], cls[LATTN__ATTN_QG];
+    int64_t j0, q0[LATTN__ATTN_QG];
+    lattn_tile v1, v2;
+    for (g = 0; g < ng; g++) {                                                      /* s·Qᵀ, m, ℓ, O */
+        q0[g] = i0 + (int64_t)g * p->C; Lq[g] = (int)LATTN__MIN((int64_t)p->C, len - q0[g]); cur[g] = 0;
+        v1 = lattn_tile_view(&x->qr, 0, Lq[g], 0, K);
+        LATTN__TRY(lattn_dma_load(t, &v1, a->q + ((t0 + q0[g]) * H + h) * K, H * K));
+        for (kt = 0; kt < p->nkt; kt++) {
+            int kw = lattn__fa_kw(p, kt);
+            lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, Lq[g]);
+            v1 = lattn_tile_view(&x->qr, 0, Lq[g], kt * p->kp, kw);
+            v2 = lattn_tile_view(&x->qt[g][kt], 0, kw, 0, Lq[g]);
+            LATTN__TRY(lattn_transpose(t, &tp, &v1));
+            LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, dm->s, 0.0f));
+        }
+        v1 = lattn_tile_view(&x->m[g][0], 0, Lq[g], 0, 1); LATTN__TRY(lattn_tile_memset(t, &v1, -FLT_MAX));
+        v1 = lattn_tile_view(&x->l[g], 0, Lq[g], 0, 1);    LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
+        v1 = lattn_tile_view(&x->acc[g], 0, Lq[g], 0, V);  LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
+    }
+    for (j0 = 0; j0 < len; j0 += p->C) {
+        const int Lk = (int)LATTN__MIN((int64_t)p->C, len - j0);
+        int any = 0;
+        for (g = 0; g < ng; g++) any |= (cls[g] = lattn__vis_block(a, q0[g], q0[g] + Lq[g], j0, j0 + Lk)) != LATTN_VIS_NONE;
+        if (!any) continue;
+        v1 = lattn_tile_view(&x->kr, 0, Lk, 0, K);
+        LATTN__TRY(lattn_dma_load(t, &v1, a->k + ((t0 + j0) * Hkv + kvh) * K, Hkv * K));
+        v1 = lattn_tile_view(&x->vr, 0, Lk, 0, V);
+        LATTN__TRY(lattn_dma_load(t, &v1, a->v + ((t0 + j0) * Hkv + kvh) * V, Hkv * V));
+        for (kt = 0; kt < p->nkt; kt++) {                                           /* Kᵀ */
+            int kw = lattn__fa_kw(p, kt);
+            lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, Lk);
+            v1 = lattn_tile_view(&x->kr, 0, Lk, kt * p->kp, kw);
+            v2 = lattn_tile_view(&x->kt[kt], 0, kw, 0, Lk);
+            LATTN__TRY(lattn_transpose(t, &tp, &v1));
+            LATTN__TRY(lattn_tile_copy(t, &v2, &tp));
+        }
+        for (g = 0; g < ng; g++) {
+            const int L = Lq[g], diag = cls[g] == LATTN_VIS_SOME && j0 == q0[g] &&
+                                        (a->mask == LATTN_MASK_CAUSAL || a->mask == LATTN_MASK_WINDOW);
+            lattn_tile sp = lattn_tile_view(&x->sp, 0, L, 0, Lk), P = lattn_tile_view(&x->p, 0, L, 0, Lk);
+            lattn_tile pt = lattn_tile_view(&x->pt, 0, Lk, 0, L), ptp = lattn_tile_view(&x->ptp, 0, Lk, 0, L);
+            lattn_tile rm = lattn_tile_view(&x->rm, 0, L, 0, 1), c = lattn_tile_view(&x->c, 0, L, 0, 1);
+            lattn_tile nb = lattn_tile_view(&x->nb, 0, L, 0, 1), rs = lattn_tile_view(&x->rs, 0, L, 0, 1);
+            lattn_tile l = lattn_tile_view(&x->l[g], 0, L, 0, 1), m0 = lattn_tile_view(&x->m[g][cur[g]], 0, L, 0, 1);
+            lattn_tile m1 = lattn_tile_view(&x->m[g][1 - cur[g]], 0, L, 0, 1);
+            const lattn_tile *src = &sp;
+            if (cls[g] == LATTN_VIS_NONE) continue;
+            for (kt = 0; kt < p->nkt; kt++) {                                       /* S = s·Q Kᵀ */
+                int kw = lattn__fa_kw(p, kt);
+                v1 = lattn_tile_view(&x->qt[g][kt], 0, kw, 0, L);
+                v2 = lattn_tile_view(&x->kt[kt], 0, kw, 0, Lk);
+                LATTN__TRY(lattn_matmul(t, &sp, &v1, &v2, kt > 0 ? LATTN_MM_ACCUMULATE : 0));
+            }
+            if (cls[g] == LATTN_VIS_SOME) {                                         /* mask by selection */
+                src = &P;
+                if (a->mask == LATTN_MASK_FN) {
+                    lattn_tile mk = lattn_tile_view(&x->mk, 0, L, 0, Lk);
+                    for (r = 0; r < L; r++)
+                        for (cc = 0; cc < Lk; cc++) x->mhost[r * p->C + cc] = (float)lattn__vis(a, q0[g] + r, j0 + cc);
+                    LATTN__TRY(lattn_dma_load(t, &mk, x->mhost, p->C));
+                    LATTN__TRY(lattn_tile_select_mask(t, &P, &sp, &mk, -HUGE_VALF));
+                } else {
+                    LATTN__TRY(lattn_tile_select_affine(t, &P, &sp, q0[g] - j0, 1, -1, -HUGE_VALF));      /* j <= i */
+                    if (a->mask == LATTN_MASK_WINDOW)                                                     /* i - j <= w */
+                        LATTN__TRY(lattn_tile_select_affine(t, &P, &P, a->window - q0[g] + j0, -1, 1, -HUGE_VALF));
+                }
+            }
+            LATTN__TRY(lattn_tile_reduce(t, &rm, src, LATTN_TOP_MAX));
+            LATTN__TRY(lattn_tile_tt(t, &m1, &m0, &rm, LATTN_TOP_MAX));             /* m' */
+            LATTN__TRY(lattn_tile_tt(t, &c, &m0, &m1, LATTN_TOP_SUB));
+            LATTN__TRY(lattn_tile_act(t, &c, &c, LATTN_ACT_EXP, 1.0f, 0.0f));        /* c = e^{m - m'} */
+            LATTN__TRY(lattn_tile_act(t, &nb, &m1, LATTN_ACT_IDENTITY, -1.0f, 0.0f));
+            LATTN__TRY(lattn_tile_act_reduce(t, &P, src, LATTN_ACT_EXP, 1.0f, &nb, &rs));   /* P = e^{S - m'}, r */
+            LATTN__TRY(lattn_tile_stt(t, &l, &l, &c, 0.0f, &rs));                    /* ℓ = c·ℓ + r */
+            LATTN__TRY(lattn_transpose(t, &ptp, &P));
+            LATTN__TRY(lattn_tile_copy(t, &pt, &ptp));
+            for (vb0 = 0; vb0 < V; vb0 += p->vb) {                                  /* O = c·O + P V */
+                int w = LATTN__MIN(p->vb, V - vb0);
+                lattn_tile op = lattn_tile_view(&x->op, 0, L, 0, w);
+                v1 = lattn_tile_view(&x->vr, 0, Lk, vb0, w);
+                v2 = lattn_tile_view(&x->acc[g], 0, L, vb0, w);
+                LATTN__TRY(lattn_matmul(t, &op, &pt, &v1, diag ? LATTN_MM_CAUSAL : 0));
+                LATTN__TRY(lattn_tile_stt(t, &v2, &v2, &c, 0.0f, &op));
+            }
+            cur[g] = 1 - cur[g];
+            lattn_tiler_mark_step(t);
+        }
+    }
+    for (g = 0; g < ng; g++) {
+        lattn_tile l = lattn_tile_view(&x->l[g], 0, Lq[g], 0, 1), rs = lattn_tile_view(&x->rs, 0, Lq[g], 0, 1);
+        lattn_tile acc = lattn_tile_view(&x->acc[g], 0, Lq[g], 0, V);
+        if (a->lse) {                                                               /* lse = m + ln ℓ */
+            v1 = lattn_tile_view(&x->m[g][cur[g]], 0, Lq[g], 0, 1);
+            LATTN__TRY(lattn_tile_act(t, &rs, &l, LATTN_ACT_LOG, 1.0f, 0.0f));
+            LATTN__TRY(lattn_tile_tt(t, &rs, &rs, &v1, LATTN_TOP_ADD));
+            LATTN__TRY(lattn_dma_store(t, a->lse + (t0 + q0[g]) * H + h, H, &rs));
+        }
+        LATTN__TRY(lattn_tile_ts(t, &l, &l, NULL, FLT_MIN, LATTN_TOP_MAX));        /* no key: O = 0 / ℓ = 0 */
+        LATTN__TRY(lattn_tile_ts(t, &acc, &acc, &l, 0.0f, LATTN_TOP_DIV));
+        LATTN__TRY(lattn_dma_store(t, a->o + ((t0 + q0[g]) * H + h) * V, H * V, &acc));
+    }
+    return LATTN_OK;
+}
+
+LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *a, int chunk) {
+    const char *who = "lattn_attn_chunk";
+    const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
+    lattn__attn_dims dm;
+    lattn__fa_plan plan;
+    lattn__team tm;
+    float *mbuf = NULL;
+    int64_t nq, items, w, plim = pr->partitions > 0 ? pr->partitions : INT32_MAX, kp;
+    lattn_status st;
+    int i;
+    LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
+    if (chunk < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d", who, chunk);
+    plan.C = chunk > 0 ? chunk : pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_CPU_TILE : pr->default_chunk;
+    if (plan.C > plim || (pr->mm_mmax > 0 && plan.C > pr->mm_mmax) || (pr->transpose_max > 0 && plan.C > pr->transpose_max))
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tile of %d rows exceeds the %s profile's partitions", who, plan.C, pr->name);
+    kp = LATTN__MIN(a->K, plim);
+    if (pr->mm_kmax > 0) kp = LATTN__MIN(kp, pr->mm_kmax);
+    if (pr->transpose_max > 0) kp = LATTN__MIN(kp, pr->transpose_max);
+    if ((a->K + kp - 1) / kp > LATTN__ATTN_MAX_KT || a->K > INT32_MAX / 2 || a->V > INT32_MAX / 2)
+        return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: K = %lld needs more than %d partition tiles", who,
+                           (long long)a->K, LATTN__ATTN_MAX_KT);
+    plan.kp = (int)kp; plan.K = (int)a->K; plan.V = (int)a->V; plan.nkt = (int)((a->K + kp - 1) / kp);
+    plan.vb = plan.V; plan.fn = a->mask == LATTN_MASK_FN;
+    plan.qg = pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_QG : 1;
+    if (pr->mm_nmax > 0) plan.vb = LATTN__MIN(plan.vb, pr->mm_nmax);
+    if (pr->psum_bank_bytes > 0) plan.vb = LATTN__MIN(plan.vb, (int)(pr->psum_bank_bytes / sizeof(float)));
+    if (a->T == 0) return lattn__ok(ctx);
+    nq = (dm.maxlen + (int64_t)plan.C * plan.qg - 1) / ((int64_t)plan.C * plan.qg);   /* query groups */
+    items = dm.n * a->H * nq;
+    st = lattn__team_make(ctx, &tm, who, items, sizeof(lattn__fa_tiles), lattn__fa_tiles_fn, &plan);
+    if (st == LATTN_OK && a->mask == LATTN_MASK_FN)
+        st = lattn__alloc_floats(ctx, &mbuf, (size_t)tm.n * (size_t)plan.C * (size_t)plan.C, who);
+    for (i = 0; st == LATTN_OK && i < tm.n; i++)
+        ((lattn__fa_tiles *)tm.tiles)[i].mhost = mbuf ? mbuf + (size_t)i * (size_t)plan.C * (size_t)plan.C : NULL;
+    if (st == LATTN_OK) {
+        /* the longest rows (last query tiles) first; each item is one thread's from start to end,
+           so the results do not depend on which thread ran it */
+        LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(tm.n))
+        for (w = 0; w < items; w++) {
+            int id = lattn__thread_id();
+            int64_t sq = w / (a->H * nq), h = w / nq % a->H, qt = nq - 1 - w % nq, t0, len;
+            lattn__seq(a->offsets, a->T, sq, &t0, &len);
+            if (qt * plan.C * plan.qg < len && tm.tl[id]->err == LATTN_OK)
+                lattn__fa_item(tm.tl[id], (lattn__fa_tiles *)tm.tiles + id, &plan, a, &dm, t0, len, h, qt * plan.C * plan.qg);
+        }
+    }
+    st = lattn__team_end(ctx, &tm, who, st);
+    lattn__free(ctx, mbuf);
+    return st;
+}
+
+/* ---- decoding: one query against a key range --------------------------------------------------- */
+#define LATTN__AQ_BLK 256
+/* o [V] (and *lse) of query q (position i) against keys j in [j_lo, i] of a cache whose entry j is
+   kc + j·ks (values vc + j·vs): the online softmax over blocks of LATTN__AQ_BLK keys, in float.
+   ws: LATTN__AQ_BLK + V floats. */
+static void lattn__attn_query(const lattn_attn_args *a, float s, const float *q, const float *kc, int64_t ks,
+                              const float *vc, int64_t vs, int64_t i, float *o, float *lse, float *ws) {
+    float *sc = ws, *acc = ws + LATTN__AQ_BLK, m = -FLT_MAX, l = 0.0f;
+    int64_t j_lo = a->mask == LATTN_MASK_WINDOW ? LATTN__MAX((int64_t)0, i - a->window) : 0, j0, j;
+    memset(acc, 0, (size_t)a->V * sizeof(float));
+    for (j0 = j_lo; j0 <= i; j0 += LATTN__AQ_BLK) {
+        int64_t n = LATTN__MIN((int64_t)LATTN__AQ_BLK, i + 1 - j0);
+        float mb = -HUGE_VALF, c, r = 0.0f;
+        for (j = 0; j < n; j++) {
+            sc[j] = a->mask == LATTN_MASK_FN && !lattn__vis(a, i, j0 + j) ? -HUGE_VALF
+                  : s * lattn_vec_dot((size_t)a->K, q, kc + (j0 + j) * ks);
+            if (!(sc[j] <= mb)) mb = sc[j];                              /* NaN sticks */
+        }
+        if (mb == -HUGE_VALF) continue;
+        mb = mb > m ? mb : m;
+        c = expf(m - mb);
+        for (j = 0; j < n; j++) sc[j] -= mb;
+        lattn_vec_exp((size_t)n, sc, sc);
+        lattn_vec_scale((size_t)a->V, c, acc);
+        for (j = 0; j < n; j++) {
+            r += sc[j];
+            lattn_vec_axpy((size_t)a->V, sc[j], vc + (j0 + j) * vs, acc);
+        }
+        l = c * l + r;
+        m = mb;
+    }
+    if (lse) *lse = m + logf(l);
+    lattn_vec_scale((size_t)a->V, 1.0f / (l > FLT_MIN ? l : FLT_MIN), acc);
+    memcpy(o, acc, (size_t)a->V * sizeof(float));
+}
+
+LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a, lattn_kv_cache *c) {
+    const char *who = "lattn_attn_step";
+    lattn__attn_dims dm;
+    int64_t b, w, K, V;
+    float *ws;
+    int nthr = lattn__threads(ctx);
+    LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
+    if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: needs T == 1 and no offsets", who);
+    if (a->mask == LATTN_MASK_FULL) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a decoder cannot see future keys (mask FULL)", who);
+    if (!c || !c->k || !c->v || !c->len) return lattn__fail(ctx, LATTN_E_NULL, "%s: cache or its buffers are NULL", who);
+    K = a->K; V = a->V;
+    if (c->B != a->B || c->H_kv != dm.Hkv || c->K != K || c->V != V || c->cap < 1)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: cache [%lld][%lld][%lld][%lld|%lld] does not match the call", who,
+                           (long long)c->B, (long long)c->cap, (long long)c->H_kv, (long long)c->K, (long long)c->V);
+    for (b = 0; b < a->B; b++)
+        if (c->len[b] < 0 || c->len[b] >= c->cap)
+            return lattn__fail(ctx, LATTN_E_SHAPE, "%s: cache of sequence %lld holds %lld of %lld entries", who,
+                               (long long)b, (long long)c->len[b], (long long)c->cap);
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)nthr * (size_t)(LATTN__AQ_BLK + V), who));
+    for (b = 0; b < a->B; b++) {
+        int64_t e = (b * c->cap + c->len[b]) * dm.Hkv;
+        memcpy(c->k + e * K, a->k + b * dm.Hkv * K, (size_t)(dm.Hkv * K) * sizeof(float));
+        memcpy(c->v + e * V, a->v + b * dm.Hkv * V, (size_t)(dm.Hkv * V) * sizeof(float));
+    }
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < a->B * a->H; w++) {
+        int64_t bb = w / a->H, h = w % a->H, kvh = h / dm.G;
+        lattn__attn_query(a, dm.s, a->q + w * K, c->k + (bb * c->cap * dm.Hkv + kvh) * K, dm.Hkv * K,
+                          c->v + (bb * c->cap * dm.Hkv + kvh) * V, dm.Hkv * V, c->len[bb], a->o + w * V,
+                          a->lse ? a->lse + w : NULL, ws + (size_t)lattn__thread_id() * (size_t)(LATTN__AQ_BLK + V));
+    }
+    for (b = 0; b < a->B; b++) c->len[b]++;
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
+
+/* The decoder's loop over a whole call: query i of a sequence meets keys [0, i] of the same
+   sequence through the step's per-query kernel, the call's k and v serving as the cache. */
+LATTN__DEF lattn_status lattn_attn_decode(lattn_ctx *ctx, const lattn_attn_args *a) {
+    const char *who = "lattn_attn_decode";
+    lattn__attn_dims dm;
+    int64_t w;
+    float *ws;
+    int nthr = lattn__threads(ctx);
+    LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
+    if (a->mask == LATTN_MASK_FULL) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a decoder cannot see future keys (mask FULL)", who);
+    if (a->T == 0) return lattn__ok(ctx);
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)nthr * (size_t)(LATTN__AQ_BLK + a->V), who));
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < dm.n * a->H; w++) {
+        int64_t sq = w / a->H, h = w % a->H, kvh = h / dm.G, t0, len, i;
+        lattn__seq(a->offsets, a->T, sq, &t0, &len);
+        for (i = 0; i < len; i++) {
+            int64_t row = (t0 + i) * a->H + h;
+            lattn__attn_query(a, dm.s, a->q + row * a->K, a->k + (t0 * dm.Hkv + kvh) * a->K, dm.Hkv * a->K,
+                              a->v + (t0 * dm.Hkv + kvh) * a->V, dm.Hkv * a->V, i, a->o + row * a->V,
+                              a->lse ? a->lse + row : NULL, ws + (size_t)lattn__thread_id() * (size_t)(LATTN__AQ_BLK + a->V));
+        }
+    }
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
 }
 
 /* ================================================================================================ */

@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -2504,12 +2504,252 @@ static void test_prism(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* ---------------------------------------------------------------------------------------------- */
+/* softmax attention                                                                              */
+/* ---------------------------------------------------------------------------------------------- */
+typedef struct { lattn_attn_args a; float *q, *k, *v; size_t nq, nkv, no, nl; } attn_case;
+/* a pseudo-random causal visibility: hides some keys, and every key of queries i % 11 == 4 */
+static int vis_random(const void *u, int64_t i, int64_t j) {
+    (void)u;
+    if (i % 11 == 4 || j > i) return 0;
+    return ((uint64_t)(i * 7919 + j * 104729) * 0x9E3779B97F4A7C15ull >> 61) != 0;
+}
+/* causal with a hole: keys j in (i - 9, i - 3) are hidden; the classifier knows it */
+static int vis_holes(const void *u, int64_t i, int64_t j) { (void)u; return j <= i && !(j > i - 9 && j < i - 3); }
+static int vis_holes_block(const void *u, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    (void)u;
+    if (j0 > i1 - 1) return LATTN_VIS_NONE;
+    if (j1 - 1 <= i0 - 9) return LATTN_VIS_ALL;
+    return LATTN_VIS_SOME;
+}
+enum { AM_CAUSAL, AM_WIN5, AM_WIN70, AM_RANDOM, AM_HOLES, AM_FULL, AM_N };
+static const char *const am_names[AM_N] = { "causal", "window 5", "window 70", "random fn", "fn+classifier", "full" };
+static void attn_make(attn_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H, int64_t Hkv, int64_t K, int64_t V,
+                      int mask, int varlen) {
+    memset(c, 0, sizeof *c);
+    c->a = lattn_attn_args_default();
+    c->a.B = B; c->a.T = T; c->a.H = H; c->a.H_kv = Hkv; c->a.K = K; c->a.V = V;
+    c->nq = (size_t)(B * T * H * K); c->nkv = (size_t)(B * T * Hkv * (K > V ? K : V));
+    c->no = (size_t)(B * T * H * V); c->nl = (size_t)(B * T * H);
+    c->q = fnormal(r, c->nq); c->k = fnormal(r, c->nkv); c->v = fnormal(r, c->nkv);
+    c->a.q = c->q; c->a.k = c->k; c->a.v = c->v;
+    c->a.mask = mask == AM_CAUSAL ? LATTN_MASK_CAUSAL : mask == AM_FULL ? LATTN_MASK_FULL
+              : mask <= AM_WIN70 ? LATTN_MASK_WINDOW : LATTN_MASK_FN;
+    c->a.window = mask == AM_WIN5 ? 5 : 70;
+    c->a.visible = mask == AM_RANDOM ? vis_random : vis_holes;
+    c->a.visible_block = mask == AM_HOLES ? vis_holes_block : NULL;
+    if (varlen) { make_offsets(T); c->a.offsets = g_off; c->a.n_seqs = 4; }
+}
+static void attn_free(attn_case *c) { free(c->q); free(c->k); free(c->v); }
+/* lse agrees: both -inf, or within tol relative */
+static int lse_ok(const float *x, const float *y, size_t n, double tol) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (y[i] == -HUGE_VALF) { if (x[i] != -HUGE_VALF) return 0; continue; }
+        if (!(fabs((double)x[i] - y[i]) <= tol * (1.0 + fabs((double)y[i])))) return 0;
+    }
+    return 1;
+}
+static lattn_status attn_run(lattn_ctx *ctx, attn_case *c, int form, int chunk, float *o, float *lse) {
+    c->a.o = o; c->a.lse = lse;
+    return form == 0 ? lattn_attn_ref(ctx, &c->a) : form == 1 ? lattn_attn_chunk(ctx, &c->a, chunk) : lattn_attn_decode(ctx, &c->a);
+}
+
+static void test_attn(void) {
+    lattn_rng r = lattn_rng_seed(g_seed + 29);
+    lattn_ctx ctx;
+    static const int64_t Ts[6] = { 0, 1, 63, 64, 65, 300 };
+    static const int64_t dims[2][2] = { { 60, 60 }, { 100, 72 } };
+    int mask, ti, di, var;
+    lattn_ctx_init(&ctx);
+    /* every mask, odd sizes, head dims 60 and 100, GQA, batch and variable lengths: the tiled
+       form (tiles 64, and 32 for the windows) and the decoder against _ref */
+    for (mask = 0; mask < AM_N; mask++)
+        for (ti = 0; ti < 6; ti++)
+            for (di = 0; di < 2; di++)
+                for (var = 0; var < 2; var++) {
+                    attn_case c;
+                    int64_t T = g_quick && Ts[ti] == 300 ? 150 : Ts[ti];
+                    float *o0, *l0, *o, *l;
+                    int form;
+                    if (g_quick && di == 1 && var == 1) continue;
+                    attn_make(&c, &r, var ? 1 : 2, T, 4, di ? 2 : 4, dims[di][0], dims[di][1], mask, var);
+                    o0 = fnew(c.no); l0 = fnew(c.nl); o = fnew(c.no); l = fnew(c.nl);
+                    CHECK(attn_run(&ctx, &c, 0, 0, o0, l0) == LATTN_OK, "attn _ref %s: %s", am_names[mask], lattn_ctx_error(&ctx));
+                    for (form = 1; form <= 2; form++) {
+                        lattn_status s;
+                        if (form == 2 && mask == AM_FULL) continue;
+                        poison(o, c.no); poison(l, c.nl);
+                        s = attn_run(&ctx, &c, form, mask == AM_WIN5 || mask == AM_WIN70 ? 32 : 0, o, l);
+                        CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && lse_ok(l, l0, c.nl, 1e-5),
+                              "attn %s %s T=%lld K=%lld %s: o %.3g (%s)", form == 1 ? "_chunk" : "_decode", am_names[mask],
+                              (long long)T, (long long)c.a.K, var ? "varlen" : "batch 2", rel_rms(o, o0, c.no), s ? lattn_ctx_error(&ctx) : "");
+                    }
+                    free(o0); free(l0); free(o); free(l); attn_free(&c);
+                }
+    /* rows that see no key: o = 0, lse = -inf, in every form */
+    {
+        attn_case c;
+        float *o, *l;
+        int form;
+        int64_t i;
+        attn_make(&c, &r, 1, 40, 1, 1, 16, 16, AM_RANDOM, 0);
+        o = fnew(c.no); l = fnew(c.nl);
+        for (form = 0; form < 3; form++) {
+            int ok = attn_run(&ctx, &c, form, 16, o, l) == LATTN_OK;
+            for (i = 4; i < 40; i += 11) ok = ok && o[i * 16] == 0.0f && o[i * 16 + 15] == 0.0f && l[i] == -HUGE_VALF;
+            CHECK(ok, "attn form %d: a row with no visible key gives o = 0, lse = -inf", form);
+        }
+        free(o); free(l); attn_free(&c);
+    }
+    /* the same function on the trn2 (C = 128, head dim 160 over two partition tiles) and h100
+       (C = 64) profiles; tile sizes 16, 128; tiles the mask hides are never visited */
+    {
+        attn_case c;
+        lattn_ctx c2;
+        float *o0, *o;
+        int prof;
+        attn_make(&c, &r, 1, 300, 2, 1, 160, 96, AM_CAUSAL, 0);
+        o0 = fnew(c.no); o = fnew(c.no);
+        attn_run(&ctx, &c, 0, 0, o0, NULL);
+        for (prof = 0; prof < 4; prof++) {
+            lattn_status s;
+            lattn_ctx_init(&c2);
+            c2.profile = prof == 0 ? lattn_profile_trn2() : prof == 1 ? lattn_profile_h100() : lattn_profile_cpu();
+            poison(o, c.no);
+            s = attn_run(&c2, &c, 1, prof == 2 ? 16 : prof == 3 ? 128 : 0, o, NULL);
+            CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5, "attn _chunk on %s tile %d: %.3g %s", c2.profile->name,
+                  prof == 2 ? 16 : prof == 3 ? 128 : 0, rel_rms(o, o0, c.no), s ? lattn_ctx_error(&c2) : "");
+            if (prof == 0) /* 3 query tiles of 128: 1 + 2 + 3 visited key tiles per head */
+                CHECK(c2.stats.unrolled_steps == 12 && c2.stats.sbuf_peak_bytes_per_partition <= c2.profile->sbuf_bytes_per_partition,
+                      "attn on trn2: %llu tile steps (12 expected)", (unsigned long long)c2.stats.unrolled_steps);
+        }
+        /* window 5 at tile 16: each query tile meets only its own key tile and the one before */
+        c.a.mask = LATTN_MASK_WINDOW; c.a.window = 5;
+        lattn_ctx_init(&c2);
+        attn_run(&c2, &c, 1, 16, o, NULL);
+        CHECK(c2.stats.unrolled_steps == 2 * (1 + 2 * 18), "window 5, tile 16: %llu tile steps (74 expected)",
+              (unsigned long long)c2.stats.unrolled_steps);
+        CHECK(attn_run(&c2, &c, 1, 256, o, NULL) == LATTN_E_SHAPE, "tile 256 exceeds 128 partitions");
+        free(o0); free(o); attn_free(&c);
+    }
+    /* bit-identical for 1, 2 and 3 threads */
+    {
+        attn_case c;
+        float *o1, *o2;
+        int th, ok = 1;
+        attn_make(&c, &r, 2, 200, 3, 3, 32, 40, AM_WIN70, 0);
+        o1 = fnew(c.no); o2 = fnew(c.no);
+        ctx.n_threads = 1; attn_run(&ctx, &c, 1, 0, o1, NULL);
+        for (th = 2; th <= 3; th++) { ctx.n_threads = th; poison(o2, c.no); attn_run(&ctx, &c, 1, 0, o2, NULL); ok = ok && same_bits(o1, o2, c.no); }
+        CHECK(ok, "attn _chunk bit-identical across thread counts");
+        ctx.n_threads = 0;
+        free(o1); free(o2); attn_free(&c);
+    }
+    /* NaN in one document's K and V: the other documents' outputs are bit-identical */
+    {
+        attn_case c;
+        float *o1, *o2;
+        int64_t i, d;
+        int form, ok;
+        attn_make(&c, &r, 1, 130, 2, 2, 24, 24, AM_CAUSAL, 1);       /* documents [0,32) [32,32) [32,65) [65,130) */
+        o1 = fnew(c.no); o2 = fnew(c.no);
+        for (form = 0; form < 3; form++) {
+            attn_run(&ctx, &c, form, 16, o1, NULL);
+            for (i = g_off[2]; i < g_off[3]; i++) for (d = 0; d < 2 * 24; d++) { c.k[i * 48 + d] = NAN; c.v[i * 48 + d] = NAN; }
+            attn_run(&ctx, &c, form, 16, o2, NULL);
+            ok = same_bits(o1, o2, (size_t)(g_off[2] * 48)) && same_bits(o1 + g_off[3] * 48, o2 + g_off[3] * 48, (size_t)((130 - g_off[3]) * 48));
+            CHECK(ok && o2[g_off[2] * 48] != o2[g_off[2] * 48], "attn form %d: NaN in one document stays in it", form);
+            attn_free(&c);
+            attn_make(&c, &r, 1, 130, 2, 2, 24, 24, AM_CAUSAL, 1);
+        }
+        free(o1); free(o2); attn_free(&c);
+    }
+    /* _step against a KV cache = _chunk, token by token, batch 2 with different cache fills */
+    {
+        attn_case c, one;
+        lattn_kv_cache kv;
+        int64_t len[2] = { 0, 0 }, T = 70, t, b, h;
+        float *o0, *o, *kc, *vc, qs[2 * 4 * 16], ks[2 * 2 * 16], vs[2 * 2 * 12];
+        int ok = 1;
+        attn_make(&c, &r, 2, T, 4, 2, 16, 12, AM_WIN70, 0);
+        c.a.window = 20;
+        o0 = fnew(c.no); o = fnew(2 * 4 * 12);
+        attn_run(&ctx, &c, 1, 0, o0, NULL);
+        kc = fnew((size_t)(2 * T * 2 * 16)); vc = fnew((size_t)(2 * T * 2 * 12));
+        kv.B = 2; kv.cap = T; kv.H_kv = 2; kv.K = 16; kv.V = 12; kv.k = kc; kv.v = vc; kv.len = len;
+        one = c; one.a.T = 1; one.a.q = qs; one.a.k = ks; one.a.v = vs; one.a.o = o; one.a.lse = NULL;
+        for (t = 0; t < T; t++) {
+            for (b = 0; b < 2; b++) {
+                memcpy(qs + b * 64, c.q + (b * T + t) * 64, 64 * sizeof(float));
+                memcpy(ks + b * 32, c.k + (b * T + t) * 32, 32 * sizeof(float));
+                memcpy(vs + b * 24, c.v + (b * T + t) * 24, 24 * sizeof(float));
+            }
+            ok = ok && lattn_attn_step(&ctx, &one.a, &kv) == LATTN_OK;
+            for (b = 0; b < 2; b++) for (h = 0; h < 48; h++) {
+                double d = fabs((double)o[b * 48 + h] - o0[(b * T + t) * 48 + h]);
+                ok = ok && d <= 1e-5 * (1 + fabs((double)o0[(b * T + t) * 48 + h]));
+            }
+        }
+        CHECK(ok && len[0] == T && len[1] == T, "attn _step x T = _chunk (window 20, GQA, batch 2)");
+        poison(o, 96);
+        CHECK(lattn_attn_step(&ctx, &one.a, &kv) == LATTN_E_SHAPE && len[0] == T && o[0] != o[0], "attn _step on a full cache: error, nothing written");
+        len[1] = 3; kv.cap = T;
+        kv.V = 13;
+        CHECK(lattn_attn_step(&ctx, &one.a, &kv) == LATTN_E_SHAPE, "attn _step: cache shape mismatch");
+        kv.V = 12; one.a.T = 2;
+        CHECK(lattn_attn_step(&ctx, &one.a, &kv) == LATTN_E_SHAPE, "attn _step: T = 2");
+        one.a.T = 1; one.a.mask = LATTN_MASK_FULL;
+        CHECK(lattn_attn_step(&ctx, &one.a, &kv) == LATTN_E_UNSUPPORTED, "attn _step: mask FULL");
+        CHECK(lattn_attn_step(&ctx, &c.a, NULL) == LATTN_E_SHAPE || lattn_attn_step(&ctx, &one.a, NULL) != LATTN_OK, "attn _step: no cache");
+        free(o0); free(o); free(kc); free(vc); attn_free(&c);
+    }
+    /* bad arguments: a clear error, nothing written */
+    {
+        attn_case c;
+        lattn_attn_args b;
+        float *o;
+        int k;
+        attn_make(&c, &r, 1, 20, 4, 2, 8, 8, AM_CAUSAL, 0);
+        o = fnew(c.no);
+        c.a.o = o;
+        for (k = 0; k < 9; k++) {
+            lattn_status want = LATTN_E_SHAPE, s;
+            b = c.a;
+            switch (k) {
+            case 0: b.H_kv = 3; break;
+            case 1: b.mask = LATTN_MASK_WINDOW; b.window = -1; want = LATTN_E_DOMAIN; break;
+            case 2: b.mask = LATTN_MASK_FN; b.visible = NULL; want = LATTN_E_NULL; break;
+            case 3: b.mask = (lattn_mask)7; want = LATTN_E_DOMAIN; break;
+            case 4: b.k = NULL; want = LATTN_E_NULL; break;
+            case 5: b.K = 0; break;
+            case 6: b.T = -1; break;
+            case 7: b.scale = NAN; want = LATTN_E_DOMAIN; break;
+            default: b.T = INT64_MAX / 2; b.H = 4; want = LATTN_E_OVERFLOW; break;
+            }
+            s = lattn_attn_chunk(&ctx, &b, 0);
+            CHECK(s == want && lattn_attn_ref(&ctx, &b) == want && lattn_attn_decode(&ctx, &b) == want && o[0] != o[0],
+                  "attn bad args case %d: %d (%s)", k, (int)s, lattn_ctx_error(&ctx));
+        }
+        CHECK(lattn_attn_chunk(&ctx, NULL, 0) == LATTN_E_NULL && lattn_attn_chunk(&ctx, &c.a, -1) == LATTN_E_SHAPE, "attn NULL args, chunk -1");
+        {
+            lattn_ctx c2;
+            lattn_ctx_init(&c2);
+            c2.profile = lattn_profile_trn2();
+            b = c.a; b.K = 600;
+            free(c.q); free(c.k); c.q = fnormal(&r, 20 * 4 * 600); c.k = fnormal(&r, 20 * 2 * 600); b.q = c.q; b.k = c.k;
+            CHECK(lattn_attn_chunk(&c2, &b, 0) == LATTN_E_UNSUPPORTED && o[0] != o[0], "attn head dim 600 on trn2: unsupported");
+        }
+        free(o); attn_free(&c);
+    }
+}
+
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
-        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }
+        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
