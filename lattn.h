@@ -1199,14 +1199,97 @@ LATTN_API lattn_status lattn_attn_step  (lattn_ctx *ctx, const lattn_attn_args *
 LATTN_API lattn_status lattn_attn_decode(lattn_ctx *ctx, const lattn_attn_args *a);
 
 /* ================================================================================================ */
+/* >>transformer                                                                                    */
+/* ================================================================================================ */
+/* The pre-norm softmax transformer: the baseline of the linear-attention papers and the "Standard"
+   model of the SPS paper (spec sps.md §2–3; the Llama recipe without biases). Per layer, rows h:
+       a = RMSNorm(h)·g_attn                      (RMSNorm(x) = x / sqrt(mean(x²) + eps), eps 1e-6)
+       q | k | v = a·W_qkvᵀ                       (W_qkv rows: q [0, H·hd), k, v [H_kv·hd each])
+       q, k = RoPE(q, pos), RoPE(k, pos)          (per head, interleaved pairs (u_2j, u_2j+1) turned
+                                                   by pos·θ^(-2j/hd), θ = 10000; never v)
+       h = h + Attn(q, k, v)·W_oᵀ                 (causal softmax attention, s = hd^-1/2, >>attn;
+                                                   window >= 0: the causal sliding window)
+       b = RMSNorm(h)·g_mlp
+       h = h + (SiLU(b·W_gᵀ) ⊙ b·W_uᵀ)·W_dᵀ       (SwiGLU, hidden ffn = 3d in the paper)
+   Model: h⁰ = E[token] (no scaling, no absolute positions) → n_layers layers → RMSNorm·g_f →
+   logits = ·Eᵀ (tied). vocab = 0 leaves out the embedding, the final norm and the head: hidden
+   states [B][T][d] in and out (the blocks alone, as a layer of a host model).
+   Weights (one arena of named tensors):
+       wte.weight [vocab][d]                      norm.weight [d]                    (vocab > 0)
+       layers.{l}.attn_norm.weight [d]            layers.{l}.attn.qkv_proj.weight [(H+2H_kv)·hd][d]
+       layers.{l}.attn.c_proj.weight [d][H·hd]    layers.{l}.mlp_norm.weight [d]
+       layers.{l}.mlp.gate_proj.weight, layers.{l}.mlp.up_proj.weight [ffn][d]
+       layers.{l}.mlp.down_proj.weight [d][ffn]
+   lattn_tf_init (spec §3, GPT-2's recipe): every matrix and the embedding N(0, 0.02²), then the
+   attention output projections c_proj redrawn from N(0, (0.02/√(2L))²); norm gains 1.
+   Parameters: vocab·d + L·(d·(H+2H_kv)·hd + H·hd·d + 3·d·ffn + 2d) + d, which is the paper's
+   V·d + L(13d² + 2d) + d when H·hd = d, H_kv = H and ffn = 3d.
+   Decoding keeps a KV cache per layer (lattn_tf_cache, keys stored after RoPE at their position). */
+typedef struct lattn_tf_config {
+    int64_t n_layers, d, H, H_kv, head_dim, ffn, vocab;
+    int64_t window;                       /* -1: causal attention; >= 0: keys i - window .. i */
+    float rope_theta, norm_eps;           /* 10000, 1e-6 */
+} lattn_tf_config;
+/* The SPS paper's scales (spec sps.md §3 table), vocab 50304: "xs" 53,027,328 parameters, "s"
+   130,665,216, "m" 378,717,184, "l" 831,253,760, "xl" 1,678,081,600. n_layers = 0 for an unknown name. */
+LATTN_API lattn_tf_config lattn_tf_config_sps(const char *scale);
+/* A small model for tests and examples: 2 layers, d 64, 4 heads of 16 (2 KV heads), ffn 192, vocab 256. */
+LATTN_API lattn_tf_config lattn_tf_config_small(void);
+/* The parameter count above; -1 on overflow or an invalid configuration. */
+LATTN_API int64_t lattn_tf_params(const lattn_tf_config *c);
+
+typedef struct lattn_tf_model {
+    lattn_tf_config cfg;
+    float *arena; size_t n_params;
+    lattn_tensor *tensors; int64_t n_tensors;
+} lattn_tf_model;
+LATTN_API lattn_status lattn_tf_init(lattn_ctx *ctx, lattn_tf_model *m, const lattn_tf_config *c, uint64_t seed);
+LATTN_API void lattn_tf_free(lattn_ctx *ctx, lattn_tf_model *m);
+LATTN_API lattn_tensor *lattn_tf_tensor(const lattn_tf_model *m, const char *name);
+/* Weights as safetensors (configuration as "tf.<field>" in __metadata__), and back (LATTN_E_FORMAT
+   for a missing or misshapen tensor, *m then empty). */
+LATTN_API lattn_status lattn_tf_serialize(lattn_ctx *ctx, const lattn_tf_model *m, unsigned char **out, size_t *size);
+LATTN_API lattn_status lattn_tf_load_st(lattn_ctx *ctx, lattn_tf_model *m, const lattn_st_file *f, const char *prefix);
+
+/* KV cache of B sequences with room for cap tokens: k, v [n_layers][B][cap][H_kv][head_dim],
+   len [n_layers][B] (lattn_kv_cache views of each layer), pos [B] the position of the next token. */
+typedef struct lattn_tf_cache {
+    int64_t B, cap, n_layers, H_kv, head_dim;
+    float *k, *v;
+    int64_t *len, *pos;
+} lattn_tf_cache;
+LATTN_API lattn_status lattn_tf_cache_init(lattn_ctx *ctx, lattn_tf_cache *c, const lattn_tf_model *m, int64_t B, int64_t cap);
+LATTN_API void lattn_tf_cache_free(lattn_ctx *ctx, lattn_tf_cache *c);
+/* Forget sequence b (a new document starts at position 0). */
+LATTN_API void lattn_tf_cache_reset(lattn_tf_cache *c, int64_t b);
+
+/* Forward over B sequences of T tokens (positions 0 .. T-1). Input tokens [B][T] when vocab > 0,
+   else x [B][T][d]. Output logits [B][T][vocab] (hidden states [B][T][d] when vocab = 0); may be
+   NULL when only the loss is wanted. loss (optional, vocab > 0): the mean next-token cross-entropy
+   -ln softmax(logits[b][t])[tokens[b][t+1]] over the B·(T-1) predictions (NaN when T < 2).
+   cache (optional, fast form): an empty cache (len 0) receives the T tokens' keys and values, so
+   decoding continues with lattn_tf_step (prefill). _ref: each sequence token by token in double
+   with a KV cache in double (the teaching form); the fast form: threaded GEMMs, lattn_attn_chunk. */
+LATTN_API lattn_status lattn_tf_forward_ref(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
+                                            const int32_t *tokens, const float *x, float *logits, double *loss);
+LATTN_API lattn_status lattn_tf_forward(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
+                                        const int32_t *tokens, const float *x, float *logits, double *loss,
+                                        lattn_tf_cache *cache);
+/* One decoding step of B sequences: tokens [B] (or x [B][d]) at position cache->pos[b] -> logits
+   [B][vocab] (or hidden [B][d]); the cache grows by one entry per layer. */
+LATTN_API lattn_status lattn_tf_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
+                                     const float *x, float *logits, lattn_tf_cache *cache);
+
+/* ================================================================================================ */
 /* >>conformance                                                                                    */
 /* ================================================================================================ */
 /* Golden cases (reference_outputs/, DESIGN.md §4): one safetensors file per case with the inputs
    "in.*" (float32, offsets int64), the expected outputs "out.*" (float32, from _ref in double) and
    "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn |
    gla | simple_gla | retention | gdr | scan | ssm | s4d | prism_p0 | prism_p1 | prism_p2 | laplace_layer | gdn_layer: a layer's tensors under
-   "in.<name>" and its laplace.* configuration, see >>laplace), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
-   "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval"), "seed",
+   "in.<name>" and its laplace.* configuration, see >>laplace | attention | transformer: a model's tensors under "in.<name>", its tf.*
+   configuration, in.tokens I32 [B][T]), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
+   "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval", "mask", "window"), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
 typedef enum lattn_form {
     LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP, LATTN_FORM_FAST,
@@ -7902,6 +7985,453 @@ LATTN__DEF lattn_status lattn_attn_decode(lattn_ctx *ctx, const lattn_attn_args 
 }
 
 /* ================================================================================================ */
+/* >>transformer implementation                                                                     */
+/* ================================================================================================ */
+enum { LATTN__TF_LN1, LATTN__TF_QKV, LATTN__TF_WO, LATTN__TF_LN2, LATTN__TF_WG, LATTN__TF_WU, LATTN__TF_WD, LATTN__TF_N };
+enum { LATTN__TG_EMBED, LATTN__TG_NORM, LATTN__TG_N };
+static const char *const lattn__tf_names[LATTN__TF_N] = {
+    "attn_norm.weight", "attn.qkv_proj.weight", "attn.c_proj.weight", "mlp_norm.weight", "mlp.gate_proj.weight",
+    "mlp.up_proj.weight", "mlp.down_proj.weight"
+};
+static const char *const lattn__tg_names[LATTN__TG_N] = { "wte.weight", "norm.weight" };
+
+LATTN__DEF lattn_tf_config lattn_tf_config_sps(const char *scale) {
+    static const struct { const char *name; int64_t d, L; } t[5] = {
+        { "xs", 512, 8 }, { "s", 768, 12 }, { "m", 1024, 24 }, { "l", 1280, 36 }, { "xl", 1600, 48 } };
+    lattn_tf_config c;
+    int i;
+    memset(&c, 0, sizeof c);
+    for (i = 0; i < 5 && scale; i++)
+        if (strcmp(scale, t[i].name) == 0) {
+            c.n_layers = t[i].L; c.d = t[i].d; c.head_dim = 64; c.H = c.H_kv = t[i].d / 64; c.ffn = 3 * t[i].d;
+            c.vocab = 50304;
+        }
+    c.window = -1; c.rope_theta = 10000.0f; c.norm_eps = 1e-6f;
+    return c;
+}
+LATTN__DEF lattn_tf_config lattn_tf_config_small(void) {
+    lattn_tf_config c;
+    c.n_layers = 2; c.d = 64; c.H = 4; c.H_kv = 2; c.head_dim = 16; c.ffn = 192; c.vocab = 256;
+    c.window = -1; c.rope_theta = 10000.0f; c.norm_eps = 1e-6f;
+    return c;
+}
+LATTN__DEF int64_t lattn_tf_params(const lattn_tf_config *c) {
+    int64_t t[6][4];
+    int n = 0;
+    if (!c || c->n_layers < 1 || c->d < 1 || c->H < 1 || c->H_kv < 1 || c->head_dim < 1 || c->ffn < 1 || c->vocab < 0) return -1;
+    if (c->H > INT64_MAX / 4 || c->H_kv > INT64_MAX / 4) return -1;
+#define LATTN__TERM(a_, b_, c_, d_) do { t[n][0] = (a_); t[n][1] = (b_); t[n][2] = (c_); t[n][3] = (d_); n++; } while (0)
+    if (c->vocab > 0) LATTN__TERM(c->vocab, c->d, 1, 1);                 /* tied embedding */
+    LATTN__TERM(c->n_layers, c->d, c->H + 2 * c->H_kv, c->head_dim);     /* W_qkv */
+    LATTN__TERM(c->n_layers, c->H, c->head_dim, c->d);                   /* W_o */
+    LATTN__TERM(c->n_layers, 3, c->d, c->ffn);                           /* W_g, W_u, W_d */
+    LATTN__TERM(c->n_layers, 2, c->d, 1);                                /* the two norm gains */
+    if (c->vocab > 0) LATTN__TERM(c->d, 1, 1, 1);                        /* final norm */
+#undef LATTN__TERM
+    return lattn__laplace_sum(n, t);
+}
+static lattn_status lattn__tf_check_cfg(lattn_ctx *ctx, const char *who, const lattn_tf_config *c) {
+    if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
+    if (c->n_layers < 1 || c->d < 1 || c->H < 1 || c->H_kv < 1 || c->head_dim < 2 || c->ffn < 1 || c->vocab < 0 || c->window < -1)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: every size must be >= 1 (head_dim >= 2, vocab >= 0, window >= -1)", who);
+    if (c->n_layers > LATTN__LAPLACE_MAX_LAYERS || c->head_dim % 2 || c->H % c->H_kv)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_layers = %lld, head_dim = %lld (even), H = %lld (a multiple of H_kv = %lld)",
+                           who, (long long)c->n_layers, (long long)c->head_dim, (long long)c->H, (long long)c->H_kv);
+    if (!(c->rope_theta > 0.0f) || !isfinite(c->rope_theta) || !(c->norm_eps > 0.0f) || !isfinite(c->norm_eps))
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: rope_theta and norm_eps must be positive and finite", who);
+    if (lattn_tf_params(c) < 0 || c->d > INT32_MAX || c->ffn > INT32_MAX || c->vocab > INT32_MAX ||
+        (c->H + 2 * c->H_kv) * c->head_dim > INT32_MAX)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the model's sizes overflow", who);
+    return LATTN_OK;
+}
+static float *lattn__tw(const lattn_tf_model *m, int64_t l, int slot) { return m->tensors[l * LATTN__TF_N + slot].data; }
+static float *lattn__tg(const lattn_tf_model *m, int slot) { return m->tensors[m->cfg.n_layers * LATTN__TF_N + slot].data; }
+
+static lattn_status lattn__tf_alloc(lattn_ctx *ctx, lattn_tf_model *m, const lattn_tf_config *c, const char *who) {
+    int64_t L, i, nt, hd;
+    memset(m, 0, sizeof *m);
+    LATTN__TRY(lattn__tf_check_cfg(ctx, who, c));
+    L = c->n_layers; hd = c->head_dim;
+    nt = L * LATTN__TF_N + (c->vocab > 0 ? LATTN__TG_N : 0);
+    LATTN__TRY(lattn__table_new(ctx, who, nt, 0, &m->tensors));
+    for (i = 0; i < nt; i++) {
+        lattn_tensor *t = &m->tensors[i];
+        int slot = i < L * LATTN__TF_N ? (int)(i % LATTN__TF_N) : LATTN__TF_N + (int)(i - L * LATTN__TF_N);
+        if (slot < LATTN__TF_N) snprintf(t->name, sizeof t->name, "layers.%lld.%s", (long long)(i / LATTN__TF_N), lattn__tf_names[slot]);
+        else snprintf(t->name, sizeof t->name, "%s", lattn__tg_names[slot - LATTN__TF_N]);
+        t->ndim = 2;
+        switch (slot) {
+        case LATTN__TF_QKV: t->shape[0] = (c->H + 2 * c->H_kv) * hd; t->shape[1] = c->d; break;
+        case LATTN__TF_WO:  t->shape[0] = c->d; t->shape[1] = c->H * hd; break;
+        case LATTN__TF_WG: case LATTN__TF_WU: t->shape[0] = c->ffn; t->shape[1] = c->d; break;
+        case LATTN__TF_WD:  t->shape[0] = c->d; t->shape[1] = c->ffn; break;
+        case LATTN__TF_N + LATTN__TG_EMBED: t->shape[0] = c->vocab; t->shape[1] = c->d; break;
+        default: t->ndim = 1; t->shape[0] = c->d; break;                /* norm gains */
+        }
+    }
+    if (lattn__arena_bind(ctx, who, m->tensors, nt, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
+    m->cfg = *c; m->n_tensors = nt;
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_tf_init(lattn_ctx *ctx, lattn_tf_model *m, const lattn_tf_config *c, uint64_t seed) {
+    lattn_rng r = lattn_rng_seed(seed);
+    int64_t l;
+    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tf_init: model is NULL");
+    LATTN__TRY(lattn__tf_alloc(ctx, m, c, "lattn_tf_init"));
+    lattn__arena_init(m->tensors, m->n_tensors, &r);
+    for (l = 0; l < c->n_layers; l++) {                  /* GPT-2's scaled residual projections */
+        lattn_tensor *t = &m->tensors[l * LATTN__TF_N + LATTN__TF_WO];
+        lattn_rng_fill_normal(&r, t->data, t->count, 0.0f, (float)(0.02 / sqrt(2.0 * (double)c->n_layers)));
+    }
+    return lattn__ok(ctx);
+}
+LATTN__DEF void lattn_tf_free(lattn_ctx *ctx, lattn_tf_model *m) {
+    if (!m) return;
+    lattn__free(ctx, m->arena);
+    lattn__free(ctx, m->tensors);
+    memset(m, 0, sizeof *m);
+}
+LATTN__DEF lattn_tensor *lattn_tf_tensor(const lattn_tf_model *m, const char *name) {
+    return m ? lattn__arena_find(m->tensors, m->n_tensors, name) : NULL;
+}
+static int lattn__tf_fields(lattn_tf_config *c, lattn__cfield *fl) {
+    static const char *const keys[8] = { "tf.n_layers", "tf.d", "tf.H", "tf.H_kv", "tf.head_dim", "tf.ffn", "tf.vocab", "tf.window" };
+    int64_t *p[8];
+    int i;
+    p[0] = &c->n_layers; p[1] = &c->d; p[2] = &c->H; p[3] = &c->H_kv; p[4] = &c->head_dim; p[5] = &c->ffn; p[6] = &c->vocab; p[7] = &c->window;
+    memset(fl, 0, 10 * sizeof *fl);
+    for (i = 0; i < 8; i++) { fl[i].key = keys[i]; fl[i].i = p[i]; }
+    fl[8].key = "tf.rope_theta"; fl[8].f = &c->rope_theta;
+    fl[9].key = "tf.norm_eps"; fl[9].f = &c->norm_eps;
+    return 10;
+}
+LATTN__DEF lattn_status lattn_tf_serialize(lattn_ctx *ctx, const lattn_tf_model *m, unsigned char **out, size_t *size) {
+    lattn__cfield fl[LATTN__CFG_MAX];
+    lattn_tf_config c;
+    int n;
+    if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tf_serialize: NULL argument");
+    c = m->cfg;
+    n = lattn__tf_fields(&c, fl);
+    return lattn__arena_serialize(ctx, "lattn_tf_serialize", m->tensors, m->n_tensors, fl, n, out, size);
+}
+LATTN__DEF lattn_status lattn_tf_load_st(lattn_ctx *ctx, lattn_tf_model *m, const lattn_st_file *f, const char *prefix) {
+    const char *who = "lattn_tf_load";
+    lattn_tf_config c = lattn_tf_config_small();
+    lattn__cfield fl[LATTN__CFG_MAX];
+    int n;
+    lattn_status st;
+    if (!m || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    memset(m, 0, sizeof *m);
+    if (!prefix) prefix = "";
+    if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
+    n = lattn__tf_fields(&c, fl);
+    LATTN__TRY(lattn__cfg_read(ctx, who, f, fl, n));
+    if ((st = lattn__tf_alloc(ctx, m, &c, who)) != LATTN_OK) return lattn__as_format(ctx, st);
+    if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) { lattn_tf_free(ctx, m); return st; }
+    return lattn__ok(ctx);
+}
+
+LATTN__DEF lattn_status lattn_tf_cache_init(lattn_ctx *ctx, lattn_tf_cache *c, const lattn_tf_model *m, int64_t B, int64_t cap) {
+    const char *who = "lattn_tf_cache_init";
+    int64_t d[5];
+    size_t n, nl;
+    if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: cache is NULL", who);
+    memset(c, 0, sizeof *c);
+    if (!m || !m->arena) return lattn__fail(ctx, LATTN_E_NULL, "%s: model is NULL", who);
+    if (B < 1 || cap < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, cap = %lld", who, (long long)B, (long long)cap);
+    d[0] = 2 * m->cfg.n_layers; d[1] = B; d[2] = cap; d[3] = m->cfg.H_kv; d[4] = m->cfg.head_dim;
+    LATTN__TRY(lattn__check_count(ctx, who, "the cache", 5, d));
+    n = (size_t)(2 * m->cfg.n_layers * B) * (size_t)(cap * m->cfg.H_kv * m->cfg.head_dim);
+    nl = (size_t)((m->cfg.n_layers + 1) * B);
+    LATTN__TRY(lattn__alloc_floats(ctx, &c->k, n, who));
+    c->len = (int64_t *)lattn__alloc(ctx, nl * sizeof(int64_t));
+    if (!c->len) { lattn__free(ctx, c->k); memset(c, 0, sizeof *c); return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who); }
+    memset(c->len, 0, nl * sizeof(int64_t));
+    c->v = c->k + n / 2; c->pos = c->len + m->cfg.n_layers * B;
+    c->B = B; c->cap = cap; c->n_layers = m->cfg.n_layers; c->H_kv = m->cfg.H_kv; c->head_dim = m->cfg.head_dim;
+    return lattn__ok(ctx);
+}
+LATTN__DEF void lattn_tf_cache_free(lattn_ctx *ctx, lattn_tf_cache *c) {
+    if (!c) return;
+    lattn__free(ctx, c->k);
+    lattn__free(ctx, c->len);
+    memset(c, 0, sizeof *c);
+}
+LATTN__DEF void lattn_tf_cache_reset(lattn_tf_cache *c, int64_t b) {
+    int64_t l;
+    if (!c || !c->len || b < 0 || b >= c->B) return;
+    for (l = 0; l < c->n_layers; l++) c->len[l * c->B + b] = 0;
+    c->pos[b] = 0;
+}
+
+/* ---- forward ------------------------------------------------------------------------------------ */
+static lattn_status lattn__tf_args(lattn_ctx *ctx, const char *who, const lattn_tf_model *m, int64_t B, int64_t T,
+                                   const int32_t *tokens, const float *x, const float *out, const double *loss) {
+    int64_t i, dims[3];
+    const lattn_tf_config *c;
+    if (!m || !m->arena) return lattn__fail(ctx, LATTN_E_NULL, "%s: model is NULL", who);
+    c = &m->cfg;
+    if (c->vocab > 0 ? !tokens : !x) return lattn__fail(ctx, LATTN_E_NULL, "%s: %s is NULL", who, c->vocab > 0 ? "tokens" : "x");
+    if (!out && !(loss && c->vocab > 0)) return lattn__fail(ctx, LATTN_E_NULL, "%s: no output (logits or loss)", who);
+    if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
+    dims[0] = B; dims[1] = T;
+    dims[2] = LATTN__MAX(LATTN__MAX(c->d, c->vocab), LATTN__MAX(c->ffn, (c->H + 2 * c->H_kv) * c->head_dim));
+    LATTN__TRY(lattn__check_count(ctx, who, "the activations", 3, dims));
+    for (i = 0; tokens && c->vocab > 0 && i < B * T; i++)
+        if (tokens[i] < 0 || tokens[i] >= c->vocab)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tokens[%lld] = %d is outside [0, %lld)", who, (long long)i,
+                               (int)tokens[i], (long long)c->vocab);
+    return LATTN_OK;
+}
+/* RoPE's angle of pair j at position p (in double: every form rounds the same cos and sin). */
+static double lattn__rope_angle(const lattn_tf_config *c, int64_t p, int64_t j) {
+    return (double)p * pow((double)c->rope_theta, -2.0 * (double)j / (double)c->head_dim);
+}
+static void lattn__rmsnorm_d(int64_t n, const double *x, const float *g, double eps, double *y) {
+    double r = lattn__rsqrt_mean_sq_d(n, x, eps);
+    int64_t i;
+    for (i = 0; i < n; i++) y[i] = x[i] * r * (double)g[i];
+}
+/* -ln softmax(z)[target] over n logits, in double. */
+static double lattn__nll_d(int64_t n, const double *z, int64_t target) {
+    double mx = -HUGE_VAL, s = 0;
+    int64_t i;
+    for (i = 0; i < n; i++) if (!(z[i] <= mx)) mx = z[i];
+    for (i = 0; i < n; i++) s += exp(z[i] - mx);
+    return mx + log(s) - z[target];
+}
+
+/* The teaching form: every sequence token by token, in double, with its KV cache in double. */
+LATTN__DEF lattn_status lattn_tf_forward_ref(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
+                                             const int32_t *tokens, const float *x, float *logits, double *loss) {
+    const char *who = "lattn_tf_forward_ref";
+    const lattn_tf_config *c;
+    int64_t d, H, G, hd, NQ, L, nout, b, t, l, h, i, j, e;
+    double *buf, *kc, *vc, *xd, *ad, *qkv, *od, *f1, *f2, *lg, *sc, nll = 0.0, s;
+    size_t n;
+    LATTN__TRY(lattn__tf_args(ctx, who, m, B, T, tokens, x, logits, loss));
+    c = &m->cfg; d = c->d; H = c->H; G = c->H / c->H_kv; hd = c->head_dim; L = c->n_layers;
+    NQ = (H + 2 * c->H_kv) * hd; nout = c->vocab > 0 ? c->vocab : d;
+    if (loss) *loss = NAN;
+    if (T == 0) return lattn__ok(ctx);
+    /* cache 2·L·T·H_kv·hd, then x, a, qkv, o, f1, f2, logits, scores */
+    n = 2 * (size_t)(L * T) * (size_t)(c->H_kv * hd) + 2 * (size_t)d + (size_t)NQ + (size_t)(H * hd) + 2 * (size_t)c->ffn +
+        (size_t)nout + (size_t)T;
+    if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
+    kc = buf; vc = kc + L * T * c->H_kv * hd; xd = vc + L * T * c->H_kv * hd; ad = xd + d; qkv = ad + d; od = qkv + NQ;
+    f1 = od + H * hd; f2 = f1 + c->ffn; lg = f2 + c->ffn; sc = lg + nout;
+    for (b = 0; b < B; b++)
+        for (t = 0; t < T; t++) {
+            int64_t row = b * T + t;
+            for (i = 0; i < d; i++) xd[i] = c->vocab > 0 ? (double)lattn__tg(m, LATTN__TG_EMBED)[(int64_t)tokens[row] * d + i] : (double)x[row * d + i];
+            for (l = 0; l < L; l++) {
+                double *kl = kc + l * T * c->H_kv * hd, *vl = vc + l * T * c->H_kv * hd;
+                /* q | k | v = W_qkv RMSNorm(x); RoPE on q and k at position t; k, v into the cache */
+                lattn__rmsnorm_d(d, xd, lattn__tw(m, l, LATTN__TF_LN1), c->norm_eps, ad);
+                lattn__matvec_d(NQ, d, lattn__tw(m, l, LATTN__TF_QKV), ad, qkv, 0);
+                for (h = 0; h < H + c->H_kv; h++)
+                    for (j = 0; j < hd / 2; j++) {
+                        double *u = qkv + h * hd + 2 * j, a = lattn__rope_angle(c, t, j), u0 = u[0], u1 = u[1];
+                        u[0] = u0 * cos(a) - u1 * sin(a);
+                        u[1] = u0 * sin(a) + u1 * cos(a);
+                    }
+                memcpy(kl + t * c->H_kv * hd, qkv + H * hd, (size_t)(c->H_kv * hd) * sizeof(double));
+                memcpy(vl + t * c->H_kv * hd, qkv + (H + c->H_kv) * hd, (size_t)(c->H_kv * hd) * sizeof(double));
+                /* o_h = Σ_j softmax_j(q_h·k_j / sqrt(hd)) v_j over the visible keys j of this sequence */
+                for (h = 0; h < H; h++) {
+                    int64_t j0 = c->window >= 0 ? LATTN__MAX((int64_t)0, t - c->window) : 0, kvh = h / G;
+                    double mx = -HUGE_VAL, den = 0.0;
+                    for (e = j0; e <= t; e++) {
+                        for (s = 0.0, i = 0; i < hd; i++) s += qkv[h * hd + i] * kl[(e * c->H_kv + kvh) * hd + i];
+                        sc[e] = s / sqrt((double)hd);
+                        if (!(sc[e] <= mx)) mx = sc[e];
+                    }
+                    for (i = 0; i < hd; i++) od[h * hd + i] = 0.0;
+                    for (e = j0; e <= t; e++) {
+                        double p = exp(sc[e] - mx);
+                        den += p;
+                        for (i = 0; i < hd; i++) od[h * hd + i] += p * vl[(e * c->H_kv + kvh) * hd + i];
+                    }
+                    for (i = 0; i < hd; i++) od[h * hd + i] /= den;
+                }
+                lattn__matvec_d(d, H * hd, lattn__tw(m, l, LATTN__TF_WO), od, xd, 1);             /* x += W_o o */
+                /* x += W_d (SiLU(W_g a) ⊙ W_u a),  a = RMSNorm(x) */
+                lattn__rmsnorm_d(d, xd, lattn__tw(m, l, LATTN__TF_LN2), c->norm_eps, ad);
+                lattn__matvec_d(c->ffn, d, lattn__tw(m, l, LATTN__TF_WG), ad, f1, 0);
+                lattn__matvec_d(c->ffn, d, lattn__tw(m, l, LATTN__TF_WU), ad, f2, 0);
+                for (i = 0; i < c->ffn; i++) f1[i] = lattn__silu_d(f1[i]) * f2[i];
+                lattn__matvec_d(d, c->ffn, lattn__tw(m, l, LATTN__TF_WD), f1, xd, 1);
+            }
+            if (c->vocab > 0) {                                                           /* tied head */
+                lattn__rmsnorm_d(d, xd, lattn__tg(m, LATTN__TG_NORM), c->norm_eps, ad);
+                lattn__matvec_d(c->vocab, d, lattn__tg(m, LATTN__TG_EMBED), ad, lg, 0);
+                if (t + 1 < T) nll += lattn__nll_d(c->vocab, lg, tokens[row + 1]);
+            } else memcpy(lg, xd, (size_t)d * sizeof(double));
+            for (i = 0; logits && i < nout; i++) logits[row * nout + i] = (float)lg[i];
+        }
+    if (loss && T > 1) *loss = nll / (double)(B * (T - 1));
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* Row-wise RMSNorm of X [M][n] times the gain g, into Y. */
+static void lattn__rmsnorm_rows(int nthr, int64_t M, int64_t n, const float *X, const float *g, float eps, float *Y) {
+    int64_t r;
+    (void)nthr;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (r = 0; r < M; r++) {
+        const float *x = X + r * n;
+        float *y = Y + r * n, inv = 1.0f / sqrtf(lattn_vec_dot((size_t)n, x, x) / (float)n + eps);
+        int64_t i;
+        for (i = 0; i < n; i++) y[i] = x[i] * inv * g[i];
+    }
+}
+/* q, k rows of QKV [M][NQ] turned by RoPE into Q [M][H·hd] and Kb [M][H_kv·hd], v copied into Vb;
+   row r sits at position pos[r / per] + r % per (the forward: pos NULL and per = T, so t). */
+static void lattn__tf_rope_rows(int nthr, const lattn_tf_config *c, int64_t M, int64_t per, const int64_t *pos,
+                                const float *QKV, float *Q, float *Kb, float *Vb, const float *cs) {
+    const int64_t hd = c->head_dim, H = c->H, Hk = c->H_kv, NQ = (H + 2 * Hk) * hd, half = hd / 2;
+    int64_t r;
+    (void)nthr;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (r = 0; r < M; r++) {
+        const float *src = QKV + r * NQ, *tab = cs + (pos ? r : r % per) * hd;   /* cos, sin pairs */
+        int64_t h, j;
+        for (h = 0; h < H + Hk; h++) {
+            float *dst = h < H ? Q + r * H * hd + h * hd : Kb + r * Hk * hd + (h - H) * hd;
+            const float *u = src + h * hd;
+            for (j = 0; j < half; j++) {
+                float co = tab[2 * j], si = tab[2 * j + 1], u0 = u[2 * j], u1 = u[2 * j + 1];
+                dst[2 * j] = u0 * co - u1 * si;
+                dst[2 * j + 1] = u0 * si + u1 * co;
+            }
+        }
+        memcpy(Vb + r * Hk * hd, src + (H + Hk) * hd, (size_t)(Hk * hd) * sizeof(float));
+    }
+}
+
+/* The fast forward (decode = 0) and the step (decode = 1, T = 1, cache required), layer by layer
+   over all B·T rows: threaded GEMMs (lattn__linear), lattn_attn_chunk or lattn_attn_step. */
+static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T, const int32_t *tokens,
+                                  const float *x, float *out, double *loss, lattn_tf_cache *cache, int decode,
+                                  const char *who) {
+    const lattn_tf_config *c;
+    int64_t d, H, Hk, hd, NQ, M, l, r, b, t, nout, npos, RB = 64;
+    int nthr = lattn__threads(ctx);
+    float *buf, *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *LG, *ws;
+    size_t n, tmp, attn, ffn;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__tf_args(ctx, who, m, B, T, tokens, x, out, decode ? NULL : loss));
+    c = &m->cfg; d = c->d; H = c->H; Hk = c->H_kv; hd = c->head_dim; NQ = (H + 2 * Hk) * hd; M = B * T;
+    nout = c->vocab > 0 ? c->vocab : d;
+    if (!decode && loss) *loss = NAN;
+    if (cache) {
+        if (!cache->k || !cache->len) return lattn__fail(ctx, LATTN_E_NULL, "%s: the cache is not initialised", who);
+        if (cache->B != B || cache->n_layers != c->n_layers || cache->H_kv != Hk || cache->head_dim != hd)
+            return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the cache was made for another model or batch", who);
+        for (b = 0; b < B; b++)
+            for (l = 0; l < c->n_layers; l++) {
+                int64_t len = cache->len[l * B + b];
+                if (decode ? len + 1 > cache->cap : len != 0 || T > cache->cap)
+                    return lattn__fail(ctx, LATTN_E_SHAPE, decode ? "%s: the cache of sequence %lld is full (%lld entries)"
+                                                               : "%s: prefill needs an empty cache with room for T (sequence %lld, %lld entries)",
+                                       who, (long long)b, (long long)cache->cap);
+            }
+    } else if (decode) return lattn__fail(ctx, LATTN_E_NULL, "%s: cache is NULL", who);
+    if (T == 0) return lattn__ok(ctx);
+    npos = decode ? B : T;
+    /* X, Hn, then QKV Q K V O or F1 F2, RoPE table, logit block, GEMM workspaces */
+    attn = (size_t)(NQ + 2 * H * hd + 2 * Hk * hd);
+    ffn = 2 * (size_t)c->ffn;
+    if (lattn_size_mul(&n, (size_t)M, 2 * (size_t)d + LATTN__MAX(attn, ffn)) ||
+        lattn_size_mul(&tmp, (size_t)npos, (size_t)hd) || lattn_size_add(&n, n, tmp) ||
+        lattn_size_mul(&tmp, (size_t)RB, (size_t)nout) || lattn_size_add(&n, n, tmp) ||
+        lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(c->ffn, H * hd)))) || lattn_size_add(&n, n, tmp))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
+    X = buf; Hn = X + M * d; QKV = Hn + M * d; Q = QKV + M * NQ; Kb = Q + M * H * hd; Vb = Kb + M * Hk * hd; O = Vb + M * Hk * hd;
+    F1 = QKV; F2 = F1 + M * c->ffn;
+    CS = QKV + M * (int64_t)LATTN__MAX(attn, ffn); LG = CS + npos * hd; ws = LG + RB * nout;
+    for (r = 0; r < npos; r++)                                   /* cos, sin of each pair at each position */
+        for (t = 0; t < hd / 2; t++) {
+            double a = lattn__rope_angle(c, decode ? cache->pos[r] : r, t);
+            CS[r * hd + 2 * t] = (float)cos(a); CS[r * hd + 2 * t + 1] = (float)sin(a);
+        }
+    if (c->vocab > 0)
+        for (r = 0; r < M; r++) memcpy(X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)tokens[r] * d, (size_t)d * sizeof(float));
+    else memcpy(X, x, (size_t)(M * d) * sizeof(float));
+
+    for (l = 0; l < c->n_layers && st == LATTN_OK; l++) {
+        lattn_attn_args a = lattn_attn_args_default();
+        lattn__rmsnorm_rows(nthr, M, d, X, lattn__tw(m, l, LATTN__TF_LN1), c->norm_eps, Hn);
+        lattn__linear(nthr, M, NQ, d, Hn, lattn__tw(m, l, LATTN__TF_QKV), QKV, 0, ws);
+        lattn__tf_rope_rows(nthr, c, M, T, decode ? cache->pos : NULL, QKV, Q, Kb, Vb, CS);
+        a.B = B; a.T = T; a.H = H; a.H_kv = Hk; a.K = hd; a.V = hd; a.q = Q; a.k = Kb; a.v = Vb; a.o = O;
+        if (c->window >= 0) { a.mask = LATTN_MASK_WINDOW; a.window = c->window; }
+        if (decode) {
+            lattn_kv_cache kv;
+            kv.B = B; kv.cap = cache->cap; kv.H_kv = Hk; kv.K = hd; kv.V = hd;
+            kv.k = cache->k + l * B * cache->cap * Hk * hd; kv.v = cache->v + l * B * cache->cap * Hk * hd;
+            kv.len = cache->len + l * B;
+            st = lattn_attn_step(ctx, &a, &kv);
+        } else {
+            st = lattn_attn_chunk(ctx, &a, 0);
+            for (b = 0; cache && b < B; b++) {                   /* prefill: the keys and values stay */
+                int64_t e = (l * B + b) * cache->cap * Hk * hd;
+                memcpy(cache->k + e, Kb + b * T * Hk * hd, (size_t)(T * Hk * hd) * sizeof(float));
+                memcpy(cache->v + e, Vb + b * T * Hk * hd, (size_t)(T * Hk * hd) * sizeof(float));
+                cache->len[l * B + b] = T;
+            }
+        }
+        if (st != LATTN_OK) break;
+        lattn__linear(nthr, M, d, H * hd, O, lattn__tw(m, l, LATTN__TF_WO), X, 1, ws);         /* x += o W_oᵀ */
+        lattn__rmsnorm_rows(nthr, M, d, X, lattn__tw(m, l, LATTN__TF_LN2), c->norm_eps, Hn);
+        lattn__linear(nthr, M, c->ffn, d, Hn, lattn__tw(m, l, LATTN__TF_WG), F1, 0, ws);
+        lattn__linear(nthr, M, c->ffn, d, Hn, lattn__tw(m, l, LATTN__TF_WU), F2, 0, ws);
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        for (r = 0; r < M; r++) {
+            float *f1 = F1 + r * c->ffn, *f2 = F2 + r * c->ffn;
+            int64_t j;
+            lattn_vec_silu((size_t)c->ffn, f1, f1);
+            for (j = 0; j < c->ffn; j++) f1[j] *= f2[j];
+        }
+        lattn__linear(nthr, M, d, c->ffn, F1, lattn__tw(m, l, LATTN__TF_WD), X, 1, ws);          /* x += f W_dᵀ */
+    }
+    if (st == LATTN_OK && c->vocab > 0) {                        /* tied head, RB rows at a time */
+        double nll = 0.0;
+        lattn__rmsnorm_rows(nthr, M, d, X, lattn__tg(m, LATTN__TG_NORM), c->norm_eps, Hn);
+        for (r = 0; r < M; r += RB) {
+            int64_t rb = LATTN__MIN(RB, M - r), i;
+            float *z = out ? out + r * nout : LG;
+            lattn__linear(nthr, rb, nout, d, Hn + r * d, lattn__tg(m, LATTN__TG_EMBED), z, 0, ws);
+            for (i = 0; !decode && loss && i < rb; i++) {
+                int64_t row = r + i, k;
+                float mx = lattn_vec_max((size_t)nout, z + i * nout);
+                double s = 0.0;
+                if ((row + 1) % T == 0) continue;                /* the last token predicts nothing */
+                for (k = 0; k < nout; k++) s += exp((double)(z[i * nout + k] - mx));
+                nll += (double)mx + log(s) - (double)z[i * nout + tokens[row + 1]];
+            }
+        }
+        if (!decode && loss && T > 1) *loss = nll / (double)(B * (T - 1));
+    } else if (st == LATTN_OK) memcpy(out, X, (size_t)(M * d) * sizeof(float));
+    if (st == LATTN_OK && cache) for (b = 0; b < B; b++) cache->pos[b] = decode ? cache->pos[b] + 1 : T;
+    else if (cache)                                              /* a failure at layer l: undo layers < l */
+        for (r = 0; r < l * B; r++) cache->len[r] = decode ? cache->len[r] - 1 : 0;
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+LATTN__DEF lattn_status lattn_tf_forward(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T, const int32_t *tokens,
+                                         const float *x, float *logits, double *loss, lattn_tf_cache *cache) {
+    return lattn__tf_run(ctx, m, B, T, tokens, x, logits, loss, cache, 0, "lattn_tf_forward");
+}
+LATTN__DEF lattn_status lattn_tf_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
+                                      const float *x, float *logits, lattn_tf_cache *cache) {
+    return lattn__tf_run(ctx, m, B, 1, tokens, x, logits, NULL, cache, 1, "lattn_tf_step");
+}
+
+/* ================================================================================================ */
 /* >>conformance implementation                                                                     */
 /* ================================================================================================ */
 static const char *const lattn__form_names[] = { "ref", "parallel", "chunk", "step", "fast", "fft", "conv" };
@@ -8175,6 +8705,91 @@ static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
     }
 }
 
+/* attention: in.q [B][T][H][K], in.k [B][T][H_kv][K], in.v [B][T][H_kv][V], optional in.offsets;
+   "mask" causal | window (with "window"); out.o, out.lse. */
+static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
+    lattn_attn_args a = lattn_attn_args_default();
+    const lattn_st_tensor *tq, *tk, *tv;
+    const char *mask = lattn_st_meta(k->c, "mask");
+    float *o, *lse;
+    LATTN__TRY(lattn__case_in(k, "in.q", 1, &a.q, &tq));
+    LATTN__TRY(lattn__case_in(k, "in.k", 1, &a.k, &tk));
+    LATTN__TRY(lattn__case_in(k, "in.v", 1, &a.v, &tv));
+    LATTN__TRY(lattn__case_dims(k, tq, 4, "in.q"));
+    LATTN__TRY(lattn__case_dims(k, tk, 4, "in.k"));
+    LATTN__TRY(lattn__case_dims(k, tv, 4, "in.v"));
+    LATTN__TRY(lattn__case_offsets(k, &a.offsets, &a.n_seqs));
+    LATTN__TRY(lattn__case_out(k, "out.o", &o));
+    LATTN__TRY(lattn__case_out(k, "out.lse", &lse));
+    a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.H_kv = tk->shape[2]; a.V = tv->shape[3];
+    if (tk->shape[0] != a.B || tk->shape[1] != a.T || tk->shape[3] != a.K || tv->shape[0] != a.B || tv->shape[1] != a.T ||
+        tv->shape[2] != a.H_kv || a.H_kv < 1)
+        return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.k, in.v do not match in.q");
+    LATTN__TRY(lattn__case_count(k, "out.o", a.B * a.T * a.H * a.V));
+    LATTN__TRY(lattn__case_count(k, "out.lse", a.B * a.T * a.H));
+    if (!o) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: attention needs out.o");
+    if (mask && strcmp(mask, "window") == 0) { a.mask = LATTN_MASK_WINDOW; a.window = (int64_t)lattn__case_num(k, "window", 0); }
+    else if (mask && strcmp(mask, "causal") != 0) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: unknown mask '%s'", mask);
+    a.scale = lattn__case_num(k, "scale", 0);
+    a.o = o; a.lse = lse;
+    switch (form) {
+    case LATTN_FORM_REF: return lattn_attn_ref(k->ctx, &a);
+    case LATTN_FORM_CHUNK: return lattn_attn_chunk(k->ctx, &a, (int)lattn__case_num(k, "chunk", 0));
+    case LATTN_FORM_STEP: return lattn_attn_decode(k->ctx, &a);
+    default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: attention has no %s form", lattn_form_name(form));
+    }
+}
+/* transformer: the model's tensors under in.<name> with its tf.* configuration, in.tokens [B][T]
+   (I32); out.logits [B][T][vocab], out.loss [1]. The step form decodes token by token. */
+static lattn_status lattn__case_tf(lattn__case *k, lattn_form form) {
+    const lattn_st_tensor *tt = lattn_st_find(k->c, "in.tokens");
+    lattn_tf_model m;
+    lattn_tf_cache cache;
+    float *lg, *loss, *row;
+    int32_t *tok, *step;
+    double l = 0.0;
+    int64_t B, T, t, b, V;
+    lattn_status st;
+    if (!tt || tt->dtype != LATTN_DTYPE_I32 || tt->ndim != 2) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.tokens must be I32 [B][T]");
+    B = tt->shape[0]; T = tt->shape[1];
+    tok = (int32_t *)lattn__case_keep(k, tt->count * sizeof(int32_t) + B * sizeof(int32_t) + 1);
+    if (!tok) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
+    memcpy(tok, tt->data, tt->count * sizeof(int32_t));
+    step = tok + tt->count;
+    LATTN__TRY(lattn_tf_load_st(k->ctx, &m, k->c, "in."));
+    V = m.cfg.vocab;
+    if ((st = lattn__case_count(k, "out.logits", V > 0 ? B * T * V : -1)) == LATTN_OK) st = lattn__case_count(k, "out.loss", 1);
+    if (st == LATTN_OK) st = lattn__case_out(k, "out.logits", &lg);
+    if (st == LATTN_OK) st = lattn__case_out(k, "out.loss", &loss);
+    if (st == LATTN_OK && !lg) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: transformer needs out.logits");
+    if (st == LATTN_OK && B < 1) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.tokens is empty");
+    if (st == LATTN_OK && form == LATTN_FORM_REF) st = lattn_tf_forward_ref(k->ctx, &m, B, T, tok, NULL, lg, &l);
+    else if (st == LATTN_OK && form == LATTN_FORM_CHUNK) st = lattn_tf_forward(k->ctx, &m, B, T, tok, NULL, lg, &l, NULL);
+    else if (st == LATTN_OK && form == LATTN_FORM_STEP) {
+        row = (float *)lattn__case_keep(k, (size_t)(B * V) * sizeof(float) + 1);
+        st = row ? lattn_tf_cache_init(k->ctx, &cache, &m, B, LATTN__MAX(T, 1)) : lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
+        for (t = 0; st == LATTN_OK && t < T; t++) {
+            for (b = 0; b < B; b++) step[b] = tok[b * T + t];
+            st = lattn_tf_step(k->ctx, &m, B, step, NULL, row, &cache);
+            for (b = 0; st == LATTN_OK && b < B; b++) {
+                memcpy(lg + (b * T + t) * V, row + b * V, (size_t)V * sizeof(float));
+                if (t + 1 < T) {                              /* the loss from the decoded logits */
+                    float mx = lattn_vec_max((size_t)V, row + b * V);
+                    double z = 0.0;
+                    int64_t i;
+                    for (i = 0; i < V; i++) z += exp((double)(row[b * V + i] - mx));
+                    l += (double)mx + log(z) - (double)row[b * V + tok[b * T + t + 1]];
+                }
+            }
+        }
+        if (row) lattn_tf_cache_free(k->ctx, &cache);
+        l = T > 1 ? l / (double)(B * (T - 1)) : NAN;
+    } else if (st == LATTN_OK) st = lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: transformer has no %s form", lattn_form_name(form));
+    if (st == LATTN_OK && loss) loss[0] = (float)l;
+    lattn_tf_free(k->ctx, &m);
+    return st;
+}
+
 static lattn_status lattn__case_scan(lattn__case *k, lattn_form form) {
     lattn_scan_args a;
     const lattn_st_tensor *ta;
@@ -8384,7 +8999,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     int n = 3, i;
     if (!m) return 0;
     if (lattn__is_la(m)) { f = la; n = 4; }
-    else if (strcmp(m, "gdr") == 0) { f = gdr; n = 3; }
+    else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;
     else if (strcmp(m, "prism_p2") == 0 || strcmp(m, "prism_p0") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "scan") == 0) n = 2;
@@ -8416,6 +9031,8 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "prism_p1") == 0) st = lattn__case_prism(&k, form);
     else if (strcmp(mixer, "prism_p2") == 0) st = lattn__case_p2(&k, form);
     else if (strcmp(mixer, "prism_p0") == 0) st = lattn__case_p0(&k, form);
+    else if (strcmp(mixer, "attention") == 0) st = lattn__case_attn(&k, form);
+    else if (strcmp(mixer, "transformer") == 0) st = lattn__case_tf(&k, form);
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
     if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
     for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);

@@ -114,7 +114,15 @@ static const gcase CASES[] = {
       "PRISM P0 (the paper's model with lattn's documented choices), 3 solver steps, initial state" },
     /* gdn_layer: heads in H, K in K, V in V, conv width in W, D in chunk */
     { "gdn_layer_small", "gdn_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 901,
-      "one Gated DeltaNet layer (D 24, 2 heads of 10 x 12, fla initialisation of A_log and dt_bias), initial state" }
+      "one Gated DeltaNet layer (D 24, 2 heads of 10 x 12, fla initialisation of A_log and dt_bias), initial state" },
+    /* attention: H_kv in bias, window in W (norm = 1: windowed, else causal) */
+    { "attention_causal", "attention", 2, 150, 4, 48, 40, 0, 2, 0, 0, 0, 64, NULL, {0}, 0, 1101,
+      "causal softmax attention, 4 query heads over 2 KV heads (GQA), K 48, V 40, T not a multiple of the tile" },
+    { "attention_window", "attention", 1, 200, 2, 32, 32, 17, 1, 0, 0, 1, 32, NULL, {0, 70, 70, 200}, 3, 1102,
+      "causal sliding window of 17 past keys (inclusive: 18 keys), multi-query (1 KV head), three sequences (one empty)" },
+    /* transformer: B, T; the small configuration of lattn_tf_config_small */
+    { "transformer_small", "transformer", 2, 33, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, {0}, 0, 1201,
+      "pre-norm transformer (2 layers, d 64, 4 heads of 16 over 2 KV heads, RoPE, SwiGLU 192, tied vocab 256): logits and loss" }
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
@@ -368,6 +376,73 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
         st = lattn_gdn_forward_ref(ctx, &m, B, T, io.x, io.y, io.s);
         layer_outputs(g, &io);
         lattn_gdn_free(ctx, &m);
+    } else if (strcmp(c->mixer, "attention") == 0) {
+        lattn_attn_args a = lattn_attn_args_default();
+        int64_t H = c->H, Hk = c->bias, K = c->K, V = c->V, sq[4], sk[4], sv[4], so[4], sl[3];
+        double *o64, *l64;
+        float *o, *lse;
+        sq[0] = sk[0] = sv[0] = so[0] = B; sq[1] = sk[1] = sv[1] = so[1] = T; sq[2] = so[2] = H; sk[2] = sv[2] = Hk;
+        sq[3] = sk[3] = K; sv[3] = so[3] = V; sl[0] = B; sl[1] = T; sl[2] = H;
+        meta(g, "layout", "q: [B][T][H][K]; k: [B][T][H_kv][K]; v: [B][T][H_kv][V]; o: [B][T][H][V]; lse: [B][T][H] (natural log of the softmax normaliser, scores scaled); query head h reads KV head h / (H / H_kv)");
+        meta(g, "mask", c->norm ? "window" : "causal");
+        if (c->norm) meta(g, "window", num(g, (double)c->W));
+        meta(g, "chunk", num(g, (double)c->chunk));
+        a.B = B; a.T = T; a.H = H; a.H_kv = Hk; a.K = K; a.V = V;
+        if (c->norm) { a.mask = LATTN_MASK_WINDOW; a.window = c->W; }
+        a.q = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.q", LATTN_DTYPE_F32, 4, sq, a.q);
+        a.k = rand_f(g, &r, (size_t)(B * T * Hk * K), 1, 0, 0); add(g, "in.k", LATTN_DTYPE_F32, 4, sk, a.k);
+        a.v = rand_f(g, &r, (size_t)(B * T * Hk * V), 1, 0, 0); add(g, "in.v", LATTN_DTYPE_F32, 4, sv, a.v);
+        if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
+        o = (float *)keep(g, (size_t)(B * T * H * V) * 4); lse = (float *)keep(g, (size_t)(B * T * H) * 4);
+        o64 = (double *)keep(g, (size_t)(B * T * H * V) * 8); l64 = (double *)keep(g, (size_t)(B * T * H) * 8);
+        a.o = o; a.lse = lse;
+        st = lattn_attn_ref64(ctx, &a, o64, l64);
+        add(g, "out.o", LATTN_DTYPE_F32, 4, so, o); add(g, "out.lse", LATTN_DTYPE_F32, 3, sl, lse);
+        add(g, "out64.lse", LATTN_DTYPE_F64, 3, sl, l64);
+    } else if (strcmp(c->mixer, "transformer") == 0) {
+        /* weights: matrices N(0, 1/fan_in), embedding N(0, 1), norm gains U(0.5, 1.5), so that the
+           attention is far from uniform; tokens uniform over the vocabulary */
+        lattn_tf_config tc = lattn_tf_config_small();
+        lattn_tf_model m;
+        int64_t i, st2[2], s3[3], s1[1];
+        int32_t *tok;
+        float *lg, *loss;
+        double l64;
+        if (lattn_tf_init(ctx, &m, &tc, c->seed) != LATTN_OK) return 0;
+        meta(g, "layout", "tokens: I32 [B][T]; logits: [B][T][vocab]; loss: [1], the mean next-token cross-entropy over B*(T-1) predictions; weights as in lattn.h >>transformer, prefixed in., configuration as tf.*");
+        meta(g, "tf.n_layers", num(g, (double)tc.n_layers));
+        meta(g, "tf.d", num(g, (double)tc.d));
+        meta(g, "tf.H", num(g, (double)tc.H));
+        meta(g, "tf.H_kv", num(g, (double)tc.H_kv));
+        meta(g, "tf.head_dim", num(g, (double)tc.head_dim));
+        meta(g, "tf.ffn", num(g, (double)tc.ffn));
+        meta(g, "tf.vocab", num(g, (double)tc.vocab));
+        meta(g, "tf.window", "-1"); meta(g, "tf.rope_theta", "10000"); meta(g, "tf.norm_eps", "9.99999997e-07");
+        for (i = 0; i < m.n_tensors; i++) {
+            lattn_tensor *t = &m.tensors[i];
+            float *w = (float *)keep(g, t->count * 4);
+            size_t j;
+            if (t->ndim == 2) {
+                lattn_rng_fill_normal(&r, w, t->count, 0.0f, 1.0f);
+                if (strcmp(t->name, "wte.weight") != 0)
+                    for (j = 0; j < t->count; j++) w[j] = (float)(w[j] / sqrt((double)t->shape[1]));
+            } else lattn_rng_fill_uniform(&r, w, t->count, 0.5f, 1.5f);
+            memcpy(t->data, w, t->count * 4);
+            add_weight(g, t, w);
+        }
+        tok = (int32_t *)keep(g, (size_t)(B * T) * 4);
+        for (i = 0; i < B * T; i++) tok[i] = (int32_t)(lattn_rng_next(&r) % (uint64_t)tc.vocab);
+        st2[0] = B; st2[1] = T; s3[0] = B; s3[1] = T; s3[2] = tc.vocab; s1[0] = 1;
+        add(g, "in.tokens", LATTN_DTYPE_I32, 2, st2, tok);
+        lg = (float *)keep(g, (size_t)(B * T * tc.vocab) * 4); loss = (float *)keep(g, 4);
+        st = lattn_tf_forward_ref(ctx, &m, B, T, tok, NULL, lg, &l64);
+        loss[0] = (float)l64;
+        add(g, "out.logits", LATTN_DTYPE_F32, 3, s3, lg); add(g, "out.loss", LATTN_DTYPE_F32, 1, s1, loss);
+        {
+            double *l = (double *)keep(g, 8);
+            l[0] = l64; add(g, "out64.loss", LATTN_DTYPE_F64, 1, s1, l);
+        }
+        lattn_tf_free(ctx, &m);
     } else if (strcmp(c->mixer, "prism_p1") == 0 || strcmp(c->mixer, "prism_p2") == 0) {
         /* the official tensor names and shapes; weights N(0,1)/sqrt(fan_in), biases N(0, 0.3²),
            LayerNorm weights 1 + N(0, 0.3²), solver up-projections N(0,1)/sqrt(R) */

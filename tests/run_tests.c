@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn transformer
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -2744,12 +2744,191 @@ static void test_attn(void) {
     }
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/* the transformer                                                                                */
+/* ---------------------------------------------------------------------------------------------- */
+static int32_t *tokens_new(lattn_rng *r, int64_t n, int64_t vocab) {
+    int32_t *t = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    int64_t i;
+    for (i = 0; i < n; i++) t[i] = (int32_t)(lattn_rng_next(r) % (uint64_t)vocab);
+    return t;
+}
+typedef struct { const lattn_tf_config *c; const int32_t *tok; float *o; lattn_tf_cache *kc; } tf_alloc_run;
+static lattn_status tf_alloc_run_fn(lattn_ctx *ctx, void *user) {
+    tf_alloc_run *u = (tf_alloc_run *)user;
+    lattn_tf_model mb;
+    lattn_tf_cache cache;
+    double loss;
+    lattn_status st = lattn_tf_init(ctx, &mb, u->c, 3);
+    memset(&cache, 0, sizeof cache);
+    if (st == LATTN_OK) st = lattn_tf_cache_init(ctx, &cache, &mb, 2, 8);
+    if (st == LATTN_OK) st = lattn_tf_forward(ctx, &mb, 2, 5, u->tok, NULL, u->o, &loss, &cache);
+    if (st == LATTN_OK) st = lattn_tf_step(ctx, &mb, 2, u->tok, NULL, u->o, &cache);
+    if (st != LATTN_OK && cache.len && cache.len[0] != 0 && cache.len[0] != 5) st = LATTN_E_DOMAIN;   /* half-advanced cache */
+    lattn_tf_cache_free(ctx, &cache);
+    lattn_tf_free(ctx, &mb);
+    return st;
+}
+static void test_transformer(void) {
+    lattn_rng r = lattn_rng_seed(g_seed + 31);
+    lattn_ctx ctx;
+    lattn_tf_config c = lattn_tf_config_small();
+    lattn_tf_model m;
+    static const char *const scales[5] = { "xs", "s", "m", "l", "xl" };
+    static const int64_t sizes[5] = { 53027328, 130665216, 378717184, 831253760, 1678081600 };
+    int i, w;
+    lattn_ctx_init(&ctx);
+    /* the paper's parameter counts from V·d + L(13d² + 2d) + d */
+    for (i = 0; i < 5; i++) {
+        lattn_tf_config s = lattn_tf_config_sps(scales[i]);
+        int64_t d = s.d;
+        CHECK(lattn_tf_params(&s) == sizes[i] && sizes[i] == s.vocab * d + s.n_layers * (13 * d * d + 2 * d) + d,
+              "tf params %s: %lld", scales[i], (long long)lattn_tf_params(&s));
+    }
+    CHECK(lattn_tf_config_sps("xxl").n_layers == 0 && lattn_tf_params(NULL) == -1, "tf unknown scale");
+    CHECK(lattn_tf_init(&ctx, &m, &c, 5) == LATTN_OK && (int64_t)m.n_params == lattn_tf_params(&c), "tf init: %s", lattn_ctx_error(&ctx));
+    {   /* init: c_proj ~ N(0, 0.02/sqrt(2L)), the rest N(0, 0.02), gains 1 */
+        lattn_tensor *wo = lattn_tf_tensor(&m, "layers.1.attn.c_proj.weight"), *wq = lattn_tf_tensor(&m, "layers.0.attn.qkv_proj.weight");
+        lattn_tensor *g = lattn_tf_tensor(&m, "norm.weight");
+        double s1 = 0, s2 = 0;
+        size_t j;
+        for (j = 0; wo && j < wo->count; j++) s1 += (double)wo->data[j] * wo->data[j];
+        for (j = 0; wq && j < wq->count; j++) s2 += (double)wq->data[j] * wq->data[j];
+        CHECK(wo && wq && g && g->data[3] == 1.0f && fabs(sqrt(s1 / wo->count) / 0.01 - 1) < 0.1 && fabs(sqrt(s2 / wq->count) / 0.02 - 1) < 0.1,
+              "tf init std: c_proj %.4f, qkv %.4f", wo ? sqrt(s1 / wo->count) : 0, wq ? sqrt(s2 / wq->count) : 0);
+    }
+    /* fast forward = _ref (logits and loss), causal and windowed, batch 2 */
+    for (w = 0; w < 2; w++) {
+        int64_t B = 2, T = g_quick ? 40 : 77, n;
+        int32_t *tok = tokens_new(&r, B * T, c.vocab);
+        float *o0, *o1;
+        double l0, l1;
+        m.cfg.window = w ? 9 : -1;
+        n = B * T * c.vocab;
+        o0 = fnew((size_t)n); o1 = fnew((size_t)n);
+        CHECK(lattn_tf_forward_ref(&ctx, &m, B, T, tok, NULL, o0, &l0) == LATTN_OK, "tf ref: %s", lattn_ctx_error(&ctx));
+        CHECK(lattn_tf_forward(&ctx, &m, B, T, tok, NULL, o1, &l1, NULL) == LATTN_OK && rel_rms(o1, o0, (size_t)n) <= 1e-5 &&
+              fabs(l1 - l0) <= 1e-5 * l0 && fabs(l0 - log((double)c.vocab)) < 0.1,
+              "tf forward %s: logits %.3g, loss %.7f vs %.7f", w ? "window 9" : "causal", rel_rms(o1, o0, (size_t)n), l1, l0);
+        l1 = 0;
+        CHECK(lattn_tf_forward(&ctx, &m, B, T, tok, NULL, NULL, &l1, NULL) == LATTN_OK && fabs(l1 - l0) <= 1e-5 * l0, "tf loss without logits");
+        /* step decoding = forward logits; prefill of 30 tokens then steps */
+        {
+            lattn_tf_cache kc;
+            int32_t tt[2];
+            int64_t t, b, P;
+            int ok = 1;
+            for (P = 0; P <= 30; P += 30) {
+                CHECK(lattn_tf_cache_init(&ctx, &kc, &m, B, T) == LATTN_OK, "tf cache");
+                if (P) {
+                    int32_t *tp = (int32_t *)malloc((size_t)(B * P) * sizeof(int32_t));
+                    float *op = fnew((size_t)(B * P * c.vocab));
+                    for (b = 0; b < B; b++) memcpy(tp + b * P, tok + b * T, (size_t)P * sizeof(int32_t));
+                    ok = ok && lattn_tf_forward(&ctx, &m, B, P, tp, NULL, op, NULL, &kc) == LATTN_OK && kc.pos[1] == P && kc.len[3] == P;
+                    for (b = 0; b < B; b++) ok = ok && rel_rms(op + b * P * c.vocab, o1 + b * T * c.vocab, (size_t)(P * c.vocab)) <= 1e-5;
+                    free(tp); free(op);
+                }
+                for (t = P; t < T; t++) {
+                    float lg[2 * 256];
+                    for (b = 0; b < B; b++) tt[b] = tok[b * T + t];
+                    ok = ok && lattn_tf_step(&ctx, &m, B, tt, NULL, lg, &kc) == LATTN_OK;
+                    for (b = 0; b < B; b++) ok = ok && rel_rms(lg + b * c.vocab, o0 + (b * T + t) * c.vocab, (size_t)c.vocab) <= 1e-5;
+                }
+                CHECK(ok && kc.pos[0] == T, "tf %s: prefill %lld + steps = forward logits", w ? "window 9" : "causal", (long long)P);
+                tt[0] = tt[1] = 1;
+                CHECK(lattn_tf_step(&ctx, &m, B, tt, NULL, o1, &kc) == LATTN_E_SHAPE && kc.pos[0] == T, "tf step on a full cache");
+                lattn_tf_cache_reset(&kc, 0);
+                CHECK(kc.pos[0] == 0 && kc.len[0] == 0 && kc.len[2] == 0 && kc.pos[1] == T, "tf cache reset");
+                CHECK(lattn_tf_forward(&ctx, &m, B, 3, tok, NULL, o1, NULL, &kc) == LATTN_E_SHAPE, "tf prefill into a used cache");
+                lattn_tf_cache_free(&ctx, &kc);
+            }
+        }
+        /* bit-identical across thread counts */
+        ctx.n_threads = 1; lattn_tf_forward(&ctx, &m, B, T, tok, NULL, o0, NULL, NULL);
+        ctx.n_threads = 2; lattn_tf_forward(&ctx, &m, B, T, tok, NULL, o1, NULL, NULL);
+        ctx.n_threads = 0;
+        CHECK(same_bits(o0, o1, (size_t)n), "tf forward bit-identical for 1 and 2 threads");
+        free(o0); free(o1); free(tok);
+    }
+    m.cfg.window = -1;
+    /* save and load; errors */
+    {
+        unsigned char *buf;
+        size_t sz;
+        lattn_st_file f;
+        lattn_tf_model m2;
+        int32_t tok[6] = { 1, 2, 3, 4, 5, 255 }, bad[2] = { 1, 256 };
+        float o0[6 * 256], o1[6 * 256];
+        CHECK(lattn_tf_serialize(&ctx, &m, &buf, &sz) == LATTN_OK && lattn_st_parse(&ctx, buf, sz, &f) == LATTN_OK &&
+              lattn_tf_load_st(&ctx, &m2, &f, "") == LATTN_OK, "tf serialize/load: %s", lattn_ctx_error(&ctx));
+        lattn_tf_forward(&ctx, &m, 2, 3, tok, NULL, o0, NULL, NULL);
+        lattn_tf_forward(&ctx, &m2, 2, 3, tok, NULL, o1, NULL, NULL);
+        CHECK(same_bits(o0, o1, 6 * 256), "tf loaded model gives the same logits");
+        lattn_tf_free(&ctx, &m2); lattn_st_free(&ctx, &f); lattn_free(&ctx, buf);
+        poison(o1, 6 * 256);
+        CHECK(lattn_tf_forward(&ctx, &m, 1, 2, bad, NULL, o1, NULL, NULL) == LATTN_E_DOMAIN && o1[0] != o1[0], "tf token out of range");
+        CHECK(lattn_tf_forward(&ctx, NULL, 1, 2, tok, NULL, o1, NULL, NULL) == LATTN_E_NULL, "tf NULL model");
+        CHECK(lattn_tf_forward(&ctx, &m, 1, 2, tok, NULL, NULL, NULL, NULL) == LATTN_E_NULL, "tf no output");
+        CHECK(lattn_tf_step(&ctx, &m, 1, tok, NULL, o1, NULL) == LATTN_E_NULL, "tf step without cache");
+        CHECK(lattn_tf_forward(&ctx, &m, 0, 2, tok, NULL, o1, NULL, NULL) == LATTN_E_SHAPE && o1[0] != o1[0], "tf B = 0");
+        {
+            lattn_tf_config b2 = c;
+            b2.head_dim = 15;
+            CHECK(lattn_tf_init(&ctx, &m2, &b2, 1) == LATTN_E_SHAPE, "tf odd head_dim");
+            b2 = c; b2.H_kv = 3;
+            CHECK(lattn_tf_init(&ctx, &m2, &b2, 1) == LATTN_E_SHAPE, "tf H not a multiple of H_kv");
+            b2 = c; b2.d = INT64_MAX / 2;
+            CHECK(lattn_tf_init(&ctx, &m2, &b2, 1) == LATTN_E_OVERFLOW, "tf overflowing sizes");
+            b2 = c; b2.norm_eps = 0;
+            CHECK(lattn_tf_init(&ctx, &m2, &b2, 1) == LATTN_E_DOMAIN, "tf norm_eps 0");
+        }
+        {   /* a file with a missing tensor, and one whose metadata is hostile */
+            lattn_st_entry e[1];
+            int64_t shp[1] = { 64 };
+            const char *meta[2] = { "tf.d", "-5" };
+            e[0].name = "norm.weight"; e[0].dtype = LATTN_DTYPE_F32; e[0].ndim = 1; e[0].shape = shp; e[0].data = o0;
+            CHECK(lattn_st_serialize(&ctx, e, 1, meta, 1, &buf, &sz) == LATTN_OK && lattn_st_parse(&ctx, buf, sz, &f) == LATTN_OK &&
+                  lattn_tf_load_st(&ctx, &m2, &f, "") == LATTN_E_FORMAT && m2.arena == NULL, "tf load: hostile metadata");
+            lattn_st_free(&ctx, &f); lattn_free(&ctx, buf);
+        }
+        {   /* every allocation failing in turn: NOMEM, nothing leaked, the cache never half-advanced */
+            tf_alloc_run u;
+            float *o = fnew(2 * 5 * 256);
+            int total, badruns;
+            u.c = &c; u.tok = tok; u.o = o;
+            badruns = fail_each_alloc(tf_alloc_run_fn, &u, 40, &total);
+            CHECK(badruns == 0 && total >= 4, "tf failing allocations: %d bad of %d", badruns, total);
+            free(o);
+        }
+    }
+    /* hidden states in and out (vocab 0), one layer: forward = _ref; NaN in one sequence leaves
+       the others bit-identical */
+    {
+        lattn_tf_config hc = c;
+        lattn_tf_model hm;
+        int64_t B = 3, T = 50, n = B * T * hc.d;
+        float *x, *y0, *y1;
+        hc.vocab = 0; hc.n_layers = 1;
+        CHECK(lattn_tf_init(&ctx, &hm, &hc, 9) == LATTN_OK, "tf vocab 0 init");
+        x = fnormal(&r, (size_t)n); y0 = fnew((size_t)n); y1 = fnew((size_t)n);
+        lattn_tf_forward_ref(&ctx, &hm, B, T, NULL, x, y0, NULL);
+        CHECK(lattn_tf_forward(&ctx, &hm, B, T, NULL, x, y1, NULL, NULL) == LATTN_OK && rel_rms(y1, y0, (size_t)n) <= 1e-5,
+              "tf vocab 0: %.3g", rel_rms(y1, y0, (size_t)n));
+        x[T * hc.d + 7 * hc.d + 5] = NAN;                     /* sequence 1, token 7 */
+        lattn_tf_forward(&ctx, &hm, B, T, NULL, x, y0, NULL, NULL);
+        CHECK(same_bits(y0, y1, (size_t)(T * hc.d)) && same_bits(y0 + 2 * T * hc.d, y1 + 2 * T * hc.d, (size_t)(T * hc.d)) &&
+              y0[T * hc.d + 7 * hc.d] != y0[T * hc.d + 7 * hc.d], "tf: NaN in one sequence stays in it");
+        free(x); free(y0); free(y1); lattn_tf_free(&ctx, &hm);
+    }
+    lattn_tf_free(&ctx, &m);
+}
+
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
-        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }
+        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
