@@ -7885,46 +7885,77 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     return st;
 }
 
-/* ---- decoding: one query against a key range --------------------------------------------------- */
-#define LATTN__AQ_BLK 256
-/* o [V] (and *lse) of query q (position i) against keys j in [j_lo, i] of a cache whose entry j is
-   kc + j·ks (values vc + j·vs): the online softmax over blocks of LATTN__AQ_BLK keys, in float.
-   ws: LATTN__AQ_BLK + V floats. */
-static void lattn__attn_query(const lattn_attn_args *a, float s, const float *q, const float *kc, int64_t ks,
-                              const float *vc, int64_t vs, int64_t i, float *o, float *lse, float *ws) {
-    float *sc = ws, *acc = ws + LATTN__AQ_BLK, m = -FLT_MAX, l = 0.0f;
-    int64_t j_lo = a->mask == LATTN_MASK_WINDOW ? LATTN__MAX((int64_t)0, i - a->window) : 0, j0, j;
-    memset(acc, 0, (size_t)a->V * sizeof(float));
-    for (j0 = j_lo; j0 <= i; j0 += LATTN__AQ_BLK) {
-        int64_t n = LATTN__MIN((int64_t)LATTN__AQ_BLK, i + 1 - j0);
-        float mb = -HUGE_VALF, c, r = 0.0f;
-        for (j = 0; j < n; j++) {
-            sc[j] = a->mask == LATTN_MASK_FN && !lattn__vis(a, i, j0 + j) ? -HUGE_VALF
-                  : s * lattn_vec_dot((size_t)a->K, q, kc + (j0 + j) * ks);
-            if (!(sc[j] <= mb)) mb = sc[j];                              /* NaN sticks */
+/* ---- decoding: one query per head against a key range --------------------------------------------- */
+/* The keys [j_lo, i] of query i are cut into segments of LATTN__AQ_SEG from j_lo (fixed by the
+   shape, never by the thread count); each segment's partial softmax (m_s, ℓ_s, O_s = Σ e^{x - m_s} v)
+   runs on its own, and the segments merge in order: m = max m_s, ℓ = Σ e^{m_s - m} ℓ_s,
+   o = Σ e^{m_s - m} O_s / ℓ (flash-decoding). Within a segment, blocks of LATTN__AQ_BLK keys read
+   each cache entry once for all the heads (one contiguous row), so the cache streams in order. */
+#define LATTN__AQ_BLK 64
+#define LATTN__AQ_SEG 512
+static int64_t lattn__attn_jlo(const lattn_attn_args *a, int64_t i) {
+    return a->mask == LATTN_MASK_WINDOW ? LATTN__MAX((int64_t)0, i - a->window) : 0;
+}
+static int64_t lattn__attn_nseg(const lattn_attn_args *a, int64_t i) {
+    return (i + 1 - lattn__attn_jlo(a, i) + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG;
+}
+/* Segment sg of query i (position in its sequence), all H heads: part = O [H][V], then m [H], ℓ [H].
+   q: the sequence's [H][K]; cache entry j at kc + j·ks (values vc + j·vs). sc: H·LATTN__AQ_BLK floats. */
+static void lattn__attn_seg(const lattn_attn_args *a, const lattn__attn_dims *dm, const float *q, const float *kc,
+                            int64_t ks, const float *vc, int64_t vs, int64_t i, int64_t sg, float *part, float *sc) {
+    const int64_t H = a->H, G = dm->G, K = a->K, V = a->V;
+    const int64_t ja = lattn__attn_jlo(a, i) + sg * LATTN__AQ_SEG, jb = LATTN__MIN(i + 1, ja + LATTN__AQ_SEG);
+    float *acc = part, *m = acc + H * V, *l = m + H;
+    int64_t j0, j, h;
+    for (h = 0; h < H; h++) { m[h] = -FLT_MAX; l[h] = 0.0f; }
+    memset(acc, 0, (size_t)(H * V) * sizeof(float));
+    for (j0 = ja; j0 < jb; j0 += LATTN__AQ_BLK) {
+        const int64_t n = LATTN__MIN((int64_t)LATTN__AQ_BLK, jb - j0);
+        for (j = 0; j < n; j++) {                                    /* scores, entry by entry */
+            int vis = a->mask != LATTN_MASK_FN || lattn__vis(a, i, j0 + j);
+            for (h = 0; h < H; h++)
+                sc[h * LATTN__AQ_BLK + j] = vis ? dm->s * lattn_vec_dot((size_t)K, q + h * K, kc + (j0 + j) * ks + h / G * K) : -HUGE_VALF;
         }
-        if (mb == -HUGE_VALF) continue;
-        mb = mb > m ? mb : m;
-        c = expf(m - mb);
-        for (j = 0; j < n; j++) sc[j] -= mb;
-        lattn_vec_exp((size_t)n, sc, sc);
-        lattn_vec_scale((size_t)a->V, c, acc);
-        for (j = 0; j < n; j++) {
-            r += sc[j];
-            lattn_vec_axpy((size_t)a->V, sc[j], vc + (j0 + j) * vs, acc);
+        for (h = 0; h < H; h++) {                                    /* per head: max, rescale, exp */
+            float *r = sc + h * LATTN__AQ_BLK, mb = -HUGE_VALF, c;
+            for (j = 0; j < n; j++) if (!(r[j] <= mb)) mb = r[j];    /* NaN sticks */
+            if (mb == -HUGE_VALF) { for (j = 0; j < n; j++) r[j] = 0.0f; continue; }
+            mb = mb > m[h] ? mb : m[h];
+            c = expf(m[h] - mb);
+            for (j = 0; j < n; j++) r[j] -= mb;
+            lattn_vec_exp((size_t)n, r, r);
+            lattn_vec_scale((size_t)V, c, acc + h * V);
+            l[h] = c * l[h] + lattn_vec_sum((size_t)n, r);
+            m[h] = mb;
         }
-        l = c * l + r;
-        m = mb;
+        for (j = 0; j < n; j++)                                      /* values, entry by entry */
+            for (h = 0; h < H; h++)
+                lattn_vec_axpy((size_t)V, sc[h * LATTN__AQ_BLK + j], vc + (j0 + j) * vs + h / G * V, acc + h * V);
     }
-    if (lse) *lse = m + logf(l);
-    lattn_vec_scale((size_t)a->V, 1.0f / (l > FLT_MIN ? l : FLT_MIN), acc);
-    memcpy(o, acc, (size_t)a->V * sizeof(float));
+}
+/* Merge the nseg partials of one query (all heads) into o [H][V] and lse [H]. */
+static void lattn__attn_merge(int64_t H, int64_t V, int64_t nseg, float *parts, float *o, float *lse) {
+    const int64_t P = H * (V + 2);
+    int64_t h, s, c;
+    for (h = 0; h < H; h++) {
+        float m = -FLT_MAX, l = 0.0f, *y = o + h * V;
+        for (s = 0; s < nseg; s++) { float ms = parts[s * P + H * V + h]; if (!(ms <= m)) m = ms; }
+        for (c = 0; c < V; c++) y[c] = 0.0f;
+        for (s = 0; s < nseg; s++) {
+            float f = expf(parts[s * P + H * V + h] - m);
+            l += f * parts[s * P + H * V + H + h];
+            lattn_vec_axpy((size_t)V, f, parts + s * P + h * V, y);
+        }
+        if (lse) lse[h] = m + logf(l);
+        lattn_vec_scale((size_t)V, 1.0f / (l > FLT_MIN ? l : FLT_MIN), y);
+    }
 }
 
 LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a, lattn_kv_cache *c) {
     const char *who = "lattn_attn_step";
     lattn__attn_dims dm;
-    int64_t b, w, K, V;
+    int64_t b, w, K, V, ns;
+    size_t n, P;
     float *ws;
     int nthr = lattn__threads(ctx);
     LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
@@ -7939,46 +7970,59 @@ LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a
         if (c->len[b] < 0 || c->len[b] >= c->cap)
             return lattn__fail(ctx, LATTN_E_SHAPE, "%s: cache of sequence %lld holds %lld of %lld entries", who,
                                (long long)b, (long long)c->len[b], (long long)c->cap);
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)nthr * (size_t)(LATTN__AQ_BLK + V), who));
+    for (b = 0, ns = 1; b < a->B; b++) ns = LATTN__MAX(ns, lattn__attn_nseg(a, c->len[b]));
+    P = (size_t)(a->H * (V + 2));
+    if (lattn_size_mul(&n, (size_t)(a->B * ns), P) != LATTN_OK || lattn_size_add(&n, n, (size_t)nthr * (size_t)(a->H * LATTN__AQ_BLK)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, n, who));
     for (b = 0; b < a->B; b++) {
         int64_t e = (b * c->cap + c->len[b]) * dm.Hkv;
         memcpy(c->k + e * K, a->k + b * dm.Hkv * K, (size_t)(dm.Hkv * K) * sizeof(float));
         memcpy(c->v + e * V, a->v + b * dm.Hkv * V, (size_t)(dm.Hkv * V) * sizeof(float));
     }
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-    for (w = 0; w < a->B * a->H; w++) {
-        int64_t bb = w / a->H, h = w % a->H, kvh = h / dm.G;
-        lattn__attn_query(a, dm.s, a->q + w * K, c->k + (bb * c->cap * dm.Hkv + kvh) * K, dm.Hkv * K,
-                          c->v + (bb * c->cap * dm.Hkv + kvh) * V, dm.Hkv * V, c->len[bb], a->o + w * V,
-                          a->lse ? a->lse + w : NULL, ws + (size_t)lattn__thread_id() * (size_t)(LATTN__AQ_BLK + V));
+    for (w = 0; w < a->B * ns; w++) {                                /* (sequence, segment) */
+        int64_t bb = w / ns, sg = w % ns;
+        if (sg < lattn__attn_nseg(a, c->len[bb]))
+            lattn__attn_seg(a, &dm, a->q + bb * a->H * K, c->k + bb * c->cap * dm.Hkv * K, dm.Hkv * K,
+                            c->v + bb * c->cap * dm.Hkv * V, dm.Hkv * V, c->len[bb], sg, ws + (size_t)w * P,
+                            ws + (size_t)(a->B * ns) * P + (size_t)lattn__thread_id() * (size_t)(a->H * LATTN__AQ_BLK));
     }
+    for (b = 0; b < a->B; b++)
+        lattn__attn_merge(a->H, V, lattn__attn_nseg(a, c->len[b]), ws + (size_t)(b * ns) * P, a->o + b * a->H * V,
+                          a->lse ? a->lse + b * a->H : NULL);
     for (b = 0; b < a->B; b++) c->len[b]++;
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
 }
 
 /* The decoder's loop over a whole call: query i of a sequence meets keys [0, i] of the same
-   sequence through the step's per-query kernel, the call's k and v serving as the cache. */
+   sequence through the step's kernel (segments, merge), the call's k and v serving as the cache. */
 LATTN__DEF lattn_status lattn_attn_decode(lattn_ctx *ctx, const lattn_attn_args *a) {
     const char *who = "lattn_attn_decode";
     lattn__attn_dims dm;
-    int64_t w;
+    int64_t w, ns;
+    size_t P;
     float *ws;
     int nthr = lattn__threads(ctx);
     LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
     if (a->mask == LATTN_MASK_FULL) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a decoder cannot see future keys (mask FULL)", who);
     if (a->T == 0) return lattn__ok(ctx);
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)nthr * (size_t)(LATTN__AQ_BLK + a->V), who));
-    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-    for (w = 0; w < dm.n * a->H; w++) {
-        int64_t sq = w / a->H, h = w % a->H, kvh = h / dm.G, t0, len, i;
+    ns = (dm.maxlen + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG;            /* the most segments a query has */
+    P = (size_t)(a->H * (a->V + 2));
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)nthr * ((size_t)ns * P + (size_t)(a->H * LATTN__AQ_BLK)), who));
+    LATTN__PRAGMA(omp parallel for schedule(dynamic, 16) num_threads(nthr))
+    for (w = 0; w < a->B * a->T; w++) {                               /* each query row of the call */
+        float *parts = ws + (size_t)lattn__thread_id() * ((size_t)ns * P + (size_t)(a->H * LATTN__AQ_BLK));
+        int64_t sq = 0, t0, len, i, sg;
+        while (a->offsets && w >= a->offsets[sq + 1]) sq++;
+        if (!a->offsets) sq = w / a->T;
         lattn__seq(a->offsets, a->T, sq, &t0, &len);
-        for (i = 0; i < len; i++) {
-            int64_t row = (t0 + i) * a->H + h;
-            lattn__attn_query(a, dm.s, a->q + row * a->K, a->k + (t0 * dm.Hkv + kvh) * a->K, dm.Hkv * a->K,
-                              a->v + (t0 * dm.Hkv + kvh) * a->V, dm.Hkv * a->V, i, a->o + row * a->V,
-                              a->lse ? a->lse + row : NULL, ws + (size_t)lattn__thread_id() * (size_t)(LATTN__AQ_BLK + a->V));
-        }
+        i = w - t0;
+        for (sg = 0; sg < lattn__attn_nseg(a, i); sg++)
+            lattn__attn_seg(a, &dm, a->q + w * a->H * a->K, a->k + t0 * dm.Hkv * a->K, dm.Hkv * a->K, a->v + t0 * dm.Hkv * a->V,
+                            dm.Hkv * a->V, i, sg, parts + (size_t)sg * P, parts + (size_t)ns * P);
+        lattn__attn_merge(a->H, a->V, lattn__attn_nseg(a, i), parts, a->o + w * a->H * a->V, a->lse ? a->lse + w * a->H : NULL);
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);

@@ -693,6 +693,92 @@ static void bench_s4d(void) {
     free(ldt);
 }
 
+/* ---- softmax attention (sdpa): the flash schedule on the tiler against materialised scores ------------- */
+typedef struct { lattn_ctx *ctx; lattn_attn_args a; float *S; int threads; } attn_u;
+static void attn_chunk_run(void *p) { attn_u *u = (attn_u *)p; lattn_attn_chunk(u->ctx, &u->a, g_chunk); }
+/* What a framework does without a fused kernel: per head S = s·Q Kᵀ (T x T, causal part), row
+   softmax, O = P V, the two products on lattn's SGEMM; heads spread over the threads. */
+static void attn_dense_run(void *p) {
+    attn_u *u = (attn_u *)p;
+    const int64_t T = u->a.T, H = u->a.H, D = u->a.K;
+    int64_t h;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(u->threads))
+    for (h = 0; h < H; h++) {
+        lattn_ctx c;
+        float *S = u->S + (size_t)lattn__thread_id() * (size_t)(T * T), s = 1.0f / sqrtf((float)D);
+        int64_t i, j;
+        lattn_ctx_init(&c);
+        lattn_sgemm(&c, LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, T, T, D, u->a.q + h * D, H * D, u->a.k + h * D, H * D, S, T);
+        for (i = 0; i < T; i++) {
+            float *r = S + i * T, m = -HUGE_VALF, z = 0.0f;
+            for (j = 0; j <= i; j++) m = r[j] * s > m ? r[j] * s : m;
+            for (j = 0; j <= i; j++) { r[j] = expf(r[j] * s - m); z += r[j]; }
+            for (j = 0; j <= i; j++) r[j] /= z;
+            for (j = i + 1; j < T; j++) r[j] = 0.0f;
+        }
+        lattn_sgemm(&c, 0, T, D, T, S, T, u->a.v + h * D, H * D, u->a.o + h * D, H * D);
+    }
+}
+typedef struct { lattn_ctx *ctx; lattn_attn_args a; lattn_kv_cache kv; int64_t len; } attn_dec_u;
+static void attn_step_run(void *p) {
+    attn_dec_u *u = (attn_dec_u *)p;
+    int i;
+    for (i = 0; i < 20; i++) { u->kv.len[0] = u->len; lattn_attn_step(u->ctx, &u->a, &u->kv); }
+}
+static void bench_attn(void) {
+    static const int64_t Ts[2] = { 2048, 4096 }, Ds[2] = { 64, 128 };
+    int ti, di, th;
+    if (!wanted("sdpa")) return;
+    for (ti = 0; ti < 2; ti++)
+        for (di = 1; di >= 0; di--) {
+            int64_t T = Ts[ti], D = Ds[di], H = 16;
+            size_t n = (size_t)(T * H * D);
+            double fl = 4.0 * (double)D * (double)H * (double)T * (double)(T + 1) / 2.0, mc, md;
+            lattn_ctx ctx;
+            lattn_rng r = lattn_rng_seed(31);
+            attn_u u;
+            char shape[96];
+            if (g_quick && ti > 0) continue;
+            lattn_ctx_init(&ctx);
+            u.ctx = &ctx; u.a = lattn_attn_args_default();
+            u.a.B = 1; u.a.T = T; u.a.H = H; u.a.K = D; u.a.V = D;
+            u.a.q = (float *)malloc(n * 4); u.a.k = (float *)malloc(n * 4); u.a.v = (float *)malloc(n * 4); u.a.o = (float *)malloc(n * 4);
+            lattn_rng_fill_normal(&r, (float *)u.a.q, n, 0, 1); lattn_rng_fill_normal(&r, (float *)u.a.k, n, 0, 1);
+            lattn_rng_fill_normal(&r, (float *)u.a.v, n, 0, 1);
+            u.S = ti == 0 ? (float *)malloc(2 * (size_t)(T * T) * 4) : NULL;
+            for (th = 1; th <= 2; th++) {
+                ctx.n_threads = th; u.threads = th;
+                time2(attn_chunk_run, &u, u.S ? attn_dense_run : NULL, &u, g_quick ? 3 : 5, &mc, &md);
+                snprintf(shape, sizeof shape, "causal,T=%lld,H=16,D=%lld", (long long)T, (long long)D);
+                row("sdpa_chunk", shape, th, mc, (double)T, fl, u.S ? "materialised" : NULL, md);
+            }
+            free((void *)u.a.q); free((void *)u.a.k); free((void *)u.a.v); free(u.a.o); free(u.S);
+        }
+    for (th = 1; th <= 2; th++) {   /* decode: one query per head against 4096 cached keys and values */
+        attn_dec_u u;
+        lattn_ctx ctx;
+        lattn_rng r = lattn_rng_seed(32);
+        int64_t len[1], D = 128, H = 16, cap = 4097;
+        size_t nc = (size_t)(cap * H * D);
+        double ms, unused;
+        lattn_ctx_init(&ctx);
+        ctx.n_threads = th;
+        u.ctx = &ctx; u.len = 4096; u.a = lattn_attn_args_default();
+        u.a.B = 1; u.a.T = 1; u.a.H = H; u.a.K = D; u.a.V = D;
+        u.a.q = (float *)malloc((size_t)(H * D) * 4); u.a.k = (float *)malloc((size_t)(H * D) * 4);
+        u.a.v = (float *)malloc((size_t)(H * D) * 4); u.a.o = (float *)malloc((size_t)(H * D) * 4);
+        lattn_rng_fill_normal(&r, (float *)u.a.q, (size_t)(H * D), 0, 1); lattn_rng_fill_normal(&r, (float *)u.a.k, (size_t)(H * D), 0, 1);
+        lattn_rng_fill_normal(&r, (float *)u.a.v, (size_t)(H * D), 0, 1);
+        u.kv.B = 1; u.kv.cap = cap; u.kv.H_kv = H; u.kv.K = D; u.kv.V = D; u.kv.len = len;
+        u.kv.k = (float *)malloc(nc * 4); u.kv.v = (float *)malloc(nc * 4);
+        lattn_rng_fill_normal(&r, u.kv.k, nc, 0, 1); lattn_rng_fill_normal(&r, u.kv.v, nc, 0, 1);
+        time2(attn_step_run, &u, NULL, NULL, g_quick ? 3 : 7, &ms, &unused);
+        g_bytes = 2.0 * 4097 * (double)(H * D) * 4;
+        row("sdpa_decode", "1 token, KV cache 4096,H=16,D=128", th, ms / 20, 1, 4.0 * 4097 * (double)(H * D), NULL, 0);
+        free((void *)u.a.q); free((void *)u.a.k); free((void *)u.a.v); free(u.a.o); free(u.kv.k); free(u.kv.v);
+    }
+}
+
 int main(int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) {
@@ -718,6 +804,7 @@ int main(int argc, char **argv) {
     bench_scan();
     bench_ssm();
     bench_s4d();
+    bench_attn();
     fclose(g_out);
     return 0;
 }

@@ -243,6 +243,51 @@ static void tour_laplace(lattn_ctx *ctx) {
     free(ref); free(o); free(state);
 }
 
+/* Softmax attention (causal and a 64-token window; 8 query heads over 2 KV heads): _ref (double),
+   _chunk (the flash-attention schedule on the tiler), _step (the decoder over a KV cache). */
+static void tour_attn(lattn_ctx *ctx, const char *name, int64_t window) {
+    enum { T = 320, H = 8, HKV = 2, K = 64 };
+    lattn_attn_args a = lattn_attn_args_default();
+    lattn_rng r = lattn_rng_seed(13);
+    float *q = buf(T * H * K), *k = buf(T * HKV * K), *v = buf(T * HKV * K), *ref = buf(T * H * K), *o = buf(T * H * K);
+    double t0;
+    lattn_rng_fill_normal(&r, q, T * H * K, 0, 1); lattn_rng_fill_normal(&r, k, T * HKV * K, 0, 1);
+    lattn_rng_fill_normal(&r, v, T * HKV * K, 0, 1);
+    a.B = 1; a.T = T; a.H = H; a.H_kv = HKV; a.K = K; a.V = K; a.q = q; a.k = k; a.v = v;
+    if (window >= 0) { a.mask = LATTN_MASK_WINDOW; a.window = window; }
+    a.o = ref;
+    BEST3(t0, lattn_attn_ref(ctx, &a)); line(name, "_ref", 0.0, t0, T);
+    a.o = o;
+    BEST3(t0, lattn_attn_chunk(ctx, &a, 0)); line(name, "_chunk", rel_rms(o, ref, T * H * K), t0, T);
+    BEST3(t0, lattn_attn_decode(ctx, &a)); line(name, "_step", rel_rms(o, ref, T * H * K), t0, T);
+    free(q); free(k); free(v); free(ref); free(o);
+}
+
+/* The transformer (lattn_tf_config_small: 2 layers, d 64, vocab 256) over one prompt:
+   forward_ref (double), forward, and the decoder (T steps against a KV cache). */
+static void tour_transformer(lattn_ctx *ctx) {
+    enum { T = 320 };
+    lattn_tf_config c = lattn_tf_config_small();
+    lattn_tf_model m;
+    lattn_tf_cache kc;
+    lattn_rng r = lattn_rng_seed(14);
+    int32_t tok[T];
+    float *ref, *o;
+    double t0;
+    int t;
+    if (lattn_tf_init(ctx, &m, &c, 1) != LATTN_OK || lattn_tf_cache_init(ctx, &kc, &m, 1, T) != LATTN_OK) return;
+    ref = buf((size_t)(T * c.vocab)); o = buf((size_t)(T * c.vocab));
+    for (t = 0; t < T; t++) tok[t] = (int32_t)(lattn_rng_next(&r) % (uint64_t)c.vocab);
+    BEST3(t0, lattn_tf_forward_ref(ctx, &m, 1, T, tok, NULL, ref, NULL)); line("transformer (2 layers)", "_ref", 0.0, t0, T);
+    BEST3(t0, lattn_tf_forward(ctx, &m, 1, T, tok, NULL, o, NULL, NULL));
+    line("transformer (2 layers)", "forward", rel_rms(o, ref, (size_t)(T * c.vocab)), t0, T);
+    BEST3(t0, lattn_tf_cache_reset(&kc, 0);
+              for (t = 0; t < T; t++) lattn_tf_step(ctx, &m, 1, &tok[t], NULL, o + t * c.vocab, &kc));
+    line("transformer (2 layers)", "step", rel_rms(o, ref, (size_t)(T * c.vocab)), t0, T);
+    lattn_tf_cache_free(ctx, &kc); lattn_tf_free(ctx, &m);
+    free(ref); free(o);
+}
+
 int main(void) {
     lattn_ctx ctx;
     lattn_ctx_init(&ctx);
@@ -263,6 +308,9 @@ int main(void) {
     tour_scan(&ctx);
     tour_ssm(&ctx);
     tour_s4d(&ctx);
+    tour_attn(&ctx, "softmax attn (causal, GQA)", -1);
+    tour_attn(&ctx, "softmax attn (window 64)", 64);
+    tour_transformer(&ctx);
     printf("\nrel.RMS: ||form - _ref|| / ||_ref|| (tolerance 1e-5). Shapes: T >= 320; linear attention\n"
            "chunk 64, 4 heads; the scan crosses its 4096-token block; _step rows decode token by token.\n");
     return 0;
