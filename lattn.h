@@ -418,8 +418,10 @@ LATTN_API lattn_status lattn_dma_store(lattn_tiler *t, float *hbm, int64_t row_s
 /* TensorE: psum[M][N] (+)= stationary[K][M]ᵀ · moving[K][N]; K on the partition axis.
    flags: LATTN_MM_ACCUMULATE (1) adds into psum; LATTN_MM_CAUSAL promises that the stationary is
    zero below its diagonal (stat[k][m] = 0 for k > m, a causal score block): the emulation skips
-   those terms, which changes nothing but a 0·Inf (the engine multiplies them; counters count them). */
-enum { LATTN_MM_ACCUMULATE = 1, LATTN_MM_CAUSAL = 2 };
+   those terms, which changes nothing but a 0·Inf (the engine multiplies them; counters count them).
+   LATTN_MM_LOWER promises that nothing reads the result above its diagonal (psum[m][n], n > m: a
+   causal score block's invisible part): the emulation leaves it unwritten (counters count it). */
+enum { LATTN_MM_ACCUMULATE = 1, LATTN_MM_CAUSAL = 2, LATTN_MM_LOWER = 4 };
 LATTN_API lattn_status lattn_matmul(lattn_tiler *t, lattn_tile *psum, const lattn_tile *stat,
                                     const lattn_tile *mov, int flags);
 /* TensorE transpose: psum[nf][np] = src[np][nf]ᵀ. */
@@ -1427,6 +1429,7 @@ LATTN__INLINE float lattn__vhsum(lattn__vf v) {
 }
 #  define lattn__vpow2i(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
 #  define lattn__vldexp(p, n) _mm512_scalef_ps(p, n)
+#  define LATTN__LDEXP_ANY_N                  /* scalef takes n = 128 without overflowing first */
 LATTN__INLINE lattn__vf lattn__vsplit(lattn__vf x, lattn__vf *e) {
     __m512i b = _mm512_castps_si512(x);
     __m512i ei = _mm512_sub_epi32(_mm512_srli_epi32(b, 23), _mm512_set1_epi32(127));
@@ -1626,9 +1629,14 @@ LATTN__INLINE lattn__vf lattn__vexp(lattn__vf x) {
     const lattn__vf hi = lattn__vset1(88.72283f), lo = lattn__vset1(-87.33654f), n127 = lattn__vset1(127.0f);
     lattn__vf xc = lattn__vmin(hi, lattn__vmax(lo, x));          /* NaN in x stays NaN */
     lattn__vf n, y = lattn__vexp_pn(xc, &n);
+#ifdef LATTN__LDEXP_ANY_N
+    y = lattn__vldexp(y, n);
+    (void)n127;
+#else
     /* n reaches 128 just below 88.72: apply 2^min(n,127), then one more factor 2 */
     y = lattn__vmul(y, lattn__vpow2i(lattn__vmin(n, n127)));
     y = lattn__vmul(y, lattn__vsel_lt(n127, n, lattn__vset1(2.0f), lattn__vset1(1.0f)));
+#endif
     y = lattn__vsel_lt(x, lo, lattn__vzero(), y);
     y = lattn__vsel_lt(hi, x, lattn__vset1(HUGE_VALF), y);
     return y;
@@ -1913,9 +1921,8 @@ LATTN__DEF float lattn_vec_max(size_t n, const float *x) {
     lattn__vstore(t, m);
     for (j = 0; j < LATTN__VW; j++) r = t[j] > r ? t[j] : r;
     for (; i < n; i++) r = x[i] > r ? x[i] : r;
-    lattn__vstore(t, z);
-    for (j = 0, i = n % LATTN__VW ? n - n % LATTN__VW : n; j < LATTN__VW; j++) if (t[j] != t[j]) i = 0;
-    for (; i < n; i++) if (x[i] != x[i]) return x[i];   /* NaN wins (only rows flagged above rescan) */
+    for (i = lattn__vhsum(z) != lattn__vhsum(z) ? 0 : n - n % LATTN__VW; i < n; i++)
+        if (x[i] != x[i]) return x[i];                  /* NaN wins (only rows flagged above rescan) */
     return r;
 }
 LATTN__DEF void lattn_vec_axpy(size_t n, float a, const float *x, float *y) {
@@ -2435,7 +2442,8 @@ LATTN__DEF lattn_status lattn_matmul(lattn_tiler *t, lattn_tile *psum, const lat
     if (psum->np != stat->nf || psum->nf != mov->nf)
         return lattn__tfail(t, LATTN_E_TILE_SHAPE, "matmul: result [%d x %d] for product [%d x %d]",
                             psum->np, psum->nf, stat->nf, mov->nf);
-    lattn__sgemm(LATTN_GEMM_TRANS_A | (accumulate ? LATTN_GEMM_ACCUMULATE : 0) | (flags & LATTN_MM_CAUSAL ? LATTN__GEMM_TRIU_A : 0),
+    lattn__sgemm(LATTN_GEMM_TRANS_A | (accumulate ? LATTN_GEMM_ACCUMULATE : 0) | (flags & LATTN_MM_CAUSAL ? LATTN__GEMM_TRIU_A : 0) |
+                 (flags & LATTN_MM_LOWER ? LATTN_GEMM_LOWER : 0),
                  stat->nf, mov->nf, stat->np,
                  stat->data, stat->ld, mov->data, mov->ld, psum->data, psum->ld, t->gemm_ws);
     t->st.matmuls++;
@@ -7568,8 +7576,9 @@ LATTN__DEF lattn_attn_args lattn_attn_args_default(void) {
     return a;
 }
 #define LATTN__ATTN_MAX_KT 4              /* head dims up to 4 partition tiles (512 on a NeuronCore) */
-#define LATTN__ATTN_CPU_TILE 64           /* the cpu profile's tile (fastest measured, bench/RESULTS.md) */
-#define LATTN__ATTN_QG 4                  /* query tiles sharing each K/V tile (cpu; 1 elsewhere) */
+#define LATTN__ATTN_CPU_TILE 128          /* the cpu profile's query tile and key tile (chunk = 0; */
+#define LATTN__ATTN_CPU_KTILE 128         /* the fastest measured, bench/RESULTS.md) */
+#define LATTN__ATTN_QG 8                  /* query tiles sharing each K/V tile (cpu; 1 elsewhere) */
 
 typedef struct lattn__attn_dims { int64_t n, Hkv, G, maxlen; double sd; float s; } lattn__attn_dims;
 static lattn_status lattn__attn_check(lattn_ctx *ctx, const char *who, const lattn_attn_args *a, lattn__attn_dims *dm) {
@@ -7678,7 +7687,7 @@ LATTN__DEF lattn_status lattn_attn_ref(lattn_ctx *ctx, const lattn_attn_args *a)
 }
 
 /* ---- the flash-attention schedule on the tiler ---------------------------------------------------- */
-typedef struct lattn__fa_plan { int C, kp, nkt, K, V, vb, fn, qg; } lattn__fa_plan;
+typedef struct lattn__fa_plan { int C, Ck, kp, nkt, K, V, vb, fn, qg; } lattn__fa_plan;   /* C query rows, Ck keys per tile */
 typedef struct lattn__fa_tiles {
     lattn_tile qr, kr, vr;                                       /* rows: Q, K, V (SBUF) */
     lattn_tile kt[LATTN__ATTN_MAX_KT];                           /* Kᵀ: head dim on partitions */
@@ -7697,10 +7706,10 @@ static lattn_status lattn__fa_tiles_fn(lattn_tiler *t, const void *plan, void *t
     struct { lattn_tile *tile; int psum, np, nf; } list[16 + LATTN__ATTN_MAX_KT + LATTN__ATTN_QG * (4 + LATTN__ATTN_MAX_KT)];
     int n = 0, i, kt, g;
 #define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
-    LATTN__PLAN(&x->kr, 0, p->C, p->K);   LATTN__PLAN(&x->vr, 0, p->C, p->V);
-    for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->kt[kt], 0, lattn__fa_kw(p, kt), p->C);
-    LATTN__PLAN(&x->p, 0, p->C, p->C);    LATTN__PLAN(&x->pt, 0, p->C, p->C);
-    if (p->fn) LATTN__PLAN(&x->mk, 0, p->C, p->C);
+    LATTN__PLAN(&x->kr, 0, LATTN__MAX(p->C, p->Ck), p->K);   LATTN__PLAN(&x->vr, 0, p->Ck, p->V);
+    for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->kt[kt], 0, lattn__fa_kw(p, kt), p->Ck);
+    LATTN__PLAN(&x->p, 0, p->C, p->Ck);   LATTN__PLAN(&x->pt, 0, p->Ck, p->C);
+    if (p->fn) LATTN__PLAN(&x->mk, 0, p->C, p->Ck);
     LATTN__PLAN(&x->rm, 0, p->C, 1);      LATTN__PLAN(&x->c, 0, p->C, 1);
     LATTN__PLAN(&x->nb, 0, p->C, 1);      LATTN__PLAN(&x->rs, 0, p->C, 1);
     for (g = 0; g < p->qg; g++) {
@@ -7708,8 +7717,8 @@ static lattn_status lattn__fa_tiles_fn(lattn_tiler *t, const void *plan, void *t
         LATTN__PLAN(&x->acc[g], 0, p->C, p->V);
         LATTN__PLAN(&x->m[g][0], 0, p->C, 1); LATTN__PLAN(&x->m[g][1], 0, p->C, 1); LATTN__PLAN(&x->l[g], 0, p->C, 1);
     }
-    LATTN__PLAN(&x->tp, 1, p->kp, p->C);  LATTN__PLAN(&x->sp, 1, p->C, p->C);
-    LATTN__PLAN(&x->ptp, 1, p->C, p->C);  LATTN__PLAN(&x->op, 1, p->C, p->vb);
+    LATTN__PLAN(&x->tp, 1, p->kp, LATTN__MAX(p->C, p->Ck));  LATTN__PLAN(&x->sp, 1, p->C, p->Ck);
+    LATTN__PLAN(&x->ptp, 1, p->Ck, p->C); LATTN__PLAN(&x->op, 1, p->C, p->vb);
 #undef LATTN__PLAN
     if (!t) {
         size_t f = 0;
@@ -7749,8 +7758,8 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
         v1 = lattn_tile_view(&x->l[g], 0, Lq[g], 0, 1);    LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
         v1 = lattn_tile_view(&x->acc[g], 0, Lq[g], 0, V);  LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
     }
-    for (j0 = 0; j0 < len; j0 += p->C) {
-        const int Lk = (int)LATTN__MIN((int64_t)p->C, len - j0);
+    for (j0 = 0; j0 < len; j0 += p->Ck) {
+        const int Lk = (int)LATTN__MIN((int64_t)p->Ck, len - j0);
         int any = 0;
         for (g = 0; g < ng; g++) any |= (cls[g] = lattn__vis_block(a, q0[g], q0[g] + Lq[g], j0, j0 + Lk)) != LATTN_VIS_NONE;
         if (!any) continue;
@@ -7781,15 +7790,15 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
                 int kw = lattn__fa_kw(p, kt);
                 v1 = lattn_tile_view(&x->qt[g][kt], 0, kw, 0, L);
                 v2 = lattn_tile_view(&x->kt[kt], 0, kw, 0, Lk);
-                LATTN__TRY(lattn_matmul(t, &sp, &v1, &v2, kt > 0 ? LATTN_MM_ACCUMULATE : 0));
+                LATTN__TRY(lattn_matmul(t, &sp, &v1, &v2, (kt > 0 ? LATTN_MM_ACCUMULATE : 0) | (diag ? LATTN_MM_LOWER : 0)));
             }
             if (cls[g] == LATTN_VIS_SOME) {                                         /* mask by selection */
                 src = &P;
                 if (a->mask == LATTN_MASK_FN) {
                     lattn_tile mk = lattn_tile_view(&x->mk, 0, L, 0, Lk);
                     for (r = 0; r < L; r++)
-                        for (cc = 0; cc < Lk; cc++) x->mhost[r * p->C + cc] = (float)lattn__vis(a, q0[g] + r, j0 + cc);
-                    LATTN__TRY(lattn_dma_load(t, &mk, x->mhost, p->C));
+                        for (cc = 0; cc < Lk; cc++) x->mhost[r * p->Ck + cc] = (float)lattn__vis(a, q0[g] + r, j0 + cc);
+                    LATTN__TRY(lattn_dma_load(t, &mk, x->mhost, p->Ck));
                     LATTN__TRY(lattn_tile_select_mask(t, &P, &sp, &mk, -HUGE_VALF));
                 } else {
                     LATTN__TRY(lattn_tile_select_affine(t, &P, &sp, q0[g] - j0, 1, -1, -HUGE_VALF));      /* j <= i */
@@ -7847,6 +7856,7 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
     if (chunk < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d", who, chunk);
     plan.C = chunk > 0 ? chunk : pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_CPU_TILE : pr->default_chunk;
+    plan.Ck = chunk > 0 ? chunk : pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_CPU_KTILE : pr->default_chunk;
     if (plan.C > plim || (pr->mm_mmax > 0 && plan.C > pr->mm_mmax) || (pr->transpose_max > 0 && plan.C > pr->transpose_max))
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tile of %d rows exceeds the %s profile's partitions", who, plan.C, pr->name);
     kp = LATTN__MIN(a->K, plim);
@@ -7865,9 +7875,9 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     items = dm.n * a->H * nq;
     st = lattn__team_make(ctx, &tm, who, items, sizeof(lattn__fa_tiles), lattn__fa_tiles_fn, &plan);
     if (st == LATTN_OK && a->mask == LATTN_MASK_FN)
-        st = lattn__alloc_floats(ctx, &mbuf, (size_t)tm.n * (size_t)plan.C * (size_t)plan.C, who);
+        st = lattn__alloc_floats(ctx, &mbuf, (size_t)tm.n * (size_t)plan.C * (size_t)plan.Ck, who);
     for (i = 0; st == LATTN_OK && i < tm.n; i++)
-        ((lattn__fa_tiles *)tm.tiles)[i].mhost = mbuf ? mbuf + (size_t)i * (size_t)plan.C * (size_t)plan.C : NULL;
+        ((lattn__fa_tiles *)tm.tiles)[i].mhost = mbuf ? mbuf + (size_t)i * (size_t)plan.C * (size_t)plan.Ck : NULL;
     if (st == LATTN_OK) {
         /* the longest rows (last query tiles) first; each item is one thread's from start to end,
            so the results do not depend on which thread ran it */
