@@ -17,7 +17,9 @@
      the Gated DeltaNet layer                                      >>gdnlayer
      PRISM: the paper's model (P0), the official LM block (P1),
        and the per-token LM form (P2)                              >>prism
-     (planned: TTT-Linear / TTT-MLP, softmax attention, the SPS transformer)
+     softmax attention: flash-tiled on the tiler, KV-cache decoding  >>attn
+     the pre-norm transformer (RMSNorm, RoPE, GQA, SwiGLU)         >>transformer
+     (planned: TTT-Linear / TTT-MLP, the SPS transformer)
 
    The conformance kit (>>safetensors, >>conformance) reads and writes golden cases so that other
    backends (CUDA, Triton, NKI) can check themselves against lattn's double-precision _ref forms.
@@ -77,6 +79,10 @@
      >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step
      >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate
      >>prism       PRISM P1, the official LM block (chunk-size dependent), matching the official code
+     >>attn        softmax attention: masks (causal, window, full, any function), GQA, _ref, _chunk
+                   (the flash-attention schedule on the tiler), _step (KV cache), _decode
+     >>transformer the pre-norm transformer: config (the SPS paper's scales), weights, forward_ref,
+                   forward (logits, loss, prefill), step with a KV cache
      >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
@@ -1281,6 +1287,77 @@ LATTN_API lattn_status lattn_tf_forward(lattn_ctx *ctx, const lattn_tf_model *m,
    [B][vocab] (or hidden [B][d]); the cache grows by one entry per layer. */
 LATTN_API lattn_status lattn_tf_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
                                      const float *x, float *logits, lattn_tf_cache *cache);
+
+/* ================================================================================================ */
+/* >>sps                                                                                            */
+/* ================================================================================================ */
+/* The State-Prediction Separation transformer (Monea, Godey, Brantley, Artzi 2026; spec sps.md).
+   After each input token x_i a <predict> token ρ (one vocabulary id) is interleaved: slot 2i holds
+   x_i, slot 2i+1 holds ρ_i, both at RoPE position i (positions global, not restarting per
+   document). The backbone is lattn's transformer (>>transformer) with the same weights; only the
+   mask, the interleaving and the readout change. Visibility (§1; a = query slot of token i, b = key
+   slot of token k, same document; "persistent" keys are always visible, "windowed" keys only when
+   i - k <= w, inclusive, in token units):
+       Standard        no ρ at all: plain causal attention over the tokens; logits from x_i
+       SPS(w)          persistent x, windowed ρ; causal in slot order (x_i never sees ρ_i); logits from ρ_i
+       2x Memory       SPS with w = ∞ (every ρ kept)
+       Delayed State   persistent ρ, windowed x; logits from ρ_i
+       Reverse SPS     the Delayed State mask; logits from x_i
+   Documents end at EOS (the EOS belongs to the document it ends); no key crosses a document. The
+   loss is the mean next-token cross-entropy over the readouts of tokens that are neither EOS nor pad.
+   Decoding keeps, per layer, the persistent-slot K/V of the current document (a list) and the last
+   w windowed-slot K/V (a ring of max(w, 1) entries; 2x Memory keeps every one), reset at EOS; one
+   step runs the two rows [x_t; ρ] through the model at position p, each row attending to ring ∪
+   list ∪ {k_x} (the ρ row also to its own k_ρ), then pushes the windowed row and appends the
+   persistent row (§4). Memory per sequence: (n + min(w, n))·2·L·d_kv·bytes against n·2·L·d_kv·bytes. */
+typedef enum lattn_sps_variant {
+    LATTN_SPS_STANDARD, LATTN_SPS_SPS, LATTN_SPS_2X_MEMORY, LATTN_SPS_DELAYED, LATTN_SPS_REVERSE
+} lattn_sps_variant;
+typedef struct lattn_sps_config {
+    lattn_sps_variant variant;
+    int64_t w;                            /* window, >= 0 (64 in every paper experiment) */
+    int32_t predict_id, eos_id, pad_id;   /* GPT-2 vocabulary: 50257, 50256, 50303; eos, pad -1 = none */
+} lattn_sps_config;
+/* w = 64 and the GPT-2 ids (the paper's vocabulary of 50304). */
+LATTN_API lattn_sps_config lattn_sps_config_default(lattn_sps_variant v);
+LATTN_API const char *lattn_sps_variant_name(lattn_sps_variant v);   /* "standard", "sps", "2x_memory", ... */
+/* The visibility rule on document-local slot indices (token indices for Standard); cfg is a
+   const lattn_sps_config *: ready to use as lattn_attn_args.visible / visible_block. */
+LATTN_API int lattn_sps_visible(const void *cfg, int64_t a, int64_t b);
+LATTN_API int lattn_sps_visible_block(const void *cfg, int64_t a0, int64_t a1, int64_t b0, int64_t b1);
+/* Bytes of KV cache for one sequence after n context tokens, bytes_per_elem per value. */
+LATTN_API double lattn_sps_kv_bytes(const lattn_tf_config *c, const lattn_sps_config *s, int64_t n, int bytes_per_elem);
+
+/* Forward over B sequences of T input tokens (ids in [0, vocab)): logits [B][T][vocab] of each
+   token's readout slot (may be NULL), loss (optional). _ref in double, row by row; the fast form
+   on lattn_attn_chunk with the variant's visibility function and its block classifier. */
+LATTN_API lattn_status lattn_sps_forward_ref(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s,
+                                             int64_t B, int64_t T, const int32_t *tokens, float *logits, double *loss);
+LATTN_API lattn_status lattn_sps_forward(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s,
+                                         int64_t B, int64_t T, const int32_t *tokens, float *logits, double *loss);
+
+/* Decoding state of B sequences, cap tokens of one document at most: per layer and sequence the
+   persistent list k, v [cap][H_kv·hd] and the ring rk, rv [ring][H_kv·hd] (ring = max(w, 1), cap
+   for 2x Memory, 0 for Standard); counts list_len, ring_len, ring_pos [L][B]; pos [B] (tokens
+   seen) and doc_start [B] (the next token starts a document). */
+typedef struct lattn_sps_cache {
+    int64_t B, cap, ring, n_layers, width;   /* width = H_kv·hd */
+    lattn_sps_config cfg;
+    float *k, *v, *rk, *rv;
+    int64_t *list_len, *ring_len, *ring_pos, *pos;
+    int *doc_start;
+} lattn_sps_cache;
+LATTN_API lattn_status lattn_sps_cache_init(lattn_ctx *ctx, lattn_sps_cache *c, const lattn_tf_model *m,
+                                            const lattn_sps_config *s, int64_t B, int64_t cap);
+LATTN_API void lattn_sps_cache_free(lattn_ctx *ctx, lattn_sps_cache *c);
+/* Prefill: the dense forward over a prompt (logits required, loss as lattn_sps_forward), then the cache holds
+   the prompt's last document: its persistent K/V in the list and its last min(w, n_doc) windowed
+   K/V in the ring (oldest first), pos = T, doc_start = (last token is EOS). The cache must be fresh. */
+LATTN_API lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
+                                         const int32_t *tokens, float *logits, double *loss, lattn_sps_cache *c);
+/* One step: tokens [B] -> logits [B][vocab] (the readout row); the cache advances one token. */
+LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
+                                      float *logits, lattn_sps_cache *c);
 
 /* ================================================================================================ */
 /* >>conformance                                                                                    */
@@ -8255,59 +8332,94 @@ static double lattn__nll_d(int64_t n, const double *z, int64_t target) {
     return mx + log(s) - z[target];
 }
 
-/* The teaching form: every sequence token by token, in double, with its KV cache in double. */
-LATTN__DEF lattn_status lattn_tf_forward_ref(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
-                                             const int32_t *tokens, const float *x, float *logits, double *loss) {
-    const char *who = "lattn_tf_forward_ref";
-    const lattn_tf_config *c;
-    int64_t d, H, G, hd, NQ, L, nout, b, t, l, h, i, j, e;
+/* What a forward runs over: R rows per sequence (T tokens, or the 2T slots of the SPS transformer),
+   each with an embedding id (or a hidden-state row), a RoPE position and a document; attention under
+   the model's causal / window mask or a visibility function on document-local row indices; the
+   logits of token t read from row ro0 + t·ros; the loss over t < T-1 with target tokens[t+1],
+   skipping t whose token is skip0 or skip1 (-1: none). */
+typedef struct lattn__tf_rows {
+    int64_t R, T;
+    const int32_t *ids;                  /* [B][R] (vocab > 0) */
+    const float *x;                      /* [B][R][d] (vocab = 0) */
+    const int64_t *pos;                  /* [B][R]; NULL: r */
+    const int64_t *off; int64_t n_off;   /* documents over the B·R rows; NULL: one per sequence */
+    lattn_visible_fn vis; lattn_visible_block_fn vis_block; const void *user;
+    int64_t ro0, ros;
+    const int32_t *tokens;               /* [B][T] */
+    int32_t skip0, skip1;
+    void (*kv_hook)(void *user, int64_t layer, const float *k, const float *v);   /* after RoPE (prefill) */
+    void *hook_user;
+} lattn__tf_rows;
+static void lattn__tf_rows_plain(lattn__tf_rows *rw, int64_t T, const int32_t *tokens, const float *x) {
+    memset(rw, 0, sizeof *rw);
+    rw->R = rw->T = T; rw->ids = tokens; rw->x = x; rw->ros = 1; rw->tokens = tokens; rw->skip0 = rw->skip1 = -1;
+}
+static int lattn__tf_counted(const lattn__tf_rows *rw, int64_t b, int64_t t) {
+    int32_t tok;
+    if (t + 1 >= rw->T) return 0;
+    tok = rw->tokens[b * rw->T + t];
+    return tok != rw->skip0 && tok != rw->skip1;
+}
+/* First row (sequence-local) of the document holding row r of sequence b. */
+static int64_t lattn__tf_doc0(const lattn__tf_rows *rw, int64_t b, int64_t r) {
+    int64_t g = b * rw->R + r, i;
+    if (!rw->off) return 0;
+    for (i = 0; i < rw->n_off && rw->off[i + 1] <= g; i++) {}
+    return rw->off[i] - b * rw->R;
+}
+
+/* The teaching form: every sequence row by row, in double, with its KV cache in double. */
+static lattn_status lattn__tf_ref_rows(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const lattn__tf_rows *rw,
+                                       float *logits, double *loss, const char *who) {
+    const lattn_tf_config *c = &m->cfg;
+    const int64_t d = c->d, H = c->H, G = c->H / c->H_kv, hd = c->head_dim, L = c->n_layers, R = rw->R;
+    const int64_t NQ = (H + 2 * c->H_kv) * hd, nout = c->vocab > 0 ? c->vocab : d;
+    int64_t b, r, l, h, i, e, cnt = 0;
     double *buf, *kc, *vc, *xd, *ad, *qkv, *od, *f1, *f2, *lg, *sc, nll = 0.0, s;
     size_t n;
-    LATTN__TRY(lattn__tf_args(ctx, who, m, B, T, tokens, x, logits, loss));
-    c = &m->cfg; d = c->d; H = c->H; G = c->H / c->H_kv; hd = c->head_dim; L = c->n_layers;
-    NQ = (H + 2 * c->H_kv) * hd; nout = c->vocab > 0 ? c->vocab : d;
     if (loss) *loss = NAN;
-    if (T == 0) return lattn__ok(ctx);
-    /* cache 2·L·T·H_kv·hd, then x, a, qkv, o, f1, f2, logits, scores */
-    n = 2 * (size_t)(L * T) * (size_t)(c->H_kv * hd) + 2 * (size_t)d + (size_t)NQ + (size_t)(H * hd) + 2 * (size_t)c->ffn +
-        (size_t)nout + (size_t)T;
+    if (R == 0) return lattn__ok(ctx);
+    /* cache 2·L·R·H_kv·hd, then x, a, qkv, o, f1, f2, logits, scores */
+    n = 2 * (size_t)(L * R) * (size_t)(c->H_kv * hd) + 2 * (size_t)d + (size_t)NQ + (size_t)(H * hd) + 2 * (size_t)c->ffn +
+        (size_t)nout + (size_t)R;
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    kc = buf; vc = kc + L * T * c->H_kv * hd; xd = vc + L * T * c->H_kv * hd; ad = xd + d; qkv = ad + d; od = qkv + NQ;
+    kc = buf; vc = kc + L * R * c->H_kv * hd; xd = vc + L * R * c->H_kv * hd; ad = xd + d; qkv = ad + d; od = qkv + NQ;
     f1 = od + H * hd; f2 = f1 + c->ffn; lg = f2 + c->ffn; sc = lg + nout;
     for (b = 0; b < B; b++)
-        for (t = 0; t < T; t++) {
-            int64_t row = b * T + t;
-            for (i = 0; i < d; i++) xd[i] = c->vocab > 0 ? (double)lattn__tg(m, LATTN__TG_EMBED)[(int64_t)tokens[row] * d + i] : (double)x[row * d + i];
+        for (r = 0; r < R; r++) {
+            const int64_t row = b * R + r, ds = lattn__tf_doc0(rw, b, r), p = rw->pos ? rw->pos[row] : r;
+            for (i = 0; i < d; i++) xd[i] = c->vocab > 0 ? (double)lattn__tg(m, LATTN__TG_EMBED)[(int64_t)rw->ids[row] * d + i] : (double)rw->x[row * d + i];
             for (l = 0; l < L; l++) {
-                double *kl = kc + l * T * c->H_kv * hd, *vl = vc + l * T * c->H_kv * hd;
-                /* q | k | v = W_qkv RMSNorm(x); RoPE on q and k at position t; k, v into the cache */
+                double *kl = kc + l * R * c->H_kv * hd, *vl = vc + l * R * c->H_kv * hd;
+                /* q | k | v = W_qkv RMSNorm(x); RoPE on q and k at position p; k, v into the cache */
                 lattn__rmsnorm_d(d, xd, lattn__tw(m, l, LATTN__TF_LN1), c->norm_eps, ad);
                 lattn__matvec_d(NQ, d, lattn__tw(m, l, LATTN__TF_QKV), ad, qkv, 0);
                 for (h = 0; h < H + c->H_kv; h++)
-                    for (j = 0; j < hd / 2; j++) {
-                        double *u = qkv + h * hd + 2 * j, a = lattn__rope_angle(c, t, j), u0 = u[0], u1 = u[1];
-                        u[0] = u0 * cos(a) - u1 * sin(a);
-                        u[1] = u0 * sin(a) + u1 * cos(a);
+                    for (i = 0; i < hd / 2; i++) {
+                        double *u = qkv + h * hd + 2 * i, an = lattn__rope_angle(c, p, i), u0 = u[0], u1 = u[1];
+                        u[0] = u0 * cos(an) - u1 * sin(an);
+                        u[1] = u0 * sin(an) + u1 * cos(an);
                     }
-                memcpy(kl + t * c->H_kv * hd, qkv + H * hd, (size_t)(c->H_kv * hd) * sizeof(double));
-                memcpy(vl + t * c->H_kv * hd, qkv + (H + c->H_kv) * hd, (size_t)(c->H_kv * hd) * sizeof(double));
-                /* o_h = Σ_j softmax_j(q_h·k_j / sqrt(hd)) v_j over the visible keys j of this sequence */
+                memcpy(kl + r * c->H_kv * hd, qkv + H * hd, (size_t)(c->H_kv * hd) * sizeof(double));
+                memcpy(vl + r * c->H_kv * hd, qkv + (H + c->H_kv) * hd, (size_t)(c->H_kv * hd) * sizeof(double));
+                /* o_h = Σ_e softmax_e(q_h·k_e / sqrt(hd)) v_e over the visible rows e <= r of this document */
                 for (h = 0; h < H; h++) {
-                    int64_t j0 = c->window >= 0 ? LATTN__MAX((int64_t)0, t - c->window) : 0, kvh = h / G;
+                    int64_t kvh = h / G;
                     double mx = -HUGE_VAL, den = 0.0;
-                    for (e = j0; e <= t; e++) {
-                        for (s = 0.0, i = 0; i < hd; i++) s += qkv[h * hd + i] * kl[(e * c->H_kv + kvh) * hd + i];
-                        sc[e] = s / sqrt((double)hd);
+                    for (e = ds; e <= r; e++) {
+                        int v = rw->vis ? rw->vis(rw->user, r - ds, e - ds) != 0 : c->window < 0 || r - e <= c->window;
+                        for (s = 0.0, i = 0; v && i < hd; i++) s += qkv[h * hd + i] * kl[(e * c->H_kv + kvh) * hd + i];
+                        sc[e] = v ? s / sqrt((double)hd) : -HUGE_VAL;
                         if (!(sc[e] <= mx)) mx = sc[e];
                     }
                     for (i = 0; i < hd; i++) od[h * hd + i] = 0.0;
-                    for (e = j0; e <= t; e++) {
-                        double p = exp(sc[e] - mx);
-                        den += p;
-                        for (i = 0; i < hd; i++) od[h * hd + i] += p * vl[(e * c->H_kv + kvh) * hd + i];
+                    for (e = ds; e <= r && mx != -HUGE_VAL; e++) {
+                        double pe = sc[e] == -HUGE_VAL ? 0.0 : exp(sc[e] - mx);
+                        den += pe;
+                        for (i = 0; pe != 0.0 && i < hd; i++) od[h * hd + i] += pe * vl[(e * c->H_kv + kvh) * hd + i];
                     }
-                    for (i = 0; i < hd; i++) od[h * hd + i] /= den;
+                    for (i = 0; den != 0.0 && i < hd; i++) od[h * hd + i] /= den;
                 }
                 lattn__matvec_d(d, H * hd, lattn__tw(m, l, LATTN__TF_WO), od, xd, 1);             /* x += W_o o */
                 /* x += W_d (SiLU(W_g a) ⊙ W_u a),  a = RMSNorm(x) */
@@ -8317,16 +8429,26 @@ LATTN__DEF lattn_status lattn_tf_forward_ref(lattn_ctx *ctx, const lattn_tf_mode
                 for (i = 0; i < c->ffn; i++) f1[i] = lattn__silu_d(f1[i]) * f2[i];
                 lattn__matvec_d(d, c->ffn, lattn__tw(m, l, LATTN__TF_WD), f1, xd, 1);
             }
-            if (c->vocab > 0) {                                                           /* tied head */
-                lattn__rmsnorm_d(d, xd, lattn__tg(m, LATTN__TG_NORM), c->norm_eps, ad);
-                lattn__matvec_d(c->vocab, d, lattn__tg(m, LATTN__TG_EMBED), ad, lg, 0);
-                if (t + 1 < T) nll += lattn__nll_d(c->vocab, lg, tokens[row + 1]);
-            } else memcpy(lg, xd, (size_t)d * sizeof(double));
-            for (i = 0; logits && i < nout; i++) logits[row * nout + i] = (float)lg[i];
+            if (r >= rw->ro0 && (r - rw->ro0) % rw->ros == 0 && (r - rw->ro0) / rw->ros < rw->T) {   /* a readout row */
+                const int64_t t = (r - rw->ro0) / rw->ros, orow = b * rw->T + t;
+                if (c->vocab > 0) {                                                       /* tied head */
+                    lattn__rmsnorm_d(d, xd, lattn__tg(m, LATTN__TG_NORM), c->norm_eps, ad);
+                    lattn__matvec_d(c->vocab, d, lattn__tg(m, LATTN__TG_EMBED), ad, lg, 0);
+                    if (lattn__tf_counted(rw, b, t)) { nll += lattn__nll_d(c->vocab, lg, rw->tokens[orow + 1]); cnt++; }
+                } else memcpy(lg, xd, (size_t)d * sizeof(double));
+                for (i = 0; logits && i < nout; i++) logits[orow * nout + i] = (float)lg[i];
+            }
         }
-    if (loss && T > 1) *loss = nll / (double)(B * (T - 1));
+    if (loss && cnt > 0) *loss = nll / (double)cnt;
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_tf_forward_ref(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
+                                             const int32_t *tokens, const float *x, float *logits, double *loss) {
+    lattn__tf_rows rw;
+    LATTN__TRY(lattn__tf_args(ctx, "lattn_tf_forward_ref", m, B, T, tokens, x, logits, loss));
+    lattn__tf_rows_plain(&rw, T, tokens, x);
+    return lattn__tf_ref_rows(ctx, m, B, &rw, logits, loss, "lattn_tf_forward_ref");
 }
 
 /* Row-wise RMSNorm of X [M][n] times the gain g, into Y. */
@@ -8342,15 +8464,15 @@ static void lattn__rmsnorm_rows(int nthr, int64_t M, int64_t n, const float *X, 
     }
 }
 /* q, k rows of QKV [M][NQ] turned by RoPE into Q [M][H·hd] and Kb [M][H_kv·hd], v copied into Vb;
-   row r sits at position pos[r / per] + r % per (the forward: pos NULL and per = T, so t). */
-static void lattn__tf_rope_rows(int nthr, const lattn_tf_config *c, int64_t M, int64_t per, const int64_t *pos,
-                                const float *QKV, float *Q, float *Kb, float *Vb, const float *cs) {
+   row r reads its cos, sin pairs at cs + pi[r]·hd (pi NULL: row r's own entry). */
+static void lattn__tf_rope_rows(int nthr, const lattn_tf_config *c, int64_t M, const int64_t *pi, const float *QKV, float *Q,
+                                float *Kb, float *Vb, const float *cs) {
     const int64_t hd = c->head_dim, H = c->H, Hk = c->H_kv, NQ = (H + 2 * Hk) * hd, half = hd / 2;
     int64_t r;
     (void)nthr;
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (r = 0; r < M; r++) {
-        const float *src = QKV + r * NQ, *tab = cs + (pos ? r : r % per) * hd;   /* cos, sin pairs */
+        const float *src = QKV + r * NQ, *tab = cs + (pi ? pi[r] : r) * hd;
         int64_t h, j;
         for (h = 0; h < H + Hk; h++) {
             float *dst = h < H ? Q + r * H * hd + h * hd : Kb + r * Hk * hd + (h - H) * hd;
@@ -8365,20 +8487,20 @@ static void lattn__tf_rope_rows(int nthr, const lattn_tf_config *c, int64_t M, i
     }
 }
 
-/* The fast forward (decode = 0) and the step (decode = 1, T = 1, cache required), layer by layer
-   over all B·T rows: threaded GEMMs (lattn__linear), lattn_attn_chunk or lattn_attn_step. */
-static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T, const int32_t *tokens,
-                                  const float *x, float *out, double *loss, lattn_tf_cache *cache, int decode,
-                                  const char *who) {
-    const lattn_tf_config *c;
-    int64_t d, H, Hk, hd, NQ, M, l, r, b, t, nout, npos, RB = 64;
+/* The fast forward (decode = 0) over the rows rw describes, and the step (decode = 1, one row per
+   sequence at the cache's positions, cache required), layer by layer over all B·R rows: threaded
+   GEMMs (lattn__linear), lattn_attn_chunk or lattn_attn_step. A plain forward may prefill a cache. */
+static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const lattn__tf_rows *rw, float *out,
+                                  double *loss, lattn_tf_cache *cache, int decode, const char *who) {
+    const lattn_tf_config *c = &m->cfg;
+    const int64_t d = c->d, H = c->H, Hk = c->H_kv, hd = c->head_dim, NQ = (H + 2 * Hk) * hd, R = rw->R, M = B * R;
+    const int64_t nout = c->vocab > 0 ? c->vocab : d, MO = B * rw->T, RB = 64;
+    int64_t l, r, b, t, npos, cnt = 0;
     int nthr = lattn__threads(ctx);
     float *buf, *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *LG, *ws;
+    int64_t *PI = NULL;
     size_t n, tmp, attn, ffn;
     lattn_status st = LATTN_OK;
-    LATTN__TRY(lattn__tf_args(ctx, who, m, B, T, tokens, x, out, decode ? NULL : loss));
-    c = &m->cfg; d = c->d; H = c->H; Hk = c->H_kv; hd = c->head_dim; NQ = (H + 2 * Hk) * hd; M = B * T;
-    nout = c->vocab > 0 ? c->vocab : d;
     if (!decode && loss) *loss = NAN;
     if (cache) {
         if (!cache->k || !cache->len) return lattn__fail(ctx, LATTN_E_NULL, "%s: the cache is not initialised", who);
@@ -8387,42 +8509,53 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         for (b = 0; b < B; b++)
             for (l = 0; l < c->n_layers; l++) {
                 int64_t len = cache->len[l * B + b];
-                if (decode ? len + 1 > cache->cap : len != 0 || T > cache->cap)
+                if (decode ? len + 1 > cache->cap : len != 0 || R > cache->cap)
                     return lattn__fail(ctx, LATTN_E_SHAPE, decode ? "%s: the cache of sequence %lld is full (%lld entries)"
                                                                : "%s: prefill needs an empty cache with room for T (sequence %lld, %lld entries)",
                                        who, (long long)b, (long long)cache->cap);
             }
     } else if (decode) return lattn__fail(ctx, LATTN_E_NULL, "%s: cache is NULL", who);
-    if (T == 0) return lattn__ok(ctx);
-    npos = decode ? B : T;
-    /* X, Hn, then QKV Q K V O or F1 F2, RoPE table, logit block, GEMM workspaces */
+    if (R == 0) return lattn__ok(ctx);
+    /* RoPE table: one entry per row when decoding, else one per position 0 .. max */
+    for (r = 0, npos = R; !decode && rw->pos && r < M; r++) npos = LATTN__MAX(npos, rw->pos[r] + 1);
+    if (decode) npos = B;
+    /* row positions (2 floats each, first: aligned), X, Hn, then QKV Q K V O or F1 F2, RoPE table,
+       logit block, GEMM workspaces */
     attn = (size_t)(NQ + 2 * H * hd + 2 * Hk * hd);
     ffn = 2 * (size_t)c->ffn;
     if (lattn_size_mul(&n, (size_t)M, 2 * (size_t)d + LATTN__MAX(attn, ffn)) ||
         lattn_size_mul(&tmp, (size_t)npos, (size_t)hd) || lattn_size_add(&n, n, tmp) ||
         lattn_size_mul(&tmp, (size_t)RB, (size_t)nout) || lattn_size_add(&n, n, tmp) ||
-        lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(c->ffn, H * hd)))) || lattn_size_add(&n, n, tmp))
+        lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(c->ffn, H * hd)))) || lattn_size_add(&n, n, tmp) ||
+        lattn_size_mul(&tmp, (size_t)M, 2) || lattn_size_add(&n, n, tmp))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
-    X = buf; Hn = X + M * d; QKV = Hn + M * d; Q = QKV + M * NQ; Kb = Q + M * H * hd; Vb = Kb + M * Hk * hd; O = Vb + M * Hk * hd;
+    PI = (int64_t *)(void *)buf;
+    X = buf + 2 * M; Hn = X + M * d; QKV = Hn + M * d; Q = QKV + M * NQ; Kb = Q + M * H * hd; Vb = Kb + M * Hk * hd; O = Vb + M * Hk * hd;
     F1 = QKV; F2 = F1 + M * c->ffn;
     CS = QKV + M * (int64_t)LATTN__MAX(attn, ffn); LG = CS + npos * hd; ws = LG + RB * nout;
-    for (r = 0; r < npos; r++)                                   /* cos, sin of each pair at each position */
-        for (t = 0; t < hd / 2; t++) {
-            double a = lattn__rope_angle(c, decode ? cache->pos[r] : r, t);
-            CS[r * hd + 2 * t] = (float)cos(a); CS[r * hd + 2 * t + 1] = (float)sin(a);
+    for (t = 0; t < hd / 2; t++) {                               /* cos, sin of each pair at each position */
+        double inv = pow((double)c->rope_theta, -2.0 * (double)t / (double)hd);
+        for (r = 0; r < npos; r++) {
+            double an = (double)(decode ? cache->pos[r] : r) * inv;
+            CS[r * hd + 2 * t] = (float)cos(an); CS[r * hd + 2 * t + 1] = (float)sin(an);
         }
+    }
+    for (r = 0; r < M; r++) PI[r] = decode ? r : rw->pos ? rw->pos[r] : r % R;
     if (c->vocab > 0)
-        for (r = 0; r < M; r++) memcpy(X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)tokens[r] * d, (size_t)d * sizeof(float));
-    else memcpy(X, x, (size_t)(M * d) * sizeof(float));
+        for (r = 0; r < M; r++) memcpy(X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)rw->ids[r] * d, (size_t)d * sizeof(float));
+    else memcpy(X, rw->x, (size_t)(M * d) * sizeof(float));
 
     for (l = 0; l < c->n_layers && st == LATTN_OK; l++) {
         lattn_attn_args a = lattn_attn_args_default();
         lattn__rmsnorm_rows(nthr, M, d, X, lattn__tw(m, l, LATTN__TF_LN1), c->norm_eps, Hn);
         lattn__linear(nthr, M, NQ, d, Hn, lattn__tw(m, l, LATTN__TF_QKV), QKV, 0, ws);
-        lattn__tf_rope_rows(nthr, c, M, T, decode ? cache->pos : NULL, QKV, Q, Kb, Vb, CS);
-        a.B = B; a.T = T; a.H = H; a.H_kv = Hk; a.K = hd; a.V = hd; a.q = Q; a.k = Kb; a.v = Vb; a.o = O;
-        if (c->window >= 0) { a.mask = LATTN_MASK_WINDOW; a.window = c->window; }
+        lattn__tf_rope_rows(nthr, c, M, PI, QKV, Q, Kb, Vb, CS);
+        if (rw->kv_hook && !decode) rw->kv_hook(rw->hook_user, l, Kb, Vb);
+        a.B = rw->off ? 1 : B; a.T = rw->off ? M : R; a.offsets = rw->off; a.n_seqs = rw->n_off;
+        a.H = H; a.H_kv = Hk; a.K = hd; a.V = hd; a.q = Q; a.k = Kb; a.v = Vb; a.o = O;
+        if (rw->vis) { a.mask = LATTN_MASK_FN; a.visible = rw->vis; a.visible_block = rw->vis_block; a.mask_user = rw->user; }
+        else if (c->window >= 0) { a.mask = LATTN_MASK_WINDOW; a.window = c->window; }
         if (decode) {
             lattn_kv_cache kv;
             kv.B = B; kv.cap = cache->cap; kv.H_kv = Hk; kv.K = hd; kv.V = hd;
@@ -8431,11 +8564,11 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
             st = lattn_attn_step(ctx, &a, &kv);
         } else {
             st = lattn_attn_chunk(ctx, &a, 0);
-            for (b = 0; cache && b < B; b++) {                   /* prefill: the keys and values stay */
+            for (b = 0; st == LATTN_OK && cache && b < B; b++) {   /* prefill: the keys and values stay */
                 int64_t e = (l * B + b) * cache->cap * Hk * hd;
-                memcpy(cache->k + e, Kb + b * T * Hk * hd, (size_t)(T * Hk * hd) * sizeof(float));
-                memcpy(cache->v + e, Vb + b * T * Hk * hd, (size_t)(T * Hk * hd) * sizeof(float));
-                cache->len[l * B + b] = T;
+                memcpy(cache->k + e, Kb + b * R * Hk * hd, (size_t)(R * Hk * hd) * sizeof(float));
+                memcpy(cache->v + e, Vb + b * R * Hk * hd, (size_t)(R * Hk * hd) * sizeof(float));
+                cache->len[l * B + b] = R;
             }
         }
         if (st != LATTN_OK) break;
@@ -8452,25 +8585,31 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         }
         lattn__linear(nthr, M, d, c->ffn, F1, lattn__tw(m, l, LATTN__TF_WD), X, 1, ws);          /* x += f W_dᵀ */
     }
+    if (st == LATTN_OK) {                                        /* the readout rows, gathered */
+        for (r = 0; r < MO; r++)
+            memmove(X + r * d, X + (r / rw->T * R + rw->ro0 + r % rw->T * rw->ros) * d, (size_t)d * sizeof(float));
+    }
     if (st == LATTN_OK && c->vocab > 0) {                        /* tied head, RB rows at a time */
         double nll = 0.0;
-        lattn__rmsnorm_rows(nthr, M, d, X, lattn__tg(m, LATTN__TG_NORM), c->norm_eps, Hn);
-        for (r = 0; r < M; r += RB) {
-            int64_t rb = LATTN__MIN(RB, M - r), i;
+        lattn__rmsnorm_rows(nthr, MO, d, X, lattn__tg(m, LATTN__TG_NORM), c->norm_eps, Hn);
+        for (r = 0; r < MO; r += RB) {
+            int64_t rb = LATTN__MIN(RB, MO - r), i;
             float *z = out ? out + r * nout : LG;
             lattn__linear(nthr, rb, nout, d, Hn + r * d, lattn__tg(m, LATTN__TG_EMBED), z, 0, ws);
             for (i = 0; !decode && loss && i < rb; i++) {
                 int64_t row = r + i, k;
-                float mx = lattn_vec_max((size_t)nout, z + i * nout);
-                double s = 0.0;
-                if ((row + 1) % T == 0) continue;                /* the last token predicts nothing */
-                for (k = 0; k < nout; k++) s += exp((double)(z[i * nout + k] - mx));
-                nll += (double)mx + log(s) - (double)z[i * nout + tokens[row + 1]];
+                float mx;
+                double sum = 0.0;
+                if (!lattn__tf_counted(rw, row / rw->T, row % rw->T)) continue;
+                mx = lattn_vec_max((size_t)nout, z + i * nout);
+                for (k = 0; k < nout; k++) sum += exp((double)(z[i * nout + k] - mx));
+                nll += (double)mx + log(sum) - (double)z[i * nout + rw->tokens[row + 1]];
+                cnt++;
             }
         }
-        if (!decode && loss && T > 1) *loss = nll / (double)(B * (T - 1));
-    } else if (st == LATTN_OK) memcpy(out, X, (size_t)(M * d) * sizeof(float));
-    if (st == LATTN_OK && cache) for (b = 0; b < B; b++) cache->pos[b] = decode ? cache->pos[b] + 1 : T;
+        if (!decode && loss && cnt > 0) *loss = nll / (double)cnt;
+    } else if (st == LATTN_OK) memcpy(out, X, (size_t)(MO * d) * sizeof(float));
+    if (st == LATTN_OK && cache) for (b = 0; b < B; b++) cache->pos[b] = decode ? cache->pos[b] + 1 : R;
     else if (cache)                                              /* a failure at layer l: undo layers < l */
         for (r = 0; r < l * B; r++) cache->len[r] = decode ? cache->len[r] - 1 : 0;
     lattn__free(ctx, buf);
@@ -8478,11 +8617,333 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
 }
 LATTN__DEF lattn_status lattn_tf_forward(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T, const int32_t *tokens,
                                          const float *x, float *logits, double *loss, lattn_tf_cache *cache) {
-    return lattn__tf_run(ctx, m, B, T, tokens, x, logits, loss, cache, 0, "lattn_tf_forward");
+    lattn__tf_rows rw;
+    LATTN__TRY(lattn__tf_args(ctx, "lattn_tf_forward", m, B, T, tokens, x, logits, loss));
+    lattn__tf_rows_plain(&rw, T, tokens, x);
+    return lattn__tf_run(ctx, m, B, &rw, logits, loss, cache, 0, "lattn_tf_forward");
 }
 LATTN__DEF lattn_status lattn_tf_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
                                       const float *x, float *logits, lattn_tf_cache *cache) {
-    return lattn__tf_run(ctx, m, B, 1, tokens, x, logits, NULL, cache, 1, "lattn_tf_step");
+    lattn__tf_rows rw;
+    LATTN__TRY(lattn__tf_args(ctx, "lattn_tf_step", m, B, 1, tokens, x, logits, NULL));
+    lattn__tf_rows_plain(&rw, 1, tokens, x);
+    return lattn__tf_run(ctx, m, B, &rw, logits, NULL, cache, 1, "lattn_tf_step");
+}
+
+/* ================================================================================================ */
+/* >>sps implementation                                                                             */
+/* ================================================================================================ */
+static const char *const lattn__sps_names[5] = { "standard", "sps", "2x_memory", "delayed_state", "reverse_sps" };
+LATTN__DEF lattn_sps_config lattn_sps_config_default(lattn_sps_variant v) {
+    lattn_sps_config s;
+    s.variant = v; s.w = 64; s.predict_id = 50257; s.eos_id = 50256; s.pad_id = 50303;
+    return s;
+}
+LATTN__DEF const char *lattn_sps_variant_name(lattn_sps_variant v) {
+    return (unsigned)v <= (unsigned)LATTN_SPS_REVERSE ? lattn__sps_names[v] : "unknown";
+}
+/* Slot parity of the persistent stream (SPS, 2x: x at even slots; Delayed, Reverse: ρ at odd). */
+static int64_t lattn__sps_persist(lattn_sps_variant v) { return v == LATTN_SPS_SPS || v == LATTN_SPS_2X_MEMORY ? 0 : 1; }
+/* Window in tokens of the windowed stream (2x Memory: every key). */
+static int64_t lattn__sps_w(const lattn_sps_config *s) { return s->variant == LATTN_SPS_2X_MEMORY ? INT64_MAX : s->w; }
+LATTN__DEF int lattn_sps_visible(const void *cfg, int64_t a, int64_t b) {
+    const lattn_sps_config *s = (const lattn_sps_config *)cfg;
+    if (b > a) return 0;                                          /* causal in slot order */
+    if (s->variant == LATTN_SPS_STANDARD) return 1;
+    if ((b & 1) == lattn__sps_persist(s->variant)) return 1;      /* persistent key */
+    return (a >> 1) - (b >> 1) <= lattn__sps_w(s);                /* windowed key: inclusive, in tokens */
+}
+/* A block of query slots [a0, a1) against key slots [b0, b1) (spec §5): invisible when causality
+   hides it (or it is one windowed column out of reach), visible when causal and every windowed
+   column is within the window, partial otherwise. */
+LATTN__DEF int lattn_sps_visible_block(const void *cfg, int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
+    const lattn_sps_config *s = (const lattn_sps_config *)cfg;
+    int64_t w = lattn__sps_w(s);
+    if (b0 > a1 - 1) return LATTN_VIS_NONE;
+    if (s->variant == LATTN_SPS_STANDARD) return b1 - 1 <= a0 ? LATTN_VIS_ALL : LATTN_VIS_SOME;
+    if (b1 - b0 == 1 && (b0 & 1) != lattn__sps_persist(s->variant) && (a0 >> 1) - (b0 >> 1) > w) return LATTN_VIS_NONE;
+    return b1 - 1 <= a0 && ((a1 - 1) >> 1) - (b0 >> 1) <= w ? LATTN_VIS_ALL : LATTN_VIS_SOME;
+}
+LATTN__DEF double lattn_sps_kv_bytes(const lattn_tf_config *c, const lattn_sps_config *s, int64_t n, int bytes_per_elem) {
+    double tok, extra;
+    if (!c || !s || n < 0) return -1.0;
+    tok = 2.0 * (double)c->n_layers * (double)(c->H_kv * c->head_dim) * (double)bytes_per_elem;
+    extra = s->variant == LATTN_SPS_STANDARD ? 0.0 : s->variant == LATTN_SPS_2X_MEMORY ? (double)n : (double)LATTN__MIN(s->w, n);
+    return ((double)n + extra) * tok;
+}
+static lattn_status lattn__sps_check(lattn_ctx *ctx, const char *who, const lattn_tf_model *m, const lattn_sps_config *s) {
+    if (!m || !m->arena || !s) return lattn__fail(ctx, LATTN_E_NULL, "%s: model or SPS configuration is NULL", who);
+    if ((unsigned)s->variant > (unsigned)LATTN_SPS_REVERSE) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: unknown variant %d", who, (int)s->variant);
+    if (s->w < 0) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: window w = %lld (must be >= 0)", who, (long long)s->w);
+    if (m->cfg.vocab < 1 || s->predict_id < 0 || s->predict_id >= m->cfg.vocab || s->eos_id < -1 || s->eos_id >= m->cfg.vocab ||
+        s->pad_id < -1 || s->pad_id >= m->cfg.vocab)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: the <predict>, EOS and pad ids must be tokens of the model's vocabulary (%lld)",
+                           who, (long long)m->cfg.vocab);
+    return LATTN_OK;
+}
+/* The rows of an SPS forward: interleaved ids and positions, documents, readout (one allocation,
+   released by the caller with lattn__free(ctx, *mem)). */
+static lattn_status lattn__sps_rows(lattn_ctx *ctx, const char *who, const lattn_tf_model *m, const lattn_sps_config *s,
+                                    int64_t B, int64_t T, const int32_t *tokens, const float *logits, const double *loss,
+                                    lattn__tf_rows *rw, void **mem) {
+    const int64_t S = s->variant == LATTN_SPS_STANDARD ? 1 : 2;
+    int64_t b, i, j, n, d[3];
+    int64_t *pos, *off;
+    int32_t *ids;
+    *mem = NULL;
+    LATTN__TRY(lattn__sps_check(ctx, who, m, s));
+    LATTN__TRY(lattn__tf_args(ctx, who, m, B, T, tokens, NULL, logits, loss));
+    d[0] = B; d[1] = 2 * T + 1; d[2] = 16;
+    LATTN__TRY(lattn__check_count(ctx, who, "the interleaved rows", 3, d));
+    lattn__tf_rows_plain(rw, T, tokens, NULL);
+    rw->R = S * T; rw->ro0 = s->variant == LATTN_SPS_REVERSE || s->variant == LATTN_SPS_STANDARD ? 0 : 1; rw->ros = S;
+    rw->vis = lattn_sps_visible; rw->vis_block = lattn_sps_visible_block; rw->user = s;
+    rw->skip0 = s->eos_id; rw->skip1 = s->pad_id;
+    *mem = lattn__alloc(ctx, (size_t)(B * S * T) * (2 * sizeof(int64_t) + sizeof(int32_t)) + sizeof(int64_t) * 2);
+    if (!*mem) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    pos = (int64_t *)*mem; off = pos + B * S * T; ids = (int32_t *)(void *)(off + B * S * T + 1);
+    for (b = 0, n = 0; b < B; b++)
+        for (i = 0; i < T; i++) {
+            if (i == 0 || tokens[b * T + i - 1] == s->eos_id) off[n++] = (b * T + i) * S;   /* a document starts */
+            for (j = 0; j < S; j++) {
+                ids[(b * T + i) * S + j] = j ? s->predict_id : tokens[b * T + i];
+                pos[(b * T + i) * S + j] = i;
+            }
+        }
+    off[n] = B * S * T;
+    rw->ids = ids; rw->pos = pos; rw->off = n > 0 ? off : NULL; rw->n_off = n;
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_sps_forward_ref(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s, int64_t B,
+                                              int64_t T, const int32_t *tokens, float *logits, double *loss) {
+    const char *who = "lattn_sps_forward_ref";
+    lattn__tf_rows rw;
+    void *mem;
+    lattn_status st;
+    LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, logits, loss, &rw, &mem));
+    st = lattn__tf_ref_rows(ctx, m, B, &rw, logits, loss, who);
+    lattn__free(ctx, mem);
+    return st;
+}
+LATTN__DEF lattn_status lattn_sps_forward(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s, int64_t B,
+                                          int64_t T, const int32_t *tokens, float *logits, double *loss) {
+    const char *who = "lattn_sps_forward";
+    lattn__tf_rows rw;
+    void *mem;
+    lattn_status st;
+    LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, logits, loss, &rw, &mem));
+    st = lattn__tf_run(ctx, m, B, &rw, logits, loss, NULL, 0, who);
+    lattn__free(ctx, mem);
+    return st;
+}
+
+/* ---- decoding: the persistent list and the window ring ------------------------------------------ */
+LATTN__DEF lattn_status lattn_sps_cache_init(lattn_ctx *ctx, lattn_sps_cache *c, const lattn_tf_model *m,
+                                             const lattn_sps_config *s, int64_t B, int64_t cap) {
+    const char *who = "lattn_sps_cache_init";
+    int64_t d[4], L;
+    size_t nl, nr, ni;
+    if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: cache is NULL", who);
+    memset(c, 0, sizeof *c);
+    LATTN__TRY(lattn__sps_check(ctx, who, m, s));
+    if (B < 1 || cap < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, cap = %lld", who, (long long)B, (long long)cap);
+    L = m->cfg.n_layers;
+    c->width = m->cfg.H_kv * m->cfg.head_dim;
+    c->ring = s->variant == LATTN_SPS_STANDARD ? 0 : s->variant == LATTN_SPS_2X_MEMORY ? cap : LATTN__MAX((int64_t)1, LATTN__MIN(s->w, cap));
+    d[0] = 2 * L; d[1] = B; d[2] = cap + c->ring; d[3] = c->width;
+    LATTN__TRY(lattn__check_count(ctx, who, "the cache", 4, d));
+    nl = (size_t)(L * B) * (size_t)(cap * c->width); nr = (size_t)(L * B) * (size_t)(c->ring * c->width);
+    ni = (size_t)(3 * L * B + B);
+    LATTN__TRY(lattn__alloc_floats(ctx, &c->k, 2 * (nl + nr), who));
+    c->list_len = (int64_t *)lattn__alloc(ctx, ni * sizeof(int64_t) + (size_t)B * sizeof(int));
+    if (!c->list_len) { lattn__free(ctx, c->k); memset(c, 0, sizeof *c); return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who); }
+    memset(c->list_len, 0, ni * sizeof(int64_t));
+    c->v = c->k + nl; c->rk = c->v + nl; c->rv = c->rk + nr;
+    c->ring_len = c->list_len + L * B; c->ring_pos = c->ring_len + L * B; c->pos = c->ring_pos + L * B;
+    c->doc_start = (int *)(void *)(c->pos + B);
+    for (d[0] = 0; d[0] < B; d[0]++) c->doc_start[d[0]] = 1;
+    c->B = B; c->cap = cap; c->n_layers = L; c->cfg = *s;
+    return lattn__ok(ctx);
+}
+LATTN__DEF void lattn_sps_cache_free(lattn_ctx *ctx, lattn_sps_cache *c) {
+    if (!c) return;
+    lattn__free(ctx, c->k);
+    lattn__free(ctx, c->list_len);
+    memset(c, 0, sizeof *c);
+}
+static lattn_status lattn__sps_cache_ok(lattn_ctx *ctx, const char *who, const lattn_tf_model *m, const lattn_sps_cache *c, int64_t B) {
+    if (!c || !c->k) return lattn__fail(ctx, LATTN_E_NULL, "%s: the cache is not initialised", who);
+    LATTN__TRY(lattn__sps_check(ctx, who, m, &c->cfg));
+    if (c->B != B || c->n_layers != m->cfg.n_layers || c->width != m->cfg.H_kv * m->cfg.head_dim)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the cache was made for another model or batch", who);
+    return LATTN_OK;
+}
+/* Store entry e of layer l, sequence b: the list (ring = 0) or the ring (ring = 1). */
+static float *lattn__sps_at(const lattn_sps_cache *c, int ring, int v, int64_t l, int64_t b, int64_t e) {
+    float *base = ring ? (v ? c->rv : c->rk) : (v ? c->v : c->k);
+    return base + ((l * c->B + b) * (ring ? c->ring : c->cap) + e) * c->width;
+}
+/* After layer l's attention: the windowed row joins the ring (a full ring overwrites its oldest
+   entry), the persistent row joins the list. k, v: the two rows (x, ρ) of this token. */
+static void lattn__sps_push(lattn_sps_cache *c, int64_t l, int64_t b, const float *k, const float *v) {
+    const int64_t P = c->cfg.variant == LATTN_SPS_STANDARD ? 0 : lattn__sps_persist(c->cfg.variant), W = 1 - P, i = l * c->B + b;
+    const size_t bytes = (size_t)c->width * sizeof(float);
+    if (c->cfg.variant != LATTN_SPS_STANDARD && (c->cfg.w > 0 || c->cfg.variant == LATTN_SPS_2X_MEMORY)) {
+        int64_t e;
+        if (c->ring_len[i] < c->ring) e = c->ring_len[i]++;
+        else { e = c->ring_pos[i]; c->ring_pos[i] = (e + 1) % c->ring; }
+        memcpy(lattn__sps_at(c, 1, 0, l, b, e), k + W * c->width, bytes);
+        memcpy(lattn__sps_at(c, 1, 1, l, b, e), v + W * c->width, bytes);
+    }
+    memcpy(lattn__sps_at(c, 0, 0, l, b, c->list_len[i]), k + P * c->width, bytes);
+    memcpy(lattn__sps_at(c, 0, 1, l, b, c->list_len[i]), v + P * c->width, bytes);
+    c->list_len[i]++;
+}
+
+/* The prefill hook: after RoPE in layer l of the dense forward, the last document of each sequence
+   goes into the cache (persistent slots to the list, the last min(w, n_doc) windowed slots to the
+   ring, oldest first). */
+typedef struct lattn__sps_fill { lattn_sps_cache *c; int64_t T; const int32_t *tokens; } lattn__sps_fill;
+static void lattn__sps_fill_fn(void *user, int64_t l, const float *Kb, const float *Vb) {
+    const lattn__sps_fill *u = (const lattn__sps_fill *)user;
+    lattn_sps_cache *c = u->c;
+    const int64_t S = c->cfg.variant == LATTN_SPS_STANDARD ? 1 : 2, T = u->T, wd = c->width;
+    const int64_t P = S == 1 ? 0 : lattn__sps_persist(c->cfg.variant);
+    int64_t b, i, i0, nd, nw;
+    for (b = 0; b < c->B; b++) {
+        const int64_t idx = l * c->B + b;
+        for (i0 = T; i0 > 0 && u->tokens[b * T + i0 - 1] != c->cfg.eos_id; i0--) {}   /* the last document: [i0, T) */
+        nd = T - i0;
+        nw = S == 1 || (c->cfg.w == 0 && c->cfg.variant != LATTN_SPS_2X_MEMORY) ? 0 : LATTN__MIN(nd, c->ring);
+        for (i = 0; i < nd; i++) {
+            memcpy(lattn__sps_at(c, 0, 0, l, b, i), Kb + ((b * T + i0 + i) * S + P) * wd, (size_t)wd * sizeof(float));
+            memcpy(lattn__sps_at(c, 0, 1, l, b, i), Vb + ((b * T + i0 + i) * S + P) * wd, (size_t)wd * sizeof(float));
+        }
+        for (i = 0; i < nw; i++) {
+            int64_t t = T - nw + i;
+            memcpy(lattn__sps_at(c, 1, 0, l, b, i), Kb + ((b * T + t) * S + 1 - P) * wd, (size_t)wd * sizeof(float));
+            memcpy(lattn__sps_at(c, 1, 1, l, b, i), Vb + ((b * T + t) * S + 1 - P) * wd, (size_t)wd * sizeof(float));
+        }
+        c->list_len[idx] = nd; c->ring_len[idx] = nw; c->ring_pos[idx] = 0;
+    }
+}
+LATTN__DEF lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
+                                          const int32_t *tokens, float *logits, double *loss, lattn_sps_cache *c) {
+    const char *who = "lattn_sps_prefill";
+    lattn__tf_rows rw;
+    lattn__sps_fill fill;
+    void *mem;
+    int64_t b, l, i0;
+    lattn_status st;
+    LATTN__TRY(lattn__sps_cache_ok(ctx, who, m, c, B));
+    for (b = 0; b < B; b++) {
+        if (c->pos[b] != 0 || !c->doc_start[b]) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: the cache of sequence %lld is not fresh", who, (long long)b);
+        for (i0 = T; tokens && i0 > 0 && tokens[b * T + i0 - 1] != c->cfg.eos_id; i0--) {}
+        if (T - i0 > c->cap) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the last document of sequence %lld has %lld tokens, the cache %lld",
+                                                who, (long long)b, (long long)(T - i0), (long long)c->cap);
+    }
+    if (!logits) return lattn__fail(ctx, LATTN_E_NULL, "%s: logits is NULL", who);
+    LATTN__TRY(lattn__sps_rows(ctx, who, m, &c->cfg, B, T, tokens, logits, loss, &rw, &mem));
+    fill.c = c; fill.T = T; fill.tokens = tokens;
+    rw.kv_hook = lattn__sps_fill_fn; rw.hook_user = &fill;
+    st = lattn__tf_run(ctx, m, B, &rw, logits, loss, NULL, 0, who);
+    lattn__free(ctx, mem);
+    if (st != LATTN_OK) {                                        /* the cache stays fresh */
+        for (l = 0; l < c->n_layers * B; l++) c->list_len[l] = c->ring_len[l] = c->ring_pos[l] = 0;
+        return st;
+    }
+    for (b = 0; b < B; b++) { c->pos[b] = T; c->doc_start[b] = T == 0 || tokens[b * T + T - 1] == c->cfg.eos_id; }
+    return lattn__ok(ctx);
+}
+
+/* One step (spec §4): rows [x_t; ρ] (Standard: [x_t]) at position pos[b]; each row attends to the
+   ring, then the list, then the current x key (the ρ row also to its own key), each store a
+   partial softmax (flash-decoding segments) merged in that order; then the stores grow. */
+LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
+                                       float *logits, lattn_sps_cache *c) {
+    const char *who = "lattn_sps_step";
+    const lattn_tf_config *tc;
+    int64_t S, d, H, Hk, hd, NQ, M, wd, l, r, b, t, np, V;
+    int nthr = lattn__threads(ctx);
+    float *buf, *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *ws, *parts;
+    size_t n, P, tmp;
+    lattn_attn_args qa = lattn_attn_args_default();
+    lattn__attn_dims dm;
+    LATTN__TRY(lattn__sps_cache_ok(ctx, who, m, c, B));
+    LATTN__TRY(lattn__tf_args(ctx, who, m, B, 1, tokens, NULL, logits, NULL));
+    tc = &m->cfg; S = c->cfg.variant == LATTN_SPS_STANDARD ? 1 : 2; d = tc->d; H = tc->H; Hk = tc->H_kv; hd = tc->head_dim;
+    NQ = (H + 2 * Hk) * hd; M = B * S; wd = c->width; V = tc->vocab;
+    for (b = 0; b < B; b++)
+        if (!c->doc_start[b] && c->list_len[b] + 1 > c->cap)
+            return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the document of sequence %lld fills the cache (%lld tokens)", who,
+                               (long long)b, (long long)c->cap);
+    /* partials per (sequence, row): ring and list segments, and the current keys */
+    np = (c->ring + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + (c->cap + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + 1;
+    P = (size_t)(H * (hd + 2));
+    if (lattn_size_mul(&n, (size_t)M, 2 * (size_t)d + (size_t)LATTN__MAX(NQ + 2 * H * hd + 2 * wd, 2 * tc->ffn) + (size_t)hd) ||
+        lattn_size_mul(&tmp, (size_t)(M * np), P) || lattn_size_add(&n, n, tmp) ||
+        lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(tc->ffn, H * hd))) + (size_t)(H * LATTN__AQ_BLK)) ||
+        lattn_size_add(&n, n, tmp) || lattn_size_add(&n, n, (size_t)V))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
+    X = buf; Hn = X + M * d; QKV = Hn + M * d; Q = QKV + M * NQ; Kb = Q + M * H * hd; Vb = Kb + M * wd; O = Vb + M * wd;
+    F1 = QKV; F2 = F1 + M * tc->ffn;
+    CS = QKV + M * LATTN__MAX(NQ + 2 * H * hd + 2 * wd, 2 * tc->ffn); parts = CS + M * hd; ws = parts + (size_t)(M * np) * P;
+    /* nothing can fail from here on: the cache changes */
+    for (b = 0; b < B; b++)
+        if (c->doc_start[b])
+            for (l = 0; l < c->n_layers; l++) c->list_len[l * B + b] = c->ring_len[l * B + b] = c->ring_pos[l * B + b] = 0;
+    for (r = 0; r < M; r++) {
+        int32_t id = r % S ? c->cfg.predict_id : tokens[r / S];
+        memcpy(X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)id * d, (size_t)d * sizeof(float));
+        for (t = 0; t < hd / 2; t++) {
+            double an = lattn__rope_angle(tc, c->pos[r / S], t);
+            CS[r * hd + 2 * t] = (float)cos(an); CS[r * hd + 2 * t + 1] = (float)sin(an);
+        }
+    }
+    qa.H = H; qa.H_kv = Hk; qa.K = hd; qa.V = hd;
+    dm.G = H / Hk; dm.Hkv = Hk; dm.sd = 1.0 / sqrt((double)hd); dm.s = (float)dm.sd;
+    for (l = 0; l < c->n_layers; l++) {
+        lattn__rmsnorm_rows(nthr, M, d, X, lattn__tw(m, l, LATTN__TF_LN1), tc->norm_eps, Hn);
+        lattn__linear(nthr, M, NQ, d, Hn, lattn__tw(m, l, LATTN__TF_QKV), QKV, 0, ws);
+        lattn__tf_rope_rows(nthr, tc, M, NULL, QKV, Q, Kb, Vb, CS);
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        for (r = 0; r < M; r++) {                                /* (sequence, row) */
+            const int64_t bb = r / S, i = l * B + bb;
+            float *pr = parts + (size_t)(r * np) * P, *sc = ws + (size_t)nthr * LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(tc->ffn, H * hd))) +
+                                                            (size_t)lattn__thread_id() * (size_t)(H * LATTN__AQ_BLK);
+            int64_t k = 0, sg, e;
+            struct { const float *k, *v; int64_t n; } st3[3];
+            st3[0].k = lattn__sps_at(c, 1, 0, l, bb, 0); st3[0].v = lattn__sps_at(c, 1, 1, l, bb, 0); st3[0].n = c->ring ? c->ring_len[i] : 0;
+            st3[1].k = lattn__sps_at(c, 0, 0, l, bb, 0); st3[1].v = lattn__sps_at(c, 0, 1, l, bb, 0); st3[1].n = c->list_len[i];
+            st3[2].k = Kb + bb * S * wd; st3[2].v = Vb + bb * S * wd; st3[2].n = r % S + 1;   /* k_x (and k_ρ) */
+            for (e = 0; e < 3; e++)
+                for (sg = 0; st3[e].n > 0 && sg < lattn__attn_nseg(&qa, st3[e].n - 1); sg++, k++)
+                    lattn__attn_seg(&qa, &dm, Q + r * H * hd, st3[e].k, wd, st3[e].v, wd, st3[e].n - 1, sg, pr + (size_t)k * P, sc);
+            lattn__attn_merge(H, hd, k, pr, O + r * H * hd, NULL);
+        }
+        for (b = 0; b < B; b++) lattn__sps_push(c, l, b, Kb + b * S * wd, Vb + b * S * wd);
+        lattn__linear(nthr, M, d, H * hd, O, lattn__tw(m, l, LATTN__TF_WO), X, 1, ws);
+        lattn__rmsnorm_rows(nthr, M, d, X, lattn__tw(m, l, LATTN__TF_LN2), tc->norm_eps, Hn);
+        lattn__linear(nthr, M, tc->ffn, d, Hn, lattn__tw(m, l, LATTN__TF_WG), F1, 0, ws);
+        lattn__linear(nthr, M, tc->ffn, d, Hn, lattn__tw(m, l, LATTN__TF_WU), F2, 0, ws);
+        for (r = 0; r < M; r++) {
+            float *f1 = F1 + r * tc->ffn, *f2 = F2 + r * tc->ffn;
+            int64_t j;
+            lattn_vec_silu((size_t)tc->ffn, f1, f1);
+            for (j = 0; j < tc->ffn; j++) f1[j] *= f2[j];
+        }
+        lattn__linear(nthr, M, d, tc->ffn, F1, lattn__tw(m, l, LATTN__TF_WD), X, 1, ws);
+    }
+    for (b = 0; b < B; b++) {                                    /* the readout row, the tied head */
+        int64_t ro = S == 1 || c->cfg.variant == LATTN_SPS_REVERSE ? 0 : 1;
+        memmove(X + b * d, X + (b * S + ro) * d, (size_t)d * sizeof(float));
+        c->pos[b]++; c->doc_start[b] = tokens[b] == c->cfg.eos_id;
+    }
+    lattn__rmsnorm_rows(nthr, B, d, X, lattn__tg(m, LATTN__TG_NORM), tc->norm_eps, Hn);
+    lattn__linear(nthr, B, V, d, Hn, lattn__tg(m, LATTN__TG_EMBED), logits, 0, ws);
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
 }
 
 /* ================================================================================================ */
@@ -9107,7 +9568,10 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                       tiler: lattn_matmul flags (LATTN_MM_CAUSAL; 1 still means accumulate),
                       lattn_tile_tri_solve, lattn_tile_sumsq, LATTN_ACT_RSQRT; new golden cases
                       gla/, simple_gla/, retention/, laplace_layer/, gdr/, gdn_layer/ (existing
-                      files unchanged). */
+                      files unchanged). Softmax attention (>>attn) and the transformer
+                      (>>transformer); tiler: lattn_tile_act_reduce, lattn_tile_select_affine
+                      (select_tri is its special case), lattn_tile_select_mask, LATTN_ACT_LOG,
+                      LATTN_MM_LOWER; golden cases attention/, transformer/. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn transformer
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn transformer sps
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -2923,12 +2923,196 @@ static void test_transformer(void) {
     lattn_tf_free(&ctx, &m);
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/* the SPS transformer                                                                            */
+/* ---------------------------------------------------------------------------------------------- */
+static lattn_sps_config sps_cfg(lattn_sps_variant v, int64_t w) {
+    lattn_sps_config s = lattn_sps_config_default(v);
+    s.w = w; s.predict_id = 255; s.eos_id = 254; s.pad_id = 253;
+    return s;
+}
+/* The T = 4, w = 1 drawings of spec §1 (rows: queries x1 p1 x2 ...; columns: keys). */
+static int sps_drawing_ok(lattn_sps_variant v, int64_t w, const char *const *rows, int n) {
+    lattn_sps_config s = sps_cfg(v, w);
+    int a, b, ok = 1;
+    for (a = 0; a < n; a++)
+        for (b = 0; b < n; b++) ok = ok && (rows[a][b] == '#') == (lattn_sps_visible(&s, a, b) != 0);
+    return ok;
+}
+static void test_sps(void) {
+    static const char *const d_sps[8] = { "#.......", "##......", "###.....", "####....", "#.###...", "#.####..", "#.#.###.", "#.#.####" };
+    static const char *const d_2x[8] = { "#.......", "##......", "###.....", "####....", "#####...", "######..", "#######.", "########" };
+    static const char *const d_w0[8] = { "#.......", "##......", "#.#.....", "#.##....", "#.#.#...", "#.#.##..", "#.#.#.#.", "#.#.#.##" };
+    static const char *const d_del[8] = { "#.......", "##......", "###.....", "####....", ".####...", ".#####..", ".#.####.", ".#.#####" };
+    static const char *const d_std[4] = { "#...", "##..", "###.", "####" };
+    static const int64_t ws_[6] = { 0, 1, 2, 5, -1, -2 };            /* -1: T-1, -2: T+3 */
+    lattn_rng r = lattn_rng_seed(g_seed + 37);
+    lattn_ctx ctx;
+    lattn_tf_config c = lattn_tf_config_small();
+    lattn_tf_model m;
+    int v, wi;
+    size_t i;
+    lattn_ctx_init(&ctx);
+    CHECK(sps_drawing_ok(LATTN_SPS_SPS, 1, d_sps, 8) && sps_drawing_ok(LATTN_SPS_2X_MEMORY, 1, d_2x, 8) &&
+          sps_drawing_ok(LATTN_SPS_SPS, 3, d_2x, 8) && sps_drawing_ok(LATTN_SPS_SPS, 0, d_w0, 8) &&
+          sps_drawing_ok(LATTN_SPS_DELAYED, 1, d_del, 8) && sps_drawing_ok(LATTN_SPS_REVERSE, 1, d_del, 8) &&
+          sps_drawing_ok(LATTN_SPS_STANDARD, 1, d_std, 4), "sps: the T = 4, w = 1 masks of the paper");
+    {   /* I12: the inclusive token rule differs from the exclusive rule and from the slot-space rule */
+        lattn_sps_config s = sps_cfg(LATTN_SPS_SPS, 2);
+        int64_t a, b, excl = 0, slot = 0;
+        for (a = 0; a < 20; a++)
+            for (b = 0; b <= a; b++) {
+                int t = lattn_sps_visible(&s, a, b);
+                excl += t && (b & 1) && (a >> 1) - (b >> 1) == 2;                       /* i - k = w: in, not in i - k < w */
+                slot += !t && (a - b) / 2 <= 2;                                         /* (a - b) div 2 <= w would show it */
+            }
+        CHECK(excl > 0 && slot > 0, "sps: inclusive window (%lld pairs at i - k = w), token-space distance (%lld pairs the slot rule would add)",
+              (long long)excl, (long long)slot);
+    }
+    {   /* the block classifier never contradicts the rule */
+        int vv, ok = 1;
+        int64_t a0, a1, b0, b1, a, b;
+        for (vv = 0; vv < 5; vv++) {
+            lattn_sps_config s = sps_cfg((lattn_sps_variant)vv, 3);
+            for (a0 = 0; a0 < 24; a0 += 3) for (a1 = a0 + 1; a1 <= 24; a1 += 5)
+                for (b0 = 0; b0 < 24; b0 += 2) for (b1 = b0 + 1; b1 <= 24; b1 += 3) {
+                    int cls = lattn_sps_visible_block(&s, a0, a1, b0, b1), all = 1, none = 1;
+                    for (a = a0; a < a1; a++) for (b = b0; b < b1; b++) { int t = lattn_sps_visible(&s, a, b); all &= t; none &= !t; }
+                    ok = ok && (cls != LATTN_VIS_ALL || all) && (cls != LATTN_VIS_NONE || none);
+                }
+        }
+        CHECK(ok, "sps: the block classifier agrees with the rule");
+    }
+    /* the tiled attention under every variant's mask, several documents, odd sizes = _ref */
+    for (v = 0; v < 5; v++)
+        for (wi = 0; wi < 3; wi++) {
+            lattn_sps_config s = sps_cfg((lattn_sps_variant)v, ws_[wi] == 2 ? 5 : ws_[wi]);
+            int64_t off[4] = { 0, 30, 74, 131 }, nq = 131 * 2 * 24;
+            lattn_attn_args a = lattn_attn_args_default();
+            float *q = fnormal(&r, (size_t)nq), *k = fnormal(&r, (size_t)nq / 2), *vv = fnormal(&r, (size_t)nq / 2), *o0 = fnew((size_t)nq), *o1 = fnew((size_t)nq);
+            a.B = 1; a.T = 131; a.H = 2; a.H_kv = 1; a.K = a.V = 24; a.q = q; a.k = k; a.v = vv; a.offsets = off; a.n_seqs = 3;
+            a.mask = LATTN_MASK_FN; a.visible = lattn_sps_visible; a.visible_block = lattn_sps_visible_block; a.mask_user = &s;
+            a.o = o0; lattn_attn_ref(&ctx, &a);
+            a.o = o1;
+            CHECK(lattn_attn_chunk(&ctx, &a, 16) == LATTN_OK && rel_rms(o1, o0, (size_t)nq) <= 1e-5, "sps mask %s w=%lld: tiled %.3g",
+                  lattn_sps_variant_name(s.variant), (long long)s.w, rel_rms(o1, o0, (size_t)nq));
+            free(q); free(k); free(vv); free(o0); free(o1);
+        }
+    /* the model: every variant and window against _ref, the decoder and prefill against forward */
+    CHECK(lattn_tf_init(&ctx, &m, &c, 17) == LATTN_OK, "sps model");
+    for (i = 0; i < m.n_params; i++) m.arena[i] *= (m.arena[i] == 1.0f) ? 1.0f : 6.0f;   /* sharper attention */
+    {
+        int64_t B = 2, T = g_quick ? 23 : 37, n = B * T * c.vocab, t, b;
+        int32_t *tok = tokens_new(&r, B * T, 253);
+        float *o0 = fnew((size_t)n), *o1 = fnew((size_t)n), lg[2 * 256];
+        tok[7] = 254; tok[15] = 254; tok[T + 20] = 254; tok[T + 3] = 253;                /* EOS (three documents), a pad */
+        for (v = 0; v < 5; v++)
+            for (wi = 0; wi < 6; wi++) {
+                lattn_sps_config s = sps_cfg((lattn_sps_variant)v, ws_[wi] == -1 ? T - 1 : ws_[wi] == -2 ? T + 3 : ws_[wi]);
+                lattn_sps_cache kc;
+                double l0, l1;
+                int ok = 1;
+                if ((v == LATTN_SPS_STANDARD || v == LATTN_SPS_2X_MEMORY) && wi > 0) continue;
+                poison(o0, (size_t)n); poison(o1, (size_t)n);
+                CHECK(lattn_sps_forward_ref(&ctx, &m, &s, B, T, tok, o0, &l0) == LATTN_OK, "sps ref: %s", lattn_ctx_error(&ctx));
+                CHECK(lattn_sps_forward(&ctx, &m, &s, B, T, tok, o1, &l1) == LATTN_OK && rel_rms(o1, o0, (size_t)n) <= 1e-5 &&
+                      fabs(l1 - l0) <= 1e-5 * l0, "sps forward %s w=%lld: %.3g, loss %.6f / %.6f", lattn_sps_variant_name(s.variant),
+                      (long long)s.w, rel_rms(o1, o0, (size_t)n), l1, l0);
+                CHECK(lattn_sps_cache_init(&ctx, &kc, &m, &s, B, T) == LATTN_OK, "sps cache");
+                for (t = 0; t < T; t++) {
+                    int32_t tt[2];
+                    tt[0] = tok[t]; tt[1] = tok[T + t];
+                    ok = ok && lattn_sps_step(&ctx, &m, B, tt, lg, &kc) == LATTN_OK;
+                    for (b = 0; b < B; b++) ok = ok && rel_rms(lg + b * c.vocab, o0 + (b * T + t) * c.vocab, (size_t)c.vocab) <= 1e-5;
+                }
+                CHECK(ok, "sps %s w=%lld: step x T = forward logits across EOS", lattn_sps_variant_name(s.variant), (long long)s.w);
+                lattn_sps_cache_free(&ctx, &kc);
+                if (wi == 2 || v == LATTN_SPS_STANDARD) {          /* prefill 20 tokens (past an EOS), then steps */
+                    int64_t P = 20;
+                    int32_t *tp = (int32_t *)malloc((size_t)(B * P) * sizeof(int32_t));
+                    float *op = fnew((size_t)(B * P * c.vocab));
+                    for (b = 0; b < B; b++) memcpy(tp + b * P, tok + b * T, (size_t)P * sizeof(int32_t));
+                    ok = lattn_sps_cache_init(&ctx, &kc, &m, &s, B, T) == LATTN_OK && lattn_sps_prefill(&ctx, &m, B, P, tp, op, NULL, &kc) == LATTN_OK;
+                    for (b = 0; b < B; b++) ok = ok && rel_rms(op + b * P * c.vocab, o0 + b * T * c.vocab, (size_t)(P * c.vocab)) <= 1e-5;
+                    for (t = P; t < T; t++) {
+                        int32_t tt[2];
+                        tt[0] = tok[t]; tt[1] = tok[T + t];
+                        ok = ok && lattn_sps_step(&ctx, &m, B, tt, lg, &kc) == LATTN_OK;
+                        for (b = 0; b < B; b++) ok = ok && rel_rms(lg + b * c.vocab, o0 + (b * T + t) * c.vocab, (size_t)c.vocab) <= 1e-5;
+                    }
+                    CHECK(ok, "sps %s w=%lld: prefill 20 + steps = forward", lattn_sps_variant_name(s.variant), (long long)s.w);
+                    CHECK(lattn_sps_prefill(&ctx, &m, B, P, tp, op, NULL, &kc) == LATTN_E_DOMAIN, "sps prefill into a used cache");
+                    lattn_sps_cache_free(&ctx, &kc); free(tp); free(op);
+                }
+            }
+        {   /* I3: 2x Memory = SPS with w >= T - 1 (bit for bit); 1 and 2 threads bit-identical */
+            lattn_sps_config a2 = sps_cfg(LATTN_SPS_2X_MEMORY, 0), a3 = sps_cfg(LATTN_SPS_SPS, T + 3);
+            lattn_sps_forward(&ctx, &m, &a2, B, T, tok, o0, NULL);
+            lattn_sps_forward(&ctx, &m, &a3, B, T, tok, o1, NULL);
+            CHECK(same_bits(o0, o1, (size_t)n), "sps: 2x Memory = SPS(w = T + 3), bit for bit");
+            a3.w = 2;
+            ctx.n_threads = 1; lattn_sps_forward(&ctx, &m, &a3, B, T, tok, o0, NULL);
+            ctx.n_threads = 2; lattn_sps_forward(&ctx, &m, &a3, B, T, tok, o1, NULL);
+            ctx.n_threads = 0;
+            CHECK(same_bits(o0, o1, (size_t)n), "sps forward bit-identical for 1 and 2 threads");
+        }
+        {   /* Standard = the plain transformer on a sequence without EOS (logits and loss) */
+            lattn_sps_config st = sps_cfg(LATTN_SPS_STANDARD, 0);
+            double l0, l1;
+            int32_t *clean = tokens_new(&r, B * T, 253);
+            lattn_sps_forward(&ctx, &m, &st, B, T, clean, o0, &l0);
+            lattn_tf_forward(&ctx, &m, B, T, clean, NULL, o1, &l1, NULL);
+            CHECK(rel_rms(o0, o1, (size_t)n) <= 1e-6 && fabs(l0 - l1) <= 1e-6 * l1, "sps Standard = the transformer: %.3g",
+                  rel_rms(o0, o1, (size_t)n));
+            free(clean);
+        }
+        free(tok); free(o0); free(o1);
+    }
+    {   /* memory: (n + w)·2·L·d·bytes, 1.015625 at n = 4096, w = 64 */
+        lattn_tf_config xs = lattn_tf_config_sps("s");
+        lattn_sps_config s = lattn_sps_config_default(LATTN_SPS_SPS), st = lattn_sps_config_default(LATTN_SPS_STANDARD);
+        lattn_sps_config s2 = lattn_sps_config_default(LATTN_SPS_2X_MEMORY);
+        double a = lattn_sps_kv_bytes(&xs, &s, 4096, 2), b = lattn_sps_kv_bytes(&xs, &st, 4096, 2);
+        CHECK(a / b == 1.015625 && b == 4096.0 * 2 * 12 * 768 * 2 && lattn_sps_kv_bytes(&xs, &s2, 4096, 2) == 2 * b &&
+              a - b == 64.0 * 36 * 1024, "sps memory: ratio %.6f, ring %.0f bytes (2.25 MiB at S)", a / b, a - b);
+    }
+    {   /* the ring: 1, 2, 3 into a w = 2 ring gives [3, 2], len 2, pos 1; errors */
+        lattn_sps_config s = sps_cfg(LATTN_SPS_SPS, 2);
+        lattn_sps_cache kc;
+        float kv[2 * 32];
+        int32_t tt[1] = { 3 };
+        float lg[256];
+        int k2;
+        CHECK(lattn_sps_cache_init(&ctx, &kc, &m, &s, 1, 4) == LATTN_OK, "sps ring cache");
+        for (k2 = 1; k2 <= 3; k2++) { for (i = 0; i < 64; i++) kv[i] = (float)k2; lattn__sps_push(&kc, 0, 0, kv, kv); }
+        CHECK(kc.ring_len[0] == 2 && kc.ring_pos[0] == 1 && kc.rk[0] == 3.0f && kc.rk[32] == 2.0f && kc.list_len[0] == 3,
+              "sps ring wrap: [%g, %g], len %lld, pos %lld", kc.rk[0], kc.rk[32], (long long)kc.ring_len[0], (long long)kc.ring_pos[0]);
+        lattn_sps_cache_free(&ctx, &kc);
+        lattn_sps_cache_init(&ctx, &kc, &m, &s, 1, 2);
+        lattn_sps_step(&ctx, &m, 1, tt, lg, &kc); lattn_sps_step(&ctx, &m, 1, tt, lg, &kc);
+        poison(lg, 256);
+        CHECK(lattn_sps_step(&ctx, &m, 1, tt, lg, &kc) == LATTN_E_SHAPE && lg[0] != lg[0] && kc.pos[0] == 2, "sps step on a full cache");
+        tt[0] = 254; kc.list_len[0] = 1; kc.list_len[1] = 1;
+        lattn_sps_cache_free(&ctx, &kc);
+        s.w = -1;
+        CHECK(lattn_sps_forward(&ctx, &m, &s, 1, 1, tt, lg, NULL) == LATTN_E_DOMAIN, "sps w < 0");
+        s.w = 2; s.variant = (lattn_sps_variant)9;
+        CHECK(lattn_sps_forward(&ctx, &m, &s, 1, 1, tt, lg, NULL) == LATTN_E_DOMAIN && strcmp(lattn_sps_variant_name(s.variant), "unknown") == 0,
+              "sps unknown variant");
+        s.variant = LATTN_SPS_SPS; s.predict_id = 256;
+        CHECK(lattn_sps_forward(&ctx, &m, &s, 1, 1, tt, lg, NULL) == LATTN_E_DOMAIN, "sps <predict> outside the vocabulary");
+        s.predict_id = 255; tt[0] = 300;
+        CHECK(lattn_sps_forward(&ctx, &m, &s, 1, 1, tt, lg, NULL) == LATTN_E_DOMAIN, "sps token outside the vocabulary");
+    }
+    lattn_tf_free(&ctx, &m);
+}
+
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
-        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }
+        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
