@@ -1366,8 +1366,8 @@ LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, i
    "in.*" (float32, offsets int64), the expected outputs "out.*" (float32, from _ref in double) and
    "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn |
    gla | simple_gla | retention | gdr | scan | ssm | s4d | prism_p0 | prism_p1 | prism_p2 | laplace_layer | gdn_layer: a layer's tensors under
-   "in.<name>" and its laplace.* configuration, see >>laplace | attention | transformer: a model's tensors under "in.<name>", its tf.*
-   configuration, in.tokens I32 [B][T]), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
+   "in.<name>" and its laplace.* configuration, see >>laplace | attention | transformer | sps: a model's tensors under "in.<name>",
+   its tf.* configuration (and sps.*), in.tokens I32 [B][T]), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval", "mask", "window"), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
 typedef enum lattn_form {
@@ -9254,12 +9254,17 @@ static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
     default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: attention has no %s form", lattn_form_name(form));
     }
 }
-/* transformer: the model's tensors under in.<name> with its tf.* configuration, in.tokens [B][T]
-   (I32); out.logits [B][T][vocab], out.loss [1]. The step form decodes token by token. */
-static lattn_status lattn__case_tf(lattn__case *k, lattn_form form) {
+/* transformer / sps: the model's tensors under in.<name> with its tf.* configuration (sps: the
+   variant as sps.variant, sps.w, sps.predict_id, sps.eos_id, sps.pad_id), in.tokens [B][T] (I32);
+   out.logits [B][T][vocab], out.loss [1]. The step form decodes token by token. */
+static lattn_status lattn__case_tf(lattn__case *k, lattn_form form, int sps) {
     const lattn_st_tensor *tt = lattn_st_find(k->c, "in.tokens");
+    const char *vn = lattn_st_meta(k->c, "sps.variant");
     lattn_tf_model m;
     lattn_tf_cache cache;
+    lattn_sps_cache sc;
+    lattn_sps_config s;
+    int vi;
     float *lg, *loss, *row;
     int32_t *tok, *step;
     double l = 0.0;
@@ -9271,6 +9276,11 @@ static lattn_status lattn__case_tf(lattn__case *k, lattn_form form) {
     if (!tok) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
     memcpy(tok, tt->data, tt->count * sizeof(int32_t));
     step = tok + tt->count;
+    for (vi = 0; sps && vn && vi <= (int)LATTN_SPS_REVERSE && strcmp(vn, lattn_sps_variant_name((lattn_sps_variant)vi)) != 0; vi++) {}
+    if (sps && (!vn || vi > (int)LATTN_SPS_REVERSE)) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: sps.variant is missing or unknown");
+    s = lattn_sps_config_default((lattn_sps_variant)vi);
+    s.w = (int64_t)lattn__case_num(k, "sps.w", 64); s.predict_id = (int32_t)lattn__case_num(k, "sps.predict_id", -1);
+    s.eos_id = (int32_t)lattn__case_num(k, "sps.eos_id", -1); s.pad_id = (int32_t)lattn__case_num(k, "sps.pad_id", -1);
     LATTN__TRY(lattn_tf_load_st(k->ctx, &m, k->c, "in."));
     V = m.cfg.vocab;
     if ((st = lattn__case_count(k, "out.logits", V > 0 ? B * T * V : -1)) == LATTN_OK) st = lattn__case_count(k, "out.loss", 1);
@@ -9278,27 +9288,33 @@ static lattn_status lattn__case_tf(lattn__case *k, lattn_form form) {
     if (st == LATTN_OK) st = lattn__case_out(k, "out.loss", &loss);
     if (st == LATTN_OK && !lg) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: transformer needs out.logits");
     if (st == LATTN_OK && B < 1) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.tokens is empty");
-    if (st == LATTN_OK && form == LATTN_FORM_REF) st = lattn_tf_forward_ref(k->ctx, &m, B, T, tok, NULL, lg, &l);
-    else if (st == LATTN_OK && form == LATTN_FORM_CHUNK) st = lattn_tf_forward(k->ctx, &m, B, T, tok, NULL, lg, &l, NULL);
+    if (st == LATTN_OK && form == LATTN_FORM_REF)
+        st = sps ? lattn_sps_forward_ref(k->ctx, &m, &s, B, T, tok, lg, &l) : lattn_tf_forward_ref(k->ctx, &m, B, T, tok, NULL, lg, &l);
+    else if (st == LATTN_OK && form == LATTN_FORM_CHUNK)
+        st = sps ? lattn_sps_forward(k->ctx, &m, &s, B, T, tok, lg, &l) : lattn_tf_forward(k->ctx, &m, B, T, tok, NULL, lg, &l, NULL);
     else if (st == LATTN_OK && form == LATTN_FORM_STEP) {
+        int64_t cnt = 0;
         row = (float *)lattn__case_keep(k, (size_t)(B * V) * sizeof(float) + 1);
-        st = row ? lattn_tf_cache_init(k->ctx, &cache, &m, B, LATTN__MAX(T, 1)) : lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
+        st = !row ? lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory")
+           : sps ? lattn_sps_cache_init(k->ctx, &sc, &m, &s, B, LATTN__MAX(T, 1)) : lattn_tf_cache_init(k->ctx, &cache, &m, B, LATTN__MAX(T, 1));
         for (t = 0; st == LATTN_OK && t < T; t++) {
             for (b = 0; b < B; b++) step[b] = tok[b * T + t];
-            st = lattn_tf_step(k->ctx, &m, B, step, NULL, row, &cache);
+            st = sps ? lattn_sps_step(k->ctx, &m, B, step, row, &sc) : lattn_tf_step(k->ctx, &m, B, step, NULL, row, &cache);
             for (b = 0; st == LATTN_OK && b < B; b++) {
                 memcpy(lg + (b * T + t) * V, row + b * V, (size_t)V * sizeof(float));
-                if (t + 1 < T) {                              /* the loss from the decoded logits */
+                if (t + 1 < T && (!sps || (step[b] != s.eos_id && step[b] != s.pad_id))) {   /* the loss from the decoded logits */
                     float mx = lattn_vec_max((size_t)V, row + b * V);
                     double z = 0.0;
                     int64_t i;
                     for (i = 0; i < V; i++) z += exp((double)(row[b * V + i] - mx));
                     l += (double)mx + log(z) - (double)row[b * V + tok[b * T + t + 1]];
+                    cnt++;
                 }
             }
         }
-        if (row) lattn_tf_cache_free(k->ctx, &cache);
-        l = T > 1 ? l / (double)(B * (T - 1)) : NAN;
+        if (row && sps) lattn_sps_cache_free(k->ctx, &sc);
+        else if (row) lattn_tf_cache_free(k->ctx, &cache);
+        l = cnt > 0 ? l / (double)cnt : NAN;
     } else if (st == LATTN_OK) st = lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: transformer has no %s form", lattn_form_name(form));
     if (st == LATTN_OK && loss) loss[0] = (float)l;
     lattn_tf_free(k->ctx, &m);
@@ -9514,7 +9530,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     int n = 3, i;
     if (!m) return 0;
     if (lattn__is_la(m)) { f = la; n = 4; }
-    else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0) { f = gdr; n = 3; }
+    else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0 || strcmp(m, "sps") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;
     else if (strcmp(m, "prism_p2") == 0 || strcmp(m, "prism_p0") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "scan") == 0) n = 2;
@@ -9547,7 +9563,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "prism_p2") == 0) st = lattn__case_p2(&k, form);
     else if (strcmp(mixer, "prism_p0") == 0) st = lattn__case_p0(&k, form);
     else if (strcmp(mixer, "attention") == 0) st = lattn__case_attn(&k, form);
-    else if (strcmp(mixer, "transformer") == 0) st = lattn__case_tf(&k, form);
+    else if (strcmp(mixer, "transformer") == 0 || strcmp(mixer, "sps") == 0) st = lattn__case_tf(&k, form, mixer[0] == 's');
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
     if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
     for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);

@@ -122,12 +122,24 @@ static const gcase CASES[] = {
       "causal sliding window of 17 past keys (inclusive: 18 keys), multi-query (1 KV head), three sequences (one empty)" },
     /* transformer: B, T; the small configuration of lattn_tf_config_small */
     { "transformer_small", "transformer", 2, 33, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, {0}, 0, 1201,
-      "pre-norm transformer (2 layers, d 64, 4 heads of 16 over 2 KV heads, RoPE, SwiGLU 192, tied vocab 256): logits and loss" }
+      "pre-norm transformer (2 layers, d 64, 4 heads of 16 over 2 KV heads, RoPE, SwiGLU 192, tied vocab 256): logits and loss" },
+    /* sps: the transformer_small model; variant in H (lattn_sps_variant), window in W; <predict> 255,
+       EOS 254, pad 253; tokens with two EOS and a pad */
+    { "sps_standard", "sps", 2, 29, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, {0}, 0, 1301,
+      "SPS paper's Standard variant (documents at EOS, loss without EOS and pad positions)" },
+    { "sps_w2", "sps", 2, 29, 1, 0, 0, 2, 0, 0, 0, 0, 0, NULL, {0}, 0, 1302,
+      "SPS with window w = 2: persistent x, windowed <predict> (inclusive window), logits from the <predict> slots" },
+    { "sps_2x_memory", "sps", 2, 29, 2, 0, 0, 0, 0, 0, 0, 0, 0, NULL, {0}, 0, 1303,
+      "2x Memory: SPS with every <predict> kept" },
+    { "sps_delayed_w1", "sps", 2, 29, 3, 0, 0, 1, 0, 0, 0, 0, 0, NULL, {0}, 0, 1304,
+      "Delayed State, w = 1: persistent <predict>, windowed x, logits from the <predict> slots" },
+    { "sps_reverse_w0", "sps", 2, 29, 4, 0, 0, 0, 0, 0, 0, 0, 0, NULL, {0}, 0, 1305,
+      "Reverse SPS, w = 0: the Delayed State mask, logits from the x slots" }
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
 /* One case as a safetensors buffer (inputs, expected float32 outputs, float64 copies). */
-typedef struct gout { lattn_st_entry e[40]; int n; void *own[40]; int no; int64_t shp[40][5]; char nm[40][64]; const char *meta[40]; int nm_meta; char mbuf[20][64]; int nmb; } gout;
+typedef struct gout { lattn_st_entry e[40]; int n; void *own[40]; int no; int64_t shp[40][5]; char nm[40][64]; const char *meta[64]; int nm_meta; char mbuf[20][64]; int nmb; } gout;
 static void *keep(gout *g, size_t bytes) { void *p = calloc(bytes ? bytes : 1, 1); g->own[g->no++] = p; return p; }
 static void add(gout *g, const char *name, lattn_dtype dt, int nd, const int64_t *shape, const void *data) {
     lattn_st_entry *e = &g->e[g->n];
@@ -142,7 +154,9 @@ static float *rand_f(gout *g, lattn_rng *r, size_t n, int normal, float lo, floa
     if (normal) lattn_rng_fill_normal(r, p, n, 0.0f, 1.0f); else lattn_rng_fill_uniform(r, p, n, lo, hi);
     return p;
 }
-static void meta(gout *g, const char *k, const char *v) { g->meta[2 * g->nm_meta] = k; g->meta[2 * g->nm_meta + 1] = v; g->nm_meta++; }
+static void meta(gout *g, const char *k, const char *v) {
+    if (g->nm_meta == 32) { fprintf(stderr, "generate: more than 32 metadata entries\n"); exit(1); }
+    g->meta[2 * g->nm_meta] = k; g->meta[2 * g->nm_meta + 1] = v; g->nm_meta++; }
 static const char *num(gout *g, double x) { snprintf(g->mbuf[g->nmb], 64, "%.17g", x); return g->mbuf[g->nmb++]; }
 
 /* A layer's weight tensor, stored as in.<name>. */
@@ -399,17 +413,21 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
         st = lattn_attn_ref64(ctx, &a, o64, l64);
         add(g, "out.o", LATTN_DTYPE_F32, 4, so, o); add(g, "out.lse", LATTN_DTYPE_F32, 3, sl, lse);
         add(g, "out64.lse", LATTN_DTYPE_F64, 3, sl, l64);
-    } else if (strcmp(c->mixer, "transformer") == 0) {
+    } else if (strcmp(c->mixer, "transformer") == 0 || strcmp(c->mixer, "sps") == 0) {
         /* weights: matrices N(0, 1/fan_in), embedding N(0, 1), norm gains U(0.5, 1.5), so that the
-           attention is far from uniform; tokens uniform over the vocabulary */
+           attention is far from uniform; tokens uniform over the vocabulary (sps: below 253, with
+           EOS at tokens 6 and 17 of the first sequence and 11 of the second, pad at 3 of the second) */
         lattn_tf_config tc = lattn_tf_config_small();
         lattn_tf_model m;
+        lattn_sps_config sc = lattn_sps_config_default((lattn_sps_variant)c->H);
+        int sps = strcmp(c->mixer, "sps") == 0;
         int64_t i, st2[2], s3[3], s1[1];
         int32_t *tok;
         float *lg, *loss;
         double l64;
         if (lattn_tf_init(ctx, &m, &tc, c->seed) != LATTN_OK) return 0;
-        meta(g, "layout", "tokens: I32 [B][T]; logits: [B][T][vocab]; loss: [1], the mean next-token cross-entropy over B*(T-1) predictions; weights as in lattn.h >>transformer, prefixed in., configuration as tf.*");
+        meta(g, "layout", sps ? "tokens: I32 [B][T]; logits: [B][T][vocab] of each token's readout slot; loss: [1], the mean next-token cross-entropy over the readouts of tokens that are neither EOS nor pad; weights as in lattn.h >>transformer, prefixed in., configuration as tf.*, the SPS variant as sps.*"
+                              : "tokens: I32 [B][T]; logits: [B][T][vocab]; loss: [1], the mean next-token cross-entropy over B*(T-1) predictions; weights as in lattn.h >>transformer, prefixed in., configuration as tf.*");
         meta(g, "tf.n_layers", num(g, (double)tc.n_layers));
         meta(g, "tf.d", num(g, (double)tc.d));
         meta(g, "tf.H", num(g, (double)tc.H));
@@ -418,6 +436,11 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
         meta(g, "tf.ffn", num(g, (double)tc.ffn));
         meta(g, "tf.vocab", num(g, (double)tc.vocab));
         meta(g, "tf.window", "-1"); meta(g, "tf.rope_theta", "10000"); meta(g, "tf.norm_eps", "9.99999997e-07");
+        if (sps) {
+            sc.w = c->W; sc.predict_id = 255; sc.eos_id = 254; sc.pad_id = 253;
+            meta(g, "sps.variant", lattn_sps_variant_name(sc.variant)); meta(g, "sps.w", num(g, (double)sc.w));
+            meta(g, "sps.predict_id", "255"); meta(g, "sps.eos_id", "254"); meta(g, "sps.pad_id", "253");
+        }
         for (i = 0; i < m.n_tensors; i++) {
             lattn_tensor *t = &m.tensors[i];
             float *w = (float *)keep(g, t->count * 4);
@@ -431,11 +454,12 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
             add_weight(g, t, w);
         }
         tok = (int32_t *)keep(g, (size_t)(B * T) * 4);
-        for (i = 0; i < B * T; i++) tok[i] = (int32_t)(lattn_rng_next(&r) % (uint64_t)tc.vocab);
+        for (i = 0; i < B * T; i++) tok[i] = (int32_t)(lattn_rng_next(&r) % (uint64_t)(sps ? 253 : tc.vocab));
+        if (sps) { tok[6] = 254; tok[17] = 254; tok[T + 11] = 254; tok[T + 3] = 253; }
         st2[0] = B; st2[1] = T; s3[0] = B; s3[1] = T; s3[2] = tc.vocab; s1[0] = 1;
         add(g, "in.tokens", LATTN_DTYPE_I32, 2, st2, tok);
         lg = (float *)keep(g, (size_t)(B * T * tc.vocab) * 4); loss = (float *)keep(g, 4);
-        st = lattn_tf_forward_ref(ctx, &m, B, T, tok, NULL, lg, &l64);
+        st = sps ? lattn_sps_forward_ref(ctx, &m, &sc, B, T, tok, lg, &l64) : lattn_tf_forward_ref(ctx, &m, B, T, tok, NULL, lg, &l64);
         loss[0] = (float)l64;
         add(g, "out.logits", LATTN_DTYPE_F32, 3, s3, lg); add(g, "out.loss", LATTN_DTYPE_F32, 1, s1, loss);
         {
