@@ -1143,7 +1143,8 @@ LATTN_API lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 
        LATTN_MASK_WINDOW   i - window <= j <= i      (the window is inclusive: window + 1 keys, as
                                                       flash-attn's window_size = (window, 0))
        LATTN_MASK_FULL     every j (bidirectional)
-       LATTN_MASK_FN       visible(mask_user, i, j) != 0, any j < len (it need not be causal);
+       LATTN_MASK_FN       visible(mask_user, n, i, j) != 0 for sequence n (batch row, or the
+                           n-th sequence of the offsets), any j < len (it need not be causal);
                            visible_block (optional) classifies a block of queries [i0, i1) against
                            keys [j0, j1) as LATTN_VIS_NONE, LATTN_VIS_ALL or LATTN_VIS_SOME, so the
                            tiled form skips invisible tiles and skips the mask on fully visible ones.
@@ -1166,8 +1167,8 @@ typedef enum lattn_mask {
     LATTN_MASK_CAUSAL, LATTN_MASK_WINDOW, LATTN_MASK_FULL, LATTN_MASK_FN
 } lattn_mask;
 enum { LATTN_VIS_NONE = 0, LATTN_VIS_ALL = 1, LATTN_VIS_SOME = 2 };
-typedef int (*lattn_visible_fn)(const void *user, int64_t i, int64_t j);
-typedef int (*lattn_visible_block_fn)(const void *user, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
+typedef int (*lattn_visible_fn)(const void *user, int64_t n, int64_t i, int64_t j);
+typedef int (*lattn_visible_block_fn)(const void *user, int64_t n, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
 
 typedef struct lattn_attn_args {
     int64_t B, T, H, H_kv, K, V;         /* H_kv = 0 means H */
@@ -1321,10 +1322,11 @@ typedef struct lattn_sps_config {
 /* w = 64 and the GPT-2 ids (the paper's vocabulary of 50304). */
 LATTN_API lattn_sps_config lattn_sps_config_default(lattn_sps_variant v);
 LATTN_API const char *lattn_sps_variant_name(lattn_sps_variant v);   /* "standard", "sps", "2x_memory", ... */
-/* The visibility rule on document-local slot indices (token indices for Standard); cfg is a
-   const lattn_sps_config *: ready to use as lattn_attn_args.visible / visible_block. */
-LATTN_API int lattn_sps_visible(const void *cfg, int64_t a, int64_t b);
-LATTN_API int lattn_sps_visible_block(const void *cfg, int64_t a0, int64_t a1, int64_t b0, int64_t b1);
+/* The visibility rule on document-local slot indices in natural order (token indices for
+   Standard); cfg is a const lattn_sps_config *, n (the sequence) is not used: ready to use as
+   lattn_attn_args.visible / visible_block with the slots of each document as one sequence. */
+LATTN_API int lattn_sps_visible(const void *cfg, int64_t n, int64_t a, int64_t b);
+LATTN_API int lattn_sps_visible_block(const void *cfg, int64_t n, int64_t a0, int64_t a1, int64_t b0, int64_t b1);
 /* Bytes of KV cache for one sequence after n context tokens, bytes_per_elem per value. */
 LATTN_API double lattn_sps_kv_bytes(const lattn_tf_config *c, const lattn_sps_config *s, int64_t n, int bytes_per_elem);
 
@@ -7687,17 +7689,17 @@ static lattn_status lattn__attn_check(lattn_ctx *ctx, const char *who, const lat
     }
     return LATTN_OK;
 }
-/* visible(i, j) of the mask (sequence-local indices). */
-static int lattn__vis(const lattn_attn_args *a, int64_t i, int64_t j) {
+/* visible(i, j) of the mask in sequence sq (sequence-local indices). */
+static int lattn__vis(const lattn_attn_args *a, int64_t sq, int64_t i, int64_t j) {
     switch (a->mask) {
     case LATTN_MASK_CAUSAL: return j <= i;
     case LATTN_MASK_WINDOW: return j <= i && i - j <= a->window;
     case LATTN_MASK_FULL:   return 1;
-    default:                return a->visible(a->mask_user, i, j) != 0;
+    default:                return a->visible(a->mask_user, sq, i, j) != 0;
     }
 }
 /* Queries [i0, i1) against keys [j0, j1): LATTN_VIS_NONE, _ALL or _SOME. */
-static int lattn__vis_block(const lattn_attn_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+static int lattn__vis_block(const lattn_attn_args *a, int64_t sq, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     int c;
     switch (a->mask) {
     case LATTN_MASK_CAUSAL: return j0 > i1 - 1 ? LATTN_VIS_NONE : j1 - 1 <= i0 ? LATTN_VIS_ALL : LATTN_VIS_SOME;
@@ -7706,7 +7708,7 @@ static int lattn__vis_block(const lattn_attn_args *a, int64_t i0, int64_t i1, in
         return j1 - 1 <= i0 && (i1 - 1) - j0 <= a->window ? LATTN_VIS_ALL : LATTN_VIS_SOME;
     case LATTN_MASK_FULL: return LATTN_VIS_ALL;
     default:
-        c = a->visible_block ? a->visible_block(a->mask_user, i0, i1, j0, j1) : LATTN_VIS_SOME;
+        c = a->visible_block ? a->visible_block(a->mask_user, sq, i0, i1, j0, j1) : LATTN_VIS_SOME;
         return c == LATTN_VIS_NONE || c == LATTN_VIS_ALL ? c : LATTN_VIS_SOME;
     }
 }
@@ -7733,7 +7735,7 @@ LATTN__DEF lattn_status lattn_attn_ref64(lattn_ctx *ctx, const lattn_attn_args *
                 for (j = 0; j < len; j++) {
                     const float *k = a->k + ((t0 + j) * dm.Hkv + kvh) * a->K;
                     double s = 0.0;
-                    if (!lattn__vis(a, i, j)) { w[j] = -HUGE_VAL; continue; }
+                    if (!lattn__vis(a, sq, i, j)) { w[j] = -HUGE_VAL; continue; }
                     for (c = 0; c < a->K; c++) s += (double)q[c] * (double)k[c];
                     w[j] = dm.sd * s;
                     if (!(w[j] <= m)) m = w[j];                  /* NaN sticks */
@@ -7813,7 +7815,7 @@ static lattn_status lattn__fa_tiles_fn(lattn_tiler *t, const void *plan, void *t
 /* One (sequence, head, group of qg query tiles from i0): the schedule of the section comment, each
    K/V tile loaded and transposed once for every query tile of the group that sees it. */
 static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lattn__fa_plan *p, const lattn_attn_args *a,
-                                   const lattn__attn_dims *dm, int64_t t0, int64_t len, int64_t h, int64_t i0) {
+                                   const lattn__attn_dims *dm, int64_t sq, int64_t t0, int64_t len, int64_t h, int64_t i0) {
     const int K = p->K, V = p->V, ng = (int)LATTN__MIN((int64_t)p->qg, (len - i0 + p->C - 1) / p->C);
     const int64_t H = a->H, Hkv = dm->Hkv, kvh = h / dm->G;
     int kt, g, vb0, r, cc, cur[LATTN__ATTN_QG], Lq[LATTN__ATTN_QG], cls[LATTN__ATTN_QG];
@@ -7838,7 +7840,7 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
     for (j0 = 0; j0 < len; j0 += p->Ck) {
         const int Lk = (int)LATTN__MIN((int64_t)p->Ck, len - j0);
         int any = 0;
-        for (g = 0; g < ng; g++) any |= (cls[g] = lattn__vis_block(a, q0[g], q0[g] + Lq[g], j0, j0 + Lk)) != LATTN_VIS_NONE;
+        for (g = 0; g < ng; g++) any |= (cls[g] = lattn__vis_block(a, sq, q0[g], q0[g] + Lq[g], j0, j0 + Lk)) != LATTN_VIS_NONE;
         if (!any) continue;
         v1 = lattn_tile_view(&x->kr, 0, Lk, 0, K);
         LATTN__TRY(lattn_dma_load(t, &v1, a->k + ((t0 + j0) * Hkv + kvh) * K, Hkv * K));
@@ -7874,7 +7876,7 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
                 if (a->mask == LATTN_MASK_FN) {
                     lattn_tile mk = lattn_tile_view(&x->mk, 0, L, 0, Lk);
                     for (r = 0; r < L; r++)
-                        for (cc = 0; cc < Lk; cc++) x->mhost[r * p->Ck + cc] = (float)lattn__vis(a, q0[g] + r, j0 + cc);
+                        for (cc = 0; cc < Lk; cc++) x->mhost[r * p->Ck + cc] = (float)lattn__vis(a, sq, q0[g] + r, j0 + cc);
                     LATTN__TRY(lattn_dma_load(t, &mk, x->mhost, p->Ck));
                     LATTN__TRY(lattn_tile_select_mask(t, &P, &sp, &mk, -HUGE_VALF));
                 } else {
@@ -7964,7 +7966,7 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
             int64_t sq = w / (a->H * nq), h = w / nq % a->H, qt = nq - 1 - w % nq, t0, len;
             lattn__seq(a->offsets, a->T, sq, &t0, &len);
             if (qt * plan.C * plan.qg < len && tm.tl[id]->err == LATTN_OK)
-                lattn__fa_item(tm.tl[id], (lattn__fa_tiles *)tm.tiles + id, &plan, a, &dm, t0, len, h, qt * plan.C * plan.qg);
+                lattn__fa_item(tm.tl[id], (lattn__fa_tiles *)tm.tiles + id, &plan, a, &dm, sq, t0, len, h, qt * plan.C * plan.qg);
         }
     }
     st = lattn__team_end(ctx, &tm, who, st);
@@ -7986,38 +7988,45 @@ static int64_t lattn__attn_jlo(const lattn_attn_args *a, int64_t i) {
 static int64_t lattn__attn_nseg(const lattn_attn_args *a, int64_t i) {
     return (i + 1 - lattn__attn_jlo(a, i) + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG;
 }
-/* Segment sg of query i (position in its sequence), all H heads: part = O [H][V], then m [H], ℓ [H].
-   q: the sequence's [H][K]; cache entry j at kc + j·ks (values vc + j·vs). sc: H·LATTN__AQ_BLK floats. */
-static void lattn__attn_seg(const lattn_attn_args *a, const lattn__attn_dims *dm, const float *q, const float *kc,
-                            int64_t ks, const float *vc, int64_t vs, int64_t i, int64_t sg, float *part, float *sc) {
-    const int64_t H = a->H, G = dm->G, K = a->K, V = a->V;
+/* Segment sg of query position i of sequence sq, all H heads, for nq queries at q + qi·qs (each
+   [H][K]) that share the key set of position i: part + qi·ps = O [H][V], then m [H], ℓ [H]. Cache
+   entry j at kc + j·ks (values vc + j·vs); a block of keys is read once for all the queries.
+   sc: nq·H·LATTN__AQ_BLK floats. */
+static void lattn__attn_seg(const lattn_attn_args *a, const lattn__attn_dims *dm, int64_t sq, int nq, const float *q, int64_t qs,
+                            const float *kc, int64_t ks, const float *vc, int64_t vs, int64_t i, int64_t sg, float *part,
+                            size_t ps, float *sc) {
+    const int64_t H = a->H, G = dm->G, K = a->K, V = a->V, NH = nq * H;
     const int64_t ja = lattn__attn_jlo(a, i) + sg * LATTN__AQ_SEG, jb = LATTN__MIN(i + 1, ja + LATTN__AQ_SEG);
-    float *acc = part, *m = acc + H * V, *l = m + H;
-    int64_t j0, j, h;
-    for (h = 0; h < H; h++) { m[h] = -FLT_MAX; l[h] = 0.0f; }
-    memset(acc, 0, (size_t)(H * V) * sizeof(float));
+    int64_t j0, j, h, qi;
+    for (qi = 0; qi < nq; qi++) {
+        float *acc = part + (size_t)qi * ps, *m = acc + H * V, *l = m + H;
+        for (h = 0; h < H; h++) { m[h] = -FLT_MAX; l[h] = 0.0f; }
+        memset(acc, 0, (size_t)(H * V) * sizeof(float));
+    }
     for (j0 = ja; j0 < jb; j0 += LATTN__AQ_BLK) {
         const int64_t n = LATTN__MIN((int64_t)LATTN__AQ_BLK, jb - j0);
         for (j = 0; j < n; j++) {                                    /* scores, entry by entry */
-            int vis = a->mask != LATTN_MASK_FN || lattn__vis(a, i, j0 + j);
-            for (h = 0; h < H; h++)
-                sc[h * LATTN__AQ_BLK + j] = vis ? dm->s * lattn_vec_dot((size_t)K, q + h * K, kc + (j0 + j) * ks + h / G * K) : -HUGE_VALF;
+            int vis = a->mask != LATTN_MASK_FN || lattn__vis(a, sq, i, j0 + j);
+            for (qi = 0; qi < nq; qi++)
+                for (h = 0; h < H; h++)
+                    sc[(qi * H + h) * LATTN__AQ_BLK + j] = vis ? dm->s * lattn_vec_dot((size_t)K, q + qi * qs + h * K, kc + (j0 + j) * ks + h / G * K)
+                                                               : -HUGE_VALF;
         }
-        for (h = 0; h < H; h++) {                                    /* per head: max, rescale, exp */
-            float *r = sc + h * LATTN__AQ_BLK, mb = -HUGE_VALF, c;
+        for (h = 0; h < NH; h++) {                                   /* per query and head: max, rescale, exp */
+            float *r = sc + h * LATTN__AQ_BLK, *acc = part + (size_t)(h / H) * ps, *m = acc + H * V + h % H, *l = m + H, mb = -HUGE_VALF, c;
             for (j = 0; j < n; j++) if (!(r[j] <= mb)) mb = r[j];    /* NaN sticks */
             if (mb == -HUGE_VALF) { for (j = 0; j < n; j++) r[j] = 0.0f; continue; }
-            mb = mb > m[h] ? mb : m[h];
-            c = expf(m[h] - mb);
+            mb = mb > *m ? mb : *m;
+            c = expf(*m - mb);
             for (j = 0; j < n; j++) r[j] -= mb;
             lattn_vec_exp((size_t)n, r, r);
-            lattn_vec_scale((size_t)V, c, acc + h * V);
-            l[h] = c * l[h] + lattn_vec_sum((size_t)n, r);
-            m[h] = mb;
+            lattn_vec_scale((size_t)V, c, acc + h % H * V);
+            *l = c * *l + lattn_vec_sum((size_t)n, r);
+            *m = mb;
         }
         for (j = 0; j < n; j++)                                      /* values, entry by entry */
-            for (h = 0; h < H; h++)
-                lattn_vec_axpy((size_t)V, sc[h * LATTN__AQ_BLK + j], vc + (j0 + j) * vs + h / G * V, acc + h * V);
+            for (h = 0; h < NH; h++)
+                lattn_vec_axpy((size_t)V, sc[h * LATTN__AQ_BLK + j], vc + (j0 + j) * vs + h % H / G * V, part + (size_t)(h / H) * ps + h % H * V);
     }
 }
 /* Merge the nseg partials of one query (all heads) into o [H][V] and lse [H]. */
@@ -8071,8 +8080,8 @@ LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a
     for (w = 0; w < a->B * ns; w++) {                                /* (sequence, segment) */
         int64_t bb = w / ns, sg = w % ns;
         if (sg < lattn__attn_nseg(a, c->len[bb]))
-            lattn__attn_seg(a, &dm, a->q + bb * a->H * K, c->k + bb * c->cap * dm.Hkv * K, dm.Hkv * K,
-                            c->v + bb * c->cap * dm.Hkv * V, dm.Hkv * V, c->len[bb], sg, ws + (size_t)w * P,
+            lattn__attn_seg(a, &dm, bb, 1, a->q + bb * a->H * K, 0, c->k + bb * c->cap * dm.Hkv * K, dm.Hkv * K,
+                            c->v + bb * c->cap * dm.Hkv * V, dm.Hkv * V, c->len[bb], sg, ws + (size_t)w * P, 0,
                             ws + (size_t)(a->B * ns) * P + (size_t)lattn__thread_id() * (size_t)(a->H * LATTN__AQ_BLK));
     }
     for (b = 0; b < a->B; b++)
@@ -8107,8 +8116,8 @@ LATTN__DEF lattn_status lattn_attn_decode(lattn_ctx *ctx, const lattn_attn_args 
         lattn__seq(a->offsets, a->T, sq, &t0, &len);
         i = w - t0;
         for (sg = 0; sg < lattn__attn_nseg(a, i); sg++)
-            lattn__attn_seg(a, &dm, a->q + w * a->H * a->K, a->k + t0 * dm.Hkv * a->K, dm.Hkv * a->K, a->v + t0 * dm.Hkv * a->V,
-                            dm.Hkv * a->V, i, sg, parts + (size_t)sg * P, parts + (size_t)ns * P);
+            lattn__attn_seg(a, &dm, sq, 1, a->q + w * a->H * a->K, 0, a->k + t0 * dm.Hkv * a->K, dm.Hkv * a->K, a->v + t0 * dm.Hkv * a->V,
+                            dm.Hkv * a->V, i, sg, parts + (size_t)sg * P, 0, parts + (size_t)ns * P);
         lattn__attn_merge(a->H, a->V, lattn__attn_nseg(a, i), parts, a->o + w * a->H * a->V, a->lse ? a->lse + w * a->H : NULL);
     }
     lattn__free(ctx, ws);
@@ -8345,6 +8354,7 @@ typedef struct lattn__tf_rows {
     const int64_t *off; int64_t n_off;   /* documents over the B·R rows; NULL: one per sequence */
     lattn_visible_fn vis; lattn_visible_block_fn vis_block; const void *user;
     int64_t ro0, ros;
+    const int64_t *ro_rows;              /* [B][T] readout row of each token (sequence-local); NULL: ro0 + t·ros */
     const int32_t *tokens;               /* [B][T] */
     int32_t skip0, skip1;
     void (*kv_hook)(void *user, int64_t layer, const float *k, const float *v);   /* after RoPE (prefill) */
@@ -8360,12 +8370,17 @@ static int lattn__tf_counted(const lattn__tf_rows *rw, int64_t b, int64_t t) {
     tok = rw->tokens[b * rw->T + t];
     return tok != rw->skip0 && tok != rw->skip1;
 }
-/* First row (sequence-local) of the document holding row r of sequence b. */
-static int64_t lattn__tf_doc0(const lattn__tf_rows *rw, int64_t b, int64_t r) {
+/* First row (sequence-local) of the document holding row r of sequence b; *doc: its index. */
+static int64_t lattn__tf_doc0(const lattn__tf_rows *rw, int64_t b, int64_t r, int64_t *doc) {
     int64_t g = b * rw->R + r, i;
+    *doc = b;
     if (!rw->off) return 0;
     for (i = 0; i < rw->n_off && rw->off[i + 1] <= g; i++) {}
+    *doc = i;
     return rw->off[i] - b * rw->R;
+}
+static int64_t lattn__tf_readout(const lattn__tf_rows *rw, int64_t b, int64_t t) {
+    return rw->ro_rows ? rw->ro_rows[b * rw->T + t] : rw->ro0 + t * rw->ros;
 }
 
 /* The teaching form: every sequence row by row, in double, with its KV cache in double. */
@@ -8388,7 +8403,8 @@ static lattn_status lattn__tf_ref_rows(lattn_ctx *ctx, const lattn_tf_model *m, 
     f1 = od + H * hd; f2 = f1 + c->ffn; lg = f2 + c->ffn; sc = lg + nout;
     for (b = 0; b < B; b++)
         for (r = 0; r < R; r++) {
-            const int64_t row = b * R + r, ds = lattn__tf_doc0(rw, b, r), p = rw->pos ? rw->pos[row] : r;
+            int64_t doc;
+            const int64_t row = b * R + r, ds = lattn__tf_doc0(rw, b, r, &doc), p = rw->pos ? rw->pos[row] : r;
             for (i = 0; i < d; i++) xd[i] = c->vocab > 0 ? (double)lattn__tg(m, LATTN__TG_EMBED)[(int64_t)rw->ids[row] * d + i] : (double)rw->x[row * d + i];
             for (l = 0; l < L; l++) {
                 double *kl = kc + l * R * c->H_kv * hd, *vl = vc + l * R * c->H_kv * hd;
@@ -8408,7 +8424,7 @@ static lattn_status lattn__tf_ref_rows(lattn_ctx *ctx, const lattn_tf_model *m, 
                     int64_t kvh = h / G;
                     double mx = -HUGE_VAL, den = 0.0;
                     for (e = ds; e <= r; e++) {
-                        int v = rw->vis ? rw->vis(rw->user, r - ds, e - ds) != 0 : c->window < 0 || r - e <= c->window;
+                        int v = rw->vis ? rw->vis(rw->user, doc, r - ds, e - ds) != 0 : c->window < 0 || r - e <= c->window;
                         for (s = 0.0, i = 0; v && i < hd; i++) s += qkv[h * hd + i] * kl[(e * c->H_kv + kvh) * hd + i];
                         sc[e] = v ? s / sqrt((double)hd) : -HUGE_VAL;
                         if (!(sc[e] <= mx)) mx = sc[e];
@@ -8587,7 +8603,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     }
     if (st == LATTN_OK) {                                        /* the readout rows, gathered */
         for (r = 0; r < MO; r++)
-            memmove(X + r * d, X + (r / rw->T * R + rw->ro0 + r % rw->T * rw->ros) * d, (size_t)d * sizeof(float));
+            memmove(X + r * d, X + (r / rw->T * R + lattn__tf_readout(rw, r / rw->T, r % rw->T)) * d, (size_t)d * sizeof(float));
     }
     if (st == LATTN_OK && c->vocab > 0) {                        /* tied head, RB rows at a time */
         double nll = 0.0;
@@ -8646,8 +8662,9 @@ LATTN__DEF const char *lattn_sps_variant_name(lattn_sps_variant v) {
 static int64_t lattn__sps_persist(lattn_sps_variant v) { return v == LATTN_SPS_SPS || v == LATTN_SPS_2X_MEMORY ? 0 : 1; }
 /* Window in tokens of the windowed stream (2x Memory: every key). */
 static int64_t lattn__sps_w(const lattn_sps_config *s) { return s->variant == LATTN_SPS_2X_MEMORY ? INT64_MAX : s->w; }
-LATTN__DEF int lattn_sps_visible(const void *cfg, int64_t a, int64_t b) {
+LATTN__DEF int lattn_sps_visible(const void *cfg, int64_t n, int64_t a, int64_t b) {
     const lattn_sps_config *s = (const lattn_sps_config *)cfg;
+    (void)n;
     if (b > a) return 0;                                          /* causal in slot order */
     if (s->variant == LATTN_SPS_STANDARD) return 1;
     if ((b & 1) == lattn__sps_persist(s->variant)) return 1;      /* persistent key */
@@ -8656,9 +8673,10 @@ LATTN__DEF int lattn_sps_visible(const void *cfg, int64_t a, int64_t b) {
 /* A block of query slots [a0, a1) against key slots [b0, b1) (spec §5): invisible when causality
    hides it (or it is one windowed column out of reach), visible when causal and every windowed
    column is within the window, partial otherwise. */
-LATTN__DEF int lattn_sps_visible_block(const void *cfg, int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
+LATTN__DEF int lattn_sps_visible_block(const void *cfg, int64_t n, int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
     const lattn_sps_config *s = (const lattn_sps_config *)cfg;
     int64_t w = lattn__sps_w(s);
+    (void)n;
     if (b0 > a1 - 1) return LATTN_VIS_NONE;
     if (s->variant == LATTN_SPS_STANDARD) return b1 - 1 <= a0 ? LATTN_VIS_ALL : LATTN_VIS_SOME;
     if (b1 - b0 == 1 && (b0 & 1) != lattn__sps_persist(s->variant) && (a0 >> 1) - (b0 >> 1) > w) return LATTN_VIS_NONE;
@@ -8681,59 +8699,106 @@ static lattn_status lattn__sps_check(lattn_ctx *ctx, const char *who, const latt
                            who, (long long)m->cfg.vocab);
     return LATTN_OK;
 }
-/* The rows of an SPS forward: interleaved ids and positions, documents, readout (one allocation,
-   released by the caller with lattn__free(ctx, *mem)). */
+/* The fast form lays each document out in blocks of LATTN__SPS_BLK tokens, the block's x slots
+   first, then its ρ slots ([x_0 .. x_127][ρ_0 .. ρ_127][x_128 ..] ...; a last block of m tokens
+   is [x m][ρ m]): a tile of keys then holds one stream, so the window hides whole tiles of the
+   windowed stream far from the diagonal (skipped), and the persistent stream's far tiles are fully
+   visible (no mask). Attention does not care about the order of its rows; the visibility function
+   maps rows back to slots. _ref keeps the natural order (slot 2i = x_i, 2i+1 = ρ_i). */
+#define LATTN__SPS_BLK 128
+/* Document-local row of token u's slot in stream s (0 = x, 1 = ρ), document of n tokens. */
+static int64_t lattn__sps_row(int64_t n, int64_t u, int64_t s) {
+    int64_t blk = u / LATTN__SPS_BLK, m = LATTN__MIN((int64_t)LATTN__SPS_BLK, n - blk * LATTN__SPS_BLK);
+    return 2 * blk * LATTN__SPS_BLK + s * m + u % LATTN__SPS_BLK;
+}
+/* Inverse: the slot (2u + s) of document-local row r. */
+static int64_t lattn__sps_slot(int64_t n, int64_t r) {
+    int64_t blk = r / (2 * LATTN__SPS_BLK), m = LATTN__MIN((int64_t)LATTN__SPS_BLK, n - blk * LATTN__SPS_BLK);
+    int64_t w = r - 2 * blk * LATTN__SPS_BLK, st = w >= m;
+    return 2 * (blk * LATTN__SPS_BLK + w - st * m) + st;
+}
+typedef struct lattn__sps_user { const lattn_sps_config *s; const int64_t *doclen; } lattn__sps_user;
+static int lattn__sps_vis_blk(const void *u, int64_t doc, int64_t i, int64_t j) {
+    const lattn__sps_user *x = (const lattn__sps_user *)u;
+    return lattn_sps_visible(x->s, doc, lattn__sps_slot(x->doclen[doc], i), lattn__sps_slot(x->doclen[doc], j));
+}
+/* A block of rows [i0, i1) x [j0, j1): when each side lies in one stream of one block, its token
+   ranges decide (spec §5 in token space); otherwise partial. */
+static int lattn__sps_vis_blk_block(const void *u, int64_t doc, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    const lattn__sps_user *x = (const lattn__sps_user *)u;
+    const int64_t n = x->doclen[doc], w = lattn__sps_w(x->s);
+    int64_t a0 = lattn__sps_slot(n, i0), a1 = lattn__sps_slot(n, i1 - 1), b0 = lattn__sps_slot(n, j0), b1 = lattn__sps_slot(n, j1 - 1);
+    int64_t qs = a0 & 1, ks = b0 & 1, qa = a0 >> 1, qb = (a1 >> 1) + 1, ka = b0 >> 1, kb = (b1 >> 1) + 1;
+    if ((a1 & 1) != qs || (b1 & 1) != ks || qb - qa != i1 - i0 || kb - ka != j1 - j0) return LATTN_VIS_SOME;   /* mixed streams */
+    if (ka > qb - 1 || (ka == qb - 1 && ks > qs)) return LATTN_VIS_NONE;                /* after every query */
+    if (ks != lattn__sps_persist(x->s->variant) && qa - (kb - 1) > w) return LATTN_VIS_NONE;  /* windowed, out of reach */
+    if (!(kb - 1 < qa || (kb - 1 == qa && ks <= qs))) return LATTN_VIS_SOME;             /* the causal edge */
+    return ks == lattn__sps_persist(x->s->variant) || (qb - 1) - ka <= w ? LATTN_VIS_ALL : LATTN_VIS_SOME;
+}
+/* The rows of an SPS forward (natural order for _ref, blocked for the fast form): ids, positions,
+   documents, readouts, and the visibility adapter (one allocation, released by the caller). */
+typedef struct lattn__sps_plan { lattn__tf_rows rw; lattn__sps_user user; void *mem; } lattn__sps_plan;
 static lattn_status lattn__sps_rows(lattn_ctx *ctx, const char *who, const lattn_tf_model *m, const lattn_sps_config *s,
                                     int64_t B, int64_t T, const int32_t *tokens, const float *logits, const double *loss,
-                                    lattn__tf_rows *rw, void **mem) {
-    const int64_t S = s->variant == LATTN_SPS_STANDARD ? 1 : 2;
-    int64_t b, i, j, n, d[3];
-    int64_t *pos, *off;
+                                    int blocked, lattn__sps_plan *pl) {
+    const int64_t S = s->variant == LATTN_SPS_STANDARD ? 1 : 2, RS = S == 1 || s->variant == LATTN_SPS_REVERSE ? 0 : 1;
+    lattn__tf_rows *rw = &pl->rw;
+    int64_t b, i, j, n, u, d[3], *pos, *off, *len, *ro;
     int32_t *ids;
-    *mem = NULL;
+    pl->mem = NULL;
     LATTN__TRY(lattn__sps_check(ctx, who, m, s));
     LATTN__TRY(lattn__tf_args(ctx, who, m, B, T, tokens, NULL, logits, loss));
-    d[0] = B; d[1] = 2 * T + 1; d[2] = 16;
+    d[0] = B; d[1] = 2 * T + 1; d[2] = 40;
     LATTN__TRY(lattn__check_count(ctx, who, "the interleaved rows", 3, d));
     lattn__tf_rows_plain(rw, T, tokens, NULL);
-    rw->R = S * T; rw->ro0 = s->variant == LATTN_SPS_REVERSE || s->variant == LATTN_SPS_STANDARD ? 0 : 1; rw->ros = S;
-    rw->vis = lattn_sps_visible; rw->vis_block = lattn_sps_visible_block; rw->user = s;
+    rw->R = S * T; rw->ro0 = RS; rw->ros = S;
+    rw->vis = blocked && S == 2 ? lattn__sps_vis_blk : lattn_sps_visible;
+    rw->vis_block = blocked && S == 2 ? lattn__sps_vis_blk_block : lattn_sps_visible_block;
+    pl->user.s = s; rw->user = blocked && S == 2 ? (const void *)&pl->user : (const void *)s;
     rw->skip0 = s->eos_id; rw->skip1 = s->pad_id;
-    *mem = lattn__alloc(ctx, (size_t)(B * S * T) * (2 * sizeof(int64_t) + sizeof(int32_t)) + sizeof(int64_t) * 2);
-    if (!*mem) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
-    pos = (int64_t *)*mem; off = pos + B * S * T; ids = (int32_t *)(void *)(off + B * S * T + 1);
+    /* positions and ids [B·S·T], offsets [B·T + 1], document lengths [B·T], readouts [B·T] */
+    pl->mem = lattn__alloc(ctx, (size_t)(B * T) * (size_t)(3 * S + 4) * sizeof(int64_t) + sizeof(int64_t));
+    if (!pl->mem) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    pos = (int64_t *)pl->mem; off = pos + B * S * T; len = off + B * T + 1; ro = len + B * T; ids = (int32_t *)(void *)(ro + B * T);
     for (b = 0, n = 0; b < B; b++)
-        for (i = 0; i < T; i++) {
+        for (i = 0; i < T; i++)
             if (i == 0 || tokens[b * T + i - 1] == s->eos_id) off[n++] = (b * T + i) * S;   /* a document starts */
+    off[n] = B * S * T;
+    for (i = 0; i < n; i++) {                         /* each document: its rows, natural or blocked */
+        int64_t r0 = off[i], nd = (off[i + 1] - off[i]) / S, tok0 = r0 / S;
+        len[i] = nd;
+        for (u = 0; u < nd; u++) {
+            int64_t t = tok0 + u;
             for (j = 0; j < S; j++) {
-                ids[(b * T + i) * S + j] = j ? s->predict_id : tokens[b * T + i];
-                pos[(b * T + i) * S + j] = i;
+                int64_t r = r0 + (blocked && S == 2 ? lattn__sps_row(nd, u, j) : S * u + j);
+                ids[r] = j ? s->predict_id : tokens[t];
+                pos[r] = t % T;
+                if (j == RS) ro[t] = r - t / T * S * T;
             }
         }
-    off[n] = B * S * T;
-    rw->ids = ids; rw->pos = pos; rw->off = n > 0 ? off : NULL; rw->n_off = n;
+    }
+    rw->ids = ids; rw->pos = pos; rw->off = n > 0 ? off : NULL; rw->n_off = n; rw->ro_rows = blocked ? ro : NULL;
+    pl->user.doclen = len;
     return LATTN_OK;
 }
 LATTN__DEF lattn_status lattn_sps_forward_ref(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s, int64_t B,
                                               int64_t T, const int32_t *tokens, float *logits, double *loss) {
     const char *who = "lattn_sps_forward_ref";
-    lattn__tf_rows rw;
-    void *mem;
+    lattn__sps_plan pl;
     lattn_status st;
-    LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, logits, loss, &rw, &mem));
-    st = lattn__tf_ref_rows(ctx, m, B, &rw, logits, loss, who);
-    lattn__free(ctx, mem);
+    LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, logits, loss, 0, &pl));
+    st = lattn__tf_ref_rows(ctx, m, B, &pl.rw, logits, loss, who);
+    lattn__free(ctx, pl.mem);
     return st;
 }
 LATTN__DEF lattn_status lattn_sps_forward(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s, int64_t B,
                                           int64_t T, const int32_t *tokens, float *logits, double *loss) {
     const char *who = "lattn_sps_forward";
-    lattn__tf_rows rw;
-    void *mem;
+    lattn__sps_plan pl;
     lattn_status st;
-    LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, logits, loss, &rw, &mem));
-    st = lattn__tf_run(ctx, m, B, &rw, logits, loss, NULL, 0, who);
-    lattn__free(ctx, mem);
+    LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, logits, loss, 1, &pl));
+    st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, 0, who);
+    lattn__free(ctx, pl.mem);
     return st;
 }
 
@@ -8804,6 +8869,10 @@ static void lattn__sps_push(lattn_sps_cache *c, int64_t l, int64_t b, const floa
    goes into the cache (persistent slots to the list, the last min(w, n_doc) windowed slots to the
    ring, oldest first). */
 typedef struct lattn__sps_fill { lattn_sps_cache *c; int64_t T; const int32_t *tokens; } lattn__sps_fill;
+/* Row (sequence-local, blocked layout) of slot s of token t in the document [i0, i0 + nd). */
+static int64_t lattn__sps_fill_row(int64_t S, int64_t i0, int64_t nd, int64_t t, int64_t s) {
+    return S == 1 ? t : 2 * i0 + lattn__sps_row(nd, t - i0, s);
+}
 static void lattn__sps_fill_fn(void *user, int64_t l, const float *Kb, const float *Vb) {
     const lattn__sps_fill *u = (const lattn__sps_fill *)user;
     lattn_sps_cache *c = u->c;
@@ -8816,13 +8885,14 @@ static void lattn__sps_fill_fn(void *user, int64_t l, const float *Kb, const flo
         nd = T - i0;
         nw = S == 1 || (c->cfg.w == 0 && c->cfg.variant != LATTN_SPS_2X_MEMORY) ? 0 : LATTN__MIN(nd, c->ring);
         for (i = 0; i < nd; i++) {
-            memcpy(lattn__sps_at(c, 0, 0, l, b, i), Kb + ((b * T + i0 + i) * S + P) * wd, (size_t)wd * sizeof(float));
-            memcpy(lattn__sps_at(c, 0, 1, l, b, i), Vb + ((b * T + i0 + i) * S + P) * wd, (size_t)wd * sizeof(float));
+            int64_t row = b * S * T + lattn__sps_fill_row(S, i0, nd, i0 + i, P);
+            memcpy(lattn__sps_at(c, 0, 0, l, b, i), Kb + row * wd, (size_t)wd * sizeof(float));
+            memcpy(lattn__sps_at(c, 0, 1, l, b, i), Vb + row * wd, (size_t)wd * sizeof(float));
         }
         for (i = 0; i < nw; i++) {
-            int64_t t = T - nw + i;
-            memcpy(lattn__sps_at(c, 1, 0, l, b, i), Kb + ((b * T + t) * S + 1 - P) * wd, (size_t)wd * sizeof(float));
-            memcpy(lattn__sps_at(c, 1, 1, l, b, i), Vb + ((b * T + t) * S + 1 - P) * wd, (size_t)wd * sizeof(float));
+            int64_t row = b * S * T + lattn__sps_fill_row(S, i0, nd, T - nw + i, 1 - P);
+            memcpy(lattn__sps_at(c, 1, 0, l, b, i), Kb + row * wd, (size_t)wd * sizeof(float));
+            memcpy(lattn__sps_at(c, 1, 1, l, b, i), Vb + row * wd, (size_t)wd * sizeof(float));
         }
         c->list_len[idx] = nd; c->ring_len[idx] = nw; c->ring_pos[idx] = 0;
     }
@@ -8830,9 +8900,8 @@ static void lattn__sps_fill_fn(void *user, int64_t l, const float *Kb, const flo
 LATTN__DEF lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
                                           const int32_t *tokens, float *logits, double *loss, lattn_sps_cache *c) {
     const char *who = "lattn_sps_prefill";
-    lattn__tf_rows rw;
+    lattn__sps_plan pl;
     lattn__sps_fill fill;
-    void *mem;
     int64_t b, l, i0;
     lattn_status st;
     LATTN__TRY(lattn__sps_cache_ok(ctx, who, m, c, B));
@@ -8843,11 +8912,11 @@ LATTN__DEF lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *
                                                 who, (long long)b, (long long)(T - i0), (long long)c->cap);
     }
     if (!logits) return lattn__fail(ctx, LATTN_E_NULL, "%s: logits is NULL", who);
-    LATTN__TRY(lattn__sps_rows(ctx, who, m, &c->cfg, B, T, tokens, logits, loss, &rw, &mem));
+    LATTN__TRY(lattn__sps_rows(ctx, who, m, &c->cfg, B, T, tokens, logits, loss, 1, &pl));
     fill.c = c; fill.T = T; fill.tokens = tokens;
-    rw.kv_hook = lattn__sps_fill_fn; rw.hook_user = &fill;
-    st = lattn__tf_run(ctx, m, B, &rw, logits, loss, NULL, 0, who);
-    lattn__free(ctx, mem);
+    pl.rw.kv_hook = lattn__sps_fill_fn; pl.rw.hook_user = &fill;
+    st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, 0, who);
+    lattn__free(ctx, pl.mem);
     if (st != LATTN_OK) {                                        /* the cache stays fresh */
         for (l = 0; l < c->n_layers * B; l++) c->list_len[l] = c->ring_len[l] = c->ring_pos[l] = 0;
         return st;
@@ -8878,11 +8947,11 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
             return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the document of sequence %lld fills the cache (%lld tokens)", who,
                                (long long)b, (long long)c->cap);
     /* partials per (sequence, row): ring and list segments, and the current keys */
-    np = (c->ring + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + (c->cap + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + 1;
+    np = (c->ring + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + (c->cap + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + 1;   /* per row */
     P = (size_t)(H * (hd + 2));
     if (lattn_size_mul(&n, (size_t)M, 2 * (size_t)d + (size_t)LATTN__MAX(NQ + 2 * H * hd + 2 * wd, 2 * tc->ffn) + (size_t)hd) ||
         lattn_size_mul(&tmp, (size_t)(M * np), P) || lattn_size_add(&n, n, tmp) ||
-        lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(tc->ffn, H * hd))) + (size_t)(H * LATTN__AQ_BLK)) ||
+        lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(tc->ffn, H * hd))) + (size_t)(2 * H * LATTN__AQ_BLK)) ||
         lattn_size_add(&n, n, tmp) || lattn_size_add(&n, n, (size_t)V))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
@@ -8908,19 +8977,24 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
         lattn__linear(nthr, M, NQ, d, Hn, lattn__tw(m, l, LATTN__TF_QKV), QKV, 0, ws);
         lattn__tf_rope_rows(nthr, tc, M, NULL, QKV, Q, Kb, Vb, CS);
         LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-        for (r = 0; r < M; r++) {                                /* (sequence, row) */
-            const int64_t bb = r / S, i = l * B + bb;
-            float *pr = parts + (size_t)(r * np) * P, *sc = ws + (size_t)nthr * LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(tc->ffn, H * hd))) +
-                                                            (size_t)lattn__thread_id() * (size_t)(H * LATTN__AQ_BLK);
-            int64_t k = 0, sg, e;
-            struct { const float *k, *v; int64_t n; } st3[3];
-            st3[0].k = lattn__sps_at(c, 1, 0, l, bb, 0); st3[0].v = lattn__sps_at(c, 1, 1, l, bb, 0); st3[0].n = c->ring ? c->ring_len[i] : 0;
-            st3[1].k = lattn__sps_at(c, 0, 0, l, bb, 0); st3[1].v = lattn__sps_at(c, 0, 1, l, bb, 0); st3[1].n = c->list_len[i];
-            st3[2].k = Kb + bb * S * wd; st3[2].v = Vb + bb * S * wd; st3[2].n = r % S + 1;   /* k_x (and k_ρ) */
-            for (e = 0; e < 3; e++)
-                for (sg = 0; st3[e].n > 0 && sg < lattn__attn_nseg(&qa, st3[e].n - 1); sg++, k++)
-                    lattn__attn_seg(&qa, &dm, Q + r * H * hd, st3[e].k, wd, st3[e].v, wd, st3[e].n - 1, sg, pr + (size_t)k * P, sc);
-            lattn__attn_merge(H, hd, k, pr, O + r * H * hd, NULL);
+        for (b = 0; b < B; b++) {                                /* both rows of a sequence share each store's reads */
+            const int64_t i = l * B + b;
+            float *pr = parts + (size_t)(b * S * np) * P, *sc = ws + (size_t)nthr * LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(tc->ffn, H * hd))) +
+                                                               (size_t)lattn__thread_id() * (size_t)(2 * H * LATTN__AQ_BLK);
+            int64_t k = 0, sg, e, rr;
+            struct { const float *k, *v; int64_t n; } st2[2];
+            st2[0].k = lattn__sps_at(c, 1, 0, l, b, 0); st2[0].v = lattn__sps_at(c, 1, 1, l, b, 0); st2[0].n = c->ring ? c->ring_len[i] : 0;
+            st2[1].k = lattn__sps_at(c, 0, 0, l, b, 0); st2[1].v = lattn__sps_at(c, 0, 1, l, b, 0); st2[1].n = c->list_len[i];
+            for (e = 0; e < 2; e++)                              /* the ring, then the list */
+                for (sg = 0; st2[e].n > 0 && sg < lattn__attn_nseg(&qa, st2[e].n - 1); sg++, k++)
+                    lattn__attn_seg(&qa, &dm, b, (int)S, Q + b * S * H * hd, H * hd, st2[e].k, wd, st2[e].v, wd, st2[e].n - 1, sg,
+                                    pr + (size_t)k * P, (size_t)np * P, sc);
+            for (rr = 0; rr < S; rr++) {                         /* the current keys: x (and ρ for the ρ row) */
+                float *prr = pr + (size_t)(rr * np) * P;
+                lattn__attn_seg(&qa, &dm, b, 1, Q + (b * S + rr) * H * hd, 0, Kb + b * S * wd, wd, Vb + b * S * wd, wd, rr, 0,
+                                prr + (size_t)k * P, 0, sc);
+                lattn__attn_merge(H, hd, k + 1, prr, O + (b * S + rr) * H * hd, NULL);
+            }
         }
         for (b = 0; b < B; b++) lattn__sps_push(c, l, b, Kb + b * S * wd, Vb + b * S * wd);
         lattn__linear(nthr, M, d, H * hd, O, lattn__tw(m, l, LATTN__TF_WO), X, 1, ws);

@@ -779,6 +779,72 @@ static void bench_attn(void) {
     }
 }
 
+/* ---- the SPS transformer against Standard at the paper's XS size (d 512, 8 layers, vocab 50304) ------ */
+typedef struct {
+    lattn_ctx *ctx; lattn_tf_model *m; lattn_sps_config s; int64_t T; int32_t *tok; float *lg; double loss;
+    lattn_sps_cache c; int64_t *save;
+} sps_u;
+static void sps_fwd_run(void *p) { sps_u *u = (sps_u *)p; lattn_sps_forward(u->ctx, u->m, &u->s, 1, u->T, u->tok, NULL, &u->loss); }
+/* 32 decoding steps after the prefilled context (the cache's counters restored before each run) */
+static void sps_dec_run(void *p) {
+    sps_u *u = (sps_u *)p;
+    int64_t n = 3 * u->c.n_layers + 1;
+    int i;
+    memcpy(u->c.list_len, u->save, (size_t)n * sizeof(int64_t));
+    u->c.doc_start[0] = 0;
+    for (i = 0; i < 32; i++) lattn_sps_step(u->ctx, u->m, 1, u->tok + i, u->lg, &u->c);
+}
+static void bench_sps(void) {
+    lattn_tf_config c = lattn_tf_config_sps("xs");
+    lattn_tf_model m;
+    lattn_ctx ctx;
+    lattn_rng r = lattn_rng_seed(41);
+    sps_u u[2];
+    int64_t T = g_quick ? 256 : 2048, P = g_quick ? 256 : 1024, i;
+    double ms, mt, fl;
+    char shape[96];
+    int k;
+    if (!wanted("sps")) return;
+    lattn_ctx_init(&ctx);
+    ctx.n_threads = 1;
+    if (lattn_tf_init(&ctx, &m, &c, 5) != LATTN_OK) return;
+    for (k = 0; k < 2; k++) {                    /* u[0]: SPS (w = 64), u[1]: Standard */
+        u[k].ctx = &ctx; u[k].m = &m; u[k].T = T;
+        u[k].s = lattn_sps_config_default(k ? LATTN_SPS_STANDARD : LATTN_SPS_SPS);
+        u[k].tok = (int32_t *)malloc((size_t)T * sizeof(int32_t));
+        u[k].lg = (float *)malloc((size_t)(P * c.vocab) * sizeof(float));
+        u[k].save = (int64_t *)malloc((size_t)(3 * c.n_layers + 1) * sizeof(int64_t));
+        for (i = 0; i < T; i++) u[k].tok[i] = (int32_t)(i * 7919 % 50000);
+    }
+    (void)r;
+    /* forward (prefill / training forward) at T: Standard's FLOPs, 2·params·T + causal scores 4·d·T²/2 per layer */
+    fl = 2.0 * (double)lattn_tf_params(&c) * (double)T + 4.0 * (double)c.d * (double)T * (double)(T + 1) / 2.0 * (double)c.n_layers;
+    time2(sps_fwd_run, &u[0], sps_fwd_run, &u[1], 3, &ms, &mt);
+    snprintf(shape, sizeof shape, "XS (d 512, L 8), T=%lld, w=64", (long long)T);
+    row("sps_forward", shape, 1, ms, (double)T, fl, "standard", mt);
+    row("sps_standard_forward", shape, 1, mt, (double)T, fl, NULL, 0);
+    /* decode: 32 steps after a prefilled context of P tokens */
+    for (k = 0; k < 2; k++) {
+        u[k].T = P;
+        if (lattn_sps_cache_init(&ctx, &u[k].c, &m, &u[k].s, 1, P + 40) != LATTN_OK ||
+            lattn_sps_prefill(&ctx, &m, 1, P, u[k].tok, u[k].lg, NULL, &u[k].c) != LATTN_OK) { printf("sps: %s\n", lattn_ctx_error(&ctx)); return; }
+        memcpy(u[k].save, u[k].c.list_len, (size_t)(3 * c.n_layers + 1) * sizeof(int64_t));
+    }
+    time2(sps_dec_run, &u[0], sps_dec_run, &u[1], 5, &ms, &mt);
+    snprintf(shape, sizeof shape, "XS, context %lld, 32 tokens, w=64", (long long)P);
+    row("sps_decode", shape, 1, ms / 32, 1, 0, "standard", mt / 32);
+    row("sps_standard_decode", shape, 1, mt / 32, 1, 0, NULL, 0);
+    {   /* KV memory (bf16, the repo's cache) at the benchmark's n = 4096, and weights + KV */
+        double kv_s = lattn_sps_kv_bytes(&c, &u[0].s, 4096, 2), kv_t = lattn_sps_kv_bytes(&c, &u[1].s, 4096, 2), wb = 2.0 * (double)lattn_tf_params(&c);
+        printf("sps memory: KV at n=4096, w=64 (bf16): SPS %.2f MiB / Standard %.2f MiB = %.4f; with the bf16 weights: %.4f\n",
+               kv_s / 1048576.0, kv_t / 1048576.0, kv_s / kv_t, (kv_s + wb) / (kv_t + wb));
+        fprintf(g_out, "{\"name\":\"sps_memory\",\"shape\":\"XS, n=4096, w=64, bf16\",\"kv_ratio\":%.6f,\"with_weights_ratio\":%.6f}\n",
+                kv_s / kv_t, (kv_s + wb) / (kv_t + wb));
+    }
+    for (k = 0; k < 2; k++) { lattn_sps_cache_free(&ctx, &u[k].c); free(u[k].tok); free(u[k].lg); free(u[k].save); }
+    lattn_tf_free(&ctx, &m);
+}
+
 int main(int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) {
@@ -805,6 +871,7 @@ int main(int argc, char **argv) {
     bench_ssm();
     bench_s4d();
     bench_attn();
+    bench_sps();
     fclose(g_out);
     return 0;
 }

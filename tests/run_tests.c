@@ -2509,15 +2509,15 @@ static void test_prism(void) {
 /* ---------------------------------------------------------------------------------------------- */
 typedef struct { lattn_attn_args a; float *q, *k, *v; size_t nq, nkv, no, nl; } attn_case;
 /* a pseudo-random causal visibility: hides some keys, and every key of queries i % 11 == 4 */
-static int vis_random(const void *u, int64_t i, int64_t j) {
-    (void)u;
+static int vis_random(const void *u, int64_t n, int64_t i, int64_t j) {
+    (void)u; (void)n;
     if (i % 11 == 4 || j > i) return 0;
     return ((uint64_t)(i * 7919 + j * 104729) * 0x9E3779B97F4A7C15ull >> 61) != 0;
 }
 /* causal with a hole: keys j in (i - 9, i - 3) are hidden; the classifier knows it */
-static int vis_holes(const void *u, int64_t i, int64_t j) { (void)u; return j <= i && !(j > i - 9 && j < i - 3); }
-static int vis_holes_block(const void *u, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-    (void)u;
+static int vis_holes(const void *u, int64_t n, int64_t i, int64_t j) { (void)u; (void)n; return j <= i && !(j > i - 9 && j < i - 3); }
+static int vis_holes_block(const void *u, int64_t n, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    (void)u; (void)n;
     if (j0 > i1 - 1) return LATTN_VIS_NONE;
     if (j1 - 1 <= i0 - 9) return LATTN_VIS_ALL;
     return LATTN_VIS_SOME;
@@ -2936,7 +2936,7 @@ static int sps_drawing_ok(lattn_sps_variant v, int64_t w, const char *const *row
     lattn_sps_config s = sps_cfg(v, w);
     int a, b, ok = 1;
     for (a = 0; a < n; a++)
-        for (b = 0; b < n; b++) ok = ok && (rows[a][b] == '#') == (lattn_sps_visible(&s, a, b) != 0);
+        for (b = 0; b < n; b++) ok = ok && (rows[a][b] == '#') == (lattn_sps_visible(&s, 0, a, b) != 0);
     return ok;
 }
 static void test_sps(void) {
@@ -2962,7 +2962,7 @@ static void test_sps(void) {
         int64_t a, b, excl = 0, slot = 0;
         for (a = 0; a < 20; a++)
             for (b = 0; b <= a; b++) {
-                int t = lattn_sps_visible(&s, a, b);
+                int t = lattn_sps_visible(&s, 0, a, b);
                 excl += t && (b & 1) && (a >> 1) - (b >> 1) == 2;                       /* i - k = w: in, not in i - k < w */
                 slot += !t && (a - b) / 2 <= 2;                                         /* (a - b) div 2 <= w would show it */
             }
@@ -2976,12 +2976,44 @@ static void test_sps(void) {
             lattn_sps_config s = sps_cfg((lattn_sps_variant)vv, 3);
             for (a0 = 0; a0 < 24; a0 += 3) for (a1 = a0 + 1; a1 <= 24; a1 += 5)
                 for (b0 = 0; b0 < 24; b0 += 2) for (b1 = b0 + 1; b1 <= 24; b1 += 3) {
-                    int cls = lattn_sps_visible_block(&s, a0, a1, b0, b1), all = 1, none = 1;
-                    for (a = a0; a < a1; a++) for (b = b0; b < b1; b++) { int t = lattn_sps_visible(&s, a, b); all &= t; none &= !t; }
+                    int cls = lattn_sps_visible_block(&s, 0, a0, a1, b0, b1), all = 1, none = 1;
+                    for (a = a0; a < a1; a++) for (b = b0; b < b1; b++) { int t = lattn_sps_visible(&s, 0, a, b); all &= t; none &= !t; }
                     ok = ok && (cls != LATTN_VIS_ALL || all) && (cls != LATTN_VIS_NONE || none);
                 }
         }
         CHECK(ok, "sps: the block classifier agrees with the rule");
+    }
+    {   /* the fast form's blocked layout: a permutation whose inverse gives the slots back, and a
+           block classifier that never contradicts the rule on it */
+        static const int64_t ns[5] = { 1, 127, 128, 129, 300 };
+        int k2, ok = 1, okc = 1;
+        for (k2 = 0; k2 < 5; k2++) {
+            int64_t n = ns[k2], u, st, seen = 0;
+            char *hit = (char *)calloc((size_t)(2 * n), 1);
+            for (u = 0; u < n; u++)
+                for (st = 0; st < 2; st++) {
+                    int64_t rr = lattn__sps_row(n, u, st);
+                    ok = ok && rr >= 0 && rr < 2 * n && !hit[rr] && lattn__sps_slot(n, rr) == 2 * u + st;
+                    if (rr >= 0 && rr < 2 * n && !hit[rr]) { hit[rr] = 1; seen++; }
+                }
+            ok = ok && seen == 2 * n;
+            free(hit);
+        }
+        for (v = 1; v < 5; v++) {
+            lattn_sps_config s = sps_cfg((lattn_sps_variant)v, 40);
+            int64_t len[1] = { 300 }, i0, j0, ii, jj, step2;
+            lattn__sps_user us2;
+            us2.s = &s; us2.doclen = len;
+            for (step2 = 64; step2 <= 128; step2 += 64)   /* aligned tiles, and tiles straddling the streams */
+                for (i0 = 0; i0 < 600; i0 += step2 + (step2 == 128 ? 0 : 13))
+                    for (j0 = 0; j0 < 600; j0 += step2) {
+                        int64_t i1 = LATTN__MIN(600, i0 + step2), j1 = LATTN__MIN(600, j0 + step2);
+                        int cls = lattn__sps_vis_blk_block(&us2, 0, i0, i1, j0, j1), all = 1, none = 1;
+                        for (ii = i0; ii < i1; ii++) for (jj = j0; jj < j1; jj++) { int t = lattn__sps_vis_blk(&us2, 0, ii, jj); all &= t; none &= !t; }
+                        okc = okc && (cls != LATTN_VIS_ALL || all) && (cls != LATTN_VIS_NONE || none);
+                    }
+        }
+        CHECK(ok && okc, "sps blocked layout: permutation %d, classifier %d", ok, okc);
     }
     /* the tiled attention under every variant's mask, several documents, odd sizes = _ref */
     for (v = 0; v < 5; v++)
@@ -3045,6 +3077,32 @@ static void test_sps(void) {
                     lattn_sps_cache_free(&ctx, &kc); free(tp); free(op);
                 }
             }
+        if (!g_quick) {   /* documents longer than a layout block (141 and 159 tokens): forward, and the decoder */
+            int64_t T2 = 300, n2 = T2 * c.vocab, t2;
+            int32_t *tk = tokens_new(&r, T2, 253);
+            float *p0 = fnew((size_t)n2), *p1 = fnew((size_t)n2);
+            static const lattn_sps_variant v3[3] = { LATTN_SPS_SPS, LATTN_SPS_DELAYED, LATTN_SPS_REVERSE };
+            static const int64_t w3[3] = { 5, 70, 0 };
+            tk[140] = 254;
+            for (v = 0; v < 3; v++) {
+                lattn_sps_config s = sps_cfg(v3[v], w3[v]);
+                lattn_sps_cache kc;
+                int ok = 1;
+                lattn_sps_forward_ref(&ctx, &m, &s, 1, T2, tk, p0, NULL);
+                CHECK(lattn_sps_forward(&ctx, &m, &s, 1, T2, tk, p1, NULL) == LATTN_OK && rel_rms(p1, p0, (size_t)n2) <= 1e-5,
+                      "sps %s w=%lld, T = 300: forward %.3g", lattn_sps_variant_name(s.variant), (long long)s.w, rel_rms(p1, p0, (size_t)n2));
+                if (v) continue;
+                lattn_sps_cache_init(&ctx, &kc, &m, &s, 1, 200);
+                ok = lattn_sps_prefill(&ctx, &m, 1, 150, tk, p1, NULL, &kc) == LATTN_OK;
+                for (t2 = 150; t2 < T2; t2++) {
+                    ok = ok && lattn_sps_step(&ctx, &m, 1, tk + t2, lg, &kc) == LATTN_OK;
+                    ok = ok && rel_rms(lg, p0 + t2 * c.vocab, (size_t)c.vocab) <= 1e-5;
+                }
+                CHECK(ok, "sps w=5, T = 300: prefill 150 (a document of 9 tokens after an EOS at 140) + steps = forward");
+                lattn_sps_cache_free(&ctx, &kc);
+            }
+            free(tk); free(p0); free(p1);
+        }
         {   /* I3: 2x Memory = SPS with w >= T - 1 (bit for bit); 1 and 2 threads bit-identical */
             lattn_sps_config a2 = sps_cfg(LATTN_SPS_2X_MEMORY, 0), a3 = sps_cfg(LATTN_SPS_SPS, T + 3);
             lattn_sps_forward(&ctx, &m, &a2, B, T, tok, o0, NULL);
