@@ -19,7 +19,8 @@
        and the per-token LM form (P2)                              >>prism
      softmax attention: flash-tiled on the tiler, KV-cache decoding  >>attn
      the pre-norm transformer (RMSNorm, RoPE, GQA, SwiGLU)         >>transformer
-     (planned: TTT-Linear / TTT-MLP, the SPS transformer)
+     the SPS transformer (State-Prediction Separation, 5 variants) >>sps
+     (planned: TTT-Linear / TTT-MLP)
 
    The conformance kit (>>safetensors, >>conformance) reads and writes golden cases so that other
    backends (CUDA, Triton, NKI) can check themselves against lattn's double-precision _ref forms.
@@ -83,6 +84,8 @@
                    (the flash-attention schedule on the tiler), _step (KV cache), _decode
      >>transformer the pre-norm transformer: config (the SPS paper's scales), weights, forward_ref,
                    forward (logits, loss, prefill), step with a KV cache
+     >>sps         the SPS transformer: visibility rule and block classifier of the five variants,
+                   forward_ref, forward (blocked stream layout), prefill, step (list + window ring)
      >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
@@ -9661,7 +9664,8 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                       files unchanged). Softmax attention (>>attn) and the transformer
                       (>>transformer); tiler: lattn_tile_act_reduce, lattn_tile_select_affine
                       (select_tri is its special case), lattn_tile_select_mask, LATTN_ACT_LOG,
-                      LATTN_MM_LOWER; golden cases attention/, transformer/. */
+                      LATTN_MM_LOWER; golden cases attention/, transformer/. The SPS
+                      transformer (>>sps); golden cases sps/. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

@@ -288,6 +288,34 @@ static void tour_transformer(lattn_ctx *ctx) {
     free(ref); free(o);
 }
 
+/* The SPS transformer on the same small model (<predict> = 255, EOS = 254 twice in the stream):
+   forward_ref (double), forward (blocked layout, tiles skipped), and the decoder (list + ring). */
+static void tour_sps(lattn_ctx *ctx, const char *name, lattn_sps_variant v) {
+    enum { T = 320 };
+    lattn_tf_config c = lattn_tf_config_small();
+    lattn_tf_model m;
+    lattn_sps_config s = lattn_sps_config_default(v);
+    lattn_sps_cache kc;
+    lattn_rng r = lattn_rng_seed(15);
+    int32_t tok[T];
+    float *ref, *o;
+    double t0;
+    int t;
+    s.w = 8; s.predict_id = 255; s.eos_id = 254; s.pad_id = 253;
+    if (lattn_tf_init(ctx, &m, &c, 1) != LATTN_OK) return;
+    ref = buf((size_t)(T * c.vocab)); o = buf((size_t)(T * c.vocab));
+    for (t = 0; t < T; t++) tok[t] = (int32_t)(lattn_rng_next(&r) % 253);
+    tok[100] = tok[250] = 254;
+    BEST3(t0, lattn_sps_forward_ref(ctx, &m, &s, 1, T, tok, ref, NULL)); line(name, "_ref", 0.0, t0, T);
+    BEST3(t0, lattn_sps_forward(ctx, &m, &s, 1, T, tok, o, NULL)); line(name, "forward", rel_rms(o, ref, (size_t)(T * c.vocab)), t0, T);
+    BEST3(t0, lattn_sps_cache_init(ctx, &kc, &m, &s, 1, T);
+              for (t = 0; t < T; t++) lattn_sps_step(ctx, &m, 1, &tok[t], o + t * c.vocab, &kc);
+              lattn_sps_cache_free(ctx, &kc));
+    line(name, "step", rel_rms(o, ref, (size_t)(T * c.vocab)), t0, T);
+    lattn_tf_free(ctx, &m);
+    free(ref); free(o);
+}
+
 int main(void) {
     lattn_ctx ctx;
     lattn_ctx_init(&ctx);
@@ -311,6 +339,8 @@ int main(void) {
     tour_attn(&ctx, "softmax attn (causal, GQA)", -1);
     tour_attn(&ctx, "softmax attn (window 64)", 64);
     tour_transformer(&ctx);
+    tour_sps(&ctx, "SPS transformer (w=8)", LATTN_SPS_SPS);
+    tour_sps(&ctx, "SPS Delayed State (w=8)", LATTN_SPS_DELAYED);
     printf("\nrel.RMS: ||form - _ref|| / ||_ref|| (tolerance 1e-5). Shapes: T >= 320; linear attention\n"
            "chunk 64, 4 heads; the scan crosses its 4096-token block; _step rows decode token by token.\n");
     return 0;
