@@ -2894,8 +2894,9 @@ static void test_transformer(void) {
         {   /* every allocation failing in turn: NOMEM, nothing leaked, the cache never half-advanced */
             tf_alloc_run u;
             float *o = fnew(2 * 5 * 256);
+            int32_t tok10[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };   /* B = 2, T = 5 */
             int total, badruns;
-            u.c = &c; u.tok = tok; u.o = o;
+            u.c = &c; u.tok = tok10; u.o = o;
             badruns = fail_each_alloc(tf_alloc_run_fn, &u, 40, &total);
             CHECK(badruns == 0 && total >= 4, "tf failing allocations: %d bad of %d", badruns, total);
             free(o);
