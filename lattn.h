@@ -4430,11 +4430,28 @@ static int lattn__kw(const lattn__la_plan *p, int kt) { return LATTN__MIN(p->kp,
 static int lattn__gw(const lattn__la_plan *p, int kt) { return p->gate == LATTN__GATE_KEY ? lattn__kw(p, kt) : 1; }
 static int lattn__g0(const lattn__la_plan *p, int kt) { return p->gate == LATTN__GATE_KEY ? kt * p->kp : 0; }
 
+/* A kernel's tile plan: LATTN__PLAN appends a tile (SBUF or PSUM, shape) to the local list[n];
+   lattn__tplan_apply then returns the host-arena size of the plan (t == NULL) or allocates it. */
+typedef struct lattn__tplan { lattn_tile *tile; int psum, np, nf; } lattn__tplan;
+#define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
+static lattn_status lattn__tplan_apply(lattn_tiler *t, const lattn__tplan *list, int n, size_t *host_floats) {
+    int i;
+    if (!t) {
+        size_t f = 0;
+        for (i = 0; i < n; i++) f += lattn_tiler_tile_floats(list[i].np, list[i].nf);
+        *host_floats = f;
+        return LATTN_OK;
+    }
+    for (i = 0; i < n; i++)
+        LATTN__TRY(list[i].psum ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
+                                : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
+    return LATTN_OK;
+}
+
 /* Allocate every tile of the plan; host_floats alone (t == NULL) returns the arena size. */
 static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *p, lattn__la_tiles *x, size_t *host_floats) {
-    struct { lattn_tile *tile; int psum, np, nf; } list[24 + 5 * LATTN__LA_MAX_KT];
-    int n = 0, i, kt, gkp = p->gate == LATTN__GATE_KEY ? p->kp : 1;
-#define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
+    lattn__tplan list[24 + 5 * LATTN__LA_MAX_KT];
+    int n = 0, kt, gkp = p->gate == LATTN__GATE_KEY ? p->kp : 1;
     LATTN__PLAN(&x->qr, 0, p->C, p->Kf);  LATTN__PLAN(&x->kr, 0, p->C, p->Kf);
     LATTN__PLAN(&x->vr, 0, p->C, p->Vn);  LATTN__PLAN(&x->pt, 0, p->C, p->C);
     LATTN__PLAN(&x->ob, 0, p->C, p->Vn);  LATTN__PLAN(&x->dcol, 0, p->C, 1);
@@ -4456,16 +4473,8 @@ static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *
     }
     LATTN__PLAN(&x->tp, 1, p->kp, p->C);  LATTN__PLAN(&x->at, 1, p->C, p->C);
     LATTN__PLAN(&x->op, 1, p->C, p->vb);  LATTN__PLAN(&x->ds, 1, p->kp, p->vb);
-#undef LATTN__PLAN
-    if (!t) {
-        size_t f = 0;
-        for (i = 0; i < n; i++) f += lattn_tiler_tile_floats(list[i].np, list[i].nf);
-        *host_floats = f;
-        return LATTN_OK;
-    }
-    for (i = 0; i < n; i++)
-        LATTN__TRY(list[i].psum ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
-                                : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
+    LATTN__TRY(lattn__tplan_apply(t, list, n, host_floats));
+    if (!t) return LATTN_OK;
     if (p->gate) {                       /* constants: U[c][r] = (c <= r), and ones */
         lattn_tile sq = lattn_tile_view(&x->one, 0, p->C, 0, p->C);
         LATTN__TRY(lattn_tile_memset(t, &x->one, 1.0f));
@@ -5055,9 +5064,8 @@ typedef struct lattn__gdr_plan { lattn__la_plan la; int P, own_e, keyed, pair; }
 
 static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan *g, lattn__gdr_tiles *x, size_t *host_floats) {
     const lattn__la_plan *p = &g->la;
-    struct { lattn_tile *tile; int psum, np, nf; } list[40 + (4 + LATTN__LA_MAX_KT) * LATTN__GDR_MAX_P + 6 * LATTN__LA_MAX_KT];
+    lattn__tplan list[40 + (4 + LATTN__LA_MAX_KT) * LATTN__GDR_MAX_P + 6 * LATTN__LA_MAX_KT];
     int n = 0, i, kt, C = p->C, K = p->Kf, Vs = p->vw, ko = LATTN__MAX(C, p->kp);
-#define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
     LATTN__PLAN(&x->qr, 0, C, K); LATTN__PLAN(&x->wu, 0, C, K + Vs); LATTN__PLAN(&x->sc, 0, C, K);
     if (g->own_e) LATTN__PLAN(&x->er, 0, C, K);
     LATTN__PLAN(&x->xi, 0, C, Vs); LATTN__PLAN(&x->ob, 0, C, Vs);
@@ -5085,16 +5093,8 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
     LATTN__PLAN(&x->tp, 1, p->kp, C); LATTN__PLAN(&x->sq, 1, C, 2 * C); LATTN__PLAN(&x->big, 1, g->pair ? 2 * C : C, p->vb);
     if (!g->pair) LATTN__PLAN(&x->bigw, 1, C, p->vb);
     LATTN__PLAN(&x->ds, 1, p->kp, p->vb); LATTN__PLAN(&x->gp, 1, C, 1);
-#undef LATTN__PLAN
-    if (!t) {
-        size_t f = 0;
-        for (i = 0; i < n; i++) f += lattn_tiler_tile_floats(list[i].np, list[i].nf);
-        *host_floats = f;
-        return LATTN_OK;
-    }
-    for (i = 0; i < n; i++)
-        LATTN__TRY(list[i].psum ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
-                                : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
+    LATTN__TRY(lattn__tplan_apply(t, list, n, host_floats));
+    if (!t) return LATTN_OK;
     for (kt = 0; kt < p->nkt; kt++) {    /* Eq: the erase keys on the query side (E, or E ⊙ e^{Gm}) */
         *(g->keyed ? &x->eqT[kt] : &x->eT[kt]) = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), 0, C);
         x->qT[kt] = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), C, C);
@@ -7785,9 +7785,8 @@ static int lattn__fa_kw(const lattn__fa_plan *p, int kt) { return LATTN__MIN(p->
 static lattn_status lattn__fa_tiles_fn(lattn_tiler *t, const void *plan, void *tiles, size_t *host_floats) {
     const lattn__fa_plan *p = (const lattn__fa_plan *)plan;
     lattn__fa_tiles dummy, *x = tiles ? (lattn__fa_tiles *)tiles : &dummy;
-    struct { lattn_tile *tile; int psum, np, nf; } list[16 + LATTN__ATTN_MAX_KT + LATTN__ATTN_QG * (4 + LATTN__ATTN_MAX_KT)];
-    int n = 0, i, kt, g;
-#define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
+    lattn__tplan list[16 + LATTN__ATTN_MAX_KT + LATTN__ATTN_QG * (4 + LATTN__ATTN_MAX_KT)];
+    int n = 0, kt, g;
     LATTN__PLAN(&x->kr, 0, LATTN__MAX(p->C, p->Ck), p->K);   LATTN__PLAN(&x->vr, 0, p->Ck, p->V);
     for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->kt[kt], 0, lattn__fa_kw(p, kt), p->Ck);
     LATTN__PLAN(&x->p, 0, p->C, p->Ck);   LATTN__PLAN(&x->pt, 0, p->Ck, p->C);
@@ -7801,16 +7800,8 @@ static lattn_status lattn__fa_tiles_fn(lattn_tiler *t, const void *plan, void *t
     }
     LATTN__PLAN(&x->tp, 1, p->kp, LATTN__MAX(p->C, p->Ck));  LATTN__PLAN(&x->sp, 1, p->C, p->Ck);
     LATTN__PLAN(&x->ptp, 1, p->Ck, p->C); LATTN__PLAN(&x->op, 1, p->C, p->vb);
-#undef LATTN__PLAN
-    if (!t) {
-        size_t f = 0;
-        for (i = 0; i < n; i++) f += lattn_tiler_tile_floats(list[i].np, list[i].nf);
-        *host_floats = f;
-        return LATTN_OK;
-    }
-    for (i = 0; i < n; i++)
-        LATTN__TRY(list[i].psum ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
-                                : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
+    LATTN__TRY(lattn__tplan_apply(t, list, n, host_floats));
+    if (!t) return LATTN_OK;
     x->qr = x->kr;                       /* Q rows pass through the K-row tile before the key loop */
     return LATTN_OK;
 }
