@@ -8497,6 +8497,33 @@ static void lattn__tf_rope_rows(int nthr, const lattn_tf_config *c, int64_t M, c
     }
 }
 
+/* The two halves of a layer around attention, shared by the forward, the step and the SPS step:
+   rows X [M][d] → q, k (RoPE at table entries pi[r], NULL: r), v; and after attention's O,
+   X += O W_oᵀ, then X += (SiLU(b W_gᵀ) ⊙ b W_uᵀ) W_dᵀ with b = RMSNorm(X). F1 aliases QKV. */
+typedef struct lattn__tf_buf { float *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *ws; } lattn__tf_buf;
+static void lattn__tf_pre(int nthr, const lattn_tf_model *m, int64_t l, int64_t M, const int64_t *pi, const lattn__tf_buf *u) {
+    const lattn_tf_config *c = &m->cfg;
+    lattn__rmsnorm_rows(nthr, M, c->d, u->X, lattn__tw(m, l, LATTN__TF_LN1), c->norm_eps, u->Hn);
+    lattn__linear(nthr, M, (c->H + 2 * c->H_kv) * c->head_dim, c->d, u->Hn, lattn__tw(m, l, LATTN__TF_QKV), u->QKV, 0, u->ws);
+    lattn__tf_rope_rows(nthr, c, M, pi, u->QKV, u->Q, u->Kb, u->Vb, u->CS);
+}
+static void lattn__tf_post(int nthr, const lattn_tf_model *m, int64_t l, int64_t M, const lattn__tf_buf *u) {
+    const lattn_tf_config *c = &m->cfg;
+    int64_t r;
+    lattn__linear(nthr, M, c->d, c->H * c->head_dim, u->O, lattn__tw(m, l, LATTN__TF_WO), u->X, 1, u->ws);   /* x += o W_oᵀ */
+    lattn__rmsnorm_rows(nthr, M, c->d, u->X, lattn__tw(m, l, LATTN__TF_LN2), c->norm_eps, u->Hn);
+    lattn__linear(nthr, M, c->ffn, c->d, u->Hn, lattn__tw(m, l, LATTN__TF_WG), u->F1, 0, u->ws);
+    lattn__linear(nthr, M, c->ffn, c->d, u->Hn, lattn__tw(m, l, LATTN__TF_WU), u->F2, 0, u->ws);
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (r = 0; r < M; r++) {
+        float *f1 = u->F1 + r * c->ffn, *f2 = u->F2 + r * c->ffn;
+        int64_t j;
+        lattn_vec_silu((size_t)c->ffn, f1, f1);
+        for (j = 0; j < c->ffn; j++) f1[j] *= f2[j];
+    }
+    lattn__linear(nthr, M, c->d, c->ffn, u->F1, lattn__tw(m, l, LATTN__TF_WD), u->X, 1, u->ws);             /* x += f W_dᵀ */
+}
+
 /* The fast forward (decode = 0) over the rows rw describes, and the step (decode = 1, one row per
    sequence at the cache's positions, cache required), layer by layer over all B·R rows: threaded
    GEMMs (lattn__linear), lattn_attn_chunk or lattn_attn_step. A plain forward may prefill a cache. */
@@ -8509,6 +8536,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     int nthr = lattn__threads(ctx);
     float *buf, *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *LG, *ws;
     int64_t *PI = NULL;
+    lattn__tf_buf u;
     size_t n, tmp, attn, ffn;
     lattn_status st = LATTN_OK;
     if (!decode && loss) *loss = NAN;
@@ -8556,11 +8584,10 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         for (r = 0; r < M; r++) memcpy(X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)rw->ids[r] * d, (size_t)d * sizeof(float));
     else memcpy(X, rw->x, (size_t)(M * d) * sizeof(float));
 
+    u.X = X; u.Hn = Hn; u.QKV = QKV; u.Q = Q; u.Kb = Kb; u.Vb = Vb; u.O = O; u.F1 = F1; u.F2 = F2; u.CS = CS; u.ws = ws;
     for (l = 0; l < c->n_layers && st == LATTN_OK; l++) {
         lattn_attn_args a = lattn_attn_args_default();
-        lattn__rmsnorm_rows(nthr, M, d, X, lattn__tw(m, l, LATTN__TF_LN1), c->norm_eps, Hn);
-        lattn__linear(nthr, M, NQ, d, Hn, lattn__tw(m, l, LATTN__TF_QKV), QKV, 0, ws);
-        lattn__tf_rope_rows(nthr, c, M, PI, QKV, Q, Kb, Vb, CS);
+        lattn__tf_pre(nthr, m, l, M, PI, &u);
         if (rw->kv_hook && !decode) rw->kv_hook(rw->hook_user, l, Kb, Vb);
         a.B = rw->off ? 1 : B; a.T = rw->off ? M : R; a.offsets = rw->off; a.n_seqs = rw->n_off;
         a.H = H; a.H_kv = Hk; a.K = hd; a.V = hd; a.q = Q; a.k = Kb; a.v = Vb; a.o = O;
@@ -8582,18 +8609,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
             }
         }
         if (st != LATTN_OK) break;
-        lattn__linear(nthr, M, d, H * hd, O, lattn__tw(m, l, LATTN__TF_WO), X, 1, ws);         /* x += o W_oᵀ */
-        lattn__rmsnorm_rows(nthr, M, d, X, lattn__tw(m, l, LATTN__TF_LN2), c->norm_eps, Hn);
-        lattn__linear(nthr, M, c->ffn, d, Hn, lattn__tw(m, l, LATTN__TF_WG), F1, 0, ws);
-        lattn__linear(nthr, M, c->ffn, d, Hn, lattn__tw(m, l, LATTN__TF_WU), F2, 0, ws);
-        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-        for (r = 0; r < M; r++) {
-            float *f1 = F1 + r * c->ffn, *f2 = F2 + r * c->ffn;
-            int64_t j;
-            lattn_vec_silu((size_t)c->ffn, f1, f1);
-            for (j = 0; j < c->ffn; j++) f1[j] *= f2[j];
-        }
-        lattn__linear(nthr, M, d, c->ffn, F1, lattn__tw(m, l, LATTN__TF_WD), X, 1, ws);          /* x += f W_dᵀ */
+        lattn__tf_post(nthr, m, l, M, &u);
     }
     if (st == LATTN_OK) {                                        /* the readout rows, gathered */
         for (r = 0; r < MO; r++)
@@ -8932,6 +8948,7 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     size_t n, P, tmp;
     lattn_attn_args qa = lattn_attn_args_default();
     lattn__attn_dims dm;
+    lattn__tf_buf u;
     LATTN__TRY(lattn__sps_cache_ok(ctx, who, m, c, B));
     LATTN__TRY(lattn__tf_args(ctx, who, m, B, 1, tokens, NULL, logits, NULL));
     tc = &m->cfg; S = c->cfg.variant == LATTN_SPS_STANDARD ? 1 : 2; d = tc->d; H = tc->H; Hk = tc->H_kv; hd = tc->head_dim;
@@ -8966,10 +8983,9 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     }
     qa.H = H; qa.H_kv = Hk; qa.K = hd; qa.V = hd;
     dm.G = H / Hk; dm.Hkv = Hk; dm.sd = 1.0 / sqrt((double)hd); dm.s = (float)dm.sd;
+    u.X = X; u.Hn = Hn; u.QKV = QKV; u.Q = Q; u.Kb = Kb; u.Vb = Vb; u.O = O; u.F1 = F1; u.F2 = F2; u.CS = CS; u.ws = ws;
     for (l = 0; l < c->n_layers; l++) {
-        lattn__rmsnorm_rows(nthr, M, d, X, lattn__tw(m, l, LATTN__TF_LN1), tc->norm_eps, Hn);
-        lattn__linear(nthr, M, NQ, d, Hn, lattn__tw(m, l, LATTN__TF_QKV), QKV, 0, ws);
-        lattn__tf_rope_rows(nthr, tc, M, NULL, QKV, Q, Kb, Vb, CS);
+        lattn__tf_pre(nthr, m, l, M, NULL, &u);
         LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
         for (b = 0; b < B; b++) {                                /* both rows of a sequence share each store's reads */
             const int64_t i = l * B + b;
@@ -8991,17 +9007,7 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
             }
         }
         for (b = 0; b < B; b++) lattn__sps_push(c, l, b, Kb + b * S * wd, Vb + b * S * wd);
-        lattn__linear(nthr, M, d, H * hd, O, lattn__tw(m, l, LATTN__TF_WO), X, 1, ws);
-        lattn__rmsnorm_rows(nthr, M, d, X, lattn__tw(m, l, LATTN__TF_LN2), tc->norm_eps, Hn);
-        lattn__linear(nthr, M, tc->ffn, d, Hn, lattn__tw(m, l, LATTN__TF_WG), F1, 0, ws);
-        lattn__linear(nthr, M, tc->ffn, d, Hn, lattn__tw(m, l, LATTN__TF_WU), F2, 0, ws);
-        for (r = 0; r < M; r++) {
-            float *f1 = F1 + r * tc->ffn, *f2 = F2 + r * tc->ffn;
-            int64_t j;
-            lattn_vec_silu((size_t)tc->ffn, f1, f1);
-            for (j = 0; j < tc->ffn; j++) f1[j] *= f2[j];
-        }
-        lattn__linear(nthr, M, d, tc->ffn, F1, lattn__tw(m, l, LATTN__TF_WD), X, 1, ws);
+        lattn__tf_post(nthr, m, l, M, &u);
     }
     for (b = 0; b < B; b++) {                                    /* the readout row, the tied head */
         int64_t ro = S == 1 || c->cfg.variant == LATTN_SPS_REVERSE ? 0 : 1;
