@@ -1200,7 +1200,7 @@ LATTN_API lattn_attn_args lattn_attn_args_default(void);        /* causal, every
 LATTN_API lattn_status lattn_attn_ref   (lattn_ctx *ctx, const lattn_attn_args *a);
 /* _ref with float64 copies of the outputs (either may be NULL): o64 [B][T][H][V], lse64 [B][T][H]. */
 LATTN_API lattn_status lattn_attn_ref64 (lattn_ctx *ctx, const lattn_attn_args *a, double *o64, double *lse64);
-/* chunk: query and key tile rows (0 = the profile's attention tile: cpu 64, trn 128, gpu 64). */
+/* chunk: query and key tile rows (0 = the profile's attention tile: cpu 128, trn 128, gpu 64). */
 LATTN_API lattn_status lattn_attn_chunk (lattn_ctx *ctx, const lattn_attn_args *a, int chunk);
 /* One decoding step, T == 1 (no offsets): for each b the new k, v are stored at entry len[b] of the
    cache, the query i = len[b] attends to the visible entries of [0, len[b]], and len[b] grows by
@@ -7658,8 +7658,7 @@ LATTN__DEF lattn_attn_args lattn_attn_args_default(void) {
     return a;
 }
 #define LATTN__ATTN_MAX_KT 4              /* head dims up to 4 partition tiles (512 on a NeuronCore) */
-#define LATTN__ATTN_CPU_TILE 128          /* the cpu profile's query tile and key tile (chunk = 0; */
-#define LATTN__ATTN_CPU_KTILE 128         /* the fastest measured, bench/RESULTS.md) */
+#define LATTN__ATTN_CPU_TILE 128          /* the cpu profile's tile (chunk = 0; fastest measured, bench/RESULTS.md) */
 #define LATTN__ATTN_QG 8                  /* query tiles sharing each K/V tile (cpu; 1 elsewhere) */
 
 typedef struct lattn__attn_dims { int64_t n, Hkv, G, maxlen; double sd; float s; } lattn__attn_dims;
@@ -7769,7 +7768,7 @@ LATTN__DEF lattn_status lattn_attn_ref(lattn_ctx *ctx, const lattn_attn_args *a)
 }
 
 /* ---- the flash-attention schedule on the tiler ---------------------------------------------------- */
-typedef struct lattn__fa_plan { int C, Ck, kp, nkt, K, V, vb, fn, qg; } lattn__fa_plan;   /* C query rows, Ck keys per tile */
+typedef struct lattn__fa_plan { int C, kp, nkt, K, V, vb, fn, qg; } lattn__fa_plan;   /* C query rows and keys per tile */
 typedef struct lattn__fa_tiles {
     lattn_tile qr, kr, vr;                                       /* rows: Q, K, V (SBUF) */
     lattn_tile kt[LATTN__ATTN_MAX_KT];                           /* Kᵀ: head dim on partitions */
@@ -7787,10 +7786,10 @@ static lattn_status lattn__fa_tiles_fn(lattn_tiler *t, const void *plan, void *t
     lattn__fa_tiles dummy, *x = tiles ? (lattn__fa_tiles *)tiles : &dummy;
     lattn__tplan list[16 + LATTN__ATTN_MAX_KT + LATTN__ATTN_QG * (4 + LATTN__ATTN_MAX_KT)];
     int n = 0, kt, g;
-    LATTN__PLAN(&x->kr, 0, LATTN__MAX(p->C, p->Ck), p->K);   LATTN__PLAN(&x->vr, 0, p->Ck, p->V);
-    for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->kt[kt], 0, lattn__fa_kw(p, kt), p->Ck);
-    LATTN__PLAN(&x->p, 0, p->C, p->Ck);   LATTN__PLAN(&x->pt, 0, p->Ck, p->C);
-    if (p->fn) LATTN__PLAN(&x->mk, 0, p->C, p->Ck);
+    LATTN__PLAN(&x->kr, 0, p->C, p->K);   LATTN__PLAN(&x->vr, 0, p->C, p->V);
+    for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->kt[kt], 0, lattn__fa_kw(p, kt), p->C);
+    LATTN__PLAN(&x->p, 0, p->C, p->C);    LATTN__PLAN(&x->pt, 0, p->C, p->C);
+    if (p->fn) LATTN__PLAN(&x->mk, 0, p->C, p->C);
     LATTN__PLAN(&x->rm, 0, p->C, 1);      LATTN__PLAN(&x->c, 0, p->C, 1);
     LATTN__PLAN(&x->nb, 0, p->C, 1);      LATTN__PLAN(&x->rs, 0, p->C, 1);
     for (g = 0; g < p->qg; g++) {
@@ -7798,8 +7797,8 @@ static lattn_status lattn__fa_tiles_fn(lattn_tiler *t, const void *plan, void *t
         LATTN__PLAN(&x->acc[g], 0, p->C, p->V);
         LATTN__PLAN(&x->m[g][0], 0, p->C, 1); LATTN__PLAN(&x->m[g][1], 0, p->C, 1); LATTN__PLAN(&x->l[g], 0, p->C, 1);
     }
-    LATTN__PLAN(&x->tp, 1, p->kp, LATTN__MAX(p->C, p->Ck));  LATTN__PLAN(&x->sp, 1, p->C, p->Ck);
-    LATTN__PLAN(&x->ptp, 1, p->Ck, p->C); LATTN__PLAN(&x->op, 1, p->C, p->vb);
+    LATTN__PLAN(&x->tp, 1, p->kp, p->C);  LATTN__PLAN(&x->sp, 1, p->C, p->C);
+    LATTN__PLAN(&x->ptp, 1, p->C, p->C);  LATTN__PLAN(&x->op, 1, p->C, p->vb);
     LATTN__TRY(lattn__tplan_apply(t, list, n, host_floats));
     if (!t) return LATTN_OK;
     x->qr = x->kr;                       /* Q rows pass through the K-row tile before the key loop */
@@ -7831,8 +7830,8 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
         v1 = lattn_tile_view(&x->l[g], 0, Lq[g], 0, 1);    LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
         v1 = lattn_tile_view(&x->acc[g], 0, Lq[g], 0, V);  LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
     }
-    for (j0 = 0; j0 < len; j0 += p->Ck) {
-        const int Lk = (int)LATTN__MIN((int64_t)p->Ck, len - j0);
+    for (j0 = 0; j0 < len; j0 += p->C) {
+        const int Lk = (int)LATTN__MIN((int64_t)p->C, len - j0);
         int any = 0;
         for (g = 0; g < ng; g++) any |= (cls[g] = lattn__vis_block(a, sq, q0[g], q0[g] + Lq[g], j0, j0 + Lk)) != LATTN_VIS_NONE;
         if (!any) continue;
@@ -7870,8 +7869,8 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
                 if (a->mask == LATTN_MASK_FN) {
                     lattn_tile mk = lattn_tile_view(&x->mk, 0, L, 0, Lk);
                     for (r = 0; r < L; r++)
-                        for (cc = 0; cc < Lk; cc++) x->mhost[r * p->Ck + cc] = (float)lattn__vis(a, sq, q0[g] + r, j0 + cc);
-                    LATTN__TRY(lattn_dma_load(t, &mk, x->mhost, p->Ck));
+                        for (cc = 0; cc < Lk; cc++) x->mhost[r * p->C + cc] = (float)lattn__vis(a, sq, q0[g] + r, j0 + cc);
+                    LATTN__TRY(lattn_dma_load(t, &mk, x->mhost, p->C));
                     LATTN__TRY(lattn_tile_select_mask(t, &P, &sp, &mk, -HUGE_VALF));
                 } else {
                     LATTN__TRY(lattn_tile_select_affine(t, &P, &sp, q0[g] - j0, 1, -1, -HUGE_VALF));      /* j <= i */
@@ -7929,7 +7928,6 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
     if (chunk < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d", who, chunk);
     plan.C = chunk > 0 ? chunk : pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_CPU_TILE : pr->default_chunk;
-    plan.Ck = chunk > 0 ? chunk : pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_CPU_KTILE : pr->default_chunk;
     if (plan.C > plim || (pr->mm_mmax > 0 && plan.C > pr->mm_mmax) || (pr->transpose_max > 0 && plan.C > pr->transpose_max))
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tile of %d rows exceeds the %s profile's partitions", who, plan.C, pr->name);
     kp = LATTN__MIN(a->K, plim);
@@ -7948,9 +7946,9 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     items = dm.n * a->H * nq;
     st = lattn__team_make(ctx, &tm, who, items, sizeof(lattn__fa_tiles), lattn__fa_tiles_fn, &plan);
     if (st == LATTN_OK && a->mask == LATTN_MASK_FN)
-        st = lattn__alloc_floats(ctx, &mbuf, (size_t)tm.n * (size_t)plan.C * (size_t)plan.Ck, who);
+        st = lattn__alloc_floats(ctx, &mbuf, (size_t)tm.n * (size_t)plan.C * (size_t)plan.C, who);
     for (i = 0; st == LATTN_OK && i < tm.n; i++)
-        ((lattn__fa_tiles *)tm.tiles)[i].mhost = mbuf ? mbuf + (size_t)i * (size_t)plan.C * (size_t)plan.Ck : NULL;
+        ((lattn__fa_tiles *)tm.tiles)[i].mhost = mbuf ? mbuf + (size_t)i * (size_t)plan.C * (size_t)plan.C : NULL;
     if (st == LATTN_OK) {
         /* the longest rows (last query tiles) first; each item is one thread's from start to end,
            so the results do not depend on which thread ran it */
