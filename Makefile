@@ -110,7 +110,8 @@ reference: $(BUILD)/generate
 	    reference_outputs/gla reference_outputs/simple_gla reference_outputs/retention \
 	    reference_outputs/laplace_layer reference_outputs/gdr reference_outputs/gdn_layer \
 	    reference_outputs/prism_p0 reference_outputs/prism_p1 reference_outputs/prism_p2 \
-	    reference_outputs/attention reference_outputs/transformer reference_outputs/sps
+	    reference_outputs/attention reference_outputs/transformer reference_outputs/sps \
+	    reference_outputs/ttt_layer
 	./$(BUILD)/generate reference_outputs
 
 reference-check: $(BUILD)/generate

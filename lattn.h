@@ -20,7 +20,8 @@
      softmax attention: flash-tiled on the tiler, KV-cache decoding  >>attn
      the pre-norm transformer (RMSNorm, RoPE, GQA, SwiGLU)         >>transformer
      the SPS transformer (State-Prediction Separation, 5 variants) >>sps
-     (planned: TTT-Linear / TTT-MLP)
+     TTT-Linear and TTT-MLP: per-token, mini-batch primal and dual
+       forms, and the TTT layer                                    >>ttt
 
    The conformance kit (>>safetensors, >>conformance) reads and writes golden cases so that other
    backends (CUDA, Triton, NKI) can check themselves against lattn's double-precision _ref forms.
@@ -80,6 +81,7 @@
      >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step
      >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate
      >>prism       PRISM P1, the official LM block (chunk-size dependent), matching the official code
+     >>ttt         TTT-Linear / TTT-MLP: _ref, _primal, _dual, _step; the TTT layer (official names)
      >>attn        softmax attention: masks (causal, window, full, any function), GQA, _ref, _chunk
                    (the flash-attention schedule on the tiler), _step (KV cache), _decode
      >>transformer the pre-norm transformer: config (the SPS paper's scales), weights, forward_ref,
@@ -1133,6 +1135,118 @@ LATTN_API lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 
 
 
 /* ================================================================================================ */
+/* >>ttt                                                                                            */
+/* ================================================================================================ */
+/* TTT-Linear and TTT-MLP (Sun et al. 2024, "Learning to (Learn at Test Time)"; the official
+   test-time-training/ttt-lm-pytorch ttt.py; spec gdn_prism_ttt.md §5). The state of a head is the
+   weights of an inner model f trained by gradient descent while the sequence is read:
+       f(x) = x + LN(z(x)),  z(x) = x W1 + b1                 (TTT-Linear, W1: F x F)
+                             z(x) = gelu_tanh(x W1 + b1) W2 + b2   (TTT-MLP, W1: F x 4F, W2: 4F x F)
+       loss of token j:  ½ |LN(z(k_j)) - (v_j - k_j)|²    (LN: per-head γ, β, biased variance, eps 1e-6)
+   Mini-batch gradient descent with mini-batch b: every gradient G_j of a mini-batch is taken at the
+   weights W0 of its start, and token i of the mini-batch (i = 0..b-1) reads with
+       W_i = W0 - tok_i Σ_{j<=i} lr_j ∇_W loss_j(W0)          (the same for every bias)
+       o_i = q_i + LN(z_i(q_i)) under W_i                       (read after the write)
+   where lr_j (the key token's learning rate, [B][T][H]) and tok_i >= 0 (the query position's factor,
+   [b]) are given; the layer below makes them as the official code does. The next mini-batch starts
+   from W_{b-1}. b = 1 is online gradient descent. A sequence whose length is not a multiple of b ends
+   in a short mini-batch of r tokens that reads with tok_0..tok_{r-1} (the official TTTBase.forward);
+   it is simply a mini-batch still open, so the state below carries it and a later call continues
+   it exactly (the official code cannot continue such a state; its final weights are W_{r-1}, see
+   lattn_ttt_weights).
+   Gradients (the official ln_fused_l2_bwd, and gelu_bwd with its truncated constants 0.79788456 and
+   0.1070322243; the forward gelu_tanh uses sqrt(2/π) in full):
+       ẑ = (z - μ)/σ,  e = γ ẑ + β - (v - k),  g = e γ,   G = (F g - Σg - ẑ Σ(g ẑ)) / (F σ)
+       TTT-MLP: G2 = G at z, G1 = (G2 W2ᵀ) ∘ gelu_tanh'(k W1 + b1)
+   Forms, all with the same semantics:
+     _ref     per token in double: the update of each token written out (the teaching form)
+     _primal  float32, per token: the accumulated gradient A = Σ_{j<=i} lr_j x_jᵀ G_j is updated by a
+              rank-one product per token and each query reads q (W0 - tok_i A); the gradients of a
+              mini-batch come from one GEMM at W0
+     _dual    float32, the official dual form (spec §5.5), one GEMM-sized step per mini-batch, the
+              per-token weights never formed:
+                  Z̄ = Q W0 + b0 - tok ∘ (Q A_prev + a_prev) - (η ∘ tril(Q Xᵀ)) G - tril(η) G,
+                  η_ij = tok_i lr_j;  A += (lr ∘ X)ᵀ G
+              (TTT-MLP runs it on layer 1 with Q = q, X = k, then on layer 2 with Q = gelu(Z̄1),
+              X = gelu(k W1 + b1))
+     _step    T = 1 through _primal (decoding)
+   Fast weights of a head, P = lattn_ttt_params(F, mlp) floats: W1 [F][F1], b1 [F1], and for TTT-MLP
+   W2 [F1][F], b2 [F] (F1 = F or 4F). State of a head, 2P floats: the fast weights at the start of
+   the open mini-batch, then the accumulated gradient (A for each weight, Σ lr_j G_j for each bias;
+   zero at a mini-batch boundary). Shapes: q, k, v, o [B][T][H][F]; lr [B][T][H]; tok [b]; ln_w, ln_b
+   [H][F]; s0, st [N][H][2P] (N = B, or n_seqs with offsets); pos0 [N] the tokens already in each
+   sequence's open mini-batch (NULL: 0); after a call it is (pos0 + length) mod b, which the caller
+   keeps. Threads split the (sequence, head) pairs: bit-identical for every thread count. */
+typedef struct lattn_ttt_args {
+    int64_t B, T, H, F;
+    int mlp;                             /* 0: TTT-Linear; 1: TTT-MLP (hidden 4F) */
+    int64_t mini_batch;                  /* b >= 1 */
+    const float *q, *k, *v, *lr, *tok, *ln_w, *ln_b;
+    const float *s0;                     /* initial state (required) */
+    const int64_t *pos0;                 /* optional, each in [0, b) */
+    const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
+    int64_t n_seqs;
+    float *o;
+    float *st;                           /* final state (optional; may equal s0) */
+} lattn_ttt_args;
+LATTN_API lattn_ttt_args lattn_ttt_args_default(void);
+/* Floats of one head's fast weights (P); -1 for F < 1 or F > 2^14. */
+LATTN_API int64_t lattn_ttt_params(int64_t F, int mlp);
+LATTN_API lattn_status lattn_ttt_ref   (lattn_ctx *ctx, const lattn_ttt_args *a);
+LATTN_API lattn_status lattn_ttt_primal(lattn_ctx *ctx, const lattn_ttt_args *a);
+LATTN_API lattn_status lattn_ttt_dual  (lattn_ctx *ctx, const lattn_ttt_args *a);
+LATTN_API lattn_status lattn_ttt_step  (lattn_ctx *ctx, const lattn_ttt_args *a);   /* T == 1 */
+/* The fast weights after the last token read, from one head's state s [2P] and its open mini-batch
+   position pos: w = s[0..P) - tok_{pos-1} s[P..2P) (w = s[0..P) when pos = 0); w [P]. */
+LATTN_API void lattn_ttt_weights(int64_t F, int mlp, const float *tok, int64_t pos, const float *s, float *w);
+
+/* The TTT layer (TTTLinear / TTTMLP .forward, spec §5.1), x [B][T][D] -> y [B][T][D], H heads of
+   F = D/H:
+       q, k, v = x W_qᵀ, x W_kᵀ, x W_vᵀ;  RoPE on q and k at position (t mod b), interleaved pairs
+         (2i, 2i+1) rotated by (t mod b)·θ^(-2i/F)  (the official permute/rotate_half/unpermute)
+       lr_t,h = base_lr · σ(<lr_w[h], x_t> + lr_b[h]) / F;   tok_i = max(0, 1/(i+1) + token_idx[i])
+       o = the inner loop above;  y = (LN_post(o) [∘ gelu_tanh(x W_gᵀ)]) W_oᵀ   (eps 1e-6, affine)
+   Tensors under the official names and shapes: q_proj.weight, k_proj.weight, v_proj.weight,
+   o_proj.weight [D][D]; learnable_ttt_lr_weight [H][1][D]; learnable_ttt_lr_bias [H][1];
+   learnable_token_idx [b]; ttt_norm_weight, ttt_norm_bias [H][F]; W1 [H][F][F1]; b1 [H][1][F1];
+   (TTT-MLP) W2 [H][F1][F], b2 [H][1][F]; post_norm.weight, post_norm.bias [D]; (use_gate)
+   g_proj.weight [D][D]. lattn_ttt_layer_init draws them as the official module does: projections and the
+   fast weights N(0, 0.02²), the lr weight N(0, 0.02²), biases and token_idx 0, norms 1 and 0.
+   State of one sequence (lattn_ttt_state_floats = H·2P + 1): the heads' states, then the open
+   mini-batch's position as a float; state NULL = a fresh sequence from W1, b1 (W2, b2). */
+typedef struct lattn_ttt_config {
+    int64_t D, H, mini_batch;
+    int mlp, use_gate;
+    double base_lr, rope_theta;          /* 1, 10000 */
+} lattn_ttt_config;
+LATTN_API lattn_ttt_config lattn_ttt_config_default(void);   /* the 1b shapes: D 2048, H 32, b 16, linear */
+typedef struct lattn_ttt_layer {
+    lattn_ttt_config cfg;
+    float *arena; size_t n_params;
+    float *q_w, *k_w, *v_w, *o_w, *g_w, *lr_w, *lr_b, *tok_idx, *ln_w, *ln_b, *W1, *b1, *W2, *b2, *post_w, *post_b;
+} lattn_ttt_layer;
+LATTN_API lattn_status lattn_ttt_layer_init(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_ttt_config *c, uint64_t seed);
+LATTN_API void lattn_ttt_layer_free(lattn_ctx *ctx, lattn_ttt_layer *m);
+/* The tensors under their official names after prefix (sizes from the shapes; TTT-MLP when W2 is
+   present; use_gate when g_proj.weight is), with metadata "ttt.base_lr" and "ttt.rope_theta" when
+   present (else 1 and 10000); LATTN_E_FORMAT for anything missing or misshapen, *m then empty. */
+LATTN_API lattn_status lattn_ttt_layer_load_st(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_st_file *f, const char *prefix);
+LATTN_API lattn_status lattn_ttt_layer_serialize(lattn_ctx *ctx, const lattn_ttt_layer *m, unsigned char **out, size_t *size);
+LATTN_API int64_t lattn_ttt_state_floats(const lattn_ttt_config *c);
+/* One fresh sequence's state: every head's fast weights from the layer's W1, b1 (W2, b2), zero
+   gradients, position 0. */
+LATTN_API void lattn_ttt_layer_state_init(const lattn_ttt_layer *m, float *state);
+/* Layer forms: _ref in double throughout (projections, RoPE, the per-token inner loop); forward in
+   float32 (threaded GEMMs, the inner loop by lattn_ttt_dual, or lattn_ttt_primal with primal = 1);
+   step: T = 1. state NULL or [B][state floats], initial in, final out. */
+LATTN_API lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                                   const float *x, float *y, float *state, double *y64);
+LATTN_API lattn_status lattn_ttt_layer_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                               const float *x, float *y, float *state, int primal);
+LATTN_API lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, const float *x,
+                                            float *y, float *state);
+
+/* ================================================================================================ */
 /* >>attn                                                                                           */
 /* ================================================================================================ */
 /* Softmax attention (Vaswani et al. 2017), the baseline every linear-attention paper measures itself
@@ -1370,7 +1484,7 @@ LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, i
 /* Golden cases (reference_outputs/, DESIGN.md §4): one safetensors file per case with the inputs
    "in.*" (float32, offsets int64), the expected outputs "out.*" (float32, from _ref in double) and
    "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn |
-   gla | simple_gla | retention | gdr | scan | ssm | s4d | prism_p0 | prism_p1 | prism_p2 | laplace_layer | gdn_layer: a layer's tensors under
+   gla | simple_gla | retention | gdr | scan | ssm | s4d | prism_p0 | prism_p1 | prism_p2 | ttt_layer | laplace_layer | gdn_layer: a layer's tensors under
    "in.<name>" and its laplace.* configuration, see >>laplace | attention | transformer | sps: a model's tensors under "in.<name>",
    its tf.* configuration (and sps.*), in.tokens I32 [B][T]), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval", "mask", "window"), "seed",
@@ -7649,6 +7763,705 @@ LATTN__DEF lattn_status lattn_prism_p0_step(lattn_ctx *ctx, const lattn_prism_p0
 }
 
 /* ================================================================================================ */
+/* >>ttt implementation                                                                             */
+/* ================================================================================================ */
+LATTN__DEF lattn_ttt_args lattn_ttt_args_default(void) {
+    lattn_ttt_args a;
+    memset(&a, 0, sizeof a);
+    return a;
+}
+LATTN__DEF int64_t lattn_ttt_params(int64_t F, int mlp) {
+    if (F < 1 || F > (1 << 14)) return -1;
+    return mlp ? 8 * F * F + 5 * F : F * F + F;
+}
+LATTN__DEF void lattn_ttt_weights(int64_t F, int mlp, const float *tok, int64_t pos, const float *s, float *w) {
+    int64_t P = lattn_ttt_params(F, mlp), i;
+    float t = pos > 0 ? tok[pos - 1] : 0.0f;
+    for (i = 0; i < P; i++) w[i] = s[i] - t * s[P + i];
+}
+
+#define LATTN__TTT_EPS 1e-6               /* the inner LayerNorm's and post_norm's epsilon */
+#define LATTN__TTT_MAXB (1 << 16)
+/* gelu_tanh (torch's F.gelu(approximate="tanh"), sqrt(2/π) in full) and the official gelu_bwd with
+   its truncated constants, in double. */
+static double lattn__gelu_tanh_d(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+/* The float forms over n values through the vector sigmoid, with 0.5 (1 + tanh u) = σ(2u):
+   gelu_tanh(x) = x σ(2u), and gelu_bwd = 2x s (1 - s)(c' + 0.1070322243 x²) + s, s = σ(2u'). */
+static void lattn__gelu_tanh_n(size_t n, const float *x, float *y, float *tmp) {   /* tmp may be y, not x */
+    size_t i;
+    for (i = 0; i < n; i++) tmp[i] = 1.5957691216057308f * (x[i] + 0.044715f * x[i] * x[i] * x[i]);
+    lattn_vec_sigmoid(n, tmp, tmp);
+    for (i = 0; i < n; i++) y[i] = x[i] * tmp[i];
+}
+static void lattn__gelu_bwd_mul_n(size_t n, const float *x, float *g, float *tmp) {   /* g *= gelu_bwd(x) */
+    size_t i;
+    for (i = 0; i < n; i++) tmp[i] = 1.59576912f * x[i] * (1.0f + 0.044715f * x[i] * x[i]);
+    lattn_vec_sigmoid(n, tmp, tmp);
+    for (i = 0; i < n; i++) {
+        float s = tmp[i];
+        g[i] *= 2.0f * x[i] * s * (1.0f - s) * (0.79788456f + 0.1070322243f * x[i] * x[i]) + s;
+    }
+}
+static double lattn__gelu_bwd_d(double x) {
+    double t = tanh(0.79788456 * x * (1.0 + 0.044715 * x * x));
+    return 0.5 * x * ((1.0 - t * t) * (0.79788456 + 0.1070322243 * x * x)) + 0.5 * (1.0 + t);
+}
+/* The inner loss's gradient at z (the official ln_fused_l2_bwd), target y = v - k:
+   ẑ = (z - μ)/σ, g = (γ ẑ + β - y) γ, G = (F g - Σg - ẑ Σ(g ẑ)) / (F σ). Then the output row
+   o = q + γ Z̄̂ + β (lattn__ttt_out). Double and float. */
+static void lattn__ttt_grad_d(int64_t F, const double *z, const double *v, const double *k, const float *gw,
+                              const float *gb, double *g) {
+    double mu = 0, var = 0, sig, s1 = 0, s2 = 0;
+    int64_t i;
+    for (i = 0; i < F; i++) mu += z[i];
+    mu /= (double)F;
+    for (i = 0; i < F; i++) var += (z[i] - mu) * (z[i] - mu);
+    sig = sqrt(var / (double)F + LATTN__TTT_EPS);
+    for (i = 0; i < F; i++) {
+        double zh = (z[i] - mu) / sig;
+        g[i] = ((double)gw[i] * zh + (double)gb[i] - (v[i] - k[i])) * (double)gw[i];
+        s1 += g[i]; s2 += g[i] * zh;
+    }
+    for (i = 0; i < F; i++) g[i] = ((double)F * g[i] - s1 - (z[i] - mu) / sig * s2) / ((double)F * sig);
+}
+static void lattn__ttt_grad(int64_t F, const float *z, const float *v, const float *k, const float *gw,
+                            const float *gb, float *g, float *zh) {
+    const size_t n = (size_t)F;
+    const lattn__vf mu = lattn__vset1(lattn_vec_sum(n, z) / (float)F);
+    lattn__vf inv, c1, c2;
+    size_t i, w;
+    for (i = 0; i < n; i += w) { w = LATTN__MIN(n - i, (size_t)LATTN__VW); lattn__vstore_w(zh + i, lattn__vsub(lattn__vload_w(z + i, w), mu), w); }
+    inv = lattn__vset1(1.0f / sqrtf(lattn_vec_dot(n, zh, zh) / (float)F + (float)LATTN__TTT_EPS));
+    for (i = 0; i < n; i += w) {         /* ẑ, and g = (γ ẑ + β - (v - k)) γ */
+        lattn__vf x, gg;
+        w = LATTN__MIN(n - i, (size_t)LATTN__VW);
+        x = lattn__vmul(lattn__vload_w(zh + i, w), inv);
+        gg = lattn__vsub(lattn__vfma(lattn__vload_w(gw + i, w), x, lattn__vload_w(gb + i, w)),
+                         lattn__vsub(lattn__vload_w(v + i, w), lattn__vload_w(k + i, w)));
+        lattn__vstore_w(zh + i, x, w); lattn__vstore_w(g + i, lattn__vmul(gg, lattn__vload_w(gw + i, w)), w);
+    }
+    c1 = lattn__vset1(lattn_vec_sum(n, g)); c2 = lattn__vset1(lattn_vec_dot(n, g, zh));
+    inv = lattn__vmul(inv, lattn__vset1(1.0f / (float)F));
+    for (i = 0; i < n; i += w) {         /* G = (F g - Σg - ẑ Σ(g ẑ)) / (F σ) */
+        lattn__vf gg;
+        w = LATTN__MIN(n - i, (size_t)LATTN__VW);
+        gg = lattn__vsub(lattn__vsub(lattn__vmul(lattn__vset1((float)F), lattn__vload_w(g + i, w)), c1),
+                         lattn__vmul(lattn__vload_w(zh + i, w), c2));
+        lattn__vstore_w(g + i, lattn__vmul(gg, inv), w);
+    }
+}
+static void lattn__ttt_out(int64_t F, const float *z, const float *q, const float *gw, const float *gb, float *o, float *zc) {
+    const size_t n = (size_t)F;
+    const lattn__vf mu = lattn__vset1(lattn_vec_sum(n, z) / (float)F);
+    lattn__vf inv;
+    size_t i, w;
+    for (i = 0; i < n; i += w) { w = LATTN__MIN(n - i, (size_t)LATTN__VW); lattn__vstore_w(zc + i, lattn__vsub(lattn__vload_w(z + i, w), mu), w); }
+    inv = lattn__vset1(1.0f / sqrtf(lattn_vec_dot(n, zc, zc) / (float)F + (float)LATTN__TTT_EPS));
+    for (i = 0; i < n; i += w) {         /* o = q + γ ẑ + β */
+        w = LATTN__MIN(n - i, (size_t)LATTN__VW);
+        lattn__vstore_w(o + i, lattn__vadd(lattn__vload_w(q + i, w), lattn__vfma(lattn__vload_w(gw + i, w),
+                        lattn__vmul(lattn__vload_w(zc + i, w), inv), lattn__vload_w(gb + i, w))), w);
+    }
+}
+
+typedef struct lattn__ttt_dims { int64_t n, F, F1, P, b; } lattn__ttt_dims;
+static lattn_status lattn__ttt_check(lattn_ctx *ctx, const char *who, const lattn_ttt_args *a, lattn__ttt_dims *dm) {
+    int64_t d[4], i;
+    if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
+    LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, &dm->n));
+    if (a->H < 1 || (a->mlp != 0 && a->mlp != 1) || lattn_ttt_params(a->F, a->mlp) < 0 || a->mini_batch < 1 ||
+        a->mini_batch > LATTN__TTT_MAXB)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: H = %lld, F = %lld (1..16384), mlp = %d, mini_batch = %lld (1..65536)", who,
+                           (long long)a->H, (long long)a->F, a->mlp, (long long)a->mini_batch);
+    if (!a->s0 || !a->tok || !a->ln_w || !a->ln_b) return lattn__fail(ctx, LATTN_E_NULL, "%s: s0, tok, ln_w or ln_b is NULL", who);
+    if (a->T > 0 && (!a->q || !a->k || !a->v || !a->lr || !a->o))
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v, lr or o is NULL", who);
+    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = a->F;
+    LATTN__TRY(lattn__check_count(ctx, who, "the inputs", 4, d));
+    dm->F = a->F; dm->F1 = a->mlp ? 4 * a->F : a->F; dm->P = lattn_ttt_params(a->F, a->mlp); dm->b = a->mini_batch;
+    d[0] = dm->n; d[1] = a->H; d[2] = 2; d[3] = dm->P;
+    LATTN__TRY(lattn__check_count(ctx, who, "the state", 4, d));
+    for (i = 0; i < dm->b; i++)
+        if (!(a->tok[i] >= 0.0f && a->tok[i] <= FLT_MAX))
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tok[%lld] = %g (must be finite and >= 0)", who, (long long)i, (double)a->tok[i]);
+    for (i = 0; a->pos0 && i < dm->n; i++)
+        if (a->pos0[i] < 0 || a->pos0[i] >= dm->b)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: pos0[%lld] = %lld is outside [0, %lld)", who, (long long)i,
+                               (long long)a->pos0[i], (long long)dm->b);
+    return LATTN_OK;
+}
+
+/* --- _ref: token by token in double ----------------------------------------------------------- */
+/* One head over len tokens (q, k, v [len][F], lr [len], contiguous), from the open mini-batch
+   position pos; s [2P] the state (weights W0, then the accumulated gradient A), updated; o [len][F].
+   tmp: 4·F1 + 2·F doubles. */
+static void lattn__ttt_ref_head(int64_t F, int mlp, int64_t b, int64_t len, int64_t pos, const double *q, const double *k,
+                                const double *v, const double *lr, const double *tok, const float *gw, const float *gb,
+                                double *s, double *o, double *tmp) {
+    const int64_t F1 = mlp ? 4 * F : F, P = mlp ? 8 * F * F + 5 * F : F * F + F;
+    double *W1 = s, *b1 = W1 + F * F1, *W2 = b1 + F1, *b2 = W2 + F1 * F, *A1 = s + P, *a1 = A1 + F * F1, *A2 = a1 + F1, *a2 = A2 + F1 * F;
+    double *z1 = tmp, *x2 = z1 + F1, *g1 = x2 + F1, *zb = g1 + F1, *z2 = zb + F1, *g2 = z2 + F;
+    int64_t t, i, j;
+    for (t = 0; t < len; t++, pos = (pos + 1) % b) {
+        const double *qt = q + t * F, *kt = k + t * F, *vt = v + t * F, tk = tok[pos];
+        /* the gradients of token t at the mini-batch's start W0 */
+        for (j = 0; j < F1; j++) { z1[j] = b1[j]; for (i = 0; i < F; i++) z1[j] += kt[i] * W1[i * F1 + j]; }
+        if (mlp) {
+            for (j = 0; j < F1; j++) x2[j] = lattn__gelu_tanh_d(z1[j]);
+            for (j = 0; j < F; j++) { z2[j] = b2[j]; for (i = 0; i < F1; i++) z2[j] += x2[i] * W2[i * F + j]; }
+            lattn__ttt_grad_d(F, z2, vt, kt, gw, gb, g2);
+            for (i = 0; i < F1; i++) {                    /* G1 = (G2 W2ᵀ) ∘ gelu'(z1) */
+                g1[i] = 0;
+                for (j = 0; j < F; j++) g1[i] += g2[j] * W2[i * F + j];
+                g1[i] *= lattn__gelu_bwd_d(z1[i]);
+            }
+        } else lattn__ttt_grad_d(F, z1, vt, kt, gw, gb, g1);
+        /* A += lr k Gᵀ per layer, a += lr G */
+        for (i = 0; i < F; i++) for (j = 0; j < F1; j++) A1[i * F1 + j] += lr[t] * kt[i] * g1[j];
+        for (j = 0; j < F1; j++) a1[j] += lr[t] * g1[j];
+        for (i = 0; mlp && i < F1; i++) for (j = 0; j < F; j++) A2[i * F + j] += lr[t] * x2[i] * g2[j];
+        for (j = 0; mlp && j < F; j++) a2[j] += lr[t] * g2[j];
+        /* read with W_t = W0 - tok A */
+        for (j = 0; j < F1; j++) {
+            zb[j] = b1[j] - tk * a1[j];
+            for (i = 0; i < F; i++) zb[j] += qt[i] * (W1[i * F1 + j] - tk * A1[i * F1 + j]);
+        }
+        if (mlp) {
+            for (j = 0; j < F1; j++) x2[j] = lattn__gelu_tanh_d(zb[j]);
+            for (j = 0; j < F; j++) {
+                zb[j] = b2[j] - tk * a2[j];
+                for (i = 0; i < F1; i++) zb[j] += x2[i] * (W2[i * F + j] - tk * A2[i * F + j]);
+            }
+        }
+        {   /* o = q + LN(z̄) */
+            double mu = 0, var = 0;
+            for (j = 0; j < F; j++) mu += zb[j];
+            mu /= (double)F;
+            for (j = 0; j < F; j++) var += (zb[j] - mu) * (zb[j] - mu);
+            var = sqrt(var / (double)F + LATTN__TTT_EPS);
+            for (j = 0; j < F; j++) o[t * F + j] = qt[j] + ((double)gw[j] * ((zb[j] - mu) / var) + (double)gb[j]);
+        }
+        if (pos == b - 1)                                 /* the mini-batch closes: W0 = W_t, A = 0 */
+            for (i = 0; i < P; i++) { s[i] -= tk * s[P + i]; s[P + i] = 0; }
+    }
+}
+LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
+    lattn__ttt_dims dm;
+    int64_t sq, h, t, i, F, H;
+    double *buf, *s, *q, *k, *v, *lr, *tok, *o, *tmp;
+    size_t n;
+    LATTN__TRY(lattn__ttt_check(ctx, "lattn_ttt_ref", a, &dm));
+    F = dm.F; H = a->H;
+    {   /* the longest sequence sets the buffers */
+        int64_t mx = 0;
+        for (sq = 0; sq < dm.n; sq++) { int64_t t0, len; lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
+        n = (size_t)(2 * dm.P + mx * (4 * F + 1) + dm.b + 4 * dm.F1 + 2 * F);
+    }
+    if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
+        return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_ttt_ref: cannot allocate the workspace");
+    s = buf; tok = s + 2 * dm.P; tmp = tok + dm.b;
+    for (i = 0; i < dm.b; i++) tok[i] = a->tok[i];
+    for (sq = 0; sq < dm.n; sq++) {
+        int64_t t0, len;
+        lattn__seq(a->offsets, a->T, sq, &t0, &len);
+        q = tmp + 4 * dm.F1 + 2 * F; k = q + len * F; v = k + len * F; o = v + len * F; lr = o + len * F;
+        for (h = 0; h < H; h++) {
+            const float *s0 = a->s0 + (sq * H + h) * 2 * dm.P;
+            for (i = 0; i < 2 * dm.P; i++) s[i] = s0[i];
+            for (t = 0; t < len; t++) {
+                int64_t row = (t0 + t) * H + h;
+                for (i = 0; i < F; i++) { q[t * F + i] = a->q[row * F + i]; k[t * F + i] = a->k[row * F + i]; v[t * F + i] = a->v[row * F + i]; }
+                lr[t] = a->lr[row];
+            }
+            lattn__ttt_ref_head(F, a->mlp, dm.b, len, a->pos0 ? a->pos0[sq] : 0, q, k, v, lr, tok, a->ln_w + h * F, a->ln_b + h * F,
+                                s, o, tmp);
+            for (t = 0; t < len; t++) for (i = 0; i < F; i++) a->o[((t0 + t) * H + h) * F + i] = (float)o[t * F + i];
+            for (i = 0; a->st && i < 2 * dm.P; i++) a->st[(sq * H + h) * 2 * dm.P + i] = (float)s[i];
+        }
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* --- _primal and _dual in float32 ------------------------------------------------------------- */
+/* C [n][N] = A B (B [K][N]) or A Bᵀ (transb, B [N][K]); A rows lda apart. The SGEMM kernel, or for
+   one or two rows (decoding) a single pass over B without packing it. */
+static void lattn__ttt_mm(int transb, int64_t n, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                          float *C, float *ws) {
+    int64_t i, j;
+    if (n > 2) { lattn__sgemm(transb ? LATTN_GEMM_TRANS_B : 0, n, N, K, A, lda, B, transb ? K : N, C, N, ws); return; }
+    for (i = 0; i < n; i++) {
+        if (transb) for (j = 0; j < N; j++) C[i * N + j] = lattn_vec_dot((size_t)K, A + i * lda, B + j * K);
+        else {
+            memset(C + i * N, 0, (size_t)N * sizeof(float));
+            for (j = 0; j < K; j++) lattn_vec_axpy((size_t)N, A[i * lda + j], B + j * N, C + i * N);
+        }
+    }
+}
+/* One inner linear layer (din -> dout) over n tokens of an open mini-batch: rows Xq (query side) and
+   Xk (key side, where the gradients G were taken), learning rates lr[n], factors tok[n] (from the
+   open position on); W0 [din][dout] then b0 [dout]; A, a the accumulated gradient, updated. Writes
+   Z̄ [n][dout] = Xq W_i + b_i per row i. dual = 0: the primal per-token update; 1: the dual form.
+   fresh: A, a are known to be zero (a mini-batch this call closed); the dual form skips their term. S: n·max(din, dout) floats,
+   M: n·n, ws: the GEMM's packing. */
+static void lattn__ttt_lin(int dual, int fresh, int64_t n, int64_t din, int64_t dout, const float *Xq, int64_t ldq,
+                           const float *Xk, int64_t ldk, const float *G, const float *lr, const float *tok,
+                           const float *W0, float *A, float *Zb, float *S, float *M, float *ws) {
+    const float *b0 = W0 + din * dout;
+    float *a = A + din * dout;
+    int64_t i, j;
+    lattn__ttt_mm(0, n, dout, din, Xq, ldq, W0, Zb, ws);                           /* Z̄ = Xq W0 + b0 */
+    for (i = 0; i < n; i++) lattn_vec_axpy((size_t)dout, 1.0f, b0, Zb + i * dout);
+    if (!dual) {
+        for (i = 0; i < n; i++) {        /* per token, one pass over A: A += lr x Gᵀ, then S = xq A + a */
+            lattn_vec_axpy((size_t)dout, lr[i], G + i * dout, a);
+            memcpy(S, a, (size_t)dout * sizeof(float));
+            for (j = 0; j < din; j++) {
+                lattn_vec_axpy((size_t)dout, lr[i] * Xk[i * ldk + j], G + i * dout, A + j * dout);
+                lattn_vec_axpy((size_t)dout, Xq[i * ldq + j], A + j * dout, S);
+            }
+            lattn_vec_axpy((size_t)dout, -tok[i], S, Zb + i * dout);                /* Z̄ -= tok S */
+        }
+        return;
+    }
+    if (!fresh) {                                                                   /* Z̄ -= tok ∘ (Xq A + a) */
+        lattn__sgemm(0, n, dout, din, Xq, ldq, A, dout, S, dout, ws);
+        for (i = 0; i < n; i++) {
+            lattn_vec_axpy((size_t)dout, 1.0f, a, S + i * dout);
+            lattn_vec_axpy((size_t)dout, -tok[i], S + i * dout, Zb + i * dout);
+        }
+    }
+    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, n, n, din, Xq, ldq, Xk, ldk, M, n, ws);   /* tril(Xq Xkᵀ) */
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++) M[i * n + j] = j <= i ? -tok[i] * lr[j] * (M[i * n + j] + 1.0f) : 0.0f;
+    lattn__sgemm(LATTN_GEMM_ACCUMULATE, n, dout, n, M, n, G, dout, Zb, dout, ws);  /* Z̄ -= (η∘(Att + 1)) G */
+    for (i = 0; i < n; i++) {                                                       /* A += (lr ∘ Xk)ᵀ G */
+        for (j = 0; j < din; j++) S[i * din + j] = lr[i] * Xk[i * ldk + j];
+        lattn_vec_axpy((size_t)dout, lr[i], G + i * dout, a);
+    }
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, din, dout, n, S, din, G, dout, A, dout, ws);
+}
+/* Floats of one (sequence, head) run's workspace. */
+static size_t lattn__ttt_ws(const lattn__ttt_dims *dm) {
+    int64_t b = dm->b, F = dm->F, F1 = dm->F1, mx = LATTN__MAX(F1, b);
+    return (size_t)(2 * dm->P + b + 4 * b * F1 + 3 * b * F + b * b) + lattn__gemm_ws(mx, mx);
+}
+/* One head of one sequence over len tokens from position pos; s [2P] the state, updated. */
+static void lattn__ttt_head(const lattn_ttt_args *a, const lattn__ttt_dims *dm, int dual, int64_t t0, int64_t len, int64_t pos,
+                            int64_t h, float *s, float *w) {
+    const int64_t H = a->H, F = dm->F, F1 = dm->F1, P = dm->P, b = dm->b, ld = H * F;
+    const float *gw = a->ln_w + h * F, *gb = a->ln_b + h * F;
+    float *W1 = s, *W2 = s + F * F1 + F1, *A1 = s + P, *A2 = A1 + F * F1 + F1;
+    float *lr = w, *Z1 = lr + b, *X2 = Z1 + b * F1, *G1 = X2 + b * F1, *S = G1 + b * F1, *Z2 = S + b * F1, *G2 = Z2 + b * F;
+    float *O = G2 + b * F, *M = O + b * F, *ws = M + b * b;
+    int64_t t = 0, i;
+    while (t < len) {
+        const int64_t n = LATTN__MIN(b - pos, len - t), row = (t0 + t) * H + h;
+        const float *Q = a->q + row * F, *K = a->k + row * F, *V = a->v + row * F;
+        float *Zk = a->mlp ? Z2 : Z1, *Gk = a->mlp ? G2 : G1;
+        for (i = 0; i < n; i++) lr[i] = a->lr[row + i * H];
+        /* the key side at W0: Z1 = K W1 + b1 (TTT-MLP: X2 = gelu(Z1), Z2 = X2 W2 + b2) and the gradients */
+        lattn__ttt_mm(0, n, F1, F, K, ld, W1, Z1, ws);
+        for (i = 0; i < n; i++) lattn_vec_axpy((size_t)F1, 1.0f, W1 + F * F1, Z1 + i * F1);
+        if (a->mlp) {
+            lattn__gelu_tanh_n((size_t)(n * F1), Z1, X2, X2);
+            lattn__ttt_mm(0, n, F, F1, X2, F1, W2, Z2, ws);
+            for (i = 0; i < n; i++) lattn_vec_axpy((size_t)F, 1.0f, W2 + F1 * F, Z2 + i * F);
+        }
+        for (i = 0; i < n; i++) lattn__ttt_grad(F, Zk + i * F, V + i * ld, K + i * ld, gw, gb, Gk + i * F, S);
+        if (a->mlp) {                                                    /* G1 = (G2 W2ᵀ) ∘ gelu'(Z1) */
+            lattn__ttt_mm(1, n, F1, F, G2, F, W2, G1, ws);
+            lattn__gelu_bwd_mul_n((size_t)(n * F1), Z1, G1, S);
+        }
+        /* the query side: Z̄1 under W_i (TTT-MLP: then Z̄2 from gelu(Z̄1) under W2_i) */
+        lattn__ttt_lin(dual, pos == 0 && t > 0, n, F, F1, Q, ld, K, ld, G1, lr, a->tok + pos, W1, A1, Z1, S, M, ws);
+        if (a->mlp) {
+            lattn__gelu_tanh_n((size_t)(n * F1), Z1, Z1, S);
+            lattn__ttt_lin(dual, pos == 0 && t > 0, n, F1, F, Z1, F1, X2, F1, G2, lr, a->tok + pos, W2, A2, O, S, M, ws);
+        }
+        for (i = 0; i < n; i++) lattn__ttt_out(F, (a->mlp ? O : Z1) + i * F, Q + i * ld, gw, gb, a->o + row * F + i * ld, S);
+        if (pos + n == b) {                                              /* the mini-batch closes */
+            lattn_vec_axpy((size_t)P, -a->tok[b - 1], s + P, s);
+            memset(s + P, 0, (size_t)P * sizeof(float));
+        }
+        pos = (pos + n) % b; t += n;
+    }
+}
+static lattn_status lattn__ttt_run(lattn_ctx *ctx, const lattn_ttt_args *a, int dual, const char *who) {
+    lattn__ttt_dims dm;
+    int nthr = lattn__threads(ctx);
+    int64_t pr, np;
+    size_t per, n;
+    float *ws;
+    LATTN__TRY(lattn__ttt_check(ctx, who, a, &dm));
+    per = lattn__ttt_ws(&dm);
+    if (lattn_size_mul(&n, per, (size_t)nthr) != LATTN_OK) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: workspace overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, n, who));
+    np = dm.n * a->H;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (pr = 0; pr < np; pr++) {
+        const int64_t sq = pr / a->H, h = pr % a->H;
+        float *w = ws + per * (size_t)lattn__thread_id(), *s = a->st ? a->st + pr * 2 * dm.P : w;   /* in place */
+        int64_t t0, len;
+        lattn__seq(a->offsets, a->T, sq, &t0, &len);
+        if (s != a->s0 + pr * 2 * dm.P) memcpy(s, a->s0 + pr * 2 * dm.P, (size_t)(2 * dm.P) * sizeof(float));
+        lattn__ttt_head(a, &dm, dual, t0, len, a->pos0 ? a->pos0[sq] : 0, h, s, w + 2 * dm.P);
+    }
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_ttt_primal(lattn_ctx *ctx, const lattn_ttt_args *a) { return lattn__ttt_run(ctx, a, 0, "lattn_ttt_primal"); }
+LATTN__DEF lattn_status lattn_ttt_dual(lattn_ctx *ctx, const lattn_ttt_args *a) { return lattn__ttt_run(ctx, a, 1, "lattn_ttt_dual"); }
+LATTN__DEF lattn_status lattn_ttt_step(lattn_ctx *ctx, const lattn_ttt_args *a) {
+    if (a && (a->T != 1 || a->offsets)) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_ttt_step: needs T == 1 and no offsets");
+    return lattn__ttt_run(ctx, a, 0, "lattn_ttt_step");
+}
+
+/* ---- the layer ---------------------------------------------------------------------------------- */
+enum { LATTN__TT_Q, LATTN__TT_K, LATTN__TT_V, LATTN__TT_O, LATTN__TT_LRW, LATTN__TT_LRB, LATTN__TT_TOK, LATTN__TT_LNW,
+       LATTN__TT_LNB, LATTN__TT_W1, LATTN__TT_B1, LATTN__TT_W2, LATTN__TT_B2, LATTN__TT_PW, LATTN__TT_PB, LATTN__TT_G,
+       LATTN__TT_N };
+static const char *const lattn__tt_names[LATTN__TT_N] = {
+    "q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight", "learnable_ttt_lr_weight", "learnable_ttt_lr_bias",
+    "learnable_token_idx", "ttt_norm_weight", "ttt_norm_bias", "W1", "b1", "W2", "b2", "post_norm.weight", "post_norm.bias",
+    "g_proj.weight" };
+LATTN__DEF lattn_ttt_config lattn_ttt_config_default(void) {
+    lattn_ttt_config c;
+    memset(&c, 0, sizeof c);
+    c.D = 2048; c.H = 32; c.mini_batch = 16; c.base_lr = 1.0; c.rope_theta = 10000.0;
+    return c;
+}
+static lattn_status lattn__tt_check_cfg(lattn_ctx *ctx, const char *who, const lattn_ttt_config *c) {
+    if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
+    if (c->D < 2 || c->H < 1 || c->D > (1 << 16) || c->D % c->H || (c->D / c->H) % 2 || c->mini_batch < 1 ||
+        c->mini_batch > LATTN__TTT_MAXB || (c->mlp != 0 && c->mlp != 1) || (c->use_gate != 0 && c->use_gate != 1) ||
+        !(fabs(c->base_lr) <= DBL_MAX) || !(c->rope_theta > 0 && c->rope_theta <= DBL_MAX))
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: D = %lld, H = %lld (must divide D into even heads), mini_batch = %lld, "
+                           "mlp = %d, use_gate = %d, base_lr = %g, rope_theta = %g", who, (long long)c->D, (long long)c->H,
+                           (long long)c->mini_batch, c->mlp, c->use_gate, c->base_lr, c->rope_theta);
+    return LATTN_OK;
+}
+/* The official shapes { ndim, d0, d1, d2 } (ndim 0: not in this configuration). */
+static void lattn__tt_shapes(const lattn_ttt_config *c, int64_t w[LATTN__TT_N][4]) {
+    const int64_t D = c->D, H = c->H, F = D / H, F1 = c->mlp ? 4 * F : F;
+    static const signed char nd[LATTN__TT_N] = { 2, 2, 2, 2, 3, 2, 1, 2, 2, 3, 3, 3, 3, 1, 1, 2 };
+    const int64_t d[LATTN__TT_N][3] = { { D, D, 0 }, { D, D, 0 }, { D, D, 0 }, { D, D, 0 }, { H, 1, D }, { H, 1, 0 },
+                                        { c->mini_batch, 0, 0 }, { H, F, 0 }, { H, F, 0 }, { H, F, F1 }, { H, 1, F1 },
+                                        { H, F1, F }, { H, 1, F }, { D, 0, 0 }, { D, 0, 0 }, { D, D, 0 } };
+    int i;
+    for (i = 0; i < LATTN__TT_N; i++) {
+        int on = (i != LATTN__TT_W2 && i != LATTN__TT_B2) || c->mlp;
+        on = on && (i != LATTN__TT_G || c->use_gate);
+        w[i][0] = on ? nd[i] : 0; w[i][1] = d[i][0]; w[i][2] = d[i][1]; w[i][3] = d[i][2];
+    }
+}
+static int64_t lattn__tt_count(const int64_t *w) {
+    int64_t n = w[0] ? 1 : 0, d;
+    for (d = 1; d <= w[0]; d++) n *= w[d];
+    return n;
+}
+/* The arena for a checked configuration, every pointer bound (NULL when absent). */
+static lattn_status lattn__tt_alloc(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_ttt_config *c, int64_t w[LATTN__TT_N][4],
+                                    const char *who) {
+    float **p[LATTN__TT_N];
+    size_t total = 0;
+    int i;
+    memset(m, 0, sizeof *m);
+    LATTN__TRY(lattn__tt_check_cfg(ctx, who, c));
+    lattn__tt_shapes(c, w);
+    for (i = 0; i < LATTN__TT_N; i++) total += (size_t)lattn__tt_count(w[i]);
+    LATTN__TRY(lattn__alloc_floats(ctx, &m->arena, total, who));
+    p[0] = &m->q_w; p[1] = &m->k_w; p[2] = &m->v_w; p[3] = &m->o_w; p[4] = &m->lr_w; p[5] = &m->lr_b; p[6] = &m->tok_idx;
+    p[7] = &m->ln_w; p[8] = &m->ln_b; p[9] = &m->W1; p[10] = &m->b1; p[11] = &m->W2; p[12] = &m->b2; p[13] = &m->post_w;
+    p[14] = &m->post_b; p[15] = &m->g_w;
+    for (i = 0, total = 0; i < LATTN__TT_N; i++) {
+        *p[i] = w[i][0] ? m->arena + total : NULL;
+        total += (size_t)lattn__tt_count(w[i]);
+    }
+    m->cfg = *c; m->n_params = total;
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_ttt_layer_init(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_ttt_config *c, uint64_t seed) {
+    lattn_rng r = lattn_rng_seed(seed);
+    int64_t w[LATTN__TT_N][4];
+    float *p;
+    int i;
+    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "lattn_ttt_layer_init: NULL layer");
+    LATTN__TRY(lattn__tt_alloc(ctx, m, c, w, "lattn_ttt_layer_init"));
+    for (i = 0, p = m->arena; i < LATTN__TT_N; i++) {   /* matrices N(0, 0.02²); LN weights 1; the rest 0 */
+        size_t n = (size_t)lattn__tt_count(w[i]), j;
+        if (w[i][0] >= 2 && i != LATTN__TT_LRB && i != LATTN__TT_LNW && i != LATTN__TT_LNB && i != LATTN__TT_B1 && i != LATTN__TT_B2)
+            lattn_rng_fill_normal(&r, p, n, 0.0f, 0.02f);
+        else for (j = 0; j < n; j++) p[j] = (i == LATTN__TT_LNW || i == LATTN__TT_PW) ? 1.0f : 0.0f;
+        p += n;
+    }
+    return lattn__ok(ctx);
+}
+LATTN__DEF void lattn_ttt_layer_free(lattn_ctx *ctx, lattn_ttt_layer *m) {
+    if (!m) return;
+    lattn__free(ctx, m->arena);
+    memset(m, 0, sizeof *m);
+}
+LATTN__DEF lattn_status lattn_ttt_layer_load_st(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_st_file *f, const char *prefix) {
+    const char *who = "lattn_ttt_layer_load_st";
+    const lattn_st_tensor *t[LATTN__TT_N];
+    lattn_ttt_config c = lattn_ttt_config_default();
+    int64_t w[LATTN__TT_N][4];
+    char name[2 * LATTN_NAME_MAX];
+    float *p;
+    int i, d;
+    lattn_status st;
+    if (!m || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    memset(m, 0, sizeof *m);
+    if (!prefix) prefix = "";
+    if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
+    for (i = 0; i < LATTN__TT_N; i++) {
+        snprintf(name, sizeof name, "%s%s", prefix, lattn__tt_names[i]);
+        t[i] = lattn_st_find(f, name);
+        if (!t[i] && i != LATTN__TT_W2 && i != LATTN__TT_B2 && i != LATTN__TT_G)
+            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: missing tensor '%s'", who, name);
+        if (t[i] && (t[i]->dtype == LATTN_DTYPE_I32 || t[i]->dtype == LATTN_DTYPE_I64))
+            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' is not a float tensor", who, name);
+    }
+    if (t[LATTN__TT_Q]->ndim != 2 || t[LATTN__TT_LNW]->ndim != 2 || t[LATTN__TT_TOK]->ndim != 1)
+        return lattn__fail(ctx, LATTN_E_FORMAT, "%s: unexpected ranks", who);
+    c.D = t[LATTN__TT_Q]->shape[1]; c.H = t[LATTN__TT_LNW]->shape[0]; c.mini_batch = t[LATTN__TT_TOK]->shape[0];
+    c.mlp = t[LATTN__TT_W2] != NULL; c.use_gate = t[LATTN__TT_G] != NULL;
+    {
+        const char *keys[2] = { "ttt.base_lr", "ttt.rope_theta" };
+        double *vals[2];
+        vals[0] = &c.base_lr; vals[1] = &c.rope_theta;
+        for (i = 0; i < 2; i++) {
+            const char *v = lattn_st_meta(f, keys[i]);
+            char *end = NULL;
+            if (!v) continue;
+            *vals[i] = strtod(v, &end);
+            if (end == v || *end != '\0') return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata \"%s\" = \"%s\" is not a number", who, keys[i], v);
+        }
+    }
+    if ((st = lattn__tt_alloc(ctx, m, &c, w, who)) != LATTN_OK) return lattn__as_format(ctx, st);
+    for (i = 0, p = m->arena; i < LATTN__TT_N; i++) {
+        if (!w[i][0]) {
+            if (t[i]) { lattn_ttt_layer_free(ctx, m); return lattn__fail(ctx, LATTN_E_FORMAT, "%s: unexpected tensor '%s%s'", who, prefix, lattn__tt_names[i]); }
+            continue;
+        }
+        st = t[i]->ndim != (int)w[i][0] ? lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' has %d dimensions, not %d", who, prefix,
+                                                      lattn__tt_names[i], t[i]->ndim, (int)w[i][0]) : LATTN_OK;
+        for (d = 0; st == LATTN_OK && d < t[i]->ndim; d++)
+            if (t[i]->shape[d] != w[i][d + 1])
+                st = lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' dimension %d is %lld, expected %lld", who, prefix,
+                                 lattn__tt_names[i], d, (long long)t[i]->shape[d], (long long)w[i][d + 1]);
+        if (st == LATTN_OK) st = lattn_st_to_f32(ctx, t[i], p, (size_t)lattn__tt_count(w[i]));
+        if (st != LATTN_OK) { lattn_ttt_layer_free(ctx, m); return st; }
+        p += lattn__tt_count(w[i]);
+    }
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_ttt_layer_serialize(lattn_ctx *ctx, const lattn_ttt_layer *m, unsigned char **out, size_t *size) {
+    lattn_st_entry e[LATTN__TT_N];
+    int64_t w[LATTN__TT_N][4];
+    char vals[2][32];
+    const char *meta[4];
+    const float *p;
+    int i, n = 0;
+    if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_ttt_layer_serialize: NULL argument");
+    lattn__tt_shapes(&m->cfg, w);
+    for (i = 0, p = m->arena; i < LATTN__TT_N; p += lattn__tt_count(w[i]), i++) {
+        if (!w[i][0]) continue;
+        e[n].name = lattn__tt_names[i]; e[n].dtype = LATTN_DTYPE_F32; e[n].ndim = (int)w[i][0]; e[n].shape = w[i] + 1; e[n].data = p;
+        n++;
+    }
+    snprintf(vals[0], 32, "%.17g", m->cfg.base_lr); snprintf(vals[1], 32, "%.17g", m->cfg.rope_theta);
+    meta[0] = "ttt.base_lr"; meta[1] = vals[0]; meta[2] = "ttt.rope_theta"; meta[3] = vals[1];
+    return lattn_st_serialize(ctx, e, n, meta, 2, out, size);
+}
+LATTN__DEF int64_t lattn_ttt_state_floats(const lattn_ttt_config *c) {
+    if (lattn__tt_check_cfg(NULL, "", c) != LATTN_OK) return -1;
+    return c->H * 2 * lattn_ttt_params(c->D / c->H, c->mlp) + 1;
+}
+LATTN__DEF void lattn_ttt_layer_state_init(const lattn_ttt_layer *m, float *state) {
+    const int64_t H = m->cfg.H, F = m->cfg.D / H, F1 = m->cfg.mlp ? 4 * F : F, P = lattn_ttt_params(F, m->cfg.mlp);
+    int64_t h;
+    for (h = 0; h < H; h++) {
+        float *s = state + h * 2 * P;
+        memcpy(s, m->W1 + h * F * F1, (size_t)(F * F1) * sizeof(float));
+        memcpy(s + F * F1, m->b1 + h * F1, (size_t)F1 * sizeof(float));
+        if (m->cfg.mlp) {
+            memcpy(s + F * F1 + F1, m->W2 + h * F1 * F, (size_t)(F1 * F) * sizeof(float));
+            memcpy(s + 2 * F * F1 + F1, m->b2 + h * F, (size_t)F * sizeof(float));
+        }
+        memset(s + P, 0, (size_t)P * sizeof(float));
+    }
+    state[H * 2 * P] = 0.0f;
+}
+/* Arguments of a layer call; the open mini-batch positions of the states must be integers in [0, b). */
+static lattn_status lattn__tt_args(lattn_ctx *ctx, const char *who, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                   const float *x, const float *y, const float *state) {
+    int64_t d[3], b, SF;
+    if (!m || !m->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
+    d[0] = B; d[1] = LATTN__MAX(T, 1); d[2] = 6 * m->cfg.D + 2 * m->cfg.H;
+    LATTN__TRY(lattn__check_count(ctx, who, "the activations", 3, d));
+    SF = lattn_ttt_state_floats(&m->cfg);
+    for (b = 0; state && b < B; b++) {
+        float p = state[b * SF + SF - 1];
+        if (!(p >= 0.0f && p < (float)m->cfg.mini_batch && p == (float)(int64_t)p))
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: state %lld has position %g (must be an integer in [0, %lld))", who,
+                               (long long)b, (double)p, (long long)m->cfg.mini_batch);
+    }
+    return LATTN_OK;
+}
+/* RoPE's angle of pair i at position p in a head of F (the official inv_freq θ^(-2i/F)). */
+static double lattn__tt_angle(const lattn_ttt_config *c, int64_t p, int64_t i) {
+    return (double)p * pow(c->rope_theta, -2.0 * (double)i / (double)(c->D / c->H));
+}
+
+LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                                    const float *x, float *y, float *state, double *y64) {
+    const char *who = "lattn_ttt_layer_forward_ref";
+    int64_t D, H, F, P, mb, SF, b, t, h, i, j;
+    double *buf, *X, *Q, *K, *V, *O, *LR, *qh, *kh, *vh, *oh, *lrh, *s, *tok, *tmp, *row, *g;
+    size_t n;
+    LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, y, state));
+    D = m->cfg.D; H = m->cfg.H; F = D / H; mb = m->cfg.mini_batch; P = lattn_ttt_params(F, m->cfg.mlp);
+    SF = lattn_ttt_state_floats(&m->cfg);
+    n = (size_t)(T * (6 * D + 2 * H + 4 * F + 1) + 2 * P + mb + 4 * (m->cfg.mlp ? 4 * F : F) + 2 * F + 2 * D);
+    if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
+    X = buf; Q = X + T * D; K = Q + T * D; V = K + T * D; O = V + T * D; LR = O + T * D; qh = LR + T * H; kh = qh + T * F;
+    vh = kh + T * F; oh = vh + T * F; lrh = oh + T * F; s = lrh + T; tok = s + 2 * P; row = tok + mb; g = row + D; tmp = g + D;
+    for (i = 0; i < mb; i++) tok[i] = LATTN__MAX(0.0, 1.0 / (double)(i + 1) + (double)m->tok_idx[i]);
+    for (b = 0; b < B; b++) {
+        float *sb = state ? state + b * SF : NULL;
+        const int64_t pos0 = sb ? (int64_t)sb[SF - 1] : 0;
+        for (t = 0; t < T; t++) {                        /* projections, learning rates, RoPE at (t mod b) */
+            double *xt = X + t * D;
+            for (i = 0; i < D; i++) xt[i] = x[(b * T + t) * D + i];
+            lattn__matvec_d(D, D, m->q_w, xt, Q + t * D, 0);
+            lattn__matvec_d(D, D, m->k_w, xt, K + t * D, 0);
+            lattn__matvec_d(D, D, m->v_w, xt, V + t * D, 0);
+            lattn__matvec_d(H, D, m->lr_w, xt, LR + t * H, 0);
+            for (h = 0; h < H; h++)
+                LR[t * H + h] = m->cfg.base_lr * lattn__sigmoid_d(LR[t * H + h] + (double)m->lr_b[h]) / (double)F;
+            for (h = 0; h < H; h++)
+                for (i = 0; i < F / 2; i++) {
+                    double an = lattn__tt_angle(&m->cfg, (pos0 + t) % mb, i), c = cos(an), sn = sin(an);
+                    double *u = Q + t * D + h * F + 2 * i, *w = K + t * D + h * F + 2 * i, u0 = u[0], w0 = w[0];
+                    u[0] = u0 * c - u[1] * sn; u[1] = u[1] * c + u0 * sn;
+                    w[0] = w0 * c - w[1] * sn; w[1] = w[1] * c + w0 * sn;
+                }
+        }
+        for (h = 0; h < H; h++) {                        /* the inner loop, head by head */
+            const float *s0 = sb ? sb + h * 2 * P : NULL;
+            for (t = 0; t < T; t++) {
+                for (i = 0; i < F; i++) { qh[t * F + i] = Q[t * D + h * F + i]; kh[t * F + i] = K[t * D + h * F + i]; vh[t * F + i] = V[t * D + h * F + i]; }
+                lrh[t] = LR[t * H + h];
+            }
+            if (s0) for (i = 0; i < 2 * P; i++) s[i] = s0[i];
+            else {
+                const int64_t F1 = m->cfg.mlp ? 4 * F : F;
+                for (i = 0; i < F * F1; i++) s[i] = m->W1[h * F * F1 + i];
+                for (i = 0; i < F1; i++) s[F * F1 + i] = m->b1[h * F1 + i];
+                for (i = 0; m->cfg.mlp && i < F1 * F; i++) s[F * F1 + F1 + i] = m->W2[h * F1 * F + i];
+                for (i = 0; m->cfg.mlp && i < F; i++) s[2 * F * F1 + F1 + i] = m->b2[h * F + i];
+                for (i = 0; i < P; i++) s[P + i] = 0;
+            }
+            lattn__ttt_ref_head(F, m->cfg.mlp, mb, T, pos0, qh, kh, vh, lrh, tok, m->ln_w + h * F, m->ln_b + h * F, s, oh, tmp);
+            for (t = 0; t < T; t++) for (i = 0; i < F; i++) O[t * D + h * F + i] = oh[t * F + i];
+            for (i = 0; sb && i < 2 * P; i++) sb[h * 2 * P + i] = (float)s[i];
+        }
+        for (t = 0; t < T; t++) {                        /* post_norm, the gate, o_proj */
+            lattn__layernorm_d(D, O + t * D, m->post_w, m->post_b, LATTN__TTT_EPS, row);
+            if (m->cfg.use_gate) {
+                lattn__matvec_d(D, D, m->g_w, X + t * D, g, 0);
+                for (i = 0; i < D; i++) row[i] *= lattn__gelu_tanh_d(g[i]);
+            }
+            for (j = 0; j < D; j++) {
+                double acc = 0;
+                for (i = 0; i < D; i++) acc += (double)m->o_w[j * D + i] * row[i];
+                y[(b * T + t) * D + j] = (float)acc;
+                if (y64) y64[(b * T + t) * D + j] = acc;
+            }
+        }
+        if (sb) sb[SF - 1] = (float)((pos0 + T) % mb);
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* The float32 layer: threaded GEMMs around lattn_ttt_dual (or _primal). */
+LATTN__DEF lattn_status lattn_ttt_layer_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                                const float *x, float *y, float *state, int primal) {
+    const char *who = primal ? "lattn_ttt_layer_forward (primal)" : "lattn_ttt_layer_forward";
+    int nthr = lattn__threads(ctx);
+    int64_t D, H, F, mb, SF, M, b, t, h, i, *pos;
+    float *buf, *Q, *K, *V, *O, *G, *LR, *S, *tok, *cs, *ws;
+    lattn_ttt_args a = lattn_ttt_args_default();
+    lattn_status st;
+    size_t n;
+    LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, y, state));
+    D = m->cfg.D; H = m->cfg.H; F = D / H; mb = m->cfg.mini_batch;
+    SF = lattn_ttt_state_floats(&m->cfg); M = B * T;
+    n = (size_t)(2 * B + M * (5 * D + H) + B * SF + mb + mb * F) + (size_t)nthr * LATTN__LIN_WS(D);
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
+    pos = (int64_t *)(void *)buf;                        /* first: the allocation's alignment */
+    Q = buf + 2 * B; K = Q + M * D; V = K + M * D; O = V + M * D; G = O + M * D; LR = G + M * D; S = LR + M * H;
+    tok = S + B * SF; cs = tok + mb; ws = cs + mb * F;
+    lattn__linear(nthr, M, D, D, x, m->q_w, Q, 0, ws);
+    lattn__linear(nthr, M, D, D, x, m->k_w, K, 0, ws);
+    lattn__linear(nthr, M, D, D, x, m->v_w, V, 0, ws);
+    lattn__linear(nthr, M, H, D, x, m->lr_w, LR, 0, ws);
+    for (i = 0; i < M * H; i++) {
+        double z = (double)(LR[i] + m->lr_b[i % H]);
+        LR[i] = (float)(m->cfg.base_lr * (1.0 / (1.0 + exp(-z))) / (double)F);
+    }
+    for (t = 0; t < mb; t++) {                           /* tok, and cos / sin of every position mod b */
+        tok[t] = LATTN__MAX(0.0f, 1.0f / (float)(t + 1) + m->tok_idx[t]);
+        for (i = 0; i < F / 2; i++) {
+            double an = lattn__tt_angle(&m->cfg, t, i);
+            cs[t * F + 2 * i] = (float)cos(an); cs[t * F + 2 * i + 1] = (float)sin(an);
+        }
+    }
+    for (b = 0; b < B; b++) {
+        pos[b] = state ? (int64_t)state[b * SF + SF - 1] : 0;
+        if (state) memcpy(S + b * (SF - 1), state + b * SF, (size_t)(SF - 1) * sizeof(float));
+        else lattn_ttt_layer_state_init(m, S + b * (SF - 1));
+        for (t = 0; t < T; t++) {
+            const float *c = cs + ((pos[b] + t) % mb) * F;
+            for (h = 0; h < H; h++)
+                for (i = 0; i < F; i += 2) {
+                    float *u = Q + (b * T + t) * D + h * F + i, *w = K + (b * T + t) * D + h * F + i, u0 = u[0], w0 = w[0];
+                    u[0] = u0 * c[i] - u[1] * c[i + 1]; u[1] = u[1] * c[i] + u0 * c[i + 1];
+                    w[0] = w0 * c[i] - w[1] * c[i + 1]; w[1] = w[1] * c[i] + w0 * c[i + 1];
+                }
+        }
+    }
+    a.B = B; a.T = T; a.H = H; a.F = F; a.mlp = m->cfg.mlp; a.mini_batch = mb; a.q = Q; a.k = K; a.v = V; a.lr = LR;
+    a.tok = tok; a.ln_w = m->ln_w; a.ln_b = m->ln_b; a.s0 = S; a.pos0 = pos; a.o = O; a.st = S;
+    st = primal ? lattn_ttt_primal(ctx, &a) : lattn_ttt_dual(ctx, &a);
+    if (st == LATTN_OK) {
+        lattn__layernorm_rows(nthr, M, D, O, m->post_w, m->post_b, (float)LATTN__TTT_EPS, Q);
+        if (m->cfg.use_gate) {
+            lattn__linear(nthr, M, D, D, x, m->g_w, G, 0, ws);
+            lattn__gelu_tanh_n((size_t)(M * D), G, G, O);
+            for (i = 0; i < M * D; i++) Q[i] *= G[i];
+        }
+        lattn__linear(nthr, M, D, D, Q, m->o_w, y, 0, ws);
+        for (b = 0; state && b < B; b++) {
+            memcpy(state + b * SF, S + b * (SF - 1), (size_t)(SF - 1) * sizeof(float));
+            state[b * SF + SF - 1] = (float)((pos[b] + T) % mb);
+        }
+    }
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+LATTN__DEF lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, const float *x,
+                                             float *y, float *state) {
+    if (!state) return lattn__fail(ctx, LATTN_E_NULL, "lattn_ttt_layer_step: state is NULL");
+    return lattn_ttt_layer_forward(ctx, m, B, 1, x, y, state, 1);
+}
+
+/* ================================================================================================ */
 /* >>attn implementation                                                                            */
 /* ================================================================================================ */
 LATTN__DEF lattn_attn_args lattn_attn_args_default(void) {
@@ -9494,7 +10307,9 @@ static lattn_status lattn__case_layer(lattn__case *k, lattn_form form, const voi
     LATTN__TRY(lattn__case_count(k, "out.y", B * T * D));
     LATTN__TRY(lattn__case_out(k, "out.y", &y));
     LATTN__TRY(lattn__case_out(k, "out.state", &state));
-    if (!y || !state) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: a layer case needs out.y and out.state");
+    if (!y) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: a layer case needs out.y");
+    if (!state && (state = (float *)lattn__case_keep(k, (size_t)(B * SF) * sizeof(float) + 1)) == NULL)   /* not compared */
+        return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
     if (s0) memcpy(state, s0, (size_t)(B * SF) * sizeof(float)); else memset(state, 0, (size_t)(B * SF) * sizeof(float));
     if (form == LATTN_FORM_REF || form == LATTN_FORM_FAST || form == LATTN_FORM_CHUNK) return run(k->ctx, layer, form != LATTN_FORM_REF, B, T, x, y, state);
     if (form != LATTN_FORM_STEP) return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a layer has no %s form", lattn_form_name(form));
@@ -9583,6 +10398,23 @@ static lattn_status lattn__p0_case_run(lattn_ctx *ctx, const void *layer, int fo
     return form == 0 ? lattn_prism_p0_ref(ctx, m, B, T, x, y, state)
          : form == 1 ? lattn_prism_p0_chunk(ctx, m, B, T, x, y, state, 0) : lattn_prism_p0_step(ctx, m, B, x, y, state);
 }
+static lattn_status lattn__ttt_case_run(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+                                        const float *x, float *y, float *state) {
+    const lattn_ttt_layer *m = (const lattn_ttt_layer *)layer;
+    return form == 0 ? lattn_ttt_layer_forward_ref(ctx, m, B, T, x, y, state, NULL)
+         : form == 1 ? lattn_ttt_layer_forward(ctx, m, B, T, x, y, state, 0) : lattn_ttt_layer_step(ctx, m, B, x, y, state);
+}
+/* The TTT layer (mixer "ttt_layer"): the official tensor names under "in.", a layer case; _chunk is
+   the dual form, _step the primal one token at a time. */
+static lattn_status lattn__case_ttt(lattn__case *k, lattn_form form) {
+    lattn_ttt_layer m;
+    lattn_status st;
+    LATTN__TRY(lattn_ttt_layer_load_st(k->ctx, &m, k->c, "in."));
+    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn_ttt_state_floats(&m.cfg), lattn__ttt_case_run);
+    lattn_ttt_layer_free(k->ctx, &m);
+    return st;
+}
+
 /* PRISM P0 (mixer "prism_p0"): a layer case with the p0.* configuration and the tensors under "in.". */
 static lattn_status lattn__case_p0(lattn__case *k, lattn_form form) {
     lattn_prism_p0 m;
@@ -9604,7 +10436,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0 || strcmp(m, "sps") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;
-    else if (strcmp(m, "prism_p2") == 0 || strcmp(m, "prism_p0") == 0) { f = gdr; n = 3; }
+    else if (strcmp(m, "prism_p2") == 0 || strcmp(m, "prism_p0") == 0 || strcmp(m, "ttt_layer") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "scan") == 0) n = 2;
     else if (strcmp(m, "s4d") == 0 && !lattn_st_find(c, "out.ht")) n = 5;
     for (i = 0; i < n && i < max; i++) out[i] = f[i];
@@ -9634,6 +10466,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "prism_p1") == 0) st = lattn__case_prism(&k, form);
     else if (strcmp(mixer, "prism_p2") == 0) st = lattn__case_p2(&k, form);
     else if (strcmp(mixer, "prism_p0") == 0) st = lattn__case_p0(&k, form);
+    else if (strcmp(mixer, "ttt_layer") == 0) st = lattn__case_ttt(&k, form);
     else if (strcmp(mixer, "attention") == 0) st = lattn__case_attn(&k, form);
     else if (strcmp(mixer, "transformer") == 0 || strcmp(mixer, "sps") == 0) st = lattn__case_tf(&k, form, mixer[0] == 's');
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);

@@ -373,9 +373,38 @@ static void bench_gdn(void) {
 /* ---- PRISM: the P2 mixer (GDR+I with e = k̂, c = 1, per-key gates, S injections) against GDN ------- */
 typedef struct { lattn_ctx *ctx; lattn_prism_p1 p; int64_t T; float *x, *y; } p1_u;
 static void p1_run(void *q) { p1_u *u = (p1_u *)q; lattn_prism_p1_ref(u->ctx, &u->p, 1, u->T, u->x, u->y, NULL); }
+/* The core call of the P2 mixer with S solver steps on gdr_alloc's inputs (as lattn_prism_p2_chunk
+   makes it: k̂ = k / |k|_ε with write scale c = |k|_ε, per-key gates, S injections); p2_release frees
+   what this adds. */
+static void p2_setup(gdr_u *u, int64_t T, int64_t H, int64_t K, int64_t S, uint64_t seed) {
+    lattn_rng r = lattn_rng_seed(seed);
+    size_t nq = (size_t)(T * H * K), nh = (size_t)(T * H), i;
+    float *c = (float *)malloc(sizeof(float) * nh), *gk = (float *)malloc(sizeof(float) * nq);
+    float *ib = (float *)malloc(sizeof(float) * nh * (size_t)S), *ik = (float *)malloc(sizeof(float) * nq * (size_t)S);
+    float *id = (float *)malloc(sizeof(float) * nq * (size_t)S);
+    gdr_alloc(u, T, H, K, K, seed + 1);
+    for (i = 0; i < nq; i++) { ((float *)u->a.q)[i] *= 0.1f; ((float *)u->a.k)[i] *= 0.1f; }
+    for (i = 0; i < nh; i++) {
+        double n = 0;
+        int64_t j;
+        for (j = 0; j < K; j++) n += (double)u->a.k[i * K + j] * u->a.k[i * K + j];
+        c[i] = (float)sqrt(n + 1e-6);
+        for (j = 0; j < K; j++) ((float *)u->a.k)[i * K + j] = (float)(u->a.k[i * K + j] / c[i]);
+    }
+    lattn_rng_fill_uniform(&r, gk, nq, -0.2f, -0.005f);
+    lattn_rng_fill_uniform(&r, ib, nh * (size_t)S, 0.0f, 1.0f);
+    lattn_rng_fill_normal(&r, ik, nq * (size_t)S, 0.0f, 0.1f);
+    lattn_rng_fill_normal(&r, id, nq * (size_t)S, 0.0f, 1.0f);
+    u->a.l2norm = 0; u->a.scale = 1.0; u->a.c = c; free((void *)u->a.g); u->a.g = NULL; u->a.gk = gk;
+    u->a.L = S; u->a.inj_b = ib; u->a.inj_kap = ik; u->a.inj_d = id;
+}
+static void p2_release(gdr_u *u) {
+    free((void *)u->a.c); free((void *)u->a.gk); free((void *)u->a.inj_b); free((void *)u->a.inj_kap); free((void *)u->a.inj_d);
+    u->a.g = NULL;
+    gdr_release(u);
+}
 static void bench_prism(void) {
     int64_t T = g_quick ? 512 : 2048, H = 16, K = 128, V = 128, S;
-    size_t nq = (size_t)(T * H * K), nh = (size_t)(T * H), i;
     lattn_ctx ctx;
     gdr_u g, u;
     double fl = 6.0 * T * H * K * V;
@@ -385,28 +414,9 @@ static void bench_prism(void) {
     g.ctx = &ctx; u.ctx = &ctx;
     gdr_alloc(&g, T, H, K, V, 31);                      /* GDN, per-head gates */
     for (S = 2; S <= 3; S++) {
-        lattn_rng r = lattn_rng_seed(32 + (uint64_t)S);
-        float *c, *gk, *ib, *ik, *id;
         double mg, mp;
         char shape[80];
-        gdr_alloc(&u, T, H, K, V, 33);
-        c = (float *)malloc(sizeof(float) * nh); gk = (float *)malloc(sizeof(float) * nq);
-        ib = (float *)malloc(sizeof(float) * nh * (size_t)S); ik = (float *)malloc(sizeof(float) * nq * (size_t)S);
-        id = (float *)malloc(sizeof(float) * nq * (size_t)S);
-        for (i = 0; i < nq; i++) { ((float *)u.a.q)[i] *= 0.1f; ((float *)u.a.k)[i] *= 0.1f; }
-        for (i = 0; i < nh; i++) {          /* as lattn_prism_p2_chunk calls the core: k̂ = k / |k|_ε, c = |k|_ε */
-            double n = 0;
-            int64_t j;
-            for (j = 0; j < K; j++) n += (double)u.a.k[i * K + j] * u.a.k[i * K + j];
-            c[i] = (float)sqrt(n + 1e-6);
-            for (j = 0; j < K; j++) ((float *)u.a.k)[i * K + j] = (float)(u.a.k[i * K + j] / c[i]);
-        }
-        lattn_rng_fill_uniform(&r, gk, nq, -0.2f, -0.005f);
-        lattn_rng_fill_uniform(&r, ib, nh * (size_t)S, 0.0f, 1.0f);
-        lattn_rng_fill_normal(&r, ik, nq * (size_t)S, 0.0f, 0.1f);
-        lattn_rng_fill_normal(&r, id, nq * (size_t)S, 0.0f, 1.0f);
-        u.a.l2norm = 0; u.a.scale = 1.0; u.a.c = c; free((void *)u.a.g); u.a.g = NULL; u.a.gk = gk;
-        u.a.L = S; u.a.inj_b = ib; u.a.inj_kap = ik; u.a.inj_d = id;
+        p2_setup(&u, T, H, K, S, 32 + (uint64_t)S);
         g_chunk = 32;
         time2(gdr_chunk_run, &g, gdr_chunk_run, &u, g_quick ? 3 : 5, &mg, &mp);
         snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=128,C=32", (long long)T);
@@ -414,10 +424,7 @@ static void bench_prism(void) {
         snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=128,S=%lld,C=32", (long long)T, (long long)S);
         row("prism_p2_mixer", shape, 1, mp, (double)T, fl, "gdn_chunk", mg);
         g_chunk = 0;
-        u.a.c = NULL; u.a.gk = NULL; u.a.inj_b = u.a.inj_kap = u.a.inj_d = NULL;
-        u.a.g = (float *)malloc(sizeof(float));
-        gdr_release(&u);
-        free(c); free(gk); free(ib); free(ik); free(id);
+        p2_release(&u);
     }
     gdr_release(&g);
     {   /* P1, the official block in double (the compatibility reference), D = 2048 = 16 heads of 128 */
@@ -434,6 +441,95 @@ static void bench_prism(void) {
         row("prism_p1_block_ref", g_quick ? "T=32,D=2048,H=16,S=2 (double)" : "T=64,D=2048,H=16,S=2 (double)", 1, ms, (double)b.T, 0, NULL, 0);
         lattn_prism_p1_free(&ctx, &b.p);
         free(b.x); free(b.y);
+    }
+}
+
+/* ---- TTT-Linear / TTT-MLP at T = 2048, 16 heads of 64, b = 16, beside GDN and PRISM P2 ------------
+   FLOPs counted as the dual form's products per token and head: 2F(3F + 2b) (TTT-Linear),
+   2(28F² + 10bF) (TTT-MLP); the same count for every form, so GFLOP/s compare the forms. */
+typedef struct { lattn_ctx *ctx; lattn_ttt_args a; float *st; int64_t pos; } ttt_u;
+static void ttt_primal_run(void *p) { ttt_u *u = (ttt_u *)p; lattn_ttt_primal(u->ctx, &u->a); }
+static void ttt_dual_run(void *p) { ttt_u *u = (ttt_u *)p; lattn_ttt_dual(u->ctx, &u->a); }
+static void ttt_step_run(void *p) {       /* token by token, the state carried */
+    ttt_u *u = (ttt_u *)p;
+    lattn_ttt_args s = u->a;
+    const int64_t HF = s.H * s.F;
+    int64_t t;
+    memcpy(u->st, u->a.s0, sizeof(float) * (size_t)(s.H * 2 * lattn_ttt_params(s.F, s.mlp)));
+    s.T = 1; s.s0 = u->st; s.st = u->st; s.pos0 = &u->pos;
+    for (t = 0, u->pos = 0; t < u->a.T; t++, u->pos = (u->pos + 1) % s.mini_batch) {
+        s.q = u->a.q + t * HF; s.k = u->a.k + t * HF; s.v = u->a.v + t * HF; s.lr = u->a.lr + t * s.H; s.o = u->a.o + t * HF;
+        lattn_ttt_step(u->ctx, &s);
+    }
+}
+static void ttt_alloc(ttt_u *u, int64_t T, int64_t H, int64_t F, int mlp, uint64_t seed) {
+    lattn_rng r = lattn_rng_seed(seed);
+    const int64_t P = lattn_ttt_params(F, mlp), n = T * H * F, b = 16;
+    float *tok = (float *)malloc(sizeof(float) * (size_t)b), *lw = (float *)malloc(sizeof(float) * (size_t)(H * F));
+    float *s0 = (float *)calloc((size_t)(H * 2 * P), sizeof(float)), *lr = (float *)malloc(sizeof(float) * (size_t)(T * H));
+    int64_t i;
+    u->a = lattn_ttt_args_default();
+    u->a.B = 1; u->a.T = T; u->a.H = H; u->a.F = F; u->a.mlp = mlp; u->a.mini_batch = b;
+    u->a.q = (float *)malloc(sizeof(float) * (size_t)n); u->a.k = (float *)malloc(sizeof(float) * (size_t)n);
+    u->a.v = (float *)malloc(sizeof(float) * (size_t)n); u->a.o = (float *)malloc(sizeof(float) * (size_t)n);
+    lattn_rng_fill_normal(&r, (float *)u->a.q, (size_t)n, 0, 1); lattn_rng_fill_normal(&r, (float *)u->a.k, (size_t)n, 0, 1);
+    lattn_rng_fill_normal(&r, (float *)u->a.v, (size_t)n, 0, 1); lattn_rng_fill_uniform(&r, lr, (size_t)(T * H), 0.2f / F, 1.0f / F);
+    for (i = 0; i < b; i++) tok[i] = 1.0f / (float)(i + 1);
+    for (i = 0; i < H * F; i++) lw[i] = 1.0f;
+    for (i = 0; i < H; i++) lattn_rng_fill_normal(&r, s0 + i * 2 * P, (size_t)P, 0.0f, 0.125f);
+    u->a.lr = lr; u->a.tok = tok; u->a.ln_w = lw; u->a.ln_b = (float *)calloc((size_t)(H * F), sizeof(float)); u->a.s0 = s0;
+    u->st = (float *)malloc(sizeof(float) * (size_t)(H * 2 * P));
+}
+static void ttt_release(ttt_u *u) {
+    free((void *)u->a.q); free((void *)u->a.k); free((void *)u->a.v); free(u->a.o); free((void *)u->a.lr); free((void *)u->a.tok);
+    free((void *)u->a.ln_w); free((void *)u->a.ln_b); free((void *)u->a.s0); free(u->st);
+}
+static void bench_ttt(void) {
+    const int64_t T = g_quick ? 512 : 2048, H = 16, F = 64, b = 16;
+    const int runs = g_quick ? 3 : 5;
+    double ms_p2[3] = { 0, 0, 0 }, ms_gdn[3] = { 0, 0, 0 };
+    char shape[96];
+    int th, mlp;
+    lattn_ctx ctx;
+    if (!wanted("ttt")) return;
+    lattn_ctx_init(&ctx);
+    for (th = 1; th <= 2; th++) {        /* the same width on the delta-rule core: GDN and PRISM P2 (S = 2) */
+        gdr_u g, u;
+        double fl = 6.0 * T * H * F * F;
+        ctx.n_threads = th; g.ctx = &ctx; u.ctx = &ctx;
+        gdr_alloc(&g, T, H, F, F, 41);
+        p2_setup(&u, T, H, F, 2, 42);
+        g_chunk = 64;
+        time2(gdr_chunk_run, &g, gdr_chunk_run, &u, runs, &ms_gdn[th], &ms_p2[th]);
+        snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=64,C=64", (long long)T);
+        row("gdn_chunk", shape, th, ms_gdn[th], (double)T, fl, NULL, 0);
+        snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=64,S=2,C=64", (long long)T);
+        row("prism_p2_mixer", shape, th, ms_p2[th], (double)T, fl, "gdn_chunk", ms_gdn[th]);
+        g_chunk = 0;
+        gdr_release(&g); p2_release(&u);
+    }
+    for (mlp = 0; mlp < 2; mlp++) {
+        const double fl = (double)T * H * (mlp ? 2.0 * (28.0 * F * F + 10.0 * b * F) : 2.0 * F * (3.0 * F + 2.0 * b));
+        const char *nm[3] = { mlp ? "ttt_mlp_dual" : "ttt_linear_dual", mlp ? "ttt_mlp_primal" : "ttt_linear_primal",
+                              mlp ? "ttt_mlp_step" : "ttt_linear_step" };
+        ttt_u u;
+        u.ctx = &ctx;
+        ttt_alloc(&u, T, H, F, mlp, 43 + (uint64_t)mlp);
+        for (th = 1; th <= 2; th++) {
+            double md, mp, mst, unused;
+            ctx.n_threads = th;
+            time2(ttt_dual_run, &u, ttt_primal_run, &u, runs, &md, &mp);
+            time2(ttt_step_run, &u, NULL, NULL, 3, &mst, &unused);
+            snprintf(shape, sizeof shape, "T=%lld,H=16,F=64,b=16", (long long)T);
+            row(nm[1], shape, th, mp, (double)T, fl, NULL, 0);
+            row(nm[0], shape, th, md, (double)T, fl, "primal", mp);
+            row(nm[2], shape, th, mst, (double)T, fl, "dual", md);
+            if (mlp) {                   /* PRISM P2 (S = 2) against TTT-MLP (dual) at the same width */
+                snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=64,S=2 vs TTT-MLP", (long long)T);
+                row("prism_p2_vs_ttt_mlp", shape, th, ms_p2[th], (double)T, 0, "ttt_mlp_dual", md);
+            }
+        }
+        ttt_release(&u);
     }
 }
 
@@ -863,6 +959,7 @@ int main(int argc, char **argv) {
     bench_gla();
     bench_gdn();
     bench_prism();
+    bench_ttt();
     bench_laplace();
     bench_conv();
     bench_tcn();

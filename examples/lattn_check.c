@@ -5,7 +5,7 @@
                                            "out.*", any dtype) with CASE; PREC = fp32 (default),
                                            tf32 or bf16 picks the case's tolerance
      lattn-check manifest DIR              run + check every case of DIR/MANIFEST.json in every form
-     lattn-check external FILE...          flash-linear-attention reference cases (float64): every
+     lattn-check external FILE...          the public reference implementations' cases (float64): every
                                            lattn form of the mixers lattn has, against them
    Exit status: 0 when everything passes, 1 on any failure, 2 on bad usage or unreadable files.
        cc -std=c99 -O2 -march=native -I.. lattn_check.c -lm -o lattn-check */
@@ -118,7 +118,9 @@ static int cmd_manifest(const char *dir) {
 
 /* An external reference file as a lattn case: q, k, v, beta, g, h0 (or a PRISM block's parameters
    and x) -> in.*, o, ht (or y) -> out.* (kept float64); fla's delta-rule sources become mixer "gdr",
-   the other fla sources "linear_attn" (the gates pick the member), gpr-prism's PRISMBlock "prism_p1". */
+   the other fla sources "linear_attn" (the gates pick the member), gpr-prism's PRISMBlock "prism_p1",
+   the official TTTLinear / TTTMLP "ttt_layer" (hidden_states -> in.x, a fresh in.state0, y compared;
+   the final fast weights are checked by tests/run_tests.c). */
 static int cmd_external(const char *path) {
     lattn_st_file f, c;
     const char *src, *meta[12];
@@ -126,28 +128,49 @@ static int cmd_external(const char *path) {
     unsigned char *buf;
     size_t n;
     int64_t i;
-    int ne = 0, nm = 0, ok = 1, nf, k, prism;
+    int ne = 0, nm = 0, ok = 1, nf, k, prism, ttt;
+    float *s0 = NULL;
+    int64_t ss[2];
     lattn_form fs[8];
     char names[40][64];
     if (!load(path, &f)) return 2;
     src = lattn_st_meta(&f, "source");
     prism = src && strstr(src, "PRISMBlock") != NULL;
+    ttt = src && strstr(src, "ttt.py") != NULL;
     if (!src || !(strstr(src, "linear_attn") || strstr(src, "ops/gla/") || strstr(src, "ops/simple_gla/") ||
-                  strstr(src, "ops/delta_rule/") || strstr(src, "ops/gated_delta_rule/") || prism)) {
+                  strstr(src, "ops/delta_rule/") || strstr(src, "ops/gated_delta_rule/") || prism || ttt)) {
         printf("SKIP %s: its mixer is not in this version of lattn\n", path);
         lattn_st_free(&g_ctx, &f);
         return 0;
     }
-    meta[nm++] = "mixer"; meta[nm++] = prism ? "prism_p1" : strstr(src, "delta_rule") ? "gdr" : "linear_attn";
+    meta[nm++] = "mixer"; meta[nm++] = prism ? "prism_p1" : ttt ? "ttt_layer" : strstr(src, "delta_rule") ? "gdr" : "linear_attn";
     meta[nm++] = "scale"; meta[nm++] = lattn_st_meta(&f, "scale") ? lattn_st_meta(&f, "scale") : "0";
     meta[nm++] = "normalize"; meta[nm++] = strstr(src, "normalize=True") ? "1" : "0";
     meta[nm++] = "eps"; meta[nm++] = lattn_st_meta(&f, "eps_in_denominator") ? lattn_st_meta(&f, "eps_in_denominator") : "1e-6";
     meta[nm++] = "tol_fp32"; meta[nm++] = "1e-5";
     meta[nm++] = "chunk"; meta[nm++] = lattn_st_meta(&f, "chunk_size") ? lattn_st_meta(&f, "chunk_size") : "0";
+    if (ttt) {                           /* a fresh state from the layer's own W1, b1 (W2, b2) */
+        lattn_ttt_layer m;
+        const lattn_st_tensor *x = lattn_st_find(&f, "hidden_states");
+        int64_t b, SF;
+        if (!x || x->ndim != 3 || lattn_ttt_layer_load_st(&g_ctx, &m, &f, "") != LATTN_OK) {
+            fprintf(stderr, "lattn-check: %s: %s\n", path, x ? lattn_ctx_error(&g_ctx) : "no hidden_states");
+            lattn_st_free(&g_ctx, &f);
+            return 2;
+        }
+        SF = lattn_ttt_state_floats(&m.cfg);
+        ss[0] = x->shape[0]; ss[1] = SF;
+        s0 = (float *)malloc((size_t)(ss[0] * SF) * sizeof(float));
+        for (b = 0; b < ss[0]; b++) lattn_ttt_layer_state_init(&m, s0 + b * SF);
+        lattn_ttt_layer_free(&g_ctx, &m);
+        e[ne].name = "in.state0"; e[ne].dtype = LATTN_DTYPE_F32; e[ne].ndim = 2; e[ne].shape = ss; e[ne].data = s0;
+        ne++;
+    }
     for (i = 0; i < f.n_tensors && ne < 40; i++) {
         const lattn_st_tensor *t = &f.tensors[i];
         int is_out = strcmp(t->name, "o") == 0 || strcmp(t->name, "ht") == 0 || strcmp(t->name, "y") == 0;
-        const char *nm2 = strcmp(t->name, "g") == 0 && t->ndim == 4 ? "gk" : t->name;   /* fla's per-key gate */
+        if (ttt && (strstr(t->name, "_final") || strcmp(t->name, "position_ids") == 0)) continue;   /* checked by the tests */
+        const char *nm2 = strcmp(t->name, "g") == 0 && t->ndim == 4 ? "gk" : strcmp(t->name, "hidden_states") == 0 ? "x" : t->name;
         if (strncmp(t->name, "y_", 2) == 0) continue;            /* PRISM's comparison outputs (other blocks) */
         snprintf(names[ne], sizeof names[ne], "%s.%s", is_out ? "out" : "in", nm2);
         e[ne].name = names[ne]; e[ne].dtype = t->dtype; e[ne].ndim = t->ndim; e[ne].shape = t->shape; e[ne].data = t->data;
@@ -156,8 +179,10 @@ static int cmd_external(const char *path) {
     if (lattn_st_serialize(&g_ctx, e, ne, meta, nm / 2, &buf, &n) != LATTN_OK || lattn_st_parse(&g_ctx, buf, n, &c) != LATTN_OK) {
         fprintf(stderr, "lattn-check: %s: %s\n", path, lattn_ctx_error(&g_ctx));
         lattn_st_free(&g_ctx, &f);
+        free(s0);
         return 2;
     }
+    free(s0);
     nf = lattn_case_forms(&c, fs, 8);
     for (k = 0; k < nf; k++) ok &= run_check(&c, fs[k], path);
     lattn_st_free(&g_ctx, &c);

@@ -219,6 +219,42 @@ static void tour_prism(lattn_ctx *ctx) {
     free(x); free(ref); free(y); free(st);
 }
 
+/* TTT-Linear / TTT-MLP (mini-batch 16, 4 heads of 64): _ref (double, per token), _primal, _dual,
+   and the _step loop. */
+static void tour_ttt(lattn_ctx *ctx, const char *name, int mlp) {
+    enum { T = 320, H = 4, F = 64, b = 16 };
+    lattn_ttt_args a = lattn_ttt_args_default();
+    lattn_rng r = lattn_rng_seed(13);
+    const int64_t P = lattn_ttt_params(F, mlp);
+    float *q = buf(T * H * F), *k = buf(T * H * F), *v = buf(T * H * F), *lr = buf(T * H), *tok = buf(b);
+    float *lw = buf(H * F), *lb = buf(H * F), *s0 = buf((size_t)(H * 2 * P)), *st = buf((size_t)(H * 2 * P));
+    float *ref = buf(T * H * F), *o = buf(T * H * F);
+    double t0;
+    int64_t t, i, pos;
+    lattn_rng_fill_normal(&r, q, T * H * F, 0, 1); lattn_rng_fill_normal(&r, k, T * H * F, 0, 1);
+    lattn_rng_fill_normal(&r, v, T * H * F, 0, 1); lattn_rng_fill_uniform(&r, lr, T * H, 0.2f / F, 1.0f / F);
+    for (i = 0; i < b; i++) tok[i] = 1.0f / (float)(i + 1);     /* the official init: token_idx = 1/(i+1) */
+    for (i = 0; i < H * F; i++) lw[i] = 1.0f;
+    for (i = 0; i < H; i++) lattn_rng_fill_normal(&r, s0 + i * 2 * P, (size_t)P, 0.0f, 0.125f);
+    a.B = 1; a.T = T; a.H = H; a.F = F; a.mlp = mlp; a.mini_batch = b; a.q = q; a.k = k; a.v = v; a.lr = lr; a.tok = tok;
+    a.ln_w = lw; a.ln_b = lb; a.s0 = s0; a.o = ref;
+    BEST3(t0, lattn_ttt_ref(ctx, &a)); line(name, "_ref", 0.0, t0, T);
+    a.o = o;
+    BEST3(t0, lattn_ttt_primal(ctx, &a)); line(name, "_primal", rel_rms(o, ref, T * H * F), t0, T);
+    BEST3(t0, lattn_ttt_dual(ctx, &a)); line(name, "_dual", rel_rms(o, ref, T * H * F), t0, T);
+    BEST3(t0, {
+        lattn_ttt_args s = a;
+        memcpy(st, s0, sizeof(float) * (size_t)(H * 2 * P));
+        s.T = 1; s.s0 = st; s.st = st; s.pos0 = &pos;
+        for (t = 0, pos = 0; t < T; t++, pos = (pos + 1) % b) {
+            s.q = q + t * H * F; s.k = k + t * H * F; s.v = v + t * H * F; s.lr = lr + t * H; s.o = o + t * H * F;
+            lattn_ttt_step(ctx, &s);
+        }
+    });
+    line(name, "_step", rel_rms(o, ref, T * H * F), t0, T);
+    free(q); free(k); free(v); free(lr); free(tok); free(lw); free(lb); free(s0); free(st); free(ref); free(o);
+}
+
 /* The Laplace model (lattn_laplace_config_small: 2 layers, D 64, vocab 256) over one prompt:
    forward_ref (double), forward, and the decoder (T steps). */
 static void tour_laplace(lattn_ctx *ctx) {
@@ -333,6 +369,8 @@ int main(void) {
     tour_gdr(&ctx, "Gated DeltaNet", 1);
     tour_gdr(&ctx, "GDR+I (e, c, 2 injections)", 2);
     tour_prism(&ctx);
+    tour_ttt(&ctx, "TTT-Linear (b=16)", 0);
+    tour_ttt(&ctx, "TTT-MLP (b=16)", 1);
     tour_scan(&ctx);
     tour_ssm(&ctx);
     tour_s4d(&ctx);

@@ -134,7 +134,16 @@ static const gcase CASES[] = {
     { "sps_delayed_w1", "sps", 2, 29, 3, 0, 0, 1, 0, 0, 0, 0, 0, NULL, {0}, 0, 1304,
       "Delayed State, w = 1: persistent <predict>, windowed x, logits from the <predict> slots" },
     { "sps_reverse_w0", "sps", 2, 29, 4, 0, 0, 0, 0, 0, 0, 0, 0, NULL, {0}, 0, 1305,
-      "Reverse SPS, w = 0: the Delayed State mask, logits from the x slots" }
+      "Reverse SPS, w = 0: the Delayed State mask, logits from the x slots" },
+    /* ttt_layer: heads in H, D in K, mini-batch in W, TTT-MLP in bias, use_gate in norm */
+    { "ttt_linear_b16", "ttt_layer", 2, 37, 4, 32, 0, 16, 0, 0, 0, 0, 0, NULL, {0}, 0, 1401,
+      "TTT-Linear layer (D 32, 4 heads of 8), mini-batch 16: two full mini-batches and an open one of 5; the second sequence starts inside a mini-batch" },
+    { "ttt_linear_b1", "ttt_layer", 2, 37, 4, 32, 0, 1, 0, 0, 0, 0, 0, NULL, {0}, 0, 1402,
+      "TTT-Linear layer, mini-batch 1 (online gradient descent; RoPE is the identity)" },
+    { "ttt_mlp_b16", "ttt_layer", 2, 37, 4, 32, 0, 16, 1, 0, 1, 0, 0, NULL, {0}, 0, 1403,
+      "TTT-MLP layer (inner MLP 8 -> 32 -> 8), mini-batch 16, with the gelu_tanh output gate; the second sequence starts inside a mini-batch" },
+    { "ttt_mlp_b1", "ttt_layer", 2, 37, 4, 32, 0, 1, 1, 0, 0, 0, 0, NULL, {0}, 0, 1404,
+      "TTT-MLP layer, mini-batch 1" }
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
@@ -524,6 +533,64 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
             }
         }
         lattn_prism_p1_free(ctx, &p); lattn_st_free(ctx, &pf); lattn_free(ctx, pbuf);
+    } else if (strcmp(c->mixer, "ttt_layer") == 0) {
+        /* the official names and shapes (lattn_ttt_layer_serialize); weights of a trained scale:
+           matrices N(0,1)/sqrt(fan_in), biases N(0, 0.3²), norm weights 1 + N(0, 0.3²), the lr weight
+           N(0, 0.3²/D), the lr bias 1 + N(0, 0.5²), token_idx N(0, 0.3²)/(i+1); state0: fresh, and for
+           the second sequence (b > 1) position 5 with an accumulated gradient N(0, 0.05²) */
+        lattn_ttt_config tc = lattn_ttt_config_default();
+        lattn_ttt_layer m;
+        lattn_st_file tf;
+        unsigned char *tb;
+        size_t tn, j;
+        int64_t SF, P, i, h;
+        layer_io io;
+        tc.D = c->K; tc.H = c->H; tc.mini_batch = c->W; tc.mlp = c->bias; tc.use_gate = c->norm;
+        if (lattn_ttt_layer_init(ctx, &m, &tc, c->seed) != LATTN_OK || lattn_ttt_layer_serialize(ctx, &m, &tb, &tn) != LATTN_OK ||
+            lattn_st_parse(ctx, tb, tn, &tf) != LATTN_OK) return 0;
+        meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (per head the fast weights at the open mini-batch's start, then the accumulated gradient; then the position in the mini-batch); the TTT layer's tensors under their official names and shapes, prefixed in. (lattn.h >>ttt)");
+        meta(g, "ttt.base_lr", "1"); meta(g, "ttt.rope_theta", "10000");
+        for (i = 0; i < tf.n_tensors; i++) {
+            const lattn_st_tensor *t = &tf.tensors[i];
+            const char *nm = t->name;
+            float *w = rand_f(g, &r, t->count, 1, 0, 0);
+            char nmb[80];
+            int vec = t->ndim == 1 || strstr(nm, "bias") || strcmp(nm, "b1") == 0 || strcmp(nm, "b2") == 0;
+            double fan = (double)t->shape[t->ndim - 1];
+            if (strcmp(nm, "W1") == 0 || strcmp(nm, "W2") == 0) fan = (double)t->shape[1];
+            for (j = 0; j < t->count; j++) {
+                double z = w[j];
+                w[j] = strcmp(nm, "learnable_token_idx") == 0 ? (float)(0.3 * z / (double)(j + 1))
+                     : strcmp(nm, "learnable_ttt_lr_bias") == 0 ? (float)(1.0 + 0.5 * z)
+                     : strcmp(nm, "learnable_ttt_lr_weight") == 0 ? (float)(0.3 * z / sqrt((double)tc.D))
+                     : strstr(nm, "norm") && strstr(nm, "weight") ? (float)(1.0 + 0.3 * z)
+                     : vec ? (float)(0.3 * z) : (float)(z / sqrt(fan));
+            }
+            snprintf(nmb, sizeof nmb, "in.%s", nm);
+            add(g, nmb, LATTN_DTYPE_F32, t->ndim, t->shape, w);
+        }
+        lattn_st_free(ctx, &tf); lattn_free(ctx, tb); lattn_ttt_layer_free(ctx, &m);
+        {   /* the layer as a backend reads it: from this case's own tensors */
+            lattn_st_entry te[24];
+            int ne = 0, k;
+            for (k = 0; k < g->n; k++) if (strncmp(g->e[k].name, "in.", 3) == 0) te[ne++] = g->e[k];
+            if (lattn_st_serialize(ctx, te, ne, g->meta, g->nm_meta, &tb, &tn) != LATTN_OK || lattn_st_parse(ctx, tb, tn, &tf) != LATTN_OK ||
+                lattn_ttt_layer_load_st(ctx, &m, &tf, "in.") != LATTN_OK) return 0;
+        }
+        SF = lattn_ttt_state_floats(&tc); P = lattn_ttt_params(tc.D / tc.H, tc.mlp);
+        layer_inputs(g, &r, B, T, tc.D, SF, 1.0f, &io);
+        {
+            float *s0 = (float *)g->e[g->n - 1].data;
+            lattn_ttt_layer_state_init(&m, s0); lattn_ttt_layer_state_init(&m, s0 + SF);
+            if (tc.mini_batch > 1) {
+                for (h = 0; h < tc.H; h++) lattn_rng_fill_normal(&r, s0 + SF + h * 2 * P + P, (size_t)P, 0.0f, 0.05f);
+                s0[2 * SF - 1] = 5.0f;
+            }
+            memcpy(io.s, s0, (size_t)(B * SF) * 4);
+        }
+        st = lattn_ttt_layer_forward_ref(ctx, &m, B, T, io.x, io.y, io.s, NULL);
+        layer_outputs(g, &io);
+        lattn_ttt_layer_free(ctx, &m); lattn_st_free(ctx, &tf); lattn_free(ctx, tb);
     } else if (strcmp(c->mixer, "prism_p0") == 0) {
         lattn_prism_p0_config pc;
         lattn_prism_p0 m;

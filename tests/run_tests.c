@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn transformer sps
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn transformer sps ttt
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -3166,12 +3166,398 @@ static void test_sps(void) {
     lattn_tf_free(&ctx, &m);
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/* ttt: TTT-Linear and TTT-MLP (mixer forms, the layer, the official code's outputs)              */
+/* ---------------------------------------------------------------------------------------------- */
+typedef struct { lattn_ttt_args a; float *p[8]; int64_t *pos; } ttt_case;   /* q k v lr tok ln_w ln_b s0 */
+/* Random inputs of the scale the official layer produces: q, k, v O(1), lr ~ 1/F, tok in [0, 1.2]
+   (two of them 0, as the clamp makes them), LN weights 1 ± 0.3, a random state whose gradient part
+   is nonzero where the open mini-batch position is. */
+static void ttt_make(ttt_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H, int64_t F, int mlp, int64_t b, int open) {
+    int64_t n = B * T * H * F, P = lattn_ttt_params(F, mlp), i, s;
+    memset(c, 0, sizeof *c);
+    c->a = lattn_ttt_args_default();
+    c->a.B = B; c->a.T = T; c->a.H = H; c->a.F = F; c->a.mlp = mlp; c->a.mini_batch = b;
+    c->p[0] = fnormal(r, (size_t)n); c->p[1] = fnormal(r, (size_t)n); c->p[2] = fnormal(r, (size_t)n);
+    c->p[3] = frand(r, (size_t)(B * T * H), 0.2f / (float)F, 1.0f / (float)F);
+    c->p[4] = frand(r, (size_t)b, 0.0f, 1.2f);
+    if (b > 3) c->p[4][2] = 0.0f;
+    c->p[5] = frand(r, (size_t)(H * F), 0.7f, 1.3f); c->p[6] = frand(r, (size_t)(H * F), -0.3f, 0.3f);
+    c->p[7] = fnew((size_t)(B * H * 2 * P));
+    c->pos = (int64_t *)malloc((size_t)B * sizeof(int64_t));
+    for (s = 0; s < B; s++) {
+        c->pos[s] = open ? (s * 5 + 3) % b : 0;
+        for (i = 0; i < H; i++) {
+            float *st = c->p[7] + (s * H + i) * 2 * P;
+            lattn_rng_fill_normal(r, st, (size_t)P, 0.0f, (float)(1.0 / sqrt((double)F)));
+            if (c->pos[s]) lattn_rng_fill_normal(r, st + P, (size_t)P, 0.0f, 0.05f);
+            else memset(st + P, 0, (size_t)P * sizeof(float));
+        }
+    }
+    c->a.q = c->p[0]; c->a.k = c->p[1]; c->a.v = c->p[2]; c->a.lr = c->p[3]; c->a.tok = c->p[4];
+    c->a.ln_w = c->p[5]; c->a.ln_b = c->p[6]; c->a.s0 = c->p[7]; c->a.pos0 = c->pos;
+}
+static void ttt_free(ttt_case *c) { int i; for (i = 0; i < 8; i++) free(c->p[i]); free(c->pos); }
+/* form 0 ref, 1 primal, 2 dual, 3 step by step (the positions advanced here) */
+static lattn_status ttt_run(lattn_ctx *ctx, const ttt_case *c, int form, float *o, float *st) {
+    lattn_ttt_args a = c->a;
+    int64_t t, s, HF = a.H * a.F, SP = a.H * 2 * lattn_ttt_params(a.F, a.mlp);
+    a.o = o; a.st = st;
+    if (form == 0) return lattn_ttt_ref(ctx, &a);
+    if (form == 1) return lattn_ttt_primal(ctx, &a);
+    if (form == 2) return lattn_ttt_dual(ctx, &a);
+    {
+        int64_t *pos = (int64_t *)malloc((size_t)a.B * sizeof(int64_t));
+        float *q = fnew((size_t)(a.B * HF * 3)), *ob = fnew((size_t)(a.B * HF)), *lr = fnew((size_t)(a.B * a.H));
+        lattn_status r = LATTN_OK;
+        memcpy(st, c->a.s0, (size_t)(a.B * SP) * sizeof(float));
+        memcpy(pos, c->pos, (size_t)a.B * sizeof(int64_t));
+        for (t = 0; t < a.T && r == LATTN_OK; t++) {
+            lattn_ttt_args s1 = a;
+            for (s = 0; s < a.B; s++) {
+                memcpy(q + s * HF, a.q + (s * a.T + t) * HF, (size_t)HF * sizeof(float));
+                memcpy(q + (a.B + s) * HF, a.k + (s * a.T + t) * HF, (size_t)HF * sizeof(float));
+                memcpy(q + (2 * a.B + s) * HF, a.v + (s * a.T + t) * HF, (size_t)HF * sizeof(float));
+                memcpy(lr + s * a.H, a.lr + (s * a.T + t) * a.H, (size_t)a.H * sizeof(float));
+            }
+            s1.T = 1; s1.q = q; s1.k = q + a.B * HF; s1.v = q + 2 * a.B * HF; s1.lr = lr; s1.s0 = st; s1.st = st; s1.pos0 = pos; s1.o = ob;
+            r = lattn_ttt_step(ctx, &s1);
+            for (s = 0; s < a.B; s++) {
+                memcpy(o + (s * a.T + t) * HF, ob + s * HF, (size_t)HF * sizeof(float));
+                pos[s] = (pos[s] + 1) % a.mini_batch;
+            }
+        }
+        free(pos); free(q); free(ob); free(lr);
+        return r;
+    }
+}
+/* An independent online gradient descent (b = 1) for TTT-Linear in double, written from spec §5.7:
+   W_t = W_{t-1} - η_t k_tᵀ G_t(W_{t-1}) with η_t = tok_0 lr_t, then o_t = q_t + LN(q_t W_t + b_t). */
+static void ttt_online_linear(const ttt_case *c, double *o) {
+    const int64_t F = c->a.F, H = c->a.H, P = F * F + F;
+    int64_t s, h, t, i, j;
+    double *W = (double *)malloc((size_t)P * sizeof(double)), z[64], g[64], zh[64];
+    for (s = 0; s < c->a.B; s++)
+        for (h = 0; h < H; h++) {
+            const float *s0 = c->a.s0 + (s * H + h) * 2 * P, *gw = c->a.ln_w + h * F, *gb = c->a.ln_b + h * F;
+            for (i = 0; i < P; i++) W[i] = s0[i];
+            for (t = 0; t < c->a.T; t++) {
+                const int64_t row = (s * c->a.T + t) * H + h;
+                const float *q = c->a.q + row * F, *k = c->a.k + row * F, *v = c->a.v + row * F;
+                double eta = (double)c->a.tok[0] * c->a.lr[row], mu = 0, var = 0, s1 = 0, s2 = 0;
+                for (j = 0; j < F; j++) { z[j] = W[F * F + j]; for (i = 0; i < F; i++) z[j] += k[i] * W[i * F + j]; mu += z[j]; }
+                mu /= F;
+                for (j = 0; j < F; j++) var += (z[j] - mu) * (z[j] - mu);
+                var = sqrt(var / F + 1e-6);
+                for (j = 0; j < F; j++) {   /* ∂/∂z ½|γ ẑ + β - (v - k)|² through the LayerNorm */
+                    zh[j] = (z[j] - mu) / var;
+                    g[j] = (gw[j] * zh[j] + gb[j] - (v[j] - k[j])) * gw[j];
+                    s1 += g[j]; s2 += g[j] * zh[j];
+                }
+                for (j = 0; j < F; j++) g[j] = (g[j] - s1 / F - zh[j] * s2 / F) / var;
+                for (i = 0; i < F; i++) for (j = 0; j < F; j++) W[i * F + j] -= eta * k[i] * g[j];
+                for (j = 0; j < F; j++) W[F * F + j] -= eta * g[j];
+                for (mu = 0, var = 0, j = 0; j < F; j++) { z[j] = W[F * F + j]; for (i = 0; i < F; i++) z[j] += q[i] * W[i * F + j]; mu += z[j]; }
+                mu /= F;
+                for (j = 0; j < F; j++) var += (z[j] - mu) * (z[j] - mu);
+                var = sqrt(var / F + 1e-6);
+                for (j = 0; j < F; j++) o[row * F + j] = q[j] + gw[j] * (z[j] - mu) / var + gb[j];
+            }
+        }
+    free(W);
+}
+static lattn_status ttt_layer_alloc_run_fn(lattn_ctx *ctx, void *user) {
+    const lattn_ttt_layer *m = (const lattn_ttt_layer *)user;
+    float x[2 * 5 * 24], y[2 * 5 * 24];
+    int i;
+    for (i = 0; i < 2 * 5 * 24; i++) x[i] = (float)sin(i * 0.37);
+    return lattn_ttt_layer_forward(ctx, m, 2, 5, x, y, NULL, 0);
+}
+static void test_ttt(void) {
+    static const char *ext[4] = { "ttt_linear_T48", "ttt_linear_T37", "ttt_mlp_T48", "ttt_mlp_T37" };
+    lattn_ctx ctx;
+    lattn_rng r = lattn_rng_seed(g_seed + 47);
+    int mlp, ci, bi, form;
+    lattn_ctx_init(&ctx);
+    CHECK(lattn_ttt_params(64, 0) == 64 * 64 + 64 && lattn_ttt_params(64, 1) == 8 * 64 * 64 + 5 * 64 && lattn_ttt_params(0, 0) == -1,
+          "ttt params: F² + F, 8F² + 5F");
+    /* every form against _ref, odd sizes, open mini-batches, batch and variable lengths */
+    for (mlp = 0; mlp < 2; mlp++) {
+        static const int64_t bs[3] = { 1, 4, 16 };
+        static const int64_t Ts[6] = { 0, 1, 15, 16, 17, 37 };
+        for (bi = 0; bi < 3; bi++) {
+            int ti;
+            for (ti = 0; ti < 6; ti++) {
+                const int64_t B = 2, H = 2, F = (ti % 2) ? 13 : 16, T = Ts[ti], b = bs[bi];
+                const int64_t n = B * T * H * F, ns = B * H * 2 * lattn_ttt_params(F, mlp);
+                ttt_case c;
+                float *o0 = fnew((size_t)n), *s0 = fnew((size_t)ns), *o1 = fnew((size_t)n), *s1 = fnew((size_t)ns);
+                ttt_make(&c, &r, B, T, H, F, mlp, b, ti >= 3);
+                CHECK(ttt_run(&ctx, &c, 0, o0, s0) == LATTN_OK, "ttt ref: %s", lattn_ctx_error(&ctx));
+                for (form = 1; form < 4; form++) {
+                    poison(o1, (size_t)n); poison(s1, (size_t)ns);
+                    CHECK(ttt_run(&ctx, &c, form, o1, s1) == LATTN_OK && rel_rms(o1, o0, (size_t)n) <= 1e-5 && rel_rms(s1, s0, (size_t)ns) <= 1e-5,
+                          "ttt %s form %d = ref (b %lld, T %lld, F %lld): o %.3g state %.3g", mlp ? "mlp" : "linear", form, (long long)b,
+                          (long long)T, (long long)F, rel_rms(o1, o0, (size_t)n), rel_rms(s1, s0, (size_t)ns));
+                }
+                ttt_free(&c); free(o0); free(s0); free(o1); free(s1);
+            }
+        }
+    }
+    {   /* b = 1 is online gradient descent (an independent implementation); T split across calls */
+        const int64_t B = 2, T = 23, H = 2, F = 16, n = B * T * H * F;
+        ttt_case c;
+        double *w = (double *)malloc((size_t)n * sizeof(double));
+        float *o = fnew((size_t)n), *o2 = fnew((size_t)n), *st = fnew((size_t)(B * H * 2 * (F * F + F)));
+        ttt_make(&c, &r, B, T, H, F, 0, 1, 0);
+        ttt_online_linear(&c, w);
+        CHECK(ttt_run(&ctx, &c, 0, o, st) == LATTN_OK && rel_rms_d(o, w, (size_t)n) <= 1e-6,
+              "ttt b = 1: _ref = online gradient descent (%.3g)", rel_rms_d(o, w, (size_t)n));
+        ttt_free(&c); free(w);
+        free(o); free(o2); free(st);
+    }
+    {   /* one call = 21 tokens, then 2 from the carried state (the open mini-batch continues at 5);
+           variable lengths = each sequence alone */
+        const int64_t T = 23, H = 2, F = 16, HF = H * F, P = lattn_ttt_params(F, 1);
+        int64_t off[4] = { 0, 7, 7, 23 }, pos[3] = { 0, 0, 0 }, sq;
+        ttt_case c;
+        lattn_ttt_args a;
+        float *o = fnew((size_t)(T * HF)), *o2 = fnew((size_t)(T * HF)), *s2 = fnew((size_t)(3 * H * 2 * P));
+        float *st = fnew((size_t)(H * 2 * P));
+        ttt_make(&c, &r, 1, T, H, F, 1, 16, 0);
+        CHECK(ttt_run(&ctx, &c, 0, o, st) == LATTN_OK, "ttt ref, 23 tokens");
+        a = c.a; a.T = 21; a.o = o2; a.st = s2;
+        CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_OK, "ttt dual, 21 tokens");
+        pos[0] = 5; a.T = 2; a.q += 21 * HF; a.k += 21 * HF; a.v += 21 * HF; a.lr += 21 * H; a.o = o2 + 21 * HF; a.s0 = s2; a.pos0 = pos;
+        CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_OK && rel_rms(o2, o, (size_t)(T * HF)) <= 1e-5 && rel_rms(s2, st, (size_t)(H * 2 * P)) <= 1e-5,
+              "ttt dual over 21 + 2 tokens = one call (%.3g, state %.3g)", rel_rms(o2, o, (size_t)(T * HF)), rel_rms(s2, st, (size_t)(H * 2 * P)));
+        a = c.a; a.offsets = off; a.n_seqs = 3; a.o = o2; a.st = s2; a.pos0 = NULL;
+        a.s0 = s2; memcpy(s2, c.a.s0, (size_t)(H * 2 * P) * sizeof(float));
+        memcpy(s2 + H * 2 * P, c.a.s0, (size_t)(H * 2 * P) * sizeof(float)); memcpy(s2 + 2 * H * 2 * P, c.a.s0, (size_t)(H * 2 * P) * sizeof(float));
+        poison(o2, (size_t)(T * HF));
+        CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_OK, "ttt dual with offsets");
+        for (sq = 0; sq < 3; sq++) {
+            lattn_ttt_args b1 = c.a;
+            int64_t L = off[sq + 1] - off[sq];
+            b1.T = L; b1.q += off[sq] * HF; b1.k += off[sq] * HF; b1.v += off[sq] * HF; b1.lr += off[sq] * H; b1.o = o; b1.st = st; b1.pos0 = NULL;
+            CHECK(lattn_ttt_ref(&ctx, &b1) == LATTN_OK && rel_rms(o2 + off[sq] * HF, o, (size_t)(L * HF)) <= 1e-5 &&
+                  rel_rms(s2 + sq * H * 2 * P, st, (size_t)(H * 2 * P)) <= 1e-5, "ttt offsets: sequence %lld = alone", (long long)sq);
+        }
+        ttt_free(&c); free(o); free(o2); free(s2); free(st);
+    }
+    {   /* threads: bit-identical */
+        ttt_case c;
+        const int64_t n = 2 * 40 * 4 * 16, ns = 2 * 4 * 2 * lattn_ttt_params(16, 1);
+        float *o1 = fnew((size_t)n), *o2 = fnew((size_t)n), *s1 = fnew((size_t)ns), *s2 = fnew((size_t)ns);
+        ttt_make(&c, &r, 2, 40, 4, 16, 1, 16, 1);
+        for (form = 1; form < 3; form++) {
+            ctx.n_threads = 1; ttt_run(&ctx, &c, form, o1, s1);
+            ctx.n_threads = 2; ttt_run(&ctx, &c, form, o2, s2);
+            CHECK(same_bits(o1, o2, (size_t)n) && same_bits(s1, s2, (size_t)ns), "ttt form %d: 1 and 2 threads bit-identical", form);
+        }
+        ctx.n_threads = 0;
+        /* errors: nothing written */
+        {
+            lattn_ttt_args a = c.a;
+            poison(o1, (size_t)n);
+            a.o = o1;
+            a.F = 0; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_SHAPE, "ttt F = 0");
+            a.F = 16; a.mini_batch = 0; CHECK(lattn_ttt_primal(&ctx, &a) == LATTN_E_SHAPE, "ttt mini_batch = 0");
+            a.mini_batch = 16; a.mlp = 2; CHECK(lattn_ttt_ref(&ctx, &a) == LATTN_E_SHAPE, "ttt mlp = 2");
+            a.mlp = 1; a.H = 0; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_SHAPE, "ttt H = 0");
+            a.H = 4; a.T = -1; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_SHAPE, "ttt T < 0");
+            a.T = 40; a.s0 = NULL; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_NULL, "ttt s0 NULL");
+            a.s0 = c.a.s0; a.lr = NULL; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_NULL, "ttt lr NULL");
+            a.lr = c.a.lr; c.p[4][3] = -0.5f; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_DOMAIN, "ttt tok < 0");
+            c.p[4][3] = NAN; CHECK(lattn_ttt_ref(&ctx, &a) == LATTN_E_DOMAIN, "ttt tok NaN");
+            c.p[4][3] = 0.5f; c.pos[1] = 16; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_DOMAIN, "ttt pos0 = b");
+            c.pos[1] = 0; a.B = (int64_t)1 << 62; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_OVERFLOW, "ttt size overflow");
+            a.B = 2; CHECK(lattn_ttt_step(&ctx, &a) == LATTN_E_SHAPE, "ttt step with T = 40");
+            CHECK(lattn_ttt_dual(&ctx, NULL) == LATTN_E_NULL, "ttt args NULL");
+            {
+                int64_t i, wrote = 0;
+                for (i = 0; i < n; i++) wrote += o1[i] == o1[i];
+                CHECK(wrote == 0, "ttt errors leave o unwritten (%lld written)", (long long)wrote);
+            }
+        }
+        ttt_free(&c); free(o1); free(o2); free(s1); free(s2);
+    }
+    /* the official code's outputs (float64): the layer loaded under the official names */
+    for (ci = 0; ci < 4; ci++) {
+        char path[256];
+        lattn_st_file f;
+        lattn_ttt_layer m;
+        const lattn_st_tensor *tx;
+        int64_t B, T, D, SF, H, F, P, s, h, nw = 0;
+        float *x, *y, *st, *wk, tok[16];
+        double *wy, *y64, *wf[4];
+        static const char *fin[4] = { "W1_final", "b1_final", "W2_final", "b2_final" };
+        size_t n;
+        snprintf(path, sizeof path, "tests/external/%s.safetensors", ext[ci]);
+        if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "cannot read %s", path); continue; }
+        CHECK(lattn_ttt_layer_load_st(&ctx, &m, &f, "") == LATTN_OK, "ttt load %s: %s", ext[ci], lattn_ctx_error(&ctx));
+        tx = lattn_st_find(&f, "hidden_states");
+        B = tx->shape[0]; T = tx->shape[1]; D = tx->shape[2]; n = (size_t)(B * T * D);
+        H = m.cfg.H; F = D / H; P = lattn_ttt_params(F, m.cfg.mlp); SF = lattn_ttt_state_floats(&m.cfg);
+        CHECK(m.cfg.mlp == (ci >= 2) && m.cfg.mini_batch == 16 && H == 4, "ttt %s configuration from the shapes", ext[ci]);
+        x = tensor_f32(&f, "hidden_states"); wy = tensor_f64(&f, "y", NULL);
+        for (s = 0; s < 4; s++) wf[s] = tensor_f64(&f, fin[s], NULL);
+        y = fnew(n); y64 = (double *)malloc(n * sizeof(double)); st = fnew((size_t)(B * SF)); wk = fnew((size_t)P);
+        for (s = 0; s < 16; s++) tok[s] = fmaxf(0.0f, 1.0f / (float)(s + 1) + m.tok_idx[s]);
+        for (form = 0; form < 4; form++) {
+            double ew = 0, dw = 0;
+            int64_t t;
+            for (s = 0; s < B; s++) lattn_ttt_layer_state_init(&m, st + s * SF);
+            poison(y, n);
+            if (form == 0) CHECK(lattn_ttt_layer_forward_ref(&ctx, &m, B, T, x, y, st, y64) == LATTN_OK, "ttt layer ref");
+            else if (form < 3) CHECK(lattn_ttt_layer_forward(&ctx, &m, B, T, x, y, st, form == 2) == LATTN_OK, "ttt layer forward");
+            else {
+                float *xb = fnew((size_t)(B * D)), *yb = fnew((size_t)(B * D));
+                for (t = 0; t < T; t++) {
+                    for (s = 0; s < B; s++) memcpy(xb + s * D, x + (s * T + t) * D, (size_t)D * sizeof(float));
+                    CHECK(lattn_ttt_layer_step(&ctx, &m, B, xb, yb, st) == LATTN_OK, "ttt layer step");
+                    for (s = 0; s < B; s++) memcpy(y + (s * T + t) * D, yb + s * D, (size_t)D * sizeof(float));
+                }
+                free(xb); free(yb);
+            }
+            for (s = 0; s < B; s++)   /* the fast weights after the last token against W1_final, ... */
+                for (h = 0; h < H; h++) {
+                    int64_t i, k, off = 0, F1 = m.cfg.mlp ? 4 * F : F;
+                    const int64_t sz[4] = { F * F1, F1, F1 * F, F };
+                    lattn_ttt_weights(F, m.cfg.mlp, tok, (int64_t)st[s * SF + SF - 1], st + s * SF + h * 2 * P, wk);
+                    for (k = 0; k < (m.cfg.mlp ? 4 : 2); off += sz[k], k++)
+                        for (i = 0; i < sz[k]; i++) {
+                            double d = wk[off + i] - wf[k][(s * H + h) * sz[k] + i];
+                            ew += d * d; dw += wf[k][(s * H + h) * sz[k] + i] * wf[k][(s * H + h) * sz[k] + i];
+                        }
+                    nw++;
+                }
+            CHECK(rel_rms_d(y, wy, n) <= (form ? 1e-5 : 1e-6) && sqrt(ew / dw) <= (form ? 1e-5 : 1e-6),
+                  "ttt %s form %d = the official layer: y %.3g, final weights %.3g", ext[ci], form, rel_rms_d(y, wy, n), sqrt(ew / dw));
+            if (form == 0) {
+                double num = 0, den = 0;
+                size_t i;
+                for (i = 0; i < n; i++) { num += (y64[i] - wy[i]) * (y64[i] - wy[i]); den += wy[i] * wy[i]; }
+                CHECK(sqrt(num / den) <= 1e-10, "ttt %s _ref (double) = the official float64 output: %.3g", ext[ci], sqrt(num / den));
+                if (getenv("LATTN_TEST_VERBOSE")) printf("  ttt %s: _ref in double %.3g, float32 %.3g\n", ext[ci], sqrt(num / den), rel_rms_d(y, wy, n));
+            }
+        }
+        (void)nw;
+        for (s = 0; s < 4; s++) free(wf[s]);
+        free(x); free(wy); free(y); free(y64); free(st); free(wk);
+        lattn_ttt_layer_free(&ctx, &m);
+        lattn_st_free(&ctx, &f);
+    }
+    {   /* the layer: forms against _ref (gate on, TTT-MLP and -Linear), state carried across calls,
+           weights round trip, errors, failing allocations */
+        for (mlp = 0; mlp < 2; mlp++) {
+            lattn_ttt_config cf = lattn_ttt_config_default();
+            lattn_ttt_layer m, m2;
+            const int64_t B = 2, T = g_quick ? 21 : 37, D = 24, T1 = 19;
+            int64_t SF, s, t, i;
+            float *x, *y0, *y1, *s0, *s1, *xb, *yb;
+            unsigned char *blob = NULL;
+            size_t nb = 0;
+            lattn_st_file f;
+            int fl = 0;
+            cf.D = D; cf.H = 3; cf.mini_batch = 8; cf.mlp = mlp; cf.use_gate = 1; cf.base_lr = 0.7; cf.rope_theta = 500.0;
+            CHECK(lattn_ttt_layer_init(&ctx, &m, &cf, 7 + mlp) == LATTN_OK, "ttt layer init");
+            {   /* weights of a trained scale, not the init's 0.02 */
+                float *mats[6];
+                mats[0] = m.q_w; mats[1] = m.k_w; mats[2] = m.v_w; mats[3] = m.o_w; mats[4] = m.g_w; mats[5] = m.W1;
+                for (i = 0; i < 6; i++) lattn_rng_fill_normal(&r, mats[i], (size_t)(i < 5 ? D * D : cf.H * 8 * (mlp ? 32 : 8)), 0.0f, (float)(1.0 / sqrt((double)(i < 5 ? D : 8))));
+                if (mlp) lattn_rng_fill_normal(&r, m.W2, (size_t)(cf.H * 32 * 8), 0.0f, (float)(1.0 / sqrt(32.0)));
+                lattn_rng_fill_normal(&r, m.lr_w, (size_t)(cf.H * D), 0.0f, 0.3f);
+                lattn_rng_fill_normal(&r, m.tok_idx, 8, 0.0f, 0.2f);
+                m.tok_idx[2] = -0.9f;                    /* tok_2 clamps to 0 */
+                lattn_rng_fill_uniform(&r, m.ln_w, (size_t)(cf.H * 8), 0.7f, 1.3f);
+                lattn_rng_fill_uniform(&r, m.b1, (size_t)(cf.H * (mlp ? 32 : 8)), -0.3f, 0.3f);
+                lattn_rng_fill_uniform(&r, m.post_b, (size_t)D, -0.3f, 0.3f);
+            }
+            SF = lattn_ttt_state_floats(&cf);
+            CHECK(SF == 3 * 2 * lattn_ttt_params(8, mlp) + 1, "ttt layer state floats");
+            x = fnormal(&r, (size_t)(B * T * D)); y0 = fnew((size_t)(B * T * D)); y1 = fnew((size_t)(B * T * D));
+            s0 = fnew((size_t)(B * SF)); s1 = fnew((size_t)(B * SF)); xb = fnew((size_t)(B * D)); yb = fnew((size_t)(B * D));
+            for (s = 0; s < B; s++) lattn_ttt_layer_state_init(&m, s0 + s * SF);
+            CHECK(lattn_ttt_layer_forward_ref(&ctx, &m, B, T, x, y0, s0, NULL) == LATTN_OK, "ttt layer ref: %s", lattn_ctx_error(&ctx));
+            for (form = 0; form < 3; form++) {
+                poison(y1, (size_t)(B * T * D));
+                if (form < 2) CHECK(lattn_ttt_layer_forward(&ctx, &m, B, T, x, y1, NULL, form) == LATTN_OK, "ttt layer forward");
+                if (form < 2) {   /* T1 tokens, then the rest from the carried state */
+                    float *x2 = fnew((size_t)(B * T * D)), *y2 = fnew((size_t)(B * T * D));
+                    for (s = 0; s < B; s++) lattn_ttt_layer_state_init(&m, s1 + s * SF);
+                    for (s = 0; s < B; s++) {
+                        memcpy(x2 + s * T1 * D, x + s * T * D, (size_t)(T1 * D) * sizeof(float));
+                        memcpy(x2 + (B * T1 + s * (T - T1)) * D, x + (s * T + T1) * D, (size_t)((T - T1) * D) * sizeof(float));
+                    }
+                    lattn_ttt_layer_forward(&ctx, &m, B, T1, x2, y2, s1, form);
+                    lattn_ttt_layer_forward(&ctx, &m, B, T - T1, x2 + B * T1 * D, y2 + B * T1 * D, s1, form);
+                    for (s = 0; s < B; s++) {
+                        double e1 = rel_rms(y2 + s * T1 * D, y0 + s * T * D, (size_t)(T1 * D));
+                        double e2 = rel_rms(y2 + (B * T1 + s * (T - T1)) * D, y0 + (s * T + T1) * D, (size_t)((T - T1) * D));
+                        CHECK(e1 <= 1e-5 && e2 <= 1e-5, "ttt layer %s form %d: %lld + %lld tokens across calls = _ref (%.3g, %.3g)",
+                              mlp ? "mlp" : "linear", form, (long long)T1, (long long)(T - T1), e1, e2);
+                    }
+                    CHECK(rel_rms(s1, s0, (size_t)(B * SF)) <= 1e-5, "ttt layer form %d: state after two calls = _ref's", form);
+                    free(x2); free(y2);
+                } else {
+                    for (s = 0; s < B; s++) lattn_ttt_layer_state_init(&m, s1 + s * SF);
+                    for (t = 0; t < T; t++) {
+                        for (s = 0; s < B; s++) memcpy(xb + s * D, x + (s * T + t) * D, (size_t)D * sizeof(float));
+                        lattn_ttt_layer_step(&ctx, &m, B, xb, yb, s1);
+                        for (s = 0; s < B; s++) memcpy(y1 + (s * T + t) * D, yb + s * D, (size_t)D * sizeof(float));
+                    }
+                    CHECK(rel_rms(s1, s0, (size_t)(B * SF)) <= 1e-5, "ttt layer steps: state = _ref's");
+                }
+                CHECK(rel_rms(y1, y0, (size_t)(B * T * D)) <= 1e-5, "ttt layer %s form %d = _ref: %.3g", mlp ? "mlp" : "linear", form,
+                      rel_rms(y1, y0, (size_t)(B * T * D)));
+            }
+            /* weights round trip */
+            CHECK(lattn_ttt_layer_serialize(&ctx, &m, &blob, &nb) == LATTN_OK && lattn_st_parse(&ctx, blob, nb, &f) == LATTN_OK,
+                  "ttt layer serialize: %s", lattn_ctx_error(&ctx));
+            CHECK(lattn_ttt_layer_load_st(&ctx, &m2, &f, "") == LATTN_OK && m2.n_params == m.n_params && m2.cfg.base_lr == 0.7 &&
+                  m2.cfg.rope_theta == 500.0 && m2.cfg.use_gate == 1 && m2.cfg.mlp == mlp &&
+                  memcmp(m2.arena, m.arena, m.n_params * sizeof(float)) == 0, "ttt layer weights round trip");
+            lattn_ttt_layer_free(&ctx, &m2);
+            {   /* a misshapen tensor: LATTN_E_FORMAT, nothing kept */
+                lattn_st_tensor *tt = (lattn_st_tensor *)(void *)lattn_st_find(&f, "ttt_norm_bias");
+                tt->shape[1] = 7;
+                CHECK(lattn_ttt_layer_load_st(&ctx, &m2, &f, "") == LATTN_E_FORMAT && m2.arena == NULL, "ttt layer load: misshapen tensor");
+                tt->shape[1] = 8;
+                CHECK(lattn_ttt_layer_load_st(&ctx, &m2, &f, "model.") == LATTN_E_FORMAT, "ttt layer load: missing tensors");
+            }
+            lattn_st_free(&ctx, &f); lattn_free(&ctx, blob);
+            /* errors */
+            poison(y1, (size_t)(B * T * D));
+            s1[SF - 1] = 8.0f; CHECK(lattn_ttt_layer_forward(&ctx, &m, B, T, x, y1, s1, 0) == LATTN_E_DOMAIN, "ttt layer: state position = b");
+            s1[SF - 1] = 1.5f; CHECK(lattn_ttt_layer_forward_ref(&ctx, &m, B, T, x, y1, s1, NULL) == LATTN_E_DOMAIN, "ttt layer: fractional position");
+            s1[SF - 1] = 0.0f;
+            CHECK(lattn_ttt_layer_forward(&ctx, &m, 0, T, x, y1, s1, 0) == LATTN_E_SHAPE, "ttt layer: B = 0");
+            CHECK(lattn_ttt_layer_forward(&ctx, &m, B, T, NULL, y1, s1, 0) == LATTN_E_NULL, "ttt layer: x NULL");
+            CHECK(lattn_ttt_layer_step(&ctx, &m, B, x, y1, NULL) == LATTN_E_NULL, "ttt layer step: state NULL");
+            CHECK(rel_rms(y1, y1, 1) == HUGE_VAL && rel_rms(y1 + B * T * D - 1, y1, 1) == HUGE_VAL, "ttt layer errors leave y unwritten");
+            cf.H = 5; CHECK(lattn_ttt_layer_init(&ctx, &m2, &cf, 1) == LATTN_E_SHAPE && m2.arena == NULL, "ttt layer: H does not divide D");
+            cf.H = 8; CHECK(lattn_ttt_layer_init(&ctx, &m2, &cf, 1) == LATTN_E_SHAPE, "ttt layer: odd head width (RoPE pairs)");
+            cf.H = 3; cf.mini_batch = 0; CHECK(lattn_ttt_layer_init(&ctx, &m2, &cf, 1) == LATTN_E_SHAPE, "ttt layer: mini_batch 0");
+            CHECK(lattn_ttt_state_floats(&cf) == -1, "ttt state floats of a bad configuration");
+            CHECK(fail_each_alloc(ttt_layer_alloc_run_fn, &m, 12, &fl) == 0 && fl >= 2, "ttt layer: failing allocations (%d)", fl);
+            lattn_ttt_layer_free(&ctx, &m);
+            free(x); free(y0); free(y1); free(s0); free(s1); free(xb); free(yb);
+        }
+        {   /* the published configurations' state: TTT-Linear 1b (32 heads of 64), per layer */
+            lattn_ttt_config cf = lattn_ttt_config_default();
+            CHECK(lattn_ttt_state_floats(&cf) == 32 * 2 * (64 * 64 + 64) + 1, "ttt 1b state per layer");
+        }
+    }
+    (void)bi;
+}
+
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
-        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }
+        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
