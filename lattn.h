@@ -463,6 +463,8 @@ LATTN_API lattn_status lattn_tile_reduce(lattn_tiler *t, lattn_tile *dst, const 
    squares of each partition's row into dst [np][1], one pass. */
 LATTN_API lattn_status lattn_tile_sumsq(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src);
 LATTN_API lattn_status lattn_tile_memset(lattn_tiler *t, lattn_tile *dst, float value);
+/* GpSimd iota: dst[p][f] = base + cp·p + cf·f (the index patterns constant masks are built from). */
+LATTN_API lattn_status lattn_tile_iota(lattn_tiler *t, lattn_tile *dst, float base, int cp, int cf);
 /* affine_select: dst[p][f] = (f - p >= shift) ? src[p][f] : fill  (selects, never multiplies,
    so NaN above the kept triangle cannot leak). shift = 0 keeps f >= p. */
 LATTN_API lattn_status lattn_tile_select_tri(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
@@ -2915,6 +2917,16 @@ LATTN__DEF lattn_status lattn_tile_memset(lattn_tiler *t, lattn_tile *dst, float
     return LATTN_OK;
 }
 
+LATTN__DEF lattn_status lattn_tile_iota(lattn_tiler *t, lattn_tile *dst, float base, int cp, int cf) {
+    int p, f;
+    if (!t) return LATTN_E_NULL;
+    LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "iota"));
+    for (p = 0; p < dst->np; p++)
+        for (f = 0; f < dst->nf; f++) dst->data[(size_t)p * dst->ld + f] = base + (float)cp * (float)p + (float)cf * (float)f;
+    lattn__count_vec(t, dst, &t->st.gpsimd_ops);
+    return LATTN_OK;
+}
+
 /* First kept column of row p for the affine predicate c0 + cp·p + cf·f >= 0 (cf > 0), or one past the
    last kept one (cf < 0), clamped to [0, nf]; cf = 0 keeps every column or none. */
 static int lattn__affine_edge(int64_t c0, int cp, int cf, int p, int nf) {
@@ -4515,6 +4527,13 @@ LATTN__DEF lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a
      13    dma_store O
      14-15 matmul(stat=K rows, mov=V) -> ΔS; S += ΔS  (per kt; the only sequential dependency)
    V wider than the moving limit (512) runs in column blocks.
+   Fixed decays (g_gamma: retention, the Laplace mixer; spec sbuf_tiler.md §5.2) keep per head three
+   resident tiles built once (iota, exp, select: 7 instructions): Mt[c][r] = γ^{r-c} (r >= c, else 0),
+   qd[r] = γ^{r+1}, w[c] = γ^{C-1-c}. Step 9 becomes Pᵀ = Aᵀ ⊙ Mt, step 11 writes its own PSUM tile
+   Ox and step 12 is O = Ox ⊙ qd + Oi (one scalar_tensor_tensor), and the state update uses
+   Kw = K ⊙ w and S = γ^L S + ΔS: 16 instructions per (head, chunk) on trn2, the spec's 17 without
+   F14 (the checkpoint of S for a backward pass, which lattn does not have). A ragged last chunk of
+   L < C tokens builds its own w = γ^{L-1-c} (2 instructions).
    Gated chunks add (Gr = the gate rows, [L][1] per head or [L][K] per key, clamped on load):
      cumsums as matmuls with constant 0/1 tiles: b rows = Uᵀ·Gr, b columns bᵀ = Grᵀ·U (per head:
      b row [1][L], broadcast to [K][L] by a 1-row matmul), b_last rows = 1ᵀ·Gr (U[c][r] = c <= r);
@@ -4529,15 +4548,19 @@ LATTN__DEF lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a
 typedef struct lattn__la_tiles {
     lattn_tile qr, kr, vr, pt, ob, dcol, tp, at, op, ds;
     lattn_tile qc[LATTN__LA_MAX_KT], kc[LATTN__LA_MAX_KT], s[LATTN__LA_MAX_KT];
-    /* gated only */
+    /* gated only (kd also with fixed decays: the decayed key rows) */
     lattn_tile U, one, gr, gb, wd, kd, brow, erow, dmask, xq, xk, el, gp, bm;
+    /* fixed decays only: per head of the work item Mt = γ^{r-c} (r >= c), and the columns qd = γ^{r+1}
+       and w = γ^{C-1-c} (wr: the ragged last chunk's), the inter-chunk product ox */
+    lattn_tile mt[2], qd, wc, wr, ox;
     lattn_tile qt[LATTN__LA_MAX_KT], bt[LATTN__LA_MAX_KT];
 } lattn__la_tiles;
 /* C chunk; kp partitions per K' tile, nkt tiles; vw value columns per work item (all of V, or 64
    on a gpu where each block owns a slice of V as fla's kernels do), Vn = vw + 1 when normalising
    (the ones column), vb the moving-size block of a matmul; hb heads per work item; gate kind and
-   gate columns per token Kg (1 per head, K' per key). */
-typedef struct lattn__la_plan { int C, kp, nkt, vb, Vn, vw, Kf, hb, gate, Kg; } lattn__la_plan;
+   gate columns per token Kg (1 per head, K' per key); fixed: the fixed per-head decays (g_gamma),
+   run with gate = none and the resident decay tiles. */
+typedef struct lattn__la_plan { int C, kp, nkt, vb, Vn, vw, Kf, hb, gate, Kg, fixed; } lattn__la_plan;
 
 static int lattn__kw(const lattn__la_plan *p, int kt) { return LATTN__MIN(p->kp, p->Kf - kt * p->kp); }
 /* gate columns of partition tile kt (per key) or the single gate column (per head) */
@@ -4574,6 +4597,12 @@ static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *
         LATTN__PLAN(&x->kc[kt], 0, lattn__kw(p, kt), p->C);
         LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), p->Vn * p->hb);    /* one state per head of the block */
         if (p->gate) { LATTN__PLAN(&x->qt[kt], 0, lattn__kw(p, kt), p->C); LATTN__PLAN(&x->bt[kt], 0, lattn__kw(p, kt), p->C); }
+    }
+    if (p->fixed) {
+        for (kt = 0; kt < p->hb; kt++) LATTN__PLAN(&x->mt[kt], 0, p->C, p->C);
+        LATTN__PLAN(&x->qd, 0, p->C, p->hb); LATTN__PLAN(&x->wc, 0, p->C, p->hb);
+        LATTN__PLAN(&x->wr, 0, p->C, 1);     LATTN__PLAN(&x->kd, 0, p->C, p->Kf);
+        LATTN__PLAN(&x->ox, 1, p->C, p->vb);
     }
     if (p->gate) {
         LATTN__PLAN(&x->U, 0, p->C, p->C);    LATTN__PLAN(&x->one, 0, p->C, LATTN__MAX(p->C, p->kp));
@@ -4715,6 +4744,10 @@ static lattn_status lattn__la_scores_key(lattn_tiler *t, lattn__la_tiles *x, con
 /* One (sequence, block of hb heads) on one tiler: chunks outer, heads inner, so the rows the DMA
    reads for consecutive heads are neighbours in memory. Head j's state is columns [j·Vn, (j+1)·Vn)
    of the state tiles. */
+/* The clamped log decay of head h when the decays are fixed (g_gamma). */
+static float lattn__la_fixed_log(const lattn_la_args *a, int64_t h) {
+    return a->g_gamma[h] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : a->g_gamma[h];
+}
 static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
                                           const lattn_la_args *a, const lattn__la_in *in, float s,
                                           int64_t tok0, int64_t len, int64_t sq, int64_t h0, int nh,
@@ -4735,12 +4768,23 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
             }
         }
     if (a->normalize) { v1 = lattn_tile_view(&x->vr, 0, p->C, V, 1); LATTN__TRY(lattn_tile_memset(t, &v1, 1.0f)); }
+    for (j = 0; p->fixed && j < nh; j++) {   /* the resident decay tiles of each head (7 instructions) */
+        const float lg = lattn__la_fixed_log(a, h0 + j);
+        v1 = lattn_tile_view(&x->qd, 0, p->C, j, 1); v2 = lattn_tile_view(&x->wc, 0, p->C, j, 1);
+        LATTN__TRY(lattn_tile_iota(t, &x->mt[j], 0.0f, -1, 1));                             /* r - c */
+        LATTN__TRY(lattn_tile_act(t, &x->mt[j], &x->mt[j], LATTN_ACT_EXP, lg, 0.0f));
+        LATTN__TRY(lattn_tile_select_tri(t, &x->mt[j], &x->mt[j], 0, 0.0f));                /* γ^{r-c}, r >= c */
+        LATTN__TRY(lattn_tile_iota(t, &v1, 1.0f, 1, 0));
+        LATTN__TRY(lattn_tile_act(t, &v1, &v1, LATTN_ACT_EXP, lg, 0.0f));                    /* γ^{r+1} */
+        LATTN__TRY(lattn_tile_iota(t, &v2, (float)(p->C - 1), -1, 0));
+        LATTN__TRY(lattn_tile_act(t, &v2, &v2, LATTN_ACT_EXP, lg, 0.0f));                    /* γ^{C-1-c} */
+    }
     for (c0 = 0; c0 < len; c0 += p->C)
         for (j = 0; j < nh; j++) {
             int L = (int)LATTN__MIN((int64_t)p->C, len - c0), vb0, so = j * p->Vn;
             int64_t tok = tok0 + c0, h = h0 + j;
             lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), pt = lattn_tile_view(&x->pt, 0, L, 0, L);
-            const lattn_tile *krows = p->gate ? &x->kd : &x->kr;   /* keys as the state update sees them */
+            const lattn_tile *krows = p->gate || p->fixed ? &x->kd : &x->kr;   /* keys as the state update sees them */
             v1 = lattn_tile_view(&x->qr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->q + tok * ldq + h * p->Kf, ldq));
             v1 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->k + tok * ldq + h * p->Kf, ldq));
             v1 = lattn_tile_view(&x->vr, 0, L, 0, V); LATTN__TRY(lattn_dma_load(t, &v1, a->v + (tok * H + h) * VS + v0, H * VS));
@@ -4765,7 +4809,10 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                     v2 = lattn_tile_view(p->gate ? &x->qt[kt] : &x->qc[kt], 0, lattn__kw(p, kt), 0, L);
                     LATTN__TRY(lattn_matmul(t, &at, &v1, &v2, kt > 0));                     /* Aᵀ = K Qᵀ s */
                 }
-                if (p->gate) {           /* Pᵀ = Aᵀ ⊙ e^{b_r - b_c}, exponent -inf above the diagonal */
+                if (p->fixed) {          /* Pᵀ = Aᵀ ⊙ Mt (zero above the diagonal) */
+                    v1 = lattn_tile_view(&x->mt[j], 0, L, 0, L);
+                    LATTN__TRY(lattn_tile_tt(t, &pt, &at, &v1, LATTN_TOP_MUL));
+                } else if (p->gate) {    /* Pᵀ = Aᵀ ⊙ e^{b_r - b_c}, exponent -inf above the diagonal */
                     lattn_tile bm = lattn_tile_view(&x->bm, 0, L, 0, L), dm = lattn_tile_view(&x->dmask, 0, L, 0, L);
                     v1 = lattn_tile_view(&x->one, 0, 1, 0, L); v2 = lattn_tile_view(&x->brow, 0, 1, 0, L);
                     LATTN__TRY(lattn_matmul(t, &bm, &v1, &v2, 0));                          /* [c][r] = b_r */
@@ -4782,14 +4829,19 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                 int w = LATTN__MIN(p->vb, Vn - vb0);
                 lattn_tile op = lattn_tile_view(&x->op, 0, L, 0, w);
                 v1 = lattn_tile_view(&x->vr, 0, L, vb0, w);
+                lattn_tile ox = lattn_tile_view(p->fixed ? &x->ox : &x->op, 0, L, 0, w);
+                v1 = lattn_tile_view(&x->vr, 0, L, vb0, w);
                 LATTN__TRY(lattn_matmul(t, &op, &pt, &v1, LATTN_MM_CAUSAL));                 /* intra */
                 for (kt = 0; kt < p->nkt; kt++) {
                     v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), 0, L);
                     v3 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so + vb0, w);
-                    LATTN__TRY(lattn_matmul(t, &op, &v2, &v3, 1));                           /* inter */
+                    LATTN__TRY(lattn_matmul(t, &ox, &v2, &v3, p->fixed ? kt > 0 : 1));       /* inter */
                 }
                 v1 = lattn_tile_view(&x->ob, 0, L, vb0, w);
-                LATTN__TRY(lattn_tile_copy(t, &v1, &op));
+                if (p->fixed) {                                                              /* O = Ox ⊙ qd + Oi */
+                    v2 = lattn_tile_view(&x->qd, 0, L, j, 1);
+                    LATTN__TRY(lattn_tile_stt(t, &v1, &ox, &v2, 0.0f, &op));
+                } else LATTN__TRY(lattn_tile_copy(t, &v1, &op));
             }
             if (a->normalize) {          /* O[:, :V] / (O[:, V] + eps) */
                 lattn_tile dc = lattn_tile_view(&x->dcol, 0, L, 0, 1);
@@ -4800,6 +4852,16 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
             }
             v1 = lattn_tile_view(&x->ob, 0, L, 0, V);
             LATTN__TRY(lattn_dma_store(t, a->o + (tok * H + h) * VS + v0, H * VS, &v1));
+            if (p->fixed) {                  /* Kw = K ⊙ γ^{L-1-c} (a ragged last chunk builds its own column) */
+                v2 = lattn_tile_view(&x->wc, 0, L, j, 1);
+                if (L < p->C) {
+                    v2 = lattn_tile_view(&x->wr, 0, L, 0, 1);
+                    LATTN__TRY(lattn_tile_iota(t, &v2, (float)(L - 1), -1, 0));
+                    LATTN__TRY(lattn_tile_act(t, &v2, &v2, LATTN_ACT_EXP, lattn__la_fixed_log(a, h), 0.0f));
+                }
+                v1 = lattn_tile_view(&x->kd, 0, L, 0, p->Kf); v3 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
+                LATTN__TRY(lattn_tile_ts(t, &v1, &v3, &v2, 0.0f, LATTN_TOP_MUL));
+            }
             for (kt = 0; kt < p->nkt; kt++) {
                 int kw = lattn__kw(p, kt);
                 lattn_tile el = lattn_tile_view(&x->el, 0, kw, 0, 1);
@@ -4815,6 +4877,8 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                     v3 = lattn_tile_view(&x->s[kt], 0, kw, so + vb0, w);
                     LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, 0));                           /* ΔS = Kᵀ V */
                     if (p->gate) LATTN__TRY(lattn_tile_stt(t, &v3, &v3, &el, 0.0f, &ds));  /* S = e^{b_last} S + ΔS */
+                    else if (p->fixed)                                                       /* S = γ^L S + ΔS */
+                        LATTN__TRY(lattn_tile_stt(t, &v3, &v3, NULL, expf((float)L * lattn__la_fixed_log(a, h)), &ds));
                     else LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));        /* S += ΔS */
                 }
             }
@@ -4834,7 +4898,7 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
 
 /* Tile plan from the profile: chunk C, partition tiles of K', value blocks of the moving limit. */
 static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile *pr, int chunk, int64_t Kf,
-                                        int64_t V, int64_t H, int normalize, int gate, lattn__la_plan *p) {
+                                        int64_t V, int64_t H, int normalize, int gate, int fixed, lattn__la_plan *p) {
     int64_t plim = pr->partitions > 0 ? pr->partitions : INT32_MAX, kp = Kf;
     if (chunk < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk = %d", chunk);
     p->C = chunk > 0 ? chunk : pr->default_chunk;
@@ -4856,7 +4920,8 @@ static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile 
     /* heads per work item: a gpu runs one head per block (CTA); elsewhere up to 2 heads share a tiler
        (fixed by the shape, never by the thread count) */
     p->hb = pr->kind == LATTN_DEV_GPU ? 1 : (int)LATTN__MIN(H, 2);
-    p->gate = gate;
+    p->fixed = fixed;
+    p->gate = fixed ? LATTN__GATE_NONE : gate;
     p->Kg = gate == LATTN__GATE_KEY ? p->Kf : 1;
     return LATTN_OK;
 }
@@ -4927,7 +4992,7 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
     const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_chunk", a, &dm));
     memset(&plan, 0, sizeof plan);
-    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->H, a->normalize, dm.gate, &plan));
+    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->H, a->normalize, dm.gate, a->g_gamma && !a->g && !a->gk, &plan));
     nblk = (a->H + plan.hb - 1) / plan.hb;
     nvb = (a->V + plan.vw - 1) / plan.vw;
     LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_chunk"));
@@ -5542,7 +5607,7 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a,
     /* The WY kernel keeps ~20 tiles live per head; a GPU block's 227 KB of shared memory holds them
        at C = 32 (fla's C = 64 spreads the same work over five kernels), so that is the GPU default. */
     if (chunk == 0 && pr->kind == LATTN_DEV_GPU) chunk = 32;
-    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, 1, 0, 0, &plan.la));
+    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, 1, 0, 0, 0, &plan.la));
     plan.P = (int)dm.P; plan.own_e = a->e != NULL; plan.keyed = a->gk != NULL;
     plan.pair = pr->kind != LATTN_DEV_GPU && plan.la.C % 32 == 0 && (pr->partitions <= 0 || 2 * plan.la.C <= pr->partitions);
     nvb = (a->V + plan.la.vw - 1) / plan.la.vw;

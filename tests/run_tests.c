@@ -1003,6 +1003,36 @@ static void test_la(void) {
         free(o1); free(h1); free(z1);
         la_free(&c);
     }
+    /* the Laplace mixer (fixed decays) on trn2 is spec §5.2 chunk for chunk: 3 loads, transpose +
+       copy of Q and K, Aᵀ, Pᵀ = Aᵀ ⊙ Mt, intra, inter, O = Ox ⊙ qd + Oi, store, Kw = K ⊙ w, ΔS,
+       S = γ^C S + ΔS: 16 per (head, chunk), the spec's 17 without F14 (the training checkpoint
+       store; lattn has no backward); per head 7 setup instructions build the resident Mt, qd, w
+       (iota, exp, select; iota, exp; iota, exp) and one zeroes the state; ≤ 5 PSUM banks; HBM bytes
+       are the spec's §5.4 bf16 figures times 2 (lattn streams fp32). A ragged last chunk (T = 300)
+       adds its own w column (2 instructions) and stays equal to _ref. */
+    {
+        la_case c;
+        float *o0, *o1, *h0, *h1, *z0, *z1, gg[2];
+        int64_t T = 2 * 128 + 44, H = 2, N = 3;
+        la_make(&c, &r, 1, T, H, 96, 192, LATTN_FMAP_IDENTITY, 0, 0, 0);
+        lattn_retention_decay(H, gg);
+        c.a.g_gamma = gg;
+        o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
+        la_run(&ctx, &c, 0, 0, o0, h0, z0);
+        ctx.profile = lattn_profile_trn2();
+        memset(&ctx.stats, 0, sizeof ctx.stats);
+        CHECK(la_run(&ctx, &c, 2, 128, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 && rel_rms(h1, h0, c.ns) <= 1e-5,
+              "fixed decays on trn2 = _ref: o %g ht %g", rel_rms(o1, o0, c.no), rel_rms(h1, h0, c.ns));
+        CHECK(ctx.stats.instructions == (uint64_t)(H * N * 16 + H * (7 + 1 + 1) + H * 2),
+              "trn2 fixed decays: 16 per (head, chunk) + setup: %llu", (unsigned long long)ctx.stats.instructions);
+        CHECK(ctx.stats.unrolled_steps == (uint64_t)(H * N) && ctx.stats.psum_peak_banks <= 5 && ctx.stats.matmuls == (uint64_t)(H * N * 4),
+              "trn2 fixed decays: bodies, PSUM banks (%llu), matmuls", (unsigned long long)ctx.stats.psum_peak_banks);
+        CHECK(ctx.stats.dma_in_bytes == 4ull * (uint64_t)(T * H * (96 + 96 + 192)) && ctx.stats.dma_out_bytes == 4ull * (uint64_t)(T * H * 192 + H * 96 * 192),
+              "trn2 fixed decays: HBM bytes");
+        ctx.profile = NULL;
+        free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
+        la_free(&c);
+    }
     /* determinism across threads, causality, NaN isolation */
     {
         la_case c;
