@@ -16,7 +16,7 @@ LDLIBS  ?= -lm
 ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
 
 TESTS    = $(BUILD)/run_tests
-EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check
+EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/tiler_sweep $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check
 BENCH    = $(BUILD)/bench
 
 .PHONY: all test test-quick demo bench examples clean compile-check fuzz fuzz-replay reference reference-check conformance

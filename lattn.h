@@ -238,6 +238,13 @@ typedef struct lattn_dev_profile {
     int    mm_kmax, mm_mmax, mm_nmax;   /* TensorE limits 128 / 128 / 512; 0 = unlimited */
     int    transpose_max;               /* 128; 0 = transposes are free (a load layout, gpu) */
     int    default_chunk;               /* 128 neuron, 64 gpu, 32 cpu (fastest measured) */
+    /* the compiler-side model of spec §6 [model: calibrated, not measured; 0 = off] */
+    uint64_t graph_limit_instr;         /* instructions of one layer's graph (trn: 24576) */
+    uint64_t graph_limit_unrolled;      /* unrolled chunk bodies of one layer's graph (trn: 48) */
+    int    spill;                       /* 1: an SBUF request over capacity spills to HBM and is
+                                           counted (spill_bytes, refill_bytes); 0: LATTN_E_SBUF_FULL */
+    int    stream_bytes;                /* bytes per element of streamed activations in the DMA and
+                                           SBUF accounting: 4 (fp32, default), 2 (bf16 streams) */
 } lattn_dev_profile;
 
 LATTN_API const lattn_dev_profile *lattn_profile_cpu(void);
@@ -260,7 +267,13 @@ typedef struct lattn_tiler_stats {
     uint64_t sbuf_peak_bytes_per_partition, sbuf_peak_bytes_total;
     uint64_t psum_peak_banks, live_tiles_peak;
     uint64_t util_partitions, util_operands; /* partition_util = util_partitions/(128·util_operands) */
+    uint64_t spill_bytes;               /* bytes of tiles placed in HBM because SBUF was full */
+    uint64_t refill_bytes;              /* bytes engines moved between HBM and SBUF for spilled tiles
+                                           (every operand use: reads and writes together) */
 } lattn_tiler_stats;
+/* The compiler-capacity verdict of spec §6.3 for a report: instructions or unrolled bodies over the
+   profile's limits (0 when the profile sets none). */
+LATTN_API int lattn_tiler_graph_overflow(const lattn_tiler_stats *s, const lattn_dev_profile *p);
 
 /* ================================================================================================ */
 /* >>ctx                                                                                            */
@@ -391,6 +404,8 @@ typedef struct lattn_tile {
     size_t off;             /* SBUF: free-byte offset in every partition; PSUM: bank index */
     float *data;            /* host backing store: row p is partition p0 + p */
     int    slot;            /* allocator slot (-1 for a view) */
+    int    esz;             /* bytes per element in the accounting (4; a stream tile: profile stream_bytes) */
+    int    spilled;         /* 1: over SBUF capacity, held in HBM (profile spill) */
 } lattn_tile;
 
 typedef struct lattn_tiler lattn_tiler;
@@ -416,6 +431,9 @@ LATTN_API const lattn_tiler_stats *lattn_tiler_get_stats(const lattn_tiler *t);
 LATTN_API size_t lattn_tiler_tile_floats(int np, int nf);
 
 LATTN_API lattn_status lattn_sbuf_alloc(lattn_tiler *t, lattn_tile *tile, int np, int nf);
+/* An SBUF tile of streamed activations: accounted at the profile's stream_bytes per element (bf16
+   streams at 2; values stay fp32 on the host: accounting only). */
+LATTN_API lattn_status lattn_sbuf_alloc_stream(lattn_tiler *t, lattn_tile *tile, int np, int nf);
 LATTN_API lattn_status lattn_psum_alloc(lattn_tiler *t, lattn_tile *tile, int np, int nf);
 LATTN_API void         lattn_tile_release(lattn_tiler *t, lattn_tile *tile);
 /* A view of partitions [p, p+np) and free elements [f, f+nf) of a tile (no instruction). */
@@ -706,7 +724,14 @@ typedef struct lattn_la_args {
     int64_t n_seqs;
     float *o;
     float *ht, *zt;                      /* optional final state / key sum */
+    int schedule;                        /* _chunk without dynamic gates: LATTN_SCHED_* */
 } lattn_la_args;
+/* Schedules of _chunk (spec sbuf_tiler.md §6.1), for linear attention and the fixed decays:
+   STREAMING (default) runs chunk by chunk and keeps nothing; CHUNK_PARALLEL mirrors the PyTorch/XLA
+   port of the Laplace model: phase A computes every head's and chunk's decayed scores Pᵀ and keeps
+   them resident, phase B runs the state chain chunk by chunk from them (Q and K read twice; one
+   work item holds every head; a chunk body is one chunk of all heads). Same results either way. */
+enum { LATTN_SCHED_STREAMING = 0, LATTN_SCHED_CHUNK_PARALLEL = 1 };
 
 LATTN_API lattn_la_args lattn_la_args_default(void);
 /* Width K' of the feature map's output. */
@@ -719,7 +744,8 @@ LATTN_API lattn_status lattn_la_ref     (lattn_ctx *ctx, const lattn_la_args *a)
 LATTN_API lattn_status lattn_la_ref64   (lattn_ctx *ctx, const lattn_la_args *a, double *o64,
                                          double *ht64, double *zt64);
 LATTN_API lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a);
-/* chunk = 0: the profile's default chunk (cpu 32, trn 128, gpu 64). */
+/* chunk = 0: the profile's default chunk (cpu 32, trn 128, gpu 64). Without dynamic gates a chunk
+   may span up to 4 partition tiles of tokens (C = 256 on trn2: two blocks of 128 per chunk). */
 LATTN_API lattn_status lattn_la_chunk   (lattn_ctx *ctx, const lattn_la_args *a, int chunk);
 /* T == 1; h0/z0 -> ht/zt (required); ht may equal h0 and zt may equal z0. */
 LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a);
@@ -2336,14 +2362,15 @@ LATTN__DEF lattn_status lattn_sgemm(lattn_ctx *ctx, int flags, int64_t M, int64_
 /* ================================================================================================ */
 /* Built-in profiles (spec sbuf_tiler.md §1, §7). Fields: name, kind, partitions, SBUF bytes per
    partition, reserved, PSUM banks, bank bytes, accumulator bytes, kmax, mmax, nmax, transpose max,
-   default chunk. */
+   default chunk, graph limits (instructions, unrolled bodies: spec §6.3's calibrated model, set
+   between the 16- and 32-chunk graphs of the Laplace layer), spill, stream bytes. */
 static const lattn_dev_profile lattn__profiles[] = {
-    { "cpu",  LATTN_DEV_CPU,    128, 0,      0, 0, 2048, 0,      128, 128, 512, 128, 32 },
-    { "trn1", LATTN_DEV_NEURON, 128, 196608, 0, 8, 2048, 0,      128, 128, 512, 128, 128 },
-    { "trn2", LATTN_DEV_NEURON, 128, 229376, 0, 8, 2048, 0,      128, 128, 512, 128, 128 },
-    { "trn3", LATTN_DEV_NEURON, 128, 262144, 0, 8, 2048, 0,      128, 128, 512, 128, 128 },
-    { "h100", LATTN_DEV_GPU,    0,   232448, 0, 0, 0,    262144, 0,   0,   0,   0,   64 },
-    { "h200", LATTN_DEV_GPU,    0,   232448, 0, 0, 0,    262144, 0,   0,   0,   0,   64 }
+    { "cpu",  LATTN_DEV_CPU,    128, 0,      0, 0, 2048, 0,      128, 128, 512, 128, 32,  0,     0,  0, 4 },
+    { "trn1", LATTN_DEV_NEURON, 128, 196608, 0, 8, 2048, 0,      128, 128, 512, 128, 128, 24576, 48, 0, 4 },
+    { "trn2", LATTN_DEV_NEURON, 128, 229376, 0, 8, 2048, 0,      128, 128, 512, 128, 128, 24576, 48, 0, 4 },
+    { "trn3", LATTN_DEV_NEURON, 128, 262144, 0, 8, 2048, 0,      128, 128, 512, 128, 128, 24576, 48, 0, 4 },
+    { "h100", LATTN_DEV_GPU,    0,   232448, 0, 0, 0,    262144, 0,   0,   0,   0,   64,  0,     0,  0, 4 },
+    { "h200", LATTN_DEV_GPU,    0,   232448, 0, 0, 0,    262144, 0,   0,   0,   0,   64,  0,     0,  0, 4 }
 };
 LATTN__DEF const lattn_dev_profile *lattn_profile_cpu(void)  { return &lattn__profiles[0]; }
 LATTN__DEF const lattn_dev_profile *lattn_profile_trn1(void) { return &lattn__profiles[1]; }
@@ -2446,6 +2473,7 @@ static void lattn__stats_merge(lattn_tiler_stats *d, const lattn_tiler_stats *s)
     d->sbuf_peak_bytes_total = LATTN__MAX(d->sbuf_peak_bytes_total, s->sbuf_peak_bytes_total);
     d->psum_peak_banks = LATTN__MAX(d->psum_peak_banks, s->psum_peak_banks);
     d->live_tiles_peak = LATTN__MAX(d->live_tiles_peak, s->live_tiles_peak);
+    d->spill_bytes += s->spill_bytes; d->refill_bytes += s->refill_bytes;
 }
 
 /* Carve a tile's backing store and a slot; `len` is its byte footprint for the capacity model. */
@@ -2463,7 +2491,7 @@ static lattn_status lattn__tile_new(lattn_tiler *t, lattn_tile *tile, lattn_spac
     t->slot[i].live = 1; t->slot[i].space = (int)sp; t->slot[i].off = off; t->slot[i].len = len;
     t->slot[i].host_start = t->host_top; t->slot[i].host_len = need;
     tile->space = sp; tile->p0 = 0; tile->np = np; tile->nf = nf; tile->ld = (nf + 15) / 16 * 16;
-    tile->off = off; tile->data = t->host + t->host_top; tile->slot = i;
+    tile->off = off; tile->data = t->host + t->host_top; tile->slot = i; tile->esz = (int)sizeof(float); tile->spilled = 0;
     t->host_top += need;
     t->n_live++;
     t->st.live_tiles_peak = LATTN__MAX(t->st.live_tiles_peak, (uint64_t)t->n_live);
@@ -2478,14 +2506,14 @@ static lattn_status lattn__check_np(lattn_tiler *t, int np, int nf, const char *
     return LATTN_OK;
 }
 
-LATTN__DEF lattn_status lattn_sbuf_alloc(lattn_tiler *t, lattn_tile *tile, int np, int nf) {
+static lattn_status lattn__sbuf_alloc(lattn_tiler *t, lattn_tile *tile, int np, int nf, int esz) {
     size_t len, off = 0, cap, end;
     int i, moved = 1;
     lattn_status s;
     if (!t || !tile) return LATTN_E_NULL;
     if ((s = lattn__check_np(t, np, nf, "sbuf_alloc")) != LATTN_OK) return s;
     /* column model: the byte range is reserved on every partition (flat memory on a gpu) */
-    len = (size_t)nf * sizeof(float) * (t->prof.partitions > 0 ? 1 : (size_t)np);
+    len = (size_t)nf * (size_t)esz * (t->prof.partitions > 0 ? 1 : (size_t)np);
     len = (len + LATTN__SBUF_ALIGN - 1) / LATTN__SBUF_ALIGN * LATTN__SBUF_ALIGN;
     while (moved) {                       /* first fit: lowest offset clear of every live range */
         moved = 0;
@@ -2498,16 +2526,30 @@ LATTN__DEF lattn_status lattn_sbuf_alloc(lattn_tiler *t, lattn_tile *tile, int n
     }
     cap = t->prof.sbuf_bytes_per_partition;
     end = off + len;
-    if (cap > 0 && end > cap - LATTN__MIN(cap, t->prof.sbuf_reserved_per_partition))
-        return lattn__tfail(t, LATTN_E_SBUF_FULL, "sbuf_alloc: tile [%d x %d] needs bytes [%zu, %zu) > capacity %zu per partition",
-                            np, nf, off, end, cap - t->prof.sbuf_reserved_per_partition);
+    if (cap > 0 && end > cap - LATTN__MIN(cap, t->prof.sbuf_reserved_per_partition)) {
+        if (!t->prof.spill)
+            return lattn__tfail(t, LATTN_E_SBUF_FULL, "sbuf_alloc: tile [%d x %d] needs bytes [%zu, %zu) > capacity %zu per partition",
+                                np, nf, off, end, cap - t->prof.sbuf_reserved_per_partition);
+        /* spill (spec §2.2): the tile lives in HBM, takes no SBUF column; its uses are counted */
+        if ((s = lattn__tile_new(t, tile, LATTN_SPACE_SBUF, np, nf, 0, 0)) != LATTN_OK) return s;
+        tile->esz = esz; tile->spilled = 1;
+        t->st.spill_bytes += (uint64_t)np * (uint64_t)nf * (uint64_t)esz;
+        return LATTN_OK;
+    }
     if ((s = lattn__tile_new(t, tile, LATTN_SPACE_SBUF, np, nf, off, len)) != LATTN_OK) return s;
+    tile->esz = esz;
     t->st.sbuf_peak_bytes_per_partition = LATTN__MAX(t->st.sbuf_peak_bytes_per_partition, (uint64_t)end);
     t->st.sbuf_peak_bytes_total = t->st.sbuf_peak_bytes_per_partition *
                                   (uint64_t)(t->prof.partitions > 0 ? t->prof.partitions : 1);
     return LATTN_OK;
 }
 
+LATTN__DEF lattn_status lattn_sbuf_alloc(lattn_tiler *t, lattn_tile *tile, int np, int nf) {
+    return lattn__sbuf_alloc(t, tile, np, nf, (int)sizeof(float));
+}
+LATTN__DEF lattn_status lattn_sbuf_alloc_stream(lattn_tiler *t, lattn_tile *tile, int np, int nf) {
+    return lattn__sbuf_alloc(t, tile, np, nf, t && t->prof.stream_bytes > 0 ? t->prof.stream_bytes : (int)sizeof(float));
+}
 LATTN__DEF lattn_status lattn_psum_alloc(lattn_tiler *t, lattn_tile *tile, int np, int nf) {
     size_t bytes = (size_t)(nf > 0 ? nf : 0) * sizeof(float), bank = 0;
     int i;
@@ -2579,6 +2621,7 @@ static lattn_status lattn__operand(lattn_tiler *t, const lattn_tile *x, int spac
     }
     t->st.util_partitions += (uint64_t)x->np;
     t->st.util_operands++;
+    if (x->spilled) t->st.refill_bytes += (uint64_t)x->np * (uint64_t)x->nf * (uint64_t)x->esz;
     return LATTN_OK;
 }
 static lattn_status lattn__same(lattn_tiler *t, const lattn_tile *a, const lattn_tile *b, const char *who) {
@@ -2602,7 +2645,7 @@ LATTN__DEF lattn_status lattn_dma_load(lattn_tiler *t, lattn_tile *dst, const fl
     if (!hbm) return lattn__tfail(t, LATTN_E_NULL, "dma_load: NULL source");
     for (p = 0; p < dst->np; p++)
         lattn__copy_row(dst->data + (size_t)p * dst->ld, hbm + p * row_stride, (size_t)dst->nf);
-    t->st.dma_in_bytes += (uint64_t)dst->np * dst->nf * sizeof(float);
+    t->st.dma_in_bytes += (uint64_t)dst->np * (uint64_t)dst->nf * (uint64_t)dst->esz;
     t->st.dma_buffers += (uint64_t)dst->np;
     t->st.instructions++;
     return LATTN_OK;
@@ -2614,7 +2657,7 @@ LATTN__DEF lattn_status lattn_dma_store(lattn_tiler *t, float *hbm, int64_t row_
     if (!hbm) return lattn__tfail(t, LATTN_E_NULL, "dma_store: NULL destination");
     for (p = 0; p < src->np; p++)
         lattn__copy_row(hbm + p * row_stride, src->data + (size_t)p * src->ld, (size_t)src->nf);
-    t->st.dma_out_bytes += (uint64_t)src->np * src->nf * sizeof(float);
+    t->st.dma_out_bytes += (uint64_t)src->np * (uint64_t)src->nf * (uint64_t)src->esz;
     t->st.dma_buffers += (uint64_t)src->np;
     t->st.instructions++;
     return LATTN_OK;
@@ -3020,7 +3063,8 @@ LATTN__DEF size_t lattn_tiler_stats_json(const lattn_tiler_stats *s, const lattn
         "\"matmuls\":%llu,\"macs\":%llu,\"transposes\":%llu,\"transpose_macs\":%llu,\"psum_accum\":%llu,"
         "\"pe_cycles\":%llu,\"vec_ops\":%llu,\"act_ops\":%llu,\"gpsimd_ops\":%llu,\"instructions\":%llu,"
         "\"unrolled_steps\":%llu,\"sbuf_peak_bytes_per_partition\":%llu,\"sbuf_peak_bytes_total\":%llu,"
-        "\"psum_peak_banks\":%llu,\"live_tiles_peak\":%llu,\"partition_util\":%.4f}",
+        "\"psum_peak_banks\":%llu,\"live_tiles_peak\":%llu,\"partition_util\":%.4f,\"spill_bytes\":%llu,"
+        "\"refill_bytes\":%llu,\"graph_overflow\":%s}",
         p ? p->name : "?", (unsigned long long)s->dma_in_bytes, (unsigned long long)s->dma_out_bytes,
         (unsigned long long)s->dma_buffers, (unsigned long long)s->matmuls, (unsigned long long)s->macs,
         (unsigned long long)s->transposes, (unsigned long long)s->transpose_macs,
@@ -3028,8 +3072,15 @@ LATTN__DEF size_t lattn_tiler_stats_json(const lattn_tiler_stats *s, const lattn
         (unsigned long long)s->act_ops, (unsigned long long)s->gpsimd_ops,
         (unsigned long long)s->instructions, (unsigned long long)s->unrolled_steps,
         (unsigned long long)s->sbuf_peak_bytes_per_partition, (unsigned long long)s->sbuf_peak_bytes_total,
-        (unsigned long long)s->psum_peak_banks, (unsigned long long)s->live_tiles_peak, util);
+        (unsigned long long)s->psum_peak_banks, (unsigned long long)s->live_tiles_peak, util,
+        (unsigned long long)s->spill_bytes, (unsigned long long)s->refill_bytes,
+        lattn_tiler_graph_overflow(s, p) ? "true" : "false");
     return n < 0 ? 0 : (size_t)n;
+}
+LATTN__DEF int lattn_tiler_graph_overflow(const lattn_tiler_stats *s, const lattn_dev_profile *p) {
+    if (!s || !p) return 0;
+    return (p->graph_limit_instr > 0 && s->instructions > p->graph_limit_instr) ||
+           (p->graph_limit_unrolled > 0 && s->unrolled_steps > p->graph_limit_unrolled);
 }
 
 /* ================================================================================================ */
@@ -4552,22 +4603,26 @@ typedef struct lattn__la_tiles {
     lattn_tile U, one, gr, gb, wd, kd, brow, erow, dmask, xq, xk, el, gp, bm;
     /* fixed decays only: per head of the work item Mt = γ^{r-c} (r >= c), and the columns qd = γ^{r+1}
        and w = γ^{C-1-c} (wr: the ragged last chunk's), the inter-chunk product ox */
-    lattn_tile mt[2], qd, wc, wr, ox;
+    lattn_tile mt, qd, wc, wr, ox;
+    /* plain chunks: the row blocks of a chunk, their scores, and the resident scores (chunk-parallel) */
+    lattn_tile qrb[4], krb[4], vrb[4], ptb[4], sc;
     lattn_tile qt[LATTN__LA_MAX_KT], bt[LATTN__LA_MAX_KT];
 } lattn__la_tiles;
 /* C chunk; kp partitions per K' tile, nkt tiles; vw value columns per work item (all of V, or 64
    on a gpu where each block owns a slice of V as fla's kernels do), Vn = vw + 1 when normalising
    (the ones column), vb the moving-size block of a matmul; hb heads per work item; gate kind and
    gate columns per token Kg (1 per head, K' per key); fixed: the fixed per-head decays (g_gamma),
-   run with gate = none and the resident decay tiles. */
-typedef struct lattn__la_plan { int C, kp, nkt, vb, Vn, vw, Kf, hb, gate, Kg, fixed; } lattn__la_plan;
+   run with gate = none and the resident decay tiles. Without dynamic gates a chunk is pt blocks of
+   P token rows (P = C up to the partitions); sched the schedule, N the chunks of the longest
+   sequence (the chunk-parallel schedule's resident scores). */
+typedef struct lattn__la_plan { int C, kp, nkt, vb, Vn, vw, Kf, hb, gate, Kg, fixed, P, pt, sched, N; } lattn__la_plan;
 
 static int lattn__kw(const lattn__la_plan *p, int kt) { return LATTN__MIN(p->kp, p->Kf - kt * p->kp); }
 /* gate columns of partition tile kt (per key) or the single gate column (per head) */
 static int lattn__gw(const lattn__la_plan *p, int kt) { return p->gate == LATTN__GATE_KEY ? lattn__kw(p, kt) : 1; }
 static int lattn__g0(const lattn__la_plan *p, int kt) { return p->gate == LATTN__GATE_KEY ? kt * p->kp : 0; }
 
-/* A kernel's tile plan: LATTN__PLAN appends a tile (SBUF or PSUM, shape) to the local list[n];
+/* A kernel's tile plan: LATTN__PLAN appends a tile (0 SBUF, 1 PSUM, 2 SBUF stream; shape) to the local list[n];
    lattn__tplan_apply then returns the host-arena size of the plan (t == NULL) or allocates it. */
 typedef struct lattn__tplan { lattn_tile *tile; int psum, np, nf; } lattn__tplan;
 #define LATTN__PLAN(tl, ps, a_, b_) do { list[n].tile = (tl); list[n].psum = (ps); list[n].np = (a_); list[n].nf = (b_); n++; } while (0)
@@ -4580,31 +4635,27 @@ static lattn_status lattn__tplan_apply(lattn_tiler *t, const lattn__tplan *list,
         return LATTN_OK;
     }
     for (i = 0; i < n; i++)
-        LATTN__TRY(list[i].psum ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
-                                : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
+        LATTN__TRY(list[i].psum == 1 ? lattn_psum_alloc(t, list[i].tile, list[i].np, list[i].nf)
+                   : list[i].psum == 2 ? lattn_sbuf_alloc_stream(t, list[i].tile, list[i].np, list[i].nf)
+                                       : lattn_sbuf_alloc(t, list[i].tile, list[i].np, list[i].nf));
     return LATTN_OK;
 }
 
-/* Allocate every tile of the plan; host_floats alone (t == NULL) returns the arena size. */
+/* Allocate every tile of the plan; host_floats alone (t == NULL) returns the arena size. Streamed
+   activations (rows and columns of q, k, v, o) are stream tiles (the profile's stream_bytes). */
 static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *p, lattn__la_tiles *x, size_t *host_floats) {
-    lattn__tplan list[24 + 5 * LATTN__LA_MAX_KT];
-    int n = 0, kt, gkp = p->gate == LATTN__GATE_KEY ? p->kp : 1;
-    LATTN__PLAN(&x->qr, 0, p->C, p->Kf);  LATTN__PLAN(&x->kr, 0, p->C, p->Kf);
-    LATTN__PLAN(&x->vr, 0, p->C, p->Vn);  LATTN__PLAN(&x->pt, 0, p->C, p->C);
-    LATTN__PLAN(&x->ob, 0, p->C, p->Vn);  LATTN__PLAN(&x->dcol, 0, p->C, 1);
+    lattn__tplan list[32 + 5 * LATTN__LA_MAX_KT];
+    int n = 0, kt, b, gkp = p->gate == LATTN__GATE_KEY ? p->kp : 1;
+    LATTN__PLAN(&x->ob, 2, p->P, p->Vn);  LATTN__PLAN(&x->dcol, 0, p->P, 1);
     for (kt = 0; kt < p->nkt; kt++) {
-        LATTN__PLAN(&x->qc[kt], 0, lattn__kw(p, kt), p->C);
-        LATTN__PLAN(&x->kc[kt], 0, lattn__kw(p, kt), p->C);
+        LATTN__PLAN(&x->qc[kt], 2, lattn__kw(p, kt), p->C);
+        LATTN__PLAN(&x->kc[kt], 2, lattn__kw(p, kt), p->C);
         LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), p->Vn * p->hb);    /* one state per head of the block */
         if (p->gate) { LATTN__PLAN(&x->qt[kt], 0, lattn__kw(p, kt), p->C); LATTN__PLAN(&x->bt[kt], 0, lattn__kw(p, kt), p->C); }
     }
-    if (p->fixed) {
-        for (kt = 0; kt < p->hb; kt++) LATTN__PLAN(&x->mt[kt], 0, p->C, p->C);
-        LATTN__PLAN(&x->qd, 0, p->C, p->hb); LATTN__PLAN(&x->wc, 0, p->C, p->hb);
-        LATTN__PLAN(&x->wr, 0, p->C, 1);     LATTN__PLAN(&x->kd, 0, p->C, p->Kf);
-        LATTN__PLAN(&x->ox, 1, p->C, p->vb);
-    }
     if (p->gate) {
+        LATTN__PLAN(&x->qr, 2, p->C, p->Kf);  LATTN__PLAN(&x->kr, 2, p->C, p->Kf);
+        LATTN__PLAN(&x->vr, 2, p->C, p->Vn);  LATTN__PLAN(&x->pt, 0, p->C, p->C);
         LATTN__PLAN(&x->U, 0, p->C, p->C);    LATTN__PLAN(&x->one, 0, p->C, LATTN__MAX(p->C, p->kp));
         LATTN__PLAN(&x->gr, 0, p->C, p->Kg);  LATTN__PLAN(&x->gb, 0, p->C, gkp);
         LATTN__PLAN(&x->wd, 0, p->C, gkp);    LATTN__PLAN(&x->kd, 0, p->C, p->Kf);
@@ -4613,9 +4664,21 @@ static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *
         if (p->gate == LATTN__GATE_HEAD) { LATTN__PLAN(&x->dmask, 0, p->C, p->C); LATTN__PLAN(&x->erow, 0, 1, p->C); }
         else LATTN__PLAN(&x->xk, 0, p->kp, p->C);
         LATTN__PLAN(&x->gp, 1, p->C, gkp);    LATTN__PLAN(&x->bm, 1, p->C, p->C);
+    } else {
+        for (b = 0; b < p->pt; b++) {
+            LATTN__PLAN(&x->qrb[b], 2, p->P, p->Kf); LATTN__PLAN(&x->krb[b], 2, p->P, p->Kf);
+            LATTN__PLAN(&x->vrb[b], 2, p->P, p->Vn);
+            if (p->sched == LATTN_SCHED_STREAMING) LATTN__PLAN(&x->ptb[b], 0, p->P, p->C);
+        }
+        if (p->sched == LATTN_SCHED_CHUNK_PARALLEL) LATTN__PLAN(&x->sc, 0, p->P, p->hb * p->N * p->pt * p->C);
+        if (p->fixed) {
+            LATTN__PLAN(&x->mt, 0, p->P, p->hb * p->pt * p->C);
+            LATTN__PLAN(&x->qd, 0, p->P, p->hb * p->pt); LATTN__PLAN(&x->wc, 0, p->P, p->hb * p->pt);
+            LATTN__PLAN(&x->wr, 0, p->P, p->pt);   LATTN__PLAN(&x->ox, 1, p->P, p->vb);
+        }
     }
-    LATTN__PLAN(&x->tp, 1, p->kp, p->C);  LATTN__PLAN(&x->at, 1, p->C, p->C);
-    LATTN__PLAN(&x->op, 1, p->C, p->vb);  LATTN__PLAN(&x->ds, 1, p->kp, p->vb);
+    LATTN__PLAN(&x->tp, 1, p->kp, p->P);  LATTN__PLAN(&x->at, 1, p->P, p->C);
+    LATTN__PLAN(&x->op, 1, p->P, p->vb);  LATTN__PLAN(&x->ds, 1, p->kp, p->vb);
     LATTN__TRY(lattn__tplan_apply(t, list, n, host_floats));
     if (!t) return LATTN_OK;
     if (p->gate) {                       /* constants: U[c][r] = (c <= r), and ones */
@@ -4741,13 +4804,30 @@ static lattn_status lattn__la_scores_key(lattn_tiler *t, lattn__la_tiles *x, con
     return LATTN_OK;
 }
 
-/* One (sequence, block of hb heads) on one tiler: chunks outer, heads inner, so the rows the DMA
-   reads for consecutive heads are neighbours in memory. Head j's state is columns [j·Vn, (j+1)·Vn)
-   of the state tiles. */
-/* The clamped log decay of head h when the decays are fixed (g_gamma). */
-static float lattn__la_fixed_log(const lattn_la_args *a, int64_t h) {
-    return a->g_gamma[h] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : a->g_gamma[h];
+/* The states of a work item's nh heads in (dir 0: initial state and key sums, or zeros) or out
+   (dir 1: final state and key sums, when asked). Head j's state is columns [j·Vn, (j+1)·Vn) of the
+   state tiles; value columns [v0, v0 + vw). */
+static lattn_status lattn__la_states(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, const lattn_la_args *a,
+                                     int dir, int64_t sq, int64_t h0, int nh, int64_t v0, int vw) {
+    int j, kt;
+    for (j = 0; j < nh; j++)
+        for (kt = 0; kt < p->nkt; kt++) {
+            const int kw = lattn__kw(p, kt);
+            const int64_t sidx = (sq * a->H + h0 + j) * p->Kf + kt * p->kp;
+            lattn_tile v = lattn_tile_view(&x->s[kt], 0, kw, j * p->Vn, vw), z = lattn_tile_view(&x->s[kt], 0, kw, j * p->Vn + vw, 1);
+            if (dir == 0) {
+                LATTN__TRY(a->h0 ? lattn_dma_load(t, &v, a->h0 + sidx * a->V + v0, a->V) : lattn_tile_memset(t, &v, 0.0f));
+                if (a->normalize) LATTN__TRY(a->z0 ? lattn_dma_load(t, &z, a->z0 + sidx, 1) : lattn_tile_memset(t, &z, 0.0f));
+            } else {
+                if (a->ht) LATTN__TRY(lattn_dma_store(t, a->ht + sidx * a->V + v0, a->V, &v));
+                if (a->zt && a->normalize && v0 == 0) LATTN__TRY(lattn_dma_store(t, a->zt + sidx, 1, &z));
+            }
+        }
+    return LATTN_OK;
 }
+
+/* Gated chunks: one (sequence, block of hb heads) on one tiler: chunks outer, heads inner, so the
+   rows the DMA reads for consecutive heads are neighbours in memory. */
 static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
                                           const lattn_la_args *a, const lattn__la_in *in, float s,
                                           int64_t tok0, int64_t len, int64_t sq, int64_t h0, int nh,
@@ -4756,35 +4836,14 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
     const int V = vw, Vn = vw + (a->normalize ? 1 : 0);   /* value columns [v0, v0 + vw) */
     int kt, c0, j;
     lattn_tile v1, v2, v3;
-    for (j = 0; j < nh; j++)             /* initial states (and key sums in the extra column) */
-        for (kt = 0; kt < p->nkt; kt++) {
-            int kw = lattn__kw(p, kt);
-            int64_t sidx = (sq * H + h0 + j) * p->Kf + kt * p->kp;
-            v1 = lattn_tile_view(&x->s[kt], 0, kw, j * p->Vn, V);
-            LATTN__TRY(a->h0 ? lattn_dma_load(t, &v1, a->h0 + sidx * VS + v0, VS) : lattn_tile_memset(t, &v1, 0.0f));
-            if (a->normalize) {
-                v1 = lattn_tile_view(&x->s[kt], 0, kw, j * p->Vn + V, 1);
-                LATTN__TRY(a->z0 ? lattn_dma_load(t, &v1, a->z0 + sidx, 1) : lattn_tile_memset(t, &v1, 0.0f));
-            }
-        }
+    LATTN__TRY(lattn__la_states(t, x, p, a, 0, sq, h0, nh, v0, vw));
     if (a->normalize) { v1 = lattn_tile_view(&x->vr, 0, p->C, V, 1); LATTN__TRY(lattn_tile_memset(t, &v1, 1.0f)); }
-    for (j = 0; p->fixed && j < nh; j++) {   /* the resident decay tiles of each head (7 instructions) */
-        const float lg = lattn__la_fixed_log(a, h0 + j);
-        v1 = lattn_tile_view(&x->qd, 0, p->C, j, 1); v2 = lattn_tile_view(&x->wc, 0, p->C, j, 1);
-        LATTN__TRY(lattn_tile_iota(t, &x->mt[j], 0.0f, -1, 1));                             /* r - c */
-        LATTN__TRY(lattn_tile_act(t, &x->mt[j], &x->mt[j], LATTN_ACT_EXP, lg, 0.0f));
-        LATTN__TRY(lattn_tile_select_tri(t, &x->mt[j], &x->mt[j], 0, 0.0f));                /* γ^{r-c}, r >= c */
-        LATTN__TRY(lattn_tile_iota(t, &v1, 1.0f, 1, 0));
-        LATTN__TRY(lattn_tile_act(t, &v1, &v1, LATTN_ACT_EXP, lg, 0.0f));                    /* γ^{r+1} */
-        LATTN__TRY(lattn_tile_iota(t, &v2, (float)(p->C - 1), -1, 0));
-        LATTN__TRY(lattn_tile_act(t, &v2, &v2, LATTN_ACT_EXP, lg, 0.0f));                    /* γ^{C-1-c} */
-    }
     for (c0 = 0; c0 < len; c0 += p->C)
         for (j = 0; j < nh; j++) {
             int L = (int)LATTN__MIN((int64_t)p->C, len - c0), vb0, so = j * p->Vn;
             int64_t tok = tok0 + c0, h = h0 + j;
             lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), pt = lattn_tile_view(&x->pt, 0, L, 0, L);
-            const lattn_tile *krows = p->gate || p->fixed ? &x->kd : &x->kr;   /* keys as the state update sees them */
+            const lattn_tile *krows = &x->kd;   /* keys as the state update sees them: decayed */
             v1 = lattn_tile_view(&x->qr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->q + tok * ldq + h * p->Kf, ldq));
             v1 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->k + tok * ldq + h * p->Kf, ldq));
             v1 = lattn_tile_view(&x->vr, 0, L, 0, V); LATTN__TRY(lattn_dma_load(t, &v1, a->v + (tok * H + h) * VS + v0, H * VS));
@@ -4792,27 +4851,24 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                 int kw = lattn__kw(p, kt);
                 lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L);
                 v1 = lattn_tile_view(&x->qr, 0, L, kt * p->kp, kw);
-                v2 = lattn_tile_view(p->gate ? &x->qt[kt] : &x->qc[kt], 0, kw, 0, L);
+                v2 = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
                 LATTN__TRY(lattn_transpose(t, &tp, &v1));
                 LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, s, 0.0f));      /* s·Qᵀ */
                 v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->kc[kt], 0, kw, 0, L);
                 LATTN__TRY(lattn_transpose(t, &tp, &v1));
                 LATTN__TRY(lattn_tile_copy(t, &v2, &tp));
             }
-            if (p->gate) LATTN__TRY(lattn__la_gates(t, x, p, a, tok, h, L));
+            LATTN__TRY(lattn__la_gates(t, x, p, a, tok, h, L));
             if (p->gate == LATTN__GATE_KEY) {
                 LATTN__TRY(lattn__la_scores_key(t, x, p, L));
                 LATTN__TRY(lattn_tile_select_tri(t, &pt, &at, 0, 0.0f));                    /* keep r >= c */
             } else {
                 for (kt = 0; kt < p->nkt; kt++) {
                     v1 = lattn_tile_view(&x->kc[kt], 0, lattn__kw(p, kt), 0, L);
-                    v2 = lattn_tile_view(p->gate ? &x->qt[kt] : &x->qc[kt], 0, lattn__kw(p, kt), 0, L);
+                    v2 = lattn_tile_view(&x->qt[kt], 0, lattn__kw(p, kt), 0, L);
                     LATTN__TRY(lattn_matmul(t, &at, &v1, &v2, kt > 0));                     /* Aᵀ = K Qᵀ s */
                 }
-                if (p->fixed) {          /* Pᵀ = Aᵀ ⊙ Mt (zero above the diagonal) */
-                    v1 = lattn_tile_view(&x->mt[j], 0, L, 0, L);
-                    LATTN__TRY(lattn_tile_tt(t, &pt, &at, &v1, LATTN_TOP_MUL));
-                } else if (p->gate) {    /* Pᵀ = Aᵀ ⊙ e^{b_r - b_c}, exponent -inf above the diagonal */
+                {                        /* Pᵀ = Aᵀ ⊙ e^{b_r - b_c}, exponent -inf above the diagonal */
                     lattn_tile bm = lattn_tile_view(&x->bm, 0, L, 0, L), dm = lattn_tile_view(&x->dmask, 0, L, 0, L);
                     v1 = lattn_tile_view(&x->one, 0, 1, 0, L); v2 = lattn_tile_view(&x->brow, 0, 1, 0, L);
                     LATTN__TRY(lattn_matmul(t, &bm, &v1, &v2, 0));                          /* [c][r] = b_r */
@@ -4821,27 +4877,20 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                     LATTN__TRY(lattn_tile_select_tri(t, &dm, &dm, 0, -HUGE_VALF));
                     LATTN__TRY(lattn_tile_act(t, &dm, &dm, LATTN_ACT_EXP, 1.0f, 0.0f));
                     LATTN__TRY(lattn_tile_tt(t, &pt, &at, &dm, LATTN_TOP_MUL));
-                } else {
-                    LATTN__TRY(lattn_tile_select_tri(t, &pt, &at, 0, 0.0f));                /* keep r >= c */
                 }
             }
             for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
                 int w = LATTN__MIN(p->vb, Vn - vb0);
                 lattn_tile op = lattn_tile_view(&x->op, 0, L, 0, w);
                 v1 = lattn_tile_view(&x->vr, 0, L, vb0, w);
-                lattn_tile ox = lattn_tile_view(p->fixed ? &x->ox : &x->op, 0, L, 0, w);
-                v1 = lattn_tile_view(&x->vr, 0, L, vb0, w);
                 LATTN__TRY(lattn_matmul(t, &op, &pt, &v1, LATTN_MM_CAUSAL));                 /* intra */
                 for (kt = 0; kt < p->nkt; kt++) {
                     v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), 0, L);
                     v3 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so + vb0, w);
-                    LATTN__TRY(lattn_matmul(t, &ox, &v2, &v3, p->fixed ? kt > 0 : 1));       /* inter */
+                    LATTN__TRY(lattn_matmul(t, &op, &v2, &v3, 1));                           /* inter */
                 }
                 v1 = lattn_tile_view(&x->ob, 0, L, vb0, w);
-                if (p->fixed) {                                                              /* O = Ox ⊙ qd + Oi */
-                    v2 = lattn_tile_view(&x->qd, 0, L, j, 1);
-                    LATTN__TRY(lattn_tile_stt(t, &v1, &ox, &v2, 0.0f, &op));
-                } else LATTN__TRY(lattn_tile_copy(t, &v1, &op));
+                LATTN__TRY(lattn_tile_copy(t, &v1, &op));
             }
             if (a->normalize) {          /* O[:, :V] / (O[:, V] + eps) */
                 lattn_tile dc = lattn_tile_view(&x->dcol, 0, L, 0, 1);
@@ -4852,23 +4901,13 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
             }
             v1 = lattn_tile_view(&x->ob, 0, L, 0, V);
             LATTN__TRY(lattn_dma_store(t, a->o + (tok * H + h) * VS + v0, H * VS, &v1));
-            if (p->fixed) {                  /* Kw = K ⊙ γ^{L-1-c} (a ragged last chunk builds its own column) */
-                v2 = lattn_tile_view(&x->wc, 0, L, j, 1);
-                if (L < p->C) {
-                    v2 = lattn_tile_view(&x->wr, 0, L, 0, 1);
-                    LATTN__TRY(lattn_tile_iota(t, &v2, (float)(L - 1), -1, 0));
-                    LATTN__TRY(lattn_tile_act(t, &v2, &v2, LATTN_ACT_EXP, lattn__la_fixed_log(a, h), 0.0f));
-                }
-                v1 = lattn_tile_view(&x->kd, 0, L, 0, p->Kf); v3 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
-                LATTN__TRY(lattn_tile_ts(t, &v1, &v3, &v2, 0.0f, LATTN_TOP_MUL));
-            }
             for (kt = 0; kt < p->nkt; kt++) {
                 int kw = lattn__kw(p, kt);
                 lattn_tile el = lattn_tile_view(&x->el, 0, kw, 0, 1);
                 if (p->gate == LATTN__GATE_KEY) {    /* e^{b_last}, one per key row of the state */
                     v1 = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);
                     LATTN__TRY(lattn_tile_act(t, &el, &v1, LATTN_ACT_EXP, 1.0f, 0.0f));
-                } else if (p->gate) el = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);   /* already e^{b} */
+                } else el = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);                /* already e^{b} */
                 for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
                     int w = LATTN__MIN(p->vb, Vn - vb0);
                     lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
@@ -4876,35 +4915,212 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                     v2 = lattn_tile_view(&x->vr, 0, L, vb0, w);
                     v3 = lattn_tile_view(&x->s[kt], 0, kw, so + vb0, w);
                     LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, 0));                           /* ΔS = Kᵀ V */
-                    if (p->gate) LATTN__TRY(lattn_tile_stt(t, &v3, &v3, &el, 0.0f, &ds));  /* S = e^{b_last} S + ΔS */
-                    else if (p->fixed)                                                       /* S = γ^L S + ΔS */
-                        LATTN__TRY(lattn_tile_stt(t, &v3, &v3, NULL, expf((float)L * lattn__la_fixed_log(a, h)), &ds));
-                    else LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));        /* S += ΔS */
+                    LATTN__TRY(lattn_tile_stt(t, &v3, &v3, &el, 0.0f, &ds));                /* S = e^{b_last} S + ΔS */
                 }
             }
             lattn_tiler_mark_step(t);
         }
-    for (j = 0; j < nh; j++)
+    return lattn__la_states(t, x, p, a, 1, sq, h0, nh, v0, vw);
+}
+
+/* Plain chunks (linear attention, or the fixed decays): a chunk of L <= C tokens is nb blocks of
+   at most P token rows (one token per partition; C = 256 on a 128-partition profile is two blocks).
+   Block pairs (c, r) with c <= r carry the scores; Mt, qd and w are the fixed decays' resident tiles
+   (Mt for key block c is [P][C]: γ^{r-c} over every query r, zero where r < c). The phases, per
+   (head j, chunk n):
+     rows     dma_load the Q (and K, V) row blocks
+     cols     transpose + copy them into Qc = s·Qᵀ (and Kc = Kᵀ), [K' (P)][C]
+     scores   per key block c: Aᵀ = Kc_cᵀ·Qc (query blocks r >= c), Pᵀ = Aᵀ ⊙ Mt_c (fixed decays) or
+              selected r >= c; into dst (the streaming tile, or the resident scores)
+     rest     per query block r: O_r = Σ_{c<=r} (Pᵀ_c)ᵀ V_c + (Qc_r)ᵀ S (fixed decays: Ox ⊙ qd + Oi),
+              normalise, store; then Kw = K ⊙ w (fixed decays), ΔS = Σ_c Kw_cᵀ V_c, S = γ^L S + ΔS
+   STREAMING runs rows, cols, scores, rest per (n, j). CHUNK_PARALLEL runs phase A (Q and K rows and
+   columns, scores into the resident tile) for every (n, j), then phase B (all rows, Q's columns,
+   rest) for every n and j: spec §6.1's 4 extra instructions per (head, chunk). */
+static lattn_tile lattn__la_sc_view(const lattn__la_tiles *x, const lattn__la_plan *p, int j, int64_t n, int c, int rows) {
+    return p->sched == LATTN_SCHED_CHUNK_PARALLEL ? lattn_tile_view(&x->sc, 0, rows, (int)((((int64_t)j * p->N + n) * p->pt + c) * p->C), p->C)
+                                                  : lattn_tile_view(&x->ptb[c], 0, rows, 0, p->C);
+}
+static int lattn__blk(const lattn__la_plan *p, int L, int b) { return (int)LATTN__MAX(0, LATTN__MIN(p->P, L - b * p->P)); }
+static lattn_status lattn__la_plain_rows(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, const lattn_la_args *a,
+                                         const lattn__la_in *in, int64_t tok, int64_t h, int L, int64_t v0, int vw, int with_v) {
+    const int64_t ldq = a->H * p->Kf;
+    int b;
+    for (b = 0; b < p->pt && lattn__blk(p, L, b) > 0; b++) {
+        const int Lb = lattn__blk(p, L, b);
+        const int64_t r0 = tok + (int64_t)b * p->P;
+        lattn_tile v = lattn_tile_view(&x->qrb[b], 0, Lb, 0, p->Kf);
+        LATTN__TRY(lattn_dma_load(t, &v, in->q + r0 * ldq + h * p->Kf, ldq));
+        v = lattn_tile_view(&x->krb[b], 0, Lb, 0, p->Kf);
+        LATTN__TRY(lattn_dma_load(t, &v, in->k + r0 * ldq + h * p->Kf, ldq));
+        v = lattn_tile_view(&x->vrb[b], 0, Lb, 0, vw);
+        if (with_v) LATTN__TRY(lattn_dma_load(t, &v, a->v + (r0 * a->H + h) * a->V + v0, a->H * a->V));
+    }
+    return LATTN_OK;
+}
+/* Columns of the row blocks: Qc = s·Qᵀ, and Kc = Kᵀ when with_k. */
+static lattn_status lattn__la_plain_cols(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, float s, int L, int with_k) {
+    int b, kt;
+    for (b = 0; b < p->pt && lattn__blk(p, L, b) > 0; b++)
         for (kt = 0; kt < p->nkt; kt++) {
-            int kw = lattn__kw(p, kt);
-            int64_t sidx = (sq * H + h0 + j) * p->Kf + kt * p->kp;
-            v1 = lattn_tile_view(&x->s[kt], 0, kw, j * p->Vn, V);
-            if (a->ht) LATTN__TRY(lattn_dma_store(t, a->ht + sidx * VS + v0, VS, &v1));
-            v1 = lattn_tile_view(&x->s[kt], 0, kw, j * p->Vn + V, 1);
-            if (a->zt && a->normalize && v0 == 0) LATTN__TRY(lattn_dma_store(t, a->zt + sidx, 1, &v1));
+            const int kw = lattn__kw(p, kt), Lb = lattn__blk(p, L, b);
+            lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, Lb), src = lattn_tile_view(&x->qrb[b], 0, Lb, kt * p->kp, kw);
+            lattn_tile dst = lattn_tile_view(&x->qc[kt], 0, kw, b * p->P, Lb);
+            LATTN__TRY(lattn_transpose(t, &tp, &src));
+            LATTN__TRY(lattn_tile_act(t, &dst, &tp, LATTN_ACT_IDENTITY, s, 0.0f));                   /* s·Qᵀ */
+            if (!with_k) continue;
+            src = lattn_tile_view(&x->krb[b], 0, Lb, kt * p->kp, kw); dst = lattn_tile_view(&x->kc[kt], 0, kw, b * p->P, Lb);
+            LATTN__TRY(lattn_transpose(t, &tp, &src));
+            LATTN__TRY(lattn_tile_copy(t, &dst, &tp));
         }
     return LATTN_OK;
+}
+static lattn_status lattn__la_plain_scores(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, int L, int j, int64_t n) {
+    int c, kt;
+    for (c = 0; c < p->pt && lattn__blk(p, L, c) > 0; c++) {
+        const int Lc = lattn__blk(p, L, c), r0 = c * p->P;       /* query columns [r0, L) */
+        lattn_tile at = lattn_tile_view(&x->at, 0, Lc, r0, L - r0), pt = lattn__la_sc_view(x, p, j, n, c, Lc);
+        pt = lattn_tile_view(&pt, 0, Lc, r0, L - r0);
+        for (kt = 0; kt < p->nkt; kt++) {
+            lattn_tile kc = lattn_tile_view(&x->kc[kt], 0, lattn__kw(p, kt), r0, Lc);
+            lattn_tile qc = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), r0, L - r0);
+            LATTN__TRY(lattn_matmul(t, &at, &kc, &qc, kt > 0));                                      /* Aᵀ = Kc_cᵀ Qc */
+        }
+        if (p->fixed) {
+            lattn_tile mt = lattn_tile_view(&x->mt, 0, Lc, (j * p->pt + c) * p->C + r0, L - r0);
+            LATTN__TRY(lattn_tile_tt(t, &pt, &at, &mt, LATTN_TOP_MUL));                             /* Pᵀ = Aᵀ ⊙ Mt */
+        } else LATTN__TRY(lattn_tile_select_tri(t, &pt, &at, 0, 0.0f));                             /* keep r >= c */
+    }
+    return LATTN_OK;
+}
+static lattn_status lattn__la_plain_rest(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, const lattn_la_args *a,
+                                         int64_t tok, int64_t h, int L, int j, int64_t n, int64_t v0, int vw) {
+    const int Vn = vw + (a->normalize ? 1 : 0), so = j * p->Vn;
+    const float lg = p->fixed ? (a->g_gamma[h] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : a->g_gamma[h]) : 0.0f;
+    int r, c, kt, vb0;
+    lattn_tile v1, v2, v3;
+    for (r = 0; r < p->pt && lattn__blk(p, L, r) > 0; r++) {
+        const int Lr = lattn__blk(p, L, r);
+        for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
+            const int w = LATTN__MIN(p->vb, Vn - vb0);
+            lattn_tile op = lattn_tile_view(&x->op, 0, Lr, 0, w), ox = lattn_tile_view(p->fixed ? &x->ox : &x->op, 0, Lr, 0, w);
+            for (c = 0; c <= r; c++) {                                                                /* intra */
+                v1 = lattn__la_sc_view(x, p, j, n, c, lattn__blk(p, L, c));
+                v1 = lattn_tile_view(&v1, 0, lattn__blk(p, L, c), r * p->P, Lr);
+                v2 = lattn_tile_view(&x->vrb[c], 0, lattn__blk(p, L, c), vb0, w);
+                LATTN__TRY(lattn_matmul(t, &op, &v1, &v2, (c > 0 ? LATTN_MM_ACCUMULATE : 0) | (c == r ? LATTN_MM_CAUSAL : 0)));
+            }
+            for (kt = 0; kt < p->nkt; kt++) {                                                         /* inter */
+                v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), r * p->P, Lr);
+                v3 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so + vb0, w);
+                LATTN__TRY(lattn_matmul(t, &ox, &v2, &v3, p->fixed ? kt > 0 : 1));
+            }
+            v1 = lattn_tile_view(&x->ob, 0, Lr, vb0, w);
+            if (p->fixed) {                                                                           /* O = Ox ⊙ qd + Oi */
+                v2 = lattn_tile_view(&x->qd, 0, Lr, j * p->pt + r, 1);
+                LATTN__TRY(lattn_tile_stt(t, &v1, &ox, &v2, 0.0f, &op));
+            } else LATTN__TRY(lattn_tile_copy(t, &v1, &op));
+        }
+        if (a->normalize) {              /* O[:, :V] / (O[:, V] + eps) */
+            lattn_tile dc = lattn_tile_view(&x->dcol, 0, Lr, 0, 1);
+            v1 = lattn_tile_view(&x->ob, 0, Lr, vw, 1);
+            LATTN__TRY(lattn_tile_act(t, &dc, &v1, LATTN_ACT_IDENTITY, 1.0f, a->eps));
+            v1 = lattn_tile_view(&x->ob, 0, Lr, 0, vw);
+            LATTN__TRY(lattn_tile_ts(t, &v1, &v1, &dc, 0.0f, LATTN_TOP_DIV));
+        }
+        v1 = lattn_tile_view(&x->ob, 0, Lr, 0, vw);
+        LATTN__TRY(lattn_dma_store(t, a->o + ((tok + (int64_t)r * p->P) * a->H + h) * a->V + v0, a->H * a->V, &v1));
+    }
+    for (c = 0; p->fixed && c < p->pt && lattn__blk(p, L, c) > 0; c++) {   /* Kw = K ⊙ γ^{L-1-c}, in place */
+        const int Lc = lattn__blk(p, L, c);
+        v2 = lattn_tile_view(&x->wc, 0, Lc, j * p->pt + c, 1);
+        if (L < p->C) {                  /* a ragged last chunk: its own column */
+            v2 = lattn_tile_view(&x->wr, 0, Lc, c, 1);
+            LATTN__TRY(lattn_tile_iota(t, &v2, (float)(L - 1 - c * p->P), -1, 0));
+            LATTN__TRY(lattn_tile_act(t, &v2, &v2, LATTN_ACT_EXP, lg, 0.0f));
+        }
+        v1 = lattn_tile_view(&x->krb[c], 0, Lc, 0, p->Kf);
+        LATTN__TRY(lattn_tile_ts(t, &v1, &v1, &v2, 0.0f, LATTN_TOP_MUL));
+    }
+    for (kt = 0; kt < p->nkt; kt++) {
+        const int kw = lattn__kw(p, kt);
+        for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
+            const int w = LATTN__MIN(p->vb, Vn - vb0);
+            lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
+            for (c = 0; c < p->pt && lattn__blk(p, L, c) > 0; c++) {                                  /* ΔS = Σ_c Kw_cᵀ V_c */
+                v1 = lattn_tile_view(&x->krb[c], 0, lattn__blk(p, L, c), kt * p->kp, kw);
+                v2 = lattn_tile_view(&x->vrb[c], 0, lattn__blk(p, L, c), vb0, w);
+                LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, c > 0));
+            }
+            v3 = lattn_tile_view(&x->s[kt], 0, kw, so + vb0, w);
+            if (p->fixed) LATTN__TRY(lattn_tile_stt(t, &v3, &v3, NULL, expf((float)L * lg), &ds));   /* S = γ^L S + ΔS */
+            else LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));                         /* S += ΔS */
+        }
+    }
+    return LATTN_OK;
+}
+static lattn_status lattn__la_chunk_plain(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
+                                          const lattn_la_args *a, const lattn__la_in *in, float s,
+                                          int64_t tok0, int64_t len, int64_t sq, int64_t h0, int nh,
+                                          int64_t v0, int vw) {
+    const int par = p->sched == LATTN_SCHED_CHUNK_PARALLEL;
+    int64_t c0;
+    int j, b;
+    lattn_tile v1, v2;
+    LATTN__TRY(lattn__la_states(t, x, p, a, 0, sq, h0, nh, v0, vw));
+    for (b = 0; a->normalize && b < p->pt; b++) { v1 = lattn_tile_view(&x->vrb[b], 0, p->P, vw, 1); LATTN__TRY(lattn_tile_memset(t, &v1, 1.0f)); }
+    for (j = 0; p->fixed && j < nh; j++) {   /* the resident decay tiles of each head: 7 instructions per block */
+        const float lg = a->g_gamma[h0 + j] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : a->g_gamma[h0 + j];
+        for (b = 0; b < p->pt; b++) {
+            lattn_tile mt = lattn_tile_view(&x->mt, 0, p->P, (j * p->pt + b) * p->C, p->C);
+            v1 = lattn_tile_view(&x->qd, 0, p->P, j * p->pt + b, 1); v2 = lattn_tile_view(&x->wc, 0, p->P, j * p->pt + b, 1);
+            LATTN__TRY(lattn_tile_iota(t, &mt, (float)(-b * p->P), -1, 1));                          /* r - c */
+            LATTN__TRY(lattn_tile_act(t, &mt, &mt, LATTN_ACT_EXP, lg, 0.0f));
+            LATTN__TRY(lattn_tile_select_affine(t, &mt, &mt, -(int64_t)b * p->P, -1, 1, 0.0f));      /* γ^{r-c}, r >= c */
+            LATTN__TRY(lattn_tile_iota(t, &v1, (float)(b * p->P + 1), 1, 0));
+            LATTN__TRY(lattn_tile_act(t, &v1, &v1, LATTN_ACT_EXP, lg, 0.0f));                         /* γ^{r+1} */
+            LATTN__TRY(lattn_tile_iota(t, &v2, (float)(p->C - 1 - b * p->P), -1, 0));
+            LATTN__TRY(lattn_tile_act(t, &v2, &v2, LATTN_ACT_EXP, lg, 0.0f));                         /* γ^{C-1-c} */
+        }
+    }
+    for (c0 = 0; par && c0 < len; c0 += p->C)   /* phase A: every chunk's scores, kept */
+        for (j = 0; j < nh; j++) {
+            const int L = (int)LATTN__MIN((int64_t)p->C, len - c0);
+            LATTN__TRY(lattn__la_plain_rows(t, x, p, a, in, tok0 + c0, h0 + j, L, v0, vw, 0));
+            LATTN__TRY(lattn__la_plain_cols(t, x, p, s, L, 1));
+            LATTN__TRY(lattn__la_plain_scores(t, x, p, L, j, c0 / p->C));
+        }
+    for (c0 = 0; c0 < len; c0 += p->C) {
+        for (j = 0; j < nh; j++) {
+            const int L = (int)LATTN__MIN((int64_t)p->C, len - c0);
+            LATTN__TRY(lattn__la_plain_rows(t, x, p, a, in, tok0 + c0, h0 + j, L, v0, vw, 1));
+            LATTN__TRY(lattn__la_plain_cols(t, x, p, s, L, !par));
+            if (!par) LATTN__TRY(lattn__la_plain_scores(t, x, p, L, j, 0));
+            LATTN__TRY(lattn__la_plain_rest(t, x, p, a, tok0 + c0, h0 + j, L, j, c0 / p->C, v0, vw));
+            if (!par) lattn_tiler_mark_step(t);
+        }
+        if (par) lattn_tiler_mark_step(t);   /* one body: the chunk of every head */
+    }
+    return lattn__la_states(t, x, p, a, 1, sq, h0, nh, v0, vw);
 }
 
 /* Tile plan from the profile: chunk C, partition tiles of K', value blocks of the moving limit. */
 static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile *pr, int chunk, int64_t Kf,
                                         int64_t V, int64_t H, int normalize, int gate, int fixed, lattn__la_plan *p) {
-    int64_t plim = pr->partitions > 0 ? pr->partitions : INT32_MAX, kp = Kf;
+    int64_t plim = pr->partitions > 0 ? pr->partitions : INT32_MAX, kp = Kf, rows;
     if (chunk < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk = %d", chunk);
     p->C = chunk > 0 ? chunk : pr->default_chunk;
-    if (p->C > plim || (pr->mm_mmax > 0 && p->C > pr->mm_mmax) || (pr->transpose_max > 0 && p->C > pr->transpose_max))
-        return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk %d exceeds the %s profile's %lld partitions",
-                           p->C, pr->name, (long long)LATTN__MIN(plim, (int64_t)(pr->mm_mmax > 0 ? pr->mm_mmax : plim)));
+    rows = plim;                         /* token rows per block: partitions, stationary and transpose limits */
+    if (pr->mm_mmax > 0) rows = LATTN__MIN(rows, (int64_t)pr->mm_mmax);
+    if (pr->transpose_max > 0) rows = LATTN__MIN(rows, (int64_t)pr->transpose_max);
+    p->P = (int)LATTN__MIN((int64_t)p->C, rows);
+    p->pt = (p->C + p->P - 1) / p->P;
+    if (p->pt > 1 && (gate != LATTN__GATE_NONE && !fixed))
+        return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk %d exceeds the %s profile's %lld partitions "
+                           "(larger chunks are for linear attention and fixed decays)", p->C, pr->name, (long long)rows);
+    if (p->pt > 4 || p->C % p->P != 0 || (pr->psum_bank_bytes > 0 && (size_t)p->C * sizeof(float) > pr->psum_bank_bytes))
+        return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk %d on %s must be a multiple of %lld, at most 4 "
+                           "partition tiles and one PSUM bank of scores", p->C, pr->name, (long long)rows);
     if (pr->mm_kmax > 0) kp = LATTN__MIN(kp, pr->mm_kmax);
     if (pr->transpose_max > 0) kp = LATTN__MIN(kp, pr->transpose_max);
     kp = LATTN__MIN(kp, plim);
@@ -4922,6 +5138,7 @@ static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile 
     p->hb = pr->kind == LATTN_DEV_GPU ? 1 : (int)LATTN__MIN(H, 2);
     p->fixed = fixed;
     p->gate = fixed ? LATTN__GATE_NONE : gate;
+    p->sched = LATTN_SCHED_STREAMING; p->N = 0;
     p->Kg = gate == LATTN__GATE_KEY ? p->Kf : 1;
     return LATTN_OK;
 }
@@ -4993,6 +5210,20 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_chunk", a, &dm));
     memset(&plan, 0, sizeof plan);
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->H, a->normalize, dm.gate, a->g_gamma && !a->g && !a->gk, &plan));
+    if (a->schedule != LATTN_SCHED_STREAMING) {
+        int64_t sq, t0, len, mx = 0;
+        if (a->schedule != LATTN_SCHED_CHUNK_PARALLEL || plan.gate || pr->kind == LATTN_DEV_GPU)
+            return lattn__fail(ctx, a->schedule == LATTN_SCHED_CHUNK_PARALLEL ? LATTN_E_UNSUPPORTED : LATTN_E_DOMAIN,
+                               "lattn_la_chunk: schedule %d (the chunk-parallel schedule takes linear attention or fixed decays, "
+                               "off a gpu profile)", a->schedule);
+        for (sq = 0; sq < dm.n; sq++) { lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
+        plan.sched = LATTN_SCHED_CHUNK_PARALLEL;
+        plan.hb = (int)a->H;             /* one work item holds every head: the port's batched program */
+        plan.N = (int)LATTN__MAX((int64_t)1, (mx + plan.C - 1) / plan.C);
+        if ((int64_t)plan.hb * plan.N * plan.pt * plan.C > INT32_MAX / 2 || plan.hb > 1024)
+            return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: the chunk-parallel scores of %lld heads x %d chunks do not fit a tile",
+                               (long long)a->H, plan.N);
+    }
     nblk = (a->H + plan.hb - 1) / plan.hb;
     nvb = (a->V + plan.vw - 1) / plan.vw;
     LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_chunk"));
@@ -5004,8 +5235,8 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
             int64_t sq = w / (nblk * nvb), h0 = (w / nvb % nblk) * plan.hb, v0 = (w % nvb) * plan.vw, tok0, len;
             lattn__seq(a->offsets, a->T, sq, &tok0, &len);
             if (tm.tl[id]->err == LATTN_OK)
-                lattn__la_chunk_block(tm.tl[id], (lattn__la_tiles *)tm.tiles + id, &plan, a, &in, dm.s, tok0, len, sq, h0,
-                                      (int)LATTN__MIN((int64_t)plan.hb, a->H - h0), v0,
+                (plan.gate ? lattn__la_chunk_block : lattn__la_chunk_plain)(tm.tl[id], (lattn__la_tiles *)tm.tiles + id, &plan, a, &in,
+                                      dm.s, tok0, len, sq, h0, (int)LATTN__MIN((int64_t)plan.hb, a->H - h0), v0,
                                       (int)LATTN__MIN((int64_t)plan.vw, a->V - v0));
         }
     }
@@ -10558,7 +10789,13 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                       (>>transformer); tiler: lattn_tile_act_reduce, lattn_tile_select_affine
                       (select_tri is its special case), lattn_tile_select_mask, LATTN_ACT_LOG,
                       LATTN_MM_LOWER; golden cases attention/, transformer/. The SPS
-                      transformer (>>sps); golden cases sps/. */
+                      transformer (>>sps); golden cases sps/. TTT-Linear and TTT-MLP and the TTT
+                      layer (>>ttt); golden cases ttt_layer/. Tiler: lattn_tile_iota, profile
+                      fields graph_limit_instr, graph_limit_unrolled, spill, stream_bytes (appended),
+                      tile fields esz, spilled, stats spill_bytes, refill_bytes,
+                      lattn_tiler_graph_overflow, lattn_sbuf_alloc_stream; linear attention:
+                      lattn_la_args.schedule (LATTN_SCHED_STREAMING / _CHUNK_PARALLEL), chunks of up
+                      to 4 partition tiles without dynamic gates, resident tiles for fixed decays. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

@@ -974,8 +974,21 @@ static void test_la(void) {
                   "chunk bodies counted on %s", profs[pi]->name);
         }
         ctx.profile = lattn_profile_trn2();
-        c.a.o = o1;
-        CHECK(lattn_la_chunk(&ctx, &c.a, 256) == LATTN_E_SHAPE, "chunk 256 exceeds 128 partitions on trn2");
+        {   /* C = 256 on trn2: two blocks of 128 tokens per chunk (linear attention and fixed decays);
+               a chunk that is not a multiple of the partitions, or gated, is refused */
+            float *gt = fnew((size_t)(T * 2));
+            size_t i;
+            for (i = 0; i < (size_t)(T * 2); i++) gt[i] = -0.01f;
+            poison(o1, c.no); poison(h1, c.ns); poison(z1, c.nz);
+            CHECK(la_run(&ctx, &c, 2, 256, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 && rel_rms(h1, h0, c.ns) <= 1e-5 &&
+                  rel_rms(z1, z0, c.nz) <= 1e-5, "la chunk 256 on trn2 (2 partition tiles per chunk) = ref: %g", rel_rms(o1, o0, c.no));
+            c.a.o = o1;
+            CHECK(lattn_la_chunk(&ctx, &c.a, 200) == LATTN_E_SHAPE, "chunk 200 on trn2 is not a multiple of 128");
+            c.a.g = gt;
+            CHECK(lattn_la_chunk(&ctx, &c.a, 256) == LATTN_E_SHAPE, "gated chunk 256 exceeds 128 partitions on trn2");
+            c.a.g = NULL;
+            free(gt);
+        }
         ctx.profile = NULL;
         free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
         la_free(&c);
@@ -1029,6 +1042,135 @@ static void test_la(void) {
               "trn2 fixed decays: bodies, PSUM banks (%llu), matmuls", (unsigned long long)ctx.stats.psum_peak_banks);
         CHECK(ctx.stats.dma_in_bytes == 4ull * (uint64_t)(T * H * (96 + 96 + 192)) && ctx.stats.dma_out_bytes == 4ull * (uint64_t)(T * H * 192 + H * 96 * 192),
               "trn2 fixed decays: HBM bytes");
+        ctx.profile = NULL;
+        free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
+        la_free(&c);
+    }
+    /* trn2's two schedules (spec sbuf_tiler.md §6.1) and chunks of one or two partition tiles, with
+       and without the fixed decays, normaliser, initial state and variable lengths: = _ref */
+    {
+        static const int Cs[3] = { 64, 128, 256 };
+        int sched, fixed, ci2;
+        for (fixed = 0; fixed < 2; fixed++)
+            for (sched = 0; sched < 2; sched++)
+                for (ci2 = 0; ci2 < 3; ci2++) {
+                    la_case c;
+                    float *o0, *o1, *h0, *h1, *z0, *z1, gg[3];
+                    int64_t T = g_quick ? 300 : 600;
+                    lattn_status st;
+                    la_make(&c, &r, 1, T, 3, 96, 40, fixed ? LATTN_FMAP_IDENTITY : LATTN_FMAP_ELU1, !fixed, 1, 1);
+                    lattn_retention_decay(3, gg);
+                    gg[2] = -0.3f;
+                    if (fixed) c.a.g_gamma = gg;
+                    o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
+                    la_run(&ctx, &c, 0, 0, o0, h0, z0);
+                    ctx.profile = lattn_profile_trn2(); c.a.schedule = sched;
+                    st = la_run(&ctx, &c, 2, Cs[ci2], o1, h1, z1);
+                    CHECK(st == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 && rel_rms(h1, h0, c.ns) <= 1e-5 && (fixed || rel_rms(z1, z0, c.nz) <= 1e-5),
+                          "trn2 %s schedule, C %d, %s = ref: o %g ht %g [%s]", sched ? "chunk-parallel" : "streaming", Cs[ci2],
+                          fixed ? "fixed decays" : "normalised", rel_rms(o1, o0, c.no), rel_rms(h1, h0, c.ns), st ? lattn_ctx_error(&ctx) : "");
+                    ctx.profile = NULL;
+                    free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
+                    la_free(&c);
+                }
+    }
+    /* the chunk-parallel schedule's counts (spec §6.1): phase A loads Q and K, forms Qc and Kc, Aᵀ, Pᵀ
+       (8); phase B loads Q, K, V, forms Qc, then intra, inter, O, store, Kw, ΔS, S (12): 20 per
+       (head, chunk), the spec's 21 without the checkpoint store; one body per chunk of every head.
+       Resident scores H·N·C·4 bytes per partition; over SBUF they spill (spill_bytes, refill_bytes)
+       on a profile that allows it, else LATTN_E_SBUF_FULL; bf16 streams halve the DMA bytes. */
+    {
+        la_case c;
+        float *o0, *o1, *h0, *h1, *z0, *z1, gg[4];
+        const int64_t H = 4, T = 1024, N = T / 128;
+        lattn_dev_profile small = *lattn_profile_trn2();
+        la_make(&c, &r, 1, T, H, 96, 64, LATTN_FMAP_IDENTITY, 0, 0, 0);
+        lattn_retention_decay(H, gg);
+        c.a.g_gamma = gg;
+        o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
+        la_run(&ctx, &c, 0, 0, o0, h0, z0);
+        ctx.profile = lattn_profile_trn2(); c.a.schedule = LATTN_SCHED_CHUNK_PARALLEL;
+        memset(&ctx.stats, 0, sizeof ctx.stats);
+        CHECK(la_run(&ctx, &c, 2, 128, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5, "chunk-parallel on trn2 = ref");
+        CHECK(ctx.stats.instructions == (uint64_t)(H * N * 20 + H * 9) && ctx.stats.unrolled_steps == (uint64_t)N,
+              "chunk-parallel: 20 per (head, chunk) + setup, %lld bodies: %llu, %llu", (long long)N,
+              (unsigned long long)ctx.stats.instructions, (unsigned long long)ctx.stats.unrolled_steps);
+        CHECK(ctx.stats.dma_in_bytes == 4ull * (uint64_t)(T * H * (2 * 96 + 2 * 96 + 64)) && ctx.stats.spill_bytes == 0 &&
+              ctx.stats.sbuf_peak_bytes_per_partition >= (uint64_t)(H * N * 128 * 4), "chunk-parallel: Q and K read twice; scores resident");
+        small.sbuf_bytes_per_partition = (size_t)(H * N * 128 * 4 + 16384);   /* holds C = 128's scores, not C = 256's */
+        small.spill = 1; small.stream_bytes = 2;
+        ctx.profile = &small;
+        memset(&ctx.stats, 0, sizeof ctx.stats);
+        CHECK(la_run(&ctx, &c, 2, 128, o1, h1, z1) == LATTN_OK && ctx.stats.spill_bytes == 0 && ctx.stats.refill_bytes == 0 &&
+              ctx.stats.dma_in_bytes == 2ull * (uint64_t)(T * H * (2 * 96 + 2 * 96 + 64)), "C = 128 fits; bf16 streams halve the DMA bytes");
+        memset(&ctx.stats, 0, sizeof ctx.stats);
+        poison(o1, c.no);
+        CHECK(la_run(&ctx, &c, 2, 256, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 &&
+              ctx.stats.spill_bytes >= (uint64_t)(H * (N / 2) * 2 * 256 * 4) * 128 && ctx.stats.refill_bytes > 0,
+              "C = 256 spills its resident scores (%llu bytes, refill %llu) and stays = ref",
+              (unsigned long long)ctx.stats.spill_bytes, (unsigned long long)ctx.stats.refill_bytes);
+        small.spill = 0;
+        c.a.o = o1;
+        CHECK(lattn_la_chunk(&ctx, &c.a, 256) == LATTN_E_SBUF_FULL, "without spilling, C = 256 is LATTN_E_SBUF_FULL");
+        {   /* the graph verdict: over the profile's unrolled bodies or instructions */
+            lattn_tiler_stats gs;
+            memset(&gs, 0, sizeof gs);
+            gs.unrolled_steps = 48; gs.instructions = 24576;
+            CHECK(!lattn_tiler_graph_overflow(&gs, lattn_profile_trn2()), "graph at the limits fits");
+            gs.unrolled_steps = 49;
+            CHECK(lattn_tiler_graph_overflow(&gs, lattn_profile_trn2()) && !lattn_tiler_graph_overflow(&gs, lattn_profile_cpu()),
+                  "graph over 48 bodies overflows on trn2, never on the cpu");
+        }
+        {
+            float *gt = fnew((size_t)(T * H));
+            size_t i;
+            for (i = 0; i < (size_t)(T * H); i++) gt[i] = -0.01f;
+            c.a.g_gamma = NULL; c.a.g = gt; c.a.schedule = LATTN_SCHED_CHUNK_PARALLEL; ctx.profile = lattn_profile_trn2();
+            CHECK(lattn_la_chunk(&ctx, &c.a, 128) == LATTN_E_UNSUPPORTED, "chunk-parallel with dynamic gates: unsupported");
+            free(gt);
+        }
+        {   /* the GPU path's shared-memory budget (spec §7): the Laplace head at C = 64 fits a block, at
+               C = 128 it does not (LATTN_E_SBUF_FULL: a GPU never spills) */
+            la_case g2;
+            float *o2 = fnew((size_t)(130 * 192));
+            la_make(&g2, &r, 1, 130, 1, 96, 192, LATTN_FMAP_IDENTITY, 0, 0, 0);
+            g2.a.g_gamma = gg; g2.a.o = o2;
+            small = *lattn_profile_h100(); small.stream_bytes = 2;
+            ctx.profile = &small;
+            CHECK(lattn_la_chunk(&ctx, &g2.a, 64) == LATTN_OK && lattn_la_chunk(&ctx, &g2.a, 128) == LATTN_E_SBUF_FULL,
+                  "h100: the Laplace head fits shared memory at C = 64, not at C = 128");
+            free(o2); la_free(&g2);
+        }
+        if (!g_quick) {   /* the experiment at the Laplace layer's size (spec §6.4-1, -3): C = 128 fits trn2
+                             with one token per partition, C = 256 spills its resident scores */
+            la_case L2;
+            float *o2 = fnew((size_t)(2048 * 16 * 192)), g16[16];
+            uint64_t sp[2];
+            int k2;
+            la_make(&L2, &r, 1, 2048, 16, 96, 192, LATTN_FMAP_IDENTITY, 0, 0, 0);
+            lattn_retention_decay(16, g16);
+            L2.a.g_gamma = g16; L2.a.o = o2; L2.a.schedule = LATTN_SCHED_CHUNK_PARALLEL;
+            small = *lattn_profile_trn2(); small.spill = 1; small.stream_bytes = 2;
+            ctx.profile = &small;
+            for (k2 = 0; k2 < 2; k2++) {
+                memset(&ctx.stats, 0, sizeof ctx.stats);
+                CHECK(lattn_la_chunk(&ctx, &L2.a, 128 << k2) == LATTN_OK, "Laplace mixer on trn2, chunk-parallel, C = %d", 128 << k2);
+                sp[k2] = ctx.stats.spill_bytes;
+                if (k2 == 0)
+                    CHECK(ctx.stats.sbuf_peak_bytes_per_partition >= 131072 + 8192 + 12288 &&
+                          ctx.stats.sbuf_peak_bytes_per_partition <= 229376 && ctx.stats.psum_peak_banks <= 5 &&
+                          ctx.stats.unrolled_steps == 16 && ctx.stats.instructions == 16 * 16 * 20 + 16 * 7 + 16 &&
+                          ctx.stats.dma_in_bytes == 37748736ull && !lattn_tiler_graph_overflow(&ctx.stats, &small),
+                          "C = 128: resident scores, masks and states fit trn2 (%llu B per partition)",
+                          (unsigned long long)ctx.stats.sbuf_peak_bytes_per_partition);
+            }
+            CHECK(sp[0] == 0 && sp[1] >= 16ull * 2048 * 256 * 4, "C = 128 does not spill, C = 256 does (%llu bytes)", (unsigned long long)sp[1]);
+            free(o2); la_free(&L2);
+        }
+        c.a.g = NULL; c.a.schedule = 7;
+        CHECK(lattn_la_chunk(&ctx, &c.a, 128) == LATTN_E_DOMAIN, "unknown schedule");
+        c.a.schedule = LATTN_SCHED_CHUNK_PARALLEL; ctx.profile = lattn_profile_h100();
+        CHECK(lattn_la_chunk(&ctx, &c.a, 64) == LATTN_E_UNSUPPORTED, "chunk-parallel on a gpu profile: unsupported");
         ctx.profile = NULL;
         free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
         la_free(&c);
