@@ -8599,6 +8599,8 @@ static lattn_status lattn__tt_args(lattn_ctx *ctx, const char *who, const lattn_
     d[0] = B; d[1] = LATTN__MAX(T, 1); d[2] = 6 * m->cfg.D + 2 * m->cfg.H;
     LATTN__TRY(lattn__check_count(ctx, who, "the activations", 3, d));
     SF = lattn_ttt_state_floats(&m->cfg);
+    d[0] = B; d[1] = SF;
+    LATTN__TRY(lattn__check_count(ctx, who, "the states", 2, d));
     for (b = 0; state && b < B; b++) {
         float p = state[b * SF + SF - 1];
         if (!(p >= 0.0f && p < (float)m->cfg.mini_batch && p == (float)(int64_t)p))

@@ -1165,7 +1165,30 @@ static void test_la(void) {
                           (unsigned long long)ctx.stats.sbuf_peak_bytes_per_partition);
             }
             CHECK(sp[0] == 0 && sp[1] >= 16ull * 2048 * 256 * 4, "C = 128 does not spill, C = 256 does (%llu bytes)", (unsigned long long)sp[1]);
+            L2.a.schedule = LATTN_SCHED_STREAMING;   /* spec §5.4: the streaming forward's HBM bytes, exactly */
+            memset(&ctx.stats, 0, sizeof ctx.stats);
+            CHECK(lattn_la_chunk(&ctx, &L2.a, 128) == LATTN_OK && ctx.stats.dma_in_bytes == 25165824ull &&
+                  ctx.stats.dma_out_bytes == 12582912ull && ctx.stats.instructions == 16 * 16 * 16 + 16 * 8 &&
+                  ctx.stats.psum_peak_banks == 5, "streaming Laplace mixer on trn2: §5.4 bytes, 16 per (head, chunk)");
             free(o2); la_free(&L2);
+        }
+        {   /* profiles with the same rules and accumulation order give the same bits: trn1 = trn2 = trn3
+               (they differ in capacity only), h100 = h200 (in HBM only) */
+            const lattn_dev_profile *pp[5];
+            float *ob[5];
+            int k3;
+            pp[0] = lattn_profile_trn1(); pp[1] = lattn_profile_trn2(); pp[2] = lattn_profile_trn3();
+            pp[3] = lattn_profile_h100(); pp[4] = lattn_profile_h200();
+            c.a.schedule = LATTN_SCHED_STREAMING; c.a.g_gamma = gg; c.a.g = NULL;
+            for (k3 = 0; k3 < 5; k3++) {
+                ob[k3] = fnew(c.no); c.a.o = ob[k3];
+                ctx.profile = pp[k3];
+                CHECK(lattn_la_chunk(&ctx, &c.a, 0) == LATTN_OK && rel_rms(ob[k3], o0, c.no) <= 1e-5, "%s = ref", pp[k3]->name);
+            }
+            CHECK(same_bits(ob[0], ob[1], c.no) && same_bits(ob[1], ob[2], c.no) && same_bits(ob[3], ob[4], c.no),
+                  "trn1 = trn2 = trn3 and h100 = h200, bit for bit");
+            for (k3 = 0; k3 < 5; k3++) free(ob[k3]);
+            c.a.o = o1; ctx.profile = lattn_profile_trn2();
         }
         c.a.g = NULL; c.a.schedule = 7;
         CHECK(lattn_la_chunk(&ctx, &c.a, 128) == LATTN_E_DOMAIN, "unknown schedule");
