@@ -1246,18 +1246,27 @@ typedef struct lattn_ttt_config {
     int64_t D, H, mini_batch;
     int mlp, use_gate;
     double base_lr, rope_theta;          /* 1, 10000 */
+    int64_t ffn;                         /* 0: the TTT layer alone; > 0: the official Block around it */
 } lattn_ttt_config;
+/* With ffn > 0 the layer is the official Block (ttt.py Block, pre_conv off as in every published
+   configuration; RMSNorm eps 1e-6):
+       h = x + TTT(RMSNorm(x)·seq_norm);   y = h + W_down (SiLU(W_gate f) ⊙ W_up f),  f = RMSNorm(h)·ffn_norm
+   with the extra tensors seq_norm.weight, ffn_norm.weight [D], mlp.gate_proj.weight,
+   mlp.up_proj.weight [ffn][D], mlp.down_proj.weight [D][ffn], and the TTT layer's under
+   "seq_modeling_block.". The state is the TTT layer's. */
 LATTN_API lattn_ttt_config lattn_ttt_config_default(void);   /* the 1b shapes: D 2048, H 32, b 16, linear */
 typedef struct lattn_ttt_layer {
     lattn_ttt_config cfg;
     float *arena; size_t n_params;
     float *q_w, *k_w, *v_w, *o_w, *g_w, *lr_w, *lr_b, *tok_idx, *ln_w, *ln_b, *W1, *b1, *W2, *b2, *post_w, *post_b;
+    float *seq_norm, *ffn_norm, *gate_w, *up_w, *down_w;   /* the Block (ffn > 0) */
 } lattn_ttt_layer;
 LATTN_API lattn_status lattn_ttt_layer_init(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_ttt_config *c, uint64_t seed);
 LATTN_API void lattn_ttt_layer_free(lattn_ctx *ctx, lattn_ttt_layer *m);
 /* The tensors under their official names after prefix (sizes from the shapes; TTT-MLP when W2 is
-   present; use_gate when g_proj.weight is), with metadata "ttt.base_lr" and "ttt.rope_theta" when
-   present (else 1 and 10000); LATTN_E_FORMAT for anything missing or misshapen, *m then empty. */
+   present; use_gate when g_proj.weight is; the Block when seq_norm.weight is), with metadata
+   "ttt.base_lr" and "ttt.rope_theta" when present (else 1 and 10000); LATTN_E_FORMAT for anything
+   missing or misshapen, *m then empty. */
 LATTN_API lattn_status lattn_ttt_layer_load_st(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_st_file *f, const char *prefix);
 LATTN_API lattn_status lattn_ttt_layer_serialize(lattn_ctx *ctx, const lattn_ttt_layer *m, unsigned char **out, size_t *size);
 LATTN_API int64_t lattn_ttt_state_floats(const lattn_ttt_config *c);
@@ -8414,13 +8423,20 @@ LATTN__DEF lattn_status lattn_ttt_step(lattn_ctx *ctx, const lattn_ttt_args *a) 
 }
 
 /* ---- the layer ---------------------------------------------------------------------------------- */
+/* the transformer's RMSNorms (>>transformer implementation), for the Block */
+static void lattn__rmsnorm_d(int64_t n, const double *x, const float *g, double eps, double *y);
+static void lattn__rmsnorm_rows(int nthr, int64_t M, int64_t n, const float *X, const float *g, float eps, float *Y);
 enum { LATTN__TT_Q, LATTN__TT_K, LATTN__TT_V, LATTN__TT_O, LATTN__TT_LRW, LATTN__TT_LRB, LATTN__TT_TOK, LATTN__TT_LNW,
        LATTN__TT_LNB, LATTN__TT_W1, LATTN__TT_B1, LATTN__TT_W2, LATTN__TT_B2, LATTN__TT_PW, LATTN__TT_PB, LATTN__TT_G,
-       LATTN__TT_N };
+       LATTN__TT_SN, LATTN__TT_FN, LATTN__TT_GATE, LATTN__TT_UP, LATTN__TT_DOWN, LATTN__TT_N };   /* from SN: the Block's */
 static const char *const lattn__tt_names[LATTN__TT_N] = {
     "q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight", "learnable_ttt_lr_weight", "learnable_ttt_lr_bias",
     "learnable_token_idx", "ttt_norm_weight", "ttt_norm_bias", "W1", "b1", "W2", "b2", "post_norm.weight", "post_norm.bias",
-    "g_proj.weight" };
+    "g_proj.weight", "seq_norm.weight", "ffn_norm.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight" };
+/* A tensor's name in a file: prefix, then (in a Block) the TTT layer's own under seq_modeling_block. */
+static void lattn__tt_name(char *buf, size_t cap, const char *prefix, int block, int i) {
+    snprintf(buf, cap, "%s%s%s", prefix, block && i < LATTN__TT_SN ? "seq_modeling_block." : "", lattn__tt_names[i]);
+}
 LATTN__DEF lattn_ttt_config lattn_ttt_config_default(void) {
     lattn_ttt_config c;
     memset(&c, 0, sizeof c);
@@ -8431,23 +8447,24 @@ static lattn_status lattn__tt_check_cfg(lattn_ctx *ctx, const char *who, const l
     if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
     if (c->D < 2 || c->H < 1 || c->D > (1 << 16) || c->D % c->H || (c->D / c->H) % 2 || c->mini_batch < 1 ||
         c->mini_batch > LATTN__TTT_MAXB || (c->mlp != 0 && c->mlp != 1) || (c->use_gate != 0 && c->use_gate != 1) ||
-        !(fabs(c->base_lr) <= DBL_MAX) || !(c->rope_theta > 0 && c->rope_theta <= DBL_MAX))
+        !(fabs(c->base_lr) <= DBL_MAX) || !(c->rope_theta > 0 && c->rope_theta <= DBL_MAX) || c->ffn < 0 || c->ffn > (1 << 20))
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: D = %lld, H = %lld (must divide D into even heads), mini_batch = %lld, "
-                           "mlp = %d, use_gate = %d, base_lr = %g, rope_theta = %g", who, (long long)c->D, (long long)c->H,
-                           (long long)c->mini_batch, c->mlp, c->use_gate, c->base_lr, c->rope_theta);
+                           "mlp = %d, use_gate = %d, base_lr = %g, rope_theta = %g, ffn = %lld", who, (long long)c->D, (long long)c->H,
+                           (long long)c->mini_batch, c->mlp, c->use_gate, c->base_lr, c->rope_theta, (long long)c->ffn);
     return LATTN_OK;
 }
 /* The official shapes { ndim, d0, d1, d2 } (ndim 0: not in this configuration). */
 static void lattn__tt_shapes(const lattn_ttt_config *c, int64_t w[LATTN__TT_N][4]) {
     const int64_t D = c->D, H = c->H, F = D / H, F1 = c->mlp ? 4 * F : F;
-    static const signed char nd[LATTN__TT_N] = { 2, 2, 2, 2, 3, 2, 1, 2, 2, 3, 3, 3, 3, 1, 1, 2 };
+    static const signed char nd[LATTN__TT_N] = { 2, 2, 2, 2, 3, 2, 1, 2, 2, 3, 3, 3, 3, 1, 1, 2, 1, 1, 2, 2, 2 };
     const int64_t d[LATTN__TT_N][3] = { { D, D, 0 }, { D, D, 0 }, { D, D, 0 }, { D, D, 0 }, { H, 1, D }, { H, 1, 0 },
                                         { c->mini_batch, 0, 0 }, { H, F, 0 }, { H, F, 0 }, { H, F, F1 }, { H, 1, F1 },
-                                        { H, F1, F }, { H, 1, F }, { D, 0, 0 }, { D, 0, 0 }, { D, D, 0 } };
+                                        { H, F1, F }, { H, 1, F }, { D, 0, 0 }, { D, 0, 0 }, { D, D, 0 },
+                                        { D, 0, 0 }, { D, 0, 0 }, { c->ffn, D, 0 }, { c->ffn, D, 0 }, { D, c->ffn, 0 } };
     int i;
     for (i = 0; i < LATTN__TT_N; i++) {
         int on = (i != LATTN__TT_W2 && i != LATTN__TT_B2) || c->mlp;
-        on = on && (i != LATTN__TT_G || c->use_gate);
+        on = on && (i != LATTN__TT_G || c->use_gate) && (i < LATTN__TT_SN || c->ffn > 0);
         w[i][0] = on ? nd[i] : 0; w[i][1] = d[i][0]; w[i][2] = d[i][1]; w[i][3] = d[i][2];
     }
 }
@@ -8469,7 +8486,8 @@ static lattn_status lattn__tt_alloc(lattn_ctx *ctx, lattn_ttt_layer *m, const la
     LATTN__TRY(lattn__alloc_floats(ctx, &m->arena, total, who));
     p[0] = &m->q_w; p[1] = &m->k_w; p[2] = &m->v_w; p[3] = &m->o_w; p[4] = &m->lr_w; p[5] = &m->lr_b; p[6] = &m->tok_idx;
     p[7] = &m->ln_w; p[8] = &m->ln_b; p[9] = &m->W1; p[10] = &m->b1; p[11] = &m->W2; p[12] = &m->b2; p[13] = &m->post_w;
-    p[14] = &m->post_b; p[15] = &m->g_w;
+    p[14] = &m->post_b; p[15] = &m->g_w; p[16] = &m->seq_norm; p[17] = &m->ffn_norm; p[18] = &m->gate_w; p[19] = &m->up_w;
+    p[20] = &m->down_w;
     for (i = 0, total = 0; i < LATTN__TT_N; i++) {
         *p[i] = w[i][0] ? m->arena + total : NULL;
         total += (size_t)lattn__tt_count(w[i]);
@@ -8488,7 +8506,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_init(lattn_ctx *ctx, lattn_ttt_layer *m,
         size_t n = (size_t)lattn__tt_count(w[i]), j;
         if (w[i][0] >= 2 && i != LATTN__TT_LRB && i != LATTN__TT_LNW && i != LATTN__TT_LNB && i != LATTN__TT_B1 && i != LATTN__TT_B2)
             lattn_rng_fill_normal(&r, p, n, 0.0f, 0.02f);
-        else for (j = 0; j < n; j++) p[j] = (i == LATTN__TT_LNW || i == LATTN__TT_PW) ? 1.0f : 0.0f;
+        else for (j = 0; j < n; j++) p[j] = (i == LATTN__TT_LNW || i == LATTN__TT_PW || i == LATTN__TT_SN || i == LATTN__TT_FN) ? 1.0f : 0.0f;
         p += n;
     }
     return lattn__ok(ctx);
@@ -8505,16 +8523,18 @@ LATTN__DEF lattn_status lattn_ttt_layer_load_st(lattn_ctx *ctx, lattn_ttt_layer 
     int64_t w[LATTN__TT_N][4];
     char name[2 * LATTN_NAME_MAX];
     float *p;
-    int i, d;
+    int i, d, block;
     lattn_status st;
     if (!m || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     memset(m, 0, sizeof *m);
     if (!prefix) prefix = "";
     if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
+    lattn__tt_name(name, sizeof name, prefix, 0, LATTN__TT_SN);
+    block = lattn_st_find(f, name) != NULL;
     for (i = 0; i < LATTN__TT_N; i++) {
-        snprintf(name, sizeof name, "%s%s", prefix, lattn__tt_names[i]);
+        lattn__tt_name(name, sizeof name, prefix, block, i);
         t[i] = lattn_st_find(f, name);
-        if (!t[i] && i != LATTN__TT_W2 && i != LATTN__TT_B2 && i != LATTN__TT_G)
+        if (!t[i] && i != LATTN__TT_W2 && i != LATTN__TT_B2 && i != LATTN__TT_G && (i < LATTN__TT_SN || block))
             return lattn__fail(ctx, LATTN_E_FORMAT, "%s: missing tensor '%s'", who, name);
         if (t[i] && (t[i]->dtype == LATTN_DTYPE_I32 || t[i]->dtype == LATTN_DTYPE_I64))
             return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' is not a float tensor", who, name);
@@ -8523,6 +8543,8 @@ LATTN__DEF lattn_status lattn_ttt_layer_load_st(lattn_ctx *ctx, lattn_ttt_layer 
         return lattn__fail(ctx, LATTN_E_FORMAT, "%s: unexpected ranks", who);
     c.D = t[LATTN__TT_Q]->shape[1]; c.H = t[LATTN__TT_LNW]->shape[0]; c.mini_batch = t[LATTN__TT_TOK]->shape[0];
     c.mlp = t[LATTN__TT_W2] != NULL; c.use_gate = t[LATTN__TT_G] != NULL;
+    c.ffn = block && t[LATTN__TT_GATE]->ndim == 2 ? t[LATTN__TT_GATE]->shape[0] : 0;
+    if (block && c.ffn < 1) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: the Block's mlp.gate_proj.weight must be [ffn][D]", who);
     {
         const char *keys[2] = { "ttt.base_lr", "ttt.rope_theta" };
         double *vals[2];
@@ -8537,16 +8559,17 @@ LATTN__DEF lattn_status lattn_ttt_layer_load_st(lattn_ctx *ctx, lattn_ttt_layer 
     }
     if ((st = lattn__tt_alloc(ctx, m, &c, w, who)) != LATTN_OK) return lattn__as_format(ctx, st);
     for (i = 0, p = m->arena; i < LATTN__TT_N; i++) {
+        lattn__tt_name(name, sizeof name, prefix, block, i);
         if (!w[i][0]) {
-            if (t[i]) { lattn_ttt_layer_free(ctx, m); return lattn__fail(ctx, LATTN_E_FORMAT, "%s: unexpected tensor '%s%s'", who, prefix, lattn__tt_names[i]); }
+            if (t[i]) { lattn_ttt_layer_free(ctx, m); return lattn__fail(ctx, LATTN_E_FORMAT, "%s: unexpected tensor '%s'", who, name); }
             continue;
         }
-        st = t[i]->ndim != (int)w[i][0] ? lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' has %d dimensions, not %d", who, prefix,
-                                                      lattn__tt_names[i], t[i]->ndim, (int)w[i][0]) : LATTN_OK;
+        st = t[i]->ndim != (int)w[i][0] ? lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' has %d dimensions, not %d", who, name,
+                                                      t[i]->ndim, (int)w[i][0]) : LATTN_OK;
         for (d = 0; st == LATTN_OK && d < t[i]->ndim; d++)
             if (t[i]->shape[d] != w[i][d + 1])
-                st = lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' dimension %d is %lld, expected %lld", who, prefix,
-                                 lattn__tt_names[i], d, (long long)t[i]->shape[d], (long long)w[i][d + 1]);
+                st = lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' dimension %d is %lld, expected %lld", who, name, d,
+                                 (long long)t[i]->shape[d], (long long)w[i][d + 1]);
         if (st == LATTN_OK) st = lattn_st_to_f32(ctx, t[i], p, (size_t)lattn__tt_count(w[i]));
         if (st != LATTN_OK) { lattn_ttt_layer_free(ctx, m); return st; }
         p += lattn__tt_count(w[i]);
@@ -8556,7 +8579,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_load_st(lattn_ctx *ctx, lattn_ttt_layer 
 LATTN__DEF lattn_status lattn_ttt_layer_serialize(lattn_ctx *ctx, const lattn_ttt_layer *m, unsigned char **out, size_t *size) {
     lattn_st_entry e[LATTN__TT_N];
     int64_t w[LATTN__TT_N][4];
-    char vals[2][32];
+    char vals[2][32], names[LATTN__TT_N][64];
     const char *meta[4];
     const float *p;
     int i, n = 0;
@@ -8564,7 +8587,8 @@ LATTN__DEF lattn_status lattn_ttt_layer_serialize(lattn_ctx *ctx, const lattn_tt
     lattn__tt_shapes(&m->cfg, w);
     for (i = 0, p = m->arena; i < LATTN__TT_N; p += lattn__tt_count(w[i]), i++) {
         if (!w[i][0]) continue;
-        e[n].name = lattn__tt_names[i]; e[n].dtype = LATTN_DTYPE_F32; e[n].ndim = (int)w[i][0]; e[n].shape = w[i] + 1; e[n].data = p;
+        lattn__tt_name(names[n], sizeof names[n], "", m->cfg.ffn > 0, i);
+        e[n].name = names[n]; e[n].dtype = LATTN_DTYPE_F32; e[n].ndim = (int)w[i][0]; e[n].shape = w[i] + 1; e[n].data = p;
         n++;
     }
     snprintf(vals[0], 32, "%.17g", m->cfg.base_lr); snprintf(vals[1], 32, "%.17g", m->cfg.rope_theta);
@@ -8618,16 +8642,17 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_
                                                     const float *x, float *y, float *state, double *y64) {
     const char *who = "lattn_ttt_layer_forward_ref";
     int64_t D, H, F, P, mb, SF, b, t, h, i, j;
-    double *buf, *X, *Q, *K, *V, *O, *LR, *qh, *kh, *vh, *oh, *lrh, *s, *tok, *tmp, *row, *g;
+    double *buf, *X, *Q, *K, *V, *O, *LR, *qh, *kh, *vh, *oh, *lrh, *s, *tok, *tmp, *row, *g, *yr, *fr, *dr, *gv, *uv;
     size_t n;
     LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, y, state));
     D = m->cfg.D; H = m->cfg.H; F = D / H; mb = m->cfg.mini_batch; P = lattn_ttt_params(F, m->cfg.mlp);
     SF = lattn_ttt_state_floats(&m->cfg);
-    n = (size_t)(T * (6 * D + 2 * H + 4 * F + 1) + 2 * P + mb + 4 * (m->cfg.mlp ? 4 * F : F) + 2 * F + 2 * D);
+    n = (size_t)(T * (6 * D + 2 * H + 4 * F + 1) + 2 * P + mb + 4 * (m->cfg.mlp ? 4 * F : F) + 2 * F + 5 * D + 2 * m->cfg.ffn);
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
     X = buf; Q = X + T * D; K = Q + T * D; V = K + T * D; O = V + T * D; LR = O + T * D; qh = LR + T * H; kh = qh + T * F;
-    vh = kh + T * F; oh = vh + T * F; lrh = oh + T * F; s = lrh + T; tok = s + 2 * P; row = tok + mb; g = row + D; tmp = g + D;
+    vh = kh + T * F; oh = vh + T * F; lrh = oh + T * F; s = lrh + T; tok = s + 2 * P; row = tok + mb; g = row + D; yr = g + D;
+    fr = yr + D; dr = fr + D; gv = dr + D; uv = gv + m->cfg.ffn; tmp = uv + m->cfg.ffn;
     for (i = 0; i < mb; i++) tok[i] = LATTN__MAX(0.0, 1.0 / (double)(i + 1) + (double)m->tok_idx[i]);
     for (b = 0; b < B; b++) {
         float *sb = state ? state + b * SF : NULL;
@@ -8635,6 +8660,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_
         for (t = 0; t < T; t++) {                        /* projections, learning rates, RoPE at (t mod b) */
             double *xt = X + t * D;
             for (i = 0; i < D; i++) xt[i] = x[(b * T + t) * D + i];
+            if (m->cfg.ffn) lattn__rmsnorm_d(D, xt, m->seq_norm, LATTN__TTT_EPS, xt);   /* the Block's seq_norm */
             lattn__matvec_d(D, D, m->q_w, xt, Q + t * D, 0);
             lattn__matvec_d(D, D, m->k_w, xt, K + t * D, 0);
             lattn__matvec_d(D, D, m->v_w, xt, V + t * D, 0);
@@ -8674,11 +8700,20 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_
                 lattn__matvec_d(D, D, m->g_w, X + t * D, g, 0);
                 for (i = 0; i < D; i++) row[i] *= lattn__gelu_tanh_d(g[i]);
             }
+            lattn__matvec_d(D, D, m->o_w, row, yr, 0);
+            if (m->cfg.ffn) {            /* the Block: h = x + TTT(..), y = h + W_down(SiLU(W_gate f) ⊙ W_up f) */
+                const int64_t Fn = m->cfg.ffn;
+                for (j = 0; j < D; j++) yr[j] += (double)x[(b * T + t) * D + j];
+                lattn__rmsnorm_d(D, yr, m->ffn_norm, LATTN__TTT_EPS, fr);
+                lattn__matvec_d(Fn, D, m->gate_w, fr, gv, 0);
+                lattn__matvec_d(Fn, D, m->up_w, fr, uv, 0);
+                for (j = 0; j < Fn; j++) gv[j] = lattn__silu_d(gv[j]) * uv[j];
+                lattn__matvec_d(D, Fn, m->down_w, gv, dr, 0);
+                for (j = 0; j < D; j++) yr[j] += dr[j];
+            }
             for (j = 0; j < D; j++) {
-                double acc = 0;
-                for (i = 0; i < D; i++) acc += (double)m->o_w[j * D + i] * row[i];
-                y[(b * T + t) * D + j] = (float)acc;
-                if (y64) y64[(b * T + t) * D + j] = acc;
+                y[(b * T + t) * D + j] = (float)yr[j];
+                if (y64) y64[(b * T + t) * D + j] = yr[j];
             }
         }
         if (sb) sb[SF - 1] = (float)((pos0 + T) % mb);
@@ -8687,10 +8722,9 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_
     return lattn__ok(ctx);
 }
 
-/* The float32 layer: threaded GEMMs around lattn_ttt_dual (or _primal). */
-LATTN__DEF lattn_status lattn_ttt_layer_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
-                                                const float *x, float *y, float *state, int primal) {
-    const char *who = primal ? "lattn_ttt_layer_forward (primal)" : "lattn_ttt_layer_forward";
+/* The float32 TTT layer: threaded GEMMs around lattn_ttt_dual (or _primal). */
+static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                      const float *x, float *y, float *state, int primal, const char *who) {
     int nthr = lattn__threads(ctx);
     int64_t D, H, F, mb, SF, M, b, t, h, i, *pos;
     float *buf, *Q, *K, *V, *O, *G, *LR, *S, *tok, *cs, *ws;
@@ -8749,6 +8783,33 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward(lattn_ctx *ctx, const lattn_ttt_
             memcpy(state + b * SF, S + b * (SF - 1), (size_t)(SF - 1) * sizeof(float));
             state[b * SF + SF - 1] = (float)((pos[b] + T) % mb);
         }
+    }
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+/* The layer, or the Block around it (ffn > 0): RMSNorm, the layer, residual; RMSNorm, SwiGLU, residual. */
+LATTN__DEF lattn_status lattn_ttt_layer_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                                const float *x, float *y, float *state, int primal) {
+    const char *who = primal ? "lattn_ttt_layer_forward (primal)" : "lattn_ttt_layer_forward";
+    int nthr = lattn__threads(ctx);
+    int64_t D, Fn, M, i;
+    float *buf, *Hn, *G, *U, *ws;
+    lattn_status st;
+    LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, y, state));
+    if (m->cfg.ffn == 0) return lattn__tt_forward(ctx, m, B, T, x, y, state, primal, who);
+    D = m->cfg.D; Fn = m->cfg.ffn; M = B * T;
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(M * (D + 2 * Fn)) + (size_t)nthr * LATTN__LIN_WS(LATTN__MAX(D, Fn)), who));
+    Hn = buf; G = Hn + M * D; U = G + M * Fn; ws = U + M * Fn;
+    lattn__rmsnorm_rows(nthr, M, D, x, m->seq_norm, (float)LATTN__TTT_EPS, Hn);
+    st = lattn__tt_forward(ctx, m, B, T, Hn, y, state, primal, who);
+    if (st == LATTN_OK) {
+        for (i = 0; i < M * D; i++) y[i] += x[i];                    /* h = x + TTT(seq_norm(x)) */
+        lattn__rmsnorm_rows(nthr, M, D, y, m->ffn_norm, (float)LATTN__TTT_EPS, Hn);
+        lattn__linear(nthr, M, Fn, D, Hn, m->gate_w, G, 0, ws);
+        lattn__linear(nthr, M, Fn, D, Hn, m->up_w, U, 0, ws);
+        lattn_vec_silu((size_t)(M * Fn), G, G);
+        for (i = 0; i < M * Fn; i++) G[i] *= U[i];
+        lattn__linear(nthr, M, D, Fn, G, m->down_w, y, 1, ws);     /* y = h + SwiGLU(ffn_norm(h)) */
     }
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;

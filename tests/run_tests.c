@@ -3739,6 +3739,52 @@ static void test_ttt(void) {
             lattn_ttt_layer_free(&ctx, &m);
             free(x); free(y0); free(y1); free(s0); free(s1); free(xb); free(yb);
         }
+        {   /* the official Block around the layer (seq_norm, TTT, residual; ffn_norm, SwiGLU, residual):
+               forward (dual, primal) and steps = forward_ref; weights under the Block's names round trip */
+            lattn_ttt_config cf = lattn_ttt_config_default();
+            lattn_ttt_layer m, m2;
+            const int64_t B = 2, T = 21, D = 16;
+            int64_t SF, s2, t, i;
+            float *x, *y0, *y1, *st0, *st1, *xb, *yb;
+            unsigned char *blob = NULL;
+            size_t nb = 0;
+            lattn_st_file f;
+            cf.D = D; cf.H = 2; cf.mini_batch = 4; cf.mlp = 1; cf.ffn = 40;
+            CHECK(lattn_ttt_layer_init(&ctx, &m, &cf, 11) == LATTN_OK && m.gate_w && m.seq_norm[0] == 1.0f, "ttt block init");
+            for (i = 0; i < (int64_t)m.n_params; i++) m.arena[i] += 0.2f * (float)lattn_rng_normal_d(&r);
+            SF = lattn_ttt_state_floats(&cf);
+            x = fnormal(&r, (size_t)(B * T * D)); y0 = fnew((size_t)(B * T * D)); y1 = fnew((size_t)(B * T * D));
+            st0 = fnew((size_t)(B * SF)); st1 = fnew((size_t)(B * SF)); xb = fnew((size_t)(B * D)); yb = fnew((size_t)(B * D));
+            for (s2 = 0; s2 < B; s2++) lattn_ttt_layer_state_init(&m, st0 + s2 * SF);
+            CHECK(lattn_ttt_layer_forward_ref(&ctx, &m, B, T, x, y0, st0, NULL) == LATTN_OK, "ttt block ref: %s", lattn_ctx_error(&ctx));
+            for (form = 0; form < 3; form++) {
+                for (s2 = 0; s2 < B; s2++) lattn_ttt_layer_state_init(&m, st1 + s2 * SF);
+                poison(y1, (size_t)(B * T * D));
+                if (form < 2) lattn_ttt_layer_forward(&ctx, &m, B, T, x, y1, st1, form);
+                else
+                    for (t = 0; t < T; t++) {
+                        for (s2 = 0; s2 < B; s2++) memcpy(xb + s2 * D, x + (s2 * T + t) * D, (size_t)D * sizeof(float));
+                        lattn_ttt_layer_step(&ctx, &m, B, xb, yb, st1);
+                        for (s2 = 0; s2 < B; s2++) memcpy(y1 + (s2 * T + t) * D, yb + s2 * D, (size_t)D * sizeof(float));
+                    }
+                CHECK(rel_rms(y1, y0, (size_t)(B * T * D)) <= 1e-5 && rel_rms(st1, st0, (size_t)(B * SF)) <= 1e-5,
+                      "ttt block form %d = ref: y %.3g state %.3g", form, rel_rms(y1, y0, (size_t)(B * T * D)), rel_rms(st1, st0, (size_t)(B * SF)));
+            }
+            CHECK(lattn_ttt_layer_serialize(&ctx, &m, &blob, &nb) == LATTN_OK && lattn_st_parse(&ctx, blob, nb, &f) == LATTN_OK &&
+                  lattn_st_find(&f, "seq_modeling_block.W1") && lattn_st_find(&f, "mlp.down_proj.weight"), "ttt block: the official Block names");
+            CHECK(lattn_ttt_layer_load_st(&ctx, &m2, &f, "") == LATTN_OK && m2.cfg.ffn == 40 && m2.n_params == m.n_params &&
+                  memcmp(m2.arena, m.arena, m.n_params * sizeof(float)) == 0, "ttt block weights round trip");
+            lattn_ttt_layer_free(&ctx, &m2);
+            {
+                lattn_st_tensor *tt = (lattn_st_tensor *)(void *)lattn_st_find(&f, "seq_modeling_block.W1");
+                tt->name = "renamed";     /* the Block without its layer's W1 */
+                CHECK(lattn_ttt_layer_load_st(&ctx, &m2, &f, "") == LATTN_E_FORMAT && m2.arena == NULL, "ttt block: missing layer tensor");
+            }
+            lattn_st_free(&ctx, &f); lattn_free(&ctx, blob);
+            cf.ffn = -1; CHECK(lattn_ttt_layer_init(&ctx, &m2, &cf, 1) == LATTN_E_SHAPE, "ttt block: ffn < 0");
+            lattn_ttt_layer_free(&ctx, &m);
+            free(x); free(y0); free(y1); free(st0); free(st1); free(xb); free(yb);
+        }
         {   /* the published configurations' state: TTT-Linear 1b (32 heads of 64), per layer */
             lattn_ttt_config cf = lattn_ttt_config_default();
             CHECK(lattn_ttt_state_floats(&cf) == 32 * 2 * (64 * 64 + 64) + 1, "ttt 1b state per layer");
