@@ -2244,22 +2244,44 @@ static void lattn__ukernel(int64_t kc, const float *A, int64_t rs, int64_t cs, c
     float tmp[LATTN__MR * LATTN__NR];
     int64_t o[LATTN__MR], k;
     int i, j;
-    /* rows past m re-read row 0 (valid memory); their results are discarded */
-    for (i = 0; i < LATTN__MR; i++) o[i] = (i < m ? i : 0) * rs;
-    for (k = 0; k < kc; k++, bp += bs) {
-        const float *a = A + k * cs;
-        lattn__vf b0 = lattn__vload(bp), av;
+    /* the loop over k, with row r of the strip at A_ROW(r) (a: this k's column of the strip) */
 #if LATTN__NRV == 2
-        lattn__vf b1 = lattn__vload(bp + LATTN__VW);
-#  define LATTN__UK_ROW(r) av = lattn__vset1(a[o[r]]); c##r##0 = lattn__vfma(av, b0, c##r##0); \
+#  define LATTN__UK_ROW(r) av = lattn__vset1(LATTN__UK_A(r)); c##r##0 = lattn__vfma(av, b0, c##r##0); \
                            c##r##1 = lattn__vfma(av, b1, c##r##1);
+#  define LATTN__UK_B lattn__vf b0 = lattn__vload(bp), b1 = lattn__vload(bp + LATTN__VW), av;
 #else
-#  define LATTN__UK_ROW(r) av = lattn__vset1(a[o[r]]); c##r##0 = lattn__vfma(av, b0, c##r##0);
+#  define LATTN__UK_ROW(r) av = lattn__vset1(LATTN__UK_A(r)); c##r##0 = lattn__vfma(av, b0, c##r##0);
+#  define LATTN__UK_B lattn__vf b0 = lattn__vload(bp), av;
 #endif
-        LATTN__UK_ROW(0) LATTN__UK_ROW(1) LATTN__UK_ROW(2) LATTN__UK_ROW(3)
-        LATTN__UK_ROW(4) LATTN__UK_ROW(5) LATTN__UK_ROW(6) LATTN__UK_ROW(7)
-#undef LATTN__UK_ROW
+#define LATTN__UK_LOOP                                                                             \
+    for (k = 0; k < kc; k++, bp += bs) {                                                           \
+        const float *a = A + k * cs;                                                               \
+        LATTN__UK_B                                                                                \
+        LATTN__UK_ROW(0) LATTN__UK_ROW(1) LATTN__UK_ROW(2) LATTN__UK_ROW(3)                        \
+        LATTN__UK_ROW(4) LATTN__UK_ROW(5) LATTN__UK_ROW(6) LATTN__UK_ROW(7)                        \
     }
+    /* Three instances of one loop, so that the row addresses take few registers (a spilled index
+       costs ~10 %): rows side by side (rs = 1: Aᵀ·B, every tiler matmul), a full block of strided
+       rows (two bases and the stride), and a partial block through an offset table whose rows past
+       m re-read row 0 (valid memory; their results are discarded). */
+    if (rs == 1 && m == LATTN__MR) {
+#define LATTN__UK_A(r) a[r]
+        LATTN__UK_LOOP
+#undef LATTN__UK_A
+    } else if (m == LATTN__MR) {
+        const int64_t a4 = 4 * rs;
+#define LATTN__UK_A(r) ((r) < 4 ? a[(r) * rs] : a[a4 + ((r) - 4) * rs])
+        LATTN__UK_LOOP
+#undef LATTN__UK_A
+    } else {
+        for (i = 0; i < LATTN__MR; i++) o[i] = (i < m ? i : 0) * rs;
+#define LATTN__UK_A(r) a[o[r]]
+        LATTN__UK_LOOP
+#undef LATTN__UK_A
+    }
+#undef LATTN__UK_LOOP
+#undef LATTN__UK_B
+#undef LATTN__UK_ROW
     if (m == LATTN__MR && n == LATTN__NR && !(lower && j0 + LATTN__NR - 1 > i0)) {
         /* full block: accumulators go straight to C */
 #if LATTN__NRV == 2
