@@ -1620,6 +1620,8 @@ LATTN_API void lattn_compare(const double *got, const double *want, size_t n, do
 /* Every kernel is written once against this vocabulary:
      lattn__vf            a vector of LATTN__VW floats
      vload/vstore         unaligned load / store
+     vstream, vfence      store bypassing the caches (p aligned to the vector; a plain store where
+                          the ISA has none), and the fence that orders such stores
      vset1, vzero         broadcast, zero
      vadd vsub vmul vdiv  lane-wise arithmetic
      vfma(a, b, c)        a·b + c (fused unless LATTN_NO_FMA)
@@ -1639,6 +1641,8 @@ LATTN_API void lattn_compare(const double *got, const double *want, size_t n, do
 typedef __m512 lattn__vf;
 #  define lattn__vload(p) _mm512_loadu_ps(p)
 #  define lattn__vstore(p, v) _mm512_storeu_ps(p, v)
+#  define lattn__vstream(p, v) _mm512_stream_ps(p, v)
+#  define lattn__vfence() _mm_sfence()
 #  define lattn__vset1(x) _mm512_set1_ps(x)
 #  define lattn__vzero() _mm512_setzero_ps()
 #  define lattn__vadd(a, b) _mm512_add_ps(a, b)
@@ -1707,6 +1711,8 @@ LATTN__INLINE void lattn__tblock(const float *s, size_t lds, float *d, size_t ld
 typedef __m256 lattn__vf;
 #  define lattn__vload(p) _mm256_loadu_ps(p)
 #  define lattn__vstore(p, v) _mm256_storeu_ps(p, v)
+#  define lattn__vstream(p, v) _mm256_stream_ps(p, v)
+#  define lattn__vfence() _mm_sfence()
 #  define lattn__vset1(x) _mm256_set1_ps(x)
 #  define lattn__vzero() _mm256_setzero_ps()
 #  define lattn__vadd(a, b) _mm256_add_ps(a, b)
@@ -1766,6 +1772,8 @@ LATTN__INLINE void lattn__tblock(const float *s, size_t lds, float *d, size_t ld
 typedef float32x4_t lattn__vf;
 #  define lattn__vload(p) vld1q_f32(p)
 #  define lattn__vstore(p, v) vst1q_f32(p, v)
+#  define lattn__vstream(p, v) vst1q_f32(p, v)
+#  define lattn__vfence() ((void)0)
 #  define lattn__vset1(x) vdupq_n_f32(x)
 #  define lattn__vzero() vdupq_n_f32(0.0f)
 #  define lattn__vadd(a, b) vaddq_f32(a, b)
@@ -1805,6 +1813,8 @@ LATTN__INLINE lattn__vf lattn__vsplit(lattn__vf x, lattn__vf *e) {
 typedef float lattn__vf;
 #  define lattn__vload(p) (*(p))
 #  define lattn__vstore(p, v) (*(p) = (v))
+#  define lattn__vstream(p, v) (*(p) = (v))
+#  define lattn__vfence() ((void)0)
 #  define lattn__vset1(x) (x)
 #  define lattn__vzero() 0.0f
 #  define lattn__vadd(a, b) ((a) + (b))
@@ -2114,6 +2124,14 @@ LATTN__INLINE void lattn__vstore_w(float *y, lattn__vf v, size_t w) {
 LATTN__INLINE void lattn__copy_row(float *dst, const float *src, size_t n) {
     size_t i = 0;
     for (; i + LATTN__VW <= n; i += LATTN__VW) lattn__vstore(dst + i, lattn__vload(src + i));
+    for (; i < n; i++) dst[i] = src[i];
+}
+/* The same with the aligned body stored around the caches (the caller fences once after its rows):
+   an output row is not read again soon, and a cached store would first read its lines from memory. */
+static void lattn__copy_row_nt(float *dst, const float *src, size_t n) {
+    size_t i = 0;
+    for (; i < n && ((uintptr_t)(dst + i) % (LATTN__VW * sizeof(float))) != 0; i++) dst[i] = src[i];
+    for (; i + LATTN__VW <= n; i += LATTN__VW) lattn__vstream(dst + i, lattn__vload(src + i));
     for (; i < n; i++) dst[i] = src[i];
 }
 
@@ -2686,8 +2704,10 @@ LATTN__DEF lattn_status lattn_dma_store(lattn_tiler *t, float *hbm, int64_t row_
     if (!t) return LATTN_E_NULL;
     LATTN__TRY(lattn__operand(t, src, LATTN_SPACE_SBUF, "dma_store"));
     if (!hbm) return lattn__tfail(t, LATTN_E_NULL, "dma_store: NULL destination");
-    for (p = 0; p < src->np; p++)
-        lattn__copy_row(hbm + p * row_stride, src->data + (size_t)p * src->ld, (size_t)src->nf);
+    for (p = 0; p < src->np; p++)      /* HBM is not the cache: rows of 64 floats or more go around it */
+        if (src->nf >= 64) lattn__copy_row_nt(hbm + p * row_stride, src->data + (size_t)p * src->ld, (size_t)src->nf);
+        else lattn__copy_row(hbm + p * row_stride, src->data + (size_t)p * src->ld, (size_t)src->nf);
+    if (src->nf >= 64) lattn__vfence();
     t->st.dma_out_bytes += (uint64_t)src->np * (uint64_t)src->nf * (uint64_t)src->esz;
     t->st.dma_buffers += (uint64_t)src->np;
     t->st.instructions++;
@@ -3118,6 +3138,32 @@ LATTN__DEF int lattn_tiler_graph_overflow(const lattn_tiler_stats *s, const latt
 /* Shared helpers of the mixers: sequences, validation, parallel loops                              */
 /* ================================================================================================ */
 /* A call holds N sequences: the B rows of the batch, or the n_seqs packed sequences of offsets. */
+/* Every log gate g[0..n) must be <= 0 (-inf allowed); a NaN or a positive gate is an error naming
+   the first. A vector pass per block keeps the max and Σ x·0 (NaN for a NaN or an infinity); only a
+   block that may hold a bad value is scanned one by one (where -inf passes). */
+static lattn_status lattn__check_gates(lattn_ctx *ctx, const char *who, const float *g, int64_t n) {
+    int64_t i0, i;
+    for (i0 = 0; g && i0 < n; i0 += 1024) {
+        const int64_t e = LATTN__MIN(n, i0 + 1024);
+        lattn__vf mx = lattn__vset1(-1.0f), nz = lattn__vzero();
+        float lane[LATTN__VW];
+        int ok;
+        for (i = i0; i + LATTN__VW <= e; i += LATTN__VW) {
+            const lattn__vf x = lattn__vload(g + i);
+            mx = lattn__vmax(mx, x);
+            nz = lattn__vadd(nz, lattn__vmul(x, lattn__vzero()));
+        }
+        lattn__vstore(lane, mx);
+        ok = lattn__vhsum(nz) == 0.0f;
+        for (i = 0; i < LATTN__VW; i++) ok &= lane[i] <= 0.0f;
+        for (i = e - (e - i0) % LATTN__VW; i < e; i++) ok &= g[i] <= 0.0f;
+        for (i = i0; !ok && i < e; i++)
+            if (!(g[i] <= 0.0f))
+                return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: log gate %lld is %g (must be <= 0)", who, (long long)i, (double)g[i]);
+    }
+    return LATTN_OK;
+}
+
 static lattn_status lattn__check_seqs(lattn_ctx *ctx, const char *who, int64_t B, int64_t T,
                                       const int64_t *off, int64_t n_seqs, int64_t *n_out) {
     int64_t i;
@@ -4333,13 +4379,8 @@ static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn
         d[0] = a->T; d[1] = a->T + dm->Kf + a->V + 1;
         LATTN__TRY(lattn__check_count(ctx, who, "scores", 2, d));
     }
-    {   /* every log gate must be <= 0 (or -inf); NaN and positive gates are rejected */
-        const float *gp = a->gk ? a->gk : a->g ? a->g : a->g_gamma;
-        int64_t i, n = a->gk ? a->B * a->T * a->H * a->K : a->g ? a->B * a->T * a->H : a->H;
-        for (i = 0; gp && i < n; i++)
-            if (!(gp[i] <= 0.0f))
-                return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: log gate %lld is %g (must be <= 0)", who, (long long)i, (double)gp[i]);
-    }
+    LATTN__TRY(lattn__check_gates(ctx, who, a->gk ? a->gk : a->g ? a->g : a->g_gamma,
+                                  a->gk ? a->B * a->T * a->H * a->K : a->g ? a->B * a->T * a->H : a->H));
     dm->sd = a->scale != 0.0 ? a->scale : 1.0 / sqrt((double)dm->Kf);
     dm->s = (float)dm->sd;
     dm->gate = lattn__la_gate_kind(a);
@@ -5311,13 +5352,7 @@ static lattn_status lattn__gdr_check(lattn_ctx *ctx, const char *who, const latt
     for (i = 0; i < n; i++)
         if (!(a->beta[i] >= 0.0f && a->beta[i] <= bmax))
             return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: beta[%lld] = %g is outside [0, %g]", who, (long long)i, (double)a->beta[i], bmax);
-    {   /* log gates <= 0 (or -inf); NaN and positive gates are rejected */
-        const float *gp = a->gk ? a->gk : a->g;
-        int64_t ng = a->gk ? n * a->K : n;
-        for (i = 0; gp && i < ng; i++)
-            if (!(gp[i] <= 0.0f))
-                return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: log gate %lld is %g (must be <= 0)", who, (long long)i, (double)gp[i]);
-    }
+    LATTN__TRY(lattn__check_gates(ctx, who, a->gk ? a->gk : a->g, a->gk ? n * a->K : n));
     dm->P = 1 + a->L;
     dm->sd = a->scale != 0.0 ? a->scale : 1.0 / sqrt((double)a->K);
     dm->s = (float)dm->sd;

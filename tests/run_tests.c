@@ -1510,6 +1510,29 @@ static void test_gla(void) {
         free(o1); free(h1);
         la_free(&c);
     }
+    {   /* the gate check's vector filter: 2400 per-key gates (two blocks and a tail); -inf (first
+           block only), 0 and -0 pass; the first NaN, +inf or positive gate is named wherever it lies */
+        static const int64_t at[4] = { 1500, 2399, 1030, 7 };
+        static const float bad[4] = { NAN, HUGE_VALF, 1e-45f, 0.5f };
+        la_case c;
+        float *gk = fnew(2400), *o1 = fnew(300 * 2 * 4);
+        char want[64];
+        int i, j;
+        la_make(&c, &r, 1, 300, 2, 4, 4, LATTN_FMAP_IDENTITY, 0, 0, 0);
+        c.a.o = o1; c.a.gk = gk;
+        for (i = 0; i < 2400; i++) gk[i] = i % 7 == 0 && i < 1024 ? -HUGE_VALF : i % 11 == 0 ? 0.0f : i % 13 == 0 ? -0.0f : -0.5f;
+        CHECK(lattn_la_chunk(&ctx, &c.a, 0) == LATTN_OK, "gates with -inf, 0 and -0 pass the check: %s", lattn_ctx_error(&ctx));
+        for (j = 0; j < 4; j++) {
+            const float keep = gk[at[j]];
+            gk[at[j]] = bad[j];
+            snprintf(want, sizeof want, "log gate %lld is", (long long)at[j]);
+            CHECK(lattn_la_chunk(&ctx, &c.a, 0) == LATTN_E_DOMAIN && strstr(lattn_ctx_error(&ctx), want),
+                  "gate %g at %lld is named: %s", (double)bad[j], (long long)at[j], lattn_ctx_error(&ctx));
+            gk[at[j]] = keep;
+        }
+        free(gk); free(o1);
+        la_free(&c);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------- */
