@@ -4762,7 +4762,9 @@ static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *
 }
 
 /* Gated chunk, before the scores (see the kernel comment): gate rows in, cumsums, decayed keys
-   kd, b in column layout bt, and Qc = s·Qᵀ ⊙ e^{bᵀ}. qt holds s·Qᵀ (ungated) for the scores. */
+   kd, b in column layout bt, and Qc = s·Qᵀ ⊙ e^{bᵀ}. qt holds s·Qᵀ (ungated) for the scores.
+   Per key, the one cumsum is bᵀ = Grᵀ·U; the key decays come back from it as the transpose of
+   bᵀ - b_lastᵀ (b_last = its last column), exponentiated with the sign turned (every exponent <= 0). */
 static lattn_status lattn__la_gates(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
                                     const lattn_la_args *a, int64_t tok, int64_t h, int L) {
     lattn_tile v1, v2, v3, Ul = lattn_tile_view(&x->U, 0, L, 0, L);
@@ -4772,28 +4774,18 @@ static lattn_status lattn__la_gates(lattn_tiler *t, lattn__la_tiles *x, const la
     else if (a->g) LATTN__TRY(lattn_dma_load(t, &v1, a->g + tok * a->H + h, a->H));
     else LATTN__TRY(lattn_tile_memset(t, &v1, a->g_gamma[h]));
     LATTN__TRY(lattn_tile_ts(t, &v1, &v1, NULL, LATTN_LOG_GATE_MIN, LATTN_TOP_MAX));      /* clamp */
-    for (kt = 0; kt < (p->gate == LATTN__GATE_KEY ? p->nkt : 1); kt++) {
-        int gw = lattn__gw(p, kt), g0 = lattn__g0(p, kt);
-        lattn_tile gp = lattn_tile_view(&x->gp, 0, L, 0, gw), gb = lattn_tile_view(&x->gb, 0, L, 0, gw);
-        lattn_tile wd = lattn_tile_view(&x->wd, 0, L, 0, gw);
-        v1 = lattn_tile_view(&x->gr, 0, L, g0, gw);
+    if (p->gate == LATTN__GATE_HEAD) {   /* one column: b and b_last rows, e^{b_last - b}; b and e^{b} as rows */
+        lattn_tile gp = lattn_tile_view(&x->gp, 0, L, 0, 1), gb = lattn_tile_view(&x->gb, 0, L, 0, 1);
+        lattn_tile wd = lattn_tile_view(&x->wd, 0, L, 0, 1);
+        lattn_tile br = lattn_tile_view(&x->brow, 0, 1, 0, L), bp = lattn_tile_view(&x->bm, 0, 1, 0, L);
         LATTN__TRY(lattn_matmul(t, &gp, &Ul, &v1, 0));                                   /* b rows */
         LATTN__TRY(lattn_tile_copy(t, &gb, &gp));
         v2 = lattn_tile_view(&x->one, 0, L, 0, L);
         LATTN__TRY(lattn_matmul(t, &gp, &v2, &v1, 0));                                   /* b_last rows */
         LATTN__TRY(lattn_tile_tt(t, &wd, &gp, &gb, LATTN_TOP_SUB));
         LATTN__TRY(lattn_tile_act(t, &wd, &wd, LATTN_ACT_EXP, 1.0f, 0.0f));               /* e^{b_last - b} */
-        if (p->gate == LATTN__GATE_KEY) {
-            v2 = lattn_tile_view(&x->kd, 0, L, g0, gw); v3 = lattn_tile_view(&x->kr, 0, L, g0, gw);
-            LATTN__TRY(lattn_tile_tt(t, &v2, &v3, &wd, LATTN_TOP_MUL));
-        } else {
-            v2 = lattn_tile_view(&x->kd, 0, L, 0, p->Kf); v3 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
-            LATTN__TRY(lattn_tile_ts(t, &v2, &v3, &wd, 0.0f, LATTN_TOP_MUL));
-        }
-    }
-    if (p->gate == LATTN__GATE_HEAD) {   /* b and e^{b} as rows, for the broadcasts */
-        lattn_tile br = lattn_tile_view(&x->brow, 0, 1, 0, L), bp = lattn_tile_view(&x->bm, 0, 1, 0, L);
-        v1 = lattn_tile_view(&x->gr, 0, L, 0, 1);
+        v2 = lattn_tile_view(&x->kd, 0, L, 0, p->Kf); v3 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
+        LATTN__TRY(lattn_tile_ts(t, &v2, &v3, &wd, 0.0f, LATTN_TOP_MUL));
         LATTN__TRY(lattn_matmul(t, &bp, &v1, &Ul, 0));
         LATTN__TRY(lattn_tile_copy(t, &br, &bp));
         v1 = lattn_tile_view(&x->erow, 0, 1, 0, L);
@@ -4805,11 +4797,18 @@ static lattn_status lattn__la_gates(lattn_tiler *t, lattn__la_tiles *x, const la
         lattn_tile xq = lattn_tile_view(&x->xq, 0, kw, 0, L);
         v1 = lattn_tile_view(&x->qc[kt], 0, kw, 0, L); v2 = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
         if (p->gate == LATTN__GATE_KEY) {
+            lattn_tile gp = lattn_tile_view(&x->gp, 0, L, 0, kw), wd = lattn_tile_view(&x->wd, 0, L, 0, kw);
             v3 = lattn_tile_view(&x->gr, 0, L, kt * p->kp, kw);
             LATTN__TRY(lattn_matmul(t, &tp, &v3, &Ul, 0));                               /* bᵀ */
             LATTN__TRY(lattn_tile_copy(t, &bt, &tp));
             LATTN__TRY(lattn_tile_act(t, &xq, &bt, LATTN_ACT_EXP, 1.0f, 0.0f));
             LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &xq, LATTN_TOP_MUL));                  /* Qc = s·Qᵀ ⊙ e^{bᵀ} */
+            v3 = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);
+            LATTN__TRY(lattn_tile_ts(t, &xq, &bt, &v3, 0.0f, LATTN_TOP_SUB));            /* (b - b_last)ᵀ */
+            LATTN__TRY(lattn_transpose(t, &gp, &xq));
+            LATTN__TRY(lattn_tile_act(t, &wd, &gp, LATTN_ACT_EXP, -1.0f, 0.0f));         /* e^{b_last - b} */
+            v2 = lattn_tile_view(&x->kd, 0, L, kt * p->kp, kw); v3 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw);
+            LATTN__TRY(lattn_tile_tt(t, &v2, &v3, &wd, LATTN_TOP_MUL));
         } else {                         /* one gate per head: broadcast e^{b} (32 exps, not kw·L) */
             v3 = lattn_tile_view(&x->one, 0, 1, 0, kw);
             xq = lattn_tile_view(&x->erow, 0, 1, 0, L);
@@ -4825,14 +4824,16 @@ static lattn_status lattn__la_gates(lattn_tiler *t, lattn__la_tiles *x, const la
    fall by at most LATTN__LA_SPAN (in every key channel of every partition tile) also takes its
    own keys into the reference-β matmul: their factors e^{β - b_c} are then at most e^{SPAN}, and a
    product of two factors has the same relative rounding as the pairwise exponent. Larger spans
-   (strong gates) keep the per-query route, where every exponent is <= 0. */
+   (strong gates) keep the per-query route, where every exponent is <= 0. When the gates fall by at
+   most the span from the chunk's start to the block's end, the reference is the chunk's start
+   (β = 0, fla's choice): the query side is then Qc itself and the key side e^{-b_c} ⊙ Kc. */
 #define LATTN__LA_SPAN 20.0f
-static int lattn__la_block_fits(const lattn__la_tiles *x, const lattn__la_plan *p, int i0, int i1) {
-    int kt, i;        /* a partition-axis max of b_i0 - b_(i1-1) (GpSimd on a NeuronCore) */
+static int lattn__la_block_fits(const lattn__la_tiles *x, const lattn__la_plan *p, int i0, int i1, int from_start) {
+    int kt, i;        /* a partition-axis max of β - b_(i1-1) (GpSimd on a NeuronCore) */
     for (kt = 0; kt < p->nkt; kt++)
         for (i = 0; i < lattn__kw(p, kt); i++) {
             const float *row = x->bt[kt].data + (size_t)i * x->bt[kt].ld;
-            if (!(row[i0] - row[i1 - 1] <= LATTN__LA_SPAN)) return 0;
+            if (!((from_start ? 0.0f : row[i0]) - row[i1 - 1] <= LATTN__LA_SPAN)) return 0;
         }
     return 1;
 }
@@ -4840,12 +4841,20 @@ static lattn_status lattn__la_scores_key(lattn_tiler *t, lattn__la_tiles *x, con
     int kt, i0, r;
     lattn_tile v1, v2, v3;
     for (i0 = 0; i0 < L; i0 += LATTN__LA_SUB) {
-        int i1 = LATTN__MIN(i0 + LATTN__LA_SUB, L), nI = i1 - i0, fits = lattn__la_block_fits(x, p, i0, i1);
-        int nk = fits ? i1 : i0;         /* keys [0, nk) in the matmul */
+        int i1 = LATTN__MIN(i0 + LATTN__LA_SUB, L), nI = i1 - i0, zero = lattn__la_block_fits(x, p, i0, i1, 1);
+        int fits = zero || lattn__la_block_fits(x, p, i0, i1, 0), nk = fits ? i1 : i0;   /* keys [0, nk) in the matmul */
         for (kt = 0; kt < p->nkt; kt++) {
             int kw = lattn__kw(p, kt);
             lattn_tile beta = lattn_tile_view(&x->bt[kt], 0, kw, i0, 1);
-            if (nk > 0) {                /* keys [0, nk) against queries [i0, i1), reference β = b_i0 */
+            if (nk > 0 && zero) {        /* keys [0, nk) against queries [i0, i1), reference 0 */
+                lattn_tile xk = lattn_tile_view(&x->xk, 0, kw, 0, nk), out = lattn_tile_view(&x->at, 0, nk, i0, nI);
+                v1 = lattn_tile_view(&x->bt[kt], 0, kw, 0, nk);
+                LATTN__TRY(lattn_tile_act(t, &xk, &v1, LATTN_ACT_EXP, -1.0f, 0.0f));      /* e^{-b_c} */
+                v1 = lattn_tile_view(&x->kc[kt], 0, kw, 0, nk);
+                LATTN__TRY(lattn_tile_tt(t, &xk, &xk, &v1, LATTN_TOP_MUL));
+                v1 = lattn_tile_view(&x->qc[kt], 0, kw, i0, nI);                           /* s·Qᵀ ⊙ e^{bᵀ} */
+                LATTN__TRY(lattn_matmul(t, &out, &xk, &v1, kt > 0));
+            } else if (nk > 0) {         /* keys [0, nk) against queries [i0, i1), reference β = b_i0 */
                 lattn_tile xq = lattn_tile_view(&x->xq, 0, kw, 0, nI), xk = lattn_tile_view(&x->xk, 0, kw, 0, nk);
                 lattn_tile out = lattn_tile_view(&x->at, 0, nk, i0, nI);
                 v1 = lattn_tile_view(&x->bt[kt], 0, kw, i0, nI);

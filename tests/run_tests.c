@@ -1351,6 +1351,29 @@ static void test_gla(void) {
                 free(g); free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
                 la_free(&c);
             }
+    /* the three routes of the per-key intra scores at chunk 32: weak gates (reference: the chunk's
+       start), a strong first gate then weak ones (reference: the block's first query), strong gates
+       throughout (one product per query); K = 13 and 130 (two partition tiles) */
+    for (variant = 0; variant < 2; variant++) {
+        const int64_t T = 100, H = 2, K = variant ? 130 : 13;
+        la_case c;
+        float *gk, *o0, *o1, *h0, *h1, *z;
+        int64_t i, d;
+        double eo, eh;
+        la_make(&c, &r, 1, T, H, K, 19, LATTN_FMAP_IDENTITY, 0, 1, 0);
+        gk = fnew((size_t)(T * H * K));
+        for (i = 0; i < T; i++)
+            for (d = 0; d < H * K; d++)
+                gk[i * H * K + d] = i == 32 ? -25.0f : i < 64 || i >= 96 ? -0.05f : -2.0f - 0.01f * (float)(d % 7);
+        c.a.gk = gk;
+        o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z = fnew(c.nz);
+        CHECK(la_run(&ctx, &c, 0, 0, o0, h0, z) == LATTN_OK && la_run(&ctx, &c, 2, 32, o1, h1, z) == LATTN_OK,
+              "GLA routes: %s", lattn_ctx_error(&ctx));
+        eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
+        CHECK(eo <= 1e-5 && eh <= 1e-5, "GLA chunk 32, the three score routes, K = %lld: o %g ht %g", (long long)K, eo, eh);
+        free(gk); free(o0); free(o1); free(h0); free(h1); free(z);
+        la_free(&c);
+    }
     /* the extreme gates of spec §7.3-iv: finite everywhere, ratio <= 1e-4 */
     for (kind = 0; kind < 2; kind++) {
         la_case c;
