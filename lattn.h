@@ -1607,8 +1607,11 @@ LATTN_API void lattn_compare(const double *got, const double *want, size_t n, do
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define LATTN__INLINE static __inline__
+/* a hint to fetch the line at address a (an integer) into L2; never faults */
+#  define LATTN__PREFETCH_L2(a) __builtin_prefetch((const void *)(a), 0, 2)
 #else
 #  define LATTN__INLINE static
+#  define LATTN__PREFETCH_L2(a) ((void)(a))
 #endif
 
 #define LATTN__MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -2694,6 +2697,14 @@ LATTN__DEF lattn_status lattn_dma_load(lattn_tiler *t, lattn_tile *dst, const fl
     if (!hbm) return lattn__tfail(t, LATTN_E_NULL, "dma_load: NULL source");
     for (p = 0; p < dst->np; p++)
         lattn__copy_row(dst->data + (size_t)p * dst->ld, hbm + p * row_stride, (size_t)dst->nf);
+    if (dst->nf >= 16) {                 /* the DMA queue runs ahead: the stream's next block of rows
+                                            (the next chunk) comes into L2 while the engines work */
+        const uintptr_t next = (uintptr_t)hbm + (uintptr_t)((int64_t)dst->np * row_stride) * sizeof(float);
+        int f;
+        for (p = 0; p < dst->np; p++)
+            for (f = 0; f < dst->nf; f += 16)
+                LATTN__PREFETCH_L2(next + (uintptr_t)(p * row_stride + f) * sizeof(float));
+    }
     t->st.dma_in_bytes += (uint64_t)dst->np * (uint64_t)dst->nf * (uint64_t)dst->esz;
     t->st.dma_buffers += (uint64_t)dst->np;
     t->st.instructions++;
@@ -4690,9 +4701,6 @@ typedef struct lattn__la_tiles {
 typedef struct lattn__la_plan { int C, kp, nkt, vb, Vn, vw, Kf, hb, gate, Kg, fixed, P, pt, sched, N; } lattn__la_plan;
 
 static int lattn__kw(const lattn__la_plan *p, int kt) { return LATTN__MIN(p->kp, p->Kf - kt * p->kp); }
-/* gate columns of partition tile kt (per key) or the single gate column (per head) */
-static int lattn__gw(const lattn__la_plan *p, int kt) { return p->gate == LATTN__GATE_KEY ? lattn__kw(p, kt) : 1; }
-static int lattn__g0(const lattn__la_plan *p, int kt) { return p->gate == LATTN__GATE_KEY ? kt * p->kp : 0; }
 
 /* A kernel's tile plan: LATTN__PLAN appends a tile (0 SBUF, 1 PSUM, 2 SBUF stream; shape) to the local list[n];
    lattn__tplan_apply then returns the host-arena size of the plan (t == NULL) or allocates it. */
