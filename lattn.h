@@ -123,7 +123,9 @@
                cases, for any thread count, chunk size, with or without SIMD.
    Threads.    OpenMP when compiled with it (ctx.n_threads, 0 = OpenMP default). Work is split over
                batch x head (or channels / time blocks fixed by the shape), so every fast form gives
-               bit-identical results for every thread count.
+               bit-identical results for every thread count. The chunked kernels hand their items out
+               dynamically (a core that the system takes away does not hold the others back); an
+               item's arithmetic does not depend on the thread that runs it.
    Numerics.   NaN/Inf in one sequence, batch element or head never reach another. _ref and _step are
                strictly causal even for NaN; a chunked form may spread a NaN/Inf of token t to other
                tokens of the same chunk (masked matrix products multiply 0·NaN) — the one exception.
@@ -5318,7 +5320,7 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
     LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_chunk"));
     st = lattn__team_make(ctx, &tm, "lattn_la_chunk", dm.n * nblk * nvb, sizeof(lattn__la_tiles), lattn__la_tiles_fn, &plan);
     if (st == LATTN_OK) {
-        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(tm.n))
+        LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(tm.n))
         for (w = 0; w < dm.n * nblk * nvb; w++) {
             int id = lattn__thread_id();
             int64_t sq = w / (nblk * nvb), h0 = (w / nvb % nblk) * plan.hb, v0 = (w % nvb) * plan.vw, tok0, len;
@@ -5927,7 +5929,7 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a,
     nvb = (a->V + plan.la.vw - 1) / plan.la.vw;
     st = lattn__team_make(ctx, &tm, "lattn_gdr_chunk", dm.n * a->H * nvb, sizeof(lattn__gdr_tiles), lattn__gdr_tiles_fn, &plan);
     if (st == LATTN_OK) {
-        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(tm.n))
+        LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(tm.n))
         for (w = 0; w < dm.n * a->H * nvb; w++) {
             int id = lattn__thread_id();
             int64_t sq = w / (a->H * nvb), h = w / nvb % a->H, v0 = (w % nvb) * plan.la.vw, tok0, len;
