@@ -3151,29 +3151,38 @@ LATTN__DEF int lattn_tiler_graph_overflow(const lattn_tiler_stats *s, const latt
 /* Shared helpers of the mixers: sequences, validation, parallel loops                              */
 /* ================================================================================================ */
 /* A call holds N sequences: the B rows of the batch, or the n_seqs packed sequences of offsets. */
-/* Every log gate g[0..n) must be <= 0 (-inf allowed); a NaN or a positive gate is an error naming
-   the first. A vector pass per block keeps the max and Σ x·0 (NaN for a NaN or an infinity); only a
-   block that may hold a bad value is scanned one by one (where -inf passes). */
-static lattn_status lattn__check_gates(lattn_ctx *ctx, const char *who, const float *g, int64_t n) {
-    int64_t i0, i;
-    for (i0 = 0; g && i0 < n; i0 += 1024) {
-        const int64_t e = LATTN__MIN(n, i0 + 1024);
-        lattn__vf mx = lattn__vset1(-1.0f), nz = lattn__vzero();
-        float lane[LATTN__VW];
-        int ok;
-        for (i = i0; i + LATTN__VW <= e; i += LATTN__VW) {
-            const lattn__vf x = lattn__vload(g + i);
-            mx = lattn__vmax(mx, x);
-            nz = lattn__vadd(nz, lattn__vmul(x, lattn__vzero()));
-        }
-        lattn__vstore(lane, mx);
-        ok = lattn__vhsum(nz) == 0.0f;
-        for (i = 0; i < LATTN__VW; i++) ok &= lane[i] <= 0.0f;
-        for (i = e - (e - i0) % LATTN__VW; i < e; i++) ok &= g[i] <= 0.0f;
-        for (i = i0; !ok && i < e; i++)
-            if (!(g[i] <= 0.0f))
-                return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: log gate %lld is %g (must be <= 0)", who, (long long)i, (double)g[i]);
+/* 1 when every g[0..n) is <= 0 (-inf allowed; NaN is not): a vector pass keeps the max and Σ x·0
+   (NaN for a NaN or an infinity); only a block that may hold a bad value is scanned one by one. */
+static int lattn__gates_ok(const float *g, int64_t n) {
+    lattn__vf mx = lattn__vset1(-1.0f), nz = lattn__vzero();
+    float lane[LATTN__VW];
+    int64_t i;
+    int ok;
+    for (i = 0; i + LATTN__VW <= n; i += LATTN__VW) {
+        const lattn__vf x = lattn__vload(g + i);
+        mx = lattn__vmax(mx, x);
+        nz = lattn__vadd(nz, lattn__vmul(x, lattn__vzero()));
     }
+    lattn__vstore(lane, mx);
+    ok = lattn__vhsum(nz) == 0.0f;
+    for (i = 0; i < LATTN__VW; i++) ok &= lane[i] <= 0.0f;
+    for (i = n - n % LATTN__VW; i < n; i++) ok &= g[i] <= 0.0f;
+    for (i = 0; !ok && i < n; i++)
+        if (!(g[i] <= 0.0f)) return 0;
+    return 1;
+}
+/* Every log gate must be <= 0: the first NaN or positive gate is an error naming it. Blocks of
+   1024 gates, checked on the context's threads (a long gate tensor is a stream from memory). */
+static lattn_status lattn__check_gates(lattn_ctx *ctx, const char *who, const float *g, int64_t n) {
+    const int64_t nb = (n + 1023) / 1024;
+    int64_t b, first = nb, i;
+    if (!g) return LATTN_OK;
+    LATTN__PRAGMA(omp parallel for schedule(static) reduction(min: first) num_threads(n > 65536 ? lattn__threads(ctx) : 1))
+    for (b = 0; b < nb; b++)
+        if (b < first && !lattn__gates_ok(g + b * 1024, LATTN__MIN(1024, n - b * 1024))) first = b;
+    for (i = first * 1024; first < nb && i < n; i++)
+        if (!(g[i] <= 0.0f))
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: log gate %lld is %g (must be <= 0)", who, (long long)i, (double)g[i]);
     return LATTN_OK;
 }
 
