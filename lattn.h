@@ -10944,10 +10944,11 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                       lattn_tiler_graph_overflow, lattn_sbuf_alloc_stream; linear attention:
                       lattn_la_args.schedule (LATTN_SCHED_STREAMING / _CHUNK_PARALLEL), chunks of up
                       to 4 partition tiles without dynamic gates, resident tiles for fixed decays.
-                      Speed (bit-identical results but for per-key GLA scores): the GEMM micro-kernel's rows in few registers
-                      (95-98 % of peak), dma_store around the caches, dma_load reads ahead, the
-                      log-gate check vectorised and threaded, per-key GLA gates from one cumulative
-                      sum, dynamic work items in la_chunk and gdr_chunk. */
+                      Speed (bit-identical results but for per-key GLA scores): the GEMM
+                      micro-kernel's rows in few registers (95-98 % of peak), dma_store around
+                      the caches, dma_load reads ahead, the log-gate check vectorised and
+                      threaded, per-key GLA gates from one cumulative sum, dynamic work items in
+                      la_chunk and gdr_chunk. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
