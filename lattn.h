@@ -4782,6 +4782,18 @@ static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *
     return LATTN_OK;
 }
 
+/* The L output rows in ob, normalised when asked (O[:, :vw] / (O[:, vw] + eps)), stored to o (rows
+   of H·V floats). */
+static lattn_status lattn__la_store_o(lattn_tiler *t, lattn__la_tiles *x, const lattn_la_args *a, int L, int vw, float *o) {
+    lattn_tile v = lattn_tile_view(&x->ob, 0, L, 0, vw);
+    if (a->normalize) {
+        lattn_tile dc = lattn_tile_view(&x->dcol, 0, L, 0, 1), z = lattn_tile_view(&x->ob, 0, L, vw, 1);
+        LATTN__TRY(lattn_tile_act(t, &dc, &z, LATTN_ACT_IDENTITY, 1.0f, a->eps));
+        LATTN__TRY(lattn_tile_ts(t, &v, &v, &dc, 0.0f, LATTN_TOP_DIV));
+    }
+    return lattn_dma_store(t, o, a->H * a->V, &v);
+}
+
 /* Gated chunk, before the scores (see the kernel comment): gate rows in, cumsums, decayed keys
    kd, b in column layout bt, and Qc = s·Qᵀ ⊙ e^{bᵀ}. qt holds s·Qᵀ (ungated) for the scores.
    Per key, the one cumsum is bᵀ = Grᵀ·U; the key decays come back from it as the transpose of
@@ -4994,15 +5006,7 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                 v1 = lattn_tile_view(&x->ob, 0, L, vb0, w);
                 LATTN__TRY(lattn_tile_copy(t, &v1, &op));
             }
-            if (a->normalize) {          /* O[:, :V] / (O[:, V] + eps) */
-                lattn_tile dc = lattn_tile_view(&x->dcol, 0, L, 0, 1);
-                v1 = lattn_tile_view(&x->ob, 0, L, V, 1);
-                LATTN__TRY(lattn_tile_act(t, &dc, &v1, LATTN_ACT_IDENTITY, 1.0f, a->eps));
-                v1 = lattn_tile_view(&x->ob, 0, L, 0, V);
-                LATTN__TRY(lattn_tile_ts(t, &v1, &v1, &dc, 0.0f, LATTN_TOP_DIV));
-            }
-            v1 = lattn_tile_view(&x->ob, 0, L, 0, V);
-            LATTN__TRY(lattn_dma_store(t, a->o + (tok * H + h) * VS + v0, H * VS, &v1));
+            LATTN__TRY(lattn__la_store_o(t, x, a, L, V, a->o + (tok * H + h) * VS + v0));
             for (kt = 0; kt < p->nkt; kt++) {
                 int kw = lattn__kw(p, kt);
                 lattn_tile el = lattn_tile_view(&x->el, 0, kw, 0, 1);
@@ -5123,15 +5127,7 @@ static lattn_status lattn__la_plain_rest(lattn_tiler *t, lattn__la_tiles *x, con
                 LATTN__TRY(lattn_tile_stt(t, &v1, &ox, &v2, 0.0f, &op));
             } else LATTN__TRY(lattn_tile_copy(t, &v1, &op));
         }
-        if (a->normalize) {              /* O[:, :V] / (O[:, V] + eps) */
-            lattn_tile dc = lattn_tile_view(&x->dcol, 0, Lr, 0, 1);
-            v1 = lattn_tile_view(&x->ob, 0, Lr, vw, 1);
-            LATTN__TRY(lattn_tile_act(t, &dc, &v1, LATTN_ACT_IDENTITY, 1.0f, a->eps));
-            v1 = lattn_tile_view(&x->ob, 0, Lr, 0, vw);
-            LATTN__TRY(lattn_tile_ts(t, &v1, &v1, &dc, 0.0f, LATTN_TOP_DIV));
-        }
-        v1 = lattn_tile_view(&x->ob, 0, Lr, 0, vw);
-        LATTN__TRY(lattn_dma_store(t, a->o + ((tok + (int64_t)r * p->P) * a->H + h) * a->V + v0, a->H * a->V, &v1));
+        LATTN__TRY(lattn__la_store_o(t, x, a, Lr, vw, a->o + ((tok + (int64_t)r * p->P) * a->H + h) * a->V + v0));
     }
     for (c = 0; p->fixed && c < p->pt && lattn__blk(p, L, c) > 0; c++) {   /* Kw = K ⊙ γ^{L-1-c}, in place */
         const int Lc = lattn__blk(p, L, c);
