@@ -2269,7 +2269,7 @@ static void lattn__ukernel(int64_t kc, const float *A, int64_t rs, int64_t cs, c
     float tmp[LATTN__MR * LATTN__NR];
     int64_t o[LATTN__MR], k;
     int i, j;
-    /* the loop over k, with row r of the strip at A_ROW(r) (a: this k's column of the strip) */
+    /* the loop over k, with row r of the strip at LATTN__UK_A(r) (a: this k's column of the strip) */
 #if LATTN__NRV == 2
 #  define LATTN__UK_ROW(r) av = lattn__vset1(LATTN__UK_A(r)); c##r##0 = lattn__vfma(av, b0, c##r##0); \
                            c##r##1 = lattn__vfma(av, b1, c##r##1);
