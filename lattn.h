@@ -109,6 +109,7 @@
      LATTN_NO_OPENMP        ignore OpenMP even when compiled with -fopenmp
      LATTN_NO_STDIO         drop the file-path functions (memory readers and writers stay)
      LATTN_ST_MAX_HEADER    cap on a safetensors header, bytes (default 100 MiB)
+     LATTN_MAX_THREADS      most threads one call starts (default 256; ctx.n_threads is clamped)
 
    =====================================================================================================
    CONTRACTS
@@ -121,7 +122,9 @@
    Precision.  Public tensors are float32. _ref computes in double. Fast forms compute in float32 and
                match _ref to a relative RMS error ||out - ref||2 / ||ref||2 <= 1e-5 on the standard
                cases, for any thread count, chunk size, with or without SIMD.
-   Threads.    OpenMP when compiled with it (ctx.n_threads, 0 = OpenMP default). Work is split over
+   Threads.    OpenMP when compiled with it (ctx.n_threads, <= 0 = OpenMP default), clamped to
+               min(LATTN_MAX_THREADS = 256, omp_get_thread_limit()) and, in the chunked kernels, to
+               the call's work items: no count (10^5, INT_MAX) can exhaust threads. Work is split over
                batch x head (or channels / time blocks fixed by the shape), so every fast form gives
                bit-identical results for every thread count. The chunked kernels hand their items out
                dynamically (a core that the system takes away does not hold the others back); an
@@ -173,6 +176,13 @@
 #    define LATTN_API extern
 #  endif
 #endif
+
+/* The most threads one call starts; ctx.n_threads above it is clamped (>>ctx). */
+#ifndef LATTN_MAX_THREADS
+#  define LATTN_MAX_THREADS 256
+#endif
+/* The largest chunk (tile rows) a chunked form takes: 1024 tokens, a scores tile of 4 MiB. */
+#define LATTN_MAX_CHUNK 1024
 
 /* Log gates are clamped to [LATTN_LOG_GATE_MIN, 0] in every form: -inf is a hard reset. */
 #define LATTN_LOG_GATE_MIN (-64.0f)
@@ -287,7 +297,9 @@ typedef struct lattn_allocator {
     void  *user;
 } lattn_allocator;
 
-/* The context: one call at a time per context; several contexts may run concurrently. */
+/* The context: one call at a time per context; several contexts may run concurrently.
+   NULL is a valid context everywhere: the default context (LATTN_MALLOC, OpenMP's default threads,
+   the cpu profile), keeping no counters and no message (lattn_ctx_error(NULL) = "no context"). */
 typedef struct lattn_ctx {
     lattn_allocator allocator;
     int n_threads;                       /* 0 = OpenMP default; ignored without OpenMP */
@@ -302,6 +314,10 @@ LATTN_API void        lattn_ctx_init(lattn_ctx *ctx);
 LATTN_API const char *lattn_ctx_error(const lattn_ctx *ctx);
 /* The effective profile (ctx->profile or cpu). */
 LATTN_API const lattn_dev_profile *lattn_ctx_profile(const lattn_ctx *ctx);
+/* Validate a (copied, edited) profile: a name, a known kind, no negative field, default_chunk in
+   [1, LATTN_MAX_CHUNK], spill 0 or 1, stream_bytes 2 or 4. LATTN_E_DOMAIN naming the field
+   otherwise. Every chunked form and lattn_tiler_create check the profile they are given. */
+LATTN_API lattn_status lattn_profile_check(lattn_ctx *ctx, const lattn_dev_profile *p);
 /* Checked size arithmetic: *out = a·b (a + b); LATTN_E_OVERFLOW when it does not fit a size_t
    (or a is negative). Every caller- or file-supplied size goes through these. */
 LATTN_API lattn_status lattn_size_mul(size_t *out, size_t a, size_t b);
@@ -505,7 +521,8 @@ LATTN_API lattn_status lattn_tile_tri_solve(lattn_tiler *t, lattn_tile *x, const
                                             const lattn_tile *beta);
 /* Count one emitted chunk body. */
 LATTN_API void lattn_tiler_mark_step(lattn_tiler *t);
-/* Print stats as one JSON object into buf (always NUL-terminated); returns the length needed. */
+/* Print stats as one JSON object into buf (always NUL-terminated); returns the length needed.
+   s NULL (or buf NULL with cap > 0): nothing is printed and 0 is returned. */
 LATTN_API size_t lattn_tiler_stats_json(const lattn_tiler_stats *s, const lattn_dev_profile *p,
                                         char *buf, size_t cap);
 
@@ -736,7 +753,7 @@ typedef struct lattn_la_args {
 enum { LATTN_SCHED_STREAMING = 0, LATTN_SCHED_CHUNK_PARALLEL = 1 };
 
 LATTN_API lattn_la_args lattn_la_args_default(void);
-/* Width K' of the feature map's output. */
+/* Width K' of the feature map's output (saturates at INT64_MAX, which every size check refuses). */
 LATTN_API int64_t lattn_fmap_width(lattn_fmap f, int64_t K);
 /* RetNet's per-head decays as log gates: g_gamma[h] = ln(1 - 2^(-5-h)), h < H. */
 LATTN_API void lattn_retention_decay(int64_t H, float *g_gamma);
@@ -1994,6 +2011,8 @@ LATTN__DEF const char *lattn_ctx_error(const lattn_ctx *ctx) {
     return ctx ? ctx->error : "no context";
 }
 
+/* Return the status of x when it is not LATTN_OK. */
+#define LATTN__TRY(x) do { lattn_status s_ = (x); if (s_ != LATTN_OK) return s_; } while (0)
 /* Record a failure in the context and return its status. */
 static lattn_status lattn__fail(lattn_ctx *ctx, lattn_status s, const char *fmt, ...) {
     if (ctx) {
@@ -2059,9 +2078,15 @@ static lattn_status lattn__alloc_floats(lattn_ctx *ctx, float **out, size_t n, c
 }
 
 /* Threads: the number a parallel region uses (1 without OpenMP). */
+/* The threads a call may start: ctx->n_threads (<= 0 or no context: OpenMP's default), clamped to
+   [1, min(LATTN_MAX_THREADS, omp_get_thread_limit())], so an absurd count (10^5, INT_MAX) can
+   neither exhaust the process's threads nor overflow a per-thread workspace. */
 static int lattn__threads(const lattn_ctx *ctx) {
 #if LATTN__OMP
-    int n = ctx->n_threads > 0 ? ctx->n_threads : omp_get_max_threads();
+    int n = (ctx && ctx->n_threads > 0) ? ctx->n_threads : omp_get_max_threads();
+    int lim = omp_get_thread_limit();
+    if (lim > 0 && n > lim) n = lim;
+    if (n > LATTN_MAX_THREADS) n = LATTN_MAX_THREADS;
     return n < 1 ? 1 : n;
 #else
     (void)ctx;
@@ -2444,6 +2469,30 @@ LATTN__DEF const lattn_dev_profile *lattn_profile_by_name(const char *name) {
 LATTN__DEF const lattn_dev_profile *lattn_ctx_profile(const lattn_ctx *ctx) {
     return (ctx && ctx->profile) ? ctx->profile : lattn_profile_cpu();
 }
+LATTN__DEF lattn_status lattn_profile_check(lattn_ctx *ctx, const lattn_dev_profile *p) {
+    const char *bad = NULL;
+    if (!p) return lattn__fail(ctx, LATTN_E_NULL, "lattn_profile_check: profile is NULL");
+    if (!p->name) bad = "name (NULL)";
+    else if (p->kind < LATTN_DEV_CPU || p->kind > LATTN_DEV_GPU) bad = "kind";
+    else if (p->partitions < 0) bad = "partitions";
+    else if (p->psum_banks < 0) bad = "psum_banks";
+    else if (p->mm_kmax < 0) bad = "mm_kmax";
+    else if (p->mm_mmax < 0) bad = "mm_mmax";
+    else if (p->mm_nmax < 0) bad = "mm_nmax";
+    else if (p->transpose_max < 0) bad = "transpose_max";
+    else if (p->default_chunk < 1 || p->default_chunk > LATTN_MAX_CHUNK) bad = "default_chunk";
+    else if (p->spill != 0 && p->spill != 1) bad = "spill";
+    else if (p->stream_bytes != 2 && p->stream_bytes != 4) bad = "stream_bytes";
+    else if (p->sbuf_reserved_per_partition > p->sbuf_bytes_per_partition && p->sbuf_bytes_per_partition > 0)
+        bad = "sbuf_reserved_per_partition (more than sbuf_bytes_per_partition)";
+    if (bad) return lattn__fail(ctx, LATTN_E_DOMAIN, "device profile '%s': field %s is out of range", p->name ? p->name : "?", bad);
+    return LATTN_OK;
+}
+/* The context's profile, checked: every chunked form starts here. */
+static lattn_status lattn__profile(lattn_ctx *ctx, const lattn_dev_profile **out) {
+    *out = lattn_ctx_profile(ctx);
+    return lattn_profile_check(ctx, *out);
+}
 
 #define LATTN__TILER_SLOTS 64
 #define LATTN__SBUF_ALIGN 64
@@ -2488,6 +2537,7 @@ LATTN__DEF lattn_status lattn_tiler_create(lattn_ctx *ctx, const lattn_dev_profi
     if (!out) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tiler_create: out is NULL");
     *out = NULL;
     if (!p) p = lattn_ctx_profile(ctx);
+    LATTN__TRY(lattn_profile_check(ctx, p));
     if (lattn_size_add(&total, host_floats, wsf) != LATTN_OK || lattn_size_mul(&bytes, total, sizeof(float)) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tiler_create: host arena of %zu floats overflows", host_floats);
     t = (lattn_tiler *)lattn__alloc(ctx, sizeof *t);
@@ -2692,7 +2742,6 @@ static void lattn__count_vec(lattn_tiler *t, const lattn_tile *d, uint64_t *whic
     t->st.instructions++;
 }
 #define LATTN__SP_ANY (LATTN_SPACE_SBUF | LATTN_SPACE_PSUM)
-#define LATTN__TRY(x) do { lattn_status s_ = (x); if (s_ != LATTN_OK) return s_; } while (0)
 
 LATTN__DEF lattn_status lattn_dma_load(lattn_tiler *t, lattn_tile *dst, const float *hbm, int64_t row_stride) {
     int p;
@@ -3123,7 +3172,12 @@ LATTN__DEF lattn_status lattn_tile_tri_solve(lattn_tiler *t, lattn_tile *x, cons
 LATTN__DEF size_t lattn_tiler_stats_json(const lattn_tiler_stats *s, const lattn_dev_profile *p,
                                          char *buf, size_t cap) {
     int n;
-    double util = s->util_operands ? (double)s->util_partitions / (128.0 * (double)s->util_operands) : 0.0;
+    double util;
+    if (!s || (!buf && cap)) {
+        if (buf && cap) buf[0] = 0;
+        return 0;
+    }
+    util = s->util_operands ? (double)s->util_partitions / (128.0 * (double)s->util_operands) : 0.0;
     n = snprintf(buf, cap,
         "{\"profile\":\"%s\",\"dma_in_bytes\":%llu,\"dma_out_bytes\":%llu,\"dma_buffers\":%llu,"
         "\"matmuls\":%llu,\"macs\":%llu,\"transposes\":%llu,\"transpose_macs\":%llu,\"psum_accum\":%llu,"
@@ -3213,9 +3267,11 @@ static void lattn__seq(const int64_t *off, int64_t T, int64_t i, int64_t *tok0, 
 static lattn_status lattn__check_count(lattn_ctx *ctx, const char *who, const char *what, int n, const int64_t *d) {
     size_t c;
     lattn_status s = lattn__count(&c, n, d);
-    if (s != LATTN_OK) return lattn__fail(ctx, s, "%s: size of %s overflows", who, what);
+    if (s != LATTN_OK) return lattn__fail(ctx, s, s == LATTN_E_SHAPE ? "%s: %s has a negative size" : "%s: size of %s overflows", who, what);
     return LATTN_OK;
 }
+/* a + b for sizes in validation: saturates at INT64_MAX (then refused as an overflow), never wraps. */
+static int64_t lattn__sat_add(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
 
 static double lattn__gelu_d(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440)); }
 static float  lattn__gelu(float x)    { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
@@ -4318,7 +4374,10 @@ LATTN__DEF lattn_la_args lattn_la_args_default(void) {
     a.eps = 1e-6f;
     return a;
 }
-LATTN__DEF int64_t lattn_fmap_width(lattn_fmap f, int64_t K) { return f == LATTN_FMAP_HEDGEHOG ? 2 * K : K; }
+LATTN__DEF int64_t lattn_fmap_width(lattn_fmap f, int64_t K) {
+    if (f != LATTN_FMAP_HEDGEHOG) return K;
+    return K > INT64_MAX / 2 ? INT64_MAX : 2 * K;      /* saturates: a size check then refuses it */
+}
 LATTN__DEF void lattn_retention_decay(int64_t H, float *g_gamma) {
     int64_t h;
     for (h = 0; g_gamma && h < H; h++) g_gamma[h] = (float)log(1.0 - ldexp(1.0, (int)(-5 - LATTN__MIN(h, 200))));
@@ -4395,12 +4454,12 @@ static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: set at most one of gk, g and g_gamma", who);
     if (a->gk && dm->Kf != a->K)
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: per-key gates need a feature map of width K", who);
-    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = LATTN__MAX(dm->Kf, a->V + 1);
+    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = LATTN__MAX(dm->Kf, lattn__sat_add(a->V, 1));
     LATTN__TRY(lattn__check_count(ctx, who, "q/k/v", 4, d));
     d[0] = dm->n; d[1] = a->H; d[2] = dm->Kf; d[3] = a->V + 1;
     LATTN__TRY(lattn__check_count(ctx, who, "state", 4, d));
     if (a->T > 0) {                      /* _parallel keeps a T x T score block */
-        d[0] = a->T; d[1] = a->T + dm->Kf + a->V + 1;
+        d[0] = a->T; d[1] = lattn__sat_add(a->T, dm->Kf + a->V + 1);
         LATTN__TRY(lattn__check_count(ctx, who, "scores", 2, d));
     }
     LATTN__TRY(lattn__check_gates(ctx, who, a->gk ? a->gk : a->g ? a->g : a->g_gamma,
@@ -5206,7 +5265,8 @@ static lattn_status lattn__la_chunk_plain(lattn_tiler *t, lattn__la_tiles *x, co
 static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile *pr, int chunk, int64_t Kf,
                                         int64_t V, int64_t H, int normalize, int gate, int fixed, lattn__la_plan *p) {
     int64_t plim = pr->partitions > 0 ? pr->partitions : INT32_MAX, kp = Kf, rows;
-    if (chunk < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk = %d", chunk);
+    if (chunk < 0 || chunk > LATTN_MAX_CHUNK)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk = %d (0 = the profile's default, else 1 .. %d)", chunk, LATTN_MAX_CHUNK);
     p->C = chunk > 0 ? chunk : pr->default_chunk;
     rows = plim;                         /* token rows per block: partitions, stationary and transpose limits */
     if (pr->mm_mmax > 0) rows = LATTN__MIN(rows, (int64_t)pr->mm_mmax);
@@ -5247,7 +5307,7 @@ static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile 
    allocator (tiler NULL: only the sizes, host floats in *host). */
 typedef lattn_status (*lattn__tiles_alloc_fn)(lattn_tiler *t, const void *plan, void *tiles, size_t *host_floats);
 typedef struct lattn__team {
-    lattn_tiler *tl[256];
+    lattn_tiler *tl[LATTN_MAX_THREADS];
     unsigned char *tiles;                  /* n tile sets of tsz bytes */
     size_t tsz;
     int n;
@@ -5260,7 +5320,7 @@ static lattn_status lattn__team_make(lattn_ctx *ctx, lattn__team *tm, const char
     int i;
     memset(tm, 0, sizeof *tm);
     tm->tsz = tsz;
-    tm->n = (int)LATTN__MIN((int64_t)LATTN__MIN(lattn__threads(ctx), 256), LATTN__MAX(items, 1));
+    tm->n = (int)LATTN__MIN((int64_t)lattn__threads(ctx), LATTN__MAX(items, 1));
     alloc(NULL, plan, NULL, &host);
     tm->tiles = (unsigned char *)lattn__alloc(ctx, tsz * (size_t)tm->n);
     if (!tm->tiles) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
@@ -5285,7 +5345,7 @@ static lattn_status lattn__team_end(lattn_ctx *ctx, lattn__team *tm, const char 
             e = lattn_tiler_error(tm->tl[i], &msg);
             if (e != LATTN_OK && st == LATTN_OK)
                 st = lattn__fail(ctx, e, "%s: on profile %s: %s", who, lattn_ctx_profile(ctx)->name, msg);
-            lattn__stats_merge(&ctx->stats, &tm->tl[i]->st);
+            if (ctx) lattn__stats_merge(&ctx->stats, &tm->tl[i]->st);
         }
         lattn_tiler_destroy(ctx, tm->tl[i]);
     }
@@ -5304,8 +5364,9 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
     lattn__team tm;
     int64_t w, nblk, nvb;
     lattn_status st;
-    const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
+    const lattn_dev_profile *pr;
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_chunk", a, &dm));
+    LATTN__TRY(lattn__profile(ctx, &pr));
     memset(&plan, 0, sizeof plan);
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->H, a->normalize, dm.gate, a->g_gamma && !a->g && !a->gk, &plan));
     if (a->schedule != LATTN_SCHED_STREAMING) {
@@ -5921,8 +5982,9 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a,
     lattn__team tm;
     int64_t w, nvb;
     lattn_status st;
-    const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
+    const lattn_dev_profile *pr;
     LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_chunk", a, &dm));
+    LATTN__TRY(lattn__profile(ctx, &pr));
     if (dm.P > LATTN__GDR_MAX_P)
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "lattn_gdr_chunk: L = %lld injections (the chunked form takes at most %d)",
                            (long long)a->L, LATTN__GDR_MAX_P - 1);
@@ -5985,6 +6047,8 @@ typedef struct lattn__js {
     int store;
     char *pool; size_t pool_used;        /* decoded strings (store pass) */
     size_t str_bytes;                    /* bytes the strings need (count pass) */
+    char last[16]; size_t last_len;      /* the last string decoded (its first 15 bytes, its length):
+                                            both passes compare keys and dtypes decoded, not raw */
 } lattn__js;
 
 static lattn_status lattn__jfail(lattn__js *j, const char *what) {
@@ -6002,6 +6066,13 @@ static int lattn__jlit(lattn__js *j, char c) {
 static void lattn__jput(lattn__js *j, unsigned char c) {
     if (j->store) j->pool[j->pool_used++] = (char)c;
     else j->str_bytes++;
+    if (c && j->last_len < sizeof j->last - 1) j->last[j->last_len] = (char)c;
+    if (c) j->last_len++;
+}
+/* 1 when the last decoded string is exactly `lit` (so "\u005f_metadata__" is "__metadata__"). */
+static int lattn__jis(const lattn__js *j, const char *lit) {
+    size_t n = strlen(lit);
+    return n < sizeof j->last && j->last_len == n && memcmp(j->last, lit, n) == 0;
 }
 static int lattn__hex4(const unsigned char *p, uint32_t *v) {
     int i; *v = 0;
@@ -6018,6 +6089,7 @@ static int lattn__hex4(const unsigned char *p, uint32_t *v) {
 /* A JSON string, decoded to UTF-8 and NUL-terminated in the pool; *out is NULL in the count pass. */
 static lattn_status lattn__jstring(lattn__js *j, const char **out) {
     const char *start = j->store ? j->pool + j->pool_used : NULL;
+    j->last_len = 0;
     if (!lattn__jlit(j, '"')) return lattn__jfail(j, "expected a string");
     for (;;) {
         unsigned char c;
@@ -6064,12 +6136,9 @@ static lattn_status lattn__jstring(lattn__js *j, const char **out) {
     if (out) *out = start;
     return LATTN_OK;
 }
-/* A key: a string and its ':'; raw, rawlen: the quoted bytes as they stand in the header. */
-static lattn_status lattn__jkey(lattn__js *j, const char **out, const unsigned char **raw, size_t *rawlen) {
-    lattn__jws(j);
-    *raw = j->p;
+/* A key: a string and its ':' (lattn__jis then tests the decoded key). */
+static lattn_status lattn__jkey(lattn__js *j, const char **out) {
     LATTN__TRY(lattn__jstring(j, out));
-    *rawlen = (size_t)(j->p - *raw);
     if (!lattn__jlit(j, ':')) return lattn__jfail(j, "expected ':'");
     return LATTN_OK;
 }
@@ -6109,18 +6178,14 @@ static lattn_status lattn__st_pass(lattn__js *j, lattn_st_file *f, size_t *begin
     if (!lattn__jlit(j, '}')) {
         do {
             const char *key = NULL;
-            const unsigned char *ks;
-            size_t klen;
-            LATTN__TRY(lattn__jkey(j, &key, &ks, &klen));
-            if (klen == 14 && memcmp(ks, "\"__metadata__\"", 14) == 0) {   /* raw bytes: both passes agree */
+            LATTN__TRY(lattn__jkey(j, &key));
+            if (lattn__jis(j, "__metadata__")) {
                 if (seen_meta++) return lattn__jfail(j, "duplicate __metadata__");
                 if (!lattn__jlit(j, '{')) return lattn__jfail(j, "__metadata__ is not an object");
                 if (!lattn__jlit(j, '}')) {
                     do {
                         const char *k2 = NULL, *v2 = NULL;
-                        const unsigned char *raw;
-                        size_t rlen;
-                        LATTN__TRY(lattn__jkey(j, &k2, &raw, &rlen));
+                        LATTN__TRY(lattn__jkey(j, &k2));
                         LATTN__TRY(lattn__jstring(j, &v2));
                         if (j->store) { f->meta_keys[f->n_meta] = k2; f->meta_values[f->n_meta] = v2; }
                         f->n_meta++;
@@ -6134,34 +6199,27 @@ static lattn_status lattn__st_pass(lattn__js *j, lattn_st_file *f, size_t *begin
                 if (!lattn__jlit(j, '{')) return lattn__jfail(j, "a tensor entry is not an object");
                 do {
                     const char *fld = NULL;
-                    const unsigned char *fp;
-                    size_t flen;
-                    LATTN__TRY(lattn__jkey(j, &fld, &fp, &flen));
-#define LATTN__FIELD(lit) (flen == sizeof(lit) + 1 && memcmp(fp + 1, lit, sizeof(lit) - 1) == 0)
-                    if (LATTN__FIELD("dtype")) {
+                    LATTN__TRY(lattn__jkey(j, &fld));
+                    if (lattn__jis(j, "dtype")) {
                         const unsigned char *vs;
                         if (have & 1) return lattn__jfail(j, "duplicate dtype");
                         have |= 1;
                         lattn__jws(j); vs = j->p;
                         LATTN__TRY(lattn__jstring(j, NULL));
-                        for (i = 0; i < 6; i++) {
-                            size_t L = strlen(lattn__dtype_names[i]);
-                            if ((size_t)(j->p - vs) == L + 2 && memcmp(vs + 1, lattn__dtype_names[i], L) == 0) break;
-                        }
+                        for (i = 0; i < 6 && !lattn__jis(j, lattn__dtype_names[i]); i++) {}
                         if (i == 6) return lattn__fail(j->ctx, LATTN_E_UNSUPPORTED, "safetensors: header byte %zu: dtype %.*s is not supported (F32 F64 F16 BF16 I32 I64)",
                                                        (size_t)(vs - j->b), (int)LATTN__MIN(j->p - vs, 16), (const char *)vs);
                         dt = (lattn_dtype)i;
-                    } else if (LATTN__FIELD("shape")) {
+                    } else if (lattn__jis(j, "shape")) {
                         if (have & 2) return lattn__jfail(j, "duplicate shape");
                         have |= 2;
                         LATTN__TRY(lattn__jints(j, shape, LATTN_ST_MAX_DIMS, &nd, "shape is not an array"));
-                    } else if (LATTN__FIELD("data_offsets")) {
+                    } else if (lattn__jis(j, "data_offsets")) {
                         if (have & 4) return lattn__jfail(j, "duplicate data_offsets");
                         have |= 4;
                         LATTN__TRY(lattn__jints(j, offs, 2, &no, "data_offsets is not an array"));
                         if (no != 2) return lattn__jfail(j, "data_offsets needs two integers");
                     } else return lattn__jfail(j, "unknown field in a tensor entry");
-#undef LATTN__FIELD
                 } while (lattn__jlit(j, ','));
                 if (!lattn__jlit(j, '}')) return lattn__jfail(j, "expected ',' or '}' in a tensor entry");
                 if (have != 7) return lattn__jfail(j, "a tensor entry needs dtype, shape and data_offsets");
@@ -6191,11 +6249,21 @@ static int lattn__range_cmp(const void *a, const void *b) {
 static int lattn__name_cmp(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
+/* Sorts names[0..n) and returns a name that occurs twice, or NULL: O(n log n), so a header of a
+   million keys is checked in a fraction of a second. */
+static const char *lattn__first_dup(const char **names, size_t n) {
+    size_t i;
+    qsort((void *)names, n, sizeof *names, lattn__name_cmp);
+    for (i = 1; i < n; i++)
+        if (strcmp(names[i - 1], names[i]) == 0) return names[i];
+    return NULL;
+}
 
 LATTN__DEF lattn_status lattn_st_parse(lattn_ctx *ctx, const void *buf, size_t size, lattn_st_file *f) {
     const unsigned char *u = (const unsigned char *)buf;
     uint64_t hl = 0;
-    size_t i, data_len, need, arr, off;
+    size_t i, data_len, need, arr, off, nn;
+    const char *dup;
     lattn__js j;
     lattn_status st;
     lattn__range *rg = NULL;
@@ -6226,7 +6294,8 @@ LATTN__DEF lattn_status lattn_st_parse(lattn_ctx *ctx, const void *buf, size_t s
     f->block = lattn__alloc(ctx, need);
     bounds = (size_t *)lattn__alloc(ctx, 2 * sizeof(size_t) * (size_t)(f->n_tensors + 1));
     rg = (lattn__range *)lattn__alloc(ctx, sizeof(lattn__range) * (size_t)(f->n_tensors + 1));
-    names = (const char **)lattn__alloc(ctx, sizeof(char *) * (size_t)(f->n_tensors + 1));
+    nn = (size_t)LATTN__MAX(f->n_tensors, f->n_meta);
+    names = (const char **)lattn__alloc(ctx, sizeof(char *) * (nn + 1));
     if (!f->block || !bounds || !rg || !names) {
         st = lattn__fail(ctx, LATTN_E_NOMEM, "lattn_st_parse: out of memory");
         goto fail;
@@ -6273,19 +6342,14 @@ LATTN__DEF lattn_status lattn_st_parse(lattn_ctx *ctx, const void *buf, size_t s
         st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: %zu trailing bytes after the last tensor", data_len - off);
         goto fail;
     }
-    qsort(names, (size_t)f->n_tensors, sizeof *names, lattn__name_cmp);
-    for (i = 1; i < (size_t)f->n_tensors; i++)
-        if (strcmp(names[i - 1], names[i]) == 0) {
-            st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: duplicate tensor name '%s'", names[i]);
-            goto fail;
-        }
-    for (i = 0; i < (size_t)f->n_meta; i++) {
-        size_t k;
-        for (k = 0; k < i; k++)
-            if (strcmp(f->meta_keys[k], f->meta_keys[i]) == 0) {
-                st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: duplicate __metadata__ key '%s'", f->meta_keys[i]);
-                goto fail;
-            }
+    if ((dup = lattn__first_dup(names, (size_t)f->n_tensors)) != NULL) {
+        st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: duplicate tensor name '%s'", dup);
+        goto fail;
+    }
+    memcpy((void *)names, (const void *)f->meta_keys, sizeof(char *) * (size_t)f->n_meta);
+    if ((dup = lattn__first_dup(names, (size_t)f->n_meta)) != NULL) {
+        st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: duplicate __metadata__ key '%s'", dup);
+        goto fail;
     }
     lattn__free(ctx, bounds); lattn__free(ctx, rg); lattn__free(ctx, (void *)names);
     return lattn__ok(ctx);
@@ -6413,8 +6477,9 @@ LATTN__DEF lattn_status lattn_st_serialize(lattn_ctx *ctx, const lattn_st_entry 
                                            unsigned char **out, size_t *size) {
     size_t *bytes, data = 0, hl, total, pos;
     lattn__sb sb;
-    int64_t i, k;
+    int64_t i;
     unsigned char *b;
+    const char **names, *dup;
     if (!out || !size || (n > 0 && !e) || (n_meta > 0 && !meta))
         return lattn__fail(ctx, LATTN_E_NULL, "lattn_st_serialize: NULL argument");
     *out = NULL; *size = 0;
@@ -6423,8 +6488,13 @@ LATTN__DEF lattn_status lattn_st_serialize(lattn_ctx *ctx, const lattn_st_entry 
         if (!meta[2 * i] || !meta[2 * i + 1] || !lattn__utf8_ok(meta[2 * i]) || !lattn__utf8_ok(meta[2 * i + 1]))
             return lattn__fail(ctx, LATTN_E_DOMAIN, "lattn_st_serialize: metadata entry %lld is NULL or not UTF-8", (long long)i);
     if (n > (int64_t)(SIZE_MAX / sizeof(size_t))) return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_st_serialize: too many tensors");
+    if (n_meta > (int64_t)(SIZE_MAX / sizeof(char *))) return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_st_serialize: too many metadata entries");
     bytes = (size_t *)lattn__alloc(ctx, sizeof(size_t) * (size_t)(n + 1));
-    if (!bytes) return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_st_serialize: out of memory");
+    names = (const char **)lattn__alloc(ctx, sizeof(char *) * (size_t)(LATTN__MAX(n, n_meta) + 1));
+    if (!bytes || !names) {
+        lattn__free(ctx, bytes); lattn__free(ctx, (void *)names);
+        return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_st_serialize: out of memory");
+    }
     for (i = 0; i < n; i++) {
         size_t cnt;
         lattn_status s = LATTN_OK;
@@ -6437,10 +6507,20 @@ LATTN__DEF lattn_status lattn_st_serialize(lattn_ctx *ctx, const lattn_st_entry 
             s = lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_st_serialize: tensor '%s': size overflows", e[i].name);
         else if (bytes[i] && !e[i].data)
             s = lattn__fail(ctx, LATTN_E_NULL, "lattn_st_serialize: tensor '%s': data is NULL", e[i].name);
-        for (k = 0; k < i && s == LATTN_OK; k++)
-            if (strcmp(e[k].name, e[i].name) == 0) s = lattn__fail(ctx, LATTN_E_DOMAIN, "lattn_st_serialize: duplicate name '%s'", e[i].name);
-        if (s != LATTN_OK) { lattn__free(ctx, bytes); return s; }
+        if (s != LATTN_OK) { lattn__free(ctx, bytes); lattn__free(ctx, (void *)names); return s; }
+        names[i] = e[i].name;
     }
+    /* the writer refuses what lattn_st_parse refuses: a repeated tensor name or metadata key */
+    dup = lattn__first_dup(names, (size_t)n);
+    if (!dup) {
+        for (i = 0; i < n_meta; i++) names[i] = meta[2 * i];
+        if ((dup = lattn__first_dup(names, (size_t)n_meta)) != NULL) {
+            lattn__free(ctx, bytes); lattn__free(ctx, (void *)names);
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "lattn_st_serialize: duplicate metadata key '%s'", dup);
+        }
+    }
+    lattn__free(ctx, (void *)names);
+    if (dup) { lattn__free(ctx, bytes); return lattn__fail(ctx, LATTN_E_DOMAIN, "lattn_st_serialize: duplicate name '%s'", dup); }
     sb.buf = NULL; sb.len = 0;
     lattn__st_header(&sb, e, n, bytes, meta, n_meta);
     hl = (sb.len + 7) / 8 * 8;                               /* padded with spaces to 8 bytes */
@@ -6470,6 +6550,10 @@ LATTN__DEF lattn_status lattn_st_load(lattn_ctx *ctx, const char *path, lattn_st
     memset(f, 0, sizeof *f);
     fp = fopen(path, "rb");
     if (!fp) return lattn__fail(ctx, LATTN_E_IO, "lattn_st_load: cannot open '%s'", path);
+    if (fgetc(fp) == EOF && ferror(fp)) {          /* a directory opens, but does not read */
+        fclose(fp);
+        return lattn__fail(ctx, LATTN_E_IO, "lattn_st_load: cannot read '%s' (a directory?)", path);
+    }
     if (fseek(fp, 0, SEEK_END) != 0 || (len = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
         fclose(fp);
         return lattn__fail(ctx, LATTN_E_IO, "lattn_st_load: cannot size '%s'", path);
@@ -6711,8 +6795,11 @@ static lattn_status lattn__cfg_read(lattn_ctx *ctx, const char *who, const lattn
         if (!v) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata has no \"%s\"", who, fl[i].key);
         errno = 0;
         if (fl[i].i) *fl[i].i = (int64_t)strtoll(v, &end, 10);
-        else if (fl[i].f) *fl[i].f = (float)strtod(v, &end);
-        else {
+        else if (fl[i].f) {
+            double x = strtod(v, &end);
+            if (!(fabs(x) <= FLT_MAX)) end = (char *)(size_t)v;    /* NaN, inf or beyond float: refused */
+            else *fl[i].f = (float)x;
+        } else {
             for (d = 0; d < fl[i].n_names && strcmp(v, fl[i].names[d]) != 0; d++) {}
             *fl[i].e = d;
             end = (char *)(size_t)(d < fl[i].n_names ? v + strlen(v) : v);
@@ -8636,8 +8723,9 @@ LATTN__DEF lattn_status lattn_ttt_layer_load_st(lattn_ctx *ctx, lattn_ttt_layer 
             const char *v = lattn_st_meta(f, keys[i]);
             char *end = NULL;
             if (!v) continue;
+            errno = 0;
             *vals[i] = strtod(v, &end);
-            if (end == v || *end != '\0') return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata \"%s\" = \"%s\" is not a number", who, keys[i], v);
+            if (end == v || *end != '\0' || errno || !isfinite(*vals[i])) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata \"%s\" = \"%s\" is not a number", who, keys[i], v);
         }
     }
     if ((st = lattn__tt_alloc(ctx, m, &c, w, who)) != LATTN_OK) return lattn__as_format(ctx, st);
@@ -9172,16 +9260,19 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
 
 LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *a, int chunk) {
     const char *who = "lattn_attn_chunk";
-    const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
+    const lattn_dev_profile *pr;
     lattn__attn_dims dm;
     lattn__fa_plan plan;
     lattn__team tm;
     float *mbuf = NULL;
-    int64_t nq, items, w, plim = pr->partitions > 0 ? pr->partitions : INT32_MAX, kp;
+    int64_t nq, items, w, plim, kp;
     lattn_status st;
     int i;
     LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
-    if (chunk < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d", who, chunk);
+    LATTN__TRY(lattn__profile(ctx, &pr));
+    plim = pr->partitions > 0 ? pr->partitions : INT32_MAX;
+    if (chunk < 0 || chunk > LATTN_MAX_CHUNK)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d (0 = the profile's default, else 1 .. %d)", who, chunk, LATTN_MAX_CHUNK);
     plan.C = chunk > 0 ? chunk : pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_CPU_TILE : pr->default_chunk;
     if (plan.C > plim || (pr->mm_mmax > 0 && plan.C > pr->mm_mmax) || (pr->transpose_max > 0 && plan.C > pr->transpose_max))
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tile of %d rows exceeds the %s profile's partitions", who, plan.C, pr->name);
@@ -10313,6 +10404,7 @@ typedef struct lattn__case {
     const lattn_st_file *c;
     void *own[LATTN__CASE_MAX]; int n_own;
     lattn_st_entry out[8]; int n_out;
+    lattn_status bad; char bad_msg[200];   /* the first metadata number refused (the case is refused) */
 } lattn__case;
 
 static void *lattn__case_keep(lattn__case *k, size_t bytes) {
@@ -10349,10 +10441,30 @@ static lattn_status lattn__case_out(lattn__case *k, const char *name, float **x)
     e->name = t->name; e->dtype = LATTN_DTYPE_F32; e->ndim = t->ndim; e->shape = t->shape; e->data = *x;
     return LATTN_OK;
 }
-static double lattn__case_num(const lattn__case *k, const char *key, double dflt) {
+/* A number of the metadata, read strictly: the whole string, finite, in [lo, hi] (and integral when
+   `integral`); absent: dflt. Anything else refuses the case (k->bad) and returns dflt. */
+static double lattn__case_number(lattn__case *k, const char *key, double dflt, double lo, double hi, int integral) {
     const char *v = lattn_st_meta(k->c, key);
-    return v ? strtod(v, NULL) : dflt;
+    char *end = NULL;
+    double x;
+    if (!v) return dflt;
+    errno = 0;
+    x = strtod(v, &end);
+    if (end != v && *end == '\0' && errno == 0 && isfinite(x) && x >= lo && x <= hi && (!integral || x == floor(x))) return x;
+    if (k->bad == LATTN_OK) {
+        k->bad = LATTN_E_FORMAT;
+        snprintf(k->bad_msg, sizeof k->bad_msg, "case: metadata \"%s\" = \"%.40s\" is not %s in [%.17g, %.17g]",
+                 key, v, integral ? "an integer" : "a finite number", lo, hi);
+    }
+    return dflt;
 }
+static double lattn__case_num(lattn__case *k, const char *key, double dflt) {
+    return lattn__case_number(k, key, dflt, -FLT_MAX, FLT_MAX, 0);
+}
+static int64_t lattn__case_int(lattn__case *k, const char *key, int64_t dflt, int64_t lo, int64_t hi) {
+    return (int64_t)lattn__case_number(k, key, (double)dflt, (double)lo, (double)hi, 1);
+}
+static int lattn__case_flag(lattn__case *k, const char *key, int dflt) { return (int)lattn__case_int(k, key, dflt, 0, 1); }
 /* Offsets "in.offsets" (I64, N+1 values), or NULL. */
 static lattn_status lattn__case_offsets(lattn__case *k, const int64_t **off, int64_t *n) {
     const lattn_st_tensor *t = lattn_st_find(k->c, "in.offsets");
@@ -10394,7 +10506,7 @@ static lattn_status lattn__case_conv(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_out(k, "out.y", &y));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
     a.B = tx->shape[0]; a.T = tx->shape[1]; a.D = tx->shape[2]; a.W = tw->shape[1];
-    a.silu = lattn__case_num(k, "silu", 0) != 0; a.y = y; a.ht = ht;
+    a.silu = lattn__case_flag(k, "silu", 0); a.y = y; a.ht = ht;
     if (form == LATTN_FORM_REF) return lattn_shortconv_ref(k->ctx, &a);
     if (form == LATTN_FORM_FAST) return lattn_shortconv_fast(k->ctx, &a);
     if (form == LATTN_FORM_STEP) return lattn_shortconv_decode(k->ctx, &a);
@@ -10412,7 +10524,7 @@ static lattn_status lattn__case_tcn(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_in(k, "in.x", 1, &a.x, &tx));
     LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
     a.B = tx->shape[0]; a.T = tx->shape[1]; a.d = tx->shape[2];
-    a.k = (int64_t)lattn__case_num(k, "k", 3); a.n_layers = (int64_t)lattn__case_num(k, "layers", 4);
+    a.k = lattn__case_int(k, "k", 3, 1, 1 << 20); a.n_layers = lattn__case_int(k, "layers", 4, 1, 1 << 16);
     if (a.n_layers < 1 || a.n_layers > LATTN_TCN_MAX_LAYERS) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: bad layer count");
     for (l = 0; l < a.n_layers; l++) {
         snprintf(nm, sizeof nm, "in.w.%d", (int)l);    LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].w, NULL));
@@ -10462,8 +10574,8 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     if (fm && i == 5) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: unknown fmap '%s'", fm);
     a.fmap = fm ? (lattn_fmap)i : LATTN_FMAP_IDENTITY;
     a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.V = tv->shape[3];
-    a.normalize = lattn__case_num(k, "normalize", 0) != 0;
-    a.eps = (float)lattn__case_num(k, "eps", 1e-6);
+    a.normalize = lattn__case_flag(k, "normalize", 0);
+    a.eps = (float)lattn__case_number(k, "eps", 1e-6, 0, FLT_MAX, 0);
     a.scale = lattn__case_num(k, "scale", 0);
     a.o = o; a.ht = ht; a.zt = zt;
     {   /* every tensor against the shape q and v set (sizes are small: no product overflows
@@ -10486,7 +10598,7 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     switch (form) {
     case LATTN_FORM_REF: return lattn_la_ref(k->ctx, &a);
     case LATTN_FORM_PARALLEL: return lattn_la_parallel(k->ctx, &a);
-    case LATTN_FORM_CHUNK: return lattn_la_chunk(k->ctx, &a, (int)lattn__case_num(k, "chunk", 0));
+    case LATTN_FORM_CHUNK: return lattn_la_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0, 0, 1 << 20));
     case LATTN_FORM_STEP: return lattn_la_decode(k->ctx, &a);
     default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: linear_attn has no %s form", lattn_form_name(form));
     }
@@ -10516,8 +10628,8 @@ static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
     a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.V = tv->shape[3];
     a.L = tb ? (tb->ndim == 4 ? tb->shape[3] : -1) : 0;
-    a.l2norm = lattn__case_num(k, "l2norm", 0) != 0;
-    a.allow_neg_eigval = lattn__case_num(k, "allow_neg_eigval", 0) != 0;
+    a.l2norm = lattn__case_flag(k, "l2norm", 0);
+    a.allow_neg_eigval = lattn__case_flag(k, "allow_neg_eigval", 0);
     a.scale = lattn__case_num(k, "scale", 0);
     a.o = o; a.ht = ht;
     {   /* every tensor against the shapes q and v set */
@@ -10541,7 +10653,7 @@ static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
     }
     switch (form) {
     case LATTN_FORM_REF: return lattn_gdr_ref(k->ctx, &a);
-    case LATTN_FORM_CHUNK: return lattn_gdr_chunk(k->ctx, &a, (int)lattn__case_num(k, "chunk", 0));
+    case LATTN_FORM_CHUNK: return lattn_gdr_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0, 0, 1 << 20));
     case LATTN_FORM_STEP: return lattn_gdr_decode(k->ctx, &a);
     default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: gdr has no %s form", lattn_form_name(form));
     }
@@ -10570,13 +10682,13 @@ static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_count(k, "out.o", a.B * a.T * a.H * a.V));
     LATTN__TRY(lattn__case_count(k, "out.lse", a.B * a.T * a.H));
     if (!o) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: attention needs out.o");
-    if (mask && strcmp(mask, "window") == 0) { a.mask = LATTN_MASK_WINDOW; a.window = (int64_t)lattn__case_num(k, "window", 0); }
+    if (mask && strcmp(mask, "window") == 0) { a.mask = LATTN_MASK_WINDOW; a.window = lattn__case_int(k, "window", 0, 0, INT64_C(1) << 53); }
     else if (mask && strcmp(mask, "causal") != 0) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: unknown mask '%s'", mask);
     a.scale = lattn__case_num(k, "scale", 0);
     a.o = o; a.lse = lse;
     switch (form) {
     case LATTN_FORM_REF: return lattn_attn_ref(k->ctx, &a);
-    case LATTN_FORM_CHUNK: return lattn_attn_chunk(k->ctx, &a, (int)lattn__case_num(k, "chunk", 0));
+    case LATTN_FORM_CHUNK: return lattn_attn_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0, 0, 1 << 20));
     case LATTN_FORM_STEP: return lattn_attn_decode(k->ctx, &a);
     default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: attention has no %s form", lattn_form_name(form));
     }
@@ -10606,8 +10718,8 @@ static lattn_status lattn__case_tf(lattn__case *k, lattn_form form, int sps) {
     for (vi = 0; sps && vn && vi <= (int)LATTN_SPS_REVERSE && strcmp(vn, lattn_sps_variant_name((lattn_sps_variant)vi)) != 0; vi++) {}
     if (sps && (!vn || vi > (int)LATTN_SPS_REVERSE)) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: sps.variant is missing or unknown");
     s = lattn_sps_config_default((lattn_sps_variant)vi);
-    s.w = (int64_t)lattn__case_num(k, "sps.w", 64); s.predict_id = (int32_t)lattn__case_num(k, "sps.predict_id", -1);
-    s.eos_id = (int32_t)lattn__case_num(k, "sps.eos_id", -1); s.pad_id = (int32_t)lattn__case_num(k, "sps.pad_id", -1);
+    s.w = lattn__case_int(k, "sps.w", 64, 0, INT32_MAX); s.predict_id = (int32_t)lattn__case_int(k, "sps.predict_id", -1, -1, INT32_MAX);
+    s.eos_id = (int32_t)lattn__case_int(k, "sps.eos_id", -1, -1, INT32_MAX); s.pad_id = (int32_t)lattn__case_int(k, "sps.pad_id", -1, -1, INT32_MAX);
     LATTN__TRY(lattn_tf_load_st(k->ctx, &m, k->c, "in."));
     V = m.cfg.vocab;
     if ((st = lattn__case_count(k, "out.logits", V > 0 ? B * T * V : -1)) == LATTN_OK) st = lattn__case_count(k, "out.loss", 1);
@@ -10660,7 +10772,7 @@ static lattn_status lattn__case_scan(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_out(k, "out.h", &h));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
     a.B = ta->shape[0]; a.T = ta->shape[1]; a.N = ta->shape[2]; a.h = h; a.ht = ht;
-    a.log_space = lattn__case_num(k, "log_space", 0) != 0;
+    a.log_space = lattn__case_flag(k, "log_space", 0);
     if (form == LATTN_FORM_REF) return lattn_scan_ref(k->ctx, &a);
     if (form == LATTN_FORM_FAST) return lattn_scan_fast(k->ctx, &a);
     return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: scan has no %s form", lattn_form_name(form));
@@ -10686,7 +10798,7 @@ static lattn_status lattn__case_ssm(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_out(k, "out.y", &y));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
     a.B = tx->shape[0]; a.T = tx->shape[1]; a.D = tx->shape[2]; a.N = tA->shape[1];
-    a.G = (int64_t)lattn__case_num(k, "groups", 1); a.dt_softplus = lattn__case_num(k, "dt_softplus", 1) != 0;
+    a.G = lattn__case_int(k, "groups", 1, 1, INT32_MAX); a.dt_softplus = lattn__case_flag(k, "dt_softplus", 1);
     a.y = y; a.ht = ht;
     if (form == LATTN_FORM_REF) return lattn_ssm_ref(k->ctx, &a);
     if (form == LATTN_FORM_FAST) return lattn_ssm_fast(k->ctx, &a);
@@ -10714,7 +10826,7 @@ static lattn_status lattn__case_s4d(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_out(k, "out.y", &y));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
     a.B = tu->shape[0]; a.T = tu->shape[1]; a.D = tu->shape[2]; a.N = tA->shape[1];
-    a.complex_modes = lattn__case_num(k, "complex", 0) != 0;
+    a.complex_modes = lattn__case_flag(k, "complex", 0);
     a.y = y; a.ht = ht;
     switch (form) {
     case LATTN_FORM_REF: return lattn_s4d_ref(k->ctx, &a);
@@ -10804,7 +10916,7 @@ static lattn_status lattn__case_prism(lattn__case *k, lattn_form form) {
     lattn_status st;
     if (form != LATTN_FORM_REF) return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: prism_p1 has no %s form", lattn_form_name(form));
     LATTN__TRY(lattn_prism_p1_load(k->ctx, &p, k->c, "in."));
-    p.C = (int64_t)lattn__case_num(k, "chunk", 128);
+    p.C = lattn__case_int(k, "chunk", 128, 1, 1 << 20);
     st = lattn__case_in(k, "in.x", 1, &x, &tx);
     if (st == LATTN_OK) st = lattn__case_dims(k, tx, 3, "in.x");
     if (st == LATTN_OK && tx->shape[2] != p.D) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.x must be [B][T][%lld]", (long long)p.D);
@@ -10828,7 +10940,7 @@ static lattn_status lattn__case_p2(lattn__case *k, lattn_form form) {
     lattn_prism_p1 p;
     lattn_status st;
     LATTN__TRY(lattn_prism_p1_load(k->ctx, &p, k->c, "in."));
-    p.C = (int64_t)lattn__case_num(k, "chunk", 0);
+    p.C = lattn__case_int(k, "chunk", 0, 0, 1 << 20);
     st = lattn__case_layer(k, form, &p, p.D, lattn_prism_p2_state_floats(&p), lattn__p2_case_run);
     lattn_prism_p1_free(k->ctx, &p);
     return st;
@@ -10912,6 +11024,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "attention") == 0) st = lattn__case_attn(&k, form);
     else if (strcmp(mixer, "transformer") == 0 || strcmp(mixer, "sps") == 0) st = lattn__case_tf(&k, form, mixer[0] == 's');
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
+    if (k.bad != LATTN_OK) st = lattn__fail(ctx, k.bad, "%s", k.bad_msg);
     if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
     for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);
     return st;
