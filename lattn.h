@@ -10441,30 +10441,36 @@ static lattn_status lattn__case_out(lattn__case *k, const char *name, float **x)
     e->name = t->name; e->dtype = LATTN_DTYPE_F32; e->ndim = t->ndim; e->shape = t->shape; e->data = *x;
     return LATTN_OK;
 }
-/* A number of the metadata, read strictly: the whole string, finite, in [lo, hi] (and integral when
-   `integral`); absent: dflt. Anything else refuses the case (k->bad) and returns dflt. */
-static double lattn__case_number(lattn__case *k, const char *key, double dflt, double lo, double hi, int integral) {
+/* The numeric options of a case's metadata and their domains (integral: an integer is required). */
+static const struct lattn__case_opt { const char *key; double lo, hi; int integral; } lattn__case_opts[] = {
+    { "chunk", 0, 1 << 20, 1 },       { "k", 1, 1 << 20, 1 },            { "layers", 1, 1 << 16, 1 },
+    { "window", 0, 9007199254740992.0, 1 }, { "groups", 1, INT32_MAX, 1 }, { "silu", 0, 1, 1 },
+    { "normalize", 0, 1, 1 },         { "l2norm", 0, 1, 1 },             { "allow_neg_eigval", 0, 1, 1 },
+    { "log_space", 0, 1, 1 },         { "dt_softplus", 0, 1, 1 },        { "complex", 0, 1, 1 },
+    { "eps", 0, FLT_MAX, 0 },         { "scale", -FLT_MAX, FLT_MAX, 0 }, { "sps.w", 0, INT32_MAX, 1 },
+    { "sps.predict_id", -1, INT32_MAX, 1 }, { "sps.eos_id", -1, INT32_MAX, 1 }, { "sps.pad_id", -1, INT32_MAX, 1 }
+};
+/* Option `key` of the case, read strictly: the whole string, finite, in its domain; absent: dflt.
+   Anything else refuses the case (k->bad, whatever the form) and returns dflt. */
+static double lattn__case_num(lattn__case *k, const char *key, double dflt) {
     const char *v = lattn_st_meta(k->c, key);
+    const struct lattn__case_opt *o = lattn__case_opts;
     char *end = NULL;
     double x;
+    while (strcmp(o->key, key) != 0) o++;          /* every caller names a listed option */
     if (!v) return dflt;
     errno = 0;
     x = strtod(v, &end);
-    if (end != v && *end == '\0' && errno == 0 && isfinite(x) && x >= lo && x <= hi && (!integral || x == floor(x))) return x;
+    if (end != v && *end == '\0' && errno == 0 && isfinite(x) && x >= o->lo && x <= o->hi && (!o->integral || x == floor(x))) return x;
     if (k->bad == LATTN_OK) {
         k->bad = LATTN_E_FORMAT;
         snprintf(k->bad_msg, sizeof k->bad_msg, "case: metadata \"%s\" = \"%.40s\" is not %s in [%.17g, %.17g]",
-                 key, v, integral ? "an integer" : "a finite number", lo, hi);
+                 key, v, o->integral ? "an integer" : "a finite number", o->lo, o->hi);
     }
     return dflt;
 }
-static double lattn__case_num(lattn__case *k, const char *key, double dflt) {
-    return lattn__case_number(k, key, dflt, -FLT_MAX, FLT_MAX, 0);
-}
-static int64_t lattn__case_int(lattn__case *k, const char *key, int64_t dflt, int64_t lo, int64_t hi) {
-    return (int64_t)lattn__case_number(k, key, (double)dflt, (double)lo, (double)hi, 1);
-}
-static int lattn__case_flag(lattn__case *k, const char *key, int dflt) { return (int)lattn__case_int(k, key, dflt, 0, 1); }
+static int64_t lattn__case_int(lattn__case *k, const char *key, int64_t dflt) { return (int64_t)lattn__case_num(k, key, (double)dflt); }
+static int lattn__case_flag(lattn__case *k, const char *key, int dflt) { return (int)lattn__case_num(k, key, dflt); }
 /* Offsets "in.offsets" (I64, N+1 values), or NULL. */
 static lattn_status lattn__case_offsets(lattn__case *k, const int64_t **off, int64_t *n) {
     const lattn_st_tensor *t = lattn_st_find(k->c, "in.offsets");
@@ -10524,7 +10530,7 @@ static lattn_status lattn__case_tcn(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_in(k, "in.x", 1, &a.x, &tx));
     LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
     a.B = tx->shape[0]; a.T = tx->shape[1]; a.d = tx->shape[2];
-    a.k = lattn__case_int(k, "k", 3, 1, 1 << 20); a.n_layers = lattn__case_int(k, "layers", 4, 1, 1 << 16);
+    a.k = lattn__case_int(k, "k", 3); a.n_layers = lattn__case_int(k, "layers", 4);
     if (a.n_layers < 1 || a.n_layers > LATTN_TCN_MAX_LAYERS) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: bad layer count");
     for (l = 0; l < a.n_layers; l++) {
         snprintf(nm, sizeof nm, "in.w.%d", (int)l);    LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].w, NULL));
@@ -10575,7 +10581,7 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     a.fmap = fm ? (lattn_fmap)i : LATTN_FMAP_IDENTITY;
     a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.V = tv->shape[3];
     a.normalize = lattn__case_flag(k, "normalize", 0);
-    a.eps = (float)lattn__case_number(k, "eps", 1e-6, 0, FLT_MAX, 0);
+    a.eps = (float)lattn__case_num(k, "eps", 1e-6);
     a.scale = lattn__case_num(k, "scale", 0);
     a.o = o; a.ht = ht; a.zt = zt;
     {   /* every tensor against the shape q and v set (sizes are small: no product overflows
@@ -10598,7 +10604,7 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     switch (form) {
     case LATTN_FORM_REF: return lattn_la_ref(k->ctx, &a);
     case LATTN_FORM_PARALLEL: return lattn_la_parallel(k->ctx, &a);
-    case LATTN_FORM_CHUNK: return lattn_la_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0, 0, 1 << 20));
+    case LATTN_FORM_CHUNK: return lattn_la_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0));
     case LATTN_FORM_STEP: return lattn_la_decode(k->ctx, &a);
     default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: linear_attn has no %s form", lattn_form_name(form));
     }
@@ -10653,7 +10659,7 @@ static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
     }
     switch (form) {
     case LATTN_FORM_REF: return lattn_gdr_ref(k->ctx, &a);
-    case LATTN_FORM_CHUNK: return lattn_gdr_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0, 0, 1 << 20));
+    case LATTN_FORM_CHUNK: return lattn_gdr_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0));
     case LATTN_FORM_STEP: return lattn_gdr_decode(k->ctx, &a);
     default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: gdr has no %s form", lattn_form_name(form));
     }
@@ -10682,13 +10688,13 @@ static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_count(k, "out.o", a.B * a.T * a.H * a.V));
     LATTN__TRY(lattn__case_count(k, "out.lse", a.B * a.T * a.H));
     if (!o) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: attention needs out.o");
-    if (mask && strcmp(mask, "window") == 0) { a.mask = LATTN_MASK_WINDOW; a.window = lattn__case_int(k, "window", 0, 0, INT64_C(1) << 53); }
+    if (mask && strcmp(mask, "window") == 0) { a.mask = LATTN_MASK_WINDOW; a.window = lattn__case_int(k, "window", 0); }
     else if (mask && strcmp(mask, "causal") != 0) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: unknown mask '%s'", mask);
     a.scale = lattn__case_num(k, "scale", 0);
     a.o = o; a.lse = lse;
     switch (form) {
     case LATTN_FORM_REF: return lattn_attn_ref(k->ctx, &a);
-    case LATTN_FORM_CHUNK: return lattn_attn_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0, 0, 1 << 20));
+    case LATTN_FORM_CHUNK: return lattn_attn_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0));
     case LATTN_FORM_STEP: return lattn_attn_decode(k->ctx, &a);
     default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: attention has no %s form", lattn_form_name(form));
     }
@@ -10718,8 +10724,8 @@ static lattn_status lattn__case_tf(lattn__case *k, lattn_form form, int sps) {
     for (vi = 0; sps && vn && vi <= (int)LATTN_SPS_REVERSE && strcmp(vn, lattn_sps_variant_name((lattn_sps_variant)vi)) != 0; vi++) {}
     if (sps && (!vn || vi > (int)LATTN_SPS_REVERSE)) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: sps.variant is missing or unknown");
     s = lattn_sps_config_default((lattn_sps_variant)vi);
-    s.w = lattn__case_int(k, "sps.w", 64, 0, INT32_MAX); s.predict_id = (int32_t)lattn__case_int(k, "sps.predict_id", -1, -1, INT32_MAX);
-    s.eos_id = (int32_t)lattn__case_int(k, "sps.eos_id", -1, -1, INT32_MAX); s.pad_id = (int32_t)lattn__case_int(k, "sps.pad_id", -1, -1, INT32_MAX);
+    s.w = lattn__case_int(k, "sps.w", 64); s.predict_id = (int32_t)lattn__case_int(k, "sps.predict_id", -1);
+    s.eos_id = (int32_t)lattn__case_int(k, "sps.eos_id", -1); s.pad_id = (int32_t)lattn__case_int(k, "sps.pad_id", -1);
     LATTN__TRY(lattn_tf_load_st(k->ctx, &m, k->c, "in."));
     V = m.cfg.vocab;
     if ((st = lattn__case_count(k, "out.logits", V > 0 ? B * T * V : -1)) == LATTN_OK) st = lattn__case_count(k, "out.loss", 1);
@@ -10798,7 +10804,7 @@ static lattn_status lattn__case_ssm(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_out(k, "out.y", &y));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
     a.B = tx->shape[0]; a.T = tx->shape[1]; a.D = tx->shape[2]; a.N = tA->shape[1];
-    a.G = lattn__case_int(k, "groups", 1, 1, INT32_MAX); a.dt_softplus = lattn__case_flag(k, "dt_softplus", 1);
+    a.G = lattn__case_int(k, "groups", 1); a.dt_softplus = lattn__case_flag(k, "dt_softplus", 1);
     a.y = y; a.ht = ht;
     if (form == LATTN_FORM_REF) return lattn_ssm_ref(k->ctx, &a);
     if (form == LATTN_FORM_FAST) return lattn_ssm_fast(k->ctx, &a);
@@ -10916,7 +10922,7 @@ static lattn_status lattn__case_prism(lattn__case *k, lattn_form form) {
     lattn_status st;
     if (form != LATTN_FORM_REF) return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: prism_p1 has no %s form", lattn_form_name(form));
     LATTN__TRY(lattn_prism_p1_load(k->ctx, &p, k->c, "in."));
-    p.C = lattn__case_int(k, "chunk", 128, 1, 1 << 20);
+    p.C = lattn__case_int(k, "chunk", 128);
     st = lattn__case_in(k, "in.x", 1, &x, &tx);
     if (st == LATTN_OK) st = lattn__case_dims(k, tx, 3, "in.x");
     if (st == LATTN_OK && tx->shape[2] != p.D) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.x must be [B][T][%lld]", (long long)p.D);
@@ -10940,7 +10946,7 @@ static lattn_status lattn__case_p2(lattn__case *k, lattn_form form) {
     lattn_prism_p1 p;
     lattn_status st;
     LATTN__TRY(lattn_prism_p1_load(k->ctx, &p, k->c, "in."));
-    p.C = lattn__case_int(k, "chunk", 0, 0, 1 << 20);
+    p.C = lattn__case_int(k, "chunk", 0);
     st = lattn__case_layer(k, form, &p, p.D, lattn_prism_p2_state_floats(&p), lattn__p2_case_run);
     lattn_prism_p1_free(k->ctx, &p);
     return st;
@@ -11007,7 +11013,10 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     *out = NULL; *size = 0;
     memset(&k, 0, sizeof k);
     k.ctx = ctx; k.c = c;
-    if (!mixer) st = lattn__fail(ctx, LATTN_E_FORMAT, "case: no \"mixer\" in __metadata__");
+    for (i = 0; i < (int)(sizeof lattn__case_opts / sizeof lattn__case_opts[0]); i++)
+        (void)lattn__case_num(&k, lattn__case_opts[i].key, 0);       /* every option, whatever the form */
+    if (k.bad != LATTN_OK) st = lattn__fail(ctx, k.bad, "%s", k.bad_msg);
+    else if (!mixer) st = lattn__fail(ctx, LATTN_E_FORMAT, "case: no \"mixer\" in __metadata__");
     else if (strcmp(mixer, "shortconv") == 0) st = lattn__case_conv(&k, form);
     else if (strcmp(mixer, "tcn") == 0) st = lattn__case_tcn(&k, form);
     else if (lattn__is_la(mixer)) st = lattn__case_la(&k, form);
@@ -11024,7 +11033,6 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "attention") == 0) st = lattn__case_attn(&k, form);
     else if (strcmp(mixer, "transformer") == 0 || strcmp(mixer, "sps") == 0) st = lattn__case_tf(&k, form, mixer[0] == 's');
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
-    if (k.bad != LATTN_OK) st = lattn__fail(ctx, k.bad, "%s", k.bad_msg);
     if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
     for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);
     return st;

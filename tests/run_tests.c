@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn transformer sps ttt
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn transformer sps ttt hardening
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -3839,12 +3839,354 @@ static void test_ttt(void) {
     (void)bi;
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/* hardening: the regression tests of the 0.1 audit (one block per finding)                       */
+/* ---------------------------------------------------------------------------------------------- */
+#include <time.h>
+#include <limits.h>
+
+/* A safetensors file in memory from a header string (no tensors' data unless given). */
+static unsigned char *st_from_header(const char *hdr, size_t hl, const void *data, size_t dn, size_t *size) {
+    unsigned char *b = (unsigned char *)malloc(8 + hl + dn + 1);
+    size_t i;
+    for (i = 0; i < 8; i++) b[i] = (unsigned char)((uint64_t)hl >> (8 * i));
+    memcpy(b + 8, hdr, hl);
+    if (dn) memcpy(b + 8 + hl, data, dn);
+    *size = 8 + hl + dn;
+    return b;
+}
+/* A header of n metadata keys "k<i>" (the last one repeating key 0 when dup). */
+static char *header_many_keys(long n, int dup, size_t *len) {
+    char *h = (char *)malloc((size_t)n * 24 + 64), *p = h;
+    long i;
+    p += sprintf(p, "{\"__metadata__\":{");
+    for (i = 0; i < n; i++) p += sprintf(p, "%s\"k%ld\":\"v\"", i ? "," : "", dup && i == n - 1 ? 0L : i);
+    p += sprintf(p, "}}");
+    *len = (size_t)(p - h);
+    return h;
+}
+/* The golden case files named in reference_outputs/MANIFEST.json (NULL-terminated list). */
+static char **manifest_files(int *n) {
+    FILE *fp = fopen("reference_outputs/MANIFEST.json", "rb");
+    static char buf[1 << 16];
+    char **out = (char **)calloc(128, sizeof(char *)), *p;
+    size_t len;
+    *n = 0;
+    if (!fp) return out;
+    len = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[len] = 0;
+    for (p = buf; (p = strstr(p, "\"file\": \"")) != NULL && *n < 127; ) {
+        char *q;
+        p += 9;
+        q = strchr(p, '"');
+        if (!q) break;
+        out[*n] = (char *)malloc((size_t)(q - p) + 32);
+        sprintf(out[*n], "reference_outputs/%.*s", (int)(q - p), p);
+        ++*n;
+        p = q;
+    }
+    return out;
+}
+/* Runs one form of a case; the serialised outputs (malloc'd copy) or NULL on failure. */
+static unsigned char *run_case(lattn_ctx *ctx, const lattn_st_file *c, lattn_form form, size_t *n, lattn_status *st) {
+    unsigned char *b = NULL, *copy;
+    *st = lattn_case_run(ctx, c, form, &b, n);
+    if (*st != LATTN_OK) return NULL;
+    copy = (unsigned char *)malloc(*n);
+    memcpy(copy, b, *n);
+    lattn_free(ctx, b);
+    return copy;
+}
+/* The case c with metadata key set to value (added when absent), parsed into *out (buffer in *buf). */
+static lattn_status case_with_meta(const lattn_st_file *c, const char *key, const char *value, unsigned char **buf, lattn_st_file *out) {
+    lattn_st_entry e[64];
+    const char *meta[128];
+    int64_t i, nm = 0, found = 0;
+    size_t size;
+    lattn_status st;
+    for (i = 0; i < c->n_tensors && i < 64; i++) {
+        e[i].name = c->tensors[i].name; e[i].dtype = c->tensors[i].dtype; e[i].ndim = c->tensors[i].ndim;
+        e[i].shape = c->tensors[i].shape; e[i].data = c->tensors[i].data;
+    }
+    for (i = 0; i < c->n_meta && nm < 63; i++, nm++) {
+        meta[2 * nm] = c->meta_keys[i];
+        meta[2 * nm + 1] = strcmp(c->meta_keys[i], key) == 0 ? (found = 1, value) : c->meta_values[i];
+    }
+    if (!found) { meta[2 * nm] = key; meta[2 * nm + 1] = value; nm++; }
+    st = lattn_st_serialize(NULL, e, c->n_tensors, meta, nm, buf, &size);
+    if (st != LATTN_OK) return st;
+    return lattn_st_parse(NULL, *buf, size, out);
+}
+
+static void test_hardening(void) {
+    lattn_ctx ctx;
+    lattn_ctx_init(&ctx);
+    {   /* 1. duplicate detection is O(n log n): a million metadata keys parse at once; a repeat is found */
+        long n = g_quick ? 100000 : 1000000;
+        size_t hl, size;
+        char *h = header_many_keys(n, 0, &hl);
+        unsigned char *b = st_from_header(h, hl, NULL, 0, &size);
+        lattn_st_file f;
+        clock_t t0 = clock();
+        lattn_status st = lattn_st_parse(&ctx, b, size, &f);
+        double sec = (double)(clock() - t0) / CLOCKS_PER_SEC;
+        CHECK(st == LATTN_OK && f.n_meta == n, "%ld metadata keys parse (%s)", n, lattn_ctx_error(&ctx));
+        CHECK(sec < 20.0, "%ld metadata keys in %.2f s: the duplicate check is not quadratic", n, sec);
+        if (st == LATTN_OK) lattn_st_free(&ctx, &f);
+        free(h); free(b);
+        h = header_many_keys(n, 1, &hl);
+        b = st_from_header(h, hl, NULL, 0, &size);
+        st = lattn_st_parse(&ctx, b, size, &f);
+        CHECK(st == LATTN_E_FORMAT && strstr(lattn_ctx_error(&ctx), "duplicate __metadata__ key 'k0'"),
+              "a repeated key among %ld is refused: %s", n, lattn_ctx_error(&ctx));
+        free(h); free(b);
+    }
+    {   /* 1. many tensor names: zero-sized tensors, one repeated name */
+        long n = g_quick ? 20000 : 200000, i;
+        char *h = (char *)malloc((size_t)n * 64 + 16), *p = h;
+        size_t size;
+        unsigned char *b;
+        lattn_st_file f;
+        lattn_status st;
+        p += sprintf(p, "{");
+        for (i = 0; i < n; i++) p += sprintf(p, "%s\"t%ld\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}", i ? "," : "", i == n - 1 ? 7L : i);
+        p += sprintf(p, "}");
+        b = st_from_header(h, (size_t)(p - h), NULL, 0, &size);
+        st = lattn_st_parse(&ctx, b, size, &f);
+        CHECK(st == LATTN_E_FORMAT && strstr(lattn_ctx_error(&ctx), "duplicate tensor name 't7'"), "a repeated name among %ld tensors: %s", n, lattn_ctx_error(&ctx));
+        free(h); free(b);
+    }
+    {   /* 7. keys and dtypes compare decoded: an escaped __metadata__ is the metadata, an escaped F32 is F32 */
+        static const char h1[] = "{\"\\u005f_metadata__\":{\"a\":\"b\"},\"x\":{\"dtype\":\"\\u0046\\u0033\\u0032\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+        static const char h2[] = "{\"__metadata__\":{},\"\\u005f_metadata__\":{}}";
+        float one = 1.0f;
+        size_t size;
+        unsigned char *b = st_from_header(h1, sizeof h1 - 1, &one, 4, &size);
+        lattn_st_file f;
+        lattn_status st = lattn_st_parse(&ctx, b, size, &f);
+        CHECK(st == LATTN_OK && f.n_meta == 1 && f.n_tensors == 1 && strcmp(f.meta_keys[0], "a") == 0 &&
+              f.tensors[0].dtype == LATTN_DTYPE_F32, "escaped __metadata__ and F32 read decoded (%s)", lattn_ctx_error(&ctx));
+        if (st == LATTN_OK) lattn_st_free(&ctx, &f);
+        free(b);
+        b = st_from_header(h2, sizeof h2 - 1, NULL, 0, &size);
+        CHECK(lattn_st_parse(&ctx, b, size, &f) == LATTN_E_FORMAT, "__metadata__ twice, once escaped");
+        free(b);
+    }
+    {   /* 7. the writer refuses what the reader refuses; what it writes reads back */
+        const char *meta[4] = { "k", "1", "k", "2" };
+        const char *meta2[4] = { "k", "1", "j", "2" };
+        int64_t shp[1] = { 2 };
+        float d[2] = { 1, 2 };
+        lattn_st_entry e[2];
+        unsigned char *b = NULL;
+        size_t size;
+        lattn_st_file f;
+        e[0].name = "a"; e[0].dtype = LATTN_DTYPE_F32; e[0].ndim = 1; e[0].shape = shp; e[0].data = d;
+        e[1] = e[0];
+        CHECK(lattn_st_serialize(&ctx, e, 1, meta, 2, &b, &size) == LATTN_E_DOMAIN && !b, "writer: duplicate metadata key");
+        CHECK(lattn_st_serialize(&ctx, e, 2, meta2, 2, &b, &size) == LATTN_E_DOMAIN && !b, "writer: duplicate tensor name");
+        e[1].name = "b";
+        CHECK(lattn_st_serialize(&ctx, e, 2, meta2, 2, &b, &size) == LATTN_OK, "writer: distinct names");
+        CHECK(b && lattn_st_parse(&ctx, b, size, &f) == LATTN_OK && f.n_tensors == 2 && f.n_meta == 2 &&
+              strcmp(lattn_st_meta(&f, "j"), "2") == 0, "round trip");
+        lattn_st_free(&ctx, &f);
+        lattn_free(&ctx, b);
+    }
+    {   /* 2, 3. every golden case in every form: NULL context, 10^5 and INT_MAX threads give the same bytes */
+        int nf, i, fi, runs = 0, same_null = 0, same_thr = 0;
+        char **files = manifest_files(&nf);
+        CHECK(nf >= 40, "the manifest lists %d cases", nf);
+        for (i = 0; i < nf; i++) {
+            lattn_st_file c;
+            lattn_form forms[8];
+            int nfm;
+            if (lattn_st_load(&ctx, files[i], &c) != LATTN_OK) { CHECK(0, "load %s", files[i]); continue; }
+            nfm = lattn_case_forms(&c, forms, 8);
+            for (fi = 0; fi < nfm; fi++) {
+                size_t n1, n2, n3;
+                lattn_status s1, s2, s3 = LATTN_OK;
+                unsigned char *r1, *r2, *r3 = NULL;
+                ctx.n_threads = 1;
+                r1 = run_case(&ctx, &c, forms[fi], &n1, &s1);
+                r2 = run_case(NULL, &c, forms[fi], &n2, &s2);
+                runs++;
+                same_null += r1 && r2 && n1 == n2 && memcmp(r1, r2, n1) == 0;
+                if (!g_quick || forms[fi] == LATTN_FORM_CHUNK) {
+                    ctx.n_threads = (i + fi) % 2 ? 100000 : INT_MAX;
+                    r3 = run_case(&ctx, &c, forms[fi], &n3, &s3);
+                    same_thr += r1 && r3 && n1 == n3 && memcmp(r1, r3, n1) == 0;
+                } else same_thr++;
+                if (!(r1 && r2 && s1 == LATTN_OK && s2 == LATTN_OK && s3 == LATTN_OK))
+                    CHECK(0, "%s [%s]: ctx %d, NULL ctx %d, many threads %d", files[i], lattn_form_name(forms[fi]), s1, s2, s3);
+                free(r1); free(r2); free(r3);
+            }
+            lattn_st_free(&ctx, &c);
+            free(files[i]);
+        }
+        free(files);
+        ctx.n_threads = 0;
+        CHECK(runs >= 120 && same_null == runs, "NULL context: %d of %d case-form runs bit-identical", same_null, runs);
+        CHECK(same_thr == runs, "n_threads 1e5 / INT_MAX: %d of %d runs bit-identical to 1 thread", same_thr, runs);
+    }
+    {   /* 3. NULL context on the entry points the audit named, and the helpers */
+        enum { T = 40, H = 2, K = 5, V = 3 };
+        lattn_rng r = lattn_rng_seed(g_seed);
+        float *q = fnormal(&r, T * H * K), *k = fnormal(&r, T * H * K), *v = fnormal(&r, T * H * V), *o = fnew(T * H * V);
+        float *o2 = fnew(T * H * V), *st = fnew(H * K * V), *b1 = frand(&r, T * H, 0.0f, 1.0f), *g = frand(&r, T * H, -0.5f, 0.0f);
+        lattn_la_args a = lattn_la_args_default();
+        lattn_gdr_args ga = lattn_gdr_args_default();
+        lattn_attn_args aa = lattn_attn_args_default();
+        lattn_conv_args ca;
+        char js[16];
+        a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.o = o;
+        CHECK(lattn_la_chunk(NULL, &a, 0) == LATTN_OK, "la_chunk NULL ctx");
+        a.o = o2;
+        CHECK(lattn_la_parallel(NULL, &a) == LATTN_OK && rel_rms(o2, o, T * H * V) < 1e-5, "la_parallel NULL ctx");
+        a.T = 1; a.ht = st;
+        CHECK(lattn_la_step(NULL, &a) == LATTN_OK, "la_step NULL ctx");
+        ga.B = 1; ga.T = T; ga.H = H; ga.K = K; ga.V = V; ga.q = q; ga.k = k; ga.v = v; ga.beta = b1; ga.g = g; ga.o = o;
+        CHECK(lattn_gdr_chunk(NULL, &ga, 0) == LATTN_OK, "gdr_chunk NULL ctx");
+        aa.B = 1; aa.T = T; aa.H = H; aa.H_kv = H; aa.K = K; aa.V = V; aa.q = q; aa.k = k; aa.v = v; aa.o = o;
+        CHECK(lattn_attn_chunk(NULL, &aa, 0) == LATTN_OK, "attn_chunk NULL ctx");
+        memset(&ca, 0, sizeof ca);
+        ca.B = 1; ca.T = T; ca.D = H; ca.W = 4; ca.x = q; ca.w = k; ca.y = o;
+        CHECK(lattn_shortconv_fast(NULL, &ca) == LATTN_OK, "shortconv_fast NULL ctx");
+        CHECK(strcmp(lattn_ctx_error(NULL), "no context") == 0 && lattn_ctx_profile(NULL) == lattn_profile_cpu(), "ctx helpers on NULL");
+        CHECK(lattn_sgemm(NULL, 0, 2, 2, 2, q, 2, k, 2, o, 2) == LATTN_OK, "sgemm NULL ctx");
+        /* 8. stats_json on NULL */
+        CHECK(lattn_tiler_stats_json(NULL, lattn_profile_cpu(), js, sizeof js) == 0 && js[0] == 0, "stats_json(NULL) prints nothing");
+        CHECK(lattn_tiler_stats_json(&ctx.stats, NULL, NULL, 0) > 0, "stats_json size query");
+        free(q); free(k); free(v); free(o); free(o2); free(st); free(b1); free(g);
+    }
+    {   /* 4. a copied profile with bad fields is refused by name, never divides by zero */
+        enum { T = 20, H = 1, K = 4, V = 4 };
+        lattn_rng r = lattn_rng_seed(g_seed + 1);
+        float *q = fnormal(&r, T * H * K), *o = fnew(T * H * V);
+        lattn_la_args a = lattn_la_args_default();
+        lattn_dev_profile p = *lattn_profile_trn2();
+        lattn_tiler *t = NULL;
+        struct { const char *field; int *f; int bad; } cases[5];
+        int i;
+        a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = q; a.v = q; a.o = o;
+        cases[0].field = "default_chunk"; cases[0].f = &p.default_chunk; cases[0].bad = 0;
+        cases[1].field = "partitions"; cases[1].f = &p.partitions; cases[1].bad = -1;
+        cases[2].field = "psum_banks"; cases[2].f = &p.psum_banks; cases[2].bad = -8;
+        cases[3].field = "stream_bytes"; cases[3].f = &p.stream_bytes; cases[3].bad = -4;
+        cases[4].field = "mm_kmax"; cases[4].f = &p.mm_kmax; cases[4].bad = -128;
+        ctx.profile = &p;
+        for (i = 0; i < 5; i++) {
+            int keep = *cases[i].f;
+            lattn_status s;
+            *cases[i].f = cases[i].bad;
+            poison(o, T * H * V);
+            s = lattn_la_chunk(&ctx, &a, 0);
+            CHECK(s == LATTN_E_DOMAIN && strstr(lattn_ctx_error(&ctx), cases[i].field) && o[0] != o[0],
+                  "profile %s = %d: %d %s", cases[i].field, cases[i].bad, s, lattn_ctx_error(&ctx));
+            CHECK(lattn_tiler_create(&ctx, &p, 16, &t) == LATTN_E_DOMAIN && !t, "tiler_create with bad %s", cases[i].field);
+            CHECK(lattn_profile_check(NULL, &p) == LATTN_E_DOMAIN, "profile_check %s", cases[i].field);
+            *cases[i].f = keep;
+        }
+        CHECK(lattn_profile_check(NULL, NULL) == LATTN_E_NULL, "profile_check NULL");
+        for (i = 0; i < 6; i++) {
+            const char *names[6] = { "cpu", "trn1", "trn2", "trn3", "h100", "h200" };
+            CHECK(lattn_profile_check(NULL, lattn_profile_by_name(names[i])) == LATTN_OK, "built-in profile %s is valid", names[i]);
+        }
+        /* 8. a chunk of 100 000 on h100 is a shape error, not an 80 GB allocation */
+        ctx.profile = lattn_profile_h100();
+        CHECK(lattn_la_chunk(&ctx, &a, 100000) == LATTN_E_SHAPE, "h100 chunk 100000: %s", lattn_ctx_error(&ctx));
+        CHECK(lattn_la_chunk(&ctx, &a, INT_MAX) == LATTN_E_SHAPE, "chunk INT_MAX");
+        ctx.profile = NULL;
+        free(q); free(o);
+    }
+    {   /* 5. no signed overflow inside validation (UBSan build), and the status says what the message says */
+        float x[4] = { 0, 0, 0, 0 };
+        lattn_la_args a = lattn_la_args_default();
+        lattn_status s;
+        CHECK(lattn_fmap_width(LATTN_FMAP_HEDGEHOG, INT64_MAX) == INT64_MAX, "fmap_width saturates");
+        a.B = 1; a.T = 1; a.H = 1; a.K = 1; a.V = INT64_MAX; a.q = x; a.k = x; a.v = x; a.o = x;
+        s = lattn_la_ref(&ctx, &a);
+        CHECK(s == LATTN_E_OVERFLOW && strstr(lattn_ctx_error(&ctx), "overflow"), "V = INT64_MAX: %d %s", s, lattn_ctx_error(&ctx));
+        a.V = 1; a.K = INT64_MAX / 2 + 7; a.fmap = LATTN_FMAP_HEDGEHOG; a.fmap_w = x; a.fmap_b = x;
+        s = lattn_la_chunk(&ctx, &a, 0);
+        CHECK(s == LATTN_E_OVERFLOW && strstr(lattn_ctx_error(&ctx), "overflow"), "hedgehog huge K: %d %s", s, lattn_ctx_error(&ctx));
+        a.K = 1; a.fmap = LATTN_FMAP_IDENTITY;
+        s = lattn_la_chunk(&ctx, &a, INT_MAX);
+        CHECK(s == LATTN_E_SHAPE && !strstr(lattn_ctx_error(&ctx), "overflow"), "chunk INT_MAX: %d %s", s, lattn_ctx_error(&ctx));
+    }
+    {   /* 5. every size field of the kernel families set to an extreme: a clean refusal, no UB (UBSan) */
+        static float buf[64];
+        static const int64_t ext[5] = { INT64_MAX, INT64_MAX / 2 + 1, INT64_MIN, -1, (int64_t)1 << 62 };
+        int f, e, bad = 0, runs = 0;
+        for (e = 0; e < 5; e++)
+            for (f = 0; f < 6; f++) {
+                lattn_la_args la = lattn_la_args_default();
+                lattn_gdr_args ga = lattn_gdr_args_default();
+                lattn_attn_args aa = lattn_attn_args_default();
+                lattn_conv_args ca;
+                lattn_scan_args sa;
+                int64_t *lf[6], *gf[6], *af[6], *cf[6], *sf[6];
+                int k;
+                memset(&ca, 0, sizeof ca); memset(&sa, 0, sizeof sa);
+                la.q = la.k = la.v = buf; la.o = buf; ga.q = ga.k = ga.v = ga.beta = buf; ga.o = buf;
+                aa.q = aa.k = aa.v = buf; aa.o = buf; ca.x = ca.w = buf; ca.y = buf; sa.a = sa.b = buf; sa.h = buf;
+                lf[0] = &la.B; lf[1] = &la.T; lf[2] = &la.H; lf[3] = &la.K; lf[4] = &la.V; lf[5] = &la.T;
+                gf[0] = &ga.B; gf[1] = &ga.T; gf[2] = &ga.H; gf[3] = &ga.K; gf[4] = &ga.V; gf[5] = &ga.L;
+                af[0] = &aa.B; af[1] = &aa.T; af[2] = &aa.H; af[3] = &aa.K; af[4] = &aa.V; af[5] = &aa.window;
+                cf[0] = &ca.B; cf[1] = &ca.T; cf[2] = &ca.D; cf[3] = &ca.W; cf[4] = &ca.T; cf[5] = &ca.D;
+                sf[0] = &sa.B; sf[1] = &sa.T; sf[2] = &sa.N; sf[3] = &sa.B; sf[4] = &sa.T; sf[5] = &sa.N;
+                for (k = 0; k < 6; k++) { *lf[k] = 2; *af[k] = 2; *cf[k] = 2; *sf[k] = 2; *gf[k] = 2; }
+                ga.L = 0; aa.window = 1; aa.mask = f == 5 ? LATTN_MASK_WINDOW : LATTN_MASK_CAUSAL;
+                *lf[f] = ext[e]; *gf[f] = ext[e]; *af[f] = ext[e]; *cf[f] = ext[e]; *sf[f] = ext[e];
+                if (f == 5 && ext[e] > 0) continue;           /* a huge window or L is legal or refused later */
+                bad += lattn_la_ref(&ctx, &la) >= 0; bad += lattn_la_parallel(&ctx, &la) >= 0; bad += lattn_la_chunk(&ctx, &la, 0) >= 0;
+                bad += lattn_gdr_ref(&ctx, &ga) >= 0; bad += lattn_gdr_chunk(&ctx, &ga, 0) >= 0;
+                bad += lattn_attn_ref(&ctx, &aa) >= 0; bad += lattn_attn_chunk(&ctx, &aa, 0) >= 0;
+                bad += lattn_shortconv_ref(&ctx, &ca) >= 0; bad += lattn_shortconv_fast(&ctx, &ca) >= 0;
+                bad += lattn_scan_ref(&ctx, &sa) >= 0; bad += lattn_scan_fast(&ctx, &sa) >= 0;
+                runs += 11;
+            }
+        CHECK(bad == 0, "extreme sizes: %d of %d calls accepted", bad, runs);
+    }
+    {   /* 6. hostile case metadata: numbers read strictly, the case refused */
+        static const struct { const char *file, *key, *value; } bad[] = {
+            { "linear_attn/linear_attn_small", "chunk", "1e20" }, { "linear_attn/linear_attn_small", "chunk", "nan" },
+            { "linear_attn/linear_attn_small", "scale", "abc" }, { "linear_attn/linear_attn_small", "normalize", "2" },
+            { "linear_attn/linear_attn_small", "eps", "inf" }, { "tcn/tcn_small", "k", "1e20" },
+            { "tcn/tcn_small", "layers", "nan" }, { "attention/attention_window", "window", "1e300" },
+            { "ssm/ssm_groups_varlen", "groups", "-1e20" }, { "sps/sps_w2", "sps.w", "1e20" },
+            { "sps/sps_w2", "sps.pad_id", "3.5" }, { "linear_attn/linear_attn_small", "chunk", "32x" }
+        };
+        size_t i;
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            char path[256];
+            lattn_st_file c, c2;
+            unsigned char *buf = NULL, *out = NULL;
+            size_t n;
+            lattn_status s;
+            snprintf(path, sizeof path, "reference_outputs/%s.safetensors", bad[i].file);
+            if (lattn_st_load(&ctx, path, &c) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+            if (case_with_meta(&c, bad[i].key, bad[i].value, &buf, &c2) != LATTN_OK) { CHECK(0, "rewrite %s", path); lattn_st_free(&ctx, &c); continue; }
+            s = lattn_case_run(&ctx, &c2, LATTN_FORM_REF, &out, &n);
+            CHECK(s == LATTN_E_FORMAT && !out && strstr(lattn_ctx_error(&ctx), bad[i].key),
+                  "%s with %s = %s: %d %s", bad[i].file, bad[i].key, bad[i].value, s, lattn_ctx_error(&ctx));
+            lattn_st_free(&ctx, &c2); lattn_free(NULL, buf); lattn_st_free(&ctx, &c);
+        }
+    }
+    {   /* 8. a directory is an I/O error, not an allocation of 2^63 bytes */
+        lattn_st_file f;
+        lattn_status s = lattn_st_load(&ctx, "tests", &f);
+        CHECK(s == LATTN_E_IO, "st_load on a directory: %d %s", s, lattn_ctx_error(&ctx));
+    }
+}
+
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
-        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt }
+        { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt },
+        { "hardening", test_hardening }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
