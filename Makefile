@@ -68,13 +68,17 @@ demo: $(EXAMPLES)
 bench: $(BENCH)
 	./$(BUILD)/bench
 
-# The header alone, as C99 and as C++11, warnings as errors (both halves compiled).
+# The header alone, as C99 and as C++11 (portable, -march=native, AVX-512 and AVX2 targets), warnings
+# as errors (both halves compiled).
 compile-check: | $(BUILD)
 	printf '#define LATTN_IMPLEMENTATION\n#include "lattn.h"\nint main(void){return lattn_simd_width() > 0 ? 0 : 1;}\n' > $(BUILD)/cc.c
 	cp $(BUILD)/cc.c $(BUILD)/cc.cpp
 	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -c $(BUILD)/cc.c -o $(BUILD)/cc_c.o
 	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp -c $(BUILD)/cc.c -o $(BUILD)/cc_omp.o
 	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp.o
+	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -march=native -fopenmp -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp_native.o
+	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -mavx512f -mavx512dq -mavx512bw -mavx512vl -mfma -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp_avx512.o
+	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -mavx2 -mfma -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp_avx2.o
 	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -DLATTN_STATIC -c $(BUILD)/cc.c -o $(BUILD)/cc_s.o
 	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_SIMD -c $(BUILD)/cc.c -o $(BUILD)/cc_n.o
 	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -c tests/two_tu_a.c -o $(BUILD)/tu_a.o

@@ -1656,7 +1656,18 @@ LATTN_API void lattn_compare(const double *got, const double *want, size_t n, do
      vsplit(x, &e)        x = m·2^e with m in [sqrt(1/2), sqrt(2)), for positive normal x
    LATTN__NRV is the number of vectors per row of the GEMM micro-kernel (its width is NRV·VW). */
 #if !defined(LATTN_NO_SIMD) && defined(__AVX512F__) && !defined(LATTN_NO_AVX512)
+/* gcc 12's intrinsics start masked AVX-512 ops from _mm512_undefined_ps(), which in C++ is the
+   self-initialisation `__m512 __Y = __Y;`: -Wuninitialized fires inside the system header at every
+   inlined use (gcc bug 105593, fixed in later releases). Silenced for that header's text only. */
+#  if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__)
+#    pragma GCC diagnostic push
+#    pragma GCC diagnostic ignored "-Wuninitialized"
+#    pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#  endif
 #  include <immintrin.h>
+#  if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__)
+#    pragma GCC diagnostic pop
+#  endif
 #  define LATTN__SIMD_NAME "avx512"
 #  define LATTN__VW 16
 #  define LATTN__NRV 2
