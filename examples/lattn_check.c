@@ -3,7 +3,11 @@
                                            inputs and write its outputs to OUT
      lattn-check check CASE OUT [PREC]     compare OUT (any backend's outputs, same tensor names
                                            "out.*", any dtype) with CASE; PREC = fp32 (default),
-                                           tf32 or bf16 picks the case's tolerance
+                                           tf32 or bf16 (any case) picks the case's tolerance.
+                                           Shapes are compared; a failing tensor reports its first bad
+                                           element as an index tuple, the per-token error profile and
+                                           whether a transposed reading of its last two axes passes;
+                                           a float64 output is compared with the case's out64.*
      lattn-check manifest DIR              run + check every case of DIR/MANIFEST.json in every form
      lattn-check external FILE...          the public reference implementations' cases (float64): every
                                            lattn form of the mixers lattn has, against them
@@ -14,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 static lattn_ctx g_ctx;
 
@@ -27,9 +32,158 @@ static double *as_f64(const lattn_st_tensor *t) {
     lattn_st_to_f64(&g_ctx, t, p, t->count);
     return p;
 }
+static void shape_str(const lattn_st_tensor *t, char *buf, size_t cap) {
+    size_t n = 0;
+    int i;
+    n += (size_t)snprintf(buf, cap, "[");
+    for (i = 0; i < t->ndim && n < cap; i++) n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+}
 
-/* Every "out.*" tensor of the case against the same name in `got`; prints one line each. */
-static int check(const lattn_st_file *c, const lattn_st_file *got, const char *prec, const char *label) {
+/* Axis names of tensor `name` (without its out./out64. prefix) from the case's "layout" metadata,
+   e.g. "q, k: [B][T][H][K]; v, o: [B][T][H][V]"; d0, d1, ... when the layout does not name it
+   (returns 0 then). */
+static int axis_names(const lattn_st_file *c, const char *name, int ndim, char ax[][16]) {
+    const char *lay = lattn_st_meta(c, "layout"), *p = lay;
+    const char *dot = strchr(name, '.');
+    const char *base = dot ? dot + 1 : name;
+    size_t bl = strlen(base);
+    int i, found = 0;
+    for (i = 0; i < ndim; i++) snprintf(ax[i], 16, "d%d", i);
+    while (p && *p && !found) {
+        const char *colon = strchr(p, ':'), *semi = strchr(p, ';'), *q;
+        if (!colon || (semi && semi < colon)) { p = semi ? semi + 1 : NULL; continue; }
+        for (q = p; q < colon && !found; q++)       /* is `base` one of the comma-separated names? */
+            if ((q == p || q[-1] == ' ' || q[-1] == ',') && strncmp(q, base, bl) == 0 &&
+                (q + bl == colon || q[bl] == ',' || q[bl] == ' ')) found = 1;
+        if (found) {
+            int n = 0;
+            for (q = colon + 1; *q == ' '; q++) {}
+            while (*q == '[' && n < ndim) {
+                const char *e = strchr(q, ']');
+                size_t L;
+                if (!e) break;
+                L = (size_t)(e - q - 1);
+                if (L > 15) L = 15;
+                memcpy(ax[n], q + 1, L); ax[n][L] = 0;
+                n++; q = e + 1;
+            }
+            if (n != ndim) {
+                for (i = 0; i < ndim; i++) snprintf(ax[i], 16, "d%d", i);
+                found = 0;
+            }
+        }
+        p = semi ? semi + 1 : NULL;
+    }
+    return found;
+}
+static void lower(const char *in, char *out) {
+    size_t k;
+    for (k = 0; in[k] && k < 15; k++) out[k] = (char)(in[k] >= 'A' && in[k] <= 'Z' ? in[k] - 'A' + 'a' : in[k]);
+    out[k] = 0;
+}
+static void index_str(const lattn_st_tensor *t, char ax[][16], int64_t flat, char *buf, size_t cap) {
+    int64_t idx[LATTN_ST_MAX_DIMS];
+    size_t n = 0;
+    int i;
+    for (i = t->ndim - 1; i >= 0; i--) { idx[i] = t->shape[i] ? flat % t->shape[i] : 0; flat = t->shape[i] ? flat / t->shape[i] : 0; }
+    n += (size_t)snprintf(buf, cap, "[");
+    for (i = 0; i < t->ndim && n < cap; i++) {
+        char lo[16];
+        lower(ax[i], lo);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s=%lld", i ? ", " : "", lo, (long long)idx[i]);
+    }
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+/* got read as the transpose of its last two axes: x[..][j][i] -> y[..][i][j] (want's last two dims a x b). */
+static void transpose_last(const double *x, double *y, size_t n, int64_t a, int64_t b) {
+    size_t blk, m = (size_t)(a * b), i, j;
+    for (blk = 0; blk + m <= n; blk += m)
+        for (i = 0; i < (size_t)a; i++)
+            for (j = 0; j < (size_t)b; j++) y[blk + i * (size_t)b + j] = x[blk + j * (size_t)a + i];
+}
+
+/* One expected tensor against the output; prints its line (and, on failure, where it goes wrong). */
+static int check_tensor(const lattn_st_file *c, const lattn_st_tensor *want, const lattn_st_file *got, double tol, const char *prec) {
+    const lattn_st_tensor *g = lattn_st_find(got, want->name), *ref = want;
+    char sw[96], sg[96], ax[LATTN_ST_MAX_DIMS][16], where[160], name64[128];
+    double *x, *y, rms = 0;
+    lattn_cmp r;
+    size_t i;
+    int tax, named, same_shape = want->ndim == 0, d;
+    shape_str(want, sw, sizeof sw);
+    if (!g) { printf("  FAIL %-10s missing from the output (the case expects shape %s)\n", want->name, sw); return 0; }
+    shape_str(g, sg, sizeof sg);
+    if (g->count != want->count) {
+        printf("  FAIL %-10s wrong size: the output has shape %s (%zu elements), the case %s (%zu)\n", want->name, sg, g->count, sw, want->count);
+        return 0;
+    }
+    snprintf(name64, sizeof name64, "out64.%s", want->name + 4);
+    if (g->dtype == LATTN_DTYPE_F64 && lattn_st_find(c, name64)) ref = lattn_st_find(c, name64);   /* a float64 output: the float64 reference */
+    if (g->ndim == want->ndim)
+        for (same_shape = 1, d = 0; d < want->ndim; d++) same_shape &= g->shape[d] == want->shape[d];
+    x = as_f64(g); y = as_f64(ref);
+    lattn_compare(x, y, want->count, tol, &r);
+    r.pass &= same_shape;
+    named = axis_names(c, want->name, want->ndim, ax);
+    printf("  %s %-10s rel_rms %.3e  max_abs %.3e", r.pass ? "PASS" : "FAIL", want->name, r.rel_rms, r.max_abs);
+    if (r.nonfinite_mismatch) {
+        index_str(want, ax, r.first_mismatch, where, sizeof where);
+        printf("  FAILS ON %lld NaN/Inf mismatches (first at %s; rel_rms is over the finite positions)", (long long)r.nonfinite_mismatch, where);
+    }
+    printf("  [tol %.0e %s%s]\n", tol, prec, ref != want ? ", float64 output against out64" : "");
+    if (!same_shape) printf("       FAILS ON SHAPE: the output %s, the case %s (same element count; the values are compared in the case's order)\n", sg, sw);
+    if (!r.pass && r.nonfinite_mismatch == 0) {
+        for (i = 0; i < want->count; i++) rms += y[i] * y[i];
+        rms = want->count ? sqrt(rms / (double)want->count) : 0;
+        for (i = 0; i < want->count && fabs(x[i] - y[i]) <= tol * rms; i++) {}
+        if (i < want->count) {
+            index_str(want, ax, (int64_t)i, where, sizeof where);
+            printf("       first element off by more than tol x RMS(ref): %s (got %.6g, want %.6g)\n", where, x[i], y[i]);
+        }
+        /* the per-token profile: the axis named T, else (no layout) axis 1 of a tensor of rank >= 3 */
+        for (tax = 0; tax < want->ndim && strcmp(ax[tax], "T") != 0; tax++) {}
+        if (tax == want->ndim && want->ndim >= 3 && !named) tax = 1;
+        if (tax < want->ndim && want->shape[tax] > 1 && r.rel_rms > tol) {
+            int64_t T = want->shape[tax], inner = 1, t, first = -1;
+            double *num = (double *)calloc((size_t)(2 * T), sizeof(double)), *den = num + T, before = 0, after = 0;
+            int d;
+            for (d = tax + 1; d < want->ndim; d++) inner *= want->shape[d];
+            for (i = 0; i < want->count; i++) {
+                t = (int64_t)(i / (size_t)inner) % T;
+                num[t] += (x[i] - y[i]) * (x[i] - y[i]); den[t] += y[i] * y[i];
+            }
+            char lo[16];
+            lower(ax[tax], lo);
+            for (t = 0; t < T; t++) {
+                double e = den[t] > 0 ? sqrt(num[t] / den[t]) : sqrt(num[t]);
+                if (first < 0 && e > tol) first = t;
+                if (first < 0) before = e > before ? e : before;
+                else after = e > after ? e : after;
+            }
+            if (first >= 0)
+                printf("       per %s: first over tol at %s = %lld; max rel error before it %.3e, from it on %.3e\n",
+                       lo, lo, (long long)first, before, after);
+            free(num);
+        }
+    }
+    if (!r.pass && r.nonfinite_mismatch == 0 && want->ndim >= 2 && want->shape[want->ndim - 1] > 1 && want->shape[want->ndim - 2] > 1) {
+        int64_t a = want->shape[want->ndim - 2], b = want->shape[want->ndim - 1];
+        double *xt = (double *)malloc(want->count * sizeof(double) + 8);
+        lattn_cmp rt;
+        transpose_last(x, xt, want->count, a, b);
+        lattn_compare(xt, y, want->count, tol, &rt);
+        if (rt.pass)
+            printf("       a transposed reading passes (rel_rms %.3e): the output holds [..][%s][%s], the case expects [..][%s][%s]\n",
+                   rt.rel_rms, ax[want->ndim - 1], ax[want->ndim - 2], ax[want->ndim - 2], ax[want->ndim - 1]);
+        free(xt);
+    }
+    free(x); free(y);
+    return r.pass;
+}
+
+/* Every "out.*" tensor of the case (but `skip`) against the same name in `got`; one line each. */
+static int check(const lattn_st_file *c, const lattn_st_file *got, const char *prec, const char *label, const char *skip) {
     char key[16];
     const char *tv;
     double tol;
@@ -39,36 +193,64 @@ static int check(const lattn_st_file *c, const lattn_st_file *got, const char *p
     tv = lattn_st_meta(c, key);
     tol = tv ? strtod(tv, NULL) : 1e-5;
     for (i = 0; i < c->n_tensors; i++) {
-        const lattn_st_tensor *want = &c->tensors[i], *g;
-        double *x, *y;
-        lattn_cmp r;
-        if (strncmp(want->name, "out.", 4) != 0) continue;
+        const lattn_st_tensor *want = &c->tensors[i];
+        if (strncmp(want->name, "out.", 4) != 0 || (skip && strcmp(want->name, skip) == 0)) continue;
         n++;
-        g = lattn_st_find(got, want->name);
-        if (!g || g->count != want->count) {
-            printf("  FAIL %-10s missing or wrong size in the output\n", want->name);
-            ok = 0;
-            continue;
-        }
-        x = as_f64(g); y = as_f64(want);
-        lattn_compare(x, y, want->count, tol, &r);
-        printf("  %s %-10s rel_rms %.3e  max_abs %.3e  nan/inf mismatches %lld", r.pass ? "PASS" : "FAIL", want->name,
-               r.rel_rms, r.max_abs, (long long)r.nonfinite_mismatch);
-        if (r.first_mismatch >= 0) printf(" (first at %lld)", (long long)r.first_mismatch);
-        printf("  [tol %.0e %s]\n", tol, prec);
-        ok &= r.pass;
-        free(x); free(y);
+        ok &= check_tensor(c, want, got, tol, prec);
     }
     if (!n) { printf("  FAIL no out.* tensors in the case\n"); ok = 0; }
     printf("%s %s\n", ok ? "PASS" : "FAIL", label);
     return ok;
 }
 
+/* A TTT layer's fast weights after the last token, from the run's out.state, as out.W1_final,
+   out.b1_final (out.W2_final, out.b2_final) [B][H][..]: the official code's *_final tensors. */
+typedef struct ttt_finals { const lattn_ttt_layer *m; int64_t B; } ttt_finals;
+static int add_ttt_finals(const ttt_finals *tf, const lattn_st_file *out, unsigned char **buf2, size_t *n2) {
+    static const char *nm[4] = { "out.W1_final", "out.b1_final", "out.W2_final", "out.b2_final" };
+    const lattn_st_tensor *st = lattn_st_find(out, "out.state");
+    const lattn_ttt_config *cf = &tf->m->cfg;
+    int64_t H = cf->H, F = cf->D / H, P = lattn_ttt_params(F, cf->mlp), SF = lattn_ttt_state_floats(cf);
+    int64_t F1 = cf->mlp ? 4 * F : F, sz[4], shp[4][4], s, h, k, i, nw = cf->mlp ? 4 : 2;
+    lattn_st_entry e[8];
+    float *w, *wk, *state, tok[64];
+    int ne = 0, ok;
+    if (!st || (int64_t)st->count != tf->B * SF || cf->mini_batch > 64) return 0;
+    sz[0] = F * F1; sz[1] = F1; sz[2] = F1 * F; sz[3] = F;
+    w = (float *)malloc((size_t)(tf->B * H * P) * sizeof(float));
+    wk = (float *)malloc((size_t)P * sizeof(float));
+    state = (float *)malloc(st->count * sizeof(float));
+    lattn_st_to_f32(&g_ctx, st, state, st->count);
+    for (i = 0; i < cf->mini_batch; i++) tok[i] = fmaxf(0.0f, 1.0f / (float)(i + 1) + tf->m->tok_idx[i]);
+    for (i = 0; i < out->n_tensors; i++) {
+        const lattn_st_tensor *t = &out->tensors[i];
+        e[ne].name = t->name; e[ne].dtype = t->dtype; e[ne].ndim = t->ndim; e[ne].shape = t->shape; e[ne].data = t->data;
+        ne++;
+    }
+    for (k = 0; k < nw; k++) {                       /* weight k of every (sequence, head), contiguous */
+        int64_t off = 0;
+        for (i = 0; i < k; i++) off += sz[i];
+        for (s = 0; s < tf->B; s++)
+            for (h = 0; h < H; h++) {
+                lattn_ttt_weights(F, cf->mlp, tok, (int64_t)state[s * SF + SF - 1], state + s * SF + h * 2 * P, wk);
+                memcpy(w + (size_t)(tf->B * H) * (size_t)off + (size_t)((s * H + h) * sz[k]), wk + off, (size_t)sz[k] * sizeof(float));
+            }
+        shp[k][0] = tf->B; shp[k][1] = H;
+        shp[k][2] = k % 2 ? 1 : (k == 0 ? F : F1); shp[k][3] = k == 0 ? F1 : k == 2 ? F : sz[k];
+        e[ne].name = nm[k]; e[ne].dtype = LATTN_DTYPE_F32; e[ne].ndim = 4; e[ne].shape = shp[k];
+        e[ne].data = w + (size_t)(tf->B * H) * (size_t)off;
+        ne++;
+    }
+    ok = lattn_st_serialize(&g_ctx, e, ne, NULL, 0, buf2, n2) == LATTN_OK;
+    free(w); free(wk); free(state);
+    return ok;
+}
+
 /* Run one form of a parsed case and check it; 1 pass, 0 fail. */
-static int run_check(const lattn_st_file *c, lattn_form form, const char *label) {
-    unsigned char *buf;
-    size_t n;
-    lattn_st_file got;
+static int run_check(const lattn_st_file *c, lattn_form form, const char *label, const ttt_finals *tf) {
+    unsigned char *buf, *buf2 = NULL;
+    size_t n, n2;
+    lattn_st_file got, got2;
     int ok;
     char lab[512];
     snprintf(lab, sizeof lab, "%s [%s]", label, lattn_form_name(form));
@@ -76,26 +258,49 @@ static int run_check(const lattn_st_file *c, lattn_form form, const char *label)
         printf("FAIL %s: %s\n", lab, lattn_ctx_error(&g_ctx));
         return 0;
     }
-    if (lattn_st_parse(&g_ctx, buf, n, &got) != LATTN_OK) { lattn_free(&g_ctx, buf); return 0; }
-    ok = check(c, &got, "fp32", lab);
+    if (lattn_st_parse(&g_ctx, buf, n, &got) != LATTN_OK) { printf("FAIL %s: %s\n", lab, lattn_ctx_error(&g_ctx)); lattn_free(&g_ctx, buf); return 0; }
+    if (tf) {                                        /* the state as the official final weights */
+        if (!add_ttt_finals(tf, &got, &buf2, &n2) || lattn_st_parse(&g_ctx, buf2, n2, &got2) != LATTN_OK) {
+            printf("FAIL %s: no final state to compare\n", lab);
+            lattn_st_free(&g_ctx, &got); lattn_free(&g_ctx, buf); lattn_free(&g_ctx, buf2);
+            return 0;
+        }
+        ok = check(c, &got2, "fp32", lab, "out.state");
+        lattn_st_free(&g_ctx, &got2);
+        lattn_free(&g_ctx, buf2);
+    } else ok = check(c, &got, "fp32", lab, NULL);
     lattn_st_free(&g_ctx, &got);
     lattn_free(&g_ctx, buf);
     return ok;
 }
 
+/* A whole file into memory (NUL-terminated); NULL when it cannot be read. */
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    size_t len = 0, cap = 0, got;
+    if (!f) return NULL;
+    do {
+        if (len + 4096 + 1 > cap) {
+            char *t = (char *)realloc(text, cap = 2 * cap + 8192);
+            if (!t) { free(text); fclose(f); return NULL; }
+            text = t;
+        }
+        got = fread(text + len, 1, cap - len - 1, f);
+        len += got;
+    } while (got > 0);
+    if (ferror(f)) { free(text); fclose(f); return NULL; }
+    fclose(f);
+    text[len] = 0;
+    return text;
+}
+
 static int cmd_manifest(const char *dir) {
     char path[1024], *text, *p;
-    FILE *f;
-    long len;
     int fails = 0, runs = 0;
     snprintf(path, sizeof path, "%s/MANIFEST.json", dir);
-    f = fopen(path, "rb");
-    if (!f) { fprintf(stderr, "lattn-check: cannot open %s\n", path); return 2; }
-    fseek(f, 0, SEEK_END); len = ftell(f); fseek(f, 0, SEEK_SET);
-    text = (char *)malloc((size_t)len + 1);
-    if (fread(text, 1, (size_t)len, f) != (size_t)len) { fclose(f); free(text); return 2; }
-    text[len] = 0;
-    fclose(f);
+    text = read_text(path);
+    if (!text) { fprintf(stderr, "lattn-check: cannot read %s\n", path); return 2; }
     for (p = strstr(text, "\"file\": \""); p; p = strstr(p + 1, "\"file\": \"")) {
         char rel[512], cpath[1024];
         lattn_st_file c;
@@ -108,7 +313,7 @@ static int cmd_manifest(const char *dir) {
         snprintf(cpath, sizeof cpath, "%s/%s", dir, rel);
         if (!load(cpath, &c)) { fails++; continue; }
         nf = lattn_case_forms(&c, fs, 8);
-        for (i = 0; i < nf; i++) { runs++; fails += !run_check(&c, fs[i], rel); }
+        for (i = 0; i < nf; i++) { runs++; fails += !run_check(&c, fs[i], rel, NULL); }
         lattn_st_free(&g_ctx, &c);
     }
     free(text);
@@ -116,23 +321,51 @@ static int cmd_manifest(const char *dir) {
     return fails ? 1 : 0;
 }
 
+/* The case built from an external file (in `e`, `meta`), with out.<out_name> taken from tensor
+   `from` and metadata chunk = `chunk` (NULL: the file's); runs every form; 1 pass, 0 fail, -1 error. */
+static int external_variant(const char *label, lattn_st_entry *e, int ne, const char **meta, int nm,
+                            const char *out_from, const lattn_st_file *f, const char *chunk, const ttt_finals *tf) {
+    lattn_st_file c;
+    unsigned char *buf;
+    size_t n;
+    lattn_form fs[8];
+    int k, nf, ok = 1, i, ymap = -1;
+    const char *m2[16];
+    const lattn_st_tensor *src = out_from ? lattn_st_find(f, out_from) : NULL;
+    for (i = 0; i < nm; i++) m2[i] = meta[i];
+    for (i = 0; chunk && i < nm; i += 2) if (strcmp(m2[i], "chunk") == 0) m2[i + 1] = chunk;
+    for (i = 0; src && i < ne; i++) if (strcmp(e[i].name, "out.y") == 0) { ymap = i; e[i].data = src->data; e[i].dtype = src->dtype; }
+    if (out_from && (ymap < 0 || !src)) return -1;
+    if (lattn_st_serialize(&g_ctx, e, ne, m2, nm / 2, &buf, &n) != LATTN_OK || lattn_st_parse(&g_ctx, buf, n, &c) != LATTN_OK) {
+        fprintf(stderr, "lattn-check: %s: %s\n", label, lattn_ctx_error(&g_ctx));
+        if (buf) lattn_free(&g_ctx, buf);
+        return -1;
+    }
+    nf = lattn_case_forms(&c, fs, 8);
+    for (k = 0; k < nf; k++) ok &= run_check(&c, fs[k], label, tf);
+    lattn_st_free(&g_ctx, &c);
+    lattn_free(&g_ctx, buf);
+    return ok;
+}
+
 /* An external reference file as a lattn case: q, k, v, beta, g, h0 (or a PRISM block's parameters
    and x) -> in.*, o, ht (or y) -> out.* (kept float64); fla's delta-rule sources become mixer "gdr",
    the other fla sources "linear_attn" (the gates pick the member), gpr-prism's PRISMBlock "prism_p1",
-   the official TTTLinear / TTTMLP "ttt_layer" (hidden_states -> in.x, a fresh in.state0, y compared;
-   the final fast weights are checked by tests/run_tests.c). */
+   the official TTTLinear / TTTMLP "ttt_layer" (hidden_states -> in.x, a fresh in.state0, y and the
+   final fast weights *_final compared). Every output of the file is checked: PRISM's y_chunk128 (the
+   block at chunk 128) and y_gdn (the official GDNBlock, which the block with its solver off equals)
+   as variants of the case. */
 static int cmd_external(const char *path) {
-    lattn_st_file f, c;
-    const char *src, *meta[12];
-    lattn_st_entry e[40];
-    unsigned char *buf;
-    size_t n;
+    lattn_st_file f;
+    const char *src, *meta[16];
+    lattn_st_entry e[48];
     int64_t i;
-    int ne = 0, nm = 0, ok = 1, nf, k, prism, ttt;
-    float *s0 = NULL;
+    int ne = 0, nm = 0, ok = 1, prism, ttt, r, have_m = 0;
+    float *s0 = NULL, *z = NULL;
     int64_t ss[2];
-    lattn_form fs[8];
-    char names[40][64];
+    char names[48][64], lab[600];
+    lattn_ttt_layer m;
+    ttt_finals tf;
     if (!load(path, &f)) return 2;
     src = lattn_st_meta(&f, "source");
     prism = src && strstr(src, "PRISMBlock") != NULL;
@@ -150,7 +383,6 @@ static int cmd_external(const char *path) {
     meta[nm++] = "tol_fp32"; meta[nm++] = "1e-5";
     meta[nm++] = "chunk"; meta[nm++] = lattn_st_meta(&f, "chunk_size") ? lattn_st_meta(&f, "chunk_size") : "0";
     if (ttt) {                           /* a fresh state from the layer's own W1, b1 (W2, b2) */
-        lattn_ttt_layer m;
         const lattn_st_tensor *x = lattn_st_find(&f, "hidden_states");
         int64_t b, SF;
         if (!x || x->ndim != 3 || lattn_ttt_layer_load_st(&g_ctx, &m, &f, "") != LATTN_OK) {
@@ -158,69 +390,88 @@ static int cmd_external(const char *path) {
             lattn_st_free(&g_ctx, &f);
             return 2;
         }
+        have_m = 1;
         SF = lattn_ttt_state_floats(&m.cfg);
         ss[0] = x->shape[0]; ss[1] = SF;
         s0 = (float *)malloc((size_t)(ss[0] * SF) * sizeof(float));
+        z = (float *)calloc((size_t)(ss[0] * SF), sizeof(float));
         for (b = 0; b < ss[0]; b++) lattn_ttt_layer_state_init(&m, s0 + b * SF);
-        lattn_ttt_layer_free(&g_ctx, &m);
         e[ne].name = "in.state0"; e[ne].dtype = LATTN_DTYPE_F32; e[ne].ndim = 2; e[ne].shape = ss; e[ne].data = s0;
         ne++;
+        e[ne] = e[ne - 1]; e[ne].name = "out.state"; e[ne].data = z;      /* asks the runner for the state */
+        ne++;
+        tf.m = &m; tf.B = ss[0];
     }
-    for (i = 0; i < f.n_tensors && ne < 40; i++) {
+    for (i = 0; i < f.n_tensors && ne < 48; i++) {
         const lattn_st_tensor *t = &f.tensors[i];
-        int is_out = strcmp(t->name, "o") == 0 || strcmp(t->name, "ht") == 0 || strcmp(t->name, "y") == 0;
-        if (ttt && (strstr(t->name, "_final") || strcmp(t->name, "position_ids") == 0)) continue;   /* checked by the tests */
+        int is_out = strcmp(t->name, "o") == 0 || strcmp(t->name, "ht") == 0 || strcmp(t->name, "y") == 0 || strstr(t->name, "_final") != NULL;
         const char *nm2 = strcmp(t->name, "g") == 0 && t->ndim == 4 ? "gk" : strcmp(t->name, "hidden_states") == 0 ? "x" : t->name;
-        if (strncmp(t->name, "y_", 2) == 0) continue;            /* PRISM's comparison outputs (other blocks) */
+        if (ttt && strcmp(t->name, "position_ids") == 0) continue;   /* positions are t mod b in the layer */
+        if (strncmp(t->name, "y_", 2) == 0) continue;                  /* PRISM's other outputs: variants below */
         snprintf(names[ne], sizeof names[ne], "%s.%s", is_out ? "out" : "in", nm2);
         e[ne].name = names[ne]; e[ne].dtype = t->dtype; e[ne].ndim = t->ndim; e[ne].shape = t->shape; e[ne].data = t->data;
         ne++;
     }
-    if (lattn_st_serialize(&g_ctx, e, ne, meta, nm / 2, &buf, &n) != LATTN_OK || lattn_st_parse(&g_ctx, buf, n, &c) != LATTN_OK) {
-        fprintf(stderr, "lattn-check: %s: %s\n", path, lattn_ctx_error(&g_ctx));
-        lattn_st_free(&g_ctx, &f);
-        free(s0);
-        return 2;
+    r = external_variant(path, e, ne, meta, nm, NULL, &f, NULL, ttt ? &tf : NULL);
+    if (r < 0) ok = -1; else ok &= r;
+    if (ok >= 0 && prism && lattn_st_find(&f, "y_chunk128")) {
+        snprintf(lab, sizeof lab, "%s (y_chunk128: the block at chunk 128)", path);
+        r = external_variant(lab, e, ne, meta, nm, "y_chunk128", &f, "128", NULL);
+        if (r < 0) ok = -1; else ok &= r;
     }
-    free(s0);
-    nf = lattn_case_forms(&c, fs, 8);
-    for (k = 0; k < nf; k++) ok &= run_check(&c, fs[k], path);
-    lattn_st_free(&g_ctx, &c);
-    lattn_free(&g_ctx, buf);
+    if (ok >= 0 && prism && lattn_st_find(&f, "y_gdn")) {
+        snprintf(lab, sizeof lab, "%s (y_gdn: the official GDNBlock)", path);
+        r = external_variant(lab, e, ne, meta, nm, "y_gdn", &f, NULL, NULL);
+        if (r < 0) ok = -1; else ok &= r;
+    }
+    free(s0); free(z);
+    if (have_m) lattn_ttt_layer_free(&g_ctx, &m);
     lattn_st_free(&g_ctx, &f);
-    return ok ? 0 : 1;
+    return ok < 0 ? 2 : ok ? 0 : 1;
+}
+
+/* "TF32" -> "tf32"; 0 when not one of fp32, tf32, bf16. */
+static int precision(const char *in, char *out) {
+    size_t i;
+    for (i = 0; in[i] && i < 7; i++) out[i] = (char)(in[i] >= 'A' && in[i] <= 'Z' ? in[i] - 'A' + 'a' : in[i]);
+    out[i] = 0;
+    return !in[i] && (strcmp(out, "fp32") == 0 || strcmp(out, "tf32") == 0 || strcmp(out, "bf16") == 0);
+}
+
+static int cmd_run(const char *case_path, const char *form_name, const char *out_path) {
+    lattn_st_file c;
+    lattn_form form;
+    unsigned char *buf;
+    size_t n;
+    FILE *f;
+    int rc = 0;
+    if (!lattn_form_parse(form_name, &form)) { fprintf(stderr, "lattn-check: unknown form %s\n", form_name); return 2; }
+    if (!load(case_path, &c)) return 2;
+    if (lattn_case_run(&g_ctx, &c, form, &buf, &n) != LATTN_OK) {
+        fprintf(stderr, "lattn-check: %s\n", lattn_ctx_error(&g_ctx));
+        lattn_st_free(&g_ctx, &c);
+        return 1;
+    }
+    f = fopen(out_path, "wb");
+    if (!f || fwrite(buf, 1, n, f) != n) { fprintf(stderr, "lattn-check: cannot write %s\n", out_path); rc = 2; }
+    if (f && fclose(f) != 0 && rc == 0) { fprintf(stderr, "lattn-check: cannot write %s\n", out_path); rc = 2; }
+    lattn_free(&g_ctx, buf);
+    lattn_st_free(&g_ctx, &c);
+    if (!rc) printf("wrote %s\n", out_path);
+    return rc;
 }
 
 int main(int argc, char **argv) {
     lattn_ctx_init(&g_ctx);
-    if (argc >= 5 && strcmp(argv[1], "run") == 0) {
-        lattn_st_file c;
-        lattn_form form;
-        unsigned char *buf;
-        size_t n;
-        FILE *f;
-        if (!lattn_form_parse(argv[3], &form)) { fprintf(stderr, "lattn-check: unknown form %s\n", argv[3]); return 2; }
-        if (!load(argv[2], &c)) return 2;
-        if (lattn_case_run(&g_ctx, &c, form, &buf, &n) != LATTN_OK) {
-            fprintf(stderr, "lattn-check: %s\n", lattn_ctx_error(&g_ctx));
-            return 1;
-        }
-        f = fopen(argv[4], "wb");
-        if (!f || fwrite(buf, 1, n, f) != n) { fprintf(stderr, "lattn-check: cannot write %s\n", argv[4]); return 2; }
-        fclose(f);
-        lattn_free(&g_ctx, buf);
-        lattn_st_free(&g_ctx, &c);
-        printf("wrote %s\n", argv[4]);
-        return 0;
-    }
-    if (argc >= 4 && strcmp(argv[1], "check") == 0) {
+    if (argc == 5 && strcmp(argv[1], "run") == 0) return cmd_run(argv[2], argv[3], argv[4]);
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "check") == 0) {
         lattn_st_file c, o;
         int ok;
-        const char *prec = argc >= 5 ? argv[4] : "fp32";
-        if (strcmp(prec, "fp32") && strcmp(prec, "tf32") && strcmp(prec, "bf16")) { fprintf(stderr, "lattn-check: precision %s?\n", prec); return 2; }
+        char prec[8];
+        if (!precision(argc == 5 ? argv[4] : "fp32", prec)) { fprintf(stderr, "lattn-check: precision %s? (fp32, tf32 or bf16)\n", argv[4]); return 2; }
         if (!load(argv[2], &c)) return 2;
         if (!load(argv[3], &o)) { lattn_st_free(&g_ctx, &c); return 2; }
-        ok = check(&c, &o, prec, argv[3]);
+        ok = check(&c, &o, prec, argv[3], NULL);
         lattn_st_free(&g_ctx, &c); lattn_st_free(&g_ctx, &o);
         return ok ? 0 : 1;
     }
