@@ -704,7 +704,9 @@ LATTN_API lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_de
    and the normaliser rides along as one extra value column of ones (its state column is z).
    Feature maps (fla modules/feature_map.py): identity; relu; elu+1; hadamard (x W1ᵀ + b1) ⊙ (x W2ᵀ
    + b2) with fmap_w = [W1; W2] ([2][K][K]) and fmap_b = [b1; b2] ([2][K]); hedgehog softmax([2y,
-   -2y]) over 2K features, y = x Wᵀ + b, fmap_w [K][K], fmap_b [K].
+   -2y]) over 2K features, y = x Wᵀ + b, fmap_w [K][K], fmap_b [K]. The maps with weights are tied
+   (q and k share fmap_w, fmap_b) unless fmap_wk, fmap_bk give the key map its own weights of the
+   same shapes: fla's default tie_feature_map_qk=False is the untied form.
    Shapes: q, k [B][T][H][K]; v, o [B][T][H][V]; h0, ht [B][H][K'][V] (or [N] with offsets);
    z0, zt [B][H][K'] (normalised form only).
 
@@ -714,7 +716,11 @@ LATTN_API lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_de
      GLA (Yang et al. 2024, fla ops/gla):          gk [B][T][H][K], one gate per key channel
      Simple GLA (fla ops/simple_gla):              g  [B][T][H],    one gate per head and token
      fixed decay: retention (Sun et al. 2023) and the Laplace mixer: g_gamma [H]
-                  (lattn_retention_decay fills RetNet's γ_h = 1 - 2^(-5-h) as ln γ_h)
+                  (lattn_retention_decay fills RetNet's γ_h = 1 - 2^(-5-h) as ln γ_h), or
+                  retnet_decay = 1: the same decays computed in double inside (the float32 ln γ_h
+                  of g_gamma is up to 1.9e-8 relative away from fla's float64 retention at T = 300,
+                  growing with T; with retnet_decay _ref matches it to rounding; fast forms round
+                  ln γ_h to float once)
    Linear attention is GLA with every gate 0 (spec gla_laplace.md §5). Chunked form, chunk of L
    tokens with the chunk-local inclusive cumsum b_r = Σ_{τ<=r} gate_τ (so every b_r <= 0):
        A[r][c] = s Σ_i q_r[i] k_c[i] e^{b_r[i] - b_c[i]}  (c <= r)
@@ -731,13 +737,15 @@ typedef struct lattn_la_args {
     int64_t B, T, H, K, V;
     const float *q, *k, *v;
     lattn_fmap fmap;
-    const float *fmap_w, *fmap_b;        /* hadamard / hedgehog weights */
+    const float *fmap_w, *fmap_b;        /* hadamard / hedgehog weights (of the query map; tied) */
+    const float *fmap_wk, *fmap_bk;      /* the key map's own weights (untied), or NULL: tied */
     int normalize;                       /* 1 = divide by s·φ(q)·z + eps */
     float eps;                           /* normaliser epsilon (lattn_la_args_default: 1e-6) */
     double scale;                        /* 0 = K'^-1/2 (double, so _ref matches float64 references) */
     const float *gk;                     /* GLA: per-key log gates [B][T][H][K] (needs K' = K) */
     const float *g;                      /* Simple GLA: per-head log gates [B][T][H] */
     const float *g_gamma;                /* fixed per-head log decay [H] (retention, Laplace) */
+    int retnet_decay;                    /* 1: RetNet's fixed decays in double (g_gamma NULL) */
     const float *h0, *z0;                /* optional initial state / key sum */
     const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
     int64_t n_seqs;
@@ -915,7 +923,7 @@ LATTN_API void lattn_free(lattn_ctx *ctx, void *p);
        h   = LayerNorm₁(x)                                   (affine, eps = norm_eps [recon] 1e-5)
        u   = SiLU(ShortConv_W(h))                            (depthwise, no bias [recon], W = 4)
        q | k | v | g = u · W_qkvgᵀ                           (rows q [0, H·dk), k, v, g: [recon])
-       o_h = SimpleGLA(q_h, k_h, v_h; g_gamma[h], s = dk^-1/2)   (g_gamma: RetNet's γ_h [recon])
+       o_h = SimpleGLA(q_h, k_h, v_h; g_gamma[h], s = dk^-1/2)   (g_gamma: RetNet's γ_h [recon], in double in _ref)
        y_h = gate(o_h, g_h)                                  (gate_mode; default [recon] fla's
                                                               RMSNorm_head(o_h)·w_n ⊙ SiLU(g_h))
        x   = x + y · W_oᵀ                                    (W_o [recon]: the parameter count needs it)
@@ -1477,8 +1485,11 @@ LATTN_API lattn_status lattn_tf_step(lattn_ctx *ctx, const lattn_tf_model *m, in
        2x Memory       SPS with w = ∞ (every ρ kept)
        Delayed State   persistent ρ, windowed x; logits from ρ_i
        Reverse SPS     the Delayed State mask; logits from x_i
-   Documents end at EOS (the EOS belongs to the document it ends); no key crosses a document. The
-   loss is the mean next-token cross-entropy over the readouts of tokens that are neither EOS nor pad.
+   Documents end at EOS (the EOS belongs to the document it ends); no key crosses a document. Pads
+   are left pads only, as in the official code (lil-lab/sps model.py): each pad is a document of its
+   own, so no real token attends to a pad ([pad, pad, 5, 7, EOS, 9] has documents 0, 1, 2, 2, 2, 3),
+   and a pad after a real token of its row is refused (LATTN_E_DOMAIN). The loss is the mean
+   next-token cross-entropy over the readouts of tokens that are neither EOS nor pad.
    Decoding keeps, per layer, the persistent-slot K/V of the current document (a list) and the last
    w windowed-slot K/V (a ring of max(w, 1) entries; 2x Memory keeps every one), reset at EOS; one
    step runs the two rows [x_t; ρ] through the model at position p, each row attending to ring ∪
@@ -1514,7 +1525,8 @@ LATTN_API lattn_status lattn_sps_forward(lattn_ctx *ctx, const lattn_tf_model *m
 /* Decoding state of B sequences, cap tokens of one document at most: per layer and sequence the
    persistent list k, v [cap][H_kv·hd] and the ring rk, rv [ring][H_kv·hd] (ring = max(w, 1), cap
    for 2x Memory, 0 for Standard); counts list_len, ring_len, ring_pos [L][B]; pos [B] (tokens
-   seen) and doc_start [B] (the next token starts a document). */
+   seen) and doc_start [B] (1: the next token starts a document; 2: and the row has seen no real
+   token yet, so a left pad may still come). */
 typedef struct lattn_sps_cache {
     int64_t B, cap, ring, n_layers, width;   /* width = H_kv·hd */
     lattn_sps_config cfg;
@@ -1527,7 +1539,8 @@ LATTN_API lattn_status lattn_sps_cache_init(lattn_ctx *ctx, lattn_sps_cache *c, 
 LATTN_API void lattn_sps_cache_free(lattn_ctx *ctx, lattn_sps_cache *c);
 /* Prefill: the dense forward over a prompt (logits required, loss as lattn_sps_forward), then the cache holds
    the prompt's last document: its persistent K/V in the list and its last min(w, n_doc) windowed
-   K/V in the ring (oldest first), pos = T, doc_start = (last token is EOS). The cache must be fresh. */
+   K/V in the ring (oldest first), pos = T, doc_start as after the prompt's last token (EOS or pad).
+   The cache must be fresh. */
 LATTN_API lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
                                          const int32_t *tokens, float *logits, double *loss, lattn_sps_cache *c);
 /* One step: tokens [B] -> logits [B][vocab] (the readout row); the cache advances one token. */
@@ -1543,7 +1556,8 @@ LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, i
    gla | simple_gla | retention | gdr | scan | ssm | s4d | prism_p0 | prism_p1 | prism_p2 | ttt_layer | laplace_layer | gdn_layer: a layer's tensors under
    "in.<name>" and its laplace.* configuration, see >>laplace | attention | transformer | sps: a model's tensors under "in.<name>",
    its tf.* configuration (and sps.*), in.tokens I32 [B][T]), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
-   "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval", "mask", "window"), "seed",
+   "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval", "mask", "window",
+   "retnet_decay": RetNet's decays computed in double, lattn_la_args.retnet_decay), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
 typedef enum lattn_form {
     LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP, LATTN_FORM_FAST,
@@ -4389,20 +4403,24 @@ LATTN__DEF int64_t lattn_fmap_width(lattn_fmap f, int64_t K) {
     if (f != LATTN_FMAP_HEDGEHOG) return K;
     return K > INT64_MAX / 2 ? INT64_MAX : 2 * K;      /* saturates: a size check then refuses it */
 }
+/* RetNet's ln γ_h = ln(1 - 2^(-5-h)) in double (1 - 2^(-5-h) is exact). */
+static double lattn__retnet_lg(int64_t h) { return log(1.0 - ldexp(1.0, (int)(-5 - LATTN__MIN(h, 200)))); }
 LATTN__DEF void lattn_retention_decay(int64_t H, float *g_gamma) {
     int64_t h;
-    for (h = 0; g_gamma && h < H; h++) g_gamma[h] = (float)log(1.0 - ldexp(1.0, (int)(-5 - LATTN__MIN(h, 200))));
+    for (h = 0; g_gamma && h < H; h++) g_gamma[h] = (float)lattn__retnet_lg(h);
 }
 
 /* Gate kinds: none (plain linear attention), one gate per head (g, g_gamma), one per key (gk). */
 enum { LATTN__GATE_NONE = 0, LATTN__GATE_HEAD = 1, LATTN__GATE_KEY = 2 };
 static int lattn__la_gate_kind(const lattn_la_args *a) {
-    return a->gk ? LATTN__GATE_KEY : (a->g || a->g_gamma) ? LATTN__GATE_HEAD : LATTN__GATE_NONE;
+    return a->gk ? LATTN__GATE_KEY : (a->g || a->g_gamma || a->retnet_decay) ? LATTN__GATE_HEAD : LATTN__GATE_NONE;
 }
-/* The clamped log gate of (token, head, key i); 0 without gates. */
-static float lattn__la_gate(const lattn_la_args *a, int64_t tok, int64_t h, int64_t i) {
-    float g = a->gk ? a->gk[(tok * a->H + h) * a->K + i] : a->g ? a->g[tok * a->H + h] : a->g_gamma ? a->g_gamma[h] : 0.0f;
-    return LATTN__MAX(g, LATTN_LOG_GATE_MIN);
+/* The clamped log gate of (token, head, key i) in double (the float inputs widened, or RetNet's
+   decay); 0 without gates. The fast forms round it to float. */
+static double lattn__la_gate(const lattn_la_args *a, int64_t tok, int64_t h, int64_t i) {
+    double g = a->gk ? a->gk[(tok * a->H + h) * a->K + i] : a->g ? a->g[tok * a->H + h] : a->g_gamma ? a->g_gamma[h]
+             : a->retnet_decay ? lattn__retnet_lg(h) : 0.0;
+    return LATTN__MAX(g, (double)LATTN_LOG_GATE_MIN);
 }
 
 /* φ(x) for one head row, in double (fast forms call it too: the map is O(K) or O(K²) per token,
@@ -4461,8 +4479,10 @@ static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn
     if (a->normalize && !(a->eps >= 0.0f && a->eps < HUGE_VALF))
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: eps must be finite and >= 0", who);
     dm->Kf = lattn_fmap_width(a->fmap, a->K);
-    if ((a->gk != NULL) + (a->g != NULL) + (a->g_gamma != NULL) > 1)
-        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: set at most one of gk, g and g_gamma", who);
+    if ((a->gk != NULL) + (a->g != NULL) + (a->g_gamma != NULL) + (a->retnet_decay != 0) > 1 || (unsigned)a->retnet_decay > 1u)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: set at most one of gk, g, g_gamma and retnet_decay (0 or 1)", who);
+    if ((a->fmap_wk != NULL) != (a->fmap_bk != NULL) || (a->fmap_wk && a->fmap != LATTN_FMAP_HADAMARD && a->fmap != LATTN_FMAP_HEDGEHOG))
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: fmap_wk and fmap_bk come together, with a hadamard or hedgehog map", who);
     if (a->gk && dm->Kf != a->K)
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: per-key gates need a feature map of width K", who);
     d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = LATTN__MAX(dm->Kf, lattn__sat_add(a->V, 1));
@@ -4505,9 +4525,9 @@ LATTN__DEF lattn_status lattn_la_ref64(lattn_ctx *ctx, const lattn_la_args *a, d
                 int64_t row = (tok0 + t) * H + h;
                 double den = 0;
                 lattn__fmap_row(a->fmap, K, a->q + row * K, a->fmap_w, a->fmap_b, fq);
-                lattn__fmap_row(a->fmap, K, a->k + row * K, a->fmap_w, a->fmap_b, fk);
+                lattn__fmap_row(a->fmap, K, a->k + row * K, a->fmap_wk ? a->fmap_wk : a->fmap_w, a->fmap_wk ? a->fmap_bk : a->fmap_b, fk);
                 for (i = 0; i < Kf; i++) {                       /* S = α S + φk vᵀ, z = α z + φk */
-                    double al = dm.gate ? exp((double)lattn__la_gate(a, tok0 + t, h, i)) : 1.0;
+                    double al = dm.gate ? exp(lattn__la_gate(a, tok0 + t, h, i)) : 1.0;
                     for (j = 0; j < V; j++) S[i * V + j] = al * S[i * V + j] + fk[i] * (double)a->v[row * V + j];
                     z[i] = al * z[i] + fk[i];
                 }
@@ -4555,7 +4575,8 @@ static lattn_status lattn__la_map(lattn_ctx *ctx, const lattn_la_args *a, const 
         float *dst = in->buf + r * dm->Kf;
         double *row = tmp + (size_t)lattn__thread_id() * (size_t)dm->Kf;
         int64_t i;
-        lattn__fmap_row(a->fmap, a->K, (r < rows ? a->q : a->k) + (r % rows) * a->K, a->fmap_w, a->fmap_b, row);
+        const int key = r >= rows, own = key && a->fmap_wk;          /* the key map: its own weights, or tied */
+        lattn__fmap_row(a->fmap, a->K, (key ? a->k : a->q) + (r % rows) * a->K, own ? a->fmap_wk : a->fmap_w, own ? a->fmap_bk : a->fmap_b, row);
         for (i = 0; i < dm->Kf; i++) dst[i] = (float)row[i];
     }
     in->q = in->buf; in->k = in->buf + rows * dm->Kf;
@@ -4578,14 +4599,14 @@ LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
             int64_t row = b * H + h;
             const float *q = in.q + row * Kf, *k = in.k + row * Kf, *v = a->v + row * V;
             float *S = a->ht + row * Kf * V, *o = a->o + row * V, den = 0;
-            float alh = dm.gate == LATTN__GATE_HEAD ? expf(lattn__la_gate(a, b, h, 0)) : 1.0f;   /* per head: once */
+            float alh = dm.gate == LATTN__GATE_HEAD ? expf((float)lattn__la_gate(a, b, h, 0)) : 1.0f;   /* per head: once */
             if (a->h0 != a->ht) {
                 if (a->h0) memcpy(S, a->h0 + row * Kf * V, (size_t)(Kf * V) * sizeof(float));
                 else memset(S, 0, (size_t)(Kf * V) * sizeof(float));
             }
             for (j = 0; j < V; j++) o[j] = 0.0f;
             for (i = 0; i < Kf; i++) {
-                float *Si = S + i * V, qi = dm.s * q[i], al = dm.gate == LATTN__GATE_KEY ? expf(lattn__la_gate(a, b, h, i)) : alh;
+                float *Si = S + i * V, qi = dm.s * q[i], al = dm.gate == LATTN__GATE_KEY ? expf((float)lattn__la_gate(a, b, h, i)) : alh;
                 lattn__vf vk = lattn__vset1(k[i]), vq = lattn__vset1(qi), va = lattn__vset1(al);
                 for (j = 0; j + LATTN__VW <= V; j += LATTN__VW) {
                     lattn__vf sv = lattn__vfma(vk, lattn__vload(v + j), lattn__vmul(va, lattn__vload(Si + j)));
@@ -4597,7 +4618,7 @@ LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
             if (a->normalize) {
                 float *z = a->zt + row * Kf;
                 for (i = 0; i < Kf; i++) {
-                    float al = dm.gate == LATTN__GATE_KEY ? expf(lattn__la_gate(a, b, h, i)) : alh;
+                    float al = dm.gate == LATTN__GATE_KEY ? expf((float)lattn__la_gate(a, b, h, i)) : alh;
                     z[i] = al * (a->z0 ? a->z0[row * Kf + i] : 0.0f) + k[i];
                     den += dm.s * q[i] * z[i];
                 }
@@ -4675,7 +4696,7 @@ LATTN__DEF lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a
         for (r = 0; r < L; r++)
             for (i = 0; i < Kf; i++) qs[r * Kf + i] = dm.s * Q[r * ld + i];
         for (r = 0; dm.gate && r < L; r++)      /* inclusive cumsum of the clamped log gates */
-            for (i = 0; i < Kg; i++) G[r * Kg + i] = (r ? G[(r - 1) * Kg + i] : 0.0f) + lattn__la_gate(a, t0 + r, h, i);
+            for (i = 0; i < Kg; i++) G[r * Kg + i] = (r ? G[(r - 1) * Kg + i] : 0.0f) + (float)lattn__la_gate(a, t0 + r, h, i);
         memset(A, 0, (size_t)(L * L) * sizeof(float));
         if (dm.gate == LATTN__GATE_KEY) {       /* A[r][c] = Σ_i sq_r[i] k_c[i] e^{G_r[i] - G_c[i]} */
             for (r = 0; r < L; r++)
@@ -5376,8 +5397,18 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
     int64_t w, nblk, nvb;
     lattn_status st;
     const lattn_dev_profile *pr;
+    lattn_la_args ar;
+    float *gam = NULL;
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_chunk", a, &dm));
     LATTN__TRY(lattn__profile(ctx, &pr));
+    if (a->retnet_decay) {               /* RetNet's decays as resident float log gates */
+        LATTN__TRY(lattn__alloc_floats(ctx, &gam, (size_t)a->H, "lattn_la_chunk"));
+        lattn_retention_decay(a->H, gam);
+        ar = *a; ar.g_gamma = gam; ar.retnet_decay = 0;
+        st = lattn_la_chunk(ctx, &ar, chunk);
+        lattn__free(ctx, gam);
+        return st;
+    }
     memset(&plan, 0, sizeof plan);
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->H, a->normalize, dm.gate, a->g_gamma && !a->g && !a->gk, &plan));
     if (a->schedule != LATTN_SCHED_STREAMING) {
@@ -7042,7 +7073,7 @@ LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_la
                 lattn__matvec_d(NQ, D, lattn__lw(m, l, LATTN__LP_QKVG), hd, zd, 0);
                 for (h = 0; h < H; h++) {
                     const double *q = zd + h * dk, *k = zd + H * dk + h * dk, *v = zd + 2 * H * dk + h * dv;
-                    const double *g = zd + 2 * H * dk + H * dv + h * dv, gam = exp((double)m->g_gamma[h]);
+                    const double *g = zd + 2 * H * dk + H * dv + h * dv, gam = exp(lattn__retnet_lg(h));   /* in double */
                     double *o = yd + h * dv, *Sh = S + h * dk * dv;
                     /* S = γ S + k vᵀ;  o = s Sᵀ q */
                     for (j = 0; j < dv; j++) o[j] = 0;
@@ -10064,6 +10095,20 @@ static lattn_status lattn__sps_check(lattn_ctx *ctx, const char *who, const latt
                            who, (long long)m->cfg.vocab);
     return LATTN_OK;
 }
+/* 1 when token `tok` ends its document: an EOS, or a (left) pad, which is a document of its own. */
+static int lattn__sps_ends(const lattn_sps_config *s, int32_t tok) { return tok == s->eos_id || (s->pad_id >= 0 && tok == s->pad_id); }
+/* The official rule for pads: left pads only. */
+static lattn_status lattn__sps_pads(lattn_ctx *ctx, const char *who, const lattn_sps_config *s, int64_t B, int64_t T, const int32_t *tokens) {
+    int64_t b, t;
+    for (b = 0; s->pad_id >= 0 && b < B; b++) {
+        for (t = 0; t < T && tokens[b * T + t] == s->pad_id; t++) {}
+        for (; t < T; t++)
+            if (tokens[b * T + t] == s->pad_id)
+                return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: token %lld of row %lld is a pad after a real token (SPS takes left pads only, "
+                                   "as the official code)", who, (long long)t, (long long)b);
+    }
+    return LATTN_OK;
+}
 /* The fast form lays each document out in blocks of LATTN__SPS_BLK tokens, the block's x slots
    first, then its ρ slots ([x_0 .. x_127][ρ_0 .. ρ_127][x_128 ..] ...; a last block of m tokens
    is [x m][ρ m]): a tile of keys then holds one stream, so the window hides whole tiles of the
@@ -10113,6 +10158,7 @@ static lattn_status lattn__sps_rows(lattn_ctx *ctx, const char *who, const lattn
     pl->mem = NULL;
     LATTN__TRY(lattn__sps_check(ctx, who, m, s));
     LATTN__TRY(lattn__tf_args(ctx, who, m, B, T, tokens, NULL, logits, loss));
+    LATTN__TRY(lattn__sps_pads(ctx, who, s, B, T, tokens));
     d[0] = B; d[1] = 2 * T + 1; d[2] = 40;
     LATTN__TRY(lattn__check_count(ctx, who, "the interleaved rows", 3, d));
     lattn__tf_rows_plain(rw, T, tokens, NULL);
@@ -10127,7 +10173,7 @@ static lattn_status lattn__sps_rows(lattn_ctx *ctx, const char *who, const lattn
     pos = (int64_t *)pl->mem; off = pos + B * S * T; len = off + B * T + 1; ro = len + B * T; ids = (int32_t *)(void *)(ro + B * T);
     for (b = 0, n = 0; b < B; b++)
         for (i = 0; i < T; i++)
-            if (i == 0 || tokens[b * T + i - 1] == s->eos_id) off[n++] = (b * T + i) * S;   /* a document starts */
+            if (i == 0 || lattn__sps_ends(s, tokens[b * T + i - 1])) off[n++] = (b * T + i) * S;   /* a document starts */
     off[n] = B * S * T;
     for (i = 0; i < n; i++) {                         /* each document: its rows, natural or blocked */
         int64_t r0 = off[i], nd = (off[i + 1] - off[i]) / S, tok0 = r0 / S;
@@ -10191,7 +10237,7 @@ LATTN__DEF lattn_status lattn_sps_cache_init(lattn_ctx *ctx, lattn_sps_cache *c,
     c->v = c->k + nl; c->rk = c->v + nl; c->rv = c->rk + nr;
     c->ring_len = c->list_len + L * B; c->ring_pos = c->ring_len + L * B; c->pos = c->ring_pos + L * B;
     c->doc_start = (int *)(void *)(c->pos + B);
-    for (d[0] = 0; d[0] < B; d[0]++) c->doc_start[d[0]] = 1;
+    for (d[0] = 0; d[0] < B; d[0]++) c->doc_start[d[0]] = 2;
     c->B = B; c->cap = cap; c->n_layers = L; c->cfg = *s;
     return lattn__ok(ctx);
 }
@@ -10246,7 +10292,7 @@ static void lattn__sps_fill_fn(void *user, int64_t l, const float *Kb, const flo
     int64_t b, i, i0, nd, nw;
     for (b = 0; b < c->B; b++) {
         const int64_t idx = l * c->B + b;
-        for (i0 = T; i0 > 0 && u->tokens[b * T + i0 - 1] != c->cfg.eos_id; i0--) {}   /* the last document: [i0, T) */
+        for (i0 = T; i0 > 0 && !lattn__sps_ends(&c->cfg, u->tokens[b * T + i0 - 1]); i0--) {}   /* the last document: [i0, T) */
         nd = T - i0;
         nw = S == 1 || (c->cfg.w == 0 && c->cfg.variant != LATTN_SPS_2X_MEMORY) ? 0 : LATTN__MIN(nd, c->ring);
         for (i = 0; i < nd; i++) {
@@ -10272,7 +10318,7 @@ LATTN__DEF lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *
     LATTN__TRY(lattn__sps_cache_ok(ctx, who, m, c, B));
     for (b = 0; b < B; b++) {
         if (c->pos[b] != 0 || !c->doc_start[b]) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: the cache of sequence %lld is not fresh", who, (long long)b);
-        for (i0 = T; tokens && i0 > 0 && tokens[b * T + i0 - 1] != c->cfg.eos_id; i0--) {}
+        for (i0 = T; tokens && i0 > 0 && !lattn__sps_ends(&c->cfg, tokens[b * T + i0 - 1]); i0--) {}
         if (T - i0 > c->cap) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the last document of sequence %lld has %lld tokens, the cache %lld",
                                                 who, (long long)b, (long long)(T - i0), (long long)c->cap);
     }
@@ -10286,7 +10332,10 @@ LATTN__DEF lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *
         for (l = 0; l < c->n_layers * B; l++) c->list_len[l] = c->ring_len[l] = c->ring_pos[l] = 0;
         return st;
     }
-    for (b = 0; b < B; b++) { c->pos[b] = T; c->doc_start[b] = T == 0 || tokens[b * T + T - 1] == c->cfg.eos_id; }
+    for (b = 0; b < B; b++) {
+        c->pos[b] = T;
+        c->doc_start[b] = T == 0 || tokens[b * T + T - 1] == c->cfg.pad_id ? 2 : tokens[b * T + T - 1] == c->cfg.eos_id;
+    }
     return lattn__ok(ctx);
 }
 
@@ -10308,10 +10357,14 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     LATTN__TRY(lattn__tf_args(ctx, who, m, B, 1, tokens, NULL, logits, NULL));
     tc = &m->cfg; S = c->cfg.variant == LATTN_SPS_STANDARD ? 1 : 2; d = tc->d; H = tc->H; Hk = tc->H_kv; hd = tc->head_dim;
     NQ = (H + 2 * Hk) * hd; M = B * S; wd = c->width; V = tc->vocab;
-    for (b = 0; b < B; b++)
+    for (b = 0; b < B; b++) {
         if (!c->doc_start[b] && c->list_len[b] + 1 > c->cap)
             return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the document of sequence %lld fills the cache (%lld tokens)", who,
                                (long long)b, (long long)c->cap);
+        if (c->cfg.pad_id >= 0 && tokens[b] == c->cfg.pad_id && c->doc_start[b] != 2)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: sequence %lld: a pad after a real token (SPS takes left pads only, as the official code)",
+                               who, (long long)b);
+    }
     /* partials per (sequence, row): ring and list segments, and the current keys */
     np = (c->ring + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + (c->cap + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + 1;   /* per row */
     P = (size_t)(H * (hd + 2));
@@ -10367,7 +10420,8 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     for (b = 0; b < B; b++) {                                    /* the readout row, the tied head */
         int64_t ro = S == 1 || c->cfg.variant == LATTN_SPS_REVERSE ? 0 : 1;
         memmove(X + b * d, X + (b * S + ro) * d, (size_t)d * sizeof(float));
-        c->pos[b]++; c->doc_start[b] = tokens[b] == c->cfg.eos_id;
+        c->pos[b]++;
+        c->doc_start[b] = tokens[b] == c->cfg.pad_id && c->cfg.pad_id >= 0 ? 2 : tokens[b] == c->cfg.eos_id;
     }
     lattn__rmsnorm_rows(nthr, B, d, X, lattn__tg(m, LATTN__TG_NORM), tc->norm_eps, Hn);
     lattn__linear(nthr, B, V, d, Hn, lattn__tg(m, LATTN__TG_EMBED), logits, 0, ws);
@@ -10458,6 +10512,7 @@ static const struct lattn__case_opt { const char *key; double lo, hi; int integr
     { "window", 0, 9007199254740992.0, 1 }, { "groups", 1, INT32_MAX, 1 }, { "silu", 0, 1, 1 },
     { "normalize", 0, 1, 1 },         { "l2norm", 0, 1, 1 },             { "allow_neg_eigval", 0, 1, 1 },
     { "log_space", 0, 1, 1 },         { "dt_softplus", 0, 1, 1 },        { "complex", 0, 1, 1 },
+    { "retnet_decay", 0, 1, 1 },
     { "eps", 0, FLT_MAX, 0 },         { "scale", -FLT_MAX, FLT_MAX, 0 }, { "sps.w", 0, INT32_MAX, 1 },
     { "sps.predict_id", -1, INT32_MAX, 1 }, { "sps.eos_id", -1, INT32_MAX, 1 }, { "sps.pad_id", -1, INT32_MAX, 1 }
 };
@@ -10580,6 +10635,8 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_in(k, "in.z0", 0, &a.z0, NULL));
     LATTN__TRY(lattn__case_in(k, "in.fmap_w", 0, &a.fmap_w, NULL));
     LATTN__TRY(lattn__case_in(k, "in.fmap_b", 0, &a.fmap_b, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.fmap_wk", 0, &a.fmap_wk, NULL));
+    LATTN__TRY(lattn__case_in(k, "in.fmap_bk", 0, &a.fmap_bk, NULL));
     LATTN__TRY(lattn__case_in(k, "in.gk", 0, &a.gk, NULL));
     LATTN__TRY(lattn__case_in(k, "in.g", 0, &a.g, NULL));
     LATTN__TRY(lattn__case_in(k, "in.g_gamma", 0, &a.g_gamma, NULL));
@@ -10592,6 +10649,7 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     a.fmap = fm ? (lattn_fmap)i : LATTN_FMAP_IDENTITY;
     a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.V = tv->shape[3];
     a.normalize = lattn__case_flag(k, "normalize", 0);
+    a.retnet_decay = lattn__case_flag(k, "retnet_decay", 0);
     a.eps = (float)lattn__case_num(k, "eps", 1e-6);
     a.scale = lattn__case_num(k, "scale", 0);
     a.o = o; a.ht = ht; a.zt = zt;
@@ -10606,6 +10664,8 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
         LATTN__TRY(lattn__case_count(k, "in.z0", n * a.H * Kf));
         LATTN__TRY(lattn__case_count(k, "in.fmap_w", (a.fmap == LATTN_FMAP_HADAMARD ? 2 : 1) * a.K * a.K));
         LATTN__TRY(lattn__case_count(k, "in.fmap_b", (a.fmap == LATTN_FMAP_HADAMARD ? 2 : 1) * a.K));
+        LATTN__TRY(lattn__case_count(k, "in.fmap_wk", (a.fmap == LATTN_FMAP_HADAMARD ? 2 : 1) * a.K * a.K));
+        LATTN__TRY(lattn__case_count(k, "in.fmap_bk", (a.fmap == LATTN_FMAP_HADAMARD ? 2 : 1) * a.K));
         LATTN__TRY(lattn__case_count(k, "out.o", BTH * a.V));
         LATTN__TRY(lattn__case_count(k, "out.ht", n * a.H * Kf * a.V));
         LATTN__TRY(lattn__case_count(k, "out.zt", n * a.H * Kf));

@@ -78,10 +78,15 @@ static const gcase CASES[] = {
     { "linear_attn_t0",     "linear_attn", 1, 0, 2, 8, 8, 0, 0, 0, 1, 0, 0, "identity", {0}, 0, 306, "T = 0: ht = h0" },
     { "linear_attn_hedgehog", "linear_attn", 1, 50, 2, 8, 16, 0, 0, 0, 0, 0, 0, "hedgehog", {0}, 0, 307, "hedgehog feature map (K' = 2K)" },
     { "linear_attn_laplace", "linear_attn", 1, 200, 2, 96, 192, 0, 0, 0, 1, 0, 128, "relu", {0}, 0, 308, "Laplace head dims, chunk 128" },
+    { "linear_attn_hedgehog_untied", "linear_attn", 2, 50, 2, 8, 16, 0, 0, 0, 1, 0, 16, "hedgehog_untied", {0}, 0, 309,
+      "hedgehog maps untied as fla's default tie_feature_map_qk=False: the key map's own in.fmap_wk, in.fmap_bk; initial state" },
     { "gla_small",          "gla",         2, 70, 2, 24, 40, 0, 0, 0, 1, 0, 16, "identity", {0}, 0, 401, "per-key log gates logsigmoid(x)/4, initial state, chunk 16" },
     { "gla_varlen",         "gla",         1, 150, 2, 20, 12, 0, 0, 0, 1, 0, 32, "identity", {0, 40, 40, 107, 150}, 4, 402, "four sequences, one empty" },
     { "simple_gla_small",   "simple_gla",  2, 65, 3, 16, 24, 0, 0, 0, 1, 0, 0, "identity", {0}, 0, 403, "per-head log gates, initial state" },
     { "retention_laplace",  "retention",   1, 300, 2, 96, 192, 0, 0, 0, 1, 0, 128, "identity", {0}, 0, 404, "fixed RetNet decays at the Laplace head dims, chunk 128" },
+    /* retention with W = 1: retnet_decay (the decays computed in double, no in.g_gamma) */
+    { "retention_double",   "retention",   1, 300, 4, 32, 16, 1, 0, 0, 1, 0, 64, "identity", {0}, 0, 405,
+      "RetNet decays 1 - 2^(-5-h) computed in double (retnet_decay = 1), as fla's float64 retention; 4 heads, chunk 64" },
     /* scan: N in K; log_space in norm */
     { "scan_small",       "scan", 2, 257, 0, 37, 0, 0, 0, 0, 1, 0, 0, NULL, {0}, 0, 401, "decays in [0.5, 1), initial state" },
     { "scan_log_long",    "scan", 1, 9000, 0, 5, 0, 0, 0, 0, 1, 1, 0, NULL, {0}, 0, 402, "log-space decays; long T, few channels (the time-split path)" },
@@ -124,7 +129,7 @@ static const gcase CASES[] = {
     { "transformer_small", "transformer", 2, 33, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, {0}, 0, 1201,
       "pre-norm transformer (2 layers, d 64, 4 heads of 16 over 2 KV heads, RoPE, SwiGLU 192, tied vocab 256): logits and loss" },
     /* sps: the transformer_small model; variant in H (lattn_sps_variant), window in W; <predict> 255,
-       EOS 254, pad 253; tokens with two EOS and a pad */
+       EOS 254, pad 253; tokens with EOS and left pads */
     { "sps_standard", "sps", 2, 29, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, {0}, 0, 1301,
       "SPS paper's Standard variant (documents at EOS, loss without EOS and pad positions)" },
     { "sps_w2", "sps", 2, 29, 1, 0, 0, 2, 0, 0, 0, 0, 0, NULL, {0}, 0, 1302,
@@ -140,8 +145,12 @@ static const gcase CASES[] = {
       "TTT-Linear layer (D 32, 4 heads of 8), mini-batch 16: two full mini-batches and an open one of 5; the second sequence starts inside a mini-batch" },
     { "ttt_linear_b1", "ttt_layer", 2, 37, 4, 32, 0, 1, 0, 0, 0, 0, 0, NULL, {0}, 0, 1402,
       "TTT-Linear layer, mini-batch 1 (online gradient descent; RoPE is the identity)" },
-    { "ttt_mlp_b16", "ttt_layer", 2, 37, 4, 32, 0, 16, 1, 0, 1, 0, 0, NULL, {0}, 0, 1403,
-      "TTT-MLP layer (inner MLP 8 -> 32 -> 8), mini-batch 16, with the gelu_tanh output gate; the second sequence starts inside a mini-batch" },
+    { "ttt_mlp_b16", "ttt_layer", 2, 37, 4, 32, 0, 16, 1, 0, 0, 0, 0, NULL, {0}, 0, 1403,
+      "TTT-MLP layer (inner MLP 8 -> 32 -> 8), mini-batch 16, no output gate; the second sequence starts inside a mini-batch" },
+    { "ttt_linear_gate_b16", "ttt_layer", 2, 37, 4, 32, 0, 16, 0, 0, 0, 1, 0, NULL, {0}, 0, 1405,
+      "TTT-Linear layer, mini-batch 16, with the gelu_tanh output gate (use_gate: g_proj.weight)" },
+    { "ttt_mlp_gate_b16", "ttt_layer", 2, 37, 4, 32, 0, 16, 1, 0, 0, 1, 0, NULL, {0}, 0, 1406,
+      "TTT-MLP layer, mini-batch 16, with the gelu_tanh output gate (use_gate: g_proj.weight)" },
     { "ttt_mlp_b1", "ttt_layer", 2, 37, 4, 32, 0, 1, 1, 0, 0, 0, 0, NULL, {0}, 0, 1404,
       "TTT-MLP layer, mini-batch 1" }
 };
@@ -425,7 +434,8 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
     } else if (strcmp(c->mixer, "transformer") == 0 || strcmp(c->mixer, "sps") == 0) {
         /* weights: matrices N(0, 1/fan_in), embedding N(0, 1), norm gains U(0.5, 1.5), so that the
            attention is far from uniform; tokens uniform over the vocabulary (sps: below 253, with
-           EOS at tokens 6 and 17 of the first sequence and 11 of the second, pad at 3 of the second) */
+           EOS at tokens 6 and 17 of the first sequence and 11 of the second; the second starts with three
+           left pads, each a document of its own as in the official code) */
         lattn_tf_config tc = lattn_tf_config_small();
         lattn_tf_model m;
         lattn_sps_config sc = lattn_sps_config_default((lattn_sps_variant)c->H);
@@ -464,7 +474,7 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
         }
         tok = (int32_t *)keep(g, (size_t)(B * T) * 4);
         for (i = 0; i < B * T; i++) tok[i] = (int32_t)(lattn_rng_next(&r) % (uint64_t)(sps ? 253 : tc.vocab));
-        if (sps) { tok[6] = 254; tok[17] = 254; tok[T + 11] = 254; tok[T + 3] = 253; }
+        if (sps) { tok[6] = 254; tok[17] = 254; tok[T + 11] = 254; tok[T] = tok[T + 1] = tok[T + 2] = 253; }
         st2[0] = B; st2[1] = T; s3[0] = B; s3[1] = T; s3[2] = tc.vocab; s1[0] = 1;
         add(g, "in.tokens", LATTN_DTYPE_I32, 2, st2, tok);
         lg = (float *)keep(g, (size_t)(B * T * tc.vocab) * 4); loss = (float *)keep(g, 4);
@@ -643,13 +653,14 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
         lattn_la_args a = lattn_la_args_default();
         int64_t H = c->H, K = c->K, V = c->V, Kf, sq[4], sv[4], ss[4], sz[3], sw[1], sb[1];
         int big;
+        int untied = strcmp(c->fmap, "hedgehog_untied") == 0;
         a.fmap = strcmp(c->fmap, "elu1") == 0 ? LATTN_FMAP_ELU1 : strcmp(c->fmap, "relu") == 0 ? LATTN_FMAP_RELU :
-                 strcmp(c->fmap, "hedgehog") == 0 ? LATTN_FMAP_HEDGEHOG : LATTN_FMAP_IDENTITY;
+                 strncmp(c->fmap, "hedgehog", 8) == 0 ? LATTN_FMAP_HEDGEHOG : LATTN_FMAP_IDENTITY;
         Kf = lattn_fmap_width(a.fmap, K);
         sq[0] = B; sq[1] = T; sq[2] = H; sq[3] = K; sv[0] = B; sv[1] = T; sv[2] = H; sv[3] = V;
         ss[0] = n; ss[1] = H; ss[2] = Kf; ss[3] = V; sz[0] = n; sz[1] = H; sz[2] = Kf;
         meta(g, "layout", "q, k: [B][T][H][K]; v, o: [B][T][H][V]; h0, ht: [N][H][K'][V] (o = s S^T phi(q)); z0, zt: [N][H][K']");
-        meta(g, "fmap", c->fmap); meta(g, "normalize", c->norm ? "1" : "0");
+        meta(g, "fmap", untied ? "hedgehog" : c->fmap); meta(g, "normalize", c->norm ? "1" : "0");
         if (c->norm) meta(g, "eps", "1e-6");
         if (c->chunk) meta(g, "chunk", num(g, (double)c->chunk));
         meta(g, "scale", num(g, 1.0 / sqrt((double)Kf)));
@@ -663,8 +674,15 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
             sw[0] = K * K; sb[0] = K;
             a.fmap_w = rand_f(g, &r, (size_t)(K * K), 0, -0.3f, 0.3f); add(g, "in.fmap_w", LATTN_DTYPE_F32, 1, sw, a.fmap_w);
             a.fmap_b = rand_f(g, &r, (size_t)K, 0, -0.1f, 0.1f); add(g, "in.fmap_b", LATTN_DTYPE_F32, 1, sb, a.fmap_b);
+            if (untied) {
+                a.fmap_wk = rand_f(g, &r, (size_t)(K * K), 0, -0.3f, 0.3f); add(g, "in.fmap_wk", LATTN_DTYPE_F32, 1, sw, a.fmap_wk);
+                a.fmap_bk = rand_f(g, &r, (size_t)K, 0, -0.1f, 0.1f); add(g, "in.fmap_bk", LATTN_DTYPE_F32, 1, sb, a.fmap_bk);
+            }
         }
-        if (strcmp(c->mixer, "retention") == 0) {    /* ln(1 - 2^(-5-h)) */
+        if (strcmp(c->mixer, "retention") == 0 && c->W == 1) {   /* the decays in double, inside */
+            a.retnet_decay = 1;
+            meta(g, "retnet_decay", "1");
+        } else if (strcmp(c->mixer, "retention") == 0) {    /* ln(1 - 2^(-5-h)) as float32 in.g_gamma */
             float *gg = (float *)keep(g, (size_t)H * 4);
             int64_t sgg[1];
             sgg[0] = H;

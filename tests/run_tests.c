@@ -3279,7 +3279,7 @@ static void test_sps(void) {
         int64_t B = 2, T = g_quick ? 23 : 37, n = B * T * c.vocab, t, b;
         int32_t *tok = tokens_new(&r, B * T, 253);
         float *o0 = fnew((size_t)n), *o1 = fnew((size_t)n), lg[2 * 256];
-        tok[7] = 254; tok[15] = 254; tok[T + 20] = 254; tok[T + 3] = 253;                /* EOS (three documents), a pad */
+        tok[7] = 254; tok[15] = 254; tok[T + 20] = 254; tok[T] = tok[T + 1] = 253;      /* EOS (three documents), left pads */
         for (v = 0; v < 5; v++)
             for (wi = 0; wi < 6; wi++) {
                 lattn_sps_config s = sps_cfg((lattn_sps_variant)v, ws_[wi] == -1 ? T - 1 : ws_[wi] == -2 ? T + 3 : ws_[wi]);
@@ -3367,6 +3367,51 @@ static void test_sps(void) {
             free(clean);
         }
         free(tok); free(o0); free(o1);
+    }
+    {   /* pads as the official code: left pads only, each its own document; [pad,pad,5,7,EOS,9] */
+        const int64_t T6 = 6, V = c.vocab, d = c.d;
+        int32_t tk[6] = { 253, 253, 5, 7, 254, 9 }, bad[6] = { 5, 253, 7, 9, 1, 2 };
+        float *l0 = fnew((size_t)(T6 * V)), *l1 = fnew((size_t)(T6 * V)), *pad_row = NULL, lg[256];
+        const lattn_tensor *wte = NULL;
+        int vv, okr = 1, okd = 1, okf = 1;
+        for (i = 0; i < (size_t)m.n_tensors; i++) if (strcmp(m.tensors[i].name, "wte.weight") == 0) wte = &m.tensors[i];
+        for (vv = 0; vv < 5; vv++) {
+            lattn_sps_config s = sps_cfg((lattn_sps_variant)vv, 2);
+            lattn_sps_cache kc;
+            int64_t t, e;
+            float *row = wte->data + 253 * d;
+            double loss0, loss1;
+            lattn_sps_forward_ref(&ctx, &m, &s, 1, T6, tk, l0, &loss0);
+            pad_row = fdup(row, (size_t)d);
+            for (e = 0; e < d; e++) row[e] += 3.0f;                      /* another pad embedding */
+            lattn_sps_forward_ref(&ctx, &m, &s, 1, T6, tk, l1, &loss1);
+            for (t = 2; t < T6; t++)                                    /* real tokens never see a pad: */
+                for (e = 0; e < V; e++)                                 /* every logit but the pad's own */
+                    okr &= e == 253 || memcmp(&l0[t * V + e], &l1[t * V + e], sizeof(float)) == 0;
+            memcpy(row, pad_row, (size_t)d * sizeof(float));
+            free(pad_row);
+            lattn_sps_forward(&ctx, &m, &s, 1, T6, tk, l1, &loss1);
+            okf &= rel_rms(l1, l0, (size_t)(T6 * V)) <= 1e-5 && fabs(loss1 - loss0) <= 1e-5 * loss0;
+            /* the decoder: pads first, then the documents; a pad after a real token is refused */
+            lattn_sps_cache_init(&ctx, &kc, &m, &s, 1, 8);
+            for (t = 0; t < T6; t++) {
+                okd &= lattn_sps_step(&ctx, &m, 1, tk + t, lg, &kc) == LATTN_OK;
+                okd &= rel_rms(lg, l0 + t * V, (size_t)V) <= 1e-5;
+            }
+            poison(lg, 256);
+            okd &= lattn_sps_step(&ctx, &m, 1, tk, lg, &kc) == LATTN_E_DOMAIN && lg[0] != lg[0] && kc.pos[0] == T6;
+            lattn_sps_cache_free(&ctx, &kc);
+            poison(l1, (size_t)(T6 * V));
+            okd &= lattn_sps_forward_ref(&ctx, &m, &s, 1, T6, bad, l1, NULL) == LATTN_E_DOMAIN && l1[0] != l1[0];
+            okd &= lattn_sps_forward(&ctx, &m, &s, 1, T6, bad, l1, NULL) == LATTN_E_DOMAIN && l1[0] != l1[0];
+            lattn_sps_cache_init(&ctx, &kc, &m, &s, 1, 8);
+            okd &= lattn_sps_prefill(&ctx, &m, 1, T6, bad, l1, NULL, &kc) == LATTN_E_DOMAIN && kc.pos[0] == 0;
+            lattn_sps_cache_free(&ctx, &kc);
+        }
+        CHECK(okr, "sps pads: a pad's embedding leaves every real token's logits bit-identical (each pad its own document)");
+        CHECK(okf, "sps pads: the fast form agrees");
+        CHECK(okd, "sps pads: decoding pads then tokens = forward; a pad after a real token is LATTN_E_DOMAIN (forward, prefill, step)");
+        free(l0); free(l1);
     }
     {   /* memory: (n + w)·2·L·d·bytes, 1.015625 at n = 4096, w = 64 */
         lattn_tf_config xs = lattn_tf_config_sps("s");
@@ -4172,6 +4217,82 @@ static void test_hardening(void) {
                   "%s with %s = %s: %d %s", bad[i].file, bad[i].key, bad[i].value, s, lattn_ctx_error(&ctx));
             lattn_st_free(&ctx, &c2); lattn_free(NULL, buf); lattn_st_free(&ctx, &c);
         }
+    }
+    {   /* 11. the TTT golden cases with the output gate have it (g_proj.weight), and it changes y */
+        static const char *gated[2] = { "ttt_linear_gate_b16", "ttt_mlp_gate_b16" };
+        int i;
+        for (i = 0; i < 2; i++) {
+            char path[128];
+            lattn_st_file c;
+            lattn_ttt_layer m;
+            snprintf(path, sizeof path, "reference_outputs/ttt_layer/%s.safetensors", gated[i]);
+            if (lattn_st_load(&ctx, path, &c) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+            CHECK(lattn_ttt_layer_load_st(&ctx, &m, &c, "in.") == LATTN_OK && m.cfg.use_gate == 1 && m.cfg.mlp == i,
+                  "%s: use_gate %d, mlp %d", gated[i], m.cfg.use_gate, m.cfg.mlp);
+            lattn_ttt_layer_free(&ctx, &m);
+            lattn_st_free(&ctx, &c);
+        }
+    }
+    {   /* 12. hedgehog maps, tied and untied; 13. RetNet decays in double */
+        enum { T = 45, H = 4, K = 8, V = 6 };
+        lattn_rng r = lattn_rng_seed(g_seed + 13);
+        float *q = fnormal(&r, T * H * K), *k = fnormal(&r, T * H * K), *v = fnormal(&r, T * H * V);
+        float *w = frand(&r, K * K, -0.3f, 0.3f), *b = frand(&r, K, -0.1f, 0.1f), *w2 = frand(&r, K * K, -0.3f, 0.3f);
+        float *o0 = fnew(T * H * V), *o1 = fnew(T * H * V), *o2 = fnew(T * H * V), gam[H];
+        double *d0 = (double *)malloc(T * H * V * sizeof(double)), *d1 = (double *)malloc(T * H * V * sizeof(double));
+        double num = 0, den = 0, e64, e32;
+        lattn_la_args a = lattn_la_args_default();
+        int t, h, i, j, form, ok = 1;
+        a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.fmap = LATTN_FMAP_HEDGEHOG; a.fmap_w = w; a.fmap_b = b;
+        a.o = o0; lattn_la_ref(&ctx, &a);
+        a.fmap_wk = w; a.fmap_bk = b; a.o = o1; lattn_la_ref(&ctx, &a);
+        CHECK(same_bits(o0, o1, T * H * V), "untied hedgehog with the query's weights = tied, bit for bit");
+        a.fmap_wk = w2; a.o = o1; lattn_la_ref(&ctx, &a);
+        CHECK(rel_rms(o1, o0, T * H * V) > 1e-3, "untied hedgehog: the key map's own weights count (%.3g)", rel_rms(o1, o0, T * H * V));
+        for (form = 0; form < 3; form++) {
+            poison(o2, T * H * V); a.o = o2;
+            lattn_status st = form == 0 ? lattn_la_parallel(&ctx, &a) : form == 1 ? lattn_la_chunk(&ctx, &a, 16) : lattn_la_chunk(&ctx, &a, 0);
+            ok &= st == LATTN_OK && rel_rms(o2, o1, T * H * V) <= 1e-5;
+        }
+        CHECK(ok, "untied hedgehog: parallel and chunked forms = _ref");
+        a.fmap_bk = NULL;
+        CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_DOMAIN, "fmap_wk without fmap_bk");
+        a.fmap_wk = NULL; a.fmap = LATTN_FMAP_IDENTITY; a.fmap_w = a.fmap_b = NULL;
+        /* RetNet decays: _ref in double against the recurrence written with γ = 1 - 2^(-5-h) itself */
+        a.retnet_decay = 1; a.o = o0;
+        CHECK(lattn_la_ref64(&ctx, &a, d0, NULL, NULL) == LATTN_OK, "retnet_decay ref: %s", lattn_ctx_error(&ctx));
+        for (h = 0; h < H; h++) {
+            double gh = 1.0 - ldexp(1.0, -5 - h), S[K * V];
+            memset(S, 0, sizeof S);
+            for (t = 0; t < T; t++) {
+                const float *qt = q + (t * H + h) * K, *kt = k + (t * H + h) * K, *vt = v + (t * H + h) * V;
+                for (i = 0; i < K; i++) for (j = 0; j < V; j++) S[i * V + j] = gh * S[i * V + j] + (double)kt[i] * vt[j];
+                for (j = 0; j < V; j++) {
+                    double acc = 0;
+                    for (i = 0; i < K; i++) acc += (double)qt[i] * S[i * V + j];
+                    d1[(t * H + h) * V + j] = acc / sqrt((double)K);
+                }
+            }
+        }
+        for (i = 0; i < T * H * V; i++) { num += (d0[i] - d1[i]) * (d0[i] - d1[i]); den += d1[i] * d1[i]; }
+        e64 = sqrt(num / den);
+        lattn_retention_decay(H, gam);
+        a.retnet_decay = 0; a.g_gamma = gam;
+        lattn_la_ref64(&ctx, &a, d0, NULL, NULL);
+        for (num = 0, i = 0; i < T * H * V; i++) num += (d0[i] - d1[i]) * (d0[i] - d1[i]);
+        e32 = sqrt(num / den);
+        if (getenv("LATTN_TEST_VERBOSE")) printf("  retnet_decay: _ref %.3g from the double recurrence, float32 g_gamma %.3g\n", e64, e32);
+        CHECK(e64 <= 1e-14 && e32 > 1e-10, "retnet_decay: _ref %.2g from the double recurrence (float32 g_gamma: %.2g)", e64, e32);
+        for (form = 0, ok = 1; form < 3; form++) {   /* fast forms: the same bits as float32 g_gamma */
+            a.retnet_decay = 0; a.g_gamma = gam; a.o = o1;
+            if (form == 0) lattn_la_parallel(&ctx, &a); else lattn_la_chunk(&ctx, &a, form == 1 ? 16 : 0);
+            a.retnet_decay = 1; a.g_gamma = NULL; a.o = o2; poison(o2, T * H * V);
+            ok &= (form == 0 ? lattn_la_parallel(&ctx, &a) : lattn_la_chunk(&ctx, &a, form == 1 ? 16 : 0)) == LATTN_OK && same_bits(o1, o2, T * H * V);
+        }
+        CHECK(ok, "retnet_decay: the fast forms round ln(gamma) to float once (bit-identical to lattn_retention_decay)");
+        a.g_gamma = gam;
+        CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_DOMAIN, "retnet_decay with g_gamma");
+        free(q); free(k); free(v); free(w); free(b); free(w2); free(o0); free(o1); free(o2); free(d0); free(d1);
     }
     {   /* 8. a directory is an I/O error, not an allocation of 2^63 bytes */
         lattn_st_file f;
