@@ -3,6 +3,7 @@
 #   make test-quick   the same checks on smaller shapes (sanitizers, valgrind, qemu use it)
 #   make demo         the tour: every mixer, every form, error against _ref, tokens/s
 #   make bench        benchmark table; writes bench/last_run.jsonl
+#   make readme-check every C program of README.md built and run
 # Variants: make test CC=clang | make test EXTRA=-DLATTN_NO_SIMD OMP= | make test BUILD=build/x
 CC      ?= gcc
 BUILD   ?= build
@@ -19,7 +20,7 @@ TESTS    = $(BUILD)/run_tests
 EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/tiler_sweep $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check
 BENCH    = $(BUILD)/bench
 
-.PHONY: all test test-quick demo bench examples clean compile-check fuzz fuzz-replay reference reference-check conformance
+.PHONY: all test test-quick demo bench examples clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
 all: $(TESTS) $(EXAMPLES) $(BENCH)
 
 $(BUILD):
@@ -37,13 +38,18 @@ $(BUILD)/lattn-check: examples/lattn_check.c lattn.h | $(BUILD)
 $(BUILD)/bench: bench/bench.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
+# The conformance checks first, the test runner last: its last line is "N passed, M failed".
 test: $(TESTS) $(BUILD)/lattn-check
-	$(RUN) ./$(BUILD)/run_tests
 	$(MAKE) --no-print-directory conformance reference-check
+	$(RUN) ./$(BUILD)/run_tests
 
 test-quick: $(TESTS) $(BUILD)/lattn-check
-	$(RUN) ./$(BUILD)/run_tests --quick
 	$(MAKE) --no-print-directory conformance
+	$(RUN) ./$(BUILD)/run_tests --quick
+
+# Every ```c block of README.md, built (-Werror) and run.
+readme-check: | $(BUILD)
+	sh tests/readme_snippets.sh $(BUILD) $(CC)
 
 # The checker over every golden case and form, over the external cases, and on deliberately
 # damaged outputs, each of which it must diagnose (tests/checker.sh).

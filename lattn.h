@@ -142,6 +142,30 @@
                released before the call returns. Outputs never alias inputs unless a function says so.
 
    =====================================================================================================
+   CONVENTIONS AGAINST THE PUBLIC CODE  (>>conventions)
+   =====================================================================================================
+   Where lattn's default differs from the code a user compares with, and the conversion:
+     fla chunk_linear_attn, fused_chunk_linear_attn: normalize=True by default, denominator eps 1e-10;
+         lattn: normalize = 0 by default -> set a.normalize = 1, a.eps = 1e-10 (fla's
+         fused_recurrent and naive forms default to normalize=False, as lattn)
+     fla feature maps with weights (hedgehog, hadamard): tie_feature_map_qk=False by default (q and k
+         maps separate); lattn: tied unless a.fmap_wk, a.fmap_bk are set
+     fla retention / chunk_retention: γ_h = 1 - 2^(-5-h) computed in the inputs' precision (float64
+         for a float64 reference); lattn's g_gamma is a float32 ln γ_h -> set a.retnet_decay = 1
+     fla GatedDeltaNet layer's cache: state_v_first ([H][V][K]); lattn: [H][K][V] everywhere ->
+         transpose the last two axes (lattn-check reports a transposed reading that passes)
+     fla use_qk_l2norm_in_kernel=True: lattn_gdr_args.l2norm = 1 (eps 1e-6 inside the sqrt)
+     flash-attn window_size = (w, 0): lattn LATTN_MASK_WINDOW with window = w (w + 1 keys, inclusive)
+     fla ops layout head_first=False [B][T][H][D]: lattn's layout; head_first=True: transpose T and H
+     official SPS (lil-lab/sps): left pads only, each pad its own document: lattn follows it
+     official TTT (ttt-lm-pytorch): a last short mini-batch read with tok_0..tok_{r-1}, no padding;
+         lattn follows it (fla's TTT pads the last mini-batch)
+     official PRISM block: its output depends on the chunk size (C = min(128, T)); lattn's P1
+         reproduces that, P2 is the chunk-invariant per-token form
+   The golden cases record every such choice in their metadata (normalize, eps, fmap and the
+   in.fmap_wk tensors, retnet_decay, chunk, window).
+
+   =====================================================================================================
    GLOSSARY
    =====================================================================================================
      state      the K x V matrix a linear-attention head carries from token to token
@@ -697,7 +721,7 @@ LATTN_API lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_de
 /* Causal linear attention (Katharopoulos et al. 2020, "Transformers are RNNs"; fla ops/linear_attn;
    spec gla_laplace.md §2). Per head, with feature map φ (width K' = K, or 2K for hedgehog):
        S_t = S_{t-1} + φ(k_t) v_tᵀ              (K' x V state; S_{-1} = h0, default 0)
-       o_t = s · S_tᵀ φ(q_t)                    (un-normalised, fla's default)
+       o_t = s · S_tᵀ φ(q_t)                    (un-normalised: lattn's default, not fla's; >>conventions)
    normalised (fla form): z_t = z_{t-1} + φ(k_t);  o_t = s·S_tᵀφ(q_t) / (s·φ(q_t)·z_t + eps)
    Scale s defaults to K'^-1/2. Chunked form, chunk n of L tokens (rows r, columns c):
        O_n = s·tril(Φq Φkᵀ)·V + s·Φq·S_{n-1};   S_n = S_{n-1} + Φkᵀ V

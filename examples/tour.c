@@ -380,6 +380,7 @@ int main(void) {
     tour_sps(&ctx, "SPS transformer (w=8)", LATTN_SPS_SPS);
     tour_sps(&ctx, "SPS Delayed State (w=8)", LATTN_SPS_DELAYED);
     printf("\nrel.RMS: ||form - _ref|| / ||_ref|| (tolerance 1e-5). Shapes: T >= 320; linear attention\n"
-           "chunk 64, 4 heads; the scan crosses its 4096-token block; _step rows decode token by token.\n");
+           "chunk 64, 4 heads; the scan crosses its 4096-token block; _step rows decode token by token.\n"
+           "tokens/s: wall-clock time of one run on this machine, noisy on a shared one (make bench measures).\n");
     return 0;
 }
