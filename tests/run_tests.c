@@ -4294,6 +4294,27 @@ static void test_hardening(void) {
         CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_DOMAIN, "retnet_decay with g_gamma");
         free(q); free(k); free(v); free(w); free(b); free(w2); free(o0); free(o1); free(o2); free(d0); free(d1);
     }
+    {   /* 6. a weights file's float configuration is read strictly too: NaN, inf, beyond float refused */
+        static const char *bad[3] = { "nan", "inf", "1e300" };
+        lattn_laplace_config cf = lattn_laplace_config_small();
+        lattn_laplace_model m, m2;
+        unsigned char *blob = NULL, *buf;
+        size_t n;
+        lattn_st_file f, f2;
+        int i;
+        CHECK(lattn_laplace_init(&ctx, &m, &cf, 5) == LATTN_OK && lattn_laplace_serialize(&ctx, &m, &blob, &n) == LATTN_OK &&
+              lattn_st_parse(&ctx, blob, n, &f) == LATTN_OK, "laplace serialize");
+        for (i = 0; i < 3; i++) {
+            lattn_status s;
+            buf = NULL;
+            if (case_with_meta(&f, "laplace.norm_eps", bad[i], &buf, &f2) != LATTN_OK) { CHECK(0, "rewrite"); continue; }
+            s = lattn_laplace_load_st(&ctx, &m2, &f2, "");
+            CHECK(s == LATTN_E_FORMAT && strstr(lattn_ctx_error(&ctx), "norm_eps"), "laplace.norm_eps = %s: %d %s", bad[i], s, lattn_ctx_error(&ctx));
+            if (s == LATTN_OK) lattn_laplace_free(&ctx, &m2);
+            lattn_st_free(&ctx, &f2); lattn_free(NULL, buf);
+        }
+        lattn_st_free(&ctx, &f); lattn_free(&ctx, blob); lattn_laplace_free(&ctx, &m);
+    }
     {   /* 8. a directory is an I/O error, not an allocation of 2^63 bytes */
         lattn_st_file f;
         lattn_status s = lattn_st_load(&ctx, "tests", &f);
