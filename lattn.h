@@ -11162,7 +11162,13 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                       micro-kernel's rows in few registers (95-98 % of peak), dma_store around
                       the caches, dma_load reads ahead, the log-gate check vectorised and
                       threaded, per-key GLA gates from one cumulative sum, dynamic work items in
-                      la_chunk and gdr_chunk. */
+                      la_chunk and gdr_chunk. Hardening: O(n log n) duplicate checks, decoded key
+                      comparison, the writer refuses what the reader refuses; a NULL context is
+                      the default context everywhere; n_threads clamped (LATTN_MAX_THREADS);
+                      lattn_profile_check; LATTN_MAX_CHUNK; saturating size checks; case
+                      metadata read strictly; SPS pads as the official code (left pads only);
+                      lattn_la_args.fmap_wk/fmap_bk (untied maps) and retnet_decay; golden cases
+                      sps_* and laplace_layer_small regenerated, four cases added. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

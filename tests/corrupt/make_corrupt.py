@@ -51,6 +51,11 @@ cases = {
     "metadata_not_string":(st({"__metadata__": {"k": 1}, "x": ok_t}, f32(1, 2)), "LATTN_E_FORMAT"),
     "duplicate_meta_key": (st(None, raw_header=b'{"__metadata__":{"k":"a","k":"b"}}'), "LATTN_E_FORMAT"),
     "deep_nesting":       (st(None, raw_header=b'{"x":{"dtype":"F32","shape":[[2]],"data_offsets":[0,8]}}', data=f32(1, 2)), "LATTN_E_FORMAT"),
+    # keys and dtypes compare decoded, as Python's json reads them
+    "escaped_metadata":   (st(None, raw_header=b'{"\\u005f_metadata__":{"k":"v"},"x":{"dtype":"\\u0046\\u0033\\u0032","shape":[2],"data_offsets":[0,8]}}', data=f32(1, 2)), "LATTN_OK"),
+    "escaped_meta_twice": (st(None, raw_header=b'{"__metadata__":{},"\\u005f_metadata__":{}}'), "LATTN_E_FORMAT"),
+    "escaped_dup_name":   (st(None, raw_header=b'{"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"\\u0078":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}', data=f32(1, 2)), "LATTN_E_FORMAT"),
+    "escaped_field":      (st(None, raw_header=b'{"x":{"\\u0064type":"F32","shape":[2],"data_offsets":[0,8]}}', data=f32(1, 2)), "LATTN_OK"),
 }
 with open("EXPECTED", "w") as ex:
     for name, (data, status) in sorted(cases.items()):
