@@ -125,10 +125,13 @@
    Threads.    OpenMP when compiled with it (ctx.n_threads, <= 0 = OpenMP default), clamped to
                min(LATTN_MAX_THREADS = 256, omp_get_thread_limit()) and, in the chunked kernels, to
                the call's work items: no count (10^5, INT_MAX) can exhaust threads. Work is split over
-               batch x head (or channels / time blocks fixed by the shape), so every fast form gives
-               bit-identical results for every thread count. The chunked kernels hand their items out
-               dynamically (a core that the system takes away does not hold the others back); an
-               item's arithmetic does not depend on the thread that runs it.
+               batch x head (or channels / time blocks fixed by the shape); the chunked kernels split
+               further, into value blocks (linear attention, GLA, the delta rule) and query groups
+               (attention), until every thread has an item, since an output element's arithmetic does
+               not depend on its block. Every fast form gives bit-identical results for every thread
+               count. Items are handed out dynamically, the longest first (a core that the system
+               takes away does not hold the others back); an item's arithmetic does not depend on the
+               thread that runs it.
    Numerics.   NaN/Inf in one sequence, batch element or head never reach another. _ref and _step are
                strictly causal even for NaN; a chunked form may spread a NaN/Inf of token t to other
                tokens of the same chunk (masked matrix products multiply 0·NaN) — the one exception.
@@ -139,7 +142,10 @@
                (lattn_ctx_error), nothing written to outputs, nothing leaked. The library never
                aborts the process and never prints.
    Memory.     The caller owns every tensor. Workspace comes from the context's allocator and is
-               released before the call returns. Outputs never alias inputs unless a function says so.
+               released before the call returns, unless ctx.keep_workspace = 1: then the chunked
+               kernels keep their tilers and tiles in the context, reuse them in later calls of the
+               same or a smaller shape, and lattn_ctx_trim / lattn_ctx_free release them. Outputs
+               never alias inputs unless a function says so.
 
    =====================================================================================================
    CONVENTIONS AGAINST THE PUBLIC CODE  (>>conventions)
@@ -293,7 +299,9 @@ LATTN_API const lattn_dev_profile *lattn_profile_h200(void);
 LATTN_API const lattn_dev_profile *lattn_profile_by_name(const char *name);
 
 /* Per-run report of the tiler (spec sbuf_tiler.md §2.4). Counters are sums over all tilers a call
-   used (one per thread), so they do not depend on the thread count; peaks are maxima. */
+   used (one per thread); on a device profile they do not depend on the thread count (its work split
+   is its program); on the cpu profile the split follows the threads and the counters with it (scores
+   recomputed per value block, K/V tiles per query group). Peaks are maxima. */
 typedef struct lattn_tiler_stats {
     uint64_t dma_in_bytes, dma_out_bytes, dma_buffers;
     uint64_t matmuls, macs, transposes, transpose_macs, psum_accum, pe_cycles;
@@ -324,9 +332,15 @@ typedef struct lattn_allocator {
 /* The context: one call at a time per context; several contexts may run concurrently.
    NULL is a valid context everywhere: the default context (LATTN_MALLOC, OpenMP's default threads,
    the cpu profile), keeping no counters and no message (lattn_ctx_error(NULL) = "no context"). */
+struct lattn__scratch;                   /* the kept workspace (opaque) */
 typedef struct lattn_ctx {
     lattn_allocator allocator;
     int n_threads;                       /* 0 = OpenMP default; ignored without OpenMP */
+    int keep_workspace;                  /* 1: the chunked kernels keep their workspace (tilers, tiles)
+                                            in the context between calls, so that later calls of the
+                                            same shape allocate and fault in nothing; release it with
+                                            lattn_ctx_trim or lattn_ctx_free. 0: released per call */
+    struct lattn__scratch *scratch;      /* owned by the library; NULL until a kept workspace exists */
     const lattn_dev_profile *profile;    /* NULL = lattn_profile_cpu() */
     lattn_tiler_stats stats;             /* accumulated by every tiled call; reset it at will */
     uint64_t n_allocs;                   /* successful allocations so far (for tests, accounting) */
@@ -335,6 +349,10 @@ typedef struct lattn_ctx {
 } lattn_ctx;
 
 LATTN_API void        lattn_ctx_init(lattn_ctx *ctx);
+/* Release the kept workspace (keep_workspace); the context stays usable. */
+LATTN_API void        lattn_ctx_trim(lattn_ctx *ctx);
+/* lattn_ctx_trim; then the context is as after lattn_ctx_init but for its allocator and settings. */
+LATTN_API void        lattn_ctx_free(lattn_ctx *ctx);
 LATTN_API const char *lattn_ctx_error(const lattn_ctx *ctx);
 /* The effective profile (ctx->profile or cpu). */
 LATTN_API const lattn_dev_profile *lattn_ctx_profile(const lattn_ctx *ctx);
@@ -5317,9 +5335,32 @@ static lattn_status lattn__la_chunk_plain(lattn_tiler *t, lattn__la_tiles *x, co
     return lattn__la_states(t, x, p, a, 1, sq, h0, nh, v0, vw);
 }
 
-/* Tile plan from the profile: chunk C, partition tiles of K', value blocks of the moving limit. */
+/* The work split of the chunked kernels, one rule for all of them: items of (sequence, block of hb
+   heads, block of vw value columns). A gpu block holds one head and at most 64 value columns (fla's
+   BV). Elsewhere the split is the coarsest that gives each thread an item: 2 heads an item, then 1,
+   then value blocks halved down to 64 columns (multiples of 16); a finer split recomputes each
+   chunk's scores per value block, which costs more than the balance it buys (measured at 16
+   threads: GLA 5.1-5.8 ms with one item a thread, 8.0-9.0 with four, bench/RESULTS.md). The value
+   columns of a linear-attention or delta-rule state are independent and an output element's
+   arithmetic does not depend on the block that holds its column, so every split gives the same
+   bits (tested at 1 to 16 threads). Only the cpu profile adapts the split to the call's threads (its
+   counters then include the scores recomputed per value block); a device profile's split is its
+   program, fixed by the shape. max_hb = 1 for kernels of one head an item. */
+#define LATTN__ITEMS_PER_THREAD 1
+static void lattn__split(const lattn_dev_profile *pr, int threads, int64_t n, int64_t H, int64_t V, int max_hb, int *hb, int *vw) {
+    const int64_t want = (int64_t)LATTN__ITEMS_PER_THREAD * threads;
+    *hb = pr->kind == LATTN_DEV_GPU ? 1 : (int)LATTN__MIN(H, (int64_t)max_hb);
+    *vw = pr->kind == LATTN_DEV_GPU ? (int)LATTN__MIN(V, 64) : (int)V;
+    if (pr->kind != LATTN_DEV_CPU) return;
+    if (n * ((H + *hb - 1) / *hb) < want) *hb = 1;
+    while (n * H * ((V + *vw - 1) / *vw) < want && *vw > 64) *vw = LATTN__MAX(64, (*vw / 2 + 15) / 16 * 16);
+}
+
+/* Tile plan from the profile: chunk C, partition tiles of K', value blocks of the moving limit, the
+   work split for n sequences of H heads on `threads` threads. */
 static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile *pr, int chunk, int64_t Kf,
-                                        int64_t V, int64_t H, int normalize, int gate, int fixed, lattn__la_plan *p) {
+                                        int64_t V, int64_t n, int64_t H, int max_hb, int threads, int normalize, int gate,
+                                        int fixed, lattn__la_plan *p) {
     int64_t plim = pr->partitions > 0 ? pr->partitions : INT32_MAX, kp = Kf, rows;
     if (chunk < 0 || chunk > LATTN_MAX_CHUNK)
         return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_chunk: chunk = %d (0 = the profile's default, else 1 .. %d)", chunk, LATTN_MAX_CHUNK);
@@ -5342,14 +5383,11 @@ static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile 
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "lattn_la_chunk: K' = %lld needs more than %d partition tiles",
                            (long long)Kf, LATTN__LA_MAX_KT);
     p->kp = (int)kp; p->Kf = (int)Kf; p->nkt = (int)((Kf + kp - 1) / kp);
-    p->vw = pr->kind == LATTN_DEV_GPU ? (int)LATTN__MIN(V, 64) : (int)V;
+    lattn__split(pr, threads, n, H, V, max_hb, &p->hb, &p->vw);
     p->Vn = p->vw + (normalize ? 1 : 0);
     p->vb = p->Vn;
     if (pr->mm_nmax > 0) p->vb = LATTN__MIN(p->vb, pr->mm_nmax);
     if (pr->psum_bank_bytes > 0) p->vb = LATTN__MIN(p->vb, (int)(pr->psum_bank_bytes / sizeof(float)));
-    /* heads per work item: a gpu runs one head per block (CTA); elsewhere up to 2 heads share a tiler
-       (fixed by the shape, never by the thread count) */
-    p->hb = pr->kind == LATTN_DEV_GPU ? 1 : (int)LATTN__MIN(H, 2);
     p->fixed = fixed;
     p->gate = fixed ? LATTN__GATE_NONE : gate;
     p->sched = LATTN_SCHED_STREAMING; p->N = 0;
@@ -5367,22 +5405,80 @@ typedef struct lattn__team {
     unsigned char *tiles;                  /* n tile sets of tsz bytes */
     size_t tsz;
     int n;
+    int kept;                              /* the tilers and tiles belong to ctx->scratch */
 } lattn__team;
+/* A context's kept workspace: the last team's tilers and tile buffer, reused when large enough. */
+struct lattn__scratch {
+    lattn_tiler *tl[LATTN_MAX_THREADS];
+    unsigned char *tiles;
+    size_t tiles_bytes;
+    int busy;                              /* a call holds it (contexts run one call at a time) */
+};
+/* A kept tiler as new: its host arena stays, everything else is reset to the profile p. */
+static void lattn__tiler_renew(lattn_tiler *t, const lattn_dev_profile *p) {
+    float *host = t->host, *ws = t->gemm_ws;
+    size_t cap = t->host_cap;
+    memset(t, 0, sizeof *t);
+    t->prof = *p;
+    t->host = host; t->gemm_ws = ws; t->host_cap = cap;
+}
+LATTN__DEF void lattn_ctx_trim(lattn_ctx *ctx) {
+    int i;
+    if (!ctx || !ctx->scratch) return;
+    for (i = 0; i < LATTN_MAX_THREADS; i++) lattn_tiler_destroy(ctx, ctx->scratch->tl[i]);
+    lattn__free(ctx, ctx->scratch->tiles);
+    lattn__free(ctx, ctx->scratch);
+    ctx->scratch = NULL;
+}
+LATTN__DEF void lattn_ctx_free(lattn_ctx *ctx) {
+    lattn_allocator al;
+    int nt, keep;
+    if (!ctx) return;
+    lattn_ctx_trim(ctx);
+    al = ctx->allocator; nt = ctx->n_threads; keep = ctx->keep_workspace;
+    lattn_ctx_init(ctx);
+    ctx->allocator = al; ctx->n_threads = nt; ctx->keep_workspace = keep;
+}
 static lattn_status lattn__team_make(lattn_ctx *ctx, lattn__team *tm, const char *who, int64_t items, size_t tsz,
                                      lattn__tiles_alloc_fn alloc, const void *plan) {
     const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
     lattn_status st = LATTN_OK;
     size_t host;
     int i;
+    struct lattn__scratch *sc = NULL;
     memset(tm, 0, sizeof *tm);
     tm->tsz = tsz;
     tm->n = (int)LATTN__MIN((int64_t)lattn__threads(ctx), LATTN__MAX(items, 1));
     alloc(NULL, plan, NULL, &host);
-    tm->tiles = (unsigned char *)lattn__alloc(ctx, tsz * (size_t)tm->n);
+    if (ctx && ctx->keep_workspace) {         /* the kept workspace, made on first use */
+        if (!ctx->scratch) {
+            ctx->scratch = (struct lattn__scratch *)lattn__alloc(ctx, sizeof *ctx->scratch);
+            if (!ctx->scratch) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+            memset(ctx->scratch, 0, sizeof *ctx->scratch);
+        }
+        if (!ctx->scratch->busy) sc = ctx->scratch;
+    }
+    if (sc) {
+        sc->busy = 1;
+        tm->kept = 1;
+        if (sc->tiles_bytes < tsz * (size_t)tm->n) {
+            lattn__free(ctx, sc->tiles);
+            sc->tiles_bytes = 0;
+            sc->tiles = (unsigned char *)lattn__alloc(ctx, tsz * (size_t)tm->n);
+            if (sc->tiles) sc->tiles_bytes = tsz * (size_t)tm->n;
+        }
+        tm->tiles = sc->tiles;
+    } else tm->tiles = (unsigned char *)lattn__alloc(ctx, tsz * (size_t)tm->n);
     if (!tm->tiles) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
     for (i = 0; i < tm->n && st == LATTN_OK; i++) {
         const char *msg;
-        if ((st = lattn_tiler_create(ctx, pr, host, &tm->tl[i])) != LATTN_OK) break;
+        if (sc && sc->tl[i] && sc->tl[i]->host_cap >= host) lattn__tiler_renew(sc->tl[i], pr);
+        else if (sc) {
+            lattn_tiler_destroy(ctx, sc->tl[i]);
+            sc->tl[i] = NULL;
+            if ((st = lattn_tiler_create(ctx, pr, host, &sc->tl[i])) != LATTN_OK) break;
+        } else if ((st = lattn_tiler_create(ctx, pr, host, &tm->tl[i])) != LATTN_OK) break;
+        if (sc) tm->tl[i] = sc->tl[i];
         if ((st = alloc(tm->tl[i], plan, tm->tiles + tsz * (size_t)i, NULL)) != LATTN_OK) {
             lattn_tiler_error(tm->tl[i], &msg);
             st = lattn__fail(ctx, st, "%s: on profile %s: %s", who, pr->name, msg);
@@ -5403,9 +5499,10 @@ static lattn_status lattn__team_end(lattn_ctx *ctx, lattn__team *tm, const char 
                 st = lattn__fail(ctx, e, "%s: on profile %s: %s", who, lattn_ctx_profile(ctx)->name, msg);
             if (ctx) lattn__stats_merge(&ctx->stats, &tm->tl[i]->st);
         }
-        lattn_tiler_destroy(ctx, tm->tl[i]);
+        if (!tm->kept) lattn_tiler_destroy(ctx, tm->tl[i]);
     }
-    lattn__free(ctx, tm->tiles);
+    if (tm->kept) ctx->scratch->busy = 0;
+    else lattn__free(ctx, tm->tiles);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 static lattn_status lattn__la_tiles_fn(lattn_tiler *t, const void *plan, void *tiles, size_t *host_floats) {
@@ -5434,7 +5531,8 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
         return st;
     }
     memset(&plan, 0, sizeof plan);
-    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, a->H, a->normalize, dm.gate, a->g_gamma && !a->g && !a->gk, &plan));
+    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, dm.n, a->H, 2, lattn__threads(ctx), a->normalize, dm.gate,
+                                   a->g_gamma && !a->g && !a->gk, &plan));
     if (a->schedule != LATTN_SCHED_STREAMING) {
         int64_t sq, t0, len, mx = 0;
         if (a->schedule != LATTN_SCHED_CHUNK_PARALLEL || plan.gate || pr->kind == LATTN_DEV_GPU)
@@ -6058,7 +6156,7 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a,
     /* The WY kernel keeps ~20 tiles live per head; a GPU block's 227 KB of shared memory holds them
        at C = 32 (fla's C = 64 spreads the same work over five kernels), so that is the GPU default. */
     if (chunk == 0 && pr->kind == LATTN_DEV_GPU) chunk = 32;
-    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, 1, 0, 0, 0, &plan.la));
+    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, dm.n, a->H, 1, lattn__threads(ctx), 0, 0, 0, &plan.la));
     plan.P = (int)dm.P; plan.own_e = a->e != NULL; plan.keyed = a->gk != NULL;
     plan.pair = pr->kind != LATTN_DEV_GPU && plan.la.C % 32 == 0 && (pr->partitions <= 0 || 2 * plan.la.C <= pr->partitions);
     nvb = (a->V + plan.la.vw - 1) / plan.la.vw;
@@ -9354,20 +9452,27 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     if (pr->mm_nmax > 0) plan.vb = LATTN__MIN(plan.vb, pr->mm_nmax);
     if (pr->psum_bank_bytes > 0) plan.vb = LATTN__MIN(plan.vb, (int)(pr->psum_bank_bytes / sizeof(float)));
     if (a->T == 0) return lattn__ok(ctx);
-    nq = (dm.maxlen + (int64_t)plan.C * plan.qg - 1) / ((int64_t)plan.C * plan.qg);   /* query groups */
-    items = dm.n * a->H * nq;
+    /* the work split: (sequence, head, group of qg query tiles); on the cpu the groups shrink until
+       every thread has an item (a query row's arithmetic is the same in any group) */
+    for (;;) {
+        nq = (dm.maxlen + (int64_t)plan.C * plan.qg - 1) / ((int64_t)plan.C * plan.qg);   /* query groups */
+        items = dm.n * a->H * nq;
+        if (plan.qg == 1 || items >= (int64_t)LATTN__ITEMS_PER_THREAD * lattn__threads(ctx)) break;
+        plan.qg /= 2;
+    }
     st = lattn__team_make(ctx, &tm, who, items, sizeof(lattn__fa_tiles), lattn__fa_tiles_fn, &plan);
     if (st == LATTN_OK && a->mask == LATTN_MASK_FN)
         st = lattn__alloc_floats(ctx, &mbuf, (size_t)tm.n * (size_t)plan.C * (size_t)plan.C, who);
     for (i = 0; st == LATTN_OK && i < tm.n; i++)
         ((lattn__fa_tiles *)tm.tiles)[i].mhost = mbuf ? mbuf + (size_t)i * (size_t)plan.C * (size_t)plan.C : NULL;
     if (st == LATTN_OK) {
-        /* the longest rows (last query tiles) first; each item is one thread's from start to end,
-           so the results do not depend on which thread ran it */
+        /* the longest rows (the last query groups of every head) first: the dynamic schedule then
+           balances the causal triangle; each item is one thread's from start to end, so the results
+           do not depend on which thread ran it */
         LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(tm.n))
         for (w = 0; w < items; w++) {
             int id = lattn__thread_id();
-            int64_t sq = w / (a->H * nq), h = w / nq % a->H, qt = nq - 1 - w % nq, t0, len;
+            int64_t qt = nq - 1 - w / (dm.n * a->H), sq = w % (dm.n * a->H) / a->H, h = w % a->H, t0, len;
             lattn__seq(a->offsets, a->T, sq, &t0, &len);
             if (qt * plan.C * plan.qg < len && tm.tl[id]->err == LATTN_OK)
                 lattn__fa_item(tm.tl[id], (lattn__fa_tiles *)tm.tiles + id, &plan, a, &dm, sq, t0, len, h, qt * plan.C * plan.qg);

@@ -2,7 +2,10 @@
    row: name, shape, threads, ms, tokens_per_s, gflops, gbps, baseline, speedup, pct_peak).
    Every time is the median of >= 5 runs after a warm-up; a measured form and its baseline run in
    the same process, interleaved, so that the ratio survives a noisy shared machine.
-   Usage: bench [--quick] [filter]   (filter: run rows whose name contains it) */
+   Usage: bench [--quick] [--chunk=C] [--threads=LIST] [filter]   (filter: run rows whose name contains it)
+   --threads=1,2,4,8,16: the scaling rows (scale_*: Simple GLA, GLA, GDN and causal attention at
+   B = 1) at each thread count, with "efficiency" = (1-thread ms) / (threads x ms) from the same run;
+   without it the scaling rows run at 1 and 2 threads. */
 #define _POSIX_C_SOURCE 199309L
 #define LATTN_IMPLEMENTATION
 #include "../lattn.h"
@@ -42,6 +45,7 @@ static void time2(bench_fn fa, void *ua, bench_fn fb, void *ub, int runs, double
 static int wanted(const char *name) { return !g_filter || strstr(name, g_filter) != NULL; }
 
 static double g_bytes;                    /* bytes moved by the next row (0: no gbps) */
+static double g_eff = -1;                 /* parallel efficiency of the next row (< 0: none) */
 static void row(const char *name, const char *shape, int threads, double ms, double tokens, double flops,
                 const char *baseline, double base_ms) {
     double tps = tokens > 0 ? tokens / (ms * 1e-3) : 0, gf = flops > 0 ? flops / (ms * 1e-3) / 1e9 : 0;
@@ -51,11 +55,14 @@ static void row(const char *name, const char *shape, int threads, double ms, dou
            g_peak > 0 ? 100.0 * gf / (g_peak * threads) : 0.0, baseline ? baseline : "-", baseline ? base_ms / ms : 0.0,
            g_bytes > 0 ? gb : "");
     fprintf(g_out, "{\"name\":\"%s\",\"shape\":\"%s\",\"threads\":%d,\"ms\":%.4f,\"tokens_per_s\":%.1f,"
-            "\"gflops\":%.3f,\"gbps\":%s,\"pct_peak\":%.2f,\"baseline\":%s%s%s,\"speedup\":%.3f}\n",
+            "\"gflops\":%.3f,\"gbps\":%s,\"pct_peak\":%.2f,\"baseline\":%s%s%s,\"speedup\":%.3f",
             name, shape, threads, ms, tps, gf, gb, g_peak > 0 ? 100.0 * gf / (g_peak * threads) : 0.0,
             baseline ? "\"" : "", baseline ? baseline : "null", baseline ? "\"" : "", baseline ? base_ms / ms : 0.0);
+    if (g_eff >= 0) fprintf(g_out, ",\"efficiency\":%.4f", g_eff);
+    fprintf(g_out, "}\n");
     fflush(g_out);
     g_bytes = 0;
+    g_eff = -1;
 }
 
 /* ---- peak: independent FMA chains on the widest vector, one core --------------------------------- */
@@ -940,11 +947,85 @@ static void bench_sps(void) {
     lattn_tf_free(&ctx, &m);
 }
 
+/* ---- scaling: the four chunk kernels of the many-core floors at B = 1, each thread count ---------- */
+static int g_threads[16] = { 1, 2 }, g_nthreads = 2, g_threads_given;
+static void peak_team_run(void *p) {        /* the FMA chains on every thread of the team at once */
+    peak_u *u = (peak_u *)p;
+    int n = (int)u->sink, t;
+    LATTN__PRAGMA(omp parallel for schedule(static, 1) num_threads(n))
+    for (t = 0; t < n; t++) {
+        peak_u v = { u->iters, 0 };
+        peak_run(&v);
+        if (v.sink == 12345.0f) printf(" ");      /* keeps the work */
+    }
+}
+static void bench_scaling(void) {
+    static const char *names[4] = { "scale_simple_gla", "scale_gla", "scale_gdn", "scale_sdpa_causal" };
+    int kind, ti;
+    for (ti = 0; ti < g_nthreads && wanted("scale_peak"); ti++) {   /* the peak per core with t cores busy */
+        peak_u u = { g_quick ? 2000000 : 20000000, 0 };
+        double ms;
+        u.sink = (float)g_threads[ti];
+        time2(peak_team_run, &u, NULL, NULL, 5, &ms, NULL);
+        row("scale_peak", "fp32 FMA, 12 chains per thread", g_threads[ti], ms, 0, 2.0 * 12 * LATTN__VW * (double)u.iters * g_threads[ti], NULL, 0);
+    }
+    for (kind = 0; kind < 4; kind++) {
+        lattn_ctx ctx;
+        la_u lu;
+        gdr_u gu;
+        attn_u au;
+        double ms1 = 0, ms, fl;
+        const char *shape = kind < 2 ? "B=1,T=2048,H=16,K=96,V=192,C=32" : kind == 2 ? "B=1,T=2048,H=16,K=V=128,C=32" : "B=1,T=2048,H=16,D=128";
+        if (!wanted(names[kind])) continue;
+        lattn_ctx_init(&ctx);
+        ctx.keep_workspace = 1;                  /* later calls fault nothing in */
+        memset(&au, 0, sizeof au);
+        if (kind < 2) { lu.ctx = &ctx; la_alloc(&lu, 2048, 16, 96, 192, kind, 11); fl = 4.0 * 2048 * 16 * 96 * 192; }
+        else if (kind == 2) { gu.ctx = &ctx; gdr_alloc(&gu, 2048, 16, 128, 128, 13); fl = 6.0 * 2048 * 16 * 128 * 128; }
+        else {
+            lattn_rng r = lattn_rng_seed(17);
+            size_t n = (size_t)2048 * 16 * 128;
+            au.ctx = &ctx; au.a = lattn_attn_args_default();
+            au.a.B = 1; au.a.T = 2048; au.a.H = 16; au.a.K = au.a.V = 128;
+            au.a.q = (float *)malloc(n * 4); au.a.k = (float *)malloc(n * 4); au.a.v = (float *)malloc(n * 4); au.a.o = (float *)malloc(n * 4);
+            lattn_rng_fill_normal(&r, (float *)au.a.q, n, 0, 1); lattn_rng_fill_normal(&r, (float *)au.a.k, n, 0, 1);
+            lattn_rng_fill_normal(&r, (float *)au.a.v, n, 0, 1);
+            fl = 4.0 * 128 * 16 * 2048.0 * 2049.0 / 2.0;
+        }
+        g_chunk = kind < 3 ? 32 : 0;
+        for (ti = 0; ti < g_nthreads; ti++) {
+            ctx.n_threads = g_threads[ti];
+            time2(kind < 2 ? la_chunk_run : kind == 2 ? gdr_chunk_run : attn_chunk_run, kind < 2 ? (void *)&lu : kind == 2 ? (void *)&gu : (void *)&au,
+                  NULL, NULL, g_quick ? 3 : 7, &ms, NULL);
+            if (ti == 0) ms1 = ms * g_threads[0];          /* the first count is 1 unless told otherwise */
+            g_eff = ms1 / ((double)g_threads[ti] * ms);
+            row(names[kind], shape, g_threads[ti], ms, 2048, fl, NULL, 0);
+            printf("%-22s efficiency %.1f %% at %d threads\n", "", 100.0 * ms1 / ((double)g_threads[ti] * ms), g_threads[ti]);
+        }
+        g_chunk = 0;
+        lattn_ctx_free(&ctx);
+        if (kind < 2) la_release(&lu);
+        else if (kind == 2) gdr_release(&gu);
+        else { free((void *)au.a.q); free((void *)au.a.k); free((void *)au.a.v); free(au.a.o); }
+    }
+}
+
 int main(int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) g_quick = 1;
         else if (strncmp(argv[i], "--chunk=", 8) == 0) g_chunk = atoi(argv[i] + 8);
+        else if (strncmp(argv[i], "--threads=", 10) == 0) {
+            const char *p = argv[i] + 10;
+            g_nthreads = 0; g_threads_given = 1;
+            while (*p && g_nthreads < 16) {
+                g_threads[g_nthreads] = atoi(p);
+                if (g_threads[g_nthreads] < 1) { fprintf(stderr, "bench: --threads=LIST takes positive counts\n"); return 2; }
+                g_nthreads++;
+                while (*p && *p != ',') p++;
+                if (*p == ',') p++;
+            }
+        }
         else g_filter = argv[i];
     }
     g_out = fopen("bench/last_run.jsonl", "w");
@@ -953,6 +1034,11 @@ int main(int argc, char **argv) {
     printf("%-22s %-32s %2s %10s %12s %8s %7s %-18s %7s %s\n", "name", "shape", "th", "ms", "tokens/s", "GFLOP/s",
            "%peak", "baseline", "speedup", "GB/s");
     bench_peak();
+    if (g_threads_given) {                       /* the scaling rows alone */
+        bench_scaling();
+        fclose(g_out);
+        return 0;
+    }
     bench_gemm();
     bench_tiler();
     bench_la();
@@ -968,6 +1054,7 @@ int main(int argc, char **argv) {
     bench_s4d();
     bench_attn();
     bench_sps();
+    bench_scaling();
     fclose(g_out);
     return 0;
 }

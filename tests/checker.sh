@@ -5,11 +5,12 @@
 # Usage: tests/checker.sh BUILD_DIR [RUN-PREFIX...]
 set -eu
 B=$1; shift
-CHK="$* ./$B/lattn-check"
+RUNP="$*"
+CHK="$RUNP ./$B/lattn-check"
 CASE=reference_outputs/linear_attn/linear_attn_small.safetensors
 $CHK run $CASE chunk $B/out.safetensors >/dev/null
 expect() {   # mode, tensor, exit status, text the report must contain
-    ./$B/perturb $B/out.safetensors $B/bad.safetensors $1 $2
+    $RUNP ./$B/perturb $B/out.safetensors $B/bad.safetensors $1 $2
     set +e; $CHK check $CASE $B/bad.safetensors > $B/bad.log; rc=$?; set -e
     [ $rc = $3 ] || { echo "checker: $1 $2: exit $rc, expected $3"; cat $B/bad.log; exit 1; }
     grep -q "$4" $B/bad.log || { echo "checker: $1 $2: no '$4' in the report"; cat $B/bad.log; exit 1; }

@@ -1,5 +1,5 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn transformer sps ttt hardening
+   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn transformer sps ttt hardening split
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -4322,13 +4322,135 @@ static void test_hardening(void) {
     }
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/* split: the work split adapts to the threads, the bits do not                                   */
+/* ---------------------------------------------------------------------------------------------- */
+/* A chunked GLA call on a context that keeps its workspace, then released (for fail_each_alloc). */
+typedef struct { lattn_la_args a; } kept_run;
+static lattn_status kept_run_fn(lattn_ctx *ctx, void *user) {
+    kept_run *u = (kept_run *)user;
+    lattn_status st;
+    ctx->keep_workspace = 1;
+    ctx->n_threads = 2;
+    st = lattn_la_chunk(ctx, &u->a, 16);
+    if (st == LATTN_OK) st = lattn_la_chunk(ctx, &u->a, 16);    /* the second call reuses it */
+    lattn_ctx_free(ctx);
+    return st;
+}
+static void test_split(void) {
+    static const int thr[5] = { 1, 2, 3, 7, 16 };
+    lattn_ctx ctx;
+    lattn_rng r = lattn_rng_seed(g_seed + 22);
+    const int64_t T = g_quick ? 70 : 150, H = 3, K = 40, V = 200;
+    float *q = fnormal(&r, (size_t)(T * H * K)), *k = fnormal(&r, (size_t)(T * H * K)), *v = fnormal(&r, (size_t)(T * H * V));
+    float *gk = frand(&r, (size_t)(T * H * K), -0.3f, 0.0f), *g = frand(&r, (size_t)(T * H), -0.3f, 0.0f), *beta = frand(&r, (size_t)(T * H), 0.0f, 1.0f);
+    float *h0 = fnormal(&r, (size_t)(H * K * V)), *o0 = fnew((size_t)(T * H * V)), *o1 = fnew((size_t)(T * H * V));
+    float *s0 = fnew((size_t)(H * K * V)), *s1 = fnew((size_t)(H * K * V)), *ref = fnew((size_t)(T * H * V)), gam[3];
+    int kind, ti;
+    lattn_ctx_init(&ctx);
+    lattn_retention_decay(H, gam);
+    for (kind = 0; kind < 5; kind++) {      /* linear attn (normalised), GLA, Simple GLA, fixed decay, GDN */
+        int same = 1, close = 1;
+        uint64_t mm1 = 0, mm16 = 0;
+        for (ti = 0; ti < 5; ti++) {
+            lattn_status st;
+            float *o = ti ? o1 : o0, *ht = ti ? s1 : s0;
+            poison(o, (size_t)(T * H * V)); poison(ht, (size_t)(H * K * V));
+            ctx.n_threads = thr[ti];
+            memset(&ctx.stats, 0, sizeof ctx.stats);
+            if (kind < 4) {
+                lattn_la_args a = lattn_la_args_default();
+                a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.h0 = h0; a.o = o; a.ht = ht;
+                a.normalize = kind == 0; a.fmap = kind == 0 ? LATTN_FMAP_ELU1 : LATTN_FMAP_IDENTITY;
+                a.gk = kind == 1 ? gk : NULL; a.g = kind == 2 ? g : NULL; a.g_gamma = kind == 3 ? gam : NULL;
+                if (kind == 0) a.h0 = NULL;
+                st = lattn_la_chunk(&ctx, &a, 32);
+                if (ti == 0) { a.o = ref; a.ht = NULL; lattn_la_ref(&ctx, &a); }
+            } else {
+                lattn_gdr_args a = lattn_gdr_args_default();
+                a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.beta = beta; a.g = g; a.l2norm = 1;
+                a.h0 = h0; a.o = o; a.ht = ht;
+                st = lattn_gdr_chunk(&ctx, &a, 32);
+                if (ti == 0) { a.o = ref; a.ht = NULL; lattn_gdr_ref(&ctx, &a); }
+            }
+            if (ti == 0) mm1 = ctx.stats.matmuls;
+            if (ti == 4) mm16 = ctx.stats.matmuls;
+            close &= st == LATTN_OK && rel_rms(o, ref, (size_t)(T * H * V)) <= 1e-5;
+            if (ti) same &= same_bits(o1, o0, (size_t)(T * H * V)) && same_bits(s1, s0, (size_t)(H * K * V));
+        }
+        if (strstr(lattn_build_info(), "openmp=1"))            /* without threads the split cannot change */
+            CHECK(mm16 > mm1, "kind %d: 16 threads split the value columns (%llu matmuls against %llu)", kind,
+              (unsigned long long)mm16, (unsigned long long)mm1);
+        CHECK(close && same, "kind %d: B = 1, 3 heads, V = 200: 1, 2, 3, 7 and 16 threads (value blocks of 200, 96 and 64) "
+              "bit-identical (%d) and = _ref (%d)", kind, same, close);
+    }
+    {   /* causal attention with GQA: query groups of 8, 4, 2, 1 tiles */
+        const int64_t Ta = g_quick ? 300 : 600, Ha = 4, D = 64;
+        float *aq = fnormal(&r, (size_t)(Ta * Ha * D)), *ak = fnormal(&r, (size_t)(Ta * 2 * D)), *av = fnormal(&r, (size_t)(Ta * 2 * D));
+        float *a0 = fnew((size_t)(Ta * Ha * D)), *a1 = fnew((size_t)(Ta * Ha * D));
+        uint64_t dma1 = 0, dma16 = 0;
+        int same = 1;
+        for (ti = 0; ti < 5; ti++) {
+            lattn_attn_args a = lattn_attn_args_default();
+            float *o = ti ? a1 : a0;
+            a.B = 1; a.T = Ta; a.H = Ha; a.H_kv = 2; a.K = a.V = D; a.q = aq; a.k = ak; a.v = av; a.o = o;
+            poison(o, (size_t)(Ta * Ha * D));
+            ctx.n_threads = thr[ti];
+            memset(&ctx.stats, 0, sizeof ctx.stats);
+            same &= lattn_attn_chunk(&ctx, &a, 0) == LATTN_OK;
+            if (ti == 0) dma1 = ctx.stats.dma_in_bytes;
+            if (ti == 4) dma16 = ctx.stats.dma_in_bytes;
+            if (ti) same &= same_bits(a1, a0, (size_t)(Ta * Ha * D));
+        }
+        if (strstr(lattn_build_info(), "openmp=1"))
+            CHECK(dma16 > dma1, "attention: 16 threads use smaller query groups (%llu bytes in against %llu)",
+              (unsigned long long)dma16, (unsigned long long)dma1);
+        CHECK(same, "attention: 1, 2, 3, 7 and 16 threads bit-identical");
+        free(aq); free(ak); free(av); free(a0); free(a1);
+    }
+    {   /* the kept workspace: later calls allocate nothing, give the same bits, survive shape changes */
+        lattn_ctx kc;
+        lattn_la_args a = lattn_la_args_default();
+        uint64_t n0, n1, n2;
+        int same = 1, i, bad, failing;
+        kept_run u;
+        lattn_ctx_init(&kc);
+        kc.keep_workspace = 1; kc.n_threads = 2;
+        a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.gk = gk; a.o = ref;
+        ctx.n_threads = 2;
+        lattn_la_chunk(&ctx, &a, 32);                             /* the answer, workspace per call */
+        for (i = 0; i < 4; i++) {
+            int64_t Ti = i == 2 ? T / 3 : T;                      /* a smaller call between the large ones */
+            lattn_la_args b = a;
+            b.T = Ti; b.o = o0;
+            n0 = kc.n_allocs;
+            poison(o0, (size_t)(T * H * V));
+            same &= lattn_la_chunk(&kc, &b, i == 3 ? 16 : 32) == LATTN_OK;
+            n1 = kc.n_allocs;
+            if (i < 2) same &= same_bits(o0, ref, (size_t)(T * H * V));
+            if (i == 1) CHECK(n1 == n0, "kept workspace: the second call of a shape allocates nothing (%llu)", (unsigned long long)(n1 - n0));
+        }
+        n2 = kc.n_allocs;
+        CHECK(same && kc.scratch != NULL, "kept workspace: the same bits as a workspace per call, across shapes and chunks");
+        lattn_ctx_trim(&kc);
+        CHECK(kc.scratch == NULL && kc.keep_workspace == 1, "ctx_trim releases it (%llu allocations)", (unsigned long long)n2);
+        lattn_la_chunk(&kc, &a, 32);
+        lattn_ctx_free(&kc);
+        CHECK(kc.scratch == NULL && kc.keep_workspace == 1 && kc.n_threads == 2, "ctx_free keeps the settings");
+        u.a = a; u.a.o = o1;
+        bad = fail_each_alloc(kept_run_fn, &u, 200, &failing);
+        CHECK(bad == 0 && failing > 3, "kept workspace: every failing allocation is LATTN_E_NOMEM, nothing leaked (%d runs)", failing);
+    }
+    free(q); free(k); free(v); free(gk); free(g); free(beta); free(h0); free(o0); free(o1); free(s0); free(s1); free(ref);
+}
+
 int main(int argc, char **argv) {
     static const struct { const char *name; void (*fn)(void); } areas[] = {
         { "rng", test_rng }, { "vec", test_vec }, { "gemm", test_gemm }, { "tiler", test_tiler },
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
         { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt },
-        { "hardening", test_hardening }
+        { "hardening", test_hardening }, { "split", test_split }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
