@@ -62,6 +62,7 @@
    =====================================================================================================
    TABLE OF CONTENTS  (grep the tag, e.g.  grep -n '>>tiler' lattn.h)
    =====================================================================================================
+     >>conventions where lattn's defaults differ from fla's and the official code, and the conversion
      >>config      configuration macros, version, LATTN_API
      >>status      status codes and messages
      >>ctx         context: allocator, threads, device profile, counters, last error
