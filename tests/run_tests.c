@@ -1481,7 +1481,7 @@ static void test_gla(void) {
             double eo, eh;
             lattn_status s;
             ctx.profile = pi ? lattn_profile_h100() : lattn_profile_trn2();
-            s = la_run(&ctx, &c, 2, pi ? 16 : 0, o1, h1, z1);     /* gated tiles of C = 64 overflow 227 KiB (#7) */
+            s = la_run(&ctx, &c, 2, pi ? 16 : 0, o1, h1, z1);     /* gated tiles of C = 64 overflow 227 KiB */
             eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
             CHECK(s == LATTN_OK && eo <= 1e-5 && eh <= 1e-5, "%s chunk on %s: o %g ht %g [%s]", kinds[kind], ctx.profile->name, eo, eh,
                   s ? lattn_ctx_error(&ctx) : "");
