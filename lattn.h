@@ -4466,6 +4466,12 @@ static double lattn__la_gate(const lattn_la_args *a, int64_t tok, int64_t h, int
     return LATTN__MAX(g, (double)LATTN_LOG_GATE_MIN);
 }
 
+/* The key map's weights: its own (untied, fmap_wk) or the query's (tied). */
+static void lattn__fmap_key(const lattn_la_args *a, const float **w, const float **b) {
+    *w = a->fmap_wk ? a->fmap_wk : a->fmap_w;
+    *b = a->fmap_wk ? a->fmap_bk : a->fmap_b;
+}
+
 /* φ(x) for one head row, in double (fast forms call it too: the map is O(K) or O(K²) per token,
    against O(K·V) for the mixer, and double costs nothing in accuracy). */
 static void lattn__fmap_row(lattn_fmap f, int64_t K, const float *x, const float *W, const float *b, double *out) {
@@ -4552,7 +4558,9 @@ LATTN__DEF lattn_status lattn_la_ref64(lattn_ctx *ctx, const lattn_la_args *a, d
     lattn__la_dims dm;
     int64_t sq, h, t, i, j, H, K, V, Kf;
     double *S, *z, *fq, *fk, *o;
+    const float *kw, *kb;
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_ref", a, &dm));
+    lattn__fmap_key(a, &kw, &kb);
     if (a->T > 0 && !a->o) return lattn__fail(ctx, LATTN_E_NULL, "lattn_la_ref: o is NULL");
     H = a->H; K = a->K; V = a->V; Kf = dm.Kf;
     LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&S, (size_t)(2 * (Kf * V + 3 * Kf + V)), "lattn_la_ref"));
@@ -4568,7 +4576,7 @@ LATTN__DEF lattn_status lattn_la_ref64(lattn_ctx *ctx, const lattn_la_args *a, d
                 int64_t row = (tok0 + t) * H + h;
                 double den = 0;
                 lattn__fmap_row(a->fmap, K, a->q + row * K, a->fmap_w, a->fmap_b, fq);
-                lattn__fmap_row(a->fmap, K, a->k + row * K, a->fmap_wk ? a->fmap_wk : a->fmap_w, a->fmap_wk ? a->fmap_bk : a->fmap_b, fk);
+                lattn__fmap_row(a->fmap, K, a->k + row * K, kw, kb, fk);
                 for (i = 0; i < Kf; i++) {                       /* S = α S + φk vᵀ, z = α z + φk */
                     double al = dm.gate ? exp(lattn__la_gate(a, tok0 + t, h, i)) : 1.0;
                     for (j = 0; j < V; j++) S[i * V + j] = al * S[i * V + j] + fk[i] * (double)a->v[row * V + j];
@@ -4608,6 +4616,8 @@ static lattn_status lattn__la_map(lattn_ctx *ctx, const lattn_la_args *a, const 
     int64_t r, rows = a->B * a->T * a->H;
     int nthr = lattn__threads(ctx);
     double *tmp;
+    const float *kw, *kb;
+    lattn__fmap_key(a, &kw, &kb);
     in->q = a->q; in->k = a->k; in->buf = NULL;
     if (a->fmap == LATTN_FMAP_IDENTITY || a->T == 0) return LATTN_OK;
     /* both maps, then one row of doubles per thread */
@@ -4618,8 +4628,8 @@ static lattn_status lattn__la_map(lattn_ctx *ctx, const lattn_la_args *a, const 
         float *dst = in->buf + r * dm->Kf;
         double *row = tmp + (size_t)lattn__thread_id() * (size_t)dm->Kf;
         int64_t i;
-        const int key = r >= rows, own = key && a->fmap_wk;          /* the key map: its own weights, or tied */
-        lattn__fmap_row(a->fmap, a->K, (key ? a->k : a->q) + (r % rows) * a->K, own ? a->fmap_wk : a->fmap_w, own ? a->fmap_bk : a->fmap_b, row);
+        const int key = r >= rows;
+        lattn__fmap_row(a->fmap, a->K, (key ? a->k : a->q) + (r % rows) * a->K, key ? kw : a->fmap_w, key ? kb : a->fmap_b, row);
         for (i = 0; i < dm->Kf; i++) dst[i] = (float)row[i];
     }
     in->q = in->buf; in->k = in->buf + rows * dm->Kf;

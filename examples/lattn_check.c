@@ -432,10 +432,8 @@ static int cmd_external(const char *path) {
 
 /* "TF32" -> "tf32"; 0 when not one of fp32, tf32, bf16. */
 static int precision(const char *in, char *out) {
-    size_t i;
-    for (i = 0; in[i] && i < 7; i++) out[i] = (char)(in[i] >= 'A' && in[i] <= 'Z' ? in[i] - 'A' + 'a' : in[i]);
-    out[i] = 0;
-    return !in[i] && (strcmp(out, "fp32") == 0 || strcmp(out, "tf32") == 0 || strcmp(out, "bf16") == 0);
+    lower(in, out);
+    return strlen(in) < 8 && (strcmp(out, "fp32") == 0 || strcmp(out, "tf32") == 0 || strcmp(out, "bf16") == 0);
 }
 
 static int cmd_run(const char *case_path, const char *form_name, const char *out_path) {
@@ -467,7 +465,7 @@ int main(int argc, char **argv) {
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "check") == 0) {
         lattn_st_file c, o;
         int ok;
-        char prec[8];
+        char prec[16];
         if (!precision(argc == 5 ? argv[4] : "fp32", prec)) { fprintf(stderr, "lattn-check: precision %s? (fp32, tf32 or bf16)\n", argv[4]); return 2; }
         if (!load(argv[2], &c)) return 2;
         if (!load(argv[3], &o)) { lattn_st_free(&g_ctx, &c); return 2; }
