@@ -53,9 +53,9 @@
        lattn_rng_fill_normal(&r, q, T*H*K, 0, 1);
        lattn_rng_fill_normal(&r, k, T*H*K, 0, 1);
        lattn_rng_fill_normal(&r, v, T*H*V, 0, 1);
-       lattn_la_args a = lattn_la_args_default();
+       lattn_la_args a = LATTN__ZERO;
        a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.o = o;
-       if (lattn_la_chunk(&ctx, &a, 0) != LATTN_OK) puts(lattn_ctx_error(&ctx));
+       if (lattn_la_chunk(&ctx, &a) != LATTN_OK) puts(lattn_ctx_error(&ctx));
        double s = 0; for (int i = 0; i < T*H*V; i++) s += o[i];
        printf("checksum %.6f\n", s);
 
@@ -577,39 +577,37 @@ LATTN_API size_t lattn_tiler_stats_json(const lattn_tiler_stats *s, const lattn_
    x, y: [B][T][D]; w: [D][W] (w[c][W-1] multiplies the current token); bias: [D] or NULL;
    act: identity or SiLU. State (fla convention): the last W inputs per channel, [D][W], newest
    last; only W-1 columns reach the output. h0/ht: [B][D][W] (or [N][D][W] with offsets), h0 NULL =
-   zeros. Forms: _ref (double), _fast (float32, SIMD over channels, threads over time blocks),
-   _step (T == 1; h0 -> ht, ht may equal h0). */
-typedef struct lattn_conv_args {
+   zeros. Forms (>>verbs): _ref (double), _chunk (float32, SIMD over channels, threads over blocks
+   of time), _step (float32, token by token: T == 1 is one decoding step, ht may equal h0). */
+typedef struct lattn_shortconv_args {
     int64_t B, T, D, W;
     const float *x, *w, *bias;
     int silu;                            /* 1 = apply SiLU to the output */
     const float *h0;
     const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
     int64_t n_seqs;
-    float *y, *ht;                       /* ht optional except in _step */
-} lattn_conv_args;
+    float *y, *ht;                       /* ht optional */
+} lattn_shortconv_args;
 
-LATTN_API lattn_status lattn_shortconv_ref (lattn_ctx *ctx, const lattn_conv_args *a);
-LATTN_API lattn_status lattn_shortconv_fast(lattn_ctx *ctx, const lattn_conv_args *a);
-LATTN_API lattn_status lattn_shortconv_step(lattn_ctx *ctx, const lattn_conv_args *a);
-/* _step applied token by token to a whole call (batch or variable lengths), as a decoder runs it. */
-LATTN_API lattn_status lattn_shortconv_decode(lattn_ctx *ctx, const lattn_conv_args *a);
+LATTN_API lattn_status lattn_shortconv_ref  (lattn_ctx *ctx, const lattn_shortconv_args *a);
+LATTN_API lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortconv_args *a);
+LATTN_API lattn_status lattn_shortconv_step (lattn_ctx *ctx, const lattn_shortconv_args *a);
 
 /* ================================================================================================ */
 /* >>scan                                                                                           */
 /* ================================================================================================ */
 /* The diagonal linear recurrence, channel by channel (spec tcn_ssm.md §5):
        h_t = a_t ⊙ h_{t-1} + b_t,      h_{-1} = h0 (default 0)
-   a, b, h: [B][T][N] (channels contiguous); h0, ht: [B][N]. log_space: a holds l_t = log a_t
+   a, b and the output y = h: [B][T][N] (channels contiguous); h0, ht: [B][N]. log_space: a holds l_t = log a_t
    (l <= 0, clamped below at LATTN_LOG_GATE_MIN; a positive l is a domain error).
    The associative operator  (a1, b1) ∘ (a2, b2) = (a1·a2, a2·b1 + b2)  (apply left, then right)
    makes it parallel: the fast form scans fixed blocks of 4096 tokens locally, combines the block
    carries with ∘, then rescans each block from its carry. The same operator passes the K x V
-   chunk states of the matrix-state mixers (S_n = diag(decay) S_{n-1} + ΔS_n). Forms: _ref
-   (sequential, double) and _fast (SIMD across channels; threads take blocks of channels when there
-   are at least LATTN_SCAN_CHANNEL_SPLIT of them (or T fits one block), else blocks of time; the
-   choice and the block sizes depend on the shape only, so any thread count gives the same bits).
-   h and ht are each optional. */
+   chunk states of the matrix-state mixers (S_n = diag(decay) S_{n-1} + ΔS_n). Forms (>>verbs):
+   _ref (sequential, double), _chunk (SIMD across channels; threads take blocks of channels when
+   there are at least LATTN_SCAN_CHANNEL_SPLIT of them (or T fits one block), else blocks of time;
+   the choice and the block sizes depend on the shape only, so any thread count gives the same
+   bits), _step (float32, token by token; ht may equal h0). y and ht are each optional. */
 #define LATTN_SCAN_CHANNEL_SPLIT 1024
 #define LATTN_SCAN_TIME_BLOCK 4096
 typedef struct lattn_scan_args {
@@ -617,10 +615,11 @@ typedef struct lattn_scan_args {
     const float *a, *b;
     int log_space;
     const float *h0;
-    float *h, *ht;
+    float *y, *ht;
 } lattn_scan_args;
-LATTN_API lattn_status lattn_scan_ref (lattn_ctx *ctx, const lattn_scan_args *a);
-LATTN_API lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a);
+LATTN_API lattn_status lattn_scan_ref  (lattn_ctx *ctx, const lattn_scan_args *a);
+LATTN_API lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *a);
+LATTN_API lattn_status lattn_scan_step (lattn_ctx *ctx, const lattn_scan_args *a);
 
 /* ================================================================================================ */
 /* >>ssm                                                                                            */
@@ -634,10 +633,10 @@ LATTN_API lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a)
    shared by all channels); Dskip, dt_bias: [D]; h0, ht: [B][D][N] (or [n_seqs] with offsets).
    Δ·A is a log decay: clamped at LATTN_LOG_GATE_MIN; A > 0, or Δ < 0 without softplus, is a
    domain error. Identity: with N = K, one A per head and Δ shared within a head this is Simple
-   GLA with q = Cm, k = Bm, v = Δ·x, g = Δ·A, scale 1 (tested). Forms: _ref (double), _fast
-   (float32; discretisation, recurrence and read-out fused per vector of channels inside tiles of
-   128, so exp(ΔA) and ΔBx never exist beyond one vector; exp(ΔA) = 2^(Δ·A·log2 e) by a polynomial
-   that needs no range fix-ups), _step (T == 1, h0 -> ht, in place). */
+   GLA with q = Cm, k = Bm, v = Δ·x, g = Δ·A, scale 1 (tested). Forms (>>verbs): _ref (double),
+   _chunk (float32; discretisation, recurrence and read-out fused per vector of channels inside
+   tiles of 128 tokens, so exp(ΔA) and ΔBx never exist beyond one vector; exp(ΔA) = 2^(Δ·A·log2 e)
+   by a polynomial that needs no range fix-ups), _step (float32, token by token; ht may equal h0). */
 typedef struct lattn_ssm_args {
     int64_t B, T, D, N, G;
     const float *x, *dt, *A, *Bm, *Cm;
@@ -648,11 +647,9 @@ typedef struct lattn_ssm_args {
     int64_t n_seqs;
     float *y, *ht;
 } lattn_ssm_args;
-LATTN_API lattn_status lattn_ssm_ref (lattn_ctx *ctx, const lattn_ssm_args *a);
-LATTN_API lattn_status lattn_ssm_fast(lattn_ctx *ctx, const lattn_ssm_args *a);
-LATTN_API lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a);
-/* _step token by token over a whole call (batch or variable lengths), as a decoder runs it. */
-LATTN_API lattn_status lattn_ssm_decode(lattn_ctx *ctx, const lattn_ssm_args *a);
+LATTN_API lattn_status lattn_ssm_ref  (lattn_ctx *ctx, const lattn_ssm_args *a);
+LATTN_API lattn_status lattn_ssm_chunk(lattn_ctx *ctx, const lattn_ssm_args *a);
+LATTN_API lattn_status lattn_ssm_step (lattn_ctx *ctx, const lattn_ssm_args *a);
 
 /* ================================================================================================ */
 /* >>s4d                                                                                            */
@@ -660,33 +657,35 @@ LATTN_API lattn_status lattn_ssm_decode(lattn_ctx *ctx, const lattn_ssm_args *a)
 /* Time-invariant diagonal SSM, S4D (Gu et al. 2022, "On the Parameterization and Initialization of
    Diagonal State Space Models"; spec tcn_ssm.md §4). Per channel d and mode n:
        A_n = -exp(A_re[d,n]) + i·A_im[d,n],  Δ = exp(log_dt[d]),  Ā = exp(ΔA),  B̄ = (Ā - 1)/A · B
-       h_t = Ā ⊙ h_{t-1} + B̄ u_t,            y_t = s · Re(Σ_n C_n h_t,n) + Dskip[d] u_t
+       h_t = Ā ⊙ h_{t-1} + B̄ x_t,            y_t = s · Re(Σ_n C_n h_t,n) + Dskip[d] x_t
    s = 2 for complex modes (each stands for a conjugate pair), 1 for real modes (complex_modes = 0:
    A_im, B_im, C_im are ignored and may be NULL). Being time-invariant, y is one causal convolution
-   y = K * u + Dskip·u with K_j = s·Re(Σ_n C_n B̄_n Ā_n^j), plus the zero-input response
+   y = K * x + Dskip·x with K_j = s·Re(Σ_n C_n B̄_n Ā_n^j), plus the zero-input response
    s·Re(Σ_n C_n Ā_n^(t+1) h0_n) of an initial state.
-   u, y: [B][T][D]; A_re, A_im, B_re, B_im, C_re, C_im: [D][N]; log_dt, Dskip: [D];
-   h0, ht: [B][D][N][2] (complex: re, im). Forms: _ref (recurrence, double), _scan (recurrence,
-   float32, SIMD across modes, time in blocks of 64 so the state rounds ~T/64 times rather than T),
-   _fft (kernel in double, then FFT convolution per channel with the
-   library's radix-2 FFT; the kernel is built once per channel and shared by the batch), _conv
-   (direct O(T^2) convolution), _step (T == 1). The convolution forms (_fft, _conv) produce y only
-   (ht must be NULL); they accept h0. Powers Ā^j are re-anchored with exp(jΔA) every 32 steps. */
+   x, y: [B][T][D]; A_re, A_im, B_re, B_im, C_re, C_im: [D][N]; log_dt, Dskip: [D];
+   h0, ht: [B][D][N][2] (complex: re, im). Forms (>>verbs): _ref (recurrence, double), _chunk
+   (float32) by one of three methods, _step (token by token, the update in double; ht may equal
+   h0). The methods of _chunk are the three ways to evaluate a time-invariant SSM:
+     LATTN_S4D_SCAN  (default) the recurrence, SIMD across modes, time in blocks of 64 so the state
+                     rounds ~T/64 times rather than T
+     LATTN_S4D_FFT   kernel in double, then FFT convolution per channel with the library's radix-2
+                     FFT; the kernel is built once per channel and shared by the batch
+     LATTN_S4D_CONV  kernel in double, then the direct O(T^2) convolution
+   The convolution methods produce y only (ht must be NULL); they accept h0. Powers Ā^j are
+   re-anchored with exp(jΔA) every 32 steps. */
+typedef enum lattn_s4d_method { LATTN_S4D_SCAN, LATTN_S4D_FFT, LATTN_S4D_CONV } lattn_s4d_method;
 typedef struct lattn_s4d_args {
     int64_t B, T, D, N;
     int complex_modes;
     const float *A_re, *A_im, *B_re, *B_im, *C_re, *C_im, *log_dt, *Dskip;
-    const float *u;
+    const float *x;
     const float *h0;
+    lattn_s4d_method method;             /* _chunk only */
     float *y, *ht;
 } lattn_s4d_args;
-LATTN_API lattn_status lattn_s4d_ref (lattn_ctx *ctx, const lattn_s4d_args *a);
-LATTN_API lattn_status lattn_s4d_scan(lattn_ctx *ctx, const lattn_s4d_args *a);
-LATTN_API lattn_status lattn_s4d_fft (lattn_ctx *ctx, const lattn_s4d_args *a);
-LATTN_API lattn_status lattn_s4d_conv(lattn_ctx *ctx, const lattn_s4d_args *a);
-LATTN_API lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a);
-/* _step token by token over u [B][T][D], from h0, as a decoder runs it. */
-LATTN_API lattn_status lattn_s4d_decode(lattn_ctx *ctx, const lattn_s4d_args *a);
+LATTN_API lattn_status lattn_s4d_ref  (lattn_ctx *ctx, const lattn_s4d_args *a);
+LATTN_API lattn_status lattn_s4d_chunk(lattn_ctx *ctx, const lattn_s4d_args *a);
+LATTN_API lattn_status lattn_s4d_step (lattn_ctx *ctx, const lattn_s4d_args *a);
 /* In-place radix-2 complex FFT of n = 2^k points (re[], im[]); inverse = 1 divides by n. */
 LATTN_API lattn_status lattn_fft(lattn_ctx *ctx, double *re, double *im, int64_t n, int inverse);
 
@@ -694,45 +693,49 @@ LATTN_API lattn_status lattn_fft(lattn_ctx *ctx, double *re, double *im, int64_t
 /* >>tcn                                                                                            */
 /* ================================================================================================ */
 /* The dilated TCN stack of the "recurrence-free RNN" article (spec tcn_ssm.md §2). Layer i:
-       c   = b + Σ_{j<k} W[:, :, j] · x[t - (k-1-j)·2^i]      (causal Conv1d d->d, zero history)
+       c   = b + Σ_{j<W} w[:, :, j] · x[t - (W-1-j)·2^i]      (causal Conv1d D->D, zero history)
        out = GELU(LayerNorm(c)) + x                             (LayerNorm eps 1e-5, exact erf GELU)
-   W: [d_out][d_in][k] (PyTorch Conv1d layout), b, ln_w, ln_b: [d]. x, y: [B][T][d].
-   Forms: _ref (double), _fast (float32; each tap is one GEMM), _step (one token on a state of
-   lattn_tcn_state_floats() floats per sequence: each layer's last (k-1)·2^i inputs, oldest first;
-   zeros = the start of a sequence). The receptive field is 1 + (k-1)(2^L - 1) tokens. */
+   w: [D_out][D_in][W] (PyTorch Conv1d layout; W the kernel size), b, ln_w, ln_b: [D]. x, y:
+   [B][T][D]. State of a sequence, lattn_tcn_state_floats() floats: each layer's last (W-1)·2^i
+   inputs, oldest first (zeros = the start of a sequence); h0, ht [B][state floats].
+   Forms (>>verbs): _ref (double, from zero history), _chunk (float32; each tap is one GEMM; from
+   zero history), _step (float32, token by token from h0, NULL = zeros; ht may equal h0). The
+   receptive field is 1 + (W-1)(2^L - 1) tokens. */
 #define LATTN_TCN_MAX_LAYERS 16
 typedef struct lattn_tcn_layer { const float *w, *b, *ln_w, *ln_b; } lattn_tcn_layer;
 typedef struct lattn_tcn_args {
-    int64_t B, T, d, k, n_layers;
+    int64_t B, T, D, W, n_layers;
     const lattn_tcn_layer *layers;
     const float *x;
+    const float *h0;                     /* _step: initial state, NULL = zeros */
     float *y;
-    float *state;                        /* _step only: [B][state_floats], updated in place */
+    float *ht;                           /* _step: final state (optional; may equal h0) */
 } lattn_tcn_args;
 
-LATTN_API lattn_status lattn_tcn_state_floats(int64_t d, int64_t k, int64_t n_layers, size_t *out);
-LATTN_API lattn_status lattn_tcn_ref (lattn_ctx *ctx, const lattn_tcn_args *a);
-LATTN_API lattn_status lattn_tcn_fast(lattn_ctx *ctx, const lattn_tcn_args *a);
-LATTN_API lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a);
-/* _step token by token over x [B][T][d] from a zero state (a->state is ignored). */
-LATTN_API lattn_status lattn_tcn_decode(lattn_ctx *ctx, const lattn_tcn_args *a);
+LATTN_API lattn_status lattn_tcn_state_floats(int64_t D, int64_t W, int64_t n_layers, size_t *out);
+LATTN_API lattn_status lattn_tcn_ref  (lattn_ctx *ctx, const lattn_tcn_args *a);
+LATTN_API lattn_status lattn_tcn_chunk(lattn_ctx *ctx, const lattn_tcn_args *a);
+LATTN_API lattn_status lattn_tcn_step (lattn_ctx *ctx, const lattn_tcn_args *a);
 
-/* The article's DemoModel: h = Linear(d_in -> d)(x); h = StackedEncoder(h); out = Linear(d -> 1)
+/* The article's DemoModel: h = Linear(d_in -> D)(x); h = StackedEncoder(h); out = Linear(D -> 1)
    of the last token. Weights in one block, initialised as PyTorch does (U(±1/sqrt(fan_in)) for
    weights and biases; LayerNorm weight 1, bias 0) from the library PRNG. */
 typedef struct lattn_tcn_demo {
-    int64_t d_in, d, k, n_layers;
+    int64_t d_in, D, W, n_layers;
     float *params; size_t n_params;
-    float *w_in, *b_in;                  /* [d][d_in], [d] */
+    float *w_in, *b_in;                  /* [D][d_in], [D] */
     lattn_tcn_layer layers[LATTN_TCN_MAX_LAYERS];
-    float *w_out, *b_out;                /* [d], [1] */
+    float *w_out, *b_out;                /* [D], [1] */
 } lattn_tcn_demo;
 LATTN_API lattn_status lattn_tcn_demo_init(lattn_ctx *ctx, lattn_tcn_demo *m, int64_t d_in,
-                                           int64_t d, int64_t k, int64_t n_layers, uint64_t seed);
+                                           int64_t D, int64_t W, int64_t n_layers, uint64_t seed);
 LATTN_API void lattn_tcn_demo_free(lattn_ctx *ctx, lattn_tcn_demo *m);
-/* x: [B][T][d_in] -> out: [B]. use_ref = 1 runs the encoder in double (_ref). */
+/* x: [B][T][d_in] -> out: [B]. forward_ref runs the encoder in double (lattn_tcn_ref), forward in
+   float32 (lattn_tcn_chunk). */
+LATTN_API lattn_status lattn_tcn_demo_forward_ref(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B,
+                                                  int64_t T, const float *x, float *out, double *out64);
 LATTN_API lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B,
-                                              int64_t T, const float *x, float *out, int use_ref);
+                                              int64_t T, const float *x, float *out);
 
 /* ================================================================================================ */
 /* >>linattn                                                                                        */
@@ -776,6 +779,7 @@ typedef enum lattn_fmap {
     LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD, LATTN_FMAP_HEDGEHOG
 } lattn_fmap;
 
+typedef enum lattn_sched { LATTN_SCHED_STREAMING, LATTN_SCHED_CHUNK_PARALLEL } lattn_sched;
 typedef struct lattn_la_args {
     int64_t B, T, H, K, V;
     const float *q, *k, *v;
@@ -783,7 +787,7 @@ typedef struct lattn_la_args {
     const float *fmap_w, *fmap_b;        /* hadamard / hedgehog weights (of the query map; tied) */
     const float *fmap_wk, *fmap_bk;      /* the key map's own weights (untied), or NULL: tied */
     int normalize;                       /* 1 = divide by s·φ(q)·z + eps */
-    float eps;                           /* normaliser epsilon (lattn_la_args_default: 1e-6) */
+    float eps;                           /* normaliser epsilon (0 = 1e-6) */
     double scale;                        /* 0 = K'^-1/2 (double, so _ref matches float64 references) */
     const float *gk;                     /* GLA: per-key log gates [B][T][H][K] (needs K' = K) */
     const float *g;                      /* Simple GLA: per-head log gates [B][T][H] */
@@ -794,34 +798,30 @@ typedef struct lattn_la_args {
     int64_t n_seqs;
     float *o;
     float *ht, *zt;                      /* optional final state / key sum */
-    int schedule;                        /* _chunk without dynamic gates: LATTN_SCHED_* */
+    double *o64, *ht64, *zt64;           /* _ref only, optional: float64 copies of o, ht, zt */
+    int chunk;                           /* _chunk: tokens per chunk (0 = the profile's default) */
+    lattn_sched schedule;                /* _chunk without dynamic gates */
 } lattn_la_args;
 /* Schedules of _chunk (spec sbuf_tiler.md §6.1), for linear attention and the fixed decays:
    STREAMING (default) runs chunk by chunk and keeps nothing; CHUNK_PARALLEL mirrors the PyTorch/XLA
    port of the Laplace model: phase A computes every head's and chunk's decayed scores Pᵀ and keeps
    them resident, phase B runs the state chain chunk by chunk from them (Q and K read twice; one
    work item holds every head; a chunk body is one chunk of all heads). Same results either way. */
-enum { LATTN_SCHED_STREAMING = 0, LATTN_SCHED_CHUNK_PARALLEL = 1 };
 
-LATTN_API lattn_la_args lattn_la_args_default(void);
 /* Width K' of the feature map's output (saturates at INT64_MAX, which every size check refuses). */
 LATTN_API int64_t lattn_fmap_width(lattn_fmap f, int64_t K);
 /* RetNet's per-head decays as log gates: g_gamma[h] = ln(1 - 2^(-5-h)), h < H. */
 LATTN_API void lattn_retention_decay(int64_t H, float *g_gamma);
+/* Forms (>>verbs). _ref writes the float64 copies o64 [B][T][H][V], ht64 [..][H][K'][V], zt64
+   [..][H][K'] where they are set (golden files, conformance) besides the float outputs. _chunk:
+   a->chunk = 0 is the profile's default chunk (cpu 32, trn 128, gpu 64); without dynamic gates a
+   chunk may span up to 4 partition tiles of tokens (C = 256 on trn2: two blocks of 128 per
+   chunk). _step: token by token in float32 (T == 1 is one decoding step); ht may equal h0 and zt
+   may equal z0. */
 LATTN_API lattn_status lattn_la_ref     (lattn_ctx *ctx, const lattn_la_args *a);
-/* _ref with float64 outputs as well (golden files, conformance): any of o64 [B][T][H][V],
-   ht64 [..][H][K'][V], zt64 [..][H][K'] may be NULL; the float outputs of `a` are written too. */
-LATTN_API lattn_status lattn_la_ref64   (lattn_ctx *ctx, const lattn_la_args *a, double *o64,
-                                         double *ht64, double *zt64);
 LATTN_API lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a);
-/* chunk = 0: the profile's default chunk (cpu 32, trn 128, gpu 64). Without dynamic gates a chunk
-   may span up to 4 partition tiles of tokens (C = 256 on trn2: two blocks of 128 per chunk). */
-LATTN_API lattn_status lattn_la_chunk   (lattn_ctx *ctx, const lattn_la_args *a, int chunk);
-/* T == 1; h0/z0 -> ht/zt (required); ht may equal h0 and zt may equal z0. */
+LATTN_API lattn_status lattn_la_chunk   (lattn_ctx *ctx, const lattn_la_args *a);
 LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a);
-/* _step applied token by token to a whole call (batch or variable lengths), as a decoder runs it:
-   same outputs and final state as _chunk within tolerance. */
-LATTN_API lattn_status lattn_la_decode  (lattn_ctx *ctx, const lattn_la_args *a);
 
 /* ================================================================================================ */
 /* >>delta                                                                                          */
@@ -867,22 +867,20 @@ typedef struct lattn_gdr_args {
     const float *h0;
     const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
     int64_t n_seqs;
-    float *o, *ht;                       /* ht optional except in _step */
+    float *o, *ht;                       /* ht optional */
+    double *o64, *ht64;                  /* _ref only, optional: float64 copies of o, ht */
+    int chunk;                           /* _chunk: tokens per chunk (0 = the profile's default) */
 } lattn_gdr_args;
 
-LATTN_API lattn_gdr_args lattn_gdr_args_default(void);
-LATTN_API lattn_status lattn_gdr_ref   (lattn_ctx *ctx, const lattn_gdr_args *a);
-/* _ref with float64 copies of o [B][T][H][V] and ht (either may be NULL). */
-LATTN_API lattn_status lattn_gdr_ref64 (lattn_ctx *ctx, const lattn_gdr_args *a, double *o64, double *ht64);
-/* chunk = 0: the profile's default (32 on a GPU profile, whose shared memory holds the WY kernel's
-   tiles at that size). Per-key gates (gk): the decayed products take the reference point at the
-   chunk start (query sides ⊙ e^{Gm}, key sides ⊙ e^{-Gm}), and a chunk ends early where some key's
-   gates would fall by more than LATTN__LA_SPAN (20) inside it, so every factor stays below e^20. */
-LATTN_API lattn_status lattn_gdr_chunk (lattn_ctx *ctx, const lattn_gdr_args *a, int chunk);
-/* T == 1; h0 -> ht (required; ht may equal h0). */
-LATTN_API lattn_status lattn_gdr_step  (lattn_ctx *ctx, const lattn_gdr_args *a);
-/* _step token by token over a whole call (batch or variable lengths). */
-LATTN_API lattn_status lattn_gdr_decode(lattn_ctx *ctx, const lattn_gdr_args *a);
+/* Forms (>>verbs). _ref also writes the float64 copies o64, ht64 where set. _chunk: a->chunk = 0
+   is the profile's default (32 on a GPU profile, whose shared memory holds the WY kernel's tiles
+   at that size). Per-key gates (gk): the decayed products take the reference point at the chunk
+   start (query sides ⊙ e^{Gm}, key sides ⊙ e^{-Gm}), and a chunk ends early where some key's gates
+   would fall by more than LATTN__LA_SPAN (20) inside it, so every factor stays below e^20. _step:
+   token by token in float32 (T == 1 is one decoding step); ht may equal h0. */
+LATTN_API lattn_status lattn_gdr_ref  (lattn_ctx *ctx, const lattn_gdr_args *a);
+LATTN_API lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a);
+LATTN_API lattn_status lattn_gdr_step (lattn_ctx *ctx, const lattn_gdr_args *a);
 
 /* ================================================================================================ */
 /* >>safetensors                                                                                    */
@@ -983,7 +981,7 @@ LATTN_API void lattn_free(lattn_ctx *ctx, void *p);
        embeddings.weight [vocab][D], norm.weight / norm.bias [D]       (vocab > 0 only)
    lattn_laplace_init fills them from a seed: matrices and embedding N(0, 0.02²) (fla's
    initializer_range), conv U(±W^-1/2) (PyTorch's Conv1d default), norm weights 1, biases 0.
-   The decoding state of one sequence is lattn_laplace_state_floats() floats, zeros for a fresh
+   The decoding state of one sequence is lattn__laplace_state_floats() floats, zeros for a fresh
    sequence: per layer the ShortConv cache [D][W] (fla: the last W inputs, newest last) and then the
    GLA states [H][dk][dv]. It is plain memory: copy it, save it, restore it. */
 typedef enum lattn_out_gate {
@@ -1002,12 +1000,12 @@ LATTN_API lattn_laplace_config lattn_laplace_config_3b(void);    /* vocab 0: not
 /* A small model for tests and examples: 2 layers, D 64, 4 heads of 16 x 32, FFN 176, vocab 256. */
 LATTN_API lattn_laplace_config lattn_laplace_config_small(void);
 /* Floats of one sequence's decoding state: L·(H·dk·dv + D·W) (3B: 7,372,800 = 29,491,200 bytes in
-   float32, the published "29.5 MB"). -1 on overflow or a non-positive size. */
-LATTN_API int64_t lattn_laplace_state_floats(const lattn_laplace_config *c);
+   float32, the published "29.5 MB"). LATTN_E_SHAPE on overflow or a non-positive size. */
+LATTN_API lattn_status lattn_laplace_state_floats(const lattn_laplace_config *c, size_t *out);
 /* Parameters of the layer matrices: per layer W_qkvg [H(2dk+2dv)][D], W_o [D][H·dv], W_1 and W_2
    [ffn][D] (one stacked matrix for the optimiser), W_3 [D][ffn]; *n_matrices = 4 per layer
-   (3B: 2,717,908,992 in 96 matrices). -1 on overflow or a non-positive size. */
-LATTN_API int64_t lattn_laplace_matrix_params(const lattn_laplace_config *c, int64_t *n_matrices);
+   (3B: 2,717,908,992 in 96 matrices). LATTN_E_SHAPE on overflow or a non-positive size. */
+LATTN_API lattn_status lattn_laplace_matrix_params(const lattn_laplace_config *c, size_t *out, int64_t *n_matrices);
 
 /* One named tensor of a weight arena (at most 2 dimensions here). */
 #define LATTN_NAME_MAX 64
@@ -1038,11 +1036,11 @@ LATTN_API lattn_status lattn_laplace_serialize(lattn_ctx *ctx, const lattn_lapla
 /* A model from a parsed file: configuration from the metadata, every tensor `prefix`+name with
    exactly its shape (any float dtype). Missing, misshapen or extra-large entries are LATTN_E_FORMAT
    and leave *m empty. */
-LATTN_API lattn_status lattn_laplace_load_st(lattn_ctx *ctx, lattn_laplace_model *m,
+LATTN_API lattn_status lattn_laplace_init_st(lattn_ctx *ctx, lattn_laplace_model *m,
                                              const lattn_st_file *f, const char *prefix);
 #ifndef LATTN_NO_STDIO
 LATTN_API lattn_status lattn_laplace_save(lattn_ctx *ctx, const lattn_laplace_model *m, const char *path);
-LATTN_API lattn_status lattn_laplace_load(lattn_ctx *ctx, lattn_laplace_model *m, const char *path);
+LATTN_API lattn_status lattn_laplace_init_file(lattn_ctx *ctx, lattn_laplace_model *m, const char *path);
 #endif
 /* Forward over a batch. Input: tokens [B][T] (ids in [0, vocab)) when vocab > 0, else x [B][T][D].
    Output: logits [B][T][vocab] when vocab > 0, else hidden states [B][T][D]. state: NULL (every
@@ -1051,7 +1049,7 @@ LATTN_API lattn_status lattn_laplace_load(lattn_ctx *ctx, lattn_laplace_model *m
    fast form runs layer by layer over all B·T tokens with threaded GEMMs and lattn_la_chunk. */
 LATTN_API lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
                                                  int64_t T, const int32_t *tokens, const float *x,
-                                                 float *out, float *state);
+                                                 float *out, float *state, double *out64);
 LATTN_API lattn_status lattn_laplace_forward(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
                                              int64_t T, const int32_t *tokens, const float *x,
                                              float *out, float *state);
@@ -1093,13 +1091,13 @@ LATTN_API lattn_tensor *lattn_gdn_tensor(const lattn_gdn_layer *m, const char *n
 /* Weights as safetensors (float32, the configuration as "gdn.<field>" metadata) and back: every
    tensor prefix+name with exactly its shape; anything else is LATTN_E_FORMAT and leaves *m empty. */
 LATTN_API lattn_status lattn_gdn_serialize(lattn_ctx *ctx, const lattn_gdn_layer *m, unsigned char **out, size_t *size);
-LATTN_API lattn_status lattn_gdn_load_st(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_st_file *f, const char *prefix);
-/* Floats of one sequence's state: (2·H·K + H·V)·W + H·K·V; -1 on overflow or a bad size. */
-LATTN_API int64_t lattn_gdn_state_floats(const lattn_gdn_config *c);
+LATTN_API lattn_status lattn_gdn_init_st(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_st_file *f, const char *prefix);
+/* Floats of one sequence's state: (2·H·K + H·V)·W + H·K·V; LATTN_E_SHAPE on overflow or a bad size. */
+LATTN_API lattn_status lattn_gdn_state_floats(const lattn_gdn_config *c, size_t *out);
 /* x, y [B][T][D]; state NULL or [B][state floats] (initial in, final out). _ref: double, token by
    token; forward: threaded GEMMs and lattn_gdr_chunk; step: T = 1, GEMV and lattn_gdr_step. */
 LATTN_API lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
-                                             const float *x, float *y, float *state);
+                                             const float *x, float *y, float *state, double *y64);
 LATTN_API lattn_status lattn_gdn_forward(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
                                          const float *x, float *y, float *state);
 LATTN_API lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, const float *x,
@@ -1140,7 +1138,7 @@ typedef struct lattn_prism_p1 {
     const float *b_w;                    /* b_proj [H][D] */
     const float *o0_w, *o0_b, *o2_w, *o2_b;   /* _o.0 [4D][D], [4D]; _o.2 [D][4D], [D] */
     const float *up_gain, *up_k;         /* solver_up_gain_weight, solver_up_k_weight [S][R][D] */
-    float *arena;                        /* owned copy of every tensor (lattn_prism_p1_load) */
+    float *arena;                        /* owned copy of every tensor (lattn_prism_p1_init_st) */
     int ablate;                          /* LATTN_PRISM_R2 | ... (0: the block as published) */
 } lattn_prism_p1;
 /* The LM-track ablations (llm/models/prism_ablations.py; spec §4.7), for P1 and P2: R2 every solver
@@ -1151,21 +1149,21 @@ enum { LATTN_PRISM_R2 = 1, LATTN_PRISM_R3 = 2, LATTN_PRISM_R4 = 4, LATTN_PRISM_R
    float32 into one owned arena; D, H, S, R, Kc and rg come from the shapes (checked against each
    other), C = 128 (the code's min(128, T) is applied per call; set p->C for another chunk size),
    tau 16, gate_min 1e-4. LATTN_E_FORMAT for a missing or misshapen tensor; *p is then empty. */
-LATTN_API lattn_status lattn_prism_p1_load(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_st_file *f, const char *prefix);
+LATTN_API lattn_status lattn_prism_p1_init_st(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_st_file *f, const char *prefix);
 LATTN_API void lattn_prism_p1_free(lattn_ctx *ctx, lattn_prism_p1 *p);
 /* The block in double: x [B][T][D] -> y [B][T][D] (and y64 in double, may be NULL). T must be a
    multiple of C (the official reshapes); initial state zero, no final state. */
-LATTN_API lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+LATTN_API lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                           const float *x, float *y, double *y64);
 /* The PRISM LM's sizes (spec §4.6): vocabulary, positions, width, layers, heads, solver steps S,
    solver rank R (128), anchor conv width Kc, gate rank. Parameters of one block
        P_blk = 2D + (Kc+1)D + 2D + (D+1)(4D + 2RS + HS) + (2D·r_g + r_g + D) + 2D + (D² + D) + DH + (8D² + 5D) + 2SRD
    and of the model V·D + T·D + 2D + layers·P_blk (tied head, learned positions, final LayerNorm);
-   S = 0 is the repository's GDN LM. -1 for a size out of range (each must be in [1, 2^24], S and
+   S = 0 is the repository's GDN LM. LATTN_E_SHAPE for a size out of range (each must be in [1, 2^24], S and
    vocab may be 0). */
 typedef struct lattn_prism_config { int64_t vocab, seq_len, D, n_layers, H, S, R, Kc, rg; } lattn_prism_config;
 LATTN_API lattn_prism_config lattn_prism_config_large_130m(void);   /* D 768, 8 layers, 8 heads, T 1024, S 2, Kc 7 */
-LATTN_API int64_t lattn_prism_params(const lattn_prism_config *c, int64_t *per_block);
+LATTN_API lattn_status lattn_prism_params(const lattn_prism_config *c, size_t *out, int64_t *per_block);
 /* A block from a configuration (S >= 1), initialised as the official CausalLM does, and its
    tensors as safetensors under the official names. */
 LATTN_API lattn_status lattn_prism_p1_init(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_prism_config *c, uint64_t seed);
@@ -1203,15 +1201,15 @@ typedef struct lattn_prism_p0 {
 LATTN_API lattn_status lattn_prism_p0_init(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_prism_p0_config *c, uint64_t seed);
 LATTN_API void lattn_prism_p0_free(lattn_ctx *ctx, lattn_prism_p0 *m);
 LATTN_API lattn_tensor *lattn_prism_p0_tensor(const lattn_prism_p0 *m, const char *name);
-LATTN_API int64_t lattn_prism_p0_state_floats(const lattn_prism_p0_config *c);
+LATTN_API lattn_status lattn_prism_p0_state_floats(const lattn_prism_p0_config *c, size_t *out);
 /* A P0 block from a parsed file: configuration from "p0.D", "p0.H", "p0.L", "p0.Kc" metadata, every
    tensor prefix+name with exactly its shape; anything else is LATTN_E_FORMAT and leaves *m empty. */
-LATTN_API lattn_status lattn_prism_p0_load_st(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_st_file *f, const char *prefix);
+LATTN_API lattn_status lattn_prism_p0_init_st(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_st_file *f, const char *prefix);
 /* x, y [B][T][D]; state NULL (fresh) or [B][state floats], initial in and final out. */
-LATTN_API lattn_status lattn_prism_p0_ref(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
-                                          const float *x, float *y, float *state);
-LATTN_API lattn_status lattn_prism_p0_chunk(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
-                                            const float *x, float *y, float *state, int chunk);
+LATTN_API lattn_status lattn_prism_p0_forward_ref(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
+                                                  const float *x, float *y, float *state, double *y64);
+LATTN_API lattn_status lattn_prism_p0_forward(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
+                                            const float *x, float *y, float *state);
 LATTN_API lattn_status lattn_prism_p0_step(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, const float *x,
                                            float *y, float *state);
 
@@ -1223,11 +1221,11 @@ LATTN_API lattn_status lattn_prism_p0_step(lattn_ctx *ctx, const lattn_prism_p0 
    retain = 0 is the R3 ablation (δ_l = P_l ∘ v, no remainder carried). */
 LATTN_API void lattn_prism_split(int64_t n, int64_t L, const double *P, const double *v, int retain, double *delta,
                                  double *rest);
-LATTN_API int64_t lattn_prism_p2_state_floats(const lattn_prism_p1 *p);
-LATTN_API lattn_status lattn_prism_p2_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+LATTN_API lattn_status lattn_prism_p2_state_floats(const lattn_prism_p1 *p, size_t *out);
+LATTN_API lattn_status lattn_prism_p2_forward_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                           const float *x, float *y, float *state, double *y64);
-LATTN_API lattn_status lattn_prism_p2_chunk(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
-                                            const float *x, float *y, float *state, int chunk);
+LATTN_API lattn_status lattn_prism_p2_forward(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+                                            const float *x, float *y, float *state);
 LATTN_API lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, const float *x,
                                            float *y, float *state);
 
@@ -1238,8 +1236,8 @@ LATTN_API lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 
 /* TTT-Linear and TTT-MLP (Sun et al. 2024, "Learning to (Learn at Test Time)"; the official
    test-time-training/ttt-lm-pytorch ttt.py; spec gdn_prism_ttt.md §5). The state of a head is the
    weights of an inner model f trained by gradient descent while the sequence is read:
-       f(x) = x + LN(z(x)),  z(x) = x W1 + b1                 (TTT-Linear, W1: F x F)
-                             z(x) = gelu_tanh(x W1 + b1) W2 + b2   (TTT-MLP, W1: F x 4F, W2: 4F x F)
+       f(x) = x + LN(z(x)),  z(x) = x W1 + b1                 (TTT-Linear, W1: K x K)
+                             z(x) = gelu_tanh(x W1 + b1) W2 + b2   (TTT-MLP, W1: K x 4K, W2: 4K x K)
        loss of token j:  ½ |LN(z(k_j)) - (v_j - k_j)|²    (LN: per-head γ, β, biased variance, eps 1e-6)
    Mini-batch gradient descent with mini-batch b: every gradient G_j of a mini-batch is taken at the
    weights W0 of its start, and token i of the mini-batch (i = 0..b-1) reads with
@@ -1254,49 +1252,47 @@ LATTN_API lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 
    lattn_ttt_weights).
    Gradients (the official ln_fused_l2_bwd, and gelu_bwd with its truncated constants 0.79788456 and
    0.1070322243; the forward gelu_tanh uses sqrt(2/π) in full):
-       ẑ = (z - μ)/σ,  e = γ ẑ + β - (v - k),  g = e γ,   G = (F g - Σg - ẑ Σ(g ẑ)) / (F σ)
+       ẑ = (z - μ)/σ,  e = γ ẑ + β - (v - k),  g = e γ,   G = (K g - Σg - ẑ Σ(g ẑ)) / (K σ)
        TTT-MLP: G2 = G at z, G1 = (G2 W2ᵀ) ∘ gelu_tanh'(k W1 + b1)
-   Forms, all with the same semantics:
+   Forms (>>verbs), all with the same semantics:
      _ref     per token in double: the update of each token written out (the teaching form)
-     _primal  float32, per token: the accumulated gradient A = Σ_{j<=i} lr_j x_jᵀ G_j is updated by a
-              rank-one product per token and each query reads q (W0 - tok_i A); the gradients of a
-              mini-batch come from one GEMM at W0
-     _dual    float32, the official dual form (spec §5.5), one GEMM-sized step per mini-batch, the
+     _chunk   float32, the official dual form (spec §5.5), one GEMM-sized step per mini-batch, the
               per-token weights never formed:
                   Z̄ = Q W0 + b0 - tok ∘ (Q A_prev + a_prev) - (η ∘ tril(Q Xᵀ)) G - tril(η) G,
                   η_ij = tok_i lr_j;  A += (lr ∘ X)ᵀ G
               (TTT-MLP runs it on layer 1 with Q = q, X = k, then on layer 2 with Q = gelu(Z̄1),
               X = gelu(k W1 + b1))
-     _step    T = 1 through _primal (decoding)
-   Fast weights of a head, P = lattn_ttt_params(F, mlp) floats: W1 [F][F1], b1 [F1], and for TTT-MLP
-   W2 [F1][F], b2 [F] (F1 = F or 4F). State of a head, 2P floats: the fast weights at the start of
+     _step    float32, the primal form, which can stop after any token (T = 1 is one decoding step):
+              the accumulated gradient A = Σ_{j<=i} lr_j x_jᵀ G_j is updated by a rank-one product
+              per token and each query reads q (W0 - tok_i A); the gradients of the tokens at hand
+              come from one GEMM at W0
+   Fast weights of a head, P = lattn_ttt_params(K, mlp) floats: W1 [K][K1], b1 [K1], and for TTT-MLP
+   W2 [K1][K], b2 [K] (K1 = K or 4K). State of a head, 2P floats: the fast weights at the start of
    the open mini-batch, then the accumulated gradient (A for each weight, Σ lr_j G_j for each bias;
-   zero at a mini-batch boundary). Shapes: q, k, v, o [B][T][H][F]; lr [B][T][H]; tok [b]; ln_w, ln_b
-   [H][F]; s0, st [N][H][2P] (N = B, or n_seqs with offsets); pos0 [N] the tokens already in each
+   zero at a mini-batch boundary). Shapes: q, k, v, o [B][T][H][K]; lr [B][T][H]; tok [b]; ln_w, ln_b
+   [H][K]; h0, ht [N][H][2P] (N = B, or n_seqs with offsets); pos0 [N] the tokens already in each
    sequence's open mini-batch (NULL: 0); after a call it is (pos0 + length) mod b, which the caller
    keeps. Threads split the (sequence, head) pairs: bit-identical for every thread count. */
 typedef struct lattn_ttt_args {
-    int64_t B, T, H, F;
-    int mlp;                             /* 0: TTT-Linear; 1: TTT-MLP (hidden 4F) */
+    int64_t B, T, H, K;
+    int mlp;                             /* 0: TTT-Linear; 1: TTT-MLP (hidden 4K) */
     int64_t mini_batch;                  /* b >= 1 */
     const float *q, *k, *v, *lr, *tok, *ln_w, *ln_b;
-    const float *s0;                     /* initial state (required) */
+    const float *h0;                     /* initial state (required) */
     const int64_t *pos0;                 /* optional, each in [0, b) */
     const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
     int64_t n_seqs;
     float *o;
-    float *st;                           /* final state (optional; may equal s0) */
+    float *ht;                           /* final state (optional; may equal h0) */
 } lattn_ttt_args;
-LATTN_API lattn_ttt_args lattn_ttt_args_default(void);
-/* Floats of one head's fast weights (P); -1 for F < 1 or F > 2^14. */
-LATTN_API int64_t lattn_ttt_params(int64_t F, int mlp);
-LATTN_API lattn_status lattn_ttt_ref   (lattn_ctx *ctx, const lattn_ttt_args *a);
-LATTN_API lattn_status lattn_ttt_primal(lattn_ctx *ctx, const lattn_ttt_args *a);
-LATTN_API lattn_status lattn_ttt_dual  (lattn_ctx *ctx, const lattn_ttt_args *a);
-LATTN_API lattn_status lattn_ttt_step  (lattn_ctx *ctx, const lattn_ttt_args *a);   /* T == 1 */
+/* Floats of one head's fast weights (P); LATTN_E_SHAPE for K < 1 or K > 2^14. */
+LATTN_API lattn_status lattn_ttt_params(int64_t K, int mlp, size_t *out);
+LATTN_API lattn_status lattn_ttt_ref  (lattn_ctx *ctx, const lattn_ttt_args *a);
+LATTN_API lattn_status lattn_ttt_chunk(lattn_ctx *ctx, const lattn_ttt_args *a);
+LATTN_API lattn_status lattn_ttt_step (lattn_ctx *ctx, const lattn_ttt_args *a);
 /* The fast weights after the last token read, from one head's state s [2P] and its open mini-batch
    position pos: w = s[0..P) - tok_{pos-1} s[P..2P) (w = s[0..P) when pos = 0); w [P]. */
-LATTN_API void lattn_ttt_weights(int64_t F, int mlp, const float *tok, int64_t pos, const float *s, float *w);
+LATTN_API void lattn_ttt_weights(int64_t K, int mlp, const float *tok, int64_t pos, const float *s, float *w);
 
 /* The TTT layer (TTTLinear / TTTMLP .forward, spec §5.1), x [B][T][D] -> y [B][T][D], H heads of
    F = D/H:
@@ -1337,19 +1333,20 @@ LATTN_API void lattn_ttt_layer_free(lattn_ctx *ctx, lattn_ttt_layer *m);
    present; use_gate when g_proj.weight is; the Block when seq_norm.weight is), with metadata
    "ttt.base_lr" and "ttt.rope_theta" when present (else 1 and 10000); LATTN_E_FORMAT for anything
    missing or misshapen, *m then empty. */
-LATTN_API lattn_status lattn_ttt_layer_load_st(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_st_file *f, const char *prefix);
+LATTN_API lattn_status lattn_ttt_layer_init_st(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_st_file *f, const char *prefix);
 LATTN_API lattn_status lattn_ttt_layer_serialize(lattn_ctx *ctx, const lattn_ttt_layer *m, unsigned char **out, size_t *size);
-LATTN_API int64_t lattn_ttt_state_floats(const lattn_ttt_config *c);
+LATTN_API lattn_status lattn_ttt_state_floats(const lattn_ttt_config *c, size_t *out);
 /* One fresh sequence's state: every head's fast weights from the layer's W1, b1 (W2, b2), zero
    gradients, position 0. */
 LATTN_API void lattn_ttt_layer_state_init(const lattn_ttt_layer *m, float *state);
 /* Layer forms: _ref in double throughout (projections, RoPE, the per-token inner loop); forward in
-   float32 (threaded GEMMs, the inner loop by lattn_ttt_dual, or lattn_ttt_primal with primal = 1);
-   step: T = 1. state NULL or [B][state floats], initial in, final out. */
+   float32 (threaded GEMMs, the inner loop by lattn_ttt_chunk, the dual form); step in float32 with
+   the inner loop by lattn_ttt_step (the primal form; T = 1 is one decoding step). state NULL or
+   [B][state floats], initial in, final out. */
 LATTN_API lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
                                                    const float *x, float *y, float *state, double *y64);
 LATTN_API lattn_status lattn_ttt_layer_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
-                                               const float *x, float *y, float *state, int primal);
+                                               const float *x, float *y, float *state);
 LATTN_API lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, const float *x,
                                             float *y, float *state);
 
@@ -1373,8 +1370,8 @@ LATTN_API lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_laye
                            keys [j0, j1) as LATTN_VIS_NONE, LATTN_VIS_ALL or LATTN_VIS_SOME, so the
                            tiled form skips invisible tiles and skips the mask on fully visible ones.
    Sequences (batch rows, or the offsets of a variable-length batch) never see each other.
-   Forms: _ref (the formula in double), _chunk (the flash-attention schedule on the tiler, below),
-   _step (one token against a KV cache) and _decode (_step over a whole call).
+   Forms (>>verbs): _ref (the formula in double), _chunk (the flash-attention schedule on the
+   tiler, below), _step (token by token against a KV cache).
 
    The flash-attention schedule (Dao et al. 2022, FlashAttention-2 2023): query tiles of C rows; for
    each, the visible key tiles of C keys in order, with the running row max m, sum ℓ and output
@@ -1407,6 +1404,9 @@ typedef struct lattn_attn_args {
     int64_t n_seqs;
     float *o;
     float *lse;                          /* optional */
+    double *o64, *lse64;                 /* _ref only, optional: float64 copies of o, lse */
+    int chunk;                           /* _chunk: query and key tile rows (0 = the profile's
+                                            attention tile: cpu 128, trn 128, gpu 64) */
 } lattn_attn_args;
 
 /* A KV cache for _step: entries [0, len[b]) of sequence b are filled (keys after any positional
@@ -1417,19 +1417,14 @@ typedef struct lattn_kv_cache {
     int64_t *len;
 } lattn_kv_cache;
 
-LATTN_API lattn_attn_args lattn_attn_args_default(void);        /* causal, everything else 0 */
-LATTN_API lattn_status lattn_attn_ref   (lattn_ctx *ctx, const lattn_attn_args *a);
-/* _ref with float64 copies of the outputs (either may be NULL): o64 [B][T][H][V], lse64 [B][T][H]. */
-LATTN_API lattn_status lattn_attn_ref64 (lattn_ctx *ctx, const lattn_attn_args *a, double *o64, double *lse64);
-/* chunk: query and key tile rows (0 = the profile's attention tile: cpu 128, trn 128, gpu 64). */
-LATTN_API lattn_status lattn_attn_chunk (lattn_ctx *ctx, const lattn_attn_args *a, int chunk);
-/* One decoding step, T == 1 (no offsets): for each b the new k, v are stored at entry len[b] of the
-   cache, the query i = len[b] attends to the visible entries of [0, len[b]], and len[b] grows by
-   one. The cache's shapes must match the call (H_kv, K, V) and len[b] < cap. */
-LATTN_API lattn_status lattn_attn_step  (lattn_ctx *ctx, const lattn_attn_args *a, lattn_kv_cache *c);
-/* _step applied token by token to a whole call (batch or variable lengths), as a decoder runs it;
-   the cache is internal. Same outputs as _chunk within tolerance. */
-LATTN_API lattn_status lattn_attn_decode(lattn_ctx *ctx, const lattn_attn_args *a);
+LATTN_API lattn_status lattn_attn_ref  (lattn_ctx *ctx, const lattn_attn_args *a);
+LATTN_API lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *a);
+/* _step with a cache c: one decoding step, T == 1 (no offsets): for each b the new k, v are stored
+   at entry len[b] of the cache, the query i = len[b] attends to the visible entries of [0, len[b]],
+   and len[b] grows by one. The cache's shapes must match the call (H_kv, K, V) and len[b] < cap.
+   c = NULL: token by token over the whole call (batch or variable lengths), the call's own k and v
+   serving as the cache, as a decoder runs it. */
+LATTN_API lattn_status lattn_attn_step (lattn_ctx *ctx, const lattn_attn_args *a, lattn_kv_cache *c);
 
 /* ================================================================================================ */
 /* >>transformer                                                                                    */
@@ -1468,8 +1463,8 @@ typedef struct lattn_tf_config {
 LATTN_API lattn_tf_config lattn_tf_config_sps(const char *scale);
 /* A small model for tests and examples: 2 layers, d 64, 4 heads of 16 (2 KV heads), ffn 192, vocab 256. */
 LATTN_API lattn_tf_config lattn_tf_config_small(void);
-/* The parameter count above; -1 on overflow or an invalid configuration. */
-LATTN_API int64_t lattn_tf_params(const lattn_tf_config *c);
+/* The parameter count above; LATTN_E_SHAPE on overflow or an invalid configuration. */
+LATTN_API lattn_status lattn_tf_params(const lattn_tf_config *c, size_t *out);
 
 typedef struct lattn_tf_model {
     lattn_tf_config cfg;
@@ -1482,7 +1477,7 @@ LATTN_API lattn_tensor *lattn_tf_tensor(const lattn_tf_model *m, const char *nam
 /* Weights as safetensors (configuration as "tf.<field>" in __metadata__), and back (LATTN_E_FORMAT
    for a missing or misshapen tensor, *m then empty). */
 LATTN_API lattn_status lattn_tf_serialize(lattn_ctx *ctx, const lattn_tf_model *m, unsigned char **out, size_t *size);
-LATTN_API lattn_status lattn_tf_load_st(lattn_ctx *ctx, lattn_tf_model *m, const lattn_st_file *f, const char *prefix);
+LATTN_API lattn_status lattn_tf_init_st(lattn_ctx *ctx, lattn_tf_model *m, const lattn_st_file *f, const char *prefix);
 
 /* KV cache of B sequences with room for cap tokens: k, v [n_layers][B][cap][H_kv][head_dim],
    len [n_layers][B] (lattn_kv_cache views of each layer), pos [B] the position of the next token. */
@@ -1504,7 +1499,8 @@ LATTN_API void lattn_tf_cache_reset(lattn_tf_cache *c, int64_t b);
    decoding continues with lattn_tf_step (prefill). _ref: each sequence token by token in double
    with a KV cache in double (the teaching form); the fast form: threaded GEMMs, lattn_attn_chunk. */
 LATTN_API lattn_status lattn_tf_forward_ref(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
-                                            const int32_t *tokens, const float *x, float *logits, double *loss);
+                                            const int32_t *tokens, const float *x, float *logits, double *loss,
+                                            double *logits64);
 LATTN_API lattn_status lattn_tf_forward(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
                                         const int32_t *tokens, const float *x, float *logits, double *loss,
                                         lattn_tf_cache *cache);
@@ -1561,7 +1557,8 @@ LATTN_API double lattn_sps_kv_bytes(const lattn_tf_config *c, const lattn_sps_co
    token's readout slot (may be NULL), loss (optional). _ref in double, row by row; the fast form
    on lattn_attn_chunk with the variant's visibility function and its block classifier. */
 LATTN_API lattn_status lattn_sps_forward_ref(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s,
-                                             int64_t B, int64_t T, const int32_t *tokens, float *logits, double *loss);
+                                             int64_t B, int64_t T, const int32_t *tokens, float *logits, double *loss,
+                                             double *logits64);
 LATTN_API lattn_status lattn_sps_forward(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s,
                                          int64_t B, int64_t T, const int32_t *tokens, float *logits, double *loss);
 
@@ -1603,8 +1600,7 @@ LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, i
    "retnet_decay": RetNet's decays computed in double, lattn_la_args.retnet_decay), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
 typedef enum lattn_form {
-    LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP, LATTN_FORM_FAST,
-    LATTN_FORM_FFT, LATTN_FORM_CONV
+    LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP
 } lattn_form;
 LATTN_API const char *lattn_form_name(lattn_form f);          /* "ref", "parallel", ... */
 LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when known */
@@ -1673,6 +1669,13 @@ LATTN_API void lattn_compare(const double *got, const double *want, size_t n, do
 #else
 #  define LATTN__OMP 0
 #  define LATTN__PRAGMA(x)
+#endif
+
+/* A struct with every field zero (the library's "default" for every args struct). */
+#ifdef __cplusplus
+#  define LATTN__ZERO {}
+#else
+#  define LATTN__ZERO {0}
 #endif
 
 #ifdef LATTN_STATIC
@@ -2097,6 +2100,13 @@ static lattn_status lattn__ok(lattn_ctx *ctx) {
     return LATTN_OK;
 }
 
+/* A size computed as int64_t with -1 for "out of range", as the status of a size query. */
+static lattn_status lattn__size_out(int64_t n, size_t *out) {
+    if (!out) return LATTN_E_NULL;
+    if (n < 0) return LATTN_E_SHAPE;
+    *out = (size_t)n;
+    return LATTN_OK;
+}
 LATTN__DEF lattn_status lattn_size_mul(size_t *out, size_t a, size_t b) {
     if (a != 0 && b > SIZE_MAX / a) return LATTN_E_OVERFLOW;
     *out = a * b;
@@ -3348,7 +3358,7 @@ static double lattn__silu_d(double x) { return x / (1.0 + exp(-x)); }
 /* ================================================================================================ */
 /* >>conv implementation                                                                            */
 /* ================================================================================================ */
-static lattn_status lattn__conv_check(lattn_ctx *ctx, const char *who, const lattn_conv_args *a, int64_t *n) {
+static lattn_status lattn__conv_check(lattn_ctx *ctx, const char *who, const lattn_shortconv_args *a, int64_t *n) {
     int64_t d[3];
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
     LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, n));
@@ -3364,7 +3374,7 @@ static lattn_status lattn__conv_check(lattn_ctx *ctx, const char *who, const lat
 }
 
 /* Reference: one channel, one token at a time, in double. */
-LATTN__DEF lattn_status lattn_shortconv_ref(lattn_ctx *ctx, const lattn_conv_args *a) {
+LATTN__DEF lattn_status lattn_shortconv_ref(lattn_ctx *ctx, const lattn_shortconv_args *a) {
     int64_t n, s, t, c, j, D, W;
     LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_ref", a, &n));
     D = a->D; W = a->W;
@@ -3393,14 +3403,14 @@ LATTN__DEF lattn_status lattn_shortconv_ref(lattn_ctx *ctx, const lattn_conv_arg
    sequence is staged as W rows [W][D] so that every tap reads a contiguous row. Threads take fixed
    blocks of 64 tokens (the split depends on the shape only). */
 #define LATTN__CONV_BLOCK 64
-LATTN__DEF lattn_status lattn_shortconv_fast(lattn_ctx *ctx, const lattn_conv_args *a) {
+LATTN__DEF lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortconv_args *a) {
     int64_t n, s, D, W, nblk_total = 0, *blk_start = NULL, b;
     float *ws, *wt, *hist;
     size_t nws;
-    LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_fast", a, &n));
+    LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_chunk", a, &n));
     D = a->D; W = a->W;
     nws = ((size_t)(W * D) * (size_t)(1 + n) + 1) / 2 * 2;     /* even: int64 block table follows */
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, nws + (size_t)(n + 1) * 2, "lattn_shortconv_fast"));
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, nws + (size_t)(n + 1) * 2, "lattn_shortconv_chunk"));
     wt = ws; hist = ws + W * D;
     blk_start = (int64_t *)(void *)(ws + nws);    /* n + 1 prefix counts of blocks (8 bytes each) */
     for (s = 0; s <= n; s++) {
@@ -3456,11 +3466,9 @@ LATTN__DEF lattn_status lattn_shortconv_fast(lattn_ctx *ctx, const lattn_conv_ar
 }
 
 /* One decoding step: shift the window left, append x_t, convolve the window. */
-LATTN__DEF lattn_status lattn_shortconv_step(lattn_ctx *ctx, const lattn_conv_args *a) {
+static lattn_status lattn__shortconv_step1(lattn_ctx *ctx, const lattn_shortconv_args *a) {
     int64_t n, s, c, j, D, W;
     LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_step", a, &n));
-    if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_shortconv_step: needs T == 1 and no offsets");
-    if (!a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_shortconv_step: ht (the state out) is NULL");
     D = a->D; W = a->W;
     for (s = 0; s < n; s++)
         for (c = 0; c < D; c++) {
@@ -3474,22 +3482,25 @@ LATTN__DEF lattn_status lattn_shortconv_step(lattn_ctx *ctx, const lattn_conv_ar
     return lattn__ok(ctx);
 }
 
-LATTN__DEF lattn_status lattn_shortconv_decode(lattn_ctx *ctx, const lattn_conv_args *a) {
+/* _step: one token on the caller's state goes straight to the kernel; a whole call runs it token by
+   token on a private copy of each sequence's state (h0 may then be NULL = zeros, ht NULL = not kept). */
+LATTN__DEF lattn_status lattn_shortconv_step(lattn_ctx *ctx, const lattn_shortconv_args *a) {
     int64_t n, sq, t, DW;
     float *S;
     lattn_status st = LATTN_OK;
-    LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_decode", a, &n));
+    if (a && a->T == 1 && !a->offsets && a->ht) return lattn__shortconv_step1(ctx, a);
+    LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_step", a, &n));
     DW = a->D * a->W;
-    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)DW, "lattn_shortconv_decode"));
+    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)DW, "lattn_shortconv_step"));
     for (sq = 0; sq < n && st == LATTN_OK; sq++) {
         int64_t tok0, len;
-        lattn_conv_args s = *a;
+        lattn_shortconv_args s = *a;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
         if (a->h0) memcpy(S, a->h0 + sq * DW, sizeof(float) * (size_t)DW); else memset(S, 0, sizeof(float) * (size_t)DW);
         s.B = 1; s.T = 1; s.offsets = NULL; s.n_seqs = 0; s.h0 = S; s.ht = S;
         for (t = 0; t < len && st == LATTN_OK; t++) {
             s.x = a->x + (tok0 + t) * a->D; s.y = a->y + (tok0 + t) * a->D;
-            st = lattn_shortconv_step(ctx, &s);
+            st = lattn__shortconv_step1(ctx, &s);
         }
         if (a->ht) memcpy(a->ht + sq * DW, S, sizeof(float) * (size_t)DW);
     }
@@ -3530,7 +3541,7 @@ LATTN__DEF lattn_status lattn_scan_ref(lattn_ctx *ctx, const lattn_scan_args *a)
             for (t = 0; t < a->T; t++) {
                 size_t i = (size_t)((b * a->T + t) * N + n);
                 h = lattn__decay_d(a->a[i], a->log_space) * h + (double)a->b[i];
-                if (a->h) a->h[i] = (float)h;
+                if (a->y) a->y[i] = (float)h;
             }
             if (a->ht) a->ht[b * N + n] = (float)h;
         }
@@ -3560,25 +3571,25 @@ static void lattn__scan_rows(int64_t len, int64_t nc, int64_t N, const float *a,
 }
 
 #define LATTN__SCAN_CHANNEL_BLOCK 16384   /* 64 KiB of state: rows stream contiguously */
-LATTN__DEF lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a) {
+LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *a) {
     const int64_t N = a ? a->N : 0, T = a ? a->T : 0, TB = LATTN_SCAN_TIME_BLOCK;
     int64_t w, nw, nblk;
     int nthr;
     float *ws;
-    LATTN__TRY(lattn__scan_check(ctx, "lattn_scan_fast", a));
+    LATTN__TRY(lattn__scan_check(ctx, "lattn_scan_chunk", a));
     nthr = lattn__threads(ctx);
     if (a->B * N >= LATTN_SCAN_CHANNEL_SPLIT || T <= TB) {
         /* channel split: each work item scans blocks of channels over the whole sequence */
         int64_t ncb = (N + LATTN__SCAN_CHANNEL_BLOCK - 1) / LATTN__SCAN_CHANNEL_BLOCK;
         nw = a->B * ncb;
-        LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(LATTN__SCAN_CHANNEL_BLOCK * nthr), "lattn_scan_fast"));
+        LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(LATTN__SCAN_CHANNEL_BLOCK * nthr), "lattn_scan_chunk"));
         LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
         for (w = 0; w < nw; w++) {
             int64_t b = w / ncb, c0 = (w % ncb) * LATTN__SCAN_CHANNEL_BLOCK, nc = LATTN__MIN(LATTN__SCAN_CHANNEL_BLOCK, N - c0);
             float *st = ws + (size_t)lattn__thread_id() * LATTN__SCAN_CHANNEL_BLOCK;
             size_t off = (size_t)(b * T * N + c0);
             if (a->h0) memcpy(st, a->h0 + b * N + c0, (size_t)nc * sizeof(float)); else memset(st, 0, (size_t)nc * sizeof(float));
-            lattn__scan_rows(T, nc, N, a->a + off, a->b + off, a->log_space, st, a->h ? a->h + off : NULL, NULL);
+            lattn__scan_rows(T, nc, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, NULL);
             if (a->ht) memcpy(a->ht + b * N + c0, st, (size_t)nc * sizeof(float));
         }
         lattn__free(ctx, ws);
@@ -3588,7 +3599,7 @@ LATTN__DEF lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a
        combined in order with ∘; (3) each block rescanned from its true initial state */
     nblk = (T + TB - 1) / TB;
     nw = a->B * nblk;
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(2 * nw * N), "lattn_scan_fast"));
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(2 * nw * N), "lattn_scan_chunk"));
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < nw; w++) {
         int64_t b = w / nblk, t0 = (w % nblk) * TB;
@@ -3612,11 +3623,39 @@ LATTN__DEF lattn_status lattn_scan_fast(lattn_ctx *ctx, const lattn_scan_args *a
         int64_t b = w / nblk, k = w % nblk, t0 = k * TB;
         size_t off = (size_t)((b * T + t0) * N);
         float *st = ws + 2 * w * N;
-        if (!a->h && k != nblk - 1) continue;
-        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, st, a->h ? a->h + off : NULL, NULL);
+        if (!a->y && k != nblk - 1) continue;
+        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, NULL);
         if (a->ht && k == nblk - 1) memcpy(a->ht + b * N, st, (size_t)N * sizeof(float));
     }
     lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
+
+/* _step: the recurrence token by token in float32, as a decoder runs it. The state lives in ht
+   (or a private row when ht is NULL), so ht may equal h0. */
+LATTN__DEF lattn_status lattn_scan_step(lattn_ctx *ctx, const lattn_scan_args *a) {
+    int64_t b, t, n, N;
+    float *row = NULL;
+    LATTN__TRY(lattn__scan_check(ctx, "lattn_scan_step", a));
+    N = a->N;
+    if (!a->ht) LATTN__TRY(lattn__alloc_floats(ctx, &row, (size_t)N, "lattn_scan_step"));
+    for (b = 0; b < a->B; b++) {
+        float *h = a->ht ? a->ht + b * N : row;
+        if (!a->ht || a->h0 != a->ht) {
+            if (a->h0) memcpy(h, a->h0 + b * N, (size_t)N * sizeof(float));
+            else memset(h, 0, (size_t)N * sizeof(float));
+        }
+        for (t = 0; t < a->T; t++) {
+            size_t i = (size_t)((b * a->T + t) * N);
+            for (n = 0; n < N; n++) {
+                float an = a->a[i + n];
+                if (a->log_space) an = expf(LATTN__MAX(an, LATTN_LOG_GATE_MIN));
+                h[n] = an * h[n] + a->b[i + n];
+                if (a->y) a->y[i + n] = h[n];
+            }
+        }
+    }
+    lattn__free(ctx, row);
     return lattn__ok(ctx);
 }
 
@@ -3783,20 +3822,16 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
 }
-LATTN__DEF lattn_status lattn_ssm_fast(lattn_ctx *ctx, const lattn_ssm_args *a) { return lattn__ssm_run(ctx, a, "lattn_ssm_fast"); }
-LATTN__DEF lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a) {
-    if (a && (a->T != 1 || a->offsets)) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_ssm_step: needs T == 1 and no offsets");
-    if (a && !a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_ssm_step: ht (the state out) is NULL");
-    return lattn__ssm_run(ctx, a, "lattn_ssm_step");
-}
+LATTN__DEF lattn_status lattn_ssm_chunk(lattn_ctx *ctx, const lattn_ssm_args *a) { return lattn__ssm_run(ctx, a, "lattn_ssm_chunk"); }
 
-LATTN__DEF lattn_status lattn_ssm_decode(lattn_ctx *ctx, const lattn_ssm_args *a) {
+LATTN__DEF lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a) {
     int64_t n, G, sq, t, DN;
     float *S;
     lattn_status st = LATTN_OK;
-    LATTN__TRY(lattn__ssm_check(ctx, "lattn_ssm_decode", a, &n, &G));
+    if (a && a->T == 1 && !a->offsets && a->ht) return lattn__ssm_run(ctx, a, "lattn_ssm_step");
+    LATTN__TRY(lattn__ssm_check(ctx, "lattn_ssm_step", a, &n, &G));
     DN = a->D * a->N;
-    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)DN, "lattn_ssm_decode"));
+    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)DN, "lattn_ssm_step"));
     for (sq = 0; sq < n && st == LATTN_OK; sq++) {
         int64_t tok0, len;
         lattn_ssm_args s = *a;
@@ -3808,7 +3843,7 @@ LATTN__DEF lattn_status lattn_ssm_decode(lattn_ctx *ctx, const lattn_ssm_args *a
             s.x = a->x + tok * a->D; s.dt = a->dt + tok * a->D; s.y = a->y + tok * a->D;
             s.z = a->z ? a->z + tok * a->D : NULL;
             s.Bm = a->Bm + tok * G * a->N; s.Cm = a->Cm + tok * G * a->N;
-            st = lattn_ssm_step(ctx, &s);
+            st = lattn__ssm_run(ctx, &s, "lattn_ssm_step");
         }
         if (a->ht) memcpy(a->ht + sq * DN, S, sizeof(float) * (size_t)DN);
     }
@@ -3878,7 +3913,7 @@ static lattn_status lattn__s4d_check(lattn_ctx *ctx, const char *who, const latt
                            (long long)a->B, (long long)a->T, (long long)a->D, (long long)a->N);
     if (!a->A_re || !a->B_re || !a->C_re || !a->log_dt) return lattn__fail(ctx, LATTN_E_NULL, "%s: A_re, B_re, C_re or log_dt is NULL", who);
     if (a->complex_modes && (!a->A_im || !a->B_im || !a->C_im)) return lattn__fail(ctx, LATTN_E_NULL, "%s: complex modes need A_im, B_im, C_im", who);
-    if (a->T > 0 && (!a->u || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: u or y is NULL", who);
+    if (a->T > 0 && (!a->x || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
     d[0] = a->B; d[1] = a->T; d[2] = a->D;
     LATTN__TRY(lattn__check_count(ctx, who, "u", 3, d));
     d[0] = a->B; d[1] = a->D; d[2] = 2 * a->N;
@@ -3918,7 +3953,7 @@ LATTN__DEF lattn_status lattn_s4d_ref(lattn_ctx *ctx, const lattn_s4d_args *a) {
                 h[n].im = a->h0 ? (double)a->h0[((b * D + d) * N + n) * 2 + 1] : 0.0;
             }
             for (t = 0; t < a->T; t++) {
-                double u = a->u[(b * a->T + t) * D + d], y = 0;
+                double u = a->x[(b * a->T + t) * D + d], y = 0;
                 for (n = 0; n < N; n++) {
                     h[n] = lattn__cmul(Ab[n], h[n]);
                     h[n].re += Bb[n].re * u; h[n].im += Bb[n].im * u;
@@ -3988,7 +4023,7 @@ static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, cons
             memcpy(gr, sr, (size_t)Np * sizeof(float)); memcpy(gi, si, (size_t)Np * sizeof(float));
             memset(xr, 0, (size_t)Np * sizeof(float)); memset(xi, 0, (size_t)Np * sizeof(float));
             for (j = 0; j < L; j++) {
-                float u = a->u[(b * a->T + t0 + j) * D + d];
+                float u = a->x[(b * a->T + t0 + j) * D + d];
                 lattn__vf vu = lattn__vset1(u), acc = lattn__vzero(), z = lattn__vzero();
                 for (k = 0; k < Np; k += LATTN__VW) {
                     lattn__vf pr = lattn__vload(ar + k), pi = lattn__vload(ai + k), qr = lattn__vload(lr + k), qi = lattn__vload(li + k);
@@ -4022,20 +4057,17 @@ static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, cons
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
 }
-LATTN__DEF lattn_status lattn_s4d_scan(lattn_ctx *ctx, const lattn_s4d_args *a) { return lattn__s4d_rec(ctx, a, "lattn_s4d_scan"); }
 
 /* One decoding step. The state is float32 in and out, so each step rounds it once; the update
    itself runs in double (no FMA-dependent double rounding, which would add up over long decodes of
    |Ā| near 1). h0 -> ht, in place allowed. */
-LATTN__DEF lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a) {
+static lattn_status lattn__s4d_step1(lattn_ctx *ctx, const lattn_s4d_args *a) {
     int64_t b, d, n, D, N;
     LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_step", a));
-    if (a->T != 1) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_s4d_step: needs T == 1");
-    if (!a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_s4d_step: ht (the state out) is NULL");
     D = a->D; N = a->N;
     for (b = 0; b < a->B; b++)
         for (d = 0; d < D; d++) {
-            double u = a->u[b * D + d], y = 0;
+            double u = a->x[b * D + d], y = 0;
             for (n = 0; n < N; n++) {
                 size_t i = (size_t)(((b * D + d) * N + n) * 2);
                 lattn__cplx Ab, Bb, C, h;
@@ -4051,20 +4083,21 @@ LATTN__DEF lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a) 
     return lattn__ok(ctx);
 }
 
-LATTN__DEF lattn_status lattn_s4d_decode(lattn_ctx *ctx, const lattn_s4d_args *a) {
+LATTN__DEF lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a) {
     int64_t t, b, D, sn;
     float *buf;
     lattn_s4d_args s;
     lattn_status st = LATTN_OK;
-    LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_decode", a));
+    if (a && a->T == 1 && a->ht) return lattn__s4d_step1(ctx, a);
+    LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_step", a));
     D = a->D; sn = a->B * D * a->N * 2;
-    LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(sn + 2 * a->B * D), "lattn_s4d_decode"));
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(sn + 2 * a->B * D), "lattn_s4d_step"));
     if (a->h0) memcpy(buf, a->h0, sizeof(float) * (size_t)sn); else memset(buf, 0, sizeof(float) * (size_t)sn);
     s = *a;
-    s.T = 1; s.h0 = buf; s.ht = buf; s.u = buf + sn; s.y = buf + sn + a->B * D;
+    s.T = 1; s.h0 = buf; s.ht = buf; s.x = buf + sn; s.y = buf + sn + a->B * D;
     for (t = 0; t < a->T && st == LATTN_OK; t++) {
-        for (b = 0; b < a->B; b++) memcpy((float *)s.u + b * D, a->u + (b * a->T + t) * D, sizeof(float) * (size_t)D);
-        st = lattn_s4d_step(ctx, &s);
+        for (b = 0; b < a->B; b++) memcpy((float *)s.x + b * D, a->x + (b * a->T + t) * D, sizeof(float) * (size_t)D);
+        st = lattn__s4d_step1(ctx, &s);
         for (b = 0; b < a->B; b++) memcpy(a->y + (b * a->T + t) * D, s.y + b * D, sizeof(float) * (size_t)D);
     }
     if (a->ht && st == LATTN_OK) memcpy(a->ht, buf, sizeof(float) * (size_t)sn);
@@ -4123,7 +4156,7 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
         for (j = 0; j < P; j++) ki[j] = 0.0;
         if (use_fft) lattn__fft(kr, ki, P, 0, tw);
         for (b = 0; b < a->B; b++) {
-            const float *u = a->u + b * T * D + d;
+            const float *u = a->x + b * T * D + d;
             if (a->h0) {                 /* zero-input response of the initial state */
                 for (n = 0; n < N; n++) {
                     lattn__cplx Ab, Bb, C, h;
@@ -4154,8 +4187,16 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
 }
-LATTN__DEF lattn_status lattn_s4d_fft(lattn_ctx *ctx, const lattn_s4d_args *a) { return lattn__s4d_convform(ctx, a, 1, "lattn_s4d_fft"); }
-LATTN__DEF lattn_status lattn_s4d_conv(lattn_ctx *ctx, const lattn_s4d_args *a) { return lattn__s4d_convform(ctx, a, 0, "lattn_s4d_conv"); }
+LATTN__DEF lattn_status lattn_s4d_chunk(lattn_ctx *ctx, const lattn_s4d_args *a) {
+    const char *who = "lattn_s4d_chunk";
+    if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
+    switch (a->method) {
+    case LATTN_S4D_SCAN: return lattn__s4d_rec(ctx, a, who);
+    case LATTN_S4D_FFT: return lattn__s4d_convform(ctx, a, 1, who);
+    case LATTN_S4D_CONV: return lattn__s4d_convform(ctx, a, 0, who);
+    }
+    return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: method %d is not a lattn_s4d_method", who, (int)a->method);
+}
 
 /* ================================================================================================ */
 /* >>tcn implementation                                                                             */
@@ -4163,19 +4204,19 @@ LATTN__DEF lattn_status lattn_s4d_conv(lattn_ctx *ctx, const lattn_s4d_args *a) 
 static lattn_status lattn__tcn_check(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a) {
     int64_t d[3], l;
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
-    if (a->B < 1 || a->T < 0 || a->d < 1 || a->k < 1 || a->n_layers < 1 || a->n_layers > LATTN_TCN_MAX_LAYERS)
+    if (a->B < 1 || a->T < 0 || a->D < 1 || a->W < 1 || a->n_layers < 1 || a->n_layers > LATTN_TCN_MAX_LAYERS)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: bad sizes (B=%lld T=%lld d=%lld k=%lld layers=%lld)", who,
-                           (long long)a->B, (long long)a->T, (long long)a->d, (long long)a->k, (long long)a->n_layers);
+                           (long long)a->B, (long long)a->T, (long long)a->D, (long long)a->W, (long long)a->n_layers);
     if (!a->layers) return lattn__fail(ctx, LATTN_E_NULL, "%s: layers is NULL", who);
     for (l = 0; l < a->n_layers; l++)
         if (!a->layers[l].w || !a->layers[l].b || !a->layers[l].ln_w || !a->layers[l].ln_b)
             return lattn__fail(ctx, LATTN_E_NULL, "%s: a weight of layer %lld is NULL", who, (long long)l);
     if (a->T > 0 && (!a->x || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
-    d[0] = a->B; d[1] = a->T; d[2] = a->d;
+    d[0] = a->B; d[1] = a->T; d[2] = a->D;
     LATTN__TRY(lattn__check_count(ctx, who, "x", 3, d));
-    d[0] = a->d; d[1] = a->d; d[2] = a->k;
+    d[0] = a->D; d[1] = a->D; d[2] = a->W;
     LATTN__TRY(lattn__check_count(ctx, who, "conv weight", 3, d));
-    if ((a->k - 1) > (INT64_MAX >> a->n_layers) / (a->d > 0 ? a->d : 1))
+    if ((a->W - 1) > (INT64_MAX >> a->n_layers) / (a->D > 0 ? a->D : 1))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: receptive field overflows", who);
     return LATTN_OK;
 }
@@ -4215,7 +4256,7 @@ LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
     double *buf, *cur, *nxt, *z, *c;
     size_t n;
     LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_ref", a));
-    d = a->d; k = a->k; T = a->T;
+    d = a->D; k = a->W; T = a->T;
     n = (size_t)(2 * T * d + d * k + d);
     if (lattn_size_mul(&n, n, 2) != LATTN_OK) return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tcn_ref: workspace");
     LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&buf, n, "lattn_tcn_ref"));
@@ -4249,13 +4290,13 @@ LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
    [d_in][d_out] slice stored contiguously. Threads take fixed blocks of 256 output rows (the split
    depends on the shape only). */
 #define LATTN__TCN_BLOCK 256
-LATTN__DEF lattn_status lattn_tcn_fast(lattn_ctx *ctx, const lattn_tcn_args *a) {
+LATTN__DEF lattn_status lattn_tcn_chunk(lattn_ctx *ctx, const lattn_tcn_args *a) {
     int64_t d, k, T, l, nb, w;
     float *buf, *wp, *act, *cbuf, *gws;
     size_t n, gw;
     int nthr;
-    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_fast", a));
-    d = a->d; k = a->k; T = a->T;
+    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_chunk", a));
+    d = a->D; k = a->W; T = a->T;
     if (T == 0) return lattn__ok(ctx);
     nthr = lattn__threads(ctx);
     gw = lattn__gemm_ws(d, d);
@@ -4265,8 +4306,8 @@ LATTN__DEF lattn_status lattn_tcn_fast(lattn_ctx *ctx, const lattn_tcn_args *a) 
         if (lattn_size_mul(&p1, (size_t)(d * d), (size_t)k) || lattn_size_mul(&p2, (size_t)(a->B * T), (size_t)d) ||
             lattn_size_mul(&p3, gw, (size_t)nthr) || lattn_size_add(&n, p1, p2) || lattn_size_add(&n, n, p2) ||
             lattn_size_add(&n, n, p3))
-            return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tcn_fast: workspace size overflows");
-        LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, "lattn_tcn_fast"));
+            return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tcn_chunk: workspace size overflows");
+        LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, "lattn_tcn_chunk"));
         wp = buf; act = wp + p1; cbuf = act + p2; gws = cbuf + p2;
     }
     memcpy(act, a->x, (size_t)(a->B * T * d) * sizeof(float));
@@ -4299,19 +4340,22 @@ LATTN__DEF lattn_status lattn_tcn_fast(lattn_ctx *ctx, const lattn_tcn_args *a) 
 }
 
 /* Streaming: per layer a shift register of the last (k-1)·2^l inputs (oldest first). */
-LATTN__DEF lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a) {
+static lattn_status lattn__tcn_step1(lattn_ctx *ctx, const lattn_tcn_args *a) {
     int64_t d, k, b, l, i, j, o;
     size_t sf;
     float *buf, *u, *c, *z;
     LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_step", a));
     if (a->T != 1) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_tcn_step: needs T == 1");
-    if (!a->state) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tcn_step: state is NULL");
-    d = a->d; k = a->k;
+    d = a->D; k = a->W;
     LATTN__TRY(lattn_tcn_state_floats(d, k, a->n_layers, &sf));
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(2 * d + d * k), "lattn_tcn_step"));
     u = buf; c = u + d; z = c + d;
     for (b = 0; b < a->B; b++) {
-        float *hist = a->state + (size_t)b * sf;
+        float *hist = a->ht + (size_t)b * sf;
+        if (a->h0 != a->ht) {
+            if (a->h0) memcpy(hist, a->h0 + (size_t)b * sf, sf * sizeof(float));
+            else memset(hist, 0, sf * sizeof(float));
+        }
         memcpy(u, a->x + b * d, (size_t)d * sizeof(float));
         for (l = 0; l < a->n_layers; l++) {
             const lattn_tcn_layer *L = &a->layers[l];
@@ -4336,24 +4380,27 @@ LATTN__DEF lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a) 
     return lattn__ok(ctx);
 }
 
-LATTN__DEF lattn_status lattn_tcn_decode(lattn_ctx *ctx, const lattn_tcn_args *a) {
+LATTN__DEF lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a) {
     int64_t t, b, d;
     size_t sf;
     float *buf;
     lattn_tcn_args s;
     lattn_status st = LATTN_OK;
-    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_decode", a));
-    d = a->d;
-    LATTN__TRY(lattn_tcn_state_floats(d, a->k, a->n_layers, &sf));
-    LATTN__TRY(lattn__alloc_floats(ctx, &buf, sf * (size_t)a->B + (size_t)(2 * a->B * d), "lattn_tcn_decode"));
-    memset(buf, 0, sizeof(float) * sf * (size_t)a->B);
+    if (a && a->T == 1 && a->ht) return lattn__tcn_step1(ctx, a);
+    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_step", a));
+    d = a->D;
+    LATTN__TRY(lattn_tcn_state_floats(d, a->W, a->n_layers, &sf));
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, sf * (size_t)a->B + (size_t)(2 * a->B * d), "lattn_tcn_step"));
+    if (a->h0) memcpy(buf, a->h0, sizeof(float) * sf * (size_t)a->B);
+    else memset(buf, 0, sizeof(float) * sf * (size_t)a->B);
     s = *a;
-    s.T = 1; s.state = buf; s.x = buf + sf * (size_t)a->B; s.y = buf + sf * (size_t)a->B + a->B * d;
+    s.T = 1; s.h0 = buf; s.ht = buf; s.x = buf + sf * (size_t)a->B; s.y = buf + sf * (size_t)a->B + a->B * d;
     for (t = 0; t < a->T && st == LATTN_OK; t++) {
         for (b = 0; b < a->B; b++) memcpy((float *)s.x + b * d, a->x + (b * a->T + t) * d, sizeof(float) * (size_t)d);
-        st = lattn_tcn_step(ctx, &s);
+        st = lattn__tcn_step1(ctx, &s);
         for (b = 0; b < a->B; b++) memcpy(a->y + (b * a->T + t) * d, s.y + b * d, sizeof(float) * (size_t)d);
     }
+    if (a->ht && st == LATTN_OK) memcpy(a->ht, buf, sizeof(float) * sf * (size_t)a->B);
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
@@ -4374,7 +4421,7 @@ LATTN__DEF lattn_status lattn_tcn_demo_init(lattn_ctx *ctx, lattn_tcn_demo *m, i
     per = (size_t)(d * d * k + 3 * d);
     n = (size_t)(d * d_in + d) + per * (size_t)n_layers + (size_t)d + 1;
     LATTN__TRY(lattn__alloc_floats(ctx, &m->params, n, "lattn_tcn_demo_init"));
-    m->n_params = n; m->d_in = d_in; m->d = d; m->k = k; m->n_layers = n_layers;
+    m->n_params = n; m->d_in = d_in; m->D = d; m->W = k; m->n_layers = n_layers;
     p = m->params;
 #define LATTN__DEMO_TAKE(ptr, cnt, bound) do { ptr = p; \
         lattn_rng_fill_uniform(&r, p, (size_t)(cnt), -(float)(bound), (float)(bound)); p += (cnt); } while (0)
@@ -4398,19 +4445,22 @@ LATTN__DEF void lattn_tcn_demo_free(lattn_ctx *ctx, lattn_tcn_demo *m) {
     lattn__free(ctx, m->params);
     memset(m, 0, sizeof *m);
 }
-LATTN__DEF lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
-                                               const float *x, float *out, int use_ref) {
+/* The demo model with the encoder in double (form REF) or float32 (CHUNK); the two linear maps
+   accumulate in double. */
+static lattn_status lattn__tcn_demo_run(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T, const float *x,
+                                        float *out, double *out64, lattn_form form) {
+    const char *who = form == LATTN_FORM_REF ? "lattn_tcn_demo_forward_ref" : "lattn_tcn_demo_forward";
     lattn_tcn_args a;
     float *h;
     int64_t t, o, i, d;
     size_t n;
     lattn_status st;
-    if (!m || !m->params || !x || !out) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tcn_demo_forward: NULL argument");
-    if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_tcn_demo_forward: B and T must be >= 1");
-    d = m->d;
+    if (!m || !m->params || !x || !out) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B and T must be >= 1", who);
+    d = m->D;
     if (lattn_size_mul(&n, (size_t)B, (size_t)T) || lattn_size_mul(&n, n, (size_t)d * 2))
-        return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tcn_demo_forward: sizes overflow");
-    LATTN__TRY(lattn__alloc_floats(ctx, &h, n, "lattn_tcn_demo_forward"));
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: sizes overflow", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &h, n, who));
     for (t = 0; t < B * T; t++)
         for (o = 0; o < d; o++) {
             double acc = m->b_in[o];
@@ -4418,30 +4468,32 @@ LATTN__DEF lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_d
             h[t * d + o] = (float)acc;
         }
     memset(&a, 0, sizeof a);
-    a.B = B; a.T = T; a.d = d; a.k = m->k; a.n_layers = m->n_layers; a.layers = m->layers;
+    a.B = B; a.T = T; a.D = d; a.W = m->W; a.n_layers = m->n_layers; a.layers = m->layers;
     a.x = h; a.y = h + B * T * d;
-    st = use_ref ? lattn_tcn_ref(ctx, &a) : lattn_tcn_fast(ctx, &a);
+    st = form == LATTN_FORM_REF ? lattn_tcn_ref(ctx, &a) : lattn_tcn_chunk(ctx, &a);
     if (st == LATTN_OK)
         for (t = 0; t < B; t++) {
             const float *last = a.y + (t * T + T - 1) * d;
             double acc = m->b_out[0];
             for (o = 0; o < d; o++) acc += (double)m->w_out[o] * last[o];
             out[t] = (float)acc;
+            if (out64) out64[t] = acc;
         }
     lattn__free(ctx, h);
     return st;
+}
+LATTN__DEF lattn_status lattn_tcn_demo_forward_ref(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
+                                                   const float *x, float *out, double *out64) {
+    return lattn__tcn_demo_run(ctx, m, B, T, x, out, out64, LATTN_FORM_REF);
+}
+LATTN__DEF lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
+                                               const float *x, float *out) {
+    return lattn__tcn_demo_run(ctx, m, B, T, x, out, NULL, LATTN_FORM_CHUNK);
 }
 
 /* ================================================================================================ */
 /* >>linattn implementation                                                                         */
 /* ================================================================================================ */
-LATTN__DEF lattn_la_args lattn_la_args_default(void) {
-    lattn_la_args a;
-    memset(&a, 0, sizeof a);
-    a.fmap = LATTN_FMAP_IDENTITY;
-    a.eps = 1e-6f;
-    return a;
-}
 LATTN__DEF int64_t lattn_fmap_width(lattn_fmap f, int64_t K) {
     if (f != LATTN_FMAP_HEDGEHOG) return K;
     return K > INT64_MAX / 2 ? INT64_MAX : 2 * K;      /* saturates: a size check then refuses it */
@@ -4452,6 +4504,9 @@ LATTN__DEF void lattn_retention_decay(int64_t H, float *g_gamma) {
     int64_t h;
     for (h = 0; g_gamma && h < H; h++) g_gamma[h] = (float)lattn__retnet_lg(h);
 }
+
+/* The normaliser's epsilon: 0 means the default 1e-6. */
+static float lattn__la_eps(const lattn_la_args *a) { return a->eps > 0.0f ? a->eps : 1e-6f; }
 
 /* Gate kinds: none (plain linear attention), one gate per head (g, g_gamma), one per key (gk). */
 enum { LATTN__GATE_NONE = 0, LATTN__GATE_HEAD = 1, LATTN__GATE_KEY = 2 };
@@ -4552,9 +4607,6 @@ static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn
 
 /* --- _ref: the recurrence, token by token, in double ------------------------------------------- */
 LATTN__DEF lattn_status lattn_la_ref(lattn_ctx *ctx, const lattn_la_args *a) {
-    return lattn_la_ref64(ctx, a, NULL, NULL, NULL);
-}
-LATTN__DEF lattn_status lattn_la_ref64(lattn_ctx *ctx, const lattn_la_args *a, double *o64, double *ht64, double *zt64) {
     lattn__la_dims dm;
     int64_t sq, h, t, i, j, H, K, V, Kf;
     double *S, *z, *fq, *fk, *o;
@@ -4589,18 +4641,18 @@ LATTN__DEF lattn_status lattn_la_ref64(lattn_ctx *ctx, const lattn_la_args *a, d
                     den += qi * z[i];
                 }
                 for (j = 0; j < V; j++) {
-                    double oj = a->normalize ? o[j] / (den + (double)a->eps) : o[j];
+                    double oj = a->normalize ? o[j] / (den + (double)lattn__la_eps(a)) : o[j];
                     a->o[row * V + j] = (float)oj;
-                    if (o64) o64[row * V + j] = oj;
+                    if (a->o64) a->o64[row * V + j] = oj;
                 }
             }
             for (i = 0; i < Kf * V; i++) {
                 if (a->ht) a->ht[sidx * V + i] = (float)S[i];
-                if (ht64) ht64[sidx * V + i] = S[i];
+                if (a->ht64) a->ht64[sidx * V + i] = S[i];
             }
             for (i = 0; a->normalize && i < Kf; i++) {
                 if (a->zt) a->zt[sidx + i] = (float)z[i];
-                if (zt64) zt64[sidx + i] = z[i];
+                if (a->zt64) a->zt64[sidx + i] = z[i];
             }
         }
     }
@@ -4637,14 +4689,11 @@ static lattn_status lattn__la_map(lattn_ctx *ctx, const lattn_la_args *a, const 
 }
 
 /* --- _step: one token; S += φk vᵀ and o += (s φq_i) S_i fused in one pass over each state row ---- */
-LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
+static lattn_status lattn__la_step1(lattn_ctx *ctx, const lattn_la_args *a) {
     lattn__la_dims dm;
     lattn__la_in in;
     int64_t b, h, i, j, H, V, Kf;
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_step", a, &dm));
-    if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_la_step: needs T == 1 and no offsets");
-    if (!a->ht || (a->normalize && !a->zt))
-        return lattn__fail(ctx, LATTN_E_NULL, "lattn_la_step: ht (and zt when normalising) are required");
     H = a->H; V = a->V; Kf = dm.Kf;
     LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_step"));
     for (b = 0; b < a->B; b++)
@@ -4675,7 +4724,7 @@ LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
                     z[i] = al * (a->z0 ? a->z0[row * Kf + i] : 0.0f) + k[i];
                     den += dm.s * q[i] * z[i];
                 }
-                for (j = 0; j < V; j++) o[j] /= den + a->eps;
+                for (j = 0; j < V; j++) o[j] /= den + lattn__la_eps(a);
             }
         }
     lattn__free(ctx, in.buf);
@@ -4683,14 +4732,15 @@ LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
 }
 
 /* --- decode: _step over every token of every sequence ------------------------------------------ */
-LATTN__DEF lattn_status lattn_la_decode(lattn_ctx *ctx, const lattn_la_args *a) {
+LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
     lattn__la_dims dm;
     int64_t sq, t, HS, HZ;
     float *S;
     lattn_status st = LATTN_OK;
-    LATTN__TRY(lattn__la_check(ctx, "lattn_la_decode", a, &dm));
+    if (a && a->T == 1 && !a->offsets && a->ht && (!a->normalize || a->zt)) return lattn__la_step1(ctx, a);
+    LATTN__TRY(lattn__la_check(ctx, "lattn_la_step", a, &dm));
     HS = a->H * dm.Kf * a->V; HZ = a->H * dm.Kf;
-    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)(HS + HZ), "lattn_la_decode"));
+    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)(HS + HZ), "lattn_la_step"));
     for (sq = 0; sq < dm.n && st == LATTN_OK; sq++) {
         int64_t tok0, len;
         lattn_la_args s = *a;
@@ -4704,7 +4754,7 @@ LATTN__DEF lattn_status lattn_la_decode(lattn_ctx *ctx, const lattn_la_args *a) 
             s.v = a->v + tok * a->H * a->V; s.o = a->o + tok * a->H * a->V;
             if (a->gk) s.gk = a->gk + tok * a->H * a->K;
             if (a->g) s.g = a->g + tok * a->H;
-            st = lattn_la_step(ctx, &s);
+            st = lattn__la_step1(ctx, &s);
         }
         if (a->ht) memcpy(a->ht + sq * HS, S, sizeof(float) * (size_t)HS);
         if (a->zt && a->normalize) memcpy(a->zt + sq * HZ, S + HS, sizeof(float) * (size_t)HZ);
@@ -4771,7 +4821,7 @@ LATTN__DEF lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a
             for (r = 0; r < L; r++) {
                 float dr = lattn_vec_sum((size_t)(r + 1), A + r * L);
                 if (a->z0) dr += lattn_vec_dot((size_t)Kf, qs + r * Kf, a->z0 + sidx);
-                lattn_vec_scale((size_t)V, 1.0f / (dr + a->eps), O + r * H * V);
+                lattn_vec_scale((size_t)V, 1.0f / (dr + lattn__la_eps(a)), O + r * H * V);
             }
         }
         Ks = Kr;                         /* keys as the final state sees them: φk_c ⊙ e^{G_last - G_c} */
@@ -4932,7 +4982,7 @@ static lattn_status lattn__la_store_o(lattn_tiler *t, lattn__la_tiles *x, const 
     lattn_tile v = lattn_tile_view(&x->ob, 0, L, 0, vw);
     if (a->normalize) {
         lattn_tile dc = lattn_tile_view(&x->dcol, 0, L, 0, 1), z = lattn_tile_view(&x->ob, 0, L, vw, 1);
-        LATTN__TRY(lattn_tile_act(t, &dc, &z, LATTN_ACT_IDENTITY, 1.0f, a->eps));
+        LATTN__TRY(lattn_tile_act(t, &dc, &z, LATTN_ACT_IDENTITY, 1.0f, lattn__la_eps(a)));
         LATTN__TRY(lattn_tile_ts(t, &v, &v, &dc, 0.0f, LATTN_TOP_DIV));
     }
     return lattn_dma_store(t, o, a->H * a->V, &v);
@@ -5521,7 +5571,7 @@ static lattn_status lattn__la_tiles_fn(lattn_tiler *t, const void *plan, void *t
     return lattn__la_tiles_alloc(t, (const lattn__la_plan *)plan, tiles ? (lattn__la_tiles *)tiles : &dummy, host_floats);
 }
 
-LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, int chunk) {
+LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a) {
     lattn__la_dims dm;
     lattn__la_in in;
     lattn__la_plan plan;
@@ -5537,12 +5587,12 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
         LATTN__TRY(lattn__alloc_floats(ctx, &gam, (size_t)a->H, "lattn_la_chunk"));
         lattn_retention_decay(a->H, gam);
         ar = *a; ar.g_gamma = gam; ar.retnet_decay = 0;
-        st = lattn_la_chunk(ctx, &ar, chunk);
+        st = lattn_la_chunk(ctx, &ar);
         lattn__free(ctx, gam);
         return st;
     }
     memset(&plan, 0, sizeof plan);
-    LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, dm.Kf, a->V, dm.n, a->H, 2, lattn__threads(ctx), a->normalize, dm.gate,
+    LATTN__TRY(lattn__la_plan_make(ctx, pr, a->chunk, dm.Kf, a->V, dm.n, a->H, 2, lattn__threads(ctx), a->normalize, dm.gate,
                                    a->g_gamma && !a->g && !a->gk, &plan));
     if (a->schedule != LATTN_SCHED_STREAMING) {
         int64_t sq, t0, len, mx = 0;
@@ -5582,11 +5632,6 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a, i
 /* ================================================================================================ */
 /* >>delta implementation                                                                           */
 /* ================================================================================================ */
-LATTN__DEF lattn_gdr_args lattn_gdr_args_default(void) {
-    lattn_gdr_args a;
-    memset(&a, 0, sizeof a);
-    return a;
-}
 #define LATTN__L2_EPS 1e-6                /* fla's in-kernel l2norm: x / sqrt(Σx² + eps) */
 
 typedef struct lattn__gdr_dims { int64_t n, P; double sd; float s; int gate; } lattn__gdr_dims;
@@ -5634,8 +5679,7 @@ static void lattn__l2_row_d(int64_t n, const float *x, int norm, double *y) {
 }
 
 /* --- _ref: the recurrence, token by token, in double ------------------------------------------- */
-LATTN__DEF lattn_status lattn_gdr_ref(lattn_ctx *ctx, const lattn_gdr_args *a) { return lattn_gdr_ref64(ctx, a, NULL, NULL); }
-LATTN__DEF lattn_status lattn_gdr_ref64(lattn_ctx *ctx, const lattn_gdr_args *a, double *o64, double *ht64) {
+LATTN__DEF lattn_status lattn_gdr_ref(lattn_ctx *ctx, const lattn_gdr_args *a) {
     lattn__gdr_dims dm;
     int64_t sq, h, t, i, j, l, H, K, V;
     double *S, *q, *k, *e, *w;
@@ -5674,12 +5718,12 @@ LATTN__DEF lattn_status lattn_gdr_ref64(lattn_ctx *ctx, const lattn_gdr_args *a,
                 for (i = 0; i < K; i++) for (j = 0; j < V; j++) w[j] += dm.sd * q[i] * S[i * V + j];
                 for (j = 0; j < V; j++) {
                     a->o[row * V + j] = (float)w[j];
-                    if (o64) o64[row * V + j] = w[j];
+                    if (a->o64) a->o64[row * V + j] = w[j];
                 }
             }
             for (i = 0; i < K * V; i++) {
                 if (a->ht) a->ht[sidx * V + i] = (float)S[i];
-                if (ht64) ht64[sidx * V + i] = S[i];
+                if (a->ht64) a->ht64[sidx * V + i] = S[i];
             }
         }
     }
@@ -5688,13 +5732,11 @@ LATTN__DEF lattn_status lattn_gdr_ref64(lattn_ctx *ctx, const lattn_gdr_args *a,
 }
 
 /* --- _step: one token per head in float32, the state updated in place ------------------------- */
-LATTN__DEF lattn_status lattn_gdr_step(lattn_ctx *ctx, const lattn_gdr_args *a) {
+static lattn_status lattn__gdr_step1(lattn_ctx *ctx, const lattn_gdr_args *a) {
     lattn__gdr_dims dm;
     int64_t b, h, i, l, H, K, V;
     float *buf;
     LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_step", a, &dm));
-    if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_gdr_step: needs T == 1 and no offsets");
-    if (!a->ht) return lattn__fail(ctx, LATTN_E_NULL, "lattn_gdr_step: ht (the state out) is NULL");
     H = a->H; K = a->K; V = a->V;
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(3 * K + V), "lattn_gdr_step"));
     for (b = 0; b < a->B; b++)
@@ -5752,14 +5794,15 @@ LATTN__DEF lattn_status lattn_gdr_step(lattn_ctx *ctx, const lattn_gdr_args *a) 
     return lattn__ok(ctx);
 }
 
-LATTN__DEF lattn_status lattn_gdr_decode(lattn_ctx *ctx, const lattn_gdr_args *a) {
+LATTN__DEF lattn_status lattn_gdr_step(lattn_ctx *ctx, const lattn_gdr_args *a) {
     lattn__gdr_dims dm;
     int64_t sq, t, H, K, V, KV;
     float *S;
     lattn_status st = LATTN_OK;
-    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_decode", a, &dm));
+    if (a && a->T == 1 && !a->offsets && a->ht) return lattn__gdr_step1(ctx, a);
+    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_step", a, &dm));
     H = a->H; K = a->K; V = a->V; KV = H * K * V;
-    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)KV, "lattn_gdr_decode"));
+    LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)KV, "lattn_gdr_step"));
     for (sq = 0; sq < dm.n && st == LATTN_OK; sq++) {
         int64_t tok0, len;
         lattn_gdr_args s = *a;
@@ -5775,7 +5818,7 @@ LATTN__DEF lattn_status lattn_gdr_decode(lattn_ctx *ctx, const lattn_gdr_args *a
             s.inj_b = a->inj_b ? a->inj_b + row * a->L : NULL;
             s.inj_kap = a->inj_kap ? a->inj_kap + row * a->L * K : NULL;
             s.inj_d = a->inj_d ? a->inj_d + row * a->L * V : NULL;
-            st = lattn_gdr_step(ctx, &s);
+            st = lattn__gdr_step1(ctx, &s);
         }
         if (a->ht) memcpy(a->ht + sq * KV, S, sizeof(float) * (size_t)KV);
     }
@@ -6151,13 +6194,14 @@ static lattn_status lattn__gdr_tiles_fn(lattn_tiler *t, const void *plan, void *
     lattn__gdr_tiles dummy;
     return lattn__gdr_tiles_alloc(t, (const lattn__gdr_plan *)plan, tiles ? (lattn__gdr_tiles *)tiles : &dummy, host_floats);
 }
-LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a, int chunk) {
+LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a) {
     lattn__gdr_dims dm;
     lattn__gdr_plan plan;
     lattn__team tm;
     int64_t w, nvb;
     lattn_status st;
     const lattn_dev_profile *pr;
+    int chunk;
     LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_chunk", a, &dm));
     LATTN__TRY(lattn__profile(ctx, &pr));
     if (dm.P > LATTN__GDR_MAX_P)
@@ -6166,7 +6210,7 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a,
     memset(&plan, 0, sizeof plan);
     /* The WY kernel keeps ~20 tiles live per head; a GPU block's 227 KB of shared memory holds them
        at C = 32 (fla's C = 64 spreads the same work over five kernels), so that is the GPU default. */
-    if (chunk == 0 && pr->kind == LATTN_DEV_GPU) chunk = 32;
+    chunk = a->chunk == 0 && pr->kind == LATTN_DEV_GPU ? 32 : a->chunk;
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, dm.n, a->H, 1, lattn__threads(ctx), 0, 0, 0, &plan.la));
     plan.P = (int)dm.P; plan.own_e = a->e != NULL; plan.keyed = a->gk != NULL;
     plan.pair = pr->kind != LATTN_DEV_GPU && plan.la.C % 32 == 0 && (pr->partitions <= 0 || 2 * plan.la.C <= pr->partitions);
@@ -6787,14 +6831,17 @@ static int64_t lattn__laplace_sum(int nt, int64_t (*terms)[4]) {
     }
     return sum > (size_t)INT64_MAX ? -1 : (int64_t)sum;
 }
-LATTN__DEF int64_t lattn_laplace_state_floats(const lattn_laplace_config *c) {
+static int64_t lattn__laplace_state_floats(const lattn_laplace_config *c) {
     int64_t t[2][4];
     if (!c) return -1;
     t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = c->dk; t[0][3] = c->dv;       /* GLA states */
     t[1][0] = c->n_layers; t[1][1] = c->D; t[1][2] = c->conv_w; t[1][3] = 1;       /* conv caches */
     return lattn__laplace_sum(2, t);
 }
-LATTN__DEF int64_t lattn_laplace_matrix_params(const lattn_laplace_config *c, int64_t *n_matrices) {
+LATTN__DEF lattn_status lattn_laplace_state_floats(const lattn_laplace_config *c, size_t *out) {
+    return lattn__size_out(lattn__laplace_state_floats(c), out);
+}
+static int64_t lattn__laplace_matrix_params(const lattn_laplace_config *c, int64_t *n_matrices) {
     int64_t t[5][4], n;
     if (n_matrices) *n_matrices = -1;
     if (!c) return -1;
@@ -6806,6 +6853,9 @@ LATTN__DEF int64_t lattn_laplace_matrix_params(const lattn_laplace_config *c, in
     n = lattn__laplace_sum(5, t);
     if (n >= 0 && n_matrices) *n_matrices = 4 * c->n_layers;
     return n;
+}
+LATTN__DEF lattn_status lattn_laplace_matrix_params(const lattn_laplace_config *c, size_t *out, int64_t *n_matrices) {
+    return lattn__size_out(lattn__laplace_matrix_params(c, n_matrices), out);
 }
 
 /* The tensors of one layer, in arena order; the model's three global tensors follow the layers. */
@@ -6856,7 +6906,7 @@ static lattn_status lattn__laplace_check_cfg(lattn_ctx *ctx, const char *who, co
     if (!(c->norm_eps > 0.0f) || !isfinite(c->norm_eps))
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: norm_eps must be positive and finite", who);
     t[0][0] = 1; t[0][1] = 1; t[0][2] = c->vocab + 1; t[0][3] = c->D;
-    if (lattn_laplace_matrix_params(c, NULL) < 0 || lattn_laplace_state_floats(c) < 0 || lattn__laplace_sum(1, t) < 0)
+    if (lattn__laplace_matrix_params(c, NULL) < 0 || lattn__laplace_state_floats(c) < 0 || lattn__laplace_sum(1, t) < 0)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the model's sizes overflow", who);
     return LATTN_OK;
 }
@@ -7055,9 +7105,9 @@ LATTN__DEF lattn_status lattn_laplace_serialize(lattn_ctx *ctx, const lattn_lapl
     n = lattn__laplace_fields(&c, &gate, fl);
     return lattn__arena_serialize(ctx, "lattn_laplace_serialize", m->tensors, m->n_tensors, fl, n, out, size);
 }
-LATTN__DEF lattn_status lattn_laplace_load_st(lattn_ctx *ctx, lattn_laplace_model *m, const lattn_st_file *f,
+LATTN__DEF lattn_status lattn_laplace_init_st(lattn_ctx *ctx, lattn_laplace_model *m, const lattn_st_file *f,
                                               const char *prefix) {
-    const char *who = "lattn_laplace_load";
+    const char *who = "lattn_laplace_init_file";
     lattn_laplace_config c = lattn_laplace_config_3b();
     lattn__cfield fl[LATTN__CFG_MAX];
     int gate = 0, n;
@@ -7087,12 +7137,12 @@ LATTN__DEF lattn_status lattn_laplace_save(lattn_ctx *ctx, const lattn_laplace_m
     lattn__free(ctx, buf);
     return ok ? lattn__ok(ctx) : lattn__fail(ctx, LATTN_E_IO, "lattn_laplace_save: cannot write '%s'", path);
 }
-LATTN__DEF lattn_status lattn_laplace_load(lattn_ctx *ctx, lattn_laplace_model *m, const char *path) {
+LATTN__DEF lattn_status lattn_laplace_init_file(lattn_ctx *ctx, lattn_laplace_model *m, const char *path) {
     lattn_st_file f;
     lattn_status st;
     if (m) memset(m, 0, sizeof *m);
     LATTN__TRY(lattn_st_load(ctx, path, &f));
-    st = lattn_laplace_load_st(ctx, m, &f, "");
+    st = lattn_laplace_init_st(ctx, m, &f, "");
     lattn_st_free(ctx, &f);
     return st;
 }
@@ -7166,7 +7216,7 @@ static void lattn__gate_rows(int nthr, int64_t rows, int64_t dv, float *O, float
    double while it runs. This is the recurrent form of the equations above, line for line. */
 LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
                                                   int64_t T, const int32_t *tokens, const float *x,
-                                                  float *out, float *state) {
+                                                  float *out, float *state, double *out64) {
     const char *who = "lattn_laplace_forward_ref";
     const lattn_laplace_config *c;
     int64_t D, H, dk, dv, W, SF, LS, b, t, l, i, j, h, NQ, nout;
@@ -7178,7 +7228,7 @@ LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_la
     norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
     swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
     D = c->D; H = c->H; dk = c->dk; dv = c->dv; W = c->conv_w;
-    SF = lattn_laplace_state_floats(c); LS = SF / c->n_layers; NQ = H * (2 * dk + 2 * dv);
+    SF = lattn__laplace_state_floats(c); LS = SF / c->n_layers; NQ = H * (2 * dk + 2 * dv);
     nout = c->vocab > 0 ? c->vocab : D;
     if (T == 0) return lattn__ok(ctx);
     n = (size_t)SF + 2 * (size_t)D + (size_t)NQ + (size_t)(H * dv) + 2 * (size_t)c->ffn + (size_t)nout;
@@ -7229,8 +7279,11 @@ LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_la
                 lattn__layernorm_d(D, xd, lattn__lg(m, LATTN__LG_NORM_W), lattn__lg(m, LATTN__LG_NORM_B), c->norm_eps, hd);
                 lattn__matvec_d(c->vocab, D, lattn__lg(m, LATTN__LG_EMBED), hd, lg, 0);
                 for (i = 0; i < nout; i++) out[tok * nout + i] = (float)lg[i];
-            } else
+                for (i = 0; out64 && i < nout; i++) out64[tok * nout + i] = lg[i];
+            } else {
                 for (i = 0; i < D; i++) out[tok * D + i] = (float)xd[i];
+                for (i = 0; out64 && i < D; i++) out64[tok * D + i] = xd[i];
+            }
         }
         if (state) for (i = 0; i < SF; i++) state[b * SF + i] = (float)st[i];
     }
@@ -7280,12 +7333,12 @@ static void lattn__layernorm_rows(int nthr, int64_t M, int64_t n, const float *X
     }
 }
 
-/* The fast forward (decode = 0: lattn_shortconv_fast + lattn_la_chunk over T tokens) and the step
+/* The fast forward (decode = 0: lattn_shortconv_chunk + lattn_la_chunk over T tokens) and the step
    (decode = 1, T = 1: lattn_shortconv_step + lattn_la_step), layer by layer over all B·T tokens.
    The state is advanced in a copy and committed at the end, so a failure leaves it untouched. */
 static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
                                        const int32_t *tokens, const float *x, float *out, float *state,
-                                       int decode, const char *who) {
+                                       lattn_form form, const char *who) {
     const lattn_laplace_config *c;
     int64_t D, H, dk, dv, W, SF, LS, M, l, b, r, nout;
     int nthr = lattn__threads(ctx), norm, swish;
@@ -7293,9 +7346,9 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
     size_t n, attn, ffn, tmp;
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__laplace_args(ctx, who, m, B, T, tokens, x, out));
-    if (decode && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
+    if (form == LATTN_FORM_STEP && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
     c = &m->cfg; D = c->D; H = c->H; dk = c->dk; dv = c->dv; W = c->conv_w;
-    SF = lattn_laplace_state_floats(c); LS = SF / c->n_layers; M = B * T;
+    SF = lattn__laplace_state_floats(c); LS = SF / c->n_layers; M = B * T;
     nout = c->vocab > 0 ? c->vocab : D;
     norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
     swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
@@ -7324,11 +7377,11 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
         /* h = LayerNorm1(x); u = SiLU(ShortConv(h)) per sequence, on its own conv cache */
         lattn__layernorm_rows(nthr, M, D, X, lattn__lw(m, l, LATTN__LP_LN1_W), lattn__lw(m, l, LATTN__LP_LN1_B), c->norm_eps, Hn);
         for (b = 0; b < B && st == LATTN_OK; b++) {
-            lattn_conv_args ca;
+            lattn_shortconv_args ca;
             memset(&ca, 0, sizeof ca);
             ca.B = 1; ca.T = T; ca.D = D; ca.W = W; ca.x = Hn + b * T * D; ca.w = lattn__lw(m, l, LATTN__LP_CONV);
             ca.silu = 1; ca.h0 = st_in + b * SF + l * LS; ca.y = U + b * T * D; ca.ht = st_out + b * SF + l * LS;
-            st = decode ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_fast(ctx, &ca);
+            st = form == LATTN_FORM_STEP ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_chunk(ctx, &ca);
         }
         /* q | k | v | g = u W_qkvgᵀ, each into its own [B][T][H][d] buffer */
         lattn__linear(nthr, M, H * dk, D, U, Wq, Q, 0, ws);
@@ -7337,13 +7390,13 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
         lattn__linear(nthr, M, H * dv, D, U, Wq + (2 * H * dk + H * dv) * D, G, 0, ws);
         /* o = Simple GLA with the fixed decays, per sequence on its own GLA states */
         for (b = 0; b < B && st == LATTN_OK; b++) {
-            lattn_la_args a = lattn_la_args_default();
+            lattn_la_args a = LATTN__ZERO;
             a.B = 1; a.T = T; a.H = H; a.K = dk; a.V = dv;
             a.q = Q + b * T * H * dk; a.k = Kb + b * T * H * dk; a.v = Vb + b * T * H * dv;
             a.g_gamma = m->g_gamma;
             a.h0 = st_in + b * SF + l * LS + D * W; a.ht = st_out + b * SF + l * LS + D * W;
             a.o = O + b * T * H * dv;
-            st = decode ? lattn_la_step(ctx, &a) : lattn_la_chunk(ctx, &a, 0);
+            st = form == LATTN_FORM_STEP ? lattn_la_step(ctx, &a) : lattn_la_chunk(ctx, &a);
         }
         if (st != LATTN_OK) break;
         lattn__gate_rows(nthr, M * H, dv, O, G, lattn__lw(m, l, LATTN__LP_GNORM), norm, swish, c->norm_eps);   /* y = gate(o, g) */
@@ -7373,11 +7426,11 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
 }
 LATTN__DEF lattn_status lattn_laplace_forward(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
                                               const int32_t *tokens, const float *x, float *out, float *state) {
-    return lattn__laplace_run(ctx, m, B, T, tokens, x, out, state, 0, "lattn_laplace_forward");
+    return lattn__laplace_run(ctx, m, B, T, tokens, x, out, state, LATTN_FORM_CHUNK, "lattn_laplace_forward");
 }
 LATTN__DEF lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
                                            const int32_t *tokens, const float *x, float *out, float *state) {
-    return lattn__laplace_run(ctx, m, B, 1, tokens, x, out, state, 1, "lattn_laplace_step");
+    return lattn__laplace_run(ctx, m, B, 1, tokens, x, out, state, LATTN_FORM_STEP, "lattn_laplace_step");
 }
 
 /* ================================================================================================ */
@@ -7394,13 +7447,16 @@ static const char *const lattn__gd_names[LATTN__GD_N] = {
     "q_proj.weight", "k_proj.weight", "v_proj.weight", "a_proj.weight", "b_proj.weight", "g_proj.weight",
     "o_proj.weight", "q_conv1d.weight", "k_conv1d.weight", "v_conv1d.weight", "A_log", "dt_bias", "o_norm.weight"
 };
-LATTN__DEF int64_t lattn_gdn_state_floats(const lattn_gdn_config *c) {
+static int64_t lattn__gdn_state_floats(const lattn_gdn_config *c) {
     int64_t t[3][4];
     if (!c) return -1;
     t[0][0] = 2 * LATTN__MIN(c->H, INT64_MAX / 4); t[0][1] = c->K; t[0][2] = c->conv_w; t[0][3] = 1;   /* q, k caches */
     t[1][0] = c->H; t[1][1] = c->V; t[1][2] = c->conv_w; t[1][3] = 1;                                   /* v cache */
     t[2][0] = c->H; t[2][1] = c->K; t[2][2] = c->V; t[2][3] = 1;                                        /* S */
     return lattn__laplace_sum(3, t);
+}
+LATTN__DEF lattn_status lattn_gdn_state_floats(const lattn_gdn_config *c, size_t *out) {
+    return lattn__size_out(lattn__gdn_state_floats(c), out);
 }
 static lattn_status lattn__gdn_check_cfg(lattn_ctx *ctx, const char *who, const lattn_gdn_config *c) {
     int64_t t[1][4];
@@ -7410,7 +7466,7 @@ static lattn_status lattn__gdn_check_cfg(lattn_ctx *ctx, const char *who, const 
     if (!(c->norm_eps > 0.0f) || !isfinite(c->norm_eps))
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: norm_eps must be positive and finite", who);
     t[0][0] = 4; t[0][1] = c->H; t[0][2] = LATTN__MAX(c->K, c->V); t[0][3] = LATTN__MAX(c->D, c->conv_w);
-    if (lattn_gdn_state_floats(c) < 0 || lattn__laplace_sum(1, t) < 0)
+    if (lattn__gdn_state_floats(c) < 0 || lattn__laplace_sum(1, t) < 0)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the layer's sizes overflow", who);
     return LATTN_OK;
 }
@@ -7478,7 +7534,7 @@ LATTN__DEF lattn_status lattn_gdn_serialize(lattn_ctx *ctx, const lattn_gdn_laye
     n = lattn__gdn_fields(&c, &neg, fl);
     return lattn__arena_serialize(ctx, "lattn_gdn_serialize", m->tensors, m->n_tensors, fl, n, out, size);
 }
-LATTN__DEF lattn_status lattn_gdn_load_st(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_st_file *f, const char *prefix) {
+LATTN__DEF lattn_status lattn_gdn_init_st(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_st_file *f, const char *prefix) {
     const char *who = "lattn_gdn_load";
     lattn_gdn_config c = lattn_gdn_config_default();
     lattn__cfield fl[LATTN__CFG_MAX];
@@ -7509,7 +7565,7 @@ static lattn_status lattn__gdn_args(lattn_ctx *ctx, const char *who, const lattn
 
 /* The reference: token by token in double, the state kept in double while a sequence runs. */
 LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
-                                              const float *x, float *y, float *state) {
+                                              const float *x, float *y, float *state, double *y64) {
     const char *who = "lattn_gdn_forward_ref";
     const lattn_gdn_config *c;
     int64_t D, H, K, V, W, HK, HV, SF, b, t, i, j, h, ch;
@@ -7517,7 +7573,7 @@ LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_la
     size_t n;
     LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, y));
     c = &m->cfg; D = c->D; H = c->H; K = c->K; V = c->V; W = c->conv_w; HK = H * K; HV = H * V;
-    SF = lattn_gdn_state_floats(c); sc = 1.0 / sqrt((double)K);
+    SF = lattn__gdn_state_floats(c); sc = 1.0 / sqrt((double)K);
     n = (size_t)SF + (size_t)D + (size_t)(2 * HK + HV) + 2 * (size_t)H + 2 * (size_t)HV + (size_t)D;
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
@@ -7562,6 +7618,7 @@ LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_la
             }
             lattn__matvec_d(D, HV, lattn__gdw(m, LATTN__GD_O), o, out, 0);
             for (i = 0; i < D; i++) y[(b * T + t) * D + i] = (float)out[i];
+            for (i = 0; y64 && i < D; i++) y64[(b * T + t) * D + i] = out[i];
         }
         if (state) for (i = 0; i < SF; i++) state[b * SF + i] = (float)st[i];
     }
@@ -7572,7 +7629,7 @@ LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_la
 /* forward (decode = 0) and step (decode = 1, T = 1): layer-wide GEMMs, then per sequence the
    ShortConvs and the delta-rule core on that sequence's state, advanced in a copy and committed. */
 static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T, const float *x,
-                                   float *y, float *state, int decode, const char *who) {
+                                   float *y, float *state, lattn_form form, const char *who) {
     const lattn_gdn_config *c;
     int64_t D, H, K, V, W, HK, HV, SF, M, b, i, ch;
     int nthr = lattn__threads(ctx);
@@ -7580,9 +7637,9 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
     size_t n, tmp;
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, y));
-    if (decode && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
+    if (form == LATTN_FORM_STEP && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
     c = &m->cfg; D = c->D; H = c->H; K = c->K; V = c->V; W = c->conv_w; HK = H * K; HV = H * V;
-    SF = lattn_gdn_state_floats(c); M = B * T;
+    SF = lattn__gdn_state_floats(c); M = B * T;
     if (T == 0) return lattn__ok(ctx);
     /* two state copies; projections P (q | k | v), their conv outputs Cv, a, b, the gate input G,
        the mixer output O; GEMM workspaces */
@@ -7610,15 +7667,15 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
     }
     for (b = 0; b < B && st == LATTN_OK; b++) {
         int64_t off = 0;
-        lattn_gdr_args a = lattn_gdr_args_default();
+        lattn_gdr_args a = LATTN__ZERO;
         for (ch = 0; ch < 3 && st == LATTN_OK; ch++) {       /* the three ShortConvs + SiLU */
             int64_t Dc = ch < 2 ? HK : HV, base = ch == 0 ? 0 : ch == 1 ? M * HK : 2 * M * HK;
-            lattn_conv_args ca;
+            lattn_shortconv_args ca;
             memset(&ca, 0, sizeof ca);
             ca.B = 1; ca.T = T; ca.D = Dc; ca.W = W; ca.x = P + base + b * T * Dc; ca.y = Cv + base + b * T * Dc;
             ca.w = lattn__gdw(m, ch == 0 ? LATTN__GD_QC : ch == 1 ? LATTN__GD_KC : LATTN__GD_VC);
             ca.silu = 1; ca.h0 = st_in + b * SF + off; ca.ht = st_out + b * SF + off;
-            st = decode ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_fast(ctx, &ca);
+            st = form == LATTN_FORM_STEP ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_chunk(ctx, &ca);
             off += Dc * W;
         }
         if (st != LATTN_OK) break;
@@ -7626,7 +7683,7 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
         a.q = Cv + b * T * HK; a.k = Cv + M * HK + b * T * HK; a.v = Cv + 2 * M * HK + b * T * HV;
         a.g = A + b * T * H; a.beta = Bt + b * T * H;
         a.h0 = st_in + b * SF + off; a.ht = st_out + b * SF + off; a.o = O + b * T * HV;
-        st = decode ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a, 0);
+        st = form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
     }
     if (st == LATTN_OK) {
         lattn__gate_rows(nthr, M * H, V, O, G, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps);
@@ -7638,16 +7695,17 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
 }
 LATTN__DEF lattn_status lattn_gdn_forward(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
                                           const float *x, float *y, float *state) {
-    return lattn__gdn_run(ctx, m, B, T, x, y, state, 0, "lattn_gdn_forward");
+    return lattn__gdn_run(ctx, m, B, T, x, y, state, LATTN_FORM_CHUNK, "lattn_gdn_forward");
 }
 LATTN__DEF lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, const float *x,
                                        float *y, float *state) {
-    return lattn__gdn_run(ctx, m, B, 1, x, y, state, 1, "lattn_gdn_step");
+    return lattn__gdn_run(ctx, m, B, 1, x, y, state, LATTN_FORM_STEP, "lattn_gdn_step");
 }
 
 /* ================================================================================================ */
 /* >>prism implementation                                                                           */
 /* ================================================================================================ */
+static int64_t lattn__prism_params(const lattn_prism_config *c, int64_t *per_block);
 /* The tensors of P1 in arena order: official name, rank, and which sizes make each dimension. */
 enum { LATTN__P1_FW, LATTN__P1_FB, LATTN__P1_CW, LATTN__P1_CB, LATTN__P1_AW, LATTN__P1_AB, LATTN__P1_IW, LATTN__P1_IB,
        LATTN__P1_OW, LATTN__P1_OB, LATTN__P1_G0W, LATTN__P1_G0B, LATTN__P1_G1W, LATTN__P1_G1B, LATTN__P1_GW,
@@ -7689,8 +7747,8 @@ static void lattn__p1_bind(lattn_prism_p1 *p, const int64_t (*w)[4]) {
     dst[LATTN__P1_O2B] = &p->o2_b; dst[LATTN__P1_UG] = &p->up_gain; dst[LATTN__P1_UK] = &p->up_k;
     for (i = 0; i < LATTN__P1_N; i++) { *dst[i] = p->arena + off; off += lattn__p1_count(w[i]); }
 }
-LATTN__DEF lattn_status lattn_prism_p1_load(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_st_file *f, const char *prefix) {
-    const char *who = "lattn_prism_p1_load";
+LATTN__DEF lattn_status lattn_prism_p1_init_st(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_st_file *f, const char *prefix) {
+    const char *who = "lattn_prism_p1_init_st";
     const lattn_st_tensor *t[LATTN__P1_N];
     int64_t D, H, S, R, Kc, rg, w[LATTN__P1_N][4];
     int i, d;
@@ -7745,7 +7803,7 @@ LATTN__DEF lattn_status lattn_prism_p1_init(lattn_ctx *ctx, lattn_prism_p1 *p, c
     int i;
     if (!p) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL block", who);
     memset(p, 0, sizeof *p);
-    if (!c || lattn_prism_params(c, NULL) < 0 || c->S < 1 || c->D % c->H != 0 || c->D > (1 << 20) || c->S > 64 || c->R > (1 << 16) || c->Kc > 64)
+    if (!c || lattn__prism_params(c, NULL) < 0 || c->S < 1 || c->D % c->H != 0 || c->D > (1 << 20) || c->S > 64 || c->R > (1 << 16) || c->Kc > 64)
         return lattn__fail(ctx, c ? LATTN_E_SHAPE : LATTN_E_NULL, "%s: unusable configuration (S >= 1, H divides D)", who);
     lattn__p1_shapes(c->D, c->H, c->S, c->R, c->Kc, c->rg, w);
     for (i = 0; i < LATTN__P1_N; i++) total += lattn__p1_count(w[i]);
@@ -7769,7 +7827,7 @@ LATTN__DEF lattn_status lattn_prism_p1_init(lattn_ctx *ctx, lattn_prism_p1 *p, c
     p->D = c->D; p->H = c->H; p->S = c->S; p->R = c->R; p->Kc = c->Kc; p->rg = c->rg; p->C = 128; p->tau = 16.0; p->gate_min = 1e-4;
     return lattn__ok(ctx);
 }
-/* The block's tensors under their official names (float32), for lattn_prism_p1_load or torch. */
+/* The block's tensors under their official names (float32), for lattn_prism_p1_init_st or torch. */
 LATTN__DEF lattn_status lattn_prism_p1_serialize(lattn_ctx *ctx, const lattn_prism_p1 *p, unsigned char **out, size_t *size) {
     lattn_st_entry e[LATTN__P1_N];
     int64_t w[LATTN__P1_N][4];
@@ -7907,9 +7965,9 @@ static void lattn__prism_output(const lattn_prism_p1 *p, int64_t T, const float 
     }
 }
 
-LATTN__DEF lattn_status lattn_prism_p1_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+LATTN__DEF lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                            const float *x, float *y, double *y64) {
-    const char *who = "lattn_prism_p1_ref";
+    const char *who = "lattn_prism_p1_forward_ref";
     int64_t D, H, S, R, d, C, F, N, b, i, j, l, h, n, s, m;
     double *buf, *xh, *F_, *gk, *bt, *P, *kap, *bl, *del, *o, *w1, *w2, *M, *dS, *kb, *lam, *Ls, *Le;
     size_t cnt;
@@ -8027,7 +8085,7 @@ LATTN__DEF lattn_prism_config lattn_prism_config_large_130m(void) {
     c.vocab = 50257; c.seq_len = 1024; c.D = 768; c.n_layers = 8; c.H = 8; c.S = 2; c.R = 128; c.Kc = 7; c.rg = 16;
     return c;
 }
-LATTN__DEF int64_t lattn_prism_params(const lattn_prism_config *c, int64_t *per_block) {
+static int64_t lattn__prism_params(const lattn_prism_config *c, int64_t *per_block) {
     const int64_t lim = (int64_t)1 << 24;
     int64_t D, H, S, R, Kc, rg, blk;
     if (per_block) *per_block = -1;
@@ -8041,11 +8099,17 @@ LATTN__DEF int64_t lattn_prism_params(const lattn_prism_config *c, int64_t *per_
     if (per_block) *per_block = blk;
     return c->vocab * D + c->seq_len * D + 2 * D + c->n_layers * blk;
 }
+LATTN__DEF lattn_status lattn_prism_params(const lattn_prism_config *c, size_t *out, int64_t *per_block) {
+    return lattn__size_out(lattn__prism_params(c, per_block), out);
+}
 
 /* ---- P2: the per-token LM form on the delta-rule core ------------------------------------------ */
-LATTN__DEF int64_t lattn_prism_p2_state_floats(const lattn_prism_p1 *p) {
+static int64_t lattn__prism_p2_state_floats(const lattn_prism_p1 *p) {
     if (!p || p->D < 1 || p->H < 1 || p->Kc < 1) return -1;
     return p->D * p->Kc + p->D * (p->D / p->H);                  /* D·Kc + H·d·d */
+}
+LATTN__DEF lattn_status lattn_prism_p2_state_floats(const lattn_prism_p1 *p, size_t *out) {
+    return lattn__size_out(lattn__prism_p2_state_floats(p), out);
 }
 /* Workspace of one row in double: x̂, F, gk, β, P, κ, δ, b, o, the conv cache and scratch. */
 static size_t lattn__prism_ws(const lattn_prism_p1 *p, int64_t T) {
@@ -8062,14 +8126,14 @@ static lattn_status lattn__prism_p2_args(lattn_ctx *ctx, const char *who, const 
     return lattn__check_count(ctx, who, "the workspace", 2, dims);
 }
 
-LATTN__DEF lattn_status lattn_prism_p2_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+LATTN__DEF lattn_status lattn_prism_p2_forward_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                            const float *x, float *y, float *state, double *y64) {
-    const char *who = "lattn_prism_p2_ref";
+    const char *who = "lattn_prism_p2_forward_ref";
     int64_t D, H, S, d, F, SF, b, t, i, j, l, h;
     double *buf, *xh, *F_, *gk, *bt, *P, *kap, *del, *bl, *o, *cache, *w1, *w2, *St;
     size_t cnt;
     LATTN__TRY(lattn__prism_p2_args(ctx, who, p, B, T, x, y));
-    D = p->D; H = p->H; S = p->S; d = D / H; F = 4 * D + 2 * p->R * S + H * S; SF = lattn_prism_p2_state_floats(p);
+    D = p->D; H = p->H; S = p->S; d = D / H; F = 4 * D + 2 * p->R * S + H * S; SF = lattn__prism_p2_state_floats(p);
     if (T == 0) return lattn__ok(ctx);
     cnt = lattn__prism_ws(p, T) + (size_t)(H * d * d + d);
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
@@ -8119,15 +8183,15 @@ LATTN__DEF lattn_status lattn_prism_p2_ref(lattn_ctx *ctx, const lattn_prism_p1 
 
 /* _chunk and _step: steps 1-6 (double), the recurrence on the core in float32, step 8 (double). */
 static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T, const float *x,
-                                        float *y, float *state, int chunk, int decode, const char *who) {
+                                        float *y, float *state, lattn_form form, const char *who) {
     int64_t D, H, S, d, F, SF, b, t, i, l, h;
     double *buf, *xh, *F_, *gk, *bt, *P, *kap, *del, *bl, *o, *cache, *w1, *w2;
     float *fb, *q, *k, *v, *c, *be, *g, *ib, *ik, *id, *of, *S0, *S1;
     size_t cnt, fcnt;
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__prism_p2_args(ctx, who, p, B, T, x, y));
-    if (decode && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
-    D = p->D; H = p->H; S = p->S; d = D / H; F = 4 * D + 2 * p->R * S + H * S; SF = lattn_prism_p2_state_floats(p);
+    if (form == LATTN_FORM_STEP && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
+    D = p->D; H = p->H; S = p->S; d = D / H; F = 4 * D + 2 * p->R * S + H * S; SF = lattn__prism_p2_state_floats(p);
     if (T == 0) return lattn__ok(ctx);
     cnt = lattn__prism_ws(p, T);
     fcnt = (size_t)(T * (5 * D + 2 * H + S * H + 2 * S * D)) + 2 * (size_t)(H * d * d);
@@ -8141,7 +8205,7 @@ static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p,
     ib = be + T * H; ik = ib + T * S * H; id = ik + T * S * D; S0 = id + T * S * D; S1 = S0 + H * d * d;
     for (b = 0; b < B && st == LATTN_OK; b++) {
         const float *xb = x + b * T * D;
-        lattn_gdr_args a = lattn_gdr_args_default();
+        lattn_gdr_args a = LATTN__ZERO;
         for (i = 0; i < D * p->Kc; i++) cache[i] = state ? (double)state[b * SF + i] : 0.0;
         lattn__prism_project(p, T, xb, cache, xh, F_, gk, bt, P, kap, del, bl, w1, w2);
         /* the core's inputs, token-major [T][H][·]. The erase key k̂ and the write key k are parallel:
@@ -8169,7 +8233,7 @@ static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p,
         for (i = 0; i < H * d * d; i++) S0[i] = state ? state[b * SF + D * p->Kc + i] : 0.0f;
         a.B = 1; a.T = T; a.H = H; a.K = d; a.V = d; a.q = q; a.k = k; a.v = v; a.c = c; a.beta = be;
         a.gk = g; a.L = S; a.inj_b = ib; a.inj_kap = ik; a.inj_d = id; a.scale = 1.0; a.h0 = S0; a.ht = S1; a.o = of;
-        st = decode ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a, chunk);
+        st = form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
         if (st != LATTN_OK) break;
         for (i = 0; i < T * D; i++) o[i] = of[i];
         lattn__prism_output(p, T, xb, xh, F_, o, w1, w2, y + b * T * D, NULL);
@@ -8182,26 +8246,29 @@ static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p,
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
-LATTN__DEF lattn_status lattn_prism_p2_chunk(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
-                                             const float *x, float *y, float *state, int chunk) {
-    return lattn__prism_p2_run(ctx, p, B, T, x, y, state, chunk, 0, "lattn_prism_p2_chunk");
+LATTN__DEF lattn_status lattn_prism_p2_forward(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
+                                             const float *x, float *y, float *state) {
+    return lattn__prism_p2_run(ctx, p, B, T, x, y, state, LATTN_FORM_CHUNK, "lattn_prism_p2_forward");
 }
 LATTN__DEF lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, const float *x,
                                             float *y, float *state) {
-    return lattn__prism_p2_run(ctx, p, B, 1, x, y, state, 0, 1, "lattn_prism_p2_step");
+    return lattn__prism_p2_run(ctx, p, B, 1, x, y, state, LATTN_FORM_STEP, "lattn_prism_p2_step");
 }
 
 /* ---- P0: the paper's per-token model ------------------------------------------------------------ */
 enum { LATTN__P0_CONV, LATTN__P0_Q, LATTN__P0_V, LATTN__P0_O, LATTN__P0_AW, LATTN__P0_AB, LATTN__P0_G };   /* then 4 per step */
-LATTN__DEF int64_t lattn_prism_p0_state_floats(const lattn_prism_p0_config *c) {
+static int64_t lattn__prism_p0_state_floats(const lattn_prism_p0_config *c) {
     if (!c || c->D < 1 || c->H < 1 || c->Kc < 1 || c->D % c->H || c->D > (1 << 20) || c->Kc > 64) return -1;
     return c->D * c->Kc + c->D * (c->D / c->H);
+}
+LATTN__DEF lattn_status lattn_prism_p0_state_floats(const lattn_prism_p0_config *c, size_t *out) {
+    return lattn__size_out(lattn__prism_p0_state_floats(c), out);
 }
 static lattn_status lattn__p0_alloc(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_prism_p0_config *c, const char *who) {
     int64_t nt, i, D, H;
     memset(m, 0, sizeof *m);
     if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
-    if (lattn_prism_p0_state_floats(c) < 0 || c->L < 1 || c->L > 64)
+    if (lattn__prism_p0_state_floats(c) < 0 || c->L < 1 || c->L > 64)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: D = %lld, H = %lld (must divide D), L = %lld, Kc = %lld", who,
                            (long long)c->D, (long long)c->H, (long long)c->L, (long long)c->Kc);
     D = c->D; H = c->H; nt = LATTN__P0_G + 4 * c->L;
@@ -8237,7 +8304,7 @@ LATTN__DEF lattn_status lattn_prism_p0_init(lattn_ctx *ctx, lattn_prism_p0 *m, c
         }
     return lattn__ok(ctx);
 }
-LATTN__DEF lattn_status lattn_prism_p0_load_st(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_st_file *f, const char *prefix) {
+LATTN__DEF lattn_status lattn_prism_p0_init_st(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_st_file *f, const char *prefix) {
     const char *who = "lattn_prism_p0_load";
     lattn_prism_p0_config c;
     lattn__cfield fl[4];
@@ -8308,9 +8375,9 @@ static lattn_status lattn__p0_args(lattn_ctx *ctx, const char *who, const lattn_
     dims[0] = B * LATTN__MAX(T, 1); dims[1] = 4 + 3 * m->cfg.L; dims[2] = m->cfg.D + m->cfg.Kc;
     return lattn__check_count(ctx, who, "the workspace", 3, dims);
 }
-/* One row through P0; the recurrence in double (decode < 0) or on the core (0: _chunk, 1: _step). */
+/* One row through P0; the recurrence in double (form REF) or on the core (CHUNK: _chunk, STEP: _step). */
 static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T, const float *x, float *y,
-                                  float *state, int decode, int chunk, const char *who) {
+                                  float *state, double *y64, lattn_form form, const char *who) {
     const int64_t D = m ? m->cfg.D : 0, H = m ? m->cfg.H : 1, L = m ? m->cfg.L : 0, Kc = m ? m->cfg.Kc : 0;
     int64_t d, SF, b, t, i, j, l, h;
     double *buf, *cache, *u, *q, *v, *al, *kl, *dl, *bl, *r, *o, *S;
@@ -8318,13 +8385,13 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
     size_t cnt;
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__p0_args(ctx, who, m, B, T, x, y));
-    if (decode > 0 && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
-    d = D / H; SF = lattn_prism_p0_state_floats(&m->cfg);
+    if (form == LATTN_FORM_STEP && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
+    d = D / H; SF = lattn__prism_p0_state_floats(&m->cfg);
     if (T == 0) return lattn__ok(ctx);
     cnt = (size_t)(D * Kc + T * (5 * D + H + 2 * L * D + L * H) + H * d * d + D);
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    if (decode >= 0 && lattn__alloc_floats(ctx, &fb, (size_t)(T * (5 * D + H + 2 * L * D + 2 * L * H) + 2 * H * d * d), who) != LATTN_OK) {
+    if (form != LATTN_FORM_REF && lattn__alloc_floats(ctx, &fb, (size_t)(T * (5 * D + H + 2 * L * D + 2 * L * H) + 2 * H * d * d), who) != LATTN_OK) {
         lattn__free(ctx, buf);
         return LATTN_E_NOMEM;
     }
@@ -8334,7 +8401,7 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
         const float *xb = x + b * T * D;
         for (i = 0; i < D * Kc; i++) cache[i] = state ? (double)state[b * SF + i] : 0.0;
         lattn__p0_project(m, T, xb, cache, u, q, v, al, kl, dl, bl, r);
-        if (decode < 0) {                /* the recurrence in double, token by token */
+        if (form == LATTN_FORM_REF) {                /* the recurrence in double, token by token */
             for (i = 0; i < H * d * d; i++) S[i] = state ? (double)state[b * SF + D * Kc + i] : 0.0;
             for (t = 0; t < T; t++)
                 for (h = 0; h < H; h++) {
@@ -8358,7 +8425,7 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
                 }
             if (state) for (i = 0; i < H * d * d; i++) state[b * SF + D * Kc + i] = (float)S[i];
         } else {                         /* on the core: gate log α, e = k_1, c = 0, L injections */
-            lattn_gdr_args a = lattn_gdr_args_default();
+            lattn_gdr_args a = LATTN__ZERO;
             float *fq = fb, *fe = fq + T * D, *fo = fe + T * D, *fg = fo + T * D, *fc = fg + T * H, *fbe = fc + T * H;
             float *fv = fbe + T * H, *ib = fv + T * D, *ik = ib + T * L * H, *id = ik + T * L * D, *S0 = id + T * L * D, *S1 = S0 + H * d * d;
             for (t = 0; t < T; t++)
@@ -8381,7 +8448,7 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
             a.B = 1; a.T = T; a.H = H; a.K = d; a.V = d; a.q = fq; a.k = fe; a.v = fv; a.e = fe; a.c = fc; a.beta = fbe;
             a.g = fg; a.L = L; a.inj_b = ib; a.inj_kap = ik; a.inj_d = id; a.scale = 1.0 / sqrt((double)d);
             a.h0 = S0; a.ht = S1; a.o = fo;
-            st = decode ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a, chunk);
+            st = form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
             if (st != LATTN_OK) break;
             for (i = 0; i < T * D; i++) o[i] = fo[i];
             if (state) memcpy(state + b * SF + D * Kc, S1, sizeof(float) * (size_t)(H * d * d));
@@ -8391,6 +8458,7 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
                 double acc = 0;
                 for (j = 0; j < D; j++) acc += (double)lattn__p0w(m, LATTN__P0_O)[i * D + j] * o[t * D + j];
                 y[(b * T + t) * D + i] = (float)acc;
+                if (y64) y64[(b * T + t) * D + i] = acc;
             }
         }
         if (state) for (i = 0; i < D * Kc; i++) state[b * SF + i] = (float)cache[i];
@@ -8399,33 +8467,32 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
-LATTN__DEF lattn_status lattn_prism_p0_ref(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
-                                           const float *x, float *y, float *state) {
-    return lattn__p0_run(ctx, m, B, T, x, y, state, -1, 0, "lattn_prism_p0_ref");
+LATTN__DEF lattn_status lattn_prism_p0_forward_ref(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
+                                                   const float *x, float *y, float *state, double *y64) {
+    return lattn__p0_run(ctx, m, B, T, x, y, state, y64, LATTN_FORM_REF, "lattn_prism_p0_forward_ref");
 }
-LATTN__DEF lattn_status lattn_prism_p0_chunk(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
-                                             const float *x, float *y, float *state, int chunk) {
-    return lattn__p0_run(ctx, m, B, T, x, y, state, 0, chunk, "lattn_prism_p0_chunk");
+LATTN__DEF lattn_status lattn_prism_p0_forward(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
+                                             const float *x, float *y, float *state) {
+    return lattn__p0_run(ctx, m, B, T, x, y, state, NULL, LATTN_FORM_CHUNK, "lattn_prism_p0_forward");
 }
 LATTN__DEF lattn_status lattn_prism_p0_step(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, const float *x,
                                             float *y, float *state) {
-    return lattn__p0_run(ctx, m, B, 1, x, y, state, 1, 0, "lattn_prism_p0_step");
+    return lattn__p0_run(ctx, m, B, 1, x, y, state, NULL, LATTN_FORM_STEP, "lattn_prism_p0_step");
 }
 
 /* ================================================================================================ */
 /* >>ttt implementation                                                                             */
 /* ================================================================================================ */
-LATTN__DEF lattn_ttt_args lattn_ttt_args_default(void) {
-    lattn_ttt_args a;
-    memset(&a, 0, sizeof a);
-    return a;
+/* Floats of one head's fast weights, -1 for a width out of range. */
+static int64_t lattn__ttt_p(int64_t K, int mlp) {
+    if (K < 1 || K > (1 << 14)) return -1;
+    return mlp ? 8 * K * K + 5 * K : K * K + K;
 }
-LATTN__DEF int64_t lattn_ttt_params(int64_t F, int mlp) {
-    if (F < 1 || F > (1 << 14)) return -1;
-    return mlp ? 8 * F * F + 5 * F : F * F + F;
+LATTN__DEF lattn_status lattn_ttt_params(int64_t K, int mlp, size_t *out) {
+    return lattn__size_out(lattn__ttt_p(K, mlp), out);
 }
-LATTN__DEF void lattn_ttt_weights(int64_t F, int mlp, const float *tok, int64_t pos, const float *s, float *w) {
-    int64_t P = lattn_ttt_params(F, mlp), i;
+LATTN__DEF void lattn_ttt_weights(int64_t K, int mlp, const float *tok, int64_t pos, const float *s, float *w) {
+    int64_t P = lattn__ttt_p(K, mlp), i;
     float t = pos > 0 ? tok[pos - 1] : 0.0f;
     for (i = 0; i < P; i++) w[i] = s[i] - t * s[P + i];
 }
@@ -8519,16 +8586,16 @@ static lattn_status lattn__ttt_check(lattn_ctx *ctx, const char *who, const latt
     int64_t d[4], i;
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
     LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, &dm->n));
-    if (a->H < 1 || (a->mlp != 0 && a->mlp != 1) || lattn_ttt_params(a->F, a->mlp) < 0 || a->mini_batch < 1 ||
+    if (a->H < 1 || (a->mlp != 0 && a->mlp != 1) || lattn__ttt_p(a->K, a->mlp) < 0 || a->mini_batch < 1 ||
         a->mini_batch > LATTN__TTT_MAXB)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: H = %lld, F = %lld (1..16384), mlp = %d, mini_batch = %lld (1..65536)", who,
-                           (long long)a->H, (long long)a->F, a->mlp, (long long)a->mini_batch);
-    if (!a->s0 || !a->tok || !a->ln_w || !a->ln_b) return lattn__fail(ctx, LATTN_E_NULL, "%s: s0, tok, ln_w or ln_b is NULL", who);
+                           (long long)a->H, (long long)a->K, a->mlp, (long long)a->mini_batch);
+    if (!a->h0 || !a->tok || !a->ln_w || !a->ln_b) return lattn__fail(ctx, LATTN_E_NULL, "%s: h0, tok, ln_w or ln_b is NULL", who);
     if (a->T > 0 && (!a->q || !a->k || !a->v || !a->lr || !a->o))
         return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v, lr or o is NULL", who);
-    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = a->F;
+    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = a->K;
     LATTN__TRY(lattn__check_count(ctx, who, "the inputs", 4, d));
-    dm->F = a->F; dm->F1 = a->mlp ? 4 * a->F : a->F; dm->P = lattn_ttt_params(a->F, a->mlp); dm->b = a->mini_batch;
+    dm->F = a->K; dm->F1 = a->mlp ? 4 * a->K : a->K; dm->P = lattn__ttt_p(a->K, a->mlp); dm->b = a->mini_batch;
     d[0] = dm->n; d[1] = a->H; d[2] = 2; d[3] = dm->P;
     LATTN__TRY(lattn__check_count(ctx, who, "the state", 4, d));
     for (i = 0; i < dm->b; i++)
@@ -8616,7 +8683,7 @@ LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
         lattn__seq(a->offsets, a->T, sq, &t0, &len);
         q = tmp + 4 * dm.F1 + 2 * F; k = q + len * F; v = k + len * F; o = v + len * F; lr = o + len * F;
         for (h = 0; h < H; h++) {
-            const float *s0 = a->s0 + (sq * H + h) * 2 * dm.P;
+            const float *s0 = a->h0 + (sq * H + h) * 2 * dm.P;
             for (i = 0; i < 2 * dm.P; i++) s[i] = s0[i];
             for (t = 0; t < len; t++) {
                 int64_t row = (t0 + t) * H + h;
@@ -8626,7 +8693,7 @@ LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
             lattn__ttt_ref_head(F, a->mlp, dm.b, len, a->pos0 ? a->pos0[sq] : 0, q, k, v, lr, tok, a->ln_w + h * F, a->ln_b + h * F,
                                 s, o, tmp);
             for (t = 0; t < len; t++) for (i = 0; i < F; i++) a->o[((t0 + t) * H + h) * F + i] = (float)o[t * F + i];
-            for (i = 0; a->st && i < 2 * dm.P; i++) a->st[(sq * H + h) * 2 * dm.P + i] = (float)s[i];
+            for (i = 0; a->ht && i < 2 * dm.P; i++) a->ht[(sq * H + h) * 2 * dm.P + i] = (float)s[i];
         }
     }
     lattn__free(ctx, buf);
@@ -8751,21 +8818,17 @@ static lattn_status lattn__ttt_run(lattn_ctx *ctx, const lattn_ttt_args *a, int 
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (pr = 0; pr < np; pr++) {
         const int64_t sq = pr / a->H, h = pr % a->H;
-        float *w = ws + per * (size_t)lattn__thread_id(), *s = a->st ? a->st + pr * 2 * dm.P : w;   /* in place */
+        float *w = ws + per * (size_t)lattn__thread_id(), *s = a->ht ? a->ht + pr * 2 * dm.P : w;   /* in place */
         int64_t t0, len;
         lattn__seq(a->offsets, a->T, sq, &t0, &len);
-        if (s != a->s0 + pr * 2 * dm.P) memcpy(s, a->s0 + pr * 2 * dm.P, (size_t)(2 * dm.P) * sizeof(float));
+        if (s != a->h0 + pr * 2 * dm.P) memcpy(s, a->h0 + pr * 2 * dm.P, (size_t)(2 * dm.P) * sizeof(float));
         lattn__ttt_head(a, &dm, dual, t0, len, a->pos0 ? a->pos0[sq] : 0, h, s, w + 2 * dm.P);
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
 }
-LATTN__DEF lattn_status lattn_ttt_primal(lattn_ctx *ctx, const lattn_ttt_args *a) { return lattn__ttt_run(ctx, a, 0, "lattn_ttt_primal"); }
-LATTN__DEF lattn_status lattn_ttt_dual(lattn_ctx *ctx, const lattn_ttt_args *a) { return lattn__ttt_run(ctx, a, 1, "lattn_ttt_dual"); }
-LATTN__DEF lattn_status lattn_ttt_step(lattn_ctx *ctx, const lattn_ttt_args *a) {
-    if (a && (a->T != 1 || a->offsets)) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_ttt_step: needs T == 1 and no offsets");
-    return lattn__ttt_run(ctx, a, 0, "lattn_ttt_step");
-}
+LATTN__DEF lattn_status lattn_ttt_chunk(lattn_ctx *ctx, const lattn_ttt_args *a) { return lattn__ttt_run(ctx, a, 1, "lattn_ttt_chunk"); }
+LATTN__DEF lattn_status lattn_ttt_step(lattn_ctx *ctx, const lattn_ttt_args *a) { return lattn__ttt_run(ctx, a, 0, "lattn_ttt_step"); }
 
 /* ---- the layer ---------------------------------------------------------------------------------- */
 /* the transformer's RMSNorms (>>transformer implementation), for the Block */
@@ -8861,8 +8924,8 @@ LATTN__DEF void lattn_ttt_layer_free(lattn_ctx *ctx, lattn_ttt_layer *m) {
     lattn__free(ctx, m->arena);
     memset(m, 0, sizeof *m);
 }
-LATTN__DEF lattn_status lattn_ttt_layer_load_st(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_st_file *f, const char *prefix) {
-    const char *who = "lattn_ttt_layer_load_st";
+LATTN__DEF lattn_status lattn_ttt_layer_init_st(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_st_file *f, const char *prefix) {
+    const char *who = "lattn_ttt_layer_init_st";
     const lattn_st_tensor *t[LATTN__TT_N];
     lattn_ttt_config c = lattn_ttt_config_default();
     int64_t w[LATTN__TT_N][4];
@@ -8941,12 +9004,15 @@ LATTN__DEF lattn_status lattn_ttt_layer_serialize(lattn_ctx *ctx, const lattn_tt
     meta[0] = "ttt.base_lr"; meta[1] = vals[0]; meta[2] = "ttt.rope_theta"; meta[3] = vals[1];
     return lattn_st_serialize(ctx, e, n, meta, 2, out, size);
 }
-LATTN__DEF int64_t lattn_ttt_state_floats(const lattn_ttt_config *c) {
+static int64_t lattn__ttt_state_floats(const lattn_ttt_config *c) {
     if (lattn__tt_check_cfg(NULL, "", c) != LATTN_OK) return -1;
-    return c->H * 2 * lattn_ttt_params(c->D / c->H, c->mlp) + 1;
+    return c->H * 2 * lattn__ttt_p(c->D / c->H, c->mlp) + 1;
+}
+LATTN__DEF lattn_status lattn_ttt_state_floats(const lattn_ttt_config *c, size_t *out) {
+    return lattn__size_out(lattn__ttt_state_floats(c), out);
 }
 LATTN__DEF void lattn_ttt_layer_state_init(const lattn_ttt_layer *m, float *state) {
-    const int64_t H = m->cfg.H, F = m->cfg.D / H, F1 = m->cfg.mlp ? 4 * F : F, P = lattn_ttt_params(F, m->cfg.mlp);
+    const int64_t H = m->cfg.H, F = m->cfg.D / H, F1 = m->cfg.mlp ? 4 * F : F, P = lattn__ttt_p(F, m->cfg.mlp);
     int64_t h;
     for (h = 0; h < H; h++) {
         float *s = state + h * 2 * P;
@@ -8968,7 +9034,7 @@ static lattn_status lattn__tt_args(lattn_ctx *ctx, const char *who, const lattn_
     if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
     d[0] = B; d[1] = LATTN__MAX(T, 1); d[2] = 6 * m->cfg.D + 2 * m->cfg.H;
     LATTN__TRY(lattn__check_count(ctx, who, "the activations", 3, d));
-    SF = lattn_ttt_state_floats(&m->cfg);
+    SF = lattn__ttt_state_floats(&m->cfg);
     d[0] = B; d[1] = SF;
     LATTN__TRY(lattn__check_count(ctx, who, "the states", 2, d));
     for (b = 0; state && b < B; b++) {
@@ -8991,8 +9057,8 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_
     double *buf, *X, *Q, *K, *V, *O, *LR, *qh, *kh, *vh, *oh, *lrh, *s, *tok, *tmp, *row, *g, *yr, *fr, *dr, *gv, *uv;
     size_t n;
     LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, y, state));
-    D = m->cfg.D; H = m->cfg.H; F = D / H; mb = m->cfg.mini_batch; P = lattn_ttt_params(F, m->cfg.mlp);
-    SF = lattn_ttt_state_floats(&m->cfg);
+    D = m->cfg.D; H = m->cfg.H; F = D / H; mb = m->cfg.mini_batch; P = lattn__ttt_p(F, m->cfg.mlp);
+    SF = lattn__ttt_state_floats(&m->cfg);
     n = (size_t)(T * (6 * D + 2 * H + 4 * F + 1) + 2 * P + mb + 4 * (m->cfg.mlp ? 4 * F : F) + 2 * F + 5 * D + 2 * m->cfg.ffn);
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
@@ -9068,18 +9134,18 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_
     return lattn__ok(ctx);
 }
 
-/* The float32 TTT layer: threaded GEMMs around lattn_ttt_dual (or _primal). */
+/* The float32 TTT layer: threaded GEMMs around lattn_ttt_chunk (form CHUNK) or lattn_ttt_step (STEP). */
 static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
-                                      const float *x, float *y, float *state, int primal, const char *who) {
+                                      const float *x, float *y, float *state, lattn_form form, const char *who) {
     int nthr = lattn__threads(ctx);
     int64_t D, H, F, mb, SF, M, b, t, h, i, *pos;
     float *buf, *Q, *K, *V, *O, *G, *LR, *S, *tok, *cs, *ws;
-    lattn_ttt_args a = lattn_ttt_args_default();
+    lattn_ttt_args a = LATTN__ZERO;
     lattn_status st;
     size_t n;
     LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, y, state));
     D = m->cfg.D; H = m->cfg.H; F = D / H; mb = m->cfg.mini_batch;
-    SF = lattn_ttt_state_floats(&m->cfg); M = B * T;
+    SF = lattn__ttt_state_floats(&m->cfg); M = B * T;
     n = (size_t)(2 * B + M * (5 * D + H) + B * SF + mb + mb * F) + (size_t)nthr * LATTN__LIN_WS(D);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
     pos = (int64_t *)(void *)buf;                        /* first: the allocation's alignment */
@@ -9114,9 +9180,9 @@ static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, 
                 }
         }
     }
-    a.B = B; a.T = T; a.H = H; a.F = F; a.mlp = m->cfg.mlp; a.mini_batch = mb; a.q = Q; a.k = K; a.v = V; a.lr = LR;
-    a.tok = tok; a.ln_w = m->ln_w; a.ln_b = m->ln_b; a.s0 = S; a.pos0 = pos; a.o = O; a.st = S;
-    st = primal ? lattn_ttt_primal(ctx, &a) : lattn_ttt_dual(ctx, &a);
+    a.B = B; a.T = T; a.H = H; a.K = F; a.mlp = m->cfg.mlp; a.mini_batch = mb; a.q = Q; a.k = K; a.v = V; a.lr = LR;
+    a.tok = tok; a.ln_w = m->ln_w; a.ln_b = m->ln_b; a.h0 = S; a.pos0 = pos; a.o = O; a.ht = S;
+    st = form == LATTN_FORM_STEP ? lattn_ttt_step(ctx, &a) : lattn_ttt_chunk(ctx, &a);
     if (st == LATTN_OK) {
         lattn__layernorm_rows(nthr, M, D, O, m->post_w, m->post_b, (float)LATTN__TTT_EPS, Q);
         if (m->cfg.use_gate) {
@@ -9133,21 +9199,21 @@ static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, 
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
-/* The layer, or the Block around it (ffn > 0): RMSNorm, the layer, residual; RMSNorm, SwiGLU, residual. */
-LATTN__DEF lattn_status lattn_ttt_layer_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
-                                                const float *x, float *y, float *state, int primal) {
-    const char *who = primal ? "lattn_ttt_layer_forward (primal)" : "lattn_ttt_layer_forward";
+/* The layer, or the Block around it (ffn > 0): RMSNorm, the layer, residual; RMSNorm, SwiGLU, residual.
+   form: CHUNK (the inner loop's dual form) or STEP (its primal form). */
+static lattn_status lattn__ttt_layer_run(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T, const float *x,
+                                         float *y, float *state, lattn_form form, const char *who) {
     int nthr = lattn__threads(ctx);
     int64_t D, Fn, M, i;
     float *buf, *Hn, *G, *U, *ws;
     lattn_status st;
     LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, y, state));
-    if (m->cfg.ffn == 0) return lattn__tt_forward(ctx, m, B, T, x, y, state, primal, who);
+    if (m->cfg.ffn == 0) return lattn__tt_forward(ctx, m, B, T, x, y, state, form, who);
     D = m->cfg.D; Fn = m->cfg.ffn; M = B * T;
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(M * (D + 2 * Fn)) + (size_t)nthr * LATTN__LIN_WS(LATTN__MAX(D, Fn)), who));
     Hn = buf; G = Hn + M * D; U = G + M * Fn; ws = U + M * Fn;
     lattn__rmsnorm_rows(nthr, M, D, x, m->seq_norm, (float)LATTN__TTT_EPS, Hn);
-    st = lattn__tt_forward(ctx, m, B, T, Hn, y, state, primal, who);
+    st = lattn__tt_forward(ctx, m, B, T, Hn, y, state, form, who);
     if (st == LATTN_OK) {
         for (i = 0; i < M * D; i++) y[i] += x[i];                    /* h = x + TTT(seq_norm(x)) */
         lattn__rmsnorm_rows(nthr, M, D, y, m->ffn_norm, (float)LATTN__TTT_EPS, Hn);
@@ -9160,21 +9226,19 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward(lattn_ctx *ctx, const lattn_ttt_
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
+LATTN__DEF lattn_status lattn_ttt_layer_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                                const float *x, float *y, float *state) {
+    return lattn__ttt_layer_run(ctx, m, B, T, x, y, state, LATTN_FORM_CHUNK, "lattn_ttt_layer_forward");
+}
 LATTN__DEF lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, const float *x,
                                              float *y, float *state) {
     if (!state) return lattn__fail(ctx, LATTN_E_NULL, "lattn_ttt_layer_step: state is NULL");
-    return lattn_ttt_layer_forward(ctx, m, B, 1, x, y, state, 1);
+    return lattn__ttt_layer_run(ctx, m, B, 1, x, y, state, LATTN_FORM_STEP, "lattn_ttt_layer_step");
 }
 
 /* ================================================================================================ */
 /* >>attn implementation                                                                            */
 /* ================================================================================================ */
-LATTN__DEF lattn_attn_args lattn_attn_args_default(void) {
-    lattn_attn_args a;
-    memset(&a, 0, sizeof a);
-    a.mask = LATTN_MASK_CAUSAL;
-    return a;
-}
 #define LATTN__ATTN_MAX_KT 4              /* head dims up to 4 partition tiles (512 on a NeuronCore) */
 #define LATTN__ATTN_CPU_TILE 128          /* the cpu profile's tile (chunk = 0; fastest measured, bench/RESULTS.md) */
 #define LATTN__ATTN_QG 8                  /* query tiles sharing each K/V tile (cpu; 1 elsewhere) */
@@ -9235,7 +9299,7 @@ static int lattn__vis_block(const lattn_attn_args *a, int64_t sq, int64_t i0, in
 
 /* The formula, in double: for each sequence, head and query, the visible scores, their max, the
    normaliser and the weighted sum of values. */
-LATTN__DEF lattn_status lattn_attn_ref64(lattn_ctx *ctx, const lattn_attn_args *a, double *o64, double *lse64) {
+LATTN__DEF lattn_status lattn_attn_ref(lattn_ctx *ctx, const lattn_attn_args *a) {
     const char *who = "lattn_attn_ref";
     lattn__attn_dims dm;
     int64_t sq, h, i, j, c, t0, len;
@@ -9272,17 +9336,14 @@ LATTN__DEF lattn_status lattn_attn_ref64(lattn_ctx *ctx, const lattn_attn_args *
                 for (c = 0; c < a->V; c++) {
                     double y = l == 0.0 ? 0.0 : acc[c] / l;
                     a->o[row * a->V + c] = (float)y;
-                    if (o64) o64[row * a->V + c] = y;
+                    if (a->o64) a->o64[row * a->V + c] = y;
                 }
                 if (a->lse) a->lse[row] = (float)(m + log(l));
-                if (lse64) lse64[row] = m + log(l);
+                if (a->lse64) a->lse64[row] = m + log(l);
             }
     }
     lattn__free(ctx, w);
     return lattn__ok(ctx);
-}
-LATTN__DEF lattn_status lattn_attn_ref(lattn_ctx *ctx, const lattn_attn_args *a) {
-    return lattn_attn_ref64(ctx, a, NULL, NULL);
 }
 
 /* ---- the flash-attention schedule on the tiler ---------------------------------------------------- */
@@ -9433,7 +9494,7 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
     return LATTN_OK;
 }
 
-LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *a, int chunk) {
+LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *a) {
     const char *who = "lattn_attn_chunk";
     const lattn_dev_profile *pr;
     lattn__attn_dims dm;
@@ -9446,9 +9507,9 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
     LATTN__TRY(lattn__profile(ctx, &pr));
     plim = pr->partitions > 0 ? pr->partitions : INT32_MAX;
-    if (chunk < 0 || chunk > LATTN_MAX_CHUNK)
-        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d (0 = the profile's default, else 1 .. %d)", who, chunk, LATTN_MAX_CHUNK);
-    plan.C = chunk > 0 ? chunk : pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_CPU_TILE : pr->default_chunk;
+    if (a->chunk < 0 || a->chunk > LATTN_MAX_CHUNK)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d (0 = the profile's default, else 1 .. %d)", who, a->chunk, LATTN_MAX_CHUNK);
+    plan.C = a->chunk > 0 ? a->chunk : pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_CPU_TILE : pr->default_chunk;
     if (plan.C > plim || (pr->mm_mmax > 0 && plan.C > pr->mm_mmax) || (pr->transpose_max > 0 && plan.C > pr->transpose_max))
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tile of %d rows exceeds the %s profile's partitions", who, plan.C, pr->name);
     kp = LATTN__MIN(a->K, plim);
@@ -9567,6 +9628,7 @@ static void lattn__attn_merge(int64_t H, int64_t V, int64_t nseg, float *parts, 
     }
 }
 
+static lattn_status lattn__attn_steps(lattn_ctx *ctx, const lattn_attn_args *a);
 LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a, lattn_kv_cache *c) {
     const char *who = "lattn_attn_step";
     lattn__attn_dims dm;
@@ -9574,10 +9636,11 @@ LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a
     size_t n, P;
     float *ws;
     int nthr = lattn__threads(ctx);
+    if (!c) return lattn__attn_steps(ctx, a);
     LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
-    if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: needs T == 1 and no offsets", who);
+    if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: with a cache, needs T == 1 and no offsets", who);
     if (a->mask == LATTN_MASK_FULL) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a decoder cannot see future keys (mask FULL)", who);
-    if (!c || !c->k || !c->v || !c->len) return lattn__fail(ctx, LATTN_E_NULL, "%s: cache or its buffers are NULL", who);
+    if (!c->k || !c->v || !c->len) return lattn__fail(ctx, LATTN_E_NULL, "%s: the cache's buffers are NULL", who);
     K = a->K; V = a->V;
     if (c->B != a->B || c->H_kv != dm.Hkv || c->K != K || c->V != V || c->cap < 1)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: cache [%lld][%lld][%lld][%lld|%lld] does not match the call", who,
@@ -9612,10 +9675,10 @@ LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a
     return lattn__ok(ctx);
 }
 
-/* The decoder's loop over a whole call: query i of a sequence meets keys [0, i] of the same
+/* _step without a cache, the decoder's loop over a whole call: query i of a sequence meets keys [0, i] of the same
    sequence through the step's kernel (segments, merge), the call's k and v serving as the cache. */
-LATTN__DEF lattn_status lattn_attn_decode(lattn_ctx *ctx, const lattn_attn_args *a) {
-    const char *who = "lattn_attn_decode";
+static lattn_status lattn__attn_steps(lattn_ctx *ctx, const lattn_attn_args *a) {
+    const char *who = "lattn_attn_step";
     lattn__attn_dims dm;
     int64_t w, ns;
     size_t P;
@@ -9675,7 +9738,7 @@ LATTN__DEF lattn_tf_config lattn_tf_config_small(void) {
     c.window = -1; c.rope_theta = 10000.0f; c.norm_eps = 1e-6f;
     return c;
 }
-LATTN__DEF int64_t lattn_tf_params(const lattn_tf_config *c) {
+static int64_t lattn__tf_params(const lattn_tf_config *c) {
     int64_t t[6][4];
     int n = 0;
     if (!c || c->n_layers < 1 || c->d < 1 || c->H < 1 || c->H_kv < 1 || c->head_dim < 1 || c->ffn < 1 || c->vocab < 0) return -1;
@@ -9690,6 +9753,9 @@ LATTN__DEF int64_t lattn_tf_params(const lattn_tf_config *c) {
 #undef LATTN__TERM
     return lattn__laplace_sum(n, t);
 }
+LATTN__DEF lattn_status lattn_tf_params(const lattn_tf_config *c, size_t *out) {
+    return lattn__size_out(lattn__tf_params(c), out);
+}
 static lattn_status lattn__tf_check_cfg(lattn_ctx *ctx, const char *who, const lattn_tf_config *c) {
     if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
     if (c->n_layers < 1 || c->d < 1 || c->H < 1 || c->H_kv < 1 || c->head_dim < 2 || c->ffn < 1 || c->vocab < 0 || c->window < -1)
@@ -9699,7 +9765,7 @@ static lattn_status lattn__tf_check_cfg(lattn_ctx *ctx, const char *who, const l
                            who, (long long)c->n_layers, (long long)c->head_dim, (long long)c->H, (long long)c->H_kv);
     if (!(c->rope_theta > 0.0f) || !isfinite(c->rope_theta) || !(c->norm_eps > 0.0f) || !isfinite(c->norm_eps))
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: rope_theta and norm_eps must be positive and finite", who);
-    if (lattn_tf_params(c) < 0 || c->d > INT32_MAX || c->ffn > INT32_MAX || c->vocab > INT32_MAX ||
+    if (lattn__tf_params(c) < 0 || c->d > INT32_MAX || c->ffn > INT32_MAX || c->vocab > INT32_MAX ||
         (c->H + 2 * c->H_kv) * c->head_dim > INT32_MAX)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the model's sizes overflow", who);
     return LATTN_OK;
@@ -9774,7 +9840,7 @@ LATTN__DEF lattn_status lattn_tf_serialize(lattn_ctx *ctx, const lattn_tf_model 
     n = lattn__tf_fields(&c, fl);
     return lattn__arena_serialize(ctx, "lattn_tf_serialize", m->tensors, m->n_tensors, fl, n, out, size);
 }
-LATTN__DEF lattn_status lattn_tf_load_st(lattn_ctx *ctx, lattn_tf_model *m, const lattn_st_file *f, const char *prefix) {
+LATTN__DEF lattn_status lattn_tf_init_st(lattn_ctx *ctx, lattn_tf_model *m, const lattn_st_file *f, const char *prefix) {
     const char *who = "lattn_tf_load";
     lattn_tf_config c = lattn_tf_config_small();
     lattn__cfield fl[LATTN__CFG_MAX];
@@ -9905,7 +9971,7 @@ static int64_t lattn__tf_readout(const lattn__tf_rows *rw, int64_t b, int64_t t)
 
 /* The teaching form: every sequence row by row, in double, with its KV cache in double. */
 static lattn_status lattn__tf_ref_rows(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const lattn__tf_rows *rw,
-                                       float *logits, double *loss, const char *who) {
+                                       float *logits, double *logits64, double *loss, const char *who) {
     const lattn_tf_config *c = &m->cfg;
     const int64_t d = c->d, H = c->H, G = c->H / c->H_kv, hd = c->head_dim, L = c->n_layers, R = rw->R;
     const int64_t NQ = (H + 2 * c->H_kv) * hd, nout = c->vocab > 0 ? c->vocab : d;
@@ -9973,6 +10039,7 @@ static lattn_status lattn__tf_ref_rows(lattn_ctx *ctx, const lattn_tf_model *m, 
                     if (lattn__tf_counted(rw, b, t)) { nll += lattn__nll_d(c->vocab, lg, rw->tokens[orow + 1]); cnt++; }
                 } else memcpy(lg, xd, (size_t)d * sizeof(double));
                 for (i = 0; logits && i < nout; i++) logits[orow * nout + i] = (float)lg[i];
+                for (i = 0; logits64 && i < nout; i++) logits64[orow * nout + i] = lg[i];
             }
         }
     if (loss && cnt > 0) *loss = nll / (double)cnt;
@@ -9980,11 +10047,12 @@ static lattn_status lattn__tf_ref_rows(lattn_ctx *ctx, const lattn_tf_model *m, 
     return lattn__ok(ctx);
 }
 LATTN__DEF lattn_status lattn_tf_forward_ref(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
-                                             const int32_t *tokens, const float *x, float *logits, double *loss) {
+                                             const int32_t *tokens, const float *x, float *logits, double *loss,
+                                             double *logits64) {
     lattn__tf_rows rw;
     LATTN__TRY(lattn__tf_args(ctx, "lattn_tf_forward_ref", m, B, T, tokens, x, logits, loss));
     lattn__tf_rows_plain(&rw, T, tokens, x);
-    return lattn__tf_ref_rows(ctx, m, B, &rw, logits, loss, "lattn_tf_forward_ref");
+    return lattn__tf_ref_rows(ctx, m, B, &rw, logits, logits64, loss, "lattn_tf_forward_ref");
 }
 
 /* Row-wise RMSNorm of X [M][n] times the gain g, into Y. */
@@ -10054,7 +10122,7 @@ static void lattn__tf_post(int nthr, const lattn_tf_model *m, int64_t l, int64_t
    sequence at the cache's positions, cache required), layer by layer over all B·R rows: threaded
    GEMMs (lattn__linear), lattn_attn_chunk or lattn_attn_step. A plain forward may prefill a cache. */
 static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const lattn__tf_rows *rw, float *out,
-                                  double *loss, lattn_tf_cache *cache, int decode, const char *who) {
+                                  double *loss, lattn_tf_cache *cache, lattn_form form, const char *who) {
     const lattn_tf_config *c = &m->cfg;
     const int64_t d = c->d, H = c->H, Hk = c->H_kv, hd = c->head_dim, NQ = (H + 2 * Hk) * hd, R = rw->R, M = B * R;
     const int64_t nout = c->vocab > 0 ? c->vocab : d, MO = B * rw->T, RB = 64;
@@ -10065,7 +10133,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     lattn__tf_buf u;
     size_t n, tmp, attn, ffn;
     lattn_status st = LATTN_OK;
-    if (!decode && loss) *loss = NAN;
+    if (form != LATTN_FORM_STEP && loss) *loss = NAN;
     if (cache) {
         if (!cache->k || !cache->len) return lattn__fail(ctx, LATTN_E_NULL, "%s: the cache is not initialised", who);
         if (cache->B != B || cache->n_layers != c->n_layers || cache->H_kv != Hk || cache->head_dim != hd)
@@ -10073,16 +10141,16 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         for (b = 0; b < B; b++)
             for (l = 0; l < c->n_layers; l++) {
                 int64_t len = cache->len[l * B + b];
-                if (decode ? len + 1 > cache->cap : len != 0 || R > cache->cap)
-                    return lattn__fail(ctx, LATTN_E_SHAPE, decode ? "%s: the cache of sequence %lld is full (%lld entries)"
+                if (form == LATTN_FORM_STEP ? len + 1 > cache->cap : len != 0 || R > cache->cap)
+                    return lattn__fail(ctx, LATTN_E_SHAPE, form == LATTN_FORM_STEP ? "%s: the cache of sequence %lld is full (%lld entries)"
                                                                : "%s: prefill needs an empty cache with room for T (sequence %lld, %lld entries)",
                                        who, (long long)b, (long long)cache->cap);
             }
-    } else if (decode) return lattn__fail(ctx, LATTN_E_NULL, "%s: cache is NULL", who);
+    } else if (form == LATTN_FORM_STEP) return lattn__fail(ctx, LATTN_E_NULL, "%s: cache is NULL", who);
     if (R == 0) return lattn__ok(ctx);
     /* RoPE table: one entry per row when decoding, else one per position 0 .. max */
-    for (r = 0, npos = R; !decode && rw->pos && r < M; r++) npos = LATTN__MAX(npos, rw->pos[r] + 1);
-    if (decode) npos = B;
+    for (r = 0, npos = R; form != LATTN_FORM_STEP && rw->pos && r < M; r++) npos = LATTN__MAX(npos, rw->pos[r] + 1);
+    if (form == LATTN_FORM_STEP) npos = B;
     /* row positions (2 floats each, first: aligned), X, Hn, then QKV Q K V O or F1 F2, RoPE table,
        logit block, GEMM workspaces */
     attn = (size_t)(NQ + 2 * H * hd + 2 * Hk * hd);
@@ -10101,32 +10169,32 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     for (t = 0; t < hd / 2; t++) {                               /* cos, sin of each pair at each position */
         double inv = pow((double)c->rope_theta, -2.0 * (double)t / (double)hd);
         for (r = 0; r < npos; r++) {
-            double an = (double)(decode ? cache->pos[r] : r) * inv;
+            double an = (double)(form == LATTN_FORM_STEP ? cache->pos[r] : r) * inv;
             CS[r * hd + 2 * t] = (float)cos(an); CS[r * hd + 2 * t + 1] = (float)sin(an);
         }
     }
-    for (r = 0; r < M; r++) PI[r] = decode ? r : rw->pos ? rw->pos[r] : r % R;
+    for (r = 0; r < M; r++) PI[r] = form == LATTN_FORM_STEP ? r : rw->pos ? rw->pos[r] : r % R;
     if (c->vocab > 0)
         for (r = 0; r < M; r++) memcpy(X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)rw->ids[r] * d, (size_t)d * sizeof(float));
     else memcpy(X, rw->x, (size_t)(M * d) * sizeof(float));
 
     u.X = X; u.Hn = Hn; u.QKV = QKV; u.Q = Q; u.Kb = Kb; u.Vb = Vb; u.O = O; u.F1 = F1; u.F2 = F2; u.CS = CS; u.ws = ws;
     for (l = 0; l < c->n_layers && st == LATTN_OK; l++) {
-        lattn_attn_args a = lattn_attn_args_default();
+        lattn_attn_args a = LATTN__ZERO;
         lattn__tf_pre(nthr, m, l, M, PI, &u);
-        if (rw->kv_hook && !decode) rw->kv_hook(rw->hook_user, l, Kb, Vb);
+        if (rw->kv_hook && form != LATTN_FORM_STEP) rw->kv_hook(rw->hook_user, l, Kb, Vb);
         a.B = rw->off ? 1 : B; a.T = rw->off ? M : R; a.offsets = rw->off; a.n_seqs = rw->n_off;
         a.H = H; a.H_kv = Hk; a.K = hd; a.V = hd; a.q = Q; a.k = Kb; a.v = Vb; a.o = O;
         if (rw->vis) { a.mask = LATTN_MASK_FN; a.visible = rw->vis; a.visible_block = rw->vis_block; a.mask_user = rw->user; }
         else if (c->window >= 0) { a.mask = LATTN_MASK_WINDOW; a.window = c->window; }
-        if (decode) {
+        if (form == LATTN_FORM_STEP) {
             lattn_kv_cache kv;
             kv.B = B; kv.cap = cache->cap; kv.H_kv = Hk; kv.K = hd; kv.V = hd;
             kv.k = cache->k + l * B * cache->cap * Hk * hd; kv.v = cache->v + l * B * cache->cap * Hk * hd;
             kv.len = cache->len + l * B;
             st = lattn_attn_step(ctx, &a, &kv);
         } else {
-            st = lattn_attn_chunk(ctx, &a, 0);
+            st = lattn_attn_chunk(ctx, &a);
             for (b = 0; st == LATTN_OK && cache && b < B; b++) {   /* prefill: the keys and values stay */
                 int64_t e = (l * B + b) * cache->cap * Hk * hd;
                 memcpy(cache->k + e, Kb + b * R * Hk * hd, (size_t)(R * Hk * hd) * sizeof(float));
@@ -10148,7 +10216,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
             int64_t rb = LATTN__MIN(RB, MO - r), i;
             float *z = out ? out + r * nout : LG;
             lattn__linear(nthr, rb, nout, d, Hn + r * d, lattn__tg(m, LATTN__TG_EMBED), z, 0, ws);
-            for (i = 0; !decode && loss && i < rb; i++) {
+            for (i = 0; form != LATTN_FORM_STEP && loss && i < rb; i++) {
                 int64_t row = r + i, k;
                 float mx;
                 double sum = 0.0;
@@ -10159,11 +10227,11 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
                 cnt++;
             }
         }
-        if (!decode && loss && cnt > 0) *loss = nll / (double)cnt;
+        if (form != LATTN_FORM_STEP && loss && cnt > 0) *loss = nll / (double)cnt;
     } else if (st == LATTN_OK) memcpy(out, X, (size_t)(MO * d) * sizeof(float));
-    if (st == LATTN_OK && cache) for (b = 0; b < B; b++) cache->pos[b] = decode ? cache->pos[b] + 1 : R;
+    if (st == LATTN_OK && cache) for (b = 0; b < B; b++) cache->pos[b] = form == LATTN_FORM_STEP ? cache->pos[b] + 1 : R;
     else if (cache)                                              /* a failure at layer l: undo layers < l */
-        for (r = 0; r < l * B; r++) cache->len[r] = decode ? cache->len[r] - 1 : 0;
+        for (r = 0; r < l * B; r++) cache->len[r] = form == LATTN_FORM_STEP ? cache->len[r] - 1 : 0;
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
@@ -10172,14 +10240,14 @@ LATTN__DEF lattn_status lattn_tf_forward(lattn_ctx *ctx, const lattn_tf_model *m
     lattn__tf_rows rw;
     LATTN__TRY(lattn__tf_args(ctx, "lattn_tf_forward", m, B, T, tokens, x, logits, loss));
     lattn__tf_rows_plain(&rw, T, tokens, x);
-    return lattn__tf_run(ctx, m, B, &rw, logits, loss, cache, 0, "lattn_tf_forward");
+    return lattn__tf_run(ctx, m, B, &rw, logits, loss, cache, LATTN_FORM_CHUNK, "lattn_tf_forward");
 }
 LATTN__DEF lattn_status lattn_tf_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
                                       const float *x, float *logits, lattn_tf_cache *cache) {
     lattn__tf_rows rw;
     LATTN__TRY(lattn__tf_args(ctx, "lattn_tf_step", m, B, 1, tokens, x, logits, NULL));
     lattn__tf_rows_plain(&rw, 1, tokens, x);
-    return lattn__tf_run(ctx, m, B, &rw, logits, NULL, cache, 1, "lattn_tf_step");
+    return lattn__tf_run(ctx, m, B, &rw, logits, NULL, cache, LATTN_FORM_STEP, "lattn_tf_step");
 }
 
 /* ================================================================================================ */
@@ -10333,12 +10401,13 @@ static lattn_status lattn__sps_rows(lattn_ctx *ctx, const char *who, const lattn
     return LATTN_OK;
 }
 LATTN__DEF lattn_status lattn_sps_forward_ref(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s, int64_t B,
-                                              int64_t T, const int32_t *tokens, float *logits, double *loss) {
+                                              int64_t T, const int32_t *tokens, float *logits, double *loss,
+                                              double *logits64) {
     const char *who = "lattn_sps_forward_ref";
     lattn__sps_plan pl;
     lattn_status st;
     LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, logits, loss, 0, &pl));
-    st = lattn__tf_ref_rows(ctx, m, B, &pl.rw, logits, loss, who);
+    st = lattn__tf_ref_rows(ctx, m, B, &pl.rw, logits, logits64, loss, who);
     lattn__free(ctx, pl.mem);
     return st;
 }
@@ -10348,7 +10417,7 @@ LATTN__DEF lattn_status lattn_sps_forward(lattn_ctx *ctx, const lattn_tf_model *
     lattn__sps_plan pl;
     lattn_status st;
     LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, logits, loss, 1, &pl));
-    st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, 0, who);
+    st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, LATTN_FORM_CHUNK, who);
     lattn__free(ctx, pl.mem);
     return st;
 }
@@ -10466,7 +10535,7 @@ LATTN__DEF lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *
     LATTN__TRY(lattn__sps_rows(ctx, who, m, &c->cfg, B, T, tokens, logits, loss, 1, &pl));
     fill.c = c; fill.T = T; fill.tokens = tokens;
     pl.rw.kv_hook = lattn__sps_fill_fn; pl.rw.hook_user = &fill;
-    st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, 0, who);
+    st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, LATTN_FORM_CHUNK, who);
     lattn__free(ctx, pl.mem);
     if (st != LATTN_OK) {                                        /* the cache stays fresh */
         for (l = 0; l < c->n_layers * B; l++) c->list_len[l] = c->ring_len[l] = c->ring_pos[l] = 0;
@@ -10490,7 +10559,7 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     int nthr = lattn__threads(ctx);
     float *buf, *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *ws, *parts;
     size_t n, P, tmp;
-    lattn_attn_args qa = lattn_attn_args_default();
+    lattn_attn_args qa = LATTN__ZERO;
     lattn__attn_dims dm;
     lattn__tf_buf u;
     LATTN__TRY(lattn__sps_cache_ok(ctx, who, m, c, B));
@@ -10572,13 +10641,13 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
 /* ================================================================================================ */
 /* >>conformance implementation                                                                     */
 /* ================================================================================================ */
-static const char *const lattn__form_names[] = { "ref", "parallel", "chunk", "step", "fast", "fft", "conv" };
+static const char *const lattn__form_names[] = { "ref", "parallel", "chunk", "step" };
 LATTN__DEF const char *lattn_form_name(lattn_form f) {
-    return (unsigned)f <= (unsigned)LATTN_FORM_CONV ? lattn__form_names[f] : "?";
+    return (unsigned)f <= (unsigned)LATTN_FORM_STEP ? lattn__form_names[f] : "?";
 }
 LATTN__DEF int lattn_form_parse(const char *name, lattn_form *f) {
     int i;
-    for (i = 0; name && i <= (int)LATTN_FORM_CONV; i++)
+    for (i = 0; name && i <= (int)LATTN_FORM_STEP; i++)
         if (strcmp(name, lattn__form_names[i]) == 0) { *f = (lattn_form)i; return 1; }
     return 0;
 }
@@ -10704,7 +10773,7 @@ static lattn_status lattn__case_count(lattn__case *k, const char *name, int64_t 
 }
 
 static lattn_status lattn__case_conv(lattn__case *k, lattn_form form) {
-    lattn_conv_args a;
+    lattn_shortconv_args a;
     const lattn_st_tensor *tx, *tw;
     float *y, *ht;
     memset(&a, 0, sizeof a);
@@ -10720,8 +10789,8 @@ static lattn_status lattn__case_conv(lattn__case *k, lattn_form form) {
     a.B = tx->shape[0]; a.T = tx->shape[1]; a.D = tx->shape[2]; a.W = tw->shape[1];
     a.silu = lattn__case_flag(k, "silu", 0); a.y = y; a.ht = ht;
     if (form == LATTN_FORM_REF) return lattn_shortconv_ref(k->ctx, &a);
-    if (form == LATTN_FORM_FAST) return lattn_shortconv_fast(k->ctx, &a);
-    if (form == LATTN_FORM_STEP) return lattn_shortconv_decode(k->ctx, &a);
+    if (form == LATTN_FORM_CHUNK) return lattn_shortconv_chunk(k->ctx, &a);
+    if (form == LATTN_FORM_STEP) return lattn_shortconv_step(k->ctx, &a);
     return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: shortconv has no %s form", lattn_form_name(form));
 }
 
@@ -10735,8 +10804,8 @@ static lattn_status lattn__case_tcn(lattn__case *k, lattn_form form) {
     memset(&a, 0, sizeof a);
     LATTN__TRY(lattn__case_in(k, "in.x", 1, &a.x, &tx));
     LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
-    a.B = tx->shape[0]; a.T = tx->shape[1]; a.d = tx->shape[2];
-    a.k = lattn__case_int(k, "k", 3); a.n_layers = lattn__case_int(k, "layers", 4);
+    a.B = tx->shape[0]; a.T = tx->shape[1]; a.D = tx->shape[2];
+    a.W = lattn__case_int(k, "k", 3); a.n_layers = lattn__case_int(k, "layers", 4);
     if (a.n_layers < 1 || a.n_layers > LATTN_TCN_MAX_LAYERS) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: bad layer count");
     for (l = 0; l < a.n_layers; l++) {
         snprintf(nm, sizeof nm, "in.w.%d", (int)l);    LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].w, NULL));
@@ -10744,14 +10813,14 @@ static lattn_status lattn__case_tcn(lattn__case *k, lattn_form form) {
         snprintf(nm, sizeof nm, "in.ln_w.%d", (int)l); LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].ln_w, NULL));
         snprintf(nm, sizeof nm, "in.ln_b.%d", (int)l); LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].ln_b, NULL));
         snprintf(nm, sizeof nm, "in.w.%d", (int)l);
-        if (lattn_st_find(k->c, nm)->count != (size_t)(a.d * a.d * a.k))
-            return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: %s does not hold d x d x k values", nm);
+        if (lattn_st_find(k->c, nm)->count != (size_t)(a.D * a.D * a.W))
+            return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: %s does not hold D x D x W values", nm);
     }
     LATTN__TRY(lattn__case_out(k, "out.y", &y));
     a.layers = L; a.y = y;
     if (form == LATTN_FORM_REF) return lattn_tcn_ref(k->ctx, &a);
-    if (form == LATTN_FORM_FAST) return lattn_tcn_fast(k->ctx, &a);
-    if (form == LATTN_FORM_STEP) return lattn_tcn_decode(k->ctx, &a);
+    if (form == LATTN_FORM_CHUNK) return lattn_tcn_chunk(k->ctx, &a);
+    if (form == LATTN_FORM_STEP) return lattn_tcn_step(k->ctx, &a);
     return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: tcn has no %s form", lattn_form_name(form));
 }
 
@@ -10761,7 +10830,7 @@ static int lattn__is_la(const char *m) {
 }
 static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     static const char *const maps[] = { "identity", "relu", "elu1", "hadamard", "hedgehog" };
-    lattn_la_args a = lattn_la_args_default();
+    lattn_la_args a = LATTN__ZERO;
     const lattn_st_tensor *tq, *tv;
     const char *fm = lattn_st_meta(k->c, "fmap");
     float *o, *ht, *zt;
@@ -10793,6 +10862,7 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     a.eps = (float)lattn__case_num(k, "eps", 1e-6);
     a.scale = lattn__case_num(k, "scale", 0);
     a.o = o; a.ht = ht; a.zt = zt;
+    a.chunk = (int)lattn__case_int(k, "chunk", 0);
     {   /* every tensor against the shape q and v set (sizes are small: no product overflows
            once each factor fits the checked shape of q or v, which the parser bounds) */
         int64_t n = a.offsets ? a.n_seqs : a.B, Kf = lattn_fmap_width(a.fmap, a.K), BTH = a.B * a.T * a.H;
@@ -10815,15 +10885,15 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     switch (form) {
     case LATTN_FORM_REF: return lattn_la_ref(k->ctx, &a);
     case LATTN_FORM_PARALLEL: return lattn_la_parallel(k->ctx, &a);
-    case LATTN_FORM_CHUNK: return lattn_la_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0));
-    case LATTN_FORM_STEP: return lattn_la_decode(k->ctx, &a);
+    case LATTN_FORM_CHUNK: return lattn_la_chunk(k->ctx, &a);
+    case LATTN_FORM_STEP: return lattn_la_step(k->ctx, &a);
     default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: linear_attn has no %s form", lattn_form_name(form));
     }
 }
 
 /* The delta-rule family (mixer "gdr"; fla's delta_rule and gated_delta_rule map onto it). */
 static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
-    lattn_gdr_args a = lattn_gdr_args_default();
+    lattn_gdr_args a = LATTN__ZERO;
     const lattn_st_tensor *tq, *tv, *tb;
     float *o, *ht;
     LATTN__TRY(lattn__case_in(k, "in.q", 1, &a.q, &tq));
@@ -10868,10 +10938,11 @@ static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
             return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.v does not match in.q's [B][T][H]");
         if (a.L > 0 && (!a.inj_kap || !a.inj_d)) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.inj_b without in.inj_kap and in.inj_d");
     }
+    a.chunk = (int)lattn__case_int(k, "chunk", 0);
     switch (form) {
     case LATTN_FORM_REF: return lattn_gdr_ref(k->ctx, &a);
-    case LATTN_FORM_CHUNK: return lattn_gdr_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0));
-    case LATTN_FORM_STEP: return lattn_gdr_decode(k->ctx, &a);
+    case LATTN_FORM_CHUNK: return lattn_gdr_chunk(k->ctx, &a);
+    case LATTN_FORM_STEP: return lattn_gdr_step(k->ctx, &a);
     default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: gdr has no %s form", lattn_form_name(form));
     }
 }
@@ -10879,7 +10950,7 @@ static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
 /* attention: in.q [B][T][H][K], in.k [B][T][H_kv][K], in.v [B][T][H_kv][V], optional in.offsets;
    "mask" causal | window (with "window"); out.o, out.lse. */
 static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
-    lattn_attn_args a = lattn_attn_args_default();
+    lattn_attn_args a = LATTN__ZERO;
     const lattn_st_tensor *tq, *tk, *tv;
     const char *mask = lattn_st_meta(k->c, "mask");
     float *o, *lse;
@@ -10903,10 +10974,11 @@ static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
     else if (mask && strcmp(mask, "causal") != 0) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: unknown mask '%s'", mask);
     a.scale = lattn__case_num(k, "scale", 0);
     a.o = o; a.lse = lse;
+    a.chunk = (int)lattn__case_int(k, "chunk", 0);
     switch (form) {
     case LATTN_FORM_REF: return lattn_attn_ref(k->ctx, &a);
-    case LATTN_FORM_CHUNK: return lattn_attn_chunk(k->ctx, &a, (int)lattn__case_int(k, "chunk", 0));
-    case LATTN_FORM_STEP: return lattn_attn_decode(k->ctx, &a);
+    case LATTN_FORM_CHUNK: return lattn_attn_chunk(k->ctx, &a);
+    case LATTN_FORM_STEP: return lattn_attn_step(k->ctx, &a, NULL);
     default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: attention has no %s form", lattn_form_name(form));
     }
 }
@@ -10937,7 +11009,7 @@ static lattn_status lattn__case_tf(lattn__case *k, lattn_form form, int sps) {
     s = lattn_sps_config_default((lattn_sps_variant)vi);
     s.w = lattn__case_int(k, "sps.w", 64); s.predict_id = (int32_t)lattn__case_int(k, "sps.predict_id", -1);
     s.eos_id = (int32_t)lattn__case_int(k, "sps.eos_id", -1); s.pad_id = (int32_t)lattn__case_int(k, "sps.pad_id", -1);
-    LATTN__TRY(lattn_tf_load_st(k->ctx, &m, k->c, "in."));
+    LATTN__TRY(lattn_tf_init_st(k->ctx, &m, k->c, "in."));
     V = m.cfg.vocab;
     if ((st = lattn__case_count(k, "out.logits", V > 0 ? B * T * V : -1)) == LATTN_OK) st = lattn__case_count(k, "out.loss", 1);
     if (st == LATTN_OK) st = lattn__case_out(k, "out.logits", &lg);
@@ -10945,7 +11017,7 @@ static lattn_status lattn__case_tf(lattn__case *k, lattn_form form, int sps) {
     if (st == LATTN_OK && !lg) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: transformer needs out.logits");
     if (st == LATTN_OK && B < 1) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.tokens is empty");
     if (st == LATTN_OK && form == LATTN_FORM_REF)
-        st = sps ? lattn_sps_forward_ref(k->ctx, &m, &s, B, T, tok, lg, &l) : lattn_tf_forward_ref(k->ctx, &m, B, T, tok, NULL, lg, &l);
+        st = sps ? lattn_sps_forward_ref(k->ctx, &m, &s, B, T, tok, lg, &l, NULL) : lattn_tf_forward_ref(k->ctx, &m, B, T, tok, NULL, lg, &l, NULL);
     else if (st == LATTN_OK && form == LATTN_FORM_CHUNK)
         st = sps ? lattn_sps_forward(k->ctx, &m, &s, B, T, tok, lg, &l) : lattn_tf_forward(k->ctx, &m, B, T, tok, NULL, lg, &l, NULL);
     else if (st == LATTN_OK && form == LATTN_FORM_STEP) {
@@ -10988,10 +11060,11 @@ static lattn_status lattn__case_scan(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_in(k, "in.h0", 0, &a.h0, NULL));
     LATTN__TRY(lattn__case_out(k, "out.h", &h));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
-    a.B = ta->shape[0]; a.T = ta->shape[1]; a.N = ta->shape[2]; a.h = h; a.ht = ht;
+    a.B = ta->shape[0]; a.T = ta->shape[1]; a.N = ta->shape[2]; a.y = h; a.ht = ht;
     a.log_space = lattn__case_flag(k, "log_space", 0);
     if (form == LATTN_FORM_REF) return lattn_scan_ref(k->ctx, &a);
-    if (form == LATTN_FORM_FAST) return lattn_scan_fast(k->ctx, &a);
+    if (form == LATTN_FORM_CHUNK) return lattn_scan_chunk(k->ctx, &a);
+    if (form == LATTN_FORM_STEP) return lattn_scan_step(k->ctx, &a);
     return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: scan has no %s form", lattn_form_name(form));
 }
 
@@ -11018,17 +11091,20 @@ static lattn_status lattn__case_ssm(lattn__case *k, lattn_form form) {
     a.G = lattn__case_int(k, "groups", 1); a.dt_softplus = lattn__case_flag(k, "dt_softplus", 1);
     a.y = y; a.ht = ht;
     if (form == LATTN_FORM_REF) return lattn_ssm_ref(k->ctx, &a);
-    if (form == LATTN_FORM_FAST) return lattn_ssm_fast(k->ctx, &a);
-    if (form == LATTN_FORM_STEP) return lattn_ssm_decode(k->ctx, &a);
+    if (form == LATTN_FORM_CHUNK) return lattn_ssm_chunk(k->ctx, &a);
+    if (form == LATTN_FORM_STEP) return lattn_ssm_step(k->ctx, &a);
     return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: ssm has no %s form", lattn_form_name(form));
 }
 
+/* The method of _chunk is the case's "method" metadata (scan, fft or conv; default scan), so a
+   caller may run one case by each method. */
 static lattn_status lattn__case_s4d(lattn__case *k, lattn_form form) {
     lattn_s4d_args a;
     const lattn_st_tensor *tu, *tA;
+    const char *method = lattn_st_meta(k->c, "method");
     float *y, *ht;
     memset(&a, 0, sizeof a);
-    LATTN__TRY(lattn__case_in(k, "in.u", 1, &a.u, &tu));
+    LATTN__TRY(lattn__case_in(k, "in.u", 1, &a.x, &tu));
     LATTN__TRY(lattn__case_dims(k, tu, 3, "in.u"));
     LATTN__TRY(lattn__case_in(k, "in.A_re", 1, &a.A_re, &tA));
     LATTN__TRY(lattn__case_dims(k, tA, 2, "in.A_re"));
@@ -11044,22 +11120,22 @@ static lattn_status lattn__case_s4d(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
     a.B = tu->shape[0]; a.T = tu->shape[1]; a.D = tu->shape[2]; a.N = tA->shape[1];
     a.complex_modes = lattn__case_flag(k, "complex", 0);
+    if (method && strcmp(method, "scan") != 0 && strcmp(method, "fft") != 0 && strcmp(method, "conv") != 0)
+        return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: method \"%.40s\" is not scan, fft or conv", method);
+    a.method = !method || method[0] == 's' ? LATTN_S4D_SCAN : method[0] == 'f' ? LATTN_S4D_FFT : LATTN_S4D_CONV;
     a.y = y; a.ht = ht;
     switch (form) {
     case LATTN_FORM_REF: return lattn_s4d_ref(k->ctx, &a);
-    case LATTN_FORM_FAST: return lattn_s4d_scan(k->ctx, &a);
-    case LATTN_FORM_STEP: return lattn_s4d_decode(k->ctx, &a);
-    case LATTN_FORM_FFT: return lattn_s4d_fft(k->ctx, &a);
-    case LATTN_FORM_CONV: return lattn_s4d_conv(k->ctx, &a);
+    case LATTN_FORM_CHUNK: return lattn_s4d_chunk(k->ctx, &a);
+    case LATTN_FORM_STEP: return lattn_s4d_step(k->ctx, &a);
     default: return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: s4d has no %s form", lattn_form_name(form));
     }
 }
 
 /* Layer cases: a layer's tensors under "in.<tensor name>", its configuration in the metadata,
-   in.x [B][T][D], in.state0 [B][state floats] (optional) -> out.y [B][T][D], out.state; forms ref,
-   fast (forward) and step (the decoder: one token of every sequence per call). run(form 0 ref,
-   1 forward, 2 step with T = 1). */
-typedef lattn_status (*lattn__layer_run)(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+   in.x [B][T][D], in.state0 [B][state floats] (optional) -> out.y [B][T][D], out.state; forms REF
+   (forward_ref), CHUNK (forward) and STEP (the decoder: step, one token of every sequence per call). */
+typedef lattn_status (*lattn__layer_run)(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T,
                                          const float *x, float *y, float *state);
 static lattn_status lattn__case_layer(lattn__case *k, lattn_form form, const void *layer, int64_t D, int64_t SF,
                                       lattn__layer_run run) {
@@ -11082,43 +11158,45 @@ static lattn_status lattn__case_layer(lattn__case *k, lattn_form form, const voi
     if (!state && (state = (float *)lattn__case_keep(k, (size_t)(B * SF) * sizeof(float) + 1)) == NULL)   /* not compared */
         return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
     if (s0) memcpy(state, s0, (size_t)(B * SF) * sizeof(float)); else memset(state, 0, (size_t)(B * SF) * sizeof(float));
-    if (form == LATTN_FORM_REF || form == LATTN_FORM_FAST || form == LATTN_FORM_CHUNK) return run(k->ctx, layer, form != LATTN_FORM_REF, B, T, x, y, state);
+    if (form == LATTN_FORM_REF || form == LATTN_FORM_CHUNK) return run(k->ctx, layer, form, B, T, x, y, state);
     if (form != LATTN_FORM_STEP) return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a layer has no %s form", lattn_form_name(form));
     if ((buf = (float *)lattn__case_keep(k, (size_t)(2 * B * D) * sizeof(float))) == NULL)
         return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
     for (t = 0; t < T && st == LATTN_OK; t++) {
         for (b = 0; b < B; b++) memcpy(buf + b * D, x + (b * T + t) * D, (size_t)D * sizeof(float));
-        st = run(k->ctx, layer, 2, B, 1, buf, buf + B * D, state);
+        st = run(k->ctx, layer, LATTN_FORM_STEP, B, 1, buf, buf + B * D, state);
         for (b = 0; b < B; b++) memcpy(y + (b * T + t) * D, buf + (B + b) * D, (size_t)D * sizeof(float));
     }
     return st;
 }
-static lattn_status lattn__laplace_case_run(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+static lattn_status lattn__laplace_case_run(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T,
                                             const float *x, float *y, float *state) {
     const lattn_laplace_model *m = (const lattn_laplace_model *)layer;
-    return form == 0 ? lattn_laplace_forward_ref(ctx, m, B, T, NULL, x, y, state)
-         : form == 1 ? lattn_laplace_forward(ctx, m, B, T, NULL, x, y, state) : lattn_laplace_step(ctx, m, B, NULL, x, y, state);
+    if (form == LATTN_FORM_REF) return lattn_laplace_forward_ref(ctx, m, B, T, NULL, x, y, state, NULL);
+    if (form == LATTN_FORM_CHUNK) return lattn_laplace_forward(ctx, m, B, T, NULL, x, y, state);
+    return lattn_laplace_step(ctx, m, B, NULL, x, y, state);
 }
 static lattn_status lattn__case_laplace(lattn__case *k, lattn_form form) {
     lattn_laplace_model m;
     lattn_status st;
-    LATTN__TRY(lattn_laplace_load_st(k->ctx, &m, k->c, "in."));
+    LATTN__TRY(lattn_laplace_init_st(k->ctx, &m, k->c, "in."));
     st = m.cfg.vocab != 0 ? lattn__fail(k->ctx, LATTN_E_FORMAT, "case: laplace_layer needs vocab 0")
-                          : lattn__case_layer(k, form, &m, m.cfg.D, lattn_laplace_state_floats(&m.cfg), lattn__laplace_case_run);
+                          : lattn__case_layer(k, form, &m, m.cfg.D, lattn__laplace_state_floats(&m.cfg), lattn__laplace_case_run);
     lattn_laplace_free(k->ctx, &m);
     return st;
 }
-static lattn_status lattn__gdn_case_run(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+static lattn_status lattn__gdn_case_run(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T,
                                         const float *x, float *y, float *state) {
     const lattn_gdn_layer *m = (const lattn_gdn_layer *)layer;
-    return form == 0 ? lattn_gdn_forward_ref(ctx, m, B, T, x, y, state)
-         : form == 1 ? lattn_gdn_forward(ctx, m, B, T, x, y, state) : lattn_gdn_step(ctx, m, B, x, y, state);
+    if (form == LATTN_FORM_REF) return lattn_gdn_forward_ref(ctx, m, B, T, x, y, state, NULL);
+    if (form == LATTN_FORM_CHUNK) return lattn_gdn_forward(ctx, m, B, T, x, y, state);
+    return lattn_gdn_step(ctx, m, B, x, y, state);
 }
 static lattn_status lattn__case_gdn(lattn__case *k, lattn_form form) {
     lattn_gdn_layer m;
     lattn_status st;
-    LATTN__TRY(lattn_gdn_load_st(k->ctx, &m, k->c, "in."));
-    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn_gdn_state_floats(&m.cfg), lattn__gdn_case_run);
+    LATTN__TRY(lattn_gdn_init_st(k->ctx, &m, k->c, "in."));
+    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn__gdn_state_floats(&m.cfg), lattn__gdn_case_run);
     lattn_gdn_free(k->ctx, &m);
     return st;
 }
@@ -11132,7 +11210,7 @@ static lattn_status lattn__case_prism(lattn__case *k, lattn_form form) {
     float *y;
     lattn_status st;
     if (form != LATTN_FORM_REF) return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: prism_p1 has no %s form", lattn_form_name(form));
-    LATTN__TRY(lattn_prism_p1_load(k->ctx, &p, k->c, "in."));
+    LATTN__TRY(lattn_prism_p1_init_st(k->ctx, &p, k->c, "in."));
     p.C = lattn__case_int(k, "chunk", 128);
     st = lattn__case_in(k, "in.x", 1, &x, &tx);
     if (st == LATTN_OK) st = lattn__case_dims(k, tx, 3, "in.x");
@@ -11140,48 +11218,51 @@ static lattn_status lattn__case_prism(lattn__case *k, lattn_form form) {
     if (st == LATTN_OK) st = lattn__case_count(k, "out.y", tx->shape[0] * tx->shape[1] * p.D);
     if (st == LATTN_OK) st = lattn__case_out(k, "out.y", &y);
     if (st == LATTN_OK && !y) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: prism_p1 needs out.y");
-    if (st == LATTN_OK) st = lattn_prism_p1_ref(k->ctx, &p, tx->shape[0], tx->shape[1], x, y, NULL);
+    if (st == LATTN_OK) st = lattn_prism_p1_forward_ref(k->ctx, &p, tx->shape[0], tx->shape[1], x, y, NULL);
     lattn_prism_p1_free(k->ctx, &p);
     return st;
 }
 
-static lattn_status lattn__p2_case_run(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+static lattn_status lattn__p2_case_run(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T,
                                        const float *x, float *y, float *state) {
     const lattn_prism_p1 *p = (const lattn_prism_p1 *)layer;
-    return form == 0 ? lattn_prism_p2_ref(ctx, p, B, T, x, y, state, NULL)
-         : form == 1 ? lattn_prism_p2_chunk(ctx, p, B, T, x, y, state, (int)p->C) : lattn_prism_p2_step(ctx, p, B, x, y, state);
+    if (form == LATTN_FORM_REF) return lattn_prism_p2_forward_ref(ctx, p, B, T, x, y, state, NULL);
+    if (form == LATTN_FORM_CHUNK) return lattn_prism_p2_forward(ctx, p, B, T, x, y, state);
+    return lattn_prism_p2_step(ctx, p, B, x, y, state);
 }
 /* PRISM P2 (mixer "prism_p2"): the block's tensors as for prism_p1, a layer case (x, state0 ->
    y, state); "chunk" is the _chunk form's chunk size (0: the profile's). */
 static lattn_status lattn__case_p2(lattn__case *k, lattn_form form) {
     lattn_prism_p1 p;
     lattn_status st;
-    LATTN__TRY(lattn_prism_p1_load(k->ctx, &p, k->c, "in."));
+    LATTN__TRY(lattn_prism_p1_init_st(k->ctx, &p, k->c, "in."));
     p.C = lattn__case_int(k, "chunk", 0);
-    st = lattn__case_layer(k, form, &p, p.D, lattn_prism_p2_state_floats(&p), lattn__p2_case_run);
+    st = lattn__case_layer(k, form, &p, p.D, lattn__prism_p2_state_floats(&p), lattn__p2_case_run);
     lattn_prism_p1_free(k->ctx, &p);
     return st;
 }
 
-static lattn_status lattn__p0_case_run(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+static lattn_status lattn__p0_case_run(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T,
                                        const float *x, float *y, float *state) {
     const lattn_prism_p0 *m = (const lattn_prism_p0 *)layer;
-    return form == 0 ? lattn_prism_p0_ref(ctx, m, B, T, x, y, state)
-         : form == 1 ? lattn_prism_p0_chunk(ctx, m, B, T, x, y, state, 0) : lattn_prism_p0_step(ctx, m, B, x, y, state);
+    if (form == LATTN_FORM_REF) return lattn_prism_p0_forward_ref(ctx, m, B, T, x, y, state, NULL);
+    if (form == LATTN_FORM_CHUNK) return lattn_prism_p0_forward(ctx, m, B, T, x, y, state);
+    return lattn_prism_p0_step(ctx, m, B, x, y, state);
 }
-static lattn_status lattn__ttt_case_run(lattn_ctx *ctx, const void *layer, int form, int64_t B, int64_t T,
+static lattn_status lattn__ttt_case_run(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T,
                                         const float *x, float *y, float *state) {
     const lattn_ttt_layer *m = (const lattn_ttt_layer *)layer;
-    return form == 0 ? lattn_ttt_layer_forward_ref(ctx, m, B, T, x, y, state, NULL)
-         : form == 1 ? lattn_ttt_layer_forward(ctx, m, B, T, x, y, state, 0) : lattn_ttt_layer_step(ctx, m, B, x, y, state);
+    if (form == LATTN_FORM_REF) return lattn_ttt_layer_forward_ref(ctx, m, B, T, x, y, state, NULL);
+    if (form == LATTN_FORM_CHUNK) return lattn_ttt_layer_forward(ctx, m, B, T, x, y, state);
+    return lattn_ttt_layer_step(ctx, m, B, x, y, state);
 }
 /* The TTT layer (mixer "ttt_layer"): the official tensor names under "in.", a layer case; _chunk is
    the dual form, _step the primal one token at a time. */
 static lattn_status lattn__case_ttt(lattn__case *k, lattn_form form) {
     lattn_ttt_layer m;
     lattn_status st;
-    LATTN__TRY(lattn_ttt_layer_load_st(k->ctx, &m, k->c, "in."));
-    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn_ttt_state_floats(&m.cfg), lattn__ttt_case_run);
+    LATTN__TRY(lattn_ttt_layer_init_st(k->ctx, &m, k->c, "in."));
+    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn__ttt_state_floats(&m.cfg), lattn__ttt_case_run);
     lattn_ttt_layer_free(k->ctx, &m);
     return st;
 }
@@ -11190,8 +11271,8 @@ static lattn_status lattn__case_ttt(lattn__case *k, lattn_form form) {
 static lattn_status lattn__case_p0(lattn__case *k, lattn_form form) {
     lattn_prism_p0 m;
     lattn_status st;
-    LATTN__TRY(lattn_prism_p0_load_st(k->ctx, &m, k->c, "in."));
-    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn_prism_p0_state_floats(&m.cfg), lattn__p0_case_run);
+    LATTN__TRY(lattn_prism_p0_init_st(k->ctx, &m, k->c, "in."));
+    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn__prism_p0_state_floats(&m.cfg), lattn__p0_case_run);
     lattn_prism_p0_free(k->ctx, &m);
     return st;
 }
@@ -11199,7 +11280,7 @@ static lattn_status lattn__case_p0(lattn__case *k, lattn_form form) {
 LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max) {
     static const lattn_form la[] = { LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
     static const lattn_form gdr[] = { LATTN_FORM_REF, LATTN_FORM_STEP, LATTN_FORM_CHUNK };
-    static const lattn_form rfs[] = { LATTN_FORM_REF, LATTN_FORM_FAST, LATTN_FORM_STEP, LATTN_FORM_FFT, LATTN_FORM_CONV };
+    static const lattn_form rfs[] = { LATTN_FORM_REF, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
     const char *m = c ? lattn_st_meta(c, "mixer") : NULL;
     const lattn_form *f = rfs;
     int n = 3, i;
@@ -11208,8 +11289,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0 || strcmp(m, "sps") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;
     else if (strcmp(m, "prism_p2") == 0 || strcmp(m, "prism_p0") == 0 || strcmp(m, "ttt_layer") == 0) { f = gdr; n = 3; }
-    else if (strcmp(m, "scan") == 0) n = 2;
-    else if (strcmp(m, "s4d") == 0 && !lattn_st_find(c, "out.ht")) n = 5;
+    else if (strcmp(m, "scan") == 0) n = 3;
     for (i = 0; i < n && i < max; i++) out[i] = f[i];
     return i;
 }

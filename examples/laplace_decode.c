@@ -29,17 +29,21 @@ int main(void) {
     lattn_ctx ctx;
     lattn_laplace_config c = lattn_laplace_config_small(), big = lattn_laplace_config_3b();
     lattn_laplace_model m;
-    int64_t SF, V, t;
+    size_t SF;
+    int64_t V, t;
     int32_t tok[T];
     float *logits, *state, *all, *last;
     double t0, dt, err = 0, ref = 0, kv;
     lattn_rng r = lattn_rng_seed(2026);
     lattn_ctx_init(&ctx);
     ctx.n_threads = 1;                                 /* clock() below counts CPU time */
-    if (lattn_laplace_init(&ctx, &m, &c, 42) != LATTN_OK) { fprintf(stderr, "%s\n", lattn_ctx_error(&ctx)); return 1; }
-    SF = lattn_laplace_state_floats(&c); V = c.vocab;
+    if (lattn_laplace_init(&ctx, &m, &c, 42) != LATTN_OK || lattn_laplace_state_floats(&c, &SF) != LATTN_OK) {
+        fprintf(stderr, "%s\n", lattn_ctx_error(&ctx));
+        return 1;
+    }
+    V = c.vocab;
     logits = (float *)malloc(sizeof(float) * (size_t)(T * V)); all = (float *)malloc(sizeof(float) * (size_t)(T * V));
-    state = (float *)calloc((size_t)SF, sizeof(float));
+    state = (float *)calloc(SF, sizeof(float));
     for (t = 0; t < P; t++) tok[t] = (int32_t)(lattn_rng_next(&r) % (uint64_t)V);
 
     /* prefill: the whole prompt in one call, the state comes out */
@@ -73,7 +77,7 @@ int main(void) {
     printf("forward over all %d tokens vs prefill + decode: relative RMS %.2e\n\n", T, sqrt(err / ref));
 
     /* the published shapes: fp32 state against a bf16 KV cache of a dense twin (spec §6.4) */
-    SF = lattn_laplace_state_floats(&big);
+    lattn_laplace_state_floats(&big, &SF);
     kv = 2.0 * (double)big.n_layers * (double)big.D * 8192 * 2.0;
     printf("3B shapes: state %.2f MB per sequence (fp32) vs a dense twin's 8192-token bf16 KV cache %.3f GB: %.1fx\n",
            SF * 4.0 / 1e6, kv / 1e9, kv / (SF * 4.0));

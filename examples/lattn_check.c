@@ -1,5 +1,5 @@
 /* lattn-check: the conformance checker (binary build/lattn-check).
-     lattn-check run CASE FORM OUT         run lattn's FORM (ref parallel chunk step fast fft conv) on CASE's
+     lattn-check run CASE FORM OUT         run lattn's FORM (ref parallel chunk step) on CASE's
                                            inputs and write its outputs to OUT
      lattn-check check CASE OUT [PREC]     compare OUT (any backend's outputs, same tensor names
                                            "out.*", any dtype) with CASE; PREC = fp32 (default),
@@ -210,11 +210,15 @@ static int add_ttt_finals(const ttt_finals *tf, const lattn_st_file *out, unsign
     static const char *nm[4] = { "out.W1_final", "out.b1_final", "out.W2_final", "out.b2_final" };
     const lattn_st_tensor *st = lattn_st_find(out, "out.state");
     const lattn_ttt_config *cf = &tf->m->cfg;
-    int64_t H = cf->H, F = cf->D / H, P = lattn_ttt_params(F, cf->mlp), SF = lattn_ttt_state_floats(cf);
+    int64_t H = cf->H, F = cf->D / H, P, SF;
     int64_t F1 = cf->mlp ? 4 * F : F, sz[4], shp[4][4], s, h, k, i, nw = cf->mlp ? 4 : 2;
     lattn_st_entry e[8];
     float *w, *wk, *state, tok[64];
     int ne = 0, ok;
+    size_t np, ns;
+    if (lattn_ttt_params(F, cf->mlp, &np) != LATTN_OK || lattn_ttt_state_floats(cf, &ns) != LATTN_OK) return 0;
+    P = (int64_t)np;
+    SF = (int64_t)ns;
     if (!st || (int64_t)st->count != tf->B * SF || cf->mini_batch > 64) return 0;
     sz[0] = F * F1; sz[1] = F1; sz[2] = F1 * F; sz[3] = F;
     w = (float *)malloc((size_t)(tf->B * H * P) * sizeof(float));
@@ -295,6 +299,32 @@ static char *read_text(const char *path) {
     return text;
 }
 
+/* An S4D case's _chunk by its two convolution methods (the case's "method" metadata), when the
+   case expects no final state (the convolutions produce y only); runs and failures are added. */
+static void run_s4d_methods(const lattn_st_file *c, const char *rel, int *runs, int *fails) {
+    static const char *const methods[2] = { "fft", "conv" };
+    const char *keys[64], *vals[64], *mixer = lattn_st_meta(c, "mixer");
+    lattn_st_file c2 = *c;
+    char lab[600];
+    int64_t i;
+    int m;
+    if (!mixer || strcmp(mixer, "s4d") != 0 || lattn_st_find(c, "out.ht") || c->n_meta >= 64) return;
+    for (i = 0; i < c->n_meta; i++) {
+        keys[i] = c->meta_keys[i];
+        vals[i] = c->meta_values[i];
+    }
+    keys[c->n_meta] = "method";
+    c2.meta_keys = keys;
+    c2.meta_values = vals;
+    c2.n_meta = c->n_meta + 1;
+    for (m = 0; m < 2; m++) {
+        vals[c->n_meta] = methods[m];
+        snprintf(lab, sizeof lab, "%s (method %s)", rel, methods[m]);
+        (*runs)++;
+        *fails += !run_check(&c2, LATTN_FORM_CHUNK, lab, NULL);
+    }
+}
+
 static int cmd_manifest(const char *dir) {
     char path[1024], *text, *p;
     int fails = 0, runs = 0;
@@ -314,6 +344,7 @@ static int cmd_manifest(const char *dir) {
         if (!load(cpath, &c)) { fails++; continue; }
         nf = lattn_case_forms(&c, fs, 8);
         for (i = 0; i < nf; i++) { runs++; fails += !run_check(&c, fs[i], rel, NULL); }
+        run_s4d_methods(&c, rel, &runs, &fails);
         lattn_st_free(&g_ctx, &c);
     }
     free(text);
@@ -385,13 +416,17 @@ static int cmd_external(const char *path) {
     if (ttt) {                           /* a fresh state from the layer's own W1, b1 (W2, b2) */
         const lattn_st_tensor *x = lattn_st_find(&f, "hidden_states");
         int64_t b, SF;
-        if (!x || x->ndim != 3 || lattn_ttt_layer_load_st(&g_ctx, &m, &f, "") != LATTN_OK) {
+        if (!x || x->ndim != 3 || lattn_ttt_layer_init_st(&g_ctx, &m, &f, "") != LATTN_OK) {
             fprintf(stderr, "lattn-check: %s: %s\n", path, x ? lattn_ctx_error(&g_ctx) : "no hidden_states");
             lattn_st_free(&g_ctx, &f);
             return 2;
         }
         have_m = 1;
-        SF = lattn_ttt_state_floats(&m.cfg);
+        {
+            size_t n = 0;
+            if (lattn_ttt_state_floats(&m.cfg, &n) != LATTN_OK) return 2;
+            SF = (int64_t)n;
+        }
         ss[0] = x->shape[0]; ss[1] = SF;
         s0 = (float *)malloc((size_t)(ss[0] * SF) * sizeof(float));
         z = (float *)calloc((size_t)(ss[0] * SF), sizeof(float));

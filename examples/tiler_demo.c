@@ -13,7 +13,7 @@ int main(void) {
     float *v = (float *)malloc(sizeof(float) * T * H * V), *o = (float *)malloc(sizeof(float) * T * H * V);
     lattn_rng r = lattn_rng_seed(11);
     lattn_ctx ctx;
-    lattn_la_args a = lattn_la_args_default();
+    lattn_la_args a = {0};
     char js[1024];
     int i, rc = 0;
     profs[0] = lattn_profile_cpu(); profs[1] = lattn_profile_trn2(); profs[2] = lattn_profile_h100();
@@ -25,7 +25,7 @@ int main(void) {
         lattn_status s;
         lattn_ctx_init(&ctx);
         ctx.profile = profs[i];
-        s = lattn_la_chunk(&ctx, &a, 0);
+        s = lattn_la_chunk(&ctx, &a);
         if (s != LATTN_OK) { printf("%s: %s\n", profs[i]->name, lattn_ctx_error(&ctx)); rc = 1; continue; }
         lattn_tiler_stats_json(&ctx.stats, profs[i], js, sizeof js);
         printf("\n%s (chunk %d): %llu instructions over %llu (head, chunk) bodies = %.1f each\n%s\n",

@@ -26,7 +26,7 @@ int main(void) {
     float *v = (float *)malloc(sizeof(float) * T * H * DV), *o = (float *)malloc(sizeof(float) * T * H * DV);
     float *ht = (float *)malloc(sizeof(float) * H * DK * DV), gam[H];
     lattn_rng r = lattn_rng_seed(5);
-    lattn_la_args a = lattn_la_args_default();
+    lattn_la_args a = {0};
     int pi, ci, sched, rc = 0;
     base[0] = lattn_profile_trn2(); base[1] = lattn_profile_trn1();
     lattn_rng_fill_normal(&r, q, T * H * DK, 0, 1); lattn_rng_fill_normal(&r, k, T * H * DK, 0, 1);
@@ -57,7 +57,8 @@ int main(void) {
                 prof.spill = 1; prof.stream_bytes = 2;
                 ctx.profile = &prof; ctx.n_threads = 1;
                 a.schedule = sched;
-                if (lattn_la_chunk(&ctx, &a, Cs[ci]) != LATTN_OK) { printf("%s C=%d: %s\n", prof.name, Cs[ci], lattn_ctx_error(&ctx)); rc = 1; continue; }
+                a.chunk = Cs[ci];
+                if (lattn_la_chunk(&ctx, &a) != LATTN_OK) { printf("%s C=%d: %s\n", prof.name, Cs[ci], lattn_ctx_error(&ctx)); rc = 1; continue; }
                 verdicts(&ctx.stats, &prof, sv, sizeof sv);
                 printf("%-5s %4d %6d %6llu %12llu %10llu %5llu %12llu %12llu %12llu %12llu  %-26s %s\n", prof.name, Cs[ci],
                        (T + Cs[ci] - 1) / Cs[ci], (unsigned long long)ctx.stats.unrolled_steps, (unsigned long long)ctx.stats.instructions,
@@ -82,7 +83,8 @@ int main(void) {
             prof.stream_bytes = 2;
             ctx.profile = &prof; ctx.n_threads = 1;
             a.schedule = LATTN_SCHED_STREAMING;
-            if (lattn_la_chunk(&ctx, &a, Cs[ci]) != LATTN_OK) { printf("%-5s %4d  does not fit: %s\n", prof.name, Cs[ci], lattn_ctx_error(&ctx)); continue; }
+            a.chunk = Cs[ci];
+            if (lattn_la_chunk(&ctx, &a) != LATTN_OK) { printf("%-5s %4d  does not fit: %s\n", prof.name, Cs[ci], lattn_ctx_error(&ctx)); continue; }
             printf("%-5s %4d %6llu %12llu %12llu %12llu %12llu\n", prof.name, Cs[ci], (unsigned long long)ctx.stats.unrolled_steps,
                    (unsigned long long)ctx.stats.instructions, (unsigned long long)ctx.stats.sbuf_peak_bytes_per_partition,
                    (unsigned long long)ctx.stats.dma_in_bytes, (unsigned long long)ctx.stats.dma_out_bytes);
@@ -105,7 +107,8 @@ int main(void) {
             b.g_gamma = NULL; b.schedule = LATTN_SCHED_STREAMING;
             if (m == 1) b.g = g;
             if (m == 2) b.gk = g;
-            if (lattn_la_chunk(&ctx, &b, 128) != LATTN_OK) { printf("  %s: %s\n", names[m], lattn_ctx_error(&ctx)); rc = 1; continue; }
+            b.chunk = 128;
+            if (lattn_la_chunk(&ctx, &b) != LATTN_OK) { printf("  %s: %s\n", names[m], lattn_ctx_error(&ctx)); rc = 1; continue; }
             printf("  %-44s %6.2f per body (%llu over %llu bodies), %llu matmuls, PSUM %llu banks, SBUF %llu B/p\n", names[m],
                    (double)ctx.stats.instructions / (double)ctx.stats.unrolled_steps, (unsigned long long)ctx.stats.instructions,
                    (unsigned long long)ctx.stats.unrolled_steps, (unsigned long long)ctx.stats.matmuls,

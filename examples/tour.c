@@ -28,7 +28,7 @@ static void line(const char *mixer, const char *form, double err, double sec, do
    gate: 0 none, 1 per key (GLA), 2 per head (Simple GLA), 3 fixed RetNet decays (retention). */
 static void tour_la(lattn_ctx *ctx, const char *name, lattn_fmap fm, int norm, int gate) {
     enum { T = 320, H = 4, K = 48, V = 64 };
-    lattn_la_args a = lattn_la_args_default();
+    lattn_la_args a = {0};
     lattn_rng r = lattn_rng_seed(7);
     float *q = buf(T * H * K), *k = buf(T * H * K), *v = buf(T * H * V), *ref = buf(T * H * V), *o = buf(T * H * V);
     float *fw = buf(2 * K * K), *fb = buf(2 * K), *g = buf(T * H * K);
@@ -45,12 +45,13 @@ static void tour_la(lattn_ctx *ctx, const char *name, lattn_fmap fm, int norm, i
     if (gate == 2) a.g = g;
     if (gate == 3) { lattn_retention_decay(H, g); a.g_gamma = g; }
     a.o = ref;
+    a.chunk = 64;
     BEST3(t0, lattn_la_ref(ctx, &a)); line(name, "_ref", 0.0, t0, T);
     for (form = 1; form <= 3; form++) {
         a.o = o;
         if (form == 1) BEST3(t0, lattn_la_parallel(ctx, &a));
-        else if (form == 2) BEST3(t0, lattn_la_chunk(ctx, &a, 64));
-        else BEST3(t0, lattn_la_decode(ctx, &a));        /* _step, one token at a time */
+        else if (form == 2) BEST3(t0, lattn_la_chunk(ctx, &a));
+        else BEST3(t0, lattn_la_step(ctx, &a));        /* _step, one token at a time */
         line(name, form == 1 ? "_parallel" : form == 2 ? "_chunk" : "_step", rel_rms(o, ref, T * H * V), t0, T);
     }
     free(q); free(k); free(v); free(ref); free(o); free(fw); free(fb); free(g);
@@ -58,7 +59,7 @@ static void tour_la(lattn_ctx *ctx, const char *name, lattn_fmap fm, int norm, i
 
 static void tour_conv(lattn_ctx *ctx) {
     enum { T = 512, D = 96, W = 4 };
-    lattn_conv_args a;
+    lattn_shortconv_args a;
     lattn_rng r = lattn_rng_seed(8);
     float *x = buf(T * D), *w = buf(D * W), *b = buf(D), *ref = buf(T * D), *y = buf(T * D);
     double t0;
@@ -67,8 +68,8 @@ static void tour_conv(lattn_ctx *ctx) {
     a.B = 1; a.T = T; a.D = D; a.W = W; a.x = x; a.w = w; a.bias = b; a.silu = 1; a.y = ref;
     BEST3(t0, lattn_shortconv_ref(ctx, &a)); line("shortconv (k=4, SiLU)", "_ref", 0.0, t0, T);
     a.y = y;
-    BEST3(t0, lattn_shortconv_fast(ctx, &a)); line("shortconv (k=4, SiLU)", "_fast", rel_rms(y, ref, T * D), t0, T);
-    BEST3(t0, lattn_shortconv_decode(ctx, &a)); line("shortconv (k=4, SiLU)", "_step", rel_rms(y, ref, T * D), t0, T);
+    BEST3(t0, lattn_shortconv_chunk(ctx, &a)); line("shortconv (k=4, SiLU)", "_chunk", rel_rms(y, ref, T * D), t0, T);
+    BEST3(t0, lattn_shortconv_step(ctx, &a)); line("shortconv (k=4, SiLU)", "_step", rel_rms(y, ref, T * D), t0, T);
     free(x); free(w); free(b); free(ref); free(y);
 }
 
@@ -82,11 +83,11 @@ static void tour_tcn(lattn_ctx *ctx) {
     lattn_tcn_demo_init(ctx, &m, 2, d, 3, 4, 9);
     lattn_rng_fill_normal(&r, x, T * d, 0, 1);
     memset(&a, 0, sizeof a);
-    a.B = 1; a.T = T; a.d = d; a.k = 3; a.n_layers = 4; a.layers = m.layers; a.x = x; a.y = ref;
+    a.B = 1; a.T = T; a.D = d; a.W = 3; a.n_layers = 4; a.layers = m.layers; a.x = x; a.y = ref;
     BEST3(t0, lattn_tcn_ref(ctx, &a)); line("tcn stack (4 x k=3)", "_ref", 0.0, t0, T);
     a.y = y;
-    BEST3(t0, lattn_tcn_fast(ctx, &a)); line("tcn stack (4 x k=3)", "_fast", rel_rms(y, ref, T * d), t0, T);
-    BEST3(t0, lattn_tcn_decode(ctx, &a)); line("tcn stack (4 x k=3)", "_step", rel_rms(y, ref, T * d), t0, T);
+    BEST3(t0, lattn_tcn_chunk(ctx, &a)); line("tcn stack (4 x k=3)", "_chunk", rel_rms(y, ref, T * d), t0, T);
+    BEST3(t0, lattn_tcn_step(ctx, &a)); line("tcn stack (4 x k=3)", "_step", rel_rms(y, ref, T * d), t0, T);
     lattn_tcn_demo_free(ctx, &m);
     free(x); free(ref); free(y);
 }
@@ -99,10 +100,11 @@ static void tour_scan(lattn_ctx *ctx) {
     double t0;
     memset(&a, 0, sizeof a);
     lattn_rng_fill_uniform(&r, dec, T * N, 0.9f, 1.0f); lattn_rng_fill_normal(&r, b, T * N, 0, 1);
-    a.B = 1; a.T = T; a.N = N; a.a = dec; a.b = b; a.h = ref;
+    a.B = 1; a.T = T; a.N = N; a.a = dec; a.b = b; a.y = ref;
     BEST3(t0, lattn_scan_ref(ctx, &a)); line("scan (a in [0.9, 1))", "_ref", 0.0, t0, T);
-    a.h = h;
-    BEST3(t0, lattn_scan_fast(ctx, &a)); line("scan (a in [0.9, 1))", "_fast", rel_rms(h, ref, T * N), t0, T);
+    a.y = h;
+    BEST3(t0, lattn_scan_chunk(ctx, &a)); line("scan (a in [0.9, 1))", "_chunk", rel_rms(h, ref, T * N), t0, T);
+    BEST3(t0, lattn_scan_step(ctx, &a)); line("scan (a in [0.9, 1))", "_step", rel_rms(h, ref, T * N), t0, T);
     free(dec); free(b); free(ref); free(h);
 }
 
@@ -121,8 +123,8 @@ static void tour_ssm(lattn_ctx *ctx) {
     a.x = x; a.dt = dt; a.A = A; a.Bm = Bm; a.Cm = Cm; a.Dskip = Ds; a.y = ref;
     BEST3(t0, lattn_ssm_ref(ctx, &a)); line("selective ssm (Mamba-1)", "_ref", 0.0, t0, T);
     a.y = y;
-    BEST3(t0, lattn_ssm_fast(ctx, &a)); line("selective ssm (Mamba-1)", "_fast", rel_rms(y, ref, T * D), t0, T);
-    BEST3(t0, lattn_ssm_decode(ctx, &a)); line("selective ssm (Mamba-1)", "_step", rel_rms(y, ref, T * D), t0, T);
+    BEST3(t0, lattn_ssm_chunk(ctx, &a)); line("selective ssm (Mamba-1)", "_chunk", rel_rms(y, ref, T * D), t0, T);
+    BEST3(t0, lattn_ssm_step(ctx, &a)); line("selective ssm (Mamba-1)", "_step", rel_rms(y, ref, T * D), t0, T);
     free(x); free(dt); free(A); free(Bm); free(Cm); free(Ds); free(ref); free(y);
 }
 
@@ -142,15 +144,17 @@ static void tour_s4d(lattn_ctx *ctx) {
     memset(&a, 0, sizeof a);
     a.B = 1; a.T = T; a.D = D; a.N = N; a.complex_modes = 1;
     a.A_re = p[0]; a.A_im = p[1]; a.B_re = p[2]; a.B_im = p[3]; a.C_re = p[4]; a.C_im = p[5]; a.log_dt = ldt;
-    a.u = u; a.y = ref;
+    a.x = u; a.y = ref;
     BEST3(t0, lattn_s4d_ref(ctx, &a)); line("s4d (S4D-Lin, complex)", "_ref", 0.0, t0, T);
     for (form = 0; form < 4; form++) {
-        static const char *const names[4] = { "_scan", "_fft", "_conv", "_step" };
+        static const char *const names[4] = { "_chunk (scan)", "_chunk (fft)", "_chunk (conv)", "_step" };
+        static const lattn_s4d_method methods[3] = { LATTN_S4D_SCAN, LATTN_S4D_FFT, LATTN_S4D_CONV };
         a.y = y;
-        if (form == 0) BEST3(t0, lattn_s4d_scan(ctx, &a));
-        else if (form == 1) BEST3(t0, lattn_s4d_fft(ctx, &a));
-        else if (form == 2) BEST3(t0, lattn_s4d_conv(ctx, &a));
-        else BEST3(t0, lattn_s4d_decode(ctx, &a));
+        if (form < 3) {
+            a.method = methods[form];
+            BEST3(t0, lattn_s4d_chunk(ctx, &a));
+        } else
+            BEST3(t0, lattn_s4d_step(ctx, &a));
         line("s4d (S4D-Lin, complex)", names[form], rel_rms(y, ref, T * D), t0, T);
     }
     for (i = 0; i < 6; i++) free(p[i]);
@@ -161,7 +165,7 @@ static void tour_s4d(lattn_ctx *ctx) {
    injections per token): _ref, _chunk (C = 32), _step loop. */
 static void tour_gdr(lattn_ctx *ctx, const char *name, int kind) {
     enum { T = 320, H = 4, K = 64, V = 64, L = 2 };
-    lattn_gdr_args a = lattn_gdr_args_default();
+    lattn_gdr_args a = {0};
     lattn_rng r = lattn_rng_seed(9);
     float *q = buf(T * H * K), *k = buf(T * H * K), *v = buf(T * H * V), *ref = buf(T * H * V), *o = buf(T * H * V);
     float *beta = buf(T * H), *g = buf(T * H), *e = buf(T * H * K), *c = buf(T * H);
@@ -177,11 +181,12 @@ static void tour_gdr(lattn_ctx *ctx, const char *name, int kind) {
     if (kind >= 1) a.g = g;
     if (kind == 2) { a.e = e; a.c = c; a.L = L; a.inj_b = ib; a.inj_kap = ik; a.inj_d = id; }
     a.o = ref;
+    a.chunk = 32;
     BEST3(t0, lattn_gdr_ref(ctx, &a)); line(name, "_ref", 0.0, t0, T);
     for (form = 1; form <= 2; form++) {
         a.o = o;
-        if (form == 1) BEST3(t0, lattn_gdr_chunk(ctx, &a, 32));
-        else BEST3(t0, lattn_gdr_decode(ctx, &a));
+        if (form == 1) BEST3(t0, lattn_gdr_chunk(ctx, &a));
+        else BEST3(t0, lattn_gdr_step(ctx, &a));
         line(name, form == 1 ? "_chunk" : "_step", rel_rms(o, ref, T * H * V), t0, T);
     }
     free(q); free(k); free(v); free(ref); free(o); free(beta); free(g); free(e); free(c); free(ib); free(ik); free(id);
@@ -197,35 +202,38 @@ static void tour_prism(lattn_ctx *ctx) {
     lattn_rng r = lattn_rng_seed(12);
     float *x, *ref, *y, *st;
     double t0;
+    size_t sf0, sf2;
     int64_t D = 64, t, i;
     c0.D = D; c0.H = 4; c0.L = 2; c0.Kc = 4;
     pc.D = D; pc.H = 4; pc.S = 2; pc.R = 32; pc.Kc = 5; pc.rg = 8; pc.vocab = 0; pc.n_layers = 1; pc.seq_len = T;
     if (lattn_prism_p0_init(ctx, &m0, &c0, 1) != LATTN_OK || lattn_prism_p1_init(ctx, &p, &pc, 2) != LATTN_OK) return;
+    if (lattn_prism_p0_state_floats(&c0, &sf0) != LATTN_OK || lattn_prism_p2_state_floats(&p, &sf2) != LATTN_OK) return;
     for (i = 0; i < (int64_t)m0.n_params; i++) m0.arena[i] += 0.1f * (float)lattn_rng_normal_d(&r);
     x = buf(T * D); ref = buf(T * D); y = buf(T * D);
-    st = buf((size_t)(lattn_prism_p2_state_floats(&p) + lattn_prism_p0_state_floats(&c0)));
+    st = buf(sf0 + sf2);
     lattn_rng_fill_normal(&r, x, T * D, 0, 1);
-    BEST3(t0, lattn_prism_p0_ref(ctx, &m0, B, T, x, ref, NULL)); line("PRISM P0 (paper, L=2)", "_ref", 0.0, t0, T);
-    BEST3(t0, lattn_prism_p0_chunk(ctx, &m0, B, T, x, y, NULL, 32)); line("PRISM P0 (paper, L=2)", "_chunk", rel_rms(y, ref, T * D), t0, T);
-    BEST3(t0, memset(st, 0, sizeof(float) * (size_t)lattn_prism_p0_state_floats(&c0));
+    BEST3(t0, lattn_prism_p0_forward_ref(ctx, &m0, B, T, x, ref, NULL, NULL)); line("PRISM P0 (paper, L=2)", "_ref", 0.0, t0, T);
+    BEST3(t0, lattn_prism_p0_forward(ctx, &m0, B, T, x, y, NULL)); line("PRISM P0 (paper, L=2)", "_chunk", rel_rms(y, ref, T * D), t0, T);
+    BEST3(t0, memset(st, 0, sizeof(float) * sf0);
               for (t = 0; t < T; t++) lattn_prism_p0_step(ctx, &m0, B, x + t * D, y + t * D, st));
     line("PRISM P0 (paper, L=2)", "_step", rel_rms(y, ref, T * D), t0, T);
-    BEST3(t0, lattn_prism_p2_ref(ctx, &p, B, T, x, ref, NULL, NULL)); line("PRISM P2 (LM, S=2)", "_ref", 0.0, t0, T);
-    BEST3(t0, lattn_prism_p2_chunk(ctx, &p, B, T, x, y, NULL, 32)); line("PRISM P2 (LM, S=2)", "_chunk", rel_rms(y, ref, T * D), t0, T);
-    BEST3(t0, memset(st, 0, sizeof(float) * (size_t)lattn_prism_p2_state_floats(&p));
+    BEST3(t0, lattn_prism_p2_forward_ref(ctx, &p, B, T, x, ref, NULL, NULL)); line("PRISM P2 (LM, S=2)", "_ref", 0.0, t0, T);
+    BEST3(t0, lattn_prism_p2_forward(ctx, &p, B, T, x, y, NULL) /* chunk 32 */); line("PRISM P2 (LM, S=2)", "_chunk", rel_rms(y, ref, T * D), t0, T);
+    BEST3(t0, memset(st, 0, sizeof(float) * sf2);
               for (t = 0; t < T; t++) lattn_prism_p2_step(ctx, &p, B, x + t * D, y + t * D, st));
     line("PRISM P2 (LM, S=2)", "_step", rel_rms(y, ref, T * D), t0, T);
     lattn_prism_p0_free(ctx, &m0); lattn_prism_p1_free(ctx, &p);
     free(x); free(ref); free(y); free(st);
 }
 
-/* TTT-Linear / TTT-MLP (mini-batch 16, 4 heads of 64): _ref (double, per token), _primal, _dual,
-   and the _step loop. */
+/* TTT-Linear / TTT-MLP (mini-batch 16, 4 heads of 64): _ref (double, per token), _chunk (the dual
+   form), _step (the primal form) over the whole call and one token at a time. */
 static void tour_ttt(lattn_ctx *ctx, const char *name, int mlp) {
     enum { T = 320, H = 4, F = 64, b = 16 };
-    lattn_ttt_args a = lattn_ttt_args_default();
+    lattn_ttt_args a = {0};
     lattn_rng r = lattn_rng_seed(13);
-    const int64_t P = lattn_ttt_params(F, mlp);
+    size_t np;
+    const int64_t P = lattn_ttt_params(F, mlp, &np) == LATTN_OK ? (int64_t)np : 0;
     float *q = buf(T * H * F), *k = buf(T * H * F), *v = buf(T * H * F), *lr = buf(T * H), *tok = buf(b);
     float *lw = buf(H * F), *lb = buf(H * F), *s0 = buf((size_t)(H * 2 * P)), *st = buf((size_t)(H * 2 * P));
     float *ref = buf(T * H * F), *o = buf(T * H * F);
@@ -236,22 +244,22 @@ static void tour_ttt(lattn_ctx *ctx, const char *name, int mlp) {
     for (i = 0; i < b; i++) tok[i] = 1.0f / (float)(i + 1);     /* the official init: token_idx = 1/(i+1) */
     for (i = 0; i < H * F; i++) lw[i] = 1.0f;
     for (i = 0; i < H; i++) lattn_rng_fill_normal(&r, s0 + i * 2 * P, (size_t)P, 0.0f, 0.125f);
-    a.B = 1; a.T = T; a.H = H; a.F = F; a.mlp = mlp; a.mini_batch = b; a.q = q; a.k = k; a.v = v; a.lr = lr; a.tok = tok;
-    a.ln_w = lw; a.ln_b = lb; a.s0 = s0; a.o = ref;
+    a.B = 1; a.T = T; a.H = H; a.K = F; a.mlp = mlp; a.mini_batch = b; a.q = q; a.k = k; a.v = v; a.lr = lr; a.tok = tok;
+    a.ln_w = lw; a.ln_b = lb; a.h0 = s0; a.o = ref;
     BEST3(t0, lattn_ttt_ref(ctx, &a)); line(name, "_ref", 0.0, t0, T);
     a.o = o;
-    BEST3(t0, lattn_ttt_primal(ctx, &a)); line(name, "_primal", rel_rms(o, ref, T * H * F), t0, T);
-    BEST3(t0, lattn_ttt_dual(ctx, &a)); line(name, "_dual", rel_rms(o, ref, T * H * F), t0, T);
+    BEST3(t0, lattn_ttt_chunk(ctx, &a)); line(name, "_chunk (dual)", rel_rms(o, ref, T * H * F), t0, T);
+    BEST3(t0, lattn_ttt_step(ctx, &a)); line(name, "_step (primal)", rel_rms(o, ref, T * H * F), t0, T);
     BEST3(t0, {
         lattn_ttt_args s = a;
         memcpy(st, s0, sizeof(float) * (size_t)(H * 2 * P));
-        s.T = 1; s.s0 = st; s.st = st; s.pos0 = &pos;
+        s.T = 1; s.h0 = st; s.ht = st; s.pos0 = &pos;
         for (t = 0, pos = 0; t < T; t++, pos = (pos + 1) % b) {
             s.q = q + t * H * F; s.k = k + t * H * F; s.v = v + t * H * F; s.lr = lr + t * H; s.o = o + t * H * F;
             lattn_ttt_step(ctx, &s);
         }
     });
-    line(name, "_step", rel_rms(o, ref, T * H * F), t0, T);
+    line(name, "_step, T = 1 x 320", rel_rms(o, ref, T * H * F), t0, T);
     free(q); free(k); free(v); free(lr); free(tok); free(lw); free(lb); free(s0); free(st); free(ref); free(o);
 }
 
@@ -265,14 +273,15 @@ static void tour_laplace(lattn_ctx *ctx) {
     int32_t tok[T];
     float *ref, *o, *state;
     double t0;
+    size_t sf;
     int t;
-    if (lattn_laplace_init(ctx, &m, &c, 1) != LATTN_OK) return;
-    ref = buf((size_t)(T * c.vocab)); o = buf((size_t)(T * c.vocab)); state = buf((size_t)lattn_laplace_state_floats(&c));
+    if (lattn_laplace_init(ctx, &m, &c, 1) != LATTN_OK || lattn_laplace_state_floats(&c, &sf) != LATTN_OK) return;
+    ref = buf((size_t)(T * c.vocab)); o = buf((size_t)(T * c.vocab)); state = buf(sf);
     for (t = 0; t < T; t++) tok[t] = (int32_t)(lattn_rng_next(&r) % (uint64_t)c.vocab);
-    BEST3(t0, lattn_laplace_forward_ref(ctx, &m, 1, T, tok, NULL, ref, NULL)); line("Laplace model (2 layers)", "_ref", 0.0, t0, T);
+    BEST3(t0, lattn_laplace_forward_ref(ctx, &m, 1, T, tok, NULL, ref, NULL, NULL)); line("Laplace model (2 layers)", "_ref", 0.0, t0, T);
     BEST3(t0, lattn_laplace_forward(ctx, &m, 1, T, tok, NULL, o, NULL));
     line("Laplace model (2 layers)", "forward", rel_rms(o, ref, (size_t)(T * c.vocab)), t0, T);
-    BEST3(t0, memset(state, 0, sizeof(float) * (size_t)lattn_laplace_state_floats(&c));
+    BEST3(t0, memset(state, 0, sizeof(float) * sf);
               for (t = 0; t < T; t++) lattn_laplace_step(ctx, &m, 1, &tok[t], NULL, o + t * c.vocab, state));
     line("Laplace model (2 layers)", "step", rel_rms(o, ref, (size_t)(T * c.vocab)), t0, T);
     lattn_laplace_free(ctx, &m);
@@ -283,7 +292,7 @@ static void tour_laplace(lattn_ctx *ctx) {
    _chunk (the flash-attention schedule on the tiler), _step (the decoder over a KV cache). */
 static void tour_attn(lattn_ctx *ctx, const char *name, int64_t window) {
     enum { T = 320, H = 8, HKV = 2, K = 64 };
-    lattn_attn_args a = lattn_attn_args_default();
+    lattn_attn_args a = {0};
     lattn_rng r = lattn_rng_seed(13);
     float *q = buf(T * H * K), *k = buf(T * HKV * K), *v = buf(T * HKV * K), *ref = buf(T * H * K), *o = buf(T * H * K);
     double t0;
@@ -294,8 +303,8 @@ static void tour_attn(lattn_ctx *ctx, const char *name, int64_t window) {
     a.o = ref;
     BEST3(t0, lattn_attn_ref(ctx, &a)); line(name, "_ref", 0.0, t0, T);
     a.o = o;
-    BEST3(t0, lattn_attn_chunk(ctx, &a, 0)); line(name, "_chunk", rel_rms(o, ref, T * H * K), t0, T);
-    BEST3(t0, lattn_attn_decode(ctx, &a)); line(name, "_step", rel_rms(o, ref, T * H * K), t0, T);
+    BEST3(t0, lattn_attn_chunk(ctx, &a)); line(name, "_chunk", rel_rms(o, ref, T * H * K), t0, T);
+    BEST3(t0, lattn_attn_step(ctx, &a, NULL)); line(name, "_step", rel_rms(o, ref, T * H * K), t0, T);
     free(q); free(k); free(v); free(ref); free(o);
 }
 
@@ -314,7 +323,7 @@ static void tour_transformer(lattn_ctx *ctx) {
     if (lattn_tf_init(ctx, &m, &c, 1) != LATTN_OK || lattn_tf_cache_init(ctx, &kc, &m, 1, T) != LATTN_OK) return;
     ref = buf((size_t)(T * c.vocab)); o = buf((size_t)(T * c.vocab));
     for (t = 0; t < T; t++) tok[t] = (int32_t)(lattn_rng_next(&r) % (uint64_t)c.vocab);
-    BEST3(t0, lattn_tf_forward_ref(ctx, &m, 1, T, tok, NULL, ref, NULL)); line("transformer (2 layers)", "_ref", 0.0, t0, T);
+    BEST3(t0, lattn_tf_forward_ref(ctx, &m, 1, T, tok, NULL, ref, NULL, NULL)); line("transformer (2 layers)", "_ref", 0.0, t0, T);
     BEST3(t0, lattn_tf_forward(ctx, &m, 1, T, tok, NULL, o, NULL, NULL));
     line("transformer (2 layers)", "forward", rel_rms(o, ref, (size_t)(T * c.vocab)), t0, T);
     BEST3(t0, lattn_tf_cache_reset(&kc, 0);
@@ -342,7 +351,7 @@ static void tour_sps(lattn_ctx *ctx, const char *name, lattn_sps_variant v) {
     ref = buf((size_t)(T * c.vocab)); o = buf((size_t)(T * c.vocab));
     for (t = 0; t < T; t++) tok[t] = (int32_t)(lattn_rng_next(&r) % 253);
     tok[100] = tok[250] = 254;
-    BEST3(t0, lattn_sps_forward_ref(ctx, &m, &s, 1, T, tok, ref, NULL)); line(name, "_ref", 0.0, t0, T);
+    BEST3(t0, lattn_sps_forward_ref(ctx, &m, &s, 1, T, tok, ref, NULL, NULL)); line(name, "_ref", 0.0, t0, T);
     BEST3(t0, lattn_sps_forward(ctx, &m, &s, 1, T, tok, o, NULL)); line(name, "forward", rel_rms(o, ref, (size_t)(T * c.vocab)), t0, T);
     BEST3(t0, lattn_sps_cache_init(ctx, &kc, &m, &s, 1, T);
               for (t = 0; t < T; t++) lattn_sps_step(ctx, &m, 1, &tok[t], o + t * c.vocab, &kc);

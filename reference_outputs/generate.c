@@ -201,10 +201,617 @@ static void layer_outputs(gout *g, const layer_io *io) {
     add(g, "out.y", LATTN_DTYPE_F32, 3, io->sx, io->y); add(g, "out.state", LATTN_DTYPE_F32, 2, io->ss, io->s);
 }
 
+static int64_t nseq(const gcase *c) { return c->n_seqs ? c->n_seqs : c->B; }
+/* A builder's end: 1 when the reference ran, else the error on stderr and 0. */
+static int report(const gcase *c, lattn_ctx *ctx, lattn_status st) {
+    if (st == LATTN_OK) return 1;
+    fprintf(stderr, "%s: %s\n", c->id, lattn_ctx_error(ctx));
+    return 0;
+}
+
+/* ---- one builder per mixer: draws the inputs in file order, runs the _ref form, adds the outputs -- */
+static int build_shortconv(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    const int64_t n = nseq(c);
+    lattn_status st = LATTN_OK;
+    lattn_shortconv_args a;
+    int64_t D = c->K, W = c->W, sx[3], sw[2], sh[3], sb[1];
+    memset(&a, 0, sizeof a);
+    sx[0] = B; sx[1] = T; sx[2] = D; sw[0] = D; sw[1] = W; sh[0] = n; sh[1] = D; sh[2] = W; sb[0] = D;
+    meta(g, "layout", "x, y: [B][T][D]; w: [D][W] (w[c][W-1] multiplies the current token); bias: [D]; h0, ht: [N][D][W] newest last");
+    meta(g, "silu", c->silu ? "1" : "0");
+    a.B = B; a.T = T; a.D = D; a.W = W; a.silu = c->silu;
+    a.x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0); add(g, "in.x", LATTN_DTYPE_F32, 3, sx, a.x);
+    a.w = rand_f(g, rng, (size_t)(D * W), 0, -0.5f, 0.5f); add(g, "in.w", LATTN_DTYPE_F32, 2, sw, a.w);
+    if (c->bias) { a.bias = rand_f(g, rng, (size_t)D, 0, -0.5f, 0.5f); add(g, "in.bias", LATTN_DTYPE_F32, 1, sb, a.bias); }
+    if (c->h0) { a.h0 = rand_f(g, rng, (size_t)(n * D * W), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 3, sh, a.h0); }
+    if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
+    a.y = (float *)keep(g, (size_t)(B * T * D) * 4); a.ht = (float *)keep(g, (size_t)(n * D * W) * 4);
+    st = lattn_shortconv_ref(ctx, &a);
+    add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 3, sh, a.ht);
+    return report(c, ctx, st);
+}
+
+static int build_tcn(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    lattn_status st = LATTN_OK;
+    lattn_tcn_demo m;
+    lattn_tcn_args a;
+    int64_t d = c->K, k = c->W, L = c->H, sx[3], sw[3], sd[1], l;
+    char key[4][24];
+    memset(&a, 0, sizeof a);
+    sx[0] = B; sx[1] = T; sx[2] = d; sw[0] = d; sw[1] = d; sw[2] = k; sd[0] = d;
+    meta(g, "layout", "x, y: [B][T][d]; in.w.<l>: [d_out][d_in][k] (PyTorch Conv1d); in.b.<l>, in.ln_w.<l>, in.ln_b.<l>: [d]; zero history");
+    meta(g, "k", num(g, (double)k)); meta(g, "layers", num(g, (double)L));
+    lattn_tcn_demo_init(ctx, &m, 1, d, k, L, c->seed);
+    for (l = 0; l < L; l++) {                 /* LayerNorm away from its 1/0 init */
+        float *lw = (float *)keep(g, (size_t)d * 4), *lb = (float *)keep(g, (size_t)d * 4);
+        float *w = (float *)keep(g, (size_t)(d * d * k) * 4), *b = (float *)keep(g, (size_t)d * 4);
+        lattn_rng_fill_uniform(rng, lw, (size_t)d, 0.5f, 1.5f); lattn_rng_fill_uniform(rng, lb, (size_t)d, -0.2f, 0.2f);
+        memcpy(w, m.layers[l].w, (size_t)(d * d * k) * 4); memcpy(b, m.layers[l].b, (size_t)d * 4);
+        m.layers[l].ln_w = lw; m.layers[l].ln_b = lb; m.layers[l].w = w; m.layers[l].b = b;
+        snprintf(key[0], 24, "in.w.%d", (int)l); snprintf(key[1], 24, "in.b.%d", (int)l);
+        snprintf(key[2], 24, "in.ln_w.%d", (int)l); snprintf(key[3], 24, "in.ln_b.%d", (int)l);
+        add(g, key[0], LATTN_DTYPE_F32, 3, sw, w); add(g, key[1], LATTN_DTYPE_F32, 1, sd, b);
+        add(g, key[2], LATTN_DTYPE_F32, 1, sd, lw); add(g, key[3], LATTN_DTYPE_F32, 1, sd, lb);
+    }
+    a.B = B; a.T = T; a.D = d; a.W = k; a.n_layers = L; a.layers = m.layers;
+    a.x = rand_f(g, rng, (size_t)(B * T * d), 1, 0, 0); add(g, "in.x", LATTN_DTYPE_F32, 3, sx, a.x);
+    a.y = (float *)keep(g, (size_t)(B * T * d) * 4);
+    st = lattn_tcn_ref(ctx, &a);
+    add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y);
+    lattn_tcn_demo_free(ctx, &m);
+    return report(c, ctx, st);
+}
+
+static int build_scan(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    lattn_status st = LATTN_OK;
+    lattn_scan_args a;
+    int64_t N = c->K, sx[3], sh[2];
+    size_t i, cnt = (size_t)(B * T * N);
+    float *dec;
+    memset(&a, 0, sizeof a);
+    sx[0] = B; sx[1] = T; sx[2] = N; sh[0] = B; sh[1] = N;
+    meta(g, "layout", "a, b, h: [B][T][N]; h0, ht: [B][N]; h_t = a_t h_{t-1} + b_t (a = exp(in.a) when log_space)");
+    meta(g, "log_space", c->norm ? "1" : "0");
+    a.B = B; a.T = T; a.N = N; a.log_space = c->norm;
+    dec = rand_f(g, rng, cnt, 0, 0.5f, 1.0f);
+    if (c->norm) for (i = 0; i < cnt; i++) dec[i] = logf(dec[i]);
+    a.a = dec; add(g, "in.a", LATTN_DTYPE_F32, 3, sx, a.a);
+    a.b = rand_f(g, rng, cnt, 1, 0, 0); add(g, "in.b", LATTN_DTYPE_F32, 3, sx, a.b);
+    if (c->h0) { a.h0 = rand_f(g, rng, (size_t)(B * N), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 2, sh, a.h0); }
+    a.y = (float *)keep(g, cnt * 4); a.ht = (float *)keep(g, (size_t)(B * N) * 4);
+    st = lattn_scan_ref(ctx, &a);
+    add(g, "out.h", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 2, sh, a.ht);
+    return report(c, ctx, st);
+}
+
+static int build_ssm(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    const int64_t n = nseq(c);
+    lattn_status st = LATTN_OK;
+    lattn_ssm_args a;
+    int64_t D = c->K, N = c->V, G = c->W, sx[3], sa[2], sb[4], sd[1], sh[3];
+    memset(&a, 0, sizeof a);
+    sx[0] = B; sx[1] = T; sx[2] = D; sa[0] = D; sa[1] = N; sb[0] = B; sb[1] = T; sb[2] = G; sb[3] = N;
+    sd[0] = D; sh[0] = n; sh[1] = D; sh[2] = N;
+    meta(g, "layout", "x, dt, z, y: [B][T][D]; A: [D][N]; Bm, Cm: [B][T][G][N]; Dskip, dt_bias: [D]; h0, ht: [N_seqs][D][N]");
+    meta(g, "groups", num(g, (double)G)); meta(g, "dt_softplus", "1");
+    a.B = B; a.T = T; a.D = D; a.N = N; a.G = G; a.dt_softplus = 1;
+    a.x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0); add(g, "in.x", LATTN_DTYPE_F32, 3, sx, a.x);
+    a.dt = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0); add(g, "in.dt", LATTN_DTYPE_F32, 3, sx, a.dt);
+    a.A = rand_f(g, rng, (size_t)(D * N), 0, -4.0f, -0.01f); add(g, "in.A", LATTN_DTYPE_F32, 2, sa, a.A);
+    a.Bm = rand_f(g, rng, (size_t)(B * T * G * N), 1, 0, 0); add(g, "in.Bm", LATTN_DTYPE_F32, 4, sb, a.Bm);
+    a.Cm = rand_f(g, rng, (size_t)(B * T * G * N), 1, 0, 0); add(g, "in.Cm", LATTN_DTYPE_F32, 4, sb, a.Cm);
+    if (c->bias) {
+        a.Dskip = rand_f(g, rng, (size_t)D, 1, 0, 0); add(g, "in.Dskip", LATTN_DTYPE_F32, 1, sd, a.Dskip);
+        a.dt_bias = rand_f(g, rng, (size_t)D, 0, -2.0f, 0.5f); add(g, "in.dt_bias", LATTN_DTYPE_F32, 1, sd, a.dt_bias);
+    }
+    if (c->silu) { a.z = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0); add(g, "in.z", LATTN_DTYPE_F32, 3, sx, a.z); }
+    if (c->h0) { a.h0 = rand_f(g, rng, (size_t)(n * D * N), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 3, sh, a.h0); }
+    if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
+    a.y = (float *)keep(g, (size_t)(B * T * D) * 4); a.ht = (float *)keep(g, (size_t)(n * D * N) * 4);
+    st = lattn_ssm_ref(ctx, &a);
+    add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 3, sh, a.ht);
+    return report(c, ctx, st);
+}
+
+static int build_laplace_layer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    lattn_status st = LATTN_OK;
+    /* weights drawn so that every path carries O(1) signal: matrices N(0, 1/fan_in), norm
+       weights U(0.5, 1.5), biases U(-0.5, 0.5), conv U(-0.5, 0.5); tensors in arena order */
+    lattn_laplace_config lc = lattn_laplace_config_small();
+    lattn_laplace_model m;
+    int64_t D = c->chunk, SF, i;
+    layer_io io;
+    lc.n_layers = 1; lc.D = D; lc.H = c->H; lc.dk = c->K; lc.dv = c->V; lc.ffn = 5 * D / 3; lc.conv_w = c->W; lc.vocab = 0;
+    if (lattn_laplace_init(ctx, &m, &lc, c->seed) != LATTN_OK) return 0;
+    SF = lattn__laplace_state_floats(&lc);
+    meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (per layer: conv cache [D][W], GLA states [H][dk][dv]); weights as in lattn.h >>laplace, prefixed in.");
+    meta(g, "laplace.n_layers", num(g, 1)); meta(g, "laplace.D", num(g, (double)D)); meta(g, "laplace.H", num(g, (double)lc.H));
+    meta(g, "laplace.dk", num(g, (double)lc.dk)); meta(g, "laplace.dv", num(g, (double)lc.dv)); meta(g, "laplace.ffn", num(g, (double)lc.ffn));
+    meta(g, "laplace.conv_w", num(g, (double)lc.conv_w)); meta(g, "laplace.vocab", "0");
+    meta(g, "laplace.gate_mode", "rmsnorm_swish"); meta(g, "laplace.norm_eps", "9.99999975e-06");
+    for (i = 0; i < m.n_tensors; i++) {
+        lattn_tensor *t = &m.tensors[i];
+        float *w;
+        const char *last = strrchr(t->name, '.');
+        if (t->ndim == 2 && !strstr(t->name, "conv")) w = rand_f(g, rng, t->count, 1, 0, 0);
+        else w = rand_f(g, rng, t->count, 0, strcmp(last, ".bias") == 0 || t->ndim == 2 ? -0.5f : 0.5f,
+                        strcmp(last, ".bias") == 0 || t->ndim == 2 ? 0.5f : 1.5f);
+        if (t->ndim == 2 && !strstr(t->name, "conv")) {
+            size_t j;
+            for (j = 0; j < t->count; j++) w[j] = (float)(w[j] / sqrt((double)t->shape[1]));
+        }
+        memcpy(t->data, w, t->count * sizeof(float));
+        add_weight(g, t, w);
+    }
+    layer_inputs(g, rng, B, T, D, SF, 1.0f, &io);
+    st = lattn_laplace_forward_ref(ctx, &m, B, T, NULL, io.x, io.y, io.s, NULL);
+    layer_outputs(g, &io);
+    lattn_laplace_free(ctx, &m);
+    return report(c, ctx, st);
+}
+
+static int build_gdr(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    const int64_t n = nseq(c);
+    lattn_status st = LATTN_OK;
+    lattn_gdr_args a = {0};
+    int64_t H = c->H, K = c->K, V = c->V, L = c->W, sq[4], sv[4], ss[4], sh[3], sl[4], i;
+    size_t nh = (size_t)(B * T * H);
+    sq[0] = B; sq[1] = T; sq[2] = H; sq[3] = K; sv[0] = B; sv[1] = T; sv[2] = H; sv[3] = V;
+    ss[0] = n; ss[1] = H; ss[2] = K; ss[3] = V; sh[0] = B; sh[1] = T; sh[2] = H;
+    meta(g, "layout", "q, k, e, gk: [B][T][H][K]; v, o: [B][T][H][V]; beta, g, c: [B][T][H]; inj_b [B][T][H][L], inj_kap [..][L][K], inj_d [..][L][V]; h0, ht: [N][H][K][V] (o = s S^T q)");
+    meta(g, "l2norm", "1");
+    if (c->chunk) meta(g, "chunk", num(g, (double)c->chunk));
+    meta(g, "scale", num(g, 1.0 / sqrt((double)K)));
+    a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.l2norm = 1; a.scale = 1.0 / sqrt((double)K);
+    a.q = rand_f(g, rng, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.q", LATTN_DTYPE_F32, 4, sq, a.q);
+    a.k = rand_f(g, rng, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.k", LATTN_DTYPE_F32, 4, sq, a.k);
+    a.v = rand_f(g, rng, (size_t)(B * T * H * V), 1, 0, 0); add(g, "in.v", LATTN_DTYPE_F32, 4, sv, a.v);
+    a.beta = rand_f(g, rng, nh, 0, 0.0f, 1.0f); add(g, "in.beta", LATTN_DTYPE_F32, 3, sh, a.beta);
+    if (c->bias) {                   /* logsigmoid(x)/4, x ~ N(0,1) */
+        size_t ng = nh * (size_t)(c->bias == 2 ? K : 1), j;
+        float *gt = rand_f(g, rng, ng, 1, 0, 0);
+        for (j = 0; j < ng; j++) { double x = gt[j]; gt[j] = (float)(((x < 0 ? x : 0.0) - log1p(exp(-fabs(x)))) / 4.0); }
+        if (c->bias == 2) { a.gk = gt; add(g, "in.gk", LATTN_DTYPE_F32, 4, sq, gt); }
+        else { a.g = gt; add(g, "in.g", LATTN_DTYPE_F32, 3, sh, gt); }
+    }
+    if (L > 0) {
+        float *kap, *d;
+        a.e = rand_f(g, rng, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.e", LATTN_DTYPE_F32, 4, sq, a.e);
+        a.c = rand_f(g, rng, nh, 0, -1.0f, 1.0f); add(g, "in.c", LATTN_DTYPE_F32, 3, sh, a.c);
+        a.L = L; sl[0] = B; sl[1] = T; sl[2] = H; sl[3] = L;
+        a.inj_b = rand_f(g, rng, nh * (size_t)L, 0, -1.0f, 1.0f); add(g, "in.inj_b", LATTN_DTYPE_F32, 4, sl, a.inj_b);
+        kap = rand_f(g, rng, nh * (size_t)(L * K), 0, -0.3f, 0.3f); d = rand_f(g, rng, nh * (size_t)(L * V), 1, 0, 0);
+        {
+            int64_t s5[5];
+            s5[0] = B; s5[1] = T; s5[2] = H; s5[3] = L; s5[4] = K; add(g, "in.inj_kap", LATTN_DTYPE_F32, 5, s5, kap);
+            s5[4] = V; add(g, "in.inj_d", LATTN_DTYPE_F32, 5, s5, d);
+        }
+        a.inj_kap = kap; a.inj_d = d;
+    }
+    if (c->h0) { a.h0 = rand_f(g, rng, (size_t)(n * H * K * V), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 4, ss, a.h0); }
+    if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
+    {
+        float *o = (float *)keep(g, (size_t)(B * T * H * V) * 4), *ht = (float *)keep(g, (size_t)(n * H * K * V) * 4);
+        double *o64 = (double *)keep(g, (size_t)(B * T * H * V) * 8), *ht64 = (double *)keep(g, (size_t)(n * H * K * V) * 8);
+        a.o = o; a.ht = ht; a.o64 = o64; a.ht64 = ht64;
+        st = lattn_gdr_ref(ctx, &a);
+        add(g, "out.o", LATTN_DTYPE_F32, 4, sv, o); add(g, "out.ht", LATTN_DTYPE_F32, 4, ss, ht);
+        if (B * T * H * V <= 20000) { add(g, "out64.o", LATTN_DTYPE_F64, 4, sv, o64); add(g, "out64.ht", LATTN_DTYPE_F64, 4, ss, ht64); }
+    }
+    (void)i;
+    return report(c, ctx, st);
+}
+
+static int build_gdn_layer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    lattn_status st = LATTN_OK;
+    /* fla's A_log and dt_bias; matrices N(0, 1/fan_in), conv U(-0.5, 0.5), o_norm U(0.5, 1.5) */
+    lattn_gdn_config lc = lattn_gdn_config_default();
+    lattn_gdn_layer m;
+    int64_t D = c->chunk, SF, i;
+    layer_io io;
+    lc.D = D; lc.H = c->H; lc.K = c->K; lc.V = c->V; lc.conv_w = c->W;
+    if (lattn_gdn_init(ctx, &m, &lc, c->seed) != LATTN_OK) return 0;
+    SF = lattn__gdn_state_floats(&lc);
+    meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (q, k, v conv caches [H*K][W], [H*K][W], [H*V][W], then S [H][K][V]); weights as in lattn.h >>gdnlayer, prefixed in.");
+    meta(g, "gdn.D", num(g, (double)D)); meta(g, "gdn.H", num(g, (double)lc.H)); meta(g, "gdn.K", num(g, (double)lc.K));
+    meta(g, "gdn.V", num(g, (double)lc.V)); meta(g, "gdn.conv_w", num(g, (double)lc.conv_w));
+    meta(g, "gdn.allow_neg_eigval", "0"); meta(g, "gdn.norm_eps", "9.99999975e-06");
+    for (i = 0; i < m.n_tensors; i++) {
+        lattn_tensor *t = &m.tensors[i];
+        float *w = (float *)keep(g, t->count * 4);
+        size_t j;
+        if (t->ndim == 2 && !strstr(t->name, "conv")) {
+            lattn_rng_fill_normal(rng, w, t->count, 0.0f, 1.0f);
+            for (j = 0; j < t->count; j++) w[j] = (float)(w[j] / sqrt((double)t->shape[1]));
+        } else if (t->ndim == 2) lattn_rng_fill_uniform(rng, w, t->count, -0.5f, 0.5f);
+        else if (strcmp(t->name, "o_norm.weight") == 0) lattn_rng_fill_uniform(rng, w, t->count, 0.5f, 1.5f);
+        else memcpy(w, t->data, t->count * 4);
+        memcpy(t->data, w, t->count * 4);
+        add_weight(g, t, w);
+    }
+    layer_inputs(g, rng, B, T, D, SF, 1.0f, &io);
+    st = lattn_gdn_forward_ref(ctx, &m, B, T, io.x, io.y, io.s, NULL);
+    layer_outputs(g, &io);
+    lattn_gdn_free(ctx, &m);
+    return report(c, ctx, st);
+}
+
+static int build_attention(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    lattn_status st = LATTN_OK;
+    lattn_attn_args a = {0};
+    int64_t H = c->H, Hk = c->bias, K = c->K, V = c->V, sq[4], sk[4], sv[4], so[4], sl[3];
+    double *o64, *l64;
+    float *o, *lse;
+    sq[0] = sk[0] = sv[0] = so[0] = B; sq[1] = sk[1] = sv[1] = so[1] = T; sq[2] = so[2] = H; sk[2] = sv[2] = Hk;
+    sq[3] = sk[3] = K; sv[3] = so[3] = V; sl[0] = B; sl[1] = T; sl[2] = H;
+    meta(g, "layout", "q: [B][T][H][K]; k: [B][T][H_kv][K]; v: [B][T][H_kv][V]; o: [B][T][H][V]; lse: [B][T][H] (natural log of the softmax normaliser, scores scaled); query head h reads KV head h / (H / H_kv)");
+    meta(g, "mask", c->norm ? "window" : "causal");
+    if (c->norm) meta(g, "window", num(g, (double)c->W));
+    meta(g, "chunk", num(g, (double)c->chunk));
+    a.B = B; a.T = T; a.H = H; a.H_kv = Hk; a.K = K; a.V = V;
+    if (c->norm) { a.mask = LATTN_MASK_WINDOW; a.window = c->W; }
+    a.q = rand_f(g, rng, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.q", LATTN_DTYPE_F32, 4, sq, a.q);
+    a.k = rand_f(g, rng, (size_t)(B * T * Hk * K), 1, 0, 0); add(g, "in.k", LATTN_DTYPE_F32, 4, sk, a.k);
+    a.v = rand_f(g, rng, (size_t)(B * T * Hk * V), 1, 0, 0); add(g, "in.v", LATTN_DTYPE_F32, 4, sv, a.v);
+    if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
+    o = (float *)keep(g, (size_t)(B * T * H * V) * 4); lse = (float *)keep(g, (size_t)(B * T * H) * 4);
+    o64 = (double *)keep(g, (size_t)(B * T * H * V) * 8); l64 = (double *)keep(g, (size_t)(B * T * H) * 8);
+    a.o = o; a.lse = lse; a.o64 = o64; a.lse64 = l64;
+    st = lattn_attn_ref(ctx, &a);
+    add(g, "out.o", LATTN_DTYPE_F32, 4, so, o); add(g, "out.lse", LATTN_DTYPE_F32, 3, sl, lse);
+    add(g, "out64.lse", LATTN_DTYPE_F64, 3, sl, l64);
+    return report(c, ctx, st);
+}
+
+static int build_transformer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    lattn_status st = LATTN_OK;
+    /* weights: matrices N(0, 1/fan_in), embedding N(0, 1), norm gains U(0.5, 1.5), so that the
+       attention is far from uniform; tokens uniform over the vocabulary (sps: below 253, with
+       EOS at tokens 6 and 17 of the first sequence and 11 of the second; the second starts with three
+       left pads, each a document of its own as in the official code) */
+    lattn_tf_config tc = lattn_tf_config_small();
+    lattn_tf_model m;
+    lattn_sps_config sc = lattn_sps_config_default((lattn_sps_variant)c->H);
+    int sps = strcmp(c->mixer, "sps") == 0;
+    int64_t i, st2[2], s3[3], s1[1];
+    int32_t *tok;
+    float *lg, *loss;
+    double l64;
+    if (lattn_tf_init(ctx, &m, &tc, c->seed) != LATTN_OK) return 0;
+    meta(g, "layout", sps ? "tokens: I32 [B][T]; logits: [B][T][vocab] of each token's readout slot; loss: [1], the mean next-token cross-entropy over the readouts of tokens that are neither EOS nor pad; weights as in lattn.h >>transformer, prefixed in., configuration as tf.*, the SPS variant as sps.*"
+                          : "tokens: I32 [B][T]; logits: [B][T][vocab]; loss: [1], the mean next-token cross-entropy over B*(T-1) predictions; weights as in lattn.h >>transformer, prefixed in., configuration as tf.*");
+    meta(g, "tf.n_layers", num(g, (double)tc.n_layers));
+    meta(g, "tf.d", num(g, (double)tc.d));
+    meta(g, "tf.H", num(g, (double)tc.H));
+    meta(g, "tf.H_kv", num(g, (double)tc.H_kv));
+    meta(g, "tf.head_dim", num(g, (double)tc.head_dim));
+    meta(g, "tf.ffn", num(g, (double)tc.ffn));
+    meta(g, "tf.vocab", num(g, (double)tc.vocab));
+    meta(g, "tf.window", "-1"); meta(g, "tf.rope_theta", "10000"); meta(g, "tf.norm_eps", "9.99999997e-07");
+    if (sps) {
+        sc.w = c->W; sc.predict_id = 255; sc.eos_id = 254; sc.pad_id = 253;
+        meta(g, "sps.variant", lattn_sps_variant_name(sc.variant)); meta(g, "sps.w", num(g, (double)sc.w));
+        meta(g, "sps.predict_id", "255"); meta(g, "sps.eos_id", "254"); meta(g, "sps.pad_id", "253");
+    }
+    for (i = 0; i < m.n_tensors; i++) {
+        lattn_tensor *t = &m.tensors[i];
+        float *w = (float *)keep(g, t->count * 4);
+        size_t j;
+        if (t->ndim == 2) {
+            lattn_rng_fill_normal(rng, w, t->count, 0.0f, 1.0f);
+            if (strcmp(t->name, "wte.weight") != 0)
+                for (j = 0; j < t->count; j++) w[j] = (float)(w[j] / sqrt((double)t->shape[1]));
+        } else lattn_rng_fill_uniform(rng, w, t->count, 0.5f, 1.5f);
+        memcpy(t->data, w, t->count * 4);
+        add_weight(g, t, w);
+    }
+    tok = (int32_t *)keep(g, (size_t)(B * T) * 4);
+    for (i = 0; i < B * T; i++) tok[i] = (int32_t)(lattn_rng_next(rng) % (uint64_t)(sps ? 253 : tc.vocab));
+    if (sps) { tok[6] = 254; tok[17] = 254; tok[T + 11] = 254; tok[T] = tok[T + 1] = tok[T + 2] = 253; }
+    st2[0] = B; st2[1] = T; s3[0] = B; s3[1] = T; s3[2] = tc.vocab; s1[0] = 1;
+    add(g, "in.tokens", LATTN_DTYPE_I32, 2, st2, tok);
+    lg = (float *)keep(g, (size_t)(B * T * tc.vocab) * 4); loss = (float *)keep(g, 4);
+    st = sps ? lattn_sps_forward_ref(ctx, &m, &sc, B, T, tok, lg, &l64, NULL) : lattn_tf_forward_ref(ctx, &m, B, T, tok, NULL, lg, &l64, NULL);
+    loss[0] = (float)l64;
+    add(g, "out.logits", LATTN_DTYPE_F32, 3, s3, lg); add(g, "out.loss", LATTN_DTYPE_F32, 1, s1, loss);
+    {
+        double *l = (double *)keep(g, 8);
+        l[0] = l64; add(g, "out64.loss", LATTN_DTYPE_F64, 1, s1, l);
+    }
+    lattn_tf_free(ctx, &m);
+    return report(c, ctx, st);
+}
+
+static int build_prism(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    lattn_status st = LATTN_OK;
+    /* the official tensor names and shapes; weights N(0,1)/sqrt(fan_in), biases N(0, 0.3²),
+       LayerNorm weights 1 + N(0, 0.3²), solver up-projections N(0,1)/sqrt(R) */
+    static const char *const nm[23] = { "_fused_proj.weight", "_fused_proj.bias", "short_conv.weight", "short_conv.bias",
+        "anchor_norm.weight", "anchor_norm.bias", "layer_norm_input.weight", "layer_norm_input.bias", "layer_norm_output.weight",
+        "layer_norm_output.bias", "_gate.0.weight", "_gate.0.bias", "_gate.1.weight", "_gate.1.bias", "_g.weight", "_g.bias",
+        "b_proj.weight", "_o.0.weight", "_o.0.bias", "_o.2.weight", "_o.2.bias", "solver_up_gain_weight", "solver_up_k_weight" };
+    const int64_t D = c->K, H = c->H, S = c->W, R = 128, Kc = 5, rg = 8, F = 4 * D + 2 * R * S + H * S;
+    int64_t sh[23][3] = { { F, D, 0 }, { F, 0, 0 }, { D, 1, Kc }, { D, 0, 0 }, { D, 0, 0 }, { D, 0, 0 }, { D, 0, 0 }, { D, 0, 0 },
+                          { D, 0, 0 }, { D, 0, 0 }, { rg, D, 0 }, { rg, 0, 0 }, { D, rg, 0 }, { D, 0, 0 }, { D, D, 0 }, { D, 0, 0 },
+                          { H, D, 0 }, { 4 * D, D, 0 }, { 4 * D, 0, 0 }, { D, 4 * D, 0 }, { D, 0, 0 }, { S, R, D }, { S, R, D } };
+    int64_t sx[3], ss[2], i;
+    char nmb[80];
+    lattn_prism_p1 p;
+    lattn_st_file pf;
+    lattn_st_entry pe[23];
+    unsigned char *pbuf;
+    size_t pn;
+    int is_p2 = strcmp(c->mixer, "prism_p2") == 0;
+    meta(g, "layout", "x, y: [B][T][D]; the PRISMBlock state_dict under its official names and torch shapes, prefixed in. (see lattn.h >>prism)");
+    meta(g, "chunk", num(g, (double)c->chunk));
+    for (i = 0; i < 23; i++) {
+        size_t cnt = (size_t)(sh[i][0] * (sh[i][1] ? sh[i][1] : 1) * (sh[i][2] ? sh[i][2] : 1)), j;
+        int nd = sh[i][2] ? 3 : sh[i][1] ? 2 : 1;
+        float *w = rand_f(g, rng, cnt, 1, 0, 0);
+        double fan = i >= 21 ? (double)R : i == 2 ? (double)Kc : nd >= 2 ? (double)sh[i][nd - 1] : 1.0;
+        int is_ln = strstr(nm[i], "norm") && strstr(nm[i], ".weight");
+        for (j = 0; j < cnt; j++)
+            w[j] = is_ln ? 1.0f + 0.3f * w[j] : nd == 1 ? 0.3f * w[j] : (float)(w[j] / sqrt(fan));
+        snprintf(nmb, sizeof nmb, "in.%s", nm[i]);
+        add(g, nmb, LATTN_DTYPE_F32, nd, sh[i], w);
+        pe[i] = g->e[g->n - 1];
+    }
+    /* the block through the library's own loader: the same file a backend would read */
+    if (lattn_st_serialize(ctx, pe, 23, NULL, 0, &pbuf, &pn) != LATTN_OK || lattn_st_parse(ctx, pbuf, pn, &pf) != LATTN_OK ||
+        lattn_prism_p1_init_st(ctx, &p, &pf, "in.") != LATTN_OK) return 0;
+    p.C = c->chunk;
+    sx[0] = B; sx[1] = T; sx[2] = D;
+    {
+        float *x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0), *y = (float *)keep(g, (size_t)(B * T * D) * 4);
+        add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x);
+        if (is_p2) {
+            int64_t SF = lattn__prism_p2_state_floats(&p);
+            float *s0 = rand_f(g, rng, (size_t)(B * SF), 1, 0, 0), *s1 = (float *)keep(g, (size_t)(B * SF) * 4);
+            size_t j;
+            for (j = 0; j < (size_t)(B * SF); j++) s0[j] *= 0.3f;
+            ss[0] = B; ss[1] = SF;
+            add(g, "in.state0", LATTN_DTYPE_F32, 2, ss, s0);
+            memcpy(s1, s0, (size_t)(B * SF) * 4);
+            st = lattn_prism_p2_forward_ref(ctx, &p, B, T, x, y, s1, NULL);
+            add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y); add(g, "out.state", LATTN_DTYPE_F32, 2, ss, s1);
+        } else {
+            st = lattn_prism_p1_forward_ref(ctx, &p, B, T, x, y, NULL);
+            add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y);
+        }
+    }
+    lattn_prism_p1_free(ctx, &p); lattn_st_free(ctx, &pf); lattn_free(ctx, pbuf);
+    return report(c, ctx, st);
+}
+
+static int build_ttt_layer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    lattn_status st = LATTN_OK;
+    /* the official names and shapes (lattn_ttt_layer_serialize); weights of a trained scale:
+       matrices N(0,1)/sqrt(fan_in), biases N(0, 0.3²), norm weights 1 + N(0, 0.3²), the lr weight
+       N(0, 0.3²/D), the lr bias 1 + N(0, 0.5²), token_idx N(0, 0.3²)/(i+1); state0: fresh, and for
+       the second sequence (b > 1) position 5 with an accumulated gradient N(0, 0.05²) */
+    lattn_ttt_config tc = lattn_ttt_config_default();
+    lattn_ttt_layer m;
+    lattn_st_file tf;
+    unsigned char *tb;
+    size_t tn, j;
+    int64_t SF, P, i, h;
+    layer_io io;
+    tc.D = c->K; tc.H = c->H; tc.mini_batch = c->W; tc.mlp = c->bias; tc.use_gate = c->norm;
+    if (lattn_ttt_layer_init(ctx, &m, &tc, c->seed) != LATTN_OK || lattn_ttt_layer_serialize(ctx, &m, &tb, &tn) != LATTN_OK ||
+        lattn_st_parse(ctx, tb, tn, &tf) != LATTN_OK) return 0;
+    meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (per head the fast weights at the open mini-batch's start, then the accumulated gradient; then the position in the mini-batch); the TTT layer's tensors under their official names and shapes, prefixed in. (lattn.h >>ttt)");
+    meta(g, "ttt.base_lr", "1"); meta(g, "ttt.rope_theta", "10000");
+    for (i = 0; i < tf.n_tensors; i++) {
+        const lattn_st_tensor *t = &tf.tensors[i];
+        const char *nm = t->name;
+        float *w = rand_f(g, rng, t->count, 1, 0, 0);
+        char nmb[80];
+        int vec = t->ndim == 1 || strstr(nm, "bias") || strcmp(nm, "b1") == 0 || strcmp(nm, "b2") == 0;
+        double fan = (double)t->shape[t->ndim - 1];
+        if (strcmp(nm, "W1") == 0 || strcmp(nm, "W2") == 0) fan = (double)t->shape[1];
+        for (j = 0; j < t->count; j++) {
+            double z = w[j];
+            w[j] = strcmp(nm, "learnable_token_idx") == 0 ? (float)(0.3 * z / (double)(j + 1))
+                 : strcmp(nm, "learnable_ttt_lr_bias") == 0 ? (float)(1.0 + 0.5 * z)
+                 : strcmp(nm, "learnable_ttt_lr_weight") == 0 ? (float)(0.3 * z / sqrt((double)tc.D))
+                 : strstr(nm, "norm") && strstr(nm, "weight") ? (float)(1.0 + 0.3 * z)
+                 : vec ? (float)(0.3 * z) : (float)(z / sqrt(fan));
+        }
+        snprintf(nmb, sizeof nmb, "in.%s", nm);
+        add(g, nmb, LATTN_DTYPE_F32, t->ndim, t->shape, w);
+    }
+    lattn_st_free(ctx, &tf); lattn_free(ctx, tb); lattn_ttt_layer_free(ctx, &m);
+    {   /* the layer as a backend reads it: from this case's own tensors */
+        lattn_st_entry te[24];
+        int ne = 0, k;
+        for (k = 0; k < g->n; k++) if (strncmp(g->e[k].name, "in.", 3) == 0) te[ne++] = g->e[k];
+        if (lattn_st_serialize(ctx, te, ne, g->meta, g->nm_meta, &tb, &tn) != LATTN_OK || lattn_st_parse(ctx, tb, tn, &tf) != LATTN_OK ||
+            lattn_ttt_layer_init_st(ctx, &m, &tf, "in.") != LATTN_OK) return 0;
+    }
+    SF = lattn__ttt_state_floats(&tc); P = lattn__ttt_p(tc.D / tc.H, tc.mlp);
+    layer_inputs(g, rng, B, T, tc.D, SF, 1.0f, &io);
+    {
+        float *s0 = (float *)g->e[g->n - 1].data;
+        lattn_ttt_layer_state_init(&m, s0); lattn_ttt_layer_state_init(&m, s0 + SF);
+        if (tc.mini_batch > 1) {
+            for (h = 0; h < tc.H; h++) lattn_rng_fill_normal(rng, s0 + SF + h * 2 * P + P, (size_t)P, 0.0f, 0.05f);
+            s0[2 * SF - 1] = 5.0f;
+        }
+        memcpy(io.s, s0, (size_t)(B * SF) * 4);
+    }
+    st = lattn_ttt_layer_forward_ref(ctx, &m, B, T, io.x, io.y, io.s, NULL);
+    layer_outputs(g, &io);
+    lattn_ttt_layer_free(ctx, &m); lattn_st_free(ctx, &tf); lattn_free(ctx, tb);
+    return report(c, ctx, st);
+}
+
+static int build_prism_p0(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    lattn_status st = LATTN_OK;
+    lattn_prism_p0_config pc;
+    lattn_prism_p0 m;
+    int64_t D = c->K, SF, i;
+    layer_io io;
+    pc.D = D; pc.H = c->H; pc.L = c->W; pc.Kc = 4;
+    if (lattn_prism_p0_init(ctx, &m, &pc, c->seed) != LATTN_OK) return 0;
+    SF = lattn__prism_p0_state_floats(&pc);
+    meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (conv history [D][Kc], then [H][d][d]); weights as in lattn.h >>prism (P0), prefixed in.");
+    meta(g, "p0.D", num(g, (double)D)); meta(g, "p0.H", num(g, (double)pc.H)); meta(g, "p0.L", num(g, (double)pc.L)); meta(g, "p0.Kc", "4");
+    for (i = 0; i < m.n_tensors; i++) {   /* the library's init, perturbed so every path carries signal */
+        lattn_tensor *t = &m.tensors[i];
+        float *w = rand_f(g, rng, t->count, 1, 0, 0);
+        size_t j;
+        for (j = 0; j < t->count; j++) w[j] = t->data[j] + 0.1f * w[j];
+        memcpy(t->data, w, t->count * 4);
+        add_weight(g, t, w);
+    }
+    layer_inputs(g, rng, B, T, D, SF, 0.3f, &io);
+    st = lattn_prism_p0_forward_ref(ctx, &m, B, T, io.x, io.y, io.s, NULL);
+    layer_outputs(g, &io);
+    lattn_prism_p0_free(ctx, &m);
+    return report(c, ctx, st);
+}
+
+static int build_s4d(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    lattn_status st = LATTN_OK;
+    lattn_s4d_args a;
+    int64_t D = c->K, N = c->V, sx[3], sp[2], sd[1], sh[4], i;
+    float *p[6];
+    static const char *const pn[6] = { "in.A_re", "in.A_im", "in.B_re", "in.B_im", "in.C_re", "in.C_im" };
+    memset(&a, 0, sizeof a);
+    sx[0] = B; sx[1] = T; sx[2] = D; sp[0] = D; sp[1] = N; sd[0] = D; sh[0] = B; sh[1] = D; sh[2] = N; sh[3] = 2;
+    meta(g, "layout", "u, y: [B][T][D]; A_re (log of -Re A), A_im, B_re, B_im, C_re, C_im: [D][N]; log_dt, Dskip: [D]; h0, ht: [B][D][N][2] (re, im)");
+    meta(g, "complex", c->norm ? "1" : "0");
+    a.B = B; a.T = T; a.D = D; a.N = N; a.complex_modes = c->norm;
+    for (i = 0; i < 6; i++) p[i] = (float *)keep(g, (size_t)(D * N) * 4);
+    for (i = 0; i < D * N; i++) {    /* S4D-Lin: Re A = -1/2, Im A = pi n, B = 1, C ~ N(0, 1/2) */
+        p[0][i] = logf(0.5f); p[1][i] = 3.14159265f * (float)(i % N); p[2][i] = 1.0f; p[3][i] = 0.0f;
+        p[4][i] = (float)(0.70710678 * lattn_rng_normal_d(rng)); p[5][i] = (float)(0.70710678 * lattn_rng_normal_d(rng));
+    }
+    for (i = 0; i < 6; i++) if (c->norm || (i % 2 == 0)) add(g, pn[i], LATTN_DTYPE_F32, 2, sp, p[i]);
+    a.A_re = p[0]; a.A_im = p[1]; a.B_re = p[2]; a.B_im = p[3]; a.C_re = p[4]; a.C_im = p[5];
+    a.log_dt = rand_f(g, rng, (size_t)D, 0, logf(1e-3f), logf(1e-1f)); add(g, "in.log_dt", LATTN_DTYPE_F32, 1, sd, a.log_dt);
+    a.Dskip = rand_f(g, rng, (size_t)D, 1, 0, 0); add(g, "in.Dskip", LATTN_DTYPE_F32, 1, sd, a.Dskip);
+    if (c->h0) { a.h0 = rand_f(g, rng, (size_t)(B * D * N * 2), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 4, sh, a.h0); }
+    a.x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0); add(g, "in.u", LATTN_DTYPE_F32, 3, sx, a.x);
+    a.y = (float *)keep(g, (size_t)(B * T * D) * 4);
+    if (c->silu) a.ht = (float *)keep(g, (size_t)(B * D * N * 2) * 4);
+    st = lattn_s4d_ref(ctx, &a);
+    add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y);
+    if (c->silu) add(g, "out.ht", LATTN_DTYPE_F32, 4, sh, a.ht);
+    return report(c, ctx, st);
+}
+
+static int build_la(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
+    const int64_t B = c->B, T = c->T;
+    const int64_t n = nseq(c);
+    lattn_status st = LATTN_OK;
+    lattn_la_args a = {0};
+    int64_t H = c->H, K = c->K, V = c->V, Kf, sq[4], sv[4], ss[4], sz[3], sw[1], sb[1];
+    int big;
+    int untied = strcmp(c->fmap, "hedgehog_untied") == 0;
+    a.fmap = strcmp(c->fmap, "elu1") == 0 ? LATTN_FMAP_ELU1 : strcmp(c->fmap, "relu") == 0 ? LATTN_FMAP_RELU :
+             strncmp(c->fmap, "hedgehog", 8) == 0 ? LATTN_FMAP_HEDGEHOG : LATTN_FMAP_IDENTITY;
+    Kf = lattn_fmap_width(a.fmap, K);
+    sq[0] = B; sq[1] = T; sq[2] = H; sq[3] = K; sv[0] = B; sv[1] = T; sv[2] = H; sv[3] = V;
+    ss[0] = n; ss[1] = H; ss[2] = Kf; ss[3] = V; sz[0] = n; sz[1] = H; sz[2] = Kf;
+    meta(g, "layout", "q, k: [B][T][H][K]; v, o: [B][T][H][V]; h0, ht: [N][H][K'][V] (o = s S^T phi(q)); z0, zt: [N][H][K']");
+    meta(g, "fmap", untied ? "hedgehog" : c->fmap); meta(g, "normalize", c->norm ? "1" : "0");
+    if (c->norm) meta(g, "eps", "1e-6");
+    if (c->chunk) meta(g, "chunk", num(g, (double)c->chunk));
+    meta(g, "scale", num(g, 1.0 / sqrt((double)Kf)));
+    a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.normalize = c->norm; a.scale = 1.0 / sqrt((double)Kf);
+    a.q = rand_f(g, rng, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.q", LATTN_DTYPE_F32, 4, sq, a.q);
+    a.k = rand_f(g, rng, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.k", LATTN_DTYPE_F32, 4, sq, a.k);
+    a.v = rand_f(g, rng, (size_t)(B * T * H * V), 1, 0, 0); add(g, "in.v", LATTN_DTYPE_F32, 4, sv, a.v);
+    if (c->h0) { a.h0 = rand_f(g, rng, (size_t)(n * H * Kf * V), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 4, ss, a.h0); }
+    if (c->h0 && c->norm) { a.z0 = rand_f(g, rng, (size_t)(n * H * Kf), 0, 0.5f, 2.0f); add(g, "in.z0", LATTN_DTYPE_F32, 3, sz, a.z0); }
+    if (a.fmap == LATTN_FMAP_HEDGEHOG) {
+        sw[0] = K * K; sb[0] = K;
+        a.fmap_w = rand_f(g, rng, (size_t)(K * K), 0, -0.3f, 0.3f); add(g, "in.fmap_w", LATTN_DTYPE_F32, 1, sw, a.fmap_w);
+        a.fmap_b = rand_f(g, rng, (size_t)K, 0, -0.1f, 0.1f); add(g, "in.fmap_b", LATTN_DTYPE_F32, 1, sb, a.fmap_b);
+        if (untied) {
+            a.fmap_wk = rand_f(g, rng, (size_t)(K * K), 0, -0.3f, 0.3f); add(g, "in.fmap_wk", LATTN_DTYPE_F32, 1, sw, a.fmap_wk);
+            a.fmap_bk = rand_f(g, rng, (size_t)K, 0, -0.1f, 0.1f); add(g, "in.fmap_bk", LATTN_DTYPE_F32, 1, sb, a.fmap_bk);
+        }
+    }
+    if (strcmp(c->mixer, "retention") == 0 && c->W == 1) {   /* the decays in double, inside */
+        a.retnet_decay = 1;
+        meta(g, "retnet_decay", "1");
+    } else if (strcmp(c->mixer, "retention") == 0) {    /* ln(1 - 2^(-5-h)) as float32 in.g_gamma */
+        float *gg = (float *)keep(g, (size_t)H * 4);
+        int64_t sgg[1];
+        sgg[0] = H;
+        lattn_retention_decay(H, gg); a.g_gamma = gg; add(g, "in.g_gamma", LATTN_DTYPE_F32, 1, sgg, gg);
+    } else if (strcmp(c->mixer, "gla") == 0 || strcmp(c->mixer, "simple_gla") == 0) {
+        int key = strcmp(c->mixer, "gla") == 0;     /* logsigmoid(x)/4, x ~ N(0,1) */
+        size_t ng = (size_t)(B * T * H * (key ? K : 1)), i;
+        float *gt = rand_f(g, rng, ng, 1, 0, 0);
+        for (i = 0; i < ng; i++) {
+            double x = gt[i];
+            gt[i] = (float)(((x < 0 ? x : 0.0) - log1p(exp(-fabs(x)))) / 4.0);
+        }
+        if (key) { a.gk = gt; add(g, "in.gk", LATTN_DTYPE_F32, 4, sq, gt); }
+        else { a.g = gt; add(g, "in.g", LATTN_DTYPE_F32, 3, sq, gt); }
+    }
+    if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
+    {
+        float *o = (float *)keep(g, (size_t)(B * T * H * V) * 4), *ht = (float *)keep(g, (size_t)(n * H * Kf * V) * 4);
+        float *zt = (float *)keep(g, (size_t)(n * H * Kf) * 4);
+        double *o64 = (double *)keep(g, (size_t)(B * T * H * V) * 8), *ht64 = (double *)keep(g, (size_t)(n * H * Kf * V) * 8);
+        double *zt64 = (double *)keep(g, (size_t)(n * H * Kf) * 8);
+        a.o = o; a.ht = ht; a.zt = c->norm ? zt : NULL;
+        a.o64 = o64; a.ht64 = ht64; a.zt64 = c->norm ? zt64 : NULL;
+        st = lattn_la_ref(ctx, &a);
+        add(g, "out.o", LATTN_DTYPE_F32, 4, sv, o); add(g, "out.ht", LATTN_DTYPE_F32, 4, ss, ht);
+        if (c->norm) add(g, "out.zt", LATTN_DTYPE_F32, 3, sz, zt);
+        big = B * T * H * V > 20000;          /* float64 copies where they are small */
+        if (!big) {
+            add(g, "out64.o", LATTN_DTYPE_F64, 4, sv, o64); add(g, "out64.ht", LATTN_DTYPE_F64, 4, ss, ht64);
+            if (c->norm) add(g, "out64.zt", LATTN_DTYPE_F64, 3, sz, zt64);
+        }
+    }
+    return report(c, ctx, st);
+}
+
+/* The builders by the case's "mixer" (the linear-attention family shares one). */
+static const struct builder { const char *mixer; int (*build)(const gcase *, gout *, lattn_ctx *, lattn_rng *); } BUILDERS[] = {
+    { "shortconv", build_shortconv },
+    { "tcn", build_tcn },
+    { "scan", build_scan },
+    { "ssm", build_ssm },
+    { "laplace_layer", build_laplace_layer },
+    { "gdr", build_gdr },
+    { "gdn_layer", build_gdn_layer },
+    { "attention", build_attention },
+    { "transformer", build_transformer },
+    { "sps", build_transformer },
+    { "prism_p1", build_prism },
+    { "prism_p2", build_prism },
+    { "ttt_layer", build_ttt_layer },
+    { "prism_p0", build_prism_p0 },
+    { "s4d", build_s4d },
+    { "linear_attn", build_la },
+    { "gla", build_la },
+    { "simple_gla", build_la },
+    { "retention", build_la },
+};
+
 static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
     lattn_rng r = lattn_rng_seed(c->seed);
-    int64_t n = c->n_seqs ? c->n_seqs : c->B, B = c->B, T = c->T;
-    lattn_status st = LATTN_OK;
+    size_t i;
     memset(g, 0, sizeof *g);
     meta(g, "mixer", c->mixer);
     meta(g, "seed", num(g, (double)c->seed));
@@ -213,510 +820,10 @@ static int build(const gcase *c, gout *g, lattn_ctx *ctx) {
     meta(g, "rng", "splitmix64; inputs drawn in the order they are stored (lattn.h >>rng)");
     meta(g, "tol_fp32", "1e-5"); meta(g, "tol_tf32", "5e-3"); meta(g, "tol_bf16", "2e-2");
     if (c->n_seqs) { int64_t s1[1]; s1[0] = c->n_seqs + 1; add(g, "in.offsets", LATTN_DTYPE_I64, 1, s1, c->offsets); }
-    if (strcmp(c->mixer, "shortconv") == 0) {
-        lattn_conv_args a;
-        int64_t D = c->K, W = c->W, sx[3], sw[2], sh[3], sb[1];
-        memset(&a, 0, sizeof a);
-        sx[0] = B; sx[1] = T; sx[2] = D; sw[0] = D; sw[1] = W; sh[0] = n; sh[1] = D; sh[2] = W; sb[0] = D;
-        meta(g, "layout", "x, y: [B][T][D]; w: [D][W] (w[c][W-1] multiplies the current token); bias: [D]; h0, ht: [N][D][W] newest last");
-        meta(g, "silu", c->silu ? "1" : "0");
-        a.B = B; a.T = T; a.D = D; a.W = W; a.silu = c->silu;
-        a.x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0); add(g, "in.x", LATTN_DTYPE_F32, 3, sx, a.x);
-        a.w = rand_f(g, &r, (size_t)(D * W), 0, -0.5f, 0.5f); add(g, "in.w", LATTN_DTYPE_F32, 2, sw, a.w);
-        if (c->bias) { a.bias = rand_f(g, &r, (size_t)D, 0, -0.5f, 0.5f); add(g, "in.bias", LATTN_DTYPE_F32, 1, sb, a.bias); }
-        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(n * D * W), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 3, sh, a.h0); }
-        if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
-        a.y = (float *)keep(g, (size_t)(B * T * D) * 4); a.ht = (float *)keep(g, (size_t)(n * D * W) * 4);
-        st = lattn_shortconv_ref(ctx, &a);
-        add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 3, sh, a.ht);
-    } else if (strcmp(c->mixer, "tcn") == 0) {
-        lattn_tcn_demo m;
-        lattn_tcn_args a;
-        int64_t d = c->K, k = c->W, L = c->H, sx[3], sw[3], sd[1], l;
-        char key[4][24];
-        memset(&a, 0, sizeof a);
-        sx[0] = B; sx[1] = T; sx[2] = d; sw[0] = d; sw[1] = d; sw[2] = k; sd[0] = d;
-        meta(g, "layout", "x, y: [B][T][d]; in.w.<l>: [d_out][d_in][k] (PyTorch Conv1d); in.b.<l>, in.ln_w.<l>, in.ln_b.<l>: [d]; zero history");
-        meta(g, "k", num(g, (double)k)); meta(g, "layers", num(g, (double)L));
-        lattn_tcn_demo_init(ctx, &m, 1, d, k, L, c->seed);
-        for (l = 0; l < L; l++) {                 /* LayerNorm away from its 1/0 init */
-            float *lw = (float *)keep(g, (size_t)d * 4), *lb = (float *)keep(g, (size_t)d * 4);
-            float *w = (float *)keep(g, (size_t)(d * d * k) * 4), *b = (float *)keep(g, (size_t)d * 4);
-            lattn_rng_fill_uniform(&r, lw, (size_t)d, 0.5f, 1.5f); lattn_rng_fill_uniform(&r, lb, (size_t)d, -0.2f, 0.2f);
-            memcpy(w, m.layers[l].w, (size_t)(d * d * k) * 4); memcpy(b, m.layers[l].b, (size_t)d * 4);
-            m.layers[l].ln_w = lw; m.layers[l].ln_b = lb; m.layers[l].w = w; m.layers[l].b = b;
-            snprintf(key[0], 24, "in.w.%d", (int)l); snprintf(key[1], 24, "in.b.%d", (int)l);
-            snprintf(key[2], 24, "in.ln_w.%d", (int)l); snprintf(key[3], 24, "in.ln_b.%d", (int)l);
-            add(g, key[0], LATTN_DTYPE_F32, 3, sw, w); add(g, key[1], LATTN_DTYPE_F32, 1, sd, b);
-            add(g, key[2], LATTN_DTYPE_F32, 1, sd, lw); add(g, key[3], LATTN_DTYPE_F32, 1, sd, lb);
-        }
-        a.B = B; a.T = T; a.d = d; a.k = k; a.n_layers = L; a.layers = m.layers;
-        a.x = rand_f(g, &r, (size_t)(B * T * d), 1, 0, 0); add(g, "in.x", LATTN_DTYPE_F32, 3, sx, a.x);
-        a.y = (float *)keep(g, (size_t)(B * T * d) * 4);
-        st = lattn_tcn_ref(ctx, &a);
-        add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y);
-        lattn_tcn_demo_free(ctx, &m);
-    } else if (strcmp(c->mixer, "scan") == 0) {
-        lattn_scan_args a;
-        int64_t N = c->K, sx[3], sh[2];
-        size_t i, cnt = (size_t)(B * T * N);
-        float *dec;
-        memset(&a, 0, sizeof a);
-        sx[0] = B; sx[1] = T; sx[2] = N; sh[0] = B; sh[1] = N;
-        meta(g, "layout", "a, b, h: [B][T][N]; h0, ht: [B][N]; h_t = a_t h_{t-1} + b_t (a = exp(in.a) when log_space)");
-        meta(g, "log_space", c->norm ? "1" : "0");
-        a.B = B; a.T = T; a.N = N; a.log_space = c->norm;
-        dec = rand_f(g, &r, cnt, 0, 0.5f, 1.0f);
-        if (c->norm) for (i = 0; i < cnt; i++) dec[i] = logf(dec[i]);
-        a.a = dec; add(g, "in.a", LATTN_DTYPE_F32, 3, sx, a.a);
-        a.b = rand_f(g, &r, cnt, 1, 0, 0); add(g, "in.b", LATTN_DTYPE_F32, 3, sx, a.b);
-        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(B * N), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 2, sh, a.h0); }
-        a.h = (float *)keep(g, cnt * 4); a.ht = (float *)keep(g, (size_t)(B * N) * 4);
-        st = lattn_scan_ref(ctx, &a);
-        add(g, "out.h", LATTN_DTYPE_F32, 3, sx, a.h); add(g, "out.ht", LATTN_DTYPE_F32, 2, sh, a.ht);
-    } else if (strcmp(c->mixer, "ssm") == 0) {
-        lattn_ssm_args a;
-        int64_t D = c->K, N = c->V, G = c->W, sx[3], sa[2], sb[4], sd[1], sh[3];
-        memset(&a, 0, sizeof a);
-        sx[0] = B; sx[1] = T; sx[2] = D; sa[0] = D; sa[1] = N; sb[0] = B; sb[1] = T; sb[2] = G; sb[3] = N;
-        sd[0] = D; sh[0] = n; sh[1] = D; sh[2] = N;
-        meta(g, "layout", "x, dt, z, y: [B][T][D]; A: [D][N]; Bm, Cm: [B][T][G][N]; Dskip, dt_bias: [D]; h0, ht: [N_seqs][D][N]");
-        meta(g, "groups", num(g, (double)G)); meta(g, "dt_softplus", "1");
-        a.B = B; a.T = T; a.D = D; a.N = N; a.G = G; a.dt_softplus = 1;
-        a.x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0); add(g, "in.x", LATTN_DTYPE_F32, 3, sx, a.x);
-        a.dt = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0); add(g, "in.dt", LATTN_DTYPE_F32, 3, sx, a.dt);
-        a.A = rand_f(g, &r, (size_t)(D * N), 0, -4.0f, -0.01f); add(g, "in.A", LATTN_DTYPE_F32, 2, sa, a.A);
-        a.Bm = rand_f(g, &r, (size_t)(B * T * G * N), 1, 0, 0); add(g, "in.Bm", LATTN_DTYPE_F32, 4, sb, a.Bm);
-        a.Cm = rand_f(g, &r, (size_t)(B * T * G * N), 1, 0, 0); add(g, "in.Cm", LATTN_DTYPE_F32, 4, sb, a.Cm);
-        if (c->bias) {
-            a.Dskip = rand_f(g, &r, (size_t)D, 1, 0, 0); add(g, "in.Dskip", LATTN_DTYPE_F32, 1, sd, a.Dskip);
-            a.dt_bias = rand_f(g, &r, (size_t)D, 0, -2.0f, 0.5f); add(g, "in.dt_bias", LATTN_DTYPE_F32, 1, sd, a.dt_bias);
-        }
-        if (c->silu) { a.z = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0); add(g, "in.z", LATTN_DTYPE_F32, 3, sx, a.z); }
-        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(n * D * N), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 3, sh, a.h0); }
-        if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
-        a.y = (float *)keep(g, (size_t)(B * T * D) * 4); a.ht = (float *)keep(g, (size_t)(n * D * N) * 4);
-        st = lattn_ssm_ref(ctx, &a);
-        add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 3, sh, a.ht);
-    } else if (strcmp(c->mixer, "laplace_layer") == 0) {
-        /* weights drawn so that every path carries O(1) signal: matrices N(0, 1/fan_in), norm
-           weights U(0.5, 1.5), biases U(-0.5, 0.5), conv U(-0.5, 0.5); tensors in arena order */
-        lattn_laplace_config lc = lattn_laplace_config_small();
-        lattn_laplace_model m;
-        int64_t D = c->chunk, SF, i;
-        layer_io io;
-        lc.n_layers = 1; lc.D = D; lc.H = c->H; lc.dk = c->K; lc.dv = c->V; lc.ffn = 5 * D / 3; lc.conv_w = c->W; lc.vocab = 0;
-        if (lattn_laplace_init(ctx, &m, &lc, c->seed) != LATTN_OK) return 0;
-        SF = lattn_laplace_state_floats(&lc);
-        meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (per layer: conv cache [D][W], GLA states [H][dk][dv]); weights as in lattn.h >>laplace, prefixed in.");
-        meta(g, "laplace.n_layers", num(g, 1)); meta(g, "laplace.D", num(g, (double)D)); meta(g, "laplace.H", num(g, (double)lc.H));
-        meta(g, "laplace.dk", num(g, (double)lc.dk)); meta(g, "laplace.dv", num(g, (double)lc.dv)); meta(g, "laplace.ffn", num(g, (double)lc.ffn));
-        meta(g, "laplace.conv_w", num(g, (double)lc.conv_w)); meta(g, "laplace.vocab", "0");
-        meta(g, "laplace.gate_mode", "rmsnorm_swish"); meta(g, "laplace.norm_eps", "9.99999975e-06");
-        for (i = 0; i < m.n_tensors; i++) {
-            lattn_tensor *t = &m.tensors[i];
-            float *w;
-            const char *last = strrchr(t->name, '.');
-            if (t->ndim == 2 && !strstr(t->name, "conv")) w = rand_f(g, &r, t->count, 1, 0, 0);
-            else w = rand_f(g, &r, t->count, 0, strcmp(last, ".bias") == 0 || t->ndim == 2 ? -0.5f : 0.5f,
-                            strcmp(last, ".bias") == 0 || t->ndim == 2 ? 0.5f : 1.5f);
-            if (t->ndim == 2 && !strstr(t->name, "conv")) {
-                size_t j;
-                for (j = 0; j < t->count; j++) w[j] = (float)(w[j] / sqrt((double)t->shape[1]));
-            }
-            memcpy(t->data, w, t->count * sizeof(float));
-            add_weight(g, t, w);
-        }
-        layer_inputs(g, &r, B, T, D, SF, 1.0f, &io);
-        st = lattn_laplace_forward_ref(ctx, &m, B, T, NULL, io.x, io.y, io.s);
-        layer_outputs(g, &io);
-        lattn_laplace_free(ctx, &m);
-    } else if (strcmp(c->mixer, "gdr") == 0) {
-        lattn_gdr_args a = lattn_gdr_args_default();
-        int64_t H = c->H, K = c->K, V = c->V, L = c->W, sq[4], sv[4], ss[4], sh[3], sl[4], i;
-        size_t nh = (size_t)(B * T * H);
-        sq[0] = B; sq[1] = T; sq[2] = H; sq[3] = K; sv[0] = B; sv[1] = T; sv[2] = H; sv[3] = V;
-        ss[0] = n; ss[1] = H; ss[2] = K; ss[3] = V; sh[0] = B; sh[1] = T; sh[2] = H;
-        meta(g, "layout", "q, k, e, gk: [B][T][H][K]; v, o: [B][T][H][V]; beta, g, c: [B][T][H]; inj_b [B][T][H][L], inj_kap [..][L][K], inj_d [..][L][V]; h0, ht: [N][H][K][V] (o = s S^T q)");
-        meta(g, "l2norm", "1");
-        if (c->chunk) meta(g, "chunk", num(g, (double)c->chunk));
-        meta(g, "scale", num(g, 1.0 / sqrt((double)K)));
-        a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.l2norm = 1; a.scale = 1.0 / sqrt((double)K);
-        a.q = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.q", LATTN_DTYPE_F32, 4, sq, a.q);
-        a.k = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.k", LATTN_DTYPE_F32, 4, sq, a.k);
-        a.v = rand_f(g, &r, (size_t)(B * T * H * V), 1, 0, 0); add(g, "in.v", LATTN_DTYPE_F32, 4, sv, a.v);
-        a.beta = rand_f(g, &r, nh, 0, 0.0f, 1.0f); add(g, "in.beta", LATTN_DTYPE_F32, 3, sh, a.beta);
-        if (c->bias) {                   /* logsigmoid(x)/4, x ~ N(0,1) */
-            size_t ng = nh * (size_t)(c->bias == 2 ? K : 1), j;
-            float *gt = rand_f(g, &r, ng, 1, 0, 0);
-            for (j = 0; j < ng; j++) { double x = gt[j]; gt[j] = (float)(((x < 0 ? x : 0.0) - log1p(exp(-fabs(x)))) / 4.0); }
-            if (c->bias == 2) { a.gk = gt; add(g, "in.gk", LATTN_DTYPE_F32, 4, sq, gt); }
-            else { a.g = gt; add(g, "in.g", LATTN_DTYPE_F32, 3, sh, gt); }
-        }
-        if (L > 0) {
-            float *kap, *d;
-            a.e = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.e", LATTN_DTYPE_F32, 4, sq, a.e);
-            a.c = rand_f(g, &r, nh, 0, -1.0f, 1.0f); add(g, "in.c", LATTN_DTYPE_F32, 3, sh, a.c);
-            a.L = L; sl[0] = B; sl[1] = T; sl[2] = H; sl[3] = L;
-            a.inj_b = rand_f(g, &r, nh * (size_t)L, 0, -1.0f, 1.0f); add(g, "in.inj_b", LATTN_DTYPE_F32, 4, sl, a.inj_b);
-            kap = rand_f(g, &r, nh * (size_t)(L * K), 0, -0.3f, 0.3f); d = rand_f(g, &r, nh * (size_t)(L * V), 1, 0, 0);
-            {
-                int64_t s5[5];
-                s5[0] = B; s5[1] = T; s5[2] = H; s5[3] = L; s5[4] = K; add(g, "in.inj_kap", LATTN_DTYPE_F32, 5, s5, kap);
-                s5[4] = V; add(g, "in.inj_d", LATTN_DTYPE_F32, 5, s5, d);
-            }
-            a.inj_kap = kap; a.inj_d = d;
-        }
-        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(n * H * K * V), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 4, ss, a.h0); }
-        if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
-        {
-            float *o = (float *)keep(g, (size_t)(B * T * H * V) * 4), *ht = (float *)keep(g, (size_t)(n * H * K * V) * 4);
-            double *o64 = (double *)keep(g, (size_t)(B * T * H * V) * 8), *ht64 = (double *)keep(g, (size_t)(n * H * K * V) * 8);
-            a.o = o; a.ht = ht;
-            st = lattn_gdr_ref64(ctx, &a, o64, ht64);
-            add(g, "out.o", LATTN_DTYPE_F32, 4, sv, o); add(g, "out.ht", LATTN_DTYPE_F32, 4, ss, ht);
-            if (B * T * H * V <= 20000) { add(g, "out64.o", LATTN_DTYPE_F64, 4, sv, o64); add(g, "out64.ht", LATTN_DTYPE_F64, 4, ss, ht64); }
-        }
-        (void)i;
-    } else if (strcmp(c->mixer, "gdn_layer") == 0) {
-        /* fla's A_log and dt_bias; matrices N(0, 1/fan_in), conv U(-0.5, 0.5), o_norm U(0.5, 1.5) */
-        lattn_gdn_config lc = lattn_gdn_config_default();
-        lattn_gdn_layer m;
-        int64_t D = c->chunk, SF, i;
-        layer_io io;
-        lc.D = D; lc.H = c->H; lc.K = c->K; lc.V = c->V; lc.conv_w = c->W;
-        if (lattn_gdn_init(ctx, &m, &lc, c->seed) != LATTN_OK) return 0;
-        SF = lattn_gdn_state_floats(&lc);
-        meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (q, k, v conv caches [H*K][W], [H*K][W], [H*V][W], then S [H][K][V]); weights as in lattn.h >>gdnlayer, prefixed in.");
-        meta(g, "gdn.D", num(g, (double)D)); meta(g, "gdn.H", num(g, (double)lc.H)); meta(g, "gdn.K", num(g, (double)lc.K));
-        meta(g, "gdn.V", num(g, (double)lc.V)); meta(g, "gdn.conv_w", num(g, (double)lc.conv_w));
-        meta(g, "gdn.allow_neg_eigval", "0"); meta(g, "gdn.norm_eps", "9.99999975e-06");
-        for (i = 0; i < m.n_tensors; i++) {
-            lattn_tensor *t = &m.tensors[i];
-            float *w = (float *)keep(g, t->count * 4);
-            size_t j;
-            if (t->ndim == 2 && !strstr(t->name, "conv")) {
-                lattn_rng_fill_normal(&r, w, t->count, 0.0f, 1.0f);
-                for (j = 0; j < t->count; j++) w[j] = (float)(w[j] / sqrt((double)t->shape[1]));
-            } else if (t->ndim == 2) lattn_rng_fill_uniform(&r, w, t->count, -0.5f, 0.5f);
-            else if (strcmp(t->name, "o_norm.weight") == 0) lattn_rng_fill_uniform(&r, w, t->count, 0.5f, 1.5f);
-            else memcpy(w, t->data, t->count * 4);
-            memcpy(t->data, w, t->count * 4);
-            add_weight(g, t, w);
-        }
-        layer_inputs(g, &r, B, T, D, SF, 1.0f, &io);
-        st = lattn_gdn_forward_ref(ctx, &m, B, T, io.x, io.y, io.s);
-        layer_outputs(g, &io);
-        lattn_gdn_free(ctx, &m);
-    } else if (strcmp(c->mixer, "attention") == 0) {
-        lattn_attn_args a = lattn_attn_args_default();
-        int64_t H = c->H, Hk = c->bias, K = c->K, V = c->V, sq[4], sk[4], sv[4], so[4], sl[3];
-        double *o64, *l64;
-        float *o, *lse;
-        sq[0] = sk[0] = sv[0] = so[0] = B; sq[1] = sk[1] = sv[1] = so[1] = T; sq[2] = so[2] = H; sk[2] = sv[2] = Hk;
-        sq[3] = sk[3] = K; sv[3] = so[3] = V; sl[0] = B; sl[1] = T; sl[2] = H;
-        meta(g, "layout", "q: [B][T][H][K]; k: [B][T][H_kv][K]; v: [B][T][H_kv][V]; o: [B][T][H][V]; lse: [B][T][H] (natural log of the softmax normaliser, scores scaled); query head h reads KV head h / (H / H_kv)");
-        meta(g, "mask", c->norm ? "window" : "causal");
-        if (c->norm) meta(g, "window", num(g, (double)c->W));
-        meta(g, "chunk", num(g, (double)c->chunk));
-        a.B = B; a.T = T; a.H = H; a.H_kv = Hk; a.K = K; a.V = V;
-        if (c->norm) { a.mask = LATTN_MASK_WINDOW; a.window = c->W; }
-        a.q = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.q", LATTN_DTYPE_F32, 4, sq, a.q);
-        a.k = rand_f(g, &r, (size_t)(B * T * Hk * K), 1, 0, 0); add(g, "in.k", LATTN_DTYPE_F32, 4, sk, a.k);
-        a.v = rand_f(g, &r, (size_t)(B * T * Hk * V), 1, 0, 0); add(g, "in.v", LATTN_DTYPE_F32, 4, sv, a.v);
-        if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
-        o = (float *)keep(g, (size_t)(B * T * H * V) * 4); lse = (float *)keep(g, (size_t)(B * T * H) * 4);
-        o64 = (double *)keep(g, (size_t)(B * T * H * V) * 8); l64 = (double *)keep(g, (size_t)(B * T * H) * 8);
-        a.o = o; a.lse = lse;
-        st = lattn_attn_ref64(ctx, &a, o64, l64);
-        add(g, "out.o", LATTN_DTYPE_F32, 4, so, o); add(g, "out.lse", LATTN_DTYPE_F32, 3, sl, lse);
-        add(g, "out64.lse", LATTN_DTYPE_F64, 3, sl, l64);
-    } else if (strcmp(c->mixer, "transformer") == 0 || strcmp(c->mixer, "sps") == 0) {
-        /* weights: matrices N(0, 1/fan_in), embedding N(0, 1), norm gains U(0.5, 1.5), so that the
-           attention is far from uniform; tokens uniform over the vocabulary (sps: below 253, with
-           EOS at tokens 6 and 17 of the first sequence and 11 of the second; the second starts with three
-           left pads, each a document of its own as in the official code) */
-        lattn_tf_config tc = lattn_tf_config_small();
-        lattn_tf_model m;
-        lattn_sps_config sc = lattn_sps_config_default((lattn_sps_variant)c->H);
-        int sps = strcmp(c->mixer, "sps") == 0;
-        int64_t i, st2[2], s3[3], s1[1];
-        int32_t *tok;
-        float *lg, *loss;
-        double l64;
-        if (lattn_tf_init(ctx, &m, &tc, c->seed) != LATTN_OK) return 0;
-        meta(g, "layout", sps ? "tokens: I32 [B][T]; logits: [B][T][vocab] of each token's readout slot; loss: [1], the mean next-token cross-entropy over the readouts of tokens that are neither EOS nor pad; weights as in lattn.h >>transformer, prefixed in., configuration as tf.*, the SPS variant as sps.*"
-                              : "tokens: I32 [B][T]; logits: [B][T][vocab]; loss: [1], the mean next-token cross-entropy over B*(T-1) predictions; weights as in lattn.h >>transformer, prefixed in., configuration as tf.*");
-        meta(g, "tf.n_layers", num(g, (double)tc.n_layers));
-        meta(g, "tf.d", num(g, (double)tc.d));
-        meta(g, "tf.H", num(g, (double)tc.H));
-        meta(g, "tf.H_kv", num(g, (double)tc.H_kv));
-        meta(g, "tf.head_dim", num(g, (double)tc.head_dim));
-        meta(g, "tf.ffn", num(g, (double)tc.ffn));
-        meta(g, "tf.vocab", num(g, (double)tc.vocab));
-        meta(g, "tf.window", "-1"); meta(g, "tf.rope_theta", "10000"); meta(g, "tf.norm_eps", "9.99999997e-07");
-        if (sps) {
-            sc.w = c->W; sc.predict_id = 255; sc.eos_id = 254; sc.pad_id = 253;
-            meta(g, "sps.variant", lattn_sps_variant_name(sc.variant)); meta(g, "sps.w", num(g, (double)sc.w));
-            meta(g, "sps.predict_id", "255"); meta(g, "sps.eos_id", "254"); meta(g, "sps.pad_id", "253");
-        }
-        for (i = 0; i < m.n_tensors; i++) {
-            lattn_tensor *t = &m.tensors[i];
-            float *w = (float *)keep(g, t->count * 4);
-            size_t j;
-            if (t->ndim == 2) {
-                lattn_rng_fill_normal(&r, w, t->count, 0.0f, 1.0f);
-                if (strcmp(t->name, "wte.weight") != 0)
-                    for (j = 0; j < t->count; j++) w[j] = (float)(w[j] / sqrt((double)t->shape[1]));
-            } else lattn_rng_fill_uniform(&r, w, t->count, 0.5f, 1.5f);
-            memcpy(t->data, w, t->count * 4);
-            add_weight(g, t, w);
-        }
-        tok = (int32_t *)keep(g, (size_t)(B * T) * 4);
-        for (i = 0; i < B * T; i++) tok[i] = (int32_t)(lattn_rng_next(&r) % (uint64_t)(sps ? 253 : tc.vocab));
-        if (sps) { tok[6] = 254; tok[17] = 254; tok[T + 11] = 254; tok[T] = tok[T + 1] = tok[T + 2] = 253; }
-        st2[0] = B; st2[1] = T; s3[0] = B; s3[1] = T; s3[2] = tc.vocab; s1[0] = 1;
-        add(g, "in.tokens", LATTN_DTYPE_I32, 2, st2, tok);
-        lg = (float *)keep(g, (size_t)(B * T * tc.vocab) * 4); loss = (float *)keep(g, 4);
-        st = sps ? lattn_sps_forward_ref(ctx, &m, &sc, B, T, tok, lg, &l64) : lattn_tf_forward_ref(ctx, &m, B, T, tok, NULL, lg, &l64);
-        loss[0] = (float)l64;
-        add(g, "out.logits", LATTN_DTYPE_F32, 3, s3, lg); add(g, "out.loss", LATTN_DTYPE_F32, 1, s1, loss);
-        {
-            double *l = (double *)keep(g, 8);
-            l[0] = l64; add(g, "out64.loss", LATTN_DTYPE_F64, 1, s1, l);
-        }
-        lattn_tf_free(ctx, &m);
-    } else if (strcmp(c->mixer, "prism_p1") == 0 || strcmp(c->mixer, "prism_p2") == 0) {
-        /* the official tensor names and shapes; weights N(0,1)/sqrt(fan_in), biases N(0, 0.3²),
-           LayerNorm weights 1 + N(0, 0.3²), solver up-projections N(0,1)/sqrt(R) */
-        static const char *const nm[23] = { "_fused_proj.weight", "_fused_proj.bias", "short_conv.weight", "short_conv.bias",
-            "anchor_norm.weight", "anchor_norm.bias", "layer_norm_input.weight", "layer_norm_input.bias", "layer_norm_output.weight",
-            "layer_norm_output.bias", "_gate.0.weight", "_gate.0.bias", "_gate.1.weight", "_gate.1.bias", "_g.weight", "_g.bias",
-            "b_proj.weight", "_o.0.weight", "_o.0.bias", "_o.2.weight", "_o.2.bias", "solver_up_gain_weight", "solver_up_k_weight" };
-        const int64_t D = c->K, H = c->H, S = c->W, R = 128, Kc = 5, rg = 8, F = 4 * D + 2 * R * S + H * S;
-        int64_t sh[23][3] = { { F, D, 0 }, { F, 0, 0 }, { D, 1, Kc }, { D, 0, 0 }, { D, 0, 0 }, { D, 0, 0 }, { D, 0, 0 }, { D, 0, 0 },
-                              { D, 0, 0 }, { D, 0, 0 }, { rg, D, 0 }, { rg, 0, 0 }, { D, rg, 0 }, { D, 0, 0 }, { D, D, 0 }, { D, 0, 0 },
-                              { H, D, 0 }, { 4 * D, D, 0 }, { 4 * D, 0, 0 }, { D, 4 * D, 0 }, { D, 0, 0 }, { S, R, D }, { S, R, D } };
-        int64_t sx[3], ss[2], i;
-        char nmb[80];
-        lattn_prism_p1 p;
-        lattn_st_file pf;
-        lattn_st_entry pe[23];
-        unsigned char *pbuf;
-        size_t pn;
-        int is_p2 = strcmp(c->mixer, "prism_p2") == 0;
-        meta(g, "layout", "x, y: [B][T][D]; the PRISMBlock state_dict under its official names and torch shapes, prefixed in. (see lattn.h >>prism)");
-        meta(g, "chunk", num(g, (double)c->chunk));
-        for (i = 0; i < 23; i++) {
-            size_t cnt = (size_t)(sh[i][0] * (sh[i][1] ? sh[i][1] : 1) * (sh[i][2] ? sh[i][2] : 1)), j;
-            int nd = sh[i][2] ? 3 : sh[i][1] ? 2 : 1;
-            float *w = rand_f(g, &r, cnt, 1, 0, 0);
-            double fan = i >= 21 ? (double)R : i == 2 ? (double)Kc : nd >= 2 ? (double)sh[i][nd - 1] : 1.0;
-            int is_ln = strstr(nm[i], "norm") && strstr(nm[i], ".weight");
-            for (j = 0; j < cnt; j++)
-                w[j] = is_ln ? 1.0f + 0.3f * w[j] : nd == 1 ? 0.3f * w[j] : (float)(w[j] / sqrt(fan));
-            snprintf(nmb, sizeof nmb, "in.%s", nm[i]);
-            add(g, nmb, LATTN_DTYPE_F32, nd, sh[i], w);
-            pe[i] = g->e[g->n - 1];
-        }
-        /* the block through the library's own loader: the same file a backend would read */
-        if (lattn_st_serialize(ctx, pe, 23, NULL, 0, &pbuf, &pn) != LATTN_OK || lattn_st_parse(ctx, pbuf, pn, &pf) != LATTN_OK ||
-            lattn_prism_p1_load(ctx, &p, &pf, "in.") != LATTN_OK) return 0;
-        p.C = c->chunk;
-        sx[0] = B; sx[1] = T; sx[2] = D;
-        {
-            float *x = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0), *y = (float *)keep(g, (size_t)(B * T * D) * 4);
-            add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x);
-            if (is_p2) {
-                int64_t SF = lattn_prism_p2_state_floats(&p);
-                float *s0 = rand_f(g, &r, (size_t)(B * SF), 1, 0, 0), *s1 = (float *)keep(g, (size_t)(B * SF) * 4);
-                size_t j;
-                for (j = 0; j < (size_t)(B * SF); j++) s0[j] *= 0.3f;
-                ss[0] = B; ss[1] = SF;
-                add(g, "in.state0", LATTN_DTYPE_F32, 2, ss, s0);
-                memcpy(s1, s0, (size_t)(B * SF) * 4);
-                st = lattn_prism_p2_ref(ctx, &p, B, T, x, y, s1, NULL);
-                add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y); add(g, "out.state", LATTN_DTYPE_F32, 2, ss, s1);
-            } else {
-                st = lattn_prism_p1_ref(ctx, &p, B, T, x, y, NULL);
-                add(g, "out.y", LATTN_DTYPE_F32, 3, sx, y);
-            }
-        }
-        lattn_prism_p1_free(ctx, &p); lattn_st_free(ctx, &pf); lattn_free(ctx, pbuf);
-    } else if (strcmp(c->mixer, "ttt_layer") == 0) {
-        /* the official names and shapes (lattn_ttt_layer_serialize); weights of a trained scale:
-           matrices N(0,1)/sqrt(fan_in), biases N(0, 0.3²), norm weights 1 + N(0, 0.3²), the lr weight
-           N(0, 0.3²/D), the lr bias 1 + N(0, 0.5²), token_idx N(0, 0.3²)/(i+1); state0: fresh, and for
-           the second sequence (b > 1) position 5 with an accumulated gradient N(0, 0.05²) */
-        lattn_ttt_config tc = lattn_ttt_config_default();
-        lattn_ttt_layer m;
-        lattn_st_file tf;
-        unsigned char *tb;
-        size_t tn, j;
-        int64_t SF, P, i, h;
-        layer_io io;
-        tc.D = c->K; tc.H = c->H; tc.mini_batch = c->W; tc.mlp = c->bias; tc.use_gate = c->norm;
-        if (lattn_ttt_layer_init(ctx, &m, &tc, c->seed) != LATTN_OK || lattn_ttt_layer_serialize(ctx, &m, &tb, &tn) != LATTN_OK ||
-            lattn_st_parse(ctx, tb, tn, &tf) != LATTN_OK) return 0;
-        meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (per head the fast weights at the open mini-batch's start, then the accumulated gradient; then the position in the mini-batch); the TTT layer's tensors under their official names and shapes, prefixed in. (lattn.h >>ttt)");
-        meta(g, "ttt.base_lr", "1"); meta(g, "ttt.rope_theta", "10000");
-        for (i = 0; i < tf.n_tensors; i++) {
-            const lattn_st_tensor *t = &tf.tensors[i];
-            const char *nm = t->name;
-            float *w = rand_f(g, &r, t->count, 1, 0, 0);
-            char nmb[80];
-            int vec = t->ndim == 1 || strstr(nm, "bias") || strcmp(nm, "b1") == 0 || strcmp(nm, "b2") == 0;
-            double fan = (double)t->shape[t->ndim - 1];
-            if (strcmp(nm, "W1") == 0 || strcmp(nm, "W2") == 0) fan = (double)t->shape[1];
-            for (j = 0; j < t->count; j++) {
-                double z = w[j];
-                w[j] = strcmp(nm, "learnable_token_idx") == 0 ? (float)(0.3 * z / (double)(j + 1))
-                     : strcmp(nm, "learnable_ttt_lr_bias") == 0 ? (float)(1.0 + 0.5 * z)
-                     : strcmp(nm, "learnable_ttt_lr_weight") == 0 ? (float)(0.3 * z / sqrt((double)tc.D))
-                     : strstr(nm, "norm") && strstr(nm, "weight") ? (float)(1.0 + 0.3 * z)
-                     : vec ? (float)(0.3 * z) : (float)(z / sqrt(fan));
-            }
-            snprintf(nmb, sizeof nmb, "in.%s", nm);
-            add(g, nmb, LATTN_DTYPE_F32, t->ndim, t->shape, w);
-        }
-        lattn_st_free(ctx, &tf); lattn_free(ctx, tb); lattn_ttt_layer_free(ctx, &m);
-        {   /* the layer as a backend reads it: from this case's own tensors */
-            lattn_st_entry te[24];
-            int ne = 0, k;
-            for (k = 0; k < g->n; k++) if (strncmp(g->e[k].name, "in.", 3) == 0) te[ne++] = g->e[k];
-            if (lattn_st_serialize(ctx, te, ne, g->meta, g->nm_meta, &tb, &tn) != LATTN_OK || lattn_st_parse(ctx, tb, tn, &tf) != LATTN_OK ||
-                lattn_ttt_layer_load_st(ctx, &m, &tf, "in.") != LATTN_OK) return 0;
-        }
-        SF = lattn_ttt_state_floats(&tc); P = lattn_ttt_params(tc.D / tc.H, tc.mlp);
-        layer_inputs(g, &r, B, T, tc.D, SF, 1.0f, &io);
-        {
-            float *s0 = (float *)g->e[g->n - 1].data;
-            lattn_ttt_layer_state_init(&m, s0); lattn_ttt_layer_state_init(&m, s0 + SF);
-            if (tc.mini_batch > 1) {
-                for (h = 0; h < tc.H; h++) lattn_rng_fill_normal(&r, s0 + SF + h * 2 * P + P, (size_t)P, 0.0f, 0.05f);
-                s0[2 * SF - 1] = 5.0f;
-            }
-            memcpy(io.s, s0, (size_t)(B * SF) * 4);
-        }
-        st = lattn_ttt_layer_forward_ref(ctx, &m, B, T, io.x, io.y, io.s, NULL);
-        layer_outputs(g, &io);
-        lattn_ttt_layer_free(ctx, &m); lattn_st_free(ctx, &tf); lattn_free(ctx, tb);
-    } else if (strcmp(c->mixer, "prism_p0") == 0) {
-        lattn_prism_p0_config pc;
-        lattn_prism_p0 m;
-        int64_t D = c->K, SF, i;
-        layer_io io;
-        pc.D = D; pc.H = c->H; pc.L = c->W; pc.Kc = 4;
-        if (lattn_prism_p0_init(ctx, &m, &pc, c->seed) != LATTN_OK) return 0;
-        SF = lattn_prism_p0_state_floats(&pc);
-        meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (conv history [D][Kc], then [H][d][d]); weights as in lattn.h >>prism (P0), prefixed in.");
-        meta(g, "p0.D", num(g, (double)D)); meta(g, "p0.H", num(g, (double)pc.H)); meta(g, "p0.L", num(g, (double)pc.L)); meta(g, "p0.Kc", "4");
-        for (i = 0; i < m.n_tensors; i++) {   /* the library's init, perturbed so every path carries signal */
-            lattn_tensor *t = &m.tensors[i];
-            float *w = rand_f(g, &r, t->count, 1, 0, 0);
-            size_t j;
-            for (j = 0; j < t->count; j++) w[j] = t->data[j] + 0.1f * w[j];
-            memcpy(t->data, w, t->count * 4);
-            add_weight(g, t, w);
-        }
-        layer_inputs(g, &r, B, T, D, SF, 0.3f, &io);
-        st = lattn_prism_p0_ref(ctx, &m, B, T, io.x, io.y, io.s);
-        layer_outputs(g, &io);
-        lattn_prism_p0_free(ctx, &m);
-    } else if (strcmp(c->mixer, "s4d") == 0) {
-        lattn_s4d_args a;
-        int64_t D = c->K, N = c->V, sx[3], sp[2], sd[1], sh[4], i;
-        float *p[6];
-        static const char *const pn[6] = { "in.A_re", "in.A_im", "in.B_re", "in.B_im", "in.C_re", "in.C_im" };
-        memset(&a, 0, sizeof a);
-        sx[0] = B; sx[1] = T; sx[2] = D; sp[0] = D; sp[1] = N; sd[0] = D; sh[0] = B; sh[1] = D; sh[2] = N; sh[3] = 2;
-        meta(g, "layout", "u, y: [B][T][D]; A_re (log of -Re A), A_im, B_re, B_im, C_re, C_im: [D][N]; log_dt, Dskip: [D]; h0, ht: [B][D][N][2] (re, im)");
-        meta(g, "complex", c->norm ? "1" : "0");
-        a.B = B; a.T = T; a.D = D; a.N = N; a.complex_modes = c->norm;
-        for (i = 0; i < 6; i++) p[i] = (float *)keep(g, (size_t)(D * N) * 4);
-        for (i = 0; i < D * N; i++) {    /* S4D-Lin: Re A = -1/2, Im A = pi n, B = 1, C ~ N(0, 1/2) */
-            p[0][i] = logf(0.5f); p[1][i] = 3.14159265f * (float)(i % N); p[2][i] = 1.0f; p[3][i] = 0.0f;
-            p[4][i] = (float)(0.70710678 * lattn_rng_normal_d(&r)); p[5][i] = (float)(0.70710678 * lattn_rng_normal_d(&r));
-        }
-        for (i = 0; i < 6; i++) if (c->norm || (i % 2 == 0)) add(g, pn[i], LATTN_DTYPE_F32, 2, sp, p[i]);
-        a.A_re = p[0]; a.A_im = p[1]; a.B_re = p[2]; a.B_im = p[3]; a.C_re = p[4]; a.C_im = p[5];
-        a.log_dt = rand_f(g, &r, (size_t)D, 0, logf(1e-3f), logf(1e-1f)); add(g, "in.log_dt", LATTN_DTYPE_F32, 1, sd, a.log_dt);
-        a.Dskip = rand_f(g, &r, (size_t)D, 1, 0, 0); add(g, "in.Dskip", LATTN_DTYPE_F32, 1, sd, a.Dskip);
-        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(B * D * N * 2), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 4, sh, a.h0); }
-        a.u = rand_f(g, &r, (size_t)(B * T * D), 1, 0, 0); add(g, "in.u", LATTN_DTYPE_F32, 3, sx, a.u);
-        a.y = (float *)keep(g, (size_t)(B * T * D) * 4);
-        if (c->silu) a.ht = (float *)keep(g, (size_t)(B * D * N * 2) * 4);
-        st = lattn_s4d_ref(ctx, &a);
-        add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y);
-        if (c->silu) add(g, "out.ht", LATTN_DTYPE_F32, 4, sh, a.ht);
-    } else {
-        lattn_la_args a = lattn_la_args_default();
-        int64_t H = c->H, K = c->K, V = c->V, Kf, sq[4], sv[4], ss[4], sz[3], sw[1], sb[1];
-        int big;
-        int untied = strcmp(c->fmap, "hedgehog_untied") == 0;
-        a.fmap = strcmp(c->fmap, "elu1") == 0 ? LATTN_FMAP_ELU1 : strcmp(c->fmap, "relu") == 0 ? LATTN_FMAP_RELU :
-                 strncmp(c->fmap, "hedgehog", 8) == 0 ? LATTN_FMAP_HEDGEHOG : LATTN_FMAP_IDENTITY;
-        Kf = lattn_fmap_width(a.fmap, K);
-        sq[0] = B; sq[1] = T; sq[2] = H; sq[3] = K; sv[0] = B; sv[1] = T; sv[2] = H; sv[3] = V;
-        ss[0] = n; ss[1] = H; ss[2] = Kf; ss[3] = V; sz[0] = n; sz[1] = H; sz[2] = Kf;
-        meta(g, "layout", "q, k: [B][T][H][K]; v, o: [B][T][H][V]; h0, ht: [N][H][K'][V] (o = s S^T phi(q)); z0, zt: [N][H][K']");
-        meta(g, "fmap", untied ? "hedgehog" : c->fmap); meta(g, "normalize", c->norm ? "1" : "0");
-        if (c->norm) meta(g, "eps", "1e-6");
-        if (c->chunk) meta(g, "chunk", num(g, (double)c->chunk));
-        meta(g, "scale", num(g, 1.0 / sqrt((double)Kf)));
-        a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.normalize = c->norm; a.scale = 1.0 / sqrt((double)Kf);
-        a.q = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.q", LATTN_DTYPE_F32, 4, sq, a.q);
-        a.k = rand_f(g, &r, (size_t)(B * T * H * K), 1, 0, 0); add(g, "in.k", LATTN_DTYPE_F32, 4, sq, a.k);
-        a.v = rand_f(g, &r, (size_t)(B * T * H * V), 1, 0, 0); add(g, "in.v", LATTN_DTYPE_F32, 4, sv, a.v);
-        if (c->h0) { a.h0 = rand_f(g, &r, (size_t)(n * H * Kf * V), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 4, ss, a.h0); }
-        if (c->h0 && c->norm) { a.z0 = rand_f(g, &r, (size_t)(n * H * Kf), 0, 0.5f, 2.0f); add(g, "in.z0", LATTN_DTYPE_F32, 3, sz, a.z0); }
-        if (a.fmap == LATTN_FMAP_HEDGEHOG) {
-            sw[0] = K * K; sb[0] = K;
-            a.fmap_w = rand_f(g, &r, (size_t)(K * K), 0, -0.3f, 0.3f); add(g, "in.fmap_w", LATTN_DTYPE_F32, 1, sw, a.fmap_w);
-            a.fmap_b = rand_f(g, &r, (size_t)K, 0, -0.1f, 0.1f); add(g, "in.fmap_b", LATTN_DTYPE_F32, 1, sb, a.fmap_b);
-            if (untied) {
-                a.fmap_wk = rand_f(g, &r, (size_t)(K * K), 0, -0.3f, 0.3f); add(g, "in.fmap_wk", LATTN_DTYPE_F32, 1, sw, a.fmap_wk);
-                a.fmap_bk = rand_f(g, &r, (size_t)K, 0, -0.1f, 0.1f); add(g, "in.fmap_bk", LATTN_DTYPE_F32, 1, sb, a.fmap_bk);
-            }
-        }
-        if (strcmp(c->mixer, "retention") == 0 && c->W == 1) {   /* the decays in double, inside */
-            a.retnet_decay = 1;
-            meta(g, "retnet_decay", "1");
-        } else if (strcmp(c->mixer, "retention") == 0) {    /* ln(1 - 2^(-5-h)) as float32 in.g_gamma */
-            float *gg = (float *)keep(g, (size_t)H * 4);
-            int64_t sgg[1];
-            sgg[0] = H;
-            lattn_retention_decay(H, gg); a.g_gamma = gg; add(g, "in.g_gamma", LATTN_DTYPE_F32, 1, sgg, gg);
-        } else if (strcmp(c->mixer, "gla") == 0 || strcmp(c->mixer, "simple_gla") == 0) {
-            int key = strcmp(c->mixer, "gla") == 0;     /* logsigmoid(x)/4, x ~ N(0,1) */
-            size_t ng = (size_t)(B * T * H * (key ? K : 1)), i;
-            float *gt = rand_f(g, &r, ng, 1, 0, 0);
-            for (i = 0; i < ng; i++) {
-                double x = gt[i];
-                gt[i] = (float)(((x < 0 ? x : 0.0) - log1p(exp(-fabs(x)))) / 4.0);
-            }
-            if (key) { a.gk = gt; add(g, "in.gk", LATTN_DTYPE_F32, 4, sq, gt); }
-            else { a.g = gt; add(g, "in.g", LATTN_DTYPE_F32, 3, sq, gt); }
-        }
-        if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
-        {
-            float *o = (float *)keep(g, (size_t)(B * T * H * V) * 4), *ht = (float *)keep(g, (size_t)(n * H * Kf * V) * 4);
-            float *zt = (float *)keep(g, (size_t)(n * H * Kf) * 4);
-            double *o64 = (double *)keep(g, (size_t)(B * T * H * V) * 8), *ht64 = (double *)keep(g, (size_t)(n * H * Kf * V) * 8);
-            double *zt64 = (double *)keep(g, (size_t)(n * H * Kf) * 8);
-            a.o = o; a.ht = ht; a.zt = c->norm ? zt : NULL;
-            st = lattn_la_ref64(ctx, &a, o64, ht64, c->norm ? zt64 : NULL);
-            add(g, "out.o", LATTN_DTYPE_F32, 4, sv, o); add(g, "out.ht", LATTN_DTYPE_F32, 4, ss, ht);
-            if (c->norm) add(g, "out.zt", LATTN_DTYPE_F32, 3, sz, zt);
-            big = B * T * H * V > 20000;          /* float64 copies where they are small */
-            if (!big) {
-                add(g, "out64.o", LATTN_DTYPE_F64, 4, sv, o64); add(g, "out64.ht", LATTN_DTYPE_F64, 4, ss, ht64);
-                if (c->norm) add(g, "out64.zt", LATTN_DTYPE_F64, 3, sz, zt64);
-            }
-        }
-    }
-    if (st != LATTN_OK) { fprintf(stderr, "%s: %s\n", c->id, lattn_ctx_error(ctx)); return 0; }
-    return 1;
+    for (i = 0; i < sizeof BUILDERS / sizeof BUILDERS[0]; i++)
+        if (strcmp(c->mixer, BUILDERS[i].mixer) == 0) return BUILDERS[i].build(c, g, ctx, &r);
+    fprintf(stderr, "%s: no builder for mixer %s\n", c->id, c->mixer);
+    return 0;
 }
 static void release(gout *g) { int i; for (i = 0; i < g->no; i++) free(g->own[i]); }
 

@@ -42,6 +42,12 @@ static float *fnormal(lattn_rng *r, size_t n) {
     return p;
 }
 static void poison(float *p, size_t n) { size_t i; for (i = 0; i < n; i++) p[i] = NAN; }
+/* The models take their chunk from the context's profile: the cpu profile with chunk C. */
+static void use_chunk(lattn_ctx *ctx, lattn_dev_profile *p, int C) {
+    *p = *lattn_profile_cpu();
+    p->default_chunk = C;
+    ctx->profile = p;
+}
 /* relative RMS error of x against the reference y; NaN anywhere gives +inf; 0/0 = 0 */
 static double rel_rms(const float *x, const float *y, size_t n) {
     double num = 0, den = 0; size_t i;
@@ -435,7 +441,7 @@ static void test_conv(void) {
         for (ti = 0; ti < 7; ti++) {
             int64_t B = 3, T = Ts[ti], D = variant & 1 ? 37 : 16, W = variant & 2 ? 3 : 4, n = B;
             int var = variant == 3;                 /* variable lengths */
-            lattn_conv_args a;
+            lattn_shortconv_args a;
             float *x, *w, *bias, *h0, *y0, *y1, *y2, *ht0, *ht1, *ht2;
             double e1, e2;
             if (var) { B = 1; T = 3 * T; make_offsets(T); n = 4; }
@@ -448,11 +454,11 @@ static void test_conv(void) {
             a.h0 = h0; a.offsets = var ? g_off : NULL; a.n_seqs = var ? 4 : 0;
             a.y = y0; a.ht = ht0; lattn_shortconv_ref(&ctx, &a);
             a.y = y1; a.ht = ht1;
-            CHECK(lattn_shortconv_fast(&ctx, &a) == LATTN_OK, "conv fast status");
+            CHECK(lattn_shortconv_chunk(&ctx, &a) == LATTN_OK, "conv fast status");
             e1 = rel_rms(y1, y0, (size_t)(B * T * D)); e2 = rel_rms(ht1, ht0, (size_t)(n * D * W));
             CHECK(e1 <= 1e-5 && e2 <= 1e-6, "conv fast vs ref T=%lld D=%lld W=%lld v=%d: y %g ht %g", (long long)T, (long long)D, (long long)W, variant, e1, e2);
             a.y = y2; a.ht = ht2;          /* _step token by token from h0 equals the whole sequence */
-            CHECK(lattn_shortconv_decode(&ctx, &a) == LATTN_OK, "conv decode status");
+            CHECK(lattn_shortconv_step(&ctx, &a) == LATTN_OK, "conv decode status");
             e1 = rel_rms(y2, y0, (size_t)(B * T * D)); e2 = rel_rms(ht2, ht0, (size_t)(n * D * W));
             CHECK(e1 <= 1e-5 && e2 == 0, "conv step x T vs ref T=%lld v=%d: y %g ht %g", (long long)T, variant, e1, e2);
             free(x); free(w); free(bias); free(h0); free(y0); free(y1); free(y2); free(ht0); free(ht1); free(ht2);
@@ -460,19 +466,19 @@ static void test_conv(void) {
     {   /* causality and NaN isolation; thread-count determinism */
         int64_t B = 3, T = 150, D = 40, W = 4, t0 = 77;
         float *x = fnormal(&r, (size_t)(B * T * D)), *w = fnormal(&r, (size_t)(D * W)), *y0 = fnew((size_t)(B * T * D)), *y1 = fnew((size_t)(B * T * D));
-        lattn_conv_args a;
+        lattn_shortconv_args a;
         int th, ok = 1, causal = 1;
         int64_t i;
         memset(&a, 0, sizeof a);
         a.B = B; a.T = T; a.D = D; a.W = W; a.x = x; a.w = w; a.silu = 1; a.y = y0;
-        ctx.n_threads = 1; lattn_shortconv_fast(&ctx, &a);
+        ctx.n_threads = 1; lattn_shortconv_chunk(&ctx, &a);
         for (th = 2; th <= 7; th += (th == 3 ? 4 : 1)) {
-            ctx.n_threads = th; a.y = y1; poison(y1, (size_t)(B * T * D)); lattn_shortconv_fast(&ctx, &a);
+            ctx.n_threads = th; a.y = y1; poison(y1, (size_t)(B * T * D)); lattn_shortconv_chunk(&ctx, &a);
             ok &= same_bits(y0, y1, (size_t)(B * T * D));
         }
         CHECK(ok, "conv bit-identical at 1, 2, 3, 7 threads");
         x[(1 * T + t0) * D + 5] = NAN;           /* batch 1, token t0, channel 5 */
-        poison(y1, (size_t)(B * T * D)); lattn_shortconv_fast(&ctx, &a);
+        poison(y1, (size_t)(B * T * D)); lattn_shortconv_chunk(&ctx, &a);
         for (i = 0; i < B * T * D; i++) {
             int64_t b = i / (T * D), t = (i / D) % T, c = i % D;
             int touched = b == 1 && c == 5 && t >= t0 && t < t0 + W;
@@ -517,14 +523,29 @@ static void test_scan(void) {
             scan_inputs(&r, a, b, n, v == 1, v == 2);
             memset(&s, 0, sizeof s);
             s.B = B; s.T = T; s.N = N; s.a = a; s.b = b; s.log_space = v == 1; s.h0 = h0;
-            s.h = h1; s.ht = t1; lattn_scan_ref(&ctx, &s);
-            s.h = h2; s.ht = t2;
-            CHECK(lattn_scan_fast(&ctx, &s) == LATTN_OK, "scan fast status");
+            s.y = h1; s.ht = t1; lattn_scan_ref(&ctx, &s);
+            s.y = h2; s.ht = t2;
+            CHECK(lattn_scan_chunk(&ctx, &s) == LATTN_OK, "scan fast status");
             e1 = rel_rms(h2, h1, n); e2 = rel_rms(t2, t1, ns);
             CHECK(e1 <= 1e-5 && e2 <= 1e-5, "scan fast vs ref (variant %d, T=%lld, N=%lld): h %g ht %g", v, (long long)T, (long long)N, e1, e2);
-            s.h = NULL; poison(t2, ns);
-            lattn_scan_fast(&ctx, &s);
+            s.y = NULL; poison(t2, ns);
+            lattn_scan_chunk(&ctx, &s);
             CHECK(rel_rms(t2, t1, ns) <= 1e-5, "scan final state alone (variant %d, T=%lld)", v, (long long)T);
+            s.y = h2; poison(h2, n); poison(t2, ns);
+            CHECK(lattn_scan_step(&ctx, &s) == LATTN_OK && rel_rms(h2, h1, n) <= 1e-5 && rel_rms(t2, t1, ns) <= 1e-5,
+                  "scan step vs ref (variant %d, T=%lld): h %g ht %g", v, (long long)T, rel_rms(h2, h1, n), rel_rms(t2, t1, ns));
+            if (T > 1 && B == 1) {       /* two calls, the state in place (ht = h0) = one call */
+                memcpy(t2, h0, ns * sizeof(float));
+                s.h0 = t2; s.T = T / 2; poison(h2, n);
+                lattn_scan_step(&ctx, &s);
+                s.a = a + (size_t)((T / 2) * N); s.b = b + (size_t)((T / 2) * N); s.T = T - T / 2;
+                lattn_scan_step(&ctx, &s);
+                CHECK(rel_rms(t2, t1, ns) <= 1e-5, "scan step in place over two calls (variant %d, T=%lld)", v, (long long)T);
+                s.a = a; s.b = b; s.T = T; s.h0 = h0;
+            }
+            s.ht = NULL; s.h0 = NULL; poison(h2, n); s.y = h2;
+            lattn_scan_step(&ctx, &s);
+            CHECK(isfinite(h2[n ? n - 1 : 0]) || n == 0, "scan step without h0 and ht");
             free(a); free(b); free(h0); free(h1); free(h2); free(t1); free(t2);
         }
     {   /* both split strategies: bit-identical at 1, 2, 3, 7 threads; NaN stays in its channel */
@@ -537,15 +558,15 @@ static void test_scan(void) {
             int th, ok = 1, iso = 1;
             scan_inputs(&r, a, b, n, 0, 0);
             memset(&s, 0, sizeof s);
-            s.B = B; s.T = T; s.N = N; s.a = a; s.b = b; s.h = h1;
-            ctx.n_threads = 1; lattn_scan_fast(&ctx, &s);
+            s.B = B; s.T = T; s.N = N; s.a = a; s.b = b; s.y = h1;
+            ctx.n_threads = 1; lattn_scan_chunk(&ctx, &s);
             for (th = 2; th <= 7; th += (th == 3 ? 4 : 1)) {
-                ctx.n_threads = th; s.h = h2; poison(h2, n); lattn_scan_fast(&ctx, &s);
+                ctx.n_threads = th; s.y = h2; poison(h2, n); lattn_scan_chunk(&ctx, &s);
                 ok &= same_bits(h1, h2, n);
             }
             CHECK(ok, "scan (%s split) bit-identical at 1, 2, 3, 7 threads", strat ? "channel" : "time");
             b[(size_t)((1 * T + 5) * N + 3)] = NAN;
-            s.h = h2; lattn_scan_fast(&ctx, &s);
+            s.y = h2; lattn_scan_chunk(&ctx, &s);
             for (i = 0; i < n; i++) {
                 int64_t bb = (int64_t)i / (T * N), t = ((int64_t)i / N) % T, c = (int64_t)i % N;
                 int hit = bb == 1 && c == 3 && t >= 5;
@@ -560,14 +581,14 @@ static void test_scan(void) {
         float a[4] = { -1, 0.5f, -1, -1 }, b[4] = { 1, 1, 1, 1 }, h[4] = { NAN, NAN, NAN, NAN };
         lattn_scan_args s;
         memset(&s, 0, sizeof s);
-        s.B = 1; s.T = 4; s.N = 1; s.a = a; s.b = b; s.h = h; s.log_space = 1;
-        CHECK(lattn_scan_fast(&ctx, &s) == LATTN_E_DOMAIN && isnan(h[0]), "positive log decay: domain error, nothing written");
+        s.B = 1; s.T = 4; s.N = 1; s.a = a; s.b = b; s.y = h; s.log_space = 1;
+        CHECK(lattn_scan_chunk(&ctx, &s) == LATTN_E_DOMAIN && isnan(h[0]), "positive log decay: domain error, nothing written");
         s.log_space = 0; s.N = 0;
         CHECK(lattn_scan_ref(&ctx, &s) == LATTN_E_SHAPE, "scan N = 0");
         s.N = 1; s.b = NULL;
-        CHECK(lattn_scan_fast(&ctx, &s) == LATTN_E_NULL, "scan b NULL");
+        CHECK(lattn_scan_chunk(&ctx, &s) == LATTN_E_NULL, "scan b NULL");
         s.b = b; s.N = INT64_MAX / 2;
-        CHECK(lattn_scan_fast(&ctx, &s) == LATTN_E_OVERFLOW, "scan overflowing N");
+        CHECK(lattn_scan_chunk(&ctx, &s) == LATTN_E_OVERFLOW, "scan overflowing N");
         CHECK(lattn_scan_ref(&ctx, NULL) == LATTN_E_NULL, "scan NULL args");
     }
 }
@@ -610,11 +631,11 @@ static void test_ssm(void) {
             y0 = fnew(c.ny); y1 = fnew(c.ny); y2 = fnew(c.ny); h0 = fnew(c.ns); h1 = fnew(c.ns); h2 = fnew(c.ns);
             c.a.y = y0; c.a.ht = h0; lattn_ssm_ref(&ctx, &c.a);
             c.a.y = y1; c.a.ht = h1;
-            CHECK(lattn_ssm_fast(&ctx, &c.a) == LATTN_OK, "ssm fast: %s", lattn_ctx_error(&ctx));
+            CHECK(lattn_ssm_chunk(&ctx, &c.a) == LATTN_OK, "ssm fast: %s", lattn_ctx_error(&ctx));
             e1 = rel_rms(y1, y0, c.ny); e2 = rel_rms(h1, h0, c.ns);
             CHECK(e1 <= (v == 2 ? 1e-4 : 1e-5) && e2 <= (v == 2 ? 1e-4 : 1e-5), "ssm fast vs ref (variant %d, T=%lld): y %g ht %g", v, (long long)c.a.T, e1, e2);
             c.a.y = y2; c.a.ht = h2;     /* _step token by token */
-            CHECK(lattn_ssm_decode(&ctx, &c.a) == LATTN_OK, "ssm decode");
+            CHECK(lattn_ssm_step(&ctx, &c.a) == LATTN_OK, "ssm decode");
             e1 = rel_rms(y2, y0, c.ny); e2 = rel_rms(h2, h0, c.ns);
             CHECK(e1 <= (v == 2 ? 1e-4 : 1e-5) && e2 <= (v == 2 ? 1e-4 : 1e-5), "ssm step x T vs ref (variant %d, T=%lld): y %g ht %g", v, (long long)c.a.T, e1, e2);
             free(y0); free(y1); free(y2); free(h0); free(h1); free(h2);
@@ -625,13 +646,13 @@ static void test_ssm(void) {
         int64_t T = 90, D = 20, N = 12, t, d;
         ssm_case c;
         float *y = fnew((size_t)(T * D)), *o = fnew((size_t)(T * D)), *dx = fnew((size_t)(T * D)), *g = fnew((size_t)T);
-        lattn_la_args la = lattn_la_args_default();
+        lattn_la_args la = LATTN__ZERO;
         ssm_make(&c, &r, 1, T, D, N, 1, 0, 0);
         for (t = 0; t < T; t++) for (d = 1; d < D; d++) c.dt[t * D + d] = c.dt[t * D];
         for (d = 0; d < D * N; d++) c.A[d] = c.A[0];
         for (d = 0; d < D; d++) c.bias[d] = c.bias[0];
         c.a.Dskip = NULL; c.a.z = NULL; c.a.h0 = NULL; c.a.y = y; c.a.ht = NULL;
-        lattn_ssm_fast(&ctx, &c.a);
+        lattn_ssm_chunk(&ctx, &c.a);
         for (t = 0; t < T; t++) {
             double dl = log1p(exp((double)c.dt[t * D] + c.bias[0]));      /* Δ = softplus(dt + bias) */
             g[t] = (float)(dl * c.A[0]);
@@ -650,11 +671,11 @@ static void test_ssm(void) {
         int th, ok = 1, iso = 1;
         ssm_make(&c, &r, B, T, D, N, 1, 0, 0);
         y1 = fnew(c.ny); y2 = fnew(c.ny);
-        c.a.y = y1; ctx.n_threads = 1; lattn_ssm_fast(&ctx, &c.a);
-        for (th = 2; th <= 7; th += (th == 3 ? 4 : 1)) { ctx.n_threads = th; c.a.y = y2; poison(y2, c.ny); lattn_ssm_fast(&ctx, &c.a); ok &= same_bits(y1, y2, c.ny); }
+        c.a.y = y1; ctx.n_threads = 1; lattn_ssm_chunk(&ctx, &c.a);
+        for (th = 2; th <= 7; th += (th == 3 ? 4 : 1)) { ctx.n_threads = th; c.a.y = y2; poison(y2, c.ny); lattn_ssm_chunk(&ctx, &c.a); ok &= same_bits(y1, y2, c.ny); }
         CHECK(ok, "ssm bit-identical at 1, 2, 3, 7 threads");
         c.x[(1 * T + 10) * D + 77] = NAN;
-        lattn_ssm_fast(&ctx, &c.a);
+        lattn_ssm_chunk(&ctx, &c.a);
         for (i = 0; i < (int64_t)c.ny; i++) {
             int64_t b = i / (T * D), t = (i / D) % T, d = i % D;
             int hit = b == 1 && d == 77 && t >= 10;
@@ -664,11 +685,10 @@ static void test_ssm(void) {
         ctx.n_threads = 0;
         c.A[5] = 0.5f;
         poison(y2, c.ny);
-        CHECK(lattn_ssm_fast(&ctx, &c.a) == LATTN_E_DOMAIN && isnan(y2[0]), "ssm: A > 0 is a domain error, nothing written");
+        CHECK(lattn_ssm_chunk(&ctx, &c.a) == LATTN_E_DOMAIN && isnan(y2[0]), "ssm: A > 0 is a domain error, nothing written");
         c.A[5] = -1.0f; c.a.G = 7;
         CHECK(lattn_ssm_ref(&ctx, &c.a) == LATTN_E_SHAPE, "ssm: D not a multiple of G");
         c.a.G = 1;
-        CHECK(lattn_ssm_step(&ctx, &c.a) == LATTN_E_SHAPE, "ssm step with T = 100");
         free(y1); free(y2); ssm_free(&c);
     }
 }
@@ -692,10 +712,18 @@ static void s4d_make(s4d_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t D,
     c->p[7] = fnormal(r, (size_t)D);
     c->p[8] = fnormal(r, c->ns);
     c->u = fnormal(r, c->ny);
-    c->a.u = c->u;
+    c->a.x = c->u;
     c->a.B = B; c->a.T = T; c->a.D = D; c->a.N = N; c->a.complex_modes = cplx;
     c->a.A_re = c->p[0]; c->a.A_im = c->p[1]; c->a.B_re = c->p[2]; c->a.B_im = c->p[3]; c->a.C_re = c->p[4]; c->a.C_im = c->p[5];
     c->a.log_dt = c->p[6]; c->a.Dskip = c->p[7]; c->a.h0 = c->p[8];
+}
+/* _chunk by one method (the args keep the default, the scan). */
+static lattn_status s4d_by(lattn_ctx *ctx, lattn_s4d_args *a, lattn_s4d_method m) {
+    lattn_status st;
+    a->method = m;
+    st = lattn_s4d_chunk(ctx, a);
+    a->method = LATTN_S4D_SCAN;
+    return st;
 }
 static void s4d_free(s4d_case *c) { int i; for (i = 0; i < 9; i++) free(c->p[i]); free(c->u); }
 
@@ -719,10 +747,10 @@ static void test_s4d(void) {
                 if (form == 2 && T > 300 && g_quick) continue;
                 c.a.y = y1; c.a.ht = form < 2 ? h1 : NULL;
                 poison(y1, c.ny); poison(h1, c.ns);
-                if (form == 0) st = lattn_s4d_scan(&ctx, &c.a);
-                else if (form == 1) st = lattn_s4d_decode(&ctx, &c.a);   /* _step token by token */
-                else if (form == 2) st = lattn_s4d_conv(&ctx, &c.a);
-                else st = lattn_s4d_fft(&ctx, &c.a);
+                if (form == 0) st = lattn_s4d_chunk(&ctx, &c.a);
+                else if (form == 1) st = lattn_s4d_step(&ctx, &c.a);   /* _step token by token */
+                else if (form == 2) st = s4d_by(&ctx, &c.a, LATTN_S4D_CONV);
+                else st = s4d_by(&ctx, &c.a, LATTN_S4D_FFT);
                 e1 = rel_rms(y1, y0, c.ny);
                 if (form < 2) e2 = rel_rms(h1, h0, c.ns);
                 CHECK(st == LATTN_OK && e1 <= 1e-5 && e2 <= 1e-5, "s4d %s form %d vs ref (T=%lld): y %g ht %g [%s]",
@@ -741,15 +769,15 @@ static void test_s4d(void) {
         s4d_make(&c, &r, 1, T, 1, N, 0);
         c.a.Dskip = NULL; c.a.h0 = NULL;
         for (t = 0; t < T; t++) u[t] = t == 0 ? 1.0f : 0.0f;
-        c.a.u = u; c.a.y = y;
-        lattn_s4d_conv(&ctx, &c.a);
+        c.a.x = u; c.a.y = y;
+        s4d_by(&ctx, &c.a, LATTN_S4D_CONV);
         for (n = 0; n < N; n++) {       /* Ā and B̄ of the real modes, in double */
             double dt = exp((double)c.p[6][0]), A = -exp((double)c.p[0][n]), Ab = exp(dt * A), Bb = (Ab - 1) / A;
             for (t = 0; t < T; t++) { a[t * N + n] = (float)Ab; b[t * N + n] = t == 0 ? (float)Bb : 0.0f; }
         }
         memset(&sa, 0, sizeof sa);
-        sa.B = 1; sa.T = T; sa.N = N; sa.a = a; sa.b = b; sa.h = h;
-        lattn_scan_fast(&ctx, &sa);
+        sa.B = 1; sa.T = T; sa.N = N; sa.a = a; sa.b = b; sa.y = h;
+        lattn_scan_chunk(&ctx, &sa);
         for (t = 0; t < T; t++) {
             double k = 0;
             for (n = 0; n < N; n++) k += (double)c.p[4][n] * h[t * N + n];
@@ -766,13 +794,13 @@ static void test_s4d(void) {
         s4d_make(&c, &r, B, T, D, 6, 1);
         y1 = fnew(c.ny); y2 = fnew(c.ny);
         for (f = 0; f < 3; f++) {
-            lattn_status (*fn)(lattn_ctx *, const lattn_s4d_args *) = f == 0 ? lattn_s4d_scan : f == 1 ? lattn_s4d_fft : lattn_s4d_conv;
-            c.a.y = y1; ctx.n_threads = 1; fn(&ctx, &c.a);
-            for (th = 2; th <= 7; th += (th == 3 ? 4 : 1)) { ctx.n_threads = th; c.a.y = y2; poison(y2, c.ny); fn(&ctx, &c.a); ok &= same_bits(y1, y2, c.ny); }
+            lattn_s4d_method me = f == 0 ? LATTN_S4D_SCAN : f == 1 ? LATTN_S4D_FFT : LATTN_S4D_CONV;
+            c.a.y = y1; ctx.n_threads = 1; s4d_by(&ctx, &c.a, me);
+            for (th = 2; th <= 7; th += (th == 3 ? 4 : 1)) { ctx.n_threads = th; c.a.y = y2; poison(y2, c.ny); s4d_by(&ctx, &c.a, me); ok &= same_bits(y1, y2, c.ny); }
             ctx.n_threads = 0;
             if (f == 0) {
                 c.u[(1 * T + 50) * D + 2] = NAN;
-                c.a.y = y2; fn(&ctx, &c.a);
+                c.a.y = y2; s4d_by(&ctx, &c.a, me);
                 for (i = 0; i < (int64_t)c.ny; i++) {
                     int64_t b = i / (T * D), t = (i / D) % T, d = i % D;
                     int hit = b == 1 && d == 2 && t >= 50;
@@ -796,10 +824,10 @@ static void test_s4d(void) {
         CHECK(ok, "inverse FFT undoes the FFT");
         CHECK(lattn_fft(&ctx, re, im, 6, 0) == LATTN_E_SHAPE, "FFT of 6 points refused");
         s4d_make(&c, &r, 1, 2, 1, 2, 1);
-        c.a.u = y; c.a.y = y; c.a.ht = y;
-        CHECK(lattn_s4d_fft(&ctx, &c.a) == LATTN_E_UNSUPPORTED, "a convolution form with a state out");
+        c.a.x = y; c.a.y = y; c.a.ht = y;
+        CHECK(s4d_by(&ctx, &c.a, LATTN_S4D_FFT) == LATTN_E_UNSUPPORTED, "a convolution form with a state out");
         c.a.ht = NULL; c.a.A_im = NULL;
-        CHECK(lattn_s4d_scan(&ctx, &c.a) == LATTN_E_NULL, "complex modes without A_im");
+        CHECK(lattn_s4d_chunk(&ctx, &c.a) == LATTN_E_NULL, "complex modes without A_im");
         s4d_free(&c);
     }
 }
@@ -823,25 +851,25 @@ static void test_tcn(void) {
         for (t = 0; t < d; t++) { ((float *)m.layers[b].ln_w)[t] = 1.0f + 0.1f * (float)((t * 7 + b) % 5); ((float *)m.layers[b].ln_b)[t] = 0.05f * (float)(t % 3); }
     x = fnormal(&r, n); y0 = fnew(n); y1 = fnew(n); y2 = fnew(n);
     memset(&a, 0, sizeof a);
-    a.B = B; a.T = T; a.d = d; a.k = 3; a.n_layers = 4; a.layers = m.layers; a.x = x; a.y = y0;
+    a.B = B; a.T = T; a.D = d; a.W = 3; a.n_layers = 4; a.layers = m.layers; a.x = x; a.y = y0;
     CHECK(lattn_tcn_ref(&ctx, &a) == LATTN_OK, "tcn ref");
     a.y = y1;
-    CHECK(lattn_tcn_fast(&ctx, &a) == LATTN_OK, "tcn fast");
+    CHECK(lattn_tcn_chunk(&ctx, &a) == LATTN_OK, "tcn fast");
     e = rel_rms(y1, y0, n);
     CHECK(e <= 1e-5, "tcn fast vs ref: %g", e);
     lattn_tcn_state_floats(d, 3, 4, &sf);
     CHECK(sf == (size_t)(2 * 15 * d), "state floats: (k-1)(2^L - 1) rows");
     a.y = y2;
-    CHECK(lattn_tcn_decode(&ctx, &a) == LATTN_OK, "tcn decode");
+    CHECK(lattn_tcn_step(&ctx, &a) == LATTN_OK, "tcn decode");
     e = rel_rms(y2, y0, n);
     CHECK(e <= 1e-5, "tcn step x T vs ref: %g", e);
     {   /* the article's causality test: input non-zero only at the last position */
         float *z = fnew(n), *yz = fnew(n), *yz2 = fnew(n);
         int ok = 1;
         memset(z, 0, n * sizeof(float));
-        a.x = z; a.y = yz; lattn_tcn_fast(&ctx, &a);
+        a.x = z; a.y = yz; lattn_tcn_chunk(&ctx, &a);
         for (b = 0; b < B; b++) for (t = 0; t < d; t++) z[(b * T + T - 1) * d + t] = 1.0f;
-        a.y = yz2; lattn_tcn_fast(&ctx, &a);
+        a.y = yz2; lattn_tcn_chunk(&ctx, &a);
         for (b = 0; b < B; b++) ok &= same_bits(yz + b * T * d, yz2 + b * T * d, (size_t)((T - 1) * d));
         ok &= !same_bits(yz + (T - 1) * d, yz2 + (T - 1) * d, (size_t)d);
         CHECK(ok, "tcn causality: a change at the last position leaves earlier outputs bit-identical");
@@ -849,14 +877,14 @@ static void test_tcn(void) {
     }
     {   /* demo model: 32 x 16 x 2 input, fast vs double encoder */
         float *xi = fnormal(&r, 32 * 16 * 2), o1[32], o2[32];
-        CHECK(lattn_tcn_demo_forward(&ctx, &m, 32, 16, xi, o1, 0) == LATTN_OK &&
-              lattn_tcn_demo_forward(&ctx, &m, 32, 16, xi, o2, 1) == LATTN_OK, "demo forward");
+        CHECK(lattn_tcn_demo_forward(&ctx, &m, 32, 16, xi, o1) == LATTN_OK &&
+              lattn_tcn_demo_forward_ref(&ctx, &m, 32, 16, xi, o2, NULL) == LATTN_OK, "demo forward");
         e = rel_rms(o1, o2, 32);
         CHECK(e <= 1e-5, "demo forward fast vs ref: %g", e);
         free(xi);
     }
     a.x = x; a.y = y1; a.n_layers = 0;
-    CHECK(lattn_tcn_fast(&ctx, &a) == LATTN_E_SHAPE, "tcn zero layers");
+    CHECK(lattn_tcn_chunk(&ctx, &a) == LATTN_E_SHAPE, "tcn zero layers");
     a.n_layers = 4; a.layers = NULL;
     CHECK(lattn_tcn_ref(&ctx, &a) == LATTN_E_NULL, "tcn NULL layers");
     lattn_tcn_demo_free(&ctx, &m);
@@ -876,7 +904,7 @@ static void la_make(la_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H, i
                     lattn_fmap fm, int norm, int with_h0, int varlen) {
     int64_t n = B, Kf = lattn_fmap_width(fm, K);
     memset(c, 0, sizeof *c);
-    c->a = lattn_la_args_default();
+    memset(&c->a, 0, sizeof c->a);
     if (varlen) { make_offsets(T); n = 4; c->a.offsets = g_off; c->a.n_seqs = 4; }
     c->a.B = B; c->a.T = T; c->a.H = H; c->a.K = K; c->a.V = V; c->a.fmap = fm; c->a.normalize = norm;
     c->q = fnormal(r, (size_t)(B * T * H * K)); c->k = fnormal(r, (size_t)(B * T * H * K));
@@ -902,8 +930,8 @@ static lattn_status la_run(lattn_ctx *ctx, la_case *c, int form, int chunk, floa
     a.o = o; a.ht = ht; a.zt = a.normalize ? zt : NULL;
     if (form == 0) return lattn_la_ref(ctx, &a);
     if (form == 1) return lattn_la_parallel(ctx, &a);
-    if (form == 2) return lattn_la_chunk(ctx, &a, chunk);
-    return lattn_la_decode(ctx, &a);
+    if (form == 2) return (a.chunk = chunk, lattn_la_chunk(ctx, &a));
+    return lattn_la_step(ctx, &a);
 }
 
 static void test_la(void) {
@@ -983,9 +1011,9 @@ static void test_la(void) {
             CHECK(la_run(&ctx, &c, 2, 256, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 && rel_rms(h1, h0, c.ns) <= 1e-5 &&
                   rel_rms(z1, z0, c.nz) <= 1e-5, "la chunk 256 on trn2 (2 partition tiles per chunk) = ref: %g", rel_rms(o1, o0, c.no));
             c.a.o = o1;
-            CHECK(lattn_la_chunk(&ctx, &c.a, 200) == LATTN_E_SHAPE, "chunk 200 on trn2 is not a multiple of 128");
+            CHECK((c.a.chunk = 200, lattn_la_chunk(&ctx, &c.a)) == LATTN_E_SHAPE, "chunk 200 on trn2 is not a multiple of 128");
             c.a.g = gt;
-            CHECK(lattn_la_chunk(&ctx, &c.a, 256) == LATTN_E_SHAPE, "gated chunk 256 exceeds 128 partitions on trn2");
+            CHECK((c.a.chunk = 256, lattn_la_chunk(&ctx, &c.a)) == LATTN_E_SHAPE, "gated chunk 256 exceeds 128 partitions on trn2");
             c.a.g = NULL;
             free(gt);
         }
@@ -1111,7 +1139,7 @@ static void test_la(void) {
               (unsigned long long)ctx.stats.spill_bytes, (unsigned long long)ctx.stats.refill_bytes);
         small.spill = 0;
         c.a.o = o1;
-        CHECK(lattn_la_chunk(&ctx, &c.a, 256) == LATTN_E_SBUF_FULL, "without spilling, C = 256 is LATTN_E_SBUF_FULL");
+        CHECK((c.a.chunk = 256, lattn_la_chunk(&ctx, &c.a)) == LATTN_E_SBUF_FULL, "without spilling, C = 256 is LATTN_E_SBUF_FULL");
         {   /* the graph verdict: over the profile's unrolled bodies or instructions */
             lattn_tiler_stats gs;
             memset(&gs, 0, sizeof gs);
@@ -1126,7 +1154,7 @@ static void test_la(void) {
             size_t i;
             for (i = 0; i < (size_t)(T * H); i++) gt[i] = -0.01f;
             c.a.g_gamma = NULL; c.a.g = gt; c.a.schedule = LATTN_SCHED_CHUNK_PARALLEL; ctx.profile = lattn_profile_trn2();
-            CHECK(lattn_la_chunk(&ctx, &c.a, 128) == LATTN_E_UNSUPPORTED, "chunk-parallel with dynamic gates: unsupported");
+            CHECK((c.a.chunk = 128, lattn_la_chunk(&ctx, &c.a)) == LATTN_E_UNSUPPORTED, "chunk-parallel with dynamic gates: unsupported");
             free(gt);
         }
         {   /* the GPU path's shared-memory budget (spec §7): the Laplace head at C = 64 fits a block, at
@@ -1137,7 +1165,7 @@ static void test_la(void) {
             g2.a.g_gamma = gg; g2.a.o = o2;
             small = *lattn_profile_h100(); small.stream_bytes = 2;
             ctx.profile = &small;
-            CHECK(lattn_la_chunk(&ctx, &g2.a, 64) == LATTN_OK && lattn_la_chunk(&ctx, &g2.a, 128) == LATTN_E_SBUF_FULL,
+            CHECK((g2.a.chunk = 64, lattn_la_chunk(&ctx, &g2.a)) == LATTN_OK && (g2.a.chunk = 128, lattn_la_chunk(&ctx, &g2.a)) == LATTN_E_SBUF_FULL,
                   "h100: the Laplace head fits shared memory at C = 64, not at C = 128");
             free(o2); la_free(&g2);
         }
@@ -1154,7 +1182,7 @@ static void test_la(void) {
             ctx.profile = &small;
             for (k2 = 0; k2 < 2; k2++) {
                 memset(&ctx.stats, 0, sizeof ctx.stats);
-                CHECK(lattn_la_chunk(&ctx, &L2.a, 128 << k2) == LATTN_OK, "Laplace mixer on trn2, chunk-parallel, C = %d", 128 << k2);
+                CHECK((L2.a.chunk = 128 << k2, lattn_la_chunk(&ctx, &L2.a)) == LATTN_OK, "Laplace mixer on trn2, chunk-parallel, C = %d", 128 << k2);
                 sp[k2] = ctx.stats.spill_bytes;
                 if (k2 == 0)
                     CHECK(ctx.stats.sbuf_peak_bytes_per_partition >= 131072 + 8192 + 12288 &&
@@ -1167,7 +1195,7 @@ static void test_la(void) {
             CHECK(sp[0] == 0 && sp[1] >= 16ull * 2048 * 256 * 4, "C = 128 does not spill, C = 256 does (%llu bytes)", (unsigned long long)sp[1]);
             L2.a.schedule = LATTN_SCHED_STREAMING;   /* spec §5.4: the streaming forward's HBM bytes, exactly */
             memset(&ctx.stats, 0, sizeof ctx.stats);
-            CHECK(lattn_la_chunk(&ctx, &L2.a, 128) == LATTN_OK && ctx.stats.dma_in_bytes == 25165824ull &&
+            CHECK((L2.a.chunk = 128, lattn_la_chunk(&ctx, &L2.a)) == LATTN_OK && ctx.stats.dma_in_bytes == 25165824ull &&
                   ctx.stats.dma_out_bytes == 12582912ull && ctx.stats.instructions == 16 * 16 * 16 + 16 * 8 &&
                   ctx.stats.psum_peak_banks == 5, "streaming Laplace mixer on trn2: §5.4 bytes, 16 per (head, chunk)");
             free(o2); la_free(&L2);
@@ -1180,10 +1208,11 @@ static void test_la(void) {
             pp[0] = lattn_profile_trn1(); pp[1] = lattn_profile_trn2(); pp[2] = lattn_profile_trn3();
             pp[3] = lattn_profile_h100(); pp[4] = lattn_profile_h200();
             c.a.schedule = LATTN_SCHED_STREAMING; c.a.g_gamma = gg; c.a.g = NULL;
+            c.a.chunk = 0;
             for (k3 = 0; k3 < 5; k3++) {
                 ob[k3] = fnew(c.no); c.a.o = ob[k3];
                 ctx.profile = pp[k3];
-                CHECK(lattn_la_chunk(&ctx, &c.a, 0) == LATTN_OK && rel_rms(ob[k3], o0, c.no) <= 1e-5, "%s = ref", pp[k3]->name);
+                CHECK(lattn_la_chunk(&ctx, &c.a) == LATTN_OK && rel_rms(ob[k3], o0, c.no) <= 1e-5, "%s = ref", pp[k3]->name);
             }
             CHECK(same_bits(ob[0], ob[1], c.no) && same_bits(ob[1], ob[2], c.no) && same_bits(ob[3], ob[4], c.no),
                   "trn1 = trn2 = trn3 and h100 = h200, bit for bit");
@@ -1191,9 +1220,9 @@ static void test_la(void) {
             c.a.o = o1; ctx.profile = lattn_profile_trn2();
         }
         c.a.g = NULL; c.a.schedule = 7;
-        CHECK(lattn_la_chunk(&ctx, &c.a, 128) == LATTN_E_DOMAIN, "unknown schedule");
+        CHECK((c.a.chunk = 128, lattn_la_chunk(&ctx, &c.a)) == LATTN_E_DOMAIN, "unknown schedule");
         c.a.schedule = LATTN_SCHED_CHUNK_PARALLEL; ctx.profile = lattn_profile_h100();
-        CHECK(lattn_la_chunk(&ctx, &c.a, 64) == LATTN_E_UNSUPPORTED, "chunk-parallel on a gpu profile: unsupported");
+        CHECK((c.a.chunk = 64, lattn_la_chunk(&ctx, &c.a)) == LATTN_E_UNSUPPORTED, "chunk-parallel on a gpu profile: unsupported");
         ctx.profile = NULL;
         free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
         la_free(&c);
@@ -1248,16 +1277,15 @@ static void test_la(void) {
         lattn_la_args a;
         la_make(&c, &r, 1, 2, 1, 4, 4, LATTN_FMAP_IDENTITY, 0, 0, 0);
         a = c.a; a.o = o1; a.ht = h1;
-        a.B = 0;  CHECK(lattn_la_chunk(&ctx, &a, 0) == LATTN_E_SHAPE && strstr(lattn_ctx_error(&ctx), "B"), "B = 0: %s", lattn_ctx_error(&ctx));
+        a.B = 0;  CHECK(lattn_la_chunk(&ctx, &a) == LATTN_E_SHAPE && strstr(lattn_ctx_error(&ctx), "B"), "B = 0: %s", lattn_ctx_error(&ctx));
         a.B = 1; a.T = -1; CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_SHAPE, "T < 0");
         a.T = 2; a.K = 0; CHECK(lattn_la_parallel(&ctx, &a) == LATTN_E_SHAPE, "K = 0");
-        a.K = 4; a.q = NULL; CHECK(lattn_la_chunk(&ctx, &a, 0) == LATTN_E_NULL, "q NULL");
+        a.K = 4; a.q = NULL; CHECK(lattn_la_chunk(&ctx, &a) == LATTN_E_NULL, "q NULL");
         a.q = c.q; a.H = INT64_MAX / 4; CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_OVERFLOW, "overflowing H: %s", lattn_ctx_error(&ctx));
         a.H = 1; a.fmap = (lattn_fmap)99; CHECK(lattn_la_step(&ctx, &a) == LATTN_E_DOMAIN, "unknown feature map");
         a.fmap = LATTN_FMAP_HEDGEHOG; a.fmap_w = NULL; CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_NULL, "hedgehog without weights");
         a.fmap = LATTN_FMAP_IDENTITY; a.scale = NAN; CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_DOMAIN, "NaN scale");
-        a.scale = 0; CHECK(lattn_la_chunk(&ctx, &a, -3) == LATTN_E_SHAPE, "negative chunk");
-        CHECK(lattn_la_step(&ctx, &a) == LATTN_E_SHAPE, "step with T = 2");
+        a.scale = 0; CHECK((a.chunk = -3, lattn_la_chunk(&ctx, &a)) == LATTN_E_SHAPE, "negative chunk");
         {
             int64_t bad[3] = { 0, 3, 2 };
             a.offsets = bad; a.n_seqs = 2; CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_SHAPE, "decreasing offsets");
@@ -1456,10 +1484,10 @@ static void test_gla(void) {
             la_make(&d, &r, 1, T, H, K, V, LATTN_FMAP_IDENTITY, 0, 0, 0);
             gd = la_gates(&d, &r, GATE_KEY, 1.0, 0);
             oa = fnew(d.no); ha = fnew(d.ns);
-            d.a.o = o0; d.a.ht = h0; lattn_la_chunk(&ctx, &d.a, 0);
-            d.a.T = T1; d.a.o = oa; d.a.ht = ha; lattn_la_chunk(&ctx, &d.a, 0);
+            d.a.o = o0; d.a.ht = h0; lattn_la_chunk(&ctx, &d.a);
+            d.a.T = T1; d.a.o = oa; d.a.ht = ha; lattn_la_chunk(&ctx, &d.a);
             d.a.T = T - T1; d.a.q += T1 * H * K; d.a.k += T1 * H * K; d.a.v += T1 * H * V; d.a.gk += T1 * H * K;
-            d.a.h0 = ha; d.a.o = oa + T1 * H * V; d.a.ht = h1; lattn_la_chunk(&ctx, &d.a, 0);
+            d.a.h0 = ha; d.a.o = oa + T1 * H * V; d.a.ht = h1; lattn_la_chunk(&ctx, &d.a);
             CHECK(rel_rms(oa, o0, d.no) <= 1e-5 && rel_rms(h1, h0, d.ns) <= 1e-5, "GLA state passing at T1 = C + 5: o %g ht %g",
                   rel_rms(oa, o0, d.no), rel_rms(h1, h0, d.ns));
             free(oa); free(ha); free(gd);
@@ -1520,13 +1548,13 @@ static void test_gla(void) {
         for (i = 0; i < 8; i++) g[i] = -0.5f;
         for (i = 0; i < 32; i++) gk[i] = -0.5f;
         a = c.a; a.o = o1; a.ht = h1; a.g = g;
-        g[1] = 0.25f; CHECK(lattn_la_chunk(&ctx, &a, 0) == LATTN_E_DOMAIN && strstr(lattn_ctx_error(&ctx), "<= 0"), "positive log gate: %s", lattn_ctx_error(&ctx));
+        g[1] = 0.25f; CHECK(lattn_la_chunk(&ctx, &a) == LATTN_E_DOMAIN && strstr(lattn_ctx_error(&ctx), "<= 0"), "positive log gate: %s", lattn_ctx_error(&ctx));
         g[1] = NAN; CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_DOMAIN, "NaN log gate");
         g[1] = -HUGE_VALF; a.gk = gk; CHECK(lattn_la_parallel(&ctx, &a) == LATTN_E_DOMAIN, "two gates at once");
         a.g = NULL; a.fmap = LATTN_FMAP_HEDGEHOG; CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_UNSUPPORTED, "per-key gates with hedgehog (K' = 2K)");
-        a.fmap = LATTN_FMAP_IDENTITY; a.K = 0; CHECK(lattn_la_chunk(&ctx, &a, 0) == LATTN_E_SHAPE, "K = 0");
-        a.K = 4; a.V = 0; CHECK(lattn_la_chunk(&ctx, &a, 0) == LATTN_E_SHAPE, "V = 0");
-        a.V = 4; CHECK(lattn_la_chunk(&ctx, &a, -1) == LATTN_E_SHAPE, "chunk < 0");
+        a.fmap = LATTN_FMAP_IDENTITY; a.K = 0; CHECK(lattn_la_chunk(&ctx, &a) == LATTN_E_SHAPE, "K = 0");
+        a.K = 4; a.V = 0; CHECK(lattn_la_chunk(&ctx, &a) == LATTN_E_SHAPE, "V = 0");
+        a.V = 4; CHECK((a.chunk = -1, lattn_la_chunk(&ctx, &a)) == LATTN_E_SHAPE, "chunk < 0");
         a.v = NULL; CHECK(lattn_la_step(&ctx, &a) == LATTN_E_NULL, "NULL v");
         for (i = 0; i < 64; i++) ok &= isnan(o1[i]) && isnan(h1[i]);
         CHECK(ok, "no output written by a failed gated call");
@@ -1544,12 +1572,12 @@ static void test_gla(void) {
         la_make(&c, &r, 1, 300, 2, 4, 4, LATTN_FMAP_IDENTITY, 0, 0, 0);
         c.a.o = o1; c.a.gk = gk;
         for (i = 0; i < 2400; i++) gk[i] = i % 7 == 0 && i < 1024 ? -HUGE_VALF : i % 11 == 0 ? 0.0f : i % 13 == 0 ? -0.0f : -0.5f;
-        CHECK(lattn_la_chunk(&ctx, &c.a, 0) == LATTN_OK, "gates with -inf, 0 and -0 pass the check: %s", lattn_ctx_error(&ctx));
+        CHECK(lattn_la_chunk(&ctx, &c.a) == LATTN_OK, "gates with -inf, 0 and -0 pass the check: %s", lattn_ctx_error(&ctx));
         for (j = 0; j < 4; j++) {
             const float keep = gk[at[j]];
             gk[at[j]] = bad[j];
             snprintf(want, sizeof want, "log gate %lld is", (long long)at[j]);
-            CHECK(lattn_la_chunk(&ctx, &c.a, 0) == LATTN_E_DOMAIN && strstr(lattn_ctx_error(&ctx), want),
+            CHECK(lattn_la_chunk(&ctx, &c.a) == LATTN_E_DOMAIN && strstr(lattn_ctx_error(&ctx), want),
                   "gate %g at %lld is named: %s", (double)bad[j], (long long)at[j], lattn_ctx_error(&ctx));
             gk[at[j]] = keep;
         }
@@ -1582,12 +1610,12 @@ static void test_alloc(void) {
             a.o = o; a.ht = ht; a.zt = zt;
             if (form == 0) s = lattn_la_ref(&ctx, &a);
             else if (form == 1) s = lattn_la_parallel(&ctx, &a);
-            else if (form == 2) s = lattn_la_chunk(&ctx, &a, 16);
+            else if (form == 2) s = (a.chunk = 16, lattn_la_chunk(&ctx, &a));
             else {
-                lattn_conv_args cv;
+                lattn_shortconv_args cv;
                 memset(&cv, 0, sizeof cv);
                 cv.B = 2; cv.T = 70; cv.D = 12; cv.W = 4; cv.x = c.q; cv.w = c.fw; cv.y = o;
-                s = lattn_shortconv_fast(&ctx, &cv);
+                s = lattn_shortconv_chunk(&ctx, &cv);
             }
             free(zt);
             if (ta.live != 0) bad++;
@@ -1619,7 +1647,7 @@ static lattn_status laplace_run(lattn_ctx *ctx, const lattn_laplace_model *m, in
     float *xi, *oi;
     int32_t *ti;
     lattn_status s = LATTN_OK;
-    if (decode == 2) return lattn_laplace_forward_ref(ctx, m, B, T, tok, x, out, state);
+    if (decode == 2) return lattn_laplace_forward_ref(ctx, m, B, T, tok, x, out, state, NULL);
     if (!decode) return lattn_laplace_forward(ctx, m, B, T, tok, x, out, state);
     xi = fnew((size_t)(B * nin)); oi = fnew((size_t)(B * nout)); ti = (int32_t *)malloc((size_t)B * sizeof(int32_t));
     for (t = 0; t < T && s == LATTN_OK; t++) {
@@ -1654,25 +1682,25 @@ static void test_laplace(void) {
     lattn_ctx_init(&ctx);
     {   /* the Laplace 3B shapes (spec §6.4, §7.3-xiv) */
         lattn_laplace_config lc = lattn_laplace_config_3b();
-        int64_t nm = 0, np = lattn_laplace_matrix_params(&lc, &nm);
-        CHECK(lattn_laplace_state_floats(&lc) == 7372800 && 4 * lattn_laplace_state_floats(&lc) == 29491200,
-              "Laplace 3B state: 7,372,800 floats = 29,491,200 bytes (%lld)", (long long)lattn_laplace_state_floats(&lc));
+        int64_t nm = 0, np = lattn__laplace_matrix_params(&lc, &nm);
+        CHECK(lattn__laplace_state_floats(&lc) == 7372800 && 4 * lattn__laplace_state_floats(&lc) == 29491200,
+              "Laplace 3B state: 7,372,800 floats = 29,491,200 bytes (%lld)", (long long)lattn__laplace_state_floats(&lc));
         CHECK(np == 2717908992LL && nm == 96, "Laplace 3B matrices: %lld parameters in %lld matrices", (long long)np, (long long)nm);
         lc.D = INT64_MAX / 2;
-        CHECK(lattn_laplace_state_floats(&lc) == -1 && lattn_laplace_matrix_params(&lc, &nm) == -1 && nm == -1, "overflowing Laplace shapes");
+        CHECK(lattn__laplace_state_floats(&lc) == -1 && lattn__laplace_matrix_params(&lc, &nm) == -1 && nm == -1, "overflowing Laplace shapes");
         lc.D = 0;
-        CHECK(lattn_laplace_state_floats(&lc) == -1 && lattn_laplace_state_floats(NULL) == -1, "zero or missing Laplace shapes");
+        CHECK(lattn__laplace_state_floats(&lc) == -1 && lattn__laplace_state_floats(NULL) == -1, "zero or missing Laplace shapes");
     }
     /* the arena: names, shapes, parameter count (matrices + norms + conv + embedding) */
     c.dk = 12; c.dv = 20; c.ffn = 88;                  /* head dims off the vector width */
-    SF = lattn_laplace_state_floats(&c);
+    SF = lattn__laplace_state_floats(&c);
     laplace_model(&ctx, &m, &c, &r);
     {
         lattn_tensor *q = lattn_laplace_tensor(&m, "layers.1.attn.qkvg_proj.weight"), *e = lattn_laplace_tensor(&m, "embeddings.weight");
         int64_t small = c.n_layers * (4 * c.D + c.D * c.conv_w + c.dv) + 2 * c.D + c.vocab * c.D;
         CHECK(q && q->ndim == 2 && q->shape[0] == c.H * (2 * c.dk + 2 * c.dv) && q->shape[1] == c.D && e && e->shape[0] == c.vocab,
               "named tensors with their shapes");
-        CHECK((int64_t)m.n_params == lattn_laplace_matrix_params(&c, NULL) + small && m.n_tensors == 11 * c.n_layers + 3,
+        CHECK((int64_t)m.n_params == lattn__laplace_matrix_params(&c, NULL) + small && m.n_tensors == 11 * c.n_layers + 3,
               "arena: %zu parameters in %lld tensors", m.n_params, (long long)m.n_tensors);
         CHECK(lattn_laplace_tensor(&m, "layers.2.attn.conv.weight") == NULL && lattn_laplace_tensor(NULL, "x") == NULL, "unknown names: NULL");
         CHECK(fabs(exp(m.g_gamma[1]) - 0.984375) < 1e-7, "the fixed decays are RetNet's");
@@ -1693,9 +1721,9 @@ static void test_laplace(void) {
             tok = (int32_t *)malloc((size_t)ni * sizeof(int32_t));
             for (d = 0; d < ni; d++) tok[d] = hidden ? 0 : (int32_t)(lattn_rng_next(&r) % (uint64_t)cc.vocab);
             if (hidden) x = fnormal(&r, (size_t)(ni * cc.D));
-            s0 = fnormal(&r, (size_t)(B * lattn_laplace_state_floats(&cc)));
+            s0 = fnormal(&r, (size_t)(B * lattn__laplace_state_floats(&cc)));
             for (d = 0; d < 3; d++) {
-                size_t ns = (size_t)(B * lattn_laplace_state_floats(&cc));
+                size_t ns = (size_t)(B * lattn__laplace_state_floats(&cc));
                 lattn_status s;
                 out[d] = fnew((size_t)(ni * nout)); st[d] = fdup(s0, ns);
                 s = laplace_run(&ctx, &mm, d == 0 ? 2 : d - 1, B, T, hidden ? NULL : tok, x, out[d], st[d]);
@@ -1761,10 +1789,10 @@ static void test_laplace(void) {
         lattn_laplace_model m2;
         CHECK(lattn_laplace_serialize(&ctx, &m, &buf, &size) == LATTN_OK && lattn_st_parse(&ctx, buf, size, &f) == LATTN_OK,
               "serialize the weights");
-        CHECK(lattn_laplace_load_st(&ctx, &m2, &f, "") == LATTN_OK && m2.n_params == m.n_params &&
+        CHECK(lattn_laplace_init_st(&ctx, &m2, &f, "") == LATTN_OK && m2.n_params == m.n_params &&
               same_bits(m2.arena, m.arena, m.n_params) && memcmp(&m2.cfg, &m.cfg, sizeof m.cfg) == 0, "load: the same weights and configuration");
         lattn_laplace_free(&ctx, &m2);
-        CHECK(lattn_laplace_load_st(&ctx, &m2, &f, "in.") == LATTN_E_FORMAT && m2.arena == NULL, "load with a prefix the file lacks: LATTN_E_FORMAT");
+        CHECK(lattn_laplace_init_st(&ctx, &m2, &f, "in.") == LATTN_E_FORMAT && m2.arena == NULL, "load with a prefix the file lacks: LATTN_E_FORMAT");
         lattn_st_free(&ctx, &f);
         {   /* hostile variants: a missing tensor, a wrong shape, bad or missing metadata, truncation */
             lattn_st_entry *e = (lattn_st_entry *)malloc((size_t)m.n_tensors * sizeof *e);
@@ -1800,7 +1828,7 @@ static void test_laplace(void) {
                 if (v == -2) { e[4].data = malloc(9 * sizeof(float)); }
                 lattn_st_serialize(&ctx, e, n, meta, nmeta, &b2, &s2);
                 if (lattn_st_parse(&ctx, b2, s2, &f) == LATTN_OK) {
-                    s = lattn_laplace_load_st(&ctx, &m2, &f, "");
+                    s = lattn_laplace_init_st(&ctx, &m2, &f, "");
                     if (s == LATTN_OK || m2.arena != NULL) { fails++; printf("  hostile variant %d loaded\n", v); }
                     if (s == LATTN_OK) lattn_laplace_free(&ctx, &m2);
                     lattn_st_free(&ctx, &f);
@@ -1818,11 +1846,11 @@ static void test_laplace(void) {
             const char *path = "build/laplace_test.safetensors";
             lattn_status s = lattn_laplace_save(&ctx, &m, path);
             if (s == LATTN_E_IO) { path = "laplace_test.safetensors"; s = lattn_laplace_save(&ctx, &m, path); }
-            CHECK(s == LATTN_OK && lattn_laplace_load(&ctx, &m2, path) == LATTN_OK && same_bits(m2.arena, m.arena, m.n_params),
+            CHECK(s == LATTN_OK && lattn_laplace_init_file(&ctx, &m2, path) == LATTN_OK && same_bits(m2.arena, m.arena, m.n_params),
                   "save and load through a file");
             lattn_laplace_free(&ctx, &m2);
             remove(path);
-            CHECK(lattn_laplace_load(&ctx, &m2, "tests/no/such.safetensors") == LATTN_E_IO && m2.arena == NULL, "load a missing file: LATTN_E_IO");
+            CHECK(lattn_laplace_init_file(&ctx, &m2, "tests/no/such.safetensors") == LATTN_E_IO && m2.arena == NULL, "load a missing file: LATTN_E_IO");
         }
 #endif
     }
@@ -1835,7 +1863,7 @@ static void test_laplace(void) {
         CHECK(lattn_laplace_forward(&ctx, &m, 2, 2, NULL, NULL, o, s) == LATTN_E_NULL, "forward: NULL tokens");
         CHECK(lattn_laplace_forward(&ctx, &m, 2, 2, tok, NULL, NULL, s) == LATTN_E_NULL, "forward: NULL output");
         CHECK(lattn_laplace_forward(&ctx, &m, 0, 2, tok, NULL, o, s) == LATTN_E_SHAPE, "forward: B = 0");
-        CHECK(lattn_laplace_forward_ref(&ctx, &m, 2, -1, tok, NULL, o, s) == LATTN_E_SHAPE, "forward_ref: T < 0");
+        CHECK(lattn_laplace_forward_ref(&ctx, &m, 2, -1, tok, NULL, o, s, NULL) == LATTN_E_SHAPE, "forward_ref: T < 0");
         CHECK(lattn_laplace_forward(&ctx, &m, INT64_MAX / 2, 4, tok, NULL, o, s) == LATTN_E_OVERFLOW, "forward: overflowing B·T");
         tok[3] = (int32_t)c.vocab;
         CHECK(lattn_laplace_forward(&ctx, &m, 2, 2, tok, NULL, o, s) == LATTN_E_DOMAIN, "forward: token id = vocab");
@@ -1879,17 +1907,16 @@ static void test_errors(void) {
     CHECK(named && strcmp(lattn_status_string((lattn_status)5), "unknown status") == 0, "a message for every status");
     CHECK(strstr(lattn_build_info(), "simd=") != NULL, "build info names the SIMD back end");
     {
-        lattn_conv_args a;
+        lattn_shortconv_args a;
         float x[8] = { 0 };
         memset(&a, 0, sizeof a);
         a.B = 1; a.T = 2; a.D = 1; a.W = 0; a.x = x; a.w = x; a.y = x;
-        CHECK(lattn_shortconv_fast(&ctx, &a) == LATTN_E_SHAPE, "conv W = 0");
+        CHECK(lattn_shortconv_chunk(&ctx, &a) == LATTN_E_SHAPE, "conv W = 0");
         a.W = 2; a.w = NULL;
         CHECK(lattn_shortconv_ref(&ctx, &a) == LATTN_E_NULL, "conv w NULL");
         a.w = x; a.D = INT64_MAX / 3;
-        CHECK(lattn_shortconv_fast(&ctx, &a) == LATTN_E_OVERFLOW, "conv overflowing D");
+        CHECK(lattn_shortconv_chunk(&ctx, &a) == LATTN_E_OVERFLOW, "conv overflowing D");
         a.D = 1;
-        CHECK(lattn_shortconv_step(&ctx, &a) == LATTN_E_SHAPE, "conv step with T = 2");
         CHECK(lattn_tiler_create(&ctx, NULL, SIZE_MAX / 2, NULL) == LATTN_E_NULL, "tiler create NULL out");
     }
     {
@@ -2065,7 +2092,7 @@ static void test_external(void) {
         char path[256];
         lattn_st_file f;
         const lattn_st_tensor *eq, *ev;
-        lattn_la_args a = lattn_la_args_default();
+        lattn_la_args a = LATTN__ZERO;
         float *q, *k, *v, *h0, *o, *ht, *g;
         double *wo, *wht;
         int norm = ci == 2 || ci == 3;
@@ -2089,8 +2116,8 @@ static void test_external(void) {
             double num = 0, den = 0, hn = 0, hd = 0;
             size_t i;
             lattn_la_args b = a;
-            b.o = o; b.ht = ht;
-            CHECK(lattn_la_ref64(&ctx, &b, o64, h64, NULL) == LATTN_OK, "ref64");
+            b.o = o; b.ht = ht; b.o64 = o64; b.ht64 = h64;
+            CHECK(lattn_la_ref(&ctx, &b) == LATTN_OK, "ref with float64 outputs");
             for (i = 0; i < no; i++) { num += (o64[i] - wo[i]) * (o64[i] - wo[i]); den += wo[i] * wo[i]; }
             for (i = 0; wht && i < ns; i++) { hn += (h64[i] - wht[i]) * (h64[i] - wht[i]); hd += wht[i] * wht[i]; }
             CHECK(sqrt(num / den) <= 1e-12 && (!wht || sqrt(hn / hd) <= 1e-12), "external %s _ref (double): o %g ht %g",
@@ -2104,8 +2131,8 @@ static void test_external(void) {
             b.o = o; b.ht = wht ? ht : NULL;
             if (form == 0) lattn_la_ref(&ctx, &b);
             else if (form == 1) lattn_la_parallel(&ctx, &b);
-            else if (form == 2) lattn_la_chunk(&ctx, &b, 16);
-            else lattn_la_decode(&ctx, &b);
+            else if (form == 2) (b.chunk = 16, lattn_la_chunk(&ctx, &b));
+            else lattn_la_step(&ctx, &b);
             eo = rel_rms_d(o, wo, no);
             if (wht) eh = rel_rms_d(ht, wht, ns);
             /* _ref stores float32: its error against the float64 outputs is float32 rounding (~3e-8) */
@@ -2128,7 +2155,7 @@ static void gdr_make(gdr_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H,
     size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), nh = (size_t)(B * T * H), i;
     int64_t ns = varlen ? 4 : B;
     memset(c, 0, sizeof *c);
-    c->a = lattn_gdr_args_default();
+    memset(&c->a, 0, sizeof c->a);
     c->a.B = B; c->a.T = T; c->a.H = H; c->a.K = K; c->a.V = V; c->a.l2norm = l2norm;
     c->a.allow_neg_eigval = bmax > 1.0f;
     c->p[0] = fnormal(r, nq); c->p[1] = fnormal(r, nq); c->p[2] = fnormal(r, nv);
@@ -2166,7 +2193,7 @@ static lattn_status gdr_run(lattn_ctx *ctx, const gdr_case *c, int form, int chu
     lattn_gdr_args a = c->a;
     poison(o, c->no); poison(ht, c->ns);
     a.o = o; a.ht = ht;
-    return form == 0 ? lattn_gdr_ref(ctx, &a) : form == 1 ? lattn_gdr_chunk(ctx, &a, chunk) : lattn_gdr_decode(ctx, &a);
+    return form == 0 ? lattn_gdr_ref(ctx, &a) : form == 1 ? (a.chunk = chunk, lattn_gdr_chunk(ctx, &a)) : lattn_gdr_step(ctx, &a);
 }
 
 static void test_delta(void) {
@@ -2271,16 +2298,16 @@ static void test_delta(void) {
         gdr_run(&ctx, &c, 0, 0, o0, ht0);
         a = c.a; a.g = zg; a.o = o1; a.ht = ht1;
         CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_OK && same_bits(o0, o1, c.no) && same_bits(ht0, ht1, c.ns), "delta rule = GDN with g = 0 (_ref, bit for bit)");
-        CHECK(lattn_gdr_chunk(&ctx, &a, 16) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5, "delta rule = GDN with g = 0 (_chunk)");
+        CHECK((a.chunk = 16, lattn_gdr_chunk(&ctx, &a)) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5, "delta rule = GDN with g = 0 (_chunk)");
         a = c.a; a.e = c.a.k; a.c = c.a.beta; a.o = o1; a.ht = ht1;
         CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_OK && same_bits(o0, o1, c.no) && same_bits(ht0, ht1, c.ns), "e = k, c = beta given = the defaults");
         {   /* GLA: no erase (β = 0), write scale 1, per-head gate */
-            lattn_la_args la = lattn_la_args_default();
+            lattn_la_args la = LATTN__ZERO;
             float *g = fnew(nh);
             zb = fnew(nh); ones = fnew(nh);
             for (i = 0; i < nh; i++) { zb[i] = 0.0f; ones[i] = 1.0f; g[i] = -0.3f * (float)lattn_rng_uniform(&r); }
             a = c.a; a.beta = zb; a.c = ones; a.g = g; a.o = o1; a.ht = ht1;
-            CHECK(lattn_gdr_chunk(&ctx, &a, 16) == LATTN_OK, "GDR+I as GLA");
+            CHECK((a.chunk = 16, lattn_gdr_chunk(&ctx, &a)) == LATTN_OK, "GDR+I as GLA");
             la.B = a.B; la.T = a.T; la.H = a.H; la.K = a.K; la.V = a.V; la.q = a.q; la.k = a.k; la.v = a.v; la.g = g;
             la.h0 = a.h0; la.o = o0; la.ht = ht0; la.scale = 1.0 / sqrt(16.0);
             CHECK(lattn_la_ref(&ctx, &la) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 && rel_rms(ht1, ht0, c.ns) <= 1e-5,
@@ -2315,25 +2342,24 @@ static void test_delta(void) {
         ((float *)a.beta)[2] = 1.5f;
         CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_E_DOMAIN, "beta 1.5 without allow_neg_eigval");
         a.allow_neg_eigval = 1;
-        CHECK(lattn_gdr_chunk(&ctx, &a, 0) == LATTN_OK, "beta 1.5 with allow_neg_eigval");
+        CHECK(lattn_gdr_chunk(&ctx, &a) == LATTN_OK, "beta 1.5 with allow_neg_eigval");
         a.allow_neg_eigval = 0; ((float *)a.beta)[2] = NAN;
         poison(o, c.no);
-        CHECK(lattn_gdr_chunk(&ctx, &a, 0) == LATTN_E_DOMAIN && o[0] != o[0], "NaN beta, nothing written");
+        CHECK(lattn_gdr_chunk(&ctx, &a) == LATTN_E_DOMAIN && o[0] != o[0], "NaN beta, nothing written");
         ((float *)a.beta)[2] = 0.5f; ((float *)a.g)[1] = 0.25f;
-        CHECK(lattn_gdr_decode(&ctx, &a) == LATTN_E_DOMAIN, "positive log gate");
+        CHECK(lattn_gdr_step(&ctx, &a) == LATTN_E_DOMAIN, "positive log gate");
         ((float *)a.g)[1] = -0.25f;
         a.gk = a.q; CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_E_DOMAIN, "g and gk together");
         a.gk = NULL; a.L = 1; CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_E_NULL, "L = 1 without injections");
-        a.L = 0; a.q = NULL; CHECK(lattn_gdr_chunk(&ctx, &a, 0) == LATTN_E_NULL, "q NULL");
-        a.q = c.a.q; a.B = 0; CHECK(lattn_gdr_chunk(&ctx, &a, 0) == LATTN_E_SHAPE, "B = 0");
-        a.B = 1; CHECK(lattn_gdr_chunk(&ctx, &a, -1) == LATTN_E_SHAPE, "chunk < 0");
+        a.L = 0; a.q = NULL; CHECK(lattn_gdr_chunk(&ctx, &a) == LATTN_E_NULL, "q NULL");
+        a.q = c.a.q; a.B = 0; CHECK(lattn_gdr_chunk(&ctx, &a) == LATTN_E_SHAPE, "B = 0");
+        a.B = 1; CHECK((a.chunk = -1, lattn_gdr_chunk(&ctx, &a)) == LATTN_E_SHAPE, "chunk < 0");
         a.K = 0; CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_E_SHAPE, "K = 0");
         a.K = 4; a.V = INT64_MAX / 4; CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_E_OVERFLOW, "overflowing V");
-        a.V = 4; CHECK(lattn_gdr_step(&ctx, &a) == LATTN_E_SHAPE, "step with T = 5");
-        a.T = 1; a.ht = NULL; CHECK(lattn_gdr_step(&ctx, &a) == LATTN_E_NULL, "step without ht");
+        a.V = 4; a.T = 1;
         a.ht = ht; a.scale = NAN; CHECK(lattn_gdr_step(&ctx, &a) == LATTN_E_DOMAIN, "NaN scale");
         a.scale = 0; a.L = 9; a.inj_b = a.beta; a.inj_kap = a.q; a.inj_d = a.v;
-        CHECK(lattn_gdr_chunk(&ctx, &a, 0) == LATTN_E_UNSUPPORTED, "9 injections in the chunked form");
+        CHECK(lattn_gdr_chunk(&ctx, &a) == LATTN_E_UNSUPPORTED, "9 injections in the chunked form");
         free(o); free(ht); gdr_free(&c);
     }
     /* flash-linear-attention's own float64 outputs: _ref <= 1e-12, fast forms <= 1e-5 */
@@ -2343,7 +2369,7 @@ static void test_delta(void) {
             char path[256];
             lattn_st_file f;
             const lattn_st_tensor *eq, *ev;
-            lattn_gdr_args a = lattn_gdr_args_default();
+            lattn_gdr_args a = LATTN__ZERO;
             float *q, *k, *v, *h0, *beta, *g, *o, *ht;
             double *wo, *wht, *o64, *h64;
             size_t no, ns;
@@ -2360,8 +2386,9 @@ static void test_delta(void) {
             no = (size_t)(a.B * a.T * a.H * a.V); ns = (size_t)(a.B * a.H * a.K * a.V);
             o = fnew(no); ht = fnew(ns);
             o64 = (double *)malloc(no * sizeof(double)); h64 = (double *)malloc(ns * sizeof(double));
-            a.o = o; a.ht = ht;
-            CHECK(lattn_gdr_ref64(&ctx, &a, o64, h64) == LATTN_OK, "gdr ref64");
+            a.o = o; a.ht = ht; a.o64 = o64; a.ht64 = h64;
+            CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_OK, "gdr ref with float64 outputs");
+            a.o64 = a.ht64 = NULL;
             {
                 double num = 0, den = 0, hn = 0, hd = 0;
                 size_t i;
@@ -2371,7 +2398,7 @@ static void test_delta(void) {
             }
             for (form = 1; form <= 2; form++) {
                 poison(o, no); poison(ht, ns);
-                if (form == 1) lattn_gdr_chunk(&ctx, &a, 16); else lattn_gdr_decode(&ctx, &a);
+                if (form == 1) (a.chunk = 16, lattn_gdr_chunk(&ctx, &a)); else lattn_gdr_step(&ctx, &a);
                 CHECK(rel_rms_d(o, wo, no) <= 1e-5 && rel_rms_d(ht, wht, ns) <= 1e-5, "external %s form %d: o %g ht %g",
                       cases[ci], form, rel_rms_d(o, wo, no), rel_rms_d(ht, wht, ns));
             }
@@ -2402,7 +2429,7 @@ static void test_gdnlayer(void) {
     size_t i;
     lattn_ctx_init(&ctx);
     c.D = 48; c.H = 3; c.K = 20; c.V = 28;         /* head dims off the vector width */
-    CHECK(lattn_gdn_state_floats(&c) == (2 * 3 * 20 + 3 * 28) * 4 + 3 * 20 * 28, "GDN state floats");
+    CHECK(lattn__gdn_state_floats(&c) == (2 * 3 * 20 + 3 * 28) * 4 + 3 * 20 * 28, "GDN state floats");
     for (neg = 0; neg < 2; neg++) {
         float *x, *y0, *y1, *y2, *s0, *s1, *s2, *sin, *xi, *yi;
         int64_t t, b;
@@ -2410,12 +2437,12 @@ static void test_gdnlayer(void) {
         c.allow_neg_eigval = (int)neg;
         CHECK(lattn_gdn_init(&ctx, &m, &c, 3) == LATTN_OK, "gdn init: %s", lattn_ctx_error(&ctx));
         for (i = 0; i < m.n_params; i++) m.arena[i] += 0.05f * (float)lattn_rng_normal_d(&r);   /* off the init */
-        D = c.D; SF = lattn_gdn_state_floats(&c);
+        D = c.D; SF = lattn__gdn_state_floats(&c);
         x = fnormal(&r, (size_t)(B * T * D)); sin = fnormal(&r, (size_t)(B * SF));
         y0 = fnew((size_t)(B * T * D)); y1 = fnew((size_t)(B * T * D)); y2 = fnew((size_t)(B * T * D));
         s0 = fdup(sin, (size_t)(B * SF)); s1 = fdup(sin, (size_t)(B * SF)); s2 = fdup(sin, (size_t)(B * SF));
         xi = fnew((size_t)(B * D)); yi = fnew((size_t)(B * D));
-        CHECK(lattn_gdn_forward_ref(&ctx, &m, B, T, x, y0, s0) == LATTN_OK, "gdn forward_ref");
+        CHECK(lattn_gdn_forward_ref(&ctx, &m, B, T, x, y0, s0, NULL) == LATTN_OK, "gdn forward_ref");
         CHECK(lattn_gdn_forward(&ctx, &m, B, T, x, y1, s1) == LATTN_OK, "gdn forward: %s", lattn_ctx_error(&ctx));
         for (t = 0, st = LATTN_OK; t < T && st == LATTN_OK; t++) {
             for (b = 0; b < B; b++) memcpy(xi + b * D, x + (b * T + t) * D, (size_t)D * sizeof(float));
@@ -2476,10 +2503,10 @@ static void test_gdnlayer(void) {
             lattn_st_file f;
             lattn_gdn_layer m2;
             CHECK(lattn_gdn_serialize(&ctx, &m, &sb, &sn) == LATTN_OK && lattn_st_parse(&ctx, sb, sn, &f) == LATTN_OK, "gdn serialize");
-            CHECK(lattn_gdn_load_st(&ctx, &m2, &f, "") == LATTN_OK && m2.n_params == m.n_params && same_bits(m2.arena, m.arena, m.n_params) &&
+            CHECK(lattn_gdn_init_st(&ctx, &m2, &f, "") == LATTN_OK && m2.n_params == m.n_params && same_bits(m2.arena, m.arena, m.n_params) &&
                   memcmp(&m2.cfg, &m.cfg, sizeof m.cfg) == 0, "gdn load: the same weights and configuration");
             lattn_gdn_free(&ctx, &m2);
-            CHECK(lattn_gdn_load_st(&ctx, &m2, &f, "in.") == LATTN_E_FORMAT && m2.arena == NULL, "gdn load: missing tensors refused");
+            CHECK(lattn_gdn_init_st(&ctx, &m2, &f, "in.") == LATTN_E_FORMAT && m2.arena == NULL, "gdn load: missing tensors refused");
             lattn_st_free(&ctx, &f);
             CHECK(lattn_st_parse(&ctx, sb, sn - 3, &f) == LATTN_E_FORMAT, "gdn: a truncated weight file is refused");
             lattn_free(&ctx, sb);
@@ -2502,6 +2529,7 @@ static void test_gdnlayer(void) {
 /* ---------------------------------------------------------------------------------------------- */
 static void test_prism(void) {
     static const char *cases[3] = { "prism_p1_c128", "prism_p1_c64", "prism_p1_solver_off_vs_gdn" };
+    lattn_dev_profile cp;
     lattn_ctx ctx;
     int ci;
     lattn_ctx_init(&ctx);
@@ -2518,17 +2546,19 @@ static void test_prism(void) {
         pc.D = 36; pc.H = 3; pc.L = 3; pc.Kc = 4;
         CHECK(lattn_prism_p0_init(&ctx, &m, &pc, 5) == LATTN_OK, "P0 init");
         for (i = 0; i < m.n_params; i++) m.arena[i] += 0.1f * (float)lattn_rng_normal_d(&r);
-        D = pc.D; SF = lattn_prism_p0_state_floats(&pc);
+        D = pc.D; SF = lattn__prism_p0_state_floats(&pc);
         x = fnormal(&r, (size_t)(B * T * D)); sin = fnormal(&r, (size_t)(B * SF));
         for (i = 0; i < (size_t)(B * SF); i++) sin[i] *= 0.3f;
         y0 = fnew((size_t)(B * T * D)); y1 = fnew((size_t)(B * T * D)); s0 = fdup(sin, (size_t)(B * SF)); s1 = fnew((size_t)(B * SF));
         xi = fnew((size_t)(B * D)); yi = fnew((size_t)(B * D));
-        CHECK(lattn_prism_p0_ref(&ctx, &m, B, T, x, y0, s0) == LATTN_OK, "P0 ref");
+        CHECK(lattn_prism_p0_forward_ref(&ctx, &m, B, T, x, y0, s0, NULL) == LATTN_OK, "P0 ref");
         for (k2 = 0; k2 < 4; k2++) {
             memcpy(s1, sin, (size_t)(B * SF) * sizeof(float)); poison(y1, (size_t)(B * T * D));
-            CHECK(lattn_prism_p0_chunk(&ctx, &m, B, T, x, y1, s1, Cs[k2]) == LATTN_OK && rel_rms(y1, y0, (size_t)(B * T * D)) <= 1e-5 &&
+            use_chunk(&ctx, &cp, Cs[k2]);
+            CHECK(lattn_prism_p0_forward(&ctx, &m, B, T, x, y1, s1) == LATTN_OK && rel_rms(y1, y0, (size_t)(B * T * D)) <= 1e-5 &&
                   rel_rms(s1, s0, (size_t)(B * SF)) <= 1e-5, "P0 chunk %d = _ref: y %.3g", Cs[k2], rel_rms(y1, y0, (size_t)(B * T * D)));
         }
+        ctx.profile = NULL;
         memcpy(s1, sin, (size_t)(B * SF) * sizeof(float)); poison(y1, (size_t)(B * T * D));
         for (tt = 0; tt < T && st == LATTN_OK; tt++) {
             for (bb = 0; bb < B; bb++) memcpy(xi + bb * D, x + (bb * T + tt) * D, (size_t)D * sizeof(float));
@@ -2554,24 +2584,24 @@ static void test_prism(void) {
         float *x, *y0, *y1;
         lattn_rng r = lattn_rng_seed(g_seed + 29);
         pc.D = 32; pc.H = 2; pc.S = 2; pc.R = 16; pc.Kc = 4; pc.rg = 8; pc.vocab = 0; pc.n_layers = 1; pc.seq_len = T;
-        lattn_prism_params(&pc, &blk);
+        lattn__prism_params(&pc, &blk);
         CHECK(lattn_prism_p1_init(&ctx, &p, &pc, 3) == LATTN_OK && lattn_prism_p1_serialize(&ctx, &p, &buf, &n) == LATTN_OK &&
-              lattn_st_parse(&ctx, buf, n, &f) == LATTN_OK && lattn_prism_p1_load(&ctx, &q, &f, "") == LATTN_OK &&
+              lattn_st_parse(&ctx, buf, n, &f) == LATTN_OK && lattn_prism_p1_init_st(&ctx, &q, &f, "") == LATTN_OK &&
               same_bits(p.arena, q.arena, (size_t)blk), "PRISM block init -> official names -> load: the same %lld parameters", (long long)blk);
         nx = (size_t)(T * pc.D);
         x = fnormal(&r, nx); y0 = fnew(nx); y1 = fnew(nx);
         {   size_t i; for (i = 0; i < (size_t)blk; i++) p.arena[i] += 0.2f * (float)lattn_rng_normal_d(&r); }
         p.C = 8;
-        p.ablate = LATTN_PRISM_R5; lattn_prism_p1_ref(&ctx, &p, 1, T, x, y0, NULL);
-        p.ablate = LATTN_PRISM_R2 | LATTN_PRISM_R4; lattn_prism_p1_ref(&ctx, &p, 1, T, x, y1, NULL);
+        p.ablate = LATTN_PRISM_R5; lattn_prism_p1_forward_ref(&ctx, &p, 1, T, x, y0, NULL);
+        p.ablate = LATTN_PRISM_R2 | LATTN_PRISM_R4; lattn_prism_p1_forward_ref(&ctx, &p, 1, T, x, y1, NULL);
         CHECK(same_bits(y0, y1, nx), "P1 ablations: R2 + R4 = R5");
-        p.ablate = 0; lattn_prism_p1_ref(&ctx, &p, 1, T, x, y1, NULL);
+        p.ablate = 0; lattn_prism_p1_forward_ref(&ctx, &p, 1, T, x, y1, NULL);
         CHECK(rel_rms(y0, y1, nx) > 1e-3, "P1 ablation R5 changes the output");
 #ifdef _OPENMP
         {
             float *y2 = fnew(nx);
-            ctx.n_threads = 1; lattn_prism_p2_chunk(&ctx, &p, 1, T, x, y1, NULL, 8);
-            ctx.n_threads = 2; lattn_prism_p2_chunk(&ctx, &p, 1, T, x, y2, NULL, 8);
+            ctx.n_threads = 1; lattn_prism_p2_forward(&ctx, &p, 1, T, x, y1, NULL);
+            ctx.n_threads = 2; lattn_prism_p2_forward(&ctx, &p, 1, T, x, y2, NULL);
             ctx.n_threads = 0;
             CHECK(same_bits(y1, y2, nx), "P2 chunk bit-identical on 1 and 2 threads");
             free(y2);
@@ -2582,8 +2612,8 @@ static void test_prism(void) {
         lattn_prism_p1_init(&ctx, &p, &pc, 4);
         {   size_t i; for (i = 0; i < (size_t)blk; i++) if (i < 1000) p.arena[i] += 0.2f * (float)lattn_rng_normal_d(&r); }
         p.C = 8;
-        lattn_prism_p1_ref(&ctx, &p, 1, T, x, y0, NULL);
-        p.ablate = LATTN_PRISM_R3; lattn_prism_p1_ref(&ctx, &p, 1, T, x, y1, NULL);
+        lattn_prism_p1_forward_ref(&ctx, &p, 1, T, x, y0, NULL);
+        p.ablate = LATTN_PRISM_R3; lattn_prism_p1_forward_ref(&ctx, &p, 1, T, x, y1, NULL);
         CHECK(same_bits(y0, y1, nx), "P1 ablation R3 (no retain) is a no-op with one solver step");
         lattn_prism_p1_free(&ctx, &p);
         pc.S = 0; CHECK(lattn_prism_p1_init(&ctx, &p, &pc, 4) == LATTN_E_SHAPE && p.arena == NULL, "PRISM block init needs S >= 1");
@@ -2632,19 +2662,19 @@ static void test_prism(void) {
         a = c.a; a.e = c.a.k; a.c = zc; a.L = 1; a.inj_b = c.a.beta; a.inj_kap = c.a.k; a.inj_d = c.a.v; a.o = o1; a.ht = h1;
         CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-12 && rel_rms(h1, h0_, c.ns) <= 1e-12,
               "P0 reduced (L = 1, δ = v) = GDN: %.3g", rel_rms(o1, o0, c.no));
-        CHECK(lattn_gdr_chunk(&ctx, &a, 16) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5, "P0 reduced = GDN (_chunk)");
+        CHECK((a.chunk = 16, lattn_gdr_chunk(&ctx, &a)) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5, "P0 reduced = GDN (_chunk)");
         free(o0); free(o1); free(h0_); free(h1); free(zc); gdr_free(&c);
     }
     {   /* parameter counts (spec §4.6): large_130m, its GDN twin, and the README's 12-layer GDN */
         lattn_prism_config pc = lattn_prism_config_large_130m();
-        int64_t b2 = 0, b0 = 0, np = lattn_prism_params(&pc, &b2);
+        int64_t b2 = 0, b0 = 0, np = lattn__prism_params(&pc, &b2);
         pc.S = 0;
-        CHECK(np == 107520512LL && lattn_prism_params(&pc, &b0) == 101126528LL, "PRISM large_130m 107,520,512; GDN 101,126,528 (%lld)", (long long)np);
+        CHECK(np == 107520512LL && lattn__prism_params(&pc, &b0) == 101126528LL, "PRISM large_130m 107,520,512; GDN 101,126,528 (%lld)", (long long)np);
         CHECK(b2 - b0 == 2 * (4 * 128 * 768 + 8 * 768 + 2 * 128 + 8), "PRISM overhead per block S(4RD + HD + 2R + H)");
         pc.n_layers = 12; pc.H = 12;
-        CHECK(lattn_prism_params(&pc, NULL) == 132033984LL, "GDN with 12 layers and 12 heads: 132,033,984");
-        pc.D = 0; CHECK(lattn_prism_params(&pc, &b0) == -1 && b0 == -1, "PRISM params: D = 0");
-        pc.D = (int64_t)1 << 30; CHECK(lattn_prism_params(&pc, NULL) == -1, "PRISM params: D out of range");
+        CHECK(lattn__prism_params(&pc, NULL) == 132033984LL, "GDN with 12 layers and 12 heads: 132,033,984");
+        pc.D = 0; CHECK(lattn__prism_params(&pc, &b0) == -1 && b0 == -1, "PRISM params: D = 0");
+        pc.D = (int64_t)1 << 30; CHECK(lattn__prism_params(&pc, NULL) == -1, "PRISM params: D out of range");
     }
     for (ci = 0; ci < 3; ci++) {
         char path[256];
@@ -2657,14 +2687,14 @@ static void test_prism(void) {
         size_t n;
         snprintf(path, sizeof path, "tests/external/%s.safetensors", cases[ci]);
         if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "cannot read %s", path); continue; }
-        CHECK(lattn_prism_p1_load(&ctx, &p, &f, "") == LATTN_OK, "P1 load %s: %s", cases[ci], lattn_ctx_error(&ctx));
+        CHECK(lattn_prism_p1_init_st(&ctx, &p, &f, "") == LATTN_OK, "P1 load %s: %s", cases[ci], lattn_ctx_error(&ctx));
         p.C = (int64_t)strtol(lattn_st_meta(&f, "chunk_size"), NULL, 10);
         {   /* the loaded block's size is the formula's P_blk */
             lattn_prism_config pc;
             size_t np = 0, i;
             int64_t blk;
             pc.vocab = 0; pc.seq_len = 1; pc.D = p.D; pc.n_layers = 1; pc.H = p.H; pc.S = p.S; pc.R = p.R; pc.Kc = p.Kc; pc.rg = p.rg;
-            lattn_prism_params(&pc, &blk);
+            lattn__prism_params(&pc, &blk);
             for (i = 0; i < (size_t)f.n_tensors; i++)
                 if (strcmp(f.tensors[i].name, "x") && strncmp(f.tensors[i].name, "y", 1) && strncmp(f.tensors[i].name, "_uvqk", 5)) np += f.tensors[i].count;
             CHECK((int64_t)np == blk, "P1 %s: %zu parameters = P_blk %lld", cases[ci], np, (long long)blk);
@@ -2673,7 +2703,7 @@ static void test_prism(void) {
         B = tx->shape[0]; T = tx->shape[1]; D = tx->shape[2]; n = (size_t)(B * T * D);
         x = tensor_f32(&f, "x"); w = tensor_f64(&f, "y", NULL);
         y = fnew(n); y64 = (double *)malloc(n * sizeof(double));
-        CHECK(lattn_prism_p1_ref(&ctx, &p, B, T, x, y, y64) == LATTN_OK, "P1 ref");
+        CHECK(lattn_prism_p1_forward_ref(&ctx, &p, B, T, x, y, y64) == LATTN_OK, "P1 ref");
         CHECK(rel_rms_d(y, w, n) <= 1e-6, "P1 %s float32 output: %g", cases[ci], rel_rms_d(y, w, n));
         {
             double num = 0, den = 0;
@@ -2685,7 +2715,7 @@ static void test_prism(void) {
             w2 = tensor_f64(&f, "y_chunk128", NULL);
             CHECK(rel_rms_d(y, w2, n) > 0.01, "P1 at C = 64 differs from C = 128 (the chunk dependence of the official code)");
             p.C = 128;
-            lattn_prism_p1_ref(&ctx, &p, B, T, x, y, NULL);
+            lattn_prism_p1_forward_ref(&ctx, &p, B, T, x, y, NULL);
             CHECK(rel_rms_d(y, w2, n) <= 1e-6, "P1 at C = 128 on the C = 64 case's weights = its y_chunk128");
             free(w2);
         }
@@ -2695,7 +2725,7 @@ static void test_prism(void) {
             free(w2);
         }
         if (ci == 1) {                   /* P2 on the same weights: chunk sizes, steps, state carried across calls */
-            int64_t T2 = g_quick ? 40 : 100, SF = lattn_prism_p2_state_floats(&p), tt, bb, T1 = 37;
+            int64_t T2 = g_quick ? 40 : 100, SF = lattn__prism_p2_state_floats(&p), tt, bb, T1 = 37;
             static const int Cs[4] = { 1, 16, 64, 128 };
             int k2;
             float *x2 = fnew((size_t)(B * T2 * D)), *r0 = fnew((size_t)(B * T2 * D)), *r1 = fnew((size_t)(B * T2 * D));
@@ -2703,13 +2733,15 @@ static void test_prism(void) {
             lattn_status st2 = LATTN_OK;
             for (bb = 0; bb < B; bb++) memcpy(x2 + bb * T2 * D, x + bb * T * D, (size_t)(T2 * D) * sizeof(float));
             memset(s0, 0, (size_t)(B * SF) * sizeof(float));
-            CHECK(lattn_prism_p2_ref(&ctx, &p, B, T2, x2, r0, s0, NULL) == LATTN_OK, "P2 ref");
+            CHECK(lattn_prism_p2_forward_ref(&ctx, &p, B, T2, x2, r0, s0, NULL) == LATTN_OK, "P2 ref");
             for (k2 = 0; k2 < 4; k2++) {
                 memset(s1, 0, (size_t)(B * SF) * sizeof(float)); poison(r1, (size_t)(B * T2 * D));
-                CHECK(lattn_prism_p2_chunk(&ctx, &p, B, T2, x2, r1, s1, Cs[k2]) == LATTN_OK &&
+                use_chunk(&ctx, &cp, Cs[k2]);
+                CHECK(lattn_prism_p2_forward(&ctx, &p, B, T2, x2, r1, s1) == LATTN_OK &&
                       rel_rms(r1, r0, (size_t)(B * T2 * D)) <= 1e-5 && rel_rms(s1, s0, (size_t)(B * SF)) <= 1e-5,
                       "P2 chunk %d = P2 per token: y %.3g state %.3g", Cs[k2], rel_rms(r1, r0, (size_t)(B * T2 * D)), rel_rms(s1, s0, (size_t)(B * SF)));
             }
+            ctx.profile = NULL;
             memset(s1, 0, (size_t)(B * SF) * sizeof(float)); poison(r1, (size_t)(B * T2 * D));
             for (tt = 0; tt < T2 && st2 == LATTN_OK; tt++) {
                 for (bb = 0; bb < B; bb++) memcpy(xi + bb * D, x2 + (bb * T2 + tt) * D, (size_t)D * sizeof(float));
@@ -2723,7 +2755,7 @@ static void test_prism(void) {
                 float *yb = fnew((size_t)((T2 - T1) * D)), *sa = fnew((size_t)SF);
                 memcpy(xa, x2, (size_t)(T1 * D) * sizeof(float)); memcpy(xb2, x2 + T1 * D, (size_t)((T2 - T1) * D) * sizeof(float));
                 memset(sa, 0, (size_t)SF * sizeof(float));
-                lattn_prism_p2_chunk(&ctx, &p, 1, T1, xa, ya, sa, 16); lattn_prism_p2_chunk(&ctx, &p, 1, T2 - T1, xb2, yb, sa, 16);
+                lattn_prism_p2_forward(&ctx, &p, 1, T1, xa, ya, sa); lattn_prism_p2_forward(&ctx, &p, 1, T2 - T1, xb2, yb, sa);
                 CHECK(rel_rms(ya, r0, (size_t)(T1 * D)) <= 1e-5 && rel_rms(yb, r0 + T1 * D, (size_t)((T2 - T1) * D)) <= 1e-5 &&
                       rel_rms(sa, s0, (size_t)SF) <= 1e-5, "P2: a sequence split over two calls = one call");
                 free(xa); free(xb2); free(ya); free(yb); free(sa);
@@ -2733,10 +2765,10 @@ static void test_prism(void) {
         }
         if (ci == 0) {                   /* errors */
             lattn_prism_p1 q;
-            CHECK(lattn_prism_p1_ref(&ctx, &p, B, T - 1, x, y, NULL) == LATTN_E_SHAPE, "P1: T not a multiple of C");
-            CHECK(lattn_prism_p1_ref(&ctx, &p, 0, T, x, y, NULL) == LATTN_E_SHAPE, "P1: B = 0");
-            CHECK(lattn_prism_p1_ref(&ctx, NULL, B, T, x, y, NULL) == LATTN_E_NULL, "P1: NULL block");
-            CHECK(lattn_prism_p1_load(&ctx, &q, &f, "blk.") == LATTN_E_FORMAT && q.arena == NULL, "P1 load: missing tensors");
+            CHECK(lattn_prism_p1_forward_ref(&ctx, &p, B, T - 1, x, y, NULL) == LATTN_E_SHAPE, "P1: T not a multiple of C");
+            CHECK(lattn_prism_p1_forward_ref(&ctx, &p, 0, T, x, y, NULL) == LATTN_E_SHAPE, "P1: B = 0");
+            CHECK(lattn_prism_p1_forward_ref(&ctx, NULL, B, T, x, y, NULL) == LATTN_E_NULL, "P1: NULL block");
+            CHECK(lattn_prism_p1_init_st(&ctx, &q, &f, "blk.") == LATTN_E_FORMAT && q.arena == NULL, "P1 load: missing tensors");
         }
         free(x); free(y); free(y64); free(w);
         lattn_prism_p1_free(&ctx, &p);
@@ -2768,7 +2800,7 @@ static const char *const am_names[AM_N] = { "causal", "window 5", "window 70", "
 static void attn_make(attn_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H, int64_t Hkv, int64_t K, int64_t V,
                       int mask, int varlen) {
     memset(c, 0, sizeof *c);
-    c->a = lattn_attn_args_default();
+    memset(&c->a, 0, sizeof c->a);
     c->a.B = B; c->a.T = T; c->a.H = H; c->a.H_kv = Hkv; c->a.K = K; c->a.V = V;
     c->nq = (size_t)(B * T * H * K); c->nkv = (size_t)(B * T * Hkv * (K > V ? K : V));
     c->no = (size_t)(B * T * H * V); c->nl = (size_t)(B * T * H);
@@ -2793,7 +2825,7 @@ static int lse_ok(const float *x, const float *y, size_t n, double tol) {
 }
 static lattn_status attn_run(lattn_ctx *ctx, attn_case *c, int form, int chunk, float *o, float *lse) {
     c->a.o = o; c->a.lse = lse;
-    return form == 0 ? lattn_attn_ref(ctx, &c->a) : form == 1 ? lattn_attn_chunk(ctx, &c->a, chunk) : lattn_attn_decode(ctx, &c->a);
+    return form == 0 ? lattn_attn_ref(ctx, &c->a) : form == 1 ? (c->a.chunk = chunk, lattn_attn_chunk(ctx, &c->a)) : lattn_attn_step(ctx, &c->a, NULL);
 }
 
 static void test_attn(void) {
@@ -2968,18 +3000,19 @@ static void test_attn(void) {
             case 7: b.scale = NAN; want = LATTN_E_DOMAIN; break;
             default: b.T = INT64_MAX / 2; b.H = 4; want = LATTN_E_OVERFLOW; break;
             }
-            s = lattn_attn_chunk(&ctx, &b, 0);
-            CHECK(s == want && lattn_attn_ref(&ctx, &b) == want && lattn_attn_decode(&ctx, &b) == want && o[0] != o[0],
+            s = lattn_attn_chunk(&ctx, &b);
+            CHECK(s == want && lattn_attn_ref(&ctx, &b) == want && lattn_attn_step(&ctx, &b, NULL) == want && o[0] != o[0],
                   "attn bad args case %d: %d (%s)", k, (int)s, lattn_ctx_error(&ctx));
         }
-        CHECK(lattn_attn_chunk(&ctx, NULL, 0) == LATTN_E_NULL && lattn_attn_chunk(&ctx, &c.a, -1) == LATTN_E_SHAPE, "attn NULL args, chunk -1");
+        CHECK(lattn_attn_chunk(&ctx, NULL) == LATTN_E_NULL && (c.a.chunk = -1, lattn_attn_chunk(&ctx, &c.a)) == LATTN_E_SHAPE, "attn NULL args, chunk -1");
+        c.a.chunk = 0;
         {
             lattn_ctx c2;
             lattn_ctx_init(&c2);
             c2.profile = lattn_profile_trn2();
             b = c.a; b.K = 600;
             free(c.q); free(c.k); c.q = fnormal(&r, 20 * 4 * 600); c.k = fnormal(&r, 20 * 2 * 600); b.q = c.q; b.k = c.k;
-            CHECK(lattn_attn_chunk(&c2, &b, 0) == LATTN_E_UNSUPPORTED && o[0] != o[0], "attn head dim 600 on trn2: unsupported");
+            CHECK(lattn_attn_chunk(&c2, &b) == LATTN_E_UNSUPPORTED && o[0] != o[0], "attn head dim 600 on trn2: unsupported");
         }
         free(o); attn_free(&c);
     }
@@ -3023,11 +3056,11 @@ static void test_transformer(void) {
     for (i = 0; i < 5; i++) {
         lattn_tf_config s = lattn_tf_config_sps(scales[i]);
         int64_t d = s.d;
-        CHECK(lattn_tf_params(&s) == sizes[i] && sizes[i] == s.vocab * d + s.n_layers * (13 * d * d + 2 * d) + d,
-              "tf params %s: %lld", scales[i], (long long)lattn_tf_params(&s));
+        CHECK(lattn__tf_params(&s) == sizes[i] && sizes[i] == s.vocab * d + s.n_layers * (13 * d * d + 2 * d) + d,
+              "tf params %s: %lld", scales[i], (long long)lattn__tf_params(&s));
     }
-    CHECK(lattn_tf_config_sps("xxl").n_layers == 0 && lattn_tf_params(NULL) == -1, "tf unknown scale");
-    CHECK(lattn_tf_init(&ctx, &m, &c, 5) == LATTN_OK && (int64_t)m.n_params == lattn_tf_params(&c), "tf init: %s", lattn_ctx_error(&ctx));
+    CHECK(lattn_tf_config_sps("xxl").n_layers == 0 && lattn__tf_params(NULL) == -1, "tf unknown scale");
+    CHECK(lattn_tf_init(&ctx, &m, &c, 5) == LATTN_OK && (int64_t)m.n_params == lattn__tf_params(&c), "tf init: %s", lattn_ctx_error(&ctx));
     {   /* init: c_proj ~ N(0, 0.02/sqrt(2L)), the rest N(0, 0.02), gains 1 */
         lattn_tensor *wo = lattn_tf_tensor(&m, "layers.1.attn.c_proj.weight"), *wq = lattn_tf_tensor(&m, "layers.0.attn.qkv_proj.weight");
         lattn_tensor *g = lattn_tf_tensor(&m, "norm.weight");
@@ -3047,7 +3080,7 @@ static void test_transformer(void) {
         m.cfg.window = w ? 9 : -1;
         n = B * T * c.vocab;
         o0 = fnew((size_t)n); o1 = fnew((size_t)n);
-        CHECK(lattn_tf_forward_ref(&ctx, &m, B, T, tok, NULL, o0, &l0) == LATTN_OK, "tf ref: %s", lattn_ctx_error(&ctx));
+        CHECK(lattn_tf_forward_ref(&ctx, &m, B, T, tok, NULL, o0, &l0, NULL) == LATTN_OK, "tf ref: %s", lattn_ctx_error(&ctx));
         CHECK(lattn_tf_forward(&ctx, &m, B, T, tok, NULL, o1, &l1, NULL) == LATTN_OK && rel_rms(o1, o0, (size_t)n) <= 1e-5 &&
               fabs(l1 - l0) <= 1e-5 * l0 && fabs(l0 - log((double)c.vocab)) < 0.1,
               "tf forward %s: logits %.3g, loss %.7f vs %.7f", w ? "window 9" : "causal", rel_rms(o1, o0, (size_t)n), l1, l0);
@@ -3101,7 +3134,7 @@ static void test_transformer(void) {
         int32_t tok[6] = { 1, 2, 3, 4, 5, 255 }, bad[2] = { 1, 256 };
         float o0[6 * 256], o1[6 * 256];
         CHECK(lattn_tf_serialize(&ctx, &m, &buf, &sz) == LATTN_OK && lattn_st_parse(&ctx, buf, sz, &f) == LATTN_OK &&
-              lattn_tf_load_st(&ctx, &m2, &f, "") == LATTN_OK, "tf serialize/load: %s", lattn_ctx_error(&ctx));
+              lattn_tf_init_st(&ctx, &m2, &f, "") == LATTN_OK, "tf serialize/load: %s", lattn_ctx_error(&ctx));
         lattn_tf_forward(&ctx, &m, 2, 3, tok, NULL, o0, NULL, NULL);
         lattn_tf_forward(&ctx, &m2, 2, 3, tok, NULL, o1, NULL, NULL);
         CHECK(same_bits(o0, o1, 6 * 256), "tf loaded model gives the same logits");
@@ -3129,7 +3162,7 @@ static void test_transformer(void) {
             const char *meta[2] = { "tf.d", "-5" };
             e[0].name = "norm.weight"; e[0].dtype = LATTN_DTYPE_F32; e[0].ndim = 1; e[0].shape = shp; e[0].data = o0;
             CHECK(lattn_st_serialize(&ctx, e, 1, meta, 1, &buf, &sz) == LATTN_OK && lattn_st_parse(&ctx, buf, sz, &f) == LATTN_OK &&
-                  lattn_tf_load_st(&ctx, &m2, &f, "") == LATTN_E_FORMAT && m2.arena == NULL, "tf load: hostile metadata");
+                  lattn_tf_init_st(&ctx, &m2, &f, "") == LATTN_E_FORMAT && m2.arena == NULL, "tf load: hostile metadata");
             lattn_st_free(&ctx, &f); lattn_free(&ctx, buf);
         }
         {   /* every allocation failing in turn: NOMEM, nothing leaked, the cache never half-advanced */
@@ -3153,7 +3186,7 @@ static void test_transformer(void) {
         hc.vocab = 0; hc.n_layers = 1;
         CHECK(lattn_tf_init(&ctx, &hm, &hc, 9) == LATTN_OK, "tf vocab 0 init");
         x = fnormal(&r, (size_t)n); y0 = fnew((size_t)n); y1 = fnew((size_t)n);
-        lattn_tf_forward_ref(&ctx, &hm, B, T, NULL, x, y0, NULL);
+        lattn_tf_forward_ref(&ctx, &hm, B, T, NULL, x, y0, NULL, NULL);
         CHECK(lattn_tf_forward(&ctx, &hm, B, T, NULL, x, y1, NULL, NULL) == LATTN_OK && rel_rms(y1, y0, (size_t)n) <= 1e-5,
               "tf vocab 0: %.3g", rel_rms(y1, y0, (size_t)n));
         x[T * hc.d + 7 * hc.d + 5] = NAN;                     /* sequence 1, token 7 */
@@ -3262,13 +3295,13 @@ static void test_sps(void) {
         for (wi = 0; wi < 3; wi++) {
             lattn_sps_config s = sps_cfg((lattn_sps_variant)v, ws_[wi] == 2 ? 5 : ws_[wi]);
             int64_t off[4] = { 0, 30, 74, 131 }, nq = 131 * 2 * 24;
-            lattn_attn_args a = lattn_attn_args_default();
+            lattn_attn_args a = LATTN__ZERO;
             float *q = fnormal(&r, (size_t)nq), *k = fnormal(&r, (size_t)nq / 2), *vv = fnormal(&r, (size_t)nq / 2), *o0 = fnew((size_t)nq), *o1 = fnew((size_t)nq);
             a.B = 1; a.T = 131; a.H = 2; a.H_kv = 1; a.K = a.V = 24; a.q = q; a.k = k; a.v = vv; a.offsets = off; a.n_seqs = 3;
             a.mask = LATTN_MASK_FN; a.visible = lattn_sps_visible; a.visible_block = lattn_sps_visible_block; a.mask_user = &s;
             a.o = o0; lattn_attn_ref(&ctx, &a);
             a.o = o1;
-            CHECK(lattn_attn_chunk(&ctx, &a, 16) == LATTN_OK && rel_rms(o1, o0, (size_t)nq) <= 1e-5, "sps mask %s w=%lld: tiled %.3g",
+            CHECK((a.chunk = 16, lattn_attn_chunk(&ctx, &a)) == LATTN_OK && rel_rms(o1, o0, (size_t)nq) <= 1e-5, "sps mask %s w=%lld: tiled %.3g",
                   lattn_sps_variant_name(s.variant), (long long)s.w, rel_rms(o1, o0, (size_t)nq));
             free(q); free(k); free(vv); free(o0); free(o1);
         }
@@ -3288,7 +3321,7 @@ static void test_sps(void) {
                 int ok = 1;
                 if ((v == LATTN_SPS_STANDARD || v == LATTN_SPS_2X_MEMORY) && wi > 0) continue;
                 poison(o0, (size_t)n); poison(o1, (size_t)n);
-                CHECK(lattn_sps_forward_ref(&ctx, &m, &s, B, T, tok, o0, &l0) == LATTN_OK, "sps ref: %s", lattn_ctx_error(&ctx));
+                CHECK(lattn_sps_forward_ref(&ctx, &m, &s, B, T, tok, o0, &l0, NULL) == LATTN_OK, "sps ref: %s", lattn_ctx_error(&ctx));
                 CHECK(lattn_sps_forward(&ctx, &m, &s, B, T, tok, o1, &l1) == LATTN_OK && rel_rms(o1, o0, (size_t)n) <= 1e-5 &&
                       fabs(l1 - l0) <= 1e-5 * l0, "sps forward %s w=%lld: %.3g, loss %.6f / %.6f", lattn_sps_variant_name(s.variant),
                       (long long)s.w, rel_rms(o1, o0, (size_t)n), l1, l0);
@@ -3330,7 +3363,7 @@ static void test_sps(void) {
                 lattn_sps_config s = sps_cfg(v3[v], w3[v]);
                 lattn_sps_cache kc;
                 int ok = 1;
-                lattn_sps_forward_ref(&ctx, &m, &s, 1, T2, tk, p0, NULL);
+                lattn_sps_forward_ref(&ctx, &m, &s, 1, T2, tk, p0, NULL, NULL);
                 CHECK(lattn_sps_forward(&ctx, &m, &s, 1, T2, tk, p1, NULL) == LATTN_OK && rel_rms(p1, p0, (size_t)n2) <= 1e-5,
                       "sps %s w=%lld, T = 300: forward %.3g", lattn_sps_variant_name(s.variant), (long long)s.w, rel_rms(p1, p0, (size_t)n2));
                 if (v) continue;
@@ -3381,10 +3414,10 @@ static void test_sps(void) {
             int64_t t, e;
             float *row = wte->data + 253 * d;
             double loss0, loss1;
-            lattn_sps_forward_ref(&ctx, &m, &s, 1, T6, tk, l0, &loss0);
+            lattn_sps_forward_ref(&ctx, &m, &s, 1, T6, tk, l0, &loss0, NULL);
             pad_row = fdup(row, (size_t)d);
             for (e = 0; e < d; e++) row[e] += 3.0f;                      /* another pad embedding */
-            lattn_sps_forward_ref(&ctx, &m, &s, 1, T6, tk, l1, &loss1);
+            lattn_sps_forward_ref(&ctx, &m, &s, 1, T6, tk, l1, &loss1, NULL);
             for (t = 2; t < T6; t++)                                    /* real tokens never see a pad: */
                 for (e = 0; e < V; e++)                                 /* every logit but the pad's own */
                     okr &= e == 253 || memcmp(&l0[t * V + e], &l1[t * V + e], sizeof(float)) == 0;
@@ -3402,7 +3435,7 @@ static void test_sps(void) {
             okd &= lattn_sps_step(&ctx, &m, 1, tk, lg, &kc) == LATTN_E_DOMAIN && lg[0] != lg[0] && kc.pos[0] == T6;
             lattn_sps_cache_free(&ctx, &kc);
             poison(l1, (size_t)(T6 * V));
-            okd &= lattn_sps_forward_ref(&ctx, &m, &s, 1, T6, bad, l1, NULL) == LATTN_E_DOMAIN && l1[0] != l1[0];
+            okd &= lattn_sps_forward_ref(&ctx, &m, &s, 1, T6, bad, l1, NULL, NULL) == LATTN_E_DOMAIN && l1[0] != l1[0];
             okd &= lattn_sps_forward(&ctx, &m, &s, 1, T6, bad, l1, NULL) == LATTN_E_DOMAIN && l1[0] != l1[0];
             lattn_sps_cache_init(&ctx, &kc, &m, &s, 1, 8);
             okd &= lattn_sps_prefill(&ctx, &m, 1, T6, bad, l1, NULL, &kc) == LATTN_E_DOMAIN && kc.pos[0] == 0;
@@ -3460,10 +3493,10 @@ typedef struct { lattn_ttt_args a; float *p[8]; int64_t *pos; } ttt_case;   /* q
    (two of them 0, as the clamp makes them), LN weights 1 ± 0.3, a random state whose gradient part
    is nonzero where the open mini-batch position is. */
 static void ttt_make(ttt_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H, int64_t F, int mlp, int64_t b, int open) {
-    int64_t n = B * T * H * F, P = lattn_ttt_params(F, mlp), i, s;
+    int64_t n = B * T * H * F, P = lattn__ttt_p(F, mlp), i, s;
     memset(c, 0, sizeof *c);
-    c->a = lattn_ttt_args_default();
-    c->a.B = B; c->a.T = T; c->a.H = H; c->a.F = F; c->a.mlp = mlp; c->a.mini_batch = b;
+    memset(&c->a, 0, sizeof c->a);
+    c->a.B = B; c->a.T = T; c->a.H = H; c->a.K = F; c->a.mlp = mlp; c->a.mini_batch = b;
     c->p[0] = fnormal(r, (size_t)n); c->p[1] = fnormal(r, (size_t)n); c->p[2] = fnormal(r, (size_t)n);
     c->p[3] = frand(r, (size_t)(B * T * H), 0.2f / (float)F, 1.0f / (float)F);
     c->p[4] = frand(r, (size_t)b, 0.0f, 1.2f);
@@ -3481,22 +3514,22 @@ static void ttt_make(ttt_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H,
         }
     }
     c->a.q = c->p[0]; c->a.k = c->p[1]; c->a.v = c->p[2]; c->a.lr = c->p[3]; c->a.tok = c->p[4];
-    c->a.ln_w = c->p[5]; c->a.ln_b = c->p[6]; c->a.s0 = c->p[7]; c->a.pos0 = c->pos;
+    c->a.ln_w = c->p[5]; c->a.ln_b = c->p[6]; c->a.h0 = c->p[7]; c->a.pos0 = c->pos;
 }
 static void ttt_free(ttt_case *c) { int i; for (i = 0; i < 8; i++) free(c->p[i]); free(c->pos); }
 /* form 0 ref, 1 primal, 2 dual, 3 step by step (the positions advanced here) */
 static lattn_status ttt_run(lattn_ctx *ctx, const ttt_case *c, int form, float *o, float *st) {
     lattn_ttt_args a = c->a;
-    int64_t t, s, HF = a.H * a.F, SP = a.H * 2 * lattn_ttt_params(a.F, a.mlp);
-    a.o = o; a.st = st;
+    int64_t t, s, HF = a.H * a.K, SP = a.H * 2 * lattn__ttt_p(a.K, a.mlp);
+    a.o = o; a.ht = st;
     if (form == 0) return lattn_ttt_ref(ctx, &a);
-    if (form == 1) return lattn_ttt_primal(ctx, &a);
-    if (form == 2) return lattn_ttt_dual(ctx, &a);
+    if (form == 1) return lattn_ttt_step(ctx, &a);
+    if (form == 2) return lattn_ttt_chunk(ctx, &a);
     {
         int64_t *pos = (int64_t *)malloc((size_t)a.B * sizeof(int64_t));
         float *q = fnew((size_t)(a.B * HF * 3)), *ob = fnew((size_t)(a.B * HF)), *lr = fnew((size_t)(a.B * a.H));
         lattn_status r = LATTN_OK;
-        memcpy(st, c->a.s0, (size_t)(a.B * SP) * sizeof(float));
+        memcpy(st, c->a.h0, (size_t)(a.B * SP) * sizeof(float));
         memcpy(pos, c->pos, (size_t)a.B * sizeof(int64_t));
         for (t = 0; t < a.T && r == LATTN_OK; t++) {
             lattn_ttt_args s1 = a;
@@ -3506,7 +3539,7 @@ static lattn_status ttt_run(lattn_ctx *ctx, const ttt_case *c, int form, float *
                 memcpy(q + (2 * a.B + s) * HF, a.v + (s * a.T + t) * HF, (size_t)HF * sizeof(float));
                 memcpy(lr + s * a.H, a.lr + (s * a.T + t) * a.H, (size_t)a.H * sizeof(float));
             }
-            s1.T = 1; s1.q = q; s1.k = q + a.B * HF; s1.v = q + 2 * a.B * HF; s1.lr = lr; s1.s0 = st; s1.st = st; s1.pos0 = pos; s1.o = ob;
+            s1.T = 1; s1.q = q; s1.k = q + a.B * HF; s1.v = q + 2 * a.B * HF; s1.lr = lr; s1.h0 = st; s1.ht = st; s1.pos0 = pos; s1.o = ob;
             r = lattn_ttt_step(ctx, &s1);
             for (s = 0; s < a.B; s++) {
                 memcpy(o + (s * a.T + t) * HF, ob + s * HF, (size_t)HF * sizeof(float));
@@ -3520,12 +3553,12 @@ static lattn_status ttt_run(lattn_ctx *ctx, const ttt_case *c, int form, float *
 /* An independent online gradient descent (b = 1) for TTT-Linear in double, written from spec §5.7:
    W_t = W_{t-1} - η_t k_tᵀ G_t(W_{t-1}) with η_t = tok_0 lr_t, then o_t = q_t + LN(q_t W_t + b_t). */
 static void ttt_online_linear(const ttt_case *c, double *o) {
-    const int64_t F = c->a.F, H = c->a.H, P = F * F + F;
+    const int64_t F = c->a.K, H = c->a.H, P = F * F + F;
     int64_t s, h, t, i, j;
     double *W = (double *)malloc((size_t)P * sizeof(double)), z[64], g[64], zh[64];
     for (s = 0; s < c->a.B; s++)
         for (h = 0; h < H; h++) {
-            const float *s0 = c->a.s0 + (s * H + h) * 2 * P, *gw = c->a.ln_w + h * F, *gb = c->a.ln_b + h * F;
+            const float *s0 = c->a.h0 + (s * H + h) * 2 * P, *gw = c->a.ln_w + h * F, *gb = c->a.ln_b + h * F;
             for (i = 0; i < P; i++) W[i] = s0[i];
             for (t = 0; t < c->a.T; t++) {
                 const int64_t row = (s * c->a.T + t) * H + h;
@@ -3557,7 +3590,7 @@ static lattn_status ttt_layer_alloc_run_fn(lattn_ctx *ctx, void *user) {
     float x[2 * 5 * 24], y[2 * 5 * 24];
     int i;
     for (i = 0; i < 2 * 5 * 24; i++) x[i] = (float)sin(i * 0.37);
-    return lattn_ttt_layer_forward(ctx, m, 2, 5, x, y, NULL, 0);
+    return lattn_ttt_layer_forward(ctx, m, 2, 5, x, y, NULL);
 }
 static void test_ttt(void) {
     static const char *ext[4] = { "ttt_linear_T48", "ttt_linear_T37", "ttt_mlp_T48", "ttt_mlp_T37" };
@@ -3565,7 +3598,7 @@ static void test_ttt(void) {
     lattn_rng r = lattn_rng_seed(g_seed + 47);
     int mlp, ci, bi, form;
     lattn_ctx_init(&ctx);
-    CHECK(lattn_ttt_params(64, 0) == 64 * 64 + 64 && lattn_ttt_params(64, 1) == 8 * 64 * 64 + 5 * 64 && lattn_ttt_params(0, 0) == -1,
+    CHECK(lattn__ttt_p(64, 0) == 64 * 64 + 64 && lattn__ttt_p(64, 1) == 8 * 64 * 64 + 5 * 64 && lattn__ttt_p(0, 0) == -1,
           "ttt params: F² + F, 8F² + 5F");
     /* every form against _ref, odd sizes, open mini-batches, batch and variable lengths */
     for (mlp = 0; mlp < 2; mlp++) {
@@ -3575,7 +3608,7 @@ static void test_ttt(void) {
             int ti;
             for (ti = 0; ti < 6; ti++) {
                 const int64_t B = 2, H = 2, F = (ti % 2) ? 13 : 16, T = Ts[ti], b = bs[bi];
-                const int64_t n = B * T * H * F, ns = B * H * 2 * lattn_ttt_params(F, mlp);
+                const int64_t n = B * T * H * F, ns = B * H * 2 * lattn__ttt_p(F, mlp);
                 ttt_case c;
                 float *o0 = fnew((size_t)n), *s0 = fnew((size_t)ns), *o1 = fnew((size_t)n), *s1 = fnew((size_t)ns);
                 ttt_make(&c, &r, B, T, H, F, mlp, b, ti >= 3);
@@ -3604,7 +3637,7 @@ static void test_ttt(void) {
     }
     {   /* one call = 21 tokens, then 2 from the carried state (the open mini-batch continues at 5);
            variable lengths = each sequence alone */
-        const int64_t T = 23, H = 2, F = 16, HF = H * F, P = lattn_ttt_params(F, 1);
+        const int64_t T = 23, H = 2, F = 16, HF = H * F, P = lattn__ttt_p(F, 1);
         int64_t off[4] = { 0, 7, 7, 23 }, pos[3] = { 0, 0, 0 }, sq;
         ttt_case c;
         lattn_ttt_args a;
@@ -3612,20 +3645,20 @@ static void test_ttt(void) {
         float *st = fnew((size_t)(H * 2 * P));
         ttt_make(&c, &r, 1, T, H, F, 1, 16, 0);
         CHECK(ttt_run(&ctx, &c, 0, o, st) == LATTN_OK, "ttt ref, 23 tokens");
-        a = c.a; a.T = 21; a.o = o2; a.st = s2;
-        CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_OK, "ttt dual, 21 tokens");
-        pos[0] = 5; a.T = 2; a.q += 21 * HF; a.k += 21 * HF; a.v += 21 * HF; a.lr += 21 * H; a.o = o2 + 21 * HF; a.s0 = s2; a.pos0 = pos;
-        CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_OK && rel_rms(o2, o, (size_t)(T * HF)) <= 1e-5 && rel_rms(s2, st, (size_t)(H * 2 * P)) <= 1e-5,
+        a = c.a; a.T = 21; a.o = o2; a.ht = s2;
+        CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_OK, "ttt dual, 21 tokens");
+        pos[0] = 5; a.T = 2; a.q += 21 * HF; a.k += 21 * HF; a.v += 21 * HF; a.lr += 21 * H; a.o = o2 + 21 * HF; a.h0 = s2; a.pos0 = pos;
+        CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_OK && rel_rms(o2, o, (size_t)(T * HF)) <= 1e-5 && rel_rms(s2, st, (size_t)(H * 2 * P)) <= 1e-5,
               "ttt dual over 21 + 2 tokens = one call (%.3g, state %.3g)", rel_rms(o2, o, (size_t)(T * HF)), rel_rms(s2, st, (size_t)(H * 2 * P)));
-        a = c.a; a.offsets = off; a.n_seqs = 3; a.o = o2; a.st = s2; a.pos0 = NULL;
-        a.s0 = s2; memcpy(s2, c.a.s0, (size_t)(H * 2 * P) * sizeof(float));
-        memcpy(s2 + H * 2 * P, c.a.s0, (size_t)(H * 2 * P) * sizeof(float)); memcpy(s2 + 2 * H * 2 * P, c.a.s0, (size_t)(H * 2 * P) * sizeof(float));
+        a = c.a; a.offsets = off; a.n_seqs = 3; a.o = o2; a.ht = s2; a.pos0 = NULL;
+        a.h0 = s2; memcpy(s2, c.a.h0, (size_t)(H * 2 * P) * sizeof(float));
+        memcpy(s2 + H * 2 * P, c.a.h0, (size_t)(H * 2 * P) * sizeof(float)); memcpy(s2 + 2 * H * 2 * P, c.a.h0, (size_t)(H * 2 * P) * sizeof(float));
         poison(o2, (size_t)(T * HF));
-        CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_OK, "ttt dual with offsets");
+        CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_OK, "ttt dual with offsets");
         for (sq = 0; sq < 3; sq++) {
             lattn_ttt_args b1 = c.a;
             int64_t L = off[sq + 1] - off[sq];
-            b1.T = L; b1.q += off[sq] * HF; b1.k += off[sq] * HF; b1.v += off[sq] * HF; b1.lr += off[sq] * H; b1.o = o; b1.st = st; b1.pos0 = NULL;
+            b1.T = L; b1.q += off[sq] * HF; b1.k += off[sq] * HF; b1.v += off[sq] * HF; b1.lr += off[sq] * H; b1.o = o; b1.ht = st; b1.pos0 = NULL;
             CHECK(lattn_ttt_ref(&ctx, &b1) == LATTN_OK && rel_rms(o2 + off[sq] * HF, o, (size_t)(L * HF)) <= 1e-5 &&
                   rel_rms(s2 + sq * H * 2 * P, st, (size_t)(H * 2 * P)) <= 1e-5, "ttt offsets: sequence %lld = alone", (long long)sq);
         }
@@ -3633,7 +3666,7 @@ static void test_ttt(void) {
     }
     {   /* threads: bit-identical */
         ttt_case c;
-        const int64_t n = 2 * 40 * 4 * 16, ns = 2 * 4 * 2 * lattn_ttt_params(16, 1);
+        const int64_t n = 2 * 40 * 4 * 16, ns = 2 * 4 * 2 * lattn__ttt_p(16, 1);
         float *o1 = fnew((size_t)n), *o2 = fnew((size_t)n), *s1 = fnew((size_t)ns), *s2 = fnew((size_t)ns);
         ttt_make(&c, &r, 2, 40, 4, 16, 1, 16, 1);
         for (form = 1; form < 3; form++) {
@@ -3647,19 +3680,19 @@ static void test_ttt(void) {
             lattn_ttt_args a = c.a;
             poison(o1, (size_t)n);
             a.o = o1;
-            a.F = 0; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_SHAPE, "ttt F = 0");
-            a.F = 16; a.mini_batch = 0; CHECK(lattn_ttt_primal(&ctx, &a) == LATTN_E_SHAPE, "ttt mini_batch = 0");
+            a.K = 0; CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_E_SHAPE, "ttt K = 0");
+            a.K = 16; a.mini_batch = 0; CHECK(lattn_ttt_step(&ctx, &a) == LATTN_E_SHAPE, "ttt mini_batch = 0");
             a.mini_batch = 16; a.mlp = 2; CHECK(lattn_ttt_ref(&ctx, &a) == LATTN_E_SHAPE, "ttt mlp = 2");
-            a.mlp = 1; a.H = 0; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_SHAPE, "ttt H = 0");
-            a.H = 4; a.T = -1; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_SHAPE, "ttt T < 0");
-            a.T = 40; a.s0 = NULL; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_NULL, "ttt s0 NULL");
-            a.s0 = c.a.s0; a.lr = NULL; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_NULL, "ttt lr NULL");
-            a.lr = c.a.lr; c.p[4][3] = -0.5f; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_DOMAIN, "ttt tok < 0");
+            a.mlp = 1; a.H = 0; CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_E_SHAPE, "ttt H = 0");
+            a.H = 4; a.T = -1; CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_E_SHAPE, "ttt T < 0");
+            a.T = 40; a.h0 = NULL; CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_E_NULL, "ttt h0 NULL");
+            a.h0 = c.a.h0; a.lr = NULL; CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_E_NULL, "ttt lr NULL");
+            a.lr = c.a.lr; c.p[4][3] = -0.5f; CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_E_DOMAIN, "ttt tok < 0");
             c.p[4][3] = NAN; CHECK(lattn_ttt_ref(&ctx, &a) == LATTN_E_DOMAIN, "ttt tok NaN");
-            c.p[4][3] = 0.5f; c.pos[1] = 16; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_DOMAIN, "ttt pos0 = b");
-            c.pos[1] = 0; a.B = (int64_t)1 << 62; CHECK(lattn_ttt_dual(&ctx, &a) == LATTN_E_OVERFLOW, "ttt size overflow");
-            a.B = 2; CHECK(lattn_ttt_step(&ctx, &a) == LATTN_E_SHAPE, "ttt step with T = 40");
-            CHECK(lattn_ttt_dual(&ctx, NULL) == LATTN_E_NULL, "ttt args NULL");
+            c.p[4][3] = 0.5f; c.pos[1] = 16; CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_E_DOMAIN, "ttt pos0 = b");
+            c.pos[1] = 0; a.B = (int64_t)1 << 62; CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_E_OVERFLOW, "ttt size overflow");
+            a.B = 2;
+            CHECK(lattn_ttt_chunk(&ctx, NULL) == LATTN_E_NULL, "ttt args NULL");
             {
                 int64_t i, wrote = 0;
                 for (i = 0; i < n; i++) wrote += o1[i] == o1[i];
@@ -3681,10 +3714,10 @@ static void test_ttt(void) {
         size_t n;
         snprintf(path, sizeof path, "tests/external/%s.safetensors", ext[ci]);
         if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "cannot read %s", path); continue; }
-        CHECK(lattn_ttt_layer_load_st(&ctx, &m, &f, "") == LATTN_OK, "ttt load %s: %s", ext[ci], lattn_ctx_error(&ctx));
+        CHECK(lattn_ttt_layer_init_st(&ctx, &m, &f, "") == LATTN_OK, "ttt load %s: %s", ext[ci], lattn_ctx_error(&ctx));
         tx = lattn_st_find(&f, "hidden_states");
         B = tx->shape[0]; T = tx->shape[1]; D = tx->shape[2]; n = (size_t)(B * T * D);
-        H = m.cfg.H; F = D / H; P = lattn_ttt_params(F, m.cfg.mlp); SF = lattn_ttt_state_floats(&m.cfg);
+        H = m.cfg.H; F = D / H; P = lattn__ttt_p(F, m.cfg.mlp); SF = lattn__ttt_state_floats(&m.cfg);
         CHECK(m.cfg.mlp == (ci >= 2) && m.cfg.mini_batch == 16 && H == 4, "ttt %s configuration from the shapes", ext[ci]);
         x = tensor_f32(&f, "hidden_states"); wy = tensor_f64(&f, "y", NULL);
         for (s = 0; s < 4; s++) wf[s] = tensor_f64(&f, fin[s], NULL);
@@ -3696,7 +3729,7 @@ static void test_ttt(void) {
             for (s = 0; s < B; s++) lattn_ttt_layer_state_init(&m, st + s * SF);
             poison(y, n);
             if (form == 0) CHECK(lattn_ttt_layer_forward_ref(&ctx, &m, B, T, x, y, st, y64) == LATTN_OK, "ttt layer ref");
-            else if (form < 3) CHECK(lattn_ttt_layer_forward(&ctx, &m, B, T, x, y, st, form == 2) == LATTN_OK, "ttt layer forward");
+            else if (form < 3) CHECK(lattn__ttt_layer_run(&ctx, &m, B, T, x, y, st, (form == 2) ? LATTN_FORM_STEP : LATTN_FORM_CHUNK, "test") == LATTN_OK, "ttt layer forward");
             else {
                 float *xb = fnew((size_t)(B * D)), *yb = fnew((size_t)(B * D));
                 for (t = 0; t < T; t++) {
@@ -3760,15 +3793,15 @@ static void test_ttt(void) {
                 lattn_rng_fill_uniform(&r, m.b1, (size_t)(cf.H * (mlp ? 32 : 8)), -0.3f, 0.3f);
                 lattn_rng_fill_uniform(&r, m.post_b, (size_t)D, -0.3f, 0.3f);
             }
-            SF = lattn_ttt_state_floats(&cf);
-            CHECK(SF == 3 * 2 * lattn_ttt_params(8, mlp) + 1, "ttt layer state floats");
+            SF = lattn__ttt_state_floats(&cf);
+            CHECK(SF == 3 * 2 * lattn__ttt_p(8, mlp) + 1, "ttt layer state floats");
             x = fnormal(&r, (size_t)(B * T * D)); y0 = fnew((size_t)(B * T * D)); y1 = fnew((size_t)(B * T * D));
             s0 = fnew((size_t)(B * SF)); s1 = fnew((size_t)(B * SF)); xb = fnew((size_t)(B * D)); yb = fnew((size_t)(B * D));
             for (s = 0; s < B; s++) lattn_ttt_layer_state_init(&m, s0 + s * SF);
             CHECK(lattn_ttt_layer_forward_ref(&ctx, &m, B, T, x, y0, s0, NULL) == LATTN_OK, "ttt layer ref: %s", lattn_ctx_error(&ctx));
             for (form = 0; form < 3; form++) {
                 poison(y1, (size_t)(B * T * D));
-                if (form < 2) CHECK(lattn_ttt_layer_forward(&ctx, &m, B, T, x, y1, NULL, form) == LATTN_OK, "ttt layer forward");
+                if (form < 2) CHECK(lattn__ttt_layer_run(&ctx, &m, B, T, x, y1, NULL, (form) ? LATTN_FORM_STEP : LATTN_FORM_CHUNK, "test") == LATTN_OK, "ttt layer forward");
                 if (form < 2) {   /* T1 tokens, then the rest from the carried state */
                     float *x2 = fnew((size_t)(B * T * D)), *y2 = fnew((size_t)(B * T * D));
                     for (s = 0; s < B; s++) lattn_ttt_layer_state_init(&m, s1 + s * SF);
@@ -3776,8 +3809,8 @@ static void test_ttt(void) {
                         memcpy(x2 + s * T1 * D, x + s * T * D, (size_t)(T1 * D) * sizeof(float));
                         memcpy(x2 + (B * T1 + s * (T - T1)) * D, x + (s * T + T1) * D, (size_t)((T - T1) * D) * sizeof(float));
                     }
-                    lattn_ttt_layer_forward(&ctx, &m, B, T1, x2, y2, s1, form);
-                    lattn_ttt_layer_forward(&ctx, &m, B, T - T1, x2 + B * T1 * D, y2 + B * T1 * D, s1, form);
+                    lattn__ttt_layer_run(&ctx, &m, B, T1, x2, y2, s1, (form) ? LATTN_FORM_STEP : LATTN_FORM_CHUNK, "test");
+                    lattn__ttt_layer_run(&ctx, &m, B, T - T1, x2 + B * T1 * D, y2 + B * T1 * D, s1, (form) ? LATTN_FORM_STEP : LATTN_FORM_CHUNK, "test");
                     for (s = 0; s < B; s++) {
                         double e1 = rel_rms(y2 + s * T1 * D, y0 + s * T * D, (size_t)(T1 * D));
                         double e2 = rel_rms(y2 + (B * T1 + s * (T - T1)) * D, y0 + (s * T + T1) * D, (size_t)((T - T1) * D));
@@ -3801,31 +3834,31 @@ static void test_ttt(void) {
             /* weights round trip */
             CHECK(lattn_ttt_layer_serialize(&ctx, &m, &blob, &nb) == LATTN_OK && lattn_st_parse(&ctx, blob, nb, &f) == LATTN_OK,
                   "ttt layer serialize: %s", lattn_ctx_error(&ctx));
-            CHECK(lattn_ttt_layer_load_st(&ctx, &m2, &f, "") == LATTN_OK && m2.n_params == m.n_params && m2.cfg.base_lr == 0.7 &&
+            CHECK(lattn_ttt_layer_init_st(&ctx, &m2, &f, "") == LATTN_OK && m2.n_params == m.n_params && m2.cfg.base_lr == 0.7 &&
                   m2.cfg.rope_theta == 500.0 && m2.cfg.use_gate == 1 && m2.cfg.mlp == mlp &&
                   memcmp(m2.arena, m.arena, m.n_params * sizeof(float)) == 0, "ttt layer weights round trip");
             lattn_ttt_layer_free(&ctx, &m2);
             {   /* a misshapen tensor: LATTN_E_FORMAT, nothing kept */
                 lattn_st_tensor *tt = (lattn_st_tensor *)(void *)lattn_st_find(&f, "ttt_norm_bias");
                 tt->shape[1] = 7;
-                CHECK(lattn_ttt_layer_load_st(&ctx, &m2, &f, "") == LATTN_E_FORMAT && m2.arena == NULL, "ttt layer load: misshapen tensor");
+                CHECK(lattn_ttt_layer_init_st(&ctx, &m2, &f, "") == LATTN_E_FORMAT && m2.arena == NULL, "ttt layer load: misshapen tensor");
                 tt->shape[1] = 8;
-                CHECK(lattn_ttt_layer_load_st(&ctx, &m2, &f, "model.") == LATTN_E_FORMAT, "ttt layer load: missing tensors");
+                CHECK(lattn_ttt_layer_init_st(&ctx, &m2, &f, "model.") == LATTN_E_FORMAT, "ttt layer load: missing tensors");
             }
             lattn_st_free(&ctx, &f); lattn_free(&ctx, blob);
             /* errors */
             poison(y1, (size_t)(B * T * D));
-            s1[SF - 1] = 8.0f; CHECK(lattn_ttt_layer_forward(&ctx, &m, B, T, x, y1, s1, 0) == LATTN_E_DOMAIN, "ttt layer: state position = b");
+            s1[SF - 1] = 8.0f; CHECK(lattn_ttt_layer_forward(&ctx, &m, B, T, x, y1, s1) == LATTN_E_DOMAIN, "ttt layer: state position = b");
             s1[SF - 1] = 1.5f; CHECK(lattn_ttt_layer_forward_ref(&ctx, &m, B, T, x, y1, s1, NULL) == LATTN_E_DOMAIN, "ttt layer: fractional position");
             s1[SF - 1] = 0.0f;
-            CHECK(lattn_ttt_layer_forward(&ctx, &m, 0, T, x, y1, s1, 0) == LATTN_E_SHAPE, "ttt layer: B = 0");
-            CHECK(lattn_ttt_layer_forward(&ctx, &m, B, T, NULL, y1, s1, 0) == LATTN_E_NULL, "ttt layer: x NULL");
+            CHECK(lattn_ttt_layer_forward(&ctx, &m, 0, T, x, y1, s1) == LATTN_E_SHAPE, "ttt layer: B = 0");
+            CHECK(lattn_ttt_layer_forward(&ctx, &m, B, T, NULL, y1, s1) == LATTN_E_NULL, "ttt layer: x NULL");
             CHECK(lattn_ttt_layer_step(&ctx, &m, B, x, y1, NULL) == LATTN_E_NULL, "ttt layer step: state NULL");
             CHECK(rel_rms(y1, y1, 1) == HUGE_VAL && rel_rms(y1 + B * T * D - 1, y1, 1) == HUGE_VAL, "ttt layer errors leave y unwritten");
             cf.H = 5; CHECK(lattn_ttt_layer_init(&ctx, &m2, &cf, 1) == LATTN_E_SHAPE && m2.arena == NULL, "ttt layer: H does not divide D");
             cf.H = 8; CHECK(lattn_ttt_layer_init(&ctx, &m2, &cf, 1) == LATTN_E_SHAPE, "ttt layer: odd head width (RoPE pairs)");
             cf.H = 3; cf.mini_batch = 0; CHECK(lattn_ttt_layer_init(&ctx, &m2, &cf, 1) == LATTN_E_SHAPE, "ttt layer: mini_batch 0");
-            CHECK(lattn_ttt_state_floats(&cf) == -1, "ttt state floats of a bad configuration");
+            CHECK(lattn__ttt_state_floats(&cf) == -1, "ttt state floats of a bad configuration");
             CHECK(fail_each_alloc(ttt_layer_alloc_run_fn, &m, 12, &fl) == 0 && fl >= 2, "ttt layer: failing allocations (%d)", fl);
             lattn_ttt_layer_free(&ctx, &m);
             free(x); free(y0); free(y1); free(s0); free(s1); free(xb); free(yb);
@@ -3843,7 +3876,7 @@ static void test_ttt(void) {
             cf.D = D; cf.H = 2; cf.mini_batch = 4; cf.mlp = 1; cf.ffn = 40;
             CHECK(lattn_ttt_layer_init(&ctx, &m, &cf, 11) == LATTN_OK && m.gate_w && m.seq_norm[0] == 1.0f, "ttt block init");
             for (i = 0; i < (int64_t)m.n_params; i++) m.arena[i] += 0.2f * (float)lattn_rng_normal_d(&r);
-            SF = lattn_ttt_state_floats(&cf);
+            SF = lattn__ttt_state_floats(&cf);
             x = fnormal(&r, (size_t)(B * T * D)); y0 = fnew((size_t)(B * T * D)); y1 = fnew((size_t)(B * T * D));
             st0 = fnew((size_t)(B * SF)); st1 = fnew((size_t)(B * SF)); xb = fnew((size_t)(B * D)); yb = fnew((size_t)(B * D));
             for (s2 = 0; s2 < B; s2++) lattn_ttt_layer_state_init(&m, st0 + s2 * SF);
@@ -3851,7 +3884,7 @@ static void test_ttt(void) {
             for (form = 0; form < 3; form++) {
                 for (s2 = 0; s2 < B; s2++) lattn_ttt_layer_state_init(&m, st1 + s2 * SF);
                 poison(y1, (size_t)(B * T * D));
-                if (form < 2) lattn_ttt_layer_forward(&ctx, &m, B, T, x, y1, st1, form);
+                if (form < 2) lattn__ttt_layer_run(&ctx, &m, B, T, x, y1, st1, (form) ? LATTN_FORM_STEP : LATTN_FORM_CHUNK, "test");
                 else
                     for (t = 0; t < T; t++) {
                         for (s2 = 0; s2 < B; s2++) memcpy(xb + s2 * D, x + (s2 * T + t) * D, (size_t)D * sizeof(float));
@@ -3863,13 +3896,13 @@ static void test_ttt(void) {
             }
             CHECK(lattn_ttt_layer_serialize(&ctx, &m, &blob, &nb) == LATTN_OK && lattn_st_parse(&ctx, blob, nb, &f) == LATTN_OK &&
                   lattn_st_find(&f, "seq_modeling_block.W1") && lattn_st_find(&f, "mlp.down_proj.weight"), "ttt block: the official Block names");
-            CHECK(lattn_ttt_layer_load_st(&ctx, &m2, &f, "") == LATTN_OK && m2.cfg.ffn == 40 && m2.n_params == m.n_params &&
+            CHECK(lattn_ttt_layer_init_st(&ctx, &m2, &f, "") == LATTN_OK && m2.cfg.ffn == 40 && m2.n_params == m.n_params &&
                   memcmp(m2.arena, m.arena, m.n_params * sizeof(float)) == 0, "ttt block weights round trip");
             lattn_ttt_layer_free(&ctx, &m2);
             {
                 lattn_st_tensor *tt = (lattn_st_tensor *)(void *)lattn_st_find(&f, "seq_modeling_block.W1");
                 tt->name = "renamed";     /* the Block without its layer's W1 */
-                CHECK(lattn_ttt_layer_load_st(&ctx, &m2, &f, "") == LATTN_E_FORMAT && m2.arena == NULL, "ttt block: missing layer tensor");
+                CHECK(lattn_ttt_layer_init_st(&ctx, &m2, &f, "") == LATTN_E_FORMAT && m2.arena == NULL, "ttt block: missing layer tensor");
             }
             lattn_st_free(&ctx, &f); lattn_free(&ctx, blob);
             cf.ffn = -1; CHECK(lattn_ttt_layer_init(&ctx, &m2, &cf, 1) == LATTN_E_SHAPE, "ttt block: ffn < 0");
@@ -3878,7 +3911,7 @@ static void test_ttt(void) {
         }
         {   /* the published configurations' state: TTT-Linear 1b (32 heads of 64), per layer */
             lattn_ttt_config cf = lattn_ttt_config_default();
-            CHECK(lattn_ttt_state_floats(&cf) == 32 * 2 * (64 * 64 + 64) + 1, "ttt 1b state per layer");
+            CHECK(lattn__ttt_state_floats(&cf) == 32 * 2 * (64 * 64 + 64) + 1, "ttt 1b state per layer");
         }
     }
     (void)bi;
@@ -4079,24 +4112,24 @@ static void test_hardening(void) {
         lattn_rng r = lattn_rng_seed(g_seed);
         float *q = fnormal(&r, T * H * K), *k = fnormal(&r, T * H * K), *v = fnormal(&r, T * H * V), *o = fnew(T * H * V);
         float *o2 = fnew(T * H * V), *st = fnew(H * K * V), *b1 = frand(&r, T * H, 0.0f, 1.0f), *g = frand(&r, T * H, -0.5f, 0.0f);
-        lattn_la_args a = lattn_la_args_default();
-        lattn_gdr_args ga = lattn_gdr_args_default();
-        lattn_attn_args aa = lattn_attn_args_default();
-        lattn_conv_args ca;
+        lattn_la_args a = LATTN__ZERO;
+        lattn_gdr_args ga = LATTN__ZERO;
+        lattn_attn_args aa = LATTN__ZERO;
+        lattn_shortconv_args ca;
         char js[16];
         a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.o = o;
-        CHECK(lattn_la_chunk(NULL, &a, 0) == LATTN_OK, "la_chunk NULL ctx");
+        CHECK(lattn_la_chunk(NULL, &a) == LATTN_OK, "la_chunk NULL ctx");
         a.o = o2;
         CHECK(lattn_la_parallel(NULL, &a) == LATTN_OK && rel_rms(o2, o, T * H * V) < 1e-5, "la_parallel NULL ctx");
         a.T = 1; a.ht = st;
         CHECK(lattn_la_step(NULL, &a) == LATTN_OK, "la_step NULL ctx");
         ga.B = 1; ga.T = T; ga.H = H; ga.K = K; ga.V = V; ga.q = q; ga.k = k; ga.v = v; ga.beta = b1; ga.g = g; ga.o = o;
-        CHECK(lattn_gdr_chunk(NULL, &ga, 0) == LATTN_OK, "gdr_chunk NULL ctx");
+        CHECK(lattn_gdr_chunk(NULL, &ga) == LATTN_OK, "gdr_chunk NULL ctx");
         aa.B = 1; aa.T = T; aa.H = H; aa.H_kv = H; aa.K = K; aa.V = V; aa.q = q; aa.k = k; aa.v = v; aa.o = o;
-        CHECK(lattn_attn_chunk(NULL, &aa, 0) == LATTN_OK, "attn_chunk NULL ctx");
+        CHECK(lattn_attn_chunk(NULL, &aa) == LATTN_OK, "attn_chunk NULL ctx");
         memset(&ca, 0, sizeof ca);
         ca.B = 1; ca.T = T; ca.D = H; ca.W = 4; ca.x = q; ca.w = k; ca.y = o;
-        CHECK(lattn_shortconv_fast(NULL, &ca) == LATTN_OK, "shortconv_fast NULL ctx");
+        CHECK(lattn_shortconv_chunk(NULL, &ca) == LATTN_OK, "shortconv_fast NULL ctx");
         CHECK(strcmp(lattn_ctx_error(NULL), "no context") == 0 && lattn_ctx_profile(NULL) == lattn_profile_cpu(), "ctx helpers on NULL");
         CHECK(lattn_sgemm(NULL, 0, 2, 2, 2, q, 2, k, 2, o, 2) == LATTN_OK, "sgemm NULL ctx");
         /* 8. stats_json on NULL */
@@ -4108,7 +4141,7 @@ static void test_hardening(void) {
         enum { T = 20, H = 1, K = 4, V = 4 };
         lattn_rng r = lattn_rng_seed(g_seed + 1);
         float *q = fnormal(&r, T * H * K), *o = fnew(T * H * V);
-        lattn_la_args a = lattn_la_args_default();
+        lattn_la_args a = LATTN__ZERO;
         lattn_dev_profile p = *lattn_profile_trn2();
         lattn_tiler *t = NULL;
         struct { const char *field; int *f; int bad; } cases[5];
@@ -4125,7 +4158,7 @@ static void test_hardening(void) {
             lattn_status s;
             *cases[i].f = cases[i].bad;
             poison(o, T * H * V);
-            s = lattn_la_chunk(&ctx, &a, 0);
+            s = lattn_la_chunk(&ctx, &a);
             CHECK(s == LATTN_E_DOMAIN && strstr(lattn_ctx_error(&ctx), cases[i].field) && o[0] != o[0],
                   "profile %s = %d: %d %s", cases[i].field, cases[i].bad, s, lattn_ctx_error(&ctx));
             CHECK(lattn_tiler_create(&ctx, &p, 16, &t) == LATTN_E_DOMAIN && !t, "tiler_create with bad %s", cases[i].field);
@@ -4139,24 +4172,24 @@ static void test_hardening(void) {
         }
         /* 8. a chunk of 100 000 on h100 is a shape error, not an 80 GB allocation */
         ctx.profile = lattn_profile_h100();
-        CHECK(lattn_la_chunk(&ctx, &a, 100000) == LATTN_E_SHAPE, "h100 chunk 100000: %s", lattn_ctx_error(&ctx));
-        CHECK(lattn_la_chunk(&ctx, &a, INT_MAX) == LATTN_E_SHAPE, "chunk INT_MAX");
+        CHECK((a.chunk = 100000, lattn_la_chunk(&ctx, &a)) == LATTN_E_SHAPE, "h100 chunk 100000: %s", lattn_ctx_error(&ctx));
+        CHECK((a.chunk = INT_MAX, lattn_la_chunk(&ctx, &a)) == LATTN_E_SHAPE, "chunk INT_MAX");
         ctx.profile = NULL;
         free(q); free(o);
     }
     {   /* 5. no signed overflow inside validation (UBSan build), and the status says what the message says */
         float x[4] = { 0, 0, 0, 0 };
-        lattn_la_args a = lattn_la_args_default();
+        lattn_la_args a = LATTN__ZERO;
         lattn_status s;
         CHECK(lattn_fmap_width(LATTN_FMAP_HEDGEHOG, INT64_MAX) == INT64_MAX, "fmap_width saturates");
         a.B = 1; a.T = 1; a.H = 1; a.K = 1; a.V = INT64_MAX; a.q = x; a.k = x; a.v = x; a.o = x;
         s = lattn_la_ref(&ctx, &a);
         CHECK(s == LATTN_E_OVERFLOW && strstr(lattn_ctx_error(&ctx), "overflow"), "V = INT64_MAX: %d %s", s, lattn_ctx_error(&ctx));
         a.V = 1; a.K = INT64_MAX / 2 + 7; a.fmap = LATTN_FMAP_HEDGEHOG; a.fmap_w = x; a.fmap_b = x;
-        s = lattn_la_chunk(&ctx, &a, 0);
+        s = lattn_la_chunk(&ctx, &a);
         CHECK(s == LATTN_E_OVERFLOW && strstr(lattn_ctx_error(&ctx), "overflow"), "hedgehog huge K: %d %s", s, lattn_ctx_error(&ctx));
         a.K = 1; a.fmap = LATTN_FMAP_IDENTITY;
-        s = lattn_la_chunk(&ctx, &a, INT_MAX);
+        s = (a.chunk = INT_MAX, lattn_la_chunk(&ctx, &a));
         CHECK(s == LATTN_E_SHAPE && !strstr(lattn_ctx_error(&ctx), "overflow"), "chunk INT_MAX: %d %s", s, lattn_ctx_error(&ctx));
     }
     {   /* 5. every size field of the kernel families set to an extreme: a clean refusal, no UB (UBSan) */
@@ -4165,16 +4198,16 @@ static void test_hardening(void) {
         int f, e, bad = 0, runs = 0;
         for (e = 0; e < 5; e++)
             for (f = 0; f < 6; f++) {
-                lattn_la_args la = lattn_la_args_default();
-                lattn_gdr_args ga = lattn_gdr_args_default();
-                lattn_attn_args aa = lattn_attn_args_default();
-                lattn_conv_args ca;
+                lattn_la_args la = LATTN__ZERO;
+                lattn_gdr_args ga = LATTN__ZERO;
+                lattn_attn_args aa = LATTN__ZERO;
+                lattn_shortconv_args ca;
                 lattn_scan_args sa;
                 int64_t *lf[6], *gf[6], *af[6], *cf[6], *sf[6];
                 int k;
                 memset(&ca, 0, sizeof ca); memset(&sa, 0, sizeof sa);
                 la.q = la.k = la.v = buf; la.o = buf; ga.q = ga.k = ga.v = ga.beta = buf; ga.o = buf;
-                aa.q = aa.k = aa.v = buf; aa.o = buf; ca.x = ca.w = buf; ca.y = buf; sa.a = sa.b = buf; sa.h = buf;
+                aa.q = aa.k = aa.v = buf; aa.o = buf; ca.x = ca.w = buf; ca.y = buf; sa.a = sa.b = buf; sa.y = buf;
                 lf[0] = &la.B; lf[1] = &la.T; lf[2] = &la.H; lf[3] = &la.K; lf[4] = &la.V; lf[5] = &la.T;
                 gf[0] = &ga.B; gf[1] = &ga.T; gf[2] = &ga.H; gf[3] = &ga.K; gf[4] = &ga.V; gf[5] = &ga.L;
                 af[0] = &aa.B; af[1] = &aa.T; af[2] = &aa.H; af[3] = &aa.K; af[4] = &aa.V; af[5] = &aa.window;
@@ -4184,11 +4217,11 @@ static void test_hardening(void) {
                 ga.L = 0; aa.window = 1; aa.mask = f == 5 ? LATTN_MASK_WINDOW : LATTN_MASK_CAUSAL;
                 *lf[f] = ext[e]; *gf[f] = ext[e]; *af[f] = ext[e]; *cf[f] = ext[e]; *sf[f] = ext[e];
                 if (f == 5 && ext[e] > 0) continue;           /* a huge window or L is legal or refused later */
-                bad += lattn_la_ref(&ctx, &la) >= 0; bad += lattn_la_parallel(&ctx, &la) >= 0; bad += lattn_la_chunk(&ctx, &la, 0) >= 0;
-                bad += lattn_gdr_ref(&ctx, &ga) >= 0; bad += lattn_gdr_chunk(&ctx, &ga, 0) >= 0;
-                bad += lattn_attn_ref(&ctx, &aa) >= 0; bad += lattn_attn_chunk(&ctx, &aa, 0) >= 0;
-                bad += lattn_shortconv_ref(&ctx, &ca) >= 0; bad += lattn_shortconv_fast(&ctx, &ca) >= 0;
-                bad += lattn_scan_ref(&ctx, &sa) >= 0; bad += lattn_scan_fast(&ctx, &sa) >= 0;
+                bad += lattn_la_ref(&ctx, &la) >= 0; bad += lattn_la_parallel(&ctx, &la) >= 0; bad += lattn_la_chunk(&ctx, &la) >= 0;
+                bad += lattn_gdr_ref(&ctx, &ga) >= 0; bad += lattn_gdr_chunk(&ctx, &ga) >= 0;
+                bad += lattn_attn_ref(&ctx, &aa) >= 0; bad += lattn_attn_chunk(&ctx, &aa) >= 0;
+                bad += lattn_shortconv_ref(&ctx, &ca) >= 0; bad += lattn_shortconv_chunk(&ctx, &ca) >= 0;
+                bad += lattn_scan_ref(&ctx, &sa) >= 0; bad += lattn_scan_chunk(&ctx, &sa) >= 0;
                 runs += 11;
             }
         CHECK(bad == 0, "extreme sizes: %d of %d calls accepted", bad, runs);
@@ -4227,7 +4260,7 @@ static void test_hardening(void) {
             lattn_ttt_layer m;
             snprintf(path, sizeof path, "reference_outputs/ttt_layer/%s.safetensors", gated[i]);
             if (lattn_st_load(&ctx, path, &c) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
-            CHECK(lattn_ttt_layer_load_st(&ctx, &m, &c, "in.") == LATTN_OK && m.cfg.use_gate == 1 && m.cfg.mlp == i,
+            CHECK(lattn_ttt_layer_init_st(&ctx, &m, &c, "in.") == LATTN_OK && m.cfg.use_gate == 1 && m.cfg.mlp == i,
                   "%s: use_gate %d, mlp %d", gated[i], m.cfg.use_gate, m.cfg.mlp);
             lattn_ttt_layer_free(&ctx, &m);
             lattn_st_free(&ctx, &c);
@@ -4241,7 +4274,7 @@ static void test_hardening(void) {
         float *o0 = fnew(T * H * V), *o1 = fnew(T * H * V), *o2 = fnew(T * H * V), gam[H];
         double *d0 = (double *)malloc(T * H * V * sizeof(double)), *d1 = (double *)malloc(T * H * V * sizeof(double));
         double num = 0, den = 0, e64, e32;
-        lattn_la_args a = lattn_la_args_default();
+        lattn_la_args a = LATTN__ZERO;
         int t, h, i, j, form, ok = 1;
         a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.fmap = LATTN_FMAP_HEDGEHOG; a.fmap_w = w; a.fmap_b = b;
         a.o = o0; lattn_la_ref(&ctx, &a);
@@ -4251,7 +4284,7 @@ static void test_hardening(void) {
         CHECK(rel_rms(o1, o0, T * H * V) > 1e-3, "untied hedgehog: the key map's own weights count (%.3g)", rel_rms(o1, o0, T * H * V));
         for (form = 0; form < 3; form++) {
             poison(o2, T * H * V); a.o = o2;
-            lattn_status st = form == 0 ? lattn_la_parallel(&ctx, &a) : form == 1 ? lattn_la_chunk(&ctx, &a, 16) : lattn_la_chunk(&ctx, &a, 0);
+            lattn_status st = form == 0 ? lattn_la_parallel(&ctx, &a) : form == 1 ? (a.chunk = 16, lattn_la_chunk(&ctx, &a)) : lattn_la_chunk(&ctx, &a);
             ok &= st == LATTN_OK && rel_rms(o2, o1, T * H * V) <= 1e-5;
         }
         CHECK(ok, "untied hedgehog: parallel and chunked forms = _ref");
@@ -4259,8 +4292,8 @@ static void test_hardening(void) {
         CHECK(lattn_la_ref(&ctx, &a) == LATTN_E_DOMAIN, "fmap_wk without fmap_bk");
         a.fmap_wk = NULL; a.fmap = LATTN_FMAP_IDENTITY; a.fmap_w = a.fmap_b = NULL;
         /* RetNet decays: _ref in double against the recurrence written with γ = 1 - 2^(-5-h) itself */
-        a.retnet_decay = 1; a.o = o0;
-        CHECK(lattn_la_ref64(&ctx, &a, d0, NULL, NULL) == LATTN_OK, "retnet_decay ref: %s", lattn_ctx_error(&ctx));
+        a.retnet_decay = 1; a.o = o0; a.o64 = d0;
+        CHECK(lattn_la_ref(&ctx, &a) == LATTN_OK, "retnet_decay ref: %s", lattn_ctx_error(&ctx));
         for (h = 0; h < H; h++) {
             double gh = 1.0 - ldexp(1.0, -5 - h), S[K * V];
             memset(S, 0, sizeof S);
@@ -4278,16 +4311,16 @@ static void test_hardening(void) {
         e64 = sqrt(num / den);
         lattn_retention_decay(H, gam);
         a.retnet_decay = 0; a.g_gamma = gam;
-        lattn_la_ref64(&ctx, &a, d0, NULL, NULL);
+        lattn_la_ref(&ctx, &a);
         for (num = 0, i = 0; i < T * H * V; i++) num += (d0[i] - d1[i]) * (d0[i] - d1[i]);
         e32 = sqrt(num / den);
         if (getenv("LATTN_TEST_VERBOSE")) printf("  retnet_decay: _ref %.3g from the double recurrence, float32 g_gamma %.3g\n", e64, e32);
         CHECK(e64 <= 1e-14 && e32 > 1e-10, "retnet_decay: _ref %.2g from the double recurrence (float32 g_gamma: %.2g)", e64, e32);
         for (form = 0, ok = 1; form < 3; form++) {   /* fast forms: the same bits as float32 g_gamma */
             a.retnet_decay = 0; a.g_gamma = gam; a.o = o1;
-            if (form == 0) lattn_la_parallel(&ctx, &a); else lattn_la_chunk(&ctx, &a, form == 1 ? 16 : 0);
+            if (form == 0) lattn_la_parallel(&ctx, &a); else (a.chunk = form == 1 ? 16 : 0, lattn_la_chunk(&ctx, &a));
             a.retnet_decay = 1; a.g_gamma = NULL; a.o = o2; poison(o2, T * H * V);
-            ok &= (form == 0 ? lattn_la_parallel(&ctx, &a) : lattn_la_chunk(&ctx, &a, form == 1 ? 16 : 0)) == LATTN_OK && same_bits(o1, o2, T * H * V);
+            ok &= (form == 0 ? lattn_la_parallel(&ctx, &a) : (a.chunk = form == 1 ? 16 : 0, lattn_la_chunk(&ctx, &a))) == LATTN_OK && same_bits(o1, o2, T * H * V);
         }
         CHECK(ok, "retnet_decay: the fast forms round ln(gamma) to float once (bit-identical to lattn_retention_decay)");
         a.g_gamma = gam;
@@ -4308,7 +4341,7 @@ static void test_hardening(void) {
             lattn_status s;
             buf = NULL;
             if (case_with_meta(&f, "laplace.norm_eps", bad[i], &buf, &f2) != LATTN_OK) { CHECK(0, "rewrite"); continue; }
-            s = lattn_laplace_load_st(&ctx, &m2, &f2, "");
+            s = lattn_laplace_init_st(&ctx, &m2, &f2, "");
             CHECK(s == LATTN_E_FORMAT && strstr(lattn_ctx_error(&ctx), "norm_eps"), "laplace.norm_eps = %s: %d %s", bad[i], s, lattn_ctx_error(&ctx));
             if (s == LATTN_OK) lattn_laplace_free(&ctx, &m2);
             lattn_st_free(&ctx, &f2); lattn_free(NULL, buf);
@@ -4332,8 +4365,8 @@ static lattn_status kept_run_fn(lattn_ctx *ctx, void *user) {
     lattn_status st;
     ctx->keep_workspace = 1;
     ctx->n_threads = 2;
-    st = lattn_la_chunk(ctx, &u->a, 16);
-    if (st == LATTN_OK) st = lattn_la_chunk(ctx, &u->a, 16);    /* the second call reuses it */
+    st = (u->a.chunk = 16, lattn_la_chunk(ctx, &u->a));
+    if (st == LATTN_OK) st = (u->a.chunk = 16, lattn_la_chunk(ctx, &u->a));    /* the second call reuses it */
     lattn_ctx_free(ctx);
     return st;
 }
@@ -4359,18 +4392,18 @@ static void test_split(void) {
             ctx.n_threads = thr[ti];
             memset(&ctx.stats, 0, sizeof ctx.stats);
             if (kind < 4) {
-                lattn_la_args a = lattn_la_args_default();
+                lattn_la_args a = LATTN__ZERO;
                 a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.h0 = h0; a.o = o; a.ht = ht;
                 a.normalize = kind == 0; a.fmap = kind == 0 ? LATTN_FMAP_ELU1 : LATTN_FMAP_IDENTITY;
                 a.gk = kind == 1 ? gk : NULL; a.g = kind == 2 ? g : NULL; a.g_gamma = kind == 3 ? gam : NULL;
                 if (kind == 0) a.h0 = NULL;
-                st = lattn_la_chunk(&ctx, &a, 32);
+                st = (a.chunk = 32, lattn_la_chunk(&ctx, &a));
                 if (ti == 0) { a.o = ref; a.ht = NULL; lattn_la_ref(&ctx, &a); }
             } else {
-                lattn_gdr_args a = lattn_gdr_args_default();
+                lattn_gdr_args a = LATTN__ZERO;
                 a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.beta = beta; a.g = g; a.l2norm = 1;
                 a.h0 = h0; a.o = o; a.ht = ht;
-                st = lattn_gdr_chunk(&ctx, &a, 32);
+                st = (a.chunk = 32, lattn_gdr_chunk(&ctx, &a));
                 if (ti == 0) { a.o = ref; a.ht = NULL; lattn_gdr_ref(&ctx, &a); }
             }
             if (ti == 0) mm1 = ctx.stats.matmuls;
@@ -4391,13 +4424,13 @@ static void test_split(void) {
         uint64_t dma1 = 0, dma16 = 0;
         int same = 1;
         for (ti = 0; ti < 5; ti++) {
-            lattn_attn_args a = lattn_attn_args_default();
+            lattn_attn_args a = LATTN__ZERO;
             float *o = ti ? a1 : a0;
             a.B = 1; a.T = Ta; a.H = Ha; a.H_kv = 2; a.K = a.V = D; a.q = aq; a.k = ak; a.v = av; a.o = o;
             poison(o, (size_t)(Ta * Ha * D));
             ctx.n_threads = thr[ti];
             memset(&ctx.stats, 0, sizeof ctx.stats);
-            same &= lattn_attn_chunk(&ctx, &a, 0) == LATTN_OK;
+            same &= lattn_attn_chunk(&ctx, &a) == LATTN_OK;
             if (ti == 0) dma1 = ctx.stats.dma_in_bytes;
             if (ti == 4) dma16 = ctx.stats.dma_in_bytes;
             if (ti) same &= same_bits(a1, a0, (size_t)(Ta * Ha * D));
@@ -4410,7 +4443,7 @@ static void test_split(void) {
     }
     {   /* the kept workspace: later calls allocate nothing, give the same bits, survive shape changes */
         lattn_ctx kc;
-        lattn_la_args a = lattn_la_args_default();
+        lattn_la_args a = LATTN__ZERO;
         uint64_t n0, n1, n2;
         int same = 1, i, bad, failing;
         kept_run u;
@@ -4418,14 +4451,14 @@ static void test_split(void) {
         kc.keep_workspace = 1; kc.n_threads = 2;
         a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.gk = gk; a.o = ref;
         ctx.n_threads = 2;
-        lattn_la_chunk(&ctx, &a, 32);                             /* the answer, workspace per call */
+        (a.chunk = 32, lattn_la_chunk(&ctx, &a));                             /* the answer, workspace per call */
         for (i = 0; i < 4; i++) {
             int64_t Ti = i == 2 ? T / 3 : T;                      /* a smaller call between the large ones */
             lattn_la_args b = a;
             b.T = Ti; b.o = o0;
             n0 = kc.n_allocs;
             poison(o0, (size_t)(T * H * V));
-            same &= lattn_la_chunk(&kc, &b, i == 3 ? 16 : 32) == LATTN_OK;
+            same &= (b.chunk = i == 3 ? 16 : 32, lattn_la_chunk(&kc, &b)) == LATTN_OK;
             n1 = kc.n_allocs;
             if (i < 2) same &= same_bits(o0, ref, (size_t)(T * H * V));
             if (i == 1) CHECK(n1 == n0, "kept workspace: the second call of a shape allocates nothing (%llu)", (unsigned long long)(n1 - n0));
@@ -4434,7 +4467,7 @@ static void test_split(void) {
         CHECK(same && kc.scratch != NULL, "kept workspace: the same bits as a workspace per call, across shapes and chunks");
         lattn_ctx_trim(&kc);
         CHECK(kc.scratch == NULL && kc.keep_workspace == 1, "ctx_trim releases it (%llu allocations)", (unsigned long long)n2);
-        lattn_la_chunk(&kc, &a, 32);
+        (a.chunk = 32, lattn_la_chunk(&kc, &a));
         lattn_ctx_free(&kc);
         CHECK(kc.scratch == NULL && kc.keep_workspace == 1 && kc.n_threads == 2, "ctx_free keeps the settings");
         u.a = a; u.a.o = o1;
