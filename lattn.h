@@ -60,8 +60,53 @@
        printf("checksum %.6f\n", s);
 
    =====================================================================================================
+   VERBS  (>>verbs)  every family and every form, by name; LATTN_MIXER_FORMS and LATTN_MODEL_FORMS
+   below are this table as code, and a test takes the address of every entry
+   =====================================================================================================
+   A mixer is called as lattn_<family>_<form>(lattn_ctx *ctx, const lattn_<family>_args *a). The
+   forms are the same four everywhere, numbered by lattn_form:
+     _ref       double, token by token: the teaching form; the golden outputs; the *64 fields
+     _parallel  quadratic, every token at once (where the algorithm has one)
+     _chunk     the fast float32 sequence form: tokens in chunks (time blocks), matrix products inside
+                a chunk, the state carried between chunks; on the tiler where the family has a kernel
+     _step      float32, token by token on a caller-held state h0 -> ht (ht may equal h0): T = 1 is
+                one decoding step; a whole call runs the decoder's loop
+   A genuinely different way to evaluate the fast form is a method of _chunk (S4D), never a verb.
+
+     family      args struct            _ref  _parallel  _chunk                        _step
+     shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
+     scan        lattn_scan_args         x               x  blocks of 4096, carries     x
+     ssm         lattn_ssm_args          x               x  fused, tiles of 128         x
+     s4d         lattn_s4d_args          x               x  method SCAN, FFT or CONV    x
+     tcn         lattn_tcn_args          x               x  one GEMM per tap            x
+     la          lattn_la_args           x     x         x  tiler                       x
+     gdr         lattn_gdr_args          x               x  tiler, WY transform         x
+     ttt         lattn_ttt_args          x               x  dual form                   x  primal form
+     attn        lattn_attn_args         x               x  tiler, flash schedule       x  (KV cache)
+
+   A model (or block) is called as lattn_<model>_<verb>(ctx, model, B, T, inputs, outputs, state):
+     forward_ref  double, token by token (and a float64 copy of the output, *64)
+     forward      float32: threaded GEMMs around the mixers' _chunk
+     step         one token of B sequences on their states (GEMVs around the mixers' _step)
+   and its weights live in one arena of named tensors, with one grammar:
+     init (configuration, seed)   init_st (a parsed safetensors file, a name prefix)   init_file (path)
+     serialize (to memory)   save (to a path)   tensor (one by name)   free
+
+     model       struct               forward_ref  forward  step   weights   state
+     laplace     lattn_laplace_model       x          x       x       x       lattn_laplace_state_floats
+     gdn         lattn_gdn_layer           x          x       x       x       lattn_gdn_state_floats
+     prism_p0    lattn_prism_p0            x          x       x       x       lattn_prism_p0_state_floats
+     prism_p1    lattn_prism_p1            x                          x       (chunk-level: no per-token form)
+     prism_p2    the P1 block              x          x       x      (P1's)   lattn_prism_p2_state_floats
+     ttt_layer   lattn_ttt_layer           x          x       x       x       lattn_ttt_state_floats
+     tf          lattn_tf_model            x          x       x       x       a KV cache (lattn_tf_cache)
+     sps         the tf model              x          x       x      (tf's)   lattn_sps_cache (+ prefill)
+     tcn_demo    lattn_tcn_demo            x          x               x       (reads the last token)
+
+   =====================================================================================================
    TABLE OF CONTENTS  (grep the tag, e.g.  grep -n '>>tiler' lattn.h)
    =====================================================================================================
+     >>verbs       the verb table: every family x every form
      >>conventions where lattn's defaults differ from fla's and the official code, and the conversion
      >>config      configuration macros, version, LATTN_API
      >>status      status codes and messages
@@ -367,6 +412,38 @@ LATTN_API lattn_status lattn_size_mul(size_t *out, size_t a, size_t b);
 LATTN_API lattn_status lattn_size_add(size_t *out, size_t a, size_t b);
 
 /* ================================================================================================ */
+/* >>verbs (the table at the top, as code)                                                          */
+/* ================================================================================================ */
+/* The four forms of a mixer, the number every table, runner and golden case uses. */
+typedef enum lattn_form {
+    LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP
+} lattn_form;
+/* X(family, form) for every mixer function: lattn_<family>_<form>. */
+#define LATTN_MIXER_FORMS(X)                                                                         \
+    X(shortconv, ref) X(shortconv, chunk) X(shortconv, step)                                         \
+    X(scan, ref) X(scan, chunk) X(scan, step)                                                        \
+    X(ssm, ref) X(ssm, chunk) X(ssm, step)                                                           \
+    X(s4d, ref) X(s4d, chunk) X(s4d, step)                                                           \
+    X(tcn, ref) X(tcn, chunk) X(tcn, step)                                                           \
+    X(la, ref) X(la, parallel) X(la, chunk) X(la, step)                                              \
+    X(gdr, ref) X(gdr, chunk) X(gdr, step)                                                           \
+    X(ttt, ref) X(ttt, chunk) X(ttt, step)                                                           \
+    X(attn, ref) X(attn, chunk) X(attn, step)
+/* X(model, verb) for every model function; X(model) for the models with the weights grammar
+   (init, init_st, serialize, tensor, free; init_file and save without LATTN_NO_STDIO). */
+#define LATTN_MODEL_FORMS(X)                                                                         \
+    X(laplace, forward_ref) X(laplace, forward) X(laplace, step)                                     \
+    X(gdn, forward_ref) X(gdn, forward) X(gdn, step)                                                 \
+    X(prism_p0, forward_ref) X(prism_p0, forward) X(prism_p0, step)                                  \
+    X(prism_p1, forward_ref)                                                                         \
+    X(prism_p2, forward_ref) X(prism_p2, forward) X(prism_p2, step)                                  \
+    X(ttt_layer, forward_ref) X(ttt_layer, forward) X(ttt_layer, step)                               \
+    X(tf, forward_ref) X(tf, forward) X(tf, step)                                                    \
+    X(sps, forward_ref) X(sps, forward) X(sps, step)                                                 \
+    X(tcn_demo, forward_ref) X(tcn_demo, forward)
+#define LATTN_MODEL_WEIGHTS(X) X(laplace) X(gdn) X(prism_p0) X(prism_p1) X(ttt_layer) X(tf) X(tcn_demo)
+
+/* ================================================================================================ */
 /* >>rng                                                                                            */
 /* ================================================================================================ */
 /* splitmix64 (Steele, Lea, Flood 2014). Every random tensor of the tests and golden cases comes
@@ -570,6 +647,88 @@ LATTN_API size_t lattn_tiler_stats_json(const lattn_tiler_stats *s, const lattn_
                                         char *buf, size_t cap);
 
 /* ================================================================================================ */
+/* >>safetensors                                                                                    */
+/* ================================================================================================ */
+/* safetensors files (huggingface/safetensors): 8-byte little-endian header length N, N bytes of
+   UTF-8 JSON {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
+   "__metadata__": {"key": "value", ...}} padded with spaces, then the data region, row-major and
+   little-endian. The reader treats every file as hostile: header at most LATTN_ST_MAX_HEADER bytes,
+   valid UTF-8, strict JSON (no duplicate keys, integers only, at most LATTN_ST_MAX_DIMS dims, a
+   fixed nesting depth of 3), each tensor's byte range equal to dtype size x shape (checked
+   arithmetic), ranges tiling the data region in order with no gap, overlap or trailing byte.
+   Zero-sized tensors are valid. A rejection is LATTN_E_FORMAT with a message naming the tensor or
+   the header byte offset; nothing is leaked. Hosts are assumed little-endian. */
+#ifndef LATTN_ST_MAX_HEADER
+#  define LATTN_ST_MAX_HEADER (100u << 20)      /* 100 MiB, the reference implementation's cap */
+#endif
+#define LATTN_ST_MAX_DIMS 8
+
+typedef enum lattn_dtype {
+    LATTN_DTYPE_F32, LATTN_DTYPE_F64, LATTN_DTYPE_F16, LATTN_DTYPE_BF16, LATTN_DTYPE_I32, LATTN_DTYPE_I64
+} lattn_dtype;
+
+typedef struct lattn_st_tensor {
+    const char *name;                    /* NUL-terminated, owned by the file */
+    lattn_dtype dtype;
+    int ndim;
+    int64_t shape[LATTN_ST_MAX_DIMS];
+    size_t count;                        /* elements */
+    const unsigned char *data;           /* count x dtype size bytes inside the file's buffer */
+} lattn_st_tensor;
+
+typedef struct lattn_st_file {
+    lattn_st_tensor *tensors; int64_t n_tensors;   /* in header order */
+    const char **meta_keys, **meta_values; int64_t n_meta;
+    void *block;                         /* one allocation: arrays and decoded strings */
+    void *owned;                         /* the file bytes, when read from a path */
+} lattn_st_file;
+
+/* A tensor for the writer: data holds count x dtype size little-endian bytes. */
+typedef struct lattn_st_entry {
+    const char *name;
+    lattn_dtype dtype;
+    int ndim;
+    const int64_t *shape;
+    const void *data;
+} lattn_st_entry;
+
+LATTN_API size_t      lattn_dtype_size(lattn_dtype d);           /* 0 for an unknown dtype */
+LATTN_API const char *lattn_dtype_name(lattn_dtype d);           /* "F32", ...; "?" if unknown */
+/* Parse a file held in memory; buf must outlive f. */
+LATTN_API lattn_status lattn_st_parse(lattn_ctx *ctx, const void *buf, size_t size, lattn_st_file *f);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_st_load(lattn_ctx *ctx, const char *path, lattn_st_file *f);
+#endif
+LATTN_API void lattn_st_free(lattn_ctx *ctx, lattn_st_file *f);
+LATTN_API const lattn_st_tensor *lattn_st_find(const lattn_st_file *f, const char *name);
+LATTN_API const char *lattn_st_meta(const lattn_st_file *f, const char *key);   /* NULL if absent */
+/* Convert any dtype to float / double; n must equal t->count. */
+LATTN_API lattn_status lattn_st_to_f32(lattn_ctx *ctx, const lattn_st_tensor *t, float *out, size_t n);
+LATTN_API lattn_status lattn_st_to_f64(lattn_ctx *ctx, const lattn_st_tensor *t, double *out, size_t n);
+/* Serialise n tensors (data in entry order) and n_meta key/value pairs (meta[2i], meta[2i+1]) into a
+   buffer from the context's allocator; release it with lattn_free. */
+LATTN_API lattn_status lattn_st_serialize(lattn_ctx *ctx, const lattn_st_entry *e, int64_t n,
+                                          const char *const *meta, int64_t n_meta,
+                                          unsigned char **out, size_t *size);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const lattn_st_entry *e, int64_t n,
+                                     const char *const *meta, int64_t n_meta);
+#endif
+/* Release memory the library handed out (lattn_st_serialize). */
+LATTN_API void lattn_free(lattn_ctx *ctx, void *p);
+
+/* One named tensor of a model's weight arena (every model keeps its weights as one block of floats
+   and a table of these, in file order; lattn_<model>_tensor finds one by name). */
+#define LATTN_NAME_MAX 64
+typedef struct lattn_tensor {
+    char name[LATTN_NAME_MAX];
+    int ndim;
+    int64_t shape[3];
+    size_t count;
+    float *data;                          /* inside the model's arena */
+} lattn_tensor;
+
+/* ================================================================================================ */
 /* >>conv                                                                                           */
 /* ================================================================================================ */
 /* Depthwise causal short convolution (fla ShortConvolution; spec tcn_ssm.md §1):
@@ -718,18 +877,32 @@ LATTN_API lattn_status lattn_tcn_chunk(lattn_ctx *ctx, const lattn_tcn_args *a);
 LATTN_API lattn_status lattn_tcn_step (lattn_ctx *ctx, const lattn_tcn_args *a);
 
 /* The article's DemoModel: h = Linear(d_in -> D)(x); h = StackedEncoder(h); out = Linear(D -> 1)
-   of the last token. Weights in one block, initialised as PyTorch does (U(±1/sqrt(fan_in)) for
-   weights and biases; LayerNorm weight 1, bias 0) from the library PRNG. */
+   of the last token. Weights in one arena of named tensors, the article's state_dict names and
+   torch shapes: embedding.weight [D][d_in], embedding.bias [D]; per layer l
+   encoder.layers.{l}.conv.conv.weight [D][D][W], .conv.conv.bias [D], encoder.layers.{l}.norm.weight,
+   .norm.bias [D]; head.weight [1][D], head.bias [1]. lattn_tcn_demo_init draws them as PyTorch does
+   (U(±1/sqrt(fan_in)) for weights and biases; LayerNorm weight 1, bias 0) from the library PRNG;
+   lattn_tcn_demo_init_st reads the sizes from the shapes (no metadata needed: the article's own
+   files load as they are). */
+typedef struct lattn_tcn_demo_config { int64_t d_in, D, W, n_layers; } lattn_tcn_demo_config;
 typedef struct lattn_tcn_demo {
-    int64_t d_in, D, W, n_layers;
-    float *params; size_t n_params;
-    float *w_in, *b_in;                  /* [D][d_in], [D] */
-    lattn_tcn_layer layers[LATTN_TCN_MAX_LAYERS];
-    float *w_out, *b_out;                /* [D], [1] */
+    lattn_tcn_demo_config cfg;
+    float *arena; size_t n_params;
+    lattn_tensor *tensors; int64_t n_tensors;
+    lattn_tcn_layer layers[LATTN_TCN_MAX_LAYERS];   /* views of the encoder's tensors */
 } lattn_tcn_demo;
-LATTN_API lattn_status lattn_tcn_demo_init(lattn_ctx *ctx, lattn_tcn_demo *m, int64_t d_in,
-                                           int64_t D, int64_t W, int64_t n_layers, uint64_t seed);
+LATTN_API lattn_status lattn_tcn_demo_init(lattn_ctx *ctx, lattn_tcn_demo *m, const lattn_tcn_demo_config *c,
+                                           uint64_t seed);
+LATTN_API lattn_status lattn_tcn_demo_init_st(lattn_ctx *ctx, lattn_tcn_demo *m, const lattn_st_file *f,
+                                              const char *prefix);
+LATTN_API lattn_status lattn_tcn_demo_serialize(lattn_ctx *ctx, const lattn_tcn_demo *m, unsigned char **out,
+                                                size_t *size);
 LATTN_API void lattn_tcn_demo_free(lattn_ctx *ctx, lattn_tcn_demo *m);
+LATTN_API lattn_tensor *lattn_tcn_demo_tensor(const lattn_tcn_demo *m, const char *name);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_tcn_demo_save(lattn_ctx *ctx, const lattn_tcn_demo *m, const char *path);
+LATTN_API lattn_status lattn_tcn_demo_init_file(lattn_ctx *ctx, lattn_tcn_demo *m, const char *path);
+#endif
 /* x: [B][T][d_in] -> out: [B]. forward_ref runs the encoder in double (lattn_tcn_ref), forward in
    float32 (lattn_tcn_chunk). */
 LATTN_API lattn_status lattn_tcn_demo_forward_ref(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B,
@@ -883,77 +1056,6 @@ LATTN_API lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a);
 LATTN_API lattn_status lattn_gdr_step (lattn_ctx *ctx, const lattn_gdr_args *a);
 
 /* ================================================================================================ */
-/* >>safetensors                                                                                    */
-/* ================================================================================================ */
-/* safetensors files (huggingface/safetensors): 8-byte little-endian header length N, N bytes of
-   UTF-8 JSON {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
-   "__metadata__": {"key": "value", ...}} padded with spaces, then the data region, row-major and
-   little-endian. The reader treats every file as hostile: header at most LATTN_ST_MAX_HEADER bytes,
-   valid UTF-8, strict JSON (no duplicate keys, integers only, at most LATTN_ST_MAX_DIMS dims, a
-   fixed nesting depth of 3), each tensor's byte range equal to dtype size x shape (checked
-   arithmetic), ranges tiling the data region in order with no gap, overlap or trailing byte.
-   Zero-sized tensors are valid. A rejection is LATTN_E_FORMAT with a message naming the tensor or
-   the header byte offset; nothing is leaked. Hosts are assumed little-endian. */
-#ifndef LATTN_ST_MAX_HEADER
-#  define LATTN_ST_MAX_HEADER (100u << 20)      /* 100 MiB, the reference implementation's cap */
-#endif
-#define LATTN_ST_MAX_DIMS 8
-
-typedef enum lattn_dtype {
-    LATTN_DTYPE_F32, LATTN_DTYPE_F64, LATTN_DTYPE_F16, LATTN_DTYPE_BF16, LATTN_DTYPE_I32, LATTN_DTYPE_I64
-} lattn_dtype;
-
-typedef struct lattn_st_tensor {
-    const char *name;                    /* NUL-terminated, owned by the file */
-    lattn_dtype dtype;
-    int ndim;
-    int64_t shape[LATTN_ST_MAX_DIMS];
-    size_t count;                        /* elements */
-    const unsigned char *data;           /* count x dtype size bytes inside the file's buffer */
-} lattn_st_tensor;
-
-typedef struct lattn_st_file {
-    lattn_st_tensor *tensors; int64_t n_tensors;   /* in header order */
-    const char **meta_keys, **meta_values; int64_t n_meta;
-    void *block;                         /* one allocation: arrays and decoded strings */
-    void *owned;                         /* the file bytes, when read from a path */
-} lattn_st_file;
-
-/* A tensor for the writer: data holds count x dtype size little-endian bytes. */
-typedef struct lattn_st_entry {
-    const char *name;
-    lattn_dtype dtype;
-    int ndim;
-    const int64_t *shape;
-    const void *data;
-} lattn_st_entry;
-
-LATTN_API size_t      lattn_dtype_size(lattn_dtype d);           /* 0 for an unknown dtype */
-LATTN_API const char *lattn_dtype_name(lattn_dtype d);           /* "F32", ...; "?" if unknown */
-/* Parse a file held in memory; buf must outlive f. */
-LATTN_API lattn_status lattn_st_parse(lattn_ctx *ctx, const void *buf, size_t size, lattn_st_file *f);
-#ifndef LATTN_NO_STDIO
-LATTN_API lattn_status lattn_st_load(lattn_ctx *ctx, const char *path, lattn_st_file *f);
-#endif
-LATTN_API void lattn_st_free(lattn_ctx *ctx, lattn_st_file *f);
-LATTN_API const lattn_st_tensor *lattn_st_find(const lattn_st_file *f, const char *name);
-LATTN_API const char *lattn_st_meta(const lattn_st_file *f, const char *key);   /* NULL if absent */
-/* Convert any dtype to float / double; n must equal t->count. */
-LATTN_API lattn_status lattn_st_to_f32(lattn_ctx *ctx, const lattn_st_tensor *t, float *out, size_t n);
-LATTN_API lattn_status lattn_st_to_f64(lattn_ctx *ctx, const lattn_st_tensor *t, double *out, size_t n);
-/* Serialise n tensors (data in entry order) and n_meta key/value pairs (meta[2i], meta[2i+1]) into a
-   buffer from the context's allocator; release it with lattn_free. */
-LATTN_API lattn_status lattn_st_serialize(lattn_ctx *ctx, const lattn_st_entry *e, int64_t n,
-                                          const char *const *meta, int64_t n_meta,
-                                          unsigned char **out, size_t *size);
-#ifndef LATTN_NO_STDIO
-LATTN_API lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const lattn_st_entry *e, int64_t n,
-                                     const char *const *meta, int64_t n_meta);
-#endif
-/* Release memory the library handed out (lattn_st_serialize). */
-LATTN_API void lattn_free(lattn_ctx *ctx, void *p);
-
-/* ================================================================================================ */
 /* >>laplace                                                                                        */
 /* ================================================================================================ */
 /* The Laplace layer and model: the Simple-GLA language model trained on Trainium2 (spec
@@ -1007,15 +1109,6 @@ LATTN_API lattn_status lattn_laplace_state_floats(const lattn_laplace_config *c,
    (3B: 2,717,908,992 in 96 matrices). LATTN_E_SHAPE on overflow or a non-positive size. */
 LATTN_API lattn_status lattn_laplace_matrix_params(const lattn_laplace_config *c, size_t *out, int64_t *n_matrices);
 
-/* One named tensor of a weight arena (at most 2 dimensions here). */
-#define LATTN_NAME_MAX 64
-typedef struct lattn_tensor {
-    char name[LATTN_NAME_MAX];
-    int ndim;
-    int64_t shape[2];
-    size_t count;
-    float *data;                          /* inside the model's arena */
-} lattn_tensor;
 
 typedef struct lattn_laplace_model {
     lattn_laplace_config cfg;
@@ -1092,6 +1185,10 @@ LATTN_API lattn_tensor *lattn_gdn_tensor(const lattn_gdn_layer *m, const char *n
    tensor prefix+name with exactly its shape; anything else is LATTN_E_FORMAT and leaves *m empty. */
 LATTN_API lattn_status lattn_gdn_serialize(lattn_ctx *ctx, const lattn_gdn_layer *m, unsigned char **out, size_t *size);
 LATTN_API lattn_status lattn_gdn_init_st(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_st_file *f, const char *prefix);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_gdn_save(lattn_ctx *ctx, const lattn_gdn_layer *m, const char *path);
+LATTN_API lattn_status lattn_gdn_init_file(lattn_ctx *ctx, lattn_gdn_layer *m, const char *path);
+#endif
 /* Floats of one sequence's state: (2·H·K + H·V)·W + H·K·V; LATTN_E_SHAPE on overflow or a bad size. */
 LATTN_API lattn_status lattn_gdn_state_floats(const lattn_gdn_config *c, size_t *out);
 /* x, y [B][T][D]; state NULL or [B][state floats] (initial in, final out). _ref: double, token by
@@ -1138,7 +1235,8 @@ typedef struct lattn_prism_p1 {
     const float *b_w;                    /* b_proj [H][D] */
     const float *o0_w, *o0_b, *o2_w, *o2_b;   /* _o.0 [4D][D], [4D]; _o.2 [D][4D], [D] */
     const float *up_gain, *up_k;         /* solver_up_gain_weight, solver_up_k_weight [S][R][D] */
-    float *arena;                        /* owned copy of every tensor (lattn_prism_p1_init_st) */
+    float *arena; size_t n_params;       /* every tensor, tensors[] in order; the fields above view it */
+    lattn_tensor *tensors; int64_t n_tensors;
     int ablate;                          /* LATTN_PRISM_R2 | ... (0: the block as published) */
 } lattn_prism_p1;
 /* The LM-track ablations (llm/models/prism_ablations.py; spec §4.7), for P1 and P2: R2 every solver
@@ -1151,6 +1249,7 @@ enum { LATTN_PRISM_R2 = 1, LATTN_PRISM_R3 = 2, LATTN_PRISM_R4 = 4, LATTN_PRISM_R
    tau 16, gate_min 1e-4. LATTN_E_FORMAT for a missing or misshapen tensor; *p is then empty. */
 LATTN_API lattn_status lattn_prism_p1_init_st(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_st_file *f, const char *prefix);
 LATTN_API void lattn_prism_p1_free(lattn_ctx *ctx, lattn_prism_p1 *p);
+LATTN_API lattn_tensor *lattn_prism_p1_tensor(const lattn_prism_p1 *p, const char *name);
 /* The block in double: x [B][T][D] -> y [B][T][D] (and y64 in double, may be NULL). T must be a
    multiple of C (the official reshapes); initial state zero, no final state. */
 LATTN_API lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
@@ -1168,6 +1267,10 @@ LATTN_API lattn_status lattn_prism_params(const lattn_prism_config *c, size_t *o
    tensors as safetensors under the official names. */
 LATTN_API lattn_status lattn_prism_p1_init(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_prism_config *c, uint64_t seed);
 LATTN_API lattn_status lattn_prism_p1_serialize(lattn_ctx *ctx, const lattn_prism_p1 *p, unsigned char **out, size_t *size);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_prism_p1_save(lattn_ctx *ctx, const lattn_prism_p1 *m, const char *path);
+LATTN_API lattn_status lattn_prism_p1_init_file(lattn_ctx *ctx, lattn_prism_p1 *m, const char *path);
+#endif
 /* P2 (spec §4.4; lattn's definition, "PRISM-like", not in the sources): the same block and
    parameters as P1 with the chunk-level step 7 replaced by a per-token recurrence on the delta-rule
    core, so its chunked form equals its recurrence for every chunk size:
@@ -1205,6 +1308,11 @@ LATTN_API lattn_status lattn_prism_p0_state_floats(const lattn_prism_p0_config *
 /* A P0 block from a parsed file: configuration from "p0.D", "p0.H", "p0.L", "p0.Kc" metadata, every
    tensor prefix+name with exactly its shape; anything else is LATTN_E_FORMAT and leaves *m empty. */
 LATTN_API lattn_status lattn_prism_p0_init_st(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_st_file *f, const char *prefix);
+LATTN_API lattn_status lattn_prism_p0_serialize(lattn_ctx *ctx, const lattn_prism_p0 *m, unsigned char **out, size_t *size);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_prism_p0_save(lattn_ctx *ctx, const lattn_prism_p0 *m, const char *path);
+LATTN_API lattn_status lattn_prism_p0_init_file(lattn_ctx *ctx, lattn_prism_p0 *m, const char *path);
+#endif
 /* x, y [B][T][D]; state NULL (fresh) or [B][state floats], initial in and final out. */
 LATTN_API lattn_status lattn_prism_p0_forward_ref(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T,
                                                   const float *x, float *y, float *state, double *y64);
@@ -1326,15 +1434,21 @@ typedef struct lattn_ttt_layer {
     float *arena; size_t n_params;
     float *q_w, *k_w, *v_w, *o_w, *g_w, *lr_w, *lr_b, *tok_idx, *ln_w, *ln_b, *W1, *b1, *W2, *b2, *post_w, *post_b;
     float *seq_norm, *ffn_norm, *gate_w, *up_w, *down_w;   /* the Block (ffn > 0) */
+    lattn_tensor *tensors; int64_t n_tensors;   /* the arena's tensors under their file names; the fields above view it */
 } lattn_ttt_layer;
 LATTN_API lattn_status lattn_ttt_layer_init(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_ttt_config *c, uint64_t seed);
 LATTN_API void lattn_ttt_layer_free(lattn_ctx *ctx, lattn_ttt_layer *m);
+LATTN_API lattn_tensor *lattn_ttt_layer_tensor(const lattn_ttt_layer *m, const char *name);
 /* The tensors under their official names after prefix (sizes from the shapes; TTT-MLP when W2 is
    present; use_gate when g_proj.weight is; the Block when seq_norm.weight is), with metadata
    "ttt.base_lr" and "ttt.rope_theta" when present (else 1 and 10000); LATTN_E_FORMAT for anything
    missing or misshapen, *m then empty. */
 LATTN_API lattn_status lattn_ttt_layer_init_st(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_st_file *f, const char *prefix);
 LATTN_API lattn_status lattn_ttt_layer_serialize(lattn_ctx *ctx, const lattn_ttt_layer *m, unsigned char **out, size_t *size);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_ttt_layer_save(lattn_ctx *ctx, const lattn_ttt_layer *m, const char *path);
+LATTN_API lattn_status lattn_ttt_layer_init_file(lattn_ctx *ctx, lattn_ttt_layer *m, const char *path);
+#endif
 LATTN_API lattn_status lattn_ttt_state_floats(const lattn_ttt_config *c, size_t *out);
 /* One fresh sequence's state: every head's fast weights from the layer's W1, b1 (W2, b2), zero
    gradients, position 0. */
@@ -1478,6 +1592,10 @@ LATTN_API lattn_tensor *lattn_tf_tensor(const lattn_tf_model *m, const char *nam
    for a missing or misshapen tensor, *m then empty). */
 LATTN_API lattn_status lattn_tf_serialize(lattn_ctx *ctx, const lattn_tf_model *m, unsigned char **out, size_t *size);
 LATTN_API lattn_status lattn_tf_init_st(lattn_ctx *ctx, lattn_tf_model *m, const lattn_st_file *f, const char *prefix);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_tf_save(lattn_ctx *ctx, const lattn_tf_model *m, const char *path);
+LATTN_API lattn_status lattn_tf_init_file(lattn_ctx *ctx, lattn_tf_model *m, const char *path);
+#endif
 
 /* KV cache of B sequences with room for cap tokens: k, v [n_layers][B][cap][H_kv][head_dim],
    len [n_layers][B] (lattn_kv_cache views of each layer), pos [B] the position of the next token. */
@@ -1599,9 +1717,6 @@ LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, i
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval", "mask", "window",
    "retnet_decay": RetNet's decays computed in double, lattn_la_args.retnet_decay), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
-typedef enum lattn_form {
-    LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP
-} lattn_form;
 LATTN_API const char *lattn_form_name(lattn_form f);          /* "ref", "parallel", ... */
 LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when known */
 /* Run the case's mixer with one form (STEP = the decode loop; FAST = _fast, or _scan for s4d) on
@@ -3356,6 +3471,178 @@ static float  lattn__gelu(float x)    { return 0.5f * x * (1.0f + erff(x * 0.707
 static double lattn__silu_d(double x) { return x / (1.0 + exp(-x)); }
 
 /* ================================================================================================ */
+/* >>arena implementation: the weights of every model, and their safetensors form                   */
+/* ================================================================================================ */
+/* ---- weight arenas: named tensors (at most 3 dimensions) in one block of floats ----------------- */
+/* A zeroed table of nt tensors followed by `extra` floats of the caller's (derived buffers). */
+static lattn_status lattn__table_new(lattn_ctx *ctx, const char *who, int64_t nt, size_t extra, lattn_tensor **tab) {
+    size_t bytes = (size_t)nt * sizeof(lattn_tensor) + extra * sizeof(float);
+    *tab = (lattn_tensor *)lattn__alloc(ctx, bytes);
+    if (!*tab) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes", who, bytes);
+    memset(*tab, 0, bytes);
+    return LATTN_OK;
+}
+/* Once names and shapes are set (sizes checked by the caller's configuration check): counts, one
+   arena, data pointers in table order. On failure the table is released too. */
+static lattn_status lattn__arena_bind(lattn_ctx *ctx, const char *who, lattn_tensor *tab, int64_t nt,
+                                      float **arena, size_t *n_params) {
+    size_t total = 0;
+    int64_t i;
+    for (i = 0; i < nt; i++) {
+        int d;
+        tab[i].count = 1;
+        for (d = 0; d < tab[i].ndim; d++) tab[i].count *= (size_t)tab[i].shape[d];
+        total += tab[i].count;
+    }
+    if (lattn__alloc_floats(ctx, arena, total, who) != LATTN_OK) { lattn__free(ctx, tab); return LATTN_E_NOMEM; }
+    *n_params = total;
+    for (i = 0, total = 0; i < nt; i++) { tab[i].data = *arena + total; total += tab[i].count; }
+    return LATTN_OK;
+}
+static lattn_tensor *lattn__arena_find(lattn_tensor *tab, int64_t nt, const char *name) {
+    int64_t i;
+    for (i = 0; tab && name && i < nt; i++) if (strcmp(tab[i].name, name) == 0) return &tab[i];
+    return NULL;
+}
+/* The seeded initialisation every layer uses: biases 0, vectors (norm weights) 1, convolutions
+   U(±W^-1/2) (PyTorch's Conv1d default), every other matrix N(0, 0.02²) (fla's initializer_range). */
+static void lattn__arena_init(lattn_tensor *tab, int64_t nt, lattn_rng *r) {
+    int64_t i;
+    for (i = 0; i < nt; i++) {
+        lattn_tensor *t = &tab[i];
+        const char *dot = strrchr(t->name, '.');
+        size_t j;
+        if (dot && strcmp(dot, ".bias") == 0) memset(t->data, 0, t->count * sizeof(float));
+        else if (t->ndim == 1) for (j = 0; j < t->count; j++) t->data[j] = 1.0f;
+        else if (strstr(t->name, "conv")) {
+            float bound = (float)(1.0 / sqrt((double)t->shape[1]));
+            lattn_rng_fill_uniform(r, t->data, t->count, -bound, bound);
+        } else lattn_rng_fill_normal(r, t->data, t->count, 0.0f, 0.02f);
+    }
+}
+
+/* ---- weights as safetensors: the configuration rides in __metadata__ ---------------------------- */
+/* One configuration field in the metadata: an integer (i), a float (f), or an index into a list of
+   names (e, names). Written with lattn__cfg_write, read back strictly with lattn__cfg_read. */
+typedef struct lattn__cfield { const char *key; int64_t *i; float *f; double *d; int *e; const char *const *names; int n_names; } lattn__cfield;
+#define LATTN__CFG_MAX 12
+static void lattn__cfg_write(const lattn__cfield *fl, int n, char (*vals)[32], const char **meta) {
+    int i;
+    for (i = 0; i < n; i++) {
+        if (fl[i].i) snprintf(vals[i], 32, "%lld", (long long)*fl[i].i);
+        else if (fl[i].f) snprintf(vals[i], 32, "%.9g", (double)*fl[i].f);
+        else if (fl[i].d) snprintf(vals[i], 32, "%.17g", *fl[i].d);
+        else snprintf(vals[i], 32, "%s", fl[i].names[*fl[i].e]);
+        meta[2 * i] = fl[i].key; meta[2 * i + 1] = vals[i];
+    }
+}
+static lattn_status lattn__cfg_read(lattn_ctx *ctx, const char *who, const lattn_st_file *f, const lattn__cfield *fl, int n) {
+    int i, d;
+    for (i = 0; i < n; i++) {
+        const char *v = lattn_st_meta(f, fl[i].key);
+        char *end = NULL;
+        if (!v) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata has no \"%s\"", who, fl[i].key);
+        errno = 0;
+        if (fl[i].i) *fl[i].i = (int64_t)strtoll(v, &end, 10);
+        else if (fl[i].f) {
+            double x = strtod(v, &end);
+            if (!(fabs(x) <= FLT_MAX)) end = (char *)(size_t)v;    /* NaN, inf or beyond float: refused */
+            else *fl[i].f = (float)x;
+        } else if (fl[i].d) {
+            *fl[i].d = strtod(v, &end);
+            if (!isfinite(*fl[i].d)) end = (char *)(size_t)v;
+        } else {
+            for (d = 0; d < fl[i].n_names && strcmp(v, fl[i].names[d]) != 0; d++) {}
+            *fl[i].e = d;
+            end = (char *)(size_t)(d < fl[i].n_names ? v + strlen(v) : v);
+        }
+        if (end == v || *end != '\0' || errno)
+            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata \"%s\" = \"%s\" is not valid", who, fl[i].key, v);
+    }
+    return LATTN_OK;
+}
+/* The tensors of an arena as safetensors (float32) with the configuration's metadata. */
+static lattn_status lattn__arena_serialize(lattn_ctx *ctx, const char *who, const lattn_tensor *tab, int64_t nt,
+                                           const lattn__cfield *fl, int n_fl, unsigned char **out, size_t *size) {
+    char vals[LATTN__CFG_MAX][32];
+    const char *meta[2 * LATTN__CFG_MAX];
+    lattn_st_entry *e;
+    int64_t i;
+    lattn_status st;
+    lattn__cfg_write(fl, n_fl, vals, meta);
+    e = (lattn_st_entry *)lattn__alloc(ctx, (size_t)nt * sizeof *e);
+    if (!e) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    for (i = 0; i < nt; i++) {
+        e[i].name = tab[i].name; e[i].dtype = LATTN_DTYPE_F32; e[i].ndim = tab[i].ndim; e[i].shape = tab[i].shape; e[i].data = tab[i].data;
+    }
+    st = lattn_st_serialize(ctx, e, nt, meta, n_fl, out, size);
+    lattn__free(ctx, e);
+    return st;
+}
+/* Every tensor of the arena from `prefix`+name in f, with exactly its shape (any float dtype). */
+static lattn_status lattn__arena_load(lattn_ctx *ctx, const char *who, lattn_tensor *tab, int64_t nt,
+                                      const lattn_st_file *f, const char *prefix) {
+    char name[2 * LATTN_NAME_MAX];
+    int64_t i;
+    int d;
+    for (i = 0; i < nt; i++) {
+        lattn_tensor *t = &tab[i];
+        const lattn_st_tensor *s;
+        snprintf(name, sizeof name, "%s%s", prefix, t->name);
+        s = lattn_st_find(f, name);
+        if (!s) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: missing tensor '%s'", who, name);
+        if (s->ndim != t->ndim || s->dtype == LATTN_DTYPE_I32 || s->dtype == LATTN_DTYPE_I64)
+            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' must be a float tensor of %d dimensions", who, name, t->ndim);
+        for (d = 0; d < t->ndim; d++)
+            if (s->shape[d] != t->shape[d])
+                return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' has dimension %d = %lld, the configuration needs %lld",
+                                   who, name, d, (long long)s->shape[d], (long long)t->shape[d]);
+        LATTN__TRY(lattn_st_to_f32(ctx, s, t->data, t->count));
+    }
+    return LATTN_OK;
+}
+/* A configuration-check failure met while loading is the file's fault: LATTN_E_FORMAT, same text. */
+static lattn_status lattn__as_format(lattn_ctx *ctx, lattn_status st) {
+    char msg[256];
+    if (st == LATTN_E_NOMEM || st == LATTN_OK) return st;
+    snprintf(msg, sizeof msg, "%s", lattn_ctx_error(ctx));
+    return lattn__fail(ctx, LATTN_E_FORMAT, "%s (from the file's metadata)", msg);
+}
+
+#ifndef LATTN_NO_STDIO
+/* n bytes into the file at path (a model's _save). */
+static lattn_status lattn__write_file(lattn_ctx *ctx, const char *who, const char *path, const unsigned char *buf, size_t n) {
+    FILE *fp = fopen(path, "wb");
+    int ok = fp && fwrite(buf, 1, n, fp) == n;
+    if (fp && fclose(fp) != 0) ok = 0;
+    return ok ? LATTN_OK : lattn__fail(ctx, LATTN_E_IO, "%s: cannot write '%s'", who, path);
+}
+/* The file forms of a model's weights I/O, from its memory forms: lattn_<fam>_save (the weights as
+   lattn_<fam>_serialize writes them, into a file) and lattn_<fam>_init_file (lattn_<fam>_init_st on
+   a file's tensors, no prefix). Every model has the four, so the two file forms are written once. */
+#define LATTN__MODEL_FILES(fam, T)                                                                  \
+    LATTN__DEF lattn_status lattn_##fam##_save(lattn_ctx *ctx, const T *m, const char *path) {      \
+        unsigned char *buf = NULL;                                                                  \
+        size_t n = 0;                                                                               \
+        lattn_status st;                                                                            \
+        if (!path) return lattn__fail(ctx, LATTN_E_NULL, "lattn_" #fam "_save: path is NULL");      \
+        LATTN__TRY(lattn_##fam##_serialize(ctx, m, &buf, &n));                                      \
+        st = lattn__write_file(ctx, "lattn_" #fam "_save", path, buf, n);                           \
+        lattn__free(ctx, buf);                                                                      \
+        return st == LATTN_OK ? lattn__ok(ctx) : st;                                                \
+    }                                                                                               \
+    LATTN__DEF lattn_status lattn_##fam##_init_file(lattn_ctx *ctx, T *m, const char *path) {       \
+        lattn_st_file f;                                                                            \
+        lattn_status st;                                                                            \
+        if (m) memset(m, 0, sizeof *m);                                                             \
+        LATTN__TRY(lattn_st_load(ctx, path, &f));                                                   \
+        st = lattn_##fam##_init_st(ctx, m, &f, "");                                                 \
+        lattn_st_free(ctx, &f);                                                                     \
+        return st;                                                                                  \
+    }
+#endif
+
+/* ================================================================================================ */
 /* >>conv implementation                                                                            */
 /* ================================================================================================ */
 static lattn_status lattn__conv_check(lattn_ctx *ctx, const char *who, const lattn_shortconv_args *a, int64_t *n) {
@@ -4406,76 +4693,148 @@ LATTN__DEF lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a) 
 }
 
 /* The demo model: Linear(d_in -> d), the stack, Linear(d -> 1) on the last token. */
-LATTN__DEF lattn_status lattn_tcn_demo_init(lattn_ctx *ctx, lattn_tcn_demo *m, int64_t d_in, int64_t d,
-                                            int64_t k, int64_t n_layers, uint64_t seed) {
-    size_t n, per;
-    int64_t l, dims[3];
-    float *p;
-    lattn_rng r = lattn_rng_seed(seed);
-    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tcn_demo_init: model is NULL");
+/* The tensor table and arena of a demo model (weights uninitialised), the encoder's views bound. */
+static lattn_status lattn__tcn_demo_alloc(lattn_ctx *ctx, const char *who, lattn_tcn_demo *m, const lattn_tcn_demo_config *c) {
+    static const char *const layer_names[4] = { "conv.conv.weight", "conv.conv.bias", "norm.weight", "norm.bias" };
+    int64_t dims[3], l, i, nt;
     memset(m, 0, sizeof *m);
-    if (d_in < 1 || d < 1 || k < 1 || n_layers < 1 || n_layers > LATTN_TCN_MAX_LAYERS)
-        return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_tcn_demo_init: bad sizes");
-    dims[0] = d; dims[1] = d; dims[2] = k + 1;
-    LATTN__TRY(lattn__check_count(ctx, "lattn_tcn_demo_init", "weights", 3, dims));
-    per = (size_t)(d * d * k + 3 * d);
-    n = (size_t)(d * d_in + d) + per * (size_t)n_layers + (size_t)d + 1;
-    LATTN__TRY(lattn__alloc_floats(ctx, &m->params, n, "lattn_tcn_demo_init"));
-    m->n_params = n; m->d_in = d_in; m->D = d; m->W = k; m->n_layers = n_layers;
-    p = m->params;
-#define LATTN__DEMO_TAKE(ptr, cnt, bound) do { ptr = p; \
-        lattn_rng_fill_uniform(&r, p, (size_t)(cnt), -(float)(bound), (float)(bound)); p += (cnt); } while (0)
-    LATTN__DEMO_TAKE(m->w_in, d * d_in, 1.0 / sqrt((double)d_in));
-    LATTN__DEMO_TAKE(m->b_in, d, 1.0 / sqrt((double)d_in));
-    for (l = 0; l < n_layers; l++) {
-        float *lw, *lb; int64_t i;
-        LATTN__DEMO_TAKE(m->layers[l].w, d * d * k, 1.0 / sqrt((double)(d * k)));
-        LATTN__DEMO_TAKE(m->layers[l].b, d, 1.0 / sqrt((double)(d * k)));
-        lw = p; lb = p + d; p += 2 * d;
-        for (i = 0; i < d; i++) { lw[i] = 1.0f; lb[i] = 0.0f; }
-        m->layers[l].ln_w = lw; m->layers[l].ln_b = lb;
+    if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
+    if (c->d_in < 1 || c->D < 1 || c->W < 1 || c->n_layers < 1 || c->n_layers > LATTN_TCN_MAX_LAYERS)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: d_in = %lld, D = %lld, W = %lld, n_layers = %lld (1 .. %d)", who,
+                           (long long)c->d_in, (long long)c->D, (long long)c->W, (long long)c->n_layers, LATTN_TCN_MAX_LAYERS);
+    dims[0] = c->D;
+    dims[1] = LATTN__MAX(c->D, c->d_in);
+    dims[2] = c->W + 1;
+    LATTN__TRY(lattn__check_count(ctx, who, "weights", 3, dims));
+    nt = 4 + 4 * c->n_layers;
+    LATTN__TRY(lattn__table_new(ctx, who, nt, 0, &m->tensors));
+    for (i = 0; i < nt; i++) {
+        lattn_tensor *t = &m->tensors[i];
+        l = (i - 2) / 4;
+        if (i == 0 || i == 1) snprintf(t->name, sizeof t->name, "embedding.%s", i == 0 ? "weight" : "bias");
+        else if (i >= nt - 2) snprintf(t->name, sizeof t->name, "head.%s", i == nt - 2 ? "weight" : "bias");
+        else snprintf(t->name, sizeof t->name, "encoder.layers.%lld.%s", (long long)l, layer_names[(i - 2) % 4]);
+        t->ndim = i == 0 || i == nt - 2 ? 2 : i >= nt - 2 || (i - 2) % 4 != 0 ? 1 : 3;
+        t->shape[0] = i == nt - 2 || i == nt - 1 ? 1 : c->D;
+        t->shape[1] = i == 0 ? c->d_in : c->D;
+        t->shape[2] = c->W;
     }
-    LATTN__DEMO_TAKE(m->w_out, d, 1.0 / sqrt((double)d));
-    LATTN__DEMO_TAKE(m->b_out, 1, 1.0 / sqrt((double)d));
-#undef LATTN__DEMO_TAKE
+    if (lattn__arena_bind(ctx, who, m->tensors, nt, &m->arena, &m->n_params) != LATTN_OK) {
+        m->tensors = NULL;                /* released by the bind */
+        return LATTN_E_NOMEM;
+    }
+    m->n_tensors = nt;
+    m->cfg = *c;
+    for (l = 0; l < c->n_layers; l++) {
+        m->layers[l].w = m->tensors[2 + 4 * l].data;
+        m->layers[l].b = m->tensors[3 + 4 * l].data;
+        m->layers[l].ln_w = m->tensors[4 + 4 * l].data;
+        m->layers[l].ln_b = m->tensors[5 + 4 * l].data;
+    }
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_tcn_demo_init(lattn_ctx *ctx, lattn_tcn_demo *m, const lattn_tcn_demo_config *c, uint64_t seed) {
+    lattn_rng r = lattn_rng_seed(seed);
+    int64_t i;
+    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tcn_demo_init: model is NULL");
+    LATTN__TRY(lattn__tcn_demo_alloc(ctx, "lattn_tcn_demo_init", m, c));
+    for (i = 0; i < m->n_tensors; i++) {  /* in state_dict order; a tensor's fan_in is its row length */
+        lattn_tensor *t = &m->tensors[i];
+        int norm = strstr(t->name, ".norm.") != NULL;
+        int64_t fan = i < 2 ? c->d_in : i >= m->n_tensors - 2 ? c->D : c->D * c->W;
+        size_t j;
+        float bound = (float)(1.0 / sqrt((double)fan));
+        if (norm) for (j = 0; j < t->count; j++) t->data[j] = strstr(t->name, "weight") ? 1.0f : 0.0f;
+        else lattn_rng_fill_uniform(&r, t->data, t->count, -bound, bound);
+    }
     return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_tcn_demo_init_st(lattn_ctx *ctx, lattn_tcn_demo *m, const lattn_st_file *f, const char *prefix) {
+    const char *who = "lattn_tcn_demo_init_st";
+    const lattn_st_tensor *emb, *conv;
+    lattn_tcn_demo_config c;
+    char name[2 * LATTN_NAME_MAX];
+    lattn_status st;
+    if (!m || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    memset(m, 0, sizeof *m);
+    if (!prefix) prefix = "";
+    if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
+    snprintf(name, sizeof name, "%sembedding.weight", prefix);
+    emb = lattn_st_find(f, name);
+    snprintf(name, sizeof name, "%sencoder.layers.0.conv.conv.weight", prefix);
+    conv = lattn_st_find(f, name);
+    if (!emb || emb->ndim != 2 || !conv || conv->ndim != 3)
+        return lattn__fail(ctx, LATTN_E_FORMAT, "%s: needs %sembedding.weight [D][d_in] and %sencoder.layers.0.conv.conv.weight [D][D][W]",
+                           who, prefix, prefix);
+    c.D = emb->shape[0];
+    c.d_in = emb->shape[1];
+    c.W = conv->shape[2];
+    for (c.n_layers = 1; c.n_layers < LATTN_TCN_MAX_LAYERS; c.n_layers++) {
+        snprintf(name, sizeof name, "%sencoder.layers.%lld.conv.conv.weight", prefix, (long long)c.n_layers);
+        if (!lattn_st_find(f, name)) break;
+    }
+    if ((st = lattn__tcn_demo_alloc(ctx, who, m, &c)) != LATTN_OK) return lattn__as_format(ctx, st);
+    if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) {
+        lattn_tcn_demo_free(ctx, m);
+        return st;
+    }
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_tcn_demo_serialize(lattn_ctx *ctx, const lattn_tcn_demo *m, unsigned char **out, size_t *size) {
+    const char *who = "lattn_tcn_demo_serialize";
+    if (!m || !m->tensors || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    return lattn__arena_serialize(ctx, who, m->tensors, m->n_tensors, NULL, 0, out, size);
 }
 LATTN__DEF void lattn_tcn_demo_free(lattn_ctx *ctx, lattn_tcn_demo *m) {
     if (!m) return;
-    lattn__free(ctx, m->params);
+    lattn__free(ctx, m->arena);
+    lattn__free(ctx, m->tensors);
     memset(m, 0, sizeof *m);
 }
+LATTN__DEF lattn_tensor *lattn_tcn_demo_tensor(const lattn_tcn_demo *m, const char *name) {
+    return m ? lattn__arena_find(m->tensors, m->n_tensors, name) : NULL;
+}
+#ifndef LATTN_NO_STDIO
+LATTN__MODEL_FILES(tcn_demo, lattn_tcn_demo)
+#endif
 /* The demo model with the encoder in double (form REF) or float32 (CHUNK); the two linear maps
    accumulate in double. */
 static lattn_status lattn__tcn_demo_run(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T, const float *x,
                                         float *out, double *out64, lattn_form form) {
     const char *who = form == LATTN_FORM_REF ? "lattn_tcn_demo_forward_ref" : "lattn_tcn_demo_forward";
+    const float *w_in, *b_in, *w_out, *b_out;
+    int64_t d_in;
     lattn_tcn_args a;
     float *h;
     int64_t t, o, i, d;
     size_t n;
     lattn_status st;
-    if (!m || !m->params || !x || !out) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    if (!m || !m->tensors || !x || !out) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B and T must be >= 1", who);
-    d = m->D;
+    d = m->cfg.D;
+    d_in = m->cfg.d_in;
+    w_in = m->tensors[0].data;
+    b_in = m->tensors[1].data;
+    w_out = m->tensors[m->n_tensors - 2].data;
+    b_out = m->tensors[m->n_tensors - 1].data;
     if (lattn_size_mul(&n, (size_t)B, (size_t)T) || lattn_size_mul(&n, n, (size_t)d * 2))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: sizes overflow", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &h, n, who));
     for (t = 0; t < B * T; t++)
         for (o = 0; o < d; o++) {
-            double acc = m->b_in[o];
-            for (i = 0; i < m->d_in; i++) acc += (double)m->w_in[o * m->d_in + i] * x[t * m->d_in + i];
+            double acc = b_in[o];
+            for (i = 0; i < d_in; i++) acc += (double)w_in[o * d_in + i] * x[t * d_in + i];
             h[t * d + o] = (float)acc;
         }
     memset(&a, 0, sizeof a);
-    a.B = B; a.T = T; a.D = d; a.W = m->W; a.n_layers = m->n_layers; a.layers = m->layers;
+    a.B = B; a.T = T; a.D = d; a.W = m->cfg.W; a.n_layers = m->cfg.n_layers; a.layers = m->layers;
     a.x = h; a.y = h + B * T * d;
     st = form == LATTN_FORM_REF ? lattn_tcn_ref(ctx, &a) : lattn_tcn_chunk(ctx, &a);
     if (st == LATTN_OK)
         for (t = 0; t < B; t++) {
             const float *last = a.y + (t * T + T - 1) * d;
-            double acc = m->b_out[0];
-            for (o = 0; o < d; o++) acc += (double)m->w_out[o] * last[o];
+            double acc = b_out[0];
+            for (o = 0; o < d; o++) acc += (double)w_out[o] * last[o];
             out[t] = (float)acc;
             if (out64) out64[t] = acc;
         }
@@ -6911,52 +7270,6 @@ static lattn_status lattn__laplace_check_cfg(lattn_ctx *ctx, const char *who, co
     return LATTN_OK;
 }
 
-/* ---- weight arenas: named tensors (at most 2 dimensions) in one block of floats ----------------- */
-/* A zeroed table of nt tensors followed by `extra` floats of the caller's (derived buffers). */
-static lattn_status lattn__table_new(lattn_ctx *ctx, const char *who, int64_t nt, size_t extra, lattn_tensor **tab) {
-    size_t bytes = (size_t)nt * sizeof(lattn_tensor) + extra * sizeof(float);
-    *tab = (lattn_tensor *)lattn__alloc(ctx, bytes);
-    if (!*tab) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes", who, bytes);
-    memset(*tab, 0, bytes);
-    return LATTN_OK;
-}
-/* Once names and shapes are set (sizes checked by the caller's configuration check): counts, one
-   arena, data pointers in table order. On failure the table is released too. */
-static lattn_status lattn__arena_bind(lattn_ctx *ctx, const char *who, lattn_tensor *tab, int64_t nt,
-                                      float **arena, size_t *n_params) {
-    size_t total = 0;
-    int64_t i;
-    for (i = 0; i < nt; i++) {
-        tab[i].count = (size_t)tab[i].shape[0] * (size_t)(tab[i].ndim == 2 ? tab[i].shape[1] : 1);
-        total += tab[i].count;
-    }
-    if (lattn__alloc_floats(ctx, arena, total, who) != LATTN_OK) { lattn__free(ctx, tab); return LATTN_E_NOMEM; }
-    *n_params = total;
-    for (i = 0, total = 0; i < nt; i++) { tab[i].data = *arena + total; total += tab[i].count; }
-    return LATTN_OK;
-}
-static lattn_tensor *lattn__arena_find(lattn_tensor *tab, int64_t nt, const char *name) {
-    int64_t i;
-    for (i = 0; tab && name && i < nt; i++) if (strcmp(tab[i].name, name) == 0) return &tab[i];
-    return NULL;
-}
-/* The seeded initialisation every layer uses: biases 0, vectors (norm weights) 1, convolutions
-   U(±W^-1/2) (PyTorch's Conv1d default), every other matrix N(0, 0.02²) (fla's initializer_range). */
-static void lattn__arena_init(lattn_tensor *tab, int64_t nt, lattn_rng *r) {
-    int64_t i;
-    for (i = 0; i < nt; i++) {
-        lattn_tensor *t = &tab[i];
-        const char *dot = strrchr(t->name, '.');
-        size_t j;
-        if (dot && strcmp(dot, ".bias") == 0) memset(t->data, 0, t->count * sizeof(float));
-        else if (t->ndim == 1) for (j = 0; j < t->count; j++) t->data[j] = 1.0f;
-        else if (strstr(t->name, "conv")) {
-            float bound = (float)(1.0 / sqrt((double)t->shape[1]));
-            lattn_rng_fill_uniform(r, t->data, t->count, -bound, bound);
-        } else lattn_rng_fill_normal(r, t->data, t->count, 0.0f, 0.02f);
-    }
-}
-
 /* Lay out the tensor table and the arena (weights uninitialised). */
 static lattn_status lattn__laplace_alloc(lattn_ctx *ctx, lattn_laplace_model *m, const lattn_laplace_config *c,
                                          const char *who) {
@@ -6996,90 +7309,6 @@ LATTN__DEF void lattn_laplace_free(lattn_ctx *ctx, lattn_laplace_model *m) {
 }
 LATTN__DEF lattn_tensor *lattn_laplace_tensor(const lattn_laplace_model *m, const char *name) {
     return m ? lattn__arena_find(m->tensors, m->n_tensors, name) : NULL;
-}
-
-/* ---- weights as safetensors: the configuration rides in __metadata__ ---------------------------- */
-/* One configuration field in the metadata: an integer (i), a float (f), or an index into a list of
-   names (e, names). Written with lattn__cfg_write, read back strictly with lattn__cfg_read. */
-typedef struct lattn__cfield { const char *key; int64_t *i; float *f; int *e; const char *const *names; int n_names; } lattn__cfield;
-#define LATTN__CFG_MAX 12
-static void lattn__cfg_write(const lattn__cfield *fl, int n, char (*vals)[32], const char **meta) {
-    int i;
-    for (i = 0; i < n; i++) {
-        if (fl[i].i) snprintf(vals[i], 32, "%lld", (long long)*fl[i].i);
-        else if (fl[i].f) snprintf(vals[i], 32, "%.9g", (double)*fl[i].f);
-        else snprintf(vals[i], 32, "%s", fl[i].names[*fl[i].e]);
-        meta[2 * i] = fl[i].key; meta[2 * i + 1] = vals[i];
-    }
-}
-static lattn_status lattn__cfg_read(lattn_ctx *ctx, const char *who, const lattn_st_file *f, const lattn__cfield *fl, int n) {
-    int i, d;
-    for (i = 0; i < n; i++) {
-        const char *v = lattn_st_meta(f, fl[i].key);
-        char *end = NULL;
-        if (!v) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata has no \"%s\"", who, fl[i].key);
-        errno = 0;
-        if (fl[i].i) *fl[i].i = (int64_t)strtoll(v, &end, 10);
-        else if (fl[i].f) {
-            double x = strtod(v, &end);
-            if (!(fabs(x) <= FLT_MAX)) end = (char *)(size_t)v;    /* NaN, inf or beyond float: refused */
-            else *fl[i].f = (float)x;
-        } else {
-            for (d = 0; d < fl[i].n_names && strcmp(v, fl[i].names[d]) != 0; d++) {}
-            *fl[i].e = d;
-            end = (char *)(size_t)(d < fl[i].n_names ? v + strlen(v) : v);
-        }
-        if (end == v || *end != '\0' || errno)
-            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata \"%s\" = \"%s\" is not valid", who, fl[i].key, v);
-    }
-    return LATTN_OK;
-}
-/* The tensors of an arena as safetensors (float32) with the configuration's metadata. */
-static lattn_status lattn__arena_serialize(lattn_ctx *ctx, const char *who, const lattn_tensor *tab, int64_t nt,
-                                           const lattn__cfield *fl, int n_fl, unsigned char **out, size_t *size) {
-    char vals[LATTN__CFG_MAX][32];
-    const char *meta[2 * LATTN__CFG_MAX];
-    lattn_st_entry *e;
-    int64_t i;
-    lattn_status st;
-    lattn__cfg_write(fl, n_fl, vals, meta);
-    e = (lattn_st_entry *)lattn__alloc(ctx, (size_t)nt * sizeof *e);
-    if (!e) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
-    for (i = 0; i < nt; i++) {
-        e[i].name = tab[i].name; e[i].dtype = LATTN_DTYPE_F32; e[i].ndim = tab[i].ndim; e[i].shape = tab[i].shape; e[i].data = tab[i].data;
-    }
-    st = lattn_st_serialize(ctx, e, nt, meta, n_fl, out, size);
-    lattn__free(ctx, e);
-    return st;
-}
-/* Every tensor of the arena from `prefix`+name in f, with exactly its shape (any float dtype). */
-static lattn_status lattn__arena_load(lattn_ctx *ctx, const char *who, lattn_tensor *tab, int64_t nt,
-                                      const lattn_st_file *f, const char *prefix) {
-    char name[2 * LATTN_NAME_MAX];
-    int64_t i;
-    int d;
-    for (i = 0; i < nt; i++) {
-        lattn_tensor *t = &tab[i];
-        const lattn_st_tensor *s;
-        snprintf(name, sizeof name, "%s%s", prefix, t->name);
-        s = lattn_st_find(f, name);
-        if (!s) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: missing tensor '%s'", who, name);
-        if (s->ndim != t->ndim || s->dtype == LATTN_DTYPE_I32 || s->dtype == LATTN_DTYPE_I64)
-            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' must be a float tensor of %d dimensions", who, name, t->ndim);
-        for (d = 0; d < t->ndim; d++)
-            if (s->shape[d] != t->shape[d])
-                return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' has dimension %d = %lld, the configuration needs %lld",
-                                   who, name, d, (long long)s->shape[d], (long long)t->shape[d]);
-        LATTN__TRY(lattn_st_to_f32(ctx, s, t->data, t->count));
-    }
-    return LATTN_OK;
-}
-/* A configuration-check failure met while loading is the file's fault: LATTN_E_FORMAT, same text. */
-static lattn_status lattn__as_format(lattn_ctx *ctx, lattn_status st) {
-    char msg[256];
-    if (st == LATTN_E_NOMEM || st == LATTN_OK) return st;
-    snprintf(msg, sizeof msg, "%s", lattn_ctx_error(ctx));
-    return lattn__fail(ctx, LATTN_E_FORMAT, "%s (from the file's metadata)", msg);
 }
 
 /* The Laplace configuration's fields (gate_mode travels as an int). */
@@ -7124,28 +7353,7 @@ LATTN__DEF lattn_status lattn_laplace_init_st(lattn_ctx *ctx, lattn_laplace_mode
     return lattn__ok(ctx);
 }
 #ifndef LATTN_NO_STDIO
-LATTN__DEF lattn_status lattn_laplace_save(lattn_ctx *ctx, const lattn_laplace_model *m, const char *path) {
-    unsigned char *buf;
-    size_t n;
-    FILE *fp;
-    int ok;
-    if (!path) return lattn__fail(ctx, LATTN_E_NULL, "lattn_laplace_save: path is NULL");
-    LATTN__TRY(lattn_laplace_serialize(ctx, m, &buf, &n));
-    fp = fopen(path, "wb");
-    ok = fp && fwrite(buf, 1, n, fp) == n;
-    if (fp && fclose(fp) != 0) ok = 0;
-    lattn__free(ctx, buf);
-    return ok ? lattn__ok(ctx) : lattn__fail(ctx, LATTN_E_IO, "lattn_laplace_save: cannot write '%s'", path);
-}
-LATTN__DEF lattn_status lattn_laplace_init_file(lattn_ctx *ctx, lattn_laplace_model *m, const char *path) {
-    lattn_st_file f;
-    lattn_status st;
-    if (m) memset(m, 0, sizeof *m);
-    LATTN__TRY(lattn_st_load(ctx, path, &f));
-    st = lattn_laplace_init_st(ctx, m, &f, "");
-    lattn_st_free(ctx, &f);
-    return st;
-}
+LATTN__MODEL_FILES(laplace, lattn_laplace_model)
 #endif
 
 /* ---- forward --------------------------------------------------------------------------------- */
@@ -7535,7 +7743,7 @@ LATTN__DEF lattn_status lattn_gdn_serialize(lattn_ctx *ctx, const lattn_gdn_laye
     return lattn__arena_serialize(ctx, "lattn_gdn_serialize", m->tensors, m->n_tensors, fl, n, out, size);
 }
 LATTN__DEF lattn_status lattn_gdn_init_st(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_st_file *f, const char *prefix) {
-    const char *who = "lattn_gdn_load";
+    const char *who = "lattn_gdn_init_st";
     lattn_gdn_config c = lattn_gdn_config_default();
     lattn__cfield fl[LATTN__CFG_MAX];
     int64_t neg = 0;
@@ -7553,6 +7761,9 @@ LATTN__DEF lattn_status lattn_gdn_init_st(lattn_ctx *ctx, lattn_gdn_layer *m, co
     if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) { lattn_gdn_free(ctx, m); return st; }
     return lattn__ok(ctx);
 }
+#ifndef LATTN_NO_STDIO
+LATTN__MODEL_FILES(gdn, lattn_gdn_layer)
+#endif
 static const float *lattn__gdw(const lattn_gdn_layer *m, int i) { return m->tensors[i].data; }
 static lattn_status lattn__gdn_args(lattn_ctx *ctx, const char *who, const lattn_gdn_layer *m, int64_t B, int64_t T,
                                     const float *x, const float *y) {
@@ -7721,7 +7932,11 @@ static const char *const lattn__p1_names[LATTN__P1_N] = {
 LATTN__DEF void lattn_prism_p1_free(lattn_ctx *ctx, lattn_prism_p1 *p) {
     if (!p) return;
     lattn__free(ctx, p->arena);
+    lattn__free(ctx, p->tensors);
     memset(p, 0, sizeof *p);
+}
+LATTN__DEF lattn_tensor *lattn_prism_p1_tensor(const lattn_prism_p1 *p, const char *name) {
+    return p ? lattn__arena_find(p->tensors, p->n_tensors, name) : NULL;
 }
 /* Rank and dimensions of each tensor in arena order, from the block's sizes. */
 static void lattn__p1_shapes(int64_t D, int64_t H, int64_t S, int64_t R, int64_t Kc, int64_t rg, int64_t (*w)[4]) {
@@ -7733,63 +7948,66 @@ static void lattn__p1_shapes(int64_t D, int64_t H, int64_t S, int64_t R, int64_t
         { 1, D, 0, 0 }, { 3, S, R, D }, { 3, S, R, D } };
     memcpy(w, v, sizeof v);
 }
-static size_t lattn__p1_count(const int64_t *w) { return (size_t)(w[1] * (w[0] > 1 ? w[2] : 1) * (w[0] > 2 ? w[3] : 1)); }
-/* Point the block's fields at consecutive tensors of its arena, in arena order. */
-static void lattn__p1_bind(lattn_prism_p1 *p, const int64_t (*w)[4]) {
-    const float **dst[LATTN__P1_N];
-    size_t off = 0;
-    int i;
-    dst[LATTN__P1_FW] = &p->fused_w; dst[LATTN__P1_FB] = &p->fused_b; dst[LATTN__P1_CW] = &p->conv_w; dst[LATTN__P1_CB] = &p->conv_b;
-    dst[LATTN__P1_AW] = &p->anchor_w; dst[LATTN__P1_AB] = &p->anchor_b; dst[LATTN__P1_IW] = &p->ln_in_w; dst[LATTN__P1_IB] = &p->ln_in_b;
-    dst[LATTN__P1_OW] = &p->ln_out_w; dst[LATTN__P1_OB] = &p->ln_out_b; dst[LATTN__P1_G0W] = &p->gate0_w; dst[LATTN__P1_G0B] = &p->gate0_b;
-    dst[LATTN__P1_G1W] = &p->gate1_w; dst[LATTN__P1_G1B] = &p->gate1_b; dst[LATTN__P1_GW] = &p->g_w; dst[LATTN__P1_GB] = &p->g_b;
-    dst[LATTN__P1_BW] = &p->b_w; dst[LATTN__P1_O0W] = &p->o0_w; dst[LATTN__P1_O0B] = &p->o0_b; dst[LATTN__P1_O2W] = &p->o2_w;
-    dst[LATTN__P1_O2B] = &p->o2_b; dst[LATTN__P1_UG] = &p->up_gain; dst[LATTN__P1_UK] = &p->up_k;
-    for (i = 0; i < LATTN__P1_N; i++) { *dst[i] = p->arena + off; off += lattn__p1_count(w[i]); }
+/* The block's tensor table and arena (weights uninitialised) from its sizes, and the named views
+   (p->fused_w, ...) into it, in arena order. */
+static lattn_status lattn__p1_alloc(lattn_ctx *ctx, const char *who, lattn_prism_p1 *p, int64_t D, int64_t H, int64_t S,
+                                    int64_t R, int64_t Kc, int64_t rg) {
+    const float **view[LATTN__P1_N];
+    int64_t w[LATTN__P1_N][4];
+    int i, d;
+    view[LATTN__P1_FW] = &p->fused_w; view[LATTN__P1_FB] = &p->fused_b; view[LATTN__P1_CW] = &p->conv_w;
+    view[LATTN__P1_CB] = &p->conv_b; view[LATTN__P1_AW] = &p->anchor_w; view[LATTN__P1_AB] = &p->anchor_b;
+    view[LATTN__P1_IW] = &p->ln_in_w; view[LATTN__P1_IB] = &p->ln_in_b; view[LATTN__P1_OW] = &p->ln_out_w;
+    view[LATTN__P1_OB] = &p->ln_out_b; view[LATTN__P1_G0W] = &p->gate0_w; view[LATTN__P1_G0B] = &p->gate0_b;
+    view[LATTN__P1_G1W] = &p->gate1_w; view[LATTN__P1_G1B] = &p->gate1_b; view[LATTN__P1_GW] = &p->g_w;
+    view[LATTN__P1_GB] = &p->g_b; view[LATTN__P1_BW] = &p->b_w; view[LATTN__P1_O0W] = &p->o0_w;
+    view[LATTN__P1_O0B] = &p->o0_b; view[LATTN__P1_O2W] = &p->o2_w; view[LATTN__P1_O2B] = &p->o2_b;
+    view[LATTN__P1_UG] = &p->up_gain; view[LATTN__P1_UK] = &p->up_k;
+    lattn__p1_shapes(D, H, S, R, Kc, rg, w);
+    LATTN__TRY(lattn__table_new(ctx, who, LATTN__P1_N, 0, &p->tensors));
+    for (i = 0; i < LATTN__P1_N; i++) {
+        lattn_tensor *t = &p->tensors[i];
+        snprintf(t->name, sizeof t->name, "%s", lattn__p1_names[i]);
+        t->ndim = (int)w[i][0];
+        for (d = 0; d < t->ndim; d++) t->shape[d] = w[i][d + 1];
+    }
+    if (lattn__arena_bind(ctx, who, p->tensors, LATTN__P1_N, &p->arena, &p->n_params) != LATTN_OK) {
+        p->tensors = NULL;                /* released by the bind */
+        return LATTN_E_NOMEM;
+    }
+    p->n_tensors = LATTN__P1_N;
+    for (i = 0; i < LATTN__P1_N; i++) *view[i] = p->tensors[i].data;
+    p->D = D; p->H = H; p->S = S; p->R = R; p->Kc = Kc; p->rg = rg; p->C = 128; p->tau = 16.0; p->gate_min = 1e-4;
+    return LATTN_OK;
 }
 LATTN__DEF lattn_status lattn_prism_p1_init_st(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_st_file *f, const char *prefix) {
     const char *who = "lattn_prism_p1_init_st";
-    const lattn_st_tensor *t[LATTN__P1_N];
-    int64_t D, H, S, R, Kc, rg, w[LATTN__P1_N][4];
-    int i, d;
-    size_t total = 0, off = 0;
+    static const int sizes[5] = { LATTN__P1_IW, LATTN__P1_BW, LATTN__P1_UG, LATTN__P1_CW, LATTN__P1_G0W };
+    static const int ranks[5] = { 1, 2, 3, 3, 2 };
+    const lattn_st_tensor *t[5];
+    int64_t D, H, S, R, Kc, rg;
+    lattn_status st;
+    int i;
     char name[2 * LATTN_NAME_MAX];
     if (!p || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     memset(p, 0, sizeof *p);
     if (!prefix) prefix = "";
     if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
-    for (i = 0; i < LATTN__P1_N; i++) {
-        snprintf(name, sizeof name, "%s%s", prefix, lattn__p1_names[i]);
+    for (i = 0; i < 5; i++) {             /* the tensors whose shapes give the sizes */
+        snprintf(name, sizeof name, "%s%s", prefix, lattn__p1_names[sizes[i]]);
         if (!(t[i] = lattn_st_find(f, name))) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: missing tensor '%s'", who, name);
-        if (t[i]->dtype == LATTN_DTYPE_I32 || t[i]->dtype == LATTN_DTYPE_I64)
-            return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' is not a float tensor", who, name);
+        if (t[i]->ndim != ranks[i]) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' has %d dimensions, not %d", who, name, t[i]->ndim, ranks[i]);
     }
-    /* the sizes, from the tensors that define them */
-    if (t[LATTN__P1_IW]->ndim != 1 || t[LATTN__P1_BW]->ndim != 2 || t[LATTN__P1_UG]->ndim != 3 ||
-        t[LATTN__P1_CW]->ndim != 3 || t[LATTN__P1_G0W]->ndim != 2)
-        return lattn__fail(ctx, LATTN_E_FORMAT, "%s: unexpected ranks", who);
-    D = t[LATTN__P1_IW]->shape[0]; H = t[LATTN__P1_BW]->shape[0]; S = t[LATTN__P1_UG]->shape[0];
-    R = t[LATTN__P1_UG]->shape[1]; Kc = t[LATTN__P1_CW]->shape[2]; rg = t[LATTN__P1_G0W]->shape[0];
+    D = t[0]->shape[0]; H = t[1]->shape[0]; S = t[2]->shape[0]; R = t[2]->shape[1]; Kc = t[3]->shape[2]; rg = t[4]->shape[0];
     if (D < 1 || H < 1 || S < 1 || R < 1 || Kc < 1 || rg < 1 || D % H != 0 || D > (1 << 20) || S > 64 || R > (1 << 16) || Kc > 64 || rg > (1 << 16))
         return lattn__fail(ctx, LATTN_E_FORMAT, "%s: sizes D %lld, H %lld, S %lld, R %lld, Kc %lld, rank %lld are not usable",
                            who, (long long)D, (long long)H, (long long)S, (long long)R, (long long)Kc, (long long)rg);
-    lattn__p1_shapes(D, H, S, R, Kc, rg, w);
-    for (i = 0; i < LATTN__P1_N; i++) {
-        if (t[i]->ndim != (int)w[i][0]) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' has %d dimensions, not %d", who, prefix, lattn__p1_names[i], t[i]->ndim, (int)w[i][0]);
-        for (d = 0; d < t[i]->ndim; d++)
-            if (t[i]->shape[d] != w[i][d + 1])
-                return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s%s' dimension %d is %lld, expected %lld", who, prefix,
-                                   lattn__p1_names[i], d, (long long)t[i]->shape[d], (long long)w[i][d + 1]);
-        total += t[i]->count;
+    LATTN__TRY(lattn__p1_alloc(ctx, who, p, D, H, S, R, Kc, rg));
+    st = lattn__arena_load(ctx, who, p->tensors, p->n_tensors, f, prefix);
+    if (st != LATTN_OK) {
+        lattn_prism_p1_free(ctx, p);
+        return st;
     }
-    LATTN__TRY(lattn__alloc_floats(ctx, &p->arena, total, who));
-    for (i = 0; i < LATTN__P1_N; i++) {
-        lattn_status st = lattn_st_to_f32(ctx, t[i], p->arena + off, t[i]->count);
-        if (st != LATTN_OK) { lattn_prism_p1_free(ctx, p); return st; }
-        off += t[i]->count;
-    }
-    lattn__p1_bind(p, (const int64_t (*)[4])w);
-    p->D = D; p->H = H; p->S = S; p->R = R; p->Kc = Kc; p->rg = rg; p->C = 128; p->tau = 16.0; p->gate_min = 1e-4;
     return lattn__ok(ctx);
 }
 /* A block from a configuration, initialised as CausalLM does (spec §4.2 step 3): every Linear N(0,
@@ -7798,49 +8016,36 @@ LATTN__DEF lattn_status lattn_prism_p1_init_st(lattn_ctx *ctx, lattn_prism_p1 *p
 LATTN__DEF lattn_status lattn_prism_p1_init(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_prism_config *c, uint64_t seed) {
     const char *who = "lattn_prism_p1_init";
     lattn_rng r = lattn_rng_seed(seed);
-    int64_t w[LATTN__P1_N][4];
-    size_t total = 0, off = 0, n;
     int i;
     if (!p) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL block", who);
     memset(p, 0, sizeof *p);
     if (!c || lattn__prism_params(c, NULL) < 0 || c->S < 1 || c->D % c->H != 0 || c->D > (1 << 20) || c->S > 64 || c->R > (1 << 16) || c->Kc > 64)
         return lattn__fail(ctx, c ? LATTN_E_SHAPE : LATTN_E_NULL, "%s: unusable configuration (S >= 1, H divides D)", who);
-    lattn__p1_shapes(c->D, c->H, c->S, c->R, c->Kc, c->rg, w);
-    for (i = 0; i < LATTN__P1_N; i++) total += lattn__p1_count(w[i]);
-    LATTN__TRY(lattn__alloc_floats(ctx, &p->arena, total, who));
-    for (i = 0; i < LATTN__P1_N; i++, off += n) {
-        float *t = p->arena + off;
-        const char *nm = lattn__p1_names[i];
+    LATTN__TRY(lattn__p1_alloc(ctx, who, p, c->D, c->H, c->S, c->R, c->Kc, c->rg));
+    for (i = 0; i < LATTN__P1_N; i++) {
+        lattn_tensor *t = &p->tensors[i];
         size_t j;
-        n = lattn__p1_count(w[i]);
         if (i == LATTN__P1_CW || i == LATTN__P1_CB) {
             float bound = (float)(1.0 / sqrt((double)c->Kc));
-            lattn_rng_fill_uniform(&r, t, n, -bound, bound);
+            lattn_rng_fill_uniform(&r, t->data, t->count, -bound, bound);
         } else if (i == LATTN__P1_UG || i == LATTN__P1_UK) {
             float bound = (float)(1.0 / sqrt((double)(c->R * c->D)));
-            lattn_rng_fill_uniform(&r, t, n, -bound, bound);
-        } else if (strstr(nm, "norm")) for (j = 0; j < n; j++) t[j] = strstr(nm, "weight") ? 1.0f : 0.0f;
-        else if (w[i][0] == 1) memset(t, 0, n * sizeof(float));
-        else lattn_rng_fill_normal(&r, t, n, 0.0f, 0.02f);
+            lattn_rng_fill_uniform(&r, t->data, t->count, -bound, bound);
+        } else if (strstr(t->name, "norm")) for (j = 0; j < t->count; j++) t->data[j] = strstr(t->name, "weight") ? 1.0f : 0.0f;
+        else if (t->ndim == 1) memset(t->data, 0, t->count * sizeof(float));
+        else lattn_rng_fill_normal(&r, t->data, t->count, 0.0f, 0.02f);
     }
-    lattn__p1_bind(p, (const int64_t (*)[4])w);
-    p->D = c->D; p->H = c->H; p->S = c->S; p->R = c->R; p->Kc = c->Kc; p->rg = c->rg; p->C = 128; p->tau = 16.0; p->gate_min = 1e-4;
     return lattn__ok(ctx);
 }
 /* The block's tensors under their official names (float32), for lattn_prism_p1_init_st or torch. */
 LATTN__DEF lattn_status lattn_prism_p1_serialize(lattn_ctx *ctx, const lattn_prism_p1 *p, unsigned char **out, size_t *size) {
-    lattn_st_entry e[LATTN__P1_N];
-    int64_t w[LATTN__P1_N][4];
-    size_t off = 0;
-    int i;
-    if (!p || !p->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_prism_p1_serialize: NULL argument");
-    lattn__p1_shapes(p->D, p->H, p->S, p->R, p->Kc, p->rg, w);
-    for (i = 0; i < LATTN__P1_N; i++) {
-        e[i].name = lattn__p1_names[i]; e[i].dtype = LATTN_DTYPE_F32; e[i].ndim = (int)w[i][0]; e[i].shape = &w[i][1];
-        e[i].data = p->arena + off; off += lattn__p1_count(w[i]);
-    }
-    return lattn_st_serialize(ctx, e, LATTN__P1_N, NULL, 0, out, size);
+    const char *who = "lattn_prism_p1_serialize";
+    if (!p || !p->tensors || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    return lattn__arena_serialize(ctx, who, p->tensors, p->n_tensors, NULL, 0, out, size);
 }
+#ifndef LATTN_NO_STDIO
+LATTN__MODEL_FILES(prism_p1, lattn_prism_p1)
+#endif
 
 static void lattn__ln_d(int64_t n, const double *x, const float *w, const float *b, double *y) {
     double m = 0, v = 0; int64_t i;
@@ -8304,8 +8509,28 @@ LATTN__DEF lattn_status lattn_prism_p0_init(lattn_ctx *ctx, lattn_prism_p0 *m, c
         }
     return lattn__ok(ctx);
 }
+/* The P0 configuration's fields in the metadata ("p0.D", "p0.H", "p0.L", "p0.Kc"). */
+static void lattn__p0_fields(lattn_prism_p0_config *c, lattn__cfield fl[4]) {
+    memset(fl, 0, 4 * sizeof *fl);
+    fl[0].key = "p0.D";
+    fl[0].i = &c->D;
+    fl[1].key = "p0.H";
+    fl[1].i = &c->H;
+    fl[2].key = "p0.L";
+    fl[2].i = &c->L;
+    fl[3].key = "p0.Kc";
+    fl[3].i = &c->Kc;
+}
+LATTN__DEF lattn_status lattn_prism_p0_serialize(lattn_ctx *ctx, const lattn_prism_p0 *m, unsigned char **out, size_t *size) {
+    lattn__cfield fl[4];
+    lattn_prism_p0_config c;
+    if (!m || !m->tensors || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_prism_p0_serialize: NULL argument");
+    c = m->cfg;
+    lattn__p0_fields(&c, fl);
+    return lattn__arena_serialize(ctx, "lattn_prism_p0_serialize", m->tensors, m->n_tensors, fl, 4, out, size);
+}
 LATTN__DEF lattn_status lattn_prism_p0_init_st(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_st_file *f, const char *prefix) {
-    const char *who = "lattn_prism_p0_load";
+    const char *who = "lattn_prism_p0_init_st";
     lattn_prism_p0_config c;
     lattn__cfield fl[4];
     lattn_status st;
@@ -8313,13 +8538,15 @@ LATTN__DEF lattn_status lattn_prism_p0_init_st(lattn_ctx *ctx, lattn_prism_p0 *m
     memset(m, 0, sizeof *m);
     if (!prefix) prefix = "";
     if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
-    memset(fl, 0, sizeof fl);
-    fl[0].key = "p0.D"; fl[0].i = &c.D; fl[1].key = "p0.H"; fl[1].i = &c.H; fl[2].key = "p0.L"; fl[2].i = &c.L; fl[3].key = "p0.Kc"; fl[3].i = &c.Kc;
+    lattn__p0_fields(&c, fl);
     LATTN__TRY(lattn__cfg_read(ctx, who, f, fl, 4));
     if ((st = lattn__p0_alloc(ctx, m, &c, who)) != LATTN_OK) return lattn__as_format(ctx, st);
     if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) { lattn_prism_p0_free(ctx, m); return st; }
     return lattn__ok(ctx);
 }
+#ifndef LATTN_NO_STDIO
+LATTN__MODEL_FILES(prism_p0, lattn_prism_p0)
+#endif
 LATTN__DEF void lattn_prism_p0_free(lattn_ctx *ctx, lattn_prism_p0 *m) {
     if (!m) return;
     lattn__free(ctx, m->arena);
@@ -8881,26 +9108,37 @@ static int64_t lattn__tt_count(const int64_t *w) {
     for (d = 1; d <= w[0]; d++) n *= w[d];
     return n;
 }
-/* The arena for a checked configuration, every pointer bound (NULL when absent). */
+/* The tensor table (the tensors of this configuration, under their names in a file: the Block's
+   TTT layer under seq_modeling_block.) and the arena for a checked configuration, every named view
+   bound (NULL when absent). */
 static lattn_status lattn__tt_alloc(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_ttt_config *c, int64_t w[LATTN__TT_N][4],
                                     const char *who) {
-    float **p[LATTN__TT_N];
-    size_t total = 0;
-    int i;
+    float **view[LATTN__TT_N];
+    int64_t nt = 0;
+    int i, d;
     memset(m, 0, sizeof *m);
     LATTN__TRY(lattn__tt_check_cfg(ctx, who, c));
     lattn__tt_shapes(c, w);
-    for (i = 0; i < LATTN__TT_N; i++) total += (size_t)lattn__tt_count(w[i]);
-    LATTN__TRY(lattn__alloc_floats(ctx, &m->arena, total, who));
-    p[0] = &m->q_w; p[1] = &m->k_w; p[2] = &m->v_w; p[3] = &m->o_w; p[4] = &m->lr_w; p[5] = &m->lr_b; p[6] = &m->tok_idx;
-    p[7] = &m->ln_w; p[8] = &m->ln_b; p[9] = &m->W1; p[10] = &m->b1; p[11] = &m->W2; p[12] = &m->b2; p[13] = &m->post_w;
-    p[14] = &m->post_b; p[15] = &m->g_w; p[16] = &m->seq_norm; p[17] = &m->ffn_norm; p[18] = &m->gate_w; p[19] = &m->up_w;
-    p[20] = &m->down_w;
-    for (i = 0, total = 0; i < LATTN__TT_N; i++) {
-        *p[i] = w[i][0] ? m->arena + total : NULL;
-        total += (size_t)lattn__tt_count(w[i]);
+    view[0] = &m->q_w; view[1] = &m->k_w; view[2] = &m->v_w; view[3] = &m->o_w; view[4] = &m->lr_w; view[5] = &m->lr_b;
+    view[6] = &m->tok_idx; view[7] = &m->ln_w; view[8] = &m->ln_b; view[9] = &m->W1; view[10] = &m->b1; view[11] = &m->W2;
+    view[12] = &m->b2; view[13] = &m->post_w; view[14] = &m->post_b; view[15] = &m->g_w; view[16] = &m->seq_norm;
+    view[17] = &m->ffn_norm; view[18] = &m->gate_w; view[19] = &m->up_w; view[20] = &m->down_w;
+    LATTN__TRY(lattn__table_new(ctx, who, LATTN__TT_N, 0, &m->tensors));
+    for (i = 0; i < LATTN__TT_N; i++) {
+        lattn_tensor *t = &m->tensors[nt];
+        if (!w[i][0]) continue;
+        lattn__tt_name(t->name, sizeof t->name, "", c->ffn > 0, i);
+        t->ndim = (int)w[i][0];
+        for (d = 0; d < t->ndim; d++) t->shape[d] = w[i][d + 1];
+        nt++;
     }
-    m->cfg = *c; m->n_params = total;
+    if (lattn__arena_bind(ctx, who, m->tensors, nt, &m->arena, &m->n_params) != LATTN_OK) {
+        m->tensors = NULL;                /* released by the bind */
+        return LATTN_E_NOMEM;
+    }
+    m->n_tensors = nt;
+    for (i = 0, nt = 0; i < LATTN__TT_N; i++) *view[i] = w[i][0] ? m->tensors[nt++].data : NULL;
+    m->cfg = *c;
     return LATTN_OK;
 }
 LATTN__DEF lattn_status lattn_ttt_layer_init(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_ttt_config *c, uint64_t seed) {
@@ -8922,7 +9160,11 @@ LATTN__DEF lattn_status lattn_ttt_layer_init(lattn_ctx *ctx, lattn_ttt_layer *m,
 LATTN__DEF void lattn_ttt_layer_free(lattn_ctx *ctx, lattn_ttt_layer *m) {
     if (!m) return;
     lattn__free(ctx, m->arena);
+    lattn__free(ctx, m->tensors);
     memset(m, 0, sizeof *m);
+}
+LATTN__DEF lattn_tensor *lattn_ttt_layer_tensor(const lattn_ttt_layer *m, const char *name) {
+    return m ? lattn__arena_find(m->tensors, m->n_tensors, name) : NULL;
 }
 LATTN__DEF lattn_status lattn_ttt_layer_init_st(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_st_file *f, const char *prefix) {
     const char *who = "lattn_ttt_layer_init_st";
@@ -8930,8 +9172,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_init_st(lattn_ctx *ctx, lattn_ttt_layer 
     lattn_ttt_config c = lattn_ttt_config_default();
     int64_t w[LATTN__TT_N][4];
     char name[2 * LATTN_NAME_MAX];
-    float *p;
-    int i, d, block;
+    int i, block;
     lattn_status st;
     if (!m || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     memset(m, 0, sizeof *m);
@@ -8967,43 +9208,25 @@ LATTN__DEF lattn_status lattn_ttt_layer_init_st(lattn_ctx *ctx, lattn_ttt_layer 
         }
     }
     if ((st = lattn__tt_alloc(ctx, m, &c, w, who)) != LATTN_OK) return lattn__as_format(ctx, st);
-    for (i = 0, p = m->arena; i < LATTN__TT_N; i++) {
-        lattn__tt_name(name, sizeof name, prefix, block, i);
-        if (!w[i][0]) {
-            if (t[i]) { lattn_ttt_layer_free(ctx, m); return lattn__fail(ctx, LATTN_E_FORMAT, "%s: unexpected tensor '%s'", who, name); }
-            continue;
-        }
-        st = t[i]->ndim != (int)w[i][0] ? lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' has %d dimensions, not %d", who, name,
-                                                      t[i]->ndim, (int)w[i][0]) : LATTN_OK;
-        for (d = 0; st == LATTN_OK && d < t[i]->ndim; d++)
-            if (t[i]->shape[d] != w[i][d + 1])
-                st = lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' dimension %d is %lld, expected %lld", who, name, d,
-                                 (long long)t[i]->shape[d], (long long)w[i][d + 1]);
-        if (st == LATTN_OK) st = lattn_st_to_f32(ctx, t[i], p, (size_t)lattn__tt_count(w[i]));
-        if (st != LATTN_OK) { lattn_ttt_layer_free(ctx, m); return st; }
-        p += lattn__tt_count(w[i]);
+    if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) {
+        lattn_ttt_layer_free(ctx, m);
+        return st;
     }
     return lattn__ok(ctx);
 }
 LATTN__DEF lattn_status lattn_ttt_layer_serialize(lattn_ctx *ctx, const lattn_ttt_layer *m, unsigned char **out, size_t *size) {
-    lattn_st_entry e[LATTN__TT_N];
-    int64_t w[LATTN__TT_N][4];
-    char vals[2][32], names[LATTN__TT_N][64];
-    const char *meta[4];
-    const float *p;
-    int i, n = 0;
-    if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_ttt_layer_serialize: NULL argument");
-    lattn__tt_shapes(&m->cfg, w);
-    for (i = 0, p = m->arena; i < LATTN__TT_N; p += lattn__tt_count(w[i]), i++) {
-        if (!w[i][0]) continue;
-        lattn__tt_name(names[n], sizeof names[n], "", m->cfg.ffn > 0, i);
-        e[n].name = names[n]; e[n].dtype = LATTN_DTYPE_F32; e[n].ndim = (int)w[i][0]; e[n].shape = w[i] + 1; e[n].data = p;
-        n++;
-    }
-    snprintf(vals[0], 32, "%.17g", m->cfg.base_lr); snprintf(vals[1], 32, "%.17g", m->cfg.rope_theta);
-    meta[0] = "ttt.base_lr"; meta[1] = vals[0]; meta[2] = "ttt.rope_theta"; meta[3] = vals[1];
-    return lattn_st_serialize(ctx, e, n, meta, 2, out, size);
+    lattn__cfield fl[2];
+    lattn_ttt_config c;
+    if (!m || !m->tensors || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_ttt_layer_serialize: NULL argument");
+    c = m->cfg;
+    memset(fl, 0, sizeof fl);
+    fl[0].key = "ttt.base_lr"; fl[0].d = &c.base_lr;
+    fl[1].key = "ttt.rope_theta"; fl[1].d = &c.rope_theta;
+    return lattn__arena_serialize(ctx, "lattn_ttt_layer_serialize", m->tensors, m->n_tensors, fl, 2, out, size);
 }
+#ifndef LATTN_NO_STDIO
+LATTN__MODEL_FILES(ttt_layer, lattn_ttt_layer)
+#endif
 static int64_t lattn__ttt_state_floats(const lattn_ttt_config *c) {
     if (lattn__tt_check_cfg(NULL, "", c) != LATTN_OK) return -1;
     return c->H * 2 * lattn__ttt_p(c->D / c->H, c->mlp) + 1;
@@ -9856,6 +10079,9 @@ LATTN__DEF lattn_status lattn_tf_init_st(lattn_ctx *ctx, lattn_tf_model *m, cons
     if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) { lattn_tf_free(ctx, m); return st; }
     return lattn__ok(ctx);
 }
+#ifndef LATTN_NO_STDIO
+LATTN__MODEL_FILES(tf, lattn_tf_model)
+#endif
 
 LATTN__DEF lattn_status lattn_tf_cache_init(lattn_ctx *ctx, lattn_tf_cache *c, const lattn_tf_model *m, int64_t B, int64_t cap) {
     const char *who = "lattn_tf_cache_init";

@@ -623,8 +623,10 @@ static void bench_tcn(void) {
     lattn_ctx ctx;
     float *x, *y;
     if (!wanted("tcn")) return;
+    lattn_tcn_demo_config dc;
     lattn_ctx_init(&ctx);
-    lattn_tcn_demo_init(&ctx, &m, 2, d, 3, 4, 5);
+    dc.d_in = 2; dc.D = d; dc.W = 3; dc.n_layers = 4;
+    lattn_tcn_demo_init(&ctx, &m, &dc, 5);
     x = (float *)malloc(sizeof(float) * (size_t)(T * d)); y = (float *)malloc(sizeof(float) * (size_t)(T * d));
     { lattn_rng r = lattn_rng_seed(6); lattn_rng_fill_normal(&r, x, (size_t)(T * d), 0, 1); }
     {   /* the step baseline on the first 64 tokens: its cost per token does not depend on T */

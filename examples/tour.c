@@ -80,7 +80,9 @@ static void tour_tcn(lattn_ctx *ctx) {
     lattn_rng r = lattn_rng_seed(9);
     float *x = buf(T * d), *ref = buf(T * d), *y = buf(T * d);
     double t0;
-    lattn_tcn_demo_init(ctx, &m, 2, d, 3, 4, 9);
+    lattn_tcn_demo_config dc;
+    dc.d_in = 2; dc.D = d; dc.W = 3; dc.n_layers = 4;
+    lattn_tcn_demo_init(ctx, &m, &dc, 9);
     lattn_rng_fill_normal(&r, x, T * d, 0, 1);
     memset(&a, 0, sizeof a);
     a.B = 1; a.T = T; a.D = d; a.W = 3; a.n_layers = 4; a.layers = m.layers; a.x = x; a.y = ref;

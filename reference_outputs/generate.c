@@ -243,7 +243,9 @@ static int build_tcn(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     sx[0] = B; sx[1] = T; sx[2] = d; sw[0] = d; sw[1] = d; sw[2] = k; sd[0] = d;
     meta(g, "layout", "x, y: [B][T][d]; in.w.<l>: [d_out][d_in][k] (PyTorch Conv1d); in.b.<l>, in.ln_w.<l>, in.ln_b.<l>: [d]; zero history");
     meta(g, "k", num(g, (double)k)); meta(g, "layers", num(g, (double)L));
-    lattn_tcn_demo_init(ctx, &m, 1, d, k, L, c->seed);
+    lattn_tcn_demo_config dc;
+    dc.d_in = 1; dc.D = d; dc.W = k; dc.n_layers = L;
+    lattn_tcn_demo_init(ctx, &m, &dc, c->seed);
     for (l = 0; l < L; l++) {                 /* LayerNorm away from its 1/0 init */
         float *lw = (float *)keep(g, (size_t)d * 4), *lb = (float *)keep(g, (size_t)d * 4);
         float *w = (float *)keep(g, (size_t)(d * d * k) * 4), *b = (float *)keep(g, (size_t)d * 4);

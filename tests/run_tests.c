@@ -845,7 +845,11 @@ static void test_tcn(void) {
     float *x, *y0, *y1, *y2;
     double e;
     lattn_ctx_init(&ctx);
-    CHECK(lattn_tcn_demo_init(&ctx, &m, 2, d, 3, 4, g_seed) == LATTN_OK, "demo init");
+    {
+        lattn_tcn_demo_config dc;
+        dc.d_in = 2; dc.D = d; dc.W = 3; dc.n_layers = 4;
+        CHECK(lattn_tcn_demo_init(&ctx, &m, &dc, g_seed) == LATTN_OK, "demo init");
+    }
     /* LayerNorm weights away from 1/0 so the test sees them */
     for (b = 0; b < 4; b++)
         for (t = 0; t < d; t++) { ((float *)m.layers[b].ln_w)[t] = 1.0f + 0.1f * (float)((t * 7 + b) % 5); ((float *)m.layers[b].ln_b)[t] = 0.05f * (float)(t % 3); }
@@ -3918,6 +3922,149 @@ static void test_ttt(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* The verb table (lattn.h >>verbs) as code: the address of every function it names, so a family  */
+/* without a form the table promises does not build; every mixer has _ref, _chunk and _step       */
+/* ---------------------------------------------------------------------------------------------- */
+typedef void (*any_fn)(void);
+typedef struct verb { const char *family, *form; any_fn fn; } verb;
+#define TAKE_FORM(fam, form) { #fam, #form, (any_fn)lattn_##fam##_##form },
+#define TAKE_WEIGHTS(fam) TAKE_FORM(fam, init) TAKE_FORM(fam, init_st) TAKE_FORM(fam, init_file) TAKE_FORM(fam, serialize) \
+                          TAKE_FORM(fam, save) TAKE_FORM(fam, tensor) TAKE_FORM(fam, free)
+static int has_form(const verb *v, int n, const char *family, const char *form) {
+    int i;
+    for (i = 0; i < n; i++) if (strcmp(v[i].family, family) == 0 && strcmp(v[i].form, form) == 0 && v[i].fn) return 1;
+    return 0;
+}
+static void test_verbs(void) {
+    static const verb mixers[] = { LATTN_MIXER_FORMS(TAKE_FORM) };
+    static const verb models[] = { LATTN_MODEL_FORMS(TAKE_FORM) LATTN_MODEL_WEIGHTS(TAKE_WEIGHTS) };
+    const int nm = (int)(sizeof mixers / sizeof mixers[0]), nd = (int)(sizeof models / sizeof models[0]);
+    int i, all = 1, forms = 0;
+    for (i = 0; i < nm; i++) {
+        all &= has_form(mixers, nm, mixers[i].family, "ref") && has_form(mixers, nm, mixers[i].family, "chunk") &&
+               has_form(mixers, nm, mixers[i].family, "step");
+        forms += strcmp(mixers[i].form, "parallel") == 0;
+    }
+    CHECK(nm == 28 && all && forms == 1, "%d mixer functions: every family has _ref, _chunk and _step; _parallel once", nm);
+    for (i = 0, all = 1; i < nd; i++) all &= models[i].fn != NULL && has_form(models, nd, models[i].family, "forward_ref");
+    CHECK(all, "%d model functions: every model has forward_ref", nd);
+    CHECK(lattn_form_parse("chunk", &(lattn_form){ LATTN_FORM_REF }) == 1 && strcmp(lattn_form_name(LATTN_FORM_STEP), "step") == 0 &&
+          strcmp(lattn_form_name((lattn_form)4), "?") == 0, "forms by name: ref, parallel, chunk, step");
+}
+#undef TAKE_FORM
+#undef TAKE_WEIGHTS
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Models: the one weights grammar (init, init_st, init_file, serialize, save, tensor, free) of every */
+/* model; the article's own TCN weights load as they are                                            */
+/* ---------------------------------------------------------------------------------------------- */
+/* A model's weights survive serialize -> init_st and save -> init_file bit for bit: the serialized
+   bytes of the copies equal the original's. */
+#define MODEL_ROUND_TRIP(fam, T, m, label)                                                           \
+    do {                                                                                             \
+        T m2, m3;                                                                                    \
+        unsigned char *b1 = NULL, *b2 = NULL, *b3 = NULL;                                            \
+        size_t n1 = 0, n2 = 0, n3 = 0;                                                               \
+        lattn_st_file f;                                                                             \
+        int ok = lattn_##fam##_serialize(&ctx, &m, &b1, &n1) == LATTN_OK &&                          \
+                 lattn_st_parse(&ctx, b1, n1, &f) == LATTN_OK;                                       \
+        ok = ok && lattn_##fam##_init_st(&ctx, &m2, &f, "") == LATTN_OK;                             \
+        ok = ok && lattn_##fam##_save(&ctx, &m, path) == LATTN_OK;                                   \
+        ok = ok && lattn_##fam##_init_file(&ctx, &m3, path) == LATTN_OK;                             \
+        ok = ok && lattn_##fam##_serialize(&ctx, &m2, &b2, &n2) == LATTN_OK;                         \
+        ok = ok && lattn_##fam##_serialize(&ctx, &m3, &b3, &n3) == LATTN_OK;                         \
+        CHECK(ok && n1 == n2 && n1 == n3 && memcmp(b1, b2, n1) == 0 && memcmp(b1, b3, n1) == 0,      \
+              "%s: serialize/init_st and save/init_file round trips (%s)", label, lattn_ctx_error(&ctx)); \
+        CHECK(lattn_##fam##_init_file(&ctx, &m2, "/nonexistent/x.safetensors") == LATTN_E_IO &&    \
+              lattn_##fam##_save(&ctx, &m, NULL) == LATTN_E_NULL, "%s: file errors", label);          \
+        CHECK(lattn_##fam##_tensor(&m, m.tensors[0].name) == &m.tensors[0] &&                        \
+              lattn_##fam##_tensor(&m, "no.such.tensor") == NULL, "%s: tensor by name", label);      \
+        lattn_##fam##_free(&ctx, &m2); lattn_##fam##_free(&ctx, &m3); lattn_##fam##_free(&ctx, &m);  \
+        if (ok) lattn_st_free(&ctx, &f);                                                             \
+        lattn_free(&ctx, b1); lattn_free(&ctx, b2); lattn_free(&ctx, b3);                            \
+    } while (0)
+static void test_models(void) {
+    const char *path = "build/test_model.safetensors";
+    lattn_ctx ctx;
+    lattn_ctx_init(&ctx);
+    {
+        lattn_laplace_config c = lattn_laplace_config_small();
+        lattn_laplace_model m;
+        CHECK(lattn_laplace_init(&ctx, &m, &c, 1) == LATTN_OK, "laplace init");
+        MODEL_ROUND_TRIP(laplace, lattn_laplace_model, m, "laplace");
+    }
+    {
+        lattn_gdn_config c = lattn_gdn_config_default();
+        lattn_gdn_layer m;
+        c.D = 32; c.H = 2; c.K = 8; c.V = 16;
+        CHECK(lattn_gdn_init(&ctx, &m, &c, 2) == LATTN_OK, "gdn init");
+        MODEL_ROUND_TRIP(gdn, lattn_gdn_layer, m, "gdn");
+    }
+    {
+        lattn_tf_config c = lattn_tf_config_small();
+        lattn_tf_model m;
+        CHECK(lattn_tf_init(&ctx, &m, &c, 3) == LATTN_OK, "tf init");
+        MODEL_ROUND_TRIP(tf, lattn_tf_model, m, "tf");
+    }
+    {
+        lattn_ttt_config c = lattn_ttt_config_default();
+        lattn_ttt_layer m;
+        c.D = 32; c.H = 2; c.mlp = 1; c.use_gate = 1; c.ffn = 48;
+        CHECK(lattn_ttt_layer_init(&ctx, &m, &c, 4) == LATTN_OK, "ttt layer init");
+        CHECK(lattn_ttt_layer_tensor(&m, "seq_modeling_block.W2") && lattn_ttt_layer_tensor(&m, "seq_modeling_block.W2")->data == m.W2,
+              "ttt layer: the Block's tensors under their file names, the views into the arena");
+        MODEL_ROUND_TRIP(ttt_layer, lattn_ttt_layer, m, "ttt_layer");
+    }
+    {
+        lattn_prism_p0_config c;
+        lattn_prism_p0 m;
+        c.D = 24; c.H = 2; c.L = 2; c.Kc = 4;
+        CHECK(lattn_prism_p0_init(&ctx, &m, &c, 5) == LATTN_OK, "prism p0 init");
+        MODEL_ROUND_TRIP(prism_p0, lattn_prism_p0, m, "prism_p0");
+    }
+    {
+        lattn_prism_config c = lattn_prism_config_large_130m();
+        lattn_prism_p1 m;
+        c.D = 32; c.H = 2; c.S = 2; c.R = 16; c.Kc = 5; c.rg = 8; c.vocab = 0; c.n_layers = 1; c.seq_len = 64;
+        CHECK(lattn_prism_p1_init(&ctx, &m, &c, 6) == LATTN_OK, "prism p1 init");
+        CHECK(lattn_prism_p1_tensor(&m, "solver_up_k_weight") && lattn_prism_p1_tensor(&m, "solver_up_k_weight")->ndim == 3 &&
+              lattn_prism_p1_tensor(&m, "solver_up_k_weight")->data == m.up_k, "prism p1: a 3-D tensor, its view");
+        MODEL_ROUND_TRIP(prism_p1, lattn_prism_p1, m, "prism_p1");
+    }
+    {
+        lattn_tcn_demo_config c;
+        lattn_tcn_demo m;
+        c.d_in = 2; c.D = 8; c.W = 3; c.n_layers = 3;
+        CHECK(lattn_tcn_demo_init(&ctx, &m, &c, 7) == LATTN_OK, "tcn demo init");
+        MODEL_ROUND_TRIP(tcn_demo, lattn_tcn_demo, m, "tcn_demo");
+        c.n_layers = LATTN_TCN_MAX_LAYERS + 1;
+        CHECK(lattn_tcn_demo_init(&ctx, &m, &c, 7) == LATTN_E_SHAPE && m.tensors == NULL, "tcn demo: too many layers");
+    }
+    {   /* the article's DemoModel weights (its state_dict names) load as they are, and the first
+           prediction matches the float64 run of the article's code */
+        lattn_st_file f;
+        lattn_tcn_demo m;
+        if (lattn_st_load(&ctx, "tests/external/grad/tcn_demo_train_0.safetensors", &f) != LATTN_OK) CHECK(0, "load the TCN file");
+        else {
+            float *x = tensor_f32(&f, "x"), out[32];
+            double *want = tensor_f64(&f, "pred_step1", NULL), got[32], num = 0, den = 0;
+            int i;
+            CHECK(lattn_tcn_demo_init_st(&ctx, &m, &f, "") == LATTN_OK && m.cfg.d_in == 2 && m.cfg.D == 32 && m.cfg.W == 3 &&
+                  m.cfg.n_layers == 4, "the article's DemoModel from its state_dict: %s", lattn_ctx_error(&ctx));
+            CHECK(lattn_tcn_demo_forward_ref(&ctx, &m, 32, 16, x, out, got) == LATTN_OK, "demo forward_ref");
+            for (i = 0; i < 32; i++) { num += (got[i] - want[i]) * (got[i] - want[i]); den += want[i] * want[i]; }
+            CHECK(sqrt(num / den) <= 1e-6, "demo forward_ref = the article's first prediction (float64 run): %.3g", sqrt(num / den));
+            lattn_tcn_demo_free(&ctx, &m);
+            free(x); free(want);
+            lattn_st_free(&ctx, &f);
+        }
+    }
+    remove(path);
+    lattn_ctx_free(&ctx);
+}
+#undef MODEL_ROUND_TRIP
+
+/* ---------------------------------------------------------------------------------------------- */
 /* hardening: the regression tests of the 0.1 audit (one block per finding)                       */
 /* ---------------------------------------------------------------------------------------------- */
 #include <time.h>
@@ -4483,7 +4630,7 @@ int main(int argc, char **argv) {
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
         { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt },
-        { "hardening", test_hardening }, { "split", test_split }
+        { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     int i, j, any = 0;
