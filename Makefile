@@ -70,8 +70,8 @@ demo: $(EXAMPLES)
 bench: $(BENCH)
 	./$(BUILD)/bench
 
-# The header alone, as C99 and as C++11 (portable, -march=native, AVX-512 and AVX2 targets), warnings
-# as errors (both halves compiled).
+# The header alone, as C99 and as C++11 (portable, -march=native, AVX-512 and AVX2 targets, and each
+# LATTN_NO_* switch), warnings as errors (both halves compiled).
 compile-check: | $(BUILD)
 	printf '#define LATTN_IMPLEMENTATION\n#include "lattn.h"\nint main(void){return lattn_simd_width() > 0 ? 0 : 1;}\n' > $(BUILD)/cc.c
 	cp $(BUILD)/cc.c $(BUILD)/cc.cpp
@@ -83,6 +83,10 @@ compile-check: | $(BUILD)
 	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -mavx2 -mfma -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp_avx2.o
 	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -DLATTN_STATIC -c $(BUILD)/cc.c -o $(BUILD)/cc_s.o
 	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_SIMD -c $(BUILD)/cc.c -o $(BUILD)/cc_n.o
+	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_MODELS -c $(BUILD)/cc.c -o $(BUILD)/cc_nm.o
+	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_CONFORMANCE -c $(BUILD)/cc.c -o $(BUILD)/cc_nc.o
+	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_STDIO -c $(BUILD)/cc.c -o $(BUILD)/cc_ns.o
+	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_MODELS -DLATTN_NO_CONFORMANCE -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp_nmc.o
 	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -c tests/two_tu_a.c -o $(BUILD)/tu_a.o
 	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -c tests/two_tu_b.c -o $(BUILD)/tu_b.o
 	$(CC) -o $(BUILD)/two_tu $(BUILD)/tu_a.o $(BUILD)/tu_b.o -lm && ./$(BUILD)/two_tu

@@ -154,6 +154,10 @@
      LATTN_NO_FMA           no fused multiply-add in the fast forms (_ref never depends on it)
      LATTN_NO_OPENMP        ignore OpenMP even when compiled with -fopenmp
      LATTN_NO_STDIO         drop the file-path functions (memory readers and writers stay)
+     LATTN_NO_MODELS        drop the models and blocks (>>laplace, >>gdnlayer, >>prism, the TTT layer,
+                            >>transformer, >>sps, the TCN demo model) and their golden-case runners:
+                            the mixers and the substrate remain
+     LATTN_NO_CONFORMANCE   drop the golden-case runner and comparison (>>conformance)
      LATTN_ST_MAX_HEADER    cap on a safetensors header, bytes (default 100 MiB)
      LATTN_MAX_THREADS      most threads one call starts (default 256; ctx.n_threads is clamped)
 
@@ -418,6 +422,8 @@ LATTN_API lattn_status lattn_size_add(size_t *out, size_t a, size_t b);
 typedef enum lattn_form {
     LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP
 } lattn_form;
+LATTN_API const char *lattn_form_name(lattn_form f);          /* "ref", "parallel", ... */
+LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when known */
 /* X(family, form) for every mixer function: lattn_<family>_<form>. */
 #define LATTN_MIXER_FORMS(X)                                                                         \
     X(shortconv, ref) X(shortconv, chunk) X(shortconv, step)                                         \
@@ -876,6 +882,7 @@ LATTN_API lattn_status lattn_tcn_ref  (lattn_ctx *ctx, const lattn_tcn_args *a);
 LATTN_API lattn_status lattn_tcn_chunk(lattn_ctx *ctx, const lattn_tcn_args *a);
 LATTN_API lattn_status lattn_tcn_step (lattn_ctx *ctx, const lattn_tcn_args *a);
 
+#ifndef LATTN_NO_MODELS
 /* The article's DemoModel: h = Linear(d_in -> D)(x); h = StackedEncoder(h); out = Linear(D -> 1)
    of the last token. Weights in one arena of named tensors, the article's state_dict names and
    torch shapes: embedding.weight [D][d_in], embedding.bias [D]; per layer l
@@ -910,6 +917,7 @@ LATTN_API lattn_status lattn_tcn_demo_forward_ref(lattn_ctx *ctx, const lattn_tc
 LATTN_API lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B,
                                               int64_t T, const float *x, float *out);
 
+#endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
 /* >>linattn                                                                                        */
 /* ================================================================================================ */
@@ -1055,6 +1063,7 @@ LATTN_API lattn_status lattn_gdr_ref  (lattn_ctx *ctx, const lattn_gdr_args *a);
 LATTN_API lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a);
 LATTN_API lattn_status lattn_gdr_step (lattn_ctx *ctx, const lattn_gdr_args *a);
 
+#ifndef LATTN_NO_MODELS
 /* ================================================================================================ */
 /* >>laplace                                                                                        */
 /* ================================================================================================ */
@@ -1338,6 +1347,7 @@ LATTN_API lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 
                                            float *y, float *state);
 
 
+#endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
 /* >>ttt                                                                                            */
 /* ================================================================================================ */
@@ -1402,6 +1412,7 @@ LATTN_API lattn_status lattn_ttt_step (lattn_ctx *ctx, const lattn_ttt_args *a);
    position pos: w = s[0..P) - tok_{pos-1} s[P..2P) (w = s[0..P) when pos = 0); w [P]. */
 LATTN_API void lattn_ttt_weights(int64_t K, int mlp, const float *tok, int64_t pos, const float *s, float *w);
 
+#ifndef LATTN_NO_MODELS
 /* The TTT layer (TTTLinear / TTTMLP .forward, spec §5.1), x [B][T][D] -> y [B][T][D], H heads of
    F = D/H:
        q, k, v = x W_qᵀ, x W_kᵀ, x W_vᵀ;  RoPE on q and k at position (t mod b), interleaved pairs
@@ -1464,6 +1475,7 @@ LATTN_API lattn_status lattn_ttt_layer_forward(lattn_ctx *ctx, const lattn_ttt_l
 LATTN_API lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, const float *x,
                                             float *y, float *state);
 
+#endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
 /* >>attn                                                                                           */
 /* ================================================================================================ */
@@ -1540,6 +1552,7 @@ LATTN_API lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *a
    serving as the cache, as a decoder runs it. */
 LATTN_API lattn_status lattn_attn_step (lattn_ctx *ctx, const lattn_attn_args *a, lattn_kv_cache *c);
 
+#ifndef LATTN_NO_MODELS
 /* ================================================================================================ */
 /* >>transformer                                                                                    */
 /* ================================================================================================ */
@@ -1705,6 +1718,8 @@ LATTN_API lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *m
 LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
                                       float *logits, lattn_sps_cache *c);
 
+#endif /* LATTN_NO_MODELS */
+#ifndef LATTN_NO_CONFORMANCE
 /* ================================================================================================ */
 /* >>conformance                                                                                    */
 /* ================================================================================================ */
@@ -1717,8 +1732,6 @@ LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, i
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval", "mask", "window",
    "retnet_decay": RetNet's decays computed in double, lattn_la_args.retnet_decay), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
-LATTN_API const char *lattn_form_name(lattn_form f);          /* "ref", "parallel", ... */
-LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when known */
 /* Run the case's mixer with one form (STEP = the decode loop; FAST = _fast, or _scan for s4d) on
    its inputs and serialise the
    outputs under the case's "out.*" names (float32) into a buffer to release with lattn_free.
@@ -1739,6 +1752,8 @@ typedef struct lattn_cmp {
     int pass;
 } lattn_cmp;
 LATTN_API void lattn_compare(const double *got, const double *want, size_t n, double tol, lattn_cmp *r);
+
+#endif /* LATTN_NO_CONFORMANCE */
 
 #ifdef __cplusplus
 }
@@ -3470,6 +3485,7 @@ static double lattn__gelu_d(double x) { return 0.5 * x * (1.0 + erf(x * 0.707106
 static float  lattn__gelu(float x)    { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 static double lattn__silu_d(double x) { return x / (1.0 + exp(-x)); }
 
+#ifndef LATTN_NO_MODELS
 /* ================================================================================================ */
 /* >>arena implementation: the weights of every model, and their safetensors form                   */
 /* ================================================================================================ */
@@ -3642,6 +3658,7 @@ static lattn_status lattn__write_file(lattn_ctx *ctx, const char *who, const cha
     }
 #endif
 
+#endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
 /* >>conv implementation                                                                            */
 /* ================================================================================================ */
@@ -4693,6 +4710,7 @@ LATTN__DEF lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a) 
 }
 
 /* The demo model: Linear(d_in -> d), the stack, Linear(d -> 1) on the last token. */
+#ifndef LATTN_NO_MODELS
 /* The tensor table and arena of a demo model (weights uninitialised), the encoder's views bound. */
 static lattn_status lattn__tcn_demo_alloc(lattn_ctx *ctx, const char *who, lattn_tcn_demo *m, const lattn_tcn_demo_config *c) {
     static const char *const layer_names[4] = { "conv.conv.weight", "conv.conv.bias", "norm.weight", "norm.bias" };
@@ -4850,6 +4868,7 @@ LATTN__DEF lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_d
     return lattn__tcn_demo_run(ctx, m, B, T, x, out, NULL, LATTN_FORM_CHUNK);
 }
 
+#endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
 /* >>linattn implementation                                                                         */
 /* ================================================================================================ */
@@ -7165,6 +7184,7 @@ LATTN__DEF lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const la
 }
 #endif
 
+#ifndef LATTN_NO_MODELS
 /* ================================================================================================ */
 /* >>laplace implementation                                                                         */
 /* ================================================================================================ */
@@ -8707,6 +8727,7 @@ LATTN__DEF lattn_status lattn_prism_p0_step(lattn_ctx *ctx, const lattn_prism_p0
     return lattn__p0_run(ctx, m, B, 1, x, y, state, NULL, LATTN_FORM_STEP, "lattn_prism_p0_step");
 }
 
+#endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
 /* >>ttt implementation                                                                             */
 /* ================================================================================================ */
@@ -9057,6 +9078,7 @@ static lattn_status lattn__ttt_run(lattn_ctx *ctx, const lattn_ttt_args *a, int 
 LATTN__DEF lattn_status lattn_ttt_chunk(lattn_ctx *ctx, const lattn_ttt_args *a) { return lattn__ttt_run(ctx, a, 1, "lattn_ttt_chunk"); }
 LATTN__DEF lattn_status lattn_ttt_step(lattn_ctx *ctx, const lattn_ttt_args *a) { return lattn__ttt_run(ctx, a, 0, "lattn_ttt_step"); }
 
+#ifndef LATTN_NO_MODELS
 /* ---- the layer ---------------------------------------------------------------------------------- */
 /* the transformer's RMSNorms (>>transformer implementation), for the Block */
 static void lattn__rmsnorm_d(int64_t n, const double *x, const float *g, double eps, double *y);
@@ -9459,6 +9481,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_lay
     return lattn__ttt_layer_run(ctx, m, B, 1, x, y, state, LATTN_FORM_STEP, "lattn_ttt_layer_step");
 }
 
+#endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
 /* >>attn implementation                                                                            */
 /* ================================================================================================ */
@@ -9930,6 +9953,7 @@ static lattn_status lattn__attn_steps(lattn_ctx *ctx, const lattn_attn_args *a) 
     return lattn__ok(ctx);
 }
 
+#ifndef LATTN_NO_MODELS
 /* ================================================================================================ */
 /* >>transformer implementation                                                                     */
 /* ================================================================================================ */
@@ -10864,8 +10888,9 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     return lattn__ok(ctx);
 }
 
+#endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
-/* >>conformance implementation                                                                     */
+/* >>verbs implementation                                                                           */
 /* ================================================================================================ */
 static const char *const lattn__form_names[] = { "ref", "parallel", "chunk", "step" };
 LATTN__DEF const char *lattn_form_name(lattn_form f) {
@@ -10878,6 +10903,11 @@ LATTN__DEF int lattn_form_parse(const char *name, lattn_form *f) {
     return 0;
 }
 
+
+#ifndef LATTN_NO_CONFORMANCE
+/* ================================================================================================ */
+/* >>conformance implementation                                                                     */
+/* ================================================================================================ */
 LATTN__DEF void lattn_compare(const double *got, const double *want, size_t n, double tol, lattn_cmp *r) {
     double num = 0, den = 0;
     size_t i;
@@ -11211,6 +11241,7 @@ static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
 /* transformer / sps: the model's tensors under in.<name> with its tf.* configuration (sps: the
    variant as sps.variant, sps.w, sps.predict_id, sps.eos_id, sps.pad_id), in.tokens [B][T] (I32);
    out.logits [B][T][vocab], out.loss [1]. The step form decodes token by token. */
+#ifndef LATTN_NO_MODELS
 static lattn_status lattn__case_tf(lattn__case *k, lattn_form form, int sps) {
     const lattn_st_tensor *tt = lattn_st_find(k->c, "in.tokens");
     const char *vn = lattn_st_meta(k->c, "sps.variant");
@@ -11275,6 +11306,7 @@ static lattn_status lattn__case_tf(lattn__case *k, lattn_form form, int sps) {
     return st;
 }
 
+#endif /* LATTN_NO_MODELS */
 static lattn_status lattn__case_scan(lattn__case *k, lattn_form form) {
     lattn_scan_args a;
     const lattn_st_tensor *ta;
@@ -11358,6 +11390,7 @@ static lattn_status lattn__case_s4d(lattn__case *k, lattn_form form) {
     }
 }
 
+#ifndef LATTN_NO_MODELS
 /* Layer cases: a layer's tensors under "in.<tensor name>", its configuration in the metadata,
    in.x [B][T][D], in.state0 [B][state floats] (optional) -> out.y [B][T][D], out.state; forms REF
    (forward_ref), CHUNK (forward) and STEP (the decoder: step, one token of every sequence per call). */
@@ -11503,6 +11536,7 @@ static lattn_status lattn__case_p0(lattn__case *k, lattn_form form) {
     return st;
 }
 
+#endif /* LATTN_NO_MODELS */
 LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max) {
     static const lattn_form la[] = { LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
     static const lattn_form gdr[] = { LATTN_FORM_REF, LATTN_FORM_STEP, LATTN_FORM_CHUNK };
@@ -11541,19 +11575,23 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "scan") == 0) st = lattn__case_scan(&k, form);
     else if (strcmp(mixer, "ssm") == 0) st = lattn__case_ssm(&k, form);
     else if (strcmp(mixer, "s4d") == 0) st = lattn__case_s4d(&k, form);
+    else if (strcmp(mixer, "attention") == 0) st = lattn__case_attn(&k, form);
+#ifndef LATTN_NO_MODELS
     else if (strcmp(mixer, "laplace_layer") == 0) st = lattn__case_laplace(&k, form);
     else if (strcmp(mixer, "gdn_layer") == 0) st = lattn__case_gdn(&k, form);
     else if (strcmp(mixer, "prism_p1") == 0) st = lattn__case_prism(&k, form);
     else if (strcmp(mixer, "prism_p2") == 0) st = lattn__case_p2(&k, form);
     else if (strcmp(mixer, "prism_p0") == 0) st = lattn__case_p0(&k, form);
     else if (strcmp(mixer, "ttt_layer") == 0) st = lattn__case_ttt(&k, form);
-    else if (strcmp(mixer, "attention") == 0) st = lattn__case_attn(&k, form);
     else if (strcmp(mixer, "transformer") == 0 || strcmp(mixer, "sps") == 0) st = lattn__case_tf(&k, form, mixer[0] == 's');
+#endif
     else st = lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: mixer '%s' is not in this version of lattn", mixer);
     if (st == LATTN_OK) st = lattn_st_serialize(ctx, k.out, k.n_out, NULL, 0, out, size);
     for (i = 0; i < k.n_own; i++) lattn__free(ctx, k.own[i]);
     return st;
 }
+
+#endif /* LATTN_NO_CONFORMANCE */
 
 /* ================================================================================================ */
 /* >>history                                                                                        */

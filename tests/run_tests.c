@@ -1,5 +1,6 @@
 /* lattn test runner: `make test` (all checks) and `make test-quick` (same checks, smaller shapes).
-   Usage: run_tests [--quick] [area ...]   areas: rng vec gemm tiler errors alloc conv scan ssm s4d tcn la gla laplace io external delta gdnlayer prism attn transformer sps ttt hardening split
+   Usage: run_tests [--quick] [NAME ...]   run every named test, or the NAMEs given
+          run_tests --list                  print the names (rng vec gemm ... verbs models hardening split)
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
 #define LATTN_IMPLEMENTATION
@@ -741,18 +742,17 @@ static void test_s4d(void) {
             s4d_make(&c, &r, B, T, D, N, cplx);
             y0 = fnew(c.ny); y1 = fnew(c.ny); h0 = fnew(c.ns); h1 = fnew(c.ns);
             c.a.y = y0; c.a.ht = h0; lattn_s4d_ref(&ctx, &c.a);
-            for (form = 0; form < 4; form++) {
+            for (form = 0; form < 4; form++) {   /* _chunk by its three methods, and _step */
+                static const lattn_s4d_method me[3] = { LATTN_S4D_SCAN, LATTN_S4D_CONV, LATTN_S4D_FFT };
                 lattn_status st;
                 double e1, e2 = 0;
-                if (form == 2 && T > 300 && g_quick) continue;
-                c.a.y = y1; c.a.ht = form < 2 ? h1 : NULL;
+                int conv = form == 1 || form == 2;
+                if (form == 1 && T > 300 && g_quick) continue;
+                c.a.y = y1; c.a.ht = conv ? NULL : h1;
                 poison(y1, c.ny); poison(h1, c.ns);
-                if (form == 0) st = lattn_s4d_chunk(&ctx, &c.a);
-                else if (form == 1) st = lattn_s4d_step(&ctx, &c.a);   /* _step token by token */
-                else if (form == 2) st = s4d_by(&ctx, &c.a, LATTN_S4D_CONV);
-                else st = s4d_by(&ctx, &c.a, LATTN_S4D_FFT);
+                st = form == 3 ? lattn_s4d_step(&ctx, &c.a) : s4d_by(&ctx, &c.a, me[form]);
                 e1 = rel_rms(y1, y0, c.ny);
-                if (form < 2) e2 = rel_rms(h1, h0, c.ns);
+                if (!conv) e2 = rel_rms(h1, h0, c.ns);
                 CHECK(st == LATTN_OK && e1 <= 1e-5 && e2 <= 1e-5, "s4d %s form %d vs ref (T=%lld): y %g ht %g [%s]",
                       cplx ? "complex" : "real", form, (long long)T, e1, e2, lattn_ctx_error(&ctx));
             }
@@ -928,13 +928,14 @@ static void la_make(la_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H, i
 static void la_free(la_case *c) { free(c->q); free(c->k); free(c->v); free(c->h0); free(c->z0); free(c->fw); free(c->fb); }
 
 /* Run one form (0 ref, 1 parallel, 2 chunk, 3 decode = _step per token) into NaN-poisoned outputs. */
-static lattn_status la_run(lattn_ctx *ctx, la_case *c, int form, int chunk, float *o, float *ht, float *zt) {
+static lattn_status la_run(lattn_ctx *ctx, la_case *c, lattn_form form, int chunk, float *o, float *ht, float *zt) {
     lattn_la_args a = c->a;
     poison(o, c->no); poison(ht, c->ns); poison(zt, c->nz);
     a.o = o; a.ht = ht; a.zt = a.normalize ? zt : NULL;
-    if (form == 0) return lattn_la_ref(ctx, &a);
-    if (form == 1) return lattn_la_parallel(ctx, &a);
-    if (form == 2) return (a.chunk = chunk, lattn_la_chunk(ctx, &a));
+    a.chunk = chunk;
+    if (form == LATTN_FORM_REF) return lattn_la_ref(ctx, &a);
+    if (form == LATTN_FORM_PARALLEL) return lattn_la_parallel(ctx, &a);
+    if (form == LATTN_FORM_CHUNK) return lattn_la_chunk(ctx, &a);
     return lattn_la_step(ctx, &a);
 }
 
@@ -959,12 +960,12 @@ static void test_la(void) {
             if (varlen) T = 3 * T;
             la_make(&c, &r, B, T, 2, K, V, maps[variant], norm, 1, varlen);
             o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
-            CHECK(la_run(&ctx, &c, 0, 0, o0, h0, z0) == LATTN_OK, "la ref status");
+            CHECK(la_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0, z0) == LATTN_OK, "la ref status");
             for (form = 1; form <= 3; form++) {
                 int nch = form == 2 ? 4 : 1;
                 for (ci = 0; ci < nch; ci++) {
                     double eo, eh, ez = 0;
-                    lattn_status s = la_run(&ctx, &c, form, chunks[ci], o1, h1, z1);
+                    lattn_status s = la_run(&ctx, &c, (lattn_form)form, chunks[ci], o1, h1, z1);
                     eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
                     if (norm) ez = rel_rms(z1, z0, c.nz);
                     CHECK(s == LATTN_OK && eo <= 1e-5 && eh <= 1e-5 && ez <= 1e-5,
@@ -986,7 +987,7 @@ static void test_la(void) {
         profs[0] = lattn_profile_trn2(); profs[1] = lattn_profile_h100();
         la_make(&c, &r, 1, T, 2, 160, 600, LATTN_FMAP_IDENTITY, 0, 1, 0);
         o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
-        la_run(&ctx, &c, 0, 0, o0, h0, z0);
+        la_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0, z0);
         for (pi = 0; pi < 2; pi++) {
             double eo, eh;
             lattn_status s;
@@ -994,11 +995,11 @@ static void test_la(void) {
                 la_free(&c); free(o0); free(o1); free(h0); free(h1); free(z0); free(z1);
                 la_make(&c, &r, 1, T, 2, 64, 150, LATTN_FMAP_ELU1, 1, 1, 0);   /* 3 value slices of 64 */
                 o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
-                ctx.profile = NULL; la_run(&ctx, &c, 0, 0, o0, h0, z0);
+                ctx.profile = NULL; la_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0, z0);
             }
             ctx.profile = profs[pi];
             memset(&ctx.stats, 0, sizeof ctx.stats);
-            s = la_run(&ctx, &c, 2, 0, o1, h1, z1);
+            s = la_run(&ctx, &c, LATTN_FORM_CHUNK, 0, o1, h1, z1);
             eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
             CHECK(s == LATTN_OK && eo <= 1e-5 && eh <= 1e-5 && (pi == 0 || rel_rms(z1, z0, c.nz) <= 1e-5),
                   "la chunk on %s: o %g ht %g [%s]", profs[pi]->name, eo, eh, lattn_ctx_error(&ctx));
@@ -1012,7 +1013,7 @@ static void test_la(void) {
             size_t i;
             for (i = 0; i < (size_t)(T * 2); i++) gt[i] = -0.01f;
             poison(o1, c.no); poison(h1, c.ns); poison(z1, c.nz);
-            CHECK(la_run(&ctx, &c, 2, 256, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 && rel_rms(h1, h0, c.ns) <= 1e-5 &&
+            CHECK(la_run(&ctx, &c, LATTN_FORM_CHUNK, 256, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 && rel_rms(h1, h0, c.ns) <= 1e-5 &&
                   rel_rms(z1, z0, c.nz) <= 1e-5, "la chunk 256 on trn2 (2 partition tiles per chunk) = ref: %g", rel_rms(o1, o0, c.no));
             c.a.o = o1;
             CHECK((c.a.chunk = 200, lattn_la_chunk(&ctx, &c.a)) == LATTN_E_SHAPE, "chunk 200 on trn2 is not a multiple of 128");
@@ -1037,7 +1038,7 @@ static void test_la(void) {
         o1 = fnew(c.no); h1 = fnew(c.ns); z1 = fnew(c.nz);
         ctx.profile = lattn_profile_trn2();
         memset(&ctx.stats, 0, sizeof ctx.stats);
-        la_run(&ctx, &c, 2, 128, o1, h1, z1);
+        la_run(&ctx, &c, LATTN_FORM_CHUNK, 128, o1, h1, z1);
         CHECK(ctx.stats.instructions == 2 * 15 + 2, "trn2 instructions for 2 chunks + setup: %llu", (unsigned long long)ctx.stats.instructions);
         CHECK(ctx.stats.matmuls == 2 * 4 && ctx.stats.macs == 2ull * (128 * 128 * 96 + 128 * 128 * 192 + 96 * 128 * 192 + 128 * 96 * 192),
               "trn2 matmul count and MACs");
@@ -1063,10 +1064,10 @@ static void test_la(void) {
         lattn_retention_decay(H, gg);
         c.a.g_gamma = gg;
         o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
-        la_run(&ctx, &c, 0, 0, o0, h0, z0);
+        la_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0, z0);
         ctx.profile = lattn_profile_trn2();
         memset(&ctx.stats, 0, sizeof ctx.stats);
-        CHECK(la_run(&ctx, &c, 2, 128, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 && rel_rms(h1, h0, c.ns) <= 1e-5,
+        CHECK(la_run(&ctx, &c, LATTN_FORM_CHUNK, 128, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 && rel_rms(h1, h0, c.ns) <= 1e-5,
               "fixed decays on trn2 = _ref: o %g ht %g", rel_rms(o1, o0, c.no), rel_rms(h1, h0, c.ns));
         CHECK(ctx.stats.instructions == (uint64_t)(H * N * 16 + H * (7 + 1 + 1) + H * 2),
               "trn2 fixed decays: 16 per (head, chunk) + setup: %llu", (unsigned long long)ctx.stats.instructions);
@@ -1095,9 +1096,9 @@ static void test_la(void) {
                     gg[2] = -0.3f;
                     if (fixed) c.a.g_gamma = gg;
                     o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
-                    la_run(&ctx, &c, 0, 0, o0, h0, z0);
+                    la_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0, z0);
                     ctx.profile = lattn_profile_trn2(); c.a.schedule = sched;
-                    st = la_run(&ctx, &c, 2, Cs[ci2], o1, h1, z1);
+                    st = la_run(&ctx, &c, LATTN_FORM_CHUNK, Cs[ci2], o1, h1, z1);
                     CHECK(st == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 && rel_rms(h1, h0, c.ns) <= 1e-5 && (fixed || rel_rms(z1, z0, c.nz) <= 1e-5),
                           "trn2 %s schedule, C %d, %s = ref: o %g ht %g [%s]", sched ? "chunk-parallel" : "streaming", Cs[ci2],
                           fixed ? "fixed decays" : "normalised", rel_rms(o1, o0, c.no), rel_rms(h1, h0, c.ns), st ? lattn_ctx_error(&ctx) : "");
@@ -1120,10 +1121,10 @@ static void test_la(void) {
         lattn_retention_decay(H, gg);
         c.a.g_gamma = gg;
         o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
-        la_run(&ctx, &c, 0, 0, o0, h0, z0);
+        la_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0, z0);
         ctx.profile = lattn_profile_trn2(); c.a.schedule = LATTN_SCHED_CHUNK_PARALLEL;
         memset(&ctx.stats, 0, sizeof ctx.stats);
-        CHECK(la_run(&ctx, &c, 2, 128, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5, "chunk-parallel on trn2 = ref");
+        CHECK(la_run(&ctx, &c, LATTN_FORM_CHUNK, 128, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5, "chunk-parallel on trn2 = ref");
         CHECK(ctx.stats.instructions == (uint64_t)(H * N * 20 + H * 9) && ctx.stats.unrolled_steps == (uint64_t)N,
               "chunk-parallel: 20 per (head, chunk) + setup, %lld bodies: %llu, %llu", (long long)N,
               (unsigned long long)ctx.stats.instructions, (unsigned long long)ctx.stats.unrolled_steps);
@@ -1133,11 +1134,11 @@ static void test_la(void) {
         small.spill = 1; small.stream_bytes = 2;
         ctx.profile = &small;
         memset(&ctx.stats, 0, sizeof ctx.stats);
-        CHECK(la_run(&ctx, &c, 2, 128, o1, h1, z1) == LATTN_OK && ctx.stats.spill_bytes == 0 && ctx.stats.refill_bytes == 0 &&
+        CHECK(la_run(&ctx, &c, LATTN_FORM_CHUNK, 128, o1, h1, z1) == LATTN_OK && ctx.stats.spill_bytes == 0 && ctx.stats.refill_bytes == 0 &&
               ctx.stats.dma_in_bytes == 2ull * (uint64_t)(T * H * (2 * 96 + 2 * 96 + 64)), "C = 128 fits; bf16 streams halve the DMA bytes");
         memset(&ctx.stats, 0, sizeof ctx.stats);
         poison(o1, c.no);
-        CHECK(la_run(&ctx, &c, 2, 256, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 &&
+        CHECK(la_run(&ctx, &c, LATTN_FORM_CHUNK, 256, o1, h1, z1) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5 &&
               ctx.stats.spill_bytes >= (uint64_t)(H * (N / 2) * 2 * 256 * 4) * 128 && ctx.stats.refill_bytes > 0,
               "C = 256 spills its resident scores (%llu bytes, refill %llu) and stays = ref",
               (unsigned long long)ctx.stats.spill_bytes, (unsigned long long)ctx.stats.refill_bytes);
@@ -1241,9 +1242,9 @@ static void test_la(void) {
         o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
         for (form = 1; form <= 2; form++) {
             ok = 1;
-            ctx.n_threads = 1; la_run(&ctx, &c, form, 0, o0, h0, z0);
+            ctx.n_threads = 1; la_run(&ctx, &c, (lattn_form)form, 0, o0, h0, z0);
             for (th = 2; th <= 7; th += (th == 3 ? 4 : 1)) {
-                ctx.n_threads = th; la_run(&ctx, &c, form, 0, o1, h1, z1);
+                ctx.n_threads = th; la_run(&ctx, &c, (lattn_form)form, 0, o1, h1, z1);
                 ok &= same_bits(o0, o1, c.no) && same_bits(h0, h1, c.ns);
             }
             CHECK(ok, "la form %d bit-identical at 1, 2, 3, 7 threads", form);
@@ -1251,10 +1252,10 @@ static void test_la(void) {
         ctx.n_threads = 0;
         for (form = 0; form <= 3; form++) {
             int64_t i, bad_iso = 0, bad_causal = 0;
-            la_run(&ctx, &c, form, 0, o0, h0, z0);
+            la_run(&ctx, &c, (lattn_form)form, 0, o0, h0, z0);
             c.q[((1 * T + t0) * H + 1) * K + 2] = NAN;        /* batch 1, head 1, token t0 */
             c.v[((1 * T + t0 + 1) * H + 1) * V + 3] += 1.0f;   /* and a change one token later */
-            la_run(&ctx, &c, form, 0, o1, h1, z1);
+            la_run(&ctx, &c, (lattn_form)form, 0, o1, h1, z1);
             for (i = 0; i < (int64_t)c.no; i++) {
                 int64_t b = i / (T * H * V), t = (i / (H * V)) % T, h = (i / V) % H;
                 if ((b != 1 || h != 1) && !same_bits(&o0[i], &o1[i], 1)) bad_iso++;
@@ -1358,7 +1359,7 @@ static void test_gla(void) {
                 la_make(&c, &r, B, T, 2, K, V, norm ? LATTN_FMAP_ELU1 : LATTN_FMAP_IDENTITY, norm, 1, varlen);
                 g = la_gates(&c, &r, kind, strength[variant], variant == 1);
                 o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
-                CHECK(la_run(&ctx, &c, 0, 0, o0, h0, z0) == LATTN_OK, "gla ref status: %s", lattn_ctx_error(&ctx));
+                CHECK(la_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0, z0) == LATTN_OK, "gla ref status: %s", lattn_ctx_error(&ctx));
                 for (form = 1; form <= 3; form++) {
                     int nch = form == 2 ? 5 : 1;
                     for (ci = 0; ci < nch; ci++) {
@@ -1366,7 +1367,7 @@ static void test_gla(void) {
                         lattn_status s;
                         if (g_quick && form == 2 && (ci == 0 || ci == 3)) continue;
                         ctx.profile = chunks[ci] > 128 ? &flat : NULL;
-                        s = la_run(&ctx, &c, form, chunks[ci], o1, h1, z1);
+                        s = la_run(&ctx, &c, (lattn_form)form, chunks[ci], o1, h1, z1);
                         ctx.profile = NULL;
                         eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
                         if (norm) ez = rel_rms(z1, z0, c.nz);
@@ -1399,7 +1400,7 @@ static void test_gla(void) {
                 gk[i * H * K + d] = i == 32 ? -25.0f : i < 64 || i >= 96 ? -0.05f : -2.0f - 0.01f * (float)(d % 7);
         c.a.gk = gk;
         o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z = fnew(c.nz);
-        CHECK(la_run(&ctx, &c, 0, 0, o0, h0, z) == LATTN_OK && la_run(&ctx, &c, 2, 32, o1, h1, z) == LATTN_OK,
+        CHECK(la_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0, z) == LATTN_OK && la_run(&ctx, &c, LATTN_FORM_CHUNK, 32, o1, h1, z) == LATTN_OK,
               "GLA routes: %s", lattn_ctx_error(&ctx));
         eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
         CHECK(eo <= 1e-5 && eh <= 1e-5, "GLA chunk 32, the three score routes, K = %lld: o %g ht %g", (long long)K, eo, eh);
@@ -1416,10 +1417,10 @@ static void test_gla(void) {
         la_make(&c, &r, 1, T, 2, 32, 24, LATTN_FMAP_IDENTITY, 0, 1, 0);
         g = la_gates(&c, &r, kind, 0.0, 0);
         o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
-        la_run(&ctx, &c, 0, 0, o0, h0, z0);
+        la_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0, z0);
         for (ci = 2; ci <= 3; ci++) {
             double eo, eh;
-            la_run(&ctx, &c, 2, chunks[ci], o1, h1, z1);
+            la_run(&ctx, &c, LATTN_FORM_CHUNK, chunks[ci], o1, h1, z1);
             for (i = 0; i < c.no; i++) fin &= isfinite(o1[i]);
             eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
             CHECK(fin && eo <= 1e-4 && eh <= 1e-4, "%s extreme gates, chunk %d: finite, o %g ht %g", kinds[kind], chunks[ci], eo, eh);
@@ -1440,8 +1441,8 @@ static void test_gla(void) {
         for (i = 0; i < B * T * H; i++) for (j = 0; j < K; j++) gk[i * K + j] = g[i];
         o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
         for (form = 0; form <= 2; form += 2) {
-            c.a.g = g; c.a.gk = NULL; la_run(&ctx, &c, form, 0, o0, h0, z0);
-            c.a.g = NULL; c.a.gk = gk; la_run(&ctx, &c, form, 0, o1, h1, z1);
+            c.a.g = g; c.a.gk = NULL; la_run(&ctx, &c, (lattn_form)form, 0, o0, h0, z0);
+            c.a.g = NULL; c.a.gk = gk; la_run(&ctx, &c, (lattn_form)form, 0, o1, h1, z1);
             e = rel_rms(o1, o0, c.no);
             CHECK(e <= (form ? 1e-5 : 1e-7), "Simple GLA = GLA with the gate broadcast (form %d): %g", form, e);
         }
@@ -1450,21 +1451,21 @@ static void test_gla(void) {
             float gg[2];
             lattn_retention_decay(H, gg);
             for (i = 0; i < B * T * H; i++) gc[i] = gg[i % H];
-            c.a.g = gc; la_run(&ctx, &c, 2, 0, o0, h0, z0);
-            c.a.g = NULL; c.a.g_gamma = gg; la_run(&ctx, &c, 2, 0, o1, h1, z1);
+            c.a.g = gc; la_run(&ctx, &c, LATTN_FORM_CHUNK, 0, o0, h0, z0);
+            c.a.g = NULL; c.a.g_gamma = gg; la_run(&ctx, &c, LATTN_FORM_CHUNK, 0, o1, h1, z1);
             e = rel_rms(o1, o0, c.no);
             CHECK(e <= 1e-6, "fixed decay = Simple GLA with a constant gate: %g", e);
             c.a.g_gamma = NULL;
         }
         for (i = 0; i < B * T * H * K; i++) gk[i] = 0.0f;
         for (form = 0; form <= 3; form++) {
-            c.a.gk = NULL; la_run(&ctx, &c, form, 0, o0, h0, z0);
-            c.a.gk = gk; la_run(&ctx, &c, form, 0, o1, h1, z1);
+            c.a.gk = NULL; la_run(&ctx, &c, (lattn_form)form, 0, o0, h0, z0);
+            c.a.gk = gk; la_run(&ctx, &c, (lattn_form)form, 0, o1, h1, z1);
             e = rel_rms(o1, o0, c.no);
             CHECK(e <= (form == 0 ? 0.0 : 1e-6), "linear attention = GLA with gates 0 (form %d): %g", form, e);
         }
         for (i = 0; i < B * T * H * K; i++) gk[i] = -HUGE_VALF;
-        c.a.gk = gk; la_run(&ctx, &c, 0, 0, o0, h0, z0);
+        c.a.gk = gk; la_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0, z0);
         {   /* α = 0: o_t = s (q_t·k_t) v_t */
             double num = 0, den = 0;
             for (i = 0; i < B * T * H; i++)
@@ -1476,7 +1477,7 @@ static void test_gla(void) {
                     num += (o0[i * V + j] - want) * (o0[i * V + j] - want); den += want * want;
                 }
             CHECK(sqrt(num / den) <= 1e-6, "gates of -inf: o_t = s(q_t·k_t)v_t (%g)", sqrt(num / den));
-            la_run(&ctx, &c, 2, 0, o1, h1, z1);
+            la_run(&ctx, &c, LATTN_FORM_CHUNK, 0, o1, h1, z1);
             e = rel_rms(o1, o0, c.no);
             CHECK(e <= 1e-5, "gates of -inf, chunked: %g", e);
         }
@@ -1508,12 +1509,12 @@ static void test_gla(void) {
         la_make(&c, &r, 1, g_quick ? 150 : 300, 2, kind == GATE_KEY ? 160 : 96, 192, LATTN_FMAP_IDENTITY, 0, 1, 0);
         g = la_gates(&c, &r, kind, 1.0, 0);
         o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
-        la_run(&ctx, &c, 0, 0, o0, h0, z0);
+        la_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0, z0);
         for (pi = 0; pi < 2; pi++) {
             double eo, eh;
             lattn_status s;
             ctx.profile = pi ? lattn_profile_h100() : lattn_profile_trn2();
-            s = la_run(&ctx, &c, 2, pi ? 16 : 0, o1, h1, z1);     /* gated tiles of C = 64 overflow 227 KiB */
+            s = la_run(&ctx, &c, LATTN_FORM_CHUNK, pi ? 16 : 0, o1, h1, z1);     /* gated tiles of C = 64 overflow 227 KiB */
             eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
             CHECK(s == LATTN_OK && eo <= 1e-5 && eh <= 1e-5, "%s chunk on %s: o %g ht %g [%s]", kinds[kind], ctx.profile->name, eo, eh,
                   s ? lattn_ctx_error(&ctx) : "");
@@ -1531,9 +1532,9 @@ static void test_gla(void) {
         g = la_gates(&c, &r, kind, 1.0, 0);
         o0 = fnew(c.no); o1 = fnew(c.no); h0 = fnew(c.ns); h1 = fnew(c.ns); z0 = fnew(c.nz); z1 = fnew(c.nz);
         for (form = 1; form <= 2; form++) {
-            ctx.n_threads = 1; la_run(&ctx, &c, form, 0, o0, h0, z0);
+            ctx.n_threads = 1; la_run(&ctx, &c, (lattn_form)form, 0, o0, h0, z0);
             for (th = 2; th <= 7; th += (th == 3 ? 4 : 1)) {
-                ctx.n_threads = th; la_run(&ctx, &c, form, 0, o1, h1, z1);
+                ctx.n_threads = th; la_run(&ctx, &c, (lattn_form)form, 0, o1, h1, z1);
                 ok &= same_bits(o0, o1, c.no) && same_bits(h0, h1, c.ns);
             }
         }
@@ -2193,11 +2194,13 @@ static void gdr_make(gdr_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H,
 }
 static void gdr_free(gdr_case *c) { int i; for (i = 0; i < 12; i++) free(c->p[i]); }
 /* form 0 _ref, 1 _chunk, 2 _decode */
-static lattn_status gdr_run(lattn_ctx *ctx, const gdr_case *c, int form, int chunk, float *o, float *ht) {
+static lattn_status gdr_run(lattn_ctx *ctx, const gdr_case *c, lattn_form form, int chunk, float *o, float *ht) {
     lattn_gdr_args a = c->a;
     poison(o, c->no); poison(ht, c->ns);
     a.o = o; a.ht = ht;
-    return form == 0 ? lattn_gdr_ref(ctx, &a) : form == 1 ? (a.chunk = chunk, lattn_gdr_chunk(ctx, &a)) : lattn_gdr_step(ctx, &a);
+    a.chunk = chunk;
+    if (form == LATTN_FORM_REF) return lattn_gdr_ref(ctx, &a);
+    return form == LATTN_FORM_CHUNK ? lattn_gdr_chunk(ctx, &a) : lattn_gdr_step(ctx, &a);
 }
 
 static void test_delta(void) {
@@ -2221,11 +2224,11 @@ static void test_delta(void) {
                 gdr_make(&c, &r, B, Ts[ti], 2, K, V, kind, kind == GDR_FULL ? 1 + ti % 3 : 0,
                          variant == 2 ? 0.1 : 1.0, variant == 2 ? 2.0f : 1.0f, variant != 1, variant == 1 && Ts[ti] > 0);
                 o0 = fnew(c.no); ht0 = fnew(c.ns); o = fnew(c.no); ht = fnew(c.ns);
-                CHECK(gdr_run(&ctx, &c, 0, 0, o0, ht0) == LATTN_OK, "%s _ref: %s", kinds[kind], lattn_ctx_error(&ctx));
-                for (form = 1; form <= 2; form++) {
-                    lattn_status s = gdr_run(&ctx, &c, form, (int)C, o, ht);
+                CHECK(gdr_run(&ctx, &c, LATTN_FORM_REF, 0, o0, ht0) == LATTN_OK, "%s _ref: %s", kinds[kind], lattn_ctx_error(&ctx));
+                for (form = LATTN_FORM_CHUNK; form <= LATTN_FORM_STEP; form++) {
+                    lattn_status s = gdr_run(&ctx, &c, (lattn_form)form, (int)C, o, ht);
                     CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && rel_rms(ht, ht0, c.ns) <= 1e-5,
-                          "%s %s T=%lld variant %d: o %.3g ht %.3g (%s)", kinds[kind], form == 1 ? "_chunk" : "_decode",
+                          "%s %s T=%lld variant %d: o %.3g ht %.3g (%s)", kinds[kind], lattn_form_name((lattn_form)form),
                           (long long)Ts[ti], variant, rel_rms(o, o0, c.no), rel_rms(ht, ht0, c.ns), s ? lattn_ctx_error(&ctx) : "");
                 }
                 free(o0); free(ht0); free(o); free(ht); gdr_free(&c);
@@ -2238,9 +2241,9 @@ static void test_delta(void) {
         int prof;
         gdr_make(&c, &r, 1, T, 2, 64, 96, GDR_FULL, 2, 1.0, 1.0f, 1, 0);
         o0 = fnew(c.no); ht0 = fnew(c.ns); o = fnew(c.no); ht = fnew(c.ns);
-        gdr_run(&ctx, &c, 0, 0, o0, ht0);
+        gdr_run(&ctx, &c, LATTN_FORM_REF, 0, o0, ht0);
         for (ci = 0; ci < 5; ci++) {
-            lattn_status s = gdr_run(&ctx, &c, 1, chunks[ci], o, ht);
+            lattn_status s = gdr_run(&ctx, &c, LATTN_FORM_CHUNK, chunks[ci], o, ht);
             CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && rel_rms(ht, ht0, c.ns) <= 1e-5,
                   "GDR+I chunk %d: o %.3g ht %.3g", chunks[ci], rel_rms(o, o0, c.no), rel_rms(ht, ht0, c.ns));
         }
@@ -2253,12 +2256,12 @@ static void test_delta(void) {
             c2.profile = prof == 1 ? lattn_profile_h100() : lattn_profile_trn2();
             gdr_make(&c, &r, 1, T, 2, 64, 96, prof == 1 ? GDR_GDN : prof == 2 ? GDR_GDN_KEY : GDR_FULL, 2, 1.0, 1.0f, 1, 0);
             o0 = fnew(c.no); ht0 = fnew(c.ns); o = fnew(c.no); ht = fnew(c.ns);
-            gdr_run(&ctx, &c, 0, 0, o0, ht0);
-            s = gdr_run(&c2, &c, 1, 0, o, ht);
+            gdr_run(&ctx, &c, LATTN_FORM_REF, 0, o0, ht0);
+            s = gdr_run(&c2, &c, LATTN_FORM_CHUNK, 0, o, ht);
             CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && rel_rms(ht, ht0, c.ns) <= 1e-5,
                   "%s on %s: o %.3g ht %.3g %s", prof == 1 ? "GDN" : prof ? "per-key GDN" : "GDR+I", prof == 1 ? "h100" : "trn2", rel_rms(o, o0, c.no),
                   rel_rms(ht, ht0, c.ns), s ? lattn_ctx_error(&c2) : "");
-            if (prof == 1) CHECK(gdr_run(&c2, &c, 1, 64, o, ht) == LATTN_E_SBUF_FULL, "GDN at C = 64 exceeds an h100 block's shared memory");
+            if (prof == 1) CHECK(gdr_run(&c2, &c, LATTN_FORM_CHUNK, 64, o, ht) == LATTN_E_SBUF_FULL, "GDN at C = 64 exceeds an h100 block's shared memory");
             free(o0); free(ht0); free(o); free(ht); gdr_free(&c);
         }
     }
@@ -2280,10 +2283,10 @@ static void test_delta(void) {
                 if (g == 3) bb[i] = i % 2 ? 2.0f - 1e-3f : 1.9f;
             }
             o0 = fnew(c.no); ht0 = fnew(c.ns); o = fnew(c.no); ht = fnew(c.ns);
-            gdr_run(&ctx, &c, 0, 0, o0, ht0);
-            CHECK(gdr_run(&ctx, &c, 1, (int)C, o, ht) == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-4 && rel_rms(ht, ht0, c.ns) <= 1e-4,
+            gdr_run(&ctx, &c, LATTN_FORM_REF, 0, o0, ht0);
+            CHECK(gdr_run(&ctx, &c, LATTN_FORM_CHUNK, (int)C, o, ht) == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-4 && rel_rms(ht, ht0, c.ns) <= 1e-4,
                   "GDN extreme case %d: o %.3g ht %.3g", g, rel_rms(o, o0, c.no), rel_rms(ht, ht0, c.ns));
-            CHECK(gdr_run(&ctx, &c, 2, 0, o, ht) == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && rel_rms(ht, ht0, c.ns) <= 1e-5,
+            CHECK(gdr_run(&ctx, &c, LATTN_FORM_STEP, 0, o, ht) == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && rel_rms(ht, ht0, c.ns) <= 1e-5,
                   "GDN extreme case %d (_decode): o %.3g ht %.3g", g, rel_rms(o, o0, c.no), rel_rms(ht, ht0, c.ns));
             free(o0); free(ht0); free(o); free(ht); gdr_free(&c);
         }
@@ -2299,7 +2302,7 @@ static void test_delta(void) {
         nh = (size_t)(c.a.B * c.a.T * c.a.H);
         o0 = fnew(c.no); o1 = fnew(c.no); ht0 = fnew(c.ns); ht1 = fnew(c.ns);
         zg = fnew(nh); for (i = 0; i < nh; i++) zg[i] = 0.0f;
-        gdr_run(&ctx, &c, 0, 0, o0, ht0);
+        gdr_run(&ctx, &c, LATTN_FORM_REF, 0, o0, ht0);
         a = c.a; a.g = zg; a.o = o1; a.ht = ht1;
         CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_OK && same_bits(o0, o1, c.no) && same_bits(ht0, ht1, c.ns), "delta rule = GDN with g = 0 (_ref, bit for bit)");
         CHECK((a.chunk = 16, lattn_gdr_chunk(&ctx, &a)) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-5, "delta rule = GDN with g = 0 (_chunk)");
@@ -2328,8 +2331,8 @@ static void test_delta(void) {
         int nt, same = 1;
         gdr_make(&c, &r, 2, 100, 3, 24, 32, GDR_FULL, 1, 1.0, 1.0f, 1, 0);
         o1 = fnew(c.no); ht1 = fnew(c.ns); o = fnew(c.no); ht = fnew(c.ns);
-        ctx.n_threads = 1; gdr_run(&ctx, &c, 1, 16, o1, ht1);
-        for (nt = 2; nt <= 3; nt++) { ctx.n_threads = nt; gdr_run(&ctx, &c, 1, 16, o, ht); same &= same_bits(o, o1, c.no) && same_bits(ht, ht1, c.ns); }
+        ctx.n_threads = 1; gdr_run(&ctx, &c, LATTN_FORM_CHUNK, 16, o1, ht1);
+        for (nt = 2; nt <= 3; nt++) { ctx.n_threads = nt; gdr_run(&ctx, &c, LATTN_FORM_CHUNK, 16, o, ht); same &= same_bits(o, o1, c.no) && same_bits(ht, ht1, c.ns); }
         ctx.n_threads = 0;
         CHECK(same, "GDR chunk bit-identical on 1, 2, 3 threads");
         free(o1); free(ht1); free(o); free(ht); gdr_free(&c);
@@ -2400,9 +2403,10 @@ static void test_delta(void) {
                 for (i = 0; i < ns; i++) { hn += (h64[i] - wht[i]) * (h64[i] - wht[i]); hd += wht[i] * wht[i]; }
                 CHECK(sqrt(num / den) <= 1e-12 && sqrt(hn / hd) <= 1e-12, "external %s _ref (double): o %g ht %g", cases[ci], sqrt(num / den), sqrt(hn / hd));
             }
-            for (form = 1; form <= 2; form++) {
+            for (form = LATTN_FORM_CHUNK; form <= LATTN_FORM_STEP; form++) {
                 poison(o, no); poison(ht, ns);
-                if (form == 1) (a.chunk = 16, lattn_gdr_chunk(&ctx, &a)); else lattn_gdr_step(&ctx, &a);
+                a.chunk = 16;
+                if (form == LATTN_FORM_CHUNK) lattn_gdr_chunk(&ctx, &a); else lattn_gdr_step(&ctx, &a);
                 CHECK(rel_rms_d(o, wo, no) <= 1e-5 && rel_rms_d(ht, wht, ns) <= 1e-5, "external %s form %d: o %g ht %g",
                       cases[ci], form, rel_rms_d(o, wo, no), rel_rms_d(ht, wht, ns));
             }
@@ -2662,7 +2666,7 @@ static void test_prism(void) {
         nh = (size_t)(c.a.B * c.a.T * c.a.H);
         o0 = fnew(c.no); o1 = fnew(c.no); h0_ = fnew(c.ns); h1 = fnew(c.ns); zc = fnew(nh);
         for (i = 0; i < nh; i++) zc[i] = 0.0f;
-        gdr_run(&ctx, &c, 0, 0, o0, h0_);
+        gdr_run(&ctx, &c, LATTN_FORM_REF, 0, o0, h0_);
         a = c.a; a.e = c.a.k; a.c = zc; a.L = 1; a.inj_b = c.a.beta; a.inj_kap = c.a.k; a.inj_d = c.a.v; a.o = o1; a.ht = h1;
         CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_OK && rel_rms(o1, o0, c.no) <= 1e-12 && rel_rms(h1, h0_, c.ns) <= 1e-12,
               "P0 reduced (L = 1, δ = v) = GDN: %.3g", rel_rms(o1, o0, c.no));
@@ -2827,9 +2831,11 @@ static int lse_ok(const float *x, const float *y, size_t n, double tol) {
     }
     return 1;
 }
-static lattn_status attn_run(lattn_ctx *ctx, attn_case *c, int form, int chunk, float *o, float *lse) {
+static lattn_status attn_run(lattn_ctx *ctx, attn_case *c, lattn_form form, int chunk, float *o, float *lse) {
     c->a.o = o; c->a.lse = lse;
-    return form == 0 ? lattn_attn_ref(ctx, &c->a) : form == 1 ? (c->a.chunk = chunk, lattn_attn_chunk(ctx, &c->a)) : lattn_attn_step(ctx, &c->a, NULL);
+    c->a.chunk = chunk;
+    if (form == LATTN_FORM_REF) return lattn_attn_ref(ctx, &c->a);
+    return form == LATTN_FORM_CHUNK ? lattn_attn_chunk(ctx, &c->a) : lattn_attn_step(ctx, &c->a, NULL);
 }
 
 static void test_attn(void) {
@@ -2852,14 +2858,14 @@ static void test_attn(void) {
                     if (g_quick && di == 1 && var == 1) continue;
                     attn_make(&c, &r, var ? 1 : 2, T, 4, di ? 2 : 4, dims[di][0], dims[di][1], mask, var);
                     o0 = fnew(c.no); l0 = fnew(c.nl); o = fnew(c.no); l = fnew(c.nl);
-                    CHECK(attn_run(&ctx, &c, 0, 0, o0, l0) == LATTN_OK, "attn _ref %s: %s", am_names[mask], lattn_ctx_error(&ctx));
-                    for (form = 1; form <= 2; form++) {
+                    CHECK(attn_run(&ctx, &c, LATTN_FORM_REF, 0, o0, l0) == LATTN_OK, "attn _ref %s: %s", am_names[mask], lattn_ctx_error(&ctx));
+                    for (form = LATTN_FORM_CHUNK; form <= LATTN_FORM_STEP; form++) {
                         lattn_status s;
-                        if (form == 2 && mask == AM_FULL) continue;
+                        if (form == LATTN_FORM_STEP && mask == AM_FULL) continue;
                         poison(o, c.no); poison(l, c.nl);
-                        s = attn_run(&ctx, &c, form, mask == AM_WIN5 || mask == AM_WIN70 ? 32 : 0, o, l);
+                        s = attn_run(&ctx, &c, (lattn_form)form, mask == AM_WIN5 || mask == AM_WIN70 ? 32 : 0, o, l);
                         CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5 && lse_ok(l, l0, c.nl, 1e-5),
-                              "attn %s %s T=%lld K=%lld %s: o %.3g (%s)", form == 1 ? "_chunk" : "_decode", am_names[mask],
+                              "attn %s %s T=%lld K=%lld %s: o %.3g (%s)", lattn_form_name((lattn_form)form), am_names[mask],
                               (long long)T, (long long)c.a.K, var ? "varlen" : "batch 2", rel_rms(o, o0, c.no), s ? lattn_ctx_error(&ctx) : "");
                     }
                     free(o0); free(l0); free(o); free(l); attn_free(&c);
@@ -2872,8 +2878,9 @@ static void test_attn(void) {
         int64_t i;
         attn_make(&c, &r, 1, 40, 1, 1, 16, 16, AM_RANDOM, 0);
         o = fnew(c.no); l = fnew(c.nl);
-        for (form = 0; form < 3; form++) {
-            int ok = attn_run(&ctx, &c, form, 16, o, l) == LATTN_OK;
+        for (form = LATTN_FORM_REF; form <= LATTN_FORM_STEP; form++) {
+            int ok = form != LATTN_FORM_PARALLEL && attn_run(&ctx, &c, (lattn_form)form, 16, o, l) == LATTN_OK;
+            if (form == LATTN_FORM_PARALLEL) continue;
             for (i = 4; i < 40; i += 11) ok = ok && o[i * 16] == 0.0f && o[i * 16 + 15] == 0.0f && l[i] == -HUGE_VALF;
             CHECK(ok, "attn form %d: a row with no visible key gives o = 0, lse = -inf", form);
         }
@@ -2888,13 +2895,13 @@ static void test_attn(void) {
         int prof;
         attn_make(&c, &r, 1, 300, 2, 1, 160, 96, AM_CAUSAL, 0);
         o0 = fnew(c.no); o = fnew(c.no);
-        attn_run(&ctx, &c, 0, 0, o0, NULL);
+        attn_run(&ctx, &c, LATTN_FORM_REF, 0, o0, NULL);
         for (prof = 0; prof < 4; prof++) {
             lattn_status s;
             lattn_ctx_init(&c2);
             c2.profile = prof == 0 ? lattn_profile_trn2() : prof == 1 ? lattn_profile_h100() : lattn_profile_cpu();
             poison(o, c.no);
-            s = attn_run(&c2, &c, 1, prof == 2 ? 16 : prof == 3 ? 128 : 0, o, NULL);
+            s = attn_run(&c2, &c, LATTN_FORM_CHUNK, prof == 2 ? 16 : prof == 3 ? 128 : 0, o, NULL);
             CHECK(s == LATTN_OK && rel_rms(o, o0, c.no) <= 1e-5, "attn _chunk on %s tile %d: %.3g %s", c2.profile->name,
                   prof == 2 ? 16 : prof == 3 ? 128 : 0, rel_rms(o, o0, c.no), s ? lattn_ctx_error(&c2) : "");
             if (prof == 0) /* 3 query tiles of 128: 1 + 2 + 3 visited key tiles per head */
@@ -2904,10 +2911,10 @@ static void test_attn(void) {
         /* window 5 at tile 16: each query tile meets only its own key tile and the one before */
         c.a.mask = LATTN_MASK_WINDOW; c.a.window = 5;
         lattn_ctx_init(&c2);
-        attn_run(&c2, &c, 1, 16, o, NULL);
+        attn_run(&c2, &c, LATTN_FORM_CHUNK, 16, o, NULL);
         CHECK(c2.stats.unrolled_steps == 2 * (1 + 2 * 18), "window 5, tile 16: %llu tile steps (74 expected)",
               (unsigned long long)c2.stats.unrolled_steps);
-        CHECK(attn_run(&c2, &c, 1, 256, o, NULL) == LATTN_E_SHAPE, "tile 256 exceeds 128 partitions");
+        CHECK(attn_run(&c2, &c, LATTN_FORM_CHUNK, 256, o, NULL) == LATTN_E_SHAPE, "tile 256 exceeds 128 partitions");
         free(o0); free(o); attn_free(&c);
     }
     /* bit-identical for 1, 2 and 3 threads */
@@ -2917,8 +2924,8 @@ static void test_attn(void) {
         int th, ok = 1;
         attn_make(&c, &r, 2, 200, 3, 3, 32, 40, AM_WIN70, 0);
         o1 = fnew(c.no); o2 = fnew(c.no);
-        ctx.n_threads = 1; attn_run(&ctx, &c, 1, 0, o1, NULL);
-        for (th = 2; th <= 3; th++) { ctx.n_threads = th; poison(o2, c.no); attn_run(&ctx, &c, 1, 0, o2, NULL); ok = ok && same_bits(o1, o2, c.no); }
+        ctx.n_threads = 1; attn_run(&ctx, &c, LATTN_FORM_CHUNK, 0, o1, NULL);
+        for (th = 2; th <= 3; th++) { ctx.n_threads = th; poison(o2, c.no); attn_run(&ctx, &c, LATTN_FORM_CHUNK, 0, o2, NULL); ok = ok && same_bits(o1, o2, c.no); }
         CHECK(ok, "attn _chunk bit-identical across thread counts");
         ctx.n_threads = 0;
         free(o1); free(o2); attn_free(&c);
@@ -2931,10 +2938,11 @@ static void test_attn(void) {
         int form, ok;
         attn_make(&c, &r, 1, 130, 2, 2, 24, 24, AM_CAUSAL, 1);       /* documents [0,32) [32,32) [32,65) [65,130) */
         o1 = fnew(c.no); o2 = fnew(c.no);
-        for (form = 0; form < 3; form++) {
-            attn_run(&ctx, &c, form, 16, o1, NULL);
+        for (form = LATTN_FORM_REF; form <= LATTN_FORM_STEP; form++) {
+            if (form == LATTN_FORM_PARALLEL) continue;
+            attn_run(&ctx, &c, (lattn_form)form, 16, o1, NULL);
             for (i = g_off[2]; i < g_off[3]; i++) for (d = 0; d < 2 * 24; d++) { c.k[i * 48 + d] = NAN; c.v[i * 48 + d] = NAN; }
-            attn_run(&ctx, &c, form, 16, o2, NULL);
+            attn_run(&ctx, &c, (lattn_form)form, 16, o2, NULL);
             ok = same_bits(o1, o2, (size_t)(g_off[2] * 48)) && same_bits(o1 + g_off[3] * 48, o2 + g_off[3] * 48, (size_t)((130 - g_off[3]) * 48));
             CHECK(ok && o2[g_off[2] * 48] != o2[g_off[2] * 48], "attn form %d: NaN in one document stays in it", form);
             attn_free(&c);
@@ -2952,7 +2960,7 @@ static void test_attn(void) {
         attn_make(&c, &r, 2, T, 4, 2, 16, 12, AM_WIN70, 0);
         c.a.window = 20;
         o0 = fnew(c.no); o = fnew(2 * 4 * 12);
-        attn_run(&ctx, &c, 1, 0, o0, NULL);
+        attn_run(&ctx, &c, LATTN_FORM_CHUNK, 0, o0, NULL);
         kc = fnew((size_t)(2 * T * 2 * 16)); vc = fnew((size_t)(2 * T * 2 * 12));
         kv.B = 2; kv.cap = T; kv.H_kv = 2; kv.K = 16; kv.V = 12; kv.k = kc; kv.v = vc; kv.len = len;
         one = c; one.a.T = 1; one.a.q = qs; one.a.k = ks; one.a.v = vs; one.a.o = o; one.a.lse = NULL;
@@ -3522,13 +3530,15 @@ static void ttt_make(ttt_case *c, lattn_rng *r, int64_t B, int64_t T, int64_t H,
 }
 static void ttt_free(ttt_case *c) { int i; for (i = 0; i < 8; i++) free(c->p[i]); free(c->pos); }
 /* form 0 ref, 1 primal, 2 dual, 3 step by step (the positions advanced here) */
+/* The forms of the TTT mixer, and one more: _step called once per token (the decoder). */
+#define TTT_STEP_EACH 4
 static lattn_status ttt_run(lattn_ctx *ctx, const ttt_case *c, int form, float *o, float *st) {
     lattn_ttt_args a = c->a;
     int64_t t, s, HF = a.H * a.K, SP = a.H * 2 * lattn__ttt_p(a.K, a.mlp);
     a.o = o; a.ht = st;
-    if (form == 0) return lattn_ttt_ref(ctx, &a);
-    if (form == 1) return lattn_ttt_step(ctx, &a);
-    if (form == 2) return lattn_ttt_chunk(ctx, &a);
+    if (form == LATTN_FORM_REF) return lattn_ttt_ref(ctx, &a);
+    if (form == LATTN_FORM_STEP) return lattn_ttt_step(ctx, &a);
+    if (form == LATTN_FORM_CHUNK) return lattn_ttt_chunk(ctx, &a);
     {
         int64_t *pos = (int64_t *)malloc((size_t)a.B * sizeof(int64_t));
         float *q = fnew((size_t)(a.B * HF * 3)), *ob = fnew((size_t)(a.B * HF)), *lr = fnew((size_t)(a.B * a.H));
@@ -3616,8 +3626,8 @@ static void test_ttt(void) {
                 ttt_case c;
                 float *o0 = fnew((size_t)n), *s0 = fnew((size_t)ns), *o1 = fnew((size_t)n), *s1 = fnew((size_t)ns);
                 ttt_make(&c, &r, B, T, H, F, mlp, b, ti >= 3);
-                CHECK(ttt_run(&ctx, &c, 0, o0, s0) == LATTN_OK, "ttt ref: %s", lattn_ctx_error(&ctx));
-                for (form = 1; form < 4; form++) {
+                CHECK(ttt_run(&ctx, &c, LATTN_FORM_REF, o0, s0) == LATTN_OK, "ttt ref: %s", lattn_ctx_error(&ctx));
+                for (form = LATTN_FORM_CHUNK; form <= TTT_STEP_EACH; form++) {
                     poison(o1, (size_t)n); poison(s1, (size_t)ns);
                     CHECK(ttt_run(&ctx, &c, form, o1, s1) == LATTN_OK && rel_rms(o1, o0, (size_t)n) <= 1e-5 && rel_rms(s1, s0, (size_t)ns) <= 1e-5,
                           "ttt %s form %d = ref (b %lld, T %lld, F %lld): o %.3g state %.3g", mlp ? "mlp" : "linear", form, (long long)b,
@@ -3634,7 +3644,7 @@ static void test_ttt(void) {
         float *o = fnew((size_t)n), *o2 = fnew((size_t)n), *st = fnew((size_t)(B * H * 2 * (F * F + F)));
         ttt_make(&c, &r, B, T, H, F, 0, 1, 0);
         ttt_online_linear(&c, w);
-        CHECK(ttt_run(&ctx, &c, 0, o, st) == LATTN_OK && rel_rms_d(o, w, (size_t)n) <= 1e-6,
+        CHECK(ttt_run(&ctx, &c, LATTN_FORM_REF, o, st) == LATTN_OK && rel_rms_d(o, w, (size_t)n) <= 1e-6,
               "ttt b = 1: _ref = online gradient descent (%.3g)", rel_rms_d(o, w, (size_t)n));
         ttt_free(&c); free(w);
         free(o); free(o2); free(st);
@@ -3648,7 +3658,7 @@ static void test_ttt(void) {
         float *o = fnew((size_t)(T * HF)), *o2 = fnew((size_t)(T * HF)), *s2 = fnew((size_t)(3 * H * 2 * P));
         float *st = fnew((size_t)(H * 2 * P));
         ttt_make(&c, &r, 1, T, H, F, 1, 16, 0);
-        CHECK(ttt_run(&ctx, &c, 0, o, st) == LATTN_OK, "ttt ref, 23 tokens");
+        CHECK(ttt_run(&ctx, &c, LATTN_FORM_REF, o, st) == LATTN_OK, "ttt ref, 23 tokens");
         a = c.a; a.T = 21; a.o = o2; a.ht = s2;
         CHECK(lattn_ttt_chunk(&ctx, &a) == LATTN_OK, "ttt dual, 21 tokens");
         pos[0] = 5; a.T = 2; a.q += 21 * HF; a.k += 21 * HF; a.v += 21 * HF; a.lr += 21 * H; a.o = o2 + 21 * HF; a.h0 = s2; a.pos0 = pos;
@@ -3673,7 +3683,7 @@ static void test_ttt(void) {
         const int64_t n = 2 * 40 * 4 * 16, ns = 2 * 4 * 2 * lattn__ttt_p(16, 1);
         float *o1 = fnew((size_t)n), *o2 = fnew((size_t)n), *s1 = fnew((size_t)ns), *s2 = fnew((size_t)ns);
         ttt_make(&c, &r, 2, 40, 4, 16, 1, 16, 1);
-        for (form = 1; form < 3; form++) {
+        for (form = LATTN_FORM_CHUNK; form <= LATTN_FORM_STEP; form++) {
             ctx.n_threads = 1; ttt_run(&ctx, &c, form, o1, s1);
             ctx.n_threads = 2; ttt_run(&ctx, &c, form, o2, s2);
             CHECK(same_bits(o1, o2, (size_t)n) && same_bits(s1, s2, (size_t)ns), "ttt form %d: 1 and 2 threads bit-identical", form);
@@ -4633,11 +4643,24 @@ int main(int argc, char **argv) {
         { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
     };
     const char *env = getenv("LATTN_TEST_SEED");
+    const int n_areas = (int)(sizeof areas / sizeof areas[0]);
     int i, j, any = 0;
     if (env) g_seed = strtoull(env, NULL, 10);
-    for (i = 1; i < argc; i++) if (strcmp(argv[i], "--quick") == 0) g_quick = 1; else any = 1;
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--list") == 0) {                /* the named tests, one per line */
+            for (j = 0; j < n_areas; j++) printf("%s\n", areas[j].name);
+            return 0;
+        }
+        if (strcmp(argv[i], "--quick") == 0) { g_quick = 1; continue; }
+        for (j = 0; j < n_areas && strcmp(argv[i], areas[j].name) != 0; j++) {}
+        if (j == n_areas) {
+            fprintf(stderr, "run_tests: no test named '%s' (run_tests --list names them)\n", argv[i]);
+            return 2;
+        }
+        any = 1;
+    }
     printf("%s\nseed %llu%s\n", lattn_build_info(), (unsigned long long)g_seed, g_quick ? " (quick)" : "");
-    for (j = 0; j < (int)(sizeof areas / sizeof areas[0]); j++) {
+    for (j = 0; j < n_areas; j++) {
         int run = !any;
         for (i = 1; i < argc; i++) if (strcmp(argv[i], areas[j].name) == 0) run = 1;
         if (run) {
