@@ -1103,7 +1103,7 @@ typedef enum lattn_out_gate {
 } lattn_out_gate;
 
 typedef struct lattn_laplace_config {
-    int64_t n_layers, D, H, dk, dv, ffn, conv_w, vocab;
+    int64_t n_layers, D, H, K, V, ffn, conv_w, vocab;   /* H heads of K x V */
     lattn_out_gate gate_mode;
     float norm_eps;                       /* LayerNorm and head RMSNorm epsilon (1e-5) */
 } lattn_laplace_config;
@@ -1581,9 +1581,10 @@ LATTN_API lattn_status lattn_attn_step (lattn_ctx *ctx, const lattn_attn_args *a
    V·d + L(13d² + 2d) + d when H·hd = d, H_kv = H and ffn = 3d.
    Decoding keeps a KV cache per layer (lattn_tf_cache, keys stored after RoPE at their position). */
 typedef struct lattn_tf_config {
-    int64_t n_layers, d, H, H_kv, head_dim, ffn, vocab;
+    int64_t n_layers, D, H, H_kv, K, ffn, vocab;   /* width D; H query and H_kv key/value heads of K */
     int64_t window;                       /* -1: causal attention; >= 0: keys i - window .. i */
-    float rope_theta, norm_eps;           /* 10000, 1e-6 */
+    double rope_theta;                    /* 10000 */
+    float norm_eps;                       /* 1e-6 */
 } lattn_tf_config;
 /* The SPS paper's scales (spec sps.md §3 table), vocab 50304: "xs" 53,027,328 parameters, "s"
    130,665,216, "m" 378,717,184, "l" 831,253,760, "xl" 1,678,081,600. n_layers = 0 for an unknown name. */
@@ -1613,7 +1614,7 @@ LATTN_API lattn_status lattn_tf_init_file(lattn_ctx *ctx, lattn_tf_model *m, con
 /* KV cache of B sequences with room for cap tokens: k, v [n_layers][B][cap][H_kv][head_dim],
    len [n_layers][B] (lattn_kv_cache views of each layer), pos [B] the position of the next token. */
 typedef struct lattn_tf_cache {
-    int64_t B, cap, n_layers, H_kv, head_dim;
+    int64_t B, cap, n_layers, H_kv, K;
     float *k, *v;
     int64_t *len, *pos;
 } lattn_tf_cache;
@@ -7190,13 +7191,13 @@ LATTN__DEF lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const la
 /* ================================================================================================ */
 LATTN__DEF lattn_laplace_config lattn_laplace_config_3b(void) {
     lattn_laplace_config c;
-    c.n_layers = 24; c.D = 3072; c.H = 16; c.dk = 96; c.dv = 192; c.ffn = 8192; c.conv_w = 4; c.vocab = 0;
+    c.n_layers = 24; c.D = 3072; c.H = 16; c.K = 96; c.V = 192; c.ffn = 8192; c.conv_w = 4; c.vocab = 0;
     c.gate_mode = LATTN_OUT_RMSNORM_SWISH; c.norm_eps = 1e-5f;
     return c;
 }
 LATTN__DEF lattn_laplace_config lattn_laplace_config_small(void) {
     lattn_laplace_config c = lattn_laplace_config_3b();
-    c.n_layers = 2; c.D = 64; c.H = 4; c.dk = 16; c.dv = 32; c.ffn = 176; c.vocab = 256;
+    c.n_layers = 2; c.D = 64; c.H = 4; c.K = 16; c.V = 32; c.ffn = 176; c.vocab = 256;
     return c;
 }
 /* Σ_j Π_i terms[j][i] over nt products of 4 sizes, with lattn__count's overflow checks; -1 when
@@ -7213,7 +7214,7 @@ static int64_t lattn__laplace_sum(int nt, int64_t (*terms)[4]) {
 static int64_t lattn__laplace_state_floats(const lattn_laplace_config *c) {
     int64_t t[2][4];
     if (!c) return -1;
-    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = c->dk; t[0][3] = c->dv;       /* GLA states */
+    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = c->K; t[0][3] = c->V;       /* GLA states */
     t[1][0] = c->n_layers; t[1][1] = c->D; t[1][2] = c->conv_w; t[1][3] = 1;       /* conv caches */
     return lattn__laplace_sum(2, t);
 }
@@ -7224,9 +7225,9 @@ static int64_t lattn__laplace_matrix_params(const lattn_laplace_config *c, int64
     int64_t t[5][4], n;
     if (n_matrices) *n_matrices = -1;
     if (!c) return -1;
-    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = 2 * LATTN__MIN(c->dk, INT64_MAX / 4); t[0][3] = c->D;  /* W_qkvg: q, k */
-    t[1][0] = c->n_layers; t[1][1] = c->H; t[1][2] = 2 * LATTN__MIN(c->dv, INT64_MAX / 4); t[1][3] = c->D;  /*          v, g */
-    t[2][0] = c->n_layers; t[2][1] = c->H; t[2][2] = c->dv; t[2][3] = c->D;                                 /* W_o */
+    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = 2 * LATTN__MIN(c->K, INT64_MAX / 4); t[0][3] = c->D;  /* W_qkvg: q, k */
+    t[1][0] = c->n_layers; t[1][1] = c->H; t[1][2] = 2 * LATTN__MIN(c->V, INT64_MAX / 4); t[1][3] = c->D;  /*          v, g */
+    t[2][0] = c->n_layers; t[2][1] = c->H; t[2][2] = c->V; t[2][3] = c->D;                                 /* W_o */
     t[3][0] = c->n_layers; t[3][1] = 2; t[3][2] = c->ffn; t[3][3] = c->D;                                   /* W_1, W_2 */
     t[4][0] = c->n_layers; t[4][1] = 1; t[4][2] = c->ffn; t[4][3] = c->D;                                   /* W_3 */
     n = lattn__laplace_sum(5, t);
@@ -7263,9 +7264,9 @@ static int lattn__laplace_shape(const lattn_laplace_config *c, int slot, int64_t
     int64_t D = c->D;
     switch (slot) {
     case LATTN__LP_CONV: s[0] = D; s[1] = c->conv_w; return 2;
-    case LATTN__LP_QKVG: s[0] = c->H * (2 * c->dk + 2 * c->dv); s[1] = D; return 2;
-    case LATTN__LP_GNORM: s[0] = c->dv; return 1;
-    case LATTN__LP_WO: s[0] = D; s[1] = c->H * c->dv; return 2;
+    case LATTN__LP_QKVG: s[0] = c->H * (2 * c->K + 2 * c->V); s[1] = D; return 2;
+    case LATTN__LP_GNORM: s[0] = c->V; return 1;
+    case LATTN__LP_WO: s[0] = D; s[1] = c->H * c->V; return 2;
     case LATTN__LP_W1: case LATTN__LP_W2: s[0] = c->ffn; s[1] = D; return 2;
     case LATTN__LP_W3: s[0] = D; s[1] = c->ffn; return 2;
     case LATTN__LP_N + LATTN__LG_EMBED: s[0] = c->vocab; s[1] = D; return 2;
@@ -7276,7 +7277,7 @@ static int lattn__laplace_shape(const lattn_laplace_config *c, int slot, int64_t
 static lattn_status lattn__laplace_check_cfg(lattn_ctx *ctx, const char *who, const lattn_laplace_config *c) {
     int64_t t[1][4];
     if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
-    if (c->n_layers < 1 || c->D < 1 || c->H < 1 || c->dk < 1 || c->dv < 1 || c->ffn < 1 || c->conv_w < 1 || c->vocab < 0)
+    if (c->n_layers < 1 || c->D < 1 || c->H < 1 || c->K < 1 || c->V < 1 || c->ffn < 1 || c->conv_w < 1 || c->vocab < 0)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: every size must be >= 1 (vocab >= 0)", who);
     if (c->n_layers > LATTN__LAPLACE_MAX_LAYERS)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_layers = %lld (at most %d)", who, (long long)c->n_layers, LATTN__LAPLACE_MAX_LAYERS);
@@ -7333,11 +7334,11 @@ LATTN__DEF lattn_tensor *lattn_laplace_tensor(const lattn_laplace_model *m, cons
 
 /* The Laplace configuration's fields (gate_mode travels as an int). */
 static int lattn__laplace_fields(lattn_laplace_config *c, int *gate, lattn__cfield *fl) {
-    static const char *const keys[8] = { "laplace.n_layers", "laplace.D", "laplace.H", "laplace.dk", "laplace.dv",
+    static const char *const keys[8] = { "laplace.n_layers", "laplace.D", "laplace.H", "laplace.K", "laplace.V",
                                          "laplace.ffn", "laplace.conv_w", "laplace.vocab" };
     int64_t *p[8];
     int i;
-    p[0] = &c->n_layers; p[1] = &c->D; p[2] = &c->H; p[3] = &c->dk; p[4] = &c->dv; p[5] = &c->ffn; p[6] = &c->conv_w; p[7] = &c->vocab;
+    p[0] = &c->n_layers; p[1] = &c->D; p[2] = &c->H; p[3] = &c->K; p[4] = &c->V; p[5] = &c->ffn; p[6] = &c->conv_w; p[7] = &c->vocab;
     memset(fl, 0, 10 * sizeof *fl);
     for (i = 0; i < 8; i++) { fl[i].key = keys[i]; fl[i].i = p[i]; }
     fl[8].key = "laplace.gate_mode"; fl[8].e = gate; fl[8].names = lattn__gate_names; fl[8].n_names = 4;
@@ -7385,7 +7386,7 @@ static lattn_status lattn__laplace_args(lattn_ctx *ctx, const char *who, const l
         return lattn__fail(ctx, LATTN_E_NULL, "%s: %s is NULL", who, m->cfg.vocab > 0 ? "tokens" : "x");
     if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
     dims[0] = B; dims[1] = T;
-    dims[2] = LATTN__MAX(LATTN__MAX(m->cfg.D, m->cfg.vocab), LATTN__MAX(m->cfg.ffn, m->cfg.H * (2 * m->cfg.dk + 2 * m->cfg.dv)));
+    dims[2] = LATTN__MAX(LATTN__MAX(m->cfg.D, m->cfg.vocab), LATTN__MAX(m->cfg.ffn, m->cfg.H * (2 * m->cfg.K + 2 * m->cfg.V)));
     LATTN__TRY(lattn__check_count(ctx, who, "the activations", 3, dims));
     for (i = 0; tokens && m->cfg.vocab > 0 && i < B * T; i++)
         if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab)
@@ -7455,7 +7456,7 @@ LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_la
     c = &m->cfg;
     norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
     swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
-    D = c->D; H = c->H; dk = c->dk; dv = c->dv; W = c->conv_w;
+    D = c->D; H = c->H; dk = c->K; dv = c->V; W = c->conv_w;
     SF = lattn__laplace_state_floats(c); LS = SF / c->n_layers; NQ = H * (2 * dk + 2 * dv);
     nout = c->vocab > 0 ? c->vocab : D;
     if (T == 0) return lattn__ok(ctx);
@@ -7575,7 +7576,7 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__laplace_args(ctx, who, m, B, T, tokens, x, out));
     if (form == LATTN_FORM_STEP && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
-    c = &m->cfg; D = c->D; H = c->H; dk = c->dk; dv = c->dv; W = c->conv_w;
+    c = &m->cfg; D = c->D; H = c->H; dk = c->K; dv = c->V; W = c->conv_w;
     SF = lattn__laplace_state_floats(c); LS = SF / c->n_layers; M = B * T;
     nout = c->vocab > 0 ? c->vocab : D;
     norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
@@ -9973,30 +9974,30 @@ LATTN__DEF lattn_tf_config lattn_tf_config_sps(const char *scale) {
     memset(&c, 0, sizeof c);
     for (i = 0; i < 5 && scale; i++)
         if (strcmp(scale, t[i].name) == 0) {
-            c.n_layers = t[i].L; c.d = t[i].d; c.head_dim = 64; c.H = c.H_kv = t[i].d / 64; c.ffn = 3 * t[i].d;
+            c.n_layers = t[i].L; c.D = t[i].d; c.K = 64; c.H = c.H_kv = t[i].d / 64; c.ffn = 3 * t[i].d;
             c.vocab = 50304;
         }
-    c.window = -1; c.rope_theta = 10000.0f; c.norm_eps = 1e-6f;
+    c.window = -1; c.rope_theta = 10000.0; c.norm_eps = 1e-6f;
     return c;
 }
 LATTN__DEF lattn_tf_config lattn_tf_config_small(void) {
     lattn_tf_config c;
-    c.n_layers = 2; c.d = 64; c.H = 4; c.H_kv = 2; c.head_dim = 16; c.ffn = 192; c.vocab = 256;
-    c.window = -1; c.rope_theta = 10000.0f; c.norm_eps = 1e-6f;
+    c.n_layers = 2; c.D = 64; c.H = 4; c.H_kv = 2; c.K = 16; c.ffn = 192; c.vocab = 256;
+    c.window = -1; c.rope_theta = 10000.0; c.norm_eps = 1e-6f;
     return c;
 }
 static int64_t lattn__tf_params(const lattn_tf_config *c) {
     int64_t t[6][4];
     int n = 0;
-    if (!c || c->n_layers < 1 || c->d < 1 || c->H < 1 || c->H_kv < 1 || c->head_dim < 1 || c->ffn < 1 || c->vocab < 0) return -1;
+    if (!c || c->n_layers < 1 || c->D < 1 || c->H < 1 || c->H_kv < 1 || c->K < 1 || c->ffn < 1 || c->vocab < 0) return -1;
     if (c->H > INT64_MAX / 4 || c->H_kv > INT64_MAX / 4) return -1;
 #define LATTN__TERM(a_, b_, c_, d_) do { t[n][0] = (a_); t[n][1] = (b_); t[n][2] = (c_); t[n][3] = (d_); n++; } while (0)
-    if (c->vocab > 0) LATTN__TERM(c->vocab, c->d, 1, 1);                 /* tied embedding */
-    LATTN__TERM(c->n_layers, c->d, c->H + 2 * c->H_kv, c->head_dim);     /* W_qkv */
-    LATTN__TERM(c->n_layers, c->H, c->head_dim, c->d);                   /* W_o */
-    LATTN__TERM(c->n_layers, 3, c->d, c->ffn);                           /* W_g, W_u, W_d */
-    LATTN__TERM(c->n_layers, 2, c->d, 1);                                /* the two norm gains */
-    if (c->vocab > 0) LATTN__TERM(c->d, 1, 1, 1);                        /* final norm */
+    if (c->vocab > 0) LATTN__TERM(c->vocab, c->D, 1, 1);                 /* tied embedding */
+    LATTN__TERM(c->n_layers, c->D, c->H + 2 * c->H_kv, c->K);     /* W_qkv */
+    LATTN__TERM(c->n_layers, c->H, c->K, c->D);                   /* W_o */
+    LATTN__TERM(c->n_layers, 3, c->D, c->ffn);                           /* W_g, W_u, W_d */
+    LATTN__TERM(c->n_layers, 2, c->D, 1);                                /* the two norm gains */
+    if (c->vocab > 0) LATTN__TERM(c->D, 1, 1, 1);                        /* final norm */
 #undef LATTN__TERM
     return lattn__laplace_sum(n, t);
 }
@@ -10005,15 +10006,15 @@ LATTN__DEF lattn_status lattn_tf_params(const lattn_tf_config *c, size_t *out) {
 }
 static lattn_status lattn__tf_check_cfg(lattn_ctx *ctx, const char *who, const lattn_tf_config *c) {
     if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
-    if (c->n_layers < 1 || c->d < 1 || c->H < 1 || c->H_kv < 1 || c->head_dim < 2 || c->ffn < 1 || c->vocab < 0 || c->window < -1)
+    if (c->n_layers < 1 || c->D < 1 || c->H < 1 || c->H_kv < 1 || c->K < 2 || c->ffn < 1 || c->vocab < 0 || c->window < -1)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: every size must be >= 1 (head_dim >= 2, vocab >= 0, window >= -1)", who);
-    if (c->n_layers > LATTN__LAPLACE_MAX_LAYERS || c->head_dim % 2 || c->H % c->H_kv)
+    if (c->n_layers > LATTN__LAPLACE_MAX_LAYERS || c->K % 2 || c->H % c->H_kv)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_layers = %lld, head_dim = %lld (even), H = %lld (a multiple of H_kv = %lld)",
-                           who, (long long)c->n_layers, (long long)c->head_dim, (long long)c->H, (long long)c->H_kv);
-    if (!(c->rope_theta > 0.0f) || !isfinite(c->rope_theta) || !(c->norm_eps > 0.0f) || !isfinite(c->norm_eps))
+                           who, (long long)c->n_layers, (long long)c->K, (long long)c->H, (long long)c->H_kv);
+    if (!(c->rope_theta > 0.0) || !isfinite(c->rope_theta) || !(c->norm_eps > 0.0f) || !isfinite(c->norm_eps))
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: rope_theta and norm_eps must be positive and finite", who);
-    if (lattn__tf_params(c) < 0 || c->d > INT32_MAX || c->ffn > INT32_MAX || c->vocab > INT32_MAX ||
-        (c->H + 2 * c->H_kv) * c->head_dim > INT32_MAX)
+    if (lattn__tf_params(c) < 0 || c->D > INT32_MAX || c->ffn > INT32_MAX || c->vocab > INT32_MAX ||
+        (c->H + 2 * c->H_kv) * c->K > INT32_MAX)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the model's sizes overflow", who);
     return LATTN_OK;
 }
@@ -10024,7 +10025,7 @@ static lattn_status lattn__tf_alloc(lattn_ctx *ctx, lattn_tf_model *m, const lat
     int64_t L, i, nt, hd;
     memset(m, 0, sizeof *m);
     LATTN__TRY(lattn__tf_check_cfg(ctx, who, c));
-    L = c->n_layers; hd = c->head_dim;
+    L = c->n_layers; hd = c->K;
     nt = L * LATTN__TF_N + (c->vocab > 0 ? LATTN__TG_N : 0);
     LATTN__TRY(lattn__table_new(ctx, who, nt, 0, &m->tensors));
     for (i = 0; i < nt; i++) {
@@ -10034,12 +10035,12 @@ static lattn_status lattn__tf_alloc(lattn_ctx *ctx, lattn_tf_model *m, const lat
         else snprintf(t->name, sizeof t->name, "%s", lattn__tg_names[slot - LATTN__TF_N]);
         t->ndim = 2;
         switch (slot) {
-        case LATTN__TF_QKV: t->shape[0] = (c->H + 2 * c->H_kv) * hd; t->shape[1] = c->d; break;
-        case LATTN__TF_WO:  t->shape[0] = c->d; t->shape[1] = c->H * hd; break;
-        case LATTN__TF_WG: case LATTN__TF_WU: t->shape[0] = c->ffn; t->shape[1] = c->d; break;
-        case LATTN__TF_WD:  t->shape[0] = c->d; t->shape[1] = c->ffn; break;
-        case LATTN__TF_N + LATTN__TG_EMBED: t->shape[0] = c->vocab; t->shape[1] = c->d; break;
-        default: t->ndim = 1; t->shape[0] = c->d; break;                /* norm gains */
+        case LATTN__TF_QKV: t->shape[0] = (c->H + 2 * c->H_kv) * hd; t->shape[1] = c->D; break;
+        case LATTN__TF_WO:  t->shape[0] = c->D; t->shape[1] = c->H * hd; break;
+        case LATTN__TF_WG: case LATTN__TF_WU: t->shape[0] = c->ffn; t->shape[1] = c->D; break;
+        case LATTN__TF_WD:  t->shape[0] = c->D; t->shape[1] = c->ffn; break;
+        case LATTN__TF_N + LATTN__TG_EMBED: t->shape[0] = c->vocab; t->shape[1] = c->D; break;
+        default: t->ndim = 1; t->shape[0] = c->D; break;                /* norm gains */
         }
     }
     if (lattn__arena_bind(ctx, who, m->tensors, nt, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
@@ -10068,13 +10069,13 @@ LATTN__DEF lattn_tensor *lattn_tf_tensor(const lattn_tf_model *m, const char *na
     return m ? lattn__arena_find(m->tensors, m->n_tensors, name) : NULL;
 }
 static int lattn__tf_fields(lattn_tf_config *c, lattn__cfield *fl) {
-    static const char *const keys[8] = { "tf.n_layers", "tf.d", "tf.H", "tf.H_kv", "tf.head_dim", "tf.ffn", "tf.vocab", "tf.window" };
+    static const char *const keys[8] = { "tf.n_layers", "tf.D", "tf.H", "tf.H_kv", "tf.K", "tf.ffn", "tf.vocab", "tf.window" };
     int64_t *p[8];
     int i;
-    p[0] = &c->n_layers; p[1] = &c->d; p[2] = &c->H; p[3] = &c->H_kv; p[4] = &c->head_dim; p[5] = &c->ffn; p[6] = &c->vocab; p[7] = &c->window;
+    p[0] = &c->n_layers; p[1] = &c->D; p[2] = &c->H; p[3] = &c->H_kv; p[4] = &c->K; p[5] = &c->ffn; p[6] = &c->vocab; p[7] = &c->window;
     memset(fl, 0, 10 * sizeof *fl);
     for (i = 0; i < 8; i++) { fl[i].key = keys[i]; fl[i].i = p[i]; }
-    fl[8].key = "tf.rope_theta"; fl[8].f = &c->rope_theta;
+    fl[8].key = "tf.rope_theta"; fl[8].d = &c->rope_theta;
     fl[9].key = "tf.norm_eps"; fl[9].f = &c->norm_eps;
     return 10;
 }
@@ -10115,16 +10116,16 @@ LATTN__DEF lattn_status lattn_tf_cache_init(lattn_ctx *ctx, lattn_tf_cache *c, c
     memset(c, 0, sizeof *c);
     if (!m || !m->arena) return lattn__fail(ctx, LATTN_E_NULL, "%s: model is NULL", who);
     if (B < 1 || cap < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, cap = %lld", who, (long long)B, (long long)cap);
-    d[0] = 2 * m->cfg.n_layers; d[1] = B; d[2] = cap; d[3] = m->cfg.H_kv; d[4] = m->cfg.head_dim;
+    d[0] = 2 * m->cfg.n_layers; d[1] = B; d[2] = cap; d[3] = m->cfg.H_kv; d[4] = m->cfg.K;
     LATTN__TRY(lattn__check_count(ctx, who, "the cache", 5, d));
-    n = (size_t)(2 * m->cfg.n_layers * B) * (size_t)(cap * m->cfg.H_kv * m->cfg.head_dim);
+    n = (size_t)(2 * m->cfg.n_layers * B) * (size_t)(cap * m->cfg.H_kv * m->cfg.K);
     nl = (size_t)((m->cfg.n_layers + 1) * B);
     LATTN__TRY(lattn__alloc_floats(ctx, &c->k, n, who));
     c->len = (int64_t *)lattn__alloc(ctx, nl * sizeof(int64_t));
     if (!c->len) { lattn__free(ctx, c->k); memset(c, 0, sizeof *c); return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who); }
     memset(c->len, 0, nl * sizeof(int64_t));
     c->v = c->k + n / 2; c->pos = c->len + m->cfg.n_layers * B;
-    c->B = B; c->cap = cap; c->n_layers = m->cfg.n_layers; c->H_kv = m->cfg.H_kv; c->head_dim = m->cfg.head_dim;
+    c->B = B; c->cap = cap; c->n_layers = m->cfg.n_layers; c->H_kv = m->cfg.H_kv; c->K = m->cfg.K;
     return lattn__ok(ctx);
 }
 LATTN__DEF void lattn_tf_cache_free(lattn_ctx *ctx, lattn_tf_cache *c) {
@@ -10151,7 +10152,7 @@ static lattn_status lattn__tf_args(lattn_ctx *ctx, const char *who, const lattn_
     if (!out && !(loss && c->vocab > 0)) return lattn__fail(ctx, LATTN_E_NULL, "%s: no output (logits or loss)", who);
     if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
     dims[0] = B; dims[1] = T;
-    dims[2] = LATTN__MAX(LATTN__MAX(c->d, c->vocab), LATTN__MAX(c->ffn, (c->H + 2 * c->H_kv) * c->head_dim));
+    dims[2] = LATTN__MAX(LATTN__MAX(c->D, c->vocab), LATTN__MAX(c->ffn, (c->H + 2 * c->H_kv) * c->K));
     LATTN__TRY(lattn__check_count(ctx, who, "the activations", 3, dims));
     for (i = 0; tokens && c->vocab > 0 && i < B * T; i++)
         if (tokens[i] < 0 || tokens[i] >= c->vocab)
@@ -10161,7 +10162,7 @@ static lattn_status lattn__tf_args(lattn_ctx *ctx, const char *who, const lattn_
 }
 /* RoPE's angle of pair j at position p (in double: every form rounds the same cos and sin). */
 static double lattn__rope_angle(const lattn_tf_config *c, int64_t p, int64_t j) {
-    return (double)p * pow((double)c->rope_theta, -2.0 * (double)j / (double)c->head_dim);
+    return (double)p * pow(c->rope_theta, -2.0 * (double)j / (double)c->K);
 }
 static void lattn__rmsnorm_d(int64_t n, const double *x, const float *g, double eps, double *y) {
     double r = lattn__rsqrt_mean_sq_d(n, x, eps);
@@ -10223,7 +10224,7 @@ static int64_t lattn__tf_readout(const lattn__tf_rows *rw, int64_t b, int64_t t)
 static lattn_status lattn__tf_ref_rows(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const lattn__tf_rows *rw,
                                        float *logits, double *logits64, double *loss, const char *who) {
     const lattn_tf_config *c = &m->cfg;
-    const int64_t d = c->d, H = c->H, G = c->H / c->H_kv, hd = c->head_dim, L = c->n_layers, R = rw->R;
+    const int64_t d = c->D, H = c->H, G = c->H / c->H_kv, hd = c->K, L = c->n_layers, R = rw->R;
     const int64_t NQ = (H + 2 * c->H_kv) * hd, nout = c->vocab > 0 ? c->vocab : d;
     int64_t b, r, l, h, i, e, cnt = 0;
     double *buf, *kc, *vc, *xd, *ad, *qkv, *od, *f1, *f2, *lg, *sc, nll = 0.0, s;
@@ -10321,7 +10322,7 @@ static void lattn__rmsnorm_rows(int nthr, int64_t M, int64_t n, const float *X, 
    row r reads its cos, sin pairs at cs + pi[r]·hd (pi NULL: row r's own entry). */
 static void lattn__tf_rope_rows(int nthr, const lattn_tf_config *c, int64_t M, const int64_t *pi, const float *QKV, float *Q,
                                 float *Kb, float *Vb, const float *cs) {
-    const int64_t hd = c->head_dim, H = c->H, Hk = c->H_kv, NQ = (H + 2 * Hk) * hd, half = hd / 2;
+    const int64_t hd = c->K, H = c->H, Hk = c->H_kv, NQ = (H + 2 * Hk) * hd, half = hd / 2;
     int64_t r;
     (void)nthr;
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
@@ -10347,17 +10348,17 @@ static void lattn__tf_rope_rows(int nthr, const lattn_tf_config *c, int64_t M, c
 typedef struct lattn__tf_buf { float *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *ws; } lattn__tf_buf;
 static void lattn__tf_pre(int nthr, const lattn_tf_model *m, int64_t l, int64_t M, const int64_t *pi, const lattn__tf_buf *u) {
     const lattn_tf_config *c = &m->cfg;
-    lattn__rmsnorm_rows(nthr, M, c->d, u->X, lattn__tw(m, l, LATTN__TF_LN1), c->norm_eps, u->Hn);
-    lattn__linear(nthr, M, (c->H + 2 * c->H_kv) * c->head_dim, c->d, u->Hn, lattn__tw(m, l, LATTN__TF_QKV), u->QKV, 0, u->ws);
+    lattn__rmsnorm_rows(nthr, M, c->D, u->X, lattn__tw(m, l, LATTN__TF_LN1), c->norm_eps, u->Hn);
+    lattn__linear(nthr, M, (c->H + 2 * c->H_kv) * c->K, c->D, u->Hn, lattn__tw(m, l, LATTN__TF_QKV), u->QKV, 0, u->ws);
     lattn__tf_rope_rows(nthr, c, M, pi, u->QKV, u->Q, u->Kb, u->Vb, u->CS);
 }
 static void lattn__tf_post(int nthr, const lattn_tf_model *m, int64_t l, int64_t M, const lattn__tf_buf *u) {
     const lattn_tf_config *c = &m->cfg;
     int64_t r;
-    lattn__linear(nthr, M, c->d, c->H * c->head_dim, u->O, lattn__tw(m, l, LATTN__TF_WO), u->X, 1, u->ws);   /* x += o W_oᵀ */
-    lattn__rmsnorm_rows(nthr, M, c->d, u->X, lattn__tw(m, l, LATTN__TF_LN2), c->norm_eps, u->Hn);
-    lattn__linear(nthr, M, c->ffn, c->d, u->Hn, lattn__tw(m, l, LATTN__TF_WG), u->F1, 0, u->ws);
-    lattn__linear(nthr, M, c->ffn, c->d, u->Hn, lattn__tw(m, l, LATTN__TF_WU), u->F2, 0, u->ws);
+    lattn__linear(nthr, M, c->D, c->H * c->K, u->O, lattn__tw(m, l, LATTN__TF_WO), u->X, 1, u->ws);   /* x += o W_oᵀ */
+    lattn__rmsnorm_rows(nthr, M, c->D, u->X, lattn__tw(m, l, LATTN__TF_LN2), c->norm_eps, u->Hn);
+    lattn__linear(nthr, M, c->ffn, c->D, u->Hn, lattn__tw(m, l, LATTN__TF_WG), u->F1, 0, u->ws);
+    lattn__linear(nthr, M, c->ffn, c->D, u->Hn, lattn__tw(m, l, LATTN__TF_WU), u->F2, 0, u->ws);
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (r = 0; r < M; r++) {
         float *f1 = u->F1 + r * c->ffn, *f2 = u->F2 + r * c->ffn;
@@ -10365,7 +10366,7 @@ static void lattn__tf_post(int nthr, const lattn_tf_model *m, int64_t l, int64_t
         lattn_vec_silu((size_t)c->ffn, f1, f1);
         for (j = 0; j < c->ffn; j++) f1[j] *= f2[j];
     }
-    lattn__linear(nthr, M, c->d, c->ffn, u->F1, lattn__tw(m, l, LATTN__TF_WD), u->X, 1, u->ws);             /* x += f W_dᵀ */
+    lattn__linear(nthr, M, c->D, c->ffn, u->F1, lattn__tw(m, l, LATTN__TF_WD), u->X, 1, u->ws);             /* x += f W_dᵀ */
 }
 
 /* The fast forward (decode = 0) over the rows rw describes, and the step (decode = 1, one row per
@@ -10374,7 +10375,7 @@ static void lattn__tf_post(int nthr, const lattn_tf_model *m, int64_t l, int64_t
 static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const lattn__tf_rows *rw, float *out,
                                   double *loss, lattn_tf_cache *cache, lattn_form form, const char *who) {
     const lattn_tf_config *c = &m->cfg;
-    const int64_t d = c->d, H = c->H, Hk = c->H_kv, hd = c->head_dim, NQ = (H + 2 * Hk) * hd, R = rw->R, M = B * R;
+    const int64_t d = c->D, H = c->H, Hk = c->H_kv, hd = c->K, NQ = (H + 2 * Hk) * hd, R = rw->R, M = B * R;
     const int64_t nout = c->vocab > 0 ? c->vocab : d, MO = B * rw->T, RB = 64;
     int64_t l, r, b, t, npos, cnt = 0;
     int nthr = lattn__threads(ctx);
@@ -10386,7 +10387,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     if (form != LATTN_FORM_STEP && loss) *loss = NAN;
     if (cache) {
         if (!cache->k || !cache->len) return lattn__fail(ctx, LATTN_E_NULL, "%s: the cache is not initialised", who);
-        if (cache->B != B || cache->n_layers != c->n_layers || cache->H_kv != Hk || cache->head_dim != hd)
+        if (cache->B != B || cache->n_layers != c->n_layers || cache->H_kv != Hk || cache->K != hd)
             return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the cache was made for another model or batch", who);
         for (b = 0; b < B; b++)
             for (l = 0; l < c->n_layers; l++) {
@@ -10417,7 +10418,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     F1 = QKV; F2 = F1 + M * c->ffn;
     CS = QKV + M * (int64_t)LATTN__MAX(attn, ffn); LG = CS + npos * hd; ws = LG + RB * nout;
     for (t = 0; t < hd / 2; t++) {                               /* cos, sin of each pair at each position */
-        double inv = pow((double)c->rope_theta, -2.0 * (double)t / (double)hd);
+        double inv = pow(c->rope_theta, -2.0 * (double)t / (double)hd);
         for (r = 0; r < npos; r++) {
             double an = (double)(form == LATTN_FORM_STEP ? cache->pos[r] : r) * inv;
             CS[r * hd + 2 * t] = (float)cos(an); CS[r * hd + 2 * t + 1] = (float)sin(an);
@@ -10539,7 +10540,7 @@ LATTN__DEF int lattn_sps_visible_block(const void *cfg, int64_t n, int64_t a0, i
 LATTN__DEF double lattn_sps_kv_bytes(const lattn_tf_config *c, const lattn_sps_config *s, int64_t n, int bytes_per_elem) {
     double tok, extra;
     if (!c || !s || n < 0) return -1.0;
-    tok = 2.0 * (double)c->n_layers * (double)(c->H_kv * c->head_dim) * (double)bytes_per_elem;
+    tok = 2.0 * (double)c->n_layers * (double)(c->H_kv * c->K) * (double)bytes_per_elem;
     extra = s->variant == LATTN_SPS_STANDARD ? 0.0 : s->variant == LATTN_SPS_2X_MEMORY ? (double)n : (double)LATTN__MIN(s->w, n);
     return ((double)n + extra) * tok;
 }
@@ -10683,7 +10684,7 @@ LATTN__DEF lattn_status lattn_sps_cache_init(lattn_ctx *ctx, lattn_sps_cache *c,
     LATTN__TRY(lattn__sps_check(ctx, who, m, s));
     if (B < 1 || cap < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, cap = %lld", who, (long long)B, (long long)cap);
     L = m->cfg.n_layers;
-    c->width = m->cfg.H_kv * m->cfg.head_dim;
+    c->width = m->cfg.H_kv * m->cfg.K;
     c->ring = s->variant == LATTN_SPS_STANDARD ? 0 : s->variant == LATTN_SPS_2X_MEMORY ? cap : LATTN__MAX((int64_t)1, LATTN__MIN(s->w, cap));
     d[0] = 2 * L; d[1] = B; d[2] = cap + c->ring; d[3] = c->width;
     LATTN__TRY(lattn__check_count(ctx, who, "the cache", 4, d));
@@ -10709,7 +10710,7 @@ LATTN__DEF void lattn_sps_cache_free(lattn_ctx *ctx, lattn_sps_cache *c) {
 static lattn_status lattn__sps_cache_ok(lattn_ctx *ctx, const char *who, const lattn_tf_model *m, const lattn_sps_cache *c, int64_t B) {
     if (!c || !c->k) return lattn__fail(ctx, LATTN_E_NULL, "%s: the cache is not initialised", who);
     LATTN__TRY(lattn__sps_check(ctx, who, m, &c->cfg));
-    if (c->B != B || c->n_layers != m->cfg.n_layers || c->width != m->cfg.H_kv * m->cfg.head_dim)
+    if (c->B != B || c->n_layers != m->cfg.n_layers || c->width != m->cfg.H_kv * m->cfg.K)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the cache was made for another model or batch", who);
     return LATTN_OK;
 }
@@ -10814,7 +10815,7 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     lattn__tf_buf u;
     LATTN__TRY(lattn__sps_cache_ok(ctx, who, m, c, B));
     LATTN__TRY(lattn__tf_args(ctx, who, m, B, 1, tokens, NULL, logits, NULL));
-    tc = &m->cfg; S = c->cfg.variant == LATTN_SPS_STANDARD ? 1 : 2; d = tc->d; H = tc->H; Hk = tc->H_kv; hd = tc->head_dim;
+    tc = &m->cfg; S = c->cfg.variant == LATTN_SPS_STANDARD ? 1 : 2; d = tc->D; H = tc->H; Hk = tc->H_kv; hd = tc->K;
     NQ = (H + 2 * Hk) * hd; M = B * S; wd = c->width; V = tc->vocab;
     for (b = 0; b < B; b++) {
         if (!c->doc_start[b] && c->list_len[b] + 1 > c->cap)
@@ -11316,7 +11317,7 @@ static lattn_status lattn__case_scan(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_dims(k, ta, 3, "in.a"));
     LATTN__TRY(lattn__case_in(k, "in.b", 1, &a.b, NULL));
     LATTN__TRY(lattn__case_in(k, "in.h0", 0, &a.h0, NULL));
-    LATTN__TRY(lattn__case_out(k, "out.h", &h));
+    LATTN__TRY(lattn__case_out(k, "out.y", &h));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
     a.B = ta->shape[0]; a.T = ta->shape[1]; a.N = ta->shape[2]; a.y = h; a.ht = ht;
     a.log_space = lattn__case_flag(k, "log_space", 0);
@@ -11362,8 +11363,8 @@ static lattn_status lattn__case_s4d(lattn__case *k, lattn_form form) {
     const char *method = lattn_st_meta(k->c, "method");
     float *y, *ht;
     memset(&a, 0, sizeof a);
-    LATTN__TRY(lattn__case_in(k, "in.u", 1, &a.x, &tu));
-    LATTN__TRY(lattn__case_dims(k, tu, 3, "in.u"));
+    LATTN__TRY(lattn__case_in(k, "in.x", 1, &a.x, &tu));
+    LATTN__TRY(lattn__case_dims(k, tu, 3, "in.x"));
     LATTN__TRY(lattn__case_in(k, "in.A_re", 1, &a.A_re, &tA));
     LATTN__TRY(lattn__case_dims(k, tA, 2, "in.A_re"));
     LATTN__TRY(lattn__case_in(k, "in.B_re", 1, &a.B_re, NULL));

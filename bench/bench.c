@@ -571,7 +571,7 @@ static void bench_laplace(void) {
     u.state = (float *)calloc((size_t)lattn__laplace_state_floats(&c), sizeof(float));
     lattn_rng_fill_normal(&r, u.x, (size_t)(u.T * c.D), 0, 1);
     P = (double)lattn__laplace_matrix_params(&c, NULL);
-    mix = 4.0 * c.H * c.dk * c.dv;                 /* the mixer's recurrent FLOPs per token */
+    mix = 4.0 * c.H * c.K * c.V;                 /* the mixer's recurrent FLOPs per token */
     for (th = 1; th <= 2; th++) {
         char shape[64];
         ctx.n_threads = th;
@@ -933,7 +933,7 @@ static void bench_sps(void) {
     }
     (void)r;
     /* forward (prefill / training forward) at T: Standard's FLOPs, 2·params·T + causal scores 4·d·T²/2 per layer */
-    fl = 2.0 * (double)lattn__tf_params(&c) * (double)T + 4.0 * (double)c.d * (double)T * (double)(T + 1) / 2.0 * (double)c.n_layers;
+    fl = 2.0 * (double)lattn__tf_params(&c) * (double)T + 4.0 * (double)c.D * (double)T * (double)(T + 1) / 2.0 * (double)c.n_layers;
     time2(sps_fwd_run, &u[0], sps_fwd_run, &u[1], 3, &ms, &mt);
     snprintf(shape, sizeof shape, "XS (d 512, L 8), T=%lld, w=64", (long long)T);
     row("sps_forward", shape, 1, ms, (double)T, fl, "standard", mt);

@@ -49,7 +49,7 @@ int main(void) {
     /* prefill: the whole prompt in one call, the state comes out */
     if (lattn_laplace_forward(&ctx, &m, 1, P, tok, NULL, logits, state) != LATTN_OK) { fprintf(stderr, "%s\n", lattn_ctx_error(&ctx)); return 1; }
     printf("Laplace model: %lld layers, D %lld, %lld heads of %lld x %lld, FFN %lld, vocabulary %lld, %zu parameters\n",
-           (long long)c.n_layers, (long long)c.D, (long long)c.H, (long long)c.dk, (long long)c.dv, (long long)c.ffn,
+           (long long)c.n_layers, (long long)c.D, (long long)c.H, (long long)c.K, (long long)c.V, (long long)c.ffn,
            (long long)V, m.n_params);
     printf("prefilled %d prompt tokens; decoding %d more, sampled\n\n", P, N);
     printf("%8s  %16s  %26s  %8s\n", "context", "Laplace state", "softmax KV cache (fp32)", "ratio");

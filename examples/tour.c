@@ -21,7 +21,7 @@ static double rel_rms(const float *x, const float *ref, size_t n) {
         for (r_ = 0; r_ < 3; r_++) { double t_ = now(); stmt; t_ = now() - t_; if (t_ < sec) sec = t_; } } while (0)
 static float *buf(size_t n) { return (float *)calloc(n, sizeof(float)); }
 static void line(const char *mixer, const char *form, double err, double sec, double tokens) {
-    printf("%-26s %-10s %12.2e %14.0f\n", mixer, form, err, tokens / sec);
+    printf("%-26s %-18s %12.2e %14.0f\n", mixer, form, err, tokens / sec);
 }
 
 /* Linear attention and its gated members: _ref, _parallel, _chunk (C = 64), _step loop.
@@ -366,7 +366,7 @@ static void tour_sps(lattn_ctx *ctx, const char *name, lattn_sps_variant v) {
 int main(void) {
     lattn_ctx ctx;
     lattn_ctx_init(&ctx);
-    printf("%s\n\n%-26s %-10s %12s %14s\n", lattn_build_info(), "mixer", "form", "rel.RMS", "tokens/s");
+    printf("%s\n\n%-26s %-18s %12s %14s\n", lattn_build_info(), "mixer", "form", "rel.RMS", "tokens/s");
     tour_conv(&ctx);
     tour_tcn(&ctx);
     tour_la(&ctx, "linear attn (identity)", LATTN_FMAP_IDENTITY, 0, 0);

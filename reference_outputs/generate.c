@@ -241,7 +241,7 @@ static int build_tcn(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     char key[4][24];
     memset(&a, 0, sizeof a);
     sx[0] = B; sx[1] = T; sx[2] = d; sw[0] = d; sw[1] = d; sw[2] = k; sd[0] = d;
-    meta(g, "layout", "x, y: [B][T][d]; in.w.<l>: [d_out][d_in][k] (PyTorch Conv1d); in.b.<l>, in.ln_w.<l>, in.ln_b.<l>: [d]; zero history");
+    meta(g, "layout", "x, y: [B][T][D]; in.w.<l>: [D_out][D_in][W] (PyTorch Conv1d; W = the metadata k); in.b.<l>, in.ln_w.<l>, in.ln_b.<l>: [D]; zero history");
     meta(g, "k", num(g, (double)k)); meta(g, "layers", num(g, (double)L));
     lattn_tcn_demo_config dc;
     dc.d_in = 1; dc.D = d; dc.W = k; dc.n_layers = L;
@@ -275,7 +275,7 @@ static int build_scan(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     float *dec;
     memset(&a, 0, sizeof a);
     sx[0] = B; sx[1] = T; sx[2] = N; sh[0] = B; sh[1] = N;
-    meta(g, "layout", "a, b, h: [B][T][N]; h0, ht: [B][N]; h_t = a_t h_{t-1} + b_t (a = exp(in.a) when log_space)");
+    meta(g, "layout", "a, b, y: [B][T][N]; h0, ht: [B][N]; y_t = h_t = a_t h_{t-1} + b_t (a = exp(in.a) when log_space)");
     meta(g, "log_space", c->norm ? "1" : "0");
     a.B = B; a.T = T; a.N = N; a.log_space = c->norm;
     dec = rand_f(g, rng, cnt, 0, 0.5f, 1.0f);
@@ -285,7 +285,7 @@ static int build_scan(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     if (c->h0) { a.h0 = rand_f(g, rng, (size_t)(B * N), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 2, sh, a.h0); }
     a.y = (float *)keep(g, cnt * 4); a.ht = (float *)keep(g, (size_t)(B * N) * 4);
     st = lattn_scan_ref(ctx, &a);
-    add(g, "out.h", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 2, sh, a.ht);
+    add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 2, sh, a.ht);
     return report(c, ctx, st);
 }
 
@@ -328,12 +328,12 @@ static int build_laplace_layer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rn
     lattn_laplace_model m;
     int64_t D = c->chunk, SF, i;
     layer_io io;
-    lc.n_layers = 1; lc.D = D; lc.H = c->H; lc.dk = c->K; lc.dv = c->V; lc.ffn = 5 * D / 3; lc.conv_w = c->W; lc.vocab = 0;
+    lc.n_layers = 1; lc.D = D; lc.H = c->H; lc.K = c->K; lc.V = c->V; lc.ffn = 5 * D / 3; lc.conv_w = c->W; lc.vocab = 0;
     if (lattn_laplace_init(ctx, &m, &lc, c->seed) != LATTN_OK) return 0;
     SF = lattn__laplace_state_floats(&lc);
-    meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (per layer: conv cache [D][W], GLA states [H][dk][dv]); weights as in lattn.h >>laplace, prefixed in.");
+    meta(g, "layout", "x, y: [B][T][D]; state0, state: [B][state floats] (per layer: conv cache [D][W], GLA states [H][K][V]); weights as in lattn.h >>laplace, prefixed in.");
     meta(g, "laplace.n_layers", num(g, 1)); meta(g, "laplace.D", num(g, (double)D)); meta(g, "laplace.H", num(g, (double)lc.H));
-    meta(g, "laplace.dk", num(g, (double)lc.dk)); meta(g, "laplace.dv", num(g, (double)lc.dv)); meta(g, "laplace.ffn", num(g, (double)lc.ffn));
+    meta(g, "laplace.K", num(g, (double)lc.K)); meta(g, "laplace.V", num(g, (double)lc.V)); meta(g, "laplace.ffn", num(g, (double)lc.ffn));
     meta(g, "laplace.conv_w", num(g, (double)lc.conv_w)); meta(g, "laplace.vocab", "0");
     meta(g, "laplace.gate_mode", "rmsnorm_swish"); meta(g, "laplace.norm_eps", "9.99999975e-06");
     for (i = 0; i < m.n_tensors; i++) {
@@ -492,10 +492,10 @@ static int build_transformer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng 
     meta(g, "layout", sps ? "tokens: I32 [B][T]; logits: [B][T][vocab] of each token's readout slot; loss: [1], the mean next-token cross-entropy over the readouts of tokens that are neither EOS nor pad; weights as in lattn.h >>transformer, prefixed in., configuration as tf.*, the SPS variant as sps.*"
                           : "tokens: I32 [B][T]; logits: [B][T][vocab]; loss: [1], the mean next-token cross-entropy over B*(T-1) predictions; weights as in lattn.h >>transformer, prefixed in., configuration as tf.*");
     meta(g, "tf.n_layers", num(g, (double)tc.n_layers));
-    meta(g, "tf.d", num(g, (double)tc.d));
+    meta(g, "tf.D", num(g, (double)tc.D));
     meta(g, "tf.H", num(g, (double)tc.H));
     meta(g, "tf.H_kv", num(g, (double)tc.H_kv));
-    meta(g, "tf.head_dim", num(g, (double)tc.head_dim));
+    meta(g, "tf.K", num(g, (double)tc.K));
     meta(g, "tf.ffn", num(g, (double)tc.ffn));
     meta(g, "tf.vocab", num(g, (double)tc.vocab));
     meta(g, "tf.window", "-1"); meta(g, "tf.rope_theta", "10000"); meta(g, "tf.norm_eps", "9.99999997e-07");
@@ -694,7 +694,7 @@ static int build_s4d(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     static const char *const pn[6] = { "in.A_re", "in.A_im", "in.B_re", "in.B_im", "in.C_re", "in.C_im" };
     memset(&a, 0, sizeof a);
     sx[0] = B; sx[1] = T; sx[2] = D; sp[0] = D; sp[1] = N; sd[0] = D; sh[0] = B; sh[1] = D; sh[2] = N; sh[3] = 2;
-    meta(g, "layout", "u, y: [B][T][D]; A_re (log of -Re A), A_im, B_re, B_im, C_re, C_im: [D][N]; log_dt, Dskip: [D]; h0, ht: [B][D][N][2] (re, im)");
+    meta(g, "layout", "x, y: [B][T][D]; A_re (log of -Re A), A_im, B_re, B_im, C_re, C_im: [D][N]; log_dt, Dskip: [D]; h0, ht: [B][D][N][2] (re, im)");
     meta(g, "complex", c->norm ? "1" : "0");
     a.B = B; a.T = T; a.D = D; a.N = N; a.complex_modes = c->norm;
     for (i = 0; i < 6; i++) p[i] = (float *)keep(g, (size_t)(D * N) * 4);
@@ -707,7 +707,7 @@ static int build_s4d(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     a.log_dt = rand_f(g, rng, (size_t)D, 0, logf(1e-3f), logf(1e-1f)); add(g, "in.log_dt", LATTN_DTYPE_F32, 1, sd, a.log_dt);
     a.Dskip = rand_f(g, rng, (size_t)D, 1, 0, 0); add(g, "in.Dskip", LATTN_DTYPE_F32, 1, sd, a.Dskip);
     if (c->h0) { a.h0 = rand_f(g, rng, (size_t)(B * D * N * 2), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 4, sh, a.h0); }
-    a.x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0); add(g, "in.u", LATTN_DTYPE_F32, 3, sx, a.x);
+    a.x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0); add(g, "in.x", LATTN_DTYPE_F32, 3, sx, a.x);
     a.y = (float *)keep(g, (size_t)(B * T * D) * 4);
     if (c->silu) a.ht = (float *)keep(g, (size_t)(B * D * N * 2) * 4);
     st = lattn_s4d_ref(ctx, &a);

@@ -1697,13 +1697,13 @@ static void test_laplace(void) {
         CHECK(lattn__laplace_state_floats(&lc) == -1 && lattn__laplace_state_floats(NULL) == -1, "zero or missing Laplace shapes");
     }
     /* the arena: names, shapes, parameter count (matrices + norms + conv + embedding) */
-    c.dk = 12; c.dv = 20; c.ffn = 88;                  /* head dims off the vector width */
+    c.K = 12; c.V = 20; c.ffn = 88;                  /* head dims off the vector width */
     SF = lattn__laplace_state_floats(&c);
     laplace_model(&ctx, &m, &c, &r);
     {
         lattn_tensor *q = lattn_laplace_tensor(&m, "layers.1.attn.qkvg_proj.weight"), *e = lattn_laplace_tensor(&m, "embeddings.weight");
-        int64_t small = c.n_layers * (4 * c.D + c.D * c.conv_w + c.dv) + 2 * c.D + c.vocab * c.D;
-        CHECK(q && q->ndim == 2 && q->shape[0] == c.H * (2 * c.dk + 2 * c.dv) && q->shape[1] == c.D && e && e->shape[0] == c.vocab,
+        int64_t small = c.n_layers * (4 * c.D + c.D * c.conv_w + c.V) + 2 * c.D + c.vocab * c.D;
+        CHECK(q && q->ndim == 2 && q->shape[0] == c.H * (2 * c.K + 2 * c.V) && q->shape[1] == c.D && e && e->shape[0] == c.vocab,
               "named tensors with their shapes");
         CHECK((int64_t)m.n_params == lattn__laplace_matrix_params(&c, NULL) + small && m.n_tensors == 11 * c.n_layers + 3,
               "arena: %zu parameters in %lld tensors", m.n_params, (long long)m.n_tensors);
@@ -1809,11 +1809,11 @@ static void test_laplace(void) {
                 { "laplace.H", "4611686018427387904" }, { "laplace.gate_mode", "tanh" }, { "laplace.norm_eps", "-1" },
                 { "laplace.n_layers", "" }, { "laplace.vocab", "-2" } };
             char vals[10][32];
-            static const char *const keys[10] = { "laplace.n_layers", "laplace.D", "laplace.H", "laplace.dk", "laplace.dv",
+            static const char *const keys[10] = { "laplace.n_layers", "laplace.D", "laplace.H", "laplace.K", "laplace.V",
                                                   "laplace.ffn", "laplace.conv_w", "laplace.vocab", "laplace.gate_mode", "laplace.norm_eps" };
             snprintf(vals[0], 32, "%lld", (long long)c.n_layers); snprintf(vals[1], 32, "%lld", (long long)c.D);
-            snprintf(vals[2], 32, "%lld", (long long)c.H); snprintf(vals[3], 32, "%lld", (long long)c.dk);
-            snprintf(vals[4], 32, "%lld", (long long)c.dv); snprintf(vals[5], 32, "%lld", (long long)c.ffn);
+            snprintf(vals[2], 32, "%lld", (long long)c.H); snprintf(vals[3], 32, "%lld", (long long)c.K);
+            snprintf(vals[4], 32, "%lld", (long long)c.V); snprintf(vals[5], 32, "%lld", (long long)c.ffn);
             snprintf(vals[6], 32, "%lld", (long long)c.conv_w); snprintf(vals[7], 32, "%lld", (long long)c.vocab);
             snprintf(vals[8], 32, "rmsnorm_swish"); snprintf(vals[9], 32, "1e-5");
             for (i = 0; i < m.n_tensors; i++) {
@@ -3067,7 +3067,7 @@ static void test_transformer(void) {
     /* the paper's parameter counts from V·d + L(13d² + 2d) + d */
     for (i = 0; i < 5; i++) {
         lattn_tf_config s = lattn_tf_config_sps(scales[i]);
-        int64_t d = s.d;
+        int64_t d = s.D;
         CHECK(lattn__tf_params(&s) == sizes[i] && sizes[i] == s.vocab * d + s.n_layers * (13 * d * d + 2 * d) + d,
               "tf params %s: %lld", scales[i], (long long)lattn__tf_params(&s));
     }
@@ -3159,11 +3159,11 @@ static void test_transformer(void) {
         CHECK(lattn_tf_forward(&ctx, &m, 0, 2, tok, NULL, o1, NULL, NULL) == LATTN_E_SHAPE && o1[0] != o1[0], "tf B = 0");
         {
             lattn_tf_config b2 = c;
-            b2.head_dim = 15;
+            b2.K = 15;
             CHECK(lattn_tf_init(&ctx, &m2, &b2, 1) == LATTN_E_SHAPE, "tf odd head_dim");
             b2 = c; b2.H_kv = 3;
             CHECK(lattn_tf_init(&ctx, &m2, &b2, 1) == LATTN_E_SHAPE, "tf H not a multiple of H_kv");
-            b2 = c; b2.d = INT64_MAX / 2;
+            b2 = c; b2.D = INT64_MAX / 2;
             CHECK(lattn_tf_init(&ctx, &m2, &b2, 1) == LATTN_E_OVERFLOW, "tf overflowing sizes");
             b2 = c; b2.norm_eps = 0;
             CHECK(lattn_tf_init(&ctx, &m2, &b2, 1) == LATTN_E_DOMAIN, "tf norm_eps 0");
@@ -3171,7 +3171,7 @@ static void test_transformer(void) {
         {   /* a file with a missing tensor, and one whose metadata is hostile */
             lattn_st_entry e[1];
             int64_t shp[1] = { 64 };
-            const char *meta[2] = { "tf.d", "-5" };
+            const char *meta[2] = { "tf.D", "-5" };
             e[0].name = "norm.weight"; e[0].dtype = LATTN_DTYPE_F32; e[0].ndim = 1; e[0].shape = shp; e[0].data = o0;
             CHECK(lattn_st_serialize(&ctx, e, 1, meta, 1, &buf, &sz) == LATTN_OK && lattn_st_parse(&ctx, buf, sz, &f) == LATTN_OK &&
                   lattn_tf_init_st(&ctx, &m2, &f, "") == LATTN_E_FORMAT && m2.arena == NULL, "tf load: hostile metadata");
@@ -3193,7 +3193,7 @@ static void test_transformer(void) {
     {
         lattn_tf_config hc = c;
         lattn_tf_model hm;
-        int64_t B = 3, T = 50, n = B * T * hc.d;
+        int64_t B = 3, T = 50, n = B * T * hc.D;
         float *x, *y0, *y1;
         hc.vocab = 0; hc.n_layers = 1;
         CHECK(lattn_tf_init(&ctx, &hm, &hc, 9) == LATTN_OK, "tf vocab 0 init");
@@ -3201,10 +3201,10 @@ static void test_transformer(void) {
         lattn_tf_forward_ref(&ctx, &hm, B, T, NULL, x, y0, NULL, NULL);
         CHECK(lattn_tf_forward(&ctx, &hm, B, T, NULL, x, y1, NULL, NULL) == LATTN_OK && rel_rms(y1, y0, (size_t)n) <= 1e-5,
               "tf vocab 0: %.3g", rel_rms(y1, y0, (size_t)n));
-        x[T * hc.d + 7 * hc.d + 5] = NAN;                     /* sequence 1, token 7 */
+        x[T * hc.D + 7 * hc.D + 5] = NAN;                     /* sequence 1, token 7 */
         lattn_tf_forward(&ctx, &hm, B, T, NULL, x, y0, NULL, NULL);
-        CHECK(same_bits(y0, y1, (size_t)(T * hc.d)) && same_bits(y0 + 2 * T * hc.d, y1 + 2 * T * hc.d, (size_t)(T * hc.d)) &&
-              y0[T * hc.d + 7 * hc.d] != y0[T * hc.d + 7 * hc.d], "tf: NaN in one sequence stays in it");
+        CHECK(same_bits(y0, y1, (size_t)(T * hc.D)) && same_bits(y0 + 2 * T * hc.D, y1 + 2 * T * hc.D, (size_t)(T * hc.D)) &&
+              y0[T * hc.D + 7 * hc.D] != y0[T * hc.D + 7 * hc.D], "tf: NaN in one sequence stays in it");
         free(x); free(y0); free(y1); lattn_tf_free(&ctx, &hm);
     }
     lattn_tf_free(&ctx, &m);
@@ -3414,7 +3414,7 @@ static void test_sps(void) {
         free(tok); free(o0); free(o1);
     }
     {   /* pads as the official code: left pads only, each its own document; [pad,pad,5,7,EOS,9] */
-        const int64_t T6 = 6, V = c.vocab, d = c.d;
+        const int64_t T6 = 6, V = c.vocab, d = c.D;
         int32_t tk[6] = { 253, 253, 5, 7, 254, 9 }, bad[6] = { 5, 253, 7, 9, 1, 2 };
         float *l0 = fnew((size_t)(T6 * V)), *l1 = fnew((size_t)(T6 * V)), *pad_row = NULL, lg[256];
         const lattn_tensor *wte = NULL;
