@@ -53,7 +53,7 @@
        lattn_rng_fill_normal(&r, q, T*H*K, 0, 1);
        lattn_rng_fill_normal(&r, k, T*H*K, 0, 1);
        lattn_rng_fill_normal(&r, v, T*H*V, 0, 1);
-       lattn_la_args a = LATTN__ZERO;
+       lattn_la_args a = {0};                            (zero is the default of every field)
        a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.o = o;
        if (lattn_la_chunk(&ctx, &a) != LATTN_OK) puts(lattn_ctx_error(&ctx));
        double s = 0; for (int i = 0; i < T*H*V; i++) s += o[i];
@@ -117,7 +117,7 @@
      >>tiler       device profiles and the simulated SBUF/PSUM tiler
      >>conv        depthwise short convolution (ShortConv)
      >>scan        the diagonal linear recurrence h_t = a_t h_{t-1} + b_t: SIMD, two-level threads
-     >>ssm         selective diagonal SSM (Mamba-1), fused: _ref, _fast, _step
+     >>ssm         selective diagonal SSM (Mamba-1), fused: _ref, _chunk, _step
      >>s4d         S4D: time-invariant diagonal SSM as recurrence, FFT convolution, direct conv
      >>tcn         dilated causal convolution stack (TCN) and the article's demo model
      >>linattn     linear attention, GLA, Simple GLA: _ref, _parallel, _chunk (on the tiler), _step
@@ -127,9 +127,9 @@
      >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step
      >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate
      >>prism       PRISM P1, the official LM block (chunk-size dependent), matching the official code
-     >>ttt         TTT-Linear / TTT-MLP: _ref, _primal, _dual, _step; the TTT layer (official names)
+     >>ttt         TTT-Linear / TTT-MLP: _ref, _chunk (dual form), _step (primal form); the TTT layer
      >>attn        softmax attention: masks (causal, window, full, any function), GQA, _ref, _chunk
-                   (the flash-attention schedule on the tiler), _step (KV cache), _decode
+                   (the flash-attention schedule on the tiler), _step (KV cache)
      >>transformer the pre-norm transformer: config (the SPS paper's scales), weights, forward_ref,
                    forward (logits, loss, prefill), step with a KV cache
      >>sps         the SPS transformer: visibility rule and block classifier of the five variants,
@@ -1731,17 +1731,17 @@ LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, i
    "in.<name>" and its laplace.* configuration, see >>laplace | attention | transformer | sps: a model's tensors under "in.<name>",
    its tf.* configuration (and sps.*), in.tokens I32 [B][T]), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval", "mask", "window",
-   "retnet_decay": RetNet's decays computed in double, lattn_la_args.retnet_decay), "seed",
+   "retnet_decay": RetNet's decays computed in double, lattn_la_args.retnet_decay; "method": scan,
+   fft or conv, the S4D _chunk method a caller adds to run one case by each), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
-/* Run the case's mixer with one form (STEP = the decode loop; FAST = _fast, or _scan for s4d) on
-   its inputs and serialise the
-   outputs under the case's "out.*" names (float32) into a buffer to release with lattn_free.
-   LATTN_E_UNSUPPORTED when the mixer has no such form. */
+/* Run the case's mixer with one form (STEP: the whole call token by token, as a decoder runs it) on
+   its inputs and serialise the outputs under the case's "out.*" names (float32) into a buffer to
+   release with lattn_free. LATTN_E_UNSUPPORTED when the mixer has no such form. */
 LATTN_API lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, lattn_form form,
                                       unsigned char **out, size_t *size);
 
-/* The forms a case can be run in (its mixer's forms; an S4D case that expects a state excludes
-   the convolution forms); returns how many were written to out (at most max). */
+/* The forms a case can be run in (its mixer's forms); returns how many were written to out (at
+   most max). */
 LATTN_API int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max);
 
 /* got against want: relative RMS error ||got - want|| / ||want|| over the finite positions
@@ -8949,7 +8949,7 @@ LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
     return lattn__ok(ctx);
 }
 
-/* --- _primal and _dual in float32 ------------------------------------------------------------- */
+/* --- _step (the primal form) and _chunk (the dual form) in float32 ---------------------------- */
 /* C [n][N] = A B (B [K][N]) or A Bᵀ (transb, B [N][K]); A rows lda apart. The SGEMM kernel, or for
    one or two rows (decoding) a single pass over B without packing it. */
 static void lattn__ttt_mm(int transb, int64_t n, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
@@ -11597,39 +11597,33 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
 /* ================================================================================================ */
 /* >>history                                                                                        */
 /* ================================================================================================ */
-/* 0.1.0  2026-11-29  first release: foundations (status, context, PRNG, SIMD layer, SGEMM, tiler),
-                      ShortConv, TCN stack and demo model, linear attention in four forms, the
-                      diagonal scan, the selective SSM, S4D with FFT convolution, safetensors
-                      I/O and the golden-case runner. Golden outputs: reference_outputs/ v1.
-   unreleased         GLA, Simple GLA and retention as the gate fields of lattn_la_args (every
-                      form); the Laplace layer and model (weights arena, safetensors save/load,
-                      forward_ref, forward, step); the delta-rule core GDR+I (_ref, _chunk on the
-                      tiler, _step) and the Gated DeltaNet layer; PRISM P1 (the official block);
-                      tiler: lattn_matmul flags (LATTN_MM_CAUSAL; 1 still means accumulate),
-                      lattn_tile_tri_solve, lattn_tile_sumsq, LATTN_ACT_RSQRT; new golden cases
-                      gla/, simple_gla/, retention/, laplace_layer/, gdr/, gdn_layer/ (existing
-                      files unchanged). Softmax attention (>>attn) and the transformer
-                      (>>transformer); tiler: lattn_tile_act_reduce, lattn_tile_select_affine
-                      (select_tri is its special case), lattn_tile_select_mask, LATTN_ACT_LOG,
-                      LATTN_MM_LOWER; golden cases attention/, transformer/. The SPS
-                      transformer (>>sps); golden cases sps/. TTT-Linear and TTT-MLP and the TTT
-                      layer (>>ttt); golden cases ttt_layer/. Tiler: lattn_tile_iota, profile
-                      fields graph_limit_instr, graph_limit_unrolled, spill, stream_bytes (appended),
-                      tile fields esz, spilled, stats spill_bytes, refill_bytes,
-                      lattn_tiler_graph_overflow, lattn_sbuf_alloc_stream; linear attention:
-                      lattn_la_args.schedule (LATTN_SCHED_STREAMING / _CHUNK_PARALLEL), chunks of up
-                      to 4 partition tiles without dynamic gates, resident tiles for fixed decays.
-                      Speed (bit-identical results but for per-key GLA scores): the GEMM
-                      micro-kernel's rows in few registers (95-98 % of peak), dma_store around
-                      the caches, dma_load reads ahead, the log-gate check vectorised and
-                      threaded, per-key GLA gates from one cumulative sum, dynamic work items in
-                      la_chunk and gdr_chunk. Hardening: O(n log n) duplicate checks, decoded key
-                      comparison, the writer refuses what the reader refuses; a NULL context is
-                      the default context everywhere; n_threads clamped (LATTN_MAX_THREADS);
-                      lattn_profile_check; LATTN_MAX_CHUNK; saturating size checks; case
-                      metadata read strictly; SPS pads as the official code (left pads only);
-                      lattn_la_args.fmap_wk/fmap_bk (untied maps) and retnet_decay; golden cases
-                      sps_* and laplace_layer_small regenerated, four cases added. */
+/* 2026-11-29  0.1.0: foundations (status, context, PRNG, SIMD layer, SGEMM, tiler), ShortConv, the TCN
+               stack and demo model, linear attention in four forms, the scan, the selective SSM, S4D
+               with FFT convolution, safetensors I/O, the golden-case runner; golden outputs v1.
+   2026-11-30  GLA, Simple GLA and retention as the gate fields of lattn_la_args (every form).
+   2026-11-30  the Laplace layer and model (weights arena, safetensors, forward_ref, forward, step).
+   2026-11-30  the delta-rule core GDR+I (_ref, _chunk on the tiler, _step); the Gated DeltaNet layer.
+   2026-11-30  PRISM P1 (the official block), P2 (per-token, chunk-invariant), P0 (the paper's model).
+   2026-11-30  the Trainium path of the tiler: lattn_la_args.schedule, chunks of up to 4 partition
+               tiles, resident tiles for fixed decays, spilling and bf16 stream accounting.
+   2026-11-30  softmax attention (>>attn) and the transformer (>>transformer); the SPS transformer.
+   2026-11-30  TTT-Linear and TTT-MLP, the TTT layer and the official Block.
+   2026-11-30  speed: the GEMM micro-kernel at 95-98 % of peak, dynamic work items (bit-identical).
+   2026-12-01  hardening: O(n log n) duplicate checks, the writer refuses what the reader refuses, a
+               NULL context is the default one, LATTN_MAX_THREADS, lattn_profile_check,
+               LATTN_MAX_CHUNK, strict case metadata; SPS pads as the official code; untied
+               feature maps (fmap_wk, fmap_bk); retnet_decay.
+   2026-12-01  many cores: the chunked kernels split into value blocks and query groups until every
+               thread has an item (bit-identical for every split); ctx.keep_workspace.
+   2026-12-01  API 1.0: one grammar (>>verbs). Mixers: _ref, _parallel, _chunk, _step in every family
+               (_fast, s4d _scan/_fft/_conv, ttt _primal/_dual and _decode are gone: _chunk with
+               lattn_s4d_args.method, ttt _chunk = dual, _step = primal and any T); chunk and the
+               float64 outputs (o64, ht64, zt64, lse64) are args fields; size queries return a
+               status; no _args_default (zero is the default). Models: forward_ref (with a *64
+               output), forward, step; init, init_st, init_file, serialize, save, tensor, free for
+               every model on the shared arena; names K, V, D, h0, ht everywhere (TTT, TCN, Laplace,
+               transformer); LATTN_NO_MODELS, LATTN_NO_CONFORMANCE. Golden cases with renamed
+               tensors or metadata regenerated (values unchanged). */
 
 #endif /* LATTN_IMPLEMENTATION */
 
