@@ -2276,14 +2276,28 @@ static void lattn__free(lattn_ctx *ctx, void *p) {
     else LATTN_FREE(p);
 }
 /* Allocate n floats (checked); records LATTN_E_NOMEM / LATTN_E_OVERFLOW in ctx. */
-static lattn_status lattn__alloc_floats(lattn_ctx *ctx, float **out, size_t n, const char *what) {
+/* n elements of `size` bytes from the context's allocator (checked), or NULL with *st the failure. */
+static void *lattn__alloc_array(lattn_ctx *ctx, size_t n, size_t size, const char *what, lattn_status *st) {
     size_t bytes;
-    *out = NULL;
-    if (lattn_size_mul(&bytes, n, sizeof(float)) != LATTN_OK)
-        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", what);
-    *out = (float *)lattn__alloc(ctx, bytes);
-    if (!*out) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes", what, bytes);
-    return LATTN_OK;
+    void *p;
+    *st = LATTN_OK;
+    if (lattn_size_mul(&bytes, n, size) != LATTN_OK) {
+        *st = lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", what);
+        return NULL;
+    }
+    p = lattn__alloc(ctx, bytes);
+    if (!p) *st = lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes", what, bytes);
+    return p;
+}
+static lattn_status lattn__alloc_floats(lattn_ctx *ctx, float **out, size_t n, const char *what) {
+    lattn_status st;
+    *out = (float *)lattn__alloc_array(ctx, n, sizeof(float), what, &st);
+    return st;
+}
+static lattn_status lattn__alloc_doubles(lattn_ctx *ctx, double **out, size_t n, const char *what) {
+    lattn_status st;
+    *out = (double *)lattn__alloc_array(ctx, n, sizeof(double), what, &st);
+    return st;
 }
 
 /* Threads: the number a parallel region uses (1 without OpenMP). */
@@ -3998,7 +4012,7 @@ LATTN__DEF lattn_status lattn_ssm_ref(lattn_ctx *ctx, const lattn_ssm_args *a) {
     double *h;
     LATTN__TRY(lattn__ssm_check(ctx, "lattn_ssm_ref", a, &n, &G));
     D = a->D; N = a->N;
-    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&h, (size_t)(2 * N), "lattn_ssm_ref"));
+    LATTN__TRY(lattn__alloc_doubles(ctx, &h, (size_t)N, "lattn_ssm_ref"));
     for (sq = 0; sq < n; sq++) {
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
@@ -4203,7 +4217,7 @@ LATTN__DEF lattn_status lattn_fft(lattn_ctx *ctx, double *re, double *im, int64_
     double *tw;
     if (!re || !im) return lattn__fail(ctx, LATTN_E_NULL, "lattn_fft: NULL buffer");
     if (n < 1 || (n & (n - 1)) || n > (int64_t)(SIZE_MAX / 16)) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_fft: n = %lld is not a power of two", (long long)n);
-    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&tw, 2 * (size_t)n + 2, "lattn_fft"));   /* n doubles */
+    LATTN__TRY(lattn__alloc_doubles(ctx, &tw, (size_t)n + 1, "lattn_fft"));
     lattn__fft_twiddles(n, tw);
     lattn__fft(re, im, n, inverse, tw);
     lattn__free(ctx, tw);
@@ -4246,9 +4260,11 @@ LATTN__DEF lattn_status lattn_s4d_ref(lattn_ctx *ctx, const lattn_s4d_args *a) {
     int64_t b, d, n, t, D, N;
     double s;
     lattn__cplx *m;
+    lattn_status st;
     LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_ref", a));
     D = a->D; N = a->N; s = a->complex_modes ? 2.0 : 1.0;
-    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&m, (size_t)(8 * 4 * N), "lattn_s4d_ref"));
+    m = (lattn__cplx *)lattn__alloc_array(ctx, (size_t)(4 * N), sizeof *m, "lattn_s4d_ref", &st);   /* Ā, B̄, C, h */
+    if (!m) return st;
     for (b = 0; b < a->B; b++)
         for (d = 0; d < D; d++) {
             lattn__cplx *Ab = m, *Bb = m + N, *C = m + 2 * N, *h = m + 3 * N;
@@ -4442,7 +4458,7 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
     while (P < 2 * T) P <<= 1;
     nthr = lattn__threads(ctx);
     per = (size_t)(T + 4 * P + 2 * N) + 2;   /* zero-input response; kernel and signal spectra; weights */
-    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&ws, 2 * (per * (size_t)nthr + (size_t)P), who));
+    LATTN__TRY(lattn__alloc_doubles(ctx, &ws, per * (size_t)nthr + (size_t)P, who));
     tw = ws + per * (size_t)nthr;
     if (use_fft) lattn__fft_twiddles(P, tw);
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
@@ -4563,8 +4579,7 @@ LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
     LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_ref", a));
     d = a->D; k = a->W; T = a->T;
     n = (size_t)(2 * T * d + d * k + d);
-    if (lattn_size_mul(&n, n, 2) != LATTN_OK) return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tcn_ref: workspace");
-    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&buf, n, "lattn_tcn_ref"));
+    LATTN__TRY(lattn__alloc_doubles(ctx, &buf, n, "lattn_tcn_ref"));
     cur = buf; nxt = buf + T * d; z = nxt + T * d; c = z + d * k;
     for (b = 0; b < a->B; b++) {
         for (i = 0; i < T * d; i++) cur[i] = a->x[b * T * d + i];
@@ -4994,7 +5009,7 @@ LATTN__DEF lattn_status lattn_la_ref(lattn_ctx *ctx, const lattn_la_args *a) {
     lattn__fmap_key(a, &kw, &kb);
     if (a->T > 0 && !a->o) return lattn__fail(ctx, LATTN_E_NULL, "lattn_la_ref: o is NULL");
     H = a->H; K = a->K; V = a->V; Kf = dm.Kf;
-    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&S, (size_t)(2 * (Kf * V + 3 * Kf + V)), "lattn_la_ref"));
+    LATTN__TRY(lattn__alloc_doubles(ctx, &S, (size_t)(Kf * V + 3 * Kf + V), "lattn_la_ref"));
     z = S + Kf * V; fq = z + Kf; fk = fq + Kf; o = fk + Kf;
     for (sq = 0; sq < dm.n; sq++) {
         int64_t tok0, len;
@@ -6064,7 +6079,7 @@ LATTN__DEF lattn_status lattn_gdr_ref(lattn_ctx *ctx, const lattn_gdr_args *a) {
     double *S, *q, *k, *e, *w;
     LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_ref", a, &dm));
     H = a->H; K = a->K; V = a->V;
-    LATTN__TRY(lattn__alloc_floats(ctx, (float **)(void *)&S, (size_t)(2 * (K * V + 3 * K + V)), "lattn_gdr_ref"));
+    LATTN__TRY(lattn__alloc_doubles(ctx, &S, (size_t)(K * V + 3 * K + V), "lattn_gdr_ref"));
     q = S + K * V; k = q + K; e = k + K; w = e + K;
     for (sq = 0; sq < dm.n; sq++) {
         int64_t tok0, len;
