@@ -3692,6 +3692,8 @@ static lattn_status lattn__conv_check(lattn_ctx *ctx, const char *who, const lat
     return LATTN_OK;
 }
 
+/* >>conv.ref -------------------------------------------------------------------------------------
+   y[t][c] = act(bias[c] + Σ_j w[c][j] x[t-(W-1)+j][c]), the history from h0; in double */
 /* Reference: one channel, one token at a time, in double. */
 LATTN__DEF lattn_status lattn_shortconv_ref(lattn_ctx *ctx, const lattn_shortconv_args *a) {
     int64_t n, s, t, c, j, D, W;
@@ -3718,6 +3720,8 @@ LATTN__DEF lattn_status lattn_shortconv_ref(lattn_ctx *ctx, const lattn_shortcon
     return lattn__ok(ctx);
 }
 
+/* >>conv.chunk -----------------------------------------------------------------------------------
+   the same sum over blocks of 64 tokens, SIMD over channels, threads over the blocks */
 /* Fast: channels in SIMD vectors with the weights transposed to [W][D]; the history of each
    sequence is staged as W rows [W][D] so that every tap reads a contiguous row. Threads take fixed
    blocks of 64 tokens (the split depends on the shape only). */
@@ -3801,6 +3805,8 @@ static lattn_status lattn__shortconv_step1(lattn_ctx *ctx, const lattn_shortconv
     return lattn__ok(ctx);
 }
 
+/* >>conv.step ------------------------------------------------------------------------------------
+   the window [D][W] shifted by one token, x_t appended, y = act(bias + w·window) */
 /* _step: one token on the caller's state goes straight to the kernel; a whole call runs it token by
    token on a private copy of each sequence's state (h0 may then be NULL = zeros, ht NULL = not kept). */
 LATTN__DEF lattn_status lattn_shortconv_step(lattn_ctx *ctx, const lattn_shortconv_args *a) {
@@ -3850,6 +3856,8 @@ static double lattn__decay_d(float a, int log_space) {
     return log_space ? exp(LATTN__MAX((double)a, (double)LATTN_LOG_GATE_MIN)) : (double)a;
 }
 
+/* >>scan.ref -------------------------------------------------------------------------------------
+   h_t = a_t h_{t-1} + b_t (a_t = e^{l_t} in log space), sequentially in double */
 LATTN__DEF lattn_status lattn_scan_ref(lattn_ctx *ctx, const lattn_scan_args *a) {
     int64_t b, t, n, N;
     LATTN__TRY(lattn__scan_check(ctx, "lattn_scan_ref", a));
@@ -3889,6 +3897,9 @@ static void lattn__scan_rows(int64_t len, int64_t nc, int64_t N, const float *a,
     }
 }
 
+/* >>scan.chunk -----------------------------------------------------------------------------------
+   (a1, b1) ∘ (a2, b2) = (a1 a2, a2 b1 + b2): blocks scanned locally, carries combined, blocks
+   rescanned from their carries (or blocks of channels, each scanned whole) */
 #define LATTN__SCAN_CHANNEL_BLOCK 16384   /* 64 KiB of state: rows stream contiguously */
 LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *a) {
     const int64_t N = a ? a->N : 0, T = a ? a->T : 0, TB = LATTN_SCAN_TIME_BLOCK;
@@ -3950,6 +3961,8 @@ LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *
     return lattn__ok(ctx);
 }
 
+/* >>scan.step ------------------------------------------------------------------------------------
+   h = a_t h + b_t per token in float32, the state in ht */
 /* _step: the recurrence token by token in float32, as a decoder runs it. The state lives in ht
    (or a private row when ht is NULL), so ht may equal h0. */
 LATTN__DEF lattn_status lattn_scan_step(lattn_ctx *ctx, const lattn_scan_args *a) {
@@ -4007,6 +4020,8 @@ static lattn_status lattn__ssm_check(lattn_ctx *ctx, const char *who, const latt
 }
 static double lattn__softplus_d(double x) { return LATTN__MAX(x, 0.0) + log1p(exp(-fabs(x))); }
 
+/* >>ssm.ref --------------------------------------------------------------------------------------
+   Δ = softplus(dt + dt_bias), h = e^{ΔA} h + Δ B x, y = C·h + D x (⊙ SiLU(z)), in double */
 LATTN__DEF lattn_status lattn_ssm_ref(lattn_ctx *ctx, const lattn_ssm_args *a) {
     int64_t n, G, sq, t, d, k, D, N;
     double *h;
@@ -4141,8 +4156,12 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
 }
+/* >>ssm.chunk ------------------------------------------------------------------------------------
+   the same recurrence fused per vector of channels inside tiles of 128 tokens */
 LATTN__DEF lattn_status lattn_ssm_chunk(lattn_ctx *ctx, const lattn_ssm_args *a) { return lattn__ssm_run(ctx, a, "lattn_ssm_chunk"); }
 
+/* >>ssm.step -------------------------------------------------------------------------------------
+   token by token on the caller's state: h = e^{ΔA} h + Δ B x, y = C·h + D x */
 LATTN__DEF lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a) {
     int64_t n, G, sq, t, DN;
     float *S;
@@ -4256,6 +4275,8 @@ static void lattn__s4d_mode(const lattn_s4d_args *a, int64_t d, int64_t n, lattn
     Bb->im = (num.im * den.re - num.re * den.im) / q;
 }
 
+/* >>s4d.ref --------------------------------------------------------------------------------------
+   h_t = Ā h_{t-1} + B̄ x_t per complex mode, y = s·Re(C·h) + D x, in double */
 LATTN__DEF lattn_status lattn_s4d_ref(lattn_ctx *ctx, const lattn_s4d_args *a) {
     int64_t b, d, n, t, D, N;
     double s;
@@ -4404,6 +4425,8 @@ static lattn_status lattn__s4d_step1(lattn_ctx *ctx, const lattn_s4d_args *a) {
     return lattn__ok(ctx);
 }
 
+/* >>s4d.step -------------------------------------------------------------------------------------
+   the recurrence token by token, the update in double, the state float32 in and out */
 LATTN__DEF lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a) {
     int64_t t, b, D, sn;
     float *buf;
@@ -4508,6 +4531,9 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
 }
+/* >>s4d.chunk ------------------------------------------------------------------------------------
+   by method: the recurrence in blocks of 64 (SCAN), y = K * x by FFT (FFT) or directly (CONV),
+   K_j = s·Re(Σ_n C_n B̄_n Ā_n^j), plus the zero-input response of h0 */
 LATTN__DEF lattn_status lattn_s4d_chunk(lattn_ctx *ctx, const lattn_s4d_args *a) {
     const char *who = "lattn_s4d_chunk";
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
@@ -4570,6 +4596,8 @@ static void lattn__tcn_post(int64_t d, float *c, const float *lw, const float *l
     for (i = 0; i < d; i++) c[i] = lattn__gelu((c[i] - mean) * inv * lw[i] + lb[i]) + res[i];
 }
 
+/* >>tcn.ref --------------------------------------------------------------------------------------
+   per layer c = b + Σ_j W_j x[t - (W-1-j)·2^l], out = GELU(LN(c)) + x, in double */
 /* Reference: per token, per layer, z = the k dilated inputs interleaved as W[o] expects
    (z[i·k + j] = x[t - (k-1-j)·2^l][i]), c[o] = b[o] + W[o]·z. Double throughout. */
 LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
@@ -4606,6 +4634,8 @@ LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
     return lattn__ok(ctx);
 }
 
+/* >>tcn.chunk ------------------------------------------------------------------------------------
+   each tap one GEMM over a block of 256 tokens, then LayerNorm, GELU and the residual */
 /* Fast: tap j of layer l is one GEMM, C[s:T] += X[0:T-s] · W_j with s = (k-1-j)·2^l and W_j the
    [d_in][d_out] slice stored contiguously. Threads take fixed blocks of 256 output rows (the split
    depends on the shape only). */
@@ -4700,6 +4730,8 @@ static lattn_status lattn__tcn_step1(lattn_ctx *ctx, const lattn_tcn_args *a) {
     return lattn__ok(ctx);
 }
 
+/* >>tcn.step -------------------------------------------------------------------------------------
+   per layer a shift register of the last (W-1)·2^l inputs; each token through every layer */
 LATTN__DEF lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a) {
     int64_t t, b, d;
     size_t sf;
@@ -4999,6 +5031,9 @@ static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn
     return LATTN_OK;
 }
 
+/* >>linattn.ref ----------------------------------------------------------------------------------
+   S_t = diag(α_t) S_{t-1} + φ(k_t) v_tᵀ,  o_t = s S_tᵀ φ(q_t)  (z_t likewise when normalised),
+   token by token in double */
 /* --- _ref: the recurrence, token by token, in double ------------------------------------------- */
 LATTN__DEF lattn_status lattn_la_ref(lattn_ctx *ctx, const lattn_la_args *a) {
     lattn__la_dims dm;
@@ -5125,6 +5160,8 @@ static lattn_status lattn__la_step1(lattn_ctx *ctx, const lattn_la_args *a) {
     return lattn__ok(ctx);
 }
 
+/* >>linattn.step ---------------------------------------------------------------------------------
+   token by token: S = diag(α) S + φ(k) vᵀ, o = s Sᵀ φ(q), the state in place */
 /* --- decode: _step over every token of every sequence ------------------------------------------ */
 LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
     lattn__la_dims dm;
@@ -5157,6 +5194,8 @@ LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
+/* >>linattn.parallel -----------------------------------------------------------------------------
+   O = (s·tril(ΦqΦkᵀ) ⊙ e^{G_r - G_c}) V + s (Φq ⊙ e^G) S0 over the whole sequence */
 /* --- _parallel: O = (s·tril(ΦqΦkᵀ) ⊙ M)V + s·(Φq ⊙ e^G) S0 per head, on the SGEMM kernel -------
    G_r = Σ_{τ<=r} gate_τ over the whole sequence (float32), M[r][c] = e^{G_r - G_c}: a teaching form
    for moderate T (spec §5.2: the global cumsum loses relative precision for long, gated T). Per-key
@@ -5965,6 +6004,9 @@ static lattn_status lattn__la_tiles_fn(lattn_tiler *t, const void *plan, void *t
     return lattn__la_tiles_alloc(t, (const lattn__la_plan *)plan, tiles ? (lattn__la_tiles *)tiles : &dummy, host_floats);
 }
 
+/* >>linattn.chunk --------------------------------------------------------------------------------
+   per chunk: O = (s·QKᵀ ⊙ decay mask) V + s (Q ⊙ e^b) S,  S = diag(e^{b_L}) S + (K ⊙ e^{b_L - b})ᵀ V,
+   on the tiler (the cpu profile's cache blocking, the Trainium and GPU paths) */
 LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a) {
     lattn__la_dims dm;
     lattn__la_in in;
@@ -6072,6 +6114,8 @@ static void lattn__l2_row_d(int64_t n, const float *x, int norm, double *y) {
     if (norm) for (s = 1.0 / sqrt(s + LATTN__L2_EPS), i = 0; i < n; i++) y[i] *= s;
 }
 
+/* >>delta.ref ------------------------------------------------------------------------------------
+   S' = Diag(e^G) S; S' -= β e (eᵀ S'); S = S' + c k vᵀ + Σ_l b κ dᵀ; o = s Sᵀ q, in double */
 /* --- _ref: the recurrence, token by token, in double ------------------------------------------- */
 LATTN__DEF lattn_status lattn_gdr_ref(lattn_ctx *ctx, const lattn_gdr_args *a) {
     lattn__gdr_dims dm;
@@ -6188,6 +6232,8 @@ static lattn_status lattn__gdr_step1(lattn_ctx *ctx, const lattn_gdr_args *a) {
     return lattn__ok(ctx);
 }
 
+/* >>delta.step -----------------------------------------------------------------------------------
+   the same update token by token, two passes over the state (read S'ᵀe, then rewrite and read out) */
 LATTN__DEF lattn_status lattn_gdr_step(lattn_ctx *ctx, const lattn_gdr_args *a) {
     lattn__gdr_dims dm;
     int64_t sq, t, H, K, V, KV;
@@ -6588,6 +6634,9 @@ static lattn_status lattn__gdr_tiles_fn(lattn_tiler *t, const void *plan, void *
     lattn__gdr_tiles dummy;
     return lattn__gdr_tiles_alloc(t, (const lattn__gdr_plan *)plan, tiles ? (lattn__gdr_tiles *)tiles : &dummy, host_floats);
 }
+/* >>delta.chunk ----------------------------------------------------------------------------------
+   per chunk the WY / UT transform: T = (I + A)⁻¹ by forward substitution, W = T diag(βΓ) E,
+   U = -T diag(β) Σ strict(<E, Kw>) Vw, Ξ = U - W S, O and S from Ξ (header >>delta) */
 LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a) {
     lattn__gdr_dims dm;
     lattn__gdr_plan plan;
@@ -8926,6 +8975,9 @@ static void lattn__ttt_ref_head(int64_t F, int mlp, int64_t b, int64_t len, int6
             for (i = 0; i < P; i++) { s[i] -= tk * s[P + i]; s[P + i] = 0; }
     }
 }
+/* >>ttt.ref --------------------------------------------------------------------------------------
+   per token: the gradient of ½|LN(z(k)) - (v - k)|² at the mini-batch's start weights W0, and
+   the read o_i = q_i + LN(z_i(q_i)) under W_i = W0 - tok_i Σ_{j<=i} lr_j ∇_j, in double */
 LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
     lattn__ttt_dims dm;
     int64_t sq, h, t, i, F, H;
@@ -9091,7 +9143,12 @@ static lattn_status lattn__ttt_run(lattn_ctx *ctx, const lattn_ttt_args *a, int 
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
 }
+/* >>ttt.chunk ------------------------------------------------------------------------------------
+   the dual form: Z̄ = Q W0 + b0 - tok ∘ (Q A + a) - (η ∘ tril(Q Xᵀ)) G - tril(η) G per mini-batch,
+   A += (lr ∘ X)ᵀ G; the per-token weights never formed */
 LATTN__DEF lattn_status lattn_ttt_chunk(lattn_ctx *ctx, const lattn_ttt_args *a) { return lattn__ttt_run(ctx, a, 1, "lattn_ttt_chunk"); }
+/* >>ttt.step -------------------------------------------------------------------------------------
+   the primal form: A += lr_j x_jᵀ G_j per token (rank one), the read q (W0 - tok_i A) */
 LATTN__DEF lattn_status lattn_ttt_step(lattn_ctx *ctx, const lattn_ttt_args *a) { return lattn__ttt_run(ctx, a, 0, "lattn_ttt_step"); }
 
 #ifndef LATTN_NO_MODELS
@@ -9559,6 +9616,8 @@ static int lattn__vis_block(const lattn_attn_args *a, int64_t sq, int64_t i0, in
     }
 }
 
+/* >>attn.ref -------------------------------------------------------------------------------------
+   o_i = Σ_j p_ij v_j, p_ij = e^{s q_i·k_j - m_i} / ℓ_i over the visible j, lse_i = m_i + ln ℓ_i, in double */
 /* The formula, in double: for each sequence, head and query, the visible scores, their max, the
    normaliser and the weighted sum of values. */
 LATTN__DEF lattn_status lattn_attn_ref(lattn_ctx *ctx, const lattn_attn_args *a) {
@@ -9756,6 +9815,9 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
     return LATTN_OK;
 }
 
+/* >>attn.chunk -----------------------------------------------------------------------------------
+   the flash schedule: per query tile, the visible key tiles in order with the running max m,
+   sum ℓ and output O on chip (online softmax); invisible tiles skipped, partial ones masked */
 LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *a) {
     const char *who = "lattn_attn_chunk";
     const lattn_dev_profile *pr;
@@ -9891,6 +9953,8 @@ static void lattn__attn_merge(int64_t H, int64_t V, int64_t nseg, float *parts, 
 }
 
 static lattn_status lattn__attn_steps(lattn_ctx *ctx, const lattn_attn_args *a);
+/* >>attn.step ------------------------------------------------------------------------------------
+   each query against its KV cache (or the call's own keys), segments of 512 keys merged by lse */
 LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a, lattn_kv_cache *c) {
     const char *who = "lattn_attn_step";
     lattn__attn_dims dm;
