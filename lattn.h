@@ -683,7 +683,8 @@ typedef struct lattn_st_tensor {
 } lattn_st_tensor;
 
 typedef struct lattn_st_file {
-    lattn_st_tensor *tensors; int64_t n_tensors;   /* in header order */
+    lattn_st_tensor *tensors;
+    int64_t n_tensors; /* in header order */
     const char **meta_keys, **meta_values; int64_t n_meta;
     void *block;                         /* one allocation: arrays and decoded strings */
     void *owned;                         /* the file bytes, when read from a path */
@@ -895,7 +896,8 @@ typedef struct lattn_tcn_demo_config { int64_t d_in, D, W, n_layers; } lattn_tcn
 typedef struct lattn_tcn_demo {
     lattn_tcn_demo_config cfg;
     float *arena; size_t n_params;
-    lattn_tensor *tensors; int64_t n_tensors;
+    lattn_tensor *tensors;
+    int64_t n_tensors;
     lattn_tcn_layer layers[LATTN_TCN_MAX_LAYERS];   /* views of the encoder's tensors */
 } lattn_tcn_demo;
 LATTN_API lattn_status lattn_tcn_demo_init(lattn_ctx *ctx, lattn_tcn_demo *m, const lattn_tcn_demo_config *c,
@@ -1122,7 +1124,8 @@ LATTN_API lattn_status lattn_laplace_matrix_params(const lattn_laplace_config *c
 typedef struct lattn_laplace_model {
     lattn_laplace_config cfg;
     float *arena; size_t n_params;        /* every weight, tensors[] in order */
-    lattn_tensor *tensors; int64_t n_tensors;
+    lattn_tensor *tensors;
+    int64_t n_tensors;
     float *g_gamma;                       /* [H] the fixed log decays (derived, not saved) */
 } lattn_laplace_model;
 
@@ -1185,7 +1188,8 @@ LATTN_API lattn_gdn_config lattn_gdn_config_default(void);   /* fla: D 2048, H 6
 typedef struct lattn_gdn_layer {
     lattn_gdn_config cfg;
     float *arena; size_t n_params;
-    lattn_tensor *tensors; int64_t n_tensors;
+    lattn_tensor *tensors;
+    int64_t n_tensors;
 } lattn_gdn_layer;
 LATTN_API lattn_status lattn_gdn_init(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_gdn_config *c, uint64_t seed);
 LATTN_API void lattn_gdn_free(lattn_ctx *ctx, lattn_gdn_layer *m);
@@ -1245,7 +1249,8 @@ typedef struct lattn_prism_p1 {
     const float *o0_w, *o0_b, *o2_w, *o2_b;   /* _o.0 [4D][D], [4D]; _o.2 [D][4D], [D] */
     const float *up_gain, *up_k;         /* solver_up_gain_weight, solver_up_k_weight [S][R][D] */
     float *arena; size_t n_params;       /* every tensor, tensors[] in order; the fields above view it */
-    lattn_tensor *tensors; int64_t n_tensors;
+    lattn_tensor *tensors;
+    int64_t n_tensors;
     int ablate;                          /* LATTN_PRISM_R2 | ... (0: the block as published) */
 } lattn_prism_p1;
 /* The LM-track ablations (llm/models/prism_ablations.py; spec §4.7), for P1 and P2: R2 every solver
@@ -1308,7 +1313,8 @@ typedef struct lattn_prism_p0_config { int64_t D, H, L, Kc; } lattn_prism_p0_con
 typedef struct lattn_prism_p0 {
     lattn_prism_p0_config cfg;
     float *arena; size_t n_params;
-    lattn_tensor *tensors; int64_t n_tensors;
+    lattn_tensor *tensors;
+    int64_t n_tensors;
 } lattn_prism_p0;
 LATTN_API lattn_status lattn_prism_p0_init(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_prism_p0_config *c, uint64_t seed);
 LATTN_API void lattn_prism_p0_free(lattn_ctx *ctx, lattn_prism_p0 *m);
@@ -1445,7 +1451,8 @@ typedef struct lattn_ttt_layer {
     float *arena; size_t n_params;
     float *q_w, *k_w, *v_w, *o_w, *g_w, *lr_w, *lr_b, *tok_idx, *ln_w, *ln_b, *W1, *b1, *W2, *b2, *post_w, *post_b;
     float *seq_norm, *ffn_norm, *gate_w, *up_w, *down_w;   /* the Block (ffn > 0) */
-    lattn_tensor *tensors; int64_t n_tensors;   /* the arena's tensors under their file names; the fields above view it */
+    lattn_tensor *tensors;
+    int64_t n_tensors; /* the arena's tensors under their file names; the fields above view it */
 } lattn_ttt_layer;
 LATTN_API lattn_status lattn_ttt_layer_init(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_ttt_config *c, uint64_t seed);
 LATTN_API void lattn_ttt_layer_free(lattn_ctx *ctx, lattn_ttt_layer *m);
@@ -1597,7 +1604,8 @@ LATTN_API lattn_status lattn_tf_params(const lattn_tf_config *c, size_t *out);
 typedef struct lattn_tf_model {
     lattn_tf_config cfg;
     float *arena; size_t n_params;
-    lattn_tensor *tensors; int64_t n_tensors;
+    lattn_tensor *tensors;
+    int64_t n_tensors;
 } lattn_tf_model;
 LATTN_API lattn_status lattn_tf_init(lattn_ctx *ctx, lattn_tf_model *m, const lattn_tf_config *c, uint64_t seed);
 LATTN_API void lattn_tf_free(lattn_ctx *ctx, lattn_tf_model *m);
@@ -1917,8 +1925,10 @@ LATTN__INLINE void lattn__tblock(const float *s, size_t lds, float *d, size_t ld
         r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(u[i + 1]), _mm512_castps_pd(u[i + 3])));
     }
     for (c = 0; c < 4; c++) {
-        v[c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88); v[4 + c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xdd);
-        w[c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88); w[4 + c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xdd);
+        v[c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88);
+        v[4 + c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xdd);
+        w[c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88);
+        w[4 + c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xdd);
     }
     for (c = 0; c < 4; c++) {
         _mm512_storeu_ps(d + (size_t)c * ldd, _mm512_shuffle_f32x4(v[c], w[c], 0x88));
@@ -2649,11 +2659,14 @@ LATTN__DEF lattn_status lattn_sgemm(lattn_ctx *ctx, int flags, int64_t M, int64_
     if (ldc < N || (K > 0 && lda < ((flags & LATTN_GEMM_TRANS_A) ? M : K)) ||
         (K > 0 && ldb < ((flags & LATTN_GEMM_TRANS_B) ? K : N)))
         return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_sgemm: leading dimension smaller than the row");
-    dims[0] = M; dims[1] = ldc;
+    dims[0] = M;
+    dims[1] = ldc;
     if ((st = lattn__count(&cnt, 2, dims)) != LATTN_OK) return lattn__fail(ctx, st, "lattn_sgemm: C too large");
-    dims[0] = (flags & LATTN_GEMM_TRANS_A) ? K : M; dims[1] = lda;
+    dims[0] = (flags & LATTN_GEMM_TRANS_A) ? K : M;
+    dims[1] = lda;
     if ((st = lattn__count(&cnt, 2, dims)) != LATTN_OK) return lattn__fail(ctx, st, "lattn_sgemm: A too large");
-    dims[0] = (flags & LATTN_GEMM_TRANS_B) ? N : K; dims[1] = ldb;
+    dims[0] = (flags & LATTN_GEMM_TRANS_B) ? N : K;
+    dims[1] = ldb;
     if ((st = lattn__count(&cnt, 2, dims)) != LATTN_OK) return lattn__fail(ctx, st, "lattn_sgemm: B too large");
     if ((st = lattn__alloc_floats(ctx, &ws, lattn__gemm_ws(N, K), "lattn_sgemm")) != LATTN_OK) return st;
     lattn__sgemm(flags, M, N, K, A, lda, B, ldb, C, ldc, ws);
@@ -2734,7 +2747,8 @@ struct lattn_tiler {
     size_t acc_used;                     /* gpu accumulator bytes in use */
     float *host; size_t host_cap, host_top;
     float *gemm_ws;
-    lattn_status err; char msg[192];
+    lattn_status err;
+    char msg[192];
 };
 
 /* Record the tiler's first error and return the status. */
@@ -2791,18 +2805,29 @@ LATTN__DEF void lattn_tiler_mark_step(lattn_tiler *t) { if (t) t->st.unrolled_st
 
 /* Fold one tiler's report into another (sums; maxima for the peaks). */
 static void lattn__stats_merge(lattn_tiler_stats *d, const lattn_tiler_stats *s) {
-    d->dma_in_bytes += s->dma_in_bytes; d->dma_out_bytes += s->dma_out_bytes;
-    d->dma_buffers += s->dma_buffers; d->matmuls += s->matmuls; d->macs += s->macs;
-    d->transposes += s->transposes; d->transpose_macs += s->transpose_macs;
-    d->psum_accum += s->psum_accum; d->pe_cycles += s->pe_cycles; d->vec_ops += s->vec_ops;
-    d->vec_elems += s->vec_elems; d->act_ops += s->act_ops; d->gpsimd_ops += s->gpsimd_ops;
-    d->instructions += s->instructions; d->unrolled_steps += s->unrolled_steps;
-    d->util_partitions += s->util_partitions; d->util_operands += s->util_operands;
+    d->dma_in_bytes += s->dma_in_bytes;
+    d->dma_out_bytes += s->dma_out_bytes;
+    d->dma_buffers += s->dma_buffers;
+    d->matmuls += s->matmuls;
+    d->macs += s->macs;
+    d->transposes += s->transposes;
+    d->transpose_macs += s->transpose_macs;
+    d->psum_accum += s->psum_accum;
+    d->pe_cycles += s->pe_cycles;
+    d->vec_ops += s->vec_ops;
+    d->vec_elems += s->vec_elems;
+    d->act_ops += s->act_ops;
+    d->gpsimd_ops += s->gpsimd_ops;
+    d->instructions += s->instructions;
+    d->unrolled_steps += s->unrolled_steps;
+    d->util_partitions += s->util_partitions;
+    d->util_operands += s->util_operands;
     d->sbuf_peak_bytes_per_partition = LATTN__MAX(d->sbuf_peak_bytes_per_partition, s->sbuf_peak_bytes_per_partition);
     d->sbuf_peak_bytes_total = LATTN__MAX(d->sbuf_peak_bytes_total, s->sbuf_peak_bytes_total);
     d->psum_peak_banks = LATTN__MAX(d->psum_peak_banks, s->psum_peak_banks);
     d->live_tiles_peak = LATTN__MAX(d->live_tiles_peak, s->live_tiles_peak);
-    d->spill_bytes += s->spill_bytes; d->refill_bytes += s->refill_bytes;
+    d->spill_bytes += s->spill_bytes;
+    d->refill_bytes += s->refill_bytes;
 }
 
 /* Carve a tile's backing store and a slot; `len` is its byte footprint for the capacity model. */
@@ -2817,10 +2842,22 @@ static lattn_status lattn__tile_new(lattn_tiler *t, lattn_tile *tile, lattn_spac
     if (need > t->host_cap - t->host_top)
         return lattn__tfail(t, LATTN_E_NOMEM, "host arena exhausted: tile [%d x %d] needs %zu floats, %zu left",
                             np, nf, need, t->host_cap - t->host_top);
-    t->slot[i].live = 1; t->slot[i].space = (int)sp; t->slot[i].off = off; t->slot[i].len = len;
-    t->slot[i].host_start = t->host_top; t->slot[i].host_len = need;
-    tile->space = sp; tile->p0 = 0; tile->np = np; tile->nf = nf; tile->ld = (nf + 15) / 16 * 16;
-    tile->off = off; tile->data = t->host + t->host_top; tile->slot = i; tile->esz = (int)sizeof(float); tile->spilled = 0;
+    t->slot[i].live = 1;
+    t->slot[i].space = (int)sp;
+    t->slot[i].off = off;
+    t->slot[i].len = len;
+    t->slot[i].host_start = t->host_top;
+    t->slot[i].host_len = need;
+    tile->space = sp;
+    tile->p0 = 0;
+    tile->np = np;
+    tile->nf = nf;
+    tile->ld = (nf + 15) / 16 * 16;
+    tile->off = off;
+    tile->data = t->host + t->host_top;
+    tile->slot = i;
+    tile->esz = (int)sizeof(float);
+    tile->spilled = 0;
     t->host_top += need;
     t->n_live++;
     t->st.live_tiles_peak = LATTN__MAX(t->st.live_tiles_peak, (uint64_t)t->n_live);
@@ -2849,7 +2886,8 @@ static lattn_status lattn__sbuf_alloc(lattn_tiler *t, lattn_tile *tile, int np, 
         for (i = 0; i < LATTN__TILER_SLOTS; i++) {
             const lattn__slot *sl = &t->slot[i];
             if (sl->live && sl->space == LATTN_SPACE_SBUF && off < sl->off + sl->len && sl->off < off + len) {
-                off = sl->off + sl->len; moved = 1;
+                off = sl->off + sl->len;
+                moved = 1;
             }
         }
     }
@@ -2861,7 +2899,8 @@ static lattn_status lattn__sbuf_alloc(lattn_tiler *t, lattn_tile *tile, int np, 
                                 np, nf, off, end, cap - t->prof.sbuf_reserved_per_partition);
         /* spill (spec §2.2): the tile lives in HBM, takes no SBUF column; its uses are counted */
         if ((s = lattn__tile_new(t, tile, LATTN_SPACE_SBUF, np, nf, 0, 0)) != LATTN_OK) return s;
-        tile->esz = esz; tile->spilled = 1;
+        tile->esz = esz;
+        tile->spilled = 1;
         t->st.spill_bytes += (uint64_t)np * (uint64_t)nf * (uint64_t)esz;
         return LATTN_OK;
     }
@@ -2928,7 +2967,9 @@ LATTN__DEF void lattn_tile_release(lattn_tiler *t, lattn_tile *tile) {
 
 LATTN__DEF lattn_tile lattn_tile_view(const lattn_tile *tile, int p, int np, int f, int nf) {
     lattn_tile v = *tile;
-    v.p0 = tile->p0 + p; v.np = np; v.nf = nf;
+    v.p0 = tile->p0 + p;
+    v.np = np;
+    v.nf = nf;
     v.data = tile->data + (size_t)p * (size_t)tile->ld + (size_t)f;
     if (tile->space == LATTN_SPACE_SBUF) v.off = tile->off + (size_t)f * sizeof(float);
     v.slot = -1;
@@ -3377,11 +3418,15 @@ LATTN__DEF lattn_status lattn_tile_tri_solve(lattn_tiler *t, lattn_tile *x, cons
             for (j = 0; j < i; j++) {
                 const float *xj = x->data + (size_t)j * x->ld + f0;
                 lattn__vf m = lattn__vset1(-bi * mt->data[(size_t)j * mt->ld + i]);
-                a0 = lattn__vfma(m, lattn__vload(xj), a0); a1 = lattn__vfma(m, lattn__vload(xj + LATTN__VW), a1);
-                a2 = lattn__vfma(m, lattn__vload(xj + 2 * LATTN__VW), a2); a3 = lattn__vfma(m, lattn__vload(xj + 3 * LATTN__VW), a3);
+                a0 = lattn__vfma(m, lattn__vload(xj), a0);
+                a1 = lattn__vfma(m, lattn__vload(xj + LATTN__VW), a1);
+                a2 = lattn__vfma(m, lattn__vload(xj + 2 * LATTN__VW), a2);
+                a3 = lattn__vfma(m, lattn__vload(xj + 3 * LATTN__VW), a3);
             }
-            lattn__vstore(xi + f0, a0); lattn__vstore(xi + f0 + LATTN__VW, a1);
-            lattn__vstore(xi + f0 + 2 * LATTN__VW, a2); lattn__vstore(xi + f0 + 3 * LATTN__VW, a3);
+            lattn__vstore(xi + f0, a0);
+            lattn__vstore(xi + f0 + LATTN__VW, a1);
+            lattn__vstore(xi + f0 + 2 * LATTN__VW, a2);
+            lattn__vstore(xi + f0 + 3 * LATTN__VW, a3);
         }
         for (j = 0; j < i && f0 < x->nf; j++)
             lattn_vec_axpy((size_t)(x->nf - f0), -bi * mt->data[(size_t)j * mt->ld + i], x->data + (size_t)j * x->ld + f0, xi + f0);
@@ -3564,7 +3609,8 @@ static void lattn__cfg_write(const lattn__cfield *fl, int n, char (*vals)[32], c
         else if (fl[i].f) snprintf(vals[i], 32, "%.9g", (double)*fl[i].f);
         else if (fl[i].d) snprintf(vals[i], 32, "%.17g", *fl[i].d);
         else snprintf(vals[i], 32, "%s", fl[i].names[*fl[i].e]);
-        meta[2 * i] = fl[i].key; meta[2 * i + 1] = vals[i];
+        meta[2 * i] = fl[i].key;
+        meta[2 * i + 1] = vals[i];
     }
 }
 static lattn_status lattn__cfg_read(lattn_ctx *ctx, const char *who, const lattn_st_file *f, const lattn__cfield *fl, int n) {
@@ -3604,7 +3650,11 @@ static lattn_status lattn__arena_serialize(lattn_ctx *ctx, const char *who, cons
     e = (lattn_st_entry *)lattn__alloc(ctx, (size_t)nt * sizeof *e);
     if (!e) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
     for (i = 0; i < nt; i++) {
-        e[i].name = tab[i].name; e[i].dtype = LATTN_DTYPE_F32; e[i].ndim = tab[i].ndim; e[i].shape = tab[i].shape; e[i].data = tab[i].data;
+        e[i].name = tab[i].name;
+        e[i].dtype = LATTN_DTYPE_F32;
+        e[i].ndim = tab[i].ndim;
+        e[i].shape = tab[i].shape;
+        e[i].data = tab[i].data;
     }
     st = lattn_st_serialize(ctx, e, nt, meta, n_fl, out, size);
     lattn__free(ctx, e);
@@ -3685,9 +3735,13 @@ static lattn_status lattn__conv_check(lattn_ctx *ctx, const char *who, const lat
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: D = %lld, W = %lld (must be >= 1)", who, (long long)a->D, (long long)a->W);
     if (!a->w) return lattn__fail(ctx, LATTN_E_NULL, "%s: w is NULL", who);
     if (a->T > 0 && (!a->x || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
-    d[0] = a->B; d[1] = a->T; d[2] = a->D;
+    d[0] = a->B;
+    d[1] = a->T;
+    d[2] = a->D;
     LATTN__TRY(lattn__check_count(ctx, who, "x", 3, d));
-    d[0] = *n; d[1] = a->D; d[2] = a->W;
+    d[0] = *n;
+    d[1] = a->D;
+    d[2] = a->W;
     LATTN__TRY(lattn__check_count(ctx, who, "state", 3, d));
     return LATTN_OK;
 }
@@ -3698,7 +3752,8 @@ static lattn_status lattn__conv_check(lattn_ctx *ctx, const char *who, const lat
 LATTN__DEF lattn_status lattn_shortconv_ref(lattn_ctx *ctx, const lattn_shortconv_args *a) {
     int64_t n, s, t, c, j, D, W;
     LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_ref", a, &n));
-    D = a->D; W = a->W;
+    D = a->D;
+    W = a->W;
     for (s = 0; s < n; s++) {
         int64_t tok0, len;
         const float *h0 = a->h0 ? a->h0 + s * D * W : NULL;
@@ -3731,10 +3786,12 @@ LATTN__DEF lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortc
     float *ws, *wt, *hist;
     size_t nws;
     LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_chunk", a, &n));
-    D = a->D; W = a->W;
+    D = a->D;
+    W = a->W;
     nws = ((size_t)(W * D) * (size_t)(1 + n) + 1) / 2 * 2;     /* even: int64 block table follows */
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, nws + (size_t)(n + 1) * 2, "lattn_shortconv_chunk"));
-    wt = ws; hist = ws + W * D;
+    wt = ws;
+    hist = ws + W * D;
     blk_start = (int64_t *)(void *)(ws + nws);    /* n + 1 prefix counts of blocks (8 bytes each) */
     for (s = 0; s <= n; s++) {
         int64_t tok0, len;
@@ -3792,7 +3849,8 @@ LATTN__DEF lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortc
 static lattn_status lattn__shortconv_step1(lattn_ctx *ctx, const lattn_shortconv_args *a) {
     int64_t n, s, c, j, D, W;
     LATTN__TRY(lattn__conv_check(ctx, "lattn_shortconv_step", a, &n));
-    D = a->D; W = a->W;
+    D = a->D;
+    W = a->W;
     for (s = 0; s < n; s++)
         for (c = 0; c < D; c++) {
             const float *h0 = a->h0 ? a->h0 + (s * D + c) * W : NULL;
@@ -3822,9 +3880,15 @@ LATTN__DEF lattn_status lattn_shortconv_step(lattn_ctx *ctx, const lattn_shortco
         lattn_shortconv_args s = *a;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
         if (a->h0) memcpy(S, a->h0 + sq * DW, sizeof(float) * (size_t)DW); else memset(S, 0, sizeof(float) * (size_t)DW);
-        s.B = 1; s.T = 1; s.offsets = NULL; s.n_seqs = 0; s.h0 = S; s.ht = S;
+        s.B = 1;
+        s.T = 1;
+        s.offsets = NULL;
+        s.n_seqs = 0;
+        s.h0 = S;
+        s.ht = S;
         for (t = 0; t < len && st == LATTN_OK; t++) {
-            s.x = a->x + (tok0 + t) * a->D; s.y = a->y + (tok0 + t) * a->D;
+            s.x = a->x + (tok0 + t) * a->D;
+            s.y = a->y + (tok0 + t) * a->D;
             st = lattn__shortconv_step1(ctx, &s);
         }
         if (a->ht) memcpy(a->ht + sq * DW, S, sizeof(float) * (size_t)DW);
@@ -3842,7 +3906,9 @@ static lattn_status lattn__scan_check(lattn_ctx *ctx, const char *who, const lat
     if (a->B < 1 || a->T < 0 || a->N < 1)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld, N = %lld", who, (long long)a->B, (long long)a->T, (long long)a->N);
     if (a->T > 0 && (!a->a || !a->b)) return lattn__fail(ctx, LATTN_E_NULL, "%s: a or b is NULL", who);
-    d[0] = a->B; d[1] = a->T; d[2] = a->N;
+    d[0] = a->B;
+    d[1] = a->T;
+    d[2] = a->N;
     LATTN__TRY(lattn__check_count(ctx, who, "a/b/h", 3, d));
     if (a->log_space) {                  /* validated before anything is written */
         size_t i, n = (size_t)(a->B * a->T * a->N);
@@ -4006,9 +4072,14 @@ static lattn_status lattn__ssm_check(lattn_ctx *ctx, const char *who, const latt
     if (!a->A) return lattn__fail(ctx, LATTN_E_NULL, "%s: A is NULL", who);
     if (a->T > 0 && (!a->x || !a->dt || !a->Bm || !a->Cm || !a->y))
         return lattn__fail(ctx, LATTN_E_NULL, "%s: x, dt, Bm, Cm or y is NULL", who);
-    d[0] = a->B; d[1] = a->T; d[2] = LATTN__MAX(a->D, *G * a->N); d[3] = 1;
+    d[0] = a->B;
+    d[1] = a->T;
+    d[2] = LATTN__MAX(a->D, *G * a->N);
+    d[3] = 1;
     LATTN__TRY(lattn__check_count(ctx, who, "x/Bm", 4, d));
-    d[0] = *n; d[1] = a->D; d[2] = a->N;
+    d[0] = *n;
+    d[1] = a->D;
+    d[2] = a->N;
     LATTN__TRY(lattn__check_count(ctx, who, "state", 3, d));
     for (i = 0; i < (size_t)(a->D * a->N); i++)
         if (a->A[i] > 0.0f) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: A[%zu] = %g > 0", who, i, (double)a->A[i]);
@@ -4026,7 +4097,8 @@ LATTN__DEF lattn_status lattn_ssm_ref(lattn_ctx *ctx, const lattn_ssm_args *a) {
     int64_t n, G, sq, t, d, k, D, N;
     double *h;
     LATTN__TRY(lattn__ssm_check(ctx, "lattn_ssm_ref", a, &n, &G));
-    D = a->D; N = a->N;
+    D = a->D;
+    N = a->N;
     LATTN__TRY(lattn__alloc_doubles(ctx, &h, (size_t)N, "lattn_ssm_ref"));
     for (sq = 0; sq < n; sq++) {
         int64_t tok0, len;
@@ -4123,7 +4195,8 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
     size_t per;
     float *ws, *At;
     LATTN__TRY(lattn__ssm_check(ctx, who, a, &n, &G));
-    D = a->D; N = a->N;
+    D = a->D;
+    N = a->N;
     nt = (D + LATTN__SSM_TILE - 1) / LATTN__SSM_TILE;
     nthr = lattn__threads(ctx);
     per = (size_t)(3 * LATTN__SSM_TILE * N + 3 * LATTN__SSM_TILE);   /* state, per-lane B and C, scratch */
@@ -4175,12 +4248,20 @@ LATTN__DEF lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a) 
         lattn_ssm_args s = *a;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
         if (a->h0) memcpy(S, a->h0 + sq * DN, sizeof(float) * (size_t)DN); else memset(S, 0, sizeof(float) * (size_t)DN);
-        s.B = 1; s.T = 1; s.offsets = NULL; s.n_seqs = 0; s.h0 = S; s.ht = S;
+        s.B = 1;
+        s.T = 1;
+        s.offsets = NULL;
+        s.n_seqs = 0;
+        s.h0 = S;
+        s.ht = S;
         for (t = 0; t < len && st == LATTN_OK; t++) {
             int64_t tok = tok0 + t;
-            s.x = a->x + tok * a->D; s.dt = a->dt + tok * a->D; s.y = a->y + tok * a->D;
+            s.x = a->x + tok * a->D;
+            s.dt = a->dt + tok * a->D;
+            s.y = a->y + tok * a->D;
             s.z = a->z ? a->z + tok * a->D : NULL;
-            s.Bm = a->Bm + tok * G * a->N; s.Cm = a->Cm + tok * G * a->N;
+            s.Bm = a->Bm + tok * G * a->N;
+            s.Cm = a->Cm + tok * G * a->N;
             st = lattn__ssm_run(ctx, &s, "lattn_ssm_step");
         }
         if (a->ht) memcpy(a->ht + sq * DN, S, sizeof(float) * (size_t)DN);
@@ -4225,8 +4306,10 @@ static void lattn__fft(double *re, double *im, int64_t n, int inverse, const dou
             double wr = tw[2 * k * stride], wi = inverse ? -tw[2 * k * stride + 1] : tw[2 * k * stride + 1];
             for (i = k; i < n; i += len) {
                 double xr = re[i + h] * wr - im[i + h] * wi, xi = re[i + h] * wi + im[i + h] * wr;
-                re[i + h] = re[i] - xr; im[i + h] = im[i] - xi;
-                re[i] += xr; im[i] += xi;
+                re[i + h] = re[i] - xr;
+                im[i + h] = im[i] - xi;
+                re[i] += xr;
+                im[i] += xi;
             }
         }
     }
@@ -4252,9 +4335,13 @@ static lattn_status lattn__s4d_check(lattn_ctx *ctx, const char *who, const latt
     if (!a->A_re || !a->B_re || !a->C_re || !a->log_dt) return lattn__fail(ctx, LATTN_E_NULL, "%s: A_re, B_re, C_re or log_dt is NULL", who);
     if (a->complex_modes && (!a->A_im || !a->B_im || !a->C_im)) return lattn__fail(ctx, LATTN_E_NULL, "%s: complex modes need A_im, B_im, C_im", who);
     if (a->T > 0 && (!a->x || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
-    d[0] = a->B; d[1] = a->T; d[2] = a->D;
+    d[0] = a->B;
+    d[1] = a->T;
+    d[2] = a->D;
     LATTN__TRY(lattn__check_count(ctx, who, "u", 3, d));
-    d[0] = a->B; d[1] = a->D; d[2] = 2 * a->N;
+    d[0] = a->B;
+    d[1] = a->D;
+    d[2] = 2 * a->N;
     LATTN__TRY(lattn__check_count(ctx, who, "state", 3, d));
     return LATTN_OK;
 }
@@ -4265,10 +4352,14 @@ static void lattn__s4d_mode(const lattn_s4d_args *a, int64_t d, int64_t n, lattn
     lattn__cplx B, num, den;
     double q;
     *Ab = lattn__cexp(dt * ar, dt * ai);
-    B.re = a->B_re[i]; B.im = a->complex_modes ? (double)a->B_im[i] : 0.0;
-    C->re = a->C_re[i]; C->im = a->complex_modes ? (double)a->C_im[i] : 0.0;
-    num.re = Ab->re - 1.0; num.im = Ab->im;                       /* (Ā - 1) / A · B */
-    den.re = ar; den.im = ai;
+    B.re = a->B_re[i];
+    B.im = a->complex_modes ? (double)a->B_im[i] : 0.0;
+    C->re = a->C_re[i];
+    C->im = a->complex_modes ? (double)a->C_im[i] : 0.0;
+    num.re = Ab->re - 1.0;
+    num.im = Ab->im; /* (Ā - 1) / A · B */
+    den.re = ar;
+    den.im = ai;
     q = den.re * den.re + den.im * den.im;
     num = lattn__cmul(num, B);
     Bb->re = (num.re * den.re + num.im * den.im) / q;
@@ -4283,7 +4374,9 @@ LATTN__DEF lattn_status lattn_s4d_ref(lattn_ctx *ctx, const lattn_s4d_args *a) {
     lattn__cplx *m;
     lattn_status st;
     LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_ref", a));
-    D = a->D; N = a->N; s = a->complex_modes ? 2.0 : 1.0;
+    D = a->D;
+    N = a->N;
+    s = a->complex_modes ? 2.0 : 1.0;
     m = (lattn__cplx *)lattn__alloc_array(ctx, (size_t)(4 * N), sizeof *m, "lattn_s4d_ref", &st);   /* Ā, B̄, C, h */
     if (!m) return st;
     for (b = 0; b < a->B; b++)
@@ -4298,7 +4391,8 @@ LATTN__DEF lattn_status lattn_s4d_ref(lattn_ctx *ctx, const lattn_s4d_args *a) {
                 double u = a->x[(b * a->T + t) * D + d], y = 0;
                 for (n = 0; n < N; n++) {
                     h[n] = lattn__cmul(Ab[n], h[n]);
-                    h[n].re += Bb[n].re * u; h[n].im += Bb[n].im * u;
+                    h[n].re += Bb[n].re * u;
+                    h[n].im += Bb[n].im * u;
                     y += C[n].re * h[n].re - C[n].im * h[n].im;
                 }
                 a->y[(b * a->T + t) * D + d] = (float)(s * y + (a->Dskip ? (double)a->Dskip[d] * u : 0.0));
@@ -4335,7 +4429,9 @@ static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, cons
     size_t per;
     float *ws;
     LATTN__TRY(lattn__s4d_check(ctx, who, a));
-    D = a->D; N = a->N; Np = (N + LATTN__VW - 1) / LATTN__VW * LATTN__VW;
+    D = a->D;
+    N = a->N;
+    Np = (N + LATTN__VW - 1) / LATTN__VW * LATTN__VW;
     nthr = lattn__threads(ctx);
     per = (size_t)(18 * Np);
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, per * (size_t)nthr, who));
@@ -4355,15 +4451,26 @@ static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, cons
             lattn__s4d_mode(a, d, n, &Ab, &Bb, &C);
             P = lattn__cexp(-exp((double)a->A_re[d * N + n]) * dt * LATTN__S4D_BLOCK,
                             (a->complex_modes ? (double)a->A_im[d * N + n] : 0.0) * dt * LATTN__S4D_BLOCK);
-            ar[n] = (float)Ab.re; ai[n] = (float)Ab.im; lr[n] = (float)(Ab.re - (double)ar[n]); li[n] = (float)(Ab.im - (double)ai[n]);
-            Pr[n] = (float)P.re; Pi[n] = (float)P.im; Qr[n] = (float)(P.re - (double)Pr[n]); Qi[n] = (float)(P.im - (double)Pi[n]);
-            br[n] = (float)Bb.re; bi[n] = (float)Bb.im; cr[n] = (float)C.re; ci[n] = (float)C.im;
+            ar[n] = (float)Ab.re;
+            ai[n] = (float)Ab.im;
+            lr[n] = (float)(Ab.re - (double)ar[n]);
+            li[n] = (float)(Ab.im - (double)ai[n]);
+            Pr[n] = (float)P.re;
+            Pi[n] = (float)P.im;
+            Qr[n] = (float)(P.re - (double)Pr[n]);
+            Qi[n] = (float)(P.im - (double)Pi[n]);
+            br[n] = (float)Bb.re;
+            bi[n] = (float)Bb.im;
+            cr[n] = (float)C.re;
+            ci[n] = (float)C.im;
             if (a->h0) { sr[n] = a->h0[((b * D + d) * N + n) * 2]; si[n] = a->h0[((b * D + d) * N + n) * 2 + 1]; }
         }
         for (t0 = 0; t0 < a->T; t0 += LATTN__S4D_BLOCK) {
             int64_t L = LATTN__MIN((int64_t)LATTN__S4D_BLOCK, a->T - t0), j;
-            memcpy(gr, sr, (size_t)Np * sizeof(float)); memcpy(gi, si, (size_t)Np * sizeof(float));
-            memset(xr, 0, (size_t)Np * sizeof(float)); memset(xi, 0, (size_t)Np * sizeof(float));
+            memcpy(gr, sr, (size_t)Np * sizeof(float));
+            memcpy(gi, si, (size_t)Np * sizeof(float));
+            memset(xr, 0, (size_t)Np * sizeof(float));
+            memset(xi, 0, (size_t)Np * sizeof(float));
             for (j = 0; j < L; j++) {
                 float u = a->x[(b * a->T + t0 + j) * D + d];
                 lattn__vf vu = lattn__vset1(u), acc = lattn__vzero(), z = lattn__vzero();
@@ -4373,9 +4480,12 @@ static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, cons
                     lattn__s4d_cmadd(pr, pi, qr, qi, lattn__vload(gr + k), lattn__vload(gi + k), z, z, &ngr, &ngi);
                     lattn__s4d_cmadd(pr, pi, qr, qi, lattn__vload(xr + k), lattn__vload(xi + k),
                                      lattn__vmul(lattn__vload(br + k), vu), lattn__vmul(lattn__vload(bi + k), vu), &nxr, &nxi);
-                    lattn__vstore(gr + k, ngr); lattn__vstore(gi + k, ngi);
-                    lattn__vstore(xr + k, nxr); lattn__vstore(xi + k, nxi);
-                    hr = lattn__vadd(ngr, nxr); hi = lattn__vadd(ngi, nxi);
+                    lattn__vstore(gr + k, ngr);
+                    lattn__vstore(gi + k, ngi);
+                    lattn__vstore(xr + k, nxr);
+                    lattn__vstore(xi + k, nxi);
+                    hr = lattn__vadd(ngr, nxr);
+                    hi = lattn__vadd(ngi, nxi);
                     acc = lattn__vfma(lattn__vload(cr + k), hr, acc);
                     acc = lattn__vsub(acc, lattn__vmul(lattn__vload(ci + k), hi));
                 }
@@ -4390,7 +4500,8 @@ static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, cons
                     nr = lattn__vadd(lattn__vload(gr + k), lattn__vload(xr + k));
                     ni = lattn__vadd(lattn__vload(gi + k), lattn__vload(xi + k));
                 }
-                lattn__vstore(sr + k, nr); lattn__vstore(si + k, ni);
+                lattn__vstore(sr + k, nr);
+                lattn__vstore(si + k, ni);
             }
         }
         if (a->ht)
@@ -4406,7 +4517,8 @@ static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, cons
 static lattn_status lattn__s4d_step1(lattn_ctx *ctx, const lattn_s4d_args *a) {
     int64_t b, d, n, D, N;
     LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_step", a));
-    D = a->D; N = a->N;
+    D = a->D;
+    N = a->N;
     for (b = 0; b < a->B; b++)
         for (d = 0; d < D; d++) {
             double u = a->x[b * D + d], y = 0;
@@ -4414,10 +4526,13 @@ static lattn_status lattn__s4d_step1(lattn_ctx *ctx, const lattn_s4d_args *a) {
                 size_t i = (size_t)(((b * D + d) * N + n) * 2);
                 lattn__cplx Ab, Bb, C, h;
                 lattn__s4d_mode(a, d, n, &Ab, &Bb, &C);
-                h.re = a->h0 ? (double)a->h0[i] : 0.0; h.im = a->h0 ? (double)a->h0[i + 1] : 0.0;
+                h.re = a->h0 ? (double)a->h0[i] : 0.0;
+                h.im = a->h0 ? (double)a->h0[i + 1] : 0.0;
                 h = lattn__cmul(Ab, h);
-                h.re += Bb.re * u; h.im += Bb.im * u;
-                a->ht[i] = (float)h.re; a->ht[i + 1] = (float)h.im;
+                h.re += Bb.re * u;
+                h.im += Bb.im * u;
+                a->ht[i] = (float)h.re;
+                a->ht[i + 1] = (float)h.im;
                 y += C.re * (double)a->ht[i] - C.im * (double)a->ht[i + 1];   /* read the state as stored */
             }
             a->y[b * D + d] = (float)((a->complex_modes ? 2.0 : 1.0) * y + (a->Dskip ? (double)a->Dskip[d] * u : 0.0));
@@ -4434,11 +4549,16 @@ LATTN__DEF lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a) 
     lattn_status st = LATTN_OK;
     if (a && a->T == 1 && a->ht) return lattn__s4d_step1(ctx, a);
     LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_step", a));
-    D = a->D; sn = a->B * D * a->N * 2;
+    D = a->D;
+    sn = a->B * D * a->N * 2;
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(sn + 2 * a->B * D), "lattn_s4d_step"));
     if (a->h0) memcpy(buf, a->h0, sizeof(float) * (size_t)sn); else memset(buf, 0, sizeof(float) * (size_t)sn);
     s = *a;
-    s.T = 1; s.h0 = buf; s.ht = buf; s.x = buf + sn; s.y = buf + sn + a->B * D;
+    s.T = 1;
+    s.h0 = buf;
+    s.ht = buf;
+    s.x = buf + sn;
+    s.y = buf + sn + a->B * D;
     for (t = 0; t < a->T && st == LATTN_OK; t++) {
         for (b = 0; b < a->B; b++) memcpy((float *)s.x + b * D, a->x + (b * a->T + t) * D, sizeof(float) * (size_t)D);
         st = lattn__s4d_step1(ctx, &s);
@@ -4476,7 +4596,9 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
     double *ws, *tw;
     LATTN__TRY(lattn__s4d_check(ctx, who, a));
     if (a->ht) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a convolution form has no state out (use _scan or _step)", who);
-    D = a->D; N = a->N; T = a->T;
+    D = a->D;
+    N = a->N;
+    T = a->T;
     if (T == 0) return lattn__ok(ctx);
     while (P < 2 * T) P <<= 1;
     nthr = lattn__threads(ctx);
@@ -4505,7 +4627,8 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
                 for (n = 0; n < N; n++) {
                     lattn__cplx Ab, Bb, C, h;
                     lattn__s4d_mode(a, d, n, &Ab, &Bb, &C);
-                    h.re = a->h0[((b * D + d) * N + n) * 2]; h.im = a->h0[((b * D + d) * N + n) * 2 + 1];
+                    h.re = a->h0[((b * D + d) * N + n) * 2];
+                    h.im = a->h0[((b * D + d) * N + n) * 2 + 1];
                     wt[n] = lattn__cmul(C, h);
                 }
                 lattn__s4d_powsum(a, d, wt, T, 1, zir);
@@ -4515,7 +4638,8 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
                 lattn__fft(xr, xi, P, 0, tw);
                 for (t = 0; t < P; t++) {
                     double r = xr[t] * kr[t] - xi[t] * ki[t], im = xr[t] * ki[t] + xi[t] * kr[t];
-                    xr[t] = r; xi[t] = im;
+                    xr[t] = r;
+                    xi[t] = im;
                 }
                 lattn__fft(xr, xi, P, 1, tw);
             } else
@@ -4559,9 +4683,13 @@ static lattn_status lattn__tcn_check(lattn_ctx *ctx, const char *who, const latt
         if (!a->layers[l].w || !a->layers[l].b || !a->layers[l].ln_w || !a->layers[l].ln_b)
             return lattn__fail(ctx, LATTN_E_NULL, "%s: a weight of layer %lld is NULL", who, (long long)l);
     if (a->T > 0 && (!a->x || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
-    d[0] = a->B; d[1] = a->T; d[2] = a->D;
+    d[0] = a->B;
+    d[1] = a->T;
+    d[2] = a->D;
     LATTN__TRY(lattn__check_count(ctx, who, "x", 3, d));
-    d[0] = a->D; d[1] = a->D; d[2] = a->W;
+    d[0] = a->D;
+    d[1] = a->D;
+    d[2] = a->W;
     LATTN__TRY(lattn__check_count(ctx, who, "conv weight", 3, d));
     if ((a->W - 1) > (INT64_MAX >> a->n_layers) / (a->D > 0 ? a->D : 1))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: receptive field overflows", who);
@@ -4605,10 +4733,15 @@ LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
     double *buf, *cur, *nxt, *z, *c;
     size_t n;
     LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_ref", a));
-    d = a->D; k = a->W; T = a->T;
+    d = a->D;
+    k = a->W;
+    T = a->T;
     n = (size_t)(2 * T * d + d * k + d);
     LATTN__TRY(lattn__alloc_doubles(ctx, &buf, n, "lattn_tcn_ref"));
-    cur = buf; nxt = buf + T * d; z = nxt + T * d; c = z + d * k;
+    cur = buf;
+    nxt = buf + T * d;
+    z = nxt + T * d;
+    c = z + d * k;
     for (b = 0; b < a->B; b++) {
         for (i = 0; i < T * d; i++) cur[i] = a->x[b * T * d + i];
         for (l = 0; l < a->n_layers; l++) {
@@ -4646,7 +4779,9 @@ LATTN__DEF lattn_status lattn_tcn_chunk(lattn_ctx *ctx, const lattn_tcn_args *a)
     size_t n, gw;
     int nthr;
     LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_chunk", a));
-    d = a->D; k = a->W; T = a->T;
+    d = a->D;
+    k = a->W;
+    T = a->T;
     if (T == 0) return lattn__ok(ctx);
     nthr = lattn__threads(ctx);
     gw = lattn__gemm_ws(d, d);
@@ -4658,7 +4793,10 @@ LATTN__DEF lattn_status lattn_tcn_chunk(lattn_ctx *ctx, const lattn_tcn_args *a)
             lattn_size_add(&n, n, p3))
             return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tcn_chunk: workspace size overflows");
         LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, "lattn_tcn_chunk"));
-        wp = buf; act = wp + p1; cbuf = act + p2; gws = cbuf + p2;
+        wp = buf;
+        act = wp + p1;
+        cbuf = act + p2;
+        gws = cbuf + p2;
     }
     memcpy(act, a->x, (size_t)(a->B * T * d) * sizeof(float));
     nb = (T + LATTN__TCN_BLOCK - 1) / LATTN__TCN_BLOCK;
@@ -4696,10 +4834,13 @@ static lattn_status lattn__tcn_step1(lattn_ctx *ctx, const lattn_tcn_args *a) {
     float *buf, *u, *c, *z;
     LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_step", a));
     if (a->T != 1) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_tcn_step: needs T == 1");
-    d = a->D; k = a->W;
+    d = a->D;
+    k = a->W;
     LATTN__TRY(lattn_tcn_state_floats(d, k, a->n_layers, &sf));
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(2 * d + d * k), "lattn_tcn_step"));
-    u = buf; c = u + d; z = c + d;
+    u = buf;
+    c = u + d;
+    z = c + d;
     for (b = 0; b < a->B; b++) {
         float *hist = a->ht + (size_t)b * sf;
         if (a->h0 != a->ht) {
@@ -4746,7 +4887,11 @@ LATTN__DEF lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a) 
     if (a->h0) memcpy(buf, a->h0, sizeof(float) * sf * (size_t)a->B);
     else memset(buf, 0, sizeof(float) * sf * (size_t)a->B);
     s = *a;
-    s.T = 1; s.h0 = buf; s.ht = buf; s.x = buf + sf * (size_t)a->B; s.y = buf + sf * (size_t)a->B + a->B * d;
+    s.T = 1;
+    s.h0 = buf;
+    s.ht = buf;
+    s.x = buf + sf * (size_t)a->B;
+    s.y = buf + sf * (size_t)a->B + a->B * d;
     for (t = 0; t < a->T && st == LATTN_OK; t++) {
         for (b = 0; b < a->B; b++) memcpy((float *)s.x + b * d, a->x + (b * a->T + t) * d, sizeof(float) * (size_t)d);
         st = lattn__tcn_step1(ctx, &s);
@@ -4893,8 +5038,14 @@ static lattn_status lattn__tcn_demo_run(lattn_ctx *ctx, const lattn_tcn_demo *m,
             h[t * d + o] = (float)acc;
         }
     memset(&a, 0, sizeof a);
-    a.B = B; a.T = T; a.D = d; a.W = m->cfg.W; a.n_layers = m->cfg.n_layers; a.layers = m->layers;
-    a.x = h; a.y = h + B * T * d;
+    a.B = B;
+    a.T = T;
+    a.D = d;
+    a.W = m->cfg.W;
+    a.n_layers = m->cfg.n_layers;
+    a.layers = m->layers;
+    a.x = h;
+    a.y = h + B * T * d;
     st = form == LATTN_FORM_REF ? lattn_tcn_ref(ctx, &a) : lattn_tcn_chunk(ctx, &a);
     if (st == LATTN_OK)
         for (t = 0; t < B; t++) {
@@ -4976,7 +5127,8 @@ static void lattn__fmap_row(lattn_fmap f, int64_t K, const float *x, const float
         for (i = 0; i < K; i++) {
             double y = b[i];
             for (j = 0; j < K; j++) y += (double)W[i * K + j] * x[j];
-            out[i] = 2 * y; out[K + i] = -2 * y;
+            out[i] = 2 * y;
+            out[K + i] = -2 * y;
             mx = LATTN__MAX(mx, LATTN__MAX(out[i], out[K + i]));
         }
         for (i = 0; i < 2 * K; i++) { out[i] = exp(out[i] - mx); sum += out[i]; }
@@ -5015,12 +5167,19 @@ static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: fmap_wk and fmap_bk come together, with a hadamard or hedgehog map", who);
     if (a->gk && dm->Kf != a->K)
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: per-key gates need a feature map of width K", who);
-    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = LATTN__MAX(dm->Kf, lattn__sat_add(a->V, 1));
+    d[0] = a->B;
+    d[1] = a->T;
+    d[2] = a->H;
+    d[3] = LATTN__MAX(dm->Kf, lattn__sat_add(a->V, 1));
     LATTN__TRY(lattn__check_count(ctx, who, "q/k/v", 4, d));
-    d[0] = dm->n; d[1] = a->H; d[2] = dm->Kf; d[3] = a->V + 1;
+    d[0] = dm->n;
+    d[1] = a->H;
+    d[2] = dm->Kf;
+    d[3] = a->V + 1;
     LATTN__TRY(lattn__check_count(ctx, who, "state", 4, d));
     if (a->T > 0) {                      /* _parallel keeps a T x T score block */
-        d[0] = a->T; d[1] = lattn__sat_add(a->T, dm->Kf + a->V + 1);
+        d[0] = a->T;
+        d[1] = lattn__sat_add(a->T, dm->Kf + a->V + 1);
         LATTN__TRY(lattn__check_count(ctx, who, "scores", 2, d));
     }
     LATTN__TRY(lattn__check_gates(ctx, who, a->gk ? a->gk : a->g ? a->g : a->g_gamma,
@@ -5043,9 +5202,15 @@ LATTN__DEF lattn_status lattn_la_ref(lattn_ctx *ctx, const lattn_la_args *a) {
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_ref", a, &dm));
     lattn__fmap_key(a, &kw, &kb);
     if (a->T > 0 && !a->o) return lattn__fail(ctx, LATTN_E_NULL, "lattn_la_ref: o is NULL");
-    H = a->H; K = a->K; V = a->V; Kf = dm.Kf;
+    H = a->H;
+    K = a->K;
+    V = a->V;
+    Kf = dm.Kf;
     LATTN__TRY(lattn__alloc_doubles(ctx, &S, (size_t)(Kf * V + 3 * Kf + V), "lattn_la_ref"));
-    z = S + Kf * V; fq = z + Kf; fk = fq + Kf; o = fk + Kf;
+    z = S + Kf * V;
+    fq = z + Kf;
+    fk = fq + Kf;
+    o = fk + Kf;
     for (sq = 0; sq < dm.n; sq++) {
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
@@ -5099,7 +5264,9 @@ static lattn_status lattn__la_map(lattn_ctx *ctx, const lattn_la_args *a, const 
     double *tmp;
     const float *kw, *kb;
     lattn__fmap_key(a, &kw, &kb);
-    in->q = a->q; in->k = a->k; in->buf = NULL;
+    in->q = a->q;
+    in->k = a->k;
+    in->buf = NULL;
     if (a->fmap == LATTN_FMAP_IDENTITY || a->T == 0) return LATTN_OK;
     /* both maps, then one row of doubles per thread */
     LATTN__TRY(lattn__alloc_floats(ctx, &in->buf, (size_t)(2 * rows * dm->Kf + 2 * dm->Kf * nthr), who));
@@ -5113,7 +5280,8 @@ static lattn_status lattn__la_map(lattn_ctx *ctx, const lattn_la_args *a, const 
         lattn__fmap_row(a->fmap, a->K, (key ? a->k : a->q) + (r % rows) * a->K, key ? kw : a->fmap_w, key ? kb : a->fmap_b, row);
         for (i = 0; i < dm->Kf; i++) dst[i] = (float)row[i];
     }
-    in->q = in->buf; in->k = in->buf + rows * dm->Kf;
+    in->q = in->buf;
+    in->k = in->buf + rows * dm->Kf;
     return LATTN_OK;
 }
 
@@ -5123,7 +5291,9 @@ static lattn_status lattn__la_step1(lattn_ctx *ctx, const lattn_la_args *a) {
     lattn__la_in in;
     int64_t b, h, i, j, H, V, Kf;
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_step", a, &dm));
-    H = a->H; V = a->V; Kf = dm.Kf;
+    H = a->H;
+    V = a->V;
+    Kf = dm.Kf;
     LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_step"));
     for (b = 0; b < a->B; b++)
         for (h = 0; h < H; h++) {
@@ -5170,7 +5340,8 @@ LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
     lattn_status st = LATTN_OK;
     if (a && a->T == 1 && !a->offsets && a->ht && (!a->normalize || a->zt)) return lattn__la_step1(ctx, a);
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_step", a, &dm));
-    HS = a->H * dm.Kf * a->V; HZ = a->H * dm.Kf;
+    HS = a->H * dm.Kf * a->V;
+    HZ = a->H * dm.Kf;
     LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)(HS + HZ), "lattn_la_step"));
     for (sq = 0; sq < dm.n && st == LATTN_OK; sq++) {
         int64_t tok0, len;
@@ -5178,11 +5349,20 @@ LATTN__DEF lattn_status lattn_la_step(lattn_ctx *ctx, const lattn_la_args *a) {
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
         if (a->h0) memcpy(S, a->h0 + sq * HS, sizeof(float) * (size_t)HS); else memset(S, 0, sizeof(float) * (size_t)HS);
         if (a->z0) memcpy(S + HS, a->z0 + sq * HZ, sizeof(float) * (size_t)HZ); else memset(S + HS, 0, sizeof(float) * (size_t)HZ);
-        s.B = 1; s.T = 1; s.offsets = NULL; s.n_seqs = 0; s.h0 = S; s.ht = S; s.z0 = S + HS; s.zt = S + HS;
+        s.B = 1;
+        s.T = 1;
+        s.offsets = NULL;
+        s.n_seqs = 0;
+        s.h0 = S;
+        s.ht = S;
+        s.z0 = S + HS;
+        s.zt = S + HS;
         for (t = 0; t < len && st == LATTN_OK; t++) {
             int64_t tok = tok0 + t;
-            s.q = a->q + tok * a->H * a->K; s.k = a->k + tok * a->H * a->K;
-            s.v = a->v + tok * a->H * a->V; s.o = a->o + tok * a->H * a->V;
+            s.q = a->q + tok * a->H * a->K;
+            s.k = a->k + tok * a->H * a->K;
+            s.v = a->v + tok * a->H * a->V;
+            s.o = a->o + tok * a->H * a->V;
             if (a->gk) s.gk = a->gk + tok * a->H * a->K;
             if (a->g) s.g = a->g + tok * a->H;
             st = lattn__la_step1(ctx, &s);
@@ -5209,7 +5389,10 @@ LATTN__DEF lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a
     float *ws;
     lattn_status st;
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_parallel", a, &dm));
-    H = a->H; V = a->V; Kf = dm.Kf; Kg = dm.gate == LATTN__GATE_KEY ? Kf : 1;
+    H = a->H;
+    V = a->V;
+    Kf = dm.Kf;
+    Kg = dm.gate == LATTN__GATE_KEY ? Kf : 1;
     for (sq = 0; sq < dm.n; sq++) { int64_t t0, len; lattn__seq(a->offsets, a->T, sq, &t0, &len); Tmax = LATTN__MAX(Tmax, len); }
     nthr = lattn__threads(ctx);
     gw = LATTN__MAX(lattn__gemm_ws(Tmax, Kf), LATTN__MAX(lattn__gemm_ws(V, Tmax), lattn__gemm_ws(V, Kf)));
@@ -5227,8 +5410,13 @@ LATTN__DEF lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a
         float *O;
         int64_t sidx = (s * H + h) * Kf;
         lattn__seq(a->offsets, a->T, s, &t0, &L);
-        qs = A + Tmax * Tmax; kd = qs + Tmax * Kf; G = kd + Tmax * Kf; g = G + Tmax * Kg;
-        Q = in.q + t0 * ld + h * Kf; Kr = in.k + t0 * ld + h * Kf; O = a->o + (t0 * H + h) * V;
+        qs = A + Tmax * Tmax;
+        kd = qs + Tmax * Kf;
+        G = kd + Tmax * Kf;
+        g = G + Tmax * Kg;
+        Q = in.q + t0 * ld + h * Kf;
+        Kr = in.k + t0 * ld + h * Kf;
+        O = a->o + (t0 * H + h) * V;
         for (r = 0; r < L; r++)
             for (i = 0; i < Kf; i++) qs[r * Kf + i] = dm.s * Q[r * ld + i];
         for (r = 0; dm.gate && r < L; r++)      /* inclusive cumsum of the clamped log gates */
@@ -5366,7 +5554,8 @@ static lattn_status lattn__tplan_apply(lattn_tiler *t, const lattn__tplan *list,
 static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *p, lattn__la_tiles *x, size_t *host_floats) {
     lattn__tplan list[32 + 5 * LATTN__LA_MAX_KT];
     int n = 0, kt, b, gkp = p->gate == LATTN__GATE_KEY ? p->kp : 1;
-    LATTN__PLAN(&x->ob, 2, p->P, p->Vn);  LATTN__PLAN(&x->dcol, 0, p->P, 1);
+    LATTN__PLAN(&x->ob, 2, p->P, p->Vn);
+    LATTN__PLAN(&x->dcol, 0, p->P, 1);
     for (kt = 0; kt < p->nkt; kt++) {
         LATTN__PLAN(&x->qc[kt], 2, lattn__kw(p, kt), p->C);
         LATTN__PLAN(&x->kc[kt], 2, lattn__kw(p, kt), p->C);
@@ -5374,31 +5563,43 @@ static lattn_status lattn__la_tiles_alloc(lattn_tiler *t, const lattn__la_plan *
         if (p->gate) { LATTN__PLAN(&x->qt[kt], 0, lattn__kw(p, kt), p->C); LATTN__PLAN(&x->bt[kt], 0, lattn__kw(p, kt), p->C); }
     }
     if (p->gate) {
-        LATTN__PLAN(&x->qr, 2, p->C, p->Kf);  LATTN__PLAN(&x->kr, 2, p->C, p->Kf);
-        LATTN__PLAN(&x->vr, 2, p->C, p->Vn);  LATTN__PLAN(&x->pt, 0, p->C, p->C);
-        LATTN__PLAN(&x->U, 0, p->C, p->C);    LATTN__PLAN(&x->one, 0, p->C, LATTN__MAX(p->C, p->kp));
-        LATTN__PLAN(&x->gr, 0, p->C, p->Kg);  LATTN__PLAN(&x->gb, 0, p->C, gkp);
-        LATTN__PLAN(&x->wd, 0, p->C, gkp);    LATTN__PLAN(&x->kd, 0, p->C, p->Kf);
-        LATTN__PLAN(&x->brow, 0, 1, p->C);    LATTN__PLAN(&x->el, 0, p->kp, 1);
+        LATTN__PLAN(&x->qr, 2, p->C, p->Kf);
+        LATTN__PLAN(&x->kr, 2, p->C, p->Kf);
+        LATTN__PLAN(&x->vr, 2, p->C, p->Vn);
+        LATTN__PLAN(&x->pt, 0, p->C, p->C);
+        LATTN__PLAN(&x->U, 0, p->C, p->C);
+        LATTN__PLAN(&x->one, 0, p->C, LATTN__MAX(p->C, p->kp));
+        LATTN__PLAN(&x->gr, 0, p->C, p->Kg);
+        LATTN__PLAN(&x->gb, 0, p->C, gkp);
+        LATTN__PLAN(&x->wd, 0, p->C, gkp);
+        LATTN__PLAN(&x->kd, 0, p->C, p->Kf);
+        LATTN__PLAN(&x->brow, 0, 1, p->C);
+        LATTN__PLAN(&x->el, 0, p->kp, 1);
         LATTN__PLAN(&x->xq, 0, p->kp, p->C);
         if (p->gate == LATTN__GATE_HEAD) { LATTN__PLAN(&x->dmask, 0, p->C, p->C); LATTN__PLAN(&x->erow, 0, 1, p->C); }
         else LATTN__PLAN(&x->xk, 0, p->kp, p->C);
-        LATTN__PLAN(&x->gp, 1, p->C, gkp);    LATTN__PLAN(&x->bm, 1, p->C, p->C);
+        LATTN__PLAN(&x->gp, 1, p->C, gkp);
+        LATTN__PLAN(&x->bm, 1, p->C, p->C);
     } else {
         for (b = 0; b < p->pt; b++) {
-            LATTN__PLAN(&x->qrb[b], 2, p->P, p->Kf); LATTN__PLAN(&x->krb[b], 2, p->P, p->Kf);
+            LATTN__PLAN(&x->qrb[b], 2, p->P, p->Kf);
+            LATTN__PLAN(&x->krb[b], 2, p->P, p->Kf);
             LATTN__PLAN(&x->vrb[b], 2, p->P, p->Vn);
             if (p->sched == LATTN_SCHED_STREAMING) LATTN__PLAN(&x->ptb[b], 0, p->P, p->C);
         }
         if (p->sched == LATTN_SCHED_CHUNK_PARALLEL) LATTN__PLAN(&x->sc, 0, p->P, p->hb * p->N * p->pt * p->C);
         if (p->fixed) {
             LATTN__PLAN(&x->mt, 0, p->P, p->hb * p->pt * p->C);
-            LATTN__PLAN(&x->qd, 0, p->P, p->hb * p->pt); LATTN__PLAN(&x->wc, 0, p->P, p->hb * p->pt);
-            LATTN__PLAN(&x->wr, 0, p->P, p->pt);   LATTN__PLAN(&x->ox, 1, p->P, p->vb);
+            LATTN__PLAN(&x->qd, 0, p->P, p->hb * p->pt);
+            LATTN__PLAN(&x->wc, 0, p->P, p->hb * p->pt);
+            LATTN__PLAN(&x->wr, 0, p->P, p->pt);
+            LATTN__PLAN(&x->ox, 1, p->P, p->vb);
         }
     }
-    LATTN__PLAN(&x->tp, 1, p->kp, p->P);  LATTN__PLAN(&x->at, 1, p->P, p->C);
-    LATTN__PLAN(&x->op, 1, p->P, p->vb);  LATTN__PLAN(&x->ds, 1, p->kp, p->vb);
+    LATTN__PLAN(&x->tp, 1, p->kp, p->P);
+    LATTN__PLAN(&x->at, 1, p->P, p->C);
+    LATTN__PLAN(&x->op, 1, p->P, p->vb);
+    LATTN__PLAN(&x->ds, 1, p->kp, p->vb);
     LATTN__TRY(lattn__tplan_apply(t, list, n, host_floats));
     if (!t) return LATTN_OK;
     if (p->gate) {                       /* constants: U[c][r] = (c <= r), and ones */
@@ -5444,7 +5645,8 @@ static lattn_status lattn__la_gates(lattn_tiler *t, lattn__la_tiles *x, const la
         LATTN__TRY(lattn_matmul(t, &gp, &v2, &v1, 0));                                   /* b_last rows */
         LATTN__TRY(lattn_tile_tt(t, &wd, &gp, &gb, LATTN_TOP_SUB));
         LATTN__TRY(lattn_tile_act(t, &wd, &wd, LATTN_ACT_EXP, 1.0f, 0.0f));               /* e^{b_last - b} */
-        v2 = lattn_tile_view(&x->kd, 0, L, 0, p->Kf); v3 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
+        v2 = lattn_tile_view(&x->kd, 0, L, 0, p->Kf);
+        v3 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
         LATTN__TRY(lattn_tile_ts(t, &v2, &v3, &wd, 0.0f, LATTN_TOP_MUL));
         LATTN__TRY(lattn_matmul(t, &bp, &v1, &Ul, 0));
         LATTN__TRY(lattn_tile_copy(t, &br, &bp));
@@ -5455,7 +5657,8 @@ static lattn_status lattn__la_gates(lattn_tiler *t, lattn__la_tiles *x, const la
         int kw = lattn__kw(p, kt);
         lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L), bt = lattn_tile_view(&x->bt[kt], 0, kw, 0, L);
         lattn_tile xq = lattn_tile_view(&x->xq, 0, kw, 0, L);
-        v1 = lattn_tile_view(&x->qc[kt], 0, kw, 0, L); v2 = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
+        v1 = lattn_tile_view(&x->qc[kt], 0, kw, 0, L);
+        v2 = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
         if (p->gate == LATTN__GATE_KEY) {
             lattn_tile gp = lattn_tile_view(&x->gp, 0, L, 0, kw), wd = lattn_tile_view(&x->wd, 0, L, 0, kw);
             v3 = lattn_tile_view(&x->gr, 0, L, kt * p->kp, kw);
@@ -5467,7 +5670,8 @@ static lattn_status lattn__la_gates(lattn_tiler *t, lattn__la_tiles *x, const la
             LATTN__TRY(lattn_tile_ts(t, &xq, &bt, &v3, 0.0f, LATTN_TOP_SUB));            /* (b - b_last)ᵀ */
             LATTN__TRY(lattn_transpose(t, &gp, &xq));
             LATTN__TRY(lattn_tile_act(t, &wd, &gp, LATTN_ACT_EXP, -1.0f, 0.0f));         /* e^{b_last - b} */
-            v2 = lattn_tile_view(&x->kd, 0, L, kt * p->kp, kw); v3 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw);
+            v2 = lattn_tile_view(&x->kd, 0, L, kt * p->kp, kw);
+            v3 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw);
             LATTN__TRY(lattn_tile_tt(t, &v2, &v3, &wd, LATTN_TOP_MUL));
         } else {                         /* one gate per head: broadcast e^{b} (32 exps, not kw·L) */
             v3 = lattn_tile_view(&x->one, 0, 1, 0, kw);
@@ -5532,7 +5736,8 @@ static lattn_status lattn__la_scores_key(lattn_tiler *t, lattn__la_tiles *x, con
             for (r = i0; !fits && r < i1; r++) {  /* keys [i0, r] against query r, reference b_r */
                 int nr = r + 1 - i0;
                 lattn_tile xk = lattn_tile_view(&x->xk, 0, kw, 0, nr), out = lattn_tile_view(&x->at, i0, nr, r, 1);
-                v1 = lattn_tile_view(&x->bt[kt], 0, kw, i0, nr); v2 = lattn_tile_view(&x->bt[kt], 0, kw, r, 1);
+                v1 = lattn_tile_view(&x->bt[kt], 0, kw, i0, nr);
+                v2 = lattn_tile_view(&x->bt[kt], 0, kw, r, 1);
                 LATTN__TRY(lattn_tile_ts(t, &xk, &v1, &v2, 0.0f, LATTN_TOP_SUB));
                 LATTN__TRY(lattn_tile_act(t, &xk, &xk, LATTN_ACT_EXP, -1.0f, 0.0f));     /* e^{b_r - b_c} */
                 v1 = lattn_tile_view(&x->kc[kt], 0, kw, i0, nr);
@@ -5585,9 +5790,12 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
             int64_t tok = tok0 + c0, h = h0 + j;
             lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), pt = lattn_tile_view(&x->pt, 0, L, 0, L);
             const lattn_tile *krows = &x->kd;   /* keys as the state update sees them: decayed */
-            v1 = lattn_tile_view(&x->qr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->q + tok * ldq + h * p->Kf, ldq));
-            v1 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf); LATTN__TRY(lattn_dma_load(t, &v1, in->k + tok * ldq + h * p->Kf, ldq));
-            v1 = lattn_tile_view(&x->vr, 0, L, 0, V); LATTN__TRY(lattn_dma_load(t, &v1, a->v + (tok * H + h) * VS + v0, H * VS));
+            v1 = lattn_tile_view(&x->qr, 0, L, 0, p->Kf);
+            LATTN__TRY(lattn_dma_load(t, &v1, in->q + tok * ldq + h * p->Kf, ldq));
+            v1 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
+            LATTN__TRY(lattn_dma_load(t, &v1, in->k + tok * ldq + h * p->Kf, ldq));
+            v1 = lattn_tile_view(&x->vr, 0, L, 0, V);
+            LATTN__TRY(lattn_dma_load(t, &v1, a->v + (tok * H + h) * VS + v0, H * VS));
             for (kt = 0; kt < p->nkt; kt++) {
                 int kw = lattn__kw(p, kt);
                 lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L);
@@ -5595,7 +5803,8 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                 v2 = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
                 LATTN__TRY(lattn_transpose(t, &tp, &v1));
                 LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, s, 0.0f));      /* s·Qᵀ */
-                v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->kc[kt], 0, kw, 0, L);
+                v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw);
+                v2 = lattn_tile_view(&x->kc[kt], 0, kw, 0, L);
                 LATTN__TRY(lattn_transpose(t, &tp, &v1));
                 LATTN__TRY(lattn_tile_copy(t, &v2, &tp));
             }
@@ -5611,7 +5820,8 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                 }
                 {                        /* Pᵀ = Aᵀ ⊙ e^{b_r - b_c}, exponent -inf above the diagonal */
                     lattn_tile bm = lattn_tile_view(&x->bm, 0, L, 0, L), dm = lattn_tile_view(&x->dmask, 0, L, 0, L);
-                    v1 = lattn_tile_view(&x->one, 0, 1, 0, L); v2 = lattn_tile_view(&x->brow, 0, 1, 0, L);
+                    v1 = lattn_tile_view(&x->one, 0, 1, 0, L);
+                    v2 = lattn_tile_view(&x->brow, 0, 1, 0, L);
                     LATTN__TRY(lattn_matmul(t, &bm, &v1, &v2, 0));                          /* [c][r] = b_r */
                     v3 = lattn_tile_view(&x->gb, 0, L, 0, 1);
                     LATTN__TRY(lattn_tile_ts(t, &dm, &bm, &v3, 0.0f, LATTN_TOP_SUB));
@@ -5702,7 +5912,8 @@ static lattn_status lattn__la_plain_cols(lattn_tiler *t, lattn__la_tiles *x, con
             LATTN__TRY(lattn_transpose(t, &tp, &src));
             LATTN__TRY(lattn_tile_act(t, &dst, &tp, LATTN_ACT_IDENTITY, s, 0.0f));                   /* s·Qᵀ */
             if (!with_k) continue;
-            src = lattn_tile_view(&x->krb[b], 0, Lb, kt * p->kp, kw); dst = lattn_tile_view(&x->kc[kt], 0, kw, b * p->P, Lb);
+            src = lattn_tile_view(&x->krb[b], 0, Lb, kt * p->kp, kw);
+            dst = lattn_tile_view(&x->kc[kt], 0, kw, b * p->P, Lb);
             LATTN__TRY(lattn_transpose(t, &tp, &src));
             LATTN__TRY(lattn_tile_copy(t, &dst, &tp));
         }
@@ -5798,7 +6009,8 @@ static lattn_status lattn__la_chunk_plain(lattn_tiler *t, lattn__la_tiles *x, co
         const float lg = a->g_gamma[h0 + j] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : a->g_gamma[h0 + j];
         for (b = 0; b < p->pt; b++) {
             lattn_tile mt = lattn_tile_view(&x->mt, 0, p->P, (j * p->pt + b) * p->C, p->C);
-            v1 = lattn_tile_view(&x->qd, 0, p->P, j * p->pt + b, 1); v2 = lattn_tile_view(&x->wc, 0, p->P, j * p->pt + b, 1);
+            v1 = lattn_tile_view(&x->qd, 0, p->P, j * p->pt + b, 1);
+            v2 = lattn_tile_view(&x->wc, 0, p->P, j * p->pt + b, 1);
             LATTN__TRY(lattn_tile_iota(t, &mt, (float)(-b * p->P), -1, 1));                          /* r - c */
             LATTN__TRY(lattn_tile_act(t, &mt, &mt, LATTN_ACT_EXP, lg, 0.0f));
             LATTN__TRY(lattn_tile_select_affine(t, &mt, &mt, -(int64_t)b * p->P, -1, 1, 0.0f));      /* γ^{r-c}, r >= c */
@@ -5876,7 +6088,9 @@ static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile 
     if ((Kf + kp - 1) / kp > LATTN__LA_MAX_KT || V + 1 > INT32_MAX / 2 || Kf > INT32_MAX / 2)
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "lattn_la_chunk: K' = %lld needs more than %d partition tiles",
                            (long long)Kf, LATTN__LA_MAX_KT);
-    p->kp = (int)kp; p->Kf = (int)Kf; p->nkt = (int)((Kf + kp - 1) / kp);
+    p->kp = (int)kp;
+    p->Kf = (int)Kf;
+    p->nkt = (int)((Kf + kp - 1) / kp);
     lattn__split(pr, threads, n, H, V, max_hb, &p->hb, &p->vw);
     p->Vn = p->vw + (normalize ? 1 : 0);
     p->vb = p->Vn;
@@ -5884,7 +6098,8 @@ static lattn_status lattn__la_plan_make(lattn_ctx *ctx, const lattn_dev_profile 
     if (pr->psum_bank_bytes > 0) p->vb = LATTN__MIN(p->vb, (int)(pr->psum_bank_bytes / sizeof(float)));
     p->fixed = fixed;
     p->gate = fixed ? LATTN__GATE_NONE : gate;
-    p->sched = LATTN_SCHED_STREAMING; p->N = 0;
+    p->sched = LATTN_SCHED_STREAMING;
+    p->N = 0;
     p->Kg = gate == LATTN__GATE_KEY ? p->Kf : 1;
     return LATTN_OK;
 }
@@ -5914,7 +6129,9 @@ static void lattn__tiler_renew(lattn_tiler *t, const lattn_dev_profile *p) {
     size_t cap = t->host_cap;
     memset(t, 0, sizeof *t);
     t->prof = *p;
-    t->host = host; t->gemm_ws = ws; t->host_cap = cap;
+    t->host = host;
+    t->gemm_ws = ws;
+    t->host_cap = cap;
 }
 LATTN__DEF void lattn_ctx_trim(lattn_ctx *ctx) {
     int i;
@@ -5929,9 +6146,13 @@ LATTN__DEF void lattn_ctx_free(lattn_ctx *ctx) {
     int nt, keep;
     if (!ctx) return;
     lattn_ctx_trim(ctx);
-    al = ctx->allocator; nt = ctx->n_threads; keep = ctx->keep_workspace;
+    al = ctx->allocator;
+    nt = ctx->n_threads;
+    keep = ctx->keep_workspace;
     lattn_ctx_init(ctx);
-    ctx->allocator = al; ctx->n_threads = nt; ctx->keep_workspace = keep;
+    ctx->allocator = al;
+    ctx->n_threads = nt;
+    ctx->keep_workspace = keep;
 }
 static lattn_status lattn__team_make(lattn_ctx *ctx, lattn__team *tm, const char *who, int64_t items, size_t tsz,
                                      lattn__tiles_alloc_fn alloc, const void *plan) {
@@ -6022,7 +6243,9 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a) {
     if (a->retnet_decay) {               /* RetNet's decays as resident float log gates */
         LATTN__TRY(lattn__alloc_floats(ctx, &gam, (size_t)a->H, "lattn_la_chunk"));
         lattn_retention_decay(a->H, gam);
-        ar = *a; ar.g_gamma = gam; ar.retnet_decay = 0;
+        ar = *a;
+        ar.g_gamma = gam;
+        ar.retnet_decay = 0;
         st = lattn_la_chunk(ctx, &ar);
         lattn__free(ctx, gam);
         return st;
@@ -6086,9 +6309,16 @@ static lattn_status lattn__gdr_check(lattn_ctx *ctx, const char *who, const latt
     if (a->g && a->gk) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: set at most one of g and gk", who);
     if (!(a->scale == a->scale) || a->scale == HUGE_VAL || a->scale == -HUGE_VAL)
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: scale is not finite", who);
-    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = LATTN__MIN(a->L, INT64_MAX / 2) + 1; d[4] = LATTN__MAX(a->K, a->V);
+    d[0] = a->B;
+    d[1] = a->T;
+    d[2] = a->H;
+    d[3] = LATTN__MIN(a->L, INT64_MAX / 2) + 1;
+    d[4] = LATTN__MAX(a->K, a->V);
     LATTN__TRY(lattn__check_count(ctx, who, "the inputs", 5, d));
-    d[0] = dm->n; d[1] = a->H; d[2] = a->K; d[3] = a->V;
+    d[0] = dm->n;
+    d[1] = a->H;
+    d[2] = a->K;
+    d[3] = a->V;
     LATTN__TRY(lattn__check_count(ctx, who, "the state", 4, d));
     n = a->B * a->T * a->H;
     bmax = a->allow_neg_eigval ? 2.0 : 1.0;
@@ -6122,9 +6352,14 @@ LATTN__DEF lattn_status lattn_gdr_ref(lattn_ctx *ctx, const lattn_gdr_args *a) {
     int64_t sq, h, t, i, j, l, H, K, V;
     double *S, *q, *k, *e, *w;
     LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_ref", a, &dm));
-    H = a->H; K = a->K; V = a->V;
+    H = a->H;
+    K = a->K;
+    V = a->V;
     LATTN__TRY(lattn__alloc_doubles(ctx, &S, (size_t)(K * V + 3 * K + V), "lattn_gdr_ref"));
-    q = S + K * V; k = q + K; e = k + K; w = e + K;
+    q = S + K * V;
+    k = q + K;
+    e = k + K;
+    w = e + K;
     for (sq = 0; sq < dm.n; sq++) {
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
@@ -6175,7 +6410,9 @@ static lattn_status lattn__gdr_step1(lattn_ctx *ctx, const lattn_gdr_args *a) {
     int64_t b, h, i, l, H, K, V;
     float *buf;
     LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_step", a, &dm));
-    H = a->H; K = a->K; V = a->V;
+    H = a->H;
+    K = a->K;
+    V = a->V;
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(3 * K + V), "lattn_gdr_step"));
     for (b = 0; b < a->B; b++)
         for (h = 0; h < H; h++) {
@@ -6191,8 +6428,12 @@ static lattn_status lattn__gdr_step1(lattn_ctx *ctx, const lattn_gdr_args *a) {
                 if (a->h0) memcpy(S, a->h0 + row * K * V, (size_t)(K * V) * sizeof(float));
                 else memset(S, 0, (size_t)(K * V) * sizeof(float));
             }
-            src[0] = a->q + row * K; src[1] = a->k + row * K; src[2] = (a->e ? a->e : a->k) + row * K;
-            dst[0] = q; dst[1] = k; dst[2] = e;
+            src[0] = a->q + row * K;
+            src[1] = a->k + row * K;
+            src[2] = (a->e ? a->e : a->k) + row * K;
+            dst[0] = q;
+            dst[1] = k;
+            dst[2] = e;
             for (r = 0; r < 3; r++) {                            /* (normalised) q, k, e */
                 float sc = 1.0f;
                 if (a->l2norm) sc = 1.0f / sqrtf(lattn_vec_dot((size_t)K, src[r], src[r]) + (float)LATTN__L2_EPS);
@@ -6241,20 +6482,33 @@ LATTN__DEF lattn_status lattn_gdr_step(lattn_ctx *ctx, const lattn_gdr_args *a) 
     lattn_status st = LATTN_OK;
     if (a && a->T == 1 && !a->offsets && a->ht) return lattn__gdr_step1(ctx, a);
     LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_step", a, &dm));
-    H = a->H; K = a->K; V = a->V; KV = H * K * V;
+    H = a->H;
+    K = a->K;
+    V = a->V;
+    KV = H * K * V;
     LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)KV, "lattn_gdr_step"));
     for (sq = 0; sq < dm.n && st == LATTN_OK; sq++) {
         int64_t tok0, len;
         lattn_gdr_args s = *a;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
         if (a->h0) memcpy(S, a->h0 + sq * KV, sizeof(float) * (size_t)KV); else memset(S, 0, sizeof(float) * (size_t)KV);
-        s.B = 1; s.T = 1; s.offsets = NULL; s.n_seqs = 0; s.h0 = S; s.ht = S;
+        s.B = 1;
+        s.T = 1;
+        s.offsets = NULL;
+        s.n_seqs = 0;
+        s.h0 = S;
+        s.ht = S;
         for (t = 0; t < len && st == LATTN_OK; t++) {
             int64_t tok = tok0 + t, row = tok * H;
-            s.q = a->q + row * K; s.k = a->k + row * K; s.v = a->v + row * V; s.o = a->o + row * V;
+            s.q = a->q + row * K;
+            s.k = a->k + row * K;
+            s.v = a->v + row * V;
+            s.o = a->o + row * V;
             s.beta = a->beta + row;
-            s.e = a->e ? a->e + row * K : NULL; s.c = a->c ? a->c + row : NULL;
-            s.g = a->g ? a->g + row : NULL; s.gk = a->gk ? a->gk + row * K : NULL;
+            s.e = a->e ? a->e + row * K : NULL;
+            s.c = a->c ? a->c + row : NULL;
+            s.g = a->g ? a->g + row : NULL;
+            s.gk = a->gk ? a->gk + row * K : NULL;
             s.inj_b = a->inj_b ? a->inj_b + row * a->L : NULL;
             s.inj_kap = a->inj_kap ? a->inj_kap + row * a->L * K : NULL;
             s.inj_d = a->inj_d ? a->inj_d + row * a->L * V : NULL;
@@ -6287,18 +6541,34 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
     const lattn__la_plan *p = &g->la;
     lattn__tplan list[40 + (4 + LATTN__LA_MAX_KT) * LATTN__GDR_MAX_P + 6 * LATTN__LA_MAX_KT];
     int n = 0, i, kt, C = p->C, K = p->Kf, Vs = p->vw, ko = LATTN__MAX(C, p->kp);
-    LATTN__PLAN(&x->qr, 0, C, K); LATTN__PLAN(&x->wu, 0, C, K + Vs); LATTN__PLAN(&x->sc, 0, C, K);
+    LATTN__PLAN(&x->qr, 0, C, K);
+    LATTN__PLAN(&x->wu, 0, C, K + Vs);
+    LATTN__PLAN(&x->sc, 0, C, K);
     if (g->own_e) LATTN__PLAN(&x->er, 0, C, K);
-    LATTN__PLAN(&x->xi, 0, C, Vs); LATTN__PLAN(&x->ob, 0, C, Vs);
-    LATTN__PLAN(&x->dI, 0, C, C); LATTN__PLAN(&x->dS, 0, C, C); LATTN__PLAN(&x->at, 0, C, C); LATTN__PLAN(&x->mqe, 0, C, C);
-    LATTN__PLAN(&x->U, 0, C, C); LATTN__PLAN(&x->one, 0, C, ko);
-    LATTN__PLAN(&x->gcol, 0, C, 1); LATTN__PLAN(&x->bcol, 0, C, 1); LATTN__PLAN(&x->glc, 0, C, 1);
-    LATTN__PLAN(&x->gcolT, 0, C, 1); LATTN__PLAN(&x->brow, 0, 1, C); LATTN__PLAN(&x->erow, 0, 1, C);
-    LATTN__PLAN(&x->eb, 0, p->kp, 1); LATTN__PLAN(&x->bet, 0, C, 1); LATTN__PLAN(&x->nbet, 0, C, 1);
-    LATTN__PLAN(&x->ccol, 0, C, 1); LATTN__PLAN(&x->bl, 0, C, LATTN__MAX(g->P - 1, 1)); LATTN__PLAN(&x->nrm, 0, C, 1);
+    LATTN__PLAN(&x->xi, 0, C, Vs);
+    LATTN__PLAN(&x->ob, 0, C, Vs);
+    LATTN__PLAN(&x->dI, 0, C, C);
+    LATTN__PLAN(&x->dS, 0, C, C);
+    LATTN__PLAN(&x->at, 0, C, C);
+    LATTN__PLAN(&x->mqe, 0, C, C);
+    LATTN__PLAN(&x->U, 0, C, C);
+    LATTN__PLAN(&x->one, 0, C, ko);
+    LATTN__PLAN(&x->gcol, 0, C, 1);
+    LATTN__PLAN(&x->bcol, 0, C, 1);
+    LATTN__PLAN(&x->glc, 0, C, 1);
+    LATTN__PLAN(&x->gcolT, 0, C, 1);
+    LATTN__PLAN(&x->brow, 0, 1, C);
+    LATTN__PLAN(&x->erow, 0, 1, C);
+    LATTN__PLAN(&x->eb, 0, p->kp, 1);
+    LATTN__PLAN(&x->bet, 0, C, 1);
+    LATTN__PLAN(&x->nbet, 0, C, 1);
+    LATTN__PLAN(&x->ccol, 0, C, 1);
+    LATTN__PLAN(&x->bl, 0, C, LATTN__MAX(g->P - 1, 1));
+    LATTN__PLAN(&x->nrm, 0, C, 1);
     LATTN__PLAN(&x->qn, 0, C, 1);
     for (i = 0; i < g->P; i++) {
-        LATTN__PLAN(&x->kw[i], 0, C, K); LATTN__PLAN(&x->vw[i], 0, C, Vs);
+        LATTN__PLAN(&x->kw[i], 0, C, K);
+        LATTN__PLAN(&x->vw[i], 0, C, Vs);
         if (i > 0 || g->own_e) { LATTN__PLAN(&x->mew[i], 0, C, C); LATTN__PLAN(&x->mqw[i], 0, C, C); }
         for (kt = 0; kt < p->nkt && (i > 0 || g->own_e); kt++) LATTN__PLAN(&x->kwT[i][kt], 0, lattn__kw(p, kt), C);
     }
@@ -6308,12 +6578,17 @@ static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan
         LATTN__PLAN(&x->s[kt], 0, lattn__kw(p, kt), Vs);
     }
     if (g->keyed) {
-        LATTN__PLAN(&x->gkr, 0, C, K); LATTN__PLAN(&x->xq, 0, C, K);
-        LATTN__PLAN(&x->xk, 0, C, K); LATTN__PLAN(&x->gmp, 1, C, p->kp);
+        LATTN__PLAN(&x->gkr, 0, C, K);
+        LATTN__PLAN(&x->xq, 0, C, K);
+        LATTN__PLAN(&x->xk, 0, C, K);
+        LATTN__PLAN(&x->gmp, 1, C, p->kp);
     }
-    LATTN__PLAN(&x->tp, 1, p->kp, C); LATTN__PLAN(&x->sq, 1, C, 2 * C); LATTN__PLAN(&x->big, 1, g->pair ? 2 * C : C, p->vb);
+    LATTN__PLAN(&x->tp, 1, p->kp, C);
+    LATTN__PLAN(&x->sq, 1, C, 2 * C);
+    LATTN__PLAN(&x->big, 1, g->pair ? 2 * C : C, p->vb);
     if (!g->pair) LATTN__PLAN(&x->bigw, 1, C, p->vb);
-    LATTN__PLAN(&x->ds, 1, p->kp, p->vb); LATTN__PLAN(&x->gp, 1, C, 1);
+    LATTN__PLAN(&x->ds, 1, p->kp, p->vb);
+    LATTN__PLAN(&x->gp, 1, C, 1);
     LATTN__TRY(lattn__tplan_apply(t, list, n, host_floats));
     if (!t) return LATTN_OK;
     for (kt = 0; kt < p->nkt; kt++) {    /* Eq: the erase keys on the query side (E, or E ⊙ e^{Gm}) */
@@ -6368,7 +6643,8 @@ static lattn_status lattn__gdr_sq(lattn_tiler *t, lattn__gdr_tiles *x, const lat
                 LATTN__TRY(lattn_matmul(t, &sq, &v1, &v2, kt > 0));
             }
         v1 = lattn_tile_view(&sq, 0, L, n == 1 ? half * L : 0, L);
-        o = lattn_tile_view(half ? oq : oe, 0, L, 0, L); m = lattn_tile_view(half ? &x->dI : &x->dS, 0, L, 0, L);
+        o = lattn_tile_view(half ? oq : oe, 0, L, 0, L);
+        m = lattn_tile_view(half ? &x->dI : &x->dS, 0, L, 0, L);
         LATTN__TRY(lattn_tile_tt(t, &o, &v1, &m, LATTN_TOP_MUL));
     }
     return LATTN_OK;
@@ -6396,7 +6672,8 @@ static lattn_status lattn__gdr_gates(lattn_tiler *t, lattn__gdr_tiles *x, const 
     LATTN__TRY(lattn_matmul(t, &v1, &gc, &Ul, 0));                                        /* γ as a row */
     LATTN__TRY(lattn_tile_copy(t, &br, &v1));
     LATTN__TRY(lattn_tile_act(t, &er, &br, LATTN_ACT_EXP, 1.0f, 0.0f));
-    v1 = lattn_tile_view(&x->tp, 0, x->eb.np, 0, 1); v2 = lattn_tile_view(&x->one, 0, 1, 0, x->eb.np);
+    v1 = lattn_tile_view(&x->tp, 0, x->eb.np, 0, 1);
+    v2 = lattn_tile_view(&x->one, 0, 1, 0, x->eb.np);
     v3 = lattn_tile_view(&x->erow, 0, 1, L - 1, 1);
     LATTN__TRY(lattn_matmul(t, &v1, &v2, &v3, 0));                                       /* e^{γ_L} per key row */
     LATTN__TRY(lattn_tile_copy(t, &x->eb, &v1));
@@ -6424,8 +6701,10 @@ static lattn_status lattn__gdr_keygates(lattn_tiler *t, lattn__gdr_tiles *x, con
         lattn_tile gp = lattn_tile_view(&x->gmp, 0, L, 0, kw);
         v1 = lattn_tile_view(&x->gkr, 0, L, k0, kw);
         LATTN__TRY(lattn_matmul(t, &gp, &Ul, &v1, 0));                                    /* Gm */
-        v2 = lattn_tile_view(&x->xq, 0, L, k0, kw); LATTN__TRY(lattn_tile_act(t, &v2, &gp, LATTN_ACT_EXP, 1.0f, 0.0f));
-        v2 = lattn_tile_view(&x->xk, 0, L, k0, kw); LATTN__TRY(lattn_tile_act(t, &v2, &gp, LATTN_ACT_EXP, -1.0f, 0.0f));
+        v2 = lattn_tile_view(&x->xq, 0, L, k0, kw);
+        LATTN__TRY(lattn_tile_act(t, &v2, &gp, LATTN_ACT_EXP, 1.0f, 0.0f));
+        v2 = lattn_tile_view(&x->xk, 0, L, k0, kw);
+        LATTN__TRY(lattn_tile_act(t, &v2, &gp, LATTN_ACT_EXP, -1.0f, 0.0f));
     }
     return LATTN_OK;
 }
@@ -6472,14 +6751,19 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         lattn_tile qr, E, ew, bet, nbet, wu, at, mqe, sc;
         L = (int)LATTN__MIN((int64_t)p->C, len - c0);
         if (keyed) L = lattn__gdr_key_len(a, tok, h, L);
-        qr = lattn_tile_view(&x->qr, 0, L, 0, (int)K); ew = lattn_tile_view(&x->wu, 0, L, 0, (int)K);
-        bet = lattn_tile_view(&x->bet, 0, L, 0, 1); nbet = lattn_tile_view(&x->nbet, 0, L, 0, 1);
-        wu = lattn_tile_view(&x->wu, 0, L, 0, (int)K + Vs); sc = lattn_tile_view(&x->sc, 0, L, 0, (int)K);
-        at = lattn_tile_view(&x->at, 0, L, 0, L); mqe = lattn_tile_view(&x->mqe, 0, L, 0, L);
+        qr = lattn_tile_view(&x->qr, 0, L, 0, (int)K);
+        ew = lattn_tile_view(&x->wu, 0, L, 0, (int)K);
+        bet = lattn_tile_view(&x->bet, 0, L, 0, 1);
+        nbet = lattn_tile_view(&x->nbet, 0, L, 0, 1);
+        wu = lattn_tile_view(&x->wu, 0, L, 0, (int)K + Vs);
+        sc = lattn_tile_view(&x->sc, 0, L, 0, (int)K);
+        at = lattn_tile_view(&x->at, 0, L, 0, L);
+        mqe = lattn_tile_view(&x->mqe, 0, L, 0, L);
         /* ---- loads: q, write pairs (k, c·v) and (κ, b·d), erase keys, β; l2norm ---- */
         LATTN__TRY(lattn_dma_load(t, &qr, a->q + row * K, H * K));
         for (j = 0; j < g->P; j++) {
-            v1 = lattn_tile_view(&x->kw[j], 0, L, 0, (int)K); v2 = lattn_tile_view(&x->vw[j], 0, L, 0, Vs);
+            v1 = lattn_tile_view(&x->kw[j], 0, L, 0, (int)K);
+            v2 = lattn_tile_view(&x->vw[j], 0, L, 0, Vs);
             if (j == 0) {
                 LATTN__TRY(lattn_dma_load(t, &v1, a->k + row * K, H * K));
                 LATTN__TRY(lattn_dma_load(t, &v2, a->v + row * V + v0, H * V));
@@ -6498,7 +6782,8 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             v1 = lattn_tile_view(&x->bl, 0, L, 0, (int)Lj);
             LATTN__TRY(lattn_dma_load(t, &v1, a->inj_b + row * Lj, H * Lj));
             for (j = 1; j < g->P; j++) {
-                v2 = lattn_tile_view(&x->vw[j], 0, L, 0, Vs); v3 = lattn_tile_view(&x->bl, 0, L, j - 1, 1);
+                v2 = lattn_tile_view(&x->vw[j], 0, L, 0, Vs);
+                v3 = lattn_tile_view(&x->bl, 0, L, j - 1, 1);
                 LATTN__TRY(lattn_tile_ts(t, &v2, &v2, &v3, 0.0f, LATTN_TOP_MUL));          /* b·d */
             }
         }
@@ -6509,7 +6794,8 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         if (a->l2norm) {                 /* q's norms scale the output rows at the end (every term of O is linear in q) */
             v2 = lattn_tile_view(&x->qn, 0, L, 0, 1);
             LATTN__TRY(lattn__gdr_l2(t, &qr, &v2, 0));
-            v1 = lattn_tile_view(&x->kw[0], 0, L, 0, (int)K); v2 = lattn_tile_view(&x->nrm, 0, L, 0, 1);
+            v1 = lattn_tile_view(&x->kw[0], 0, L, 0, (int)K);
+            v2 = lattn_tile_view(&x->nrm, 0, L, 0, 1);
             LATTN__TRY(lattn__gdr_l2(t, &v1, &v2, 1));
             if (g->own_e) LATTN__TRY(lattn__gdr_l2(t, &E, &v2, 1));
         }
@@ -6518,13 +6804,17 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         if (keyed) {                     /* query sides ⊙ e^{Gm}, key sides ⊙ e^{-Gm} (in place), then transposed */
             lattn_tile xq = lattn_tile_view(&x->xq, 0, L, 0, (int)K), xk = lattn_tile_view(&x->xk, 0, L, 0, (int)K);
             LATTN__TRY(lattn__gdr_keygates(t, x, p, a, row, L));
-            LATTN__TRY(lattn_tile_tt(t, &sc, &qr, &xq, LATTN_TOP_MUL)); LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->qT, L, s));
-            LATTN__TRY(lattn_tile_tt(t, &sc, &E, &xq, LATTN_TOP_MUL));  LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->eqT, L, 1.0f));
+            LATTN__TRY(lattn_tile_tt(t, &sc, &qr, &xq, LATTN_TOP_MUL));
+            LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->qT, L, s));
+            LATTN__TRY(lattn_tile_tt(t, &sc, &E, &xq, LATTN_TOP_MUL));
+            LATTN__TRY(lattn__gdr_T(t, x, p, &sc, x->eqT, L, 1.0f));
             LATTN__TRY(lattn_tile_ts(t, &ew, &sc, &bet, 0.0f, LATTN_TOP_MUL));           /* W's rows: β (E ⊙ e^{Gm}) */
-            LATTN__TRY(lattn_tile_tt(t, &E, &E, &xk, LATTN_TOP_MUL));   LATTN__TRY(lattn__gdr_T(t, x, p, &E, x->eT, L, 1.0f));
+            LATTN__TRY(lattn_tile_tt(t, &E, &E, &xk, LATTN_TOP_MUL));
+            LATTN__TRY(lattn__gdr_T(t, x, p, &E, x->eT, L, 1.0f));
             for (j = j0; j < g->P; j++) {
                 v1 = lattn_tile_view(&x->kw[j], 0, L, 0, (int)K);
-                LATTN__TRY(lattn_tile_tt(t, &v1, &v1, &xk, LATTN_TOP_MUL)); LATTN__TRY(lattn__gdr_T(t, x, p, &v1, x->kwT[j], L, 1.0f));
+                LATTN__TRY(lattn_tile_tt(t, &v1, &v1, &xk, LATTN_TOP_MUL));
+                LATTN__TRY(lattn__gdr_T(t, x, p, &v1, x->kwT[j], L, 1.0f));
             }
         } else {
             LATTN__TRY(lattn__gdr_T(t, x, p, &qr, x->qT, L, s));
@@ -6537,7 +6827,8 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         for (j = j0; j < g->P; j++) LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], &x->mew[j], &x->mqw[j], L));
         /* ---- W = T diag(βΓ) E and U = -T diag(β) R (state-independent), then Wᵀ ---- */
         if (gated) {                     /* β Γ as one column, then one pass over E */
-            v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1); v2 = lattn_tile_view(&x->nrm, 0, L, 0, 1);
+            v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1);
+            v2 = lattn_tile_view(&x->nrm, 0, L, 0, 1);
             LATTN__TRY(lattn_tile_tt(t, &v2, &v1, &bet, LATTN_TOP_MUL));
             LATTN__TRY(lattn_tile_ts(t, &ew, &E, &v2, 0.0f, LATTN_TOP_MUL));
         } else if (!keyed) LATTN__TRY(lattn_tile_ts(t, &ew, &E, &bet, 0.0f, LATTN_TOP_MUL));   /* keyed: above */
@@ -6545,7 +6836,8 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             int w = LATTN__MIN(p->vb, Vs - vb0);
             lattn_tile big = lattn_tile_view(&x->big, 0, L, 0, w);
             for (j = 0; j < g->P; j++) {
-                v1 = lattn_tile_view(j < j0 ? &x->at : &x->mew[j], 0, L, 0, L); v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
+                v1 = lattn_tile_view(j < j0 ? &x->at : &x->mew[j], 0, L, 0, L);
+                v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
                 LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, (j > 0) | LATTN_MM_CAUSAL));        /* R */
             }
             v1 = lattn_tile_view(&x->wu, 0, L, (int)K + vb0, w);
@@ -6571,7 +6863,8 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
                     LATTN__TRY(lattn_matmul(t, &bw, &v1, &v2, kt > 0));
                 }
             }
-            v1 = lattn_tile_view(&x->xi, 0, L, vb0, w); v2 = lattn_tile_view(&x->wu, 0, L, (int)K + vb0, w);
+            v1 = lattn_tile_view(&x->xi, 0, L, vb0, w);
+            v2 = lattn_tile_view(&x->wu, 0, L, (int)K + vb0, w);
             LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &bw, LATTN_TOP_SUB));
             if (j0) { v2 = lattn_tile_view(&x->vw[0], 0, L, vb0, w); LATTN__TRY(lattn_tile_tt(t, &v1, &v1, &v2, LATTN_TOP_ADD)); }
             if (gated) {                 /* diag(Γ) sQ S: the rows scaled in PSUM, then accumulated on */
@@ -6581,7 +6874,8 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             v2 = lattn_tile_view(&x->xi, 0, L, vb0, w);
             LATTN__TRY(lattn_matmul(t, &big, &mqe, &v2, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
             for (j = j0; j < g->P; j++) {
-                v1 = lattn_tile_view(&x->mqw[j], 0, L, 0, L); v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
+                v1 = lattn_tile_view(&x->mqw[j], 0, L, 0, L);
+                v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
                 LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
             }
             v1 = lattn_tile_view(&x->ob, 0, L, vb0, w);
@@ -6596,7 +6890,8 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             lattn_tile el = lattn_tile_view(&x->eb, 0, kw, 0, 1), scv = lattn_tile_view(&x->sc, 0, L, 0, kw);
             if (keyed) {                 /* e^{Gm_L} of this key block as a column: Gkᵀ·1 over the tokens */
                 lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, 1);
-                v1 = lattn_tile_view(&x->gkr, 0, L, kt * p->kp, kw); v2 = lattn_tile_view(&x->one, 0, L, 0, 1);
+                v1 = lattn_tile_view(&x->gkr, 0, L, kt * p->kp, kw);
+                v2 = lattn_tile_view(&x->one, 0, L, 0, 1);
                 LATTN__TRY(lattn_matmul(t, &tp, &v1, &v2, 0));
                 LATTN__TRY(lattn_tile_act(t, &el, &tp, LATTN_ACT_EXP, 1.0f, 0.0f));
             }
@@ -6655,7 +6950,9 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a)
        at C = 32 (fla's C = 64 spreads the same work over five kernels), so that is the GPU default. */
     chunk = a->chunk == 0 && pr->kind == LATTN_DEV_GPU ? 32 : a->chunk;
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, dm.n, a->H, 1, lattn__threads(ctx), 0, 0, 0, &plan.la));
-    plan.P = (int)dm.P; plan.own_e = a->e != NULL; plan.keyed = a->gk != NULL;
+    plan.P = (int)dm.P;
+    plan.own_e = a->e != NULL;
+    plan.keyed = a->gk != NULL;
     plan.pair = pr->kind != LATTN_DEV_GPU && plan.la.C % 32 == 0 && (pr->partitions <= 0 || 2 * plan.la.C <= pr->partitions);
     nvb = (a->V + plan.la.vw - 1) / plan.la.vw;
     st = lattn__team_make(ctx, &tm, "lattn_gdr_chunk", dm.n * a->H * nvb, sizeof(lattn__gdr_tiles), lattn__gdr_tiles_fn, &plan);
@@ -6685,7 +6982,8 @@ LATTN__DEF void lattn_free(lattn_ctx *ctx, void *p) { lattn__free(ctx, p); }
 /* Length of the valid UTF-8 sequence at s (n bytes left), or 0 when invalid (overlong forms,
    surrogates and code points above U+10FFFF are invalid). */
 static size_t lattn__utf8_len(const unsigned char *s, size_t n) {
-    uint32_t c; size_t len, i;
+    uint32_t c;
+    size_t len, i;
     if (s[0] < 0x80) return 1;
     if ((s[0] & 0xE0) == 0xC0) { len = 2; c = s[0] & 0x1Fu; }
     else if ((s[0] & 0xF0) == 0xE0) { len = 3; c = s[0] & 0x0Fu; }
@@ -6783,11 +7081,14 @@ static lattn_status lattn__jstring(lattn__js *j, const char **out) {
             if (u < 0x80) lattn__jput(j, (unsigned char)u);
             else if (u < 0x800) { lattn__jput(j, (unsigned char)(0xC0 | (u >> 6))); lattn__jput(j, (unsigned char)(0x80 | (u & 0x3F))); }
             else if (u < 0x10000) {
-                lattn__jput(j, (unsigned char)(0xE0 | (u >> 12))); lattn__jput(j, (unsigned char)(0x80 | ((u >> 6) & 0x3F)));
+                lattn__jput(j, (unsigned char)(0xE0 | (u >> 12)));
+                lattn__jput(j, (unsigned char)(0x80 | ((u >> 6) & 0x3F)));
                 lattn__jput(j, (unsigned char)(0x80 | (u & 0x3F)));
             } else {
-                lattn__jput(j, (unsigned char)(0xF0 | (u >> 18))); lattn__jput(j, (unsigned char)(0x80 | ((u >> 12) & 0x3F)));
-                lattn__jput(j, (unsigned char)(0x80 | ((u >> 6) & 0x3F))); lattn__jput(j, (unsigned char)(0x80 | (u & 0x3F)));
+                lattn__jput(j, (unsigned char)(0xF0 | (u >> 18)));
+                lattn__jput(j, (unsigned char)(0x80 | ((u >> 12) & 0x3F)));
+                lattn__jput(j, (unsigned char)(0x80 | ((u >> 6) & 0x3F)));
+                lattn__jput(j, (unsigned char)(0x80 | (u & 0x3F)));
             }
             break;
         }
@@ -6835,7 +7136,8 @@ static lattn_status lattn__jints(lattn__js *j, int64_t *v, int maxn, int *n, con
 /* One parse pass over the header; in the store pass fills f and the begin/end offsets. */
 static lattn_status lattn__st_pass(lattn__js *j, lattn_st_file *f, size_t *begin, size_t *end) {
     int seen_meta = 0;
-    f->n_tensors = 0; f->n_meta = 0;
+    f->n_tensors = 0;
+    f->n_meta = 0;
     if (!lattn__jlit(j, '{')) return lattn__jfail(j, "the header is not a JSON object");
     if (!lattn__jlit(j, '}')) {
         do {
@@ -6866,7 +7168,8 @@ static lattn_status lattn__st_pass(lattn__js *j, lattn_st_file *f, size_t *begin
                         const unsigned char *vs;
                         if (have & 1) return lattn__jfail(j, "duplicate dtype");
                         have |= 1;
-                        lattn__jws(j); vs = j->p;
+                        lattn__jws(j);
+                        vs = j->p;
                         LATTN__TRY(lattn__jstring(j, NULL));
                         for (i = 0; i < 6 && !lattn__jis(j, lattn__dtype_names[i]); i++) {}
                         if (i == 6) return lattn__fail(j->ctx, LATTN_E_UNSUPPORTED, "safetensors: header byte %zu: dtype %.*s is not supported (F32 F64 F16 BF16 I32 I64)",
@@ -6887,9 +7190,12 @@ static lattn_status lattn__st_pass(lattn__js *j, lattn_st_file *f, size_t *begin
                 if (have != 7) return lattn__jfail(j, "a tensor entry needs dtype, shape and data_offsets");
                 if (j->store) {
                     lattn_st_tensor *t = &f->tensors[f->n_tensors];
-                    t->name = key; t->dtype = dt; t->ndim = nd;
+                    t->name = key;
+                    t->dtype = dt;
+                    t->ndim = nd;
                     for (i = 0; i < nd; i++) t->shape[i] = shape[i];
-                    begin[f->n_tensors] = (size_t)offs[0]; end[f->n_tensors] = (size_t)offs[1];
+                    begin[f->n_tensors] = (size_t)offs[0];
+                    end[f->n_tensors] = (size_t)offs[1];
                 }
                 f->n_tensors++;
             }
@@ -6949,7 +7255,10 @@ LATTN__DEF lattn_status lattn_st_parse(lattn_ctx *ctx, const void *buf, size_t s
     }
     data_len = size - 8 - (size_t)hl;
     memset(&j, 0, sizeof j);
-    j.ctx = ctx; j.b = u + 8; j.e = u + 8 + hl; j.p = j.b;
+    j.ctx = ctx;
+    j.b = u + 8;
+    j.e = u + 8 + hl;
+    j.p = j.b;
     LATTN__TRY(lattn__st_pass(&j, f, NULL, NULL));            /* count */
     arr = (size_t)f->n_tensors * sizeof(lattn_st_tensor) + 2 * (size_t)f->n_meta * sizeof(char *);
     need = arr + j.str_bytes;                                  /* bounded by the header size */
@@ -6966,7 +7275,10 @@ LATTN__DEF lattn_status lattn_st_parse(lattn_ctx *ctx, const void *buf, size_t s
     f->tensors = (lattn_st_tensor *)f->block;
     f->meta_keys = (const char **)(void *)((char *)f->block + (size_t)f->n_tensors * sizeof(lattn_st_tensor));
     f->meta_values = f->meta_keys + f->n_meta;
-    j.store = 1; j.p = j.b; j.pool = (char *)f->block + arr; j.pool_used = 0;
+    j.store = 1;
+    j.p = j.b;
+    j.pool = (char *)f->block + arr;
+    j.pool_used = 0;
     if ((st = lattn__st_pass(&j, f, bounds, bounds + f->n_tensors + 1)) != LATTN_OK) goto fail;
     /* sizes, then the ranges must tile the data region in order */
     for (i = 0; i < (size_t)f->n_tensors; i++) {
@@ -6988,7 +7300,9 @@ LATTN__DEF lattn_status lattn_st_parse(lattn_ctx *ctx, const void *buf, size_t s
             goto fail;
         }
         t->data = u + 8 + hl + b;
-        rg[i].begin = b; rg[i].end = e; rg[i].i = (int64_t)i;
+        rg[i].begin = b;
+        rg[i].end = e;
+        rg[i].i = (int64_t)i;
         names[i] = t->name;
     }
     qsort(rg, (size_t)f->n_tensors, sizeof *rg, lattn__range_cmp);
@@ -7013,10 +7327,14 @@ LATTN__DEF lattn_status lattn_st_parse(lattn_ctx *ctx, const void *buf, size_t s
         st = lattn__fail(ctx, LATTN_E_FORMAT, "safetensors: duplicate __metadata__ key '%s'", dup);
         goto fail;
     }
-    lattn__free(ctx, bounds); lattn__free(ctx, rg); lattn__free(ctx, (void *)names);
+    lattn__free(ctx, bounds);
+    lattn__free(ctx, rg);
+    lattn__free(ctx, (void *)names);
     return lattn__ok(ctx);
 fail:
-    lattn__free(ctx, bounds); lattn__free(ctx, rg); lattn__free(ctx, (void *)names);
+    lattn__free(ctx, bounds);
+    lattn__free(ctx, rg);
+    lattn__free(ctx, (void *)names);
     lattn__free(ctx, f->block);
     memset(f, 0, sizeof *f);
     return st;
@@ -7112,7 +7430,9 @@ static void lattn__st_header(lattn__sb *s, const lattn_st_entry *e, int64_t n, c
         lattn__sb_str(s, "__metadata__"); lattn__sb_put(s, ":{", 2);
         for (i = 0; i < n_meta; i++) {
             if (i) lattn__sb_put(s, ",", 1);
-            lattn__sb_str(s, meta[2 * i]); lattn__sb_put(s, ":", 1); lattn__sb_str(s, meta[2 * i + 1]);
+            lattn__sb_str(s, meta[2 * i]);
+            lattn__sb_put(s, ":", 1);
+            lattn__sb_str(s, meta[2 * i + 1]);
         }
         lattn__sb_put(s, "}", 1);
     }
@@ -7123,7 +7443,10 @@ static void lattn__st_header(lattn__sb *s, const lattn_st_entry *e, int64_t n, c
         lattn__sb_put(s, ",\"shape\":[", 10);
         for (d = 0; d < e[i].ndim; d++) { if (d) lattn__sb_put(s, ",", 1); lattn__sb_int(s, (uint64_t)e[i].shape[d]); }
         lattn__sb_put(s, "],\"data_offsets\":[", 18);
-        lattn__sb_int(s, off); lattn__sb_put(s, ",", 1); off += bytes[i]; lattn__sb_int(s, off);
+        lattn__sb_int(s, off);
+        lattn__sb_put(s, ",", 1);
+        off += bytes[i];
+        lattn__sb_int(s, off);
         lattn__sb_put(s, "]}", 2);
     }
     lattn__sb_put(s, "}", 1);
@@ -7144,7 +7467,8 @@ LATTN__DEF lattn_status lattn_st_serialize(lattn_ctx *ctx, const lattn_st_entry 
     const char **names, *dup;
     if (!out || !size || (n > 0 && !e) || (n_meta > 0 && !meta))
         return lattn__fail(ctx, LATTN_E_NULL, "lattn_st_serialize: NULL argument");
-    *out = NULL; *size = 0;
+    *out = NULL;
+    *size = 0;
     if (n < 0 || n_meta < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_st_serialize: negative count");
     for (i = 0; i < n_meta; i++)
         if (!meta[2 * i] || !meta[2 * i + 1] || !lattn__utf8_ok(meta[2 * i]) || !lattn__utf8_ok(meta[2 * i + 1]))
@@ -7154,7 +7478,8 @@ LATTN__DEF lattn_status lattn_st_serialize(lattn_ctx *ctx, const lattn_st_entry 
     bytes = (size_t *)lattn__alloc(ctx, sizeof(size_t) * (size_t)(n + 1));
     names = (const char **)lattn__alloc(ctx, sizeof(char *) * (size_t)(LATTN__MAX(n, n_meta) + 1));
     if (!bytes || !names) {
-        lattn__free(ctx, bytes); lattn__free(ctx, (void *)names);
+        lattn__free(ctx, bytes);
+        lattn__free(ctx, (void *)names);
         return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_st_serialize: out of memory");
     }
     for (i = 0; i < n; i++) {
@@ -7177,13 +7502,15 @@ LATTN__DEF lattn_status lattn_st_serialize(lattn_ctx *ctx, const lattn_st_entry 
     if (!dup) {
         for (i = 0; i < n_meta; i++) names[i] = meta[2 * i];
         if ((dup = lattn__first_dup(names, (size_t)n_meta)) != NULL) {
-            lattn__free(ctx, bytes); lattn__free(ctx, (void *)names);
+            lattn__free(ctx, bytes);
+            lattn__free(ctx, (void *)names);
             return lattn__fail(ctx, LATTN_E_DOMAIN, "lattn_st_serialize: duplicate metadata key '%s'", dup);
         }
     }
     lattn__free(ctx, (void *)names);
     if (dup) { lattn__free(ctx, bytes); return lattn__fail(ctx, LATTN_E_DOMAIN, "lattn_st_serialize: duplicate name '%s'", dup); }
-    sb.buf = NULL; sb.len = 0;
+    sb.buf = NULL;
+    sb.len = 0;
     lattn__st_header(&sb, e, n, bytes, meta, n_meta);
     hl = (sb.len + 7) / 8 * 8;                               /* padded with spaces to 8 bytes */
     if (hl > LATTN_ST_MAX_HEADER || lattn_size_add(&total, 8 + hl, data) != LATTN_OK) {
@@ -7193,12 +7520,14 @@ LATTN__DEF lattn_status lattn_st_serialize(lattn_ctx *ctx, const lattn_st_entry 
     b = (unsigned char *)lattn__alloc(ctx, total);
     if (!b) { lattn__free(ctx, bytes); return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_st_serialize: cannot allocate %zu bytes", total); }
     for (i = 0; i < 8; i++) b[i] = (unsigned char)((uint64_t)hl >> (8 * i));
-    sb.buf = (char *)b + 8; sb.len = 0;
+    sb.buf = (char *)b + 8;
+    sb.len = 0;
     lattn__st_header(&sb, e, n, bytes, meta, n_meta);
     memset(b + 8 + sb.len, ' ', hl - sb.len);
     for (pos = 8 + hl, i = 0; i < n; i++) { if (bytes[i]) memcpy(b + pos, e[i].data, bytes[i]); pos += bytes[i]; }
     lattn__free(ctx, bytes);
-    *out = b; *size = total;
+    *out = b;
+    *size = total;
     return lattn__ok(ctx);
 }
 
@@ -7223,7 +7552,8 @@ LATTN__DEF lattn_status lattn_st_load(lattn_ctx *ctx, const char *path, lattn_st
     b = (unsigned char *)lattn__alloc(ctx, (size_t)len);
     if (!b) { fclose(fp); return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_st_load: cannot allocate %ld bytes", len); }
     if (len > 0 && fread(b, 1, (size_t)len, fp) != (size_t)len) {
-        fclose(fp); lattn__free(ctx, b);
+        fclose(fp);
+        lattn__free(ctx, b);
         return lattn__fail(ctx, LATTN_E_IO, "lattn_st_load: short read from '%s'", path);
     }
     fclose(fp);
@@ -7255,13 +7585,27 @@ LATTN__DEF lattn_status lattn_st_save(lattn_ctx *ctx, const char *path, const la
 /* ================================================================================================ */
 LATTN__DEF lattn_laplace_config lattn_laplace_config_3b(void) {
     lattn_laplace_config c;
-    c.n_layers = 24; c.D = 3072; c.H = 16; c.K = 96; c.V = 192; c.ffn = 8192; c.conv_w = 4; c.vocab = 0;
-    c.gate_mode = LATTN_OUT_RMSNORM_SWISH; c.norm_eps = 1e-5f;
+    c.n_layers = 24;
+    c.D = 3072;
+    c.H = 16;
+    c.K = 96;
+    c.V = 192;
+    c.ffn = 8192;
+    c.conv_w = 4;
+    c.vocab = 0;
+    c.gate_mode = LATTN_OUT_RMSNORM_SWISH;
+    c.norm_eps = 1e-5f;
     return c;
 }
 LATTN__DEF lattn_laplace_config lattn_laplace_config_small(void) {
     lattn_laplace_config c = lattn_laplace_config_3b();
-    c.n_layers = 2; c.D = 64; c.H = 4; c.K = 16; c.V = 32; c.ffn = 176; c.vocab = 256;
+    c.n_layers = 2;
+    c.D = 64;
+    c.H = 4;
+    c.K = 16;
+    c.V = 32;
+    c.ffn = 176;
+    c.vocab = 256;
     return c;
 }
 /* Σ_j Π_i terms[j][i] over nt products of 4 sizes, with lattn__count's overflow checks; -1 when
@@ -7278,8 +7622,14 @@ static int64_t lattn__laplace_sum(int nt, int64_t (*terms)[4]) {
 static int64_t lattn__laplace_state_floats(const lattn_laplace_config *c) {
     int64_t t[2][4];
     if (!c) return -1;
-    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = c->K; t[0][3] = c->V;       /* GLA states */
-    t[1][0] = c->n_layers; t[1][1] = c->D; t[1][2] = c->conv_w; t[1][3] = 1;       /* conv caches */
+    t[0][0] = c->n_layers;
+    t[0][1] = c->H;
+    t[0][2] = c->K;
+    t[0][3] = c->V; /* GLA states */
+    t[1][0] = c->n_layers;
+    t[1][1] = c->D;
+    t[1][2] = c->conv_w;
+    t[1][3] = 1; /* conv caches */
     return lattn__laplace_sum(2, t);
 }
 LATTN__DEF lattn_status lattn_laplace_state_floats(const lattn_laplace_config *c, size_t *out) {
@@ -7289,11 +7639,26 @@ static int64_t lattn__laplace_matrix_params(const lattn_laplace_config *c, int64
     int64_t t[5][4], n;
     if (n_matrices) *n_matrices = -1;
     if (!c) return -1;
-    t[0][0] = c->n_layers; t[0][1] = c->H; t[0][2] = 2 * LATTN__MIN(c->K, INT64_MAX / 4); t[0][3] = c->D;  /* W_qkvg: q, k */
-    t[1][0] = c->n_layers; t[1][1] = c->H; t[1][2] = 2 * LATTN__MIN(c->V, INT64_MAX / 4); t[1][3] = c->D;  /*          v, g */
-    t[2][0] = c->n_layers; t[2][1] = c->H; t[2][2] = c->V; t[2][3] = c->D;                                 /* W_o */
-    t[3][0] = c->n_layers; t[3][1] = 2; t[3][2] = c->ffn; t[3][3] = c->D;                                   /* W_1, W_2 */
-    t[4][0] = c->n_layers; t[4][1] = 1; t[4][2] = c->ffn; t[4][3] = c->D;                                   /* W_3 */
+    t[0][0] = c->n_layers;
+    t[0][1] = c->H;
+    t[0][2] = 2 * LATTN__MIN(c->K, INT64_MAX / 4);
+    t[0][3] = c->D; /* W_qkvg: q, k */
+    t[1][0] = c->n_layers;
+    t[1][1] = c->H;
+    t[1][2] = 2 * LATTN__MIN(c->V, INT64_MAX / 4);
+    t[1][3] = c->D; /*          v, g */
+    t[2][0] = c->n_layers;
+    t[2][1] = c->H;
+    t[2][2] = c->V;
+    t[2][3] = c->D; /* W_o */
+    t[3][0] = c->n_layers;
+    t[3][1] = 2;
+    t[3][2] = c->ffn;
+    t[3][3] = c->D; /* W_1, W_2 */
+    t[4][0] = c->n_layers;
+    t[4][1] = 1;
+    t[4][2] = c->ffn;
+    t[4][3] = c->D; /* W_3 */
     n = lattn__laplace_sum(5, t);
     if (n >= 0 && n_matrices) *n_matrices = 4 * c->n_layers;
     return n;
@@ -7349,7 +7714,10 @@ static lattn_status lattn__laplace_check_cfg(lattn_ctx *ctx, const char *who, co
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: unknown gate_mode %d", who, (int)c->gate_mode);
     if (!(c->norm_eps > 0.0f) || !isfinite(c->norm_eps))
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: norm_eps must be positive and finite", who);
-    t[0][0] = 1; t[0][1] = 1; t[0][2] = c->vocab + 1; t[0][3] = c->D;
+    t[0][0] = 1;
+    t[0][1] = 1;
+    t[0][2] = c->vocab + 1;
+    t[0][3] = c->D;
     if (lattn__laplace_matrix_params(c, NULL) < 0 || lattn__laplace_state_floats(c) < 0 || lattn__laplace_sum(1, t) < 0)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the model's sizes overflow", who);
     return LATTN_OK;
@@ -7373,7 +7741,8 @@ static lattn_status lattn__laplace_alloc(lattn_ctx *ctx, lattn_laplace_model *m,
         t->ndim = lattn__laplace_shape(c, slot, t->shape);
     }
     if (lattn__arena_bind(ctx, who, m->tensors, nt, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
-    m->cfg = *c; m->n_tensors = nt;
+    m->cfg = *c;
+    m->n_tensors = nt;
     lattn_retention_decay(c->H, m->g_gamma);
     return LATTN_OK;
 }
@@ -7402,11 +7771,22 @@ static int lattn__laplace_fields(lattn_laplace_config *c, int *gate, lattn__cfie
                                          "laplace.ffn", "laplace.conv_w", "laplace.vocab" };
     int64_t *p[8];
     int i;
-    p[0] = &c->n_layers; p[1] = &c->D; p[2] = &c->H; p[3] = &c->K; p[4] = &c->V; p[5] = &c->ffn; p[6] = &c->conv_w; p[7] = &c->vocab;
+    p[0] = &c->n_layers;
+    p[1] = &c->D;
+    p[2] = &c->H;
+    p[3] = &c->K;
+    p[4] = &c->V;
+    p[5] = &c->ffn;
+    p[6] = &c->conv_w;
+    p[7] = &c->vocab;
     memset(fl, 0, 10 * sizeof *fl);
     for (i = 0; i < 8; i++) { fl[i].key = keys[i]; fl[i].i = p[i]; }
-    fl[8].key = "laplace.gate_mode"; fl[8].e = gate; fl[8].names = lattn__gate_names; fl[8].n_names = 4;
-    fl[9].key = "laplace.norm_eps"; fl[9].f = &c->norm_eps;
+    fl[8].key = "laplace.gate_mode";
+    fl[8].e = gate;
+    fl[8].names = lattn__gate_names;
+    fl[8].n_names = 4;
+    fl[9].key = "laplace.norm_eps";
+    fl[9].f = &c->norm_eps;
     return 10;
 }
 LATTN__DEF lattn_status lattn_laplace_serialize(lattn_ctx *ctx, const lattn_laplace_model *m,
@@ -7415,7 +7795,8 @@ LATTN__DEF lattn_status lattn_laplace_serialize(lattn_ctx *ctx, const lattn_lapl
     lattn_laplace_config c;
     int gate, n;
     if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_laplace_serialize: NULL argument");
-    c = m->cfg; gate = (int)c.gate_mode;
+    c = m->cfg;
+    gate = (int)c.gate_mode;
     n = lattn__laplace_fields(&c, &gate, fl);
     return lattn__arena_serialize(ctx, "lattn_laplace_serialize", m->tensors, m->n_tensors, fl, n, out, size);
 }
@@ -7449,7 +7830,8 @@ static lattn_status lattn__laplace_args(lattn_ctx *ctx, const char *who, const l
     if (m->cfg.vocab > 0 ? !tokens : !x)
         return lattn__fail(ctx, LATTN_E_NULL, "%s: %s is NULL", who, m->cfg.vocab > 0 ? "tokens" : "x");
     if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
-    dims[0] = B; dims[1] = T;
+    dims[0] = B;
+    dims[1] = T;
     dims[2] = LATTN__MAX(LATTN__MAX(m->cfg.D, m->cfg.vocab), LATTN__MAX(m->cfg.ffn, m->cfg.H * (2 * m->cfg.K + 2 * m->cfg.V)));
     LATTN__TRY(lattn__check_count(ctx, who, "the activations", 3, dims));
     for (i = 0; tokens && m->cfg.vocab > 0 && i < B * T; i++)
@@ -7520,14 +7902,27 @@ LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_la
     c = &m->cfg;
     norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
     swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
-    D = c->D; H = c->H; dk = c->K; dv = c->V; W = c->conv_w;
-    SF = lattn__laplace_state_floats(c); LS = SF / c->n_layers; NQ = H * (2 * dk + 2 * dv);
+    D = c->D;
+    H = c->H;
+    dk = c->K;
+    dv = c->V;
+    W = c->conv_w;
+    SF = lattn__laplace_state_floats(c);
+    LS = SF / c->n_layers;
+    NQ = H * (2 * dk + 2 * dv);
     nout = c->vocab > 0 ? c->vocab : D;
     if (T == 0) return lattn__ok(ctx);
     n = (size_t)SF + 2 * (size_t)D + (size_t)NQ + (size_t)(H * dv) + 2 * (size_t)c->ffn + (size_t)nout;
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    st = buf; xd = st + SF; hd = xd + D; zd = hd + D; yd = zd + NQ; f1 = yd + H * dv; f2 = f1 + c->ffn; lg = f2 + c->ffn;
+    st = buf;
+    xd = st + SF;
+    hd = xd + D;
+    zd = hd + D;
+    yd = zd + NQ;
+    f1 = yd + H * dv;
+    f2 = f1 + c->ffn;
+    lg = f2 + c->ffn;
     for (b = 0; b < B; b++) {
         for (i = 0; i < SF; i++) st[i] = state ? (double)state[b * SF + i] : 0.0;
         for (t = 0; t < T; t++) {
@@ -7640,8 +8035,15 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__laplace_args(ctx, who, m, B, T, tokens, x, out));
     if (form == LATTN_FORM_STEP && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
-    c = &m->cfg; D = c->D; H = c->H; dk = c->K; dv = c->V; W = c->conv_w;
-    SF = lattn__laplace_state_floats(c); LS = SF / c->n_layers; M = B * T;
+    c = &m->cfg;
+    D = c->D;
+    H = c->H;
+    dk = c->K;
+    dv = c->V;
+    W = c->conv_w;
+    SF = lattn__laplace_state_floats(c);
+    LS = SF / c->n_layers;
+    M = B * T;
     nout = c->vocab > 0 ? c->vocab : D;
     norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
     swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
@@ -7655,9 +8057,18 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
         lattn_size_add(&n, n, tmp))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
-    st_in = buf; st_out = st_in + B * SF; X = st_out + B * SF; Hn = X + M * D;
-    U = Hn + M * D; Q = U + M * D; Kb = Q + M * H * dk; Vb = Kb + M * H * dk; G = Vb + M * H * dv; O = G + M * H * dv;
-    F1 = U; F2 = F1 + M * c->ffn;
+    st_in = buf;
+    st_out = st_in + B * SF;
+    X = st_out + B * SF;
+    Hn = X + M * D;
+    U = Hn + M * D;
+    Q = U + M * D;
+    Kb = Q + M * H * dk;
+    Vb = Kb + M * H * dk;
+    G = Vb + M * H * dv;
+    O = G + M * H * dv;
+    F1 = U;
+    F2 = F1 + M * c->ffn;
     ws = U + M * (int64_t)LATTN__MAX(attn, ffn);
     if (state) memcpy(st_in, state, (size_t)(B * SF) * sizeof(float));
     else memset(st_in, 0, (size_t)(B * SF) * sizeof(float));
@@ -7672,8 +8083,16 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
         for (b = 0; b < B && st == LATTN_OK; b++) {
             lattn_shortconv_args ca;
             memset(&ca, 0, sizeof ca);
-            ca.B = 1; ca.T = T; ca.D = D; ca.W = W; ca.x = Hn + b * T * D; ca.w = lattn__lw(m, l, LATTN__LP_CONV);
-            ca.silu = 1; ca.h0 = st_in + b * SF + l * LS; ca.y = U + b * T * D; ca.ht = st_out + b * SF + l * LS;
+            ca.B = 1;
+            ca.T = T;
+            ca.D = D;
+            ca.W = W;
+            ca.x = Hn + b * T * D;
+            ca.w = lattn__lw(m, l, LATTN__LP_CONV);
+            ca.silu = 1;
+            ca.h0 = st_in + b * SF + l * LS;
+            ca.y = U + b * T * D;
+            ca.ht = st_out + b * SF + l * LS;
             st = form == LATTN_FORM_STEP ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_chunk(ctx, &ca);
         }
         /* q | k | v | g = u W_qkvgᵀ, each into its own [B][T][H][d] buffer */
@@ -7684,10 +8103,17 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
         /* o = Simple GLA with the fixed decays, per sequence on its own GLA states */
         for (b = 0; b < B && st == LATTN_OK; b++) {
             lattn_la_args a = LATTN__ZERO;
-            a.B = 1; a.T = T; a.H = H; a.K = dk; a.V = dv;
-            a.q = Q + b * T * H * dk; a.k = Kb + b * T * H * dk; a.v = Vb + b * T * H * dv;
+            a.B = 1;
+            a.T = T;
+            a.H = H;
+            a.K = dk;
+            a.V = dv;
+            a.q = Q + b * T * H * dk;
+            a.k = Kb + b * T * H * dk;
+            a.v = Vb + b * T * H * dv;
             a.g_gamma = m->g_gamma;
-            a.h0 = st_in + b * SF + l * LS + D * W; a.ht = st_out + b * SF + l * LS + D * W;
+            a.h0 = st_in + b * SF + l * LS + D * W;
+            a.ht = st_out + b * SF + l * LS + D * W;
             a.o = O + b * T * H * dv;
             st = form == LATTN_FORM_STEP ? lattn_la_step(ctx, &a) : lattn_la_chunk(ctx, &a);
         }
@@ -7731,7 +8157,13 @@ LATTN__DEF lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_m
 /* ================================================================================================ */
 LATTN__DEF lattn_gdn_config lattn_gdn_config_default(void) {
     lattn_gdn_config c;
-    c.D = 2048; c.H = 6; c.K = 256; c.V = 512; c.conv_w = 4; c.allow_neg_eigval = 0; c.norm_eps = 1e-5f;
+    c.D = 2048;
+    c.H = 6;
+    c.K = 256;
+    c.V = 512;
+    c.conv_w = 4;
+    c.allow_neg_eigval = 0;
+    c.norm_eps = 1e-5f;
     return c;
 }
 enum { LATTN__GD_Q, LATTN__GD_K, LATTN__GD_V, LATTN__GD_A, LATTN__GD_B, LATTN__GD_G, LATTN__GD_O,
@@ -7743,9 +8175,18 @@ static const char *const lattn__gd_names[LATTN__GD_N] = {
 static int64_t lattn__gdn_state_floats(const lattn_gdn_config *c) {
     int64_t t[3][4];
     if (!c) return -1;
-    t[0][0] = 2 * LATTN__MIN(c->H, INT64_MAX / 4); t[0][1] = c->K; t[0][2] = c->conv_w; t[0][3] = 1;   /* q, k caches */
-    t[1][0] = c->H; t[1][1] = c->V; t[1][2] = c->conv_w; t[1][3] = 1;                                   /* v cache */
-    t[2][0] = c->H; t[2][1] = c->K; t[2][2] = c->V; t[2][3] = 1;                                        /* S */
+    t[0][0] = 2 * LATTN__MIN(c->H, INT64_MAX / 4);
+    t[0][1] = c->K;
+    t[0][2] = c->conv_w;
+    t[0][3] = 1; /* q, k caches */
+    t[1][0] = c->H;
+    t[1][1] = c->V;
+    t[1][2] = c->conv_w;
+    t[1][3] = 1; /* v cache */
+    t[2][0] = c->H;
+    t[2][1] = c->K;
+    t[2][2] = c->V;
+    t[2][3] = 1; /* S */
     return lattn__laplace_sum(3, t);
 }
 LATTN__DEF lattn_status lattn_gdn_state_floats(const lattn_gdn_config *c, size_t *out) {
@@ -7758,7 +8199,10 @@ static lattn_status lattn__gdn_check_cfg(lattn_ctx *ctx, const char *who, const 
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: every size must be >= 1", who);
     if (!(c->norm_eps > 0.0f) || !isfinite(c->norm_eps))
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: norm_eps must be positive and finite", who);
-    t[0][0] = 4; t[0][1] = c->H; t[0][2] = LATTN__MAX(c->K, c->V); t[0][3] = LATTN__MAX(c->D, c->conv_w);
+    t[0][0] = 4;
+    t[0][1] = c->H;
+    t[0][2] = LATTN__MAX(c->K, c->V);
+    t[0][3] = LATTN__MAX(c->D, c->conv_w);
     if (lattn__gdn_state_floats(c) < 0 || lattn__laplace_sum(1, t) < 0)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the layer's sizes overflow", who);
     return LATTN_OK;
@@ -7767,7 +8211,8 @@ static lattn_status lattn__gdn_alloc(lattn_ctx *ctx, lattn_gdn_layer *m, const l
     int64_t i, HK, HV;
     memset(m, 0, sizeof *m);
     LATTN__TRY(lattn__gdn_check_cfg(ctx, who, c));
-    HK = c->H * c->K; HV = c->H * c->V;
+    HK = c->H * c->K;
+    HV = c->H * c->V;
     LATTN__TRY(lattn__table_new(ctx, who, LATTN__GD_N, 0, &m->tensors));
     for (i = 0; i < LATTN__GD_N; i++) {
         lattn_tensor *t = &m->tensors[i];
@@ -7779,7 +8224,8 @@ static lattn_status lattn__gdn_alloc(lattn_ctx *ctx, lattn_gdn_layer *m, const l
         t->shape[1] = i == LATTN__GD_O ? HV : i >= LATTN__GD_QC ? c->conv_w : c->D;
     }
     if (lattn__arena_bind(ctx, who, m->tensors, LATTN__GD_N, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
-    m->cfg = *c; m->n_tensors = LATTN__GD_N;
+    m->cfg = *c;
+    m->n_tensors = LATTN__GD_N;
     return LATTN_OK;
 }
 LATTN__DEF lattn_status lattn_gdn_init(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_gdn_config *c, uint64_t seed) {
@@ -7811,10 +8257,16 @@ static int lattn__gdn_fields(lattn_gdn_config *c, int64_t *neg, lattn__cfield *f
     static const char *const keys[6] = { "gdn.D", "gdn.H", "gdn.K", "gdn.V", "gdn.conv_w", "gdn.allow_neg_eigval" };
     int64_t *p[6];
     int i;
-    p[0] = &c->D; p[1] = &c->H; p[2] = &c->K; p[3] = &c->V; p[4] = &c->conv_w; p[5] = neg;
+    p[0] = &c->D;
+    p[1] = &c->H;
+    p[2] = &c->K;
+    p[3] = &c->V;
+    p[4] = &c->conv_w;
+    p[5] = neg;
     memset(fl, 0, 7 * sizeof *fl);
     for (i = 0; i < 6; i++) { fl[i].key = keys[i]; fl[i].i = p[i]; }
-    fl[6].key = "gdn.norm_eps"; fl[6].f = &c->norm_eps;
+    fl[6].key = "gdn.norm_eps";
+    fl[6].f = &c->norm_eps;
     return 7;
 }
 LATTN__DEF lattn_status lattn_gdn_serialize(lattn_ctx *ctx, const lattn_gdn_layer *m, unsigned char **out, size_t *size) {
@@ -7823,7 +8275,8 @@ LATTN__DEF lattn_status lattn_gdn_serialize(lattn_ctx *ctx, const lattn_gdn_laye
     int64_t neg;
     int n;
     if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_gdn_serialize: NULL argument");
-    c = m->cfg; neg = c.allow_neg_eigval;
+    c = m->cfg;
+    neg = c.allow_neg_eigval;
     n = lattn__gdn_fields(&c, &neg, fl);
     return lattn__arena_serialize(ctx, "lattn_gdn_serialize", m->tensors, m->n_tensors, fl, n, out, size);
 }
@@ -7855,7 +8308,9 @@ static lattn_status lattn__gdn_args(lattn_ctx *ctx, const char *who, const lattn
     int64_t d[3];
     if (!m || !m->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: layer, x or y is NULL", who);
     if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
-    d[0] = B; d[1] = T; d[2] = 4 * m->cfg.H * LATTN__MAX(m->cfg.D, LATTN__MAX(m->cfg.K, m->cfg.V));
+    d[0] = B;
+    d[1] = T;
+    d[2] = 4 * m->cfg.H * LATTN__MAX(m->cfg.D, LATTN__MAX(m->cfg.K, m->cfg.V));
     return lattn__check_count(ctx, who, "the activations", 3, d);
 }
 
@@ -7868,12 +8323,27 @@ LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_la
     double *buf, *st, *xd, *z, *a, *bb, *gg, *o, *out, sc;
     size_t n;
     LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, y));
-    c = &m->cfg; D = c->D; H = c->H; K = c->K; V = c->V; W = c->conv_w; HK = H * K; HV = H * V;
-    SF = lattn__gdn_state_floats(c); sc = 1.0 / sqrt((double)K);
+    c = &m->cfg;
+    D = c->D;
+    H = c->H;
+    K = c->K;
+    V = c->V;
+    W = c->conv_w;
+    HK = H * K;
+    HV = H * V;
+    SF = lattn__gdn_state_floats(c);
+    sc = 1.0 / sqrt((double)K);
     n = (size_t)SF + (size_t)D + (size_t)(2 * HK + HV) + 2 * (size_t)H + 2 * (size_t)HV + (size_t)D;
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    st = buf; xd = st + SF; z = xd + D; a = z + 2 * HK + HV; bb = a + H; gg = bb + H; o = gg + HV; out = o + HV;
+    st = buf;
+    xd = st + SF;
+    z = xd + D;
+    a = z + 2 * HK + HV;
+    bb = a + H;
+    gg = bb + H;
+    o = gg + HV;
+    out = o + HV;
     for (b = 0; b < B; b++) {
         for (i = 0; i < SF; i++) st[i] = state ? (double)state[b * SF + i] : 0.0;
         for (t = 0; t < T; t++) {
@@ -7901,7 +8371,8 @@ LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_la
                 double g = -exp((double)lattn__gdw(m, LATTN__GD_ALOG)[h]) * lattn__softplus_d(a[h] + lattn__gdw(m, LATTN__GD_DT)[h]);
                 double beta = (c->allow_neg_eigval ? 2.0 : 1.0) * lattn__sigmoid_d(bb[h]), nq = 0, nk = 0, al = exp(g);
                 for (i = 0; i < K; i++) { nq += q[i] * q[i]; nk += k[i] * k[i]; }
-                nq = 1.0 / sqrt(nq + LATTN__L2_EPS); nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
+                nq = 1.0 / sqrt(nq + LATTN__L2_EPS);
+                nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
                 /* S = α S;  u = β (v - Sᵀ k̂);  S += k̂ uᵀ;  o = s Sᵀ q̂ */
                 for (j = 0; j < V; j++) {
                     double u = 0;
@@ -7934,8 +8405,16 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, y));
     if (form == LATTN_FORM_STEP && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
-    c = &m->cfg; D = c->D; H = c->H; K = c->K; V = c->V; W = c->conv_w; HK = H * K; HV = H * V;
-    SF = lattn__gdn_state_floats(c); M = B * T;
+    c = &m->cfg;
+    D = c->D;
+    H = c->H;
+    K = c->K;
+    V = c->V;
+    W = c->conv_w;
+    HK = H * K;
+    HV = H * V;
+    SF = lattn__gdn_state_floats(c);
+    M = B * T;
     if (T == 0) return lattn__ok(ctx);
     /* two state copies; projections P (q | k | v), their conv outputs Cv, a, b, the gate input G,
        the mixer output O; GEMM workspaces */
@@ -7944,8 +8423,15 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
         lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(D, HV))) || lattn_size_add(&n, n, tmp))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
-    st_in = buf; st_out = st_in + B * SF; P = st_out + B * SF; Cv = P + M * (2 * HK + HV);
-    A = Cv + M * (2 * HK + HV); Bt = A + M * H; G = Bt + M * H; O = G + M * HV; ws = O + M * HV;
+    st_in = buf;
+    st_out = st_in + B * SF;
+    P = st_out + B * SF;
+    Cv = P + M * (2 * HK + HV);
+    A = Cv + M * (2 * HK + HV);
+    Bt = A + M * H;
+    G = Bt + M * H;
+    O = G + M * HV;
+    ws = O + M * HV;
     if (state) memcpy(st_in, state, (size_t)(B * SF) * sizeof(float));
     else memset(st_in, 0, (size_t)(B * SF) * sizeof(float));
     /* projections: q, k, v into P as three [M][·] blocks; a, b, g */
@@ -7968,17 +8454,35 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
             int64_t Dc = ch < 2 ? HK : HV, base = ch == 0 ? 0 : ch == 1 ? M * HK : 2 * M * HK;
             lattn_shortconv_args ca;
             memset(&ca, 0, sizeof ca);
-            ca.B = 1; ca.T = T; ca.D = Dc; ca.W = W; ca.x = P + base + b * T * Dc; ca.y = Cv + base + b * T * Dc;
+            ca.B = 1;
+            ca.T = T;
+            ca.D = Dc;
+            ca.W = W;
+            ca.x = P + base + b * T * Dc;
+            ca.y = Cv + base + b * T * Dc;
             ca.w = lattn__gdw(m, ch == 0 ? LATTN__GD_QC : ch == 1 ? LATTN__GD_KC : LATTN__GD_VC);
-            ca.silu = 1; ca.h0 = st_in + b * SF + off; ca.ht = st_out + b * SF + off;
+            ca.silu = 1;
+            ca.h0 = st_in + b * SF + off;
+            ca.ht = st_out + b * SF + off;
             st = form == LATTN_FORM_STEP ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_chunk(ctx, &ca);
             off += Dc * W;
         }
         if (st != LATTN_OK) break;
-        a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.l2norm = 1; a.allow_neg_eigval = c->allow_neg_eigval;
-        a.q = Cv + b * T * HK; a.k = Cv + M * HK + b * T * HK; a.v = Cv + 2 * M * HK + b * T * HV;
-        a.g = A + b * T * H; a.beta = Bt + b * T * H;
-        a.h0 = st_in + b * SF + off; a.ht = st_out + b * SF + off; a.o = O + b * T * HV;
+        a.B = 1;
+        a.T = T;
+        a.H = H;
+        a.K = K;
+        a.V = V;
+        a.l2norm = 1;
+        a.allow_neg_eigval = c->allow_neg_eigval;
+        a.q = Cv + b * T * HK;
+        a.k = Cv + M * HK + b * T * HK;
+        a.v = Cv + 2 * M * HK + b * T * HV;
+        a.g = A + b * T * H;
+        a.beta = Bt + b * T * H;
+        a.h0 = st_in + b * SF + off;
+        a.ht = st_out + b * SF + off;
+        a.o = O + b * T * HV;
         st = form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
     }
     if (st == LATTN_OK) {
@@ -8040,14 +8544,29 @@ static lattn_status lattn__p1_alloc(lattn_ctx *ctx, const char *who, lattn_prism
     const float **view[LATTN__P1_N];
     int64_t w[LATTN__P1_N][4];
     int i, d;
-    view[LATTN__P1_FW] = &p->fused_w; view[LATTN__P1_FB] = &p->fused_b; view[LATTN__P1_CW] = &p->conv_w;
-    view[LATTN__P1_CB] = &p->conv_b; view[LATTN__P1_AW] = &p->anchor_w; view[LATTN__P1_AB] = &p->anchor_b;
-    view[LATTN__P1_IW] = &p->ln_in_w; view[LATTN__P1_IB] = &p->ln_in_b; view[LATTN__P1_OW] = &p->ln_out_w;
-    view[LATTN__P1_OB] = &p->ln_out_b; view[LATTN__P1_G0W] = &p->gate0_w; view[LATTN__P1_G0B] = &p->gate0_b;
-    view[LATTN__P1_G1W] = &p->gate1_w; view[LATTN__P1_G1B] = &p->gate1_b; view[LATTN__P1_GW] = &p->g_w;
-    view[LATTN__P1_GB] = &p->g_b; view[LATTN__P1_BW] = &p->b_w; view[LATTN__P1_O0W] = &p->o0_w;
-    view[LATTN__P1_O0B] = &p->o0_b; view[LATTN__P1_O2W] = &p->o2_w; view[LATTN__P1_O2B] = &p->o2_b;
-    view[LATTN__P1_UG] = &p->up_gain; view[LATTN__P1_UK] = &p->up_k;
+    view[LATTN__P1_FW] = &p->fused_w;
+    view[LATTN__P1_FB] = &p->fused_b;
+    view[LATTN__P1_CW] = &p->conv_w;
+    view[LATTN__P1_CB] = &p->conv_b;
+    view[LATTN__P1_AW] = &p->anchor_w;
+    view[LATTN__P1_AB] = &p->anchor_b;
+    view[LATTN__P1_IW] = &p->ln_in_w;
+    view[LATTN__P1_IB] = &p->ln_in_b;
+    view[LATTN__P1_OW] = &p->ln_out_w;
+    view[LATTN__P1_OB] = &p->ln_out_b;
+    view[LATTN__P1_G0W] = &p->gate0_w;
+    view[LATTN__P1_G0B] = &p->gate0_b;
+    view[LATTN__P1_G1W] = &p->gate1_w;
+    view[LATTN__P1_G1B] = &p->gate1_b;
+    view[LATTN__P1_GW] = &p->g_w;
+    view[LATTN__P1_GB] = &p->g_b;
+    view[LATTN__P1_BW] = &p->b_w;
+    view[LATTN__P1_O0W] = &p->o0_w;
+    view[LATTN__P1_O0B] = &p->o0_b;
+    view[LATTN__P1_O2W] = &p->o2_w;
+    view[LATTN__P1_O2B] = &p->o2_b;
+    view[LATTN__P1_UG] = &p->up_gain;
+    view[LATTN__P1_UK] = &p->up_k;
     lattn__p1_shapes(D, H, S, R, Kc, rg, w);
     LATTN__TRY(lattn__table_new(ctx, who, LATTN__P1_N, 0, &p->tensors));
     for (i = 0; i < LATTN__P1_N; i++) {
@@ -8062,7 +8581,15 @@ static lattn_status lattn__p1_alloc(lattn_ctx *ctx, const char *who, lattn_prism
     }
     p->n_tensors = LATTN__P1_N;
     for (i = 0; i < LATTN__P1_N; i++) *view[i] = p->tensors[i].data;
-    p->D = D; p->H = H; p->S = S; p->R = R; p->Kc = Kc; p->rg = rg; p->C = 128; p->tau = 16.0; p->gate_min = 1e-4;
+    p->D = D;
+    p->H = H;
+    p->S = S;
+    p->R = R;
+    p->Kc = Kc;
+    p->rg = rg;
+    p->C = 128;
+    p->tau = 16.0;
+    p->gate_min = 1e-4;
     return LATTN_OK;
 }
 LATTN__DEF lattn_status lattn_prism_p1_init_st(lattn_ctx *ctx, lattn_prism_p1 *p, const lattn_st_file *f, const char *prefix) {
@@ -8083,7 +8610,12 @@ LATTN__DEF lattn_status lattn_prism_p1_init_st(lattn_ctx *ctx, lattn_prism_p1 *p
         if (!(t[i] = lattn_st_find(f, name))) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: missing tensor '%s'", who, name);
         if (t[i]->ndim != ranks[i]) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' has %d dimensions, not %d", who, name, t[i]->ndim, ranks[i]);
     }
-    D = t[0]->shape[0]; H = t[1]->shape[0]; S = t[2]->shape[0]; R = t[2]->shape[1]; Kc = t[3]->shape[2]; rg = t[4]->shape[0];
+    D = t[0]->shape[0];
+    H = t[1]->shape[0];
+    S = t[2]->shape[0];
+    R = t[2]->shape[1];
+    Kc = t[3]->shape[2];
+    rg = t[4]->shape[0];
     if (D < 1 || H < 1 || S < 1 || R < 1 || Kc < 1 || rg < 1 || D % H != 0 || D > (1 << 20) || S > 64 || R > (1 << 16) || Kc > 64 || rg > (1 << 16))
         return lattn__fail(ctx, LATTN_E_FORMAT, "%s: sizes D %lld, H %lld, S %lld, R %lld, Kc %lld, rank %lld are not usable",
                            who, (long long)D, (long long)H, (long long)S, (long long)R, (long long)Kc, (long long)rg);
@@ -8263,22 +8795,36 @@ LATTN__DEF lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_p
     size_t cnt;
     if (!p || !p->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
-    D = p->D; H = p->H; S = p->S; R = p->R; d = D / H; C = LATTN__MIN(p->C, T);
+    D = p->D;
+    H = p->H;
+    S = p->S;
+    R = p->R;
+    d = D / H;
+    C = LATTN__MIN(p->C, T);
     if (C < 1 || T % C != 0)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: T = %lld is not a multiple of the chunk size %lld (the official code's reshapes)",
                            who, (long long)T, (long long)C);
     if (!(p->tau > 0)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tau must be positive", who);
-    F = 4 * D + 2 * R * S + H * S; N = T / C;
+    F = 4 * D + 2 * R * S + H * S;
+    N = T / C;
     {   /* per batch row: x̂, F, gk, β, P, κ, b, δ, o [T][...]; chunk work: M, dS [d][d], k̄, λ, Ls, Le */
         int64_t dims[2];
-        dims[0] = T; dims[1] = 3 * D + F + H + 3 * S * D + S * H + D + 2 * D + 8 * D;
+        dims[0] = T;
+        dims[1] = 3 * D + F + H + 3 * S * D + S * H + D + 2 * D + 8 * D;
         LATTN__TRY(lattn__check_count(ctx, who, "the workspace", 2, dims));
         cnt = (size_t)(T * (3 * D + F + H + 3 * S * D + S * H)) + (size_t)(12 * D + p->rg + 2 * d * d + d + 3 * C * d);
     }
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    xh = buf; F_ = xh + T * D; gk = F_ + T * F; bt = gk + T * D; P = bt + T * H; kap = P + T * S * D;
-    del = kap + T * S * D; bl = del + T * S * D; o = bl + T * S * H;
+    xh = buf;
+    F_ = xh + T * D;
+    gk = F_ + T * F;
+    bt = gk + T * D;
+    P = bt + T * H;
+    kap = P + T * S * D;
+    del = kap + T * S * D;
+    bl = del + T * S * D;
+    o = bl + T * S * H;
     w1 = o + T * D; w2 = w1 + 4 * D + p->rg; M = w2 + 8 * D;    /* w1: D, 4D or rg values; w2: 5D */ dS = M + d * d; kb = dS + d * d; lam = kb + d; Ls = lam + C * d; Le = Ls + C * d;
     for (b = 0; b < B; b++) {
         const float *xb = x + b * T * D;
@@ -8372,7 +8918,15 @@ LATTN__DEF lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_p
 
 LATTN__DEF lattn_prism_config lattn_prism_config_large_130m(void) {
     lattn_prism_config c;
-    c.vocab = 50257; c.seq_len = 1024; c.D = 768; c.n_layers = 8; c.H = 8; c.S = 2; c.R = 128; c.Kc = 7; c.rg = 16;
+    c.vocab = 50257;
+    c.seq_len = 1024;
+    c.D = 768;
+    c.n_layers = 8;
+    c.H = 8;
+    c.S = 2;
+    c.R = 128;
+    c.Kc = 7;
+    c.rg = 16;
     return c;
 }
 static int64_t lattn__prism_params(const lattn_prism_config *c, int64_t *per_block) {
@@ -8382,7 +8936,12 @@ static int64_t lattn__prism_params(const lattn_prism_config *c, int64_t *per_blo
     if (!c || c->D < 1 || c->H < 1 || c->R < 1 || c->Kc < 1 || c->rg < 1 || c->n_layers < 1 || c->seq_len < 1 || c->S < 0 || c->vocab < 0 ||
         c->D > lim || c->H > lim || c->R > lim || c->Kc > lim || c->rg > lim || c->n_layers > lim || c->seq_len > lim || c->S > lim || c->vocab > lim)
         return -1;
-    D = c->D; H = c->H; S = c->S; R = c->R; Kc = c->Kc; rg = c->rg;
+    D = c->D;
+    H = c->H;
+    S = c->S;
+    R = c->R;
+    Kc = c->Kc;
+    rg = c->rg;
     if ((double)(D + 1) * (double)(4 * D + 2 * R * S + H * S) * (double)c->n_layers > 4e18) return -1;   /* fits int64 */
     blk = 2 * D + (Kc + 1) * D + 2 * D + (D + 1) * (4 * D + 2 * R * S + H * S) + (2 * D * rg + rg + D) + 2 * D
         + (D * D + D) + D * H + (8 * D * D + 5 * D) + 2 * S * R * D;
@@ -8412,7 +8971,8 @@ static lattn_status lattn__prism_p2_args(lattn_ctx *ctx, const char *who, const 
     if (!p || !p->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
     if (!(p->tau > 0)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tau must be positive", who);
-    dims[0] = B * LATTN__MAX(T, 1); dims[1] = 4 * p->D + 2 * p->R * p->S + p->H * p->S + 3 * p->S * p->D + 8 * p->D;
+    dims[0] = B * LATTN__MAX(T, 1);
+    dims[1] = 4 * p->D + 2 * p->R * p->S + p->H * p->S + 3 * p->S * p->D + 8 * p->D;
     return lattn__check_count(ctx, who, "the workspace", 2, dims);
 }
 
@@ -8423,14 +8983,29 @@ LATTN__DEF lattn_status lattn_prism_p2_forward_ref(lattn_ctx *ctx, const lattn_p
     double *buf, *xh, *F_, *gk, *bt, *P, *kap, *del, *bl, *o, *cache, *w1, *w2, *St;
     size_t cnt;
     LATTN__TRY(lattn__prism_p2_args(ctx, who, p, B, T, x, y));
-    D = p->D; H = p->H; S = p->S; d = D / H; F = 4 * D + 2 * p->R * S + H * S; SF = lattn__prism_p2_state_floats(p);
+    D = p->D;
+    H = p->H;
+    S = p->S;
+    d = D / H;
+    F = 4 * D + 2 * p->R * S + H * S;
+    SF = lattn__prism_p2_state_floats(p);
     if (T == 0) return lattn__ok(ctx);
     cnt = lattn__prism_ws(p, T) + (size_t)(H * d * d + d);
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    xh = buf; F_ = xh + T * D; gk = F_ + T * F; bt = gk + T * D; P = bt + T * H; kap = P + T * S * D;
-    del = kap + T * S * D; bl = del + T * S * D; o = bl + T * S * H; cache = o + T * D;
-    w1 = cache + D * p->Kc; w2 = w1 + 4 * D + p->rg; St = w2 + 8 * D;
+    xh = buf;
+    F_ = xh + T * D;
+    gk = F_ + T * F;
+    bt = gk + T * D;
+    P = bt + T * H;
+    kap = P + T * S * D;
+    del = kap + T * S * D;
+    bl = del + T * S * D;
+    o = bl + T * S * H;
+    cache = o + T * D;
+    w1 = cache + D * p->Kc;
+    w2 = w1 + 4 * D + p->rg;
+    St = w2 + 8 * D;
     for (b = 0; b < B; b++) {
         const float *xb = x + b * T * D;
         double *kh = St + H * d * d;
@@ -8481,18 +9056,42 @@ static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p,
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__prism_p2_args(ctx, who, p, B, T, x, y));
     if (form == LATTN_FORM_STEP && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
-    D = p->D; H = p->H; S = p->S; d = D / H; F = 4 * D + 2 * p->R * S + H * S; SF = lattn__prism_p2_state_floats(p);
+    D = p->D;
+    H = p->H;
+    S = p->S;
+    d = D / H;
+    F = 4 * D + 2 * p->R * S + H * S;
+    SF = lattn__prism_p2_state_floats(p);
     if (T == 0) return lattn__ok(ctx);
     cnt = lattn__prism_ws(p, T);
     fcnt = (size_t)(T * (5 * D + 2 * H + S * H + 2 * S * D)) + 2 * (size_t)(H * d * d);
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
     if (lattn__alloc_floats(ctx, &fb, fcnt, who) != LATTN_OK) { lattn__free(ctx, buf); return LATTN_E_NOMEM; }
-    xh = buf; F_ = xh + T * D; gk = F_ + T * F; bt = gk + T * D; P = bt + T * H; kap = P + T * S * D;
-    del = kap + T * S * D; bl = del + T * S * D; o = bl + T * S * H; cache = o + T * D;
-    w1 = cache + D * p->Kc; w2 = w1 + 4 * D + p->rg;
-    q = fb; k = q + T * D; v = k + T * D; g = v + T * D; of = g + T * D; c = of + T * D; be = c + T * H;
-    ib = be + T * H; ik = ib + T * S * H; id = ik + T * S * D; S0 = id + T * S * D; S1 = S0 + H * d * d;
+    xh = buf;
+    F_ = xh + T * D;
+    gk = F_ + T * F;
+    bt = gk + T * D;
+    P = bt + T * H;
+    kap = P + T * S * D;
+    del = kap + T * S * D;
+    bl = del + T * S * D;
+    o = bl + T * S * H;
+    cache = o + T * D;
+    w1 = cache + D * p->Kc;
+    w2 = w1 + 4 * D + p->rg;
+    q = fb;
+    k = q + T * D;
+    v = k + T * D;
+    g = v + T * D;
+    of = g + T * D;
+    c = of + T * D;
+    be = c + T * H;
+    ib = be + T * H;
+    ik = ib + T * S * H;
+    id = ik + T * S * D;
+    S0 = id + T * S * D;
+    S1 = S0 + H * d * d;
     for (b = 0; b < B && st == LATTN_OK; b++) {
         const float *xb = x + b * T * D;
         lattn_gdr_args a = LATTN__ZERO;
@@ -8508,7 +9107,8 @@ static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p,
                 nk = sqrt(nk + LATTN__L2_EPS);
                 for (i = 0; i < d; i++) {
                     int64_t ch = h * d + i;
-                    q[t * D + ch] = (float)F_[t * F + 2 * D + ch]; k[t * D + ch] = (float)(F_[t * F + 3 * D + ch] / nk);
+                    q[t * D + ch] = (float)F_[t * F + 2 * D + ch];
+                    k[t * D + ch] = (float)(F_[t * F + 3 * D + ch] / nk);
                     v[t * D + ch] = (float)F_[t * F + D + ch];
                     g[t * D + ch] = (float)log(gk[t * D + ch]);
                     for (l = 0; l < S; l++) {
@@ -8516,13 +9116,31 @@ static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p,
                         id[((t * H + h) * S + l) * d + i] = (float)del[(t * S + l) * D + ch];
                     }
                 }
-                c[t * H + h] = (float)nk; be[t * H + h] = (float)bt[t * H + h];
+                c[t * H + h] = (float)nk;
+                be[t * H + h] = (float)bt[t * H + h];
                 for (l = 0; l < S; l++) ib[(t * H + h) * S + l] = (float)bl[(t * S + l) * H + h];
             }
         }
         for (i = 0; i < H * d * d; i++) S0[i] = state ? state[b * SF + D * p->Kc + i] : 0.0f;
-        a.B = 1; a.T = T; a.H = H; a.K = d; a.V = d; a.q = q; a.k = k; a.v = v; a.c = c; a.beta = be;
-        a.gk = g; a.L = S; a.inj_b = ib; a.inj_kap = ik; a.inj_d = id; a.scale = 1.0; a.h0 = S0; a.ht = S1; a.o = of;
+        a.B = 1;
+        a.T = T;
+        a.H = H;
+        a.K = d;
+        a.V = d;
+        a.q = q;
+        a.k = k;
+        a.v = v;
+        a.c = c;
+        a.beta = be;
+        a.gk = g;
+        a.L = S;
+        a.inj_b = ib;
+        a.inj_kap = ik;
+        a.inj_d = id;
+        a.scale = 1.0;
+        a.h0 = S0;
+        a.ht = S1;
+        a.o = of;
         st = form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
         if (st != LATTN_OK) break;
         for (i = 0; i < T * D; i++) o[i] = of[i];
@@ -8561,7 +9179,9 @@ static lattn_status lattn__p0_alloc(lattn_ctx *ctx, lattn_prism_p0 *m, const lat
     if (lattn__prism_p0_state_floats(c) < 0 || c->L < 1 || c->L > 64)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: D = %lld, H = %lld (must divide D), L = %lld, Kc = %lld", who,
                            (long long)c->D, (long long)c->H, (long long)c->L, (long long)c->Kc);
-    D = c->D; H = c->H; nt = LATTN__P0_G + 4 * c->L;
+    D = c->D;
+    H = c->H;
+    nt = LATTN__P0_G + 4 * c->L;
     LATTN__TRY(lattn__table_new(ctx, who, nt, 0, &m->tensors));
     for (i = 0; i < nt; i++) {
         lattn_tensor *t = &m->tensors[i];
@@ -8576,7 +9196,8 @@ static lattn_status lattn__p0_alloc(lattn_ctx *ctx, lattn_prism_p0 *m, const lat
         t->shape[1] = i == LATTN__P0_CONV ? c->Kc : D;
     }
     if (lattn__arena_bind(ctx, who, m->tensors, nt, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
-    m->cfg = *c; m->n_tensors = nt;
+    m->cfg = *c;
+    m->n_tensors = nt;
     return LATTN_OK;
 }
 LATTN__DEF lattn_status lattn_prism_p0_init(lattn_ctx *ctx, lattn_prism_p0 *m, const lattn_prism_p0_config *c, uint64_t seed) {
@@ -8684,7 +9305,9 @@ static lattn_status lattn__p0_args(lattn_ctx *ctx, const char *who, const lattn_
     int64_t dims[3];
     if (!m || !m->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
-    dims[0] = B * LATTN__MAX(T, 1); dims[1] = 4 + 3 * m->cfg.L; dims[2] = m->cfg.D + m->cfg.Kc;
+    dims[0] = B * LATTN__MAX(T, 1);
+    dims[1] = 4 + 3 * m->cfg.L;
+    dims[2] = m->cfg.D + m->cfg.Kc;
     return lattn__check_count(ctx, who, "the workspace", 3, dims);
 }
 /* One row through P0; the recurrence in double (form REF) or on the core (CHUNK: _chunk, STEP: _step). */
@@ -8698,7 +9321,8 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__p0_args(ctx, who, m, B, T, x, y));
     if (form == LATTN_FORM_STEP && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
-    d = D / H; SF = lattn__prism_p0_state_floats(&m->cfg);
+    d = D / H;
+    SF = lattn__prism_p0_state_floats(&m->cfg);
     if (T == 0) return lattn__ok(ctx);
     cnt = (size_t)(D * Kc + T * (5 * D + H + 2 * L * D + L * H) + H * d * d + D);
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
@@ -8707,8 +9331,17 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
         lattn__free(ctx, buf);
         return LATTN_E_NOMEM;
     }
-    cache = buf; u = cache + D * Kc; q = u + T * D; v = q + T * D; o = v + T * D; al = o + T * D;
-    kl = al + T * H; dl = kl + T * L * D; bl = dl + T * L * D; S = bl + T * L * H; r = S + H * d * d;
+    cache = buf;
+    u = cache + D * Kc;
+    q = u + T * D;
+    v = q + T * D;
+    o = v + T * D;
+    al = o + T * D;
+    kl = al + T * H;
+    dl = kl + T * L * D;
+    bl = dl + T * L * D;
+    S = bl + T * L * H;
+    r = S + H * d * d;
     for (b = 0; b < B && st == LATTN_OK; b++) {
         const float *xb = x + b * T * D;
         for (i = 0; i < D * Kc; i++) cache[i] = state ? (double)state[b * SF + i] : 0.0;
@@ -8742,7 +9375,9 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
             float *fv = fbe + T * H, *ib = fv + T * D, *ik = ib + T * L * H, *id = ik + T * L * D, *S0 = id + T * L * D, *S1 = S0 + H * d * d;
             for (t = 0; t < T; t++)
                 for (h = 0; h < H; h++) {
-                    fg[t * H + h] = (float)log(al[t * H + h]); fc[t * H + h] = 0.0f; fbe[t * H + h] = (float)bl[(t * L) * H + h];
+                    fg[t * H + h] = (float)log(al[t * H + h]);
+                    fc[t * H + h] = 0.0f;
+                    fbe[t * H + h] = (float)bl[(t * L) * H + h];
                     for (i = 0; i < d; i++) {
                         fq[t * D + h * d + i] = (float)q[t * D + h * d + i];
                         fe[t * D + h * d + i] = (float)kl[(t * L) * D + h * d + i];
@@ -8757,9 +9392,26 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
                     }
                 }
             for (i = 0; i < H * d * d; i++) S0[i] = state ? state[b * SF + D * Kc + i] : 0.0f;
-            a.B = 1; a.T = T; a.H = H; a.K = d; a.V = d; a.q = fq; a.k = fe; a.v = fv; a.e = fe; a.c = fc; a.beta = fbe;
-            a.g = fg; a.L = L; a.inj_b = ib; a.inj_kap = ik; a.inj_d = id; a.scale = 1.0 / sqrt((double)d);
-            a.h0 = S0; a.ht = S1; a.o = fo;
+            a.B = 1;
+            a.T = T;
+            a.H = H;
+            a.K = d;
+            a.V = d;
+            a.q = fq;
+            a.k = fe;
+            a.v = fv;
+            a.e = fe;
+            a.c = fc;
+            a.beta = fbe;
+            a.g = fg;
+            a.L = L;
+            a.inj_b = ib;
+            a.inj_kap = ik;
+            a.inj_d = id;
+            a.scale = 1.0 / sqrt((double)d);
+            a.h0 = S0;
+            a.ht = S1;
+            a.o = fo;
             st = form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
             if (st != LATTN_OK) break;
             for (i = 0; i < T * D; i++) o[i] = fo[i];
@@ -8850,7 +9502,8 @@ static void lattn__ttt_grad_d(int64_t F, const double *z, const double *v, const
     for (i = 0; i < F; i++) {
         double zh = (z[i] - mu) / sig;
         g[i] = ((double)gw[i] * zh + (double)gb[i] - (v[i] - k[i])) * (double)gw[i];
-        s1 += g[i]; s2 += g[i] * zh;
+        s1 += g[i];
+        s2 += g[i] * zh;
     }
     for (i = 0; i < F; i++) g[i] = ((double)F * g[i] - s1 - (z[i] - mu) / sig * s2) / ((double)F * sig);
 }
@@ -8868,9 +9521,11 @@ static void lattn__ttt_grad(int64_t F, const float *z, const float *v, const flo
         x = lattn__vmul(lattn__vload_w(zh + i, w), inv);
         gg = lattn__vsub(lattn__vfma(lattn__vload_w(gw + i, w), x, lattn__vload_w(gb + i, w)),
                          lattn__vsub(lattn__vload_w(v + i, w), lattn__vload_w(k + i, w)));
-        lattn__vstore_w(zh + i, x, w); lattn__vstore_w(g + i, lattn__vmul(gg, lattn__vload_w(gw + i, w)), w);
+        lattn__vstore_w(zh + i, x, w);
+        lattn__vstore_w(g + i, lattn__vmul(gg, lattn__vload_w(gw + i, w)), w);
     }
-    c1 = lattn__vset1(lattn_vec_sum(n, g)); c2 = lattn__vset1(lattn_vec_dot(n, g, zh));
+    c1 = lattn__vset1(lattn_vec_sum(n, g));
+    c2 = lattn__vset1(lattn_vec_dot(n, g, zh));
     inv = lattn__vmul(inv, lattn__vset1(1.0f / (float)F));
     for (i = 0; i < n; i += w) {         /* G = (F g - Σg - ẑ Σ(g ẑ)) / (F σ) */
         lattn__vf gg;
@@ -8906,10 +9561,19 @@ static lattn_status lattn__ttt_check(lattn_ctx *ctx, const char *who, const latt
     if (!a->h0 || !a->tok || !a->ln_w || !a->ln_b) return lattn__fail(ctx, LATTN_E_NULL, "%s: h0, tok, ln_w or ln_b is NULL", who);
     if (a->T > 0 && (!a->q || !a->k || !a->v || !a->lr || !a->o))
         return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v, lr or o is NULL", who);
-    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = a->K;
+    d[0] = a->B;
+    d[1] = a->T;
+    d[2] = a->H;
+    d[3] = a->K;
     LATTN__TRY(lattn__check_count(ctx, who, "the inputs", 4, d));
-    dm->F = a->K; dm->F1 = a->mlp ? 4 * a->K : a->K; dm->P = lattn__ttt_p(a->K, a->mlp); dm->b = a->mini_batch;
-    d[0] = dm->n; d[1] = a->H; d[2] = 2; d[3] = dm->P;
+    dm->F = a->K;
+    dm->F1 = a->mlp ? 4 * a->K : a->K;
+    dm->P = lattn__ttt_p(a->K, a->mlp);
+    dm->b = a->mini_batch;
+    d[0] = dm->n;
+    d[1] = a->H;
+    d[2] = 2;
+    d[3] = dm->P;
     LATTN__TRY(lattn__check_count(ctx, who, "the state", 4, d));
     for (i = 0; i < dm->b; i++)
         if (!(a->tok[i] >= 0.0f && a->tok[i] <= FLT_MAX))
@@ -8984,7 +9648,8 @@ LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
     double *buf, *s, *q, *k, *v, *lr, *tok, *o, *tmp;
     size_t n;
     LATTN__TRY(lattn__ttt_check(ctx, "lattn_ttt_ref", a, &dm));
-    F = dm.F; H = a->H;
+    F = dm.F;
+    H = a->H;
     {   /* the longest sequence sets the buffers */
         int64_t mx = 0;
         for (sq = 0; sq < dm.n; sq++) { int64_t t0, len; lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
@@ -8992,12 +9657,18 @@ LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
     }
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_ttt_ref: cannot allocate the workspace");
-    s = buf; tok = s + 2 * dm.P; tmp = tok + dm.b;
+    s = buf;
+    tok = s + 2 * dm.P;
+    tmp = tok + dm.b;
     for (i = 0; i < dm.b; i++) tok[i] = a->tok[i];
     for (sq = 0; sq < dm.n; sq++) {
         int64_t t0, len;
         lattn__seq(a->offsets, a->T, sq, &t0, &len);
-        q = tmp + 4 * dm.F1 + 2 * F; k = q + len * F; v = k + len * F; o = v + len * F; lr = o + len * F;
+        q = tmp + 4 * dm.F1 + 2 * F;
+        k = q + len * F;
+        v = k + len * F;
+        o = v + len * F;
+        lr = o + len * F;
         for (h = 0; h < H; h++) {
             const float *s0 = a->h0 + (sq * H + h) * 2 * dm.P;
             for (i = 0; i < 2 * dm.P; i++) s[i] = s0[i];
@@ -9117,7 +9788,8 @@ static void lattn__ttt_head(const lattn_ttt_args *a, const lattn__ttt_dims *dm, 
             lattn_vec_axpy((size_t)P, -a->tok[b - 1], s + P, s);
             memset(s + P, 0, (size_t)P * sizeof(float));
         }
-        pos = (pos + n) % b; t += n;
+        pos = (pos + n) % b;
+        t += n;
     }
 }
 static lattn_status lattn__ttt_run(lattn_ctx *ctx, const lattn_ttt_args *a, int dual, const char *who) {
@@ -9170,7 +9842,11 @@ static void lattn__tt_name(char *buf, size_t cap, const char *prefix, int block,
 LATTN__DEF lattn_ttt_config lattn_ttt_config_default(void) {
     lattn_ttt_config c;
     memset(&c, 0, sizeof c);
-    c.D = 2048; c.H = 32; c.mini_batch = 16; c.base_lr = 1.0; c.rope_theta = 10000.0;
+    c.D = 2048;
+    c.H = 32;
+    c.mini_batch = 16;
+    c.base_lr = 1.0;
+    c.rope_theta = 10000.0;
     return c;
 }
 static lattn_status lattn__tt_check_cfg(lattn_ctx *ctx, const char *who, const lattn_ttt_config *c) {
@@ -9195,7 +9871,10 @@ static void lattn__tt_shapes(const lattn_ttt_config *c, int64_t w[LATTN__TT_N][4
     for (i = 0; i < LATTN__TT_N; i++) {
         int on = (i != LATTN__TT_W2 && i != LATTN__TT_B2) || c->mlp;
         on = on && (i != LATTN__TT_G || c->use_gate) && (i < LATTN__TT_SN || c->ffn > 0);
-        w[i][0] = on ? nd[i] : 0; w[i][1] = d[i][0]; w[i][2] = d[i][1]; w[i][3] = d[i][2];
+        w[i][0] = on ? nd[i] : 0;
+        w[i][1] = d[i][0];
+        w[i][2] = d[i][1];
+        w[i][3] = d[i][2];
     }
 }
 static int64_t lattn__tt_count(const int64_t *w) {
@@ -9214,10 +9893,27 @@ static lattn_status lattn__tt_alloc(lattn_ctx *ctx, lattn_ttt_layer *m, const la
     memset(m, 0, sizeof *m);
     LATTN__TRY(lattn__tt_check_cfg(ctx, who, c));
     lattn__tt_shapes(c, w);
-    view[0] = &m->q_w; view[1] = &m->k_w; view[2] = &m->v_w; view[3] = &m->o_w; view[4] = &m->lr_w; view[5] = &m->lr_b;
-    view[6] = &m->tok_idx; view[7] = &m->ln_w; view[8] = &m->ln_b; view[9] = &m->W1; view[10] = &m->b1; view[11] = &m->W2;
-    view[12] = &m->b2; view[13] = &m->post_w; view[14] = &m->post_b; view[15] = &m->g_w; view[16] = &m->seq_norm;
-    view[17] = &m->ffn_norm; view[18] = &m->gate_w; view[19] = &m->up_w; view[20] = &m->down_w;
+    view[0] = &m->q_w;
+    view[1] = &m->k_w;
+    view[2] = &m->v_w;
+    view[3] = &m->o_w;
+    view[4] = &m->lr_w;
+    view[5] = &m->lr_b;
+    view[6] = &m->tok_idx;
+    view[7] = &m->ln_w;
+    view[8] = &m->ln_b;
+    view[9] = &m->W1;
+    view[10] = &m->b1;
+    view[11] = &m->W2;
+    view[12] = &m->b2;
+    view[13] = &m->post_w;
+    view[14] = &m->post_b;
+    view[15] = &m->g_w;
+    view[16] = &m->seq_norm;
+    view[17] = &m->ffn_norm;
+    view[18] = &m->gate_w;
+    view[19] = &m->up_w;
+    view[20] = &m->down_w;
     LATTN__TRY(lattn__table_new(ctx, who, LATTN__TT_N, 0, &m->tensors));
     for (i = 0; i < LATTN__TT_N; i++) {
         lattn_tensor *t = &m->tensors[nt];
@@ -9285,14 +9981,18 @@ LATTN__DEF lattn_status lattn_ttt_layer_init_st(lattn_ctx *ctx, lattn_ttt_layer 
     }
     if (t[LATTN__TT_Q]->ndim != 2 || t[LATTN__TT_LNW]->ndim != 2 || t[LATTN__TT_TOK]->ndim != 1)
         return lattn__fail(ctx, LATTN_E_FORMAT, "%s: unexpected ranks", who);
-    c.D = t[LATTN__TT_Q]->shape[1]; c.H = t[LATTN__TT_LNW]->shape[0]; c.mini_batch = t[LATTN__TT_TOK]->shape[0];
-    c.mlp = t[LATTN__TT_W2] != NULL; c.use_gate = t[LATTN__TT_G] != NULL;
+    c.D = t[LATTN__TT_Q]->shape[1];
+    c.H = t[LATTN__TT_LNW]->shape[0];
+    c.mini_batch = t[LATTN__TT_TOK]->shape[0];
+    c.mlp = t[LATTN__TT_W2] != NULL;
+    c.use_gate = t[LATTN__TT_G] != NULL;
     c.ffn = block && t[LATTN__TT_GATE]->ndim == 2 ? t[LATTN__TT_GATE]->shape[0] : 0;
     if (block && c.ffn < 1) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: the Block's mlp.gate_proj.weight must be [ffn][D]", who);
     {
         const char *keys[2] = { "ttt.base_lr", "ttt.rope_theta" };
         double *vals[2];
-        vals[0] = &c.base_lr; vals[1] = &c.rope_theta;
+        vals[0] = &c.base_lr;
+        vals[1] = &c.rope_theta;
         for (i = 0; i < 2; i++) {
             const char *v = lattn_st_meta(f, keys[i]);
             char *end = NULL;
@@ -9315,8 +10015,10 @@ LATTN__DEF lattn_status lattn_ttt_layer_serialize(lattn_ctx *ctx, const lattn_tt
     if (!m || !m->tensors || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_ttt_layer_serialize: NULL argument");
     c = m->cfg;
     memset(fl, 0, sizeof fl);
-    fl[0].key = "ttt.base_lr"; fl[0].d = &c.base_lr;
-    fl[1].key = "ttt.rope_theta"; fl[1].d = &c.rope_theta;
+    fl[0].key = "ttt.base_lr";
+    fl[0].d = &c.base_lr;
+    fl[1].key = "ttt.rope_theta";
+    fl[1].d = &c.rope_theta;
     return lattn__arena_serialize(ctx, "lattn_ttt_layer_serialize", m->tensors, m->n_tensors, fl, 2, out, size);
 }
 #ifndef LATTN_NO_STDIO
@@ -9350,10 +10052,13 @@ static lattn_status lattn__tt_args(lattn_ctx *ctx, const char *who, const lattn_
     int64_t d[3], b, SF;
     if (!m || !m->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
-    d[0] = B; d[1] = LATTN__MAX(T, 1); d[2] = 6 * m->cfg.D + 2 * m->cfg.H;
+    d[0] = B;
+    d[1] = LATTN__MAX(T, 1);
+    d[2] = 6 * m->cfg.D + 2 * m->cfg.H;
     LATTN__TRY(lattn__check_count(ctx, who, "the activations", 3, d));
     SF = lattn__ttt_state_floats(&m->cfg);
-    d[0] = B; d[1] = SF;
+    d[0] = B;
+    d[1] = SF;
     LATTN__TRY(lattn__check_count(ctx, who, "the states", 2, d));
     for (b = 0; state && b < B; b++) {
         float p = state[b * SF + SF - 1];
@@ -9375,14 +10080,36 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_
     double *buf, *X, *Q, *K, *V, *O, *LR, *qh, *kh, *vh, *oh, *lrh, *s, *tok, *tmp, *row, *g, *yr, *fr, *dr, *gv, *uv;
     size_t n;
     LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, y, state));
-    D = m->cfg.D; H = m->cfg.H; F = D / H; mb = m->cfg.mini_batch; P = lattn__ttt_p(F, m->cfg.mlp);
+    D = m->cfg.D;
+    H = m->cfg.H;
+    F = D / H;
+    mb = m->cfg.mini_batch;
+    P = lattn__ttt_p(F, m->cfg.mlp);
     SF = lattn__ttt_state_floats(&m->cfg);
     n = (size_t)(T * (6 * D + 2 * H + 4 * F + 1) + 2 * P + mb + 4 * (m->cfg.mlp ? 4 * F : F) + 2 * F + 5 * D + 2 * m->cfg.ffn);
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    X = buf; Q = X + T * D; K = Q + T * D; V = K + T * D; O = V + T * D; LR = O + T * D; qh = LR + T * H; kh = qh + T * F;
-    vh = kh + T * F; oh = vh + T * F; lrh = oh + T * F; s = lrh + T; tok = s + 2 * P; row = tok + mb; g = row + D; yr = g + D;
-    fr = yr + D; dr = fr + D; gv = dr + D; uv = gv + m->cfg.ffn; tmp = uv + m->cfg.ffn;
+    X = buf;
+    Q = X + T * D;
+    K = Q + T * D;
+    V = K + T * D;
+    O = V + T * D;
+    LR = O + T * D;
+    qh = LR + T * H;
+    kh = qh + T * F;
+    vh = kh + T * F;
+    oh = vh + T * F;
+    lrh = oh + T * F;
+    s = lrh + T;
+    tok = s + 2 * P;
+    row = tok + mb;
+    g = row + D;
+    yr = g + D;
+    fr = yr + D;
+    dr = fr + D;
+    gv = dr + D;
+    uv = gv + m->cfg.ffn;
+    tmp = uv + m->cfg.ffn;
     for (i = 0; i < mb; i++) tok[i] = LATTN__MAX(0.0, 1.0 / (double)(i + 1) + (double)m->tok_idx[i]);
     for (b = 0; b < B; b++) {
         float *sb = state ? state + b * SF : NULL;
@@ -9401,8 +10128,10 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_
                 for (i = 0; i < F / 2; i++) {
                     double an = lattn__tt_angle(&m->cfg, (pos0 + t) % mb, i), c = cos(an), sn = sin(an);
                     double *u = Q + t * D + h * F + 2 * i, *w = K + t * D + h * F + 2 * i, u0 = u[0], w0 = w[0];
-                    u[0] = u0 * c - u[1] * sn; u[1] = u[1] * c + u0 * sn;
-                    w[0] = w0 * c - w[1] * sn; w[1] = w[1] * c + w0 * sn;
+                    u[0] = u0 * c - u[1] * sn;
+                    u[1] = u[1] * c + u0 * sn;
+                    w[0] = w0 * c - w[1] * sn;
+                    w[1] = w[1] * c + w0 * sn;
                 }
         }
         for (h = 0; h < H; h++) {                        /* the inner loop, head by head */
@@ -9462,13 +10191,25 @@ static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, 
     lattn_status st;
     size_t n;
     LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, y, state));
-    D = m->cfg.D; H = m->cfg.H; F = D / H; mb = m->cfg.mini_batch;
-    SF = lattn__ttt_state_floats(&m->cfg); M = B * T;
+    D = m->cfg.D;
+    H = m->cfg.H;
+    F = D / H;
+    mb = m->cfg.mini_batch;
+    SF = lattn__ttt_state_floats(&m->cfg);
+    M = B * T;
     n = (size_t)(2 * B + M * (5 * D + H) + B * SF + mb + mb * F) + (size_t)nthr * LATTN__LIN_WS(D);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
     pos = (int64_t *)(void *)buf;                        /* first: the allocation's alignment */
-    Q = buf + 2 * B; K = Q + M * D; V = K + M * D; O = V + M * D; G = O + M * D; LR = G + M * D; S = LR + M * H;
-    tok = S + B * SF; cs = tok + mb; ws = cs + mb * F;
+    Q = buf + 2 * B;
+    K = Q + M * D;
+    V = K + M * D;
+    O = V + M * D;
+    G = O + M * D;
+    LR = G + M * D;
+    S = LR + M * H;
+    tok = S + B * SF;
+    cs = tok + mb;
+    ws = cs + mb * F;
     lattn__linear(nthr, M, D, D, x, m->q_w, Q, 0, ws);
     lattn__linear(nthr, M, D, D, x, m->k_w, K, 0, ws);
     lattn__linear(nthr, M, D, D, x, m->v_w, V, 0, ws);
@@ -9481,7 +10222,8 @@ static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, 
         tok[t] = LATTN__MAX(0.0f, 1.0f / (float)(t + 1) + m->tok_idx[t]);
         for (i = 0; i < F / 2; i++) {
             double an = lattn__tt_angle(&m->cfg, t, i);
-            cs[t * F + 2 * i] = (float)cos(an); cs[t * F + 2 * i + 1] = (float)sin(an);
+            cs[t * F + 2 * i] = (float)cos(an);
+            cs[t * F + 2 * i + 1] = (float)sin(an);
         }
     }
     for (b = 0; b < B; b++) {
@@ -9493,13 +10235,30 @@ static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, 
             for (h = 0; h < H; h++)
                 for (i = 0; i < F; i += 2) {
                     float *u = Q + (b * T + t) * D + h * F + i, *w = K + (b * T + t) * D + h * F + i, u0 = u[0], w0 = w[0];
-                    u[0] = u0 * c[i] - u[1] * c[i + 1]; u[1] = u[1] * c[i] + u0 * c[i + 1];
-                    w[0] = w0 * c[i] - w[1] * c[i + 1]; w[1] = w[1] * c[i] + w0 * c[i + 1];
+                    u[0] = u0 * c[i] - u[1] * c[i + 1];
+                    u[1] = u[1] * c[i] + u0 * c[i + 1];
+                    w[0] = w0 * c[i] - w[1] * c[i + 1];
+                    w[1] = w[1] * c[i] + w0 * c[i + 1];
                 }
         }
     }
-    a.B = B; a.T = T; a.H = H; a.K = F; a.mlp = m->cfg.mlp; a.mini_batch = mb; a.q = Q; a.k = K; a.v = V; a.lr = LR;
-    a.tok = tok; a.ln_w = m->ln_w; a.ln_b = m->ln_b; a.h0 = S; a.pos0 = pos; a.o = O; a.ht = S;
+    a.B = B;
+    a.T = T;
+    a.H = H;
+    a.K = F;
+    a.mlp = m->cfg.mlp;
+    a.mini_batch = mb;
+    a.q = Q;
+    a.k = K;
+    a.v = V;
+    a.lr = LR;
+    a.tok = tok;
+    a.ln_w = m->ln_w;
+    a.ln_b = m->ln_b;
+    a.h0 = S;
+    a.pos0 = pos;
+    a.o = O;
+    a.ht = S;
     st = form == LATTN_FORM_STEP ? lattn_ttt_step(ctx, &a) : lattn_ttt_chunk(ctx, &a);
     if (st == LATTN_OK) {
         lattn__layernorm_rows(nthr, M, D, O, m->post_w, m->post_b, (float)LATTN__TTT_EPS, Q);
@@ -9527,9 +10286,14 @@ static lattn_status lattn__ttt_layer_run(lattn_ctx *ctx, const lattn_ttt_layer *
     lattn_status st;
     LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, y, state));
     if (m->cfg.ffn == 0) return lattn__tt_forward(ctx, m, B, T, x, y, state, form, who);
-    D = m->cfg.D; Fn = m->cfg.ffn; M = B * T;
+    D = m->cfg.D;
+    Fn = m->cfg.ffn;
+    M = B * T;
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(M * (D + 2 * Fn)) + (size_t)nthr * LATTN__LIN_WS(LATTN__MAX(D, Fn)), who));
-    Hn = buf; G = Hn + M * D; U = G + M * Fn; ws = U + M * Fn;
+    Hn = buf;
+    G = Hn + M * D;
+    U = G + M * Fn;
+    ws = U + M * Fn;
     lattn__rmsnorm_rows(nthr, M, D, x, m->seq_norm, (float)LATTN__TTT_EPS, Hn);
     st = lattn__tt_forward(ctx, m, B, T, Hn, y, state, form, who);
     if (st == LATTN_OK) {
@@ -9580,7 +10344,10 @@ static lattn_status lattn__attn_check(lattn_ctx *ctx, const char *who, const lat
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: window = %lld (must be >= 0)", who, (long long)a->window);
     if (a->mask == LATTN_MASK_FN && !a->visible) return lattn__fail(ctx, LATTN_E_NULL, "%s: mask FN without a visible function", who);
     if (!isfinite(a->scale)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: scale is not finite", who);
-    d[0] = a->B; d[1] = a->T; d[2] = a->H; d[3] = LATTN__MAX(a->K, a->V);
+    d[0] = a->B;
+    d[1] = a->T;
+    d[2] = a->H;
+    d[3] = LATTN__MAX(a->K, a->V);
     LATTN__TRY(lattn__check_count(ctx, who, "q / o", 4, d));
     if (a->T > 0 && (!a->q || !a->k || !a->v || !a->o)) return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v or o is NULL", who);
     dm->sd = a->scale != 0.0 ? a->scale : 1.0 / sqrt((double)a->K);
@@ -9686,19 +10453,27 @@ static lattn_status lattn__fa_tiles_fn(lattn_tiler *t, const void *plan, void *t
     lattn__fa_tiles dummy, *x = tiles ? (lattn__fa_tiles *)tiles : &dummy;
     lattn__tplan list[16 + LATTN__ATTN_MAX_KT + LATTN__ATTN_QG * (4 + LATTN__ATTN_MAX_KT)];
     int n = 0, kt, g;
-    LATTN__PLAN(&x->kr, 0, p->C, p->K);   LATTN__PLAN(&x->vr, 0, p->C, p->V);
+    LATTN__PLAN(&x->kr, 0, p->C, p->K);
+    LATTN__PLAN(&x->vr, 0, p->C, p->V);
     for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->kt[kt], 0, lattn__fa_kw(p, kt), p->C);
-    LATTN__PLAN(&x->p, 0, p->C, p->C);    LATTN__PLAN(&x->pt, 0, p->C, p->C);
+    LATTN__PLAN(&x->p, 0, p->C, p->C);
+    LATTN__PLAN(&x->pt, 0, p->C, p->C);
     if (p->fn) LATTN__PLAN(&x->mk, 0, p->C, p->C);
-    LATTN__PLAN(&x->rm, 0, p->C, 1);      LATTN__PLAN(&x->c, 0, p->C, 1);
-    LATTN__PLAN(&x->nb, 0, p->C, 1);      LATTN__PLAN(&x->rs, 0, p->C, 1);
+    LATTN__PLAN(&x->rm, 0, p->C, 1);
+    LATTN__PLAN(&x->c, 0, p->C, 1);
+    LATTN__PLAN(&x->nb, 0, p->C, 1);
+    LATTN__PLAN(&x->rs, 0, p->C, 1);
     for (g = 0; g < p->qg; g++) {
         for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->qt[g][kt], 0, lattn__fa_kw(p, kt), p->C);
         LATTN__PLAN(&x->acc[g], 0, p->C, p->V);
-        LATTN__PLAN(&x->m[g][0], 0, p->C, 1); LATTN__PLAN(&x->m[g][1], 0, p->C, 1); LATTN__PLAN(&x->l[g], 0, p->C, 1);
+        LATTN__PLAN(&x->m[g][0], 0, p->C, 1);
+        LATTN__PLAN(&x->m[g][1], 0, p->C, 1);
+        LATTN__PLAN(&x->l[g], 0, p->C, 1);
     }
-    LATTN__PLAN(&x->tp, 1, p->kp, p->C);  LATTN__PLAN(&x->sp, 1, p->C, p->C);
-    LATTN__PLAN(&x->ptp, 1, p->C, p->C);  LATTN__PLAN(&x->op, 1, p->C, p->vb);
+    LATTN__PLAN(&x->tp, 1, p->kp, p->C);
+    LATTN__PLAN(&x->sp, 1, p->C, p->C);
+    LATTN__PLAN(&x->ptp, 1, p->C, p->C);
+    LATTN__PLAN(&x->op, 1, p->C, p->vb);
     LATTN__TRY(lattn__tplan_apply(t, list, n, host_floats));
     if (!t) return LATTN_OK;
     x->qr = x->kr;                       /* Q rows pass through the K-row tile before the key loop */
@@ -9715,7 +10490,9 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
     int64_t j0, q0[LATTN__ATTN_QG];
     lattn_tile v1, v2;
     for (g = 0; g < ng; g++) {                                                      /* s·Qᵀ, m, ℓ, O */
-        q0[g] = i0 + (int64_t)g * p->C; Lq[g] = (int)LATTN__MIN((int64_t)p->C, len - q0[g]); cur[g] = 0;
+        q0[g] = i0 + (int64_t)g * p->C;
+        Lq[g] = (int)LATTN__MIN((int64_t)p->C, len - q0[g]);
+        cur[g] = 0;
         v1 = lattn_tile_view(&x->qr, 0, Lq[g], 0, K);
         LATTN__TRY(lattn_dma_load(t, &v1, a->q + ((t0 + q0[g]) * H + h) * K, H * K));
         for (kt = 0; kt < p->nkt; kt++) {
@@ -9726,9 +10503,12 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
             LATTN__TRY(lattn_transpose(t, &tp, &v1));
             LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, dm->s, 0.0f));
         }
-        v1 = lattn_tile_view(&x->m[g][0], 0, Lq[g], 0, 1); LATTN__TRY(lattn_tile_memset(t, &v1, -FLT_MAX));
-        v1 = lattn_tile_view(&x->l[g], 0, Lq[g], 0, 1);    LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
-        v1 = lattn_tile_view(&x->acc[g], 0, Lq[g], 0, V);  LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
+        v1 = lattn_tile_view(&x->m[g][0], 0, Lq[g], 0, 1);
+        LATTN__TRY(lattn_tile_memset(t, &v1, -FLT_MAX));
+        v1 = lattn_tile_view(&x->l[g], 0, Lq[g], 0, 1);
+        LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
+        v1 = lattn_tile_view(&x->acc[g], 0, Lq[g], 0, V);
+        LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
     }
     for (j0 = 0; j0 < len; j0 += p->C) {
         const int Lk = (int)LATTN__MIN((int64_t)p->C, len - j0);
@@ -9842,8 +10622,12 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     if ((a->K + kp - 1) / kp > LATTN__ATTN_MAX_KT || a->K > INT32_MAX / 2 || a->V > INT32_MAX / 2)
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: K = %lld needs more than %d partition tiles", who,
                            (long long)a->K, LATTN__ATTN_MAX_KT);
-    plan.kp = (int)kp; plan.K = (int)a->K; plan.V = (int)a->V; plan.nkt = (int)((a->K + kp - 1) / kp);
-    plan.vb = plan.V; plan.fn = a->mask == LATTN_MASK_FN;
+    plan.kp = (int)kp;
+    plan.K = (int)a->K;
+    plan.V = (int)a->V;
+    plan.nkt = (int)((a->K + kp - 1) / kp);
+    plan.vb = plan.V;
+    plan.fn = a->mask == LATTN_MASK_FN;
     plan.qg = pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_QG : 1;
     if (pr->mm_nmax > 0) plan.vb = LATTN__MIN(plan.vb, pr->mm_nmax);
     if (pr->psum_bank_bytes > 0) plan.vb = LATTN__MIN(plan.vb, (int)(pr->psum_bank_bytes / sizeof(float)));
@@ -9967,7 +10751,8 @@ LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a
     if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: with a cache, needs T == 1 and no offsets", who);
     if (a->mask == LATTN_MASK_FULL) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a decoder cannot see future keys (mask FULL)", who);
     if (!c->k || !c->v || !c->len) return lattn__fail(ctx, LATTN_E_NULL, "%s: the cache's buffers are NULL", who);
-    K = a->K; V = a->V;
+    K = a->K;
+    V = a->V;
     if (c->B != a->B || c->H_kv != dm.Hkv || c->K != K || c->V != V || c->cap < 1)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: cache [%lld][%lld][%lld][%lld|%lld] does not match the call", who,
                            (long long)c->B, (long long)c->cap, (long long)c->H_kv, (long long)c->K, (long long)c->V);
@@ -10053,16 +10838,30 @@ LATTN__DEF lattn_tf_config lattn_tf_config_sps(const char *scale) {
     memset(&c, 0, sizeof c);
     for (i = 0; i < 5 && scale; i++)
         if (strcmp(scale, t[i].name) == 0) {
-            c.n_layers = t[i].L; c.D = t[i].d; c.K = 64; c.H = c.H_kv = t[i].d / 64; c.ffn = 3 * t[i].d;
+            c.n_layers = t[i].L;
+            c.D = t[i].d;
+            c.K = 64;
+            c.H = c.H_kv = t[i].d / 64;
+            c.ffn = 3 * t[i].d;
             c.vocab = 50304;
         }
-    c.window = -1; c.rope_theta = 10000.0; c.norm_eps = 1e-6f;
+    c.window = -1;
+    c.rope_theta = 10000.0;
+    c.norm_eps = 1e-6f;
     return c;
 }
 LATTN__DEF lattn_tf_config lattn_tf_config_small(void) {
     lattn_tf_config c;
-    c.n_layers = 2; c.D = 64; c.H = 4; c.H_kv = 2; c.K = 16; c.ffn = 192; c.vocab = 256;
-    c.window = -1; c.rope_theta = 10000.0; c.norm_eps = 1e-6f;
+    c.n_layers = 2;
+    c.D = 64;
+    c.H = 4;
+    c.H_kv = 2;
+    c.K = 16;
+    c.ffn = 192;
+    c.vocab = 256;
+    c.window = -1;
+    c.rope_theta = 10000.0;
+    c.norm_eps = 1e-6f;
     return c;
 }
 static int64_t lattn__tf_params(const lattn_tf_config *c) {
@@ -10104,7 +10903,8 @@ static lattn_status lattn__tf_alloc(lattn_ctx *ctx, lattn_tf_model *m, const lat
     int64_t L, i, nt, hd;
     memset(m, 0, sizeof *m);
     LATTN__TRY(lattn__tf_check_cfg(ctx, who, c));
-    L = c->n_layers; hd = c->K;
+    L = c->n_layers;
+    hd = c->K;
     nt = L * LATTN__TF_N + (c->vocab > 0 ? LATTN__TG_N : 0);
     LATTN__TRY(lattn__table_new(ctx, who, nt, 0, &m->tensors));
     for (i = 0; i < nt; i++) {
@@ -10123,7 +10923,8 @@ static lattn_status lattn__tf_alloc(lattn_ctx *ctx, lattn_tf_model *m, const lat
         }
     }
     if (lattn__arena_bind(ctx, who, m->tensors, nt, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
-    m->cfg = *c; m->n_tensors = nt;
+    m->cfg = *c;
+    m->n_tensors = nt;
     return LATTN_OK;
 }
 LATTN__DEF lattn_status lattn_tf_init(lattn_ctx *ctx, lattn_tf_model *m, const lattn_tf_config *c, uint64_t seed) {
@@ -10151,11 +10952,20 @@ static int lattn__tf_fields(lattn_tf_config *c, lattn__cfield *fl) {
     static const char *const keys[8] = { "tf.n_layers", "tf.D", "tf.H", "tf.H_kv", "tf.K", "tf.ffn", "tf.vocab", "tf.window" };
     int64_t *p[8];
     int i;
-    p[0] = &c->n_layers; p[1] = &c->D; p[2] = &c->H; p[3] = &c->H_kv; p[4] = &c->K; p[5] = &c->ffn; p[6] = &c->vocab; p[7] = &c->window;
+    p[0] = &c->n_layers;
+    p[1] = &c->D;
+    p[2] = &c->H;
+    p[3] = &c->H_kv;
+    p[4] = &c->K;
+    p[5] = &c->ffn;
+    p[6] = &c->vocab;
+    p[7] = &c->window;
     memset(fl, 0, 10 * sizeof *fl);
     for (i = 0; i < 8; i++) { fl[i].key = keys[i]; fl[i].i = p[i]; }
-    fl[8].key = "tf.rope_theta"; fl[8].d = &c->rope_theta;
-    fl[9].key = "tf.norm_eps"; fl[9].f = &c->norm_eps;
+    fl[8].key = "tf.rope_theta";
+    fl[8].d = &c->rope_theta;
+    fl[9].key = "tf.norm_eps";
+    fl[9].f = &c->norm_eps;
     return 10;
 }
 LATTN__DEF lattn_status lattn_tf_serialize(lattn_ctx *ctx, const lattn_tf_model *m, unsigned char **out, size_t *size) {
@@ -10195,7 +11005,11 @@ LATTN__DEF lattn_status lattn_tf_cache_init(lattn_ctx *ctx, lattn_tf_cache *c, c
     memset(c, 0, sizeof *c);
     if (!m || !m->arena) return lattn__fail(ctx, LATTN_E_NULL, "%s: model is NULL", who);
     if (B < 1 || cap < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, cap = %lld", who, (long long)B, (long long)cap);
-    d[0] = 2 * m->cfg.n_layers; d[1] = B; d[2] = cap; d[3] = m->cfg.H_kv; d[4] = m->cfg.K;
+    d[0] = 2 * m->cfg.n_layers;
+    d[1] = B;
+    d[2] = cap;
+    d[3] = m->cfg.H_kv;
+    d[4] = m->cfg.K;
     LATTN__TRY(lattn__check_count(ctx, who, "the cache", 5, d));
     n = (size_t)(2 * m->cfg.n_layers * B) * (size_t)(cap * m->cfg.H_kv * m->cfg.K);
     nl = (size_t)((m->cfg.n_layers + 1) * B);
@@ -10203,8 +11017,13 @@ LATTN__DEF lattn_status lattn_tf_cache_init(lattn_ctx *ctx, lattn_tf_cache *c, c
     c->len = (int64_t *)lattn__alloc(ctx, nl * sizeof(int64_t));
     if (!c->len) { lattn__free(ctx, c->k); memset(c, 0, sizeof *c); return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who); }
     memset(c->len, 0, nl * sizeof(int64_t));
-    c->v = c->k + n / 2; c->pos = c->len + m->cfg.n_layers * B;
-    c->B = B; c->cap = cap; c->n_layers = m->cfg.n_layers; c->H_kv = m->cfg.H_kv; c->K = m->cfg.K;
+    c->v = c->k + n / 2;
+    c->pos = c->len + m->cfg.n_layers * B;
+    c->B = B;
+    c->cap = cap;
+    c->n_layers = m->cfg.n_layers;
+    c->H_kv = m->cfg.H_kv;
+    c->K = m->cfg.K;
     return lattn__ok(ctx);
 }
 LATTN__DEF void lattn_tf_cache_free(lattn_ctx *ctx, lattn_tf_cache *c) {
@@ -10230,7 +11049,8 @@ static lattn_status lattn__tf_args(lattn_ctx *ctx, const char *who, const lattn_
     if (c->vocab > 0 ? !tokens : !x) return lattn__fail(ctx, LATTN_E_NULL, "%s: %s is NULL", who, c->vocab > 0 ? "tokens" : "x");
     if (!out && !(loss && c->vocab > 0)) return lattn__fail(ctx, LATTN_E_NULL, "%s: no output (logits or loss)", who);
     if (B < 1 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
-    dims[0] = B; dims[1] = T;
+    dims[0] = B;
+    dims[1] = T;
     dims[2] = LATTN__MAX(LATTN__MAX(c->D, c->vocab), LATTN__MAX(c->ffn, (c->H + 2 * c->H_kv) * c->K));
     LATTN__TRY(lattn__check_count(ctx, who, "the activations", 3, dims));
     for (i = 0; tokens && c->vocab > 0 && i < B * T; i++)
@@ -10268,7 +11088,9 @@ typedef struct lattn__tf_rows {
     const float *x;                      /* [B][R][d] (vocab = 0) */
     const int64_t *pos;                  /* [B][R]; NULL: r */
     const int64_t *off; int64_t n_off;   /* documents over the B·R rows; NULL: one per sequence */
-    lattn_visible_fn vis; lattn_visible_block_fn vis_block; const void *user;
+    lattn_visible_fn vis;
+    lattn_visible_block_fn vis_block;
+    const void *user;
     int64_t ro0, ros;
     const int64_t *ro_rows;              /* [B][T] readout row of each token (sequence-local); NULL: ro0 + t·ros */
     const int32_t *tokens;               /* [B][T] */
@@ -10278,7 +11100,12 @@ typedef struct lattn__tf_rows {
 } lattn__tf_rows;
 static void lattn__tf_rows_plain(lattn__tf_rows *rw, int64_t T, const int32_t *tokens, const float *x) {
     memset(rw, 0, sizeof *rw);
-    rw->R = rw->T = T; rw->ids = tokens; rw->x = x; rw->ros = 1; rw->tokens = tokens; rw->skip0 = rw->skip1 = -1;
+    rw->R = rw->T = T;
+    rw->ids = tokens;
+    rw->x = x;
+    rw->ros = 1;
+    rw->tokens = tokens;
+    rw->skip0 = rw->skip1 = -1;
 }
 static int lattn__tf_counted(const lattn__tf_rows *rw, int64_t b, int64_t t) {
     int32_t tok;
@@ -10315,8 +11142,16 @@ static lattn_status lattn__tf_ref_rows(lattn_ctx *ctx, const lattn_tf_model *m, 
         (size_t)nout + (size_t)R;
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    kc = buf; vc = kc + L * R * c->H_kv * hd; xd = vc + L * R * c->H_kv * hd; ad = xd + d; qkv = ad + d; od = qkv + NQ;
-    f1 = od + H * hd; f2 = f1 + c->ffn; lg = f2 + c->ffn; sc = lg + nout;
+    kc = buf;
+    vc = kc + L * R * c->H_kv * hd;
+    xd = vc + L * R * c->H_kv * hd;
+    ad = xd + d;
+    qkv = ad + d;
+    od = qkv + NQ;
+    f1 = od + H * hd;
+    f2 = f1 + c->ffn;
+    lg = f2 + c->ffn;
+    sc = lg + nout;
     for (b = 0; b < B; b++)
         for (r = 0; r < R; r++) {
             int64_t doc;
@@ -10493,14 +11328,24 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
     PI = (int64_t *)(void *)buf;
-    X = buf + 2 * M; Hn = X + M * d; QKV = Hn + M * d; Q = QKV + M * NQ; Kb = Q + M * H * hd; Vb = Kb + M * Hk * hd; O = Vb + M * Hk * hd;
-    F1 = QKV; F2 = F1 + M * c->ffn;
-    CS = QKV + M * (int64_t)LATTN__MAX(attn, ffn); LG = CS + npos * hd; ws = LG + RB * nout;
+    X = buf + 2 * M;
+    Hn = X + M * d;
+    QKV = Hn + M * d;
+    Q = QKV + M * NQ;
+    Kb = Q + M * H * hd;
+    Vb = Kb + M * Hk * hd;
+    O = Vb + M * Hk * hd;
+    F1 = QKV;
+    F2 = F1 + M * c->ffn;
+    CS = QKV + M * (int64_t)LATTN__MAX(attn, ffn);
+    LG = CS + npos * hd;
+    ws = LG + RB * nout;
     for (t = 0; t < hd / 2; t++) {                               /* cos, sin of each pair at each position */
         double inv = pow(c->rope_theta, -2.0 * (double)t / (double)hd);
         for (r = 0; r < npos; r++) {
             double an = (double)(form == LATTN_FORM_STEP ? cache->pos[r] : r) * inv;
-            CS[r * hd + 2 * t] = (float)cos(an); CS[r * hd + 2 * t + 1] = (float)sin(an);
+            CS[r * hd + 2 * t] = (float)cos(an);
+            CS[r * hd + 2 * t + 1] = (float)sin(an);
         }
     }
     for (r = 0; r < M; r++) PI[r] = form == LATTN_FORM_STEP ? r : rw->pos ? rw->pos[r] : r % R;
@@ -10508,19 +11353,44 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         for (r = 0; r < M; r++) memcpy(X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)rw->ids[r] * d, (size_t)d * sizeof(float));
     else memcpy(X, rw->x, (size_t)(M * d) * sizeof(float));
 
-    u.X = X; u.Hn = Hn; u.QKV = QKV; u.Q = Q; u.Kb = Kb; u.Vb = Vb; u.O = O; u.F1 = F1; u.F2 = F2; u.CS = CS; u.ws = ws;
+    u.X = X;
+    u.Hn = Hn;
+    u.QKV = QKV;
+    u.Q = Q;
+    u.Kb = Kb;
+    u.Vb = Vb;
+    u.O = O;
+    u.F1 = F1;
+    u.F2 = F2;
+    u.CS = CS;
+    u.ws = ws;
     for (l = 0; l < c->n_layers && st == LATTN_OK; l++) {
         lattn_attn_args a = LATTN__ZERO;
         lattn__tf_pre(nthr, m, l, M, PI, &u);
         if (rw->kv_hook && form != LATTN_FORM_STEP) rw->kv_hook(rw->hook_user, l, Kb, Vb);
-        a.B = rw->off ? 1 : B; a.T = rw->off ? M : R; a.offsets = rw->off; a.n_seqs = rw->n_off;
-        a.H = H; a.H_kv = Hk; a.K = hd; a.V = hd; a.q = Q; a.k = Kb; a.v = Vb; a.o = O;
+        a.B = rw->off ? 1 : B;
+        a.T = rw->off ? M : R;
+        a.offsets = rw->off;
+        a.n_seqs = rw->n_off;
+        a.H = H;
+        a.H_kv = Hk;
+        a.K = hd;
+        a.V = hd;
+        a.q = Q;
+        a.k = Kb;
+        a.v = Vb;
+        a.o = O;
         if (rw->vis) { a.mask = LATTN_MASK_FN; a.visible = rw->vis; a.visible_block = rw->vis_block; a.mask_user = rw->user; }
         else if (c->window >= 0) { a.mask = LATTN_MASK_WINDOW; a.window = c->window; }
         if (form == LATTN_FORM_STEP) {
             lattn_kv_cache kv;
-            kv.B = B; kv.cap = cache->cap; kv.H_kv = Hk; kv.K = hd; kv.V = hd;
-            kv.k = cache->k + l * B * cache->cap * Hk * hd; kv.v = cache->v + l * B * cache->cap * Hk * hd;
+            kv.B = B;
+            kv.cap = cache->cap;
+            kv.H_kv = Hk;
+            kv.K = hd;
+            kv.V = hd;
+            kv.k = cache->k + l * B * cache->cap * Hk * hd;
+            kv.v = cache->v + l * B * cache->cap * Hk * hd;
             kv.len = cache->len + l * B;
             st = lattn_attn_step(ctx, &a, &kv);
         } else {
@@ -10586,7 +11456,11 @@ LATTN__DEF lattn_status lattn_tf_step(lattn_ctx *ctx, const lattn_tf_model *m, i
 static const char *const lattn__sps_names[5] = { "standard", "sps", "2x_memory", "delayed_state", "reverse_sps" };
 LATTN__DEF lattn_sps_config lattn_sps_config_default(lattn_sps_variant v) {
     lattn_sps_config s;
-    s.variant = v; s.w = 64; s.predict_id = 50257; s.eos_id = 50256; s.pad_id = 50303;
+    s.variant = v;
+    s.w = 64;
+    s.predict_id = 50257;
+    s.eos_id = 50256;
+    s.pad_id = 50303;
     return s;
 }
 LATTN__DEF const char *lattn_sps_variant_name(lattn_sps_variant v) {
@@ -10697,18 +11571,28 @@ static lattn_status lattn__sps_rows(lattn_ctx *ctx, const char *who, const lattn
     LATTN__TRY(lattn__sps_check(ctx, who, m, s));
     LATTN__TRY(lattn__tf_args(ctx, who, m, B, T, tokens, NULL, logits, loss));
     LATTN__TRY(lattn__sps_pads(ctx, who, s, B, T, tokens));
-    d[0] = B; d[1] = 2 * T + 1; d[2] = 40;
+    d[0] = B;
+    d[1] = 2 * T + 1;
+    d[2] = 40;
     LATTN__TRY(lattn__check_count(ctx, who, "the interleaved rows", 3, d));
     lattn__tf_rows_plain(rw, T, tokens, NULL);
-    rw->R = S * T; rw->ro0 = RS; rw->ros = S;
+    rw->R = S * T;
+    rw->ro0 = RS;
+    rw->ros = S;
     rw->vis = blocked && S == 2 ? lattn__sps_vis_blk : lattn_sps_visible;
     rw->vis_block = blocked && S == 2 ? lattn__sps_vis_blk_block : lattn_sps_visible_block;
-    pl->user.s = s; rw->user = blocked && S == 2 ? (const void *)&pl->user : (const void *)s;
-    rw->skip0 = s->eos_id; rw->skip1 = s->pad_id;
+    pl->user.s = s;
+    rw->user = blocked && S == 2 ? (const void *)&pl->user : (const void *)s;
+    rw->skip0 = s->eos_id;
+    rw->skip1 = s->pad_id;
     /* positions and ids [B·S·T], offsets [B·T + 1], document lengths [B·T], readouts [B·T] */
     pl->mem = lattn__alloc(ctx, (size_t)(B * T) * (size_t)(3 * S + 4) * sizeof(int64_t) + sizeof(int64_t));
     if (!pl->mem) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
-    pos = (int64_t *)pl->mem; off = pos + B * S * T; len = off + B * T + 1; ro = len + B * T; ids = (int32_t *)(void *)(ro + B * T);
+    pos = (int64_t *)pl->mem;
+    off = pos + B * S * T;
+    len = off + B * T + 1;
+    ro = len + B * T;
+    ids = (int32_t *)(void *)(ro + B * T);
     for (b = 0, n = 0; b < B; b++)
         for (i = 0; i < T; i++)
             if (i == 0 || lattn__sps_ends(s, tokens[b * T + i - 1])) off[n++] = (b * T + i) * S;   /* a document starts */
@@ -10726,7 +11610,11 @@ static lattn_status lattn__sps_rows(lattn_ctx *ctx, const char *who, const lattn
             }
         }
     }
-    rw->ids = ids; rw->pos = pos; rw->off = n > 0 ? off : NULL; rw->n_off = n; rw->ro_rows = blocked ? ro : NULL;
+    rw->ids = ids;
+    rw->pos = pos;
+    rw->off = n > 0 ? off : NULL;
+    rw->n_off = n;
+    rw->ro_rows = blocked ? ro : NULL;
     pl->user.doclen = len;
     return LATTN_OK;
 }
@@ -10765,19 +11653,30 @@ LATTN__DEF lattn_status lattn_sps_cache_init(lattn_ctx *ctx, lattn_sps_cache *c,
     L = m->cfg.n_layers;
     c->width = m->cfg.H_kv * m->cfg.K;
     c->ring = s->variant == LATTN_SPS_STANDARD ? 0 : s->variant == LATTN_SPS_2X_MEMORY ? cap : LATTN__MAX((int64_t)1, LATTN__MIN(s->w, cap));
-    d[0] = 2 * L; d[1] = B; d[2] = cap + c->ring; d[3] = c->width;
+    d[0] = 2 * L;
+    d[1] = B;
+    d[2] = cap + c->ring;
+    d[3] = c->width;
     LATTN__TRY(lattn__check_count(ctx, who, "the cache", 4, d));
-    nl = (size_t)(L * B) * (size_t)(cap * c->width); nr = (size_t)(L * B) * (size_t)(c->ring * c->width);
+    nl = (size_t)(L * B) * (size_t)(cap * c->width);
+    nr = (size_t)(L * B) * (size_t)(c->ring * c->width);
     ni = (size_t)(3 * L * B + B);
     LATTN__TRY(lattn__alloc_floats(ctx, &c->k, 2 * (nl + nr), who));
     c->list_len = (int64_t *)lattn__alloc(ctx, ni * sizeof(int64_t) + (size_t)B * sizeof(int));
     if (!c->list_len) { lattn__free(ctx, c->k); memset(c, 0, sizeof *c); return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who); }
     memset(c->list_len, 0, ni * sizeof(int64_t));
-    c->v = c->k + nl; c->rk = c->v + nl; c->rv = c->rk + nr;
-    c->ring_len = c->list_len + L * B; c->ring_pos = c->ring_len + L * B; c->pos = c->ring_pos + L * B;
+    c->v = c->k + nl;
+    c->rk = c->v + nl;
+    c->rv = c->rk + nr;
+    c->ring_len = c->list_len + L * B;
+    c->ring_pos = c->ring_len + L * B;
+    c->pos = c->ring_pos + L * B;
     c->doc_start = (int *)(void *)(c->pos + B);
     for (d[0] = 0; d[0] < B; d[0]++) c->doc_start[d[0]] = 2;
-    c->B = B; c->cap = cap; c->n_layers = L; c->cfg = *s;
+    c->B = B;
+    c->cap = cap;
+    c->n_layers = L;
+    c->cfg = *s;
     return lattn__ok(ctx);
 }
 LATTN__DEF void lattn_sps_cache_free(lattn_ctx *ctx, lattn_sps_cache *c) {
@@ -10844,7 +11743,9 @@ static void lattn__sps_fill_fn(void *user, int64_t l, const float *Kb, const flo
             memcpy(lattn__sps_at(c, 1, 0, l, b, i), Kb + row * wd, (size_t)wd * sizeof(float));
             memcpy(lattn__sps_at(c, 1, 1, l, b, i), Vb + row * wd, (size_t)wd * sizeof(float));
         }
-        c->list_len[idx] = nd; c->ring_len[idx] = nw; c->ring_pos[idx] = 0;
+        c->list_len[idx] = nd;
+        c->ring_len[idx] = nw;
+        c->ring_pos[idx] = 0;
     }
 }
 LATTN__DEF lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
@@ -10863,8 +11764,11 @@ LATTN__DEF lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *
     }
     if (!logits) return lattn__fail(ctx, LATTN_E_NULL, "%s: logits is NULL", who);
     LATTN__TRY(lattn__sps_rows(ctx, who, m, &c->cfg, B, T, tokens, logits, loss, 1, &pl));
-    fill.c = c; fill.T = T; fill.tokens = tokens;
-    pl.rw.kv_hook = lattn__sps_fill_fn; pl.rw.hook_user = &fill;
+    fill.c = c;
+    fill.T = T;
+    fill.tokens = tokens;
+    pl.rw.kv_hook = lattn__sps_fill_fn;
+    pl.rw.hook_user = &fill;
     st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, LATTN_FORM_CHUNK, who);
     lattn__free(ctx, pl.mem);
     if (st != LATTN_OK) {                                        /* the cache stays fresh */
@@ -10894,8 +11798,16 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     lattn__tf_buf u;
     LATTN__TRY(lattn__sps_cache_ok(ctx, who, m, c, B));
     LATTN__TRY(lattn__tf_args(ctx, who, m, B, 1, tokens, NULL, logits, NULL));
-    tc = &m->cfg; S = c->cfg.variant == LATTN_SPS_STANDARD ? 1 : 2; d = tc->D; H = tc->H; Hk = tc->H_kv; hd = tc->K;
-    NQ = (H + 2 * Hk) * hd; M = B * S; wd = c->width; V = tc->vocab;
+    tc = &m->cfg;
+    S = c->cfg.variant == LATTN_SPS_STANDARD ? 1 : 2;
+    d = tc->D;
+    H = tc->H;
+    Hk = tc->H_kv;
+    hd = tc->K;
+    NQ = (H + 2 * Hk) * hd;
+    M = B * S;
+    wd = c->width;
+    V = tc->vocab;
     for (b = 0; b < B; b++) {
         if (!c->doc_start[b] && c->list_len[b] + 1 > c->cap)
             return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the document of sequence %lld fills the cache (%lld tokens)", who,
@@ -10913,9 +11825,18 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
         lattn_size_add(&n, n, tmp) || lattn_size_add(&n, n, (size_t)V))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
-    X = buf; Hn = X + M * d; QKV = Hn + M * d; Q = QKV + M * NQ; Kb = Q + M * H * hd; Vb = Kb + M * wd; O = Vb + M * wd;
-    F1 = QKV; F2 = F1 + M * tc->ffn;
-    CS = QKV + M * LATTN__MAX(NQ + 2 * H * hd + 2 * wd, 2 * tc->ffn); parts = CS + M * hd; ws = parts + (size_t)(M * np) * P;
+    X = buf;
+    Hn = X + M * d;
+    QKV = Hn + M * d;
+    Q = QKV + M * NQ;
+    Kb = Q + M * H * hd;
+    Vb = Kb + M * wd;
+    O = Vb + M * wd;
+    F1 = QKV;
+    F2 = F1 + M * tc->ffn;
+    CS = QKV + M * LATTN__MAX(NQ + 2 * H * hd + 2 * wd, 2 * tc->ffn);
+    parts = CS + M * hd;
+    ws = parts + (size_t)(M * np) * P;
     /* nothing can fail from here on: the cache changes */
     for (b = 0; b < B; b++)
         if (c->doc_start[b])
@@ -10925,12 +11846,29 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
         memcpy(X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)id * d, (size_t)d * sizeof(float));
         for (t = 0; t < hd / 2; t++) {
             double an = lattn__rope_angle(tc, c->pos[r / S], t);
-            CS[r * hd + 2 * t] = (float)cos(an); CS[r * hd + 2 * t + 1] = (float)sin(an);
+            CS[r * hd + 2 * t] = (float)cos(an);
+            CS[r * hd + 2 * t + 1] = (float)sin(an);
         }
     }
-    qa.H = H; qa.H_kv = Hk; qa.K = hd; qa.V = hd;
-    dm.G = H / Hk; dm.Hkv = Hk; dm.sd = 1.0 / sqrt((double)hd); dm.s = (float)dm.sd;
-    u.X = X; u.Hn = Hn; u.QKV = QKV; u.Q = Q; u.Kb = Kb; u.Vb = Vb; u.O = O; u.F1 = F1; u.F2 = F2; u.CS = CS; u.ws = ws;
+    qa.H = H;
+    qa.H_kv = Hk;
+    qa.K = hd;
+    qa.V = hd;
+    dm.G = H / Hk;
+    dm.Hkv = Hk;
+    dm.sd = 1.0 / sqrt((double)hd);
+    dm.s = (float)dm.sd;
+    u.X = X;
+    u.Hn = Hn;
+    u.QKV = QKV;
+    u.Q = Q;
+    u.Kb = Kb;
+    u.Vb = Vb;
+    u.O = O;
+    u.F1 = F1;
+    u.F2 = F2;
+    u.CS = CS;
+    u.ws = ws;
     for (l = 0; l < c->n_layers; l++) {
         lattn__tf_pre(nthr, m, l, M, NULL, &u);
         LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
@@ -10940,8 +11878,12 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
                                                                (size_t)lattn__thread_id() * (size_t)(2 * H * LATTN__AQ_BLK);
             int64_t k = 0, sg, e, rr;
             struct { const float *k, *v; int64_t n; } st2[2];
-            st2[0].k = lattn__sps_at(c, 1, 0, l, b, 0); st2[0].v = lattn__sps_at(c, 1, 1, l, b, 0); st2[0].n = c->ring ? c->ring_len[i] : 0;
-            st2[1].k = lattn__sps_at(c, 0, 0, l, b, 0); st2[1].v = lattn__sps_at(c, 0, 1, l, b, 0); st2[1].n = c->list_len[i];
+            st2[0].k = lattn__sps_at(c, 1, 0, l, b, 0);
+            st2[0].v = lattn__sps_at(c, 1, 1, l, b, 0);
+            st2[0].n = c->ring ? c->ring_len[i] : 0;
+            st2[1].k = lattn__sps_at(c, 0, 0, l, b, 0);
+            st2[1].v = lattn__sps_at(c, 0, 1, l, b, 0);
+            st2[1].n = c->list_len[i];
             for (e = 0; e < 2; e++)                              /* the ring, then the list */
                 for (sg = 0; st2[e].n > 0 && sg < lattn__attn_nseg(&qa, st2[e].n - 1); sg++, k++)
                     lattn__attn_seg(&qa, &dm, b, (int)S, Q + b * S * H * hd, H * hd, st2[e].k, wd, st2[e].v, wd, st2[e].n - 1, sg,
@@ -10992,7 +11934,8 @@ LATTN__DEF void lattn_compare(const double *got, const double *want, size_t n, d
     double num = 0, den = 0;
     size_t i;
     memset(r, 0, sizeof *r);
-    r->n = (int64_t)n; r->first_mismatch = -1;
+    r->n = (int64_t)n;
+    r->first_mismatch = -1;
     for (i = 0; i < n; i++) {
         double g = got[i], w = want[i];
         if (!isfinite(g) || !isfinite(w)) {
@@ -11000,7 +11943,8 @@ LATTN__DEF void lattn_compare(const double *got, const double *want, size_t n, d
             if (!same) { if (r->first_mismatch < 0) r->first_mismatch = (int64_t)i; r->nonfinite_mismatch++; }
             continue;
         }
-        num += (g - w) * (g - w); den += w * w;
+        num += (g - w) * (g - w);
+        den += w * w;
         if (fabs(g - w) > r->max_abs) r->max_abs = fabs(g - w);
     }
     r->rel_rms = den > 0 ? sqrt(num / den) : sqrt(num);
@@ -11012,9 +11956,12 @@ LATTN__DEF void lattn_compare(const double *got, const double *want, size_t n, d
 typedef struct lattn__case {
     lattn_ctx *ctx;
     const lattn_st_file *c;
-    void *own[LATTN__CASE_MAX]; int n_own;
-    lattn_st_entry out[8]; int n_out;
-    lattn_status bad; char bad_msg[200];   /* the first metadata number refused (the case is refused) */
+    void *own[LATTN__CASE_MAX];
+    int n_own;
+    lattn_st_entry out[8];
+    int n_out;
+    lattn_status bad;
+    char bad_msg[200]; /* the first metadata number refused (the case is refused) */
 } lattn__case;
 
 static void *lattn__case_keep(lattn__case *k, size_t bytes) {
@@ -11048,7 +11995,11 @@ static lattn_status lattn__case_out(lattn__case *k, const char *name, float **x)
     *x = (float *)lattn__case_keep(k, t->count * sizeof(float) + 1);
     if (!*x) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
     e = &k->out[k->n_out++];
-    e->name = t->name; e->dtype = LATTN_DTYPE_F32; e->ndim = t->ndim; e->shape = t->shape; e->data = *x;
+    e->name = t->name;
+    e->dtype = LATTN_DTYPE_F32;
+    e->ndim = t->ndim;
+    e->shape = t->shape;
+    e->data = *x;
     return LATTN_OK;
 }
 /* The numeric options of a case's metadata and their domains (integral: an integer is required). */
@@ -11086,13 +12037,15 @@ static int lattn__case_flag(lattn__case *k, const char *key, int dflt) { return 
 static lattn_status lattn__case_offsets(lattn__case *k, const int64_t **off, int64_t *n) {
     const lattn_st_tensor *t = lattn_st_find(k->c, "in.offsets");
     int64_t *p;
-    *off = NULL; *n = 0;
+    *off = NULL;
+    *n = 0;
     if (!t) return LATTN_OK;
     if (t->dtype != LATTN_DTYPE_I64 || t->count < 2) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.offsets must be I64 with >= 2 values");
     p = (int64_t *)lattn__case_keep(k, t->count * sizeof(int64_t));
     if (!p) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
     memcpy(p, t->data, t->count * sizeof(int64_t));
-    *off = p; *n = (int64_t)t->count - 1;
+    *off = p;
+    *n = (int64_t)t->count - 1;
     return LATTN_OK;
 }
 static lattn_status lattn__case_dims(lattn__case *k, const lattn_st_tensor *t, int nd, const char *name) {
@@ -11122,8 +12075,13 @@ static lattn_status lattn__case_conv(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_offsets(k, &a.offsets, &a.n_seqs));
     LATTN__TRY(lattn__case_out(k, "out.y", &y));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
-    a.B = tx->shape[0]; a.T = tx->shape[1]; a.D = tx->shape[2]; a.W = tw->shape[1];
-    a.silu = lattn__case_flag(k, "silu", 0); a.y = y; a.ht = ht;
+    a.B = tx->shape[0];
+    a.T = tx->shape[1];
+    a.D = tx->shape[2];
+    a.W = tw->shape[1];
+    a.silu = lattn__case_flag(k, "silu", 0);
+    a.y = y;
+    a.ht = ht;
     if (form == LATTN_FORM_REF) return lattn_shortconv_ref(k->ctx, &a);
     if (form == LATTN_FORM_CHUNK) return lattn_shortconv_chunk(k->ctx, &a);
     if (form == LATTN_FORM_STEP) return lattn_shortconv_step(k->ctx, &a);
@@ -11140,20 +12098,28 @@ static lattn_status lattn__case_tcn(lattn__case *k, lattn_form form) {
     memset(&a, 0, sizeof a);
     LATTN__TRY(lattn__case_in(k, "in.x", 1, &a.x, &tx));
     LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
-    a.B = tx->shape[0]; a.T = tx->shape[1]; a.D = tx->shape[2];
-    a.W = lattn__case_int(k, "k", 3); a.n_layers = lattn__case_int(k, "layers", 4);
+    a.B = tx->shape[0];
+    a.T = tx->shape[1];
+    a.D = tx->shape[2];
+    a.W = lattn__case_int(k, "k", 3);
+    a.n_layers = lattn__case_int(k, "layers", 4);
     if (a.n_layers < 1 || a.n_layers > LATTN_TCN_MAX_LAYERS) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: bad layer count");
     for (l = 0; l < a.n_layers; l++) {
-        snprintf(nm, sizeof nm, "in.w.%d", (int)l);    LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].w, NULL));
-        snprintf(nm, sizeof nm, "in.b.%d", (int)l);    LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].b, NULL));
-        snprintf(nm, sizeof nm, "in.ln_w.%d", (int)l); LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].ln_w, NULL));
-        snprintf(nm, sizeof nm, "in.ln_b.%d", (int)l); LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].ln_b, NULL));
+        snprintf(nm, sizeof nm, "in.w.%d", (int)l);
+        LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].w, NULL));
+        snprintf(nm, sizeof nm, "in.b.%d", (int)l);
+        LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].b, NULL));
+        snprintf(nm, sizeof nm, "in.ln_w.%d", (int)l);
+        LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].ln_w, NULL));
+        snprintf(nm, sizeof nm, "in.ln_b.%d", (int)l);
+        LATTN__TRY(lattn__case_in(k, nm, 1, &L[l].ln_b, NULL));
         snprintf(nm, sizeof nm, "in.w.%d", (int)l);
         if (lattn_st_find(k->c, nm)->count != (size_t)(a.D * a.D * a.W))
             return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: %s does not hold D x D x W values", nm);
     }
     LATTN__TRY(lattn__case_out(k, "out.y", &y));
-    a.layers = L; a.y = y;
+    a.layers = L;
+    a.y = y;
     if (form == LATTN_FORM_REF) return lattn_tcn_ref(k->ctx, &a);
     if (form == LATTN_FORM_CHUNK) return lattn_tcn_chunk(k->ctx, &a);
     if (form == LATTN_FORM_STEP) return lattn_tcn_step(k->ctx, &a);
@@ -11192,12 +12158,18 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
     for (i = 0; fm && i < 5 && strcmp(fm, maps[i]) != 0; i++) {}
     if (fm && i == 5) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: unknown fmap '%s'", fm);
     a.fmap = fm ? (lattn_fmap)i : LATTN_FMAP_IDENTITY;
-    a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.V = tv->shape[3];
+    a.B = tq->shape[0];
+    a.T = tq->shape[1];
+    a.H = tq->shape[2];
+    a.K = tq->shape[3];
+    a.V = tv->shape[3];
     a.normalize = lattn__case_flag(k, "normalize", 0);
     a.retnet_decay = lattn__case_flag(k, "retnet_decay", 0);
     a.eps = (float)lattn__case_num(k, "eps", 1e-6);
     a.scale = lattn__case_num(k, "scale", 0);
-    a.o = o; a.ht = ht; a.zt = zt;
+    a.o = o;
+    a.ht = ht;
+    a.zt = zt;
     a.chunk = (int)lattn__case_int(k, "chunk", 0);
     {   /* every tensor against the shape q and v set (sizes are small: no product overflows
            once each factor fits the checked shape of q or v, which the parser bounds) */
@@ -11249,12 +12221,17 @@ static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_offsets(k, &a.offsets, &a.n_seqs));
     LATTN__TRY(lattn__case_out(k, "out.o", &o));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
-    a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.V = tv->shape[3];
+    a.B = tq->shape[0];
+    a.T = tq->shape[1];
+    a.H = tq->shape[2];
+    a.K = tq->shape[3];
+    a.V = tv->shape[3];
     a.L = tb ? (tb->ndim == 4 ? tb->shape[3] : -1) : 0;
     a.l2norm = lattn__case_flag(k, "l2norm", 0);
     a.allow_neg_eigval = lattn__case_flag(k, "allow_neg_eigval", 0);
     a.scale = lattn__case_num(k, "scale", 0);
-    a.o = o; a.ht = ht;
+    a.o = o;
+    a.ht = ht;
     {   /* every tensor against the shapes q and v set */
         int64_t n = a.offsets ? a.n_seqs : a.B, BTH = a.B * a.T * a.H, Lc = LATTN__MAX(a.L, 0);
         if (a.L < 0) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.inj_b must be [B][T][H][L]");
@@ -11299,7 +12276,12 @@ static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_offsets(k, &a.offsets, &a.n_seqs));
     LATTN__TRY(lattn__case_out(k, "out.o", &o));
     LATTN__TRY(lattn__case_out(k, "out.lse", &lse));
-    a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.H_kv = tk->shape[2]; a.V = tv->shape[3];
+    a.B = tq->shape[0];
+    a.T = tq->shape[1];
+    a.H = tq->shape[2];
+    a.K = tq->shape[3];
+    a.H_kv = tk->shape[2];
+    a.V = tv->shape[3];
     if (tk->shape[0] != a.B || tk->shape[1] != a.T || tk->shape[3] != a.K || tv->shape[0] != a.B || tv->shape[1] != a.T ||
         tv->shape[2] != a.H_kv || a.H_kv < 1)
         return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.k, in.v do not match in.q");
@@ -11309,7 +12291,8 @@ static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
     if (mask && strcmp(mask, "window") == 0) { a.mask = LATTN_MASK_WINDOW; a.window = lattn__case_int(k, "window", 0); }
     else if (mask && strcmp(mask, "causal") != 0) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: unknown mask '%s'", mask);
     a.scale = lattn__case_num(k, "scale", 0);
-    a.o = o; a.lse = lse;
+    a.o = o;
+    a.lse = lse;
     a.chunk = (int)lattn__case_int(k, "chunk", 0);
     switch (form) {
     case LATTN_FORM_REF: return lattn_attn_ref(k->ctx, &a);
@@ -11336,7 +12319,8 @@ static lattn_status lattn__case_tf(lattn__case *k, lattn_form form, int sps) {
     int64_t B, T, t, b, V;
     lattn_status st;
     if (!tt || tt->dtype != LATTN_DTYPE_I32 || tt->ndim != 2) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.tokens must be I32 [B][T]");
-    B = tt->shape[0]; T = tt->shape[1];
+    B = tt->shape[0];
+    T = tt->shape[1];
     tok = (int32_t *)lattn__case_keep(k, tt->count * sizeof(int32_t) + B * sizeof(int32_t) + 1);
     if (!tok) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
     memcpy(tok, tt->data, tt->count * sizeof(int32_t));
@@ -11344,8 +12328,10 @@ static lattn_status lattn__case_tf(lattn__case *k, lattn_form form, int sps) {
     for (vi = 0; sps && vn && vi <= (int)LATTN_SPS_REVERSE && strcmp(vn, lattn_sps_variant_name((lattn_sps_variant)vi)) != 0; vi++) {}
     if (sps && (!vn || vi > (int)LATTN_SPS_REVERSE)) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: sps.variant is missing or unknown");
     s = lattn_sps_config_default((lattn_sps_variant)vi);
-    s.w = lattn__case_int(k, "sps.w", 64); s.predict_id = (int32_t)lattn__case_int(k, "sps.predict_id", -1);
-    s.eos_id = (int32_t)lattn__case_int(k, "sps.eos_id", -1); s.pad_id = (int32_t)lattn__case_int(k, "sps.pad_id", -1);
+    s.w = lattn__case_int(k, "sps.w", 64);
+    s.predict_id = (int32_t)lattn__case_int(k, "sps.predict_id", -1);
+    s.eos_id = (int32_t)lattn__case_int(k, "sps.eos_id", -1);
+    s.pad_id = (int32_t)lattn__case_int(k, "sps.pad_id", -1);
     LATTN__TRY(lattn_tf_init_st(k->ctx, &m, k->c, "in."));
     V = m.cfg.vocab;
     if ((st = lattn__case_count(k, "out.logits", V > 0 ? B * T * V : -1)) == LATTN_OK) st = lattn__case_count(k, "out.loss", 1);
@@ -11398,7 +12384,11 @@ static lattn_status lattn__case_scan(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_in(k, "in.h0", 0, &a.h0, NULL));
     LATTN__TRY(lattn__case_out(k, "out.y", &h));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
-    a.B = ta->shape[0]; a.T = ta->shape[1]; a.N = ta->shape[2]; a.y = h; a.ht = ht;
+    a.B = ta->shape[0];
+    a.T = ta->shape[1];
+    a.N = ta->shape[2];
+    a.y = h;
+    a.ht = ht;
     a.log_space = lattn__case_flag(k, "log_space", 0);
     if (form == LATTN_FORM_REF) return lattn_scan_ref(k->ctx, &a);
     if (form == LATTN_FORM_CHUNK) return lattn_scan_chunk(k->ctx, &a);
@@ -11425,9 +12415,14 @@ static lattn_status lattn__case_ssm(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_offsets(k, &a.offsets, &a.n_seqs));
     LATTN__TRY(lattn__case_out(k, "out.y", &y));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
-    a.B = tx->shape[0]; a.T = tx->shape[1]; a.D = tx->shape[2]; a.N = tA->shape[1];
-    a.G = lattn__case_int(k, "groups", 1); a.dt_softplus = lattn__case_flag(k, "dt_softplus", 1);
-    a.y = y; a.ht = ht;
+    a.B = tx->shape[0];
+    a.T = tx->shape[1];
+    a.D = tx->shape[2];
+    a.N = tA->shape[1];
+    a.G = lattn__case_int(k, "groups", 1);
+    a.dt_softplus = lattn__case_flag(k, "dt_softplus", 1);
+    a.y = y;
+    a.ht = ht;
     if (form == LATTN_FORM_REF) return lattn_ssm_ref(k->ctx, &a);
     if (form == LATTN_FORM_CHUNK) return lattn_ssm_chunk(k->ctx, &a);
     if (form == LATTN_FORM_STEP) return lattn_ssm_step(k->ctx, &a);
@@ -11456,12 +12451,16 @@ static lattn_status lattn__case_s4d(lattn__case *k, lattn_form form) {
     LATTN__TRY(lattn__case_in(k, "in.h0", 0, &a.h0, NULL));
     LATTN__TRY(lattn__case_out(k, "out.y", &y));
     LATTN__TRY(lattn__case_out(k, "out.ht", &ht));
-    a.B = tu->shape[0]; a.T = tu->shape[1]; a.D = tu->shape[2]; a.N = tA->shape[1];
+    a.B = tu->shape[0];
+    a.T = tu->shape[1];
+    a.D = tu->shape[2];
+    a.N = tA->shape[1];
     a.complex_modes = lattn__case_flag(k, "complex", 0);
     if (method && strcmp(method, "scan") != 0 && strcmp(method, "fft") != 0 && strcmp(method, "conv") != 0)
         return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: method \"%.40s\" is not scan, fft or conv", method);
     a.method = !method || method[0] == 's' ? LATTN_S4D_SCAN : method[0] == 'f' ? LATTN_S4D_FFT : LATTN_S4D_CONV;
-    a.y = y; a.ht = ht;
+    a.y = y;
+    a.ht = ht;
     switch (form) {
     case LATTN_FORM_REF: return lattn_s4d_ref(k->ctx, &a);
     case LATTN_FORM_CHUNK: return lattn_s4d_chunk(k->ctx, &a);
@@ -11486,7 +12485,8 @@ static lattn_status lattn__case_layer(lattn__case *k, lattn_form form, const voi
     LATTN__TRY(lattn__case_in(k, "in.x", 1, &x, &tx));
     LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
     if (tx->shape[2] != D) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.x must be [B][T][%lld]", (long long)D);
-    B = tx->shape[0]; T = tx->shape[1];
+    B = tx->shape[0];
+    T = tx->shape[1];
     LATTN__TRY(lattn__case_in(k, "in.state0", 0, &s0, NULL));
     LATTN__TRY(lattn__case_count(k, "in.state0", B * SF));
     LATTN__TRY(lattn__case_count(k, "out.state", B * SF));
@@ -11641,9 +12641,11 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     lattn_status st;
     int i;
     if (!c || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_case_run: NULL argument");
-    *out = NULL; *size = 0;
+    *out = NULL;
+    *size = 0;
     memset(&k, 0, sizeof k);
-    k.ctx = ctx; k.c = c;
+    k.ctx = ctx;
+    k.c = c;
     for (i = 0; i < (int)(sizeof lattn__case_opts / sizeof lattn__case_opts[0]); i++)
         (void)lattn__case_num(&k, lattn__case_opts[i].key, 0);       /* every option, whatever the form */
     if (k.bad != LATTN_OK) st = lattn__fail(ctx, k.bad, "%s", k.bad_msg);
