@@ -2309,6 +2309,16 @@ static lattn_status lattn__alloc_doubles(lattn_ctx *ctx, double **out, size_t n,
     *out = (double *)lattn__alloc_array(ctx, n, sizeof(double), what, &st);
     return st;
 }
+/* A workspace carved from one block: *part[i] gets the next n[i] elements (names beside sizes at
+   the call, instead of a chain of pointer sums). */
+static void lattn__carve_floats(float *base, float **const *part, const int64_t *n, int k) {
+    int i;
+    for (i = 0; i < k; base += n[i], i++) *part[i] = base;
+}
+static void lattn__carve_doubles(double *base, double **const *part, const int64_t *n, int k) {
+    int i;
+    for (i = 0; i < k; base += n[i], i++) *part[i] = base;
+}
 
 /* Threads: the number a parallel region uses (1 without OpenMP). */
 /* The threads a call may start: ctx->n_threads (<= 0 or no context: OpenMP's default), clamped to
@@ -8674,18 +8684,44 @@ static void lattn__ln_d(int64_t n, const double *x, const float *w, const float 
 }
 static double lattn__clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
+/* The per-row workspace of the PRISM block in double, carved from one buffer (lattn__prism_ws
+   doubles): x̂ [T][D], the fused projection F [T][F], the decay gate gk [T][D], β [T][H], the
+   solver's P, κ, δ [T][S][D] and b [T][S][H], the read-out o [T][D], the anchor conv's history
+   cache [D][Kc], and scratch w1 (4D + rg) and w2 (8D). */
+typedef struct lattn__prism_rows { double *xh, *F, *gk, *bt, *P, *kap, *del, *bl, *o, *cache, *w1, *w2; } lattn__prism_rows;
+static size_t lattn__prism_ws(const lattn_prism_p1 *p, int64_t T) {
+    const int64_t D = p->D, H = p->H, S = p->S, F = 4 * D + 2 * p->R * S + H * S;
+    return (size_t)(T * (3 * D + F + H + 3 * S * D + S * H)) + (size_t)(D * p->Kc + 12 * D + p->rg);
+}
+/* The rows from buf; returns the first double after them. */
+static double *lattn__prism_carve(const lattn_prism_p1 *p, int64_t T, double *buf, lattn__prism_rows *r) {
+    const int64_t D = p->D, H = p->H, S = p->S, F = 4 * D + 2 * p->R * S + H * S;
+    r->xh = buf;
+    r->F = r->xh + T * D;
+    r->gk = r->F + T * F;
+    r->bt = r->gk + T * D;
+    r->P = r->bt + T * H;
+    r->kap = r->P + T * S * D;
+    r->del = r->kap + T * S * D;
+    r->bl = r->del + T * S * D;
+    r->o = r->bl + T * S * H;
+    r->cache = r->o + T * D;
+    r->w1 = r->cache + D * p->Kc;
+    r->w2 = r->w1 + 4 * D + p->rg;
+    return r->w2 + 8 * D;
+}
+
 /* Steps 1-6 of the block for T tokens of one row, in double: x̂, the fused projection F, the decay
    gate gk, β, and the solver's P, κ, δ, b. cache: the anchor conv's history of x̂ ([D][Kc], newest
-   last; read and advanced), or NULL for the official zero padding. w1, w2: scratch of 4D + rg and 8D. */
-static void lattn__prism_project(const lattn_prism_p1 *p, int64_t T, const float *xb, double *cache, double *xh,
-                                 double *F_, double *gk, double *bt, double *P, double *kap, double *del, double *bl,
-                                 double *w1, double *w2) {
+   last; read and advanced), or NULL for the official zero padding; the results in w's rows. */
+static void lattn__prism_project(const lattn_prism_p1 *p, int64_t T, const float *xb, double *cache,
+                                 const lattn__prism_rows *w) {
     const int64_t D = p->D, H = p->H, S = p->S, R = p->R, Kc = p->Kc, F = 4 * D + 2 * R * S + H * S;
     const double floor_ = LATTN__MAX(p->gate_min, 0.01);
     int64_t t, i, j, l, h, c;
     for (t = 0; t < T; t++) {            /* 1. x̂ = LN_in(x) */
-        for (i = 0; i < D; i++) w1[i] = xb[t * D + i];
-        lattn__ln_d(D, w1, p->ln_in_w, p->ln_in_b, xh + t * D);
+        for (i = 0; i < D; i++) w->w1[i] = xb[t * D + i];
+        lattn__ln_d(D, w->w1, p->ln_in_w, p->ln_in_b, w->xh + t * D);
     }
     for (t = 0; t < T; t++) {
         /* 2. anchor: causal depthwise conv with bias over x̂ (history from the cache or zeros), LN_anchor */
@@ -8693,59 +8729,59 @@ static void lattn__prism_project(const lattn_prism_p1 *p, int64_t T, const float
             double acc = p->conv_b[c];
             if (cache) {
                 for (j = 0; j + 1 < Kc; j++) cache[c * Kc + j] = cache[c * Kc + j + 1];
-                cache[c * Kc + Kc - 1] = xh[t * D + c];
+                cache[c * Kc + Kc - 1] = w->xh[t * D + c];
                 for (j = 0; j < Kc; j++) acc += (double)p->conv_w[c * Kc + j] * cache[c * Kc + j];
             } else
                 for (j = 0; j < Kc; j++) {
                     int64_t tt = t - Kc + 1 + j;
-                    if (tt >= 0) acc += (double)p->conv_w[c * Kc + j] * xh[tt * D + c];
+                    if (tt >= 0) acc += (double)p->conv_w[c * Kc + j] * w->xh[tt * D + c];
                 }
-            w1[c] = acc;
+            w->w1[c] = acc;
         }
-        lattn__ln_d(D, w1, p->anchor_w, p->anchor_b, w2);
+        lattn__ln_d(D, w->w1, p->anchor_w, p->anchor_b, w->w2);
         /* 3. the fused projection of the anchor */
         for (i = 0; i < F; i++) {
             double acc = p->fused_b[i];
-            for (c = 0; c < D; c++) acc += (double)p->fused_w[i * D + c] * w2[c];
-            F_[t * F + i] = acc;
+            for (c = 0; c < D; c++) acc += (double)p->fused_w[i * D + c] * w->w2[c];
+            w->F[t * F + i] = acc;
         }
         /* 4. decay gate from x̂: sigmoid(W2 (W1 x̂ + b1) + b2), max 1e-6, ^(1/τ), clamp [floor, 1] */
         for (i = 0; i < p->rg; i++) {
             double acc = p->gate0_b[i];
-            for (c = 0; c < D; c++) acc += (double)p->gate0_w[i * D + c] * xh[t * D + c];
-            w1[i] = acc;
+            for (c = 0; c < D; c++) acc += (double)p->gate0_w[i * D + c] * w->xh[t * D + c];
+            w->w1[i] = acc;
         }
         for (c = 0; c < D; c++) {
             double acc = p->gate1_b[c], g;
-            for (i = 0; i < p->rg; i++) acc += (double)p->gate1_w[c * p->rg + i] * w1[i];
+            for (i = 0; i < p->rg; i++) acc += (double)p->gate1_w[c * p->rg + i] * w->w1[i];
             g = lattn__sigmoid_d(acc);
             g = exp(log(LATTN__MAX(g, 1e-6)) / p->tau);
-            gk[t * D + c] = lattn__clampd(g, floor_, 1.0);
+            w->gk[t * D + c] = lattn__clampd(g, floor_, 1.0);
         }
         /* 5. β = sigmoid(W_b x̂) per head */
         for (h = 0; h < H; h++) {
             double acc = 0;
-            for (c = 0; c < D; c++) acc += (double)p->b_w[h * D + c] * xh[t * D + c];
-            bt[t * H + h] = lattn__sigmoid_d(acc);
+            for (c = 0; c < D; c++) acc += (double)p->b_w[h * D + c] * w->xh[t * D + c];
+            w->bt[t * H + h] = lattn__sigmoid_d(acc);
         }
         /* 6. solver: P_l, κ_l, b_l, then δ_l = P_l ∘ π_l ∘ v (lattn_prism_split) */
         for (l = 0; l < S; l++) {
-            const double *gd = F_ + t * F + 4 * D + l * R, *kd = F_ + t * F + 4 * D + R * S + l * R;
+            const double *gd = w->F + t * F + 4 * D + l * R, *kd = w->F + t * F + 4 * D + R * S + l * R;
             for (c = 0; c < D; c++) {
                 double ag = 0, ak = 0, Pc;
                 for (i = 0; i < R; i++) {
                     ag += gd[i] * (double)p->up_gain[(l * R + i) * D + c];
                     ak += kd[i] * (double)p->up_k[(l * R + i) * D + c];
                 }
-                if ((p->ablate & LATTN_PRISM_R5) || (l == 0 && (p->ablate & LATTN_PRISM_R4))) ak = F_[t * F + 3 * D + c];   /* base k */
-                else if (l > 0 && (p->ablate & LATTN_PRISM_R2)) ak = kap[(t * S) * D + c];                                 /* κ_1 */
+                if ((p->ablate & LATTN_PRISM_R5) || (l == 0 && (p->ablate & LATTN_PRISM_R4))) ak = w->F[t * F + 3 * D + c];   /* base k */
+                else if (l > 0 && (p->ablate & LATTN_PRISM_R2)) ak = w->kap[(t * S) * D + c];                                 /* κ_1 */
                 Pc = lattn__sigmoid_d(ag);
-                P[(t * S + l) * D + c] = Pc;
-                kap[(t * S + l) * D + c] = ak;
+                w->P[(t * S + l) * D + c] = Pc;
+                w->kap[(t * S + l) * D + c] = ak;
             }
-            for (h = 0; h < H; h++) bl[(t * S + l) * H + h] = lattn__sigmoid_d(F_[t * F + 4 * D + 2 * R * S + l * H + h]);
+            for (h = 0; h < H; h++) w->bl[(t * S + l) * H + h] = lattn__sigmoid_d(w->F[t * F + 4 * D + 2 * R * S + l * H + h]);
         }
-        lattn_prism_split(D, S, P + t * S * D, F_ + t * F + D, !(p->ablate & LATTN_PRISM_R3), del + t * S * D, NULL);
+        lattn_prism_split(D, S, w->P + t * S * D, w->F + t * F + D, !(p->ablate & LATTN_PRISM_R3), w->del + t * S * D, NULL);
     }
 }
 LATTN__DEF void lattn_prism_split(int64_t n, int64_t L, const double *P, const double *v, int retain, double *delta,
@@ -8791,7 +8827,8 @@ LATTN__DEF lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_p
                                            const float *x, float *y, double *y64) {
     const char *who = "lattn_prism_p1_forward_ref";
     int64_t D, H, S, R, d, C, F, N, b, i, j, l, h, n, s, m;
-    double *buf, *xh, *F_, *gk, *bt, *P, *kap, *bl, *del, *o, *w1, *w2, *M, *dS, *kb, *lam, *Ls, *Le;
+    double *buf, *M, *dS, *kb, *lam, *Ls, *Le;
+    lattn__prism_rows r;
     size_t cnt;
     if (!p || !p->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
@@ -8807,28 +8844,24 @@ LATTN__DEF lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_p
     if (!(p->tau > 0)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tau must be positive", who);
     F = 4 * D + 2 * R * S + H * S;
     N = T / C;
-    {   /* per batch row: x̂, F, gk, β, P, κ, b, δ, o [T][...]; chunk work: M, dS [d][d], k̄, λ, Ls, Le */
+    {   /* per batch row: x̂, F, r.gk, β, r.P, κ, b, δ, r.o [T][...]; chunk work: M, dS [d][d], k̄, λ, Ls, Le */
         int64_t dims[2];
         dims[0] = T;
         dims[1] = 3 * D + F + H + 3 * S * D + S * H + D + 2 * D + 8 * D;
         LATTN__TRY(lattn__check_count(ctx, who, "the workspace", 2, dims));
-        cnt = (size_t)(T * (3 * D + F + H + 3 * S * D + S * H)) + (size_t)(12 * D + p->rg + 2 * d * d + d + 3 * C * d);
+        cnt = lattn__prism_ws(p, T) + (size_t)(2 * d * d + d + 3 * C * d);
     }
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    xh = buf;
-    F_ = xh + T * D;
-    gk = F_ + T * F;
-    bt = gk + T * D;
-    P = bt + T * H;
-    kap = P + T * S * D;
-    del = kap + T * S * D;
-    bl = del + T * S * D;
-    o = bl + T * S * H;
-    w1 = o + T * D; w2 = w1 + 4 * D + p->rg; M = w2 + 8 * D;    /* w1: D, 4D or rg values; w2: 5D */ dS = M + d * d; kb = dS + d * d; lam = kb + d; Ls = lam + C * d; Le = Ls + C * d;
+    M = lattn__prism_carve(p, T, buf, &r);   /* then the chunk work: M, dS [d][d], k̄ [d], λ, Ls, Le [C][d] */
+    dS = M + d * d;
+    kb = dS + d * d;
+    lam = kb + d;
+    Ls = lam + C * d;
+    Le = Ls + C * d;
     for (b = 0; b < B; b++) {
         const float *xb = x + b * T * D;
-        lattn__prism_project(p, T, xb, NULL, xh, F_, gk, bt, P, kap, del, bl, w1, w2);   /* steps 1-6 */
+        lattn__prism_project(p, T, xb, NULL, &r);   /* steps 1-6 */
         /* 7. the chunked recurrence, per head */
         for (h = 0; h < H; h++) {
             for (i = 0; i < d * d; i++) M[i] = 0.0;
@@ -8838,7 +8871,7 @@ LATTN__DEF lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_p
                 for (i = 0; i < d; i++) {                        /* λ, Ls (prefix), Le (suffix), Lt */
                     double acc = 0;
                     for (s = 0; s < C; s++) {
-                        lam[s * d + i] = log(LATTN__MAX(gk[(t0 + s) * D + h * d + i], 1e-6));
+                        lam[s * d + i] = log(LATTN__MAX(r.gk[(t0 + s) * D + h * d + i], 1e-6));
                         acc += lam[s * d + i];
                         Ls[s * d + i] = lattn__clampd(acc, -20.0, 20.0);
                     }
@@ -8849,27 +8882,27 @@ LATTN__DEF lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_p
                 /* outputs of the chunk from M_n and the intra-chunk scores */
                 for (s = 0; s < C; s++) {
                     int64_t ts = t0 + s;
-                    const double *q = F_ + ts * F + 2 * D + h * d;
-                    double *os = o + ts * D + h * d;
-                    for (i = 0; i < d; i++) w1[i] = q[i] * exp(Ls[s * d + i]);     /* q~_s */
+                    const double *q = r.F + ts * F + 2 * D + h * d;
+                    double *os = r.o + ts * D + h * d;
+                    for (i = 0; i < d; i++) r.w1[i] = q[i] * exp(Ls[s * d + i]);     /* q~_s */
                     for (j = 0; j < d; j++) {
                         double acc = 0;
-                        for (i = 0; i < d; i++) acc += M[i * d + j] * w1[i];
+                        for (i = 0; i < d; i++) acc += M[i * d + j] * r.w1[i];
                         os[j] = acc;
                     }
                     for (m = 0; m <= s; m++) {
                         int64_t tm = t0 + m;
-                        const double *km = F_ + tm * F + 3 * D + h * d, *vm = F_ + tm * F + D + h * d;
+                        const double *km = r.F + tm * F + 3 * D + h * d, *vm = r.F + tm * F + D + h * d;
                         double sc = 0;
                         for (i = 0; i < d; i++) {
                             double kc = km[i];
-                            for (l = 0; l < S; l++) kc += kap[(tm * S + l) * D + h * d + i];
-                            sc += w1[i] * (kc / LATTN__MAX(exp(Ls[m * d + i]) + 1e-3, 1e-6));
+                            for (l = 0; l < S; l++) kc += r.kap[(tm * S + l) * D + h * d + i];
+                            sc += r.w1[i] * (kc / LATTN__MAX(exp(Ls[m * d + i]) + 1e-3, 1e-6));
                         }
                         sc = lattn__clampd(sc, -100.0, 100.0);
                         for (j = 0; j < d; j++) {
                             double vc = vm[j];
-                            for (l = 0; l < S; l++) vc += bl[(tm * S + l) * H + h] * del[(tm * S + l) * D + h * d + j];
+                            for (l = 0; l < S; l++) vc += r.bl[(tm * S + l) * H + h] * r.del[(tm * S + l) * D + h * d + j];
                             os[j] += sc * vc;
                         }
                     }
@@ -8880,18 +8913,18 @@ LATTN__DEF lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_p
                 for (i = 0; i < d; i++) kb[i] = 0.0;
                 for (s = 0; s < C; s++) {
                     int64_t ts = t0 + s;
-                    const double *ks = F_ + ts * F + 3 * D + h * d, *vs = F_ + ts * F + D + h * d;
+                    const double *ks = r.F + ts * F + 3 * D + h * d, *vs = r.F + ts * F + D + h * d;
                     for (i = 0; i < d; i++) {
                         double e = exp(Le[s * d + i]);
                         kb[i] += ks[i];
                         for (j = 0; j < d; j++) {
                             double acc = ks[i] * vs[j];
                             for (l = 0; l < S; l++)
-                                acc += kap[(ts * S + l) * D + h * d + i] * bl[(ts * S + l) * H + h] * del[(ts * S + l) * D + h * d + j];
+                                acc += r.kap[(ts * S + l) * D + h * d + i] * r.bl[(ts * S + l) * H + h] * r.del[(ts * S + l) * D + h * d + j];
                             dS[i * d + j] += e * acc;
                         }
                     }
-                    bbar += bt[ts * H + h];
+                    bbar += r.bt[ts * H + h];
                 }
                 bbar /= (double)C;
                 for (i = 0; i < d; i++) { kb[i] /= (double)C; kn += kb[i] * kb[i]; }
@@ -8901,16 +8934,16 @@ LATTN__DEF lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_p
                 for (j = 0; j < d; j++) {
                     double acc = 0;
                     for (i = 0; i < d; i++) acc += kb[i] * M[i * d + j];
-                    w2[j] = acc;
+                    r.w2[j] = acc;
                 }
                 for (i = 0; i < d; i++)
                     for (j = 0; j < d; j++) {
-                        double mm = (M[i * d + j] - bbar * kb[i] * w2[j]) * exp(lam[i]) + dS[i * d + j];
+                        double mm = (M[i * d + j] - bbar * kb[i] * r.w2[j]) * exp(lam[i]) + dS[i * d + j];
                         M[i * d + j] = lattn__clampd(mm, -50.0, 50.0);
                     }
             }
         }
-        lattn__prism_output(p, T, xb, xh, F_, o, w1, w2, y + b * T * D, y64 ? y64 + b * T * D : NULL);   /* step 8 */
+        lattn__prism_output(p, T, xb, r.xh, r.F, r.o, r.w1, r.w2, y + b * T * D, y64 ? y64 + b * T * D : NULL);   /* step 8 */
     }
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
@@ -8961,10 +8994,6 @@ LATTN__DEF lattn_status lattn_prism_p2_state_floats(const lattn_prism_p1 *p, siz
     return lattn__size_out(lattn__prism_p2_state_floats(p), out);
 }
 /* Workspace of one row in double: x̂, F, gk, β, P, κ, δ, b, o, the conv cache and scratch. */
-static size_t lattn__prism_ws(const lattn_prism_p1 *p, int64_t T) {
-    const int64_t D = p->D, H = p->H, S = p->S, F = 4 * D + 2 * p->R * S + H * S;
-    return (size_t)(T * (3 * D + F + H + 3 * S * D + S * H)) + (size_t)(D * p->Kc + 12 * D + p->rg);
-}
 static lattn_status lattn__prism_p2_args(lattn_ctx *ctx, const char *who, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                          const float *x, const float *y) {
     int64_t dims[2];
@@ -8980,7 +9009,8 @@ LATTN__DEF lattn_status lattn_prism_p2_forward_ref(lattn_ctx *ctx, const lattn_p
                                            const float *x, float *y, float *state, double *y64) {
     const char *who = "lattn_prism_p2_forward_ref";
     int64_t D, H, S, d, F, SF, b, t, i, j, l, h;
-    double *buf, *xh, *F_, *gk, *bt, *P, *kap, *del, *bl, *o, *cache, *w1, *w2, *St;
+    double *buf, *St;
+    lattn__prism_rows r;
     size_t cnt;
     LATTN__TRY(lattn__prism_p2_args(ctx, who, p, B, T, x, y));
     D = p->D;
@@ -8993,52 +9023,40 @@ LATTN__DEF lattn_status lattn_prism_p2_forward_ref(lattn_ctx *ctx, const lattn_p
     cnt = lattn__prism_ws(p, T) + (size_t)(H * d * d + d);
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    xh = buf;
-    F_ = xh + T * D;
-    gk = F_ + T * F;
-    bt = gk + T * D;
-    P = bt + T * H;
-    kap = P + T * S * D;
-    del = kap + T * S * D;
-    bl = del + T * S * D;
-    o = bl + T * S * H;
-    cache = o + T * D;
-    w1 = cache + D * p->Kc;
-    w2 = w1 + 4 * D + p->rg;
-    St = w2 + 8 * D;
+    St = lattn__prism_carve(p, T, buf, &r);
     for (b = 0; b < B; b++) {
         const float *xb = x + b * T * D;
         double *kh = St + H * d * d;
-        for (i = 0; i < D * p->Kc; i++) cache[i] = state ? (double)state[b * SF + i] : 0.0;
+        for (i = 0; i < D * p->Kc; i++) r.cache[i] = state ? (double)state[b * SF + i] : 0.0;
         for (i = 0; i < H * d * d; i++) St[i] = state ? (double)state[b * SF + D * p->Kc + i] : 0.0;
-        lattn__prism_project(p, T, xb, cache, xh, F_, gk, bt, P, kap, del, bl, w1, w2);
+        lattn__prism_project(p, T, xb, r.cache, &r);
         for (t = 0; t < T; t++)
             for (h = 0; h < H; h++) {
-                const double *q = F_ + t * F + 2 * D + h * d, *k = F_ + t * F + 3 * D + h * d, *v = F_ + t * F + D + h * d;
-                double *Sh = St + h * d * d, nk = 0, beta = bt[t * H + h];
+                const double *q = r.F + t * F + 2 * D + h * d, *k = r.F + t * F + 3 * D + h * d, *v = r.F + t * F + D + h * d;
+                double *Sh = St + h * d * d, nk = 0, beta = r.bt[t * H + h];
                 for (i = 0; i < d; i++) nk += k[i] * k[i];
                 nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
                 for (i = 0; i < d; i++) kh[i] = k[i] * nk;
-                /* S' = Diag(gk) S; w = S'ᵀ k̂; S = S' - β k̂ wᵀ + k vᵀ + Σ_l κ_l (b_l δ_l)ᵀ; o = Sᵀ q */
+                /* S' = Diag(r.gk) S; w = S'ᵀ k̂; S = S' - β k̂ wᵀ + k vᵀ + Σ_l κ_l (b_l δ_l)ᵀ; r.o = Sᵀ q */
                 for (j = 0; j < d; j++) {
                     double w = 0;
-                    for (i = 0; i < d; i++) { Sh[i * d + j] *= gk[t * D + h * d + i]; w += kh[i] * Sh[i * d + j]; }
+                    for (i = 0; i < d; i++) { Sh[i * d + j] *= r.gk[t * D + h * d + i]; w += kh[i] * Sh[i * d + j]; }
                     for (i = 0; i < d; i++) {
                         double add = k[i] * v[j] - beta * kh[i] * w;
                         for (l = 0; l < S; l++)
-                            add += kap[(t * S + l) * D + h * d + i] * bl[(t * S + l) * H + h] * del[(t * S + l) * D + h * d + j];
+                            add += r.kap[(t * S + l) * D + h * d + i] * r.bl[(t * S + l) * H + h] * r.del[(t * S + l) * D + h * d + j];
                         Sh[i * d + j] += add;
                     }
                 }
                 for (j = 0; j < d; j++) {
                     double acc = 0;
                     for (i = 0; i < d; i++) acc += Sh[i * d + j] * q[i];
-                    o[t * D + h * d + j] = acc;
+                    r.o[t * D + h * d + j] = acc;
                 }
             }
-        lattn__prism_output(p, T, xb, xh, F_, o, w1, w2, y + b * T * D, y64 ? y64 + b * T * D : NULL);
+        lattn__prism_output(p, T, xb, r.xh, r.F, r.o, r.w1, r.w2, y + b * T * D, y64 ? y64 + b * T * D : NULL);
         if (state) {
-            for (i = 0; i < D * p->Kc; i++) state[b * SF + i] = (float)cache[i];
+            for (i = 0; i < D * p->Kc; i++) state[b * SF + i] = (float)r.cache[i];
             for (i = 0; i < H * d * d; i++) state[b * SF + D * p->Kc + i] = (float)St[i];
         }
     }
@@ -9050,7 +9068,8 @@ LATTN__DEF lattn_status lattn_prism_p2_forward_ref(lattn_ctx *ctx, const lattn_p
 static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T, const float *x,
                                         float *y, float *state, lattn_form form, const char *who) {
     int64_t D, H, S, d, F, SF, b, t, i, l, h;
-    double *buf, *xh, *F_, *gk, *bt, *P, *kap, *del, *bl, *o, *cache, *w1, *w2;
+    double *buf;
+    lattn__prism_rows r;
     float *fb, *q, *k, *v, *c, *be, *g, *ib, *ik, *id, *of, *S0, *S1;
     size_t cnt, fcnt;
     lattn_status st = LATTN_OK;
@@ -9068,57 +9087,39 @@ static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p,
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
     if (lattn__alloc_floats(ctx, &fb, fcnt, who) != LATTN_OK) { lattn__free(ctx, buf); return LATTN_E_NOMEM; }
-    xh = buf;
-    F_ = xh + T * D;
-    gk = F_ + T * F;
-    bt = gk + T * D;
-    P = bt + T * H;
-    kap = P + T * S * D;
-    del = kap + T * S * D;
-    bl = del + T * S * D;
-    o = bl + T * S * H;
-    cache = o + T * D;
-    w1 = cache + D * p->Kc;
-    w2 = w1 + 4 * D + p->rg;
-    q = fb;
-    k = q + T * D;
-    v = k + T * D;
-    g = v + T * D;
-    of = g + T * D;
-    c = of + T * D;
-    be = c + T * H;
-    ib = be + T * H;
-    ik = ib + T * S * H;
-    id = ik + T * S * D;
-    S0 = id + T * S * D;
-    S1 = S0 + H * d * d;
+    lattn__prism_carve(p, T, buf, &r);
+    {   /* the core's inputs and outputs, token-major, and the two head-state buffers */
+        float **const part[12] = { &q, &k, &v, &g, &of, &c, &be, &ib, &ik, &id, &S0, &S1 };
+        const int64_t n[12] = { T * D, T * D, T * D, T * D, T * D, T * H, T * H, T * S * H, T * S * D, T * S * D, H * d * d, H * d * d };
+        lattn__carve_floats(fb, part, n, 12);
+    }
     for (b = 0; b < B && st == LATTN_OK; b++) {
         const float *xb = x + b * T * D;
         lattn_gdr_args a = LATTN__ZERO;
-        for (i = 0; i < D * p->Kc; i++) cache[i] = state ? (double)state[b * SF + i] : 0.0;
-        lattn__prism_project(p, T, xb, cache, xh, F_, gk, bt, P, kap, del, bl, w1, w2);
+        for (i = 0; i < D * p->Kc; i++) r.cache[i] = state ? (double)state[b * SF + i] : 0.0;
+        lattn__prism_project(p, T, xb, r.cache, &r);
         /* the core's inputs, token-major [T][H][·]. The erase key k̂ and the write key k are parallel:
            k vᵀ = k̂ (c v)ᵀ with c = |k|_ε = sqrt(|k|² + ε), so k̂ is the core's one key (e = k) and the
            erase and base write merge as in GDN (the chunk kernel then has one write pair fewer) */
         for (t = 0; t < T; t++) {
             for (h = 0; h < H; h++) {
                 double nk = 0;
-                for (i = 0; i < d; i++) nk += F_[t * F + 3 * D + h * d + i] * F_[t * F + 3 * D + h * d + i];
+                for (i = 0; i < d; i++) nk += r.F[t * F + 3 * D + h * d + i] * r.F[t * F + 3 * D + h * d + i];
                 nk = sqrt(nk + LATTN__L2_EPS);
                 for (i = 0; i < d; i++) {
                     int64_t ch = h * d + i;
-                    q[t * D + ch] = (float)F_[t * F + 2 * D + ch];
-                    k[t * D + ch] = (float)(F_[t * F + 3 * D + ch] / nk);
-                    v[t * D + ch] = (float)F_[t * F + D + ch];
-                    g[t * D + ch] = (float)log(gk[t * D + ch]);
+                    q[t * D + ch] = (float)r.F[t * F + 2 * D + ch];
+                    k[t * D + ch] = (float)(r.F[t * F + 3 * D + ch] / nk);
+                    v[t * D + ch] = (float)r.F[t * F + D + ch];
+                    g[t * D + ch] = (float)log(r.gk[t * D + ch]);
                     for (l = 0; l < S; l++) {
-                        ik[((t * H + h) * S + l) * d + i] = (float)kap[(t * S + l) * D + ch];
-                        id[((t * H + h) * S + l) * d + i] = (float)del[(t * S + l) * D + ch];
+                        ik[((t * H + h) * S + l) * d + i] = (float)r.kap[(t * S + l) * D + ch];
+                        id[((t * H + h) * S + l) * d + i] = (float)r.del[(t * S + l) * D + ch];
                     }
                 }
                 c[t * H + h] = (float)nk;
-                be[t * H + h] = (float)bt[t * H + h];
-                for (l = 0; l < S; l++) ib[(t * H + h) * S + l] = (float)bl[(t * S + l) * H + h];
+                be[t * H + h] = (float)r.bt[t * H + h];
+                for (l = 0; l < S; l++) ib[(t * H + h) * S + l] = (float)r.bl[(t * S + l) * H + h];
             }
         }
         for (i = 0; i < H * d * d; i++) S0[i] = state ? state[b * SF + D * p->Kc + i] : 0.0f;
@@ -9143,10 +9144,10 @@ static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p,
         a.o = of;
         st = form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
         if (st != LATTN_OK) break;
-        for (i = 0; i < T * D; i++) o[i] = of[i];
-        lattn__prism_output(p, T, xb, xh, F_, o, w1, w2, y + b * T * D, NULL);
+        for (i = 0; i < T * D; i++) r.o[i] = of[i];
+        lattn__prism_output(p, T, xb, r.xh, r.F, r.o, r.w1, r.w2, y + b * T * D, NULL);
         if (state) {
-            for (i = 0; i < D * p->Kc; i++) state[b * SF + i] = (float)cache[i];
+            for (i = 0; i < D * p->Kc; i++) state[b * SF + i] = (float)r.cache[i];
             memcpy(state + b * SF + D * p->Kc, S1, sizeof(float) * (size_t)(H * d * d));
         }
     }
@@ -9331,17 +9332,11 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
         lattn__free(ctx, buf);
         return LATTN_E_NOMEM;
     }
-    cache = buf;
-    u = cache + D * Kc;
-    q = u + T * D;
-    v = q + T * D;
-    o = v + T * D;
-    al = o + T * D;
-    kl = al + T * H;
-    dl = kl + T * L * D;
-    bl = dl + T * L * D;
-    S = bl + T * L * H;
-    r = S + H * d * d;
+    {   /* the conv history, u, q, v, o [T][D], α [T][H], k_l, δ_l [T][L][D], β_l [T][L][H], S, r */
+        double **const part[11] = { &cache, &u, &q, &v, &o, &al, &kl, &dl, &bl, &S, &r };
+        const int64_t n[11] = { D * Kc, T * D, T * D, T * D, T * D, T * H, T * L * D, T * L * D, T * L * H, H * d * d, D };
+        lattn__carve_doubles(buf, part, n, 11);
+    }
     for (b = 0; b < B && st == LATTN_OK; b++) {
         const float *xb = x + b * T * D;
         for (i = 0; i < D * Kc; i++) cache[i] = state ? (double)state[b * SF + i] : 0.0;
