@@ -32,7 +32,8 @@
    cache blocking, with `trn2` and chunk 128 the same code is the Trainium tiling path, with `h100`
    and chunk 64 it is the GPU path.
 
-   Not covered: training (backward passes), GPU execution, half-precision arithmetic.
+   Not covered: training beyond lattn_la_ref_backward (the double backward of the linear-attention
+   family; the other backward passes are to come), GPU execution, half-precision arithmetic.
 
    =====================================================================================================
    USE
@@ -72,6 +73,8 @@
      _step      float32, token by token on a caller-held state h0 -> ht (ht may equal h0): T = 1 is
                 one decoding step; a whole call runs the decoder's loop
    A genuinely different way to evaluate the fast form is a method of _chunk (S4D), never a verb.
+   A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
+   (the upstream gradients in, the gradient of every input out): lattn_la_ref_backward so far.
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -448,6 +451,8 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
     X(sps, forward_ref) X(sps, forward) X(sps, step)                                                 \
     X(tcn_demo, forward_ref) X(tcn_demo, forward)
 #define LATTN_MODEL_WEIGHTS(X) X(laplace) X(gdn) X(prism_p0) X(prism_p1) X(ttt_layer) X(tf) X(tcn_demo)
+/* X(family, form) for every backward function: lattn_<family>_<form>_backward. */
+#define LATTN_MIXER_BACKWARD(X) X(la, ref)
 
 /* ================================================================================================ */
 /* >>rng                                                                                            */
@@ -1005,6 +1010,24 @@ LATTN_API lattn_status lattn_la_ref     (lattn_ctx *ctx, const lattn_la_args *a)
 LATTN_API lattn_status lattn_la_parallel(lattn_ctx *ctx, const lattn_la_args *a);
 LATTN_API lattn_status lattn_la_chunk   (lattn_ctx *ctx, const lattn_la_args *a);
 LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a);
+
+/* Gradients of a call, for the loss ℒ = Σ ⟨dout, o⟩ + Σ ⟨dht, ht⟩ (spec gla_laplace.md §5.7): the
+   upstream gradients in, the gradient of every input out. Every output is optional (NULL: not
+   wanted); the float64 copies are written by _ref_backward. */
+typedef struct lattn_la_grads {
+    const float *dout;                   /* ∂ℒ/∂o [B][T][H][V] (required) */
+    const float *dht;                    /* ∂ℒ/∂ht [N][H][K'][V] (NULL: zero) */
+    float *dq, *dk;                      /* [B][T][H][K] */
+    float *dv;                           /* [B][T][H][V] */
+    float *dgk, *dg;                     /* the log gates' gradients: gk [B][T][H][K], g [B][T][H] (0 where clamped) */
+    float *dh0;                          /* [N][H][K'][V] */
+    double *dq64, *dk64, *dv64, *dgk64, *dg64, *dh064;
+} lattn_la_grads;
+/* The backward of _ref, in double: the recurrence in reverse time with every state of one head
+   kept (T·K'·V doubles; the teaching form and the golden gradients). Every gate kind; the fixed
+   decays (g_gamma, retnet_decay) have no gradient. This version has no backward through the
+   normaliser or the maps with weights (hadamard, hedgehog): LATTN_E_UNSUPPORTED. */
+LATTN_API lattn_status lattn_la_ref_backward(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g);
 
 /* ================================================================================================ */
 /* >>delta                                                                                          */
@@ -2309,16 +2332,6 @@ static lattn_status lattn__alloc_doubles(lattn_ctx *ctx, double **out, size_t n,
     *out = (double *)lattn__alloc_array(ctx, n, sizeof(double), what, &st);
     return st;
 }
-/* A workspace carved from one block: *part[i] gets the next n[i] elements (names beside sizes at
-   the call, instead of a chain of pointer sums). */
-static void lattn__carve_floats(float *base, float **const *part, const int64_t *n, int k) {
-    int i;
-    for (i = 0; i < k; base += n[i], i++) *part[i] = base;
-}
-static void lattn__carve_doubles(double *base, double **const *part, const int64_t *n, int k) {
-    int i;
-    for (i = 0; i < k; base += n[i], i++) *part[i] = base;
-}
 
 /* Threads: the number a parallel region uses (1 without OpenMP). */
 /* The threads a call may start: ctx->n_threads (<= 0 or no context: OpenMP's default), clamped to
@@ -3559,6 +3572,17 @@ static double lattn__silu_d(double x) { return x / (1.0 + exp(-x)); }
 /* ================================================================================================ */
 /* >>arena implementation: the weights of every model, and their safetensors form                   */
 /* ================================================================================================ */
+/* A workspace carved from one block: *part[i] gets the next n[i] elements (names beside sizes at
+   the call, instead of a chain of pointer sums). */
+static void lattn__carve_floats(float *base, float **const *part, const int64_t *n, int k) {
+    int i;
+    for (i = 0; i < k; base += n[i], i++) *part[i] = base;
+}
+static void lattn__carve_doubles(double *base, double **const *part, const int64_t *n, int k) {
+    int i;
+    for (i = 0; i < k; base += n[i], i++) *part[i] = base;
+}
+
 /* ---- weight arenas: named tensors (at most 3 dimensions) in one block of floats ----------------- */
 /* A zeroed table of nt tensors followed by `extra` floats of the caller's (derived buffers). */
 static lattn_status lattn__table_new(lattn_ctx *ctx, const char *who, int64_t nt, size_t extra, lattn_tensor **tab) {
@@ -5153,7 +5177,7 @@ static void lattn__fmap_row(lattn_fmap f, int64_t K, const float *x, const float
 
 /* Validation shared by every form; fills the derived sizes. */
 typedef struct lattn__la_dims { int64_t n, Kf; float s; double sd; int gate; } lattn__la_dims;
-static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn_la_args *a, lattn__la_dims *dm) {
+static lattn_status lattn__la_check_in(lattn_ctx *ctx, const char *who, const lattn_la_args *a, lattn__la_dims *dm) {
     int64_t d[4];
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
     LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, &dm->n));
@@ -5164,8 +5188,8 @@ static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: unknown feature map %d", who, (int)a->fmap);
     if ((a->fmap == LATTN_FMAP_HADAMARD || a->fmap == LATTN_FMAP_HEDGEHOG) && (!a->fmap_w || !a->fmap_b))
         return lattn__fail(ctx, LATTN_E_NULL, "%s: feature map needs fmap_w and fmap_b", who);
-    if (a->T > 0 && (!a->q || !a->k || !a->v || !a->o))
-        return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v or o is NULL", who);
+    if (a->T > 0 && (!a->q || !a->k || !a->v))
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k or v is NULL", who);
     if (!(a->scale == a->scale) || a->scale == HUGE_VAL || a->scale == -HUGE_VAL)
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: scale is not finite", who);
     if (a->normalize && !(a->eps >= 0.0f && a->eps < HUGE_VALF))
@@ -5197,6 +5221,12 @@ static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn
     dm->sd = a->scale != 0.0 ? a->scale : 1.0 / sqrt((double)dm->Kf);
     dm->s = (float)dm->sd;
     dm->gate = lattn__la_gate_kind(a);
+    return LATTN_OK;
+}
+/* The inputs, and the output o of a forward form. */
+static lattn_status lattn__la_check(lattn_ctx *ctx, const char *who, const lattn_la_args *a, lattn__la_dims *dm) {
+    LATTN__TRY(lattn__la_check_in(ctx, who, a, dm));
+    if (a->T > 0 && !a->o) return lattn__fail(ctx, LATTN_E_NULL, "%s: o is NULL", who);
     return LATTN_OK;
 }
 
@@ -5261,6 +5291,104 @@ LATTN__DEF lattn_status lattn_la_ref(lattn_ctx *ctx, const lattn_la_args *a) {
         }
     }
     lattn__free(ctx, S);
+    return lattn__ok(ctx);
+}
+
+/* >>linattn.ref_backward ---------------------------------------------------------------------------
+   t = T-1 .. 0 with U = ∂ℒ/∂S_t (starting from dht):  U += s φ(q_t) dout_tᵀ;  dφ(q_t) = s S_t dout_t;
+   dφ(k_t) = U v_t;  dv_t = Uᵀ φ(k_t);  dgk_t[i] = α_t[i] Σ_j U[i][j] S_{t-1}[i][j];  U = diag(α_t) U;
+   and dh0 = U at the end; dq, dk through the element-wise map (spec gla_laplace.md §5.7) */
+/* One gradient element, float and (when wanted) double. */
+static void lattn__put(float *f, double *d, int64_t i, double v) {
+    if (f) f[i] = (float)v;
+    if (d) d[i] = v;
+}
+/* φ'(x) of the element-wise maps. */
+static double lattn__fmap_deriv(lattn_fmap f, float x) {
+    if (f == LATTN_FMAP_RELU) return x > 0 ? 1.0 : 0.0;
+    if (f == LATTN_FMAP_ELU1) return x > 0 ? 1.0 : exp((double)x);
+    return 1.0;
+}
+LATTN__DEF lattn_status lattn_la_ref_backward(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g) {
+    const char *who = "lattn_la_ref_backward";
+    lattn__la_dims dm;
+    int64_t sq, h, t, i, j, H, K, V, Kf, maxlen = 0;
+    double *St, *U, *fq, *fk, *dv;
+    size_t n;
+    LATTN__TRY(lattn__la_check_in(ctx, who, a, &dm));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->normalize || a->fmap == LATTN_FMAP_HADAMARD || a->fmap == LATTN_FMAP_HEDGEHOG)
+        return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: no backward through the normaliser or a map with weights in this version", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    H = a->H;
+    K = a->K;
+    V = a->V;
+    Kf = dm.Kf;
+    for (sq = 0; sq < dm.n; sq++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        maxlen = LATTN__MAX(maxlen, len);
+    }
+    if (lattn_size_mul(&n, (size_t)(maxlen + 2), (size_t)(Kf * V)) != LATTN_OK || lattn_size_add(&n, n, (size_t)(2 * Kf + V)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the states of one head overflow", who);
+    LATTN__TRY(lattn__alloc_doubles(ctx, &St, n, who));
+    U = St + (maxlen + 1) * Kf * V;      /* St[t] = S_{t-1}: St[0] = h0, St[len] = the final state */
+    fq = U + Kf * V;
+    fk = fq + Kf;
+    dv = fk + Kf;
+    for (sq = 0; sq < dm.n; sq++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        for (h = 0; h < H; h++) {
+            int64_t sidx = (sq * H + h) * Kf;
+            for (i = 0; i < Kf * V; i++) St[i] = a->h0 ? (double)a->h0[sidx * V + i] : 0.0;
+            for (t = 0; t < len; t++) {          /* forward: every state kept */
+                int64_t row = (tok0 + t) * H + h;
+                const double *S0 = St + t * Kf * V;
+                double *S1 = St + (t + 1) * Kf * V;
+                lattn__fmap_row(a->fmap, K, a->k + row * K, a->fmap_w, a->fmap_b, fk);
+                for (i = 0; i < Kf; i++) {
+                    double al = dm.gate ? exp(lattn__la_gate(a, tok0 + t, h, i)) : 1.0;
+                    for (j = 0; j < V; j++) S1[i * V + j] = al * S0[i * V + j] + fk[i] * (double)a->v[row * V + j];
+                }
+            }
+            for (i = 0; i < Kf * V; i++) U[i] = g->dht ? (double)g->dht[sidx * V + i] : 0.0;
+            for (t = len - 1; t >= 0; t--) {     /* backward */
+                int64_t row = (tok0 + t) * H + h;
+                const double *S0 = St + t * Kf * V, *S1 = St + (t + 1) * Kf * V;
+                const float *dO = g->dout + row * V, *vt = a->v + row * V;
+                double dgh = 0;
+                lattn__fmap_row(a->fmap, K, a->q + row * K, a->fmap_w, a->fmap_b, fq);
+                lattn__fmap_row(a->fmap, K, a->k + row * K, a->fmap_w, a->fmap_b, fk);
+                for (j = 0; j < V; j++) dv[j] = 0;
+                for (i = 0; i < Kf; i++) {
+                    double dq = 0, dk = 0, dgi = 0, al = 1.0;
+                    int64_t gi = row * K + i;
+                    for (j = 0; j < V; j++) {
+                        U[i * V + j] += dm.sd * fq[i] * (double)dO[j];
+                        dq += dm.sd * S1[i * V + j] * (double)dO[j];
+                        dk += U[i * V + j] * (double)vt[j];
+                        dv[j] += U[i * V + j] * fk[i];
+                    }
+                    if (dm.gate) {
+                        double lg = a->gk ? (double)a->gk[gi] : a->g ? (double)a->g[row] : 0.0;
+                        al = exp(lattn__la_gate(a, tok0 + t, h, i));
+                        for (j = 0; j < V; j++) dgi += U[i * V + j] * S0[i * V + j];
+                        dgi = lg < (double)LATTN_LOG_GATE_MIN ? 0.0 : al * dgi;     /* a clamped gate passes nothing */
+                        for (j = 0; j < V; j++) U[i * V + j] *= al;
+                    }
+                    lattn__put(g->dq, g->dq64, gi, dq * lattn__fmap_deriv(a->fmap, a->q[gi]));
+                    lattn__put(g->dk, g->dk64, gi, dk * lattn__fmap_deriv(a->fmap, a->k[gi]));
+                    if (a->gk) lattn__put(g->dgk, g->dgk64, gi, dgi);
+                    dgh += dgi;
+                }
+                for (j = 0; j < V; j++) lattn__put(g->dv, g->dv64, row * V + j, dv[j]);
+                if (a->g) lattn__put(g->dg, g->dg64, row, dgh);
+            }
+            for (i = 0; i < Kf * V; i++) lattn__put(g->dh0, g->dh064, sidx * V + i, U[i]);
+        }
+    }
+    lattn__free(ctx, St);
     return lattn__ok(ctx);
 }
 
@@ -12699,7 +12827,9 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                output), forward, step; init, init_st, init_file, serialize, save, tensor, free for
                every model on the shared arena; names K, V, D, h0, ht everywhere (TTT, TCN, Laplace,
                transformer); LATTN_NO_MODELS, LATTN_NO_CONFORMANCE. Golden cases with renamed
-               tensors or metadata regenerated (values unchanged). */
+               tensors or metadata regenerated (values unchanged).
+   2026-12-01  lattn_la_ref_backward: the double backward of linear attention, GLA, Simple GLA and
+               the fixed decays (element-wise maps, h0/dht, variable lengths). */
 
 #endif /* LATTN_IMPLEMENTATION */
 

@@ -3932,12 +3932,160 @@ static void test_ttt(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* Backward: lattn_la_ref_backward against central differences of lattn_la_ref (every gate kind,  */
+/* the element-wise maps, h0 and dht, batch and variable lengths) and fla's float64 autograd      */
+/* ---------------------------------------------------------------------------------------------- */
+/* Relative RMS of two double arrays. */
+static double rel_rms_dd(const double *x, const double *y, size_t n) {
+    double num = 0, den = 0;
+    size_t i;
+    for (i = 0; i < n; i++) { num += (x[i] - y[i]) * (x[i] - y[i]); den += y[i] * y[i]; }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+/* ℒ = Σ dout·o + Σ dht·ht from _ref's float64 outputs. */
+static double la_loss(lattn_ctx *ctx, lattn_la_args a, const float *dout, const float *dht, size_t no, size_t ns,
+                      double *o64, double *h64, float *o, float *ht) {
+    double l = 0;
+    size_t i;
+    a.o = o; a.ht = ht; a.o64 = o64; a.ht64 = h64;
+    lattn_la_ref(ctx, &a);
+    for (i = 0; i < no; i++) l += (double)dout[i] * o64[i];
+    for (i = 0; i < ns; i++) l += (double)dht[i] * h64[i];
+    return l;
+}
+static void test_backward(void) {
+    static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
+    static const lattn_fmap maps[3] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1 };
+    lattn_ctx ctx;
+    lattn_rng r = lattn_rng_seed(g_seed + 23);
+    int gi, mi, vl, ci;
+    lattn_ctx_init(&ctx);
+    for (vl = 0; vl < 2; vl++)
+        for (gi = 0; gi < 4; gi++)
+            for (mi = 0; mi < 3; mi++) {
+                /* B = 2 (or one batch row of three sequences, one empty), T = 13, K = 5, V = 3 */
+                static const int64_t off[4] = { 0, 6, 6, 13 };
+                const int64_t B = vl ? 1 : 2, T = 13, H = 2, K = 5, V = 3, N = vl ? 3 : B;
+                const size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), ns = (size_t)(N * H * K * V);
+                float *q = fnormal(&r, nq), *k = fnormal(&r, nq), *v = fnormal(&r, nv), *h0 = fnormal(&r, ns);
+                float *gk = frand(&r, nq, -0.6f, -0.01f), *gh = frand(&r, (size_t)(B * T * H), -0.6f, -0.01f), gg[2] = { -0.3f, -0.05f };
+                float *dout = fnormal(&r, nv), *dht = fnormal(&r, ns), *o = fnew(nv), *ht = fnew(ns);
+                double *o64 = (double *)malloc(nv * sizeof(double)), *h64 = (double *)malloc(ns * sizeof(double));
+                double *ad[6], worst = 0;
+                float *x[6];
+                size_t nx[6], c;
+                lattn_la_args a = LATTN__ZERO;
+                lattn_la_grads gr = LATTN__ZERO;
+                int w, bad = 0;
+                a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.h0 = h0; a.fmap = maps[mi];
+                if (vl) { a.offsets = off; a.n_seqs = 3; }
+                if (gi == 1) a.g = gh;
+                if (gi == 2) a.gk = gk;
+                if (gi == 3) a.g_gamma = gg;
+                x[0] = q; x[1] = k; x[2] = v; x[3] = h0; x[4] = gk; x[5] = gh;
+                nx[0] = nq; nx[1] = nq; nx[2] = nv; nx[3] = ns; nx[4] = gi == 2 ? nq : 0; nx[5] = gi == 1 ? (size_t)(B * T * H) : 0;
+                for (w = 0; w < 6; w++) ad[w] = (double *)malloc((nx[w] ? nx[w] : 1) * sizeof(double));
+                gr.dout = dout; gr.dht = dht;
+                gr.dq64 = ad[0]; gr.dk64 = ad[1]; gr.dv64 = ad[2]; gr.dh064 = ad[3];
+                gr.dgk64 = gi == 2 ? ad[4] : NULL; gr.dg64 = gi == 1 ? ad[5] : NULL;
+                CHECK(lattn_la_ref_backward(&ctx, &a, &gr) == LATTN_OK, "la backward: %s", lattn_ctx_error(&ctx));
+                for (w = 0; w < 6; w++) {
+                    double gmax = 0;
+                    for (c = 0; c < nx[w]; c++) gmax = fmax(gmax, fabs(ad[w][c]));
+                    for (c = 0; c < nx[w]; c += 1 + (size_t)(lattn_rng_next(&r) % 4)) {   /* random coordinates */
+                        const float x0 = x[w][c], hstep = 1.0f / 1024;
+                        double d[2], fd, e;
+                        int hi;
+                        if (maps[mi] != LATTN_FMAP_IDENTITY && (w == 0 || w == 1) && fabsf(x0) < 2 * hstep) continue;   /* the maps' kink at 0 */
+                        for (hi = 0; hi < 2; hi++) {      /* central differences at h and h/2 (the float steps taken) */
+                            const float xp = x0 + hstep / (float)(1 + hi), xm = x0 - hstep / (float)(1 + hi);
+                            double lp, lm;
+                            x[w][c] = xp;
+                            lp = la_loss(&ctx, a, dout, dht, nv, ns, o64, h64, o, ht);
+                            x[w][c] = xm;
+                            lm = la_loss(&ctx, a, dout, dht, nv, ns, o64, h64, o, ht);
+                            d[hi] = (lp - lm) / ((double)xp - (double)xm);
+                        }
+                        x[w][c] = x0;
+                        fd = (4.0 * d[1] - d[0]) / 3.0;   /* Richardson: the h² term cancels */
+                        e = fabs(fd - ad[w][c]) / fmax(fabs(ad[w][c]), 1e-3 * gmax);
+                        worst = fmax(worst, e);
+                        bad += !(e <= 1e-6);
+                    }
+                }
+                CHECK(bad == 0, "la_ref_backward = central differences of la_ref (gate %s, map %d, %s): worst %.3g", gates[gi], (int)maps[mi],
+                      vl ? "3 sequences" : "B = 2", worst);
+                for (w = 0; w < 6; w++) free(ad[w]);
+                free(q); free(k); free(v); free(h0); free(gk); free(gh); free(dout); free(dht); free(o); free(ht); free(o64); free(h64);
+            }
+    {   /* refused without writing: the normaliser, the maps with weights, no dout */
+        float q[8], dq[8];
+        lattn_la_args a = LATTN__ZERO;
+        lattn_la_grads gr = LATTN__ZERO;
+        int i;
+        for (i = 0; i < 8; i++) { q[i] = 0.5f; dq[i] = NAN; }
+        a.B = 1; a.T = 2; a.H = 1; a.K = 4; a.V = 4; a.q = a.k = a.v = q;
+        gr.dq = dq;
+        CHECK(lattn_la_ref_backward(&ctx, &a, NULL) == LATTN_E_NULL && lattn_la_ref_backward(&ctx, &a, &gr) == LATTN_E_NULL,
+              "la backward: grads or dout NULL");
+        gr.dout = q; a.normalize = 1;
+        CHECK(lattn_la_ref_backward(&ctx, &a, &gr) == LATTN_E_UNSUPPORTED, "la backward through the normaliser: unsupported");
+        a.normalize = 0; a.fmap = LATTN_FMAP_HEDGEHOG; a.fmap_w = a.fmap_b = q;
+        CHECK(lattn_la_ref_backward(&ctx, &a, &gr) == LATTN_E_UNSUPPORTED, "la backward through hedgehog: unsupported");
+        for (i = 0; i < 8; i++) if (!isnan(dq[i])) break;
+        CHECK(i == 8, "la backward: nothing written by a refused call");
+    }
+    for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
+        static const char *const cases[6] = { "linear_attn_grad_0", "linear_attn_grad_1", "gla_grad_0", "gla_grad_1",
+                                              "simple_gla_grad_0", "simple_gla_grad_1" };
+        static const char *const outs[5] = { "dq", "dk", "dv", "dh0", "dg" };
+        char path[256];
+        lattn_st_file f;
+        const lattn_st_tensor *tq, *tv;
+        lattn_la_args a = LATTN__ZERO;
+        lattn_la_grads gr = LATTN__ZERO;
+        double *got[5], *want[5];
+        size_t n[5];
+        float *q, *k, *v, *g, *h0, *dout, *dht;
+        int w;
+        snprintf(path, sizeof path, "tests/external/grad/%s.safetensors", cases[ci]);
+        if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+        tq = lattn_st_find(&f, "q"); tv = lattn_st_find(&f, "v");
+        q = tensor_f32(&f, "q"); k = tensor_f32(&f, "k"); v = tensor_f32(&f, "v"); g = tensor_f32(&f, "g");
+        h0 = tensor_f32(&f, "h0"); dout = tensor_f32(&f, "do"); dht = tensor_f32(&f, "dht");
+        a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.V = tv->shape[3];
+        a.q = q; a.k = k; a.v = v; a.h0 = h0;
+        if (ci >= 2 && ci < 4) a.gk = g;
+        if (ci >= 4) a.g = g;
+        for (w = 0; w < 5; w++) {
+            want[w] = tensor_f64(&f, outs[w], &n[w]);
+            got[w] = (double *)malloc(((want[w] ? n[w] : 0) + 1) * sizeof(double));
+        }
+        gr.dout = dout; gr.dht = dht;
+        gr.dq64 = got[0]; gr.dk64 = got[1]; gr.dv64 = got[2]; gr.dh064 = got[3];
+        if (a.gk) gr.dgk64 = got[4];
+        if (a.g) gr.dg64 = got[4];
+        CHECK(lattn_la_ref_backward(&ctx, &a, &gr) == LATTN_OK, "%s: %s", cases[ci], lattn_ctx_error(&ctx));
+        for (w = 0; w < 5; w++) {
+            if (!want[w]) continue;
+            CHECK(rel_rms_dd(got[w], want[w], n[w]) <= 1e-12, "%s: %s = fla's float64 autograd (%.3g)", cases[ci], outs[w],
+                  rel_rms_dd(got[w], want[w], n[w]));
+        }
+        for (w = 0; w < 5; w++) { free(got[w]); free(want[w]); }
+        free(q); free(k); free(v); free(g); free(h0); free(dout); free(dht);
+        lattn_st_free(&ctx, &f);
+    }
+    lattn_ctx_free(&ctx);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 /* The verb table (lattn.h >>verbs) as code: the address of every function it names, so a family  */
 /* without a form the table promises does not build; every mixer has _ref, _chunk and _step       */
 /* ---------------------------------------------------------------------------------------------- */
 typedef void (*any_fn)(void);
 typedef struct verb { const char *family, *form; any_fn fn; } verb;
 #define TAKE_FORM(fam, form) { #fam, #form, (any_fn)lattn_##fam##_##form },
+#define TAKE_BACKWARD(fam, form) { #fam, #form "_backward", (any_fn)lattn_##fam##_##form##_backward },
 #define TAKE_WEIGHTS(fam) TAKE_FORM(fam, init) TAKE_FORM(fam, init_st) TAKE_FORM(fam, init_file) TAKE_FORM(fam, serialize) \
                           TAKE_FORM(fam, save) TAKE_FORM(fam, tensor) TAKE_FORM(fam, free)
 static int has_form(const verb *v, int n, const char *family, const char *form) {
@@ -3948,6 +4096,7 @@ static int has_form(const verb *v, int n, const char *family, const char *form) 
 static void test_verbs(void) {
     static const verb mixers[] = { LATTN_MIXER_FORMS(TAKE_FORM) };
     static const verb models[] = { LATTN_MODEL_FORMS(TAKE_FORM) LATTN_MODEL_WEIGHTS(TAKE_WEIGHTS) };
+    static const verb backward[] = { LATTN_MIXER_BACKWARD(TAKE_BACKWARD) };
     const int nm = (int)(sizeof mixers / sizeof mixers[0]), nd = (int)(sizeof models / sizeof models[0]);
     int i, all = 1, forms = 0;
     for (i = 0; i < nm; i++) {
@@ -3958,11 +4107,15 @@ static void test_verbs(void) {
     CHECK(nm == 28 && all && forms == 1, "%d mixer functions: every family has _ref, _chunk and _step; _parallel once", nm);
     for (i = 0, all = 1; i < nd; i++) all &= models[i].fn != NULL && has_form(models, nd, models[i].family, "forward_ref");
     CHECK(all, "%d model functions: every model has forward_ref", nd);
+    for (i = 0, all = 1; i < (int)(sizeof backward / sizeof backward[0]); i++)
+        all &= backward[i].fn != NULL && has_form(mixers, nm, backward[i].family, "ref");
+    CHECK(all, "every backward form belongs to a mixer's forward form");
     CHECK(lattn_form_parse("chunk", &(lattn_form){ LATTN_FORM_REF }) == 1 && strcmp(lattn_form_name(LATTN_FORM_STEP), "step") == 0 &&
           strcmp(lattn_form_name((lattn_form)4), "?") == 0, "forms by name: ref, parallel, chunk, step");
 }
 #undef TAKE_FORM
 #undef TAKE_WEIGHTS
+#undef TAKE_BACKWARD
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Models: the one weights grammar (init, init_st, init_file, serialize, save, tensor, free) of every */
@@ -3972,11 +4125,14 @@ static void test_verbs(void) {
    bytes of the copies equal the original's. */
 #define MODEL_ROUND_TRIP(fam, T, m, label)                                                           \
     do {                                                                                             \
-        T m2, m3;                                                                                    \
+        T m2, m3, m4;                                                                                \
         unsigned char *b1 = NULL, *b2 = NULL, *b3 = NULL;                                            \
         size_t n1 = 0, n2 = 0, n3 = 0;                                                               \
         lattn_st_file f;                                                                             \
-        int ok = lattn_##fam##_serialize(&ctx, &m, &b1, &n1) == LATTN_OK &&                          \
+        int ok;                                                                                      \
+        memset(&m2, 0, sizeof m2);                                                                   \
+        memset(&m3, 0, sizeof m3);                                                                   \
+        ok = lattn_##fam##_serialize(&ctx, &m, &b1, &n1) == LATTN_OK &&                              \
                  lattn_st_parse(&ctx, b1, n1, &f) == LATTN_OK;                                       \
         ok = ok && lattn_##fam##_init_st(&ctx, &m2, &f, "") == LATTN_OK;                             \
         ok = ok && lattn_##fam##_save(&ctx, &m, path) == LATTN_OK;                                   \
@@ -3985,7 +4141,7 @@ static void test_verbs(void) {
         ok = ok && lattn_##fam##_serialize(&ctx, &m3, &b3, &n3) == LATTN_OK;                         \
         CHECK(ok && n1 == n2 && n1 == n3 && memcmp(b1, b2, n1) == 0 && memcmp(b1, b3, n1) == 0,      \
               "%s: serialize/init_st and save/init_file round trips (%s)", label, lattn_ctx_error(&ctx)); \
-        CHECK(lattn_##fam##_init_file(&ctx, &m2, "/nonexistent/x.safetensors") == LATTN_E_IO &&    \
+        CHECK(lattn_##fam##_init_file(&ctx, &m4, "/nonexistent/x.safetensors") == LATTN_E_IO &&    \
               lattn_##fam##_save(&ctx, &m, NULL) == LATTN_E_NULL, "%s: file errors", label);          \
         CHECK(lattn_##fam##_tensor(&m, m.tensors[0].name) == &m.tensors[0] &&                        \
               lattn_##fam##_tensor(&m, "no.such.tensor") == NULL, "%s: tensor by name", label);      \
@@ -4640,7 +4796,7 @@ int main(int argc, char **argv) {
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
         { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt },
-        { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
+        { "backward", test_backward }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     const int n_areas = (int)(sizeof areas / sizeof areas[0]);
