@@ -32,8 +32,8 @@
    cache blocking, with `trn2` and chunk 128 the same code is the Trainium tiling path, with `h100`
    and chunk 64 it is the GPU path.
 
-   Not covered: training beyond lattn_la_ref_backward (the double backward of the linear-attention
-   family; the other backward passes are to come), GPU execution, half-precision arithmetic.
+   Not covered: training beyond the double backward of ShortConv and the linear-attention family
+   (lattn_*_ref_backward; the other backward passes are to come), GPU execution, half precision.
 
    =====================================================================================================
    USE
@@ -74,7 +74,8 @@
                 one decoding step; a whole call runs the decoder's loop
    A genuinely different way to evaluate the fast form is a method of _chunk (S4D), never a verb.
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
-   (the upstream gradients in, the gradient of every input out): lattn_la_ref_backward so far.
+   (the upstream gradients in, the gradient of every input out): so far lattn_shortconv_ref_backward
+   and lattn_la_ref_backward.
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -452,7 +453,7 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
     X(tcn_demo, forward_ref) X(tcn_demo, forward)
 #define LATTN_MODEL_WEIGHTS(X) X(laplace) X(gdn) X(prism_p0) X(prism_p1) X(ttt_layer) X(tf) X(tcn_demo)
 /* X(family, form) for every backward function: lattn_<family>_<form>_backward. */
-#define LATTN_MIXER_BACKWARD(X) X(la, ref)
+#define LATTN_MIXER_BACKWARD(X) X(shortconv, ref) X(la, ref)
 
 /* ================================================================================================ */
 /* >>rng                                                                                            */
@@ -758,11 +759,23 @@ typedef struct lattn_shortconv_args {
     const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
     int64_t n_seqs;
     float *y, *ht;                       /* ht optional */
+    double *y64, *ht64;                  /* _ref only, optional: float64 copies of y, ht */
 } lattn_shortconv_args;
 
 LATTN_API lattn_status lattn_shortconv_ref  (lattn_ctx *ctx, const lattn_shortconv_args *a);
 LATTN_API lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortconv_args *a);
 LATTN_API lattn_status lattn_shortconv_step (lattn_ctx *ctx, const lattn_shortconv_args *a);
+/* Gradients for ℒ = Σ ⟨dy, y⟩ + Σ ⟨dht, ht⟩; every output optional (NULL: not wanted); dw and
+   dbias are summed over the batch and the sequences. */
+typedef struct lattn_shortconv_grads {
+    const float *dy;                     /* ∂ℒ/∂y [B][T][D] (required) */
+    const float *dht;                    /* ∂ℒ/∂ht [N][D][W] (NULL: zero) */
+    float *dx, *dw, *dbias, *dh0;        /* [B][T][D], [D][W], [D], [N][D][W] */
+    double *dx64, *dw64, *dbias64, *dh064;
+} lattn_shortconv_grads;
+/* The backward of _ref in double: dpre = dy ⊙ act'(pre), then every tap's transpose. */
+LATTN_API lattn_status lattn_shortconv_ref_backward(lattn_ctx *ctx, const lattn_shortconv_args *a,
+                                                    const lattn_shortconv_grads *g);
 
 /* ================================================================================================ */
 /* >>scan                                                                                           */
@@ -1833,6 +1846,11 @@ LATTN_API void lattn_compare(const double *got, const double *want, size_t n, do
 #  define LATTN__PRAGMA(x)
 #endif
 
+/* One gradient element, float and (when wanted) double. */
+static void lattn__put(float *f, double *d, int64_t i, double v) {
+    if (f) f[i] = (float)v;
+    if (d) d[i] = v;
+}
 /* A struct with every field zero (the library's "default" for every args struct). */
 #ifdef __cplusplus
 #  define LATTN__ZERO {}
@@ -3761,14 +3779,14 @@ static lattn_status lattn__write_file(lattn_ctx *ctx, const char *who, const cha
 /* ================================================================================================ */
 /* >>conv implementation                                                                            */
 /* ================================================================================================ */
-static lattn_status lattn__conv_check(lattn_ctx *ctx, const char *who, const lattn_shortconv_args *a, int64_t *n) {
+static lattn_status lattn__conv_check_in(lattn_ctx *ctx, const char *who, const lattn_shortconv_args *a, int64_t *n) {
     int64_t d[3];
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
     LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, n));
     if (a->D < 1 || a->W < 1)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: D = %lld, W = %lld (must be >= 1)", who, (long long)a->D, (long long)a->W);
     if (!a->w) return lattn__fail(ctx, LATTN_E_NULL, "%s: w is NULL", who);
-    if (a->T > 0 && (!a->x || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
+    if (a->T > 0 && !a->x) return lattn__fail(ctx, LATTN_E_NULL, "%s: x is NULL", who);
     d[0] = a->B;
     d[1] = a->T;
     d[2] = a->D;
@@ -3777,6 +3795,12 @@ static lattn_status lattn__conv_check(lattn_ctx *ctx, const char *who, const lat
     d[1] = a->D;
     d[2] = a->W;
     LATTN__TRY(lattn__check_count(ctx, who, "state", 3, d));
+    return LATTN_OK;
+}
+/* The inputs, and the output y of a forward form. */
+static lattn_status lattn__conv_check(lattn_ctx *ctx, const char *who, const lattn_shortconv_args *a, int64_t *n) {
+    LATTN__TRY(lattn__conv_check_in(ctx, who, a, n));
+    if (a->T > 0 && !a->y) return lattn__fail(ctx, LATTN_E_NULL, "%s: y is NULL", who);
     return LATTN_OK;
 }
 
@@ -3799,13 +3823,80 @@ LATTN__DEF lattn_status lattn_shortconv_ref(lattn_ctx *ctx, const lattn_shortcon
             for (t = 0; t < len; t++) {
                 double acc = a->bias ? (double)a->bias[c] : 0.0;
                 for (j = 0; j < W; j++) acc += (double)a->w[c * W + j] * LATTN__CONV_IN(t - (W - 1) + j);
-                a->y[(tok0 + t) * D + c] = (float)(a->silu ? lattn__silu_d(acc) : acc);
+                acc = a->silu ? lattn__silu_d(acc) : acc;
+                a->y[(tok0 + t) * D + c] = (float)acc;
+                if (a->y64) a->y64[(tok0 + t) * D + c] = acc;
             }
-            if (a->ht)
-                for (j = 0; j < W; j++) a->ht[(s * D + c) * W + j] = (float)LATTN__CONV_IN(len - W + j);
+            for (j = 0; j < W; j++) {
+                if (a->ht) a->ht[(s * D + c) * W + j] = (float)LATTN__CONV_IN(len - W + j);
+                if (a->ht64) a->ht64[(s * D + c) * W + j] = LATTN__CONV_IN(len - W + j);
+            }
 #undef LATTN__CONV_IN
         }
     }
+    return lattn__ok(ctx);
+}
+
+/* >>conv.ref_backward ------------------------------------------------------------------------------
+   pre_t = bias + Σ_j w[j] x[t-(W-1)+j], y_t = act(pre_t):  dpre_t = dy_t act'(pre_t);  dbias = Σ_t dpre_t;
+   dw[j] = Σ_t dpre_t x[t-(W-1)+j];  dx[p] = Σ_j dpre_{p+(W-1)-j} w[j] (+ dht where ht reads x[p]);
+   the history positions p < 0 give dh0 the same way */
+static double lattn__silu_grad_d(double x) {
+    double s = 1.0 / (1.0 + exp(-x));
+    return s * (1.0 + x * (1.0 - s));
+}
+LATTN__DEF lattn_status lattn_shortconv_ref_backward(lattn_ctx *ctx, const lattn_shortconv_args *a,
+                                                     const lattn_shortconv_grads *g) {
+    const char *who = "lattn_shortconv_ref_backward";
+    int64_t n, s, t, c, j, p, D, W, maxlen = 0;
+    double *dpre, *dxs, *dw, *db;
+    size_t cnt;
+    LATTN__TRY(lattn__conv_check_in(ctx, who, a, &n));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dy) return lattn__fail(ctx, LATTN_E_NULL, "%s: dy is NULL", who);
+    D = a->D;
+    W = a->W;
+    for (s = 0; s < n; s++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, s, &tok0, &len);
+        maxlen = LATTN__MAX(maxlen, len);
+    }
+    /* per channel dpre [len] and the input gradient over positions -W .. len-1; the sums dw, dbias */
+    cnt = (size_t)(2 * maxlen + W) + (size_t)(D * W + D);
+    LATTN__TRY(lattn__alloc_doubles(ctx, &dpre, cnt, who));
+    dxs = dpre + maxlen;                 /* dxs[p + W] = ∂ℒ/∂(the input at position p) */
+    dw = dxs + maxlen + W;
+    db = dw + D * W;
+    memset(dw, 0, (size_t)(D * W + D) * sizeof(double));
+    for (s = 0; s < n; s++) {
+        int64_t tok0, len;
+        const float *h0 = a->h0 ? a->h0 + s * D * W : NULL;
+        lattn__seq(a->offsets, a->T, s, &tok0, &len);
+        for (c = 0; c < D; c++) {
+#define LATTN__CONV_IN(q) ((q) >= 0 ? (double)a->x[(tok0 + (q)) * D + c] : (h0 ? (double)h0[c * W + W + (q)] : 0.0))
+            for (t = 0; t < len; t++) {
+                double pre = a->bias ? (double)a->bias[c] : 0.0, dyt = (double)g->dy[(tok0 + t) * D + c];
+                for (j = 0; j < W; j++) pre += (double)a->w[c * W + j] * LATTN__CONV_IN(t - (W - 1) + j);
+                dpre[t] = a->silu ? dyt * lattn__silu_grad_d(pre) : dyt;
+            }
+            for (p = 0; p < len + W; p++) dxs[p] = 0;
+            for (t = 0; t < len; t++) {
+                db[c] += dpre[t];
+                for (j = 0; j < W; j++) {
+                    p = t - (W - 1) + j;
+                    dw[c * W + j] += dpre[t] * LATTN__CONV_IN(p);
+                    dxs[p + W] += dpre[t] * (double)a->w[c * W + j];
+                }
+            }
+            for (j = 0; g->dht && j < W; j++) dxs[len + j] += (double)g->dht[(s * D + c) * W + j];   /* ht reads position len - W + j */
+#undef LATTN__CONV_IN
+            for (t = 0; t < len; t++) lattn__put(g->dx, g->dx64, (tok0 + t) * D + c, dxs[t + W]);
+            for (j = 0; j < W; j++) lattn__put(g->dh0, g->dh064, (s * D + c) * W + j, dxs[j]);
+        }
+    }
+    for (c = 0; c < D * W; c++) lattn__put(g->dw, g->dw64, c, dw[c]);
+    for (c = 0; c < D; c++) lattn__put(g->dbias, g->dbias64, c, db[c]);
+    lattn__free(ctx, dpre);
     return lattn__ok(ctx);
 }
 
@@ -5298,11 +5389,6 @@ LATTN__DEF lattn_status lattn_la_ref(lattn_ctx *ctx, const lattn_la_args *a) {
    t = T-1 .. 0 with U = ∂ℒ/∂S_t (starting from dht):  U += s φ(q_t) dout_tᵀ;  dφ(q_t) = s S_t dout_t;
    dφ(k_t) = U v_t;  dv_t = Uᵀ φ(k_t);  dgk_t[i] = α_t[i] Σ_j U[i][j] S_{t-1}[i][j];  U = diag(α_t) U;
    and dh0 = U at the end; dq, dk through the element-wise map (spec gla_laplace.md §5.7) */
-/* One gradient element, float and (when wanted) double. */
-static void lattn__put(float *f, double *d, int64_t i, double v) {
-    if (f) f[i] = (float)v;
-    if (d) d[i] = v;
-}
 /* φ'(x) of the element-wise maps. */
 static double lattn__fmap_deriv(lattn_fmap f, float x) {
     if (f == LATTN_FMAP_RELU) return x > 0 ? 1.0 : 0.0;
@@ -12829,7 +12915,8 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                transformer); LATTN_NO_MODELS, LATTN_NO_CONFORMANCE. Golden cases with renamed
                tensors or metadata regenerated (values unchanged).
    2026-12-01  lattn_la_ref_backward: the double backward of linear attention, GLA, Simple GLA and
-               the fixed decays (element-wise maps, h0/dht, variable lengths). */
+               the fixed decays (element-wise maps, h0/dht, variable lengths); the ShortConv
+               backward (lattn_shortconv_ref_backward), and lattn_shortconv_args.y64, ht64. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

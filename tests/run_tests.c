@@ -3953,6 +3953,112 @@ static double la_loss(lattn_ctx *ctx, lattn_la_args a, const float *dout, const 
     for (i = 0; i < ns; i++) l += (double)dht[i] * h64[i];
     return l;
 }
+/* ℒ = Σ dy·y + Σ dht·ht from the ShortConv _ref's float64 outputs. */
+static double conv_loss(lattn_ctx *ctx, lattn_shortconv_args a, const float *dy, const float *dht, size_t ny, size_t ns,
+                        double *y64, double *h64, float *y, float *ht) {
+    double l = 0;
+    size_t i;
+    a.y = y; a.ht = ht; a.y64 = y64; a.ht64 = h64;
+    lattn_shortconv_ref(ctx, &a);
+    for (i = 0; i < ny; i++) l += (double)dy[i] * y64[i];
+    for (i = 0; i < ns; i++) l += (double)dht[i] * h64[i];
+    return l;
+}
+static void test_conv_backward(lattn_ctx *ctx, lattn_rng *r) {
+    int vl, act, ci;
+    for (vl = 0; vl < 2; vl++)
+        for (act = 0; act < 2; act++) {
+            static const int64_t off[4] = { 0, 2, 2, 11 };      /* one short sequence (T < W), one empty */
+            const int64_t B = vl ? 1 : 2, T = 11, D = 3, W = 4, N = vl ? 3 : B;
+            const size_t nx = (size_t)(B * T * D), ns = (size_t)(N * D * W);
+            float *x = fnormal(r, nx), *w = fnormal(r, (size_t)(D * W)), *bias = fnormal(r, (size_t)D), *h0 = fnormal(r, ns);
+            float *dy = fnormal(r, nx), *dht = fnormal(r, ns), *y = fnew(nx), *ht = fnew(ns);
+            double *y64 = (double *)malloc(nx * sizeof(double)), *h64 = (double *)malloc(ns * sizeof(double));
+            double *ad[4], worst = 0;
+            float *in[4];
+            size_t nin[4], c;
+            lattn_shortconv_args a;
+            lattn_shortconv_grads gr = LATTN__ZERO;
+            int k2, bad = 0;
+            memset(&a, 0, sizeof a);
+            a.B = B; a.T = T; a.D = D; a.W = W; a.x = x; a.w = w; a.bias = bias; a.h0 = h0; a.silu = act;
+            if (vl) { a.offsets = off; a.n_seqs = 3; }
+            in[0] = x; in[1] = w; in[2] = bias; in[3] = h0;
+            nin[0] = nx; nin[1] = (size_t)(D * W); nin[2] = (size_t)D; nin[3] = ns;
+            for (k2 = 0; k2 < 4; k2++) ad[k2] = (double *)malloc(nin[k2] * sizeof(double));
+            gr.dy = dy; gr.dht = dht; gr.dx64 = ad[0]; gr.dw64 = ad[1]; gr.dbias64 = ad[2]; gr.dh064 = ad[3];
+            CHECK(lattn_shortconv_ref_backward(ctx, &a, &gr) == LATTN_OK, "conv backward: %s", lattn_ctx_error(ctx));
+            for (k2 = 0; k2 < 4; k2++) {
+                double gmax = 0;
+                for (c = 0; c < nin[k2]; c++) gmax = fmax(gmax, fabs(ad[k2][c]));
+                for (c = 0; c < nin[k2]; c++) {
+                    const float x0 = in[k2][c], hstep = 1.0f / 1024;
+                    double d[2], fd, e;
+                    int hi;
+                    for (hi = 0; hi < 2; hi++) {
+                        const float xp = x0 + hstep / (float)(1 + hi), xm = x0 - hstep / (float)(1 + hi);
+                        double lp, lm;
+                        in[k2][c] = xp;
+                        lp = conv_loss(ctx, a, dy, dht, nx, ns, y64, h64, y, ht);
+                        in[k2][c] = xm;
+                        lm = conv_loss(ctx, a, dy, dht, nx, ns, y64, h64, y, ht);
+                        d[hi] = (lp - lm) / ((double)xp - (double)xm);
+                    }
+                    in[k2][c] = x0;
+                    fd = (4.0 * d[1] - d[0]) / 3.0;
+                    e = fabs(fd - ad[k2][c]) / fmax(fabs(ad[k2][c]), 1e-3 * gmax);
+                    worst = fmax(worst, e);
+                    bad += !(e <= 1e-6);
+                }
+            }
+            CHECK(bad == 0, "shortconv_ref_backward = central differences (%s, %s): worst %.3g", act ? "SiLU" : "identity",
+                  vl ? "3 sequences" : "B = 2", worst);
+            for (k2 = 0; k2 < 4; k2++) free(ad[k2]);
+            free(x); free(w); free(bias); free(h0); free(dy); free(dht); free(y); free(ht); free(y64); free(h64);
+        }
+    {   /* refused: no grads, no dy */
+        float x[4] = { 1, 2, 3, 4 };
+        lattn_shortconv_args a;
+        lattn_shortconv_grads gr = LATTN__ZERO;
+        memset(&a, 0, sizeof a);
+        a.B = 1; a.T = 4; a.D = 1; a.W = 2; a.x = x; a.w = x;
+        CHECK(lattn_shortconv_ref_backward(ctx, &a, NULL) == LATTN_E_NULL && lattn_shortconv_ref_backward(ctx, &a, &gr) == LATTN_E_NULL,
+              "conv backward: grads or dy NULL");
+        a.W = 0; gr.dy = x;
+        CHECK(lattn_shortconv_ref_backward(ctx, &a, &gr) == LATTN_E_SHAPE, "conv backward: W = 0");
+    }
+    for (ci = 0; ci < 2; ci++) {   /* fla's ShortConvolution reference under float64 autograd */
+        static const char *const outs[3] = { "dx", "dweight", "dbias" };
+        char path[256];
+        lattn_st_file f;
+        const lattn_st_tensor *tx, *tw;
+        lattn_shortconv_args a;
+        lattn_shortconv_grads gr = LATTN__ZERO;
+        double *got[3], *want[3];
+        size_t n[3];
+        float *x, *w, *bias, *dy;
+        int k2;
+        snprintf(path, sizeof path, "tests/external/grad/short_conv_grad_%d.safetensors", ci);
+        if (lattn_st_load(ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+        tx = lattn_st_find(&f, "x"); tw = lattn_st_find(&f, "weight");
+        x = tensor_f32(&f, "x"); w = tensor_f32(&f, "weight"); bias = tensor_f32(&f, "bias"); dy = tensor_f32(&f, "dy");
+        memset(&a, 0, sizeof a);
+        a.B = tx->shape[0]; a.T = tx->shape[1]; a.D = tx->shape[2]; a.W = tw->shape[2];
+        a.x = x; a.w = w; a.bias = bias; a.silu = 1;
+        for (k2 = 0; k2 < 3; k2++) {
+            want[k2] = tensor_f64(&f, outs[k2], &n[k2]);
+            got[k2] = (double *)malloc(n[k2] * sizeof(double));
+        }
+        gr.dy = dy; gr.dx64 = got[0]; gr.dw64 = got[1]; gr.dbias64 = got[2];
+        CHECK(lattn_shortconv_ref_backward(ctx, &a, &gr) == LATTN_OK, "short_conv_grad_%d: %s", ci, lattn_ctx_error(ctx));
+        for (k2 = 0; k2 < 3; k2++)
+            CHECK(rel_rms_dd(got[k2], want[k2], n[k2]) <= 1e-12, "short_conv_grad_%d: %s = fla's float64 autograd (%.3g)", ci,
+                  outs[k2], rel_rms_dd(got[k2], want[k2], n[k2]));
+        for (k2 = 0; k2 < 3; k2++) { free(got[k2]); free(want[k2]); }
+        free(x); free(w); free(bias); free(dy);
+        lattn_st_free(ctx, &f);
+    }
+}
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
     static const lattn_fmap maps[3] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1 };
@@ -4035,6 +4141,7 @@ static void test_backward(void) {
         for (i = 0; i < 8; i++) if (!isnan(dq[i])) break;
         CHECK(i == 8, "la backward: nothing written by a refused call");
     }
+    test_conv_backward(&ctx, &r);
     for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
         static const char *const cases[6] = { "linear_attn_grad_0", "linear_attn_grad_1", "gla_grad_0", "gla_grad_1",
                                               "simple_gla_grad_0", "simple_gla_grad_1" };
