@@ -32,8 +32,9 @@
    cache blocking, with `trn2` and chunk 128 the same code is the Trainium tiling path, with `h100`
    and chunk 64 it is the GPU path.
 
-   Not covered: training beyond the double backward of ShortConv and the linear-attention family
-   (lattn_*_ref_backward; the other backward passes are to come), GPU execution, half precision.
+   Not covered: training beyond the double backward of ShortConv, the scan, the selective SSM and
+   the linear-attention family (lattn_*_ref_backward; the other backward passes are to come), GPU
+   execution, half precision.
 
    =====================================================================================================
    USE
@@ -74,8 +75,8 @@
                 one decoding step; a whole call runs the decoder's loop
    A genuinely different way to evaluate the fast form is a method of _chunk (S4D), never a verb.
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
-   (the upstream gradients in, the gradient of every input out): so far lattn_shortconv_ref_backward
-   and lattn_la_ref_backward.
+   (the upstream gradients in, the gradient of every input out): so far the double _ref_backward of
+   shortconv, scan, ssm and la (LATTN_MIXER_BACKWARD).
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -453,7 +454,7 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
     X(tcn_demo, forward_ref) X(tcn_demo, forward)
 #define LATTN_MODEL_WEIGHTS(X) X(laplace) X(gdn) X(prism_p0) X(prism_p1) X(ttt_layer) X(tf) X(tcn_demo)
 /* X(family, form) for every backward function: lattn_<family>_<form>_backward. */
-#define LATTN_MIXER_BACKWARD(X) X(shortconv, ref) X(la, ref)
+#define LATTN_MIXER_BACKWARD(X) X(shortconv, ref) X(scan, ref) X(ssm, ref) X(la, ref)
 
 /* ================================================================================================ */
 /* >>rng                                                                                            */
@@ -800,10 +801,19 @@ typedef struct lattn_scan_args {
     int log_space;
     const float *h0;
     float *y, *ht;
+    double *y64, *ht64;                  /* _ref only, optional: float64 copies of y, ht */
 } lattn_scan_args;
 LATTN_API lattn_status lattn_scan_ref  (lattn_ctx *ctx, const lattn_scan_args *a);
 LATTN_API lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *a);
 LATTN_API lattn_status lattn_scan_step (lattn_ctx *ctx, const lattn_scan_args *a);
+/* Gradients for ℒ = Σ ⟨dy, y⟩ + Σ ⟨dht, ht⟩ (every output optional; da is with respect to a as
+   given: the decay, or its log in log space, 0 where the log is clamped). */
+typedef struct lattn_scan_grads {
+    const float *dy, *dht;               /* [B][T][N], [B][N] (either may be NULL: zero) */
+    float *da, *db, *dh0;                /* [B][T][N], [B][T][N], [B][N] */
+    double *da64, *db64, *dh064;
+} lattn_scan_grads;
+LATTN_API lattn_status lattn_scan_ref_backward(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g);
 
 /* ================================================================================================ */
 /* >>ssm                                                                                            */
@@ -830,10 +840,23 @@ typedef struct lattn_ssm_args {
     const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
     int64_t n_seqs;
     float *y, *ht;
+    double *y64, *ht64;                  /* _ref only, optional: float64 copies of y, ht */
 } lattn_ssm_args;
 LATTN_API lattn_status lattn_ssm_ref  (lattn_ctx *ctx, const lattn_ssm_args *a);
 LATTN_API lattn_status lattn_ssm_chunk(lattn_ctx *ctx, const lattn_ssm_args *a);
 LATTN_API lattn_status lattn_ssm_step (lattn_ctx *ctx, const lattn_ssm_args *a);
+/* Gradients for ℒ = Σ ⟨dy, y⟩ + Σ ⟨dht, ht⟩ (every output optional; dA, dDskip, ddt_bias summed
+   over the batch; dBm, dCm over the channels of a group; 0 where Δ·A is clamped). */
+typedef struct lattn_ssm_grads {
+    const float *dy, *dht;               /* [B][T][D] (required), [N][D][Nstate] (NULL: zero) */
+    float *dx, *ddt, *dz;                /* [B][T][D] */
+    float *dA;                           /* [D][N] */
+    float *dBm, *dCm;                    /* [B][T][G][N] */
+    float *dDskip, *ddt_bias;            /* [D] */
+    float *dh0;                          /* [N][D][Nstate] */
+    double *dx64, *ddt64, *dz64, *dA64, *dBm64, *dCm64, *dDskip64, *ddt_bias64, *dh064;
+} lattn_ssm_grads;
+LATTN_API lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g);
 
 /* ================================================================================================ */
 /* >>s4d                                                                                            */
@@ -4060,9 +4083,46 @@ LATTN__DEF lattn_status lattn_scan_ref(lattn_ctx *ctx, const lattn_scan_args *a)
                 size_t i = (size_t)((b * a->T + t) * N + n);
                 h = lattn__decay_d(a->a[i], a->log_space) * h + (double)a->b[i];
                 if (a->y) a->y[i] = (float)h;
+                if (a->y64) a->y64[i] = h;
             }
             if (a->ht) a->ht[b * N + n] = (float)h;
+            if (a->ht64) a->ht64[b * N + n] = h;
         }
+    return lattn__ok(ctx);
+}
+
+/* >>scan.ref_backward ------------------------------------------------------------------------------
+   t = T-1 .. 0 with U = ∂ℒ/∂h_t (from dht):  U += dy_t;  db_t = U;  da_t = U h_{t-1} (log space:
+   U a_t h_{t-1});  U = a_t U;  and dh0 = U at the end */
+LATTN__DEF lattn_status lattn_scan_ref_backward(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g) {
+    const char *who = "lattn_scan_ref_backward";
+    int64_t b, t, n, N;
+    double *h;
+    LATTN__TRY(lattn__scan_check(ctx, who, a));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    N = a->N;
+    LATTN__TRY(lattn__alloc_doubles(ctx, &h, (size_t)(a->T + 1), who));   /* h[t + 1] = h_t, h[0] = h0 */
+    for (b = 0; b < a->B; b++)
+        for (n = 0; n < N; n++) {
+            double U = g->dht ? (double)g->dht[b * N + n] : 0.0;
+            h[0] = a->h0 ? (double)a->h0[b * N + n] : 0.0;
+            for (t = 0; t < a->T; t++) {
+                size_t i = (size_t)((b * a->T + t) * N + n);
+                h[t + 1] = lattn__decay_d(a->a[i], a->log_space) * h[t] + (double)a->b[i];
+            }
+            for (t = a->T - 1; t >= 0; t--) {
+                size_t i = (size_t)((b * a->T + t) * N + n);
+                double at = lattn__decay_d(a->a[i], a->log_space), da;
+                if (g->dy) U += (double)g->dy[i];
+                da = U * h[t];
+                if (a->log_space) da = a->a[i] < LATTN_LOG_GATE_MIN ? 0.0 : da * at;
+                lattn__put(g->db, g->db64, (int64_t)i, U);
+                lattn__put(g->da, g->da64, (int64_t)i, da);
+                U *= at;
+            }
+            lattn__put(g->dh0, g->dh064, b * N + n, U);
+        }
+    lattn__free(ctx, h);
     return lattn__ok(ctx);
 }
 
@@ -4185,7 +4245,7 @@ LATTN__DEF lattn_status lattn_scan_step(lattn_ctx *ctx, const lattn_scan_args *a
 /* ================================================================================================ */
 /* >>ssm implementation                                                                             */
 /* ================================================================================================ */
-static lattn_status lattn__ssm_check(lattn_ctx *ctx, const char *who, const lattn_ssm_args *a, int64_t *n, int64_t *G) {
+static lattn_status lattn__ssm_check_in(lattn_ctx *ctx, const char *who, const lattn_ssm_args *a, int64_t *n, int64_t *G) {
     int64_t d[4];
     size_t i, cnt;
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
@@ -4195,8 +4255,8 @@ static lattn_status lattn__ssm_check(lattn_ctx *ctx, const char *who, const latt
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: D = %lld, N = %lld, G = %lld (D must be a multiple of G)", who,
                            (long long)a->D, (long long)a->N, (long long)a->G);
     if (!a->A) return lattn__fail(ctx, LATTN_E_NULL, "%s: A is NULL", who);
-    if (a->T > 0 && (!a->x || !a->dt || !a->Bm || !a->Cm || !a->y))
-        return lattn__fail(ctx, LATTN_E_NULL, "%s: x, dt, Bm, Cm or y is NULL", who);
+    if (a->T > 0 && (!a->x || !a->dt || !a->Bm || !a->Cm))
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: x, dt, Bm or Cm is NULL", who);
     d[0] = a->B;
     d[1] = a->T;
     d[2] = LATTN__MAX(a->D, *G * a->N);
@@ -4212,6 +4272,12 @@ static lattn_status lattn__ssm_check(lattn_ctx *ctx, const char *who, const latt
         for (cnt = (size_t)(a->B * a->T * a->D), i = 0; i < cnt; i++)
             if (a->dt[i] + (a->dt_bias ? a->dt_bias[i % (size_t)a->D] : 0.0f) < 0.0f)
                 return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: dt + dt_bias < 0 at %zu without softplus", who, i);
+    return LATTN_OK;
+}
+/* The inputs, and the output y of a forward form. */
+static lattn_status lattn__ssm_check(lattn_ctx *ctx, const char *who, const lattn_ssm_args *a, int64_t *n, int64_t *G) {
+    LATTN__TRY(lattn__ssm_check_in(ctx, who, a, n, G));
+    if (a->T > 0 && !a->y) return lattn__fail(ctx, LATTN_E_NULL, "%s: y is NULL", who);
     return LATTN_OK;
 }
 static double lattn__softplus_d(double x) { return LATTN__MAX(x, 0.0) + log1p(exp(-fabs(x))); }
@@ -4243,11 +4309,110 @@ LATTN__DEF lattn_status lattn_ssm_ref(lattn_ctx *ctx, const lattn_ssm_args *a) {
                 if (a->Dskip) y += (double)a->Dskip[d] * x;
                 if (a->z) y *= lattn__silu_d((double)a->z[tok * D + d]);
                 a->y[tok * D + d] = (float)y;
+                if (a->y64) a->y64[tok * D + d] = y;
             }
-            if (a->ht) for (k = 0; k < N; k++) a->ht[(sq * D + d) * N + k] = (float)h[k];
+            for (k = 0; k < N; k++) {
+                if (a->ht) a->ht[(sq * D + d) * N + k] = (float)h[k];
+                if (a->ht64) a->ht64[(sq * D + d) * N + k] = h[k];
+            }
         }
     }
     lattn__free(ctx, h);
+    return lattn__ok(ctx);
+}
+
+/* >>ssm.ref_backward -------------------------------------------------------------------------------
+   per channel, with r_t = Σ_n C_t[n] h_t[n] + D x_t and y_t = r_t SiLU(z_t):  dr_t = dy_t SiLU(z_t);
+   t = T-1 .. 0 with U = ∂ℒ/∂h_t (from dht):  U += dr_t C_t;  dC_t += dr_t h_t;  dB_t += U Δ_t x_t;
+   dΔ_t = Σ_n U (B_t x_t + A h_{t-1} e^{Δ_t A});  dA += U Δ_t h_{t-1} e^{Δ_t A};  U = e^{Δ_t A} U;
+   dh0 = U; ddt = dΔ softplus'(dt + dt_bias) = dΔ σ(dt + dt_bias) */
+LATTN__DEF lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g) {
+    const char *who = "lattn_ssm_ref_backward";
+    int64_t n, G, sq, t, d, k, D, N, maxlen = 0;
+    double *H, *U, *dA, *dBC, *dD, *dbias;
+    size_t cnt, nbc;
+    LATTN__TRY(lattn__ssm_check_in(ctx, who, a, &n, &G));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dy) return lattn__fail(ctx, LATTN_E_NULL, "%s: dy is NULL", who);
+    D = a->D;
+    N = a->N;
+    for (sq = 0; sq < n; sq++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        maxlen = LATTN__MAX(maxlen, len);
+    }
+    nbc = (size_t)(a->B * a->T * G * N);  /* dBm, then dCm, summed over the channels of a group */
+    cnt = (size_t)((maxlen + 1) * N + N + D * N + 2 * D) + 2 * nbc;
+    LATTN__TRY(lattn__alloc_doubles(ctx, &H, cnt, who));
+    U = H + (maxlen + 1) * N;            /* H[t + 1] = h_t, H[0] = h0 */
+    dA = U + N;
+    dD = dA + D * N;
+    dbias = dD + D;
+    dBC = dbias + D;
+    memset(dA, 0, (size_t)(D * N + 2 * D) * sizeof(double) + 2 * nbc * sizeof(double));
+    for (sq = 0; sq < n; sq++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        for (d = 0; d < D; d++) {
+            int64_t gi = d / (D / G);
+            for (k = 0; k < N; k++) H[k] = a->h0 ? (double)a->h0[(sq * D + d) * N + k] : 0.0;
+            for (t = 0; t < len; t++) {          /* forward: every state kept */
+                int64_t tok = tok0 + t;
+                double x = a->x[tok * D + d], dl = (double)a->dt[tok * D + d] + (a->dt_bias ? (double)a->dt_bias[d] : 0.0);
+                const float *Bt = a->Bm + (tok * G + gi) * N;
+                if (a->dt_softplus) dl = lattn__softplus_d(dl);
+                for (k = 0; k < N; k++)
+                    H[(t + 1) * N + k] = exp(LATTN__MAX(dl * (double)a->A[d * N + k], (double)LATTN_LOG_GATE_MIN)) * H[t * N + k] +
+                                         dl * (double)Bt[k] * x;
+            }
+            for (k = 0; k < N; k++) U[k] = g->dht ? (double)g->dht[(sq * D + d) * N + k] : 0.0;
+            for (t = len - 1; t >= 0; t--) {     /* backward */
+                int64_t tok = tok0 + t;
+                double x = a->x[tok * D + d], pre = (double)a->dt[tok * D + d] + (a->dt_bias ? (double)a->dt_bias[d] : 0.0);
+                double dl = a->dt_softplus ? lattn__softplus_d(pre) : pre, r = 0, dr, ddl = 0, dx = 0;
+                const float *Bt = a->Bm + (tok * G + gi) * N, *Ct = a->Cm + (tok * G + gi) * N;
+                double *dBt = dBC + (tok * G + gi) * N, *dCt = dBC + nbc + (tok * G + gi) * N;
+                for (k = 0; k < N; k++) r += (double)Ct[k] * H[(t + 1) * N + k];
+                if (a->Dskip) r += (double)a->Dskip[d] * x;
+                dr = (double)g->dy[tok * D + d];
+                if (a->z) {
+                    double zt = a->z[tok * D + d];
+                    lattn__put(g->dz, g->dz64, tok * D + d, dr * r * lattn__silu_grad_d(zt));
+                    dr *= lattn__silu_d(zt);
+                }
+                if (a->Dskip) {
+                    dD[d] += dr * x;
+                    dx += dr * (double)a->Dskip[d];
+                }
+                for (k = 0; k < N; k++) {
+                    double la = dl * (double)a->A[d * N + k], e = exp(LATTN__MAX(la, (double)LATTN_LOG_GATE_MIN));
+                    double hp = H[t * N + k], live = la < (double)LATTN_LOG_GATE_MIN ? 0.0 : 1.0;
+                    U[k] += dr * (double)Ct[k];
+                    dCt[k] += dr * H[(t + 1) * N + k];
+                    dBt[k] += U[k] * dl * x;
+                    dx += U[k] * dl * (double)Bt[k];
+                    ddl += U[k] * ((double)Bt[k] * x + live * (double)a->A[d * N + k] * hp * e);
+                    dA[d * N + k] += live * U[k] * dl * hp * e;
+                    U[k] *= e;
+                }
+                if (a->dt_softplus) ddl *= 1.0 / (1.0 + exp(-pre));
+                dbias[d] += ddl;
+                lattn__put(g->dx, g->dx64, tok * D + d, dx);
+                lattn__put(g->ddt, g->ddt64, tok * D + d, ddl);
+            }
+            for (k = 0; k < N; k++) lattn__put(g->dh0, g->dh064, (sq * D + d) * N + k, U[k]);
+        }
+    }
+    for (k = 0; k < D * N; k++) lattn__put(g->dA, g->dA64, k, dA[k]);
+    for (d = 0; d < D; d++) {
+        if (a->Dskip) lattn__put(g->dDskip, g->dDskip64, d, dD[d]);
+        if (a->dt_bias) lattn__put(g->ddt_bias, g->ddt_bias64, d, dbias[d]);
+    }
+    for (k = 0; k < (int64_t)nbc; k++) {
+        lattn__put(g->dBm, g->dBm64, k, dBC[k]);
+        lattn__put(g->dCm, g->dCm64, k, dBC[nbc + k]);
+    }
+    lattn__free(ctx, H);
     return lattn__ok(ctx);
 }
 
@@ -12915,8 +13080,8 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                transformer); LATTN_NO_MODELS, LATTN_NO_CONFORMANCE. Golden cases with renamed
                tensors or metadata regenerated (values unchanged).
    2026-12-01  lattn_la_ref_backward: the double backward of linear attention, GLA, Simple GLA and
-               the fixed decays (element-wise maps, h0/dht, variable lengths); the ShortConv
-               backward (lattn_shortconv_ref_backward), and lattn_shortconv_args.y64, ht64. */
+               the fixed decays (element-wise maps, h0/dht, variable lengths); the double backward
+               of ShortConv, the scan and the selective SSM; y64, ht64 in their args. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

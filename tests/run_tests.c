@@ -4059,6 +4059,198 @@ static void test_conv_backward(lattn_ctx *ctx, lattn_rng *r) {
         lattn_st_free(ctx, &f);
     }
 }
+/* ℒ = Σ dy·y + Σ dht·ht from the scan _ref's float64 outputs. */
+static double scan_loss(lattn_ctx *ctx, lattn_scan_args a, const float *dy, const float *dht, size_t ny, size_t ns,
+                        double *y64, double *h64) {
+    double l = 0;
+    size_t i;
+    a.y = NULL; a.ht = NULL; a.y64 = y64; a.ht64 = h64;
+    lattn_scan_ref(ctx, &a);
+    for (i = 0; i < ny; i++) l += (double)dy[i] * y64[i];
+    for (i = 0; i < ns; i++) l += (double)dht[i] * h64[i];
+    return l;
+}
+static void test_scan_backward(lattn_ctx *ctx, lattn_rng *r) {
+    int ls;
+    for (ls = 0; ls < 2; ls++) {
+        const int64_t B = 2, T = 17, N = 3;
+        const size_t ny = (size_t)(B * T * N), ns = (size_t)(B * N);
+        float *av = frand(r, ny, ls ? -0.7f : 0.5f, ls ? -0.01f : 1.0f), *bv = fnormal(r, ny), *h0 = fnormal(r, ns);
+        float *dy = fnormal(r, ny), *dht = fnormal(r, ns);
+        double *y64 = (double *)malloc(ny * sizeof(double)), *h64 = (double *)malloc(ns * sizeof(double));
+        double *ad[3], worst = 0;
+        float *in[3];
+        size_t nin[3], c;
+        lattn_scan_args a;
+        lattn_scan_grads gr = LATTN__ZERO;
+        int k2, bad = 0;
+        memset(&a, 0, sizeof a);
+        a.B = B; a.T = T; a.N = N; a.a = av; a.b = bv; a.h0 = h0; a.log_space = ls;
+        in[0] = av; in[1] = bv; in[2] = h0;
+        nin[0] = ny; nin[1] = ny; nin[2] = ns;
+        for (k2 = 0; k2 < 3; k2++) ad[k2] = (double *)malloc(nin[k2] * sizeof(double));
+        gr.dy = dy; gr.dht = dht; gr.da64 = ad[0]; gr.db64 = ad[1]; gr.dh064 = ad[2];
+        CHECK(lattn_scan_ref_backward(ctx, &a, &gr) == LATTN_OK, "scan backward: %s", lattn_ctx_error(ctx));
+        for (k2 = 0; k2 < 3; k2++) {
+            double gmax = 0;
+            for (c = 0; c < nin[k2]; c++) gmax = fmax(gmax, fabs(ad[k2][c]));
+            for (c = 0; c < nin[k2]; c++) {
+                const float x0 = in[k2][c], hstep = 1.0f / 1024;
+                double d[2], fd, e;
+                int hi;
+                for (hi = 0; hi < 2; hi++) {
+                    const float xp = x0 + hstep / (float)(1 + hi), xm = x0 - hstep / (float)(1 + hi);
+                    double lp, lm;
+                    in[k2][c] = xp;
+                    lp = scan_loss(ctx, a, dy, dht, ny, ns, y64, h64);
+                    in[k2][c] = xm;
+                    lm = scan_loss(ctx, a, dy, dht, ny, ns, y64, h64);
+                    d[hi] = (lp - lm) / ((double)xp - (double)xm);
+                }
+                in[k2][c] = x0;
+                fd = (4.0 * d[1] - d[0]) / 3.0;
+                e = fabs(fd - ad[k2][c]) / fmax(fabs(ad[k2][c]), 1e-3 * gmax);
+                worst = fmax(worst, e);
+                bad += !(e <= 1e-6);
+            }
+        }
+        CHECK(bad == 0, "scan_ref_backward = central differences (%s decays): worst %.3g", ls ? "log" : "linear", worst);
+        for (k2 = 0; k2 < 3; k2++) free(ad[k2]);
+        free(av); free(bv); free(h0); free(dy); free(dht); free(y64); free(h64);
+    }
+}
+/* ℒ = Σ dy·y + Σ dht·ht from the SSM _ref's float64 outputs. */
+static double ssm_loss(lattn_ctx *ctx, lattn_ssm_args a, const float *dy, const float *dht, size_t ny, size_t ns,
+                       double *y64, double *h64, float *y) {
+    double l = 0;
+    size_t i;
+    a.y = y; a.ht = NULL; a.y64 = y64; a.ht64 = h64;
+    lattn_ssm_ref(ctx, &a);
+    for (i = 0; i < ny; i++) l += (double)dy[i] * y64[i];
+    for (i = 0; i < ns; i++) l += (double)dht[i] * h64[i];
+    return l;
+}
+static void test_ssm_backward(lattn_ctx *ctx, lattn_rng *r) {
+    int vl, ci;
+    for (vl = 0; vl < 2; vl++) {     /* every input; groups of 2 channels; B = 2 or three sequences */
+        static const int64_t off[4] = { 0, 5, 5, 11 };
+        const int64_t B = vl ? 1 : 2, T = 11, D = 4, N = 3, G = 2, NS = vl ? 3 : B;
+        const size_t nx = (size_t)(B * T * D), nb = (size_t)(B * T * G * N), ns = (size_t)(NS * D * N);
+        float *x = fnormal(r, nx), *dt = frand(r, nx, -2.0f, 0.5f), *A = frand(r, (size_t)(D * N), -2.0f, -0.2f);
+        float *Bm = fnormal(r, nb), *Cm = fnormal(r, nb), *Ds = fnormal(r, (size_t)D), *bias = frand(r, (size_t)D, -1.0f, 0.5f);
+        float *z = fnormal(r, nx), *h0 = fnormal(r, ns), *dy = fnormal(r, nx), *dht = fnormal(r, ns), *y = fnew(nx);
+        double *y64 = (double *)malloc(nx * sizeof(double)), *h64 = (double *)malloc(ns * sizeof(double));
+        double *ad[9], worst = 0;
+        float *in[9];
+        size_t nin[9], c;
+        lattn_ssm_args a;
+        lattn_ssm_grads gr = LATTN__ZERO;
+        int k2, bad = 0;
+        memset(&a, 0, sizeof a);
+        a.B = B; a.T = T; a.D = D; a.N = N; a.G = G; a.dt_softplus = 1;
+        a.x = x; a.dt = dt; a.A = A; a.Bm = Bm; a.Cm = Cm; a.Dskip = Ds; a.dt_bias = bias; a.z = z; a.h0 = h0;
+        if (vl) { a.offsets = off; a.n_seqs = 3; }
+        in[0] = x; in[1] = dt; in[2] = A; in[3] = Bm; in[4] = Cm; in[5] = Ds; in[6] = bias; in[7] = z; in[8] = h0;
+        nin[0] = nx; nin[1] = nx; nin[2] = (size_t)(D * N); nin[3] = nb; nin[4] = nb; nin[5] = (size_t)D; nin[6] = (size_t)D;
+        nin[7] = nx; nin[8] = ns;
+        for (k2 = 0; k2 < 9; k2++) ad[k2] = (double *)malloc(nin[k2] * sizeof(double));
+        gr.dy = dy; gr.dht = dht;
+        gr.dx64 = ad[0]; gr.ddt64 = ad[1]; gr.dA64 = ad[2]; gr.dBm64 = ad[3]; gr.dCm64 = ad[4]; gr.dDskip64 = ad[5];
+        gr.ddt_bias64 = ad[6]; gr.dz64 = ad[7]; gr.dh064 = ad[8];
+        CHECK(lattn_ssm_ref_backward(ctx, &a, &gr) == LATTN_OK, "ssm backward: %s", lattn_ctx_error(ctx));
+        for (k2 = 0; k2 < 9; k2++) {
+            double gmax = 0;
+            for (c = 0; c < nin[k2]; c++) gmax = fmax(gmax, fabs(ad[k2][c]));
+            for (c = 0; c < nin[k2]; c += 1 + (size_t)(lattn_rng_next(r) % 3)) {
+                const float x0 = in[k2][c], hstep = 1.0f / 1024;
+                double d[2], fd, e;
+                int hi;
+                for (hi = 0; hi < 2; hi++) {
+                    const float xp = x0 + hstep / (float)(1 + hi), xm = x0 - hstep / (float)(1 + hi);
+                    double lp, lm;
+                    in[k2][c] = xp;
+                    lp = ssm_loss(ctx, a, dy, dht, nx, ns, y64, h64, y);
+                    in[k2][c] = xm;
+                    lm = ssm_loss(ctx, a, dy, dht, nx, ns, y64, h64, y);
+                    d[hi] = (lp - lm) / ((double)xp - (double)xm);
+                }
+                in[k2][c] = x0;
+                fd = (4.0 * d[1] - d[0]) / 3.0;
+                e = fabs(fd - ad[k2][c]) / fmax(fabs(ad[k2][c]), 1e-3 * gmax);
+                worst = fmax(worst, e);
+                bad += !(e <= 1e-6);
+            }
+        }
+        CHECK(bad == 0, "ssm_ref_backward = central differences (%s): worst %.3g", vl ? "3 sequences" : "B = 2", worst);
+        for (k2 = 0; k2 < 9; k2++) free(ad[k2]);
+        free(x); free(dt); free(A); free(Bm); free(Cm); free(Ds); free(bias); free(z); free(h0); free(dy); free(dht); free(y);
+        free(y64); free(h64);
+    }
+    for (ci = 0; ci < 2; ci++) {   /* Mamba's selective_scan_ref under float64 autograd: [batch][dim][L] -> [B][T][D] */
+        static const char *const outs[8] = { "du", "ddelta", "dz", "dA", "dB", "dC", "dD", "ddelta_bias" };
+        char path[256];
+        lattn_st_file f;
+        const lattn_st_tensor *tu, *tA;
+        lattn_ssm_args a;
+        lattn_ssm_grads gr = LATTN__ZERO;
+        double *got[8], *want[8];
+        size_t n[8];
+        float *u, *dl, *z, *dout, *dls, *Bc, *Cc, *A, *Dv, *bias, *x, *dt, *zz, *dy, *Bm, *Cm;
+        int64_t Bn, D, L, N, G, b, d, t, k, i, gi;
+        int k2;
+        snprintf(path, sizeof path, "tests/external/grad/mamba_selective_scan_grad_%d.safetensors", ci);
+        if (lattn_st_load(ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+        tu = lattn_st_find(&f, "u"); tA = lattn_st_find(&f, "A");
+        Bn = tu->shape[0]; D = tu->shape[1]; L = tu->shape[2]; N = tA->shape[1];
+        G = lattn_st_find(&f, "B")->ndim == 4 ? lattn_st_find(&f, "B")->shape[1] : 1;   /* [batch][G][N][L] or [batch][N][L] */
+        u = tensor_f32(&f, "u"); dl = tensor_f32(&f, "delta"); z = tensor_f32(&f, "z"); dout = tensor_f32(&f, "dout");
+        dls = tensor_f32(&f, "dlast_state"); Bc = tensor_f32(&f, "B"); Cc = tensor_f32(&f, "C"); A = tensor_f32(&f, "A");
+        Dv = tensor_f32(&f, "D"); bias = tensor_f32(&f, "delta_bias");
+        x = fnew((size_t)(Bn * L * D)); dt = fnew((size_t)(Bn * L * D)); zz = fnew((size_t)(Bn * L * D)); dy = fnew((size_t)(Bn * L * D));
+        Bm = fnew((size_t)(Bn * L * G * N)); Cm = fnew((size_t)(Bn * L * G * N));
+        for (b = 0; b < Bn; b++)
+            for (t = 0; t < L; t++) {
+                for (d = 0; d < D; d++) {
+                    i = (b * D + d) * L + t;
+                    x[(b * L + t) * D + d] = u[i]; dt[(b * L + t) * D + d] = dl[i]; zz[(b * L + t) * D + d] = z[i]; dy[(b * L + t) * D + d] = dout[i];
+                }
+                for (gi = 0; gi < G; gi++)
+                    for (k = 0; k < N; k++) {
+                        Bm[((b * L + t) * G + gi) * N + k] = Bc[((b * G + gi) * N + k) * L + t];
+                        Cm[((b * L + t) * G + gi) * N + k] = Cc[((b * G + gi) * N + k) * L + t];
+                    }
+            }
+        memset(&a, 0, sizeof a);
+        a.B = Bn; a.T = L; a.D = D; a.N = N; a.G = G; a.dt_softplus = 1;
+        a.x = x; a.dt = dt; a.A = A; a.Bm = Bm; a.Cm = Cm; a.Dskip = Dv; a.dt_bias = bias; a.z = zz;
+        for (k2 = 0; k2 < 8; k2++) {
+            want[k2] = tensor_f64(&f, outs[k2], &n[k2]);
+            got[k2] = (double *)malloc(n[k2] * sizeof(double));
+        }
+        gr.dy = dy; gr.dht = dls;
+        gr.dx64 = got[0]; gr.ddt64 = got[1]; gr.dz64 = got[2]; gr.dA64 = got[3]; gr.dBm64 = got[4]; gr.dCm64 = got[5];
+        gr.dDskip64 = got[6]; gr.ddt_bias64 = got[7];
+        CHECK(lattn_ssm_ref_backward(ctx, &a, &gr) == LATTN_OK, "mamba grad %d: %s", ci, lattn_ctx_error(ctx));
+        for (k2 = 0; k2 < 8; k2++) {   /* the token-major results back to the reference's layout */
+            double *back = (double *)malloc(n[k2] * sizeof(double));
+            for (i = 0; i < (int64_t)n[k2]; i++) back[i] = got[k2][i];
+            if (k2 <= 2)
+                for (b = 0; b < Bn; b++) for (d = 0; d < D; d++) for (t = 0; t < L; t++) back[(b * D + d) * L + t] = got[k2][(b * L + t) * D + d];
+            if (k2 == 4 || k2 == 5)
+                for (b = 0; b < Bn; b++)
+                    for (gi = 0; gi < G; gi++)
+                        for (k = 0; k < N; k++)
+                            for (t = 0; t < L; t++) back[((b * G + gi) * N + k) * L + t] = got[k2][((b * L + t) * G + gi) * N + k];
+            CHECK(rel_rms_dd(back, want[k2], n[k2]) <= 1e-12, "mamba_selective_scan_grad_%d: %s = the reference's float64 autograd (%.3g)", ci,
+                  outs[k2], rel_rms_dd(back, want[k2], n[k2]));
+            free(back);
+        }
+        for (k2 = 0; k2 < 8; k2++) { free(got[k2]); free(want[k2]); }
+        free(u); free(dl); free(z); free(dout); free(dls); free(Bc); free(Cc); free(A); free(Dv); free(bias);
+        free(x); free(dt); free(zz); free(dy); free(Bm); free(Cm);
+        lattn_st_free(ctx, &f);
+    }
+}
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
     static const lattn_fmap maps[3] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1 };
@@ -4142,6 +4334,8 @@ static void test_backward(void) {
         CHECK(i == 8, "la backward: nothing written by a refused call");
     }
     test_conv_backward(&ctx, &r);
+    test_scan_backward(&ctx, &r);
+    test_ssm_backward(&ctx, &r);
     for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
         static const char *const cases[6] = { "linear_attn_grad_0", "linear_attn_grad_1", "gla_grad_0", "gla_grad_1",
                                               "simple_gla_grad_0", "simple_gla_grad_1" };
