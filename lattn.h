@@ -1052,17 +1052,19 @@ LATTN_API lattn_status lattn_la_step    (lattn_ctx *ctx, const lattn_la_args *a)
    wanted); the float64 copies are written by _ref_backward. */
 typedef struct lattn_la_grads {
     const float *dout;                   /* ∂ℒ/∂o [B][T][H][V] (required) */
-    const float *dht;                    /* ∂ℒ/∂ht [N][H][K'][V] (NULL: zero) */
+    const float *dht, *dzt;              /* ∂ℒ/∂ht [N][H][K'][V], ∂ℒ/∂zt [N][H][K'] (NULL: zero) */
     float *dq, *dk;                      /* [B][T][H][K] */
     float *dv;                           /* [B][T][H][V] */
     float *dgk, *dg;                     /* the log gates' gradients: gk [B][T][H][K], g [B][T][H] (0 where clamped) */
-    float *dh0;                          /* [N][H][K'][V] */
-    double *dq64, *dk64, *dv64, *dgk64, *dg64, *dh064;
+    float *dh0, *dz0;                    /* [N][H][K'][V], [N][H][K'] */
+    float *dfmap_w, *dfmap_b;            /* the query map's weights (and the key map's when tied), summed */
+    float *dfmap_wk, *dfmap_bk;          /* the key map's own weights (untied) */
+    double *dq64, *dk64, *dv64, *dgk64, *dg64, *dh064, *dz064, *dfmap_w64, *dfmap_b64, *dfmap_wk64, *dfmap_bk64;
 } lattn_la_grads;
 /* The backward of _ref, in double: the recurrence in reverse time with every state of one head
-   kept (T·K'·V doubles; the teaching form and the golden gradients). Every gate kind; the fixed
-   decays (g_gamma, retnet_decay) have no gradient. This version has no backward through the
-   normaliser or the maps with weights (hadamard, hedgehog): LATTN_E_UNSUPPORTED. */
+   kept (T·K'·(V+1) doubles; the teaching form and the golden gradients). Every gate kind (the
+   fixed decays, g_gamma and retnet_decay, have no gradient), every feature map with its weights,
+   the normaliser and its key sum. */
 LATTN_API lattn_status lattn_la_ref_backward(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g);
 
 /* ================================================================================================ */
@@ -5553,91 +5555,171 @@ LATTN__DEF lattn_status lattn_la_ref(lattn_ctx *ctx, const lattn_la_args *a) {
 /* >>linattn.ref_backward ---------------------------------------------------------------------------
    t = T-1 .. 0 with U = ∂ℒ/∂S_t (starting from dht):  U += s φ(q_t) dout_tᵀ;  dφ(q_t) = s S_t dout_t;
    dφ(k_t) = U v_t;  dv_t = Uᵀ φ(k_t);  dgk_t[i] = α_t[i] Σ_j U[i][j] S_{t-1}[i][j];  U = diag(α_t) U;
-   and dh0 = U at the end; dq, dk through the element-wise map (spec gla_laplace.md §5.7) */
+   and dh0 = U at the end (spec gla_laplace.md §5.7); normalised, o = num / den adds the key sum's
+   U_z the same way; dq, dk through the feature map, with its weights' gradients */
 /* φ'(x) of the element-wise maps. */
 static double lattn__fmap_deriv(lattn_fmap f, float x) {
     if (f == LATTN_FMAP_RELU) return x > 0 ? 1.0 : 0.0;
     if (f == LATTN_FMAP_ELU1) return x > 0 ? 1.0 : exp((double)x);
     return 1.0;
 }
+/* The backward of one row of the feature map: dx = (∂φ/∂x)ᵀ dφ, and the map's weight gradients
+   summed into dW, db (hadamard: [2][K][K], [2][K]; hedgehog: [K][K], [K]). */
+static void lattn__fmap_back(lattn_fmap f, int64_t K, const float *x, const float *W, const float *b, const double *dphi,
+                             double *dx, double *dW, double *db, double *tmp) {
+    int64_t i, j;
+    if (f != LATTN_FMAP_HADAMARD && f != LATTN_FMAP_HEDGEHOG) {
+        for (i = 0; i < K; i++) dx[i] = dphi[i] * lattn__fmap_deriv(f, x[i]);
+        return;
+    }
+    if (f == LATTN_FMAP_HADAMARD) {      /* φ = y1 ⊙ y2:  dy1 = dφ ⊙ y2, dy2 = dφ ⊙ y1 (tmp: dy1, dy2) */
+        for (i = 0; i < K; i++) {
+            double y1 = b[i], y2 = b[K + i];
+            for (j = 0; j < K; j++) {
+                y1 += (double)W[i * K + j] * x[j];
+                y2 += (double)W[(K + i) * K + j] * x[j];
+            }
+            tmp[i] = dphi[i] * y2;
+            tmp[K + i] = dphi[i] * y1;
+        }
+    } else {                             /* φ = softmax(l), l = [2y, -2y]:  dl = φ ⊙ (dφ - φ·dφ), dy = 2 dl₁ - 2 dl₂ */
+        double *phi = tmp + K, dot = 0;
+        lattn__fmap_row(f, K, x, W, b, phi);
+        for (i = 0; i < 2 * K; i++) dot += phi[i] * dphi[i];
+        for (i = 0; i < K; i++) tmp[i] = 2.0 * (phi[i] * (dphi[i] - dot) - phi[K + i] * (dphi[K + i] - dot));
+    }
+    for (j = 0; j < K; j++) dx[j] = 0;
+    for (i = 0; i < (f == LATTN_FMAP_HADAMARD ? 2 * K : K); i++) {   /* rows of W and their dy */
+        for (j = 0; j < K; j++) {
+            dx[j] += (double)W[i * K + j] * tmp[i];
+            dW[i * K + j] += tmp[i] * (double)x[j];
+        }
+        db[i] += tmp[i];
+    }
+}
 LATTN__DEF lattn_status lattn_la_ref_backward(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g) {
     const char *who = "lattn_la_ref_backward";
     lattn__la_dims dm;
-    int64_t sq, h, t, i, j, H, K, V, Kf, maxlen = 0;
-    double *St, *U, *fq, *fk, *dv;
+    int64_t sq, h, t, i, j, H, K, V, Kf, nw, maxlen = 0;
+    double *St, *Zt, *U, *Uz, *fq, *fk, *dq, *dk, *dv, *dx, *tmp, *dwq, *dbq, *dwk, *dbk;
+    const float *kw, *kb;
     size_t n;
     LATTN__TRY(lattn__la_check_in(ctx, who, a, &dm));
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
-    if (a->normalize || a->fmap == LATTN_FMAP_HADAMARD || a->fmap == LATTN_FMAP_HEDGEHOG)
-        return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: no backward through the normaliser or a map with weights in this version", who);
     if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    lattn__fmap_key(a, &kw, &kb);
     H = a->H;
     K = a->K;
     V = a->V;
     Kf = dm.Kf;
+    nw = a->fmap == LATTN_FMAP_HADAMARD ? 2 * K : a->fmap == LATTN_FMAP_HEDGEHOG ? K : 0;   /* rows of fmap_w */
     for (sq = 0; sq < dm.n; sq++) {
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
         maxlen = LATTN__MAX(maxlen, len);
     }
-    if (lattn_size_mul(&n, (size_t)(maxlen + 2), (size_t)(Kf * V)) != LATTN_OK || lattn_size_add(&n, n, (size_t)(2 * Kf + V)) != LATTN_OK)
+    if (lattn_size_mul(&n, (size_t)(maxlen + 2), (size_t)(Kf * V + Kf)) != LATTN_OK ||
+        lattn_size_add(&n, n, (size_t)(6 * Kf + 2 * K + V + 3 * K + 2 * nw * (K + 1))) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the states of one head overflow", who);
     LATTN__TRY(lattn__alloc_doubles(ctx, &St, n, who));
-    U = St + (maxlen + 1) * Kf * V;      /* St[t] = S_{t-1}: St[0] = h0, St[len] = the final state */
-    fq = U + Kf * V;
+    Zt = St + (maxlen + 1) * Kf * V;     /* St[t] = S_{t-1}, Zt[t] = z_{t-1}: [0] = h0, z0; [len] = the final ones */
+    U = Zt + (maxlen + 1) * Kf;
+    Uz = U + Kf * V;
+    fq = Uz + Kf;
     fk = fq + Kf;
-    dv = fk + Kf;
+    dq = fk + Kf;                        /* dφ(q), dφ(k) [K'] */
+    dk = dq + Kf;
+    dv = dk + Kf;
+    dx = dv + V;                         /* dq or dk through the map [K] */
+    tmp = dx + K;                        /* the map's scratch [3K] */
+    dwq = tmp + 3 * K;                   /* the maps' weight gradients */
+    dbq = dwq + nw * K;
+    dwk = dbq + nw;
+    dbk = dwk + nw * K;
+    memset(dwq, 0, (size_t)(2 * nw * (K + 1)) * sizeof(double));
     for (sq = 0; sq < dm.n; sq++) {
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
         for (h = 0; h < H; h++) {
             int64_t sidx = (sq * H + h) * Kf;
             for (i = 0; i < Kf * V; i++) St[i] = a->h0 ? (double)a->h0[sidx * V + i] : 0.0;
+            for (i = 0; i < Kf; i++) Zt[i] = a->z0 && a->normalize ? (double)a->z0[sidx + i] : 0.0;
             for (t = 0; t < len; t++) {          /* forward: every state kept */
                 int64_t row = (tok0 + t) * H + h;
-                const double *S0 = St + t * Kf * V;
-                double *S1 = St + (t + 1) * Kf * V;
-                lattn__fmap_row(a->fmap, K, a->k + row * K, a->fmap_w, a->fmap_b, fk);
+                lattn__fmap_row(a->fmap, K, a->k + row * K, kw, kb, fk);
                 for (i = 0; i < Kf; i++) {
                     double al = dm.gate ? exp(lattn__la_gate(a, tok0 + t, h, i)) : 1.0;
-                    for (j = 0; j < V; j++) S1[i * V + j] = al * S0[i * V + j] + fk[i] * (double)a->v[row * V + j];
+                    for (j = 0; j < V; j++)
+                        St[((t + 1) * Kf + i) * V + j] = al * St[(t * Kf + i) * V + j] + fk[i] * (double)a->v[row * V + j];
+                    Zt[(t + 1) * Kf + i] = al * Zt[t * Kf + i] + fk[i];
                 }
             }
             for (i = 0; i < Kf * V; i++) U[i] = g->dht ? (double)g->dht[sidx * V + i] : 0.0;
+            for (i = 0; i < Kf; i++) Uz[i] = g->dzt && a->normalize ? (double)g->dzt[sidx + i] : 0.0;
             for (t = len - 1; t >= 0; t--) {     /* backward */
                 int64_t row = (tok0 + t) * H + h;
-                const double *S0 = St + t * Kf * V, *S1 = St + (t + 1) * Kf * V;
+                const double *S0 = St + t * Kf * V, *S1 = St + (t + 1) * Kf * V, *z0 = Zt + t * Kf, *z1 = Zt + (t + 1) * Kf;
                 const float *dO = g->dout + row * V, *vt = a->v + row * V;
-                double dgh = 0;
+                double den = 0, dden = 0, dgh = 0;
                 lattn__fmap_row(a->fmap, K, a->q + row * K, a->fmap_w, a->fmap_b, fq);
-                lattn__fmap_row(a->fmap, K, a->k + row * K, a->fmap_w, a->fmap_b, fk);
-                for (j = 0; j < V; j++) dv[j] = 0;
-                for (i = 0; i < Kf; i++) {
-                    double dq = 0, dk = 0, dgi = 0, al = 1.0;
-                    int64_t gi = row * K + i;
+                lattn__fmap_row(a->fmap, K, a->k + row * K, kw, kb, fk);
+                for (j = 0; j < V; j++) dv[j] = (double)dO[j];   /* ∂ℒ/∂(s Sᵀφq), divided below when normalised */
+                if (a->normalize) {              /* o = num / den:  dnum = do / den, dden = -do·num / den² */
+                    for (i = 0; i < Kf; i++) den += dm.sd * fq[i] * z1[i];
+                    den += (double)lattn__la_eps(a);
                     for (j = 0; j < V; j++) {
-                        U[i * V + j] += dm.sd * fq[i] * (double)dO[j];
-                        dq += dm.sd * S1[i * V + j] * (double)dO[j];
-                        dk += U[i * V + j] * (double)vt[j];
+                        double num = 0;
+                        for (i = 0; i < Kf; i++) num += dm.sd * fq[i] * S1[i * V + j];
+                        dden -= (double)dO[j] * num / (den * den);
+                        dv[j] /= den;
+                    }
+                }
+                for (i = 0; i < Kf; i++) {       /* U += s φq dnumᵀ, Uz += s φq dden; dφq = s S dnum + s z dden */
+                    double acc = 0;
+                    for (j = 0; j < V; j++) {
+                        U[i * V + j] += dm.sd * fq[i] * dv[j];
+                        acc += S1[i * V + j] * dv[j];
+                    }
+                    Uz[i] += dm.sd * fq[i] * dden;
+                    dq[i] = dm.sd * (acc + z1[i] * dden);
+                }
+                for (j = 0; j < V; j++) dv[j] = 0;
+                for (i = 0; i < Kf; i++) {       /* dφk = U v + Uz, dv = Uᵀ φk, the gates, U = diag(α) U */
+                    double acc = 0, dgi = 0;
+                    for (j = 0; j < V; j++) {
+                        acc += U[i * V + j] * (double)vt[j];
                         dv[j] += U[i * V + j] * fk[i];
                     }
+                    dk[i] = acc + Uz[i];
                     if (dm.gate) {
-                        double lg = a->gk ? (double)a->gk[gi] : a->g ? (double)a->g[row] : 0.0;
-                        al = exp(lattn__la_gate(a, tok0 + t, h, i));
+                        double lg = a->gk ? (double)a->gk[row * K + i] : a->g ? (double)a->g[row] : 0.0;
+                        double al = exp(lattn__la_gate(a, tok0 + t, h, i));
                         for (j = 0; j < V; j++) dgi += U[i * V + j] * S0[i * V + j];
-                        dgi = lg < (double)LATTN_LOG_GATE_MIN ? 0.0 : al * dgi;     /* a clamped gate passes nothing */
+                        dgi = lg < (double)LATTN_LOG_GATE_MIN ? 0.0 : al * (dgi + Uz[i] * z0[i]);   /* a clamped gate passes nothing */
                         for (j = 0; j < V; j++) U[i * V + j] *= al;
+                        Uz[i] *= al;
                     }
-                    lattn__put(g->dq, g->dq64, gi, dq * lattn__fmap_deriv(a->fmap, a->q[gi]));
-                    lattn__put(g->dk, g->dk64, gi, dk * lattn__fmap_deriv(a->fmap, a->k[gi]));
-                    if (a->gk) lattn__put(g->dgk, g->dgk64, gi, dgi);
+                    if (a->gk) lattn__put(g->dgk, g->dgk64, row * K + i, dgi);
                     dgh += dgi;
                 }
                 for (j = 0; j < V; j++) lattn__put(g->dv, g->dv64, row * V + j, dv[j]);
                 if (a->g) lattn__put(g->dg, g->dg64, row, dgh);
+                lattn__fmap_back(a->fmap, K, a->q + row * K, a->fmap_w, a->fmap_b, dq, dx, dwq, dbq, tmp);
+                for (i = 0; i < K; i++) lattn__put(g->dq, g->dq64, row * K + i, dx[i]);
+                lattn__fmap_back(a->fmap, K, a->k + row * K, kw, kb, dk, dx, a->fmap_wk ? dwk : dwq, a->fmap_wk ? dbk : dbq, tmp);
+                for (i = 0; i < K; i++) lattn__put(g->dk, g->dk64, row * K + i, dx[i]);
             }
             for (i = 0; i < Kf * V; i++) lattn__put(g->dh0, g->dh064, sidx * V + i, U[i]);
+            for (i = 0; a->normalize && i < Kf; i++) lattn__put(g->dz0, g->dz064, sidx + i, Uz[i]);
         }
+    }
+    for (i = 0; i < nw * K; i++) {
+        lattn__put(g->dfmap_w, g->dfmap_w64, i, dwq[i]);
+        if (a->fmap_wk) lattn__put(g->dfmap_wk, g->dfmap_wk64, i, dwk[i]);
+    }
+    for (i = 0; i < nw; i++) {
+        lattn__put(g->dfmap_b, g->dfmap_b64, i, dbq[i]);
+        if (a->fmap_wk) lattn__put(g->dfmap_bk, g->dfmap_bk64, i, dbk[i]);
     }
     lattn__free(ctx, St);
     return lattn__ok(ctx);
@@ -13080,7 +13162,8 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                transformer); LATTN_NO_MODELS, LATTN_NO_CONFORMANCE. Golden cases with renamed
                tensors or metadata regenerated (values unchanged).
    2026-12-01  lattn_la_ref_backward: the double backward of linear attention, GLA, Simple GLA and
-               the fixed decays (element-wise maps, h0/dht, variable lengths); the double backward
+               the fixed decays (every feature map and its weights, the normaliser, h0/dht,
+               variable lengths); the double backward
                of ShortConv, the scan and the selective SSM; y64, ht64 in their args. */
 
 #endif /* LATTN_IMPLEMENTATION */

@@ -3942,15 +3942,16 @@ static double rel_rms_dd(const double *x, const double *y, size_t n) {
     for (i = 0; i < n; i++) { num += (x[i] - y[i]) * (x[i] - y[i]); den += y[i] * y[i]; }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
-/* ℒ = Σ dout·o + Σ dht·ht from _ref's float64 outputs. */
-static double la_loss(lattn_ctx *ctx, lattn_la_args a, const float *dout, const float *dht, size_t no, size_t ns,
-                      double *o64, double *h64, float *o, float *ht) {
+/* ℒ = Σ dout·o + Σ dht·ht (+ Σ dzt·zt) from _ref's float64 outputs. */
+static double la_loss(lattn_ctx *ctx, lattn_la_args a, const float *dout, const float *dht, const float *dzt, size_t no, size_t ns,
+                      size_t nz, double *o64, double *h64, double *z64, float *o, float *ht, float *zt) {
     double l = 0;
     size_t i;
-    a.o = o; a.ht = ht; a.o64 = o64; a.ht64 = h64;
+    a.o = o; a.ht = ht; a.zt = zt; a.o64 = o64; a.ht64 = h64; a.zt64 = z64;
     lattn_la_ref(ctx, &a);
     for (i = 0; i < no; i++) l += (double)dout[i] * o64[i];
     for (i = 0; i < ns; i++) l += (double)dht[i] * h64[i];
+    for (i = 0; dzt && i < nz; i++) l += (double)dzt[i] * z64[i];
     return l;
 }
 /* ℒ = Σ dy·y + Σ dht·ht from the ShortConv _ref's float64 outputs. */
@@ -4253,70 +4254,86 @@ static void test_ssm_backward(lattn_ctx *ctx, lattn_rng *r) {
 }
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
-    static const lattn_fmap maps[3] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1 };
+    static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
+                                        LATTN_FMAP_HEDGEHOG, LATTN_FMAP_HEDGEHOG };   /* the last: untied */
     lattn_ctx ctx;
     lattn_rng r = lattn_rng_seed(g_seed + 23);
-    int gi, mi, vl, ci;
+    int gi, mi, vl, nz, ci;
     lattn_ctx_init(&ctx);
     for (vl = 0; vl < 2; vl++)
         for (gi = 0; gi < 4; gi++)
-            for (mi = 0; mi < 3; mi++) {
-                /* B = 2 (or one batch row of three sequences, one empty), T = 13, K = 5, V = 3 */
-                static const int64_t off[4] = { 0, 6, 6, 13 };
-                const int64_t B = vl ? 1 : 2, T = 13, H = 2, K = 5, V = 3, N = vl ? 3 : B;
-                const size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), ns = (size_t)(N * H * K * V);
-                float *q = fnormal(&r, nq), *k = fnormal(&r, nq), *v = fnormal(&r, nv), *h0 = fnormal(&r, ns);
-                float *gk = frand(&r, nq, -0.6f, -0.01f), *gh = frand(&r, (size_t)(B * T * H), -0.6f, -0.01f), gg[2] = { -0.3f, -0.05f };
-                float *dout = fnormal(&r, nv), *dht = fnormal(&r, ns), *o = fnew(nv), *ht = fnew(ns);
-                double *o64 = (double *)malloc(nv * sizeof(double)), *h64 = (double *)malloc(ns * sizeof(double));
-                double *ad[6], worst = 0;
-                float *x[6];
-                size_t nx[6], c;
-                lattn_la_args a = LATTN__ZERO;
-                lattn_la_grads gr = LATTN__ZERO;
-                int w, bad = 0;
-                a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.h0 = h0; a.fmap = maps[mi];
-                if (vl) { a.offsets = off; a.n_seqs = 3; }
-                if (gi == 1) a.g = gh;
-                if (gi == 2) a.gk = gk;
-                if (gi == 3) a.g_gamma = gg;
-                x[0] = q; x[1] = k; x[2] = v; x[3] = h0; x[4] = gk; x[5] = gh;
-                nx[0] = nq; nx[1] = nq; nx[2] = nv; nx[3] = ns; nx[4] = gi == 2 ? nq : 0; nx[5] = gi == 1 ? (size_t)(B * T * H) : 0;
-                for (w = 0; w < 6; w++) ad[w] = (double *)malloc((nx[w] ? nx[w] : 1) * sizeof(double));
-                gr.dout = dout; gr.dht = dht;
-                gr.dq64 = ad[0]; gr.dk64 = ad[1]; gr.dv64 = ad[2]; gr.dh064 = ad[3];
-                gr.dgk64 = gi == 2 ? ad[4] : NULL; gr.dg64 = gi == 1 ? ad[5] : NULL;
-                CHECK(lattn_la_ref_backward(&ctx, &a, &gr) == LATTN_OK, "la backward: %s", lattn_ctx_error(&ctx));
-                for (w = 0; w < 6; w++) {
-                    double gmax = 0;
-                    for (c = 0; c < nx[w]; c++) gmax = fmax(gmax, fabs(ad[w][c]));
-                    for (c = 0; c < nx[w]; c += 1 + (size_t)(lattn_rng_next(&r) % 4)) {   /* random coordinates */
-                        const float x0 = x[w][c], hstep = 1.0f / 1024;
-                        double d[2], fd, e;
-                        int hi;
-                        if (maps[mi] != LATTN_FMAP_IDENTITY && (w == 0 || w == 1) && fabsf(x0) < 2 * hstep) continue;   /* the maps' kink at 0 */
-                        for (hi = 0; hi < 2; hi++) {      /* central differences at h and h/2 (the float steps taken) */
-                            const float xp = x0 + hstep / (float)(1 + hi), xm = x0 - hstep / (float)(1 + hi);
-                            double lp, lm;
-                            x[w][c] = xp;
-                            lp = la_loss(&ctx, a, dout, dht, nv, ns, o64, h64, o, ht);
-                            x[w][c] = xm;
-                            lm = la_loss(&ctx, a, dout, dht, nv, ns, o64, h64, o, ht);
-                            d[hi] = (lp - lm) / ((double)xp - (double)xm);
+            for (mi = 0; mi < 6; mi++)
+                for (nz = 0; nz < 2; nz++) {
+                    /* B = 2 (or one batch row of three sequences, one empty), T = 13, K = 5, V = 3 */
+                    static const int64_t off[4] = { 0, 6, 6, 13 };
+                    const int64_t B = vl ? 1 : 2, T = 13, H = 2, K = 5, V = 3, N = vl ? 3 : B;
+                    const lattn_fmap fm = maps[mi];
+                    const int64_t Kf = fm == LATTN_FMAP_HEDGEHOG ? 2 * K : K, nwr = fm == LATTN_FMAP_HADAMARD ? 2 * K : K;
+                    const size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), ns = (size_t)(N * H * Kf * V);
+                    const size_t nzs = (size_t)(N * H * Kf);
+                    float *q, *k, *v, *h0, *gk, *gh, gg[2] = { -0.3f, -0.05f }, *z0, *fw, *fb, *fwk, *fbk, *dout, *dht, *dzt, *o, *ht, *zt;
+                    double *o64, *h64, *z64, *ad[12], worst = 0;
+                    float *x[12];
+                    size_t nx[12], c;
+                    lattn_la_args a = LATTN__ZERO;
+                    lattn_la_grads gr = LATTN__ZERO;
+                    int w, bad = 0;
+                    if (nz && fm != LATTN_FMAP_ELU1 && fm != LATTN_FMAP_HEDGEHOG) continue;   /* a positive map keeps the denominator away from 0 */
+                    if (gi == 2 && fm == LATTN_FMAP_HEDGEHOG) continue;                         /* per-key gates need K' = K */
+                    q = fnormal(&r, nq); k = fnormal(&r, nq); v = fnormal(&r, nv); h0 = fnormal(&r, ns);
+                    gk = frand(&r, nq, -0.6f, -0.01f); gh = frand(&r, (size_t)(B * T * H), -0.6f, -0.01f);
+                    z0 = frand(&r, nzs, 0.5f, 2.0f); fw = frand(&r, (size_t)(nwr * K), -0.5f, 0.5f); fb = frand(&r, (size_t)nwr, -0.3f, 0.3f);
+                    fwk = frand(&r, (size_t)(nwr * K), -0.5f, 0.5f); fbk = frand(&r, (size_t)nwr, -0.3f, 0.3f);
+                    dout = fnormal(&r, nv); dht = fnormal(&r, ns); dzt = fnormal(&r, nzs); o = fnew(nv); ht = fnew(ns); zt = fnew(nzs);
+                    o64 = (double *)malloc(nv * sizeof(double)); h64 = (double *)malloc(ns * sizeof(double)); z64 = (double *)malloc(nzs * sizeof(double));
+                    a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.h0 = h0; a.fmap = fm;
+                    if (fm == LATTN_FMAP_HADAMARD || fm == LATTN_FMAP_HEDGEHOG) { a.fmap_w = fw; a.fmap_b = fb; }
+                    if (mi == 5) { a.fmap_wk = fwk; a.fmap_bk = fbk; }
+                    if (nz) { a.normalize = 1; a.z0 = z0; }
+                    if (vl) { a.offsets = off; a.n_seqs = 3; }
+                    if (gi == 1) a.g = gh;
+                    if (gi == 2) a.gk = gk;
+                    if (gi == 3) a.g_gamma = gg;
+                    x[0] = q; x[1] = k; x[2] = v; x[3] = h0; x[4] = gk; x[5] = gh; x[6] = z0; x[7] = fw; x[8] = fb; x[9] = fwk; x[10] = fbk;
+                    nx[0] = nq; nx[1] = nq; nx[2] = nv; nx[3] = ns; nx[4] = gi == 2 ? nq : 0; nx[5] = gi == 1 ? (size_t)(B * T * H) : 0;
+                    nx[6] = nz ? nzs : 0; nx[7] = a.fmap_w ? (size_t)(nwr * K) : 0; nx[8] = a.fmap_w ? (size_t)nwr : 0;
+                    nx[9] = a.fmap_wk ? (size_t)(nwr * K) : 0; nx[10] = a.fmap_wk ? (size_t)nwr : 0;
+                    for (w = 0; w < 11; w++) ad[w] = (double *)malloc((nx[w] ? nx[w] : 1) * sizeof(double));
+                    gr.dout = dout; gr.dht = dht; gr.dzt = nz ? dzt : NULL;
+                    gr.dq64 = ad[0]; gr.dk64 = ad[1]; gr.dv64 = ad[2]; gr.dh064 = ad[3]; gr.dgk64 = ad[4]; gr.dg64 = ad[5]; gr.dz064 = ad[6];
+                    gr.dfmap_w64 = ad[7]; gr.dfmap_b64 = ad[8]; gr.dfmap_wk64 = ad[9]; gr.dfmap_bk64 = ad[10];
+                    CHECK(lattn_la_ref_backward(&ctx, &a, &gr) == LATTN_OK, "la backward: %s", lattn_ctx_error(&ctx));
+                    for (w = 0; w < 11; w++) {
+                        double gmax = 0;
+                        for (c = 0; c < nx[w]; c++) gmax = fmax(gmax, fabs(ad[w][c]));
+                        for (c = 0; c < nx[w]; c += 1 + (size_t)(lattn_rng_next(&r) % 4)) {   /* random coordinates */
+                            const float x0 = x[w][c], hstep = 1.0f / 1024;
+                            double d[2], fd, e;
+                            int hi;
+                            if ((fm == LATTN_FMAP_RELU || fm == LATTN_FMAP_ELU1) && (w == 0 || w == 1) && fabsf(x0) < 2 * hstep) continue;   /* the kink */
+                            for (hi = 0; hi < 2; hi++) {      /* central differences at h and h/2 (the float steps taken) */
+                                const float xp = x0 + hstep / (float)(1 + hi), xm = x0 - hstep / (float)(1 + hi);
+                                double lp, lm;
+                                x[w][c] = xp;
+                                lp = la_loss(&ctx, a, dout, dht, nz ? dzt : NULL, nv, ns, nzs, o64, h64, z64, o, ht, zt);
+                                x[w][c] = xm;
+                                lm = la_loss(&ctx, a, dout, dht, nz ? dzt : NULL, nv, ns, nzs, o64, h64, z64, o, ht, zt);
+                                d[hi] = (lp - lm) / ((double)xp - (double)xm);
+                            }
+                            x[w][c] = x0;
+                            fd = (4.0 * d[1] - d[0]) / 3.0;   /* Richardson: the h² term cancels */
+                            e = fabs(fd - ad[w][c]) / fmax(fabs(ad[w][c]), 1e-3 * gmax);
+                            worst = fmax(worst, e);
+                            bad += !(e <= 1e-6);
                         }
-                        x[w][c] = x0;
-                        fd = (4.0 * d[1] - d[0]) / 3.0;   /* Richardson: the h² term cancels */
-                        e = fabs(fd - ad[w][c]) / fmax(fabs(ad[w][c]), 1e-3 * gmax);
-                        worst = fmax(worst, e);
-                        bad += !(e <= 1e-6);
                     }
+                    CHECK(bad == 0, "la_ref_backward = central differences of la_ref (gate %s, map %d%s%s, %s): worst %.3g", gates[gi], (int)fm,
+                          mi == 5 ? " untied" : "", nz ? ", normalised" : "", vl ? "3 sequences" : "B = 2", worst);
+                    for (w = 0; w < 11; w++) free(ad[w]);
+                    free(q); free(k); free(v); free(h0); free(gk); free(gh); free(z0); free(fw); free(fb); free(fwk); free(fbk);
+                    free(dout); free(dht); free(dzt); free(o); free(ht); free(zt); free(o64); free(h64); free(z64);
                 }
-                CHECK(bad == 0, "la_ref_backward = central differences of la_ref (gate %s, map %d, %s): worst %.3g", gates[gi], (int)maps[mi],
-                      vl ? "3 sequences" : "B = 2", worst);
-                for (w = 0; w < 6; w++) free(ad[w]);
-                free(q); free(k); free(v); free(h0); free(gk); free(gh); free(dout); free(dht); free(o); free(ht); free(o64); free(h64);
-            }
-    {   /* refused without writing: the normaliser, the maps with weights, no dout */
+    {   /* refused without writing: no grads, no dout */
         float q[8], dq[8];
         lattn_la_args a = LATTN__ZERO;
         lattn_la_grads gr = LATTN__ZERO;
@@ -4326,10 +4343,6 @@ static void test_backward(void) {
         gr.dq = dq;
         CHECK(lattn_la_ref_backward(&ctx, &a, NULL) == LATTN_E_NULL && lattn_la_ref_backward(&ctx, &a, &gr) == LATTN_E_NULL,
               "la backward: grads or dout NULL");
-        gr.dout = q; a.normalize = 1;
-        CHECK(lattn_la_ref_backward(&ctx, &a, &gr) == LATTN_E_UNSUPPORTED, "la backward through the normaliser: unsupported");
-        a.normalize = 0; a.fmap = LATTN_FMAP_HEDGEHOG; a.fmap_w = a.fmap_b = q;
-        CHECK(lattn_la_ref_backward(&ctx, &a, &gr) == LATTN_E_UNSUPPORTED, "la backward through hedgehog: unsupported");
         for (i = 0; i < 8; i++) if (!isnan(dq[i])) break;
         CHECK(i == 8, "la backward: nothing written by a refused call");
     }
