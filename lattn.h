@@ -11749,7 +11749,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     const int64_t nout = c->vocab > 0 ? c->vocab : d, MO = B * rw->T, RB = 64;
     int64_t l, r, b, t, npos, cnt = 0;
     int nthr = lattn__threads(ctx);
-    float *buf, *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *LG, *ws;
+    float *buf, *LG;
     int64_t *PI = NULL;
     lattn__tf_buf u;
     size_t n, tmp, attn, ffn;
@@ -11772,7 +11772,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     /* RoPE table: one entry per row when decoding, else one per position 0 .. max */
     for (r = 0, npos = R; form != LATTN_FORM_STEP && rw->pos && r < M; r++) npos = LATTN__MAX(npos, rw->pos[r] + 1);
     if (form == LATTN_FORM_STEP) npos = B;
-    /* row positions (2 floats each, first: aligned), X, Hn, then QKV Q K V O or F1 F2, RoPE table,
+    /* row positions (2 floats each, first: aligned), u.X, u.Hn, then u.QKV u.Q K V u.O or u.F1 u.F2, RoPE table,
        logit block, GEMM workspaces */
     attn = (size_t)(NQ + 2 * H * hd + 2 * Hk * hd);
     ffn = 2 * (size_t)c->ffn;
@@ -11784,46 +11784,35 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
     PI = (int64_t *)(void *)buf;
-    X = buf + 2 * M;
-    Hn = X + M * d;
-    QKV = Hn + M * d;
-    Q = QKV + M * NQ;
-    Kb = Q + M * H * hd;
-    Vb = Kb + M * Hk * hd;
-    O = Vb + M * Hk * hd;
-    F1 = QKV;
-    F2 = F1 + M * c->ffn;
-    CS = QKV + M * (int64_t)LATTN__MAX(attn, ffn);
-    LG = CS + npos * hd;
-    ws = LG + RB * nout;
+    u.X = buf + 2 * M;
+    u.Hn = u.X + M * d;
+    u.QKV = u.Hn + M * d;
+    u.Q = u.QKV + M * NQ;
+    u.Kb = u.Q + M * H * hd;
+    u.Vb = u.Kb + M * Hk * hd;
+    u.O = u.Vb + M * Hk * hd;
+    u.F1 = u.QKV;
+    u.F2 = u.F1 + M * c->ffn;
+    u.CS = u.QKV + M * (int64_t)LATTN__MAX(attn, ffn);
+    LG = u.CS + npos * hd;
+    u.ws = LG + RB * nout;
     for (t = 0; t < hd / 2; t++) {                               /* cos, sin of each pair at each position */
         double inv = pow(c->rope_theta, -2.0 * (double)t / (double)hd);
         for (r = 0; r < npos; r++) {
             double an = (double)(form == LATTN_FORM_STEP ? cache->pos[r] : r) * inv;
-            CS[r * hd + 2 * t] = (float)cos(an);
-            CS[r * hd + 2 * t + 1] = (float)sin(an);
+            u.CS[r * hd + 2 * t] = (float)cos(an);
+            u.CS[r * hd + 2 * t + 1] = (float)sin(an);
         }
     }
     for (r = 0; r < M; r++) PI[r] = form == LATTN_FORM_STEP ? r : rw->pos ? rw->pos[r] : r % R;
     if (c->vocab > 0)
-        for (r = 0; r < M; r++) memcpy(X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)rw->ids[r] * d, (size_t)d * sizeof(float));
-    else memcpy(X, rw->x, (size_t)(M * d) * sizeof(float));
+        for (r = 0; r < M; r++) memcpy(u.X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)rw->ids[r] * d, (size_t)d * sizeof(float));
+    else memcpy(u.X, rw->x, (size_t)(M * d) * sizeof(float));
 
-    u.X = X;
-    u.Hn = Hn;
-    u.QKV = QKV;
-    u.Q = Q;
-    u.Kb = Kb;
-    u.Vb = Vb;
-    u.O = O;
-    u.F1 = F1;
-    u.F2 = F2;
-    u.CS = CS;
-    u.ws = ws;
     for (l = 0; l < c->n_layers && st == LATTN_OK; l++) {
         lattn_attn_args a = LATTN__ZERO;
         lattn__tf_pre(nthr, m, l, M, PI, &u);
-        if (rw->kv_hook && form != LATTN_FORM_STEP) rw->kv_hook(rw->hook_user, l, Kb, Vb);
+        if (rw->kv_hook && form != LATTN_FORM_STEP) rw->kv_hook(rw->hook_user, l, u.Kb, u.Vb);
         a.B = rw->off ? 1 : B;
         a.T = rw->off ? M : R;
         a.offsets = rw->off;
@@ -11832,10 +11821,10 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         a.H_kv = Hk;
         a.K = hd;
         a.V = hd;
-        a.q = Q;
-        a.k = Kb;
-        a.v = Vb;
-        a.o = O;
+        a.q = u.Q;
+        a.k = u.Kb;
+        a.v = u.Vb;
+        a.o = u.O;
         if (rw->vis) { a.mask = LATTN_MASK_FN; a.visible = rw->vis; a.visible_block = rw->vis_block; a.mask_user = rw->user; }
         else if (c->window >= 0) { a.mask = LATTN_MASK_WINDOW; a.window = c->window; }
         if (form == LATTN_FORM_STEP) {
@@ -11853,8 +11842,8 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
             st = lattn_attn_chunk(ctx, &a);
             for (b = 0; st == LATTN_OK && cache && b < B; b++) {   /* prefill: the keys and values stay */
                 int64_t e = (l * B + b) * cache->cap * Hk * hd;
-                memcpy(cache->k + e, Kb + b * R * Hk * hd, (size_t)(R * Hk * hd) * sizeof(float));
-                memcpy(cache->v + e, Vb + b * R * Hk * hd, (size_t)(R * Hk * hd) * sizeof(float));
+                memcpy(cache->k + e, u.Kb + b * R * Hk * hd, (size_t)(R * Hk * hd) * sizeof(float));
+                memcpy(cache->v + e, u.Vb + b * R * Hk * hd, (size_t)(R * Hk * hd) * sizeof(float));
                 cache->len[l * B + b] = R;
             }
         }
@@ -11863,15 +11852,15 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     }
     if (st == LATTN_OK) {                                        /* the readout rows, gathered */
         for (r = 0; r < MO; r++)
-            memmove(X + r * d, X + (r / rw->T * R + lattn__tf_readout(rw, r / rw->T, r % rw->T)) * d, (size_t)d * sizeof(float));
+            memmove(u.X + r * d, u.X + (r / rw->T * R + lattn__tf_readout(rw, r / rw->T, r % rw->T)) * d, (size_t)d * sizeof(float));
     }
     if (st == LATTN_OK && c->vocab > 0) {                        /* tied head, RB rows at a time */
         double nll = 0.0;
-        lattn__rmsnorm_rows(nthr, MO, d, X, lattn__tg(m, LATTN__TG_NORM), c->norm_eps, Hn);
+        lattn__rmsnorm_rows(nthr, MO, d, u.X, lattn__tg(m, LATTN__TG_NORM), c->norm_eps, u.Hn);
         for (r = 0; r < MO; r += RB) {
             int64_t rb = LATTN__MIN(RB, MO - r), i;
             float *z = out ? out + r * nout : LG;
-            lattn__linear(nthr, rb, nout, d, Hn + r * d, lattn__tg(m, LATTN__TG_EMBED), z, 0, ws);
+            lattn__linear(nthr, rb, nout, d, u.Hn + r * d, lattn__tg(m, LATTN__TG_EMBED), z, 0, u.ws);
             for (i = 0; form != LATTN_FORM_STEP && loss && i < rb; i++) {
                 int64_t row = r + i, k;
                 float mx;
@@ -11884,7 +11873,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
             }
         }
         if (form != LATTN_FORM_STEP && loss && cnt > 0) *loss = nll / (double)cnt;
-    } else if (st == LATTN_OK) memcpy(out, X, (size_t)(MO * d) * sizeof(float));
+    } else if (st == LATTN_OK) memcpy(out, u.X, (size_t)(MO * d) * sizeof(float));
     if (st == LATTN_OK && cache) for (b = 0; b < B; b++) cache->pos[b] = form == LATTN_FORM_STEP ? cache->pos[b] + 1 : R;
     else if (cache)                                              /* a failure at layer l: undo layers < l */
         for (r = 0; r < l * B; r++) cache->len[r] = form == LATTN_FORM_STEP ? cache->len[r] - 1 : 0;
@@ -12247,7 +12236,7 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     const lattn_tf_config *tc;
     int64_t S, d, H, Hk, hd, NQ, M, wd, l, r, b, t, np, V;
     int nthr = lattn__threads(ctx);
-    float *buf, *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *ws, *parts;
+    float *buf, *parts;
     size_t n, P, tmp;
     lattn_attn_args qa = LATTN__ZERO;
     lattn__attn_dims dm;
@@ -12281,29 +12270,29 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
         lattn_size_add(&n, n, tmp) || lattn_size_add(&n, n, (size_t)V))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
-    X = buf;
-    Hn = X + M * d;
-    QKV = Hn + M * d;
-    Q = QKV + M * NQ;
-    Kb = Q + M * H * hd;
-    Vb = Kb + M * wd;
-    O = Vb + M * wd;
-    F1 = QKV;
-    F2 = F1 + M * tc->ffn;
-    CS = QKV + M * LATTN__MAX(NQ + 2 * H * hd + 2 * wd, 2 * tc->ffn);
-    parts = CS + M * hd;
-    ws = parts + (size_t)(M * np) * P;
+    u.X = buf;
+    u.Hn = u.X + M * d;
+    u.QKV = u.Hn + M * d;
+    u.Q = u.QKV + M * NQ;
+    u.Kb = u.Q + M * H * hd;
+    u.Vb = u.Kb + M * wd;
+    u.O = u.Vb + M * wd;
+    u.F1 = u.QKV;
+    u.F2 = u.F1 + M * tc->ffn;
+    u.CS = u.QKV + M * LATTN__MAX(NQ + 2 * H * hd + 2 * wd, 2 * tc->ffn);
+    parts = u.CS + M * hd;
+    u.ws = parts + (size_t)(M * np) * P;
     /* nothing can fail from here on: the cache changes */
     for (b = 0; b < B; b++)
         if (c->doc_start[b])
             for (l = 0; l < c->n_layers; l++) c->list_len[l * B + b] = c->ring_len[l * B + b] = c->ring_pos[l * B + b] = 0;
     for (r = 0; r < M; r++) {
         int32_t id = r % S ? c->cfg.predict_id : tokens[r / S];
-        memcpy(X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)id * d, (size_t)d * sizeof(float));
+        memcpy(u.X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)id * d, (size_t)d * sizeof(float));
         for (t = 0; t < hd / 2; t++) {
             double an = lattn__rope_angle(tc, c->pos[r / S], t);
-            CS[r * hd + 2 * t] = (float)cos(an);
-            CS[r * hd + 2 * t + 1] = (float)sin(an);
+            u.CS[r * hd + 2 * t] = (float)cos(an);
+            u.CS[r * hd + 2 * t + 1] = (float)sin(an);
         }
     }
     qa.H = H;
@@ -12314,23 +12303,12 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     dm.Hkv = Hk;
     dm.sd = 1.0 / sqrt((double)hd);
     dm.s = (float)dm.sd;
-    u.X = X;
-    u.Hn = Hn;
-    u.QKV = QKV;
-    u.Q = Q;
-    u.Kb = Kb;
-    u.Vb = Vb;
-    u.O = O;
-    u.F1 = F1;
-    u.F2 = F2;
-    u.CS = CS;
-    u.ws = ws;
     for (l = 0; l < c->n_layers; l++) {
         lattn__tf_pre(nthr, m, l, M, NULL, &u);
         LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
         for (b = 0; b < B; b++) {                                /* both rows of a sequence share each store's reads */
             const int64_t i = l * B + b;
-            float *pr = parts + (size_t)(b * S * np) * P, *sc = ws + (size_t)nthr * LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(tc->ffn, H * hd))) +
+            float *pr = parts + (size_t)(b * S * np) * P, *sc = u.ws + (size_t)nthr * LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(tc->ffn, H * hd))) +
                                                                (size_t)lattn__thread_id() * (size_t)(2 * H * LATTN__AQ_BLK);
             int64_t k = 0, sg, e, rr;
             struct { const float *k, *v; int64_t n; } st2[2];
@@ -12342,26 +12320,26 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
             st2[1].n = c->list_len[i];
             for (e = 0; e < 2; e++)                              /* the ring, then the list */
                 for (sg = 0; st2[e].n > 0 && sg < lattn__attn_nseg(&qa, st2[e].n - 1); sg++, k++)
-                    lattn__attn_seg(&qa, &dm, b, (int)S, Q + b * S * H * hd, H * hd, st2[e].k, wd, st2[e].v, wd, st2[e].n - 1, sg,
+                    lattn__attn_seg(&qa, &dm, b, (int)S, u.Q + b * S * H * hd, H * hd, st2[e].k, wd, st2[e].v, wd, st2[e].n - 1, sg,
                                     pr + (size_t)k * P, (size_t)np * P, sc);
             for (rr = 0; rr < S; rr++) {                         /* the current keys: x (and ρ for the ρ row) */
                 float *prr = pr + (size_t)(rr * np) * P;
-                lattn__attn_seg(&qa, &dm, b, 1, Q + (b * S + rr) * H * hd, 0, Kb + b * S * wd, wd, Vb + b * S * wd, wd, rr, 0,
+                lattn__attn_seg(&qa, &dm, b, 1, u.Q + (b * S + rr) * H * hd, 0, u.Kb + b * S * wd, wd, u.Vb + b * S * wd, wd, rr, 0,
                                 prr + (size_t)k * P, 0, sc);
-                lattn__attn_merge(H, hd, k + 1, prr, O + (b * S + rr) * H * hd, NULL);
+                lattn__attn_merge(H, hd, k + 1, prr, u.O + (b * S + rr) * H * hd, NULL);
             }
         }
-        for (b = 0; b < B; b++) lattn__sps_push(c, l, b, Kb + b * S * wd, Vb + b * S * wd);
+        for (b = 0; b < B; b++) lattn__sps_push(c, l, b, u.Kb + b * S * wd, u.Vb + b * S * wd);
         lattn__tf_post(nthr, m, l, M, &u);
     }
     for (b = 0; b < B; b++) {                                    /* the readout row, the tied head */
         int64_t ro = S == 1 || c->cfg.variant == LATTN_SPS_REVERSE ? 0 : 1;
-        memmove(X + b * d, X + (b * S + ro) * d, (size_t)d * sizeof(float));
+        memmove(u.X + b * d, u.X + (b * S + ro) * d, (size_t)d * sizeof(float));
         c->pos[b]++;
         c->doc_start[b] = tokens[b] == c->cfg.pad_id && c->cfg.pad_id >= 0 ? 2 : tokens[b] == c->cfg.eos_id;
     }
-    lattn__rmsnorm_rows(nthr, B, d, X, lattn__tg(m, LATTN__TG_NORM), tc->norm_eps, Hn);
-    lattn__linear(nthr, B, V, d, Hn, lattn__tg(m, LATTN__TG_EMBED), logits, 0, ws);
+    lattn__rmsnorm_rows(nthr, B, d, u.X, lattn__tg(m, LATTN__TG_NORM), tc->norm_eps, u.Hn);
+    lattn__linear(nthr, B, V, d, u.Hn, lattn__tg(m, LATTN__TG_EMBED), logits, 0, u.ws);
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
 }

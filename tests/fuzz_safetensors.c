@@ -63,21 +63,25 @@ static int replay_file(const char *path) {
     free(b);
     return 1;
 }
+/* A file, or every file below a directory (its subdirectories too). */
+static int replay_path(const char *path) {
+    DIR *d = opendir(path);
+    int n = 0;
+    if (!d) return replay_file(path);
+    for (;;) {
+        struct dirent *de = readdir(d);
+        char sub[4096];
+        if (!de) break;
+        if (de->d_name[0] == '.') continue;
+        snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+        n += replay_path(sub);
+    }
+    closedir(d);
+    return n;
+}
 int main(int argc, char **argv) {
     int i, n = 0;
-    for (i = 1; i < argc; i++) {
-        DIR *d = opendir(argv[i]);
-        if (!d) { n += replay_file(argv[i]); continue; }
-        for (;;) {
-            struct dirent *de = readdir(d);
-            char path[4096];
-            if (!de) break;
-            if (de->d_name[0] == '.') continue;
-            snprintf(path, sizeof path, "%s/%s", argv[i], de->d_name);
-            n += replay_file(path);
-        }
-        closedir(d);
-    }
+    for (i = 1; i < argc; i++) n += replay_path(argv[i]);
     printf("replayed %d inputs, no crash\n", n);
     return 0;
 }
