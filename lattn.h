@@ -75,7 +75,8 @@
                 one decoding step; a whole call runs the decoder's loop
    A genuinely different way to evaluate the fast form is a method of _chunk (S4D), never a verb.
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
-   (the upstream gradients in, the gradient of every input out): so far the double _ref_backward of
+   (the upstream gradients in, always dout for the main output and dht for the final state; the
+   gradient of every input out, d + its name): so far the double _ref_backward of
    shortconv, scan, ssm and la (LATTN_MIXER_BACKWARD).
 
      family      args struct            _ref  _parallel  _chunk                        _step
@@ -766,15 +767,15 @@ typedef struct lattn_shortconv_args {
 LATTN_API lattn_status lattn_shortconv_ref  (lattn_ctx *ctx, const lattn_shortconv_args *a);
 LATTN_API lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortconv_args *a);
 LATTN_API lattn_status lattn_shortconv_step (lattn_ctx *ctx, const lattn_shortconv_args *a);
-/* Gradients for ℒ = Σ ⟨dy, y⟩ + Σ ⟨dht, ht⟩; every output optional (NULL: not wanted); dw and
+/* Gradients for ℒ = Σ ⟨dout, y⟩ + Σ ⟨dht, ht⟩; every output optional (NULL: not wanted); dw and
    dbias are summed over the batch and the sequences. */
 typedef struct lattn_shortconv_grads {
-    const float *dy;                     /* ∂ℒ/∂y [B][T][D] (required) */
+    const float *dout;                   /* ∂ℒ/∂y [B][T][D] (required) */
     const float *dht;                    /* ∂ℒ/∂ht [N][D][W] (NULL: zero) */
     float *dx, *dw, *dbias, *dh0;        /* [B][T][D], [D][W], [D], [N][D][W] */
     double *dx64, *dw64, *dbias64, *dh064;
 } lattn_shortconv_grads;
-/* The backward of _ref in double: dpre = dy ⊙ act'(pre), then every tap's transpose. */
+/* The backward of _ref in double: dpre = dout ⊙ act'(pre), then every tap's transpose. */
 LATTN_API lattn_status lattn_shortconv_ref_backward(lattn_ctx *ctx, const lattn_shortconv_args *a,
                                                     const lattn_shortconv_grads *g);
 
@@ -806,10 +807,10 @@ typedef struct lattn_scan_args {
 LATTN_API lattn_status lattn_scan_ref  (lattn_ctx *ctx, const lattn_scan_args *a);
 LATTN_API lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *a);
 LATTN_API lattn_status lattn_scan_step (lattn_ctx *ctx, const lattn_scan_args *a);
-/* Gradients for ℒ = Σ ⟨dy, y⟩ + Σ ⟨dht, ht⟩ (every output optional; da is with respect to a as
+/* Gradients for ℒ = Σ ⟨dout, y⟩ + Σ ⟨dht, ht⟩ (every output optional; da is with respect to a as
    given: the decay, or its log in log space, 0 where the log is clamped). */
 typedef struct lattn_scan_grads {
-    const float *dy, *dht;               /* [B][T][N], [B][N] (either may be NULL: zero) */
+    const float *dout, *dht;             /* [B][T][N], [B][N] (either may be NULL: zero) */
     float *da, *db, *dh0;                /* [B][T][N], [B][T][N], [B][N] */
     double *da64, *db64, *dh064;
 } lattn_scan_grads;
@@ -845,10 +846,10 @@ typedef struct lattn_ssm_args {
 LATTN_API lattn_status lattn_ssm_ref  (lattn_ctx *ctx, const lattn_ssm_args *a);
 LATTN_API lattn_status lattn_ssm_chunk(lattn_ctx *ctx, const lattn_ssm_args *a);
 LATTN_API lattn_status lattn_ssm_step (lattn_ctx *ctx, const lattn_ssm_args *a);
-/* Gradients for ℒ = Σ ⟨dy, y⟩ + Σ ⟨dht, ht⟩ (every output optional; dA, dDskip, ddt_bias summed
+/* Gradients for ℒ = Σ ⟨dout, y⟩ + Σ ⟨dht, ht⟩ (every output optional; dA, dDskip, ddt_bias summed
    over the batch; dBm, dCm over the channels of a group; 0 where Δ·A is clamped). */
 typedef struct lattn_ssm_grads {
-    const float *dy, *dht;               /* [B][T][D] (required), [N][D][Nstate] (NULL: zero) */
+    const float *dout, *dht;             /* [B][T][D] (required), [N][D][Nstate] (NULL: zero) */
     float *dx, *ddt, *dz;                /* [B][T][D] */
     float *dA;                           /* [D][N] */
     float *dBm, *dCm;                    /* [B][T][G][N] */
@@ -3878,7 +3879,7 @@ LATTN__DEF lattn_status lattn_shortconv_ref_backward(lattn_ctx *ctx, const lattn
     size_t cnt;
     LATTN__TRY(lattn__conv_check_in(ctx, who, a, &n));
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
-    if (a->T > 0 && !g->dy) return lattn__fail(ctx, LATTN_E_NULL, "%s: dy is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
     D = a->D;
     W = a->W;
     for (s = 0; s < n; s++) {
@@ -3900,7 +3901,7 @@ LATTN__DEF lattn_status lattn_shortconv_ref_backward(lattn_ctx *ctx, const lattn
         for (c = 0; c < D; c++) {
 #define LATTN__CONV_IN(q) ((q) >= 0 ? (double)a->x[(tok0 + (q)) * D + c] : (h0 ? (double)h0[c * W + W + (q)] : 0.0))
             for (t = 0; t < len; t++) {
-                double pre = a->bias ? (double)a->bias[c] : 0.0, dyt = (double)g->dy[(tok0 + t) * D + c];
+                double pre = a->bias ? (double)a->bias[c] : 0.0, dyt = (double)g->dout[(tok0 + t) * D + c];
                 for (j = 0; j < W; j++) pre += (double)a->w[c * W + j] * LATTN__CONV_IN(t - (W - 1) + j);
                 dpre[t] = a->silu ? dyt * lattn__silu_grad_d(pre) : dyt;
             }
@@ -4115,7 +4116,7 @@ LATTN__DEF lattn_status lattn_scan_ref_backward(lattn_ctx *ctx, const lattn_scan
             for (t = a->T - 1; t >= 0; t--) {
                 size_t i = (size_t)((b * a->T + t) * N + n);
                 double at = lattn__decay_d(a->a[i], a->log_space), da;
-                if (g->dy) U += (double)g->dy[i];
+                if (g->dout) U += (double)g->dout[i];
                 da = U * h[t];
                 if (a->log_space) da = a->a[i] < LATTN_LOG_GATE_MIN ? 0.0 : da * at;
                 lattn__put(g->db, g->db64, (int64_t)i, U);
@@ -4335,7 +4336,7 @@ LATTN__DEF lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_a
     size_t cnt, nbc;
     LATTN__TRY(lattn__ssm_check_in(ctx, who, a, &n, &G));
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
-    if (a->T > 0 && !g->dy) return lattn__fail(ctx, LATTN_E_NULL, "%s: dy is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
     D = a->D;
     N = a->N;
     for (sq = 0; sq < n; sq++) {
@@ -4376,7 +4377,7 @@ LATTN__DEF lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_a
                 double *dBt = dBC + (tok * G + gi) * N, *dCt = dBC + nbc + (tok * G + gi) * N;
                 for (k = 0; k < N; k++) r += (double)Ct[k] * H[(t + 1) * N + k];
                 if (a->Dskip) r += (double)a->Dskip[d] * x;
-                dr = (double)g->dy[tok * D + d];
+                dr = (double)g->dout[tok * D + d];
                 if (a->z) {
                     double zt = a->z[tok * D + d];
                     lattn__put(g->dz, g->dz64, tok * D + d, dr * r * lattn__silu_grad_d(zt));

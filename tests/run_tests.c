@@ -3987,7 +3987,7 @@ static void test_conv_backward(lattn_ctx *ctx, lattn_rng *r) {
             in[0] = x; in[1] = w; in[2] = bias; in[3] = h0;
             nin[0] = nx; nin[1] = (size_t)(D * W); nin[2] = (size_t)D; nin[3] = ns;
             for (k2 = 0; k2 < 4; k2++) ad[k2] = (double *)malloc(nin[k2] * sizeof(double));
-            gr.dy = dy; gr.dht = dht; gr.dx64 = ad[0]; gr.dw64 = ad[1]; gr.dbias64 = ad[2]; gr.dh064 = ad[3];
+            gr.dout = dy; gr.dht = dht; gr.dx64 = ad[0]; gr.dw64 = ad[1]; gr.dbias64 = ad[2]; gr.dh064 = ad[3];
             CHECK(lattn_shortconv_ref_backward(ctx, &a, &gr) == LATTN_OK, "conv backward: %s", lattn_ctx_error(ctx));
             for (k2 = 0; k2 < 4; k2++) {
                 double gmax = 0;
@@ -4024,8 +4024,8 @@ static void test_conv_backward(lattn_ctx *ctx, lattn_rng *r) {
         memset(&a, 0, sizeof a);
         a.B = 1; a.T = 4; a.D = 1; a.W = 2; a.x = x; a.w = x;
         CHECK(lattn_shortconv_ref_backward(ctx, &a, NULL) == LATTN_E_NULL && lattn_shortconv_ref_backward(ctx, &a, &gr) == LATTN_E_NULL,
-              "conv backward: grads or dy NULL");
-        a.W = 0; gr.dy = x;
+              "conv backward: grads or dout NULL");
+        a.W = 0; gr.dout = x;
         CHECK(lattn_shortconv_ref_backward(ctx, &a, &gr) == LATTN_E_SHAPE, "conv backward: W = 0");
     }
     for (ci = 0; ci < 2; ci++) {   /* fla's ShortConvolution reference under float64 autograd */
@@ -4050,7 +4050,7 @@ static void test_conv_backward(lattn_ctx *ctx, lattn_rng *r) {
             want[k2] = tensor_f64(&f, outs[k2], &n[k2]);
             got[k2] = (double *)malloc(n[k2] * sizeof(double));
         }
-        gr.dy = dy; gr.dx64 = got[0]; gr.dw64 = got[1]; gr.dbias64 = got[2];
+        gr.dout = dy; gr.dx64 = got[0]; gr.dw64 = got[1]; gr.dbias64 = got[2];
         CHECK(lattn_shortconv_ref_backward(ctx, &a, &gr) == LATTN_OK, "short_conv_grad_%d: %s", ci, lattn_ctx_error(ctx));
         for (k2 = 0; k2 < 3; k2++)
             CHECK(rel_rms_dd(got[k2], want[k2], n[k2]) <= 1e-12, "short_conv_grad_%d: %s = fla's float64 autograd (%.3g)", ci,
@@ -4090,7 +4090,7 @@ static void test_scan_backward(lattn_ctx *ctx, lattn_rng *r) {
         in[0] = av; in[1] = bv; in[2] = h0;
         nin[0] = ny; nin[1] = ny; nin[2] = ns;
         for (k2 = 0; k2 < 3; k2++) ad[k2] = (double *)malloc(nin[k2] * sizeof(double));
-        gr.dy = dy; gr.dht = dht; gr.da64 = ad[0]; gr.db64 = ad[1]; gr.dh064 = ad[2];
+        gr.dout = dy; gr.dht = dht; gr.da64 = ad[0]; gr.db64 = ad[1]; gr.dh064 = ad[2];
         CHECK(lattn_scan_ref_backward(ctx, &a, &gr) == LATTN_OK, "scan backward: %s", lattn_ctx_error(ctx));
         for (k2 = 0; k2 < 3; k2++) {
             double gmax = 0;
@@ -4155,7 +4155,7 @@ static void test_ssm_backward(lattn_ctx *ctx, lattn_rng *r) {
         nin[0] = nx; nin[1] = nx; nin[2] = (size_t)(D * N); nin[3] = nb; nin[4] = nb; nin[5] = (size_t)D; nin[6] = (size_t)D;
         nin[7] = nx; nin[8] = ns;
         for (k2 = 0; k2 < 9; k2++) ad[k2] = (double *)malloc(nin[k2] * sizeof(double));
-        gr.dy = dy; gr.dht = dht;
+        gr.dout = dy; gr.dht = dht;
         gr.dx64 = ad[0]; gr.ddt64 = ad[1]; gr.dA64 = ad[2]; gr.dBm64 = ad[3]; gr.dCm64 = ad[4]; gr.dDskip64 = ad[5];
         gr.ddt_bias64 = ad[6]; gr.dz64 = ad[7]; gr.dh064 = ad[8];
         CHECK(lattn_ssm_ref_backward(ctx, &a, &gr) == LATTN_OK, "ssm backward: %s", lattn_ctx_error(ctx));
@@ -4228,7 +4228,7 @@ static void test_ssm_backward(lattn_ctx *ctx, lattn_rng *r) {
             want[k2] = tensor_f64(&f, outs[k2], &n[k2]);
             got[k2] = (double *)malloc(n[k2] * sizeof(double));
         }
-        gr.dy = dy; gr.dht = dls;
+        gr.dout = dy; gr.dht = dls;
         gr.dx64 = got[0]; gr.ddt64 = got[1]; gr.dz64 = got[2]; gr.dA64 = got[3]; gr.dBm64 = got[4]; gr.dCm64 = got[5];
         gr.dDskip64 = got[6]; gr.ddt_bias64 = got[7];
         CHECK(lattn_ssm_ref_backward(ctx, &a, &gr) == LATTN_OK, "mamba grad %d: %s", ci, lattn_ctx_error(ctx));
