@@ -1802,7 +1802,9 @@ LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, i
    its tf.* configuration (and sps.*), in.tokens I32 [B][T]), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval", "mask", "window",
    "retnet_decay": RetNet's decays computed in double, lattn_la_args.retnet_decay; "method": scan,
-   fft or conv, the S4D _chunk method a caller adds to run one case by each), "seed",
+   fft or conv, the S4D _chunk method a caller adds to run one case by each; "pass": backward for a
+   gradient case, the upstream gradients in.dout, in.dht, in.dzt in and out.d<name> out of the
+   family's _ref_backward, ref form only: the linear-attention family so far), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
 /* Run the case's mixer with one form (STEP: the whole call token by token, as a decoder runs it) on
    its inputs and serialise the outputs under the case's "out.*" names (float32) into a buffer to
@@ -12468,6 +12470,18 @@ static double lattn__case_num(lattn__case *k, const char *key, double dflt) {
 }
 static int64_t lattn__case_int(lattn__case *k, const char *key, int64_t dflt) { return (int64_t)lattn__case_num(k, key, (double)dflt); }
 static int lattn__case_flag(lattn__case *k, const char *key, int dflt) { return (int)lattn__case_num(k, key, dflt); }
+/* The case's "pass": 0 forward (absent or "forward"), 1 backward (a gradient case: in.dout in,
+   out.d<name> out); anything else refuses the case. */
+static int lattn__case_pass(lattn__case *k) {
+    const char *v = lattn_st_meta(k->c, "pass");
+    if (!v || strcmp(v, "forward") == 0) return 0;
+    if (strcmp(v, "backward") == 0) return 1;
+    if (k->bad == LATTN_OK) {
+        k->bad = LATTN_E_FORMAT;
+        snprintf(k->bad_msg, sizeof k->bad_msg, "case: metadata \"pass\" = \"%.40s\" is not forward or backward", v);
+    }
+    return -1;
+}
 /* Offsets "in.offsets" (I64, N+1 values), or NULL. */
 static lattn_status lattn__case_offsets(lattn__case *k, const int64_t **off, int64_t *n) {
     const lattn_st_tensor *t = lattn_st_find(k->c, "in.offsets");
@@ -12624,6 +12638,32 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
         LATTN__TRY(lattn__case_count(k, "out.zt", n * a.H * Kf));
         if (lattn_st_find(k->c, "in.v")->count != (size_t)(BTH * a.V) || tv->shape[0] != a.B || tv->shape[1] != a.T || tv->shape[2] != a.H)
             return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.v does not match in.q's [B][T][H]");
+        if (lattn__case_pass(k) == 1) {   /* a gradient case: lattn_la_ref_backward */
+            const int64_t nw = a.fmap == LATTN_FMAP_HADAMARD ? 2 * a.K : a.fmap == LATTN_FMAP_HEDGEHOG ? a.K : 0;
+            static const char *const dn[9] = { "in.dout", "in.dht", "in.dzt", "out.dq", "out.dk", "out.dv", "out.dgk", "out.dg", "out.dh0" };
+            const int64_t dc[9] = { BTH * a.V, n * a.H * Kf * a.V, n * a.H * Kf, BTH * a.K, BTH * a.K, BTH * a.V, BTH * a.K, BTH,
+                                    n * a.H * Kf * a.V };
+            lattn_la_grads gr = LATTN__ZERO;
+            for (i = 0; i < 9; i++) LATTN__TRY(lattn__case_count(k, dn[i], dc[i]));
+            LATTN__TRY(lattn__case_count(k, "out.dz0", n * a.H * Kf));
+            LATTN__TRY(lattn__case_count(k, "out.dfmap_w", nw * a.K));
+            LATTN__TRY(lattn__case_count(k, "out.dfmap_b", nw));
+            LATTN__TRY(lattn__case_in(k, "in.dout", 1, &gr.dout, NULL));
+            LATTN__TRY(lattn__case_in(k, "in.dht", 0, &gr.dht, NULL));
+            LATTN__TRY(lattn__case_in(k, "in.dzt", 0, &gr.dzt, NULL));
+            LATTN__TRY(lattn__case_out(k, "out.dq", &gr.dq));
+            LATTN__TRY(lattn__case_out(k, "out.dk", &gr.dk));
+            LATTN__TRY(lattn__case_out(k, "out.dv", &gr.dv));
+            LATTN__TRY(lattn__case_out(k, "out.dgk", &gr.dgk));
+            LATTN__TRY(lattn__case_out(k, "out.dg", &gr.dg));
+            LATTN__TRY(lattn__case_out(k, "out.dh0", &gr.dh0));
+            LATTN__TRY(lattn__case_out(k, "out.dz0", &gr.dz0));
+            LATTN__TRY(lattn__case_out(k, "out.dfmap_w", &gr.dfmap_w));
+            LATTN__TRY(lattn__case_out(k, "out.dfmap_b", &gr.dfmap_b));
+            if (form != LATTN_FORM_REF)
+                return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a gradient case has only the ref form in this version");
+            return lattn_la_ref_backward(k->ctx, &a, &gr);
+        }
     }
     switch (form) {
     case LATTN_FORM_REF: return lattn_la_ref(k->ctx, &a);
@@ -13060,7 +13100,8 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     const lattn_form *f = rfs;
     int n = 3, i;
     if (!m) return 0;
-    if (lattn__is_la(m)) { f = la; n = 4; }
+    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = 1;   /* gradient cases: ref */
+    else if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0 || strcmp(m, "sps") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;
     else if (strcmp(m, "prism_p2") == 0 || strcmp(m, "prism_p0") == 0 || strcmp(m, "ttt_layer") == 0) { f = gdr; n = 3; }
@@ -13083,6 +13124,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     k.c = c;
     for (i = 0; i < (int)(sizeof lattn__case_opts / sizeof lattn__case_opts[0]); i++)
         (void)lattn__case_num(&k, lattn__case_opts[i].key, 0);       /* every option, whatever the form */
+    (void)lattn__case_pass(&k);
     if (k.bad != LATTN_OK) st = lattn__fail(ctx, k.bad, "%s", k.bad_msg);
     else if (!mixer) st = lattn__fail(ctx, LATTN_E_FORMAT, "case: no \"mixer\" in __metadata__");
     else if (strcmp(mixer, "shortconv") == 0) st = lattn__case_conv(&k, form);

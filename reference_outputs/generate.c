@@ -81,6 +81,13 @@ static const gcase CASES[] = {
     { "linear_attn_hedgehog_untied", "linear_attn", 2, 50, 2, 8, 16, 0, 0, 0, 1, 0, 16, "hedgehog_untied", {0}, 0, 309,
       "hedgehog maps untied as fla's default tie_feature_map_qk=False: the key map's own in.fmap_wk, in.fmap_bk; initial state" },
     { "gla_small",          "gla",         2, 70, 2, 24, 40, 0, 0, 0, 1, 0, 16, "identity", {0}, 0, 401, "per-key log gates logsigmoid(x)/4, initial state, chunk 16" },
+    /* gradient cases ("_grad" in the id): the same inputs, then in.dout, in.dht and the out.d* gradients */
+    { "gla_grad_small",     "gla",         2, 37, 2, 16, 24, 0, 0, 0, 1, 0, 0, "identity", {0}, 0, 411,
+      "gradients (lattn_la_ref_backward): per-key log gates, initial state, dout and dht upstream" },
+    { "simple_gla_grad_varlen", "simple_gla", 1, 60, 2, 16, 24, 0, 0, 0, 1, 0, 0, "identity", {0, 21, 21, 60}, 3, 412,
+      "gradients: per-head log gates, three sequences (one empty), initial states" },
+    { "linear_attn_grad_hedgehog", "linear_attn", 2, 29, 2, 8, 12, 0, 0, 0, 1, 1, 0, "hedgehog", {0}, 0, 413,
+      "gradients through the hedgehog map (its weights too) and the normaliser (dzt upstream, dz0)" },
     { "gla_varlen",         "gla",         1, 150, 2, 20, 12, 0, 0, 0, 1, 0, 32, "identity", {0, 40, 40, 107, 150}, 4, 402, "four sequences, one empty" },
     { "simple_gla_small",   "simple_gla",  2, 65, 3, 16, 24, 0, 0, 0, 1, 0, 0, "identity", {0}, 0, 403, "per-head log gates, initial state" },
     { "retention_laplace",  "retention",   1, 300, 2, 96, 192, 0, 0, 0, 1, 0, 128, "identity", {0}, 0, 404, "fixed RetNet decays at the Laplace head dims, chunk 128" },
@@ -716,6 +723,62 @@ static int build_s4d(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     return report(c, ctx, st);
 }
 
+/* A gradient case of the linear-attention family ("pass": "backward"): the upstream gradients
+   in.dout, in.dht (and in.dzt when normalised) drawn after the forward inputs, and the gradient of
+   every input from lattn_la_ref_backward as out.d<name> (out64.d<name>: every one is small). */
+static int build_la_grads(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng, lattn_la_args *a) {
+    const int64_t n = nseq(c), B = a->B, T = a->T, H = a->H, K = a->K, V = a->V, Kf = lattn_fmap_width(a->fmap, K);
+    const int64_t nw = a->fmap == LATTN_FMAP_HADAMARD ? 2 * K : a->fmap == LATTN_FMAP_HEDGEHOG ? K : 0;
+    int64_t sq[4], sv[4], ss[4], sz[3], sg[3], sw[1], sb[1];
+    lattn_la_grads gr = {0};
+    float *f[8];
+    double *d[8];
+    int i;
+    sq[0] = B; sq[1] = T; sq[2] = H; sq[3] = K; sv[0] = B; sv[1] = T; sv[2] = H; sv[3] = V;
+    ss[0] = n; ss[1] = H; ss[2] = Kf; ss[3] = V; sz[0] = n; sz[1] = H; sz[2] = Kf; sg[0] = B; sg[1] = T; sg[2] = H;
+    sw[0] = nw * K; sb[0] = nw;
+    meta(g, "pass", "backward");
+    gr.dout = rand_f(g, rng, (size_t)(B * T * H * V), 1, 0, 0);
+    add(g, "in.dout", LATTN_DTYPE_F32, 4, sv, gr.dout);
+    gr.dht = rand_f(g, rng, (size_t)(n * H * Kf * V), 1, 0, 0);
+    add(g, "in.dht", LATTN_DTYPE_F32, 4, ss, gr.dht);
+    if (a->normalize) {
+        gr.dzt = rand_f(g, rng, (size_t)(n * H * Kf), 1, 0, 0);
+        add(g, "in.dzt", LATTN_DTYPE_F32, 3, sz, gr.dzt);
+    }
+    {   /* dq, dk, dv, dgk, dg, dh0, dz0, dfmap_w; then dfmap_b */
+        const size_t cnt[8] = { (size_t)(B * T * H * K), (size_t)(B * T * H * K), (size_t)(B * T * H * V), (size_t)(B * T * H * K),
+                                (size_t)(B * T * H), (size_t)(n * H * Kf * V), (size_t)(n * H * Kf), (size_t)(nw * K) };
+        for (i = 0; i < 8; i++) {
+            f[i] = (float *)keep(g, (cnt[i] ? cnt[i] : 1) * 4);
+            d[i] = (double *)keep(g, (cnt[i] ? cnt[i] : 1) * 8);
+        }
+    }
+    gr.dq = f[0]; gr.dk = f[1]; gr.dv = f[2]; gr.dq64 = d[0]; gr.dk64 = d[1]; gr.dv64 = d[2];
+    if (a->gk) { gr.dgk = f[3]; gr.dgk64 = d[3]; }
+    if (a->g) { gr.dg = f[4]; gr.dg64 = d[4]; }
+    if (a->h0) { gr.dh0 = f[5]; gr.dh064 = d[5]; }
+    if (a->normalize && a->z0) { gr.dz0 = f[6]; gr.dz064 = d[6]; }
+    if (nw) {
+        gr.dfmap_w = f[7]; gr.dfmap_w64 = d[7];
+        gr.dfmap_b = (float *)keep(g, (size_t)nw * 4); gr.dfmap_b64 = (double *)keep(g, (size_t)nw * 8);
+    }
+    if (lattn_la_ref_backward(ctx, a, &gr) != LATTN_OK) return 0;
+    add(g, "out.dq", LATTN_DTYPE_F32, 4, sq, gr.dq); add(g, "out.dk", LATTN_DTYPE_F32, 4, sq, gr.dk);
+    add(g, "out.dv", LATTN_DTYPE_F32, 4, sv, gr.dv);
+    if (gr.dgk) add(g, "out.dgk", LATTN_DTYPE_F32, 4, sq, gr.dgk);
+    if (gr.dg) add(g, "out.dg", LATTN_DTYPE_F32, 3, sg, gr.dg);
+    if (gr.dh0) add(g, "out.dh0", LATTN_DTYPE_F32, 4, ss, gr.dh0);
+    if (gr.dz0) add(g, "out.dz0", LATTN_DTYPE_F32, 3, sz, gr.dz0);
+    if (nw) { add(g, "out.dfmap_w", LATTN_DTYPE_F32, 1, sw, gr.dfmap_w); add(g, "out.dfmap_b", LATTN_DTYPE_F32, 1, sb, gr.dfmap_b); }
+    add(g, "out64.dq", LATTN_DTYPE_F64, 4, sq, gr.dq64); add(g, "out64.dk", LATTN_DTYPE_F64, 4, sq, gr.dk64);
+    add(g, "out64.dv", LATTN_DTYPE_F64, 4, sv, gr.dv64);
+    if (gr.dgk) add(g, "out64.dgk", LATTN_DTYPE_F64, 4, sq, gr.dgk64);
+    if (gr.dg) add(g, "out64.dg", LATTN_DTYPE_F64, 3, sg, gr.dg64);
+    if (gr.dh0) add(g, "out64.dh0", LATTN_DTYPE_F64, 4, ss, gr.dh064);
+    return 1;
+}
+
 static int build_la(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     const int64_t B = c->B, T = c->T;
     const int64_t n = nseq(c);
@@ -769,6 +832,7 @@ static int build_la(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
         else { a.g = gt; add(g, "in.g", LATTN_DTYPE_F32, 3, sq, gt); }
     }
     if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
+    if (strstr(c->id, "_grad")) return build_la_grads(c, g, ctx, rng, &a) && report(c, ctx, st);
     {
         float *o = (float *)keep(g, (size_t)(B * T * H * V) * 4), *ht = (float *)keep(g, (size_t)(n * H * Kf * V) * 4);
         float *zt = (float *)keep(g, (size_t)(n * H * Kf) * 4);

@@ -4346,6 +4346,28 @@ static void test_backward(void) {
         for (i = 0; i < 8; i++) if (!isnan(dq[i])) break;
         CHECK(i == 8, "la backward: nothing written by a refused call");
     }
+    {   /* a gradient case: the ref form only; "pass" must be forward or backward */
+        lattn_st_file f, f2;
+        const char *keys[64], *vals[64];
+        unsigned char *out = NULL;
+        size_t nout = 0;
+        int64_t i;
+        if (lattn_st_load(&ctx, "reference_outputs/gla/gla_grad_small.safetensors", &f) != LATTN_OK) CHECK(0, "load the gla gradient case");
+        else {
+            CHECK(lattn_case_run(&ctx, &f, LATTN_FORM_REF, &out, &nout) == LATTN_OK, "gradient case, ref: %s", lattn_ctx_error(&ctx));
+            lattn_free(&ctx, out);
+            CHECK(lattn_case_run(&ctx, &f, LATTN_FORM_CHUNK, &out, &nout) == LATTN_E_UNSUPPORTED, "gradient case, chunk: unsupported");
+            f2 = f;
+            for (i = 0; i < f.n_meta && i < 64; i++) {
+                keys[i] = f.meta_keys[i];
+                vals[i] = strcmp(f.meta_keys[i], "pass") == 0 ? "sideways" : f.meta_values[i];
+            }
+            f2.meta_keys = keys;
+            f2.meta_values = vals;
+            CHECK(lattn_case_run(&ctx, &f2, LATTN_FORM_REF, &out, &nout) == LATTN_E_FORMAT, "pass = sideways: refused");
+            lattn_st_free(&ctx, &f);
+        }
+    }
     test_conv_backward(&ctx, &r);
     test_scan_backward(&ctx, &r);
     test_ssm_backward(&ctx, &r);
