@@ -3942,6 +3942,33 @@ static double rel_rms_dd(const double *x, const double *y, size_t n) {
     for (i = 0; i < n; i++) { num += (x[i] - y[i]) * (x[i] - y[i]); den += y[i] * y[i]; }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
+/* The gradient in coordinate *x by central differences at h = 2^-10 and h/2 (the float steps
+   actually taken), Richardson-extrapolated so the h² term cancels; LOSS is re-evaluated with *x
+   moved, and *x is restored. */
+#define FD_RICHARDSON(x, LOSS, out)                                                                  \
+    do {                                                                                             \
+        const float x0_ = *(x), h_ = 1.0f / 1024;                                                    \
+        double d_[2];                                                                                \
+        int i_;                                                                                      \
+        for (i_ = 0; i_ < 2; i_++) {                                                                 \
+            const float p_ = x0_ + h_ / (float)(1 + i_), m_ = x0_ - h_ / (float)(1 + i_);            \
+            double lp_, lm_;                                                                         \
+            *(x) = p_;                                                                               \
+            lp_ = (LOSS);                                                                            \
+            *(x) = m_;                                                                               \
+            lm_ = (LOSS);                                                                            \
+            d_[i_] = (lp_ - lm_) / ((double)p_ - (double)m_);                                        \
+        }                                                                                            \
+        *(x) = x0_;                                                                                  \
+        (out) = (4.0 * d_[1] - d_[0]) / 3.0;                                                         \
+    } while (0)
+/* One coordinate's finite difference against the analytic gradient: the relative error with the
+   floor 1e-3·max|grad| goes into *worst, and a miss of 1e-6 into *bad. */
+static void fd_compare(double fd, double ad, double gmax, double *worst, int *bad) {
+    double e = fabs(fd - ad) / fmax(fabs(ad), 1e-3 * gmax);
+    *worst = fmax(*worst, e);
+    *bad += !(e <= 1e-6);
+}
 /* ℒ = Σ dout·o + Σ dht·ht (+ Σ dzt·zt) from _ref's float64 outputs. */
 static double la_loss(lattn_ctx *ctx, lattn_la_args a, const float *dout, const float *dht, const float *dzt, size_t no, size_t ns,
                       size_t nz, double *o64, double *h64, double *z64, float *o, float *ht, float *zt) {
@@ -3993,23 +4020,9 @@ static void test_conv_backward(lattn_ctx *ctx, lattn_rng *r) {
                 double gmax = 0;
                 for (c = 0; c < nin[k2]; c++) gmax = fmax(gmax, fabs(ad[k2][c]));
                 for (c = 0; c < nin[k2]; c++) {
-                    const float x0 = in[k2][c], hstep = 1.0f / 1024;
-                    double d[2], fd, e;
-                    int hi;
-                    for (hi = 0; hi < 2; hi++) {
-                        const float xp = x0 + hstep / (float)(1 + hi), xm = x0 - hstep / (float)(1 + hi);
-                        double lp, lm;
-                        in[k2][c] = xp;
-                        lp = conv_loss(ctx, a, dy, dht, nx, ns, y64, h64, y, ht);
-                        in[k2][c] = xm;
-                        lm = conv_loss(ctx, a, dy, dht, nx, ns, y64, h64, y, ht);
-                        d[hi] = (lp - lm) / ((double)xp - (double)xm);
-                    }
-                    in[k2][c] = x0;
-                    fd = (4.0 * d[1] - d[0]) / 3.0;
-                    e = fabs(fd - ad[k2][c]) / fmax(fabs(ad[k2][c]), 1e-3 * gmax);
-                    worst = fmax(worst, e);
-                    bad += !(e <= 1e-6);
+                    double fd;
+                    FD_RICHARDSON(&in[k2][c], conv_loss(ctx, a, dy, dht, nx, ns, y64, h64, y, ht), fd);
+                    fd_compare(fd, ad[k2][c], gmax, &worst, &bad);
                 }
             }
             CHECK(bad == 0, "shortconv_ref_backward = central differences (%s, %s): worst %.3g", act ? "SiLU" : "identity",
@@ -4096,23 +4109,9 @@ static void test_scan_backward(lattn_ctx *ctx, lattn_rng *r) {
             double gmax = 0;
             for (c = 0; c < nin[k2]; c++) gmax = fmax(gmax, fabs(ad[k2][c]));
             for (c = 0; c < nin[k2]; c++) {
-                const float x0 = in[k2][c], hstep = 1.0f / 1024;
-                double d[2], fd, e;
-                int hi;
-                for (hi = 0; hi < 2; hi++) {
-                    const float xp = x0 + hstep / (float)(1 + hi), xm = x0 - hstep / (float)(1 + hi);
-                    double lp, lm;
-                    in[k2][c] = xp;
-                    lp = scan_loss(ctx, a, dy, dht, ny, ns, y64, h64);
-                    in[k2][c] = xm;
-                    lm = scan_loss(ctx, a, dy, dht, ny, ns, y64, h64);
-                    d[hi] = (lp - lm) / ((double)xp - (double)xm);
-                }
-                in[k2][c] = x0;
-                fd = (4.0 * d[1] - d[0]) / 3.0;
-                e = fabs(fd - ad[k2][c]) / fmax(fabs(ad[k2][c]), 1e-3 * gmax);
-                worst = fmax(worst, e);
-                bad += !(e <= 1e-6);
+                double fd;
+                FD_RICHARDSON(&in[k2][c], scan_loss(ctx, a, dy, dht, ny, ns, y64, h64), fd);
+                fd_compare(fd, ad[k2][c], gmax, &worst, &bad);
             }
         }
         CHECK(bad == 0, "scan_ref_backward = central differences (%s decays): worst %.3g", ls ? "log" : "linear", worst);
@@ -4163,23 +4162,9 @@ static void test_ssm_backward(lattn_ctx *ctx, lattn_rng *r) {
             double gmax = 0;
             for (c = 0; c < nin[k2]; c++) gmax = fmax(gmax, fabs(ad[k2][c]));
             for (c = 0; c < nin[k2]; c += 1 + (size_t)(lattn_rng_next(r) % 3)) {
-                const float x0 = in[k2][c], hstep = 1.0f / 1024;
-                double d[2], fd, e;
-                int hi;
-                for (hi = 0; hi < 2; hi++) {
-                    const float xp = x0 + hstep / (float)(1 + hi), xm = x0 - hstep / (float)(1 + hi);
-                    double lp, lm;
-                    in[k2][c] = xp;
-                    lp = ssm_loss(ctx, a, dy, dht, nx, ns, y64, h64, y);
-                    in[k2][c] = xm;
-                    lm = ssm_loss(ctx, a, dy, dht, nx, ns, y64, h64, y);
-                    d[hi] = (lp - lm) / ((double)xp - (double)xm);
-                }
-                in[k2][c] = x0;
-                fd = (4.0 * d[1] - d[0]) / 3.0;
-                e = fabs(fd - ad[k2][c]) / fmax(fabs(ad[k2][c]), 1e-3 * gmax);
-                worst = fmax(worst, e);
-                bad += !(e <= 1e-6);
+                double fd;
+                FD_RICHARDSON(&in[k2][c], ssm_loss(ctx, a, dy, dht, nx, ns, y64, h64, y), fd);
+                fd_compare(fd, ad[k2][c], gmax, &worst, &bad);
             }
         }
         CHECK(bad == 0, "ssm_ref_backward = central differences (%s): worst %.3g", vl ? "3 sequences" : "B = 2", worst);
@@ -4307,24 +4292,10 @@ static void test_backward(void) {
                         double gmax = 0;
                         for (c = 0; c < nx[w]; c++) gmax = fmax(gmax, fabs(ad[w][c]));
                         for (c = 0; c < nx[w]; c += 1 + (size_t)(lattn_rng_next(&r) % 4)) {   /* random coordinates */
-                            const float x0 = x[w][c], hstep = 1.0f / 1024;
-                            double d[2], fd, e;
-                            int hi;
-                            if ((fm == LATTN_FMAP_RELU || fm == LATTN_FMAP_ELU1) && (w == 0 || w == 1) && fabsf(x0) < 2 * hstep) continue;   /* the kink */
-                            for (hi = 0; hi < 2; hi++) {      /* central differences at h and h/2 (the float steps taken) */
-                                const float xp = x0 + hstep / (float)(1 + hi), xm = x0 - hstep / (float)(1 + hi);
-                                double lp, lm;
-                                x[w][c] = xp;
-                                lp = la_loss(&ctx, a, dout, dht, nz ? dzt : NULL, nv, ns, nzs, o64, h64, z64, o, ht, zt);
-                                x[w][c] = xm;
-                                lm = la_loss(&ctx, a, dout, dht, nz ? dzt : NULL, nv, ns, nzs, o64, h64, z64, o, ht, zt);
-                                d[hi] = (lp - lm) / ((double)xp - (double)xm);
-                            }
-                            x[w][c] = x0;
-                            fd = (4.0 * d[1] - d[0]) / 3.0;   /* Richardson: the h² term cancels */
-                            e = fabs(fd - ad[w][c]) / fmax(fabs(ad[w][c]), 1e-3 * gmax);
-                            worst = fmax(worst, e);
-                            bad += !(e <= 1e-6);
+                            double fd;
+                            if ((fm == LATTN_FMAP_RELU || fm == LATTN_FMAP_ELU1) && (w == 0 || w == 1) && fabsf(x[w][c]) < 2.0f / 1024) continue;   /* the kink */
+                            FD_RICHARDSON(&x[w][c], la_loss(&ctx, a, dout, dht, nz ? dzt : NULL, nv, ns, nzs, o64, h64, z64, o, ht, zt), fd);
+                            fd_compare(fd, ad[w][c], gmax, &worst, &bad);
                         }
                     }
                     CHECK(bad == 0, "la_ref_backward = central differences of la_ref (gate %s, map %d%s%s, %s): worst %.3g", gates[gi], (int)fm,
