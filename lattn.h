@@ -77,7 +77,7 @@
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
    (the upstream gradients in, always dout for the main output and dht for the final state; the
    gradient of every input out, d + its name): so far the double _ref_backward of
-   shortconv, scan, ssm and la (LATTN_MIXER_BACKWARD).
+   shortconv, scan, ssm and la, and la's float32 _chunk_backward (LATTN_MIXER_BACKWARD).
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -455,7 +455,7 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
     X(tcn_demo, forward_ref) X(tcn_demo, forward)
 #define LATTN_MODEL_WEIGHTS(X) X(laplace) X(gdn) X(prism_p0) X(prism_p1) X(ttt_layer) X(tf) X(tcn_demo)
 /* X(family, form) for every backward function: lattn_<family>_<form>_backward. */
-#define LATTN_MIXER_BACKWARD(X) X(shortconv, ref) X(scan, ref) X(ssm, ref) X(la, ref)
+#define LATTN_MIXER_BACKWARD(X) X(shortconv, ref) X(scan, ref) X(ssm, ref) X(la, ref) X(la, chunk)
 
 /* ================================================================================================ */
 /* >>rng                                                                                            */
@@ -778,6 +778,10 @@ typedef struct lattn_shortconv_grads {
 /* The backward of _ref in double: dpre = dout ⊙ act'(pre), then every tap's transpose. */
 LATTN_API lattn_status lattn_shortconv_ref_backward(lattn_ctx *ctx, const lattn_shortconv_args *a,
                                                     const lattn_shortconv_grads *g);
+/* The float32 backward (the _chunk form's): blocks of 64 tokens, SIMD over channels, dw and dbias
+   summed per fixed group of blocks. */
+LATTN_API lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const lattn_shortconv_args *a,
+                                                      const lattn_shortconv_grads *g);
 
 /* ================================================================================================ */
 /* >>scan                                                                                           */
@@ -815,6 +819,9 @@ typedef struct lattn_scan_grads {
     double *da64, *db64, *dh064;
 } lattn_scan_grads;
 LATTN_API lattn_status lattn_scan_ref_backward(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g);
+/* The float32 backward (the _chunk form's): a reverse scan over blocks of 64 tokens, each block's
+   states recomputed from checkpoints of the forward's block-start states. */
+LATTN_API lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g);
 
 /* ================================================================================================ */
 /* >>ssm                                                                                            */
@@ -858,6 +865,9 @@ typedef struct lattn_ssm_grads {
     double *dx64, *ddt64, *dz64, *dA64, *dBm64, *dCm64, *dDskip64, *ddt_bias64, *dh064;
 } lattn_ssm_grads;
 LATTN_API lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g);
+/* The float32 backward (the _chunk form's): the forward's tiles of 128 channels, blocks of 64 tokens
+   in reverse, each block's states recomputed from checkpoints of the forward's block-start states. */
+LATTN_API lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g);
 
 /* ================================================================================================ */
 /* >>s4d                                                                                            */
@@ -1067,6 +1077,11 @@ typedef struct lattn_la_grads {
    fixed decays, g_gamma and retnet_decay, have no gradient), every feature map with its weights,
    the normaliser and its key sum. */
 LATTN_API lattn_status lattn_la_ref_backward(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g);
+/* The backward of _chunk in float32: chunks of a->chunk tokens (0 = 64) in reverse on the SGEMM
+   kernel, the chunk-start states checkpointed by a pass over the chunk states, one work item per
+   (sequence, head): the same bits at any thread count. Every gate kind, feature map and the
+   normaliser; the float outputs only (the *64 fields are _ref_backward's). */
+LATTN_API lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g);
 
 /* ================================================================================================ */
 /* >>delta                                                                                          */
@@ -1804,7 +1819,7 @@ LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, i
    "retnet_decay": RetNet's decays computed in double, lattn_la_args.retnet_decay; "method": scan,
    fft or conv, the S4D _chunk method a caller adds to run one case by each; "pass": backward for a
    gradient case, the upstream gradients in.dout, in.dht, in.dzt in and out.d<name> out of the
-   family's _ref_backward, ref form only: the linear-attention family so far), "seed",
+   family's _ref_backward (ref form) or _chunk_backward (chunk form): the linear-attention family so far), "seed",
    "layout" and tolerances "tol_fp32", "tol_tf32", "tol_bf16" (relative RMS). */
 /* Run the case's mixer with one form (STEP: the whole call token by token, as a decoder runs it) on
    its inputs and serialise the outputs under the case's "out.*" names (float32) into a buffer to
@@ -3614,21 +3629,23 @@ static double lattn__gelu_d(double x) { return 0.5 * x * (1.0 + erf(x * 0.707106
 static float  lattn__gelu(float x)    { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 static double lattn__silu_d(double x) { return x / (1.0 + exp(-x)); }
 
-#ifndef LATTN_NO_MODELS
-/* ================================================================================================ */
-/* >>arena implementation: the weights of every model, and their safetensors form                   */
-/* ================================================================================================ */
 /* A workspace carved from one block: *part[i] gets the next n[i] elements (names beside sizes at
    the call, instead of a chain of pointer sums). */
 static void lattn__carve_floats(float *base, float **const *part, const int64_t *n, int k) {
     int i;
     for (i = 0; i < k; base += n[i], i++) *part[i] = base;
 }
+#ifndef LATTN_NO_MODELS   /* used by the models only */
 static void lattn__carve_doubles(double *base, double **const *part, const int64_t *n, int k) {
     int i;
     for (i = 0; i < k; base += n[i], i++) *part[i] = base;
 }
+#endif
 
+#ifndef LATTN_NO_MODELS
+/* ================================================================================================ */
+/* >>arena implementation: the weights of every model, and their safetensors form                   */
+/* ================================================================================================ */
 /* ---- weight arenas: named tensors (at most 3 dimensions) in one block of floats ----------------- */
 /* A zeroed table of nt tensors followed by `extra` floats of the caller's (derived buffers). */
 static lattn_status lattn__table_new(lattn_ctx *ctx, const char *who, int64_t nt, size_t extra, lattn_tensor **tab) {
@@ -3998,6 +4015,140 @@ LATTN__DEF lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortc
     return lattn__ok(ctx);
 }
 
+/* >>conv.chunk_backward --------------------------------------------------------------------------
+   per block of 64 tokens, SIMD over channels: dpre_t = dout_t ⊙ act'(pre_t) (pre recomputed), kept for
+   the last W rows; dx_p = Σ_j w[j] ⊙ dpre_{p+W-1-j}; dw[j] += dpre_t ⊙ x_{t-(W-1)+j}, dbias += dpre_t */
+/* Work items are fixed groups of blocks (at most 64, each with its own partial sums of dw and
+   dbias, added in item order at the end): the split depends on the shape only, so any thread
+   count gives the same bits. Each block recomputes the W-1 rows of dpre past its end; the block at
+   a sequence's start writes the history's gradient dh0, and dht is added after the blocks. */
+#define LATTN__CONV_BW_ITEMS 64
+static void lattn__conv_dpre_row(const lattn_shortconv_args *a, const float *wt, const float *hist, int64_t sq, int64_t tok0,
+                                 int64_t t, const float *dout, float *dp) {
+    const int64_t D = a->D, W = a->W;
+    int64_t c, j;
+    for (c = 0; c < D; c += LATTN__VW) {
+        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, D - c);
+        lattn__vf pre = a->bias ? lattn__vload_w(a->bias + c, w) : lattn__vzero(), d = lattn__vload_w(dout + c, w);
+        for (j = 0; j < W; j++) {
+            const int64_t p = t - (W - 1) + j;
+            const float *xr = p >= 0 ? a->x + (tok0 + p) * D : hist + (sq * W + W + p) * D;
+            pre = lattn__vfma(lattn__vload_w(wt + j * D + c, w), lattn__vload_w(xr + c, w), pre);
+        }
+        if (a->silu) {                   /* SiLU'(x) = s (1 + x (1 - s)), s = sigmoid(x) */
+            const lattn__vf one = lattn__vset1(1.0f), sg = lattn__vsigmoid(pre);
+            d = lattn__vmul(d, lattn__vmul(sg, lattn__vfma(pre, lattn__vsub(one, sg), one)));
+        }
+        lattn__vstore_w(dp + c, d, w);
+    }
+}
+LATTN__DEF lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const lattn_shortconv_args *a,
+                                                       const lattn_shortconv_grads *g) {
+    const char *who = "lattn_shortconv_chunk_backward";
+    int64_t n, s, D, W, nblk = 0, ni, it, *blk, c, j, i;
+    float *ws, *wt, *hist, *part, *ring;
+    size_t nws, npart, nring;
+    int nthr;
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    LATTN__TRY(lattn__conv_check_in(ctx, who, a, &n));
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    D = a->D;
+    W = a->W;
+    nthr = lattn__threads(ctx);
+    for (s = 0; s < n; s++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, s, &tok0, &len);
+        nblk += (len + LATTN__CONV_BLOCK - 1) / LATTN__CONV_BLOCK;
+    }
+    ni = LATTN__MIN(nblk, (int64_t)LATTN__CONV_BW_ITEMS);
+    npart = (size_t)(ni * (W + 1) * D);
+    nring = (size_t)(W * D);
+    nws = ((size_t)(W * D) * (size_t)(1 + n) + npart + nring * (size_t)nthr + 1) / 2 * 2;   /* even: int64 block table follows */
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, nws + (size_t)(4 * nblk + 2), who));   /* 2 int64 a block */
+    wt = ws;
+    hist = wt + W * D;
+    part = hist + n * W * D;             /* per item: dw [W][D], then dbias [D] */
+    ring = part + npart;                 /* per thread: dpre of the last W rows */
+    blk = (int64_t *)(void *)(ws + nws); /* per block: sequence, first token */
+    for (s = 0, i = 0; s < n; s++) {
+        int64_t tok0, len, t;
+        lattn__seq(a->offsets, a->T, s, &tok0, &len);
+        for (t = 0; t < len; t += LATTN__CONV_BLOCK, i++) { blk[2 * i] = s; blk[2 * i + 1] = t; }
+    }
+    for (j = 0; j < W; j++)
+        for (c = 0; c < D; c++) wt[j * D + c] = a->w[c * W + j];
+    for (s = 0; s < n; s++)
+        for (j = 0; j < W; j++)
+            for (c = 0; c < D; c++) hist[(s * W + j) * D + c] = a->h0 ? a->h0[(s * D + c) * W + j] : 0.0f;
+    if (g->dh0) memset(g->dh0, 0, sizeof(float) * (size_t)(n * D * W));
+    LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
+    for (it = 0; it < ni; it++) {
+        float *pw = part + it * (W + 1) * D, *pb = pw + W * D, *rg = ring + (size_t)lattn__thread_id() * nring;
+        int64_t b;
+        memset(pw, 0, sizeof(float) * (size_t)((W + 1) * D));
+        for (b = nblk * it / ni; b < nblk * (it + 1) / ni; b++) {
+            const int64_t sq = blk[2 * b], t0 = blk[2 * b + 1];
+            int64_t tok0, len, t, t1, cc, jj;
+            lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+            t1 = LATTN__MIN(len, t0 + LATTN__CONV_BLOCK);
+            for (t = t0; t < t1 + W - 1; t++) {
+                float *dp = rg + (t - t0) % W * D;
+                const int64_t p = t - (W - 1);          /* the input position whose dx is complete now */
+                if (t < len) lattn__conv_dpre_row(a, wt, hist, sq, tok0, t, g->dout + (tok0 + t) * D, dp);
+                else memset(dp, 0, sizeof(float) * (size_t)D);
+                for (cc = 0; t < t1 && cc < D; cc += LATTN__VW) {   /* dbias, dw of the block's rows */
+                    const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, D - cc);
+                    const lattn__vf d = lattn__vload_w(dp + cc, w);
+                    lattn__vstore_w(pb + cc, lattn__vadd(lattn__vload_w(pb + cc, w), d), w);
+                    for (jj = 0; jj < W; jj++) {
+                        const int64_t q = t - (W - 1) + jj;
+                        const float *xr = q >= 0 ? a->x + (tok0 + q) * D : hist + (sq * W + W + q) * D;
+                        lattn__vstore_w(pw + jj * D + cc, lattn__vfma(d, lattn__vload_w(xr + cc, w), lattn__vload_w(pw + jj * D + cc, w)), w);
+                    }
+                }
+                if (p < (t0 == 0 ? -(W - 1) : t0) || p >= t1) continue;
+                if (p >= 0 && !g->dx) continue;
+                if (p < 0 && !g->dh0) continue;
+                for (cc = 0; cc < D; cc += LATTN__VW) {   /* dx_p = Σ_j w[j] dpre_{p+W-1-j} */
+                    const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, D - cc);
+                    lattn__vf acc = lattn__vzero();
+                    float lane[LATTN__VW];
+                    size_t l;
+                    for (jj = 0; jj < W; jj++) {
+                        const int64_t r = p + (W - 1) - jj;
+                        if (r < t0) continue;               /* before the sequence: no term */
+                        acc = lattn__vfma(lattn__vload_w(wt + jj * D + cc, w), lattn__vload_w(rg + (r - t0) % W * D + cc, w), acc);
+                    }
+                    if (p >= 0) { lattn__vstore_w(g->dx + (tok0 + p) * D + cc, acc, w); continue; }
+                    lattn__vstore_w(lane, acc, w);              /* history: dh0 [D][W] */
+                    for (l = 0; l < w; l++) g->dh0[(sq * D + cc + (int64_t)l) * W + W + p] = lane[l];
+                }
+            }
+        }
+    }
+    for (s = 0; g->dht && s < n; s++) {  /* ht reads position len - W + j */
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, s, &tok0, &len);
+        for (c = 0; c < D; c++)
+            for (j = 0; j < W; j++) {
+                const int64_t p = len - W + j;
+                const float d = g->dht[(s * D + c) * W + j];
+                if (p >= 0 && g->dx) g->dx[(tok0 + p) * D + c] += d;
+                if (p < 0 && g->dh0) g->dh0[(s * D + c) * W + W + p] += d;
+            }
+    }
+    for (c = 0; c < D && (g->dw || g->dbias); c++) {   /* the items' partial sums, in item order */
+        for (j = 0; j <= W; j++) {
+            float acc = 0.0f;
+            for (it = 0; it < ni; it++) acc += part[(it * (W + 1) + j) * D + c];
+            if (j < W && g->dw) g->dw[c * W + j] = acc;
+            if (j == W && g->dbias) g->dbias[c] = acc;
+        }
+    }
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
+
 /* One decoding step: shift the window left, append x_t, convolve the window. */
 static lattn_status lattn__shortconv_step1(lattn_ctx *ctx, const lattn_shortconv_args *a) {
     int64_t n, s, c, j, D, W;
@@ -4132,15 +4283,16 @@ LATTN__DEF lattn_status lattn_scan_ref_backward(lattn_ctx *ctx, const lattn_scan
 }
 
 /* Scan `len` rows of nc channels (row stride N) from the state in st (updated in place); writes
-   every row to h when given and, when prod is given, the product of the decays into it. */
+   every row to h (row stride ldh) when given and, when prod is given, the product of the decays
+   into it. */
 static void lattn__scan_rows(int64_t len, int64_t nc, int64_t N, const float *a, const float *b, int log_space,
-                             float *st, float *h, float *prod) {
+                             float *st, float *h, int64_t ldh, float *prod) {
     const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN);
     int64_t t, c;
     if (prod) for (c = 0; c < nc; c++) prod[c] = 1.0f;
     for (t = 0; t < len; t++) {
         const float *at = a + t * N, *bt = b + t * N;
-        float *ht = h ? h + t * N : NULL;
+        float *ht = h ? h + t * ldh : NULL;
         for (c = 0; c < nc; c += LATTN__VW) {
             size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, nc - c);
             lattn__vf va = lattn__vload_w(at + c, w), vb = lattn__vload_w(bt + c, w), vh = lattn__vload_w(st + c, w);
@@ -4175,7 +4327,7 @@ LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *
             float *st = ws + (size_t)lattn__thread_id() * LATTN__SCAN_CHANNEL_BLOCK;
             size_t off = (size_t)(b * T * N + c0);
             if (a->h0) memcpy(st, a->h0 + b * N + c0, (size_t)nc * sizeof(float)); else memset(st, 0, (size_t)nc * sizeof(float));
-            lattn__scan_rows(T, nc, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, NULL);
+            lattn__scan_rows(T, nc, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, N, NULL);
             if (a->ht) memcpy(a->ht + b * N + c0, st, (size_t)nc * sizeof(float));
         }
         lattn__free(ctx, ws);
@@ -4192,7 +4344,7 @@ LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *
         size_t off = (size_t)((b * T + t0) * N);
         float *prod = ws + 2 * w * N, *loc = prod + N;
         memset(loc, 0, (size_t)N * sizeof(float));
-        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, loc, NULL, prod);
+        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, loc, NULL, N, prod);
     }
     for (w = 0; w < nw; w++) {           /* carry_k = (Π a)_k · carry_{k-1} + local_k, in block order */
         int64_t b = w / nblk, k = w % nblk, c;
@@ -4210,8 +4362,83 @@ LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *
         size_t off = (size_t)((b * T + t0) * N);
         float *st = ws + 2 * w * N;
         if (!a->y && k != nblk - 1) continue;
-        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, NULL);
+        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, N, NULL);
         if (a->ht && k == nblk - 1) memcpy(a->ht + b * N, st, (size_t)N * sizeof(float));
+    }
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
+
+/* >>scan.chunk_backward --------------------------------------------------------------------------
+   the reverse scan U_t = dy_t + a_{t+1} U_{t+1} from U_{T-1} = dht + dy_{T-1}, over blocks of 16 tokens
+   in reverse; db_t = U_t, da_t = U_t h_{t-1} (log space: U_t a_t h_{t-1}), dh0 = a_0 U_0 */
+/* One block backward: rows t = len-1 .. 0 of nc channels (row stride N), hp[t] = h_{t-1} (row
+   stride ldh), U = ∂ℒ/∂h at the block's end in, at its start (times a_0) out. dy, da, db may be NULL. */
+static void lattn__scan_rows_back(int64_t len, int64_t nc, int64_t N, const float *a, const float *dy, int log_space,
+                                  const float *hp, int64_t ldh, float *U, float *da, float *db) {
+    const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN), zero = lattn__vzero();
+    int64_t t, c;
+    for (t = len - 1; t >= 0; t--)
+        for (c = 0; c < nc; c += LATTN__VW) {
+            size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, nc - c);
+            const size_t i = (size_t)(t * N + c);
+            lattn__vf u = lattn__vload_w(U + c, w), l = lattn__vload_w(a + i, w), at = l;
+            if (dy) u = lattn__vadd(u, lattn__vload_w(dy + i, w));
+            if (log_space) at = lattn__vexp(lattn__vmax(lo, l));
+            if (db) lattn__vstore_w(db + i, u, w);
+            if (da) {
+                lattn__vf d = lattn__vmul(u, lattn__vload_w(hp + t * ldh + c, w));
+                if (log_space) d = lattn__vsel_lt(l, lo, zero, lattn__vmul(d, at));   /* clamped: 0 */
+                lattn__vstore_w(da + i, d, w);
+            }
+            lattn__vstore_w(U + c, lattn__vmul(u, at), w);
+        }
+}
+/* Float32: work items of (batch row, block of 4096 channels), one thread each (the split depends on
+   the shape only: any thread count gives the same bits). A forward pass keeps the state at the
+   start of every block of 16 tokens; the backward then recomputes each block's states from its
+   checkpoint while its rows are hot and runs the reverse scan over them. Rows of 16 KiB per block
+   ran at twice the rate of 2 KiB ones (fewer pages touched per row). Memory per thread:
+   (T/16 + 20) x 4096 floats. One batch row of few channels is one item: the time split of the
+   forward has no backward counterpart here. */
+#define LATTN__SCAN_BW_CHANNELS 4096
+#define LATTN__SCAN_BW_ROWS 16
+LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g) {
+    const char *who = "lattn_scan_chunk_backward";
+    const int64_t CB = LATTN__SCAN_BW_CHANNELS, R = LATTN__SCAN_BW_ROWS;
+    int64_t w, nw, ncb, nblk, per;
+    int nthr;
+    float *ws;
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    LATTN__TRY(lattn__scan_check(ctx, who, a));
+    nthr = lattn__threads(ctx);
+    ncb = (a->N + CB - 1) / CB;
+    nw = a->B * ncb;
+    nblk = (a->T + R - 1) / R;
+    per = (nblk + R + 3) * CB;           /* checkpoints, states h_{t-1} of a block, the state, U */
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(per * LATTN__MIN((int64_t)nthr, nw)), who));
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < nw; w++) {
+        const int64_t b = w / ncb, c0 = (w % ncb) * CB, nc = LATTN__MIN(CB, a->N - c0), N = a->N;
+        float *ck = ws + (size_t)lattn__thread_id() * (size_t)per, *hp = ck + nblk * CB, *st = hp + (R + 1) * CB, *U = st + CB;
+        int64_t k;
+        if (a->h0) memcpy(st, a->h0 + b * N + c0, (size_t)nc * sizeof(float)); else memset(st, 0, (size_t)nc * sizeof(float));
+        for (k = 0; k < nblk; k++) {     /* the checkpoints: each block's initial state */
+            const size_t off = (size_t)((b * a->T + k * R) * N + c0);
+            memcpy(ck + k * CB, st, (size_t)nc * sizeof(float));
+            lattn__scan_rows(LATTN__MIN(R, a->T - k * R), nc, N, a->a + off, a->b + off, a->log_space, st, NULL, 0, NULL);
+        }
+        if (g->dht) memcpy(U, g->dht + b * N + c0, (size_t)nc * sizeof(float)); else memset(U, 0, (size_t)nc * sizeof(float));
+        for (k = nblk - 1; k >= 0; k--) {
+            const size_t off = (size_t)((b * a->T + k * R) * N + c0);
+            const int64_t len = LATTN__MIN(R, a->T - k * R);
+            memcpy(hp, ck + k * CB, (size_t)nc * sizeof(float));
+            memcpy(st, hp, (size_t)nc * sizeof(float));
+            lattn__scan_rows(len - 1, nc, N, a->a + off, a->b + off, a->log_space, st, hp + CB, CB, NULL);   /* hp[t] = h_{t-1} */
+            lattn__scan_rows_back(len, nc, N, a->a + off, g->dout ? g->dout + off : NULL, a->log_space, hp, CB, U,
+                                  g->da ? g->da + off : NULL, g->db ? g->db + off : NULL);
+        }
+        if (g->dh0) memcpy(g->dh0 + b * N + c0, U, (size_t)nc * sizeof(float));
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
@@ -4425,9 +4652,9 @@ LATTN__DEF lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_a
    read-out. State n of vector v sits at st[(v·N + n)·VW]; At is A·log2(e) as [N][D]. Loop order:
    states outer, vectors inner, so B_n and C_n are broadcast once for the whole tile; when the tile's
    lanes span several groups, bl and cl hold each lane's B and C rows instead. sc is scratch for
-   Δ, Δ·x and the read-out of every vector. */
+   Δ, Δ·x and the read-out of every vector; y_out NULL: the states only. */
 static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t c0, int64_t c1,
-                             const float *At, float *st, float *bl, float *cl, float *sc) {
+                             const float *At, float *st, float *bl, float *cl, float *sc, float *y_out) {
     const int64_t D = a->D, N = a->N, per = D / G, nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
     const int64_t Dp = (D + LATTN__VW - 1) / LATTN__VW * LATTN__VW;   /* At's padded row length */
     const int one_group = c0 / per == (c1 - 1) / per;
@@ -4471,13 +4698,13 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
 #undef LATTN__SSM_STATE
         lattn__vstore(ys + v * LATTN__VW, lattn__vadd(y0, y1));
     }
-    for (v = 0; v < nv; v++) {           /* y = Σ C h + Dskip·x, gated by SiLU(z) */
+    for (v = 0; y_out && v < nv; v++) {  /* y = Σ C h + Dskip·x, gated by SiLU(z) */
         int64_t c = c0 + v * LATTN__VW;
         size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
         lattn__vf y = lattn__vload(ys + v * LATTN__VW);
         if (a->Dskip) y = lattn__vfma(lattn__vload_w(a->Dskip + c, w), lattn__vload_w(a->x + tok * D + c, w), y);
         if (a->z) y = lattn__vmul(y, lattn__vsilu(lattn__vload_w(a->z + tok * D + c, w)));
-        lattn__vstore_w(a->y + tok * D + c, y, w);
+        lattn__vstore_w(y_out + tok * D + c, y, w);
     }
 }
 
@@ -4514,7 +4741,7 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
                     int64_t c2 = c0 + v * LATTN__VW + l;
                     st[(v * N + kk) * LATTN__VW + l] = (c2 < c1 && a->h0) ? a->h0[(sq * D + c2) * N + kk] : 0.0f;
                 }
-        for (t = 0; t < len; t++) lattn__ssm_token(a, G, tok0 + t, c0, c1, At, st, bl, cl, sc);
+        for (t = 0; t < len; t++) lattn__ssm_token(a, G, tok0 + t, c0, c1, At, st, bl, cl, sc, a->y);
         if (a->ht)
             for (v = 0; v < nv; v++)
                 for (kk = 0; kk < N; kk++)
@@ -4527,6 +4754,234 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
 /* >>ssm.chunk ------------------------------------------------------------------------------------
    the same recurrence fused per vector of channels inside tiles of 128 tokens */
 LATTN__DEF lattn_status lattn_ssm_chunk(lattn_ctx *ctx, const lattn_ssm_args *a) { return lattn__ssm_run(ctx, a, "lattn_ssm_chunk"); }
+
+/* >>ssm.chunk_backward ---------------------------------------------------------------------------
+   the reverse step of lattn_ssm_ref_backward per vector of channels, on the forward's tiles of 128
+   channels: blocks of 64 tokens in reverse, each block's states recomputed from a checkpoint */
+/* The gathered (per-lane) B and C rows of token tok for the tile's vectors, when its lanes span groups. */
+static void lattn__ssm_gather(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t c0, int64_t c1, float *bl, float *cl) {
+    const int64_t per = a->D / G, N = a->N;
+    int64_t c, k;
+    for (c = c0; c < c1; c++)
+        for (k = 0; k < N; k++) {
+            const int64_t v = (c - c0) / LATTN__VW, l = (c - c0) % LATTN__VW, gi = c / per;
+            bl[(v * N + k) * LATTN__VW + l] = a->Bm[(tok * G + gi) * N + k];
+            cl[(v * N + k) * LATTN__VW + l] = a->Cm[(tok * G + gi) * N + k];
+        }
+}
+/* One token backward over the channels [c0, c1) of a tile, states in [vector][N][VW]: hq = h_t,
+   hp = h_{t-1}, U = ∂ℒ/∂h_t's part from the tokens after (in: times their decays; out: this
+   token's, times e^{ΔA}). Writes dx, ddt, dz of the token; pB, pC (the token's [groups of the
+   tile][N] rows of dBm, dCm, summed over the tile's channels); adds to the tile's dA (pa, as the
+   states), dDskip (pd) and ddt_bias (pz) sums. At = A·log2 e and An = A as [N][Dp]; acc is scratch
+   of 2·N vectors. */
+typedef struct lattn__ssm_bw {
+    const float *At, *An;
+    float *bl, *cl, *acc;
+    int64_t G, Dp;
+} lattn__ssm_bw;
+static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads *g, const lattn__ssm_bw *b, int64_t tok, int64_t c0,
+                                  int64_t c1, const float *hq, const float *hp, float *U, float *pB, float *pC, float *pa, float *pd, float *pz) {
+    const int64_t D = a->D, N = a->N, per = D / b->G, nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW, g0 = c0 / per;
+    const int one_group = g0 == (c1 - 1) / per;
+    const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN * 1.44269504f), zero = lattn__vzero(), one = lattn__vset1(1.0f);
+    const float *Bt = a->Bm + (tok * b->G + g0) * N, *Ct = a->Cm + (tok * b->G + g0) * N;
+    float *accB = b->acc, *accC = b->acc + N * LATTN__VW;
+    int64_t v, k;
+    if (one_group) memset(b->acc, 0, sizeof(float) * (size_t)(2 * N * LATTN__VW));
+    else {
+        lattn__ssm_gather(a, b->G, tok, c0, c1, b->bl, b->cl);
+        memset(pB, 0, sizeof(float) * (size_t)(((c1 - 1) / per - g0 + 1) * N));
+        memset(pC, 0, sizeof(float) * (size_t)(((c1 - 1) / per - g0 + 1) * N));
+    }
+    for (v = 0; v < nv; v++) {
+        const int64_t c = c0 + v * LATTN__VW, i = tok * D + c;
+        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
+        const float *hv = hq + v * N * LATTN__VW, *pv = hp + v * N * LATTN__VW;
+        float *uv = U + v * N * LATTN__VW, *av = pa + v * N * LATTN__VW;
+        lattn__vf pre = lattn__vload_w(a->dt + i, w), x = lattn__vload_w(a->x + i, w), dl, dlx, r, dr, dx, ddl = zero;
+        if (a->dt_bias) pre = lattn__vadd(pre, lattn__vload_w(a->dt_bias + c, w));
+        dl = a->dt_softplus ? lattn__vsoftplus(pre) : pre;
+        dlx = lattn__vmul(dl, x);
+        r = a->Dskip ? lattn__vmul(lattn__vload_w(a->Dskip + c, w), x) : zero;   /* r = Σ C h_t + Dskip·x */
+        for (k = 0; k < N; k++)
+            r = lattn__vfma(one_group ? lattn__vset1(Ct[k]) : lattn__vload(b->cl + (v * N + k) * LATTN__VW), lattn__vload(hv + k * LATTN__VW), r);
+        dr = lattn__vload_w(g->dout + i, w);
+        if (a->z) {                      /* y = r SiLU(z): dz = dy r SiLU'(z), dr = dy SiLU(z) */
+            const lattn__vf z = lattn__vload_w(a->z + i, w), sg = lattn__vsigmoid(z);
+            if (g->dz) lattn__vstore_w(g->dz + i, lattn__vmul(lattn__vmul(dr, r), lattn__vmul(sg, lattn__vfma(z, lattn__vsub(one, sg), one))), w);
+            dr = lattn__vmul(dr, lattn__vmul(z, sg));
+        }
+        dx = a->Dskip ? lattn__vmul(dr, lattn__vload_w(a->Dskip + c, w)) : zero;
+        if (a->Dskip) lattn__vstore(pd + v * LATTN__VW, lattn__vfma(dr, x, lattn__vload(pd + v * LATTN__VW)));
+        for (k = 0; k < N; k++) {
+            const lattn__vf vb = one_group ? lattn__vset1(Bt[k]) : lattn__vload(b->bl + (v * N + k) * LATTN__VW);
+            const lattn__vf vc = one_group ? lattn__vset1(Ct[k]) : lattn__vload(b->cl + (v * N + k) * LATTN__VW);
+            const lattn__vf la = lattn__vmul(dl, lattn__vload(b->At + k * b->Dp + c));
+            const lattn__vf e = lattn__vexp2_gate(lattn__vmax(lo, la));
+            const lattn__vf u = lattn__vfma(dr, vc, lattn__vload(uv + k * LATTN__VW));
+            const lattn__vf q = lattn__vsel_lt(la, lo, zero, lattn__vmul(lattn__vmul(u, lattn__vload(pv + k * LATTN__VW)), e));   /* U h_{t-1} e^{ΔA}, 0 clamped */
+            const lattn__vf gB = lattn__vmul(u, dlx), gC = lattn__vmul(dr, lattn__vload(hv + k * LATTN__VW));
+            dx = lattn__vfma(lattn__vmul(u, dl), vb, dx);
+            ddl = lattn__vfma(u, lattn__vmul(vb, x), lattn__vfma(lattn__vload(b->An + k * b->Dp + c), q, ddl));
+            lattn__vstore(av + k * LATTN__VW, lattn__vfma(dl, q, lattn__vload(av + k * LATTN__VW)));
+            lattn__vstore(uv + k * LATTN__VW, lattn__vmul(u, e));
+            if (one_group) {
+                lattn__vstore(accB + k * LATTN__VW, lattn__vadd(lattn__vload(accB + k * LATTN__VW), gB));
+                lattn__vstore(accC + k * LATTN__VW, lattn__vadd(lattn__vload(accC + k * LATTN__VW), gC));
+            } else {                     /* each lane into its group's row */
+                float lb[LATTN__VW], lc[LATTN__VW];
+                size_t l;
+                lattn__vstore(lb, gB);
+                lattn__vstore(lc, gC);
+                for (l = 0; l < w; l++) {
+                    pB[((c + (int64_t)l) / per - g0) * N + k] += lb[l];
+                    pC[((c + (int64_t)l) / per - g0) * N + k] += lc[l];
+                }
+            }
+        }
+        if (a->dt_softplus) ddl = lattn__vmul(ddl, lattn__vsigmoid(pre));
+        lattn__vstore(pz + v * LATTN__VW, lattn__vadd(lattn__vload(pz + v * LATTN__VW), ddl));
+        if (g->dx) lattn__vstore_w(g->dx + i, dx, w);
+        if (g->ddt) lattn__vstore_w(g->ddt + i, ddl, w);
+    }
+    for (k = 0; one_group && k < N; k++) {
+        pB[k] = lattn__vhsum(lattn__vload(accB + k * LATTN__VW));
+        pC[k] = lattn__vhsum(lattn__vload(accC + k * LATTN__VW));
+    }
+}
+/* Float32, on the work items of the forward (sequence, tile of 128 channels), one thread each. Per
+   item: a forward pass keeps the state at the start of every block of 64 tokens; then, blocks in
+   reverse, the block's states are recomputed from its checkpoint and the tokens run backward.
+   dBm and dCm of an item are its own rows (the tile's channels of each group), added over the
+   tiles in order; dA, dDskip and ddt_bias are added over the sequences in order: any thread count
+   gives the same bits. Memory per thread: (T/64 + 68)·128·N floats; the items' dBm, dCm rows:
+   2·T·N floats per tile and group it touches. */
+#define LATTN__SSM_BW_ROWS 64
+LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g) {
+    const char *who = "lattn_ssm_chunk_backward";
+    const int64_t TL = LATTN__SSM_TILE, R = LATTN__SSM_BW_ROWS;
+    int64_t n, G, nt, D, N, Dp, S, c, k, w, sq, maxlen = 0, nblk, per, *boff;
+    size_t pth, nbc = 0, nit;
+    int nthr;
+    float *ws, *At, *An, *pbc, *part, *thr;
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    LATTN__TRY(lattn__ssm_check_in(ctx, who, a, &n, &G));
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    D = a->D;
+    N = a->N;
+    per = D / G;
+    nt = (D + TL - 1) / TL;
+    nthr = lattn__threads(ctx);
+    Dp = (D + LATTN__VW - 1) / LATTN__VW * LATTN__VW;
+    S = TL * N;                          /* one tile's states */
+    nit = (size_t)(n * nt);
+    for (sq = 0; sq < n; sq++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        maxlen = LATTN__MAX(maxlen, len);
+        for (k = 0; k < nt; k++) nbc += (size_t)(len * ((LATTN__MIN(D, (k + 1) * TL) - 1) / per - k * TL / per + 1) * N);
+    }
+    nblk = (maxlen + R - 1) / R;
+    pth = (size_t)((nblk + R + 4) * S + 2 * N * LATTN__VW + 3 * TL);
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(2 * Dp * N) + 2 * nbc + nit * (size_t)(S + 2 * TL) + pth * (size_t)nthr +
+                                                 2 * (nit + 1), who));
+    At = ws;
+    An = At + Dp * N;
+    pbc = An + Dp * N;                   /* the items' dBm rows, then their dCm rows */
+    part = pbc + 2 * nbc;                /* per item: dA [vector][N][VW], dDskip, ddt_bias [TL] */
+    thr = part + nit * (size_t)(S + 2 * TL);
+    boff = (int64_t *)(void *)(thr + pth * (size_t)nthr);   /* per item: its first dBm row (8-byte aligned: every count before is even) */
+    for (k = 0; k < N; k++)
+        for (c = 0; c < Dp; c++) {
+            At[k * Dp + c] = c < D ? (float)((double)a->A[c * N + k] * 1.4426950408889634) : 0.0f;
+            An[k * Dp + c] = c < D ? a->A[c * N + k] : 0.0f;
+        }
+    for (sq = 0, boff[0] = 0; sq < n; sq++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        for (k = 0; k < nt; k++)
+            boff[sq * nt + k + 1] = boff[sq * nt + k] + len * ((LATTN__MIN(D, (k + 1) * TL) - 1) / per - k * TL / per + 1) * N;
+    }
+    memset(part, 0, sizeof(float) * nit * (size_t)(S + 2 * TL));
+    LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
+    for (w = 0; w < (int64_t)nit; w++) {
+        const int64_t s2 = w / nt, c0 = (w % nt) * TL, c1 = LATTN__MIN(D, c0 + TL), nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
+        const int64_t ng = (c1 - 1) / per - c0 / per + 1;
+        float *ck = thr + pth * (size_t)lattn__thread_id(), *hb = ck + nblk * S, *U = hb + (R + 1) * S, *bl = U + S, *cl = bl + S;
+        float *acc = cl + S, *sc = acc + 2 * N * LATTN__VW, *pa = part + (size_t)w * (size_t)(S + 2 * TL), *pd = pa + S, *pz = pd + TL;
+        float *pB = pbc + boff[w], *pC = pbc + nbc + boff[w];
+        int64_t tok0, len, t, kb, v, kk, l;
+        lattn__ssm_bw bw;
+        bw.At = At; bw.An = An; bw.bl = bl; bw.cl = cl; bw.acc = acc; bw.G = G; bw.Dp = Dp;
+        lattn__seq(a->offsets, a->T, s2, &tok0, &len);
+        for (v = 0; v < nv; v++)         /* [D][N] to [vector][N][VW]: h0 into ck (the first checkpoint), dht into U */
+            for (kk = 0; kk < N; kk++)
+                for (l = 0; l < LATTN__VW; l++) {
+                    const int64_t c2 = c0 + v * LATTN__VW + l, j = (v * N + kk) * LATTN__VW + l;
+                    hb[j] = c2 < c1 && a->h0 ? a->h0[(s2 * D + c2) * N + kk] : 0.0f;
+                    U[j] = c2 < c1 && g->dht ? g->dht[(s2 * D + c2) * N + kk] : 0.0f;
+                }
+        for (kb = 0; kb * R < len; kb++) {   /* the checkpoints */
+            memcpy(ck + kb * S, hb, sizeof(float) * (size_t)S);
+            for (t = kb * R; t < LATTN__MIN(len, kb * R + R); t++) lattn__ssm_token(a, G, tok0 + t, c0, c1, At, hb, bl, cl, sc, NULL);
+        }
+        for (kb = (len + R - 1) / R - 1; kb >= 0; kb--) {
+            const int64_t t0 = kb * R, t1 = LATTN__MIN(len, t0 + R);
+            memcpy(hb, ck + kb * S, sizeof(float) * (size_t)S);
+            for (t = t0; t < t1; t++) {  /* hb[t - t0 + 1] = h_t */
+                float *h = hb + (t - t0 + 1) * S;
+                memcpy(h, h - S, sizeof(float) * (size_t)S);
+                lattn__ssm_token(a, G, tok0 + t, c0, c1, At, h, bl, cl, sc, NULL);
+            }
+            for (t = t1 - 1; t >= t0; t--)
+                lattn__ssm_token_back(a, g, &bw, tok0 + t, c0, c1, hb + (t - t0 + 1) * S, hb + (t - t0) * S, U,
+                                      pB + t * ng * N, pC + t * ng * N, pa, pd, pz);
+        }
+        for (v = 0; g->dh0 && v < nv; v++)
+            for (kk = 0; kk < N; kk++)
+                for (l = 0; l < LATTN__VW && c0 + v * LATTN__VW + l < c1; l++)
+                    g->dh0[(s2 * D + c0 + v * LATTN__VW + l) * N + kk] = U[(v * N + kk) * LATTN__VW + l];
+    }
+    for (sq = 0; sq < n && (g->dBm || g->dCm); sq++) {   /* dBm, dCm: the tiles' rows of each group, in tile order */
+        int64_t tok0, len, t;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        for (t = 0; t < len; t++) {
+            int64_t gi, kk, ti;
+            for (gi = 0; gi < G; gi++)
+                for (kk = 0; kk < N; kk++) {
+                    float sb = 0.0f, scc = 0.0f;
+                    for (ti = gi * per / TL; ti <= ((gi + 1) * per - 1) / TL; ti++) {
+                        const int64_t it = sq * nt + ti, ng = (LATTN__MIN(D, (ti + 1) * TL) - 1) / per - ti * TL / per + 1;
+                        const int64_t j = boff[it] + (t * ng + gi - ti * TL / per) * N + kk;
+                        sb += pbc[j];
+                        scc += pbc[nbc + j];
+                    }
+                    if (g->dBm) g->dBm[((tok0 + t) * G + gi) * N + kk] = sb;
+                    if (g->dCm) g->dCm[((tok0 + t) * G + gi) * N + kk] = scc;
+                }
+        }
+    }
+    for (c = 0; c < D; c++) {            /* dA, dDskip, ddt_bias: the sequences' sums in order */
+        const int64_t ti = c / TL, v = (c % TL) / LATTN__VW, l = c % LATTN__VW;
+        float sd = 0.0f, sz = 0.0f;
+        for (k = 0; k < N; k++) {
+            float sa = 0.0f;
+            for (sq = 0; sq < n; sq++) sa += part[(size_t)(sq * nt + ti) * (size_t)(S + 2 * TL) + (size_t)((v * N + k) * LATTN__VW + l)];
+            if (g->dA) g->dA[c * N + k] = sa;
+        }
+        for (sq = 0; sq < n; sq++) {
+            const float *p = part + (size_t)(sq * nt + ti) * (size_t)(S + 2 * TL) + S;
+            sd += p[c % TL];
+            sz += p[TL + c % TL];
+        }
+        if (g->dDskip && a->Dskip) g->dDskip[c] = sd;
+        if (g->ddt_bias && a->dt_bias) g->ddt_bias[c] = sz;
+    }
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
 
 /* >>ssm.step -------------------------------------------------------------------------------------
    token by token on the caller's state: h = e^{ΔA} h + Δ B x, y = C·h + D x */
@@ -5566,16 +6021,11 @@ static double lattn__fmap_deriv(lattn_fmap f, float x) {
     if (f == LATTN_FMAP_ELU1) return x > 0 ? 1.0 : exp((double)x);
     return 1.0;
 }
-/* The backward of one row of the feature map: dx = (∂φ/∂x)ᵀ dφ, and the map's weight gradients
-   summed into dW, db (hadamard: [2][K][K], [2][K]; hedgehog: [K][K], [K]). */
-static void lattn__fmap_back(lattn_fmap f, int64_t K, const float *x, const float *W, const float *b, const double *dphi,
-                             double *dx, double *dW, double *db, double *tmp) {
+/* The gradient dy of the pre-activations of a map with weights (hadamard: y1, y2, 2K values;
+   hedgehog: y, K values) from dφ, into tmp[0 .. nw) (tmp: 3K doubles of scratch). */
+static void lattn__fmap_dy(lattn_fmap f, int64_t K, const float *x, const float *W, const float *b, const double *dphi, double *tmp) {
     int64_t i, j;
-    if (f != LATTN_FMAP_HADAMARD && f != LATTN_FMAP_HEDGEHOG) {
-        for (i = 0; i < K; i++) dx[i] = dphi[i] * lattn__fmap_deriv(f, x[i]);
-        return;
-    }
-    if (f == LATTN_FMAP_HADAMARD) {      /* φ = y1 ⊙ y2:  dy1 = dφ ⊙ y2, dy2 = dφ ⊙ y1 (tmp: dy1, dy2) */
+    if (f == LATTN_FMAP_HADAMARD) {      /* φ = y1 ⊙ y2:  dy1 = dφ ⊙ y2, dy2 = dφ ⊙ y1 */
         for (i = 0; i < K; i++) {
             double y1 = b[i], y2 = b[K + i];
             for (j = 0; j < K; j++) {
@@ -5591,8 +6041,23 @@ static void lattn__fmap_back(lattn_fmap f, int64_t K, const float *x, const floa
         for (i = 0; i < 2 * K; i++) dot += phi[i] * dphi[i];
         for (i = 0; i < K; i++) tmp[i] = 2.0 * (phi[i] * (dphi[i] - dot) - phi[K + i] * (dphi[K + i] - dot));
     }
+}
+/* Rows of fmap_w (the pre-activations a map with weights has): 2K, K, or 0. */
+static int64_t lattn__fmap_rows(lattn_fmap f, int64_t K) {
+    return f == LATTN_FMAP_HADAMARD ? 2 * K : f == LATTN_FMAP_HEDGEHOG ? K : 0;
+}
+/* The backward of one row of the feature map: dx = (∂φ/∂x)ᵀ dφ, and the map's weight gradients
+   summed into dW, db (hadamard: [2][K][K], [2][K]; hedgehog: [K][K], [K]). */
+static void lattn__fmap_back(lattn_fmap f, int64_t K, const float *x, const float *W, const float *b, const double *dphi,
+                             double *dx, double *dW, double *db, double *tmp) {
+    int64_t i, j;
+    if (f != LATTN_FMAP_HADAMARD && f != LATTN_FMAP_HEDGEHOG) {
+        for (i = 0; i < K; i++) dx[i] = dphi[i] * lattn__fmap_deriv(f, x[i]);
+        return;
+    }
+    lattn__fmap_dy(f, K, x, W, b, dphi, tmp);
     for (j = 0; j < K; j++) dx[j] = 0;
-    for (i = 0; i < (f == LATTN_FMAP_HADAMARD ? 2 * K : K); i++) {   /* rows of W and their dy */
+    for (i = 0; i < lattn__fmap_rows(f, K); i++) {   /* rows of W and their dy */
         for (j = 0; j < K; j++) {
             dx[j] += (double)W[i * K + j] * tmp[i];
             dW[i * K + j] += tmp[i] * (double)x[j];
@@ -5615,7 +6080,7 @@ LATTN__DEF lattn_status lattn_la_ref_backward(lattn_ctx *ctx, const lattn_la_arg
     K = a->K;
     V = a->V;
     Kf = dm.Kf;
-    nw = a->fmap == LATTN_FMAP_HADAMARD ? 2 * K : a->fmap == LATTN_FMAP_HEDGEHOG ? K : 0;   /* rows of fmap_w */
+    nw = lattn__fmap_rows(a->fmap, K);
     for (sq = 0; sq < dm.n; sq++) {
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
@@ -6760,6 +7225,414 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a) {
     st = lattn__team_end(ctx, &tm, "lattn_la_chunk", st);
     lattn__free(ctx, in.buf);
     return st;
+}
+
+/* >>linattn.chunk_backward -----------------------------------------------------------------------
+   chunks in reverse with U = ∂ℒ/∂S_n (from dht), b the chunk-local inclusive cumsum of the clamped
+   log gates (0 without gates), Q̃ = s·Φq ⊙ e^{b}, K̃ = Φk ⊙ e^{-b}, w = e^{b_last - b}:
+       A   = tril(Q̃ K̃ᵀ)                       (the forward's scores, recomputed)
+       D   = tril(dO Vᵀ)
+       dΦq = s·e^{b} ⊙ (D K̃ + dO S_{n-1}ᵀ)    dΦk = e^{-b} ⊙ (Dᵀ Q̃) + w ⊙ (V Uᵀ)
+       dV  = Aᵀ dO + (Φk ⊙ w) U                U  = diag(e^{b_last}) U + Q̃ᵀ dO
+   then dh0 = U, and the log gates by fla's identity (spec gla_laplace.md §5.7)
+       dgk_t = Σ_{τ>=t} (Φq ⊙ dΦq − Φk ⊙ dΦk)_τ + Σ_j (S_T ⊙ dS_T)[·][j]   (summed over keys for g)
+   on the SGEMM kernel */
+/* --- _chunk_backward: the chunked backward, chunk-start states checkpointed ------------------- */
+/* The state S_{n-1} at the start of every chunk comes from a forward pass over the chunk states
+   alone (one product per chunk, no outputs), kept in the work item's workspace: the checkpoints
+   F14 of spec sbuf_tiler.md §5.2, made by the backward call itself. Normalised, the value rows
+   carry a ones column (its state column is z), the output's numerator and denominator come back
+   from A and S_{n-1}, and dO becomes [dO / den, -dO·num / den²]: the same products, one column
+   wider. The factors e^{-b} stay below e^{LATTN__LA_SPAN} when the gates fall by at most the span
+   within the chunk; a chunk with stronger gates sums its scores and their gradients element by
+   element, every exponent b_r - b_c <= 0. */
+typedef struct lattn__la_bw {
+    float *ck, *U;                       /* chunk-start states [N + 1][K'][Vn] (the last: S_T), ∂ℒ/∂S */
+    float *q, *k, *qt, *kt, *kd, *gq, *gk, *tk;   /* [C][K'] rows: Φq, Φk (element-wise chunks), Q̃, K̃, Φk ⊙ w, products */
+    float *b, *eb, *ei, *wk;             /* [C][Kg]: b, e^{b}, e^{-b}, w */
+    float *v, *dO, *dv, *on;             /* [C][Vn]: V', dO', dV', the recomputed O' (normalised) */
+    const float *vp, *dOp;               /* V' and dO' rows as the products read them: v, dO or the inputs */
+    int64_t ldv, ldo;
+    float *A, *D;                        /* [C][C] */
+    float *gw;                           /* packing */
+    float *acc, *cmp, *fin;              /* [K']: the gate identity's running sums (and their compensation), Σ_j S_T ⊙ dS_T */
+    double sum, fsum;                    /* per head: the running sum, Σ fin */
+} lattn__la_bw;
+/* chunk C, K', gate columns Kg, value columns Vn (V + the ones column), chunks N, packing floats gw */
+typedef struct lattn__la_bw_dims { int64_t C, Kf, Kg, Vn, N, gw; } lattn__la_bw_dims;
+static void lattn__la_bw_carve(const lattn__la_bw_dims *z, float *base, lattn__la_bw *w) {
+    float **const part[24] = { &w->ck, &w->U, &w->q, &w->k, &w->qt, &w->kt, &w->kd, &w->gq, &w->gk, &w->tk,
+                               &w->b, &w->eb, &w->ei, &w->wk, &w->v, &w->dO, &w->dv, &w->on, &w->A, &w->D,
+                               &w->acc, &w->cmp, &w->fin, &w->gw };
+    const int64_t CK = z->C * z->Kf, CG = z->C * z->Kg, CV = z->C * z->Vn, SV = z->Kf * z->Vn;
+    const int64_t n[24] = { (z->N + 1) * SV, SV, CK, CK, CK, CK, CK, CK, CK, CK, CG, CG, CG, CG, CV, CV, CV, CV,
+                            z->C * z->C, z->C * z->C, z->Kf, z->Kf, z->Kf, z->gw };
+    lattn__carve_floats(base, part, n, 24);
+}
+/* dst[r][i] (row stride ld) = s·(fa[r][i]·x[r][i] + fb[r][i]·y[r][i]) for L rows of K' (x: row stride
+   ldx, y: [L][K']), the factors [L][Kg] broadcast over the keys when Kg = 1; fa NULL: 1; y NULL: no
+   second term. */
+static void lattn__la_bw_rows(float *dst, int64_t ld, float s, const float *fa, const float *x, int64_t ldx, const float *fb,
+                              const float *y, int64_t L, int64_t Kf, int64_t Kg) {
+    const lattn__vf vs = lattn__vset1(s);
+    int64_t r, i;
+    for (r = 0; r < L; r++) {
+        float *d = dst + r * ld;
+        const float *xr = x + r * ldx, *yr = y ? y + r * Kf : NULL, *ar = fa ? fa + r * Kg : NULL, *br = fb ? fb + r * Kg : NULL;
+        const float sa = s * (ar ? ar[0] : 1.0f), sb = s * (br ? br[0] : 0.0f);   /* Kg = 1 */
+        const lattn__vf va = lattn__vset1(sa), vb = lattn__vset1(sb);
+        for (i = 0; i + LATTN__VW <= Kf; i += LATTN__VW) {
+            lattn__vf t = lattn__vload(xr + i);
+            if (Kg > 1) {
+                if (ar) t = lattn__vmul(lattn__vload(ar + i), t);
+                if (yr) t = lattn__vfma(lattn__vload(br + i), lattn__vload(yr + i), t);
+                t = lattn__vmul(vs, t);
+            } else {
+                t = lattn__vmul(va, t);
+                if (yr) t = lattn__vfma(vb, lattn__vload(yr + i), t);
+            }
+            lattn__vstore(d + i, t);
+        }
+        for (; i < Kf; i++) {
+            if (Kg > 1) d[i] = s * ((ar ? ar[i] : 1.0f) * xr[i] + (yr ? br[i] * yr[i] : 0.0f));
+            else d[i] = sa * xr[i] + (yr ? sb * yr[i] : 0.0f);
+        }
+    }
+}
+/* One chunk of L tokens from tok: the gates' cumsum b and w = e^{b_last - b}, Φk ⊙ w, the value rows
+   (a copy with the ones column when normalised); full (the backward's loads) adds e^{b}, Q̃, and K̃
+   with e^{-b} when the chunk fits the span, else the rows Φq, Φk for the element-wise sums.
+   Returns whether it fits. */
+static int lattn__la_bw_load(const lattn_la_args *a, const lattn__la_in *in, const lattn__la_dims *dm,
+                             const lattn__la_bw_dims *z, lattn__la_bw *w, int64_t tok, int64_t h, int L, int full) {
+    const int64_t Kf = z->Kf, Kg = z->Kg, Vn = z->Vn, ld = a->H * Kf, LG = L * Kg;
+    const float *Q = in->q + tok * ld + h * Kf, *K = in->k + tok * ld + h * Kf;
+    int64_t r, i;
+    int fits = 1;
+    for (r = 0; r < L; r++) {            /* b_r = b_{r-1} + max(gate_r, LATTN_LOG_GATE_MIN) */
+        const int64_t row = (tok + r) * a->H + h;
+        const float *gr = a->gk ? a->gk + row * a->K : a->g ? a->g + row : a->g_gamma ? a->g_gamma + h : NULL;
+        float *br = w->b + r * Kg;
+        const float *bp = r > 0 ? br - Kg : NULL;
+        for (i = 0; i + LATTN__VW <= Kg && gr; i += LATTN__VW) {
+            const lattn__vf gv = lattn__vmax(lattn__vload(gr + i), lattn__vset1(LATTN_LOG_GATE_MIN));
+            lattn__vstore(br + i, bp ? lattn__vadd(lattn__vload(bp + i), gv) : gv);
+        }
+        for (; i < Kg; i++) br[i] = (bp ? bp[i] : 0.0f) + (gr ? LATTN__MAX(gr[i], LATTN_LOG_GATE_MIN) : 0.0f);
+    }
+    for (i = 0; i < Kg; i++) fits &= w->b[(L - 1) * Kg + i] >= -LATTN__LA_SPAN;
+    for (r = 0; r < L; r++)
+        for (i = 0; i < Kg; i++) w->ei[r * Kg + i] = w->b[(L - 1) * Kg + i] - w->b[r * Kg + i];
+    lattn_vec_exp((size_t)LG, w->ei, w->wk);
+    lattn__la_bw_rows(w->kd, Kf, 1.0f, w->wk, K, ld, NULL, NULL, L, Kf, Kg);
+    if (a->normalize) {
+        for (r = 0; r < L; r++) {
+            memcpy(w->v + r * Vn, a->v + ((tok + r) * a->H + h) * a->V, (size_t)a->V * sizeof(float));
+            w->v[r * Vn + a->V] = 1.0f;
+        }
+        w->vp = w->v;
+        w->ldv = Vn;
+    } else {
+        w->vp = a->v + (tok * a->H + h) * a->V;
+        w->ldv = a->H * a->V;
+    }
+    if (!full) return fits;
+    lattn_vec_exp((size_t)LG, w->b, w->eb);
+    lattn__la_bw_rows(w->qt, Kf, dm->s, w->eb, Q, ld, NULL, NULL, L, Kf, Kg);
+    if (fits) {
+        for (r = 0; r < LG; r++) w->ei[r] = -w->b[r];
+        lattn_vec_exp((size_t)LG, w->ei, w->ei);
+        lattn__la_bw_rows(w->kt, Kf, 1.0f, w->ei, K, ld, NULL, NULL, L, Kf, Kg);
+    } else
+        for (r = 0; r < L; r++) {
+            memcpy(w->q + r * Kf, Q + r * ld, (size_t)Kf * sizeof(float));
+            memcpy(w->k + r * Kf, K + r * ld, (size_t)Kf * sizeof(float));
+        }
+    return fits;
+}
+/* A chunk whose gates fall by more than the span, element by element (every exponent <= 0):
+   grads 0: the scores A[r][c] = s Σ_i Φq_r Φk_c e^{b_r - b_c};  grads 1: tk = Σ_c D[r][c] Φk_c e^{b_r - b_c},
+   gk = s Σ_r D[r][c] Φq_r e^{b_r - b_c}. */
+static void lattn__la_bw_direct(const lattn__la_dims *dm, const lattn__la_bw_dims *z, lattn__la_bw *w, int L, int grads) {
+    const int64_t Kf = z->Kf, Kg = z->Kg;
+    int64_t r, c, i;
+    if (grads) {
+        memset(w->tk, 0, (size_t)(L * Kf) * sizeof(float));
+        memset(w->gk, 0, (size_t)(L * Kf) * sizeof(float));
+    }
+    for (r = 0; r < L; r++)
+        for (c = 0; c <= r; c++) {
+            float acc = 0.0f;
+            for (i = 0; i < Kf; i++) {
+                const int64_t gi = Kg > 1 ? i : 0;
+                const float e = expf(w->b[r * Kg + gi] - w->b[c * Kg + gi]);
+                if (!grads) acc += w->q[r * Kf + i] * w->k[c * Kf + i] * e;
+                else {
+                    w->tk[r * Kf + i] += w->D[r * L + c] * w->k[c * Kf + i] * e;
+                    w->gk[c * Kf + i] += dm->s * w->D[r * L + c] * w->q[r * Kf + i] * e;
+                }
+            }
+            if (!grads) w->A[r * L + c] = dm->s * acc;
+        }
+}
+/* The backward of one chunk (rows loaded): dΦq, dΦk into their rows (stride H·K'), dv, and U
+   becomes ∂ℒ/∂S_{n-1}. S0 is the chunk's start state. */
+static void lattn__la_bw_chunk(const lattn_la_args *a, const lattn_la_grads *g, const lattn__la_dims *dm,
+                               const lattn__la_bw_dims *z, lattn__la_bw *w, const float *S0, int64_t tok, int64_t h,
+                               int L, int fits, float *dphq, float *dphk) {
+    const int64_t Kf = z->Kf, Kg = z->Kg, Vn = z->Vn, V = a->V, ld = a->H * Kf, ldv = w->ldv;
+    const float *Vr = w->vp;
+    float *dv = Vn == V && g->dv ? g->dv + (tok * a->H + h) * V : w->dv;
+    int64_t r, j, ldo = Vn, lddv = Vn == V && g->dv ? a->H * V : Vn;
+    memset(w->A, 0, (size_t)(L * L) * sizeof(float));
+    if (fits) lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, L, L, Kf, w->qt, Kf, w->kt, Kf, w->A, L, w->gw);
+    else lattn__la_bw_direct(dm, z, w, L, 0);
+    if (a->normalize) {                  /* O' = A V' + Q̃ S0: numerator and denominator; dO' = [dO / den, -dO·num / den²] */
+        lattn__sgemm(0, L, Vn, L, w->A, L, Vr, ldv, w->on, Vn, w->gw);
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, Vn, Kf, w->qt, Kf, S0, Vn, w->on, Vn, w->gw);
+        for (r = 0; r < L; r++) {
+            const float *dOr = g->dout + ((tok + r) * a->H + h) * V;
+            const float den = w->on[r * Vn + V] + lattn__la_eps(a);
+            float dd = 0.0f;
+            for (j = 0; j < V; j++) dd -= dOr[j] * w->on[r * Vn + j] / (den * den);
+            for (j = 0; j < V; j++) w->dO[r * Vn + j] = dOr[j] / den;
+            w->dO[r * Vn + V] = dd;
+        }
+        w->dOp = w->dO;
+    } else {
+        w->dOp = g->dout + (tok * a->H + h) * V;
+        ldo = a->H * V;
+    }
+    memset(w->D, 0, (size_t)(L * L) * sizeof(float));
+    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, L, L, Vn, w->dOp, ldo, Vr, ldv, w->D, L, w->gw);   /* D = tril(dO Vᵀ) */
+    lattn__sgemm(LATTN_GEMM_TRANS_B, L, Kf, Vn, w->dOp, ldo, S0, Vn, w->gq, Kf, w->gw);                    /* dO S0ᵀ */
+    if (fits) {                          /* dΦq = s e^{b} ⊙ (D K̃ + dO S0ᵀ), gk = Dᵀ Q̃ */
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, Kf, L, w->D, L, w->kt, Kf, w->gq, Kf, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_A, L, Kf, L, w->D, L, w->qt, Kf, w->gk, Kf, w->gw);
+        lattn__la_bw_rows(dphq + tok * ld + h * Kf, ld, dm->s, w->eb, w->gq, Kf, NULL, NULL, L, Kf, Kg);
+    } else {
+        lattn__la_bw_direct(dm, z, w, L, 1);
+        lattn__la_bw_rows(dphq + tok * ld + h * Kf, ld, dm->s, NULL, w->tk, Kf, w->eb, w->gq, L, Kf, Kg);
+    }
+    lattn__sgemm(LATTN_GEMM_TRANS_B, L, Kf, Vn, Vr, ldv, w->U, Vn, w->tk, Kf, w->gw);                       /* V' Uᵀ */
+    lattn__la_bw_rows(dphk + tok * ld + h * Kf, ld, 1.0f, fits ? w->ei : NULL, w->gk, Kf, w->wk, w->tk, L, Kf, Kg);
+    if (g->dv) {                         /* dV' = Aᵀ dO' + (Φk ⊙ w) U */
+        lattn__sgemm(LATTN_GEMM_TRANS_A, L, Vn, L, w->A, L, w->dOp, ldo, dv, lddv, w->gw);
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, Vn, Kf, w->kd, Kf, w->U, Vn, dv, lddv, w->gw);
+        for (r = 0; dv == w->dv && r < L; r++) memcpy(g->dv + ((tok + r) * a->H + h) * V, w->dv + r * Vn, (size_t)V * sizeof(float));
+    }
+    for (j = 0; j < Kf; j++) lattn_vec_scale((size_t)Vn, w->eb[(L - 1) * Kg + (Kg > 1 ? j : 0)], w->U + j * Vn);
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, Kf, Vn, L, w->qt, Kf, w->dOp, ldo, w->U, Vn, w->gw);
+}
+/* The gate identity over one chunk of L tokens from tok, newest first, while its rows are in cache:
+   per key acc += Φq ⊙ dΦq − Φk ⊙ dΦk (compensated float sums in acc, cmp) and dgk = acc + fin; per head
+   the two dot products, summed in double in acc[0], dg = acc + Σ fin. A clamped gate gets 0. */
+static void lattn__la_bw_gates(const lattn_la_args *a, const lattn_la_grads *g, const lattn__la_in *in, const lattn__la_bw_dims *z,
+                               lattn__la_bw *w, const float *dphq, const float *dphk, int64_t tok, int64_t h, int L) {
+    const int64_t Kf = z->Kf, ld = a->H * Kf;
+    int64_t r, i;
+    for (r = L - 1; r >= 0; r--) {
+        const int64_t row = (tok + r) * a->H + h, e = (tok + r) * ld + h * Kf;
+        const float *q = in->q + e, *k = in->k + e, *dq = dphq + e, *dk = dphk + e;
+        if (a->g) {
+            w->sum += (double)lattn_vec_dot((size_t)Kf, q, dq) - (double)lattn_vec_dot((size_t)Kf, k, dk);
+            if (g->dg) g->dg[row] = a->g[row] < LATTN_LOG_GATE_MIN ? 0.0f : (float)(w->sum + w->fsum);
+            continue;
+        }
+        for (i = 0; i + LATTN__VW <= Kf; i += LATTN__VW) {   /* Kahan: y = x - c, t = s + y, c = (t - s) - y, s = t */
+            const lattn__vf x = lattn__vsub(lattn__vmul(lattn__vload(q + i), lattn__vload(dq + i)), lattn__vmul(lattn__vload(k + i), lattn__vload(dk + i)));
+            const lattn__vf y = lattn__vsub(x, lattn__vload(w->cmp + i)), s0 = lattn__vload(w->acc + i), t = lattn__vadd(s0, y);
+            lattn__vstore(w->cmp + i, lattn__vsub(lattn__vsub(t, s0), y));
+            lattn__vstore(w->acc + i, t);
+        }
+        for (; i < Kf; i++) {
+            const float y = (q[i] * dq[i] - k[i] * dk[i]) - w->cmp[i], t = w->acc[i] + y;
+            w->cmp[i] = (t - w->acc[i]) - y;
+            w->acc[i] = t;
+        }
+        if (g->dgk) {
+            float *d = g->dgk + row * a->K;
+            const float *raw = a->gk + row * a->K;
+            for (i = 0; i < Kf; i++) d[i] = raw[i] < LATTN_LOG_GATE_MIN ? 0.0f : w->acc[i] + w->fin[i];
+        }
+    }
+}
+/* One work item (sequence sq from tok0, len tokens; head h): the checkpoints, the chunks in reverse,
+   dh0 / dz0, and the gates' gradients from dΦq, dΦk. */
+static void lattn__la_bw_item(const lattn_la_args *a, const lattn_la_grads *g, const lattn__la_dims *dm, const lattn__la_in *in,
+                              const lattn__la_bw_dims *z, lattn__la_bw *w, int64_t sq, int64_t tok0, int64_t len, int64_t h,
+                              float *dphq, float *dphk) {
+    const int64_t Kf = z->Kf, Vn = z->Vn, V = a->V, SV = Kf * Vn, sidx = (sq * a->H + h) * Kf, C = z->C;
+    const int64_t nc = (len + C - 1) / C;
+    const float *ST = w->ck + nc * SV;
+    int64_t n, i, j;
+    for (i = 0; i < Kf; i++) {           /* S' = [h0, z0], U' = [dht, dzt] */
+        for (j = 0; j < V; j++) {
+            w->ck[i * Vn + j] = a->h0 ? a->h0[(sidx + i) * V + j] : 0.0f;
+            w->U[i * Vn + j] = g->dht ? g->dht[(sidx + i) * V + j] : 0.0f;
+        }
+        if (Vn > V) {
+            w->ck[i * Vn + V] = a->z0 ? a->z0[sidx + i] : 0.0f;
+            w->U[i * Vn + V] = g->dzt ? g->dzt[sidx + i] : 0.0f;
+        }
+    }
+    for (n = 0; n < nc; n++) {           /* the chunk states forward: S_n = diag(e^{b_last}) S_{n-1} + (Φk ⊙ w)ᵀ V' */
+        const int L = (int)LATTN__MIN(C, len - n * C);
+        const float *S0 = w->ck + n * SV;
+        float *S1 = w->ck + (n + 1) * SV;
+        lattn__la_bw_load(a, in, dm, z, w, tok0 + n * C, h, L, 0);
+        for (i = 0; i < Kf; i++) {
+            const float e = expf(w->b[(L - 1) * z->Kg + (z->Kg > 1 ? i : 0)]);
+            for (j = 0; j < Vn; j++) S1[i * Vn + j] = e * S0[i * Vn + j];
+        }
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, Kf, Vn, L, w->kd, Kf, w->vp, w->ldv, S1, Vn, w->gw);
+    }
+    w->sum = 0;
+    w->fsum = 0;
+    for (i = 0; i < Kf; i++) {           /* the final state's share of every gate */
+        double f = 0;
+        for (j = 0; j < Vn; j++) f += (double)ST[i * Vn + j] * w->U[i * Vn + j];
+        w->fin[i] = (float)f;
+        w->fsum += f;
+        w->acc[i] = 0;
+        w->cmp[i] = 0;
+    }
+    for (n = nc - 1; n >= 0; n--) {
+        const int L = (int)LATTN__MIN(C, len - n * C);
+        const int fits = lattn__la_bw_load(a, in, dm, z, w, tok0 + n * C, h, L, 1);
+        lattn__la_bw_chunk(a, g, dm, z, w, w->ck + n * SV, tok0 + n * C, h, L, fits, dphq, dphk);
+        if (a->g || a->gk) lattn__la_bw_gates(a, g, in, z, w, dphq, dphk, tok0 + n * C, h, L);
+    }
+    for (i = 0; i < Kf; i++) {
+        for (j = 0; g->dh0 && j < V; j++) g->dh0[(sidx + i) * V + j] = w->U[i * Vn + j];
+        if (g->dz0 && Vn > V) g->dz0[sidx + i] = w->U[i * Vn + V];
+    }
+}
+/* Through the feature map, rows [0, rows) of one input (q or k): dx from dΦ, and for a map with
+   weights dy (the pre-activations' gradients, [rows][nw]) for the weight products. */
+static void lattn__la_bw_map(const lattn_la_args *a, int key, const float *dph, float *dx, float *dy, int64_t rows, int nthr, double *tmp) {
+    const int64_t K = a->K, Kf = lattn_fmap_width(a->fmap, K), nw = lattn__fmap_rows(a->fmap, K);
+    const float *x = key ? a->k : a->q, *W = a->fmap_w, *bb = a->fmap_b;
+    int64_t r;
+    if (key) lattn__fmap_key(a, &W, &bb);
+    (void)nthr;                          /* without OpenMP */
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (r = 0; r < rows; r++) {
+        double *d = tmp + (size_t)lattn__thread_id() * (size_t)(5 * K);   /* dΦ [K'], dy and scratch [3K] */
+        int64_t i, j;
+        if (nw == 0) {
+            for (i = 0; dx && i < K; i++) dx[r * K + i] = (float)(dph[r * Kf + i] * lattn__fmap_deriv(a->fmap, x[r * K + i]));
+            continue;
+        }
+        for (i = 0; i < Kf; i++) d[i] = dph[r * Kf + i];
+        lattn__fmap_dy(a->fmap, K, x + r * K, W, bb, d, d + 2 * K);
+        for (i = 0; i < nw; i++) dy[r * nw + i] = (float)d[2 * K + i];
+        for (j = 0; dx && j < K; j++) {
+            double acc = 0;
+            for (i = 0; i < nw; i++) acc += (double)W[i * K + j] * d[2 * K + i];
+            dx[r * K + j] = (float)acc;
+        }
+    }
+}
+LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g) {
+    const char *who = "lattn_la_chunk_backward";
+    lattn__la_dims dm;
+    lattn__la_in in;
+    lattn__la_bw_dims z;
+    lattn_la_args ar;
+    float *gam = NULL, *ws = NULL, *dph = NULL, *dyb = NULL, *gwW;
+    double *dbl = NULL;
+    int64_t sq, w, maxlen = 0, rows, nw, K;
+    size_t per, nd, cnt;
+    int nthr;
+    lattn_status st;
+    LATTN__TRY(lattn__la_check_in(ctx, who, a, &dm));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    if (a->chunk < 0 || a->chunk > LATTN_MAX_CHUNK)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d (0 = 64, else 1 .. %d)", who, a->chunk, LATTN_MAX_CHUNK);
+    if (a->retnet_decay) {               /* RetNet's decays as float log gates, as _chunk runs them */
+        LATTN__TRY(lattn__alloc_floats(ctx, &gam, (size_t)a->H, who));
+        lattn_retention_decay(a->H, gam);
+        ar = *a;
+        ar.g_gamma = gam;
+        ar.retnet_decay = 0;
+        st = lattn_la_chunk_backward(ctx, &ar, g);
+        lattn__free(ctx, gam);
+        return st;
+    }
+    for (sq = 0; sq < dm.n; sq++) {
+        int64_t t0, len;
+        lattn__seq(a->offsets, a->T, sq, &t0, &len);
+        maxlen = LATTN__MAX(maxlen, len);
+    }
+    K = a->K;
+    rows = a->B * a->T * a->H;
+    nw = lattn__fmap_rows(a->fmap, K);
+    z.C = a->chunk > 0 ? a->chunk : 64;
+    z.Kf = dm.Kf;
+    z.Kg = dm.gate == LATTN__GATE_KEY ? dm.Kf : 1;
+    z.Vn = a->V + (a->normalize ? 1 : 0);
+    z.N = LATTN__MAX((maxlen + z.C - 1) / z.C, 1);
+    z.gw = (int64_t)LATTN__MAX(LATTN__MAX(lattn__gemm_ws(z.C, z.Kf), lattn__gemm_ws(z.C, z.Vn)),
+                               LATTN__MAX(lattn__gemm_ws(z.Kf, LATTN__MAX(z.C, z.Vn)), lattn__gemm_ws(z.Vn, LATTN__MAX(z.C, z.Kf))));
+    nthr = lattn__threads(ctx);
+    /* per thread: checkpoints, U, 8 [C][K'] and 4 [C][Kg] and 4 [C][Vn] rows, two [C][C], 3 [K'], packing;
+       then dΦq, dΦk and the maps' dy for every row, and the weight product's packing */
+    if (lattn_size_mul(&per, (size_t)z.N + 2, (size_t)(z.Kf * z.Vn)) != LATTN_OK ||
+        lattn_size_add(&per, per, (size_t)(z.C * (8 * z.Kf + 4 * z.Kg + 4 * z.Vn + 2 * z.C) + 3 * z.Kf + z.gw)) != LATTN_OK ||
+        lattn_size_mul(&cnt, per, (size_t)nthr) != LATTN_OK ||
+        lattn_size_mul(&nd, (size_t)rows, (size_t)(2 * dm.Kf + 2 * nw)) != LATTN_OK ||
+        lattn_size_add(&cnt, cnt, nd) != LATTN_OK || lattn_size_add(&cnt, cnt, lattn__gemm_ws(K, rows)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
+    LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, who));
+    st = lattn__alloc_floats(ctx, &ws, cnt, who);
+    if (st == LATTN_OK) st = lattn__alloc_doubles(ctx, &dbl, (size_t)(nthr * 5 * K), who);
+    if (st != LATTN_OK) {
+        lattn__free(ctx, ws);
+        lattn__free(ctx, in.buf);
+        return st;
+    }
+    dph = ws + per * (size_t)nthr;       /* dΦq, dΦk [rows][K'] (identity map: straight into dq, dk) */
+    dyb = dph + 2 * rows * dm.Kf;        /* the maps' dy [rows][nw], q then k */
+    gwW = dyb + 2 * rows * nw;
+    {
+        float *dphq = a->fmap == LATTN_FMAP_IDENTITY && g->dq ? g->dq : dph;
+        float *dphk = a->fmap == LATTN_FMAP_IDENTITY && g->dk ? g->dk : dph + rows * dm.Kf;
+        LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
+        for (w = 0; w < dm.n * a->H; w++) {
+            lattn__la_bw b;
+            int64_t tok0, len;
+            lattn__la_bw_carve(&z, ws + per * (size_t)lattn__thread_id(), &b);
+            lattn__seq(a->offsets, a->T, w / a->H, &tok0, &len);
+            lattn__la_bw_item(a, g, &dm, &in, &z, &b, w / a->H, tok0, len, w % a->H, dphq, dphk);
+        }
+        if (a->fmap != LATTN_FMAP_IDENTITY) {
+            const float *kw, *kb;
+            int key;
+            lattn__fmap_key(a, &kw, &kb);
+            for (key = 0; key < 2; key++)
+                lattn__la_bw_map(a, key, key ? dphk : dphq, key ? g->dk : g->dq, dyb + key * rows * nw, rows, nthr, dbl);
+            for (key = 0; nw > 0 && key < 2; key++) {   /* dW = Σ_rows dy ⊗ x, db = Σ_rows dy (q's into the tied map) */
+                float *dW = key && a->fmap_wk ? g->dfmap_wk : g->dfmap_w, *db = key && a->fmap_wk ? g->dfmap_bk : g->dfmap_b;
+                const float *dy = dyb + key * rows * nw;
+                int64_t r, i;
+                if (dW) {
+                    if (key == 0 || a->fmap_wk) memset(dW, 0, (size_t)(nw * K) * sizeof(float));
+                    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, nw, K, rows, dy, nw, key ? a->k : a->q, K, dW, K, gwW);
+                }
+                for (i = 0; db && i < nw; i++) {
+                    double s = key && !a->fmap_wk ? db[i] : 0.0;
+                    for (r = 0; r < rows; r++) s += dy[r * nw + i];
+                    db[i] = (float)s;
+                }
+            }
+        }
+    }
+    lattn__free(ctx, dbl);
+    lattn__free(ctx, ws);
+    lattn__free(ctx, in.buf);
+    return lattn__ok(ctx);
 }
 
 /* ================================================================================================ */
@@ -12395,7 +13268,7 @@ typedef struct lattn__case {
     const lattn_st_file *c;
     void *own[LATTN__CASE_MAX];
     int n_own;
-    lattn_st_entry out[8];
+    lattn_st_entry out[16];
     int n_out;
     lattn_status bad;
     char bad_msg[200]; /* the first metadata number refused (the case is refused) */
@@ -12428,7 +13301,7 @@ static lattn_status lattn__case_out(lattn__case *k, const char *name, float **x)
     lattn_st_entry *e;
     *x = NULL;
     if (!t) return LATTN_OK;
-    if (k->n_out == 8) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: too many outputs");
+    if (k->n_out == 16) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: too many outputs");
     *x = (float *)lattn__case_keep(k, t->count * sizeof(float) + 1);
     if (!*x) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
     e = &k->out[k->n_out++];
@@ -12510,6 +13383,18 @@ static lattn_status lattn__case_count(lattn__case *k, const char *name, int64_t 
     return LATTN_OK;
 }
 
+/* A gradient case's tensors: names[0], names[1] are in.dout (required when need_dout) and in.dht,
+   read into *dout, *dht; the rest out.d<name>, buffers into *out[i - 2]; each against its count. */
+static lattn_status lattn__case_grad_io(lattn__case *k, int n, const char *const *names, const int64_t *counts, int need_dout,
+                                        const float **dout, const float **dht, float **const *out) {
+    int i;
+    for (i = 0; i < n; i++) LATTN__TRY(lattn__case_count(k, names[i], counts[i]));
+    LATTN__TRY(lattn__case_in(k, names[0], need_dout, dout, NULL));
+    LATTN__TRY(lattn__case_in(k, names[1], 0, dht, NULL));
+    for (i = 2; i < n; i++) LATTN__TRY(lattn__case_out(k, names[i], out[i - 2]));
+    return LATTN_OK;
+}
+
 static lattn_status lattn__case_conv(lattn__case *k, lattn_form form) {
     lattn_shortconv_args a;
     const lattn_st_tensor *tx, *tw;
@@ -12531,6 +13416,27 @@ static lattn_status lattn__case_conv(lattn__case *k, lattn_form form) {
     a.silu = lattn__case_flag(k, "silu", 0);
     a.y = y;
     a.ht = ht;
+    {   /* every tensor against the shapes of x and w */
+        const int64_t n = a.offsets ? a.n_seqs : a.B, BTD = a.B * a.T * a.D, nDW = n * a.D * a.W;
+        if (tw->shape[0] != a.D) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.w does not match in.x's D");
+        LATTN__TRY(lattn__case_count(k, "in.bias", a.D));
+        LATTN__TRY(lattn__case_count(k, "in.h0", nDW));
+        LATTN__TRY(lattn__case_count(k, "out.y", BTD));
+        LATTN__TRY(lattn__case_count(k, "out.ht", nDW));
+        if (lattn__case_pass(k) == 1) {   /* a gradient case: lattn_shortconv_ref_backward or _chunk_backward */
+            static const char *const dn[6] = { "in.dout", "in.dht", "out.dx", "out.dw", "out.dbias", "out.dh0" };
+            const int64_t dc[6] = { BTD, nDW, BTD, a.D * a.W, a.D, nDW };
+            lattn_shortconv_grads gr;
+            memset(&gr, 0, sizeof gr);
+            {
+                float **const o[4] = { &gr.dx, &gr.dw, &gr.dbias, &gr.dh0 };
+                LATTN__TRY(lattn__case_grad_io(k, 6, dn, dc, 1, &gr.dout, &gr.dht, o));
+            }
+            if (form == LATTN_FORM_REF) return lattn_shortconv_ref_backward(k->ctx, &a, &gr);
+            if (form == LATTN_FORM_CHUNK) return lattn_shortconv_chunk_backward(k->ctx, &a, &gr);
+            return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a gradient case has the ref and chunk forms, not %s", lattn_form_name(form));
+        }
+    }
     if (form == LATTN_FORM_REF) return lattn_shortconv_ref(k->ctx, &a);
     if (form == LATTN_FORM_CHUNK) return lattn_shortconv_chunk(k->ctx, &a);
     if (form == LATTN_FORM_STEP) return lattn_shortconv_step(k->ctx, &a);
@@ -12638,7 +13544,7 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
         LATTN__TRY(lattn__case_count(k, "out.zt", n * a.H * Kf));
         if (lattn_st_find(k->c, "in.v")->count != (size_t)(BTH * a.V) || tv->shape[0] != a.B || tv->shape[1] != a.T || tv->shape[2] != a.H)
             return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.v does not match in.q's [B][T][H]");
-        if (lattn__case_pass(k) == 1) {   /* a gradient case: lattn_la_ref_backward */
+        if (lattn__case_pass(k) == 1) {   /* a gradient case: lattn_la_ref_backward or lattn_la_chunk_backward */
             const int64_t nw = a.fmap == LATTN_FMAP_HADAMARD ? 2 * a.K : a.fmap == LATTN_FMAP_HEDGEHOG ? a.K : 0;
             static const char *const dn[9] = { "in.dout", "in.dht", "in.dzt", "out.dq", "out.dk", "out.dv", "out.dgk", "out.dg", "out.dh0" };
             const int64_t dc[9] = { BTH * a.V, n * a.H * Kf * a.V, n * a.H * Kf, BTH * a.K, BTH * a.K, BTH * a.V, BTH * a.K, BTH,
@@ -12660,8 +13566,9 @@ static lattn_status lattn__case_la(lattn__case *k, lattn_form form) {
             LATTN__TRY(lattn__case_out(k, "out.dz0", &gr.dz0));
             LATTN__TRY(lattn__case_out(k, "out.dfmap_w", &gr.dfmap_w));
             LATTN__TRY(lattn__case_out(k, "out.dfmap_b", &gr.dfmap_b));
+            if (form == LATTN_FORM_CHUNK) return lattn_la_chunk_backward(k->ctx, &a, &gr);
             if (form != LATTN_FORM_REF)
-                return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a gradient case has only the ref form in this version");
+                return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a gradient case has the ref and chunk forms, not %s", lattn_form_name(form));
             return lattn_la_ref_backward(k->ctx, &a, &gr);
         }
     }
@@ -12865,6 +13772,26 @@ static lattn_status lattn__case_scan(lattn__case *k, lattn_form form) {
     a.y = h;
     a.ht = ht;
     a.log_space = lattn__case_flag(k, "log_space", 0);
+    {   /* every tensor against the shape of a */
+        const int64_t BTN = a.B * a.T * a.N, BN = a.B * a.N;
+        LATTN__TRY(lattn__case_count(k, "in.b", BTN));
+        LATTN__TRY(lattn__case_count(k, "in.h0", BN));
+        LATTN__TRY(lattn__case_count(k, "out.y", BTN));
+        LATTN__TRY(lattn__case_count(k, "out.ht", BN));
+        if (lattn__case_pass(k) == 1) {   /* a gradient case: lattn_scan_ref_backward or _chunk_backward */
+            static const char *const dn[5] = { "in.dout", "in.dht", "out.da", "out.db", "out.dh0" };
+            const int64_t dc[5] = { BTN, BN, BTN, BTN, BN };
+            lattn_scan_grads gr;
+            memset(&gr, 0, sizeof gr);
+            {
+                float **const o[3] = { &gr.da, &gr.db, &gr.dh0 };
+                LATTN__TRY(lattn__case_grad_io(k, 5, dn, dc, 0, &gr.dout, &gr.dht, o));
+            }
+            if (form == LATTN_FORM_REF) return lattn_scan_ref_backward(k->ctx, &a, &gr);
+            if (form == LATTN_FORM_CHUNK) return lattn_scan_chunk_backward(k->ctx, &a, &gr);
+            return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a gradient case has the ref and chunk forms, not %s", lattn_form_name(form));
+        }
+    }
     if (form == LATTN_FORM_REF) return lattn_scan_ref(k->ctx, &a);
     if (form == LATTN_FORM_CHUNK) return lattn_scan_chunk(k->ctx, &a);
     if (form == LATTN_FORM_STEP) return lattn_scan_step(k->ctx, &a);
@@ -12898,6 +13825,33 @@ static lattn_status lattn__case_ssm(lattn__case *k, lattn_form form) {
     a.dt_softplus = lattn__case_flag(k, "dt_softplus", 1);
     a.y = y;
     a.ht = ht;
+    {   /* every tensor against the shapes of x and A (the group count is checked by the mixer) */
+        const int64_t n = a.offsets ? a.n_seqs : a.B, BTD = a.B * a.T * a.D, BTGN = a.B * a.T * a.G * a.N, nDN = n * a.D * a.N;
+        if (tA->shape[0] != a.D || a.G > a.D) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.A or groups does not match in.x's D");
+        LATTN__TRY(lattn__case_count(k, "in.dt", BTD));
+        LATTN__TRY(lattn__case_count(k, "in.z", BTD));
+        LATTN__TRY(lattn__case_count(k, "in.Bm", BTGN));
+        LATTN__TRY(lattn__case_count(k, "in.Cm", BTGN));
+        LATTN__TRY(lattn__case_count(k, "in.Dskip", a.D));
+        LATTN__TRY(lattn__case_count(k, "in.dt_bias", a.D));
+        LATTN__TRY(lattn__case_count(k, "in.h0", nDN));
+        LATTN__TRY(lattn__case_count(k, "out.y", BTD));
+        LATTN__TRY(lattn__case_count(k, "out.ht", nDN));
+        if (lattn__case_pass(k) == 1) {   /* a gradient case: lattn_ssm_ref_backward or _chunk_backward */
+            static const char *const dn[11] = { "in.dout", "in.dht", "out.dx", "out.ddt", "out.dz", "out.dA", "out.dBm", "out.dCm",
+                                                "out.dDskip", "out.ddt_bias", "out.dh0" };
+            const int64_t dc[11] = { BTD, nDN, BTD, BTD, BTD, a.D * a.N, BTGN, BTGN, a.D, a.D, nDN };
+            lattn_ssm_grads gr;
+            memset(&gr, 0, sizeof gr);
+            {
+                float **const o[9] = { &gr.dx, &gr.ddt, &gr.dz, &gr.dA, &gr.dBm, &gr.dCm, &gr.dDskip, &gr.ddt_bias, &gr.dh0 };
+                LATTN__TRY(lattn__case_grad_io(k, 11, dn, dc, 1, &gr.dout, &gr.dht, o));
+            }
+            if (form == LATTN_FORM_REF) return lattn_ssm_ref_backward(k->ctx, &a, &gr);
+            if (form == LATTN_FORM_CHUNK) return lattn_ssm_chunk_backward(k->ctx, &a, &gr);
+            return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a gradient case has the ref and chunk forms, not %s", lattn_form_name(form));
+        }
+    }
     if (form == LATTN_FORM_REF) return lattn_ssm_ref(k->ctx, &a);
     if (form == LATTN_FORM_CHUNK) return lattn_ssm_chunk(k->ctx, &a);
     if (form == LATTN_FORM_STEP) return lattn_ssm_step(k->ctx, &a);
@@ -13095,12 +14049,12 @@ static lattn_status lattn__case_p0(lattn__case *k, lattn_form form) {
 LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max) {
     static const lattn_form la[] = { LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
     static const lattn_form gdr[] = { LATTN_FORM_REF, LATTN_FORM_STEP, LATTN_FORM_CHUNK };
-    static const lattn_form rfs[] = { LATTN_FORM_REF, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
+    static const lattn_form rfs[] = { LATTN_FORM_REF, LATTN_FORM_CHUNK, LATTN_FORM_STEP };   /* also a gradient case's two */
     const char *m = c ? lattn_st_meta(c, "mixer") : NULL;
     const lattn_form *f = rfs;
     int n = 3, i;
     if (!m) return 0;
-    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = 1;   /* gradient cases: ref */
+    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = 2;   /* gradient cases: ref, chunk */
     else if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0 || strcmp(m, "sps") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;

@@ -306,6 +306,71 @@ static void bench_gla(void) {
     }
 }
 
+/* ---- backward: forward + backward against the forward (linear attention family) ---------------- */
+/* Rows <kernel>_fwd (lattn_la_chunk at C = 64), <kernel>_bwd (lattn_la_chunk_backward, every input's
+   gradient, chunk 64) and <kernel>_fwd_bwd (their sum) with baseline the forward row: speedup = forward
+   ms / (forward + backward) ms, so >= 0.333 means at most 3.0x. GFLOP/s: the forward's nominal
+   4·T·H·K·V; the backward's 10·T·H·K·V (its five T·K·V products: the chunk-state pass, dO·Sᵀ, V·Uᵀ,
+   (Φk ⊙ w)·U and Q̃ᵀ·dO; the chunk-local L x L products are not counted). Simple GLA: per-head gates
+   logsigmoid(x)/16; GLA: per-key gates likewise. */
+typedef struct { la_u f; lattn_la_grads g; } bw_u;
+static void bw_fwd_run(void *p) { bw_u *u = (bw_u *)p; lattn_la_chunk(u->f.ctx, &u->f.a); }
+static void bw_bwd_run(void *p) { bw_u *u = (bw_u *)p; lattn_la_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+static void bench_backward(void) {
+    static const struct { const char *name; int64_t T, H, K, V; int kind; } ks[5] = {
+        { "simple_gla", 2048, 16, 96, 192, 1 }, { "gla", 2048, 16, 96, 192, 2 },
+        { "simple_gla", 2048, 4, 256, 512, 1 }, { "gla", 2048, 4, 256, 512, 2 }, { "linear_attn", 4096, 8, 64, 64, 0 } };
+    int ki, th;
+    for (ki = 0; ki < 5; ki++)
+        for (th = 1; th <= 2; th++) {
+            const int64_t T = ks[ki].T, H = ks[ki].H, K = ks[ki].K, V = ks[ki].V;
+            const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V), ng = ks[ki].kind == 2 ? nq : (size_t)(T * H);
+            lattn_ctx ctx;
+            lattn_rng r = lattn_rng_seed(31);
+            bw_u u;
+            char shape[96], nm[3][40];
+            float *gate = NULL;
+            double mf, mb, fl = 4.0 * T * H * K * V;
+            size_t i;
+            if (!wanted(ks[ki].name) && !wanted("backward")) continue;
+            if (g_quick && ki >= 2) continue;
+            lattn_ctx_init(&ctx);
+            ctx.n_threads = th;
+            memset(&u, 0, sizeof u);
+            u.f.ctx = &ctx;
+            la_alloc(&u.f, T, H, K, V, 1, 32);    /* q, k, v, o (and gk, replaced below) */
+            free((void *)u.f.a.gk);
+            u.f.a.gk = NULL;
+            if (ks[ki].kind > 0) {
+                gate = (float *)malloc(sizeof(float) * ng);
+                lattn_rng_fill_normal(&r, gate, ng, 0, 1);
+                for (i = 0; i < ng; i++) gate[i] = (float)(((gate[i] < 0 ? gate[i] : 0.0) - log1p(exp(-fabs(gate[i])))) / 16.0);
+                if (ks[ki].kind == 1) u.f.a.g = gate;
+                else u.f.a.gk = gate;
+            }
+            u.f.a.chunk = 64;
+            u.g.dout = u.f.a.v;
+            u.g.dq = (float *)malloc(sizeof(float) * nq);
+            u.g.dk = (float *)malloc(sizeof(float) * nq);
+            u.g.dv = (float *)malloc(sizeof(float) * nv);
+            if (ks[ki].kind == 1) u.g.dg = (float *)malloc(sizeof(float) * ng);
+            if (ks[ki].kind == 2) u.g.dgk = (float *)malloc(sizeof(float) * ng);
+            time2(bw_fwd_run, &u, bw_bwd_run, &u, g_quick ? 3 : 7, &mf, &mb);
+            snprintf(shape, sizeof shape, "T=%lld,H=%lld,K=%lld,V=%lld,C=64", (long long)T, (long long)H, (long long)K, (long long)V);
+            snprintf(nm[0], sizeof nm[0], "%s_fwd", ks[ki].name);
+            snprintf(nm[1], sizeof nm[1], "%s_bwd", ks[ki].name);
+            snprintf(nm[2], sizeof nm[2], "%s_fwd_bwd", ks[ki].name);
+            row(nm[0], shape, th, mf, (double)T, fl, NULL, 0);
+            row(nm[1], shape, th, mb, (double)T, 2.5 * fl, nm[0], mf);
+            row(nm[2], shape, th, mf + mb, (double)T, 3.5 * fl, nm[0], mf);
+            u.f.a.g = NULL;
+            u.f.a.gk = NULL;
+            free(gate);
+            free(u.g.dq); free(u.g.dk); free(u.g.dv); free(u.g.dg); free(u.g.dgk);
+            la_release(&u.f);
+        }
+}
+
 /* ---- Gated DeltaNet (the delta-rule core), FLOPs 6·T·H·K·V ------------------------------------- */
 typedef struct { lattn_ctx *ctx; lattn_gdr_args a; } gdr_u;
 static void gdr_chunk_run(void *p) {
@@ -590,6 +655,8 @@ static void bench_laplace(void) {
 typedef struct { lattn_ctx *ctx; lattn_shortconv_args a; } conv_u;
 static void conv_fast_run(void *p) { conv_u *u = (conv_u *)p; lattn_shortconv_chunk(u->ctx, &u->a); }
 static void conv_step_run(void *p) { conv_u *u = (conv_u *)p; lattn_shortconv_step(u->ctx, &u->a); }
+typedef struct { conv_u f; lattn_shortconv_grads g; } conv_b;
+static void conv_bwd_run(void *p) { conv_b *u = (conv_b *)p; lattn_shortconv_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
 static void bench_conv(void) {
     int th;
     int64_t T = 2048, D = 1536, W = 4;
@@ -609,6 +676,19 @@ static void bench_conv(void) {
         time2(conv_fast_run, &u, th == 1 ? conv_step_run : NULL, &u, 9, &mf, &ms);
         if (th == 1) row("shortconv_step", "T=2048,d=1536,k=4", 1, ms, (double)T, 2.0 * T * D * W, NULL, 0);
         row("shortconv", "T=2048,d=1536,k=4", th, mf, (double)T, 2.0 * T * D * W, th == 1 ? "shortconv_step" : NULL, ms);
+        {   /* the backward (SiLU, bias; dx, dw, dbias): FLOPs 6·T·d·k (three tap sums) */
+            conv_b ub;
+            double mff, mb;
+            ub.f = u; ub.f.a.silu = 1; ub.f.a.bias = u.a.w;
+            memset(&ub.g, 0, sizeof ub.g);
+            ub.g.dout = u.a.x; ub.g.dx = (float *)malloc(sizeof(float) * (size_t)(T * D));
+            ub.g.dw = (float *)malloc(sizeof(float) * (size_t)(D * W)); ub.g.dbias = (float *)malloc(sizeof(float) * (size_t)D);
+            time2(conv_fast_run, &ub.f, conv_bwd_run, &ub, 9, &mff, &mb);
+            row("shortconv_fwd", "T=2048,d=1536,k=4,SiLU", th, mff, (double)T, 2.0 * T * D * W, NULL, 0);
+            row("shortconv_bwd", "T=2048,d=1536,k=4,SiLU", th, mb, (double)T, 6.0 * T * D * W, "shortconv_fwd", mff);
+            row("shortconv_fwd_bwd", "T=2048,d=1536,k=4,SiLU", th, mff + mb, (double)T, 8.0 * T * D * W, "shortconv_fwd", mff);
+            free(ub.g.dx); free(ub.g.dw); free(ub.g.dbias);
+        }
         free((void *)u.a.x); free(u.a.y); free((void *)u.a.w);
     }
 }
@@ -671,6 +751,8 @@ static void triad_run(void *p) {         /* STREAM triad on the SIMD layer, bloc
 }
 typedef struct { lattn_ctx *ctx; lattn_scan_args a; } scan_u;
 static void scan_run(void *p) { scan_u *u = (scan_u *)p; lattn_scan_chunk(u->ctx, &u->a); }
+typedef struct { scan_u f; lattn_scan_grads g; } scan_b;
+static void scan_bwd_run(void *p) { scan_b *u = (scan_b *)p; lattn_scan_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
 static void fill(float *x, size_t n, float v) { size_t i; for (i = 0; i < n; i++) x[i] = v + 1e-7f * (float)(i % 1000); }
 static void bench_scan(void) {
     int th;
@@ -713,6 +795,28 @@ static void bench_scan(void) {
                 free((void *)u.a.a); free((void *)u.a.b); free(u.a.y);
             }
     }
+    for (th = 1; th <= 2; th++) {        /* the backward: a reverse scan, da and db (dh0 too) */
+        lattn_ctx ctx;
+        scan_b u;
+        const int64_t T = g_quick ? 256 : 4096, N = 8192;
+        const size_t n = (size_t)(T * N);
+        double mf, mb;
+        lattn_ctx_init(&ctx); ctx.n_threads = th;
+        memset(&u, 0, sizeof u);
+        u.f.ctx = &ctx; u.f.a.B = 1; u.f.a.T = T; u.f.a.N = N;
+        u.f.a.a = (float *)malloc(n * 4); u.f.a.b = (float *)malloc(n * 4); u.f.a.y = (float *)malloc(n * 4);
+        u.g.da = (float *)malloc(n * 4); u.g.db = (float *)malloc(n * 4);
+        fill((float *)u.f.a.a, n, 0.9f); fill((float *)u.f.a.b, n, 1.0f); fill(u.f.a.y, n, 0.0f);
+        u.g.dout = u.f.a.b;
+        time2(scan_run, &u.f, scan_bwd_run, &u, 5, &mf, &mb);
+        g_bytes = 12.0 * (double)n;      /* a, b read, y written */
+        row("scan_fwd", "B=1,T=4096,N=8192", th, mf, (double)T, 2.0 * (double)n, NULL, 0);
+        g_bytes = 28.0 * (double)n;      /* a, b (checkpoints); a, b, dy (recompute, reverse); da, db written */
+        row("scan_bwd", "B=1,T=4096,N=8192", th, mb, (double)T, 5.0 * (double)n, "scan_fwd", mf);
+        g_bytes = 40.0 * (double)n;
+        row("scan_fwd_bwd", "B=1,T=4096,N=8192", th, mf + mb, (double)T, 7.0 * (double)n, "scan_fwd", mf);
+        free((void *)u.f.a.a); free((void *)u.f.a.b); free(u.f.a.y); free(u.g.da); free(u.g.db);
+    }
 }
 
 /* ---- selective SSM: the fused form against a straightforward per-token loop with one expf per
@@ -736,6 +840,8 @@ static void ssm_loop_run(void *p) {
             a->y[t * D + d] = y + a->Dskip[d] * x;
         }
 }
+typedef struct { ssm_u f; lattn_ssm_grads g; } ssm_b;
+static void ssm_bwd_run(void *p) { ssm_b *u = (ssm_b *)p; lattn_ssm_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
 static void bench_ssm(void) {
     lattn_ctx ctx;
     ssm_u u;
@@ -757,6 +863,27 @@ static void bench_ssm(void) {
     snprintf(shape, sizeof shape, "T=%lld,D=1536,N=16 (mamba-130m)", (long long)T);
     row("ssm_expf_loop", shape, 1, ml, (double)T, 4.0 * T * D * N, NULL, 0);
     row("ssm_fast", shape, 1, mf, (double)T, 4.0 * T * D * N, "ssm_expf_loop", ml);
+    {   /* the backward (every parameter's gradient) at 1 and 2 threads: FLOPs 14·T·D·N nominal (the
+           checkpoint and recompute passes 2 x 4, the reverse step's six products) */
+        ssm_b ub;
+        int th;
+        ub.f = u;
+        memset(&ub.g, 0, sizeof ub.g);
+        ub.g.dout = u.a.x;
+        ub.g.dx = (float *)malloc(sizeof(float) * (size_t)(T * D)); ub.g.ddt = (float *)malloc(sizeof(float) * (size_t)(T * D));
+        ub.g.dA = (float *)malloc(sizeof(float) * (size_t)(D * N)); ub.g.dBm = (float *)malloc(sizeof(float) * (size_t)(T * N));
+        ub.g.dCm = (float *)malloc(sizeof(float) * (size_t)(T * N)); ub.g.dDskip = (float *)malloc(sizeof(float) * (size_t)D);
+        ub.g.ddt_bias = (float *)malloc(sizeof(float) * (size_t)D);
+        for (th = 1; th <= 2; th++) {
+            double mff, mb;
+            ctx.n_threads = th;
+            time2(ssm_fast_run, &ub.f, ssm_bwd_run, &ub, 5, &mff, &mb);
+            row("ssm_fwd", shape, th, mff, (double)T, 4.0 * T * D * N, NULL, 0);
+            row("ssm_bwd", shape, th, mb, (double)T, 14.0 * T * D * N, "ssm_fwd", mff);
+            row("ssm_fwd_bwd", shape, th, mff + mb, (double)T, 18.0 * T * D * N, "ssm_fwd", mff);
+        }
+        free(ub.g.dx); free(ub.g.ddt); free(ub.g.dA); free(ub.g.dBm); free(ub.g.dCm); free(ub.g.dDskip); free(ub.g.ddt_bias);
+    }
     free((void *)u.a.x); free((void *)u.a.dt); free((void *)u.a.A); free((void *)u.a.Bm); free((void *)u.a.Cm);
     free((void *)u.a.Dskip); free((void *)u.a.dt_bias); free(u.a.y); free(u.h);
 }
@@ -1059,6 +1186,7 @@ int main(int argc, char **argv) {
     bench_tiler();
     bench_la();
     bench_gla();
+    bench_backward();
     bench_gdn();
     bench_prism();
     bench_ttt();

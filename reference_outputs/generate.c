@@ -69,6 +69,8 @@ static const gcase CASES[] = {
     { "shortconv_medium", "shortconv", 1, 300, 0, 64, 0, 4, 1, 0, 0, 0, 0, NULL, {0}, 0, 102, "d = 64, no activation" },
     { "shortconv_varlen", "shortconv", 1, 60, 0, 7, 0, 3, 0, 1, 1, 0, 0, NULL, {0, 0, 13, 60}, 3, 103, "three sequences, one empty; width 3" },
     { "shortconv_t0",     "shortconv", 2, 0, 0, 4, 0, 4, 0, 0, 1, 0, 0, NULL, {0}, 0, 104, "T = 0: ht = h0" },
+    { "shortconv_grad_varlen", "shortconv", 1, 90, 0, 19, 0, 4, 1, 1, 1, 0, 0, NULL, {0, 2, 2, 90}, 3, 105,
+      "gradients (lattn_shortconv_ref_backward): bias, SiLU, initial states, three sequences (one shorter than the width, one empty)" },
     { "tcn_small",        "tcn",       2, 40, 4, 16, 0, 3, 0, 0, 0, 0, 0, NULL, {0}, 0, 201, "4 layers, k = 3, dilations 1 2 4 8" },
     { "linear_attn_small",  "linear_attn", 2, 37, 2, 16, 24, 0, 0, 0, 1, 0, 16, "identity", {0}, 0, 301, "initial state, chunk 16" },
     { "linear_attn_odd",    "linear_attn", 3, 65, 3, 37, 45, 0, 0, 0, 1, 0, 0, "identity", {0}, 0, 302, "K, V not multiples of the vector width" },
@@ -97,9 +99,13 @@ static const gcase CASES[] = {
     /* scan: N in K; log_space in norm */
     { "scan_small",       "scan", 2, 257, 0, 37, 0, 0, 0, 0, 1, 0, 0, NULL, {0}, 0, 401, "decays in [0.5, 1), initial state" },
     { "scan_log_long",    "scan", 1, 9000, 0, 5, 0, 0, 0, 0, 1, 1, 0, NULL, {0}, 0, 402, "log-space decays; long T, few channels (the time-split path)" },
+    { "scan_grad_log",    "scan", 2, 131, 0, 21, 0, 0, 0, 0, 1, 1, 0, NULL, {0}, 0, 421,
+      "gradients (lattn_scan_ref_backward): log-space decays, initial state, dout and dht upstream; T past two blocks of 64" },
     /* ssm: D in K, N in V, G in W */
     { "ssm_small",        "ssm", 2, 65, 0, 37, 5, 1, 1, 1, 1, 0, 0, NULL, {0}, 0, 501, "Dskip, dt_bias, SiLU(z) gate, initial state" },
     { "ssm_groups_varlen", "ssm", 1, 120, 0, 36, 8, 3, 0, 0, 1, 0, 0, NULL, {0, 50, 50, 120}, 3, 502, "3 groups of B/C, three sequences (one empty)" },
+    { "ssm_grad_small",   "ssm", 2, 70, 0, 20, 5, 2, 1, 1, 1, 0, 0, NULL, {0}, 0, 503,
+      "gradients (lattn_ssm_ref_backward) of every parameter: 2 groups, Dskip, dt_bias, SiLU(z) gate, initial state, dout and dht" },
     /* s4d: D in K, N in V; complex modes in norm; h0 in h0; a state out in silu */
     { "s4d_complex_state", "s4d", 2, 129, 0, 4, 8, 0, 0, 1, 1, 1, 0, NULL, {0}, 0, 601, "S4D-Lin complex modes, initial and final state" },
     { "s4d_real_conv",     "s4d", 1, 300, 0, 3, 6, 0, 0, 0, 1, 0, 0, NULL, {0}, 0, 602, "real modes, initial state, y only (all forms incl. FFT and direct conv)" },
@@ -183,6 +189,18 @@ static void meta(gout *g, const char *k, const char *v) {
     if (g->nm_meta == 32) { fprintf(stderr, "generate: more than 32 metadata entries\n"); exit(1); }
     g->meta[2 * g->nm_meta] = k; g->meta[2 * g->nm_meta + 1] = v; g->nm_meta++; }
 static const char *num(gout *g, double x) { snprintf(g->mbuf[g->nmb], 64, "%.17g", x); return g->mbuf[g->nmb++]; }
+/* A gradient output of a gradient case: out.<name> (float32) and out64.<name> (float64), added
+   now and filled by the _ref_backward call that follows. */
+static void add_grad(gout *g, const char *name, int nd, const int64_t *shape, float **f, double **d) {
+    size_t n = 1;
+    int i;
+    char nm[64];
+    for (i = 0; i < nd; i++) n *= (size_t)shape[i];
+    *f = (float *)keep(g, n * sizeof(float));
+    *d = (double *)keep(g, n * sizeof(double));
+    snprintf(nm, sizeof nm, "out.%s", name); add(g, nm, LATTN_DTYPE_F32, nd, shape, *f);
+    snprintf(nm, sizeof nm, "out64.%s", name); add(g, nm, LATTN_DTYPE_F64, nd, shape, *d);
+}
 
 /* A layer's weight tensor, stored as in.<name>. */
 static void add_weight(gout *g, const lattn_tensor *t, const float *w) {
@@ -235,7 +253,21 @@ static int build_shortconv(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *r
     if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
     a.y = (float *)keep(g, (size_t)(B * T * D) * 4); a.ht = (float *)keep(g, (size_t)(n * D * W) * 4);
     st = lattn_shortconv_ref(ctx, &a);
-    add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 3, sh, a.ht);
+    if (!strstr(c->id, "_grad")) {   /* a gradient case holds the gradients only */
+        add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y);
+        add(g, "out.ht", LATTN_DTYPE_F32, 3, sh, a.ht);
+    }
+    if (st == LATTN_OK && strstr(c->id, "_grad")) {   /* upstream dout, dht; every input's gradient */
+        lattn_shortconv_grads gr = {0};
+        meta(g, "pass", "backward");
+        gr.dout = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0); add(g, "in.dout", LATTN_DTYPE_F32, 3, sx, gr.dout);
+        gr.dht = rand_f(g, rng, (size_t)(n * D * W), 1, 0, 0); add(g, "in.dht", LATTN_DTYPE_F32, 3, sh, gr.dht);
+        add_grad(g, "dx", 3, sx, &gr.dx, &gr.dx64);
+        add_grad(g, "dw", 2, sw, &gr.dw, &gr.dw64);
+        if (a.bias) add_grad(g, "dbias", 1, sb, &gr.dbias, &gr.dbias64);
+        if (a.h0) add_grad(g, "dh0", 3, sh, &gr.dh0, &gr.dh064);
+        st = lattn_shortconv_ref_backward(ctx, &a, &gr);
+    }
     return report(c, ctx, st);
 }
 
@@ -292,7 +324,20 @@ static int build_scan(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     if (c->h0) { a.h0 = rand_f(g, rng, (size_t)(B * N), 1, 0, 0); add(g, "in.h0", LATTN_DTYPE_F32, 2, sh, a.h0); }
     a.y = (float *)keep(g, cnt * 4); a.ht = (float *)keep(g, (size_t)(B * N) * 4);
     st = lattn_scan_ref(ctx, &a);
-    add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 2, sh, a.ht);
+    if (!strstr(c->id, "_grad")) {   /* a gradient case holds the gradients only */
+        add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y);
+        add(g, "out.ht", LATTN_DTYPE_F32, 2, sh, a.ht);
+    }
+    if (st == LATTN_OK && strstr(c->id, "_grad")) {
+        lattn_scan_grads gr = {0};
+        meta(g, "pass", "backward");
+        gr.dout = rand_f(g, rng, cnt, 1, 0, 0); add(g, "in.dout", LATTN_DTYPE_F32, 3, sx, gr.dout);
+        gr.dht = rand_f(g, rng, (size_t)(B * N), 1, 0, 0); add(g, "in.dht", LATTN_DTYPE_F32, 2, sh, gr.dht);
+        add_grad(g, "da", 3, sx, &gr.da, &gr.da64);
+        add_grad(g, "db", 3, sx, &gr.db, &gr.db64);
+        if (a.h0) add_grad(g, "dh0", 2, sh, &gr.dh0, &gr.dh064);
+        st = lattn_scan_ref_backward(ctx, &a, &gr);
+    }
     return report(c, ctx, st);
 }
 
@@ -322,7 +367,26 @@ static int build_ssm(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     if (c->n_seqs) { a.offsets = c->offsets; a.n_seqs = c->n_seqs; }
     a.y = (float *)keep(g, (size_t)(B * T * D) * 4); a.ht = (float *)keep(g, (size_t)(n * D * N) * 4);
     st = lattn_ssm_ref(ctx, &a);
-    add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y); add(g, "out.ht", LATTN_DTYPE_F32, 3, sh, a.ht);
+    if (!strstr(c->id, "_grad")) {   /* a gradient case holds the gradients only */
+        add(g, "out.y", LATTN_DTYPE_F32, 3, sx, a.y);
+        add(g, "out.ht", LATTN_DTYPE_F32, 3, sh, a.ht);
+    }
+    if (st == LATTN_OK && strstr(c->id, "_grad")) {
+        lattn_ssm_grads gr = {0};
+        meta(g, "pass", "backward");
+        gr.dout = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0); add(g, "in.dout", LATTN_DTYPE_F32, 3, sx, gr.dout);
+        gr.dht = rand_f(g, rng, (size_t)(n * D * N), 1, 0, 0); add(g, "in.dht", LATTN_DTYPE_F32, 3, sh, gr.dht);
+        add_grad(g, "dx", 3, sx, &gr.dx, &gr.dx64);
+        add_grad(g, "ddt", 3, sx, &gr.ddt, &gr.ddt64);
+        add_grad(g, "dA", 2, sa, &gr.dA, &gr.dA64);
+        add_grad(g, "dBm", 4, sb, &gr.dBm, &gr.dBm64);
+        add_grad(g, "dCm", 4, sb, &gr.dCm, &gr.dCm64);
+        if (a.Dskip) add_grad(g, "dDskip", 1, sd, &gr.dDskip, &gr.dDskip64);
+        if (a.dt_bias) add_grad(g, "ddt_bias", 1, sd, &gr.ddt_bias, &gr.ddt_bias64);
+        if (a.z) add_grad(g, "dz", 3, sx, &gr.dz, &gr.dz64);
+        if (a.h0) add_grad(g, "dh0", 3, sh, &gr.dh0, &gr.dh064);
+        st = lattn_ssm_ref_backward(ctx, &a, &gr);
+    }
     return report(c, ctx, st);
 }
 

@@ -4068,9 +4068,93 @@ static void test_conv_backward(lattn_ctx *ctx, lattn_rng *r) {
         for (k2 = 0; k2 < 3; k2++)
             CHECK(rel_rms_dd(got[k2], want[k2], n[k2]) <= 1e-12, "short_conv_grad_%d: %s = fla's float64 autograd (%.3g)", ci,
                   outs[k2], rel_rms_dd(got[k2], want[k2], n[k2]));
+        {   /* the float32 backward: <= 1e-5 */
+            lattn_shortconv_grads gf = LATTN__ZERO;
+            float *fg[3];
+            for (k2 = 0; k2 < 3; k2++) fg[k2] = fnew(n[k2]);
+            gf.dout = dy; gf.dx = fg[0]; gf.dw = fg[1]; gf.dbias = fg[2];
+            CHECK(lattn_shortconv_chunk_backward(ctx, &a, &gf) == LATTN_OK, "short_conv_grad_%d chunk: %s", ci, lattn_ctx_error(ctx));
+            for (k2 = 0; k2 < 3; k2++)
+                CHECK(rel_rms_d(fg[k2], want[k2], n[k2]) <= 1e-5, "short_conv_grad_%d: %s of shortconv_chunk_backward = fla's float64 autograd (%.3g)",
+                      ci, outs[k2], rel_rms_d(fg[k2], want[k2], n[k2]));
+            for (k2 = 0; k2 < 3; k2++) free(fg[k2]);
+        }
         for (k2 = 0; k2 < 3; k2++) { free(got[k2]); free(want[k2]); }
         free(x); free(w); free(bias); free(dy);
         lattn_st_free(ctx, &f);
+    }
+}
+/* lattn_shortconv_chunk_backward against lattn_shortconv_ref_backward: T = 0, 1, 63, 64, 65, 200
+   (blocks of 64), D not a multiple of the vector width, W = 1, 3, 4, SiLU or not, bias, h0 and dht
+   set or not, B = 2 or variable lengths (one sequence shorter than W, one empty); outputs
+   NaN-poisoned; the same bits at 1, 2 and 3 threads. */
+static void conv_bw_run(lattn_ctx *ctx, const lattn_shortconv_args *a, const lattn_shortconv_grads *g0, float *const *out,
+                        const size_t *n, int fast) {
+    lattn_shortconv_grads g = *g0;
+    int w;
+    for (w = 0; w < 4; w++) poison(out[w], n[w]);
+    g.dx = out[0]; g.dw = out[1]; g.dbias = out[2]; g.dh0 = out[3];
+    CHECK((fast ? lattn_shortconv_chunk_backward : lattn_shortconv_ref_backward)(ctx, a, &g) == LATTN_OK, "conv %s backward: %s",
+          fast ? "chunk" : "ref", lattn_ctx_error(ctx));
+}
+static void test_conv_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
+    static const char *const names[4] = { "dx", "dw", "dbias", "dh0" };
+    const int64_t Ts[6] = { 0, 1, 63, 64, 65, 200 }, Ds[3] = { 3, 17, 40 }, Ws[3] = { 1, 3, 4 };
+    int ti, di, wi, combo = 0;
+    for (ti = 0; ti < 6; ti++)
+        for (di = 0; di < 3; di++)
+            for (wi = 0; wi < 3; wi++) {
+                const int vl = combo % 2, act = combo / 2 % 2;
+                const int64_t T = Ts[ti], D = Ds[di], W = Ws[wi], B = vl ? 1 : 2, N = vl ? 3 : B;
+                const size_t nx = (size_t)(B * T * D), ns = (size_t)(N * D * W), n[4] = { nx, (size_t)(D * W), (size_t)D, ns };
+                float *x = fnormal(r, nx), *w = fnormal(r, (size_t)(D * W)), *bias = fnormal(r, (size_t)D), *h0 = fnormal(r, ns);
+                float *dy = fnormal(r, nx), *dht = fnormal(r, ns), *want[4], *got[4], *again[4];
+                int64_t off[4];
+                lattn_shortconv_args a;
+                lattn_shortconv_grads g = LATTN__ZERO;
+                int k, th, same = 1;
+                off[0] = 0; off[1] = T > 2 ? 2 : 0; off[2] = off[1]; off[3] = T;
+                memset(&a, 0, sizeof a);
+                a.B = B; a.T = T; a.D = D; a.W = W; a.x = x; a.w = w; a.silu = act;
+                if (combo % 3 != 2) a.bias = bias;
+                if (combo % 4 != 3) a.h0 = h0;
+                if (vl) { a.offsets = off; a.n_seqs = 3; }
+                g.dout = dy;
+                if (combo % 5 != 4) g.dht = dht;
+                combo++;
+                for (k = 0; k < 4; k++) { want[k] = fnew(n[k]); got[k] = fnew(n[k]); again[k] = fnew(n[k]); }
+                conv_bw_run(ctx, &a, &g, want, n, 0);
+                conv_bw_run(ctx, &a, &g, got, n, 1);
+                for (k = 0; k < 4; k++)
+                    CHECK(rel_rms(got[k], want[k], n[k]) <= 1e-5, "shortconv_chunk_backward = shortconv_ref_backward: %s (T = %lld, D = %lld, W = %lld%s, %s): %.3g",
+                          names[k], (long long)T, (long long)D, (long long)W, act ? ", SiLU" : "", vl ? "variable lengths" : "B = 2",
+                          rel_rms(got[k], want[k], n[k]));
+                for (th = 2; th <= 3 && ti == 5; th++) {
+                    ctx->n_threads = th;
+                    conv_bw_run(ctx, &a, &g, again, n, 1);
+                    for (k = 0; k < 4; k++) same &= memcmp(got[k], again[k], n[k] * sizeof(float)) == 0;
+                    ctx->n_threads = 1;
+                }
+                CHECK(same, "shortconv_chunk_backward: the same bits at 1, 2 and 3 threads (D = %lld, W = %lld)", (long long)D, (long long)W);
+                for (k = 0; k < 4; k++) { free(want[k]); free(got[k]); free(again[k]); }
+                free(x); free(w); free(bias); free(h0); free(dy); free(dht);
+            }
+    {   /* refused without writing */
+        float x[4] = { 1, 2, 3, 4 }, d[4];
+        lattn_shortconv_args a;
+        lattn_shortconv_grads g = LATTN__ZERO;
+        int i;
+        for (i = 0; i < 4; i++) d[i] = NAN;
+        memset(&a, 0, sizeof a);
+        a.B = 1; a.T = 4; a.D = 1; a.W = 2; a.x = x; a.w = x;
+        g.dx = d;
+        CHECK(lattn_shortconv_chunk_backward(ctx, &a, NULL) == LATTN_E_NULL && lattn_shortconv_chunk_backward(ctx, &a, &g) == LATTN_E_NULL,
+              "shortconv_chunk_backward: grads or dout NULL");
+        g.dout = x;
+        a.W = 0;
+        CHECK(lattn_shortconv_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "shortconv_chunk_backward: W = 0 refused");
+        for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
+        CHECK(i == 4, "shortconv_chunk_backward: nothing written by a refused call");
     }
 }
 /* ℒ = Σ dy·y + Σ dht·ht from the scan _ref's float64 outputs. */
@@ -4117,6 +4201,70 @@ static void test_scan_backward(lattn_ctx *ctx, lattn_rng *r) {
         CHECK(bad == 0, "scan_ref_backward = central differences (%s decays): worst %.3g", ls ? "log" : "linear", worst);
         for (k2 = 0; k2 < 3; k2++) free(ad[k2]);
         free(av); free(bv); free(h0); free(dy); free(dht); free(y64); free(h64);
+    }
+}
+/* lattn_scan_chunk_backward against lattn_scan_ref_backward: T = 0, 1, 15, 16, 17, 200 (blocks of
+   16), N across the 4096-channel item, linear and log decays (some clamped), h0 and dht set or not,
+   outputs NaN-poisoned; the same bits at 1, 2 and 3 threads. */
+static void scan_bw_run(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g0, float *const *out, const size_t *n, int fast) {
+    lattn_scan_grads g = *g0;
+    int w;
+    for (w = 0; w < 3; w++) poison(out[w], n[w]);
+    g.da = out[0]; g.db = out[1]; g.dh0 = out[2];
+    CHECK((fast ? lattn_scan_chunk_backward : lattn_scan_ref_backward)(ctx, a, &g) == LATTN_OK, "scan %s backward: %s",
+          fast ? "chunk" : "ref", lattn_ctx_error(ctx));
+}
+static void test_scan_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
+    static const char *const names[3] = { "da", "db", "dh0" };
+    const int64_t Ts[6] = { 0, 1, 15, 16, 17, 200 }, Ns[3] = { 3, 17, 4100 };
+    int ti, ni, ls, combo = 0;
+    for (ti = 0; ti < 6; ti++)
+        for (ni = 0; ni < 3; ni++)
+            for (ls = 0; ls < 2; ls++) {
+                if (g_quick && ni == 2 && ti < 5) continue;   /* before anything is allocated */
+                const int64_t B = 2, T = Ts[ti], N = Ns[ni];
+                const size_t ny = (size_t)(B * T * N), ns = (size_t)(B * N), n[3] = { ny, ny, ns };
+                float *av = frand(r, ny, ls ? -0.7f : 0.5f, ls ? -0.01f : 1.0f), *bv = fnormal(r, ny), *h0 = fnormal(r, ns);
+                float *dy = fnormal(r, ny), *dht = fnormal(r, ns), *want[3], *got[3], *again[3];
+                lattn_scan_args a;
+                lattn_scan_grads g = LATTN__ZERO;
+                size_t i;
+                int w, th, same = 1;
+                if (ls) for (i = 0; i < ny; i += 7) av[i] = LATTN_LOG_GATE_MIN * 2.0f;   /* clamped: da = 0 */
+                memset(&a, 0, sizeof a);
+                a.B = B; a.T = T; a.N = N; a.a = av; a.b = bv; a.log_space = ls;
+                if (combo % 2 == 0) a.h0 = h0;
+                g.dout = dy;
+                if (combo++ % 3 != 1) g.dht = dht;
+                for (w = 0; w < 3; w++) { want[w] = fnew(n[w]); got[w] = fnew(n[w]); again[w] = fnew(n[w]); }
+                scan_bw_run(ctx, &a, &g, want, n, 0);
+                scan_bw_run(ctx, &a, &g, got, n, 1);
+                for (w = 0; w < 3; w++)
+                    CHECK(rel_rms(got[w], want[w], n[w]) <= 1e-5, "scan_chunk_backward = scan_ref_backward: %s (T = %lld, N = %lld, %s): %.3g",
+                          names[w], (long long)T, (long long)N, ls ? "log" : "linear", rel_rms(got[w], want[w], n[w]));
+                for (th = 2; th <= 3 && ti == 5; th++) {
+                    ctx->n_threads = th;
+                    scan_bw_run(ctx, &a, &g, again, n, 1);
+                    for (w = 0; w < 3; w++) same &= memcmp(got[w], again[w], n[w] * sizeof(float)) == 0;
+                    ctx->n_threads = 1;
+                }
+                CHECK(same, "scan_chunk_backward: the same bits at 1, 2 and 3 threads (N = %lld)", (long long)N);
+                for (w = 0; w < 3; w++) { free(want[w]); free(got[w]); free(again[w]); }
+                free(av); free(bv); free(h0); free(dy); free(dht);
+            }
+    {   /* refused without writing: no grads; a positive log decay */
+        float x[4] = { 0.5f, 0.5f, 0.5f, 0.5f }, d[4];
+        lattn_scan_args a;
+        lattn_scan_grads g = LATTN__ZERO;
+        int i;
+        for (i = 0; i < 4; i++) d[i] = NAN;
+        memset(&a, 0, sizeof a);
+        a.B = 1; a.T = 4; a.N = 1; a.a = x; a.b = x; a.log_space = 1;
+        g.dout = x; g.db = d;
+        CHECK(lattn_scan_chunk_backward(ctx, &a, NULL) == LATTN_E_NULL, "scan_chunk_backward: grads NULL");
+        CHECK(lattn_scan_chunk_backward(ctx, &a, &g) == LATTN_E_DOMAIN, "scan_chunk_backward: a positive log decay refused");
+        for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
+        CHECK(i == 4, "scan_chunk_backward: nothing written by a refused call");
     }
 }
 /* ℒ = Σ dy·y + Σ dht·ht from the SSM _ref's float64 outputs. */
@@ -4231,10 +4379,234 @@ static void test_ssm_backward(lattn_ctx *ctx, lattn_rng *r) {
                   outs[k2], rel_rms_dd(back, want[k2], n[k2]));
             free(back);
         }
+        {   /* the float32 backward: <= 1e-5 (against the float64 results, already checked equal to the reference's) */
+            lattn_ssm_grads gf = LATTN__ZERO;
+            float *fg[8];
+            for (k2 = 0; k2 < 8; k2++) fg[k2] = fnew(n[k2]);
+            gf.dout = dy; gf.dht = dls;
+            gf.dx = fg[0]; gf.ddt = fg[1]; gf.dz = fg[2]; gf.dA = fg[3]; gf.dBm = fg[4]; gf.dCm = fg[5]; gf.dDskip = fg[6]; gf.ddt_bias = fg[7];
+            CHECK(lattn_ssm_chunk_backward(ctx, &a, &gf) == LATTN_OK, "mamba grad %d chunk: %s", ci, lattn_ctx_error(ctx));
+            for (k2 = 0; k2 < 8; k2++)
+                CHECK(rel_rms_d(fg[k2], got[k2], n[k2]) <= 1e-5, "mamba_selective_scan_grad_%d: %s of ssm_chunk_backward = the reference's float64 autograd (%.3g)",
+                      ci, outs[k2], rel_rms_d(fg[k2], got[k2], n[k2]));
+            for (k2 = 0; k2 < 8; k2++) free(fg[k2]);
+        }
         for (k2 = 0; k2 < 8; k2++) { free(got[k2]); free(want[k2]); }
         free(u); free(dl); free(z); free(dout); free(dls); free(Bc); free(Cc); free(A); free(Dv); free(bias);
         free(x); free(dt); free(zz); free(dy); free(Bm); free(Cm);
         lattn_st_free(ctx, &f);
+    }
+}
+/* lattn_ssm_chunk_backward against lattn_ssm_ref_backward: T = 0, 1, 63, 64, 65, 150 (blocks of 64),
+   D = 5 (one group), 36 in 3 groups (vectors across groups), 260 in 2 groups (tiles across groups),
+   N = 3 or 16; z, Dskip, dt_bias, h0, dht, softplus on or off, B = 2 or variable lengths, some
+   decays clamped; outputs NaN-poisoned; the same bits at 1, 2 and 3 threads. */
+static void ssm_bw_run(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g0, float *const *out, const size_t *n, int fast) {
+    lattn_ssm_grads g = *g0;
+    int w;
+    for (w = 0; w < 9; w++) poison(out[w], n[w]);
+    g.dx = out[0]; g.ddt = out[1]; g.dA = out[2]; g.dBm = out[3]; g.dCm = out[4];
+    g.dDskip = a->Dskip ? out[5] : NULL; g.ddt_bias = a->dt_bias ? out[6] : NULL; g.dz = a->z ? out[7] : NULL; g.dh0 = out[8];
+    CHECK((fast ? lattn_ssm_chunk_backward : lattn_ssm_ref_backward)(ctx, a, &g) == LATTN_OK, "ssm %s backward: %s",
+          fast ? "chunk" : "ref", lattn_ctx_error(ctx));
+}
+static void test_ssm_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
+    static const char *const names[9] = { "dx", "ddt", "dA", "dBm", "dCm", "dDskip", "ddt_bias", "dz", "dh0" };
+    const int64_t Ts[6] = { 0, 1, 63, 64, 65, 150 }, Ds[3] = { 5, 36, 260 }, Gs[3] = { 1, 3, 2 }, Ns[2] = { 3, 16 };
+    int ti, di, ni, combo = 0;
+    for (ti = 0; ti < 6; ti++)
+        for (di = 0; di < 3; di++)
+            for (ni = 0; ni < 2; ni++) {
+                if (g_quick && di == 2 && ti < 5) continue;   /* before anything is allocated */
+                const int vl = combo % 2, opt = combo % 4;
+                const int64_t T = Ts[ti], D = Ds[di], G = Gs[di], N = Ns[ni], B = vl ? 1 : 2, NS = vl ? 3 : B;
+                const size_t nx = (size_t)(B * T * D), nb = (size_t)(B * T * G * N), ns = (size_t)(NS * D * N);
+                const size_t n[9] = { nx, nx, (size_t)(D * N), nb, nb, (size_t)D, (size_t)D, nx, ns };
+                float *x = fnormal(r, nx), *dt = frand(r, nx, -2.0f, 0.5f), *A = frand(r, (size_t)(D * N), -2.0f, -0.2f);
+                float *Bm = fnormal(r, nb), *Cm = fnormal(r, nb), *Ds_ = fnormal(r, (size_t)D), *bias = frand(r, (size_t)D, -1.0f, 0.5f);
+                float *z = fnormal(r, nx), *h0 = fnormal(r, ns), *dy = fnormal(r, nx), *dht = fnormal(r, ns);
+                float *want[9], *got[9], *again[9];
+                int64_t off[4];
+                lattn_ssm_args a;
+                lattn_ssm_grads g = LATTN__ZERO;
+                int k, th, same = 1;
+                off[0] = 0; off[1] = T / 3; off[2] = T / 3; off[3] = T;
+                if (combo % 3 == 0) A[0] = -5000.0f;      /* Δ·A below the clamp */
+                memset(&a, 0, sizeof a);
+                a.B = B; a.T = T; a.D = D; a.N = N; a.G = G; a.dt_softplus = opt != 3;
+                a.x = x; a.dt = dt; a.A = A; a.Bm = Bm; a.Cm = Cm;
+                if (opt != 3) { size_t i; for (i = 0; i < nx; i++) dt[i] = dt[i] < 0 ? -dt[i] : dt[i]; }
+                else { size_t i; for (i = 0; i < nx; i++) dt[i] = 0.1f + (dt[i] < 0 ? -dt[i] : dt[i]); }
+                if (opt != 1) a.Dskip = Ds_;
+                if (opt != 2) a.dt_bias = opt == 3 ? NULL : bias;
+                if (opt != 0) a.z = z;
+                if (combo % 5 != 4) a.h0 = h0;
+                if (vl) { a.offsets = off; a.n_seqs = 3; }
+                g.dout = dy;
+                if (combo % 3 != 1) g.dht = dht;
+                combo++;
+                for (k = 0; k < 9; k++) { want[k] = fnew(n[k]); got[k] = fnew(n[k]); again[k] = fnew(n[k]); }
+                ssm_bw_run(ctx, &a, &g, want, n, 0);
+                ssm_bw_run(ctx, &a, &g, got, n, 1);
+                for (k = 0; k < 9; k++) {
+                    size_t m = (k == 5 && !a.Dskip) || (k == 6 && !a.dt_bias) || (k == 7 && !a.z) ? 0 : n[k];
+                    CHECK(rel_rms(got[k], want[k], m) <= 1e-5, "ssm_chunk_backward = ssm_ref_backward: %s (T = %lld, D = %lld, G = %lld, N = %lld, %s): %.3g",
+                          names[k], (long long)T, (long long)D, (long long)G, (long long)N, vl ? "variable lengths" : "B = 2", rel_rms(got[k], want[k], m));
+                }
+                for (th = 2; th <= 3 && ti == 5; th++) {
+                    ctx->n_threads = th;
+                    ssm_bw_run(ctx, &a, &g, again, n, 1);
+                    for (k = 0; k < 9; k++) same &= memcmp(got[k], again[k], n[k] * sizeof(float)) == 0;
+                    ctx->n_threads = 1;
+                }
+                CHECK(same, "ssm_chunk_backward: the same bits at 1, 2 and 3 threads (D = %lld, G = %lld)", (long long)D, (long long)G);
+                for (k = 0; k < 9; k++) { free(want[k]); free(got[k]); free(again[k]); }
+                free(x); free(dt); free(A); free(Bm); free(Cm); free(Ds_); free(bias); free(z); free(h0); free(dy); free(dht);
+            }
+    {   /* refused without writing */
+        float v[4] = { 0.5f, 0.5f, 0.5f, 0.5f }, d[4];
+        lattn_ssm_args a;
+        lattn_ssm_grads g = LATTN__ZERO;
+        int i;
+        for (i = 0; i < 4; i++) d[i] = NAN;
+        memset(&a, 0, sizeof a);
+        a.B = 1; a.T = 4; a.D = 1; a.N = 1; a.x = a.dt = a.Bm = a.Cm = v; a.A = v;   /* A > 0 */
+        g.dx = d;
+        CHECK(lattn_ssm_chunk_backward(ctx, &a, NULL) == LATTN_E_NULL, "ssm_chunk_backward: grads NULL");
+        g.dout = v;
+        CHECK(lattn_ssm_chunk_backward(ctx, &a, &g) == LATTN_E_DOMAIN, "ssm_chunk_backward: A > 0 refused");
+        for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
+        CHECK(i == 4, "ssm_chunk_backward: nothing written by a refused call");
+    }
+}
+/* lattn_la_chunk_backward against lattn_la_ref_backward: every gate kind x every feature map (tied
+   and untied) x normalised or not, over T = 0, 1, C - 1, C, C + 1, 2C + 3, B = 2 or variable lengths,
+   h0, dht and dzt set, K and V not multiples of the vector width; outputs NaN-poisoned; the same bits
+   at 1, 2 and 3 threads; strong gates (the element-wise chunks); the identities between gate kinds. */
+static void la_bw_run(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g0, float *const *out, const size_t *n, int fast) {
+    lattn_la_grads g = *g0;
+    int w;
+    for (w = 0; w < 11; w++) poison(out[w], n[w]);
+    g.dq = out[0]; g.dk = out[1]; g.dv = out[2]; g.dh0 = out[3]; g.dgk = a->gk ? out[4] : NULL; g.dg = a->g ? out[5] : NULL;
+    g.dz0 = a->normalize ? out[6] : NULL;
+    if (a->fmap_w) { g.dfmap_w = out[7]; g.dfmap_b = out[8]; }
+    if (a->fmap_wk) { g.dfmap_wk = out[9]; g.dfmap_bk = out[10]; }
+    CHECK((fast ? lattn_la_chunk_backward : lattn_la_ref_backward)(ctx, a, &g) == LATTN_OK, "la %s backward: %s", fast ? "chunk" : "ref",
+          lattn_ctx_error(ctx));
+}
+static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
+    static const char *const gates[6] = { "none", "g", "gk", "g_gamma", "retnet", "strong gk" };
+    static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
+                                        LATTN_FMAP_HEDGEHOG, LATTN_FMAP_HEDGEHOG };
+    static const char *const names[11] = { "dq", "dk", "dv", "dh0", "dgk", "dg", "dz0", "dfmap_w", "dfmap_b", "dfmap_wk", "dfmap_bk" };
+    const int C = 16, Ts[6] = { 0, 1, 15, 16, 17, 35 };
+    int gi, mi, nz, ti, combo = 0;
+    for (gi = 0; gi < 7; gi++)
+        for (mi = 0; mi < 6; mi++)
+            for (nz = 0; nz < 2; nz++)
+                for (ti = 0; ti < 6; ti++) {
+                    const int strong = gi >= 5, vl = combo % 2;
+                    const int64_t T = Ts[ti], B = vl ? 1 : 2, H = 2, K = 5 + 2 * (combo % 2), V = 3 + 6 * (combo / 2 % 2), N = vl ? 4 : B;
+                    const lattn_fmap fm = maps[mi];
+                    const int64_t Kf = lattn_fmap_width(fm, K), nwr = fm == LATTN_FMAP_HADAMARD ? 2 * K : K;
+                    const size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), ns = (size_t)(N * H * Kf * V), nzs = (size_t)(N * H * Kf);
+                    float *q, *k, *v, *h0, *gk, *gh, gg[2] = { -0.3f, -0.05f }, *z0, *fw, *fb, *fwk, *fbk, *dout, *dht, *dzt;
+                    float *want[11], *got[11], *again[11];
+                    size_t n[11];
+                    int64_t off[5];
+                    lattn_la_args a = LATTN__ZERO;
+                    lattn_la_grads g = LATTN__ZERO;
+                    int w, th, same = 1;
+                    double tol = strong || nz ? 1e-4 : 1e-5;
+                    if (nz && fm != LATTN_FMAP_ELU1 && fm != LATTN_FMAP_HEDGEHOG) continue;
+                    if ((gi == 2 || gi == 5) && fm == LATTN_FMAP_HEDGEHOG) continue;
+                    if (g_quick && ti % 2 == 1 && ti != 5) continue;
+                    if (ti != 5 && mi > 0 && (combo++ % 3) != 0) continue;   /* every map at the long T, a third of the rest */
+                    combo++;
+                    off[0] = 0; off[1] = T / 3; off[2] = T / 3; off[3] = T / 3 + (T + 1) / 2; off[4] = T;   /* one empty sequence */
+                    q = fnormal(r, nq); k = fnormal(r, nq); v = fnormal(r, nv); h0 = fnormal(r, ns);
+                    gk = frand(r, nq, strong ? -6.0f : -0.6f, strong ? -1.0f : -0.01f);
+                    gh = frand(r, (size_t)(B * T * H), gi == 6 ? -8.0f : -0.6f, gi == 6 ? -1.5f : -0.01f);
+                    z0 = frand(r, nzs, 0.5f, 2.0f); fw = frand(r, (size_t)(nwr * K), -0.5f, 0.5f); fb = frand(r, (size_t)nwr, -0.3f, 0.3f);
+                    fwk = frand(r, (size_t)(nwr * K), -0.5f, 0.5f); fbk = frand(r, (size_t)nwr, -0.3f, 0.3f);
+                    dout = fnormal(r, nv); dht = fnormal(r, ns); dzt = fnormal(r, nzs);
+                    if (nz) { size_t i; for (i = 0; i < nq; i++) { q[i] *= 0.5f; k[i] *= 0.5f; } }
+                    a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.h0 = h0; a.fmap = fm; a.chunk = C;
+                    if (fm == LATTN_FMAP_HADAMARD || fm == LATTN_FMAP_HEDGEHOG) { a.fmap_w = fw; a.fmap_b = fb; }
+                    if (mi == 5) { a.fmap_wk = fwk; a.fmap_bk = fbk; }
+                    if (nz) { a.normalize = 1; a.z0 = z0; }
+                    if (vl) { a.offsets = off; a.n_seqs = 4; }
+                    if (gi == 1 || gi == 6) a.g = gh;
+                    if (gi == 2 || gi == 5) a.gk = gk;
+                    if (gi == 3) a.g_gamma = gg;
+                    if (gi == 4) a.retnet_decay = 1;
+                    n[0] = n[1] = nq; n[2] = nv; n[3] = ns; n[4] = a.gk ? nq : 0; n[5] = a.g ? (size_t)(B * T * H) : 0; n[6] = nz ? nzs : 0;
+                    n[7] = a.fmap_w ? (size_t)(nwr * K) : 0; n[8] = a.fmap_w ? (size_t)nwr : 0;
+                    n[9] = a.fmap_wk ? (size_t)(nwr * K) : 0; n[10] = a.fmap_wk ? (size_t)nwr : 0;
+                    for (w = 0; w < 11; w++) { want[w] = fnew(n[w]); got[w] = fnew(n[w]); again[w] = fnew(n[w]); }
+                    g.dout = dout; g.dht = dht; g.dzt = nz ? dzt : NULL;
+                    la_bw_run(ctx, &a, &g, want, n, 0);
+                    la_bw_run(ctx, &a, &g, got, n, 1);
+                    for (w = 0; w < 11; w++)
+                        CHECK(rel_rms(got[w], want[w], n[w]) <= tol, "la_chunk_backward = la_ref_backward: %s (gate %s, map %d%s%s, T = %lld, %s): %.3g",
+                              names[w], gates[gi], (int)fm, mi == 5 ? " untied" : "", nz ? ", normalised" : "", (long long)T,
+                              vl ? "variable lengths" : "B = 2", rel_rms(got[w], want[w], n[w]));
+                    for (th = 2; th <= 3 && ti == 5; th++) {   /* the same bits at any thread count */
+                        ctx->n_threads = th;
+                        la_bw_run(ctx, &a, &g, again, n, 1);
+                        for (w = 0; w < 11; w++) same &= memcmp(got[w], again[w], n[w] * sizeof(float)) == 0;
+                        ctx->n_threads = 1;
+                    }
+                    CHECK(same, "la_chunk_backward: the same bits at 1, 2 and 3 threads (gate %s, map %d)", gates[gi], (int)fm);
+                    for (w = 0; w < 11; w++) { free(want[w]); free(got[w]); free(again[w]); }
+                    free(q); free(k); free(v); free(h0); free(gk); free(gh); free(z0); free(fw); free(fb); free(fwk); free(fbk);
+                    free(dout); free(dht); free(dzt);
+                }
+    {   /* identities: linear attention = GLA with zero gates; a fixed decay = Simple GLA with that gate everywhere; default chunk */
+        const int64_t T = 150, H = 2, K = 9, V = 11;
+        const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V), ns = (size_t)(H * K * V);
+        float *q = fnormal(r, nq), *k = fnormal(r, nq), *v = fnormal(r, nv), *dout = fnormal(r, nv), *dht = fnormal(r, ns);
+        float *zero = frand(r, nq, 0.0f, 0.0f), *gh = fnew((size_t)(T * H)), gg[2] = { -0.2f, -0.01f };
+        float *x[11], *y[11];
+        size_t n[11] = { 0 };
+        lattn_la_args a = LATTN__ZERO, b;
+        lattn_la_grads g = LATTN__ZERO;
+        int64_t i;
+        int w;
+        for (i = 0; i < T * H; i++) gh[i] = gg[i % H];
+        n[0] = n[1] = n[4] = nq; n[2] = nv; n[3] = ns; n[5] = (size_t)(T * H);
+        for (w = 0; w < 11; w++) { x[w] = fnew(n[w]); y[w] = fnew(n[w]); }
+        a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v;
+        g.dout = dout; g.dht = dht;
+        b = a;
+        b.gk = zero;
+        la_bw_run(ctx, &a, &g, x, n, 1);
+        la_bw_run(ctx, &b, &g, y, n, 1);
+        for (w = 0; w < 4; w++) CHECK(rel_rms(y[w], x[w], n[w]) <= 1e-6, "la_chunk_backward: GLA with zero gates = linear attention (%s)", names[w]);
+        a.g_gamma = gg;
+        b.gk = NULL;
+        b.g = gh;
+        la_bw_run(ctx, &a, &g, x, n, 1);
+        la_bw_run(ctx, &b, &g, y, n, 1);
+        for (w = 0; w < 4; w++) CHECK(rel_rms(y[w], x[w], n[w]) <= 1e-6, "la_chunk_backward: Simple GLA with constant gates = the fixed decay (%s)", names[w]);
+        for (w = 0; w < 11; w++) { free(x[w]); free(y[w]); }
+        free(q); free(k); free(v); free(dout); free(dht); free(zero); free(gh);
+    }
+    {   /* refused without writing */
+        float q[8], dq[8];
+        lattn_la_args a = LATTN__ZERO;
+        lattn_la_grads g = LATTN__ZERO;
+        int i;
+        for (i = 0; i < 8; i++) { q[i] = 0.5f; dq[i] = NAN; }
+        a.B = 1; a.T = 2; a.H = 1; a.K = 4; a.V = 4; a.q = a.k = a.v = q;
+        g.dq = dq;
+        CHECK(lattn_la_chunk_backward(ctx, &a, NULL) == LATTN_E_NULL && lattn_la_chunk_backward(ctx, &a, &g) == LATTN_E_NULL,
+              "la_chunk_backward: grads or dout NULL");
+        g.dout = q;
+        a.chunk = -1;
+        CHECK(lattn_la_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "la_chunk_backward: chunk -1 refused");
+        for (i = 0; i < 8; i++) if (!isnan(dq[i])) break;
+        CHECK(i == 8, "la_chunk_backward: nothing written by a refused call");
     }
 }
 static void test_backward(void) {
@@ -4317,7 +4689,7 @@ static void test_backward(void) {
         for (i = 0; i < 8; i++) if (!isnan(dq[i])) break;
         CHECK(i == 8, "la backward: nothing written by a refused call");
     }
-    {   /* a gradient case: the ref form only; "pass" must be forward or backward */
+    {   /* a gradient case: the ref and chunk forms; "pass" must be forward or backward */
         lattn_st_file f, f2;
         const char *keys[64], *vals[64];
         unsigned char *out = NULL;
@@ -4327,7 +4699,9 @@ static void test_backward(void) {
         else {
             CHECK(lattn_case_run(&ctx, &f, LATTN_FORM_REF, &out, &nout) == LATTN_OK, "gradient case, ref: %s", lattn_ctx_error(&ctx));
             lattn_free(&ctx, out);
-            CHECK(lattn_case_run(&ctx, &f, LATTN_FORM_CHUNK, &out, &nout) == LATTN_E_UNSUPPORTED, "gradient case, chunk: unsupported");
+            CHECK(lattn_case_run(&ctx, &f, LATTN_FORM_CHUNK, &out, &nout) == LATTN_OK, "gradient case, chunk: %s", lattn_ctx_error(&ctx));
+            lattn_free(&ctx, out);
+            CHECK(lattn_case_run(&ctx, &f, LATTN_FORM_STEP, &out, &nout) == LATTN_E_UNSUPPORTED, "gradient case, step: unsupported");
             f2 = f;
             for (i = 0; i < f.n_meta && i < 64; i++) {
                 keys[i] = f.meta_keys[i];
@@ -4339,9 +4713,13 @@ static void test_backward(void) {
             lattn_st_free(&ctx, &f);
         }
     }
+    test_la_chunk_backward(&ctx, &r);
     test_conv_backward(&ctx, &r);
+    test_conv_chunk_backward(&ctx, &r);
     test_scan_backward(&ctx, &r);
+    test_scan_chunk_backward(&ctx, &r);
     test_ssm_backward(&ctx, &r);
+    test_ssm_chunk_backward(&ctx, &r);
     for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
         static const char *const cases[6] = { "linear_attn_grad_0", "linear_attn_grad_1", "gla_grad_0", "gla_grad_1",
                                               "simple_gla_grad_0", "simple_gla_grad_1" };
@@ -4377,6 +4755,24 @@ static void test_backward(void) {
             if (!want[w]) continue;
             CHECK(rel_rms_dd(got[w], want[w], n[w]) <= 1e-12, "%s: %s = fla's float64 autograd (%.3g)", cases[ci], outs[w],
                   rel_rms_dd(got[w], want[w], n[w]));
+        }
+        {   /* the chunked float32 backward against the same autograd gradients, chunk 16 */
+            float *fo[5];
+            lattn_la_grads gf = LATTN__ZERO;
+            size_t j;
+            for (w = 0; w < 5; w++) fo[w] = fnew(want[w] ? n[w] : 0);
+            gf.dout = dout; gf.dht = dht; gf.dq = fo[0]; gf.dk = fo[1]; gf.dv = fo[2]; gf.dh0 = fo[3];
+            if (a.gk) gf.dgk = fo[4];
+            if (a.g) gf.dg = fo[4];
+            a.chunk = 16;
+            CHECK(lattn_la_chunk_backward(&ctx, &a, &gf) == LATTN_OK, "%s chunk: %s", cases[ci], lattn_ctx_error(&ctx));
+            for (w = 0; w < 5; w++) {
+                if (!want[w]) continue;
+                for (j = 0; j < n[w]; j++) got[w][j] = fo[w][j];
+                CHECK(rel_rms_dd(got[w], want[w], n[w]) <= 1e-5, "%s: %s of la_chunk_backward = fla's float64 autograd (%.3g)", cases[ci], outs[w],
+                      rel_rms_dd(got[w], want[w], n[w]));
+            }
+            for (w = 0; w < 5; w++) free(fo[w]);
         }
         for (w = 0; w < 5; w++) { free(got[w]); free(want[w]); }
         free(q); free(k); free(v); free(g); free(h0); free(dout); free(dht);
@@ -4436,11 +4832,12 @@ static void test_verbs(void) {
         unsigned char *b1 = NULL, *b2 = NULL, *b3 = NULL;                                            \
         size_t n1 = 0, n2 = 0, n3 = 0;                                                               \
         lattn_st_file f;                                                                             \
-        int ok;                                                                                      \
+        int ok, parsed;                                                                              \
         memset(&m2, 0, sizeof m2);                                                                   \
         memset(&m3, 0, sizeof m3);                                                                   \
         ok = lattn_##fam##_serialize(&ctx, &m, &b1, &n1) == LATTN_OK &&                              \
                  lattn_st_parse(&ctx, b1, n1, &f) == LATTN_OK;                                       \
+        parsed = ok;                                                                                 \
         ok = ok && lattn_##fam##_init_st(&ctx, &m2, &f, "") == LATTN_OK;                             \
         ok = ok && lattn_##fam##_save(&ctx, &m, path) == LATTN_OK;                                   \
         ok = ok && lattn_##fam##_init_file(&ctx, &m3, path) == LATTN_OK;                             \
@@ -4453,7 +4850,7 @@ static void test_verbs(void) {
         CHECK(lattn_##fam##_tensor(&m, m.tensors[0].name) == &m.tensors[0] &&                        \
               lattn_##fam##_tensor(&m, "no.such.tensor") == NULL, "%s: tensor by name", label);      \
         lattn_##fam##_free(&ctx, &m2); lattn_##fam##_free(&ctx, &m3); lattn_##fam##_free(&ctx, &m);  \
-        if (ok) lattn_st_free(&ctx, &f);                                                             \
+        if (parsed) lattn_st_free(&ctx, &f);                                                         \
         lattn_free(&ctx, b1); lattn_free(&ctx, b2); lattn_free(&ctx, b3);                            \
     } while (0)
 static void test_models(void) {
