@@ -55,7 +55,7 @@ readme-check: | $(BUILD)
 # damaged outputs, each of which it must diagnose (tests/checker.sh).
 conformance: $(BUILD)/lattn-check $(BUILD)/perturb
 	$(RUN) ./$(BUILD)/lattn-check manifest reference_outputs | tail -1
-	$(RUN) ./$(BUILD)/lattn-check external tests/external/*.safetensors > $(BUILD)/external.log
+	$(RUN) ./$(BUILD)/lattn-check external tests/external/*.safetensors tests/external/grad/*.safetensors > $(BUILD)/external.log
 	grep -c '^PASS' $(BUILD)/external.log | sed 's/$$/ external case-form runs passed/'
 	sh tests/checker.sh $(BUILD) $(RUN)
 

@@ -10,7 +10,9 @@
                                            a float64 output is compared with the case's out64.*
      lattn-check manifest DIR              run + check every case of DIR/MANIFEST.json in every form
      lattn-check external FILE...          the public reference implementations' cases (float64): every
-                                           lattn form of the mixers lattn has, against them
+                                           lattn form of the mixers lattn has, against them; their
+                                           gradient files (tests/external/grad) by _ref_backward and
+                                           _chunk_backward
    Exit status: 0 when everything passes, 1 on any failure, 2 on bad usage or unreadable files.
        cc -std=c99 -O2 -march=native -I.. lattn_check.c -lm -o lattn-check */
 #define LATTN_IMPLEMENTATION
@@ -379,6 +381,79 @@ static int external_variant(const char *label, lattn_st_entry *e, int ne, const 
     return ok;
 }
 
+/* [b][m...][L] -> [b][L][m...] (Mamba's channel-major tensors, token-major), elements of `es` bytes. */
+static void *to_token_major(const lattn_st_tensor *t, int64_t *shape, size_t es) {
+    const int64_t L = t->shape[t->ndim - 1], nb = t->shape[0], M = (int64_t)t->count / (nb * L);
+    unsigned char *d = (unsigned char *)malloc(t->count * es + 8);
+    const unsigned char *s = (const unsigned char *)t->data;
+    int64_t b, m, l;
+    int i;
+    shape[0] = nb;
+    shape[1] = L;
+    for (i = 1; i + 1 < t->ndim; i++) shape[i + 1] = t->shape[i];
+    for (b = 0; b < nb; b++)
+        for (m = 0; m < M; m++)
+            for (l = 0; l < L; l++) memcpy(d + ((size_t)((b * L + l) * M + m)) * es, s + ((size_t)((b * M + m) * L + l)) * es, es);
+    return d;
+}
+
+/* A gradient file (../shared/external_cases/grad: fla's naive linear attention, GLA and Simple GLA,
+   fla's ShortConvolution reference, Mamba's selective_scan_ref) as a lattn gradient case, metadata
+   pass = backward: the upstream gradient (do, dy, dout) -> in.dout, dht / dlast_state -> in.dht,
+   d<input> -> out.d<lattn's name> (float64), the inputs under lattn's names; the forward outputs are
+   left out (a gradient case holds gradients only). Mamba's [batch][dim][L] and [batch][(G)][N][L]
+   tensors are moved token-major; ShortConvolution's weight [D][1][W] is read as [D][W]. */
+static int external_grad(const char *path, const lattn_st_file *f, const char *src) {
+    static const char *const la[][2] = { { "q", "in.q" }, { "k", "in.k" }, { "v", "in.v" }, { "h0", "in.h0" }, { "do", "in.dout" },
+                                         { "dht", "in.dht" }, { "dq", "out.dq" }, { "dk", "out.dk" }, { "dv", "out.dv" }, { "dh0", "out.dh0" } };
+    static const char *const conv[][2] = { { "x", "in.x" }, { "weight", "in.w" }, { "bias", "in.bias" }, { "dy", "in.dout" },
+                                           { "dx", "out.dx" }, { "dweight", "out.dw" }, { "dbias", "out.dbias" } };
+    static const char *const ssm[][2] = { { "u", "in.x" }, { "delta", "in.dt" }, { "A", "in.A" }, { "B", "in.Bm" }, { "C", "in.Cm" },
+                                          { "D", "in.Dskip" }, { "z", "in.z" }, { "delta_bias", "in.dt_bias" }, { "dout", "in.dout" },
+                                          { "dlast_state", "in.dht" }, { "du", "out.dx" }, { "ddelta", "out.ddt" }, { "dA", "out.dA" },
+                                          { "dB", "out.dBm" }, { "dC", "out.dCm" }, { "dD", "out.dDskip" }, { "dz", "out.dz" },
+                                          { "ddelta_bias", "out.ddt_bias" } };
+    const int is_conv = strstr(src, "conv") != NULL, is_ssm = strstr(src, "selective_scan") != NULL;
+    const char *const (*map)[2] = is_ssm ? ssm : is_conv ? conv : la;
+    const int nmap = is_ssm ? 18 : is_conv ? 7 : 10;
+    const lattn_st_tensor *tb = lattn_st_find(f, "B");
+    const char *meta[16];
+    char groups[16];
+    lattn_st_entry e[24];
+    int64_t shapes[24][4];
+    void *owned[24];
+    int i, j, ne = 0, nm = 0, no = 0, r;
+    snprintf(groups, sizeof groups, "%lld", (long long)(tb && tb->ndim == 4 ? tb->shape[1] : 1));
+    meta[nm++] = "mixer"; meta[nm++] = is_ssm ? "ssm" : is_conv ? "shortconv" : "linear_attn";
+    meta[nm++] = "pass"; meta[nm++] = "backward";
+    meta[nm++] = "scale"; meta[nm++] = lattn_st_meta(f, "scale") ? lattn_st_meta(f, "scale") : "0";
+    meta[nm++] = "silu"; meta[nm++] = "1";
+    meta[nm++] = "groups"; meta[nm++] = groups;
+    meta[nm++] = "dt_softplus"; meta[nm++] = "1";
+    meta[nm++] = "tol_fp32"; meta[nm++] = "1e-5";
+    for (i = 0; i < f->n_tensors && ne < 24; i++) {
+        const lattn_st_tensor *t = &f->tensors[i];
+        const char *name = NULL;
+        for (j = 0; j < nmap && !name; j++) if (strcmp(t->name, map[j][0]) == 0) name = map[j][1];
+        if (strcmp(t->name, "g") == 0) name = t->ndim == 4 ? "in.gk" : "in.g";            /* per-key or per-head gates */
+        if (strcmp(t->name, "dg") == 0) name = t->ndim == 4 ? "out.dgk" : "out.dg";
+        if (!name || t->ndim > 4) continue;                                                  /* o, ht, y, out, last_state */
+        e[ne].name = name; e[ne].dtype = t->dtype; e[ne].ndim = t->ndim; e[ne].shape = t->shape; e[ne].data = t->data;
+        if (is_conv && t->ndim == 3 && t->shape[1] == 1) {                                   /* [D][1][W] -> [D][W] */
+            shapes[ne][0] = t->shape[0]; shapes[ne][1] = t->shape[2];
+            e[ne].ndim = 2; e[ne].shape = shapes[ne];
+        }
+        if (is_ssm && t->ndim >= 3 && strcmp(t->name, "dlast_state") != 0) {              /* channel-major -> token-major */
+            e[ne].data = owned[no++] = to_token_major(t, shapes[ne], t->dtype == LATTN_DTYPE_F64 ? 8 : 4);
+            e[ne].shape = shapes[ne];
+        }
+        ne++;
+    }
+    r = external_variant(path, e, ne, meta, nm, NULL, f, NULL, NULL);
+    for (i = 0; i < no; i++) free(owned[i]);
+    return r;
+}
+
 /* An external reference file as a lattn case: q, k, v, beta, g, h0 (or a PRISM block's parameters
    and x) -> in.*, o, ht (or y) -> out.* (kept float64); fla's delta-rule sources become mixer "gdr",
    the other fla sources "linear_attn" (the gates pick the member), gpr-prism's PRISMBlock "prism_p1",
@@ -399,6 +474,13 @@ static int cmd_external(const char *path) {
     ttt_finals tf;
     if (!load(path, &f)) return 2;
     src = lattn_st_meta(&f, "source");
+    if (src && (lattn_st_find(&f, "do") || lattn_st_find(&f, "dy") || lattn_st_find(&f, "dout")) &&
+        (strstr(src, "linear_attn") || strstr(src, "ops/gla/") || strstr(src, "ops/simple_gla/") || strstr(src, "causal_conv1d_ref") ||
+         strstr(src, "selective_scan"))) {
+        r = external_grad(path, &f, src);
+        lattn_st_free(&g_ctx, &f);
+        return r < 0 ? 2 : r ? 0 : 1;
+    }
     prism = src && strstr(src, "PRISMBlock") != NULL;
     ttt = src && strstr(src, "ttt.py") != NULL;
     if (!src || !(strstr(src, "linear_attn") || strstr(src, "ops/gla/") || strstr(src, "ops/simple_gla/") ||
