@@ -76,8 +76,8 @@
    A genuinely different way to evaluate the fast form is a method of _chunk (S4D), never a verb.
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
    (the upstream gradients in, always dout for the main output and dht for the final state; the
-   gradient of every input out, d + its name): so far the double _ref_backward of
-   shortconv, scan, ssm and la, and la's float32 _chunk_backward (LATTN_MIXER_BACKWARD).
+   gradient of every input out, d + its name): so far shortconv, scan, ssm, s4d and la, each
+   with the double _ref_backward and the float32 _chunk_backward (LATTN_MIXER_BACKWARD).
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -455,7 +455,9 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
     X(tcn_demo, forward_ref) X(tcn_demo, forward)
 #define LATTN_MODEL_WEIGHTS(X) X(laplace) X(gdn) X(prism_p0) X(prism_p1) X(ttt_layer) X(tf) X(tcn_demo)
 /* X(family, form) for every backward function: lattn_<family>_<form>_backward. */
-#define LATTN_MIXER_BACKWARD(X) X(shortconv, ref) X(scan, ref) X(ssm, ref) X(la, ref) X(la, chunk)
+#define LATTN_MIXER_BACKWARD(X)                                                                      \
+    X(shortconv, ref) X(shortconv, chunk) X(scan, ref) X(scan, chunk) X(ssm, ref) X(ssm, chunk)      \
+    X(s4d, ref) X(s4d, chunk) X(la, ref) X(la, chunk)
 
 /* ================================================================================================ */
 /* >>rng                                                                                            */
@@ -900,10 +902,26 @@ typedef struct lattn_s4d_args {
     const float *h0;
     lattn_s4d_method method;             /* _chunk only */
     float *y, *ht;
+    double *y64, *ht64;                  /* _ref only, optional: float64 copies of y, ht */
 } lattn_s4d_args;
 LATTN_API lattn_status lattn_s4d_ref  (lattn_ctx *ctx, const lattn_s4d_args *a);
 LATTN_API lattn_status lattn_s4d_chunk(lattn_ctx *ctx, const lattn_s4d_args *a);
 LATTN_API lattn_status lattn_s4d_step (lattn_ctx *ctx, const lattn_s4d_args *a);
+/* Gradients for ℒ = Σ ⟨dout, y⟩ + Σ ⟨dht, ht⟩ (every output optional; the [D][N] and [D] ones
+   summed over the batch; the _im ones only with complex modes). */
+typedef struct lattn_s4d_grads {
+    const float *dout, *dht;             /* [B][T][D] (required), [B][D][N][2] (NULL: zero) */
+    float *dx;                           /* [B][T][D] */
+    float *dA_re, *dA_im, *dB_re, *dB_im, *dC_re, *dC_im;   /* [D][N] */
+    float *dlog_dt, *dDskip;             /* [D] */
+    float *dh0;                          /* [B][D][N][2] */
+    double *dx64, *dA_re64, *dA_im64, *dB_re64, *dB_im64, *dC_re64, *dC_im64, *dlog_dt64, *dDskip64, *dh064;
+} lattn_s4d_grads;
+LATTN_API lattn_status lattn_s4d_ref_backward(lattn_ctx *ctx, const lattn_s4d_args *a, const lattn_s4d_grads *g);
+/* The float32 backward (the _chunk form's, whatever its method): the SCAN method's blocks of 64 in
+   reverse, each block's states recomputed from checkpoints of the forward's block-start states,
+   the adjoint carried between blocks the way the forward carries the state. */
+LATTN_API lattn_status lattn_s4d_chunk_backward(lattn_ctx *ctx, const lattn_s4d_args *a, const lattn_s4d_grads *g);
 /* In-place radix-2 complex FFT of n = 2^k points (re[], im[]); inverse = 1 divides by n. */
 LATTN_API lattn_status lattn_fft(lattn_ctx *ctx, double *re, double *im, int64_t n, int inverse);
 
@@ -5076,7 +5094,8 @@ LATTN__DEF lattn_status lattn_fft(lattn_ctx *ctx, double *re, double *im, int64_
     return lattn__ok(ctx);
 }
 
-static lattn_status lattn__s4d_check(lattn_ctx *ctx, const char *who, const lattn_s4d_args *a) {
+/* need_y: a forward form (y is written); the backward reads x only. */
+static lattn_status lattn__s4d_check(lattn_ctx *ctx, const char *who, const lattn_s4d_args *a, int need_y) {
     int64_t d[3];
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
     if (a->B < 1 || a->T < 0 || a->D < 1 || a->N < 1)
@@ -5084,7 +5103,7 @@ static lattn_status lattn__s4d_check(lattn_ctx *ctx, const char *who, const latt
                            (long long)a->B, (long long)a->T, (long long)a->D, (long long)a->N);
     if (!a->A_re || !a->B_re || !a->C_re || !a->log_dt) return lattn__fail(ctx, LATTN_E_NULL, "%s: A_re, B_re, C_re or log_dt is NULL", who);
     if (a->complex_modes && (!a->A_im || !a->B_im || !a->C_im)) return lattn__fail(ctx, LATTN_E_NULL, "%s: complex modes need A_im, B_im, C_im", who);
-    if (a->T > 0 && (!a->x || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
+    if (a->T > 0 && (!a->x || (need_y && !a->y))) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
     d[0] = a->B;
     d[1] = a->T;
     d[2] = a->D;
@@ -5123,7 +5142,7 @@ LATTN__DEF lattn_status lattn_s4d_ref(lattn_ctx *ctx, const lattn_s4d_args *a) {
     double s;
     lattn__cplx *m;
     lattn_status st;
-    LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_ref", a));
+    LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_ref", a, 1));
     D = a->D;
     N = a->N;
     s = a->complex_modes ? 2.0 : 1.0;
@@ -5145,13 +5164,12 @@ LATTN__DEF lattn_status lattn_s4d_ref(lattn_ctx *ctx, const lattn_s4d_args *a) {
                     h[n].im += Bb[n].im * u;
                     y += C[n].re * h[n].re - C[n].im * h[n].im;
                 }
-                a->y[(b * a->T + t) * D + d] = (float)(s * y + (a->Dskip ? (double)a->Dskip[d] * u : 0.0));
+                lattn__put(a->y, a->y64, (b * a->T + t) * D + d, s * y + (a->Dskip ? (double)a->Dskip[d] * u : 0.0));
             }
-            if (a->ht)
-                for (n = 0; n < N; n++) {
-                    a->ht[((b * D + d) * N + n) * 2] = (float)h[n].re;
-                    a->ht[((b * D + d) * N + n) * 2 + 1] = (float)h[n].im;
-                }
+            for (n = 0; n < N; n++) {
+                lattn__put(a->ht, a->ht64, ((b * D + d) * N + n) * 2, h[n].re);
+                lattn__put(a->ht, a->ht64, ((b * D + d) * N + n) * 2 + 1, h[n].im);
+            }
         }
     lattn__free(ctx, m);
     return lattn__ok(ctx);
@@ -5173,89 +5191,123 @@ LATTN__INLINE void lattn__s4d_cmadd(lattn__vf pr, lattn__vf pi, lattn__vf qr, la
    are separate recurrences, y = s·Re(C(g + l)) + Dskip·u; at a block's end the carried state is
    h = Ā^64·h_start + l with Ā^64 from double. A state then takes ~T/64 roundings, not T. */
 #define LATTN__S4D_BLOCK 64
+/* The per-channel constants of the float recurrence, rows of Np floats in m: Ā (hi ar, ai; lo lr,
+   li), Ā^64 (hi Pr, Pi; lo Qr, Qi), B̄ (br, bi), C (cr, ci); the padded modes zero. */
+enum { LATTN__S4D_AR, LATTN__S4D_AI, LATTN__S4D_LR, LATTN__S4D_LI, LATTN__S4D_PR, LATTN__S4D_PI, LATTN__S4D_QR, LATTN__S4D_QI,
+       LATTN__S4D_BR, LATTN__S4D_BI, LATTN__S4D_CR, LATTN__S4D_CI, LATTN__S4D_CONSTS };
+static void lattn__s4d_consts(const lattn_s4d_args *a, int64_t d, int64_t Np, float *m) {
+    const double dt = exp((double)a->log_dt[d]);
+    int64_t n;
+    memset(m, 0, (size_t)(LATTN__S4D_CONSTS * Np) * sizeof(float));
+    for (n = 0; n < a->N; n++) {
+        lattn__cplx Ab, Bb, C, P;
+        lattn__s4d_mode(a, d, n, &Ab, &Bb, &C);
+        P = lattn__cexp(-exp((double)a->A_re[d * a->N + n]) * dt * LATTN__S4D_BLOCK,
+                        (a->complex_modes ? (double)a->A_im[d * a->N + n] : 0.0) * dt * LATTN__S4D_BLOCK);
+        m[LATTN__S4D_AR * Np + n] = (float)Ab.re;
+        m[LATTN__S4D_AI * Np + n] = (float)Ab.im;
+        m[LATTN__S4D_LR * Np + n] = (float)(Ab.re - (double)m[LATTN__S4D_AR * Np + n]);
+        m[LATTN__S4D_LI * Np + n] = (float)(Ab.im - (double)m[LATTN__S4D_AI * Np + n]);
+        m[LATTN__S4D_PR * Np + n] = (float)P.re;
+        m[LATTN__S4D_PI * Np + n] = (float)P.im;
+        m[LATTN__S4D_QR * Np + n] = (float)(P.re - (double)m[LATTN__S4D_PR * Np + n]);
+        m[LATTN__S4D_QI * Np + n] = (float)(P.im - (double)m[LATTN__S4D_PI * Np + n]);
+        m[LATTN__S4D_BR * Np + n] = (float)Bb.re;
+        m[LATTN__S4D_BI * Np + n] = (float)Bb.im;
+        m[LATTN__S4D_CR * Np + n] = (float)C.re;
+        m[LATTN__S4D_CI * Np + n] = (float)C.im;
+    }
+}
+
+/* One block of L <= 64 tokens from t0 of batch row b, channel d, from its start state st (re row,
+   im row): g = Ā^j·st and the block's own response l (from zero) are separate recurrences; y_j =
+   s·Re(C(g + l)) + Dskip·u into y_out (NULL: none), h_j = g + l into hs rows [j][re | im] (NULL:
+   none), and st becomes the state carried out, Ā^64·st + l for a whole block with Ā^64 from double.
+   sc: scratch of 4 rows. */
+static void lattn__s4d_block(const lattn_s4d_args *a, int64_t b, int64_t d, int64_t t0, int64_t L, const float *m, int64_t Np,
+                             float *st, float *sc, float *y_out, float *hs) {
+    const float *ar = m + LATTN__S4D_AR * Np, *ai = m + LATTN__S4D_AI * Np, *lr = m + LATTN__S4D_LR * Np, *li = m + LATTN__S4D_LI * Np;
+    const float *br = m + LATTN__S4D_BR * Np, *bi = m + LATTN__S4D_BI * Np, *cr = m + LATTN__S4D_CR * Np, *ci = m + LATTN__S4D_CI * Np;
+    const float s = a->complex_modes ? 2.0f : 1.0f, dk = a->Dskip ? a->Dskip[d] : 0.0f;
+    float *sr = st, *si = st + Np, *gr = sc, *gi = sc + Np, *xr = sc + 2 * Np, *xi = sc + 3 * Np;
+    int64_t j, k;
+    memcpy(gr, sr, (size_t)Np * sizeof(float));
+    memcpy(gi, si, (size_t)Np * sizeof(float));
+    memset(xr, 0, (size_t)(2 * Np) * sizeof(float));
+    for (j = 0; j < L; j++) {
+        float u = a->x[(b * a->T + t0 + j) * a->D + d];
+        lattn__vf vu = lattn__vset1(u), acc = lattn__vzero(), z = lattn__vzero();
+        for (k = 0; k < Np; k += LATTN__VW) {
+            lattn__vf pr = lattn__vload(ar + k), pi = lattn__vload(ai + k), qr = lattn__vload(lr + k), qi = lattn__vload(li + k);
+            lattn__vf ngr, ngi, nxr, nxi, hr, hi;
+            lattn__s4d_cmadd(pr, pi, qr, qi, lattn__vload(gr + k), lattn__vload(gi + k), z, z, &ngr, &ngi);
+            lattn__s4d_cmadd(pr, pi, qr, qi, lattn__vload(xr + k), lattn__vload(xi + k),
+                             lattn__vmul(lattn__vload(br + k), vu), lattn__vmul(lattn__vload(bi + k), vu), &nxr, &nxi);
+            lattn__vstore(gr + k, ngr);
+            lattn__vstore(gi + k, ngi);
+            lattn__vstore(xr + k, nxr);
+            lattn__vstore(xi + k, nxi);
+            hr = lattn__vadd(ngr, nxr);
+            hi = lattn__vadd(ngi, nxi);
+            if (hs) {
+                lattn__vstore(hs + 2 * j * Np + k, hr);
+                lattn__vstore(hs + (2 * j + 1) * Np + k, hi);
+            }
+            acc = lattn__vfma(lattn__vload(cr + k), hr, acc);
+            acc = lattn__vsub(acc, lattn__vmul(lattn__vload(ci + k), hi));
+        }
+        if (y_out) y_out[(b * a->T + t0 + j) * a->D + d] = s * lattn__vhsum(acc) + dk * u;
+    }
+    for (k = 0; k < Np; k += LATTN__VW) {   /* the state carried out of the block */
+        lattn__vf nr, ni;
+        if (L == LATTN__S4D_BLOCK)
+            lattn__s4d_cmadd(lattn__vload(m + LATTN__S4D_PR * Np + k), lattn__vload(m + LATTN__S4D_PI * Np + k),
+                             lattn__vload(m + LATTN__S4D_QR * Np + k), lattn__vload(m + LATTN__S4D_QI * Np + k),
+                             lattn__vload(sr + k), lattn__vload(si + k), lattn__vload(xr + k), lattn__vload(xi + k), &nr, &ni);
+        else {
+            nr = lattn__vadd(lattn__vload(gr + k), lattn__vload(xr + k));
+            ni = lattn__vadd(lattn__vload(gi + k), lattn__vload(xi + k));
+        }
+        lattn__vstore(sr + k, nr);
+        lattn__vstore(si + k, ni);
+    }
+}
+
+/* The initial state of (b, d) into st (re row, im row; zero without h0 and in the padding). */
+static void lattn__s4d_state_in(const lattn_s4d_args *a, const float *h, int64_t b, int64_t d, int64_t Np, float *st) {
+    int64_t n;
+    memset(st, 0, (size_t)(2 * Np) * sizeof(float));
+    for (n = 0; h && n < a->N; n++) {
+        st[n] = h[((b * a->D + d) * a->N + n) * 2];
+        st[Np + n] = h[((b * a->D + d) * a->N + n) * 2 + 1];
+    }
+}
+
+/* _scan and _step: the recurrence in float32, modes in SIMD vectors (re and im in separate rows).
+   Rounding errors of a float recurrence with |Ā| near 1 are correlated and add up over T, so time
+   runs in blocks of 64 (lattn__s4d_block): a state then takes ~T/64 roundings, not T. */
 static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, const char *who) {
     int64_t w, D, N, Np;
     int nthr;
     size_t per;
     float *ws;
-    LATTN__TRY(lattn__s4d_check(ctx, who, a));
+    LATTN__TRY(lattn__s4d_check(ctx, who, a, 1));
     D = a->D;
     N = a->N;
     Np = (N + LATTN__VW - 1) / LATTN__VW * LATTN__VW;
     nthr = lattn__threads(ctx);
-    per = (size_t)(18 * Np);
+    per = (size_t)((LATTN__S4D_CONSTS + 6) * Np);   /* constants, state, block scratch */
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, per * (size_t)nthr, who));
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < a->B * D; w++) {
-        int64_t b = w / D, d = w % D, n, t0, k;
-        float *m = ws + per * (size_t)lattn__thread_id();
-        /* Ā (hi, lo), Ā^64 (hi, lo), B̄, C; states: block start s, carry g, block response l */
-        float *ar = m, *ai = m + Np, *lr = m + 2 * Np, *li = m + 3 * Np, *Pr = m + 4 * Np, *Pi = m + 5 * Np;
-        float *Qr = m + 6 * Np, *Qi = m + 7 * Np, *br = m + 8 * Np, *bi = m + 9 * Np, *cr = m + 10 * Np, *ci = m + 11 * Np;
-        float *sr = m + 12 * Np, *si = m + 13 * Np, *gr = m + 14 * Np, *gi = m + 15 * Np, *xr = m + 16 * Np, *xi = m + 17 * Np;
-        float s = a->complex_modes ? 2.0f : 1.0f, dk = a->Dskip ? a->Dskip[d] : 0.0f;
-        double dt = exp((double)a->log_dt[d]);
-        memset(m, 0, per * sizeof(float));   /* padded modes stay zero */
-        for (n = 0; n < N; n++) {
-            lattn__cplx Ab, Bb, C, P;
-            lattn__s4d_mode(a, d, n, &Ab, &Bb, &C);
-            P = lattn__cexp(-exp((double)a->A_re[d * N + n]) * dt * LATTN__S4D_BLOCK,
-                            (a->complex_modes ? (double)a->A_im[d * N + n] : 0.0) * dt * LATTN__S4D_BLOCK);
-            ar[n] = (float)Ab.re;
-            ai[n] = (float)Ab.im;
-            lr[n] = (float)(Ab.re - (double)ar[n]);
-            li[n] = (float)(Ab.im - (double)ai[n]);
-            Pr[n] = (float)P.re;
-            Pi[n] = (float)P.im;
-            Qr[n] = (float)(P.re - (double)Pr[n]);
-            Qi[n] = (float)(P.im - (double)Pi[n]);
-            br[n] = (float)Bb.re;
-            bi[n] = (float)Bb.im;
-            cr[n] = (float)C.re;
-            ci[n] = (float)C.im;
-            if (a->h0) { sr[n] = a->h0[((b * D + d) * N + n) * 2]; si[n] = a->h0[((b * D + d) * N + n) * 2 + 1]; }
-        }
-        for (t0 = 0; t0 < a->T; t0 += LATTN__S4D_BLOCK) {
-            int64_t L = LATTN__MIN((int64_t)LATTN__S4D_BLOCK, a->T - t0), j;
-            memcpy(gr, sr, (size_t)Np * sizeof(float));
-            memcpy(gi, si, (size_t)Np * sizeof(float));
-            memset(xr, 0, (size_t)Np * sizeof(float));
-            memset(xi, 0, (size_t)Np * sizeof(float));
-            for (j = 0; j < L; j++) {
-                float u = a->x[(b * a->T + t0 + j) * D + d];
-                lattn__vf vu = lattn__vset1(u), acc = lattn__vzero(), z = lattn__vzero();
-                for (k = 0; k < Np; k += LATTN__VW) {
-                    lattn__vf pr = lattn__vload(ar + k), pi = lattn__vload(ai + k), qr = lattn__vload(lr + k), qi = lattn__vload(li + k);
-                    lattn__vf ngr, ngi, nxr, nxi, hr, hi;
-                    lattn__s4d_cmadd(pr, pi, qr, qi, lattn__vload(gr + k), lattn__vload(gi + k), z, z, &ngr, &ngi);
-                    lattn__s4d_cmadd(pr, pi, qr, qi, lattn__vload(xr + k), lattn__vload(xi + k),
-                                     lattn__vmul(lattn__vload(br + k), vu), lattn__vmul(lattn__vload(bi + k), vu), &nxr, &nxi);
-                    lattn__vstore(gr + k, ngr);
-                    lattn__vstore(gi + k, ngi);
-                    lattn__vstore(xr + k, nxr);
-                    lattn__vstore(xi + k, nxi);
-                    hr = lattn__vadd(ngr, nxr);
-                    hi = lattn__vadd(ngi, nxi);
-                    acc = lattn__vfma(lattn__vload(cr + k), hr, acc);
-                    acc = lattn__vsub(acc, lattn__vmul(lattn__vload(ci + k), hi));
-                }
-                a->y[(b * a->T + t0 + j) * D + d] = s * lattn__vhsum(acc) + dk * u;
-            }
-            for (k = 0; k < Np; k += LATTN__VW) {   /* the state carried out of the block */
-                lattn__vf nr, ni;
-                if (L == LATTN__S4D_BLOCK)
-                    lattn__s4d_cmadd(lattn__vload(Pr + k), lattn__vload(Pi + k), lattn__vload(Qr + k), lattn__vload(Qi + k),
-                                     lattn__vload(sr + k), lattn__vload(si + k), lattn__vload(xr + k), lattn__vload(xi + k), &nr, &ni);
-                else {
-                    nr = lattn__vadd(lattn__vload(gr + k), lattn__vload(xr + k));
-                    ni = lattn__vadd(lattn__vload(gi + k), lattn__vload(xi + k));
-                }
-                lattn__vstore(sr + k, nr);
-                lattn__vstore(si + k, ni);
-            }
-        }
+        int64_t b = w / D, d = w % D, n, t0;
+        float *m = ws + per * (size_t)lattn__thread_id(), *st = m + LATTN__S4D_CONSTS * Np, *sc = st + 2 * Np;
+        lattn__s4d_consts(a, d, Np, m);
+        lattn__s4d_state_in(a, a->h0, b, d, Np, st);
+        for (t0 = 0; t0 < a->T; t0 += LATTN__S4D_BLOCK)
+            lattn__s4d_block(a, b, d, t0, LATTN__MIN((int64_t)LATTN__S4D_BLOCK, a->T - t0), m, Np, st, sc, a->y, NULL);
         if (a->ht)
-            for (n = 0; n < N; n++) { a->ht[((b * D + d) * N + n) * 2] = sr[n]; a->ht[((b * D + d) * N + n) * 2 + 1] = si[n]; }
+            for (n = 0; n < N; n++) { a->ht[((b * D + d) * N + n) * 2] = st[n]; a->ht[((b * D + d) * N + n) * 2 + 1] = st[Np + n]; }
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
@@ -5266,7 +5318,7 @@ static lattn_status lattn__s4d_rec(lattn_ctx *ctx, const lattn_s4d_args *a, cons
    |Ā| near 1). h0 -> ht, in place allowed. */
 static lattn_status lattn__s4d_step1(lattn_ctx *ctx, const lattn_s4d_args *a) {
     int64_t b, d, n, D, N;
-    LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_step", a));
+    LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_step", a, 1));
     D = a->D;
     N = a->N;
     for (b = 0; b < a->B; b++)
@@ -5298,7 +5350,7 @@ LATTN__DEF lattn_status lattn_s4d_step(lattn_ctx *ctx, const lattn_s4d_args *a) 
     lattn_s4d_args s;
     lattn_status st = LATTN_OK;
     if (a && a->T == 1 && a->ht) return lattn__s4d_step1(ctx, a);
-    LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_step", a));
+    LATTN__TRY(lattn__s4d_check(ctx, "lattn_s4d_step", a, 1));
     D = a->D;
     sn = a->B * D * a->N * 2;
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(sn + 2 * a->B * D), "lattn_s4d_step"));
@@ -5344,7 +5396,7 @@ static lattn_status lattn__s4d_convform(lattn_ctx *ctx, const lattn_s4d_args *a,
     int nthr;
     size_t per;
     double *ws, *tw;
-    LATTN__TRY(lattn__s4d_check(ctx, who, a));
+    LATTN__TRY(lattn__s4d_check(ctx, who, a, 1));
     if (a->ht) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a convolution form has no state out (use _scan or _step)", who);
     D = a->D;
     N = a->N;
@@ -5417,6 +5469,282 @@ LATTN__DEF lattn_status lattn_s4d_chunk(lattn_ctx *ctx, const lattn_s4d_args *a)
     case LATTN_S4D_CONV: return lattn__s4d_convform(ctx, a, 0, who);
     }
     return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: method %d is not a lattn_s4d_method", who, (int)a->method);
+}
+
+/* >>s4d.ref_backward -------------------------------------------------------------------------------
+   For every complex z write G(z) = ∂ℒ/∂Re z + i·∂ℒ/∂Im z; then w = a·z gives G(z) = conj(a)·G(w) and
+   G(a) = conj(z)·G(w), and y = s·Re(C·h) gives G(h) = s·conj(C)·dy, G(C) = s·conj(h)·dy. Per channel
+   and mode, t = T-1 .. 0 with U = G(h_t) (from dht):
+       U += s·conj(C)·dy_t;  G(C) += s·conj(h_t)·dy_t;  G(B̄) += x_t·U;  G(Ā) += conj(h_{t-1})·U;
+       dx_t = Σ_n Re(conj(B̄)·U) + Dskip·dy_t;  U = conj(Ā)·U;        finally dh0 = U.
+   Then through B̄ = E·B, E = (Ā - 1)/A, Ā = exp(ΔA), each holomorphic (G(z) = conj(f'(z))·G(f)):
+       G(B) = conj(E)·G(B̄);  G(E) = conj(B)·G(B̄);  G(Ā)' = G(Ā) + conj(1/A)·G(E);
+       G(A) = -conj(E/A)·G(E) + conj(ΔĀ)·G(Ā)';      dΔ = Σ_n Re(conj(AĀ)·G(Ā)')
+   and A = -exp(A_re) + i·A_im, Δ = exp(log_dt): dA_re = -exp(A_re)·Re G(A), dA_im = Im G(A),
+   dlog_dt = Δ·dΔ, dB_re + i·dB_im = G(B), dC_re + i·dC_im = G(C), dDskip = Σ dy·x. Real modes are
+   the same with every imaginary part zero. */
+static lattn_status lattn__s4d_grads_check(lattn_ctx *ctx, const char *who, const lattn_s4d_args *a, const lattn_s4d_grads *g) {
+    LATTN__TRY(lattn__s4d_check(ctx, who, a, 0));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    return LATTN_OK;
+}
+/* Channel d's parameter gradients from acc = G(Ā), G(B̄), G(C) summed over the batch (rows re, im
+   of N each: Ā re, Ā im, B̄ re, B̄ im, C re, C im) and acc[6N] = Σ dy·x. */
+static void lattn__s4d_param_grads(const lattn_s4d_args *a, const lattn_s4d_grads *g, int64_t d, const double *acc) {
+    const int64_t N = a->N;
+    const double dt = exp((double)a->log_dt[d]);
+    double ddt = 0;
+    int64_t n;
+    for (n = 0; n < N; n++) {
+        const int64_t i = d * N + n;
+        lattn__cplx Ab, Bb, C, A, B, iA, E, EA, GAb, GBb, GE, GA, GB, AAb, t1, t2;
+        double q;
+        lattn__s4d_mode(a, d, n, &Ab, &Bb, &C);
+        A.re = -exp((double)a->A_re[i]);
+        A.im = a->complex_modes ? (double)a->A_im[i] : 0.0;
+        B.re = a->B_re[i];
+        B.im = a->complex_modes ? (double)a->B_im[i] : 0.0;
+        q = A.re * A.re + A.im * A.im;
+        iA.re = A.re / q;                /* 1/A */
+        iA.im = -A.im / q;
+        E.re = Ab.re - 1.0;
+        E.im = Ab.im;
+        E = lattn__cmul(E, iA);
+        EA = lattn__cmul(E, iA);         /* E/A = -∂E/∂A */
+        GAb.re = acc[n];
+        GAb.im = acc[N + n];
+        GBb.re = acc[2 * N + n];
+        GBb.im = acc[3 * N + n];
+        E.im = -E.im;                    /* conj(E) */
+        GB = lattn__cmul(E, GBb);
+        B.im = -B.im;                    /* conj(B) */
+        GE = lattn__cmul(B, GBb);
+        iA.im = -iA.im;                  /* conj(1/A) */
+        t1 = lattn__cmul(iA, GE);
+        GAb.re += t1.re;
+        GAb.im += t1.im;
+        EA.im = -EA.im;                  /* conj(E/A) */
+        t1 = lattn__cmul(EA, GE);
+        t2.re = dt * Ab.re;              /* conj(ΔĀ) */
+        t2.im = -dt * Ab.im;
+        t2 = lattn__cmul(t2, GAb);
+        GA.re = t2.re - t1.re;
+        GA.im = t2.im - t1.im;
+        AAb = lattn__cmul(A, Ab);
+        ddt += AAb.re * GAb.re + AAb.im * GAb.im;   /* Re(conj(AĀ)·G(Ā)') */
+        lattn__put(g->dA_re, g->dA_re64, i, A.re * GA.re);
+        lattn__put(g->dB_re, g->dB_re64, i, GB.re);
+        lattn__put(g->dC_re, g->dC_re64, i, acc[4 * N + n]);
+        if (a->complex_modes) {
+            lattn__put(g->dA_im, g->dA_im64, i, GA.im);
+            lattn__put(g->dB_im, g->dB_im64, i, GB.im);
+            lattn__put(g->dC_im, g->dC_im64, i, acc[5 * N + n]);
+        }
+    }
+    lattn__put(g->dlog_dt, g->dlog_dt64, d, dt * ddt);
+    if (a->Dskip) lattn__put(g->dDskip, g->dDskip64, d, acc[6 * N]);
+}
+LATTN__DEF lattn_status lattn_s4d_ref_backward(lattn_ctx *ctx, const lattn_s4d_args *a, const lattn_s4d_grads *g) {
+    const char *who = "lattn_s4d_ref_backward";
+    int64_t b, d, n, t, D, N, T;
+    double s, *buf, *acc;
+    size_t cnt;
+    lattn__cplx *H, *Ab, *Bb, *C, *U;
+    LATTN__TRY(lattn__s4d_grads_check(ctx, who, a, g));
+    D = a->D;
+    N = a->N;
+    T = a->T;
+    s = a->complex_modes ? 2.0 : 1.0;
+    if (lattn_size_mul(&cnt, (size_t)(T + 5), (size_t)(2 * N)) != LATTN_OK || lattn_size_add(&cnt, cnt, (size_t)(6 * N + 1)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    LATTN__TRY(lattn__alloc_doubles(ctx, &buf, cnt, who));
+    H = (lattn__cplx *)(void *)buf;      /* H[t + 1] = h_t, H[0] = h0 */
+    Ab = H + (T + 1) * N;
+    Bb = Ab + N;
+    C = Bb + N;
+    U = C + N;
+    acc = (double *)(void *)(U + N);
+    for (d = 0; d < D; d++) {
+        memset(acc, 0, (size_t)(6 * N + 1) * sizeof(double));
+        for (n = 0; n < N; n++) lattn__s4d_mode(a, d, n, &Ab[n], &Bb[n], &C[n]);
+        for (b = 0; b < a->B; b++) {
+            for (n = 0; n < N; n++) {    /* forward: every state kept */
+                H[n].re = a->h0 ? (double)a->h0[((b * D + d) * N + n) * 2] : 0.0;
+                H[n].im = a->h0 ? (double)a->h0[((b * D + d) * N + n) * 2 + 1] : 0.0;
+                U[n].re = g->dht ? (double)g->dht[((b * D + d) * N + n) * 2] : 0.0;
+                U[n].im = g->dht ? (double)g->dht[((b * D + d) * N + n) * 2 + 1] : 0.0;
+            }
+            for (t = 0; t < T; t++)
+                for (n = 0; n < N; n++) {
+                    double u = a->x[(b * T + t) * D + d];
+                    H[(t + 1) * N + n] = lattn__cmul(Ab[n], H[t * N + n]);
+                    H[(t + 1) * N + n].re += Bb[n].re * u;
+                    H[(t + 1) * N + n].im += Bb[n].im * u;
+                }
+            for (t = T - 1; t >= 0; t--) {   /* backward */
+                const double dy = g->dout[(b * T + t) * D + d], u = a->x[(b * T + t) * D + d];
+                double dx = a->Dskip ? (double)a->Dskip[d] * dy : 0.0;
+                acc[6 * N] += dy * u;
+                for (n = 0; n < N; n++) {
+                    const lattn__cplx h = H[(t + 1) * N + n], hp = H[t * N + n];
+                    double ur, ui;
+                    U[n].re += s * C[n].re * dy;
+                    U[n].im -= s * C[n].im * dy;
+                    acc[4 * N + n] += s * h.re * dy;
+                    acc[5 * N + n] -= s * h.im * dy;
+                    acc[2 * N + n] += u * U[n].re;
+                    acc[3 * N + n] += u * U[n].im;
+                    dx += Bb[n].re * U[n].re + Bb[n].im * U[n].im;
+                    acc[n] += hp.re * U[n].re + hp.im * U[n].im;
+                    acc[N + n] += hp.re * U[n].im - hp.im * U[n].re;
+                    ur = Ab[n].re * U[n].re + Ab[n].im * U[n].im;   /* U = conj(Ā)·U */
+                    ui = Ab[n].re * U[n].im - Ab[n].im * U[n].re;
+                    U[n].re = ur;
+                    U[n].im = ui;
+                }
+                lattn__put(g->dx, g->dx64, (b * T + t) * D + d, dx);
+            }
+            for (n = 0; n < N; n++) {
+                lattn__put(g->dh0, g->dh064, ((b * D + d) * N + n) * 2, U[n].re);
+                lattn__put(g->dh0, g->dh064, ((b * D + d) * N + n) * 2 + 1, U[n].im);
+            }
+        }
+        lattn__s4d_param_grads(a, g, d, acc);
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* >>s4d.chunk_backward ---------------------------------------------------------------------------
+   the reverse step of lattn_s4d_ref_backward per vector of modes, work items (batch row, channel):
+   a forward pass keeps the state at every block start; blocks then run in reverse, each one's
+   states rebuilt from its checkpoint (lattn__s4d_block). The adjoint is split the way the forward
+   splits the state: inside a block g = conj(Ā)^j·V (V: the adjoint entering from the right) and
+   the block's own part l are separate, and the adjoint leaving a whole block is conj(Ā^64)·V + l
+   with Ā^64 from double. The block's G(Ā), G(B̄), G(C) are float sums over ≤ 64 tokens, added into
+   the item's double sums; channels' sums over the batch are taken in batch order, so any thread
+   count gives the same bits. */
+LATTN__DEF lattn_status lattn_s4d_chunk_backward(lattn_ctx *ctx, const lattn_s4d_args *a, const lattn_s4d_grads *g) {
+    const char *who = "lattn_s4d_chunk_backward";
+    int64_t w, D, N, Np, nblk, npart;
+    int nthr;
+    size_t per, cnt, np;
+    float *ws;
+    double *part;
+    lattn_status st;
+    LATTN__TRY(lattn__s4d_grads_check(ctx, who, a, g));
+    D = a->D;
+    N = a->N;
+    Np = (N + LATTN__VW - 1) / LATTN__VW * LATTN__VW;
+    nblk = (a->T + LATTN__S4D_BLOCK - 1) / LATTN__S4D_BLOCK;
+    npart = 6 * N + 1;
+    nthr = lattn__threads(ctx);
+    /* constants, conj rows, state, block scratch, checkpoints, block states, adjoint (V, g, l), sums */
+    if (lattn_size_mul(&per, (size_t)(LATTN__S4D_CONSTS + 4 + 2 + 4 + 2 * nblk + 2 * LATTN__S4D_BLOCK + 6 + 6), (size_t)Np) != LATTN_OK ||
+        lattn_size_mul(&cnt, per, (size_t)nthr) != LATTN_OK || lattn_size_mul(&np, (size_t)(a->B * D), (size_t)npart) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, cnt, who));
+    if ((st = lattn__alloc_doubles(ctx, &part, np, who)) != LATTN_OK) {
+        lattn__free(ctx, ws);
+        return st;
+    }
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < a->B * D; w++) {
+        const int64_t b = w / D, d = w % D;
+        const float s = a->complex_modes ? 2.0f : 1.0f, dk = a->Dskip ? a->Dskip[d] : 0.0f;
+        float *m = ws + per * (size_t)lattn__thread_id(), *cj = m + LATTN__S4D_CONSTS * Np, *st = cj + 4 * Np, *sc = st + 2 * Np;
+        float *ck = sc + 4 * Np, *hs = ck + 2 * nblk * Np, *V = hs + 2 * LATTN__S4D_BLOCK * Np, *gv = V + 2 * Np, *lv = gv + 2 * Np;
+        float *fs = lv + 2 * Np;         /* the block's sums, rows Ā re, Ā im, B̄ re, B̄ im, C re, C im */
+        double *pp = part + w * npart;
+        const float *ar = m + LATTN__S4D_AR * Np, *lr = m + LATTN__S4D_LR * Np, *br = m + LATTN__S4D_BR * Np, *bi = m + LATTN__S4D_BI * Np;
+        const float *cr = m + LATTN__S4D_CR * Np, *ci = m + LATTN__S4D_CI * Np;
+        int64_t n, k, i, j;
+        lattn__s4d_consts(a, d, Np, m);
+        for (k = 0; k < Np; k++) {       /* conj(Ā), conj(Ā^64): the imaginary rows negated */
+            cj[k] = -m[LATTN__S4D_AI * Np + k];
+            cj[Np + k] = -m[LATTN__S4D_LI * Np + k];
+            cj[2 * Np + k] = -m[LATTN__S4D_PI * Np + k];
+            cj[3 * Np + k] = -m[LATTN__S4D_QI * Np + k];
+        }
+        memset(pp, 0, (size_t)npart * sizeof(double));
+        lattn__s4d_state_in(a, a->h0, b, d, Np, st);
+        for (i = 0; i < nblk; i++) {     /* forward: the block-start states */
+            memcpy(ck + 2 * i * Np, st, (size_t)(2 * Np) * sizeof(float));
+            lattn__s4d_block(a, b, d, i * LATTN__S4D_BLOCK, LATTN__MIN((int64_t)LATTN__S4D_BLOCK, a->T - i * LATTN__S4D_BLOCK), m, Np, st, sc,
+                             NULL, NULL);
+        }
+        lattn__s4d_state_in(a, g->dht, b, d, Np, V);
+        for (i = nblk - 1; i >= 0; i--) {
+            const int64_t t0 = i * LATTN__S4D_BLOCK, L = LATTN__MIN((int64_t)LATTN__S4D_BLOCK, a->T - t0);
+            memcpy(st, ck + 2 * i * Np, (size_t)(2 * Np) * sizeof(float));
+            lattn__s4d_block(a, b, d, t0, L, m, Np, st, sc, NULL, hs);
+            memcpy(gv, V, (size_t)(2 * Np) * sizeof(float));
+            memset(lv, 0, (size_t)(2 * Np) * sizeof(float));
+            memset(fs, 0, (size_t)(6 * Np) * sizeof(float));
+            for (j = L - 1; j >= 0; j--) {
+                const int64_t tok = (b * a->T + t0 + j) * D + d;
+                const float dy = g->dout[tok], u = a->x[tok];
+                const float *h = hs + 2 * j * Np, *hp = j > 0 ? hs + 2 * (j - 1) * Np : ck + 2 * i * Np;
+                const lattn__vf vs = lattn__vset1(s * dy), vu = lattn__vset1(u), z = lattn__vzero();
+                lattn__vf dx = lattn__vzero();
+                for (k = 0; k < Np; k += LATTN__VW) {
+                    const lattn__vf hr = lattn__vload(h + k), hi = lattn__vload(h + Np + k);
+                    const lattn__vf pr = lattn__vload(hp + k), pi = lattn__vload(hp + Np + k);
+                    const lattn__vf lr2 = lattn__vfma(lattn__vload(cr + k), vs, lattn__vload(lv + k));
+                    const lattn__vf li2 = lattn__vsub(lattn__vload(lv + Np + k), lattn__vmul(lattn__vload(ci + k), vs));
+                    const lattn__vf ur = lattn__vadd(lattn__vload(gv + k), lr2), ui = lattn__vadd(lattn__vload(gv + Np + k), li2);
+                    lattn__vf ngr, ngi, nlr, nli;
+                    lattn__vstore(fs + k, lattn__vfma(pr, ur, lattn__vfma(pi, ui, lattn__vload(fs + k))));
+                    lattn__vstore(fs + Np + k, lattn__vsub(lattn__vfma(pr, ui, lattn__vload(fs + Np + k)), lattn__vmul(pi, ur)));
+                    lattn__vstore(fs + 2 * Np + k, lattn__vfma(vu, ur, lattn__vload(fs + 2 * Np + k)));
+                    lattn__vstore(fs + 3 * Np + k, lattn__vfma(vu, ui, lattn__vload(fs + 3 * Np + k)));
+                    lattn__vstore(fs + 4 * Np + k, lattn__vfma(hr, vs, lattn__vload(fs + 4 * Np + k)));
+                    lattn__vstore(fs + 5 * Np + k, lattn__vsub(lattn__vload(fs + 5 * Np + k), lattn__vmul(hi, vs)));
+                    dx = lattn__vfma(lattn__vload(br + k), ur, lattn__vfma(lattn__vload(bi + k), ui, dx));
+                    lattn__s4d_cmadd(lattn__vload(ar + k), lattn__vload(cj + k), lattn__vload(lr + k), lattn__vload(cj + Np + k),
+                                     lattn__vload(gv + k), lattn__vload(gv + Np + k), z, z, &ngr, &ngi);
+                    lattn__s4d_cmadd(lattn__vload(ar + k), lattn__vload(cj + k), lattn__vload(lr + k), lattn__vload(cj + Np + k), lr2, li2, z, z,
+                                     &nlr, &nli);
+                    lattn__vstore(gv + k, ngr);
+                    lattn__vstore(gv + Np + k, ngi);
+                    lattn__vstore(lv + k, nlr);
+                    lattn__vstore(lv + Np + k, nli);
+                }
+                lattn__put(g->dx, g->dx64, tok, (double)(lattn__vhsum(dx) + dk * dy));
+            }
+            for (k = 0; k < Np; k += LATTN__VW) {   /* the adjoint leaving the block */
+                lattn__vf nr, ni;
+                if (L == LATTN__S4D_BLOCK)
+                    lattn__s4d_cmadd(lattn__vload(m + LATTN__S4D_PR * Np + k), lattn__vload(cj + 2 * Np + k), lattn__vload(m + LATTN__S4D_QR * Np + k),
+                                     lattn__vload(cj + 3 * Np + k), lattn__vload(V + k), lattn__vload(V + Np + k), lattn__vload(lv + k),
+                                     lattn__vload(lv + Np + k), &nr, &ni);
+                else {
+                    nr = lattn__vadd(lattn__vload(gv + k), lattn__vload(lv + k));
+                    ni = lattn__vadd(lattn__vload(gv + Np + k), lattn__vload(lv + Np + k));
+                }
+                lattn__vstore(V + k, nr);
+                lattn__vstore(V + Np + k, ni);
+            }
+            for (k = 0; k < 6; k++)
+                for (n = 0; n < N; n++) pp[k * N + n] += (double)fs[k * Np + n];
+            for (j = 0; j < L; j++) pp[6 * N] += (double)g->dout[(b * a->T + t0 + j) * D + d] * (double)a->x[(b * a->T + t0 + j) * D + d];
+        }
+        for (n = 0; n < N; n++) {
+            lattn__put(g->dh0, g->dh064, ((b * D + d) * N + n) * 2, (double)V[n]);
+            lattn__put(g->dh0, g->dh064, ((b * D + d) * N + n) * 2 + 1, (double)V[Np + n]);
+        }
+    }
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < D; w++) {            /* each channel's sums over the batch, in batch order */
+        int64_t b, k;
+        for (b = 1; b < a->B; b++)
+            for (k = 0; k < npart; k++) part[w * npart + k] += part[(b * D + w) * npart + k];
+        lattn__s4d_param_grads(a, g, w, part + w * npart);
+    }
+    lattn__free(ctx, part);
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
 }
 
 /* ================================================================================================ */
@@ -13890,6 +14218,32 @@ static lattn_status lattn__case_s4d(lattn__case *k, lattn_form form) {
     a.method = !method || method[0] == 's' ? LATTN_S4D_SCAN : method[0] == 'f' ? LATTN_S4D_FFT : LATTN_S4D_CONV;
     a.y = y;
     a.ht = ht;
+    {   /* every tensor against the shapes of x and A_re */
+        const int64_t BTD = a.B * a.T * a.D, DN = a.D * a.N, nS = a.B * a.D * a.N * 2;
+        static const char *const pn[5] = { "in.A_im", "in.B_re", "in.B_im", "in.C_re", "in.C_im" };
+        int i;
+        if (tA->shape[0] != a.D) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.A_re does not match in.x's D");
+        for (i = 0; i < 5; i++) LATTN__TRY(lattn__case_count(k, pn[i], DN));
+        LATTN__TRY(lattn__case_count(k, "in.log_dt", a.D));
+        LATTN__TRY(lattn__case_count(k, "in.Dskip", a.D));
+        LATTN__TRY(lattn__case_count(k, "in.h0", nS));
+        LATTN__TRY(lattn__case_count(k, "out.y", BTD));
+        LATTN__TRY(lattn__case_count(k, "out.ht", nS));
+        if (lattn__case_pass(k) == 1) {   /* a gradient case: lattn_s4d_ref_backward or _chunk_backward */
+            static const char *const dn[12] = { "in.dout", "in.dht", "out.dx", "out.dA_re", "out.dA_im", "out.dB_re", "out.dB_im",
+                                                "out.dC_re", "out.dC_im", "out.dlog_dt", "out.dDskip", "out.dh0" };
+            const int64_t dc[12] = { BTD, nS, BTD, DN, DN, DN, DN, DN, DN, a.D, a.D, nS };
+            lattn_s4d_grads gr;
+            memset(&gr, 0, sizeof gr);
+            {
+                float **const o[10] = { &gr.dx, &gr.dA_re, &gr.dA_im, &gr.dB_re, &gr.dB_im, &gr.dC_re, &gr.dC_im, &gr.dlog_dt, &gr.dDskip, &gr.dh0 };
+                LATTN__TRY(lattn__case_grad_io(k, 12, dn, dc, 1, &gr.dout, &gr.dht, o));
+            }
+            if (form == LATTN_FORM_REF) return lattn_s4d_ref_backward(k->ctx, &a, &gr);
+            if (form == LATTN_FORM_CHUNK) return lattn_s4d_chunk_backward(k->ctx, &a, &gr);
+            return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a gradient case has the ref and chunk forms, not %s", lattn_form_name(form));
+        }
+    }
     switch (form) {
     case LATTN_FORM_REF: return lattn_s4d_ref(k->ctx, &a);
     case LATTN_FORM_CHUNK: return lattn_s4d_chunk(k->ctx, &a);
@@ -14139,7 +14493,10 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
    2026-12-01  lattn_la_ref_backward: the double backward of linear attention, GLA, Simple GLA and
                the fixed decays (every feature map and its weights, the normaliser, h0/dht,
                variable lengths); the double backward
-               of ShortConv, the scan and the selective SSM; y64, ht64 in their args. */
+               of ShortConv, the scan and the selective SSM; y64, ht64 in their args.
+   2026-12-02  the float32 _chunk_backward of ShortConv, the scan, the selective SSM and S4D; S4D's
+               double backward (y64, ht64 in lattn_s4d_args); seven golden gradient cases;
+               lattn-check external runs the public gradient files. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

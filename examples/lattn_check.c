@@ -302,7 +302,8 @@ static char *read_text(const char *path) {
 }
 
 /* An S4D case's _chunk by its two convolution methods (the case's "method" metadata), when the
-   case expects no final state (the convolutions produce y only); runs and failures are added. */
+   case expects no final state (the convolutions produce y only) and is a forward case; runs and
+   failures are added. */
 static void run_s4d_methods(const lattn_st_file *c, const char *rel, int *runs, int *fails) {
     static const char *const methods[2] = { "fft", "conv" };
     const char *keys[64], *vals[64], *mixer = lattn_st_meta(c, "mixer");
@@ -310,7 +311,7 @@ static void run_s4d_methods(const lattn_st_file *c, const char *rel, int *runs, 
     char lab[600];
     int64_t i;
     int m;
-    if (!mixer || strcmp(mixer, "s4d") != 0 || lattn_st_find(c, "out.ht") || c->n_meta >= 64) return;
+    if (!mixer || strcmp(mixer, "s4d") != 0 || lattn_st_find(c, "out.ht") || lattn_st_meta(c, "pass") || c->n_meta >= 64) return;
     for (i = 0; i < c->n_meta; i++) {
         keys[i] = c->meta_keys[i];
         vals[i] = c->meta_values[i];

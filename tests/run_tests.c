@@ -4479,6 +4479,164 @@ static void test_ssm_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
         CHECK(i == 4, "ssm_chunk_backward: nothing written by a refused call");
     }
 }
+/* ℒ = Σ dy·y + Σ dht·ht from the S4D _ref's float64 outputs. */
+static double s4d_loss(lattn_ctx *ctx, lattn_s4d_args a, const float *dy, const float *dht, size_t ny, size_t ns, double *y64, double *h64,
+                       float *y) {
+    double l = 0;
+    size_t i;
+    a.y = y; a.ht = NULL; a.y64 = y64; a.ht64 = h64;
+    lattn_s4d_ref(ctx, &a);
+    for (i = 0; i < ny; i++) l += (double)dy[i] * y64[i];
+    for (i = 0; i < ns; i++) l += (double)dht[i] * h64[i];
+    return l;
+}
+/* The ten gradients of an S4D backward into out[] (NaN-poisoned first): x, A_re, A_im, B_re, B_im,
+   C_re, C_im, log_dt, Dskip, h0. */
+static void s4d_bw_run(lattn_ctx *ctx, const lattn_s4d_args *a, const lattn_s4d_grads *g0, float *const *out, const size_t *n, int fast) {
+    lattn_s4d_grads g = *g0;
+    int w;
+    for (w = 0; w < 10; w++) poison(out[w], n[w]);
+    g.dx = out[0]; g.dA_re = out[1]; g.dA_im = out[2]; g.dB_re = out[3]; g.dB_im = out[4]; g.dC_re = out[5]; g.dC_im = out[6];
+    g.dlog_dt = out[7]; g.dDskip = out[8]; g.dh0 = out[9];
+    CHECK((fast ? lattn_s4d_chunk_backward : lattn_s4d_ref_backward)(ctx, a, &g) == LATTN_OK, "s4d %s backward: %s", fast ? "chunk" : "ref",
+          lattn_ctx_error(ctx));
+}
+/* lattn_s4d_ref_backward against central differences of lattn_s4d_ref (complex and real modes,
+   B = 2, h0 and dht); lattn_s4d_chunk_backward against it over T = 0, 1, 63, 64, 65, 200 and a long
+   T with |Ā| near 1 (the adjoint carried across 32 blocks), N = 3 and 16, h0 and dht present or
+   not; outputs NaN-poisoned; the same bits at 1, 2 and 3 threads; refusals write nothing. */
+static void test_s4d_backward(lattn_ctx *ctx, lattn_rng *r) {
+    static const char *const names[10] = { "dx", "dA_re", "dA_im", "dB_re", "dB_im", "dC_re", "dC_im", "dlog_dt", "dDskip", "dh0" };
+    const int64_t Ts[7] = { 0, 1, 63, 64, 65, 200, 2048 }, Ns[2] = { 3, 16 };
+    int cplx, ti, ni, combo = 0;
+    for (cplx = 0; cplx < 2; cplx++) {   /* every input by central differences */
+        const int64_t B = 2, T = 11, D = 2, N = 3;
+        s4d_case c;
+        float *dy, *dht, *y, *in[10];
+        double *y64, *h64, *ad[10], worst = 0;
+        size_t nin[10], k;
+        lattn_s4d_grads gr = LATTN__ZERO;
+        int w, bad = 0;
+        s4d_make(&c, r, B, T, D, N, cplx);
+        for (k = 0; k < (size_t)(D * N); k++) c.p[3][k] = 0.3f * (float)lattn_rng_normal_d(r);   /* B_im too */
+        for (k = 0; k < (size_t)D; k++) c.p[6][k] = -1.0f + 0.5f * (float)k;                      /* Δ ~ 0.4, 0.6: the modes move */
+        dy = fnormal(r, c.ny); dht = fnormal(r, c.ns); y = fnew(c.ny);
+        y64 = (double *)malloc(c.ny * sizeof(double)); h64 = (double *)malloc(c.ns * sizeof(double));
+        in[0] = c.u;
+        for (w = 0; w < 8; w++) in[w + 1] = c.p[w];
+        in[9] = c.p[8];
+        nin[0] = c.ny;
+        for (w = 1; w < 7; w++) nin[w] = (size_t)(D * N);
+        nin[7] = nin[8] = (size_t)D;
+        nin[9] = c.ns;
+        for (w = 0; w < 10; w++) ad[w] = (double *)malloc(nin[w] * sizeof(double));
+        gr.dout = dy; gr.dht = dht;
+        gr.dx64 = ad[0]; gr.dA_re64 = ad[1]; gr.dA_im64 = ad[2]; gr.dB_re64 = ad[3]; gr.dB_im64 = ad[4]; gr.dC_re64 = ad[5]; gr.dC_im64 = ad[6];
+        gr.dlog_dt64 = ad[7]; gr.dDskip64 = ad[8]; gr.dh064 = ad[9];
+        CHECK(lattn_s4d_ref_backward(ctx, &c.a, &gr) == LATTN_OK, "s4d backward: %s", lattn_ctx_error(ctx));
+        for (w = 0; w < 10; w++) {
+            double gmax = 0;
+            if (!cplx && (w == 2 || w == 4 || w == 6)) continue;   /* real modes: the _im inputs are not read */
+            for (k = 0; k < nin[w]; k++) gmax = fmax(gmax, fabs(ad[w][k]));
+            for (k = 0; k < nin[w]; k += 1 + (size_t)(lattn_rng_next(r) % 2)) {
+                double fd;
+                FD_RICHARDSON(&in[w][k], s4d_loss(ctx, c.a, dy, dht, c.ny, c.ns, y64, h64, y), fd);
+                fd_compare(fd, ad[w][k], gmax, &worst, &bad);
+            }
+        }
+        CHECK(bad == 0, "s4d_ref_backward = central differences (%s modes): worst %.3g", cplx ? "complex" : "real", worst);
+        for (w = 0; w < 10; w++) free(ad[w]);
+        free(dy); free(dht); free(y); free(y64); free(h64);
+        s4d_free(&c);
+    }
+    for (cplx = 0; cplx < 2; cplx++)
+        for (ti = 0; ti < 7; ti++)
+            for (ni = 0; ni < 2; ni++) {
+                if (g_quick && Ts[ti] == 2048) continue;   /* before anything is allocated */
+                const int64_t B = 2, T = Ts[ti], D = 3, N = Ns[ni];
+                s4d_case c;
+                float *dht, *dy, *want[10], *got[10], *again[10];
+                size_t n[10];
+                lattn_s4d_grads g = LATTN__ZERO;
+                int k, th, same = 1;
+                s4d_make(&c, r, B, T, D, N, cplx);
+                if (T == 2048) c.p[6][0] = -7.0f;   /* Δ ~ 1e-3: |Ā| = 1 - 5e-4 */
+                dy = fnormal(r, c.ny); dht = fnormal(r, c.ns);
+                n[0] = c.ny;
+                for (k = 1; k < 7; k++) n[k] = (size_t)(D * N);
+                n[7] = n[8] = (size_t)D;
+                n[9] = c.ns;
+                if (combo % 3 == 2) c.a.h0 = NULL;
+                g.dout = dy;
+                if (combo % 2 == 1) g.dht = dht;
+                combo++;
+                for (k = 0; k < 10; k++) { want[k] = fnew(n[k]); got[k] = fnew(n[k]); again[k] = fnew(n[k]); }
+                s4d_bw_run(ctx, &c.a, &g, want, n, 0);
+                s4d_bw_run(ctx, &c.a, &g, got, n, 1);
+                for (k = 0; k < 10; k++) {
+                    size_t m = !cplx && (k == 2 || k == 4 || k == 6) ? 0 : n[k];
+                    double e = rel_rms(got[k], want[k], m);
+                    if (m < n[k]) CHECK(isnan(got[k][0]) && isnan(want[k][0]), "s4d backward, real modes: %s not written", names[k]);
+                    CHECK(e <= 1e-5, "s4d_chunk_backward = s4d_ref_backward: %s (T = %lld, N = %lld, %s): %.3g", names[k], (long long)T,
+                          (long long)N, cplx ? "complex" : "real", e);
+                }
+                for (th = 2; th <= 3 && ti == 5; th++) {
+                    ctx->n_threads = th;
+                    s4d_bw_run(ctx, &c.a, &g, again, n, 1);
+                    for (k = 0; k < 10; k++) same &= memcmp(got[k], again[k], n[k] * sizeof(float)) == 0;
+                    ctx->n_threads = 1;
+                }
+                CHECK(same, "s4d_chunk_backward: the same bits at 1, 2 and 3 threads (T = %lld, N = %lld)", (long long)T, (long long)N);
+                for (k = 0; k < 10; k++) { free(want[k]); free(got[k]); free(again[k]); }
+                free(dy); free(dht);
+                s4d_free(&c);
+            }
+    {   /* the adjoint over 20000 tokens with |Ā| = 1 - 5e-6: carried between blocks by Ā^64 from
+           double it stays within 1.5e-6 (a plain float recurrence drifts to ~3e-6) */
+        const int64_t T = 20000, N = 16;
+        s4d_case c;
+        float *dy, *got[10], *want[10];
+        size_t n[10];
+        lattn_s4d_grads g = LATTN__ZERO;
+        int k;
+        s4d_make(&c, r, 1, T, 1, N, 1);
+        c.p[6][0] = -11.5f;
+        c.a.h0 = NULL;
+        dy = fnormal(r, c.ny);
+        n[0] = c.ny;
+        for (k = 1; k < 9; k++) n[k] = k < 7 ? (size_t)N : 1;
+        n[9] = c.ns;
+        for (k = 0; k < 10; k++) { want[k] = fnew(n[k]); got[k] = fnew(n[k]); }
+        g.dout = dy;
+        s4d_bw_run(ctx, &c.a, &g, want, n, 0);
+        s4d_bw_run(ctx, &c.a, &g, got, n, 1);
+        CHECK(rel_rms(got[9], want[9], n[9]) <= 1.5e-6 && rel_rms(got[1], want[1], n[1]) <= 1.5e-6,
+              "s4d_chunk_backward over 20000 tokens, |Ā| near 1: dh0 %.3g, dA_re %.3g", rel_rms(got[9], want[9], n[9]), rel_rms(got[1], want[1], n[1]));
+        for (k = 0; k < 10; k++) { free(want[k]); free(got[k]); }
+        free(dy);
+        s4d_free(&c);
+    }
+    {   /* refused without writing */
+        s4d_case c;
+        float d[4];
+        lattn_s4d_grads g = LATTN__ZERO;
+        int i, f;
+        s4d_make(&c, r, 1, 4, 1, 1, 1);
+        for (f = 0; f < 2; f++) {
+            lattn_status (*bw)(lattn_ctx *, const lattn_s4d_args *, const lattn_s4d_grads *) = f ? lattn_s4d_chunk_backward : lattn_s4d_ref_backward;
+            for (i = 0; i < 4; i++) d[i] = NAN;
+            g.dx = d; g.dout = NULL;
+            CHECK(bw(ctx, &c.a, NULL) == LATTN_E_NULL, "s4d backward: grads NULL");
+            CHECK(bw(ctx, &c.a, &g) == LATTN_E_NULL, "s4d backward: dout NULL");
+            g.dout = c.u; c.a.N = -1;
+            CHECK(bw(ctx, &c.a, &g) == LATTN_E_SHAPE, "s4d backward: N < 0");
+            c.a.N = 1;
+            for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
+            CHECK(i == 4, "s4d %s backward: nothing written by a refused call", f ? "chunk" : "ref");
+        }
+        s4d_free(&c);
+    }
+}
 /* lattn_la_chunk_backward against lattn_la_ref_backward: every gate kind x every feature map (tied
    and untied) x normalised or not, over T = 0, 1, C - 1, C, C + 1, 2C + 3, B = 2 or variable lengths,
    h0, dht and dzt set, K and V not multiples of the vector width; outputs NaN-poisoned; the same bits
@@ -4720,6 +4878,7 @@ static void test_backward(void) {
     test_scan_chunk_backward(&ctx, &r);
     test_ssm_backward(&ctx, &r);
     test_ssm_chunk_backward(&ctx, &r);
+    test_s4d_backward(&ctx, &r);
     for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
         static const char *const cases[6] = { "linear_attn_grad_0", "linear_attn_grad_1", "gla_grad_0", "gla_grad_1",
                                               "simple_gla_grad_0", "simple_gla_grad_1" };
