@@ -891,6 +891,8 @@ static void bench_ssm(void) {
 /* ---- S4D: recurrence vs FFT convolution vs direct convolution, D = 256, N = 64 complex modes ---- */
 typedef struct { lattn_ctx *ctx; lattn_s4d_args a; } s4d_u;
 static void s4d_run(void *p) { s4d_u *u = (s4d_u *)p; lattn_s4d_chunk(u->ctx, &u->a); }
+typedef struct { s4d_u f; lattn_s4d_grads g; float *gp[6]; } s4d_b;
+static void s4d_bwd_run(void *p) { s4d_b *u = (s4d_b *)p; lattn_s4d_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
 static void bench_s4d(void) {
     static const int64_t Ts[5] = { 256, 1024, 4096, 16384, 65536 };
     int ti, form;
@@ -927,6 +929,37 @@ static void bench_s4d(void) {
             row(names[form], shape, 1, ms, (double)T, 0, NULL, 0);
             free((void *)u.a.x); free(u.a.y);
         }
+    {   /* the backward (every parameter's gradient, the SCAN method's blocks) at 1 and 2 threads */
+        const int64_t T = g_quick ? 1024 : 4096;
+        s4d_b ub;
+        lattn_ctx ctx;
+        char shape[64];
+        int th;
+        lattn_ctx_init(&ctx);
+        memset(&ub, 0, sizeof ub);
+        ub.f.ctx = &ctx;
+        ub.f.a.B = 1; ub.f.a.T = T; ub.f.a.D = D; ub.f.a.N = N; ub.f.a.complex_modes = 1;
+        ub.f.a.A_re = par[0]; ub.f.a.A_im = par[1]; ub.f.a.B_re = par[2]; ub.f.a.B_im = par[3]; ub.f.a.C_re = par[4]; ub.f.a.C_im = par[5];
+        ub.f.a.log_dt = ldt;
+        ub.f.a.x = (float *)malloc(sizeof(float) * (size_t)(T * D)); ub.f.a.y = (float *)malloc(sizeof(float) * (size_t)(T * D));
+        lattn_rng_fill_normal(&r, (float *)ub.f.a.x, (size_t)(T * D), 0, 1);
+        ub.g.dout = ub.f.a.x;
+        ub.g.dx = (float *)malloc(sizeof(float) * (size_t)(T * D));
+        for (i = 0; i < 6; i++) ub.gp[i] = (float *)malloc(sizeof(float) * (size_t)(D * N));
+        ub.g.dA_re = ub.gp[0]; ub.g.dA_im = ub.gp[1]; ub.g.dB_re = ub.gp[2]; ub.g.dB_im = ub.gp[3]; ub.g.dC_re = ub.gp[4]; ub.g.dC_im = ub.gp[5];
+        ub.g.dlog_dt = (float *)malloc(sizeof(float) * (size_t)D);
+        snprintf(shape, sizeof shape, "T=%lld,D=256,N=64 complex", (long long)T);
+        for (th = 1; th <= 2; th++) {
+            double mf, mb;
+            ctx.n_threads = th;
+            time2(s4d_run, &ub.f, s4d_bwd_run, &ub, 5, &mf, &mb);
+            row("s4d_fwd", shape, th, mf, (double)T, 0, NULL, 0);
+            row("s4d_bwd", shape, th, mb, (double)T, 0, "s4d_fwd", mf);
+            row("s4d_fwd_bwd", shape, th, mf + mb, (double)T, 0, "s4d_fwd", mf);
+        }
+        for (i = 0; i < 6; i++) free(ub.gp[i]);
+        free((void *)ub.f.a.x); free(ub.f.a.y); free(ub.g.dx); free(ub.g.dlog_dt);
+    }
     for (i = 0; i < 6; i++) free(par[i]);
     free(ldt);
 }
