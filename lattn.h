@@ -1098,7 +1098,11 @@ LATTN_API lattn_status lattn_la_ref_backward(lattn_ctx *ctx, const lattn_la_args
 /* The backward of _chunk in float32: chunks of a->chunk tokens (0 = 64) in reverse on the SGEMM
    kernel, the chunk-start states checkpointed by a pass over the chunk states, one work item per
    (sequence, head): the same bits at any thread count. Every gate kind, feature map and the
-   normaliser; the float outputs only (the *64 fields are _ref_backward's). */
+   normaliser; the float outputs only (the *64 fields are _ref_backward's). On a Trainium profile
+   (ctx->profile trn1/2/3) it runs on the tiler instead, spec sbuf_tiler.md §5.3: the fixed decays
+   with the identity map (the Laplace mixer), K and the chunk (0 = the profile's 128) within the
+   partitions, V <= 512; the forward with its checkpoints, then 51 instructions per head and chunk
+   (>>linattn.tiled_backward); anything else there, and any GPU profile, is LATTN_E_UNSUPPORTED. */
 LATTN_API lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g);
 
 /* ================================================================================================ */
@@ -7205,7 +7209,7 @@ static lattn_status lattn__la_plain_scores(lattn_tiler *t, lattn__la_tiles *x, c
     return LATTN_OK;
 }
 static lattn_status lattn__la_plain_rest(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, const lattn_la_args *a,
-                                         int64_t tok, int64_t h, int L, int j, int64_t n, int64_t v0, int vw) {
+                                         int64_t tok, int64_t h, int L, int j, int64_t n, int64_t v0, int vw, float *ck) {
     const int Vn = vw + (a->normalize ? 1 : 0), so = j * p->Vn;
     const float lg = p->fixed ? (a->g_gamma[h] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : a->g_gamma[h]) : 0.0f;
     int r, c, kt, vb0;
@@ -7245,6 +7249,10 @@ static lattn_status lattn__la_plain_rest(lattn_tiler *t, lattn__la_tiles *x, con
         v1 = lattn_tile_view(&x->krb[c], 0, Lc, 0, p->Kf);
         LATTN__TRY(lattn_tile_ts(t, &v1, &v1, &v2, 0.0f, LATTN_TOP_MUL));
     }
+    for (kt = 0; ck && kt < p->nkt; kt++) {   /* F14: S before its update, the backward's checkpoint [K'][V] */
+        v3 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so, vw);
+        LATTN__TRY(lattn_dma_store(t, ck + (int64_t)kt * p->kp * a->V + v0, a->V, &v3));
+    }
     for (kt = 0; kt < p->nkt; kt++) {
         const int kw = lattn__kw(p, kt);
         for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
@@ -7262,10 +7270,11 @@ static lattn_status lattn__la_plain_rest(lattn_tiler *t, lattn__la_tiles *x, con
     }
     return LATTN_OK;
 }
+/* ck (NULL: none): the sequence's checkpoints [H][ckn chunks][K'][V], written by F14. */
 static lattn_status lattn__la_chunk_plain(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
                                           const lattn_la_args *a, const lattn__la_in *in, float s,
                                           int64_t tok0, int64_t len, int64_t sq, int64_t h0, int nh,
-                                          int64_t v0, int vw) {
+                                          int64_t v0, int vw, float *ck, int64_t ckn) {
     const int par = p->sched == LATTN_SCHED_CHUNK_PARALLEL;
     int64_t c0;
     int j, b;
@@ -7300,7 +7309,8 @@ static lattn_status lattn__la_chunk_plain(lattn_tiler *t, lattn__la_tiles *x, co
             LATTN__TRY(lattn__la_plain_rows(t, x, p, a, in, tok0 + c0, h0 + j, L, v0, vw, 1));
             LATTN__TRY(lattn__la_plain_cols(t, x, p, s, L, !par));
             if (!par) LATTN__TRY(lattn__la_plain_scores(t, x, p, L, j, 0));
-            LATTN__TRY(lattn__la_plain_rest(t, x, p, a, tok0 + c0, h0 + j, L, j, c0 / p->C, v0, vw));
+            LATTN__TRY(lattn__la_plain_rest(t, x, p, a, tok0 + c0, h0 + j, L, j, c0 / p->C, v0, vw,
+                                            ck ? ck + ((h0 + j) * ckn + c0 / p->C) * p->Kf * a->V : NULL));
             if (!par) lattn_tiler_mark_step(t);
         }
         if (par) lattn_tiler_mark_step(t);   /* one body: the chunk of every head */
@@ -7495,7 +7505,8 @@ static lattn_status lattn__la_tiles_fn(lattn_tiler *t, const void *plan, void *t
 /* >>linattn.chunk --------------------------------------------------------------------------------
    per chunk: O = (s·QKᵀ ⊙ decay mask) V + s (Q ⊙ e^b) S,  S = diag(e^{b_L}) S + (K ⊙ e^{b_L - b})ᵀ V,
    on the tiler (the cpu profile's cache blocking, the Trainium and GPU paths) */
-LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a) {
+/* The forward on the tiler; ck (NULL: none) receives every chunk's start state (F14), [n_seqs][H][ckn][K'][V]. */
+static lattn_status lattn__la_chunk_run(lattn_ctx *ctx, const lattn_la_args *a, float *ck, int64_t ckn) {
     lattn__la_dims dm;
     lattn__la_in in;
     lattn__la_plan plan;
@@ -7513,7 +7524,7 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a) {
         ar = *a;
         ar.g_gamma = gam;
         ar.retnet_decay = 0;
-        st = lattn_la_chunk(ctx, &ar);
+        st = lattn__la_chunk_run(ctx, &ar, ck, ckn);
         lattn__free(ctx, gam);
         return st;
     }
@@ -7543,15 +7554,276 @@ LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a) {
         for (w = 0; w < dm.n * nblk * nvb; w++) {
             int id = lattn__thread_id();
             int64_t sq = w / (nblk * nvb), h0 = (w / nvb % nblk) * plan.hb, v0 = (w % nvb) * plan.vw, tok0, len;
+            const int nh = (int)LATTN__MIN((int64_t)plan.hb, a->H - h0), vw = (int)LATTN__MIN((int64_t)plan.vw, a->V - v0);
             lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-            if (tm.tl[id]->err == LATTN_OK)
-                (plan.gate ? lattn__la_chunk_block : lattn__la_chunk_plain)(tm.tl[id], (lattn__la_tiles *)tm.tiles + id, &plan, a, &in,
-                                      dm.s, tok0, len, sq, h0, (int)LATTN__MIN((int64_t)plan.hb, a->H - h0), v0,
-                                      (int)LATTN__MIN((int64_t)plan.vw, a->V - v0));
+            if (tm.tl[id]->err != LATTN_OK) continue;
+            if (plan.gate) lattn__la_chunk_block(tm.tl[id], (lattn__la_tiles *)tm.tiles + id, &plan, a, &in, dm.s, tok0, len, sq, h0, nh, v0, vw);
+            else lattn__la_chunk_plain(tm.tl[id], (lattn__la_tiles *)tm.tiles + id, &plan, a, &in, dm.s, tok0, len, sq, h0, nh, v0, vw,
+                                       ck ? ck + sq * a->H * ckn * dm.Kf * a->V : NULL, ckn);
         }
     }
     st = lattn__team_end(ctx, &tm, "lattn_la_chunk", st);
     lattn__free(ctx, in.buf);
+    return st;
+}
+LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a) { return lattn__la_chunk_run(ctx, a, NULL, 0); }
+
+/* >>linattn.tiled_backward -----------------------------------------------------------------------
+   The fixed-decay backward on a device profile's tiler, spec sbuf_tiler.md §5.3 chunk for chunk.
+   Per (head, chunk of L tokens), chunks in reverse, with U = ∂ℒ/∂S_n resident and Mt[c][r] =
+   s·γ^{r-c} (r >= c), qd[r] = s·γ^{r+1}, w[c] = γ^{L-1-c}:
+     loads (5)        Q, K, V, dO rows; the checkpoint S_{n-1} (F14 of the forward)
+     columns (12)     Qc = Qᵀ, Kc = Kᵀ, Vc = Vᵀ, dOc = dOᵀ (transpose + copy; V, dO in 128-row tiles)
+     Pᵀ = (K Qᵀ) ⊙ Mt,  dPᵀ = (V dOᵀ) ⊙ Mt,  dP = (dPᵀ)ᵀ,  P = (Pᵀ)ᵀ   (all [C][C], keys c x queries r)
+     dQ = (dO Sᵀ) ⊙ qd + dP K                 (Sᵀ: S transposed in 128-column blocks)
+     dK = (V Uᵀ) ⊙ w + dPᵀ Q
+     dV = (K U) ⊙ w + Pᵀ dO
+     U  = γ^L U + (Q ⊙ qd)ᵀ dO
+   51 instructions for K <= 128 and V in two 128-row tiles; a ragged chunk builds its own w (2).
+   Per head once: Mt, qd, w (7), U from dht (1), dh0 out (1). The call first runs the forward with
+   F14 (lattn__la_chunk_run, 17 per head and chunk on trn2), so forward + backward is 68. Items are
+   (sequence, head) in the streaming schedule, a chunk body per head and chunk; in the chunk-parallel
+   schedule (sequence, every head) with one body per chunk for all heads, the port's unrolled graph.
+   The plan: K <= the partitions, C <= the partitions (one token tile), V within one PSUM bank. */
+typedef struct lattn__la_tb {
+    lattn_tile qr, kr, vr, dor, qc, kc, s, u, pt, dpt, p, dp, mt, qd, wc, wr, qdr, ob;
+    lattn_tile vc[4], dc[4], st[4], ut[4];
+    lattn_tile pa, ptr, pq1, pq2, pk1, pk2, pv1, pv2;          /* PSUM: eight banks */
+} lattn__la_tb;
+typedef struct lattn__la_tbplan { int C, K, V, nvt, hb, par; } lattn__la_tbplan;
+static lattn_status lattn__la_tb_alloc(lattn_tiler *t, const lattn__la_tbplan *p, lattn__la_tb *x, size_t *host_floats) {
+    lattn__tplan list[48];
+    int n = 0, i, tp = LATTN__MAX(p->C, LATTN__MAX(p->K, 128)), tf = LATTN__MAX(p->C, p->K);
+    LATTN__PLAN(&x->qr, 2, p->C, p->K);
+    LATTN__PLAN(&x->kr, 2, p->C, p->K);
+    LATTN__PLAN(&x->vr, 2, p->C, p->V);
+    LATTN__PLAN(&x->dor, 2, p->C, p->V);
+    LATTN__PLAN(&x->qc, 2, p->K, p->C);
+    LATTN__PLAN(&x->kc, 2, p->K, p->C);
+    for (i = 0; i < p->nvt; i++) {
+        const int rows = LATTN__MIN(128, p->V - 128 * i);
+        LATTN__PLAN(&x->vc[i], 2, rows, p->C);
+        LATTN__PLAN(&x->dc[i], 2, rows, p->C);
+        LATTN__PLAN(&x->st[i], 0, rows, p->K);
+        LATTN__PLAN(&x->ut[i], 0, rows, p->K);
+    }
+    LATTN__PLAN(&x->s, 0, p->K, p->V);
+    LATTN__PLAN(&x->u, 0, p->K, p->hb * p->V);
+    LATTN__PLAN(&x->pt, 0, p->C, p->C);
+    LATTN__PLAN(&x->dpt, 0, p->C, p->C);
+    LATTN__PLAN(&x->p, 0, p->C, p->C);
+    LATTN__PLAN(&x->dp, 0, p->C, p->C);
+    LATTN__PLAN(&x->mt, 0, p->C, p->hb * p->C);
+    LATTN__PLAN(&x->qd, 0, p->C, p->hb);
+    LATTN__PLAN(&x->wc, 0, p->C, p->hb);
+    LATTN__PLAN(&x->wr, 0, p->C, 1);
+    LATTN__PLAN(&x->qdr, 0, p->C, p->K);
+    LATTN__PLAN(&x->ob, 2, p->C, LATTN__MAX(p->K, p->V));
+    LATTN__PLAN(&x->pa, 1, p->C, p->C);
+    LATTN__PLAN(&x->ptr, 1, LATTN__MIN(tp, 128), tf);
+    LATTN__PLAN(&x->pq1, 1, LATTN__MAX(p->C, p->K), LATTN__MAX(p->K, p->V));
+    LATTN__PLAN(&x->pq2, 1, p->C, p->K);
+    LATTN__PLAN(&x->pk1, 1, p->C, p->K);
+    LATTN__PLAN(&x->pk2, 1, p->C, p->K);
+    LATTN__PLAN(&x->pv1, 1, p->C, p->V);
+    LATTN__PLAN(&x->pv2, 1, p->C, p->V);
+    return lattn__tplan_apply(t, list, n, host_floats);
+}
+static lattn_status lattn__la_tb_fn(lattn_tiler *t, const void *plan, void *tiles, size_t *host_floats) {
+    lattn__la_tb dummy;
+    return lattn__la_tb_alloc(t, (const lattn__la_tbplan *)plan, tiles ? (lattn__la_tb *)tiles : &dummy, host_floats);
+}
+/* dst [cols][rows] = src [rows][cols] through the transpose PSUM tile: transpose + copy. */
+static lattn_status lattn__la_tb_tr(lattn_tiler *t, lattn__la_tb *x, lattn_tile *dst, const lattn_tile *src) {
+    lattn_tile ps = lattn_tile_view(&x->ptr, 0, src->nf, 0, src->np);
+    LATTN__TRY(lattn_transpose(t, &ps, src));
+    return lattn_tile_copy(t, dst, &ps);
+}
+/* One (head, chunk) of the reverse loop: L tokens from tok, head h (j-th of the item), S_{n-1} at ck. */
+static lattn_status lattn__la_tb_chunk(lattn_tiler *t, lattn__la_tb *x, const lattn__la_tbplan *p, const lattn_la_args *a,
+                                       const lattn_la_grads *g, int64_t tok, int64_t h, int j, int L, const float *ck, float lg) {
+    const int64_t ldk = a->H * a->K, ldv = a->H * a->V;
+    const int K = p->K, V = p->V;
+    lattn_tile qr = lattn_tile_view(&x->qr, 0, L, 0, K), kr = lattn_tile_view(&x->kr, 0, L, 0, K);
+    lattn_tile vr = lattn_tile_view(&x->vr, 0, L, 0, V), dor = lattn_tile_view(&x->dor, 0, L, 0, V);
+    lattn_tile qc = lattn_tile_view(&x->qc, 0, K, 0, L), kc = lattn_tile_view(&x->kc, 0, K, 0, L);
+    lattn_tile pa = lattn_tile_view(&x->pa, 0, L, 0, L), pt = lattn_tile_view(&x->pt, 0, L, 0, L), dpt = lattn_tile_view(&x->dpt, 0, L, 0, L);
+    lattn_tile pm = lattn_tile_view(&x->p, 0, L, 0, L), dp = lattn_tile_view(&x->dp, 0, L, 0, L);
+    lattn_tile mt = lattn_tile_view(&x->mt, 0, L, j * p->C, L), qd = lattn_tile_view(&x->qd, 0, L, j, 1);
+    lattn_tile w = lattn_tile_view(&x->wc, 0, L, j, 1), u = lattn_tile_view(&x->u, 0, K, j * V, V);
+    lattn_tile ok = lattn_tile_view(&x->ob, 0, L, 0, K), ov = lattn_tile_view(&x->ob, 0, L, 0, V), v1, v2;
+    lattn_tile pq1 = lattn_tile_view(&x->pq1, 0, L, 0, K), pq2 = lattn_tile_view(&x->pq2, 0, L, 0, K);
+    lattn_tile pk1 = lattn_tile_view(&x->pk1, 0, L, 0, K), pk2 = lattn_tile_view(&x->pk2, 0, L, 0, K);
+    lattn_tile pv1 = lattn_tile_view(&x->pv1, 0, L, 0, V), pv2 = lattn_tile_view(&x->pv2, 0, L, 0, V);
+    lattn_tile pu = lattn_tile_view(&x->pq1, 0, K, 0, V);
+    int i;
+    LATTN__TRY(lattn_dma_load(t, &qr, a->q + tok * ldk + h * K, ldk));                            /* loads (5) */
+    LATTN__TRY(lattn_dma_load(t, &kr, a->k + tok * ldk + h * K, ldk));
+    LATTN__TRY(lattn_dma_load(t, &vr, a->v + tok * ldv + h * V, ldv));
+    LATTN__TRY(lattn_dma_load(t, &dor, g->dout + tok * ldv + h * V, ldv));
+    LATTN__TRY(lattn_dma_load(t, &x->s, ck, V));
+    LATTN__TRY(lattn__la_tb_tr(t, x, &qc, &qr));                                                  /* columns (12) */
+    LATTN__TRY(lattn__la_tb_tr(t, x, &kc, &kr));
+    for (i = 0; i < p->nvt; i++) {
+        const int rows = LATTN__MIN(128, V - 128 * i);
+        v1 = lattn_tile_view(&x->vc[i], 0, rows, 0, L);
+        v2 = lattn_tile_view(&vr, 0, L, 128 * i, rows);
+        LATTN__TRY(lattn__la_tb_tr(t, x, &v1, &v2));
+        v1 = lattn_tile_view(&x->dc[i], 0, rows, 0, L);
+        v2 = lattn_tile_view(&dor, 0, L, 128 * i, rows);
+        LATTN__TRY(lattn__la_tb_tr(t, x, &v1, &v2));
+    }
+    LATTN__TRY(lattn_matmul(t, &pa, &kc, &qc, 0));                                                /* Aᵀ */
+    LATTN__TRY(lattn_tile_tt(t, &pt, &pa, &mt, LATTN_TOP_MUL));                                   /* Pᵀ = Aᵀ ⊙ Mt */
+    for (i = 0; i < p->nvt; i++) {                                                                /* (V dOᵀ)ᵀ */
+        v1 = lattn_tile_view(&x->vc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
+        v2 = lattn_tile_view(&x->dc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
+        LATTN__TRY(lattn_matmul(t, &pa, &v1, &v2, i > 0));
+    }
+    LATTN__TRY(lattn_tile_tt(t, &dpt, &pa, &mt, LATTN_TOP_MUL));                                  /* dPᵀ */
+    LATTN__TRY(lattn__la_tb_tr(t, x, &dp, &dpt));                                                 /* dP */
+    LATTN__TRY(lattn_matmul(t, &pq1, &dpt, &kr, 0));                                              /* dQ intra */
+    for (i = 0; i < p->nvt; i++) {                                                                /* Sᵀ */
+        const int rows = LATTN__MIN(128, V - 128 * i);
+        v1 = lattn_tile_view(&x->st[i], 0, rows, 0, K);
+        v2 = lattn_tile_view(&x->s, 0, K, 128 * i, rows);
+        LATTN__TRY(lattn__la_tb_tr(t, x, &v1, &v2));
+    }
+    for (i = 0; i < p->nvt; i++) {                                                                /* dQ inter = dO Sᵀ */
+        v1 = lattn_tile_view(&x->dc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
+        v2 = lattn_tile_view(&x->st[i], 0, LATTN__MIN(128, V - 128 * i), 0, K);
+        LATTN__TRY(lattn_matmul(t, &pq2, &v1, &v2, i > 0));
+    }
+    LATTN__TRY(lattn_tile_stt(t, &ok, &pq2, &qd, 0.0f, &pq1));                                    /* dQ */
+    LATTN__TRY(lattn_dma_store(t, g->dq + tok * ldk + h * K, ldk, &ok));
+    LATTN__TRY(lattn_matmul(t, &pk1, &dp, &qr, 0));                                               /* dK intra */
+    for (i = 0; i < p->nvt; i++) {                                                                /* Uᵀ */
+        const int rows = LATTN__MIN(128, V - 128 * i);
+        v1 = lattn_tile_view(&x->ut[i], 0, rows, 0, K);
+        v2 = lattn_tile_view(&u, 0, K, 128 * i, rows);
+        LATTN__TRY(lattn__la_tb_tr(t, x, &v1, &v2));
+    }
+    for (i = 0; i < p->nvt; i++) {                                                                /* dK state = V Uᵀ */
+        v1 = lattn_tile_view(&x->vc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
+        v2 = lattn_tile_view(&x->ut[i], 0, LATTN__MIN(128, V - 128 * i), 0, K);
+        LATTN__TRY(lattn_matmul(t, &pk2, &v1, &v2, i > 0));
+    }
+    if (L < p->C) {                      /* a ragged chunk: its own w = γ^{L-1-c} */
+        w = lattn_tile_view(&x->wr, 0, L, 0, 1);
+        LATTN__TRY(lattn_tile_iota(t, &w, (float)(L - 1), -1, 0));
+        LATTN__TRY(lattn_tile_act(t, &w, &w, LATTN_ACT_EXP, lg, 0.0f));
+    }
+    LATTN__TRY(lattn_tile_stt(t, &ok, &pk2, &w, 0.0f, &pk1));                                     /* dK */
+    LATTN__TRY(lattn_dma_store(t, g->dk + tok * ldk + h * K, ldk, &ok));
+    LATTN__TRY(lattn__la_tb_tr(t, x, &pm, &pt));                                                  /* P */
+    LATTN__TRY(lattn_matmul(t, &pv1, &pm, &dor, 0));                                              /* dV intra */
+    LATTN__TRY(lattn_matmul(t, &pv2, &kc, &u, 0));                                                /* dV state = K U */
+    LATTN__TRY(lattn_tile_stt(t, &ov, &pv2, &w, 0.0f, &pv1));                                     /* dV */
+    LATTN__TRY(lattn_dma_store(t, g->dv + tok * ldv + h * V, ldv, &ov));
+    v1 = lattn_tile_view(&x->qdr, 0, L, 0, K);
+    LATTN__TRY(lattn_tile_ts(t, &v1, &qr, &qd, 0.0f, LATTN_TOP_MUL));                             /* Qd = Q ⊙ qd */
+    LATTN__TRY(lattn_matmul(t, &pu, &v1, &dor, 0));
+    return lattn_tile_stt(t, &u, &u, NULL, expf((float)L * lg), &pu);                             /* U = γ^L U + Qdᵀ dO */
+}
+/* One item: sequence sq (tok0, len), heads [h0, h0 + nh); the sequence's checkpoints ck [H][ckn][K][V]. */
+static lattn_status lattn__la_tb_item(lattn_tiler *t, lattn__la_tb *x, const lattn__la_tbplan *p, const lattn_la_args *a,
+                                      const lattn_la_grads *g, float s, int64_t tok0, int64_t len, int64_t sq, int64_t h0, int nh,
+                                      const float *ck, int64_t ckn) {
+    const int C = p->C, K = p->K, V = p->V;
+    int64_t c0;
+    int j;
+    for (j = 0; j < nh; j++) {           /* per head: Mt = s·γ^{r-c} (r >= c), qd = s·γ^{r+1}, w = γ^{C-1-c}; U from dht */
+        const float lg = a->g_gamma[h0 + j] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : a->g_gamma[h0 + j];
+        lattn_tile mt = lattn_tile_view(&x->mt, 0, C, j * C, C), qd = lattn_tile_view(&x->qd, 0, C, j, 1);
+        lattn_tile w = lattn_tile_view(&x->wc, 0, C, j, 1), u = lattn_tile_view(&x->u, 0, K, j * V, V);
+        LATTN__TRY(lattn_tile_iota(t, &mt, 0.0f, -1, 1));
+        LATTN__TRY(lattn_tile_act(t, &mt, &mt, LATTN_ACT_EXP, lg, logf(s)));
+        LATTN__TRY(lattn_tile_select_tri(t, &mt, &mt, 0, 0.0f));
+        LATTN__TRY(lattn_tile_iota(t, &qd, 1.0f, 1, 0));
+        LATTN__TRY(lattn_tile_act(t, &qd, &qd, LATTN_ACT_EXP, lg, logf(s)));
+        LATTN__TRY(lattn_tile_iota(t, &w, (float)(C - 1), -1, 0));
+        LATTN__TRY(lattn_tile_act(t, &w, &w, LATTN_ACT_EXP, lg, 0.0f));
+        if (g->dht) LATTN__TRY(lattn_dma_load(t, &u, g->dht + (sq * a->H + h0 + j) * K * V, V));
+        else LATTN__TRY(lattn_tile_memset(t, &u, 0.0f));
+    }
+    for (c0 = (len - 1) / C * C; len > 0 && c0 >= 0; c0 -= C) {
+        const int L = (int)LATTN__MIN((int64_t)C, len - c0);
+        for (j = 0; j < nh; j++) {
+            const float lg = a->g_gamma[h0 + j] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : a->g_gamma[h0 + j];
+            LATTN__TRY(lattn__la_tb_chunk(t, x, p, a, g, tok0 + c0, h0 + j, j, L, ck + ((h0 + j) * ckn + c0 / C) * K * V, lg));
+            if (!p->par) lattn_tiler_mark_step(t);
+        }
+        if (p->par) lattn_tiler_mark_step(t);
+    }
+    for (j = 0; g->dh0 && j < nh; j++) {
+        lattn_tile u = lattn_tile_view(&x->u, 0, K, j * V, V);
+        LATTN__TRY(lattn_dma_store(t, g->dh0 + (sq * a->H + h0 + j) * K * V, V, &u));
+    }
+    return LATTN_OK;
+}
+/* The backward on a device profile: fixed decays only (the Laplace mixer), identity map, no
+   normaliser. The forward with checkpoints, then the reverse loop; dq, dk, dv and dh0 written. */
+static lattn_status lattn__la_backward_tiled(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g, const lattn__la_dims *dm,
+                                             const char *who) {
+    const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
+    const int64_t C = a->chunk > 0 ? a->chunk : pr->default_chunk, plim = pr->partitions > 0 ? pr->partitions : 128;
+    lattn__la_tbplan plan;
+    lattn__team tm;
+    lattn_la_args fa;
+    float *ck = NULL, *o = NULL;
+    int64_t sq, w, maxlen = 0, ckn, nblk;
+    size_t nck, no;
+    lattn_status st;
+    if (!a->g_gamma || a->g || a->gk || a->fmap != LATTN_FMAP_IDENTITY || a->normalize || a->K > plim || C > plim ||
+        a->V > 512 || a->V > 4 * 128 || pr->kind != LATTN_DEV_NEURON)
+        return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: on profile %s the tiled backward takes fixed decays (g_gamma or retnet_decay), "
+                           "the identity map without the normaliser, K and the chunk within %lld partitions and V <= 512 (got chunk %lld)",
+                           who, pr->name, (long long)plim, (long long)C);
+    if (g->dgk || g->dg || g->dz0 || g->dfmap_w || g->dfmap_b || g->dfmap_wk || g->dfmap_bk)
+        return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: fixed decays have no gate, normaliser or map gradient to write", who);
+    if (a->T > 0 && (!g->dq || !g->dk || !g->dv))
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: the tiled backward writes dq, dk and dv: one of them is NULL", who);
+    for (sq = 0; sq < dm->n; sq++) {
+        int64_t t0, len;
+        lattn__seq(a->offsets, a->T, sq, &t0, &len);
+        maxlen = LATTN__MAX(maxlen, len);
+    }
+    ckn = LATTN__MAX((maxlen + C - 1) / C, 1);
+    if (lattn_size_mul(&nck, (size_t)(dm->n * a->H * ckn), (size_t)(a->K * a->V)) != LATTN_OK ||
+        lattn_size_mul(&no, (size_t)(a->B * a->T * a->H), (size_t)a->V) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the checkpoints overflow", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &ck, nck + no + 1, who));
+    o = ck + nck;                        /* the forward's output, stored as F13 does (not returned) */
+    fa = *a;
+    fa.o = o;
+    fa.ht = NULL;
+    fa.zt = NULL;
+    fa.o64 = NULL;
+    fa.ht64 = NULL;
+    st = lattn__la_chunk_run(ctx, &fa, ck, ckn);
+    plan.C = (int)C;
+    plan.K = (int)a->K;
+    plan.V = (int)a->V;
+    plan.nvt = (int)((a->V + 127) / 128);
+    plan.par = a->schedule == LATTN_SCHED_CHUNK_PARALLEL;
+    plan.hb = plan.par ? (int)a->H : 1;
+    nblk = (a->H + plan.hb - 1) / plan.hb;
+    if (st == LATTN_OK) {
+        st = lattn__team_make(ctx, &tm, who, dm->n * nblk, sizeof(lattn__la_tb), lattn__la_tb_fn, &plan);
+        if (st == LATTN_OK) {
+            LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(tm.n))
+            for (w = 0; w < dm->n * nblk; w++) {
+                int id = lattn__thread_id();
+                int64_t s2 = w / nblk, h0 = (w % nblk) * plan.hb, tok0, len;
+                lattn__seq(a->offsets, a->T, s2, &tok0, &len);
+                if (tm.tl[id]->err == LATTN_OK)
+                    lattn__la_tb_item(tm.tl[id], (lattn__la_tb *)tm.tiles + id, &plan, a, g, dm->s, tok0, len, s2, h0,
+                                      (int)LATTN__MIN((int64_t)plan.hb, a->H - h0), ck + s2 * a->H * ckn * a->K * a->V, ckn);
+            }
+        }
+        st = lattn__team_end(ctx, &tm, who, st);
+    }
+    lattn__free(ctx, ck);
     return st;
 }
 
@@ -7889,6 +8161,7 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
         lattn__free(ctx, gam);
         return st;
     }
+    if (lattn_ctx_profile(ctx)->kind != LATTN_DEV_CPU) return lattn__la_backward_tiled(ctx, a, g, &dm, who);
     for (sq = 0; sq < dm.n; sq++) {
         int64_t t0, len;
         lattn__seq(a->offsets, a->T, sq, &t0, &len);

@@ -4767,6 +4767,153 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
         CHECK(i == 8, "la_chunk_backward: nothing written by a refused call");
     }
 }
+/* The fixed-decay backward on the trn2 tiler (spec sbuf_tiler.md §5.3): the gradients of
+   lattn_la_ref_backward (C = 32, 64, 128; streaming and chunk-parallel; ragged chunks; variable
+   lengths with an empty sequence; RetNet's decays), NaN-poisoned outputs, the same bits at 1-3
+   threads; 51 instructions per (head, chunk) and 68 with the forward, §5.4's HBM bytes, at most 8
+   PSUM banks; the seed's verdicts at the Laplace layer's size (C = 32, 64 over the graph capacity,
+   C = 128 fits); what it does not take is refused without writing. */
+static void tb_run(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g0, float *const *out, const size_t *n, int tiled) {
+    lattn_la_grads g = *g0;
+    int w;
+    for (w = 0; w < 4; w++) poison(out[w], n[w]);
+    g.dq = out[0]; g.dk = out[1]; g.dv = out[2]; g.dh0 = out[3];
+    CHECK((tiled ? lattn_la_chunk_backward : lattn_la_ref_backward)(ctx, a, &g) == LATTN_OK, "la %s backward: %s", tiled ? "tiled" : "ref",
+          lattn_ctx_error(ctx));
+}
+static void test_tiled_backward(lattn_ctx *ctx, lattn_rng *r) {
+    static const char *const names[4] = { "dq", "dk", "dv", "dh0" };
+    lattn_dev_profile tp = *lattn_profile_trn2();
+    const lattn_dev_profile *keep = ctx->profile;
+    int ci, sch, vl, k;
+    tp.spill = 1; tp.stream_bytes = 2;
+    for (vl = 0; vl < 2; vl++)
+        for (ci = 0; ci < 3; ci++)
+            for (sch = 0; sch < 2; sch++) {
+                const int C = 32 << ci;
+                const int64_t T = vl ? 77 : 300, H = vl ? 3 : 2, K = vl ? 20 : 96, V = vl ? 30 : 192;
+                la_case c;
+                float gam[3] = { -0.05f, -0.3f, -0.01f }, *dout, *dht, *want[4], *got[4], *again[4];
+                size_t n[4];
+                lattn_la_grads g = LATTN__ZERO;
+                int th, same = 1;
+                if (g_quick && vl == 0 && ci < 2) continue;   /* before anything is allocated */
+                la_make(&c, r, 1, T, H, K, V, LATTN_FMAP_IDENTITY, 0, 1, vl);
+                if (vl) c.a.retnet_decay = 1; else c.a.g_gamma = gam;
+                c.a.chunk = C; c.a.schedule = sch ? LATTN_SCHED_CHUNK_PARALLEL : LATTN_SCHED_STREAMING;
+                dout = fnormal(r, c.no); dht = fnormal(r, c.ns);
+                n[0] = n[1] = (size_t)(T * H * K); n[2] = c.no; n[3] = c.ns;
+                for (k = 0; k < 4; k++) { want[k] = fnew(n[k]); got[k] = fnew(n[k]); again[k] = fnew(n[k]); }
+                g.dout = dout; g.dht = dht;
+                ctx->profile = keep;
+                tb_run(ctx, &c.a, &g, want, n, 0);
+                ctx->profile = &tp;
+                tb_run(ctx, &c.a, &g, got, n, 1);
+                for (k = 0; k < 4; k++)
+                    CHECK(rel_rms(got[k], want[k], n[k]) <= 1e-5, "tiled la backward on trn2 = la_ref_backward: %s (C = %d, %s, %s): %.3g",
+                          names[k], C, sch ? "chunk-parallel" : "streaming", vl ? "variable lengths, RetNet decays" : "T = 300", rel_rms(got[k], want[k], n[k]));
+                for (th = 2; th <= 3; th++) {
+                    ctx->n_threads = th;
+                    tb_run(ctx, &c.a, &g, again, n, 1);
+                    for (k = 0; k < 4; k++) same &= same_bits(got[k], again[k], n[k]);
+                    ctx->n_threads = 1;
+                }
+                CHECK(same, "tiled la backward: the same bits at 1, 2 and 3 threads (C = %d)", C);
+                for (k = 0; k < 4; k++) { free(want[k]); free(got[k]); free(again[k]); }
+                free(dout); free(dht);
+                la_free(&c);
+            }
+    {   /* the counts: T = 256 = 2 chunks of 128, H = 2, K = 96, V = 192, h0 and dht */
+        const int64_t T = 256, H = 2, K = 96, V = 192, N = 2;
+        la_case c;
+        float gam[2] = { -0.05f, -0.3f }, *dout, *dht, *gr[4], *o;
+        size_t n[4];
+        lattn_la_grads g = LATTN__ZERO;
+        lattn_tiler_stats fw, all;
+        la_make(&c, r, 1, T, H, K, V, LATTN_FMAP_IDENTITY, 0, 1, 0);
+        c.a.g_gamma = gam; c.a.chunk = 128;
+        dout = fnormal(r, c.no); dht = fnormal(r, c.ns); o = fnew(c.no);
+        n[0] = n[1] = (size_t)(T * H * K); n[2] = c.no; n[3] = c.ns;
+        for (k = 0; k < 4; k++) gr[k] = fnew(n[k]);
+        ctx->profile = &tp;
+        memset(&ctx->stats, 0, sizeof ctx->stats);
+        c.a.o = o;
+        CHECK(lattn_la_chunk(ctx, &c.a) == LATTN_OK, "trn2 forward: %s", lattn_ctx_error(ctx));
+        fw = ctx->stats;
+        c.a.o = NULL;
+        g.dout = dout; g.dht = dht;
+        memset(&ctx->stats, 0, sizeof ctx->stats);
+        tb_run(ctx, &c.a, &g, gr, n, 1);
+        all = ctx->stats;
+        CHECK(fw.instructions == (uint64_t)(16 * H * N + 8 * H) && all.instructions == (uint64_t)(68 * H * N + 17 * H) &&
+              all.instructions - fw.instructions == (uint64_t)(52 * H * N + 9 * H),
+              "trn2 C = 128: 16 forward + F14 + 51 backward = 68 instructions per (head, chunk); setup 8 + 9 per head (%llu, %llu)",
+              (unsigned long long)fw.instructions, (unsigned long long)all.instructions);
+        CHECK(all.dma_in_bytes - fw.dma_in_bytes == (uint64_t)(T * H * (2 * K + 2 * V) * 2 + (N + 1) * H * K * V * 4) &&
+              all.dma_out_bytes - fw.dma_out_bytes == (uint64_t)(N * H * K * V * 4 + T * H * (2 * K + V) * 2 + H * K * V * 4),
+              "§5.4: the backward loads Q, K, V, dO (bf16), the checkpoints and dht, stores dQ, dK, dV (bf16) and dh0; F14 stores the checkpoints");
+        CHECK(all.psum_peak_banks <= 8 && all.spill_bytes == 0 && all.unrolled_steps == (uint64_t)(2 * H * N),
+              "the backward uses %llu of 8 PSUM banks, spills nothing, a body per (head, chunk) each way", (unsigned long long)all.psum_peak_banks);
+        for (k = 0; k < 4; k++) free(gr[k]);
+        free(dout); free(dht); free(o);
+        la_free(&c);
+    }
+    if (!g_quick) {   /* spec §6.3/§6.4: the Laplace layer (T = 2048, H = 16, dk = 96, dv = 192), chunk-parallel, forward + backward */
+        const int64_t T = 2048, H = 16, K = 96, V = 192;
+        la_case c;
+        float g16[16], *dout, *gr[4];
+        size_t n[4];
+        lattn_la_grads g = LATTN__ZERO;
+        la_make(&c, r, 1, T, H, K, V, LATTN_FMAP_IDENTITY, 0, 0, 0);
+        lattn_retention_decay(16, g16);
+        c.a.g_gamma = g16; c.a.schedule = LATTN_SCHED_CHUNK_PARALLEL;
+        dout = fnormal(r, c.no);
+        n[0] = n[1] = (size_t)(T * H * K); n[2] = c.no; n[3] = c.ns;
+        for (k = 0; k < 4; k++) gr[k] = fnew(n[k]);
+        g.dout = dout;
+        ctx->profile = &tp;
+        for (ci = 0; ci < 3; ci++) {
+            const int C = 32 << ci;
+            const int64_t N = T / C;
+            c.a.chunk = C;
+            memset(&ctx->stats, 0, sizeof ctx->stats);
+            tb_run(ctx, &c.a, &g, gr, n, 1);
+            CHECK(ctx->stats.unrolled_steps == (uint64_t)(2 * N) && ctx->stats.instructions == (uint64_t)(72 * H * N + 17 * H) &&
+                  ctx->stats.spill_bytes == 0 && lattn_tiler_graph_overflow(&ctx->stats, &tp) == (C < 128),
+                  "Laplace layer, trn2, C = %d: %llu bodies, %llu instructions forward + backward: %s", C,
+                  (unsigned long long)ctx->stats.unrolled_steps, (unsigned long long)ctx->stats.instructions,
+                  C < 128 ? "over the graph capacity" : "fits");
+        }
+        for (k = 0; k < 4; k++) free(gr[k]);
+        free(dout);
+        la_free(&c);
+    }
+    {   /* refused without writing: per-key gates, the normaliser, a chunk over the partitions, a gpu profile */
+        la_case c;
+        float gam[2] = { -0.05f, -0.3f }, *gk, *d, *dout;
+        lattn_la_grads g = LATTN__ZERO;
+        size_t i;
+        la_make(&c, r, 1, 40, 2, 8, 8, LATTN_FMAP_IDENTITY, 0, 0, 0);
+        gk = frand(r, (size_t)(40 * 2 * 8), -0.5f, -0.01f); d = fnew((size_t)(40 * 2 * 8)); dout = fnormal(r, c.no);
+        poison(d, (size_t)(40 * 2 * 8));
+        g.dout = dout; g.dq = g.dk = g.dv = d;
+        ctx->profile = &tp;
+        c.a.gk = gk;
+        CHECK(lattn_la_chunk_backward(ctx, &c.a, &g) == LATTN_E_UNSUPPORTED, "trn2 backward: per-key gates unsupported");
+        c.a.gk = NULL; c.a.g_gamma = gam; c.a.normalize = 1;
+        CHECK(lattn_la_chunk_backward(ctx, &c.a, &g) == LATTN_E_UNSUPPORTED, "trn2 backward: the normaliser unsupported");
+        c.a.normalize = 0; c.a.chunk = 256;
+        CHECK(lattn_la_chunk_backward(ctx, &c.a, &g) == LATTN_E_UNSUPPORTED, "trn2 backward: a chunk over 128 partitions unsupported");
+        c.a.chunk = 0;
+        ctx->profile = lattn_profile_h100();
+        CHECK(lattn_la_chunk_backward(ctx, &c.a, &g) == LATTN_E_UNSUPPORTED, "h100: no tiled backward");
+        for (i = 0; i < (size_t)(40 * 2 * 8); i++) if (!isnan(d[i])) break;
+        CHECK(i == (size_t)(40 * 2 * 8), "tiled backward: nothing written by a refused call");
+        free(gk); free(d); free(dout);
+        la_free(&c);
+    }
+    ctx->profile = keep;
+}
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
     static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
@@ -4879,6 +5026,7 @@ static void test_backward(void) {
     test_ssm_backward(&ctx, &r);
     test_ssm_chunk_backward(&ctx, &r);
     test_s4d_backward(&ctx, &r);
+    test_tiled_backward(&ctx, &r);
     for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
         static const char *const cases[6] = { "linear_attn_grad_0", "linear_attn_grad_1", "gla_grad_0", "gla_grad_1",
                                               "simple_gla_grad_0", "simple_gla_grad_1" };
