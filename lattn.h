@@ -77,7 +77,8 @@
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
    (the upstream gradients in, always dout for the main output and dht for the final state; the
    gradient of every input out, d + its name): so far shortconv, scan, ssm, s4d and la, each
-   with the double _ref_backward and the float32 _chunk_backward (LATTN_MIXER_BACKWARD).
+   with the double _ref_backward and the float32 _chunk_backward, and gdr's _ref_backward
+   (LATTN_MIXER_BACKWARD).
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -457,7 +458,7 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
 /* X(family, form) for every backward function: lattn_<family>_<form>_backward. */
 #define LATTN_MIXER_BACKWARD(X)                                                                      \
     X(shortconv, ref) X(shortconv, chunk) X(scan, ref) X(scan, chunk) X(ssm, ref) X(ssm, chunk)      \
-    X(s4d, ref) X(s4d, chunk) X(la, ref) X(la, chunk)
+    X(s4d, ref) X(s4d, chunk) X(la, ref) X(la, chunk) X(gdr, ref)
 
 /* ================================================================================================ */
 /* >>rng                                                                                            */
@@ -1163,6 +1164,22 @@ typedef struct lattn_gdr_args {
 LATTN_API lattn_status lattn_gdr_ref  (lattn_ctx *ctx, const lattn_gdr_args *a);
 LATTN_API lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a);
 LATTN_API lattn_status lattn_gdr_step (lattn_ctx *ctx, const lattn_gdr_args *a);
+/* Gradients for ℒ = Σ ⟨dout, o⟩ + Σ ⟨dht, ht⟩ (every output optional; with l2norm, dq, dk and
+   de are taken through the normalisation, with respect to the raw inputs; de and dc only where e
+   and c are given, else they are part of dk and dbeta; 0 where a gate is clamped). */
+typedef struct lattn_gdr_grads {
+    const float *dout, *dht;             /* [B][T][H][V] (required), [N][H][K][V] (NULL: zero) */
+    float *dq, *dk, *de;                 /* [B][T][H][K] */
+    float *dv;                           /* [B][T][H][V] */
+    float *dbeta, *dc, *dg;              /* [B][T][H] */
+    float *dgk;                          /* [B][T][H][K] */
+    float *dinj_b, *dinj_kap, *dinj_d;   /* [B][T][H][L], [B][T][H][L][K], [B][T][H][L][V] */
+    float *dh0;                          /* [N][H][K][V] */
+    double *dq64, *dk64, *de64, *dv64, *dbeta64, *dc64, *dg64, *dgk64, *dinj_b64, *dinj_kap64, *dinj_d64, *dh064;
+} lattn_gdr_grads;
+/* The backward of _ref in double: the recurrence in reverse time, every state of one head kept
+   (T·K·V doubles); every option of the core. */
+LATTN_API lattn_status lattn_gdr_ref_backward(lattn_ctx *ctx, const lattn_gdr_args *a, const lattn_gdr_grads *g);
 
 #ifndef LATTN_NO_MODELS
 /* ================================================================================================ */
@@ -8242,7 +8259,8 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
 #define LATTN__L2_EPS 1e-6                /* fla's in-kernel l2norm: x / sqrt(Σx² + eps) */
 
 typedef struct lattn__gdr_dims { int64_t n, P; double sd; float s; int gate; } lattn__gdr_dims;
-static lattn_status lattn__gdr_check(lattn_ctx *ctx, const char *who, const lattn_gdr_args *a, lattn__gdr_dims *dm) {
+/* need_o: a forward form (o is written); the backward reads the inputs only. */
+static lattn_status lattn__gdr_check(lattn_ctx *ctx, const char *who, const lattn_gdr_args *a, int need_o, lattn__gdr_dims *dm) {
     int64_t d[5], i, n;
     double bmax;
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
@@ -8250,7 +8268,7 @@ static lattn_status lattn__gdr_check(lattn_ctx *ctx, const char *who, const latt
     if (a->H < 1 || a->K < 1 || a->V < 1 || a->L < 0)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: H = %lld, K = %lld, V = %lld, L = %lld", who,
                            (long long)a->H, (long long)a->K, (long long)a->V, (long long)a->L);
-    if (a->T > 0 && (!a->q || !a->k || !a->v || !a->beta || !a->o))
+    if (a->T > 0 && (!a->q || !a->k || !a->v || !a->beta || (need_o && !a->o)))
         return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v, beta or o is NULL", who);
     if (a->T > 0 && a->L > 0 && (!a->inj_b || !a->inj_kap || !a->inj_d))
         return lattn__fail(ctx, LATTN_E_NULL, "%s: L > 0 needs inj_b, inj_kap and inj_d", who);
@@ -8299,7 +8317,7 @@ LATTN__DEF lattn_status lattn_gdr_ref(lattn_ctx *ctx, const lattn_gdr_args *a) {
     lattn__gdr_dims dm;
     int64_t sq, h, t, i, j, l, H, K, V;
     double *S, *q, *k, *e, *w;
-    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_ref", a, &dm));
+    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_ref", a, 1, &dm));
     H = a->H;
     K = a->K;
     V = a->V;
@@ -8352,12 +8370,191 @@ LATTN__DEF lattn_status lattn_gdr_ref(lattn_ctx *ctx, const lattn_gdr_args *a) {
     return lattn__ok(ctx);
 }
 
+/* >>delta.ref_backward -----------------------------------------------------------------------------
+   per head, every S_t kept, U = ∂ℒ/∂S_t (from dht), x̂ the (normalised) q, k, e; t = T-1 .. 0:
+       read-out   U += s q̂ doᵀ;        dq̂ = s S_t do
+       write      dc = k̂ᵀ U v;  dk̂ = c U v;  dv = c Uᵀ k̂;  per injection db = κᵀ U d, dκ = b U d, dd = b Uᵀ κ
+       erase      with S' = Diag(e^G) S_{t-1}, w = S'ᵀ ê, u = Uᵀ ê:
+                  dβ = -u·w;  dê = -β (U w + S' u);  U ← U - β ê uᵀ   (I - β ê êᵀ is symmetric)
+       gate       dG_i = Σ_j U_ij S'_ij (0 where clamped; summed over the keys for g);  U ← Diag(e^G) U
+   then dh0 = U. With e = k (e NULL) dê joins dk̂, with c = β (c NULL) dc joins dβ; through x̂ =
+   x / n, n = sqrt(Σx² + ε): dx = (dx̂ - x̂ (x̂·dx̂)) / n. */
+static void lattn__l2_back_d(int64_t K, const float *x, const double *xh, int norm, double *dxh) {
+    double n = 0, dot = 0;
+    int64_t i;
+    if (!norm) return;
+    for (i = 0; i < K; i++) {
+        n += (double)x[i] * (double)x[i];
+        dot += xh[i] * dxh[i];
+    }
+    n = sqrt(n + LATTN__L2_EPS);
+    for (i = 0; i < K; i++) dxh[i] = (dxh[i] - xh[i] * dot) / n;
+}
+LATTN__DEF lattn_status lattn_gdr_ref_backward(lattn_ctx *ctx, const lattn_gdr_args *a, const lattn_gdr_grads *g) {
+    const char *who = "lattn_gdr_ref_backward";
+    lattn__gdr_dims dm;
+    int64_t sq, h, t, i, j, l, H, K, V, maxlen = 0;
+    double *S, *U, *Sp, *qh, *kh, *eh, *dqh, *dkh, *deh, *w, *u;
+    size_t cnt;
+    LATTN__TRY(lattn__gdr_check(ctx, who, a, 0, &dm));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    H = a->H;
+    K = a->K;
+    V = a->V;
+    for (sq = 0; sq < dm.n; sq++) {
+        int64_t t0, len;
+        lattn__seq(a->offsets, a->T, sq, &t0, &len);
+        maxlen = LATTN__MAX(maxlen, len);
+    }
+    if (lattn_size_mul(&cnt, (size_t)(maxlen + 3), (size_t)(K * V)) != LATTN_OK || lattn_size_add(&cnt, cnt, (size_t)(6 * K + 2 * V)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the states of one head overflow", who);
+    LATTN__TRY(lattn__alloc_doubles(ctx, &S, cnt, who));
+    U = S + (maxlen + 1) * K * V;        /* S[t + 1] = S_t, S[0] = h0 */
+    Sp = U + K * V;
+    qh = Sp + K * V;
+    kh = qh + K;
+    eh = kh + K;
+    dqh = eh + K;
+    dkh = dqh + K;
+    deh = dkh + K;
+    w = deh + K;
+    u = w + V;
+    for (sq = 0; sq < dm.n; sq++) {
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        for (h = 0; h < H; h++) {
+            const int64_t sidx = (sq * H + h) * K;
+            for (i = 0; i < K * V; i++) {
+                S[i] = a->h0 ? (double)a->h0[sidx * V + i] : 0.0;
+                U[i] = g->dht ? (double)g->dht[sidx * V + i] : 0.0;
+            }
+            for (t = 0; t < len; t++) {      /* forward: every state kept */
+                const int64_t row = (tok0 + t) * H + h;
+                const float *v = a->v + row * V;
+                const double beta = a->beta[row], c = a->c ? (double)a->c[row] : beta;
+                double *Sn = S + (t + 1) * K * V;
+                lattn__l2_row_d(K, a->k + row * K, a->l2norm, kh);
+                lattn__l2_row_d(K, (a->e ? a->e : a->k) + row * K, a->l2norm, eh);
+                for (i = 0; i < K; i++) {
+                    const double al = dm.gate ? exp((double)lattn__gdr_gate(a, row, i)) : 1.0;
+                    for (j = 0; j < V; j++) Sn[i * V + j] = al * S[t * K * V + i * V + j];
+                }
+                for (j = 0; j < V; j++) w[j] = 0;
+                for (i = 0; i < K; i++) for (j = 0; j < V; j++) w[j] += eh[i] * Sn[i * V + j];
+                for (i = 0; i < K; i++) for (j = 0; j < V; j++) Sn[i * V + j] += c * kh[i] * (double)v[j] - beta * eh[i] * w[j];
+                for (l = 0; l < a->L; l++) {
+                    const float *kap = a->inj_kap + (row * a->L + l) * K, *dd = a->inj_d + (row * a->L + l) * V;
+                    const double b = a->inj_b[row * a->L + l];
+                    for (i = 0; i < K; i++) for (j = 0; j < V; j++) Sn[i * V + j] += b * (double)kap[i] * (double)dd[j];
+                }
+            }
+            for (t = len - 1; t >= 0; t--) {   /* backward */
+                const int64_t row = (tok0 + t) * H + h;
+                const float *v = a->v + row * V, *dout = g->dout + row * V;
+                const double beta = a->beta[row], c = a->c ? (double)a->c[row] : beta, *St = S + (t + 1) * K * V;
+                double dc = 0, db = 0, dgh = 0;
+                lattn__l2_row_d(K, a->q + row * K, a->l2norm, qh);
+                lattn__l2_row_d(K, a->k + row * K, a->l2norm, kh);
+                lattn__l2_row_d(K, (a->e ? a->e : a->k) + row * K, a->l2norm, eh);
+                for (i = 0; i < K; i++) {    /* read-out */
+                    double acc = 0;
+                    for (j = 0; j < V; j++) {
+                        acc += St[i * V + j] * (double)dout[j];
+                        U[i * V + j] += dm.sd * qh[i] * (double)dout[j];
+                    }
+                    dqh[i] = dm.sd * acc;
+                }
+                for (i = 0; i < K; i++) {    /* write */
+                    double uv = 0;
+                    for (j = 0; j < V; j++) uv += U[i * V + j] * (double)v[j];
+                    dc += kh[i] * uv;
+                    dkh[i] = c * uv;
+                }
+                for (j = 0; j < V; j++) {
+                    double uk = 0;
+                    for (i = 0; i < K; i++) uk += U[i * V + j] * kh[i];
+                    lattn__put(g->dv, g->dv64, row * V + j, c * uk);
+                }
+                for (l = 0; l < a->L; l++) {
+                    const int64_t il = row * a->L + l;
+                    const float *kap = a->inj_kap + il * K, *dd = a->inj_d + il * V;
+                    const double b = a->inj_b[il];
+                    double dbl = 0;
+                    for (i = 0; i < K; i++) {
+                        double ud = 0;
+                        for (j = 0; j < V; j++) ud += U[i * V + j] * (double)dd[j];
+                        dbl += (double)kap[i] * ud;
+                        lattn__put(g->dinj_kap, g->dinj_kap64, il * K + i, b * ud);
+                    }
+                    for (j = 0; j < V; j++) {
+                        double uk = 0;
+                        for (i = 0; i < K; i++) uk += U[i * V + j] * (double)kap[i];
+                        lattn__put(g->dinj_d, g->dinj_d64, il * V + j, b * uk);
+                    }
+                    lattn__put(g->dinj_b, g->dinj_b64, il, dbl);
+                }
+                for (i = 0; i < K; i++) {    /* erase, on S' = Diag(e^G) S_{t-1} */
+                    const double al = dm.gate ? exp((double)lattn__gdr_gate(a, row, i)) : 1.0;
+                    for (j = 0; j < V; j++) Sp[i * V + j] = al * S[t * K * V + i * V + j];
+                }
+                for (j = 0; j < V; j++) {
+                    w[j] = 0;
+                    u[j] = 0;
+                    for (i = 0; i < K; i++) {
+                        w[j] += eh[i] * Sp[i * V + j];
+                        u[j] += eh[i] * U[i * V + j];
+                    }
+                    db -= u[j] * w[j];
+                }
+                for (i = 0; i < K; i++) {
+                    double uw = 0, su = 0;
+                    for (j = 0; j < V; j++) {
+                        uw += U[i * V + j] * w[j];
+                        su += Sp[i * V + j] * u[j];
+                    }
+                    deh[i] = -beta * (uw + su);
+                    for (j = 0; j < V; j++) U[i * V + j] -= beta * eh[i] * u[j];
+                }
+                for (i = 0; i < K; i++) {    /* gate */
+                    const float raw = a->gk ? a->gk[row * K + i] : a->g ? a->g[row] : 0.0f;
+                    const double al = dm.gate ? exp((double)lattn__gdr_gate(a, row, i)) : 1.0;
+                    double dgi = 0;
+                    for (j = 0; j < V; j++) {
+                        dgi += U[i * V + j] * Sp[i * V + j];
+                        U[i * V + j] *= al;
+                    }
+                    if (raw < LATTN_LOG_GATE_MIN) dgi = 0.0;
+                    if (a->gk) lattn__put(g->dgk, g->dgk64, row * K + i, dgi);
+                    dgh += dgi;
+                }
+                if (a->g) lattn__put(g->dg, g->dg64, row, dgh);
+                if (a->c) lattn__put(g->dc, g->dc64, row, dc);
+                else db += dc;
+                lattn__put(g->dbeta, g->dbeta64, row, db);
+                if (!a->e) for (i = 0; i < K; i++) dkh[i] += deh[i];
+                lattn__l2_back_d(K, a->q + row * K, qh, a->l2norm, dqh);
+                lattn__l2_back_d(K, a->k + row * K, kh, a->l2norm, dkh);
+                if (a->e) lattn__l2_back_d(K, a->e + row * K, eh, a->l2norm, deh);
+                for (i = 0; i < K; i++) {
+                    lattn__put(g->dq, g->dq64, row * K + i, dqh[i]);
+                    lattn__put(g->dk, g->dk64, row * K + i, dkh[i]);
+                    if (a->e) lattn__put(g->de, g->de64, row * K + i, deh[i]);
+                }
+            }
+            for (i = 0; i < K * V; i++) lattn__put(g->dh0, g->dh064, sidx * V + i, U[i]);
+        }
+    }
+    lattn__free(ctx, S);
+    return lattn__ok(ctx);
+}
+
 /* --- _step: one token per head in float32, the state updated in place ------------------------- */
 static lattn_status lattn__gdr_step1(lattn_ctx *ctx, const lattn_gdr_args *a) {
     lattn__gdr_dims dm;
     int64_t b, h, i, l, H, K, V;
     float *buf;
-    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_step", a, &dm));
+    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_step", a, 1, &dm));
     H = a->H;
     K = a->K;
     V = a->V;
@@ -8429,7 +8626,7 @@ LATTN__DEF lattn_status lattn_gdr_step(lattn_ctx *ctx, const lattn_gdr_args *a) 
     float *S;
     lattn_status st = LATTN_OK;
     if (a && a->T == 1 && !a->offsets && a->ht) return lattn__gdr_step1(ctx, a);
-    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_step", a, &dm));
+    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_step", a, 1, &dm));
     H = a->H;
     K = a->K;
     V = a->V;
@@ -8888,7 +9085,7 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a)
     lattn_status st;
     const lattn_dev_profile *pr;
     int chunk;
-    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_chunk", a, &dm));
+    LATTN__TRY(lattn__gdr_check(ctx, "lattn_gdr_chunk", a, 1, &dm));
     LATTN__TRY(lattn__profile(ctx, &pr));
     if (dm.P > LATTN__GDR_MAX_P)
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "lattn_gdr_chunk: L = %lld injections (the chunked form takes at most %d)",
@@ -14233,6 +14430,21 @@ static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
         if (lattn_st_find(k->c, "in.v")->count != (size_t)(BTH * a.V) || tv->shape[0] != a.B || tv->shape[1] != a.T || tv->shape[2] != a.H)
             return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.v does not match in.q's [B][T][H]");
         if (a.L > 0 && (!a.inj_kap || !a.inj_d)) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.inj_b without in.inj_kap and in.inj_d");
+        if (lattn__case_pass(k) == 1) {   /* a gradient case: lattn_gdr_ref_backward (the ref form only) */
+            const int64_t nS = n * a.H * a.K * a.V;
+            static const char *const dn[14] = { "in.dout", "in.dht", "out.dq", "out.dk", "out.de", "out.dv", "out.dbeta", "out.dc",
+                                                "out.dg", "out.dgk", "out.dinj_b", "out.dinj_kap", "out.dinj_d", "out.dh0" };
+            const int64_t dc[14] = { BTH * a.V, nS, BTH * a.K, BTH * a.K, BTH * a.K, BTH * a.V, BTH, BTH, BTH, BTH * a.K, BTH * Lc,
+                                     BTH * Lc * a.K, BTH * Lc * a.V, nS };
+            lattn_gdr_grads gr = LATTN__ZERO;
+            {
+                float **const oo[12] = { &gr.dq, &gr.dk, &gr.de, &gr.dv, &gr.dbeta, &gr.dc, &gr.dg, &gr.dgk, &gr.dinj_b, &gr.dinj_kap,
+                                         &gr.dinj_d, &gr.dh0 };
+                LATTN__TRY(lattn__case_grad_io(k, 14, dn, dc, 1, &gr.dout, &gr.dht, oo));
+            }
+            if (form == LATTN_FORM_REF) return lattn_gdr_ref_backward(k->ctx, &a, &gr);
+            return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a delta-rule gradient case has the ref form only, not %s", lattn_form_name(form));
+        }
     }
     a.chunk = (int)lattn__case_int(k, "chunk", 0);
     switch (form) {
@@ -14681,7 +14893,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     const lattn_form *f = rfs;
     int n = 3, i;
     if (!m) return 0;
-    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = 2;   /* gradient cases: ref, chunk */
+    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = strcmp(m, "gdr") == 0 ? 1 : 2;   /* gradient cases: ref, chunk */
     else if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0 || strcmp(m, "sps") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;
@@ -14769,7 +14981,8 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                of ShortConv, the scan and the selective SSM; y64, ht64 in their args.
    2026-12-02  the float32 _chunk_backward of ShortConv, the scan, the selective SSM and S4D; S4D's
                double backward (y64, ht64 in lattn_s4d_args); seven golden gradient cases;
-               lattn-check external runs the public gradient files. */
+               lattn-check external runs the public gradient files; the fixed-decay backward on the
+               Trainium tiler (spec sbuf_tiler.md §5.3); lattn_gdr_ref_backward. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

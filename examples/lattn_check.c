@@ -398,15 +398,17 @@ static void *to_token_major(const lattn_st_tensor *t, int64_t *shape, size_t es)
     return d;
 }
 
-/* A gradient file (../shared/external_cases/grad: fla's naive linear attention, GLA and Simple GLA,
-   fla's ShortConvolution reference, Mamba's selective_scan_ref) as a lattn gradient case, metadata
+/* A gradient file (../shared/external_cases/grad: fla's naive linear attention, GLA, Simple GLA, the
+   delta rule, Gated DeltaNet and KDA (q, k raw: l2norm in the kernel), fla's ShortConvolution
+   reference, Mamba's selective_scan_ref) as a lattn gradient case, metadata
    pass = backward: the upstream gradient (do, dy, dout) -> in.dout, dht / dlast_state -> in.dht,
    d<input> -> out.d<lattn's name> (float64), the inputs under lattn's names; the forward outputs are
    left out (a gradient case holds gradients only). Mamba's [batch][dim][L] and [batch][(G)][N][L]
    tensors are moved token-major; ShortConvolution's weight [D][1][W] is read as [D][W]. */
 static int external_grad(const char *path, const lattn_st_file *f, const char *src) {
     static const char *const la[][2] = { { "q", "in.q" }, { "k", "in.k" }, { "v", "in.v" }, { "h0", "in.h0" }, { "do", "in.dout" },
-                                         { "dht", "in.dht" }, { "dq", "out.dq" }, { "dk", "out.dk" }, { "dv", "out.dv" }, { "dh0", "out.dh0" } };
+                                         { "dht", "in.dht" }, { "dq", "out.dq" }, { "dk", "out.dk" }, { "dv", "out.dv" }, { "dh0", "out.dh0" },
+                                         { "beta", "in.beta" }, { "dbeta", "out.dbeta" } };
     static const char *const conv[][2] = { { "x", "in.x" }, { "weight", "in.w" }, { "bias", "in.bias" }, { "dy", "in.dout" },
                                            { "dx", "out.dx" }, { "dweight", "out.dw" }, { "dbias", "out.dbias" } };
     static const char *const ssm[][2] = { { "u", "in.x" }, { "delta", "in.dt" }, { "A", "in.A" }, { "B", "in.Bm" }, { "C", "in.Cm" },
@@ -414,9 +416,9 @@ static int external_grad(const char *path, const lattn_st_file *f, const char *s
                                           { "dlast_state", "in.dht" }, { "du", "out.dx" }, { "ddelta", "out.ddt" }, { "dA", "out.dA" },
                                           { "dB", "out.dBm" }, { "dC", "out.dCm" }, { "dD", "out.dDskip" }, { "dz", "out.dz" },
                                           { "ddelta_bias", "out.ddt_bias" } };
-    const int is_conv = strstr(src, "conv") != NULL, is_ssm = strstr(src, "selective_scan") != NULL;
+    const int is_conv = strstr(src, "conv") != NULL, is_ssm = strstr(src, "selective_scan") != NULL, is_gdr = strstr(src, "delta_rule") || strstr(src, "ops/kda/");
     const char *const (*map)[2] = is_ssm ? ssm : is_conv ? conv : la;
-    const int nmap = is_ssm ? 18 : is_conv ? 7 : 10;
+    const int nmap = is_ssm ? 18 : is_conv ? 7 : is_gdr ? 12 : 10;
     const lattn_st_tensor *tb = lattn_st_find(f, "B");
     const char *meta[16];
     char groups[16];
@@ -425,7 +427,8 @@ static int external_grad(const char *path, const lattn_st_file *f, const char *s
     void *owned[24];
     int i, j, ne = 0, nm = 0, no = 0, r;
     snprintf(groups, sizeof groups, "%lld", (long long)(tb && tb->ndim == 4 ? tb->shape[1] : 1));
-    meta[nm++] = "mixer"; meta[nm++] = is_ssm ? "ssm" : is_conv ? "shortconv" : "linear_attn";
+    meta[nm++] = "mixer"; meta[nm++] = is_ssm ? "ssm" : is_conv ? "shortconv" : is_gdr ? "gdr" : "linear_attn";
+    meta[nm++] = "l2norm"; meta[nm++] = is_gdr ? "1" : "0";
     meta[nm++] = "pass"; meta[nm++] = "backward";
     meta[nm++] = "scale"; meta[nm++] = lattn_st_meta(f, "scale") ? lattn_st_meta(f, "scale") : "0";
     meta[nm++] = "silu"; meta[nm++] = "1";
@@ -477,7 +480,7 @@ static int cmd_external(const char *path) {
     src = lattn_st_meta(&f, "source");
     if (src && (lattn_st_find(&f, "do") || lattn_st_find(&f, "dy") || lattn_st_find(&f, "dout")) &&
         (strstr(src, "linear_attn") || strstr(src, "ops/gla/") || strstr(src, "ops/simple_gla/") || strstr(src, "causal_conv1d_ref") ||
-         strstr(src, "selective_scan"))) {
+         strstr(src, "selective_scan") || strstr(src, "delta_rule") || strstr(src, "ops/kda/"))) {
         r = external_grad(path, &f, src);
         lattn_st_free(&g_ctx, &f);
         return r < 0 ? 2 : r ? 0 : 1;

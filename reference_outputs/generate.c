@@ -119,6 +119,8 @@ static const gcase CASES[] = {
     { "gdn_small",         "gdr", 2, 70, 2, 24, 40, 0, 1, 0, 1, 0, 16, NULL, {0}, 0, 803, "Gated DeltaNet, per-head log gates logsigmoid(x)/4, initial state, chunk 16" },
     { "gdn_per_key",       "gdr", 1, 50, 2, 16, 16, 0, 2, 0, 1, 0, 16, NULL, {0}, 0, 804, "Gated DeltaNet with per-key log gates logsigmoid(x)/4, initial state, chunk 16" },
     { "gdr_injections",    "gdr", 1, 65, 2, 16, 20, 2, 1, 0, 1, 0, 16, NULL, {0}, 0, 805, "GDR+I: erase key e, write scale c, 2 injections per token, per-head gates, chunk 16" },
+    { "gdr_grad_full",     "gdr", 1, 40, 2, 8, 6, 2, 1, 0, 1, 0, 0, NULL, {0, 17, 17, 40}, 3, 806,
+      "gradients (lattn_gdr_ref_backward) of every input of GDR+I: erase key, write scale, 2 injections, per-head gates, three sequences (one empty), dout and dht" },
     /* laplace_layer: heads in H, dk in K, dv in V, conv width in W, D in chunk, FFN 5D/3 */
     { "laplace_layer_small", "laplace_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 701,
       "one Laplace layer (D 24, 2 heads of 10 x 12, FFN 40, RMSNorm-SiLU output gate), initial state" },
@@ -476,8 +478,34 @@ static int build_gdr(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
         double *o64 = (double *)keep(g, (size_t)(B * T * H * V) * 8), *ht64 = (double *)keep(g, (size_t)(n * H * K * V) * 8);
         a.o = o; a.ht = ht; a.o64 = o64; a.ht64 = ht64;
         st = lattn_gdr_ref(ctx, &a);
-        add(g, "out.o", LATTN_DTYPE_F32, 4, sv, o); add(g, "out.ht", LATTN_DTYPE_F32, 4, ss, ht);
-        if (B * T * H * V <= 20000) { add(g, "out64.o", LATTN_DTYPE_F64, 4, sv, o64); add(g, "out64.ht", LATTN_DTYPE_F64, 4, ss, ht64); }
+        if (!strstr(c->id, "_grad")) {   /* a gradient case holds the gradients only */
+            add(g, "out.o", LATTN_DTYPE_F32, 4, sv, o); add(g, "out.ht", LATTN_DTYPE_F32, 4, ss, ht);
+            if (B * T * H * V <= 20000) { add(g, "out64.o", LATTN_DTYPE_F64, 4, sv, o64); add(g, "out64.ht", LATTN_DTYPE_F64, 4, ss, ht64); }
+        }
+    }
+    if (st == LATTN_OK && strstr(c->id, "_grad")) {
+        lattn_gdr_grads gr = {0};
+        int64_t s5[5];
+        s5[0] = B; s5[1] = T; s5[2] = H; s5[3] = L; s5[4] = K;
+        meta(g, "pass", "backward");
+        gr.dout = rand_f(g, rng, (size_t)(B * T * H * V), 1, 0, 0); add(g, "in.dout", LATTN_DTYPE_F32, 4, sv, gr.dout);
+        gr.dht = rand_f(g, rng, (size_t)(n * H * K * V), 1, 0, 0); add(g, "in.dht", LATTN_DTYPE_F32, 4, ss, gr.dht);
+        add_grad(g, "dq", 4, sq, &gr.dq, &gr.dq64);
+        add_grad(g, "dk", 4, sq, &gr.dk, &gr.dk64);
+        add_grad(g, "dv", 4, sv, &gr.dv, &gr.dv64);
+        add_grad(g, "dbeta", 3, sh, &gr.dbeta, &gr.dbeta64);
+        if (a.g) add_grad(g, "dg", 3, sh, &gr.dg, &gr.dg64);
+        if (a.gk) add_grad(g, "dgk", 4, sq, &gr.dgk, &gr.dgk64);
+        if (a.e) add_grad(g, "de", 4, sq, &gr.de, &gr.de64);
+        if (a.c) add_grad(g, "dc", 3, sh, &gr.dc, &gr.dc64);
+        if (L > 0) {
+            add_grad(g, "dinj_b", 4, sl, &gr.dinj_b, &gr.dinj_b64);
+            add_grad(g, "dinj_kap", 5, s5, &gr.dinj_kap, &gr.dinj_kap64);
+            s5[4] = V;
+            add_grad(g, "dinj_d", 5, s5, &gr.dinj_d, &gr.dinj_d64);
+        }
+        if (a.h0) add_grad(g, "dh0", 4, ss, &gr.dh0, &gr.dh064);
+        st = lattn_gdr_ref_backward(ctx, &a, &gr);
     }
     (void)i;
     return report(c, ctx, st);

@@ -4653,7 +4653,7 @@ static void la_bw_run(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_gra
           lattn_ctx_error(ctx));
 }
 static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
-    static const char *const gates[6] = { "none", "g", "gk", "g_gamma", "retnet", "strong gk" };
+    static const char *const gates[7] = { "none", "g", "gk", "g_gamma", "retnet", "strong gk", "strong g" };
     static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
                                         LATTN_FMAP_HEDGEHOG, LATTN_FMAP_HEDGEHOG };
     static const char *const names[11] = { "dq", "dk", "dv", "dh0", "dgk", "dg", "dz0", "dfmap_w", "dfmap_b", "dfmap_wk", "dfmap_bk" };
@@ -4914,6 +4914,127 @@ static void test_tiled_backward(lattn_ctx *ctx, lattn_rng *r) {
     }
     ctx->profile = keep;
 }
+/* ℒ = Σ dout·o + Σ dht·ht from the GDR+I _ref's float64 outputs. */
+static double gdr_loss(lattn_ctx *ctx, lattn_gdr_args a, const float *dout, const float *dht, size_t no, size_t ns, double *o64, double *h64,
+                       float *o) {
+    double l = 0;
+    size_t i;
+    a.o = o; a.ht = NULL; a.o64 = o64; a.ht64 = h64;
+    lattn_gdr_ref(ctx, &a);
+    for (i = 0; i < no; i++) l += (double)dout[i] * o64[i];
+    for (i = 0; i < ns; i++) l += (double)dht[i] * h64[i];
+    return l;
+}
+/* lattn_gdr_ref_backward against central differences of lattn_gdr_ref: the delta rule; Gated
+   DeltaNet with the in-kernel l2norm; per-key gates with β in [0, 2]; the full core (a separate
+   erase key, a write scale, two injections) over variable lengths; then fla's naive recurrences
+   under float64 autograd (delta rule, Gated DeltaNet, KDA: q, k raw, normalised in the graph). */
+static void test_gdr_backward(lattn_ctx *ctx, lattn_rng *r) {
+    int var, ci;
+    for (var = 0; var < 4; var++) {
+        static const int64_t off[4] = { 0, 4, 4, 9 };
+        const int vl = var == 3;
+        const int64_t B = vl ? 1 : 2, T = 9, H = 2, K = 4, V = 3, L = var == 3 ? 2 : 0, N = vl ? 3 : B;
+        const size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), nh = (size_t)(B * T * H), ns = (size_t)(N * H * K * V);
+        float *in[12], *dout = fnormal(r, nv), *dht = fnormal(r, ns), *o = fnew(nv);
+        double *ad[12], *o64 = (double *)malloc(nv * sizeof(double)), *h64 = (double *)malloc(ns * sizeof(double)), worst = 0;
+        size_t nin[12], c;
+        lattn_gdr_args a;
+        lattn_gdr_grads gr = LATTN__ZERO;
+        int w, bad = 0;
+        memset(&a, 0, sizeof a);
+        nin[0] = nin[1] = nq; nin[2] = nv; nin[3] = nh; nin[4] = nh; nin[5] = nq; nin[6] = nq; nin[7] = nh;
+        nin[8] = nh * (size_t)L; nin[9] = nq * (size_t)L; nin[10] = nv * (size_t)L; nin[11] = ns;
+        in[0] = fnormal(r, nq); in[1] = fnormal(r, nq); in[2] = fnormal(r, nv);
+        in[3] = frand(r, nh, 0.1f, var == 2 ? 1.8f : 0.9f);
+        in[4] = frand(r, nh, -1.0f, -0.05f); in[5] = frand(r, nq, -1.0f, -0.05f);
+        in[6] = fnormal(r, nq); in[7] = frand(r, nh, 0.2f, 1.2f);
+        in[8] = fnormal(r, nin[8] + 1); in[9] = fnormal(r, nin[9] + 1); in[10] = fnormal(r, nin[10] + 1); in[11] = fnormal(r, ns);
+        a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.q = in[0]; a.k = in[1]; a.v = in[2]; a.beta = in[3]; a.h0 = in[11];
+        a.l2norm = var > 0; a.allow_neg_eigval = var == 2;
+        if (var == 1 || var == 3) a.g = in[4];
+        if (var == 2) a.gk = in[5];
+        if (var == 3) { a.e = in[6]; a.c = in[7]; a.L = L; a.inj_b = in[8]; a.inj_kap = in[9]; a.inj_d = in[10]; a.offsets = off; a.n_seqs = 3; }
+        for (w = 0; w < 12; w++) ad[w] = (double *)malloc((nin[w] + 1) * sizeof(double));
+        gr.dout = dout; gr.dht = dht;
+        gr.dq64 = ad[0]; gr.dk64 = ad[1]; gr.dv64 = ad[2]; gr.dbeta64 = ad[3]; gr.dg64 = ad[4]; gr.dgk64 = ad[5]; gr.de64 = ad[6];
+        gr.dc64 = ad[7]; gr.dinj_b64 = ad[8]; gr.dinj_kap64 = ad[9]; gr.dinj_d64 = ad[10]; gr.dh064 = ad[11];
+        CHECK(lattn_gdr_ref_backward(ctx, &a, &gr) == LATTN_OK, "gdr backward: %s", lattn_ctx_error(ctx));
+        for (w = 0; w < 12; w++) {
+            const int used = w < 4 || w == 11 || (w == 4 && a.g) || (w == 5 && a.gk) || (w >= 6 && var == 3);
+            double gmax = 0;
+            if (!used) continue;
+            for (c = 0; c < nin[w]; c++) gmax = fmax(gmax, fabs(ad[w][c]));
+            for (c = 0; c < nin[w]; c += 1 + (size_t)(lattn_rng_next(r) % 3)) {
+                double fd;
+                FD_RICHARDSON(&in[w][c], gdr_loss(ctx, a, dout, dht, nv, ns, o64, h64, o), fd);
+                fd_compare(fd, ad[w][c], gmax, &worst, &bad);
+            }
+        }
+        CHECK(bad == 0, "gdr_ref_backward = central differences (%s): worst %.3g",
+              var == 0 ? "delta rule" : var == 1 ? "Gated DeltaNet, l2norm" : var == 2 ? "per-key gates, beta in [0, 2]" : "erase key, write scale, injections, variable lengths",
+              worst);
+        for (w = 0; w < 12; w++) { free(ad[w]); free(in[w]); }
+        free(dout); free(dht); free(o); free(o64); free(h64);
+    }
+    for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
+        static const char *const kinds[3] = { "delta_rule", "gated_delta_rule", "kda" };
+        static const char *const outs[6] = { "dq", "dk", "dv", "dbeta", "dg", "dh0" };
+        char path[256];
+        lattn_st_file f;
+        const lattn_st_tensor *tq, *tv;
+        lattn_gdr_args a;
+        lattn_gdr_grads gr = LATTN__ZERO;
+        double *got[6], *want[6];
+        size_t n[6];
+        float *x[6];
+        int k2;
+        snprintf(path, sizeof path, "tests/external/grad/%s_grad_%d.safetensors", kinds[ci / 2], ci % 2);
+        if (lattn_st_load(ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+        tq = lattn_st_find(&f, "q"); tv = lattn_st_find(&f, "v");
+        memset(&a, 0, sizeof a);
+        a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.K = tq->shape[3]; a.V = tv->shape[3]; a.l2norm = 1;
+        x[0] = tensor_f32(&f, "q"); x[1] = tensor_f32(&f, "k"); x[2] = tensor_f32(&f, "v"); x[3] = tensor_f32(&f, "beta");
+        x[4] = ci >= 2 ? tensor_f32(&f, "g") : NULL; x[5] = tensor_f32(&f, "h0");
+        a.q = x[0]; a.k = x[1]; a.v = x[2]; a.beta = x[3]; a.h0 = x[5];
+        if (ci / 2 == 1) a.g = x[4];
+        if (ci / 2 == 2) a.gk = x[4];
+        a.scale = strtod(lattn_st_meta(&f, "scale"), NULL);
+        for (k2 = 0; k2 < 6; k2++) {
+            want[k2] = lattn_st_find(&f, outs[k2]) ? tensor_f64(&f, outs[k2], &n[k2]) : NULL;
+            got[k2] = want[k2] ? (double *)malloc(n[k2] * sizeof(double)) : NULL;
+        }
+        gr.dout = tensor_f32(&f, "do"); gr.dht = tensor_f32(&f, "dht");
+        gr.dq64 = got[0]; gr.dk64 = got[1]; gr.dv64 = got[2]; gr.dbeta64 = got[3]; gr.dh064 = got[5];
+        if (a.g) gr.dg64 = got[4];
+        if (a.gk) gr.dgk64 = got[4];
+        CHECK(lattn_gdr_ref_backward(ctx, &a, &gr) == LATTN_OK, "%s: %s", path, lattn_ctx_error(ctx));
+        for (k2 = 0; k2 < 6; k2++)
+            if (want[k2])
+                CHECK(rel_rms_dd(got[k2], want[k2], n[k2]) <= 1e-12, "%s_grad_%d: %s = fla's float64 autograd (%.3g)", kinds[ci / 2], ci % 2,
+                      outs[k2], rel_rms_dd(got[k2], want[k2], n[k2]));
+        for (k2 = 0; k2 < 6; k2++) { free(got[k2]); free(want[k2]); free(x[k2]); }
+        free((void *)gr.dout); free((void *)gr.dht);
+        lattn_st_free(ctx, &f);
+    }
+    {   /* refused without writing */
+        float v[4] = { 0.5f, 0.5f, 0.5f, 0.5f }, d[4], bad = 0.5f;
+        lattn_gdr_args a;
+        lattn_gdr_grads g = LATTN__ZERO;
+        int i;
+        for (i = 0; i < 4; i++) d[i] = NAN;
+        memset(&a, 0, sizeof a);
+        a.B = 1; a.T = 1; a.H = 1; a.K = 2; a.V = 2; a.q = a.k = a.v = v; a.beta = &bad;
+        g.dq = d;
+        CHECK(lattn_gdr_ref_backward(ctx, &a, NULL) == LATTN_E_NULL, "gdr_ref_backward: grads NULL");
+        CHECK(lattn_gdr_ref_backward(ctx, &a, &g) == LATTN_E_NULL, "gdr_ref_backward: dout NULL");
+        bad = 1.5f;
+        g.dout = v;
+        CHECK(lattn_gdr_ref_backward(ctx, &a, &g) == LATTN_E_DOMAIN, "gdr_ref_backward: beta outside [0, 1]");
+        for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
+        CHECK(i == 4, "gdr_ref_backward: nothing written by a refused call");
+    }
+}
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
     static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
@@ -5027,6 +5148,7 @@ static void test_backward(void) {
     test_ssm_chunk_backward(&ctx, &r);
     test_s4d_backward(&ctx, &r);
     test_tiled_backward(&ctx, &r);
+    test_gdr_backward(&ctx, &r);
     for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
         static const char *const cases[6] = { "linear_attn_grad_0", "linear_attn_grad_1", "gla_grad_0", "gla_grad_1",
                                               "simple_gla_grad_0", "simple_gla_grad_1" };
