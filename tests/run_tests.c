@@ -2369,6 +2369,43 @@ static void test_delta(void) {
         CHECK(lattn_gdr_chunk(&ctx, &a) == LATTN_E_UNSUPPORTED, "9 injections in the chunked form");
         free(o); free(ht); gdr_free(&c);
     }
+    {   /* the error profile inside a chunk (fla's fp32 delta-rule kernels: ~1e-7 for tokens 0-15, then
+           1e-5..5e-4 where the off-diagonal blocks of its merged WY inverse start): per position p in
+           the chunk, the relative RMS error of _chunk against _ref's float64 o over every chunk, head
+           and value; tokens 16.. must stay within 10x of tokens 0..15, at C = 64 and 128 */
+        int cc, kind2;
+        for (cc = 0; cc < 2; cc++)
+            for (kind2 = 0; kind2 < 2; kind2++) {
+                const int C = 64 << cc;
+                const int64_t T = 4 * C, H = 2, K = 64, V = 64;
+                gdr_case c;
+                lattn_gdr_args a;
+                float *o = fnew((size_t)(T * H * V));
+                double *o64 = (double *)malloc(sizeof(double) * (size_t)(T * H * V)), num[128], den[128], head = 0, tail = 0;
+                int64_t t, j;
+                gdr_make(&c, &r, 1, T, H, K, V, kind2 ? GDR_GDN : GDR_DELTA, 0, 4.0, 1.0f, 1, 0);
+                a = c.a;
+                a.o = o; a.ht = NULL; a.o64 = o64;
+                CHECK(lattn_gdr_ref(&ctx, &a) == LATTN_OK, "profile ref");
+                a.o64 = NULL; a.chunk = C;
+                poison(o, (size_t)(T * H * V));
+                CHECK(lattn_gdr_chunk(&ctx, &a) == LATTN_OK, "profile chunk: %s", lattn_ctx_error(&ctx));
+                for (j = 0; j < C; j++) num[j] = den[j] = 0;
+                for (t = 0; t < T; t++)
+                    for (j = 0; j < H * V; j++) {
+                        double d = (double)o[t * H * V + j] - o64[t * H * V + j];
+                        num[t % C] += d * d;
+                        den[t % C] += o64[t * H * V + j] * o64[t * H * V + j];
+                    }
+                for (j = 0; j < C; j++) {
+                    double e = sqrt(num[j] / den[j]);
+                    if (j < 16) head = fmax(head, e); else tail = fmax(tail, e);
+                }
+                CHECK(tail <= 10.0 * head && head <= 1e-5, "%s at C = %d: the error inside a chunk is flat (tokens 0-15 %.3g, 16-%d %.3g)",
+                      kind2 ? "Gated DeltaNet" : "delta rule", C, head, C - 1, tail);
+                free(o); free(o64); gdr_free(&c);
+            }
+    }
     /* flash-linear-attention's own float64 outputs: _ref <= 1e-12, fast forms <= 1e-5 */
     {
         static const char *cases[4] = { "delta_rule_0", "delta_rule_1", "gated_delta_rule_0", "gated_delta_rule_1" };
