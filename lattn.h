@@ -77,8 +77,8 @@
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
    (the upstream gradients in, always dout for the main output and dht for the final state; the
    gradient of every input out, d + its name): so far shortconv, scan, ssm, s4d and la, each
-   with the double _ref_backward and the float32 _chunk_backward, and gdr's _ref_backward
-   (LATTN_MIXER_BACKWARD).
+   with the double _ref_backward and the float32 _chunk_backward, and the _ref_backward of gdr
+   and attn (LATTN_MIXER_BACKWARD).
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -458,7 +458,7 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
 /* X(family, form) for every backward function: lattn_<family>_<form>_backward. */
 #define LATTN_MIXER_BACKWARD(X)                                                                      \
     X(shortconv, ref) X(shortconv, chunk) X(scan, ref) X(scan, chunk) X(ssm, ref) X(ssm, chunk)      \
-    X(s4d, ref) X(s4d, chunk) X(la, ref) X(la, chunk) X(gdr, ref)
+    X(s4d, ref) X(s4d, chunk) X(la, ref) X(la, chunk) X(gdr, ref) X(attn, ref)
 
 /* ================================================================================================ */
 /* >>rng                                                                                            */
@@ -1668,6 +1668,17 @@ typedef struct lattn_kv_cache {
 
 LATTN_API lattn_status lattn_attn_ref  (lattn_ctx *ctx, const lattn_attn_args *a);
 LATTN_API lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *a);
+/* Gradients for ℒ = Σ ⟨dout, o⟩ + Σ ⟨dlse, lse⟩ (every output optional; dk, dv summed over the
+   query heads that share a key head; a query that sees no key contributes nothing). */
+typedef struct lattn_attn_grads {
+    const float *dout, *dlse;            /* [B][T][H][V] (required), [B][T][H] (NULL: zero) */
+    float *dq;                           /* [B][T][H][K] */
+    float *dk, *dv;                      /* [B][T][H_kv][K], [B][T][H_kv][V] */
+    double *dq64, *dk64, *dv64;
+} lattn_attn_grads;
+/* The backward of _ref in double, query by query: the softmax recomputed, then
+   dS = P ⊙ (dP - rowsum(dO ⊙ O) + dlse) with dP = dO Vᵀ; dQ = s·dS K, dK = s·dSᵀ Q, dV = Pᵀ dO. */
+LATTN_API lattn_status lattn_attn_ref_backward(lattn_ctx *ctx, const lattn_attn_args *a, const lattn_attn_grads *g);
 /* _step with a cache c: one decoding step, T == 1 (no offsets): for each b the new k, v are stored
    at entry len[b] of the cache, the query i = len[b] attends to the visible entries of [0, len[b]],
    and len[b] grows by one. The cache's shapes must match the call (H_kv, K, V) and len[b] < cap.
@@ -12457,7 +12468,8 @@ LATTN__DEF lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_lay
 #define LATTN__ATTN_QG 8                  /* query tiles sharing each K/V tile (cpu; 1 elsewhere) */
 
 typedef struct lattn__attn_dims { int64_t n, Hkv, G, maxlen; double sd; float s; } lattn__attn_dims;
-static lattn_status lattn__attn_check(lattn_ctx *ctx, const char *who, const lattn_attn_args *a, lattn__attn_dims *dm) {
+/* need_o: a forward form (o is written); the backward reads q, k, v only. */
+static lattn_status lattn__attn_check(lattn_ctx *ctx, const char *who, const lattn_attn_args *a, int need_o, lattn__attn_dims *dm) {
     int64_t d[4], i;
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
     LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, &dm->n));
@@ -12479,7 +12491,7 @@ static lattn_status lattn__attn_check(lattn_ctx *ctx, const char *who, const lat
     d[2] = a->H;
     d[3] = LATTN__MAX(a->K, a->V);
     LATTN__TRY(lattn__check_count(ctx, who, "q / o", 4, d));
-    if (a->T > 0 && (!a->q || !a->k || !a->v || !a->o)) return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v or o is NULL", who);
+    if (a->T > 0 && (!a->q || !a->k || !a->v || (need_o && !a->o))) return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v or o is NULL", who);
     dm->sd = a->scale != 0.0 ? a->scale : 1.0 / sqrt((double)a->K);
     dm->s = (float)dm->sd;
     for (i = 0, dm->maxlen = 0; i < dm->n; i++) {
@@ -12522,7 +12534,7 @@ LATTN__DEF lattn_status lattn_attn_ref(lattn_ctx *ctx, const lattn_attn_args *a)
     lattn__attn_dims dm;
     int64_t sq, h, i, j, c, t0, len;
     double *w, *acc;
-    LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
+    LATTN__TRY(lattn__attn_check(ctx, who, a, 1, &dm));
     if (a->T == 0) return lattn__ok(ctx);
     w = (double *)lattn__alloc(ctx, (size_t)(dm.maxlen + a->V) * sizeof(double));
     if (!w) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
@@ -12560,6 +12572,77 @@ LATTN__DEF lattn_status lattn_attn_ref(lattn_ctx *ctx, const lattn_attn_args *a)
                 if (a->lse64) a->lse64[row] = m + log(l);
             }
     }
+    lattn__free(ctx, w);
+    return lattn__ok(ctx);
+}
+
+/* >>attn.ref_backward -------------------------------------------------------------------------------
+   per query i of head h: p_j = e^{s_ij - m} / ℓ over the visible keys, o_i = Σ_j p_j v_j, and with
+   D_i = dO_i·o_i:  dv_j += p_j dO_i;  ds_j = p_j (dO_i·v_j - D_i + dlse_i);  dq_i = s Σ_j ds_j k_j;
+   dk_j += s ds_j q_i. dk and dv are summed in double over the group's query heads. */
+LATTN__DEF lattn_status lattn_attn_ref_backward(lattn_ctx *ctx, const lattn_attn_args *a, const lattn_attn_grads *g) {
+    const char *who = "lattn_attn_ref_backward";
+    lattn__attn_dims dm;
+    int64_t sq, h, i, j, c, t0, len, nkv;
+    double *w, *o, *dq, *dk, *dv;
+    size_t cnt;
+    LATTN__TRY(lattn__attn_check(ctx, who, a, 0, &dm));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    nkv = a->B * a->T * dm.Hkv;
+    if (lattn_size_mul(&cnt, (size_t)nkv, (size_t)(a->K + a->V)) != LATTN_OK ||
+        lattn_size_add(&cnt, cnt, (size_t)(dm.maxlen + a->V + a->K)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the key gradients overflow", who);
+    LATTN__TRY(lattn__alloc_doubles(ctx, &w, cnt, who));
+    o = w + dm.maxlen;
+    dq = o + a->V;
+    dk = dq + a->K;                      /* [B][T][H_kv][K], then dv [B][T][H_kv][V] */
+    dv = dk + nkv * a->K;
+    memset(dk, 0, (size_t)(nkv * (a->K + a->V)) * sizeof(double));
+    for (sq = 0; sq < dm.n; sq++) {
+        lattn__seq(a->offsets, a->T, sq, &t0, &len);
+        for (h = 0; h < a->H; h++)
+            for (i = 0; i < len; i++) {
+                const int64_t row = (t0 + i) * a->H + h, kvh = h / dm.G;
+                const float *q = a->q + row * a->K, *dout = g->dout + row * a->V;
+                double m = -HUGE_VAL, l = 0.0, D = 0.0, dl = g->dlse ? (double)g->dlse[row] : 0.0;
+                for (c = 0; c < a->K; c++) dq[c] = 0.0;
+                for (c = 0; c < a->V; c++) o[c] = 0.0;
+                for (j = 0; j < len; j++) {  /* the scores, their max */
+                    const float *k = a->k + ((t0 + j) * dm.Hkv + kvh) * a->K;
+                    double s = 0.0;
+                    if (!lattn__vis(a, sq, i, j)) { w[j] = -HUGE_VAL; continue; }
+                    for (c = 0; c < a->K; c++) s += (double)q[c] * (double)k[c];
+                    w[j] = dm.sd * s;
+                    if (!(w[j] <= m)) m = w[j];
+                }
+                for (j = 0; j < len && m != -HUGE_VAL; j++) l += w[j] == -HUGE_VAL ? 0.0 : exp(w[j] - m);
+                for (j = 0; j < len && l > 0.0; j++) {   /* p and o */
+                    const float *v = a->v + ((t0 + j) * dm.Hkv + kvh) * a->V;
+                    w[j] = w[j] == -HUGE_VAL ? 0.0 : exp(w[j] - m) / l;
+                    for (c = 0; c < a->V; c++) o[c] += w[j] * (double)v[c];
+                }
+                for (c = 0; l > 0.0 && c < a->V; c++) D += (double)dout[c] * o[c];
+                for (j = 0; j < len && l > 0.0; j++) {
+                    const int64_t kr = (t0 + j) * dm.Hkv + kvh;
+                    const float *k = a->k + kr * a->K, *v = a->v + kr * a->V;
+                    double dp = 0.0, ds;
+                    if (w[j] == 0.0) continue;
+                    for (c = 0; c < a->V; c++) {
+                        dp += (double)dout[c] * (double)v[c];
+                        dv[kr * a->V + c] += w[j] * (double)dout[c];
+                    }
+                    ds = w[j] * (dp - D + dl);
+                    for (c = 0; c < a->K; c++) {
+                        dq[c] += dm.sd * ds * (double)k[c];
+                        dk[kr * a->K + c] += dm.sd * ds * (double)q[c];
+                    }
+                }
+                for (c = 0; c < a->K; c++) lattn__put(g->dq, g->dq64, row * a->K + c, dq[c]);
+            }
+    }
+    for (i = 0; i < nkv * a->K; i++) lattn__put(g->dk, g->dk64, i, dk[i]);
+    for (i = 0; i < nkv * a->V; i++) lattn__put(g->dv, g->dv64, i, dv[i]);
     lattn__free(ctx, w);
     return lattn__ok(ctx);
 }
@@ -12738,7 +12821,7 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     int64_t nq, items, w, plim, kp;
     lattn_status st;
     int i;
-    LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
+    LATTN__TRY(lattn__attn_check(ctx, who, a, 1, &dm));
     LATTN__TRY(lattn__profile(ctx, &pr));
     plim = pr->partitions > 0 ? pr->partitions : INT32_MAX;
     if (a->chunk < 0 || a->chunk > LATTN_MAX_CHUNK)
@@ -12877,7 +12960,7 @@ LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a
     float *ws;
     int nthr = lattn__threads(ctx);
     if (!c) return lattn__attn_steps(ctx, a);
-    LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
+    LATTN__TRY(lattn__attn_check(ctx, who, a, 1, &dm));
     if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: with a cache, needs T == 1 and no offsets", who);
     if (a->mask == LATTN_MASK_FULL) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a decoder cannot see future keys (mask FULL)", who);
     if (!c->k || !c->v || !c->len) return lattn__fail(ctx, LATTN_E_NULL, "%s: the cache's buffers are NULL", who);
@@ -12925,7 +13008,7 @@ static lattn_status lattn__attn_steps(lattn_ctx *ctx, const lattn_attn_args *a) 
     size_t P;
     float *ws;
     int nthr = lattn__threads(ctx);
-    LATTN__TRY(lattn__attn_check(ctx, who, a, &dm));
+    LATTN__TRY(lattn__attn_check(ctx, who, a, 1, &dm));
     if (a->mask == LATTN_MASK_FULL) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a decoder cannot see future keys (mask FULL)", who);
     if (a->T == 0) return lattn__ok(ctx);
     ns = (dm.maxlen + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG;            /* the most segments a query has */
@@ -14482,10 +14565,22 @@ static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
         return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.k, in.v do not match in.q");
     LATTN__TRY(lattn__case_count(k, "out.o", a.B * a.T * a.H * a.V));
     LATTN__TRY(lattn__case_count(k, "out.lse", a.B * a.T * a.H));
-    if (!o) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: attention needs out.o");
     if (mask && strcmp(mask, "window") == 0) { a.mask = LATTN_MASK_WINDOW; a.window = lattn__case_int(k, "window", 0); }
     else if (mask && strcmp(mask, "causal") != 0) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: unknown mask '%s'", mask);
     a.scale = lattn__case_num(k, "scale", 0);
+    if (lattn__case_pass(k) == 1) {       /* a gradient case: lattn_attn_ref_backward (the ref form only) */
+        const int64_t BTH = a.B * a.T * a.H, BTHkv = a.B * a.T * a.H_kv;
+        static const char *const dn[5] = { "in.dout", "in.dlse", "out.dq", "out.dk", "out.dv" };
+        const int64_t dc[5] = { BTH * a.V, BTH, BTH * a.K, BTHkv * a.K, BTHkv * a.V };
+        lattn_attn_grads gr = LATTN__ZERO;
+        {
+            float **const oo[3] = { &gr.dq, &gr.dk, &gr.dv };
+            LATTN__TRY(lattn__case_grad_io(k, 5, dn, dc, 1, &gr.dout, &gr.dlse, oo));
+        }
+        if (form == LATTN_FORM_REF) return lattn_attn_ref_backward(k->ctx, &a, &gr);
+        return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: an attention gradient case has the ref form only, not %s", lattn_form_name(form));
+    }
+    if (!o) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: attention needs out.o");
     a.o = o;
     a.lse = lse;
     a.chunk = (int)lattn__case_int(k, "chunk", 0);
@@ -14893,7 +14988,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     const lattn_form *f = rfs;
     int n = 3, i;
     if (!m) return 0;
-    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = strcmp(m, "gdr") == 0 ? 1 : 2;   /* gradient cases: ref, chunk */
+    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 ? 1 : 2;   /* gradient cases: ref, chunk */
     else if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0 || strcmp(m, "sps") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;
@@ -14982,7 +15077,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
    2026-12-02  the float32 _chunk_backward of ShortConv, the scan, the selective SSM and S4D; S4D's
                double backward (y64, ht64 in lattn_s4d_args); seven golden gradient cases;
                lattn-check external runs the public gradient files; the fixed-decay backward on the
-               Trainium tiler (spec sbuf_tiler.md §5.3); lattn_gdr_ref_backward. */
+               Trainium tiler (spec sbuf_tiler.md §5.3); lattn_gdr_ref_backward, lattn_attn_ref_backward. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

@@ -364,7 +364,7 @@ static int external_variant(const char *label, lattn_st_entry *e, int ne, const 
     size_t n;
     lattn_form fs[8];
     int k, nf, ok = 1, i, ymap = -1;
-    const char *m2[16];
+    const char *m2[24];
     const lattn_st_tensor *src = out_from ? lattn_st_find(f, out_from) : NULL;
     for (i = 0; i < nm; i++) m2[i] = meta[i];
     for (i = 0; chunk && i < nm; i += 2) if (strcmp(m2[i], "chunk") == 0) m2[i + 1] = chunk;
@@ -399,8 +399,9 @@ static void *to_token_major(const lattn_st_tensor *t, int64_t *shape, size_t es)
 }
 
 /* A gradient file (../shared/external_cases/grad: fla's naive linear attention, GLA, Simple GLA, the
-   delta rule, Gated DeltaNet and KDA (q, k raw: l2norm in the kernel), fla's ShortConvolution
-   reference, Mamba's selective_scan_ref) as a lattn gradient case, metadata
+   delta rule, Gated DeltaNet and KDA (q, k raw: l2norm in the kernel), the masked softmax attention
+   (causal or a sliding window of window_size_fla keys), fla's ShortConvolution reference, Mamba's
+   selective_scan_ref) as a lattn gradient case, metadata
    pass = backward: the upstream gradient (do, dy, dout) -> in.dout, dht / dlast_state -> in.dht,
    d<input> -> out.d<lattn's name> (float64), the inputs under lattn's names; the forward outputs are
    left out (a gradient case holds gradients only). Mamba's [batch][dim][L] and [batch][(G)][N][L]
@@ -417,17 +418,22 @@ static int external_grad(const char *path, const lattn_st_file *f, const char *s
                                           { "dB", "out.dBm" }, { "dC", "out.dCm" }, { "dD", "out.dDskip" }, { "dz", "out.dz" },
                                           { "ddelta_bias", "out.ddt_bias" } };
     const int is_conv = strstr(src, "conv") != NULL, is_ssm = strstr(src, "selective_scan") != NULL, is_gdr = strstr(src, "delta_rule") || strstr(src, "ops/kda/");
+    const int is_attn = strstr(src, "ops/attn/") != NULL;
+    const long wfla = lattn_st_meta(f, "window_size_fla") ? strtol(lattn_st_meta(f, "window_size_fla"), NULL, 10) : 0;   /* "None": 0 */
     const char *const (*map)[2] = is_ssm ? ssm : is_conv ? conv : la;
     const int nmap = is_ssm ? 18 : is_conv ? 7 : is_gdr ? 12 : 10;
     const lattn_st_tensor *tb = lattn_st_find(f, "B");
-    const char *meta[16];
-    char groups[16];
+    const char *meta[24];
+    char groups[16], window[24];
     lattn_st_entry e[24];
     int64_t shapes[24][4];
     void *owned[24];
     int i, j, ne = 0, nm = 0, no = 0, r;
     snprintf(groups, sizeof groups, "%lld", (long long)(tb && tb->ndim == 4 ? tb->shape[1] : 1));
-    meta[nm++] = "mixer"; meta[nm++] = is_ssm ? "ssm" : is_conv ? "shortconv" : is_gdr ? "gdr" : "linear_attn";
+    snprintf(window, sizeof window, "%ld", wfla > 0 ? wfla - 1 : 0L);   /* fla: keys i - (w - 1) .. i */
+    meta[nm++] = "mixer"; meta[nm++] = is_ssm ? "ssm" : is_conv ? "shortconv" : is_gdr ? "gdr" : is_attn ? "attention" : "linear_attn";
+    meta[nm++] = "mask"; meta[nm++] = wfla > 0 ? "window" : "causal";
+    meta[nm++] = "window"; meta[nm++] = window;
     meta[nm++] = "l2norm"; meta[nm++] = is_gdr ? "1" : "0";
     meta[nm++] = "pass"; meta[nm++] = "backward";
     meta[nm++] = "scale"; meta[nm++] = lattn_st_meta(f, "scale") ? lattn_st_meta(f, "scale") : "0";
@@ -480,7 +486,7 @@ static int cmd_external(const char *path) {
     src = lattn_st_meta(&f, "source");
     if (src && (lattn_st_find(&f, "do") || lattn_st_find(&f, "dy") || lattn_st_find(&f, "dout")) &&
         (strstr(src, "linear_attn") || strstr(src, "ops/gla/") || strstr(src, "ops/simple_gla/") || strstr(src, "causal_conv1d_ref") ||
-         strstr(src, "selective_scan") || strstr(src, "delta_rule") || strstr(src, "ops/kda/"))) {
+         strstr(src, "selective_scan") || strstr(src, "delta_rule") || strstr(src, "ops/kda/") || strstr(src, "ops/attn/"))) {
         r = external_grad(path, &f, src);
         lattn_st_free(&g_ctx, &f);
         return r < 0 ? 2 : r ? 0 : 1;

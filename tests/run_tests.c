@@ -5072,6 +5072,97 @@ static void test_gdr_backward(lattn_ctx *ctx, lattn_rng *r) {
         CHECK(i == 4, "gdr_ref_backward: nothing written by a refused call");
     }
 }
+/* ℒ = Σ dout·o + Σ dlse·lse from the attention _ref's float64 outputs. */
+static double attn_loss(lattn_ctx *ctx, lattn_attn_args a, const float *dout, const float *dlse, size_t no, size_t nl, double *o64, double *l64,
+                        float *o) {
+    double l = 0;
+    size_t i;
+    a.o = o; a.lse = NULL; a.o64 = o64; a.lse64 = l64;
+    lattn_attn_ref(ctx, &a);
+    for (i = 0; i < no; i++) l += (double)dout[i] * o64[i];
+    for (i = 0; i < nl; i++) l += (double)dlse[i] * l64[i];
+    return l;
+}
+/* lattn_attn_ref_backward against central differences of lattn_attn_ref (causal with B = 2; a
+   grouped-query sliding window over variable lengths, dlse too), then fla's naive_parallel_attn
+   under float64 autograd (causal, and GQA with an 8-key window). */
+static void test_attn_backward(lattn_ctx *ctx, lattn_rng *r) {
+    int var, ci;
+    for (var = 0; var < 2; var++) {
+        static const int64_t off[4] = { 0, 5, 5, 13 };
+        const int64_t B = var ? 1 : 2, T = 13, H = var ? 4 : 2, Hkv = 2, K = 5, V = 3;
+        const size_t nq = (size_t)(B * T * H * K), nk = (size_t)(B * T * Hkv * K), nv = (size_t)(B * T * Hkv * V), no = (size_t)(B * T * H * V);
+        const size_t nl = (size_t)(B * T * H);
+        float *in[3], *dout = fnormal(r, no), *dlse = fnormal(r, nl), *o = fnew(no);
+        double *ad[3], *o64 = (double *)malloc(no * sizeof(double)), *l64 = (double *)malloc(nl * sizeof(double)), worst = 0;
+        size_t nin[3], c;
+        lattn_attn_args a = LATTN__ZERO;
+        lattn_attn_grads gr = LATTN__ZERO;
+        int w, bad = 0;
+        nin[0] = nq; nin[1] = nk; nin[2] = nv;
+        for (w = 0; w < 3; w++) { in[w] = fnormal(r, nin[w]); ad[w] = (double *)malloc(nin[w] * sizeof(double)); }
+        a.B = B; a.T = T; a.H = H; a.H_kv = Hkv; a.K = K; a.V = V; a.q = in[0]; a.k = in[1]; a.v = in[2];
+        if (var) { a.mask = LATTN_MASK_WINDOW; a.window = 3; a.offsets = off; a.n_seqs = 3; }
+        gr.dout = dout; gr.dlse = var ? dlse : NULL;
+        gr.dq64 = ad[0]; gr.dk64 = ad[1]; gr.dv64 = ad[2];
+        CHECK(lattn_attn_ref_backward(ctx, &a, &gr) == LATTN_OK, "attn backward: %s", lattn_ctx_error(ctx));
+        for (w = 0; w < 3; w++) {
+            double gmax = 0;
+            for (c = 0; c < nin[w]; c++) gmax = fmax(gmax, fabs(ad[w][c]));
+            for (c = 0; c < nin[w]; c += 1 + (size_t)(lattn_rng_next(r) % 3)) {
+                double fd;
+                FD_RICHARDSON(&in[w][c], attn_loss(ctx, a, dout, dlse, no, var ? nl : 0, o64, l64, o), fd);
+                fd_compare(fd, ad[w][c], gmax, &worst, &bad);
+            }
+        }
+        CHECK(bad == 0, "attn_ref_backward = central differences (%s): worst %.3g", var ? "GQA window, variable lengths, dlse" : "causal, B = 2", worst);
+        for (w = 0; w < 3; w++) { free(in[w]); free(ad[w]); }
+        free(dout); free(dlse); free(o); free(o64); free(l64);
+    }
+    for (ci = 0; ci < 4; ci++) {   /* fla's naive_parallel_attn under float64 autograd */
+        static const char *const outs[3] = { "dq", "dk", "dv" };
+        char path[256];
+        lattn_st_file f;
+        const lattn_st_tensor *tq, *tk;
+        lattn_attn_args a = LATTN__ZERO;
+        lattn_attn_grads gr = LATTN__ZERO;
+        double *got[3], *want[3];
+        size_t n[3];
+        float *x[4];
+        int k2;
+        snprintf(path, sizeof path, "tests/external/grad/%s_grad_%d.safetensors", ci < 2 ? "attn_causal" : "attn_swa_gqa", ci % 2);
+        if (lattn_st_load(ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+        tq = lattn_st_find(&f, "q"); tk = lattn_st_find(&f, "k");
+        a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.H_kv = tk->shape[2]; a.K = tq->shape[3]; a.V = lattn_st_find(&f, "v")->shape[3];
+        if (ci >= 2) { a.mask = LATTN_MASK_WINDOW; a.window = 7; }   /* fla's window_size = 8 keys, i - 7 .. i */
+        x[0] = tensor_f32(&f, "q"); x[1] = tensor_f32(&f, "k"); x[2] = tensor_f32(&f, "v"); x[3] = tensor_f32(&f, "do");
+        a.q = x[0]; a.k = x[1]; a.v = x[2];
+        for (k2 = 0; k2 < 3; k2++) { want[k2] = tensor_f64(&f, outs[k2], &n[k2]); got[k2] = (double *)malloc(n[k2] * sizeof(double)); }
+        gr.dout = x[3]; gr.dq64 = got[0]; gr.dk64 = got[1]; gr.dv64 = got[2];
+        CHECK(lattn_attn_ref_backward(ctx, &a, &gr) == LATTN_OK, "%s: %s", path, lattn_ctx_error(ctx));
+        for (k2 = 0; k2 < 3; k2++)
+            CHECK(rel_rms_dd(got[k2], want[k2], n[k2]) <= 1e-12, "%s: %s = fla's float64 autograd (%.3g)", path, outs[k2],
+                  rel_rms_dd(got[k2], want[k2], n[k2]));
+        for (k2 = 0; k2 < 3; k2++) { free(got[k2]); free(want[k2]); }
+        for (k2 = 0; k2 < 4; k2++) free(x[k2]);
+        lattn_st_free(ctx, &f);
+    }
+    {   /* refused without writing */
+        float v[4] = { 0.5f, 0.5f, 0.5f, 0.5f }, d[4];
+        lattn_attn_args a = LATTN__ZERO;
+        lattn_attn_grads g = LATTN__ZERO;
+        int i;
+        for (i = 0; i < 4; i++) d[i] = NAN;
+        a.B = 1; a.T = 2; a.H = 2; a.H_kv = 2; a.K = 2; a.V = 2; a.q = a.k = a.v = v;
+        g.dq = d;
+        CHECK(lattn_attn_ref_backward(ctx, &a, NULL) == LATTN_E_NULL, "attn_ref_backward: grads NULL");
+        CHECK(lattn_attn_ref_backward(ctx, &a, &g) == LATTN_E_NULL, "attn_ref_backward: dout NULL");
+        a.H = 3; g.dout = v;
+        CHECK(lattn_attn_ref_backward(ctx, &a, &g) == LATTN_E_SHAPE, "attn_ref_backward: H not a multiple of H_kv");
+        for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
+        CHECK(i == 4, "attn_ref_backward: nothing written by a refused call");
+    }
+}
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
     static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
@@ -5186,6 +5277,7 @@ static void test_backward(void) {
     test_s4d_backward(&ctx, &r);
     test_tiled_backward(&ctx, &r);
     test_gdr_backward(&ctx, &r);
+    test_attn_backward(&ctx, &r);
     for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
         static const char *const cases[6] = { "linear_attn_grad_0", "linear_attn_grad_1", "gla_grad_0", "gla_grad_1",
                                               "simple_gla_grad_0", "simple_gla_grad_1" };
