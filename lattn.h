@@ -77,8 +77,8 @@
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
    (the upstream gradients in, always dout for the main output and dht for the final state; the
    gradient of every input out, d + its name): so far shortconv, scan, ssm, s4d and la, each
-   with the double _ref_backward and the float32 _chunk_backward, and the _ref_backward of gdr
-   and attn (LATTN_MIXER_BACKWARD).
+   with the double _ref_backward and the float32 _chunk_backward, and the _ref_backward of tcn,
+   gdr and attn (LATTN_MIXER_BACKWARD); models: lattn_tcn_demo_backward_ref.
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -453,12 +453,12 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
     X(ttt_layer, forward_ref) X(ttt_layer, forward) X(ttt_layer, step)                               \
     X(tf, forward_ref) X(tf, forward) X(tf, step)                                                    \
     X(sps, forward_ref) X(sps, forward) X(sps, step)                                                 \
-    X(tcn_demo, forward_ref) X(tcn_demo, forward)
+    X(tcn_demo, forward_ref) X(tcn_demo, forward) X(tcn_demo, backward_ref)
 #define LATTN_MODEL_WEIGHTS(X) X(laplace) X(gdn) X(prism_p0) X(prism_p1) X(ttt_layer) X(tf) X(tcn_demo)
 /* X(family, form) for every backward function: lattn_<family>_<form>_backward. */
 #define LATTN_MIXER_BACKWARD(X)                                                                      \
     X(shortconv, ref) X(shortconv, chunk) X(scan, ref) X(scan, chunk) X(ssm, ref) X(ssm, chunk)      \
-    X(s4d, ref) X(s4d, chunk) X(la, ref) X(la, chunk) X(gdr, ref) X(attn, ref)
+    X(s4d, ref) X(s4d, chunk) X(tcn, ref) X(la, ref) X(la, chunk) X(gdr, ref) X(attn, ref)
 
 /* ================================================================================================ */
 /* >>rng                                                                                            */
@@ -947,12 +947,28 @@ typedef struct lattn_tcn_args {
     const float *h0;                     /* _step: initial state, NULL = zeros */
     float *y;
     float *ht;                           /* _step: final state (optional; may equal h0) */
+    double *y64;                         /* _ref only, optional: a float64 copy of y */
 } lattn_tcn_args;
 
 LATTN_API lattn_status lattn_tcn_state_floats(int64_t D, int64_t W, int64_t n_layers, size_t *out);
 LATTN_API lattn_status lattn_tcn_ref  (lattn_ctx *ctx, const lattn_tcn_args *a);
 LATTN_API lattn_status lattn_tcn_chunk(lattn_ctx *ctx, const lattn_tcn_args *a);
 LATTN_API lattn_status lattn_tcn_step (lattn_ctx *ctx, const lattn_tcn_args *a);
+/* Gradients for ℒ = Σ ⟨dout, y⟩: dx, and per layer the weights' gradients summed over the batch
+   (every output optional). */
+typedef struct lattn_tcn_layer_grads {
+    float *dw, *db, *dln_w, *dln_b;      /* [D][D][W], [D], [D], [D] */
+    double *dw64, *db64, *dln_w64, *dln_b64;
+} lattn_tcn_layer_grads;
+typedef struct lattn_tcn_grads {
+    const float *dout;                   /* [B][T][D] (required) */
+    float *dx;                           /* [B][T][D] */
+    double *dx64;
+    lattn_tcn_layer_grads *layers;       /* [n_layers]; NULL: no weight gradients */
+} lattn_tcn_grads;
+/* The backward of _ref in double: per batch row every layer's input kept ((L+1)·T·D doubles),
+   the layers in reverse, each token's conv and LayerNorm recomputed. */
+LATTN_API lattn_status lattn_tcn_ref_backward(lattn_ctx *ctx, const lattn_tcn_args *a, const lattn_tcn_grads *g);
 
 #ifndef LATTN_NO_MODELS
 /* The article's DemoModel: h = Linear(d_in -> D)(x); h = StackedEncoder(h); out = Linear(D -> 1)
@@ -983,12 +999,18 @@ LATTN_API lattn_tensor *lattn_tcn_demo_tensor(const lattn_tcn_demo *m, const cha
 LATTN_API lattn_status lattn_tcn_demo_save(lattn_ctx *ctx, const lattn_tcn_demo *m, const char *path);
 LATTN_API lattn_status lattn_tcn_demo_init_file(lattn_ctx *ctx, lattn_tcn_demo *m, const char *path);
 #endif
-/* x: [B][T][d_in] -> out: [B]. forward_ref runs the encoder in double (lattn_tcn_ref), forward in
-   float32 (lattn_tcn_chunk). */
+/* x: [B][T][d_in] -> out: [B]. forward_ref runs the whole model in double (embedding, the stack,
+   the head), forward in float32 (the stack by lattn_tcn_chunk). */
 LATTN_API lattn_status lattn_tcn_demo_forward_ref(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B,
                                                   int64_t T, const float *x, float *out, double *out64);
 LATTN_API lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B,
                                               int64_t T, const float *x, float *out);
+/* The gradients of ℒ = Σ_b dout[b]·out[b] in double (the forward recomputed in double): every
+   weight into grad / grad64 (optional; the arena's layout, m->n_params values: grad[i] belongs to
+   m->arena[i]) and dx [B][T][d_in] (optional). dout [B] is the loss's gradient in double (the
+   model has one output per sequence; for the article's MSE loss dout = 2 (out - target) / B). */
+LATTN_API lattn_status lattn_tcn_demo_backward_ref(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
+                                                   const float *x, const double *dout, float *grad, double *grad64, float *dx);
 
 #endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
@@ -5782,7 +5804,8 @@ LATTN__DEF lattn_status lattn_s4d_chunk_backward(lattn_ctx *ctx, const lattn_s4d
 /* ================================================================================================ */
 /* >>tcn implementation                                                                             */
 /* ================================================================================================ */
-static lattn_status lattn__tcn_check(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a) {
+/* need_y: a forward form (y is written); the backward reads x only. */
+static lattn_status lattn__tcn_check(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, int need_y) {
     int64_t d[3], l;
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
     if (a->B < 1 || a->T < 0 || a->D < 1 || a->W < 1 || a->n_layers < 1 || a->n_layers > LATTN_TCN_MAX_LAYERS)
@@ -5792,7 +5815,7 @@ static lattn_status lattn__tcn_check(lattn_ctx *ctx, const char *who, const latt
     for (l = 0; l < a->n_layers; l++)
         if (!a->layers[l].w || !a->layers[l].b || !a->layers[l].ln_w || !a->layers[l].ln_b)
             return lattn__fail(ctx, LATTN_E_NULL, "%s: a weight of layer %lld is NULL", who, (long long)l);
-    if (a->T > 0 && (!a->x || !a->y)) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
+    if (a->T > 0 && (!a->x || (need_y && !a->y))) return lattn__fail(ctx, LATTN_E_NULL, "%s: x or y is NULL", who);
     d[0] = a->B;
     d[1] = a->T;
     d[2] = a->D;
@@ -5836,45 +5859,164 @@ static void lattn__tcn_post(int64_t d, float *c, const float *lw, const float *l
 
 /* >>tcn.ref --------------------------------------------------------------------------------------
    per layer c = b + Σ_j W_j x[t - (W-1-j)·2^l], out = GELU(LN(c)) + x, in double */
-/* Reference: per token, per layer, z = the k dilated inputs interleaved as W[o] expects
-   (z[i·k + j] = x[t - (k-1-j)·2^l][i]), c[o] = b[o] + W[o]·z. Double throughout. */
-LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
-    int64_t d, k, T, b, l, t, i, j, o;
-    double *buf, *cur, *nxt, *z, *c;
+/* The dilated inputs of token t as W[o] reads them: z[i·k + j] = x[t - (k-1-j)·2^l][i] (0 before the start). */
+static void lattn__tcn_taps_d(int64_t d, int64_t k, int64_t l, int64_t t, const double *x, double *z) {
+    int64_t i, j, dil = (int64_t)1 << l;
+    for (j = 0; j < k; j++) {
+        int64_t p = t - (k - 1 - j) * dil;
+        for (i = 0; i < d; i++) z[i * k + j] = p >= 0 ? x[p * d + i] : 0.0;
+    }
+}
+static void lattn__tcn_conv_d(int64_t d, int64_t k, const lattn_tcn_layer *L, const double *z, double *c) {
+    int64_t o, i;
+    for (o = 0; o < d; o++) {
+        double acc = L->b[o];
+        for (i = 0; i < d * k; i++) acc += (double)L->w[o * d * k + i] * z[i];
+        c[o] = acc;
+    }
+}
+/* The stack in double on one batch row: acts[0] = x (T·D), acts[l + 1] = layer l of acts[l]; z, c scratch. */
+static void lattn__tcn_row_d(const lattn_tcn_args *a, double *acts, double *z, double *c) {
+    const int64_t d = a->D, k = a->W, T = a->T;
+    int64_t l, t;
+    for (l = 0; l < a->n_layers; l++)
+        for (t = 0; t < T; t++) {
+            lattn__tcn_taps_d(d, k, l, t, acts + l * T * d, z);
+            lattn__tcn_conv_d(d, k, &a->layers[l], z, c);
+            lattn__tcn_post_d(d, c, a->layers[l].ln_w, a->layers[l].ln_b, acts + l * T * d + t * d, acts + (l + 1) * T * d + t * d);
+        }
+}
+/* The stack in double over the batch: input xf (float) or xd (double), output yf and / or yd. */
+static lattn_status lattn__tcn_ref_d(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, const float *xf, const double *xd,
+                                     float *yf, double *yd) {
+    const int64_t d = a->D, k = a->W, T = a->T, L = a->n_layers;
+    int64_t b, i;
+    double *acts, *z, *c;
     size_t n;
-    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_ref", a));
-    d = a->D;
-    k = a->W;
-    T = a->T;
-    n = (size_t)(2 * T * d + d * k + d);
-    LATTN__TRY(lattn__alloc_doubles(ctx, &buf, n, "lattn_tcn_ref"));
-    cur = buf;
-    nxt = buf + T * d;
-    z = nxt + T * d;
+    if (lattn_size_mul(&n, (size_t)(L + 1) * (size_t)T, (size_t)d) != LATTN_OK || lattn_size_add(&n, n, (size_t)(d * k + d)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the activations overflow", who);
+    LATTN__TRY(lattn__alloc_doubles(ctx, &acts, n, who));
+    z = acts + (L + 1) * T * d;
     c = z + d * k;
     for (b = 0; b < a->B; b++) {
-        for (i = 0; i < T * d; i++) cur[i] = a->x[b * T * d + i];
-        for (l = 0; l < a->n_layers; l++) {
-            const lattn_tcn_layer *L = &a->layers[l];
-            int64_t dil = (int64_t)1 << l;
-            for (t = 0; t < T; t++) {
-                for (j = 0; j < k; j++) {
-                    int64_t p = t - (k - 1 - j) * dil;
-                    for (i = 0; i < d; i++) z[i * k + j] = p >= 0 ? cur[p * d + i] : 0.0;
-                }
-                for (o = 0; o < d; o++) {
-                    double acc = L->b[o];
-                    for (i = 0; i < d * k; i++) acc += (double)L->w[o * d * k + i] * z[i];
-                    c[o] = acc;
-                }
-                lattn__tcn_post_d(d, c, L->ln_w, L->ln_b, cur + t * d, nxt + t * d);
-            }
-            { double *tmp = cur; cur = nxt; nxt = tmp; }      /* ping-pong */
-        }
-        for (i = 0; i < T * d; i++) a->y[b * T * d + i] = (float)cur[i];
+        for (i = 0; i < T * d; i++) acts[i] = xd ? xd[b * T * d + i] : (double)xf[b * T * d + i];
+        lattn__tcn_row_d(a, acts, z, c);
+        for (i = 0; i < T * d; i++) lattn__put(yf, yd, b * T * d + i, acts[L * T * d + i]);
     }
-    lattn__free(ctx, buf);
+    lattn__free(ctx, acts);
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
+    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_ref", a, 1));
+    LATTN__TRY(lattn__tcn_ref_d(ctx, "lattn_tcn_ref", a, a->x, NULL, a->y, a->y64));
     return lattn__ok(ctx);
+}
+
+/* >>tcn.ref_backward ---------------------------------------------------------------------------------
+   per batch row, every layer's input kept; layers in reverse with G = ∂ℒ/∂out, per token:
+       dn = G ⊙ GELU'(n), n = ĉ γ + β, ĉ = (c - μ)/σ:   dγ += dn ⊙ ĉ;  dβ += dn
+       dc = (dĉ - mean(dĉ) - ĉ·mean(dĉ ⊙ ĉ)) / σ with dĉ = dn ⊙ γ;     db += dc
+       dW[:, :, j] += dc ⊗ x[t - (W-1-j)·2^l];   dx[t - (W-1-j)·2^l] += W[:, :, j]ᵀ dc;   dx[t] += G (residual)
+   GELU'(n) = Φ(n) + n·φ(n). dwts: per layer [D·D·W | D | D | D], summed over the batch. */
+static lattn_status lattn__tcn_bw_d(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, const float *xf, const double *xd,
+                                    const float *dyf, const double *dyd, double *dx, double *dwts) {
+    const int64_t d = a->D, k = a->W, T = a->T, L = a->n_layers, nl = d * d * k + 3 * d;
+    int64_t b, l, t, i, j, o;
+    double *acts, *G, *Gin, *z, *c, *dc;
+    size_t n;
+    if (lattn_size_mul(&n, (size_t)(L + 3) * (size_t)T, (size_t)d) != LATTN_OK || lattn_size_add(&n, n, (size_t)(d * k + 2 * d)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the activations overflow", who);
+    LATTN__TRY(lattn__alloc_doubles(ctx, &acts, n, who));
+    G = acts + (L + 1) * T * d;
+    Gin = G + T * d;
+    z = Gin + T * d;
+    c = z + d * k;
+    dc = c + d;
+    if (dwts) memset(dwts, 0, (size_t)(L * nl) * sizeof(double));
+    for (b = 0; b < a->B; b++) {
+        for (i = 0; i < T * d; i++) {
+            acts[i] = xd ? xd[b * T * d + i] : (double)xf[b * T * d + i];
+            G[i] = dyd ? dyd[b * T * d + i] : (double)dyf[b * T * d + i];
+        }
+        lattn__tcn_row_d(a, acts, z, c);
+        for (l = L - 1; l >= 0; l--) {
+            const lattn_tcn_layer *Ly = &a->layers[l];
+            const double *xl = acts + l * T * d;
+            double *dw = dwts ? dwts + l * nl : NULL;
+            const int64_t dil = (int64_t)1 << l;
+            for (i = 0; i < T * d; i++) Gin[i] = G[i];        /* the residual */
+            for (t = 0; t < T; t++) {
+                double mean = 0, var = 0, sd, m1 = 0, m2 = 0;
+                lattn__tcn_taps_d(d, k, l, t, xl, z);
+                lattn__tcn_conv_d(d, k, Ly, z, c);
+                for (o = 0; o < d; o++) mean += c[o];
+                mean /= (double)d;
+                for (o = 0; o < d; o++) var += (c[o] - mean) * (c[o] - mean);
+                sd = sqrt(var / (double)d + 1e-5);
+                for (o = 0; o < d; o++) {
+                    const double ch = (c[o] - mean) / sd, nn = ch * (double)Ly->ln_w[o] + (double)Ly->ln_b[o];
+                    const double gp = 0.5 * (1.0 + erf(nn * 0.70710678118654752440)) + nn * exp(-0.5 * nn * nn) * 0.39894228040143267794;
+                    const double dn = G[t * d + o] * gp;
+                    if (dw) {
+                        dw[d * d * k + d + o] += dn * ch;
+                        dw[d * d * k + 2 * d + o] += dn;
+                    }
+                    dc[o] = dn * (double)Ly->ln_w[o];  /* dĉ */
+                    m1 += dc[o];
+                    m2 += dc[o] * ch;
+                    c[o] = ch;
+                }
+                m1 /= (double)d;
+                m2 /= (double)d;
+                for (o = 0; o < d; o++) {
+                    dc[o] = (dc[o] - m1 - c[o] * m2) / sd;
+                    if (dw) dw[d * d * k + o] += dc[o];
+                }
+                for (j = 0; j < k; j++) {
+                    const int64_t p = t - (k - 1 - j) * dil;
+                    if (p < 0) continue;
+                    for (o = 0; o < d; o++)
+                        for (i = 0; i < d; i++) {
+                            if (dw) dw[(o * d + i) * k + j] += dc[o] * xl[p * d + i];
+                            Gin[p * d + i] += (double)Ly->w[(o * d + i) * k + j] * dc[o];
+                        }
+                }
+            }
+            for (i = 0; i < T * d; i++) G[i] = Gin[i];
+        }
+        for (i = 0; dx && i < T * d; i++) dx[b * T * d + i] = G[i];
+    }
+    lattn__free(ctx, acts);
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_tcn_ref_backward(lattn_ctx *ctx, const lattn_tcn_args *a, const lattn_tcn_grads *g) {
+    const char *who = "lattn_tcn_ref_backward";
+    double *dx = NULL, *dw = NULL;
+    int64_t l, i, nl, n;
+    lattn_status st;
+    LATTN__TRY(lattn__tcn_check(ctx, who, a, 0));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    if (a->T == 0) return lattn__ok(ctx);
+    n = a->B * a->T * a->D;
+    nl = a->D * a->D * a->W + 3 * a->D;
+    LATTN__TRY(lattn__alloc_doubles(ctx, &dx, (size_t)(n + a->n_layers * nl), who));
+    dw = dx + n;
+    st = lattn__tcn_bw_d(ctx, who, a, a->x, NULL, g->dout, NULL, dx, dw);
+    for (i = 0; st == LATTN_OK && i < n; i++) lattn__put(g->dx, g->dx64, i, dx[i]);
+    for (l = 0; st == LATTN_OK && g->layers && l < a->n_layers; l++) {
+        const lattn_tcn_layer_grads *lg = &g->layers[l];
+        const double *p = dw + l * nl;
+        const int64_t nw = a->D * a->D * a->W;
+        for (i = 0; i < nw; i++) lattn__put(lg->dw, lg->dw64, i, p[i]);
+        for (i = 0; i < a->D; i++) {
+            lattn__put(lg->db, lg->db64, i, p[nw + i]);
+            lattn__put(lg->dln_w, lg->dln_w64, i, p[nw + a->D + i]);
+            lattn__put(lg->dln_b, lg->dln_b64, i, p[nw + 2 * a->D + i]);
+        }
+    }
+    lattn__free(ctx, dx);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
 /* >>tcn.chunk ------------------------------------------------------------------------------------
@@ -5888,7 +6030,7 @@ LATTN__DEF lattn_status lattn_tcn_chunk(lattn_ctx *ctx, const lattn_tcn_args *a)
     float *buf, *wp, *act, *cbuf, *gws;
     size_t n, gw;
     int nthr;
-    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_chunk", a));
+    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_chunk", a, 1));
     d = a->D;
     k = a->W;
     T = a->T;
@@ -5942,7 +6084,7 @@ static lattn_status lattn__tcn_step1(lattn_ctx *ctx, const lattn_tcn_args *a) {
     int64_t d, k, b, l, i, j, o;
     size_t sf;
     float *buf, *u, *c, *z;
-    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_step", a));
+    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_step", a, 1));
     if (a->T != 1) return lattn__fail(ctx, LATTN_E_SHAPE, "lattn_tcn_step: needs T == 1");
     d = a->D;
     k = a->W;
@@ -5990,7 +6132,7 @@ LATTN__DEF lattn_status lattn_tcn_step(lattn_ctx *ctx, const lattn_tcn_args *a) 
     lattn_tcn_args s;
     lattn_status st = LATTN_OK;
     if (a && a->T == 1 && a->ht) return lattn__tcn_step1(ctx, a);
-    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_step", a));
+    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_step", a, 1));
     d = a->D;
     LATTN__TRY(lattn_tcn_state_floats(d, a->W, a->n_layers, &sf));
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, sf * (size_t)a->B + (size_t)(2 * a->B * d), "lattn_tcn_step"));
@@ -6120,53 +6262,79 @@ LATTN__MODEL_FILES(tcn_demo, lattn_tcn_demo)
 #endif
 /* The demo model with the encoder in double (form REF) or float32 (CHUNK); the two linear maps
    accumulate in double. */
-static lattn_status lattn__tcn_demo_run(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T, const float *x,
-                                        float *out, double *out64, lattn_form form) {
-    const char *who = form == LATTN_FORM_REF ? "lattn_tcn_demo_forward_ref" : "lattn_tcn_demo_forward";
-    const float *w_in, *b_in, *w_out, *b_out;
-    int64_t d_in;
+/* The demo's stack arguments over h (B rows of T tokens). */
+static lattn_tcn_args lattn__tcn_demo_args(const lattn_tcn_demo *m, int64_t B, int64_t T) {
     lattn_tcn_args a;
-    float *h;
-    int64_t t, o, i, d;
-    size_t n;
-    lattn_status st;
-    if (!m || !m->tensors || !x || !out) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
-    if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B and T must be >= 1", who);
-    d = m->cfg.D;
-    d_in = m->cfg.d_in;
-    w_in = m->tensors[0].data;
-    b_in = m->tensors[1].data;
-    w_out = m->tensors[m->n_tensors - 2].data;
-    b_out = m->tensors[m->n_tensors - 1].data;
-    if (lattn_size_mul(&n, (size_t)B, (size_t)T) || lattn_size_mul(&n, n, (size_t)d * 2))
-        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: sizes overflow", who);
-    LATTN__TRY(lattn__alloc_floats(ctx, &h, n, who));
-    for (t = 0; t < B * T; t++)
-        for (o = 0; o < d; o++) {
-            double acc = b_in[o];
-            for (i = 0; i < d_in; i++) acc += (double)w_in[o * d_in + i] * x[t * d_in + i];
-            h[t * d + o] = (float)acc;
-        }
     memset(&a, 0, sizeof a);
     a.B = B;
     a.T = T;
-    a.D = d;
+    a.D = m->cfg.D;
     a.W = m->cfg.W;
     a.n_layers = m->cfg.n_layers;
     a.layers = m->layers;
-    a.x = h;
-    a.y = h + B * T * d;
-    st = form == LATTN_FORM_REF ? lattn_tcn_ref(ctx, &a) : lattn_tcn_chunk(ctx, &a);
-    if (st == LATTN_OK)
-        for (t = 0; t < B; t++) {
-            const float *last = a.y + (t * T + T - 1) * d;
+    return a;
+}
+/* h = x W_inᵀ + b_in for every token, into hf (float) or hd (double). */
+static void lattn__tcn_demo_embed(const lattn_tcn_demo *m, int64_t rows, const float *x, float *hf, double *hd) {
+    const int64_t d = m->cfg.D, d_in = m->cfg.d_in;
+    const float *w_in = m->tensors[0].data, *b_in = m->tensors[1].data;
+    int64_t t, o, i;
+    for (t = 0; t < rows; t++)
+        for (o = 0; o < d; o++) {
+            double acc = b_in[o];
+            for (i = 0; i < d_in; i++) acc += (double)w_in[o * d_in + i] * x[t * d_in + i];
+            lattn__put(hf, hd, t * d + o, acc);
+        }
+}
+static lattn_status lattn__tcn_demo_check(lattn_ctx *ctx, const char *who, const lattn_tcn_demo *m, int64_t B, int64_t T, const float *x,
+                                          const void *out, size_t *n) {
+    if (!m || !m->tensors || !x || !out) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B and T must be >= 1", who);
+    if (lattn_size_mul(n, (size_t)B, (size_t)T) || lattn_size_mul(n, *n, (size_t)m->cfg.D * 2))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: sizes overflow", who);
+    return LATTN_OK;
+}
+/* forward_ref: everything in double; forward: the stack in float32. */
+static lattn_status lattn__tcn_demo_run(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T, const float *x,
+                                        float *out, double *out64, lattn_form form) {
+    const char *who = form == LATTN_FORM_REF ? "lattn_tcn_demo_forward_ref" : "lattn_tcn_demo_forward";
+    lattn_tcn_args a;
+    int64_t b, o, d;
+    size_t n;
+    lattn_status st;
+    LATTN__TRY(lattn__tcn_demo_check(ctx, who, m, B, T, x, out, &n));
+    d = m->cfg.D;
+    a = lattn__tcn_demo_args(m, B, T);
+    if (form == LATTN_FORM_REF) {
+        double *h;
+        const float *w_out = m->tensors[m->n_tensors - 2].data, *b_out = m->tensors[m->n_tensors - 1].data;
+        LATTN__TRY(lattn__alloc_doubles(ctx, &h, n, who));
+        lattn__tcn_demo_embed(m, B * T, x, NULL, h);
+        st = lattn__tcn_ref_d(ctx, who, &a, NULL, h, NULL, h + B * T * d);
+        for (b = 0; st == LATTN_OK && b < B; b++) {
+            const double *last = h + B * T * d + (b * T + T - 1) * d;
             double acc = b_out[0];
             for (o = 0; o < d; o++) acc += (double)w_out[o] * last[o];
-            out[t] = (float)acc;
-            if (out64) out64[t] = acc;
+            lattn__put(out, out64, b, acc);
         }
-    lattn__free(ctx, h);
-    return st;
+        lattn__free(ctx, h);
+    } else {
+        float *h;
+        const float *w_out = m->tensors[m->n_tensors - 2].data, *b_out = m->tensors[m->n_tensors - 1].data;
+        LATTN__TRY(lattn__alloc_floats(ctx, &h, n, who));
+        lattn__tcn_demo_embed(m, B * T, x, h, NULL);
+        a.x = h;
+        a.y = h + B * T * d;
+        st = lattn_tcn_chunk(ctx, &a);
+        for (b = 0; st == LATTN_OK && b < B; b++) {
+            const float *last = a.y + (b * T + T - 1) * d;
+            double acc = b_out[0];
+            for (o = 0; o < d; o++) acc += (double)w_out[o] * last[o];
+            out[b] = (float)acc;
+        }
+        lattn__free(ctx, h);
+    }
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 LATTN__DEF lattn_status lattn_tcn_demo_forward_ref(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
                                                    const float *x, float *out, double *out64) {
@@ -6175,6 +6343,74 @@ LATTN__DEF lattn_status lattn_tcn_demo_forward_ref(lattn_ctx *ctx, const lattn_t
 LATTN__DEF lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
                                                const float *x, float *out) {
     return lattn__tcn_demo_run(ctx, m, B, T, x, out, NULL, LATTN_FORM_CHUNK);
+}
+/* >>tcn.demo_backward ----------------------------------------------------------------------------
+   out_b = w_out·y_b[T-1] + b_out:  dw_out = Σ_b dout_b y_b[T-1], db_out = Σ_b dout_b, dy_b[T-1] = dout_b w_out;
+   the stack's backward (lattn__tcn_bw_d) to dh; h = x W_inᵀ + b_in: dW_in = Σ dh ⊗ x, db_in = Σ dh, dx = dh W_in. */
+LATTN__DEF lattn_status lattn_tcn_demo_backward_ref(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
+                                                    const float *x, const double *dout, float *grad, double *grad64, float *dx) {
+    const char *who = "lattn_tcn_demo_backward_ref";
+    lattn_tcn_args a;
+    int64_t b, t, o, i, l, d, d_in, nl, L;
+    size_t n;
+    double *h, *y, *dy, *dh, *dw, *gs;
+    const float *w_in, *w_out;
+    lattn_status st;
+    LATTN__TRY(lattn__tcn_demo_check(ctx, who, m, B, T, x, dout, &n));
+    d = m->cfg.D;
+    d_in = m->cfg.d_in;
+    L = m->cfg.n_layers;
+    nl = d * d * m->cfg.W + 3 * d;
+    w_in = m->tensors[0].data;
+    w_out = m->tensors[m->n_tensors - 2].data;
+    a = lattn__tcn_demo_args(m, B, T);
+    LATTN__TRY(lattn__alloc_doubles(ctx, &h, 2 * n + (size_t)(L * nl) + m->n_params, who));   /* h, y, dy, dh; layer sums; the arena's */
+    y = h + B * T * d;
+    dy = y + B * T * d;
+    dh = dy + B * T * d;
+    dw = dh + B * T * d;
+    gs = dw + L * nl;
+    lattn__tcn_demo_embed(m, B * T, x, NULL, h);
+    st = lattn__tcn_ref_d(ctx, who, &a, NULL, h, NULL, y);
+    memset(dy, 0, (size_t)(B * T * d) * sizeof(double));
+    memset(gs, 0, m->n_params * sizeof(double));
+    for (b = 0; st == LATTN_OK && b < B; b++) {   /* the head */
+        const double *last = y + (b * T + T - 1) * d;
+        double *dwo = gs + (m->tensors[m->n_tensors - 2].data - m->arena);
+        for (o = 0; o < d; o++) {
+            dwo[o] += dout[b] * last[o];
+            dy[(b * T + T - 1) * d + o] = dout[b] * (double)w_out[o];
+        }
+        gs[m->tensors[m->n_tensors - 1].data - m->arena] += dout[b];
+    }
+    if (st == LATTN_OK) st = lattn__tcn_bw_d(ctx, who, &a, NULL, h, NULL, dy, dh, dw);
+    for (l = 0; st == LATTN_OK && l < L; l++) {   /* the layers' sums into their tensors */
+        const int64_t nw = d * d * m->cfg.W;
+        double *p = dw + l * nl;
+        double *gw = gs + (m->tensors[2 + 4 * l].data - m->arena), *gb = gs + (m->tensors[3 + 4 * l].data - m->arena);
+        double *glw = gs + (m->tensors[4 + 4 * l].data - m->arena), *glb = gs + (m->tensors[5 + 4 * l].data - m->arena);
+        for (i = 0; i < nw; i++) gw[i] = p[i];
+        for (i = 0; i < d; i++) {
+            gb[i] = p[nw + i];
+            glw[i] = p[nw + d + i];
+            glb[i] = p[nw + 2 * d + i];
+        }
+    }
+    for (t = 0; st == LATTN_OK && t < B * T; t++)   /* the embedding */
+        for (o = 0; o < d; o++) {
+            const double g = dh[t * d + o];
+            gs[m->tensors[1].data - m->arena + o] += g;
+            for (i = 0; i < d_in; i++) gs[(m->tensors[0].data - m->arena) + o * d_in + i] += g * (double)x[t * d_in + i];
+        }
+    for (t = 0; st == LATTN_OK && dx && t < B * T; t++)
+        for (i = 0; i < d_in; i++) {
+            double acc = 0;
+            for (o = 0; o < d; o++) acc += dh[t * d + o] * (double)w_in[o * d_in + i];
+            dx[t * d_in + i] = (float)acc;
+        }
+    for (i = 0; st == LATTN_OK && i < (int64_t)m->n_params; i++) lattn__put(grad, grad64, i, gs[i]);
+    lattn__free(ctx, h);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
 #endif /* LATTN_NO_MODELS */
@@ -15077,7 +15313,9 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
    2026-12-02  the float32 _chunk_backward of ShortConv, the scan, the selective SSM and S4D; S4D's
                double backward (y64, ht64 in lattn_s4d_args); seven golden gradient cases;
                lattn-check external runs the public gradient files; the fixed-decay backward on the
-               Trainium tiler (spec sbuf_tiler.md §5.3); lattn_gdr_ref_backward, lattn_attn_ref_backward. */
+               Trainium tiler (spec sbuf_tiler.md §5.3); lattn_gdr_ref_backward, lattn_attn_ref_backward,
+               lattn_tcn_ref_backward, lattn_tcn_demo_backward_ref; the demo's forward_ref in double
+               throughout (y64 in lattn_tcn_args). */
 
 #endif /* LATTN_IMPLEMENTATION */
 

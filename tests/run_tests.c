@@ -5163,6 +5163,99 @@ static void test_attn_backward(lattn_ctx *ctx, lattn_rng *r) {
         CHECK(i == 4, "attn_ref_backward: nothing written by a refused call");
     }
 }
+/* ℒ = Σ dy·y from the TCN stack's _ref float64 output. */
+static double tcn_loss(lattn_ctx *ctx, lattn_tcn_args a, const float *dy, size_t ny, double *y64, float *y) {
+    double l = 0;
+    size_t i;
+    a.y = y; a.y64 = y64;
+    lattn_tcn_ref(ctx, &a);
+    for (i = 0; i < ny; i++) l += (double)dy[i] * y64[i];
+    return l;
+}
+/* ℒ = Σ dout·out of the demo model's forward_ref (float64 throughout). */
+static double tcn_demo_loss(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T, const float *x, const double *dout) {
+    double l = 0, out64[4];
+    float out[4];
+    int64_t b;
+    lattn_tcn_demo_forward_ref(ctx, m, B, T, x, out, out64);
+    for (b = 0; b < B; b++) l += dout[b] * out64[b];
+    return l;
+}
+/* lattn_tcn_ref_backward and lattn_tcn_demo_backward_ref against central differences (3 layers,
+   W = 2, dilations 1, 2, 4 reaching past the start); the article's own float64 gradients are
+   matched in test_models. */
+static void test_tcn_backward(lattn_ctx *ctx, lattn_rng *r) {
+    const int64_t B = 2, T = 9, D = 3, W = 2, L = 3;
+    const size_t ny = (size_t)(B * T * D), nw = (size_t)(D * D * W);
+    lattn_tcn_layer ly[3];
+    lattn_tcn_layer_grads lg[3];
+    lattn_tcn_args a;
+    lattn_tcn_grads g;
+    float *x = fnormal(r, ny), *dy = fnormal(r, ny), *y = fnew(ny), *p[12], *dxf = fnew(ny);
+    double *y64 = (double *)malloc(ny * sizeof(double)), *dx = (double *)malloc(ny * sizeof(double)), *ad[12], worst = 0;
+    size_t c;
+    int l, w, bad = 0;
+    memset(&a, 0, sizeof a);
+    memset(&g, 0, sizeof g);
+    for (l = 0; l < L; l++) {
+        p[4 * l] = fnormal(r, nw); p[4 * l + 1] = fnormal(r, (size_t)D); p[4 * l + 2] = frand(r, (size_t)D, 0.5f, 1.5f); p[4 * l + 3] = fnormal(r, (size_t)D);
+        for (c = 0; c < nw; c++) p[4 * l][c] *= 0.5f;
+        ly[l].w = p[4 * l]; ly[l].b = p[4 * l + 1]; ly[l].ln_w = p[4 * l + 2]; ly[l].ln_b = p[4 * l + 3];
+        for (w = 0; w < 4; w++) ad[4 * l + w] = (double *)malloc((w == 0 ? nw : (size_t)D) * sizeof(double));
+        memset(&lg[l], 0, sizeof lg[l]);
+        lg[l].dw64 = ad[4 * l]; lg[l].db64 = ad[4 * l + 1]; lg[l].dln_w64 = ad[4 * l + 2]; lg[l].dln_b64 = ad[4 * l + 3];
+    }
+    a.B = B; a.T = T; a.D = D; a.W = W; a.n_layers = L; a.layers = ly; a.x = x;
+    g.dout = dy; g.dx = dxf; g.dx64 = dx; g.layers = lg;
+    CHECK(lattn_tcn_ref_backward(ctx, &a, &g) == LATTN_OK, "tcn backward: %s", lattn_ctx_error(ctx));
+    for (w = -1; w < 12; w++) {
+        float *v = w < 0 ? x : p[w];
+        const double *an = w < 0 ? dx : ad[w];
+        const size_t n = w < 0 ? ny : w % 4 == 0 ? nw : (size_t)D;
+        double gmax = 0;
+        for (c = 0; c < n; c++) gmax = fmax(gmax, fabs(an[c]));
+        for (c = 0; c < n; c += 1 + (size_t)(lattn_rng_next(r) % 2)) {
+            double fd;
+            FD_RICHARDSON(&v[c], tcn_loss(ctx, a, dy, ny, y64, y), fd);
+            fd_compare(fd, an[c], gmax, &worst, &bad);
+        }
+    }
+    CHECK(bad == 0, "tcn_ref_backward = central differences (x and every layer's weights): worst %.3g", worst);
+    {   /* the demo model: embedding -> the stack -> the head on the last token */
+        lattn_tcn_demo_config cfg;
+        lattn_tcn_demo m;
+        double dout[2] = { 0.7, -1.3 }, *gm = NULL;
+        float *xi = fnormal(r, (size_t)(2 * 11 * 2)), *dxi = fnew((size_t)(2 * 11 * 2));
+        size_t i;
+        int64_t ti;
+        cfg.d_in = 2; cfg.D = 4; cfg.W = 3; cfg.n_layers = 2;
+        worst = 0; bad = 0;
+        CHECK(lattn_tcn_demo_init(ctx, &m, &cfg, 9) == LATTN_OK, "demo init");
+        gm = (double *)malloc(m.n_params * sizeof(double));
+        CHECK(lattn_tcn_demo_backward_ref(ctx, &m, 2, 11, xi, dout, NULL, gm, dxi) == LATTN_OK, "demo backward: %s", lattn_ctx_error(ctx));
+        for (ti = 0; ti < m.n_tensors; ti++) {   /* every tensor, a few coordinates each */
+            const size_t off = (size_t)(m.tensors[ti].data - m.arena), n = m.tensors[ti].count;
+            double gmax = 0;
+            for (i = 0; i < n; i++) gmax = fmax(gmax, fabs(gm[off + i]));
+            for (i = 0; i < n; i += 1 + (size_t)(lattn_rng_next(r) % 5)) {
+                double fd;
+                FD_RICHARDSON(&m.arena[off + i], tcn_demo_loss(ctx, &m, 2, 11, xi, dout), fd);
+                fd_compare(fd, gm[off + i], gmax, &worst, &bad);
+            }
+        }
+        for (i = 0; i < 44; i += 3) {
+            double fd;
+            FD_RICHARDSON(&xi[i], tcn_demo_loss(ctx, &m, 2, 11, xi, dout), fd);
+            fd_compare(fd, dxi[i], 1.0, &worst, &bad);
+        }
+        CHECK(bad == 0, "tcn_demo_backward_ref = central differences (every tensor, dx): worst %.3g", worst);
+        CHECK(lattn_tcn_demo_backward_ref(ctx, &m, 2, 11, xi, NULL, NULL, gm, NULL) == LATTN_E_NULL, "demo backward: dout NULL");
+        free(gm); free(xi); free(dxi);
+        lattn_tcn_demo_free(ctx, &m);
+    }
+    for (w = 0; w < 12; w++) { free(p[w]); free(ad[w]); }
+    free(x); free(dy); free(y); free(dxf); free(y64); free(dx);
+}
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
     static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
@@ -5278,6 +5371,7 @@ static void test_backward(void) {
     test_tiled_backward(&ctx, &r);
     test_gdr_backward(&ctx, &r);
     test_attn_backward(&ctx, &r);
+    test_tcn_backward(&ctx, &r);
     for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
         static const char *const cases[6] = { "linear_attn_grad_0", "linear_attn_grad_1", "gla_grad_0", "gla_grad_1",
                                               "simple_gla_grad_0", "simple_gla_grad_1" };
@@ -5481,7 +5575,26 @@ static void test_models(void) {
                   m.cfg.n_layers == 4, "the article's DemoModel from its state_dict: %s", lattn_ctx_error(&ctx));
             CHECK(lattn_tcn_demo_forward_ref(&ctx, &m, 32, 16, x, out, got) == LATTN_OK, "demo forward_ref");
             for (i = 0; i < 32; i++) { num += (got[i] - want[i]) * (got[i] - want[i]); den += want[i] * want[i]; }
-            CHECK(sqrt(num / den) <= 1e-6, "demo forward_ref = the article's first prediction (float64 run): %.3g", sqrt(num / den));
+            CHECK(sqrt(num / den) <= 1e-12, "demo forward_ref = the article's first prediction (float64 run): %.3g", sqrt(num / den));
+            {   /* the gradients at step 1 (MSE against the stored target): = PyTorch's float64 autograd */
+                double *target = tensor_f64(&f, "target", NULL), *g64 = (double *)malloc(m.n_params * sizeof(double));
+                double dout[32];
+                int64_t ti;
+                size_t nw;
+                for (i = 0; i < 32; i++) dout[i] = 2.0 * (got[i] - target[i]) / 32.0;   /* target row 0 = batch 0 */
+                CHECK(lattn_tcn_demo_backward_ref(&ctx, &m, 32, 16, x, dout, NULL, g64, NULL) == LATTN_OK, "demo backward_ref: %s",
+                      lattn_ctx_error(&ctx));
+                for (ti = 0; ti < m.n_tensors; ti++) {
+                    char nm[96];
+                    double *w2;
+                    snprintf(nm, sizeof nm, "grad_step1.%s", m.tensors[ti].name);
+                    w2 = tensor_f64(&f, nm, &nw);
+                    CHECK(w2 && rel_rms_dd(g64 + (m.tensors[ti].data - m.arena), w2, nw) <= 1e-12,
+                          "demo backward_ref: %s = PyTorch's float64 autograd (%.3g)", nm, w2 ? rel_rms_dd(g64 + (m.tensors[ti].data - m.arena), w2, nw) : -1.0);
+                    free(w2);
+                }
+                free(target); free(g64);
+            }
             lattn_tcn_demo_free(&ctx, &m);
             free(x); free(want);
             lattn_st_free(&ctx, &f);
