@@ -141,6 +141,7 @@
                    forward (logits, loss, prefill), step with a KV cache
      >>sps         the SPS transformer: visibility rule and block classifier of the five variants,
                    forward_ref, forward (blocked stream layout), prefill, step (list + window ring)
+     >>optim       optimizers: AdamW exactly as PyTorch's single-tensor path
      >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
@@ -1877,6 +1878,27 @@ LATTN_API lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, i
                                       float *logits, lattn_sps_cache *c);
 
 #endif /* LATTN_NO_MODELS */
+/* ================================================================================================ */
+/* >>optim                                                                                          */
+/* ================================================================================================ */
+/* AdamW (Loshchilov & Hutter 2019) exactly as PyTorch's torch.optim.AdamW single-tensor path
+   (spec muon.md §2), step t = 1, 2, ...; m, v zero before the first step:
+       w  = w·(1 - lr·wd)                       decoupled decay first
+       m  = lerp(m, g, 1 - β1)                  = m + (1-β1)(g - m)  (PyTorch's lerp for a weight < 0.5)
+       v  = v·β2 + ((1 - β2)·g)·g               (mul, then addcmul)
+       den = sqrt(v) / sqrt(1 - β2^t) + eps
+       w  = w + ((-lr / (1 - β1^t))·m) / den    (addcdiv)
+   the bias corrections in double, every array operation in the arrays' precision with the scalars
+   rounded to it first, in PyTorch's operand order: the float32 step reproduces PyTorch's float32
+   run bit for bit, the float64 step its float64 run. A NaN gradient makes that element's w, m and v
+   NaN (as in PyTorch); the other elements are unaffected. Hyper-parameters are refused unless
+   lr >= 0, eps >= 0, wd >= 0 and 0 <= β < 1 (PyTorch's checks), all finite. */
+typedef struct lattn_adamw_config { double lr, beta1, beta2, eps, weight_decay; } lattn_adamw_config;
+LATTN_API lattn_adamw_config lattn_adamw_default(void);     /* PyTorch's: 1e-3, (0.9, 0.999), 1e-8, 1e-2 */
+LATTN_API lattn_status lattn_adamw_step(lattn_ctx *ctx, const lattn_adamw_config *c, int64_t t, size_t n,
+                                        float *w, const float *g, float *m, float *v);
+LATTN_API lattn_status lattn_adamw_step64(lattn_ctx *ctx, const lattn_adamw_config *c, int64_t t, size_t n,
+                                          double *w, const double *g, double *m, double *v);
 #ifndef LATTN_NO_CONFORMANCE
 /* ================================================================================================ */
 /* >>conformance                                                                                    */
@@ -2037,6 +2059,7 @@ typedef __m512 lattn__vf;
 #  define lattn__vsub(a, b) _mm512_sub_ps(a, b)
 #  define lattn__vmul(a, b) _mm512_mul_ps(a, b)
 #  define lattn__vdiv(a, b) _mm512_div_ps(a, b)
+#  define lattn__vsqrt(a) _mm512_sqrt_ps(a)
 #  define lattn__vmax(a, b) _mm512_max_ps(a, b)
 #  define lattn__vmin(a, b) _mm512_min_ps(a, b)
 #  define lattn__vabs(a) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)))
@@ -2109,6 +2132,7 @@ typedef __m256 lattn__vf;
 #  define lattn__vsub(a, b) _mm256_sub_ps(a, b)
 #  define lattn__vmul(a, b) _mm256_mul_ps(a, b)
 #  define lattn__vdiv(a, b) _mm256_div_ps(a, b)
+#  define lattn__vsqrt(a) _mm256_sqrt_ps(a)
 #  define lattn__vmax(a, b) _mm256_max_ps(a, b)
 #  define lattn__vmin(a, b) _mm256_min_ps(a, b)
 #  define lattn__vabs(a) _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)))
@@ -2170,6 +2194,7 @@ typedef float32x4_t lattn__vf;
 #  define lattn__vsub(a, b) vsubq_f32(a, b)
 #  define lattn__vmul(a, b) vmulq_f32(a, b)
 #  define lattn__vdiv(a, b) vdivq_f32(a, b)
+#  define lattn__vsqrt(a) vsqrtq_f32(a)
 #  define lattn__vmax(a, b) vmaxq_f32(a, b)
 #  define lattn__vmin(a, b) vminq_f32(a, b)
 #  define lattn__vabs(a) vabsq_f32(a)
@@ -2213,6 +2238,7 @@ typedef float lattn__vf;
 #  define lattn__vsub(a, b) ((a) - (b))
 #  define lattn__vmul(a, b) ((a) * (b))
 #  define lattn__vdiv(a, b) ((a) / (b))
+#  define lattn__vsqrt(a) sqrtf(a)
 #  define lattn__vmax(a, b) ((a) > (b) ? (a) : (b))
 #  define lattn__vmin(a, b) ((a) < (b) ? (a) : (b))
 #  define lattn__vabs(a) fabsf(a)
@@ -14352,6 +14378,100 @@ LATTN__DEF int lattn_form_parse(const char *name, lattn_form *f) {
     return 0;
 }
 
+
+/* ================================================================================================ */
+/* >>optim implementation                                                                           */
+/* ================================================================================================ */
+LATTN__DEF lattn_adamw_config lattn_adamw_default(void) {
+    lattn_adamw_config c;
+    c.lr = 1e-3;
+    c.beta1 = 0.9;
+    c.beta2 = 0.999;
+    c.eps = 1e-8;
+    c.weight_decay = 1e-2;
+    return c;
+}
+static lattn_status lattn__adamw_check(lattn_ctx *ctx, const char *who, const lattn_adamw_config *c, int64_t t, size_t n, const void *w,
+                                       const void *g, const void *m, const void *v) {
+    if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: config is NULL", who);
+    if (n > 0 && (!w || !g || !m || !v)) return lattn__fail(ctx, LATTN_E_NULL, "%s: w, g, m or v is NULL", who);
+    if (n > (size_t)INT64_MAX / 16) return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: n = %zu parameters", who, n);
+    if (t < 1) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: step t = %lld (the first step is 1)", who, (long long)t);
+    if (!(c->lr >= 0 && c->lr < HUGE_VAL) || !(c->eps >= 0 && c->eps < HUGE_VAL) || !(c->weight_decay >= 0 && c->weight_decay < HUGE_VAL) ||
+        !(c->beta1 >= 0 && c->beta1 < 1) || !(c->beta2 >= 0 && c->beta2 < 1))
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: lr %g, betas (%g, %g), eps %g, weight decay %g (need lr, eps, wd >= 0, 0 <= beta < 1)", who,
+                           c->lr, c->beta1, c->beta2, c->eps, c->weight_decay);
+    return LATTN_OK;
+}
+/* The step's scalars, in double as Python computes them: decay 1 - lr·wd, 1 - β1, β2, 1 - β2,
+   sqrt(1 - β2^t), -lr / (1 - β1^t), eps. */
+typedef struct lattn__adamw_k { double dec, w1, b2, w2, bc2s, step, eps; } lattn__adamw_k;
+static lattn__adamw_k lattn__adamw_scalars(const lattn_adamw_config *c, int64_t t) {
+    lattn__adamw_k k;
+    k.dec = 1.0 - c->lr * c->weight_decay;
+    k.w1 = 1.0 - c->beta1;
+    k.b2 = c->beta2;
+    k.w2 = 1.0 - c->beta2;
+    k.bc2s = sqrt(1.0 - pow(c->beta2, (double)t));
+    k.step = -(c->lr / (1.0 - pow(c->beta1, (double)t)));
+    k.eps = c->eps;
+    return k;
+}
+/* float32: the same operations on the SIMD layer (each rounds as its scalar form does: mul, add,
+   sub, div and sqrt are correctly rounded on every back end), blocks of 4096 per thread. */
+LATTN__DEF lattn_status lattn_adamw_step(lattn_ctx *ctx, const lattn_adamw_config *c, int64_t t, size_t n,
+                                         float *w, const float *g, float *m, float *v) {
+    lattn__adamw_k k;
+    int64_t blk;
+    int nthr = lattn__threads(ctx);
+    LATTN__TRY(lattn__adamw_check(ctx, "lattn_adamw_step", c, t, n, w, g, m, v));
+    k = lattn__adamw_scalars(c, t);
+    (void)nthr;                          /* without OpenMP */
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (blk = 0; blk < (int64_t)((n + 4095) / 4096); blk++) {
+        const lattn__vf dec = lattn__vset1((float)k.dec), w1 = lattn__vset1((float)k.w1), b2 = lattn__vset1((float)k.b2);
+        const lattn__vf w2 = lattn__vset1((float)k.w2), bc2s = lattn__vset1((float)k.bc2s), step = lattn__vset1((float)k.step);
+        const lattn__vf eps = lattn__vset1((float)k.eps);
+        const size_t i1 = LATTN__MIN(n, (size_t)(blk + 1) * 4096);
+        size_t i;
+        for (i = (size_t)blk * 4096; i < i1; i += LATTN__VW) {
+            const size_t nw = LATTN__MIN((size_t)LATTN__VW, i1 - i);
+            const lattn__vf gi = lattn__vload_w(g + i, nw);
+            lattn__vf wi = lattn__vmul(lattn__vload_w(w + i, nw), dec), mi = lattn__vload_w(m + i, nw), vi = lattn__vload_w(v + i, nw), d, e;
+            d = lattn__vmul(w1, lattn__vsub(gi, mi));
+            mi = lattn__vadd(mi, d);
+            e = lattn__vmul(lattn__vmul(w2, gi), gi);
+            vi = lattn__vadd(lattn__vmul(vi, b2), e);
+            d = lattn__vadd(lattn__vdiv(lattn__vsqrt(vi), bc2s), eps);
+            e = lattn__vdiv(lattn__vmul(step, mi), d);
+            wi = lattn__vadd(wi, e);
+            lattn__vstore_w(w + i, wi, nw);
+            lattn__vstore_w(m + i, mi, nw);
+            lattn__vstore_w(v + i, vi, nw);
+        }
+    }
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_adamw_step64(lattn_ctx *ctx, const lattn_adamw_config *c, int64_t t, size_t n,
+                                           double *w, const double *g, double *m, double *v) {
+    lattn__adamw_k k;
+    int64_t i;
+    int nthr = lattn__threads(ctx);
+    LATTN__TRY(lattn__adamw_check(ctx, "lattn_adamw_step64", c, t, n, w, g, m, v));
+    k = lattn__adamw_scalars(c, t);
+    (void)nthr;                          /* without OpenMP */
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (i = 0; i < (int64_t)n; i++) {   /* the listing's operations, in its order */
+        const double d = k.w1 * (g[i] - m[i]), e = k.w2 * g[i] * g[i];
+        double den;
+        w[i] = w[i] * k.dec;
+        m[i] = m[i] + d;
+        v[i] = v[i] * k.b2 + e;
+        den = sqrt(v[i]) / k.bc2s + k.eps;
+        w[i] = w[i] + k.step * m[i] / den;
+    }
+    return lattn__ok(ctx);
+}
 
 #ifndef LATTN_NO_CONFORMANCE
 /* ================================================================================================ */

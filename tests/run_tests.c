@@ -5256,6 +5256,71 @@ static void test_tcn_backward(lattn_ctx *ctx, lattn_rng *r) {
     for (w = 0; w < 12; w++) { free(p[w]); free(ad[w]); }
     free(x); free(dy); free(y); free(dxf); free(y64); free(dx);
 }
+/* ---------------------------------------------------------------------------------------------- */
+/* optim: AdamW against PyTorch's single-tensor AdamW (float64 and float32 runs, 5 steps)           */
+/* ---------------------------------------------------------------------------------------------- */
+static void test_optim(void) {
+    lattn_ctx ctx;
+    int ci;
+    lattn_ctx_init(&ctx);
+    for (ci = 0; ci < 2; ci++) {
+        char path[128];
+        lattn_st_file f;
+        lattn_adamw_config c;
+        float *w, *m, *v, *g, *want;
+        double *wd, *md, *vd, *gd, *wantd, *wm, *wv, worst32 = 0, worst64 = 0;
+        size_t n, i, same = 0;
+        int st;
+        snprintf(path, sizeof path, "tests/external/grad/adamw_%d.safetensors", ci);
+        if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+        n = lattn_st_find(&f, "param0")->count;
+        w = tensor_f32(&f, "param0"); g = tensor_f32(&f, "grads"); want = tensor_f32(&f, "param_f32");
+        wantd = tensor_f64(&f, "param_f64", NULL); wm = tensor_f64(&f, "exp_avg_f64", NULL); wv = tensor_f64(&f, "exp_avg_sq_f64", NULL);
+        m = fnew(n); v = fnew(n);
+        wd = (double *)malloc(n * sizeof(double)); md = (double *)calloc(n, sizeof(double)); vd = (double *)calloc(n, sizeof(double));
+        gd = (double *)malloc(5 * n * sizeof(double));
+        for (i = 0; i < n; i++) { wd[i] = w[i]; m[i] = v[i] = 0.0f; }
+        for (i = 0; i < 5 * n; i++) gd[i] = g[i];
+        c.lr = strtod(lattn_st_meta(&f, "lr"), NULL); c.beta1 = strtod(lattn_st_meta(&f, "beta1"), NULL);
+        c.beta2 = strtod(lattn_st_meta(&f, "beta2"), NULL); c.eps = strtod(lattn_st_meta(&f, "eps"), NULL);
+        c.weight_decay = strtod(lattn_st_meta(&f, "weight_decay"), NULL);
+        for (st = 0; st < 5; st++) {
+            CHECK(lattn_adamw_step(&ctx, &c, st + 1, n, w, g + (size_t)st * n, m, v) == LATTN_OK &&
+                  lattn_adamw_step64(&ctx, &c, st + 1, n, wd, gd + (size_t)st * n, md, vd) == LATTN_OK, "adamw step %d", st + 1);
+            for (i = 0; i < n; i++) {
+                const double a = want[(size_t)st * n + i], b = wantd[(size_t)st * n + i];
+                worst32 = fmax(worst32, fabs((double)w[i] - a) / fmax(fabs(a), 1e-30));
+                worst64 = fmax(worst64, fabs(wd[i] - b) / fmax(fabs(b), 1e-30));
+                same += st == 4 && same_bits(&w[i], &want[(size_t)st * n + i], 1);
+            }
+        }
+        CHECK(worst64 <= 1e-15 && rel_rms_dd(md, wm, n) <= 1e-15 && rel_rms_dd(vd, wv, n) <= 1e-15,
+              "adamw_%d: lattn_adamw_step64 = PyTorch's float64 AdamW over 5 steps (worst %.3g)", ci, worst64);
+        CHECK(worst32 <= 1e-6, "adamw_%d: lattn_adamw_step = PyTorch's float32 AdamW within 1e-6 (worst %.3g; %zu of %zu bit-identical after 5 steps)",
+              ci, worst32, same, n);
+        free(w); free(g); free(want); free(wantd); free(wm); free(wv); free(m); free(v); free(wd); free(md); free(vd); free(gd);
+        lattn_st_free(&ctx, &f);
+    }
+    {   /* bad input refused without writing; a NaN gradient poisons its own element only */
+        lattn_adamw_config c = lattn_adamw_default(), bad;
+        float w[3] = { 1, 2, 3 }, g[3] = { 0.5f, NAN, -0.5f }, m[3] = { 0, 0, 0 }, v[3] = { 0, 0, 0 };
+        bad = c; bad.beta1 = 1.0;
+        CHECK(lattn_adamw_step(&ctx, &bad, 1, 3, w, g, m, v) == LATTN_E_DOMAIN, "adamw: beta1 = 1 refused");
+        bad = c; bad.lr = NAN;
+        CHECK(lattn_adamw_step(&ctx, &bad, 1, 3, w, g, m, v) == LATTN_E_DOMAIN, "adamw: NaN lr refused");
+        bad = c; bad.eps = -1;
+        CHECK(lattn_adamw_step(&ctx, &bad, 1, 3, w, g, m, v) == LATTN_E_DOMAIN, "adamw: eps < 0 refused");
+        CHECK(lattn_adamw_step(&ctx, &c, 0, 3, w, g, m, v) == LATTN_E_DOMAIN, "adamw: step 0 refused");
+        CHECK(lattn_adamw_step(&ctx, &c, 1, 3, w, NULL, m, v) == LATTN_E_NULL && lattn_adamw_step(&ctx, NULL, 1, 3, w, g, m, v) == LATTN_E_NULL,
+              "adamw: NULL refused");
+        CHECK(w[0] == 1 && w[1] == 2 && w[2] == 3 && m[1] == 0 && v[1] == 0, "adamw: nothing written by a refused call");
+        CHECK(lattn_adamw_step(&ctx, &c, 1, 3, w, g, m, v) == LATTN_OK && isnan(w[1]) && isnan(m[1]) && isnan(v[1]) && !isnan(w[0]) &&
+              !isnan(w[2]) && w[0] < 1 && w[2] > 3, "adamw: a NaN gradient makes its element NaN, the others step");
+        CHECK(lattn_adamw_step(&ctx, &c, 1, 0, NULL, NULL, NULL, NULL) == LATTN_OK, "adamw: n = 0");
+    }
+    lattn_ctx_free(&ctx);
+}
+
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
     static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
@@ -6171,7 +6236,7 @@ int main(int argc, char **argv) {
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
         { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt },
-        { "backward", test_backward }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
+        { "backward", test_backward }, { "optim", test_optim }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     const int n_areas = (int)(sizeof areas / sizeof areas[0]);
