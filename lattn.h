@@ -141,7 +141,7 @@
                    forward (logits, loss, prefill), step with a KV cache
      >>sps         the SPS transformer: visibility rule and block classifier of the five variants,
                    forward_ref, forward (blocked stream layout), prefill, step (list + window ring)
-     >>optim       optimizers: AdamW exactly as PyTorch's single-tensor path
+     >>optim       optimizers: AdamW exactly as PyTorch's single-tensor path; Muon (NS5)
      >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
@@ -1899,6 +1899,25 @@ LATTN_API lattn_status lattn_adamw_step(lattn_ctx *ctx, const lattn_adamw_config
                                         float *w, const float *g, float *m, float *v);
 LATTN_API lattn_status lattn_adamw_step64(lattn_ctx *ctx, const lattn_adamw_config *c, int64_t t, size_t n,
                                           double *w, const double *g, double *m, double *v);
+/* Muon (K. Jordan et al. 2024, KellerJordan/Muon muon_update; spec muon.md §1) for one R x C
+   matrix W (nn.Linear layout), gradient G, momentum M (zero before the first step):
+       M = lerp(M, G, 1 - β)              = M + (1-β)(G - M)
+       U = lerp(G, M, β) (Nesterov)       = M - (M - G)(1 - β), written into G as the reference does;
+                                            U = M without Nesterov
+       O = NS5(U) · sqrt(max(1, R/C));    W = W·(1 - lr·wd);    W = W - lr·O
+   NS5, the quintic Newton-Schulz "zeroth power" with (a, b, c) = (3.4445, -4.7750, 2.0315): on the
+   wide orientation (X = Uᵀ when R > C), X = X / (‖X‖_F + 1e-7), then steps times A = X Xᵀ,
+   B = b·A + c·A·A, X = a·X + B X. lattn_muon_ns5 runs it in float32 on the SGEMM kernel, A and
+   A·A as their lower halves mirrored (they are symmetric; 3m²n + m³ multiply-adds per step instead
+   of 4m²n + 2m³); the reference runs it in bf16, lattn's float32 is spec §1.1's LATTN_NS_FP32 mode;
+   lattn_muon_ns5_64 runs it in double (the golden form). Defaults (lattn_muon_default): lr 0.02, momentum 0.95, weight decay 0,
+   Nesterov, 5 steps. */
+typedef struct lattn_muon_config { double lr, momentum, weight_decay; int nesterov, ns_steps; } lattn_muon_config;
+LATTN_API lattn_muon_config lattn_muon_default(void);
+LATTN_API lattn_status lattn_muon_ns5   (lattn_ctx *ctx, int64_t R, int64_t C, int steps, const float *G, float *X);
+LATTN_API lattn_status lattn_muon_ns5_64(lattn_ctx *ctx, int64_t R, int64_t C, int steps, const double *G, double *X);
+LATTN_API lattn_status lattn_muon_step  (lattn_ctx *ctx, const lattn_muon_config *c, int64_t R, int64_t C, float *W, float *G, float *M);
+LATTN_API lattn_status lattn_muon_step64(lattn_ctx *ctx, const lattn_muon_config *c, int64_t R, int64_t C, double *W, double *G, double *M);
 #ifndef LATTN_NO_CONFORMANCE
 /* ================================================================================================ */
 /* >>conformance                                                                                    */
@@ -14472,6 +14491,165 @@ LATTN__DEF lattn_status lattn_adamw_step64(lattn_ctx *ctx, const lattn_adamw_con
     }
     return lattn__ok(ctx);
 }
+
+/* >>optim.muon ------------------------------------------------------------------------------------ */
+#define LATTN__NS_A 3.4445
+#define LATTN__NS_B (-4.7750)
+#define LATTN__NS_C 2.0315
+LATTN__DEF lattn_muon_config lattn_muon_default(void) {
+    lattn_muon_config c;
+    c.lr = 0.02;
+    c.momentum = 0.95;
+    c.weight_decay = 0.0;
+    c.nesterov = 1;
+    c.ns_steps = 5;
+    return c;
+}
+static lattn_status lattn__ns_check(lattn_ctx *ctx, const char *who, int64_t R, int64_t C, int steps, const void *G, const void *X) {
+    int64_t d[2];
+    if (!G || !X) return lattn__fail(ctx, LATTN_E_NULL, "%s: G or X is NULL", who);
+    if (R < 1 || C < 1 || steps < 0 || steps > 100)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: R = %lld, C = %lld, steps = %d (R, C >= 1, steps 0 .. 100)", who, (long long)R, (long long)C, steps);
+    d[0] = R;
+    d[1] = C;
+    return lattn__check_count(ctx, who, "the matrix", 2, d);
+}
+/* The upper triangle of an m x m matrix from its lower one. */
+static void lattn__ns_mirror(int64_t m, float *A) {
+    int64_t i, j;
+    for (i = 0; i < m; i++)
+        for (j = i + 1; j < m; j++) A[i * m + j] = A[j * m + i];
+}
+LATTN__DEF lattn_status lattn_muon_ns5(lattn_ctx *ctx, int64_t R, int64_t C, int steps, const float *G, float *X) {
+    const char *who = "lattn_muon_ns5";
+    const int64_t m = LATTN__MIN(R, C), n = LATTN__MAX(R, C);
+    float *buf, *x, *y, *A, *AA, *ws;
+    double nrm = 0;
+    int64_t i, j;
+    int k;
+    LATTN__TRY(lattn__ns_check(ctx, who, R, C, steps, G, X));
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(2 * m * n + 2 * m * m) + lattn__gemm_ws(n, n), who));
+    x = buf;
+    y = x + m * n;
+    A = y + m * n;
+    AA = A + m * m;
+    ws = AA + m * m;
+    for (i = 0; i < m; i++)              /* the wide orientation: x is m x n */
+        for (j = 0; j < n; j++) x[i * n + j] = R > C ? G[j * C + i] : G[i * C + j];
+    for (i = 0; i < m * n; i++) nrm += (double)x[i] * (double)x[i];
+    lattn_vec_scale((size_t)(m * n), (float)(1.0 / (sqrt(nrm) + 1e-7)), x);
+    for (k = 0; k < steps; k++) {        /* A and A·A are symmetric: their lower halves, mirrored (the same sums) */
+        lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, m, m, n, x, n, x, n, A, m, ws);   /* A = X Xᵀ */
+        lattn__ns_mirror(m, A);
+        lattn__sgemm(LATTN_GEMM_LOWER, m, m, m, A, m, A, m, AA, m, ws);                        /* A·A */
+        lattn__ns_mirror(m, AA);
+        for (i = 0; i < m * m; i++) A[i] = (float)LATTN__NS_B * A[i] + (float)LATTN__NS_C * AA[i];   /* B */
+        lattn__sgemm(0, m, n, m, A, m, x, n, y, n, ws);                      /* B X */
+        for (i = 0; i < m * n; i++) x[i] = (float)LATTN__NS_A * x[i] + y[i];
+    }
+    for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++) {
+            if (R > C) X[j * C + i] = x[i * n + j];
+            else X[i * C + j] = x[i * n + j];
+        }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_muon_ns5_64(lattn_ctx *ctx, int64_t R, int64_t C, int steps, const double *G, double *X) {
+    const char *who = "lattn_muon_ns5_64";
+    const int64_t m = LATTN__MIN(R, C), n = LATTN__MAX(R, C);
+    double *x, *y, *A, *AA, nrm = 0;
+    int64_t i, j, l;
+    int k;
+    LATTN__TRY(lattn__ns_check(ctx, who, R, C, steps, G, X));
+    LATTN__TRY(lattn__alloc_doubles(ctx, &x, (size_t)(2 * m * n + 2 * m * m), who));
+    y = x + m * n;
+    A = y + m * n;
+    AA = A + m * m;
+    for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++) x[i * n + j] = R > C ? G[j * C + i] : G[i * C + j];
+    for (i = 0; i < m * n; i++) nrm += x[i] * x[i];
+    nrm = sqrt(nrm) + 1e-7;
+    for (i = 0; i < m * n; i++) x[i] /= nrm;
+    for (k = 0; k < steps; k++) {        /* the products as plain sums over ascending index */
+        for (i = 0; i < m; i++)
+            for (j = 0; j < m; j++) {
+                double s = 0;
+                for (l = 0; l < n; l++) s += x[i * n + l] * x[j * n + l];
+                A[i * m + j] = s;
+            }
+        for (i = 0; i < m; i++)
+            for (j = 0; j < m; j++) {
+                double s = 0;
+                for (l = 0; l < m; l++) s += A[i * m + l] * A[l * m + j];
+                AA[i * m + j] = s;
+            }
+        for (i = 0; i < m * m; i++) A[i] = LATTN__NS_B * A[i] + LATTN__NS_C * AA[i];
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) {
+                double s = 0;
+                for (l = 0; l < m; l++) s += A[i * m + l] * x[l * n + j];
+                y[i * n + j] = s;
+            }
+        for (i = 0; i < m * n; i++) x[i] = LATTN__NS_A * x[i] + y[i];
+    }
+    for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++) {
+            if (R > C) X[j * C + i] = x[i * n + j];
+            else X[i * C + j] = x[i * n + j];
+        }
+    lattn__free(ctx, x);
+    return lattn__ok(ctx);
+}
+static lattn_status lattn__muon_check(lattn_ctx *ctx, const char *who, const lattn_muon_config *c, const void *W, const void *G, const void *M) {
+    if (!c || !W || !G || !M) return lattn__fail(ctx, LATTN_E_NULL, "%s: config, W, G or M is NULL", who);
+    if (!(c->lr >= 0 && c->lr < HUGE_VAL) || !(c->momentum >= 0 && c->momentum < 1) || !(c->weight_decay >= 0 && c->weight_decay < HUGE_VAL))
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: lr %g, momentum %g, weight decay %g (need lr, wd >= 0, 0 <= momentum < 1)", who, c->lr,
+                           c->momentum, c->weight_decay);
+    return LATTN_OK;
+}
+/* The step in type T with NS in its precision: momentum and Nesterov as PyTorch's lerp rounds them
+   (weight 1 - β < 0.5: a + w(e - a); weight β >= 0.5: e - (e - a)(1 - w), w and 1 - w in T), the
+   orthogonalised update scaled, the decay, the update. */
+#define LATTN__MUON_STEP(T, NS)                                                                      \
+    {                                                                                                \
+        const T w1 = (T)(1.0 - c->momentum), wb = (T)c->momentum, om = (T)1 - wb;                     \
+        const T scale = (T)sqrt(LATTN__MAX(1.0, (double)R / (double)C)), dec = (T)(1.0 - c->lr * c->weight_decay);   \
+        const T lr = (T)c->lr;                                                                       \
+        T *O;                                                                                        \
+        int64_t i, n = R * C;                                                                        \
+        lattn_status st;                                                                             \
+        for (i = 0; i < n; i++) {                                                                    \
+            M[i] = M[i] + w1 * (G[i] - M[i]);                                                        \
+            G[i] = c->nesterov ? M[i] - (M[i] - G[i]) * om : M[i];                                  \
+        }                                                                                            \
+        O = (T *)lattn__alloc_array(ctx, (size_t)n, sizeof(T), who, &st);                           \
+        if (!O) return st;                                                                           \
+        if ((st = NS(ctx, R, C, c->ns_steps, G, O)) != LATTN_OK) {                                   \
+            lattn__free(ctx, O);                                                                     \
+            return st;                                                                               \
+        }                                                                                            \
+        for (i = 0; i < n; i++) {                                                                    \
+            W[i] = W[i] * dec;                                                                       \
+            W[i] = W[i] - lr * (O[i] * scale);                                                       \
+        }                                                                                            \
+        lattn__free(ctx, O);                                                                         \
+    }
+LATTN__DEF lattn_status lattn_muon_step(lattn_ctx *ctx, const lattn_muon_config *c, int64_t R, int64_t C, float *W, float *G, float *M) {
+    const char *who = "lattn_muon_step";
+    LATTN__TRY(lattn__muon_check(ctx, who, c, W, G, M));
+    LATTN__TRY(lattn__ns_check(ctx, who, R, C, c->ns_steps, G, W));
+    LATTN__MUON_STEP(float, lattn_muon_ns5)
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_muon_step64(lattn_ctx *ctx, const lattn_muon_config *c, int64_t R, int64_t C, double *W, double *G, double *M) {
+    const char *who = "lattn_muon_step64";
+    LATTN__TRY(lattn__muon_check(ctx, who, c, W, G, M));
+    LATTN__TRY(lattn__ns_check(ctx, who, R, C, c->ns_steps, G, W));
+    LATTN__MUON_STEP(double, lattn_muon_ns5_64)
+    return lattn__ok(ctx);
+}
+#undef LATTN__MUON_STEP
 
 #ifndef LATTN_NO_CONFORMANCE
 /* ================================================================================================ */

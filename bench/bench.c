@@ -926,6 +926,31 @@ static void bench_adamw(void) {
     free(u.w); free(u.g); free(u.m); free(u.v);
 }
 
+/* ---- Muon's NS5 in fp32 on the Laplace shapes (GEMM-bound: 5·(4m²n + 2m³) FLOPs, m = min, n =
+   max of the sides), one timed run each (seconds per matrix) against the peak of the same run ------ */
+static void bench_muon(void) {
+    static const int64_t shapes[3][2] = { { 3072, 3072 }, { 3072, 9216 }, { 8192, 3072 } };
+    lattn_rng r = lattn_rng_seed(17);
+    lattn_ctx ctx;
+    int si;
+    if (!wanted("muon")) return;
+    lattn_ctx_init(&ctx);
+    for (si = 0; si < 3; si++) {
+        const int64_t R = g_quick ? shapes[si][0] / 8 : shapes[si][0], C = g_quick ? shapes[si][1] / 8 : shapes[si][1];
+        const double m = (double)LATTN__MIN(R, C), n = (double)LATTN__MAX(R, C);
+        float *G = (float *)malloc(sizeof(float) * (size_t)(R * C)), *X = (float *)malloc(sizeof(float) * (size_t)(R * C));
+        char shape[64];
+        double t0, ms;
+        lattn_rng_fill_normal(&r, G, (size_t)(R * C), 0, 1);
+        t0 = now();
+        lattn_muon_ns5(&ctx, R, C, 5, G, X);
+        ms = (now() - t0) * 1e3;
+        snprintf(shape, sizeof shape, "%lld x %lld, 5 steps, fp32", (long long)R, (long long)C);
+        row("muon_ns5", shape, 1, ms, 0, 5.0 * (4.0 * m * m * n + 2.0 * m * m * m), NULL, 0);
+        free(G); free(X);
+    }
+}
+
 /* ---- S4D: recurrence vs FFT convolution vs direct convolution, D = 256, N = 64 complex modes ---- */
 typedef struct { lattn_ctx *ctx; lattn_s4d_args a; } s4d_u;
 static void s4d_run(void *p) { s4d_u *u = (s4d_u *)p; lattn_s4d_chunk(u->ctx, &u->a); }
@@ -1268,6 +1293,7 @@ int main(int argc, char **argv) {
     bench_ssm();
     bench_s4d();
     bench_adamw();
+    bench_muon();
     bench_attn();
     bench_sps();
     bench_scaling();

@@ -5257,7 +5257,7 @@ static void test_tcn_backward(lattn_ctx *ctx, lattn_rng *r) {
     free(x); free(dy); free(y); free(dxf); free(y64); free(dx);
 }
 /* ---------------------------------------------------------------------------------------------- */
-/* optim: AdamW against PyTorch's single-tensor AdamW (float64 and float32 runs, 5 steps)           */
+/* optim: AdamW against PyTorch's single-tensor AdamW, Muon against the reference (float64 runs)   */
 /* ---------------------------------------------------------------------------------------------- */
 static void test_optim(void) {
     lattn_ctx ctx;
@@ -5300,6 +5300,81 @@ static void test_optim(void) {
               ci, worst32, same, n);
         free(w); free(g); free(want); free(wantd); free(wm); free(wv); free(m); free(v); free(wd); free(md); free(vd); free(gd);
         lattn_st_free(&ctx, &f);
+    }
+    for (ci = 0; ci < 2; ci++) {   /* Muon's NS5: the reference patched to float64, on 48x80, 80x48 and 64x64 */
+        static const char *const sh[3] = { "48x80", "80x48", "64x64" };
+        static const int64_t Rs[3] = { 48, 80, 64 }, Cs[3] = { 80, 48, 64 };
+        char path[128], nm[64];
+        lattn_st_file f;
+        int k;
+        snprintf(path, sizeof path, "tests/external/grad/muon_ns5_%d.safetensors", ci);
+        if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+        for (k = 0; k < 3; k++) {
+            const size_t n = (size_t)(Rs[k] * Cs[k]);
+            float *g, *x = fnew(n);
+            double *gd = (double *)malloc(n * sizeof(double)), *xd = (double *)malloc(n * sizeof(double)), *want;
+            size_t i;
+            snprintf(nm, sizeof nm, "G_%s", sh[k]); g = tensor_f32(&f, nm);
+            snprintf(nm, sizeof nm, "X_f64_%s", sh[k]); want = tensor_f64(&f, nm, NULL);
+            for (i = 0; i < n; i++) gd[i] = g[i];
+            poison(x, n);
+            CHECK(lattn_muon_ns5_64(&ctx, Rs[k], Cs[k], 5, gd, xd) == LATTN_OK && lattn_muon_ns5(&ctx, Rs[k], Cs[k], 5, g, x) == LATTN_OK, "ns5");
+            CHECK(rel_rms_dd(xd, want, n) <= 1e-12 && rel_rms_d(x, want, n) <= 1e-5, "muon_ns5_%d %s: float64 %.3g, float32 %.3g against the reference",
+                  ci, sh[k], rel_rms_dd(xd, want, n), rel_rms_d(x, want, n));
+            free(g); free(x); free(gd); free(xd); free(want);
+        }
+        lattn_st_free(&ctx, &f);
+    }
+    for (ci = 0; ci < 2; ci++) {   /* three Muon steps (Nesterov, wd 0.01): the reference patched to float64 */
+        char path[128];
+        lattn_st_file f;
+        const lattn_st_tensor *p0;
+        lattn_muon_config c = lattn_muon_default();
+        float *w, *g, *m, *gs;
+        double *wd, *gd, *md, *gsd, *want, *wm, worst32 = 0, worst64 = 0;
+        int64_t R, C;
+        size_t n, i;
+        int st;
+        snprintf(path, sizeof path, "tests/external/grad/muon_step_%d.safetensors", ci);
+        if (lattn_st_load(&ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+        p0 = lattn_st_find(&f, "param0");
+        R = p0->shape[0]; C = p0->shape[1]; n = p0->count;
+        c.weight_decay = strtod(lattn_st_meta(&f, "weight_decay"), NULL);
+        w = tensor_f32(&f, "param0"); g = tensor_f32(&f, "grads"); want = tensor_f64(&f, "param_f64", NULL); wm = tensor_f64(&f, "momentum_f64", NULL);
+        m = fnew(n); gs = fnew(n);
+        wd = (double *)malloc(n * sizeof(double)); md = (double *)calloc(n, sizeof(double)); gsd = (double *)malloc(n * sizeof(double));
+        gd = (double *)malloc(3 * n * sizeof(double));
+        for (i = 0; i < n; i++) { wd[i] = w[i]; m[i] = 0.0f; }
+        for (i = 0; i < 3 * n; i++) gd[i] = g[i];
+        for (st = 0; st < 3; st++) {
+            double e32 = 0, e64 = 0, den = 0;
+            memcpy(gs, g + (size_t)st * n, n * sizeof(float));
+            memcpy(gsd, gd + (size_t)st * n, n * sizeof(double));
+            CHECK(lattn_muon_step(&ctx, &c, R, C, w, gs, m) == LATTN_OK && lattn_muon_step64(&ctx, &c, R, C, wd, gsd, md) == LATTN_OK, "muon step");
+            for (i = 0; i < n; i++) {
+                const double t = want[(size_t)st * n + i];
+                e32 += ((double)w[i] - t) * ((double)w[i] - t);
+                e64 += (wd[i] - t) * (wd[i] - t);
+                den += t * t;
+            }
+            worst32 = fmax(worst32, sqrt(e32 / den));
+            worst64 = fmax(worst64, sqrt(e64 / den));
+        }
+        CHECK(worst64 <= 1e-12 && rel_rms_dd(md, wm, n) <= 1e-12 && worst32 <= 1e-5,
+              "muon_step_%d (%lldx%lld): float64 %.3g, float32 %.3g against the reference over 3 steps", ci, (long long)R, (long long)C, worst64, worst32);
+        free(w); free(g); free(want); free(wm); free(m); free(gs); free(wd); free(md); free(gsd); free(gd);
+        lattn_st_free(&ctx, &f);
+    }
+    {   /* Muon: refusals write nothing; the zero matrix stays finite (the 1e-7) */
+        lattn_muon_config c = lattn_muon_default(), bad = c;
+        float W[6] = { 1, 2, 3, 4, 5, 6 }, G[6] = { 0 }, M[6] = { 0 }, X[6];
+        int i, fin = 1;
+        bad.momentum = 1.0;
+        CHECK(lattn_muon_step(&ctx, &bad, 2, 3, W, G, M) == LATTN_E_DOMAIN && lattn_muon_step(&ctx, &c, 0, 3, W, G, M) == LATTN_E_SHAPE &&
+              lattn_muon_step(&ctx, &c, 2, 3, NULL, G, M) == LATTN_E_NULL && W[0] == 1 && W[5] == 6, "muon: refusals write nothing");
+        CHECK(lattn_muon_ns5(&ctx, 2, 3, 5, G, X) == LATTN_OK, "ns5 of zeros");
+        for (i = 0; i < 6; i++) fin &= X[i] == 0.0f;
+        CHECK(fin, "ns5 of the zero matrix is zero");
     }
     {   /* bad input refused without writing; a NaN gradient poisons its own element only */
         lattn_adamw_config c = lattn_adamw_default(), bad;
