@@ -754,21 +754,26 @@ static void scan_run(void *p) { scan_u *u = (scan_u *)p; lattn_scan_chunk(u->ctx
 typedef struct { scan_u f; lattn_scan_grads g; } scan_b;
 static void scan_bwd_run(void *p) { scan_b *u = (scan_b *)p; lattn_scan_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
 static void fill(float *x, size_t n, float v) { size_t i; for (i = 0; i < n; i++) x[i] = v + 1e-7f * (float)(i % 1000); }
+/* The STREAM triad at th threads, its row printed; returns the ms of its *bytes (12 per element). */
+static double triad_row(int th, double *bytes) {
+    triad_u u;
+    double ms, unused;
+    u.n = g_quick ? 1 << 22 : 1 << 25; u.th = th;
+    u.a = (float *)malloc(sizeof(float) * (size_t)u.n); u.b = (float *)malloc(sizeof(float) * (size_t)u.n);
+    u.c = (float *)malloc(sizeof(float) * (size_t)u.n);
+    fill(u.a, (size_t)u.n, 0); fill(u.b, (size_t)u.n, 1); fill(u.c, (size_t)u.n, 2);
+    time2(triad_run, &u, NULL, NULL, 7, &ms, &unused);
+    g_bytes = 12.0 * (double)u.n;
+    *bytes = g_bytes;
+    row("stream_triad", "a = b + s c, 3 x 128 MiB", th, ms, 0, 2.0 * (double)u.n, NULL, 0);
+    free(u.a); free(u.b); free(u.c);
+    return ms;
+}
 static void bench_scan(void) {
     int th;
+    double tb;
     if (!wanted("scan")) return;
-    for (th = 1; th <= 2; th++) {         /* the bandwidth the scan is held to, measured now */
-        triad_u u;
-        double ms, unused;
-        u.n = g_quick ? 1 << 22 : 1 << 25; u.th = th;
-        u.a = (float *)malloc(sizeof(float) * (size_t)u.n); u.b = (float *)malloc(sizeof(float) * (size_t)u.n);
-        u.c = (float *)malloc(sizeof(float) * (size_t)u.n);
-        fill(u.a, (size_t)u.n, 0); fill(u.b, (size_t)u.n, 1); fill(u.c, (size_t)u.n, 2);
-        time2(triad_run, &u, NULL, NULL, 7, &ms, &unused);
-        g_bytes = 12.0 * (double)u.n;
-        row("stream_triad", "a = b + s c, 3 x 128 MiB", th, ms, 0, 2.0 * (double)u.n, NULL, 0);
-        free(u.a); free(u.b); free(u.c);
-    }
+    for (th = 1; th <= 2; th++) triad_row(th, &tb);   /* the bandwidth the scan is held to, measured now */
     {
         static const int64_t shapes[2][2] = { { 4096, 65536 }, { 1 << 20, 64 } };
         int si;
@@ -905,23 +910,13 @@ static void bench_adamw(void) {
     u.ctx = &ctx;
     u.c = lattn_adamw_default();
     for (th = 1; th <= 2; th++) {
-        triad_u tr;
-        double ms, mt, unused;
-        tr.n = g_quick ? 1 << 22 : 1 << 25; tr.th = th;
-        tr.a = (float *)malloc(sizeof(float) * (size_t)tr.n); tr.b = (float *)malloc(sizeof(float) * (size_t)tr.n);
-        tr.c = (float *)malloc(sizeof(float) * (size_t)tr.n);
-        fill(tr.a, (size_t)tr.n, 0); fill(tr.b, (size_t)tr.n, 1); fill(tr.c, (size_t)tr.n, 2);
-        time2(triad_run, &tr, NULL, NULL, 7, &mt, &unused);
-        g_bytes = 12.0 * (double)tr.n;
-        row("stream_triad", "a = b + s c, 3 x 128 MiB", th, mt, 0, 2.0 * (double)tr.n, NULL, 0);
+        double ms, tb, unused, mt = triad_row(th, &tb);
         ctx.n_threads = th;
         time2(adamw_run, &u, NULL, NULL, 5, &ms, &unused);
         g_bytes = 28.0 * (double)u.n;
         /* baseline: the time the triad's rate would take for AdamW's bytes, so speedup = the share of the triad rate */
-        row("adamw", g_quick ? "4 M parameters, fp32" : "100 M parameters, fp32", th, ms, 0, 0, "stream_triad",
-            mt * (28.0 * (double)u.n) / (12.0 * (double)tr.n));
+        row("adamw", g_quick ? "4 M parameters, fp32" : "100 M parameters, fp32", th, ms, 0, 0, "stream_triad", mt * g_bytes / tb);
         g_bytes = 0;
-        free(tr.a); free(tr.b); free(tr.c);
     }
     free(u.w); free(u.g); free(u.m); free(u.v);
 }
