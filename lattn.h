@@ -1911,10 +1911,15 @@ LATTN_API lattn_status lattn_adamw_step64(lattn_ctx *ctx, const lattn_adamw_conf
    A·A as their lower halves mirrored (they are symmetric; 3m²n + m³ multiply-adds per step instead
    of 4m²n + 2m³); the reference runs it in bf16, lattn's float32 is spec §1.1's LATTN_NS_FP32 mode;
    lattn_muon_ns5_64 runs it in double (the golden form). Defaults (lattn_muon_default): lr 0.02, momentum 0.95, weight decay 0,
-   Nesterov, 5 steps. */
-typedef struct lattn_muon_config { double lr, momentum, weight_decay; int nesterov, ns_steps; } lattn_muon_config;
+   Nesterov, 5 steps, LATTN_NS_FP32. */
+typedef enum lattn_ns_mode {
+    LATTN_NS_FP32,                       /* every operation in float32 */
+    LATTN_NS_BF16                        /* the reference's: every operation's result rounded to bf16 (GEMMs
+                                            accumulate in float32 and round once; the norm is a float32 sum) */
+} lattn_ns_mode;
+typedef struct lattn_muon_config { double lr, momentum, weight_decay; int nesterov, ns_steps; lattn_ns_mode ns_mode; } lattn_muon_config;
 LATTN_API lattn_muon_config lattn_muon_default(void);
-LATTN_API lattn_status lattn_muon_ns5   (lattn_ctx *ctx, int64_t R, int64_t C, int steps, const float *G, float *X);
+LATTN_API lattn_status lattn_muon_ns5   (lattn_ctx *ctx, int64_t R, int64_t C, int steps, lattn_ns_mode mode, const float *G, float *X);
 LATTN_API lattn_status lattn_muon_ns5_64(lattn_ctx *ctx, int64_t R, int64_t C, int steps, const double *G, double *X);
 LATTN_API lattn_status lattn_muon_step  (lattn_ctx *ctx, const lattn_muon_config *c, int64_t R, int64_t C, float *W, float *G, float *M);
 LATTN_API lattn_status lattn_muon_step64(lattn_ctx *ctx, const lattn_muon_config *c, int64_t R, int64_t C, double *W, double *G, double *M);
@@ -14503,7 +14508,23 @@ LATTN__DEF lattn_muon_config lattn_muon_default(void) {
     c.weight_decay = 0.0;
     c.nesterov = 1;
     c.ns_steps = 5;
+    c.ns_mode = LATTN_NS_FP32;
     return c;
+}
+/* x rounded to bfloat16 (nearest, ties to even; NaN stays NaN), as a float. */
+static float lattn__bf16(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return x;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+/* Round n floats to bf16 when bf is set (LATTN_NS_BF16), else leave them. */
+static void lattn__bf16_all(int bf, size_t n, float *x) {
+    size_t i;
+    for (i = 0; bf && i < n; i++) x[i] = lattn__bf16(x[i]);
 }
 static lattn_status lattn__ns_check(lattn_ctx *ctx, const char *who, int64_t R, int64_t C, int steps, const void *G, const void *X) {
     int64_t d[2];
@@ -14520,14 +14541,16 @@ static void lattn__ns_mirror(int64_t m, float *A) {
     for (i = 0; i < m; i++)
         for (j = i + 1; j < m; j++) A[i * m + j] = A[j * m + i];
 }
-LATTN__DEF lattn_status lattn_muon_ns5(lattn_ctx *ctx, int64_t R, int64_t C, int steps, const float *G, float *X) {
+LATTN__DEF lattn_status lattn_muon_ns5(lattn_ctx *ctx, int64_t R, int64_t C, int steps, lattn_ns_mode mode, const float *G, float *X) {
     const char *who = "lattn_muon_ns5";
     const int64_t m = LATTN__MIN(R, C), n = LATTN__MAX(R, C);
+    const int bf = mode == LATTN_NS_BF16;
     float *buf, *x, *y, *A, *AA, *ws;
     double nrm = 0;
     int64_t i, j;
     int k;
     LATTN__TRY(lattn__ns_check(ctx, who, R, C, steps, G, X));
+    if (mode != LATTN_NS_FP32 && mode != LATTN_NS_BF16) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: mode %d is not a lattn_ns_mode", who, (int)mode);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(2 * m * n + 2 * m * m) + lattn__gemm_ws(n, n), who));
     x = buf;
     y = x + m * n;
@@ -14536,16 +14559,37 @@ LATTN__DEF lattn_status lattn_muon_ns5(lattn_ctx *ctx, int64_t R, int64_t C, int
     ws = AA + m * m;
     for (i = 0; i < m; i++)              /* the wide orientation: x is m x n */
         for (j = 0; j < n; j++) x[i * n + j] = R > C ? G[j * C + i] : G[i * C + j];
-    for (i = 0; i < m * n; i++) nrm += (double)x[i] * (double)x[i];
-    lattn_vec_scale((size_t)(m * n), (float)(1.0 / (sqrt(nrm) + 1e-7)), x);
+    if (bf) {                            /* X = bf16(G) / bf16(bf16(‖X‖) + 1e-7), the norm a float32 sum */
+        float acc = 0.0f, den;
+        lattn__bf16_all(1, (size_t)(m * n), x);
+        for (i = 0; i < m * n; i++) acc += x[i] * x[i];
+        den = lattn__bf16(lattn__bf16(sqrtf(acc)) + 1e-7f);
+        for (i = 0; i < m * n; i++) x[i] = lattn__bf16(x[i] / den);
+    } else {
+        for (i = 0; i < m * n; i++) nrm += (double)x[i] * (double)x[i];
+        lattn_vec_scale((size_t)(m * n), (float)(1.0 / (sqrt(nrm) + 1e-7)), x);
+    }
     for (k = 0; k < steps; k++) {        /* A and A·A are symmetric: their lower halves, mirrored (the same sums) */
         lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, m, m, n, x, n, x, n, A, m, ws);   /* A = X Xᵀ */
         lattn__ns_mirror(m, A);
+        lattn__bf16_all(bf, (size_t)(m * m), A);
         lattn__sgemm(LATTN_GEMM_LOWER, m, m, m, A, m, A, m, AA, m, ws);                        /* A·A */
         lattn__ns_mirror(m, AA);
-        for (i = 0; i < m * m; i++) A[i] = (float)LATTN__NS_B * A[i] + (float)LATTN__NS_C * AA[i];   /* B */
+        lattn__bf16_all(bf, (size_t)(m * m), AA);
+        for (i = 0; i < m * m; i++) {   /* B = b·A + c·A·A (each product and the sum rounded in bf16 mode) */
+            float ba = (float)LATTN__NS_B * A[i], caa = (float)LATTN__NS_C * AA[i];
+            if (bf) { ba = lattn__bf16(ba); caa = lattn__bf16(caa); }
+            A[i] = ba + caa;
+        }
+        lattn__bf16_all(bf, (size_t)(m * m), A);
         lattn__sgemm(0, m, n, m, A, m, x, n, y, n, ws);                      /* B X */
-        for (i = 0; i < m * n; i++) x[i] = (float)LATTN__NS_A * x[i] + y[i];
+        lattn__bf16_all(bf, (size_t)(m * n), y);
+        for (i = 0; i < m * n; i++) {
+            float ax = (float)LATTN__NS_A * x[i];
+            if (bf) ax = lattn__bf16(ax);
+            x[i] = ax + y[i];
+        }
+        lattn__bf16_all(bf, (size_t)(m * n), x);
     }
     for (i = 0; i < m; i++)
         for (j = 0; j < n; j++) {
@@ -14625,13 +14669,15 @@ static lattn_status lattn__muon_check(lattn_ctx *ctx, const char *who, const lat
         }                                                                                            \
         O = (T *)lattn__alloc_array(ctx, (size_t)n, sizeof(T), who, &st);                           \
         if (!O) return st;                                                                           \
-        if ((st = NS(ctx, R, C, c->ns_steps, G, O)) != LATTN_OK) {                                   \
+        if ((st = NS) != LATTN_OK) {                                                                 \
             lattn__free(ctx, O);                                                                     \
             return st;                                                                               \
         }                                                                                            \
         for (i = 0; i < n; i++) {                                                                    \
+            T o = O[i] * scale;                                                                      \
+            if (c->ns_mode == LATTN_NS_BF16) o = (T)lattn__bf16((float)o);   /* a bf16 tensor */       \
             W[i] = W[i] * dec;                                                                       \
-            W[i] = W[i] - lr * (O[i] * scale);                                                       \
+            W[i] = W[i] - lr * o;                                                                    \
         }                                                                                            \
         lattn__free(ctx, O);                                                                         \
     }
@@ -14639,14 +14685,15 @@ LATTN__DEF lattn_status lattn_muon_step(lattn_ctx *ctx, const lattn_muon_config 
     const char *who = "lattn_muon_step";
     LATTN__TRY(lattn__muon_check(ctx, who, c, W, G, M));
     LATTN__TRY(lattn__ns_check(ctx, who, R, C, c->ns_steps, G, W));
-    LATTN__MUON_STEP(float, lattn_muon_ns5)
+    LATTN__MUON_STEP(float, lattn_muon_ns5(ctx, R, C, c->ns_steps, c->ns_mode, G, O))
     return lattn__ok(ctx);
 }
 LATTN__DEF lattn_status lattn_muon_step64(lattn_ctx *ctx, const lattn_muon_config *c, int64_t R, int64_t C, double *W, double *G, double *M) {
     const char *who = "lattn_muon_step64";
     LATTN__TRY(lattn__muon_check(ctx, who, c, W, G, M));
     LATTN__TRY(lattn__ns_check(ctx, who, R, C, c->ns_steps, G, W));
-    LATTN__MUON_STEP(double, lattn_muon_ns5_64)
+    if (c->ns_mode != LATTN_NS_FP32) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: the float64 step has no bf16 mode", who);
+    LATTN__MUON_STEP(double, lattn_muon_ns5_64(ctx, R, C, c->ns_steps, G, O))
     return lattn__ok(ctx);
 }
 #undef LATTN__MUON_STEP

@@ -938,7 +938,7 @@ static void bench_muon(void) {
         double t0, ms;
         lattn_rng_fill_normal(&r, G, (size_t)(R * C), 0, 1);
         t0 = now();
-        lattn_muon_ns5(&ctx, R, C, 5, G, X);
+        lattn_muon_ns5(&ctx, R, C, 5, LATTN_NS_FP32, G, X);
         ms = (now() - t0) * 1e3;
         snprintf(shape, sizeof shape, "%lld x %lld, 5 steps, fp32", (long long)R, (long long)C);
         row("muon_ns5", shape, 1, ms, 0, 5.0 * (4.0 * m * m * n + 2.0 * m * m * m), NULL, 0);

@@ -5318,9 +5318,16 @@ static void test_optim(void) {
             snprintf(nm, sizeof nm, "X_f64_%s", sh[k]); want = tensor_f64(&f, nm, NULL);
             for (i = 0; i < n; i++) gd[i] = g[i];
             poison(x, n);
-            CHECK(lattn_muon_ns5_64(&ctx, Rs[k], Cs[k], 5, gd, xd) == LATTN_OK && lattn_muon_ns5(&ctx, Rs[k], Cs[k], 5, g, x) == LATTN_OK, "ns5");
+            CHECK(lattn_muon_ns5_64(&ctx, Rs[k], Cs[k], 5, gd, xd) == LATTN_OK && lattn_muon_ns5(&ctx, Rs[k], Cs[k], 5, LATTN_NS_FP32, g, x) == LATTN_OK, "ns5");
             CHECK(rel_rms_dd(xd, want, n) <= 1e-12 && rel_rms_d(x, want, n) <= 1e-5, "muon_ns5_%d %s: float64 %.3g, float32 %.3g against the reference",
                   ci, sh[k], rel_rms_dd(xd, want, n), rel_rms_d(x, want, n));
+            {   /* the bf16 mode against the float64 reference: spec §1.1's bounds (< 5e-2, cosine > 0.999) */
+                double dot = 0, na = 0, nb = 0;
+                CHECK(lattn_muon_ns5(&ctx, Rs[k], Cs[k], 5, LATTN_NS_BF16, g, x) == LATTN_OK, "ns5 bf16");
+                for (i = 0; i < n; i++) { dot += (double)x[i] * want[i]; na += (double)x[i] * x[i]; nb += want[i] * want[i]; }
+                CHECK(rel_rms_d(x, want, n) < 5e-2 && dot / sqrt(na * nb) > 0.999, "muon_ns5_%d %s, bf16 mode: %.3g from float64, cosine %.5f", ci, sh[k],
+                      rel_rms_d(x, want, n), dot / sqrt(na * nb));
+            }
             free(g); free(x); free(gd); free(xd); free(want);
         }
         lattn_st_free(&ctx, &f);
@@ -5372,7 +5379,7 @@ static void test_optim(void) {
         bad.momentum = 1.0;
         CHECK(lattn_muon_step(&ctx, &bad, 2, 3, W, G, M) == LATTN_E_DOMAIN && lattn_muon_step(&ctx, &c, 0, 3, W, G, M) == LATTN_E_SHAPE &&
               lattn_muon_step(&ctx, &c, 2, 3, NULL, G, M) == LATTN_E_NULL && W[0] == 1 && W[5] == 6, "muon: refusals write nothing");
-        CHECK(lattn_muon_ns5(&ctx, 2, 3, 5, G, X) == LATTN_OK, "ns5 of zeros");
+        CHECK(lattn_muon_ns5(&ctx, 2, 3, 5, LATTN_NS_FP32, G, X) == LATTN_OK, "ns5 of zeros");
         for (i = 0; i < 6; i++) fin &= X[i] == 0.0f;
         CHECK(fin, "ns5 of the zero matrix is zero");
     }
