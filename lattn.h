@@ -5816,6 +5816,7 @@ LATTN__DEF lattn_status lattn_s4d_chunk_backward(lattn_ctx *ctx, const lattn_s4d
                     lattn__vstore(lv + Np + k, nli);
                 }
                 lattn__put(g->dx, g->dx64, tok, (double)(lattn__vhsum(dx) + dk * dy));
+                pp[6 * N] += (double)dy * (double)u;   /* dDskip */
             }
             for (k = 0; k < Np; k += LATTN__VW) {   /* the adjoint leaving the block */
                 lattn__vf nr, ni;
@@ -5832,7 +5833,6 @@ LATTN__DEF lattn_status lattn_s4d_chunk_backward(lattn_ctx *ctx, const lattn_s4d
             }
             for (k = 0; k < 6; k++)
                 for (n = 0; n < N; n++) pp[k * N + n] += (double)fs[k * Np + n];
-            for (j = 0; j < L; j++) pp[6 * N] += (double)g->dout[(b * a->T + t0 + j) * D + d] * (double)a->x[(b * a->T + t0 + j) * D + d];
         }
         for (n = 0; n < N; n++) {
             lattn__put(g->dh0, g->dh064, ((b * D + d) * N + n) * 2, (double)V[n]);
@@ -7907,7 +7907,7 @@ typedef struct lattn__la_tb {
 typedef struct lattn__la_tbplan { int C, K, V, nvt, hb, par; } lattn__la_tbplan;
 static lattn_status lattn__la_tb_alloc(lattn_tiler *t, const lattn__la_tbplan *p, lattn__la_tb *x, size_t *host_floats) {
     lattn__tplan list[48];
-    int n = 0, i, tp = LATTN__MAX(p->C, LATTN__MAX(p->K, 128)), tf = LATTN__MAX(p->C, p->K);
+    int n = 0, i, tf = LATTN__MAX(p->C, p->K);
     LATTN__PLAN(&x->qr, 2, p->C, p->K);
     LATTN__PLAN(&x->kr, 2, p->C, p->K);
     LATTN__PLAN(&x->vr, 2, p->C, p->V);
@@ -7934,7 +7934,7 @@ static lattn_status lattn__la_tb_alloc(lattn_tiler *t, const lattn__la_tbplan *p
     LATTN__PLAN(&x->qdr, 0, p->C, p->K);
     LATTN__PLAN(&x->ob, 2, p->C, LATTN__MAX(p->K, p->V));
     LATTN__PLAN(&x->pa, 1, p->C, p->C);
-    LATTN__PLAN(&x->ptr, 1, LATTN__MIN(tp, 128), tf);
+    LATTN__PLAN(&x->ptr, 1, 128, tf);                     /* every transpose's output: at most 128 rows */
     LATTN__PLAN(&x->pq1, 1, LATTN__MAX(p->C, p->K), LATTN__MAX(p->K, p->V));
     LATTN__PLAN(&x->pq2, 1, p->C, p->K);
     LATTN__PLAN(&x->pk1, 1, p->C, p->K);
@@ -8089,7 +8089,7 @@ static lattn_status lattn__la_backward_tiled(lattn_ctx *ctx, const lattn_la_args
     size_t nck, no;
     lattn_status st;
     if (!a->g_gamma || a->g || a->gk || a->fmap != LATTN_FMAP_IDENTITY || a->normalize || a->K > plim || C > plim ||
-        a->V > 512 || a->V > 4 * 128 || pr->kind != LATTN_DEV_NEURON)
+        a->V > 512 || pr->kind != LATTN_DEV_NEURON)
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: on profile %s the tiled backward takes fixed decays (g_gamma or retnet_decay), "
                            "the identity map without the normaliser, K and the chunk within %lld partitions and V <= 512 (got chunk %lld)",
                            who, pr->name, (long long)plim, (long long)C);
