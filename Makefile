@@ -13,7 +13,7 @@ OPT     ?= -O2
 CFLAGS  ?= -std=c99 $(OPT) $(ARCH) -Wall -Wextra -pedantic
 EXTRA   ?=
 RUN     ?=
-LDLIBS  ?= -lm
+LDLIBS  ?= -lm -pthread
 ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
 
 TESTS    = $(BUILD)/run_tests

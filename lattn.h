@@ -1923,6 +1923,65 @@ LATTN_API lattn_status lattn_muon_ns5   (lattn_ctx *ctx, int64_t R, int64_t C, i
 LATTN_API lattn_status lattn_muon_ns5_64(lattn_ctx *ctx, int64_t R, int64_t C, int steps, const double *G, double *X);
 LATTN_API lattn_status lattn_muon_step  (lattn_ctx *ctx, const lattn_muon_config *c, int64_t R, int64_t C, float *W, float *G, float *M);
 LATTN_API lattn_status lattn_muon_step64(lattn_ctx *ctx, const lattn_muon_config *c, int64_t R, int64_t C, double *W, double *G, double *M);
+/* Sharded Muon (spec muon.md §4-§5; the Laplace 3B port's optimizer step under FSDP2). Rank ρ of R
+   holds rows [ρ·⌈r/R⌉, min((ρ+1)·⌈r/R⌉, r)) of every r x c matrix (torch.chunk's split, which FSDP2
+   uses: trailing ranks may hold fewer rows or none; lattn_shard_rows gives a rank's rows) for the
+   weight, the gradient and the momentum. Momentum, Nesterov, decay and update are elementwise and run
+   on the shards; NS5 needs the whole matrix, so whole matrices are moved to where NS runs:
+     LATTN_MUON_A2A         two all_to_all exchanges: every rank sends its rows of matrix i to the
+                            owner of i, which assembles it in rank order, runs NS5 and sends each rank
+                            its rows of the update (the production scheme);
+     LATTN_MUON_GATHER      every rank sends all its rows to rank 0, which runs NS5 on every matrix
+                            and broadcasts all updates (the naive scheme);
+     LATTN_MUON_ALL_GATHER  one all_gather of all rows; every rank runs NS5 on every matrix.
+   Every scheme gives each rank exactly the bits lattn_muon_step gives the whole matrix (the same
+   elementwise code, byte copies, NS5 on the assembled matrix with its full shape; tested for
+   R = 1 .. 64). On the wire: float32, or bf16 in LATTN_NS_BF16 mode (NS5 rounds its input to bf16
+   first and the update is a bf16 tensor, so nothing is lost). The owner plan (lattn_muon_plan):
+   by layer (owner = layer mod R, the Laplace port's: a rank gets a layer's four matrices), round
+   robin in the reference's order (shapes descending, matrix i of that order to rank i mod R), or
+   greedy by size (LPT: largest first, each to the least-loaded rank).
+   The collectives are the caller's (MPI, NCCL, torch.distributed, the in-process emulator of
+   examples/comm_threads.h): each returns LATTN_OK or an error status, and every rank must see the
+   same status (as a communicator failure is reported by MPI and NCCL). A failed collective stops the
+   step with that status and leaves every weight, gradient and momentum unchanged. */
+typedef struct lattn_comm {
+    int rank, size;                      /* this rank in [0, size); size <= LATTN_MAX_RANKS */
+    void *user;                          /* handed to every callback */
+    /* send_bytes[r] bytes at send + send_off[r] go to rank r; recv_bytes[r] bytes from rank r land at
+       recv + recv_off[r] (MPI_Alltoallv on bytes; the rank's own part included) */
+    lattn_status (*all_to_all)(void *user, const void *send, const size_t *send_bytes, const size_t *send_off,
+                               void *recv, const size_t *recv_bytes, const size_t *recv_off);
+    /* rank r's bytes[r] bytes at buf + off[r] reach buf + off[r] of every rank (MPI_Allgatherv in place) */
+    lattn_status (*all_gather)(void *user, void *buf, const size_t *bytes, const size_t *off);
+    lattn_status (*broadcast)(void *user, void *buf, size_t bytes, int root);
+    /* n doubles summed over the ranks in place, the same bits on every rank (lattn_grad_norm_sharded) */
+    lattn_status (*all_reduce)(void *user, double *buf, size_t n);
+} lattn_comm;
+#define LATTN_MAX_RANKS 65536
+typedef struct lattn_mat_desc { int64_t rows, cols; int layer; } lattn_mat_desc;   /* the whole matrix */
+typedef enum lattn_muon_owner { LATTN_OWNER_BY_LAYER, LATTN_OWNER_ROUND_ROBIN, LATTN_OWNER_LPT } lattn_muon_owner;
+typedef enum lattn_muon_scheme { LATTN_MUON_A2A, LATTN_MUON_GATHER, LATTN_MUON_ALL_GATHER } lattn_muon_scheme;
+/* A rank's share of one step. Bytes sent to and received from other ranks in exchange 1 (the
+   gradients) and 2 (the updates), the rank's own rows not counted; a broadcast's payload counts once,
+   as sent by its root and received by each other rank. whole: bytes of the whole matrices the rank
+   assembles (1) and hands back (2), its own rows included (the seed's counting). ns_flops: NS5 FLOPs
+   the rank runs, ns_steps·(4m²n + 2m³) per m x n matrix (m <= n), spec §1.1's count. */
+typedef struct lattn_muon_traffic { uint64_t sent[2], recv[2], whole[2]; double ns_flops; } lattn_muon_traffic;
+LATTN_API void lattn_shard_rows(int64_t rows, int R, int rank, int64_t *start, int64_t *len);
+/* owner[n]: the rank that runs NS5 on each matrix. */
+LATTN_API lattn_status lattn_muon_plan(lattn_ctx *ctx, int R, int64_t n, const lattn_mat_desc *m, lattn_muon_owner policy, int *owner);
+/* The traffic of one step for rank `rank` as a closed form of the plan (no data; any size). owner is
+   ignored by the GATHER and ALL_GATHER schemes. */
+LATTN_API lattn_status lattn_muon_traffic_of(lattn_ctx *ctx, const lattn_muon_config *c, int R, int rank, int64_t n, const lattn_mat_desc *m,
+                                             const int *owner, lattn_muon_scheme scheme, lattn_muon_traffic *out);
+/* One step on this rank's shards: W[i], G[i], M[i] hold rows lattn_shard_rows(m[i].rows, size, rank)
+   of matrix i (NULL where the rank holds none); G is overwritten with the Nesterov blend as in
+   lattn_muon_step. tr (optional) receives the bytes this step handed to the collectives. Collective:
+   every rank calls it with the same c, n, m, owner and scheme. */
+LATTN_API lattn_status lattn_muon_step_sharded(lattn_ctx *ctx, const lattn_muon_config *c, const lattn_comm *comm, int64_t n,
+                                               const lattn_mat_desc *m, const int *owner, lattn_muon_scheme scheme,
+                                               float *const *W, float *const *G, float *const *M, lattn_muon_traffic *tr);
 #ifndef LATTN_NO_CONFORMANCE
 /* ================================================================================================ */
 /* >>conformance                                                                                    */
@@ -14645,47 +14704,76 @@ LATTN__DEF lattn_status lattn_muon_ns5_64(lattn_ctx *ctx, int64_t R, int64_t C, 
     lattn__free(ctx, x);
     return lattn__ok(ctx);
 }
-static lattn_status lattn__muon_check(lattn_ctx *ctx, const char *who, const lattn_muon_config *c, const void *W, const void *G, const void *M) {
-    if (!c || !W || !G || !M) return lattn__fail(ctx, LATTN_E_NULL, "%s: config, W, G or M is NULL", who);
+static lattn_status lattn__muon_config_check(lattn_ctx *ctx, const char *who, const lattn_muon_config *c) {
+    if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: config is NULL", who);
     if (!(c->lr >= 0 && c->lr < HUGE_VAL) || !(c->momentum >= 0 && c->momentum < 1) || !(c->weight_decay >= 0 && c->weight_decay < HUGE_VAL))
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: lr %g, momentum %g, weight decay %g (need lr, wd >= 0, 0 <= momentum < 1)", who, c->lr,
                            c->momentum, c->weight_decay);
+    if (c->ns_mode != LATTN_NS_FP32 && c->ns_mode != LATTN_NS_BF16) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: ns_mode %d is not a lattn_ns_mode", who, (int)c->ns_mode);
     return LATTN_OK;
 }
-/* The step in type T with NS in its precision: momentum and Nesterov as PyTorch's lerp rounds them
-   (weight 1 - β < 0.5: a + w(e - a); weight β >= 0.5: e - (e - a)(1 - w), w and 1 - w in T), the
-   orthogonalised update scaled, the decay, the update. */
-#define LATTN__MUON_STEP(T, NS)                                                                      \
+static lattn_status lattn__muon_check(lattn_ctx *ctx, const char *who, const lattn_muon_config *c, const void *W, const void *G, const void *M) {
+    if (!c || !W || !G || !M) return lattn__fail(ctx, LATTN_E_NULL, "%s: config, W, G or M is NULL", who);
+    return lattn__muon_config_check(ctx, who, c);
+}
+/* The elementwise parts of a step in type T, one function each, so that the one-device and the
+   sharded step run the same code on every element (spec §5.3, obligation 1):
+     blend: Mo = lerp(M, G, 1 - β), U = lerp(G, Mo, β) (Nesterov) or Mo, as PyTorch's lerp rounds
+            them (weight 1 - β < 0.5: a + w(e - a); weight β >= 0.5: e - (e - a)(1 - w), w and 1 - w
+            in T); Mo may be M and U may be G;
+     scale: O = O·sqrt(max(1, R/C)) (the whole matrix's shape), a bf16 tensor in bf16 mode;
+     apply: W = W·(1 - lr·wd), then W = W - lr·O. */
+#define LATTN__MUON_ELEMENTWISE(T, SFX)                                                                              \
+    static void lattn__muon_blend##SFX(const lattn_muon_config *c, int64_t n, const T *G, const T *M, T *Mo, T *U) { \
+        const T w1 = (T)(1.0 - c->momentum), om = (T)1 - (T)c->momentum;                                          \
+        int64_t i;                                                                                                 \
+        for (i = 0; i < n; i++) {                                                                                  \
+            const T g = G[i], mo = M[i] + w1 * (g - M[i]);                                                         \
+            Mo[i] = mo;                                                                                            \
+            U[i] = c->nesterov ? mo - (mo - g) * om : mo;                                                          \
+        }                                                                                                          \
+    }                                                                                                              \
+    static void lattn__muon_scale##SFX(const lattn_muon_config *c, int64_t R, int64_t C, int64_t n, T *O) {         \
+        const T scale = (T)sqrt(LATTN__MAX(1.0, (double)R / (double)C));                                           \
+        int64_t i;                                                                                                 \
+        for (i = 0; i < n; i++) {                                                                                  \
+            O[i] = O[i] * scale;                                                                                   \
+            if (c->ns_mode == LATTN_NS_BF16) O[i] = (T)lattn__bf16((float)O[i]);                                  \
+        }                                                                                                          \
+    }                                                                                                              \
+    static void lattn__muon_apply##SFX(const lattn_muon_config *c, int64_t n, T *W, const T *O) {                   \
+        const T dec = (T)(1.0 - c->lr * c->weight_decay), lr = (T)c->lr;                                         \
+        int64_t i;                                                                                                 \
+        for (i = 0; i < n; i++) {                                                                                  \
+            W[i] = W[i] * dec;                                                                                     \
+            W[i] = W[i] - lr * O[i];                                                                               \
+        }                                                                                                          \
+    }
+LATTN__MUON_ELEMENTWISE(float, 32)
+LATTN__MUON_ELEMENTWISE(double, 64)
+#undef LATTN__MUON_ELEMENTWISE
+/* The step in type T: O allocated first (a failure changes nothing), blend, NS in T's precision,
+   scale, apply. */
+#define LATTN__MUON_STEP(T, SFX, NS)                                                                 \
     {                                                                                                \
-        const T w1 = (T)(1.0 - c->momentum), wb = (T)c->momentum, om = (T)1 - wb;                     \
-        const T scale = (T)sqrt(LATTN__MAX(1.0, (double)R / (double)C)), dec = (T)(1.0 - c->lr * c->weight_decay);   \
-        const T lr = (T)c->lr;                                                                       \
-        T *O;                                                                                        \
-        int64_t i, n = R * C;                                                                        \
+        const int64_t n = R * C;                                                                     \
         lattn_status st;                                                                             \
-        for (i = 0; i < n; i++) {                                                                    \
-            M[i] = M[i] + w1 * (G[i] - M[i]);                                                        \
-            G[i] = c->nesterov ? M[i] - (M[i] - G[i]) * om : M[i];                                  \
-        }                                                                                            \
-        O = (T *)lattn__alloc_array(ctx, (size_t)n, sizeof(T), who, &st);                           \
+        T *O = (T *)lattn__alloc_array(ctx, (size_t)n, sizeof(T), who, &st);                        \
         if (!O) return st;                                                                           \
+        lattn__muon_blend##SFX(c, n, G, M, M, G);                                                    \
         if ((st = NS) != LATTN_OK) {                                                                 \
             lattn__free(ctx, O);                                                                     \
             return st;                                                                               \
         }                                                                                            \
-        for (i = 0; i < n; i++) {                                                                    \
-            T o = O[i] * scale;                                                                      \
-            if (c->ns_mode == LATTN_NS_BF16) o = (T)lattn__bf16((float)o);   /* a bf16 tensor */       \
-            W[i] = W[i] * dec;                                                                       \
-            W[i] = W[i] - lr * o;                                                                    \
-        }                                                                                            \
+        lattn__muon_scale##SFX(c, R, C, n, O);                                                       \
+        lattn__muon_apply##SFX(c, n, W, O);                                                          \
         lattn__free(ctx, O);                                                                         \
     }
 LATTN__DEF lattn_status lattn_muon_step(lattn_ctx *ctx, const lattn_muon_config *c, int64_t R, int64_t C, float *W, float *G, float *M) {
     const char *who = "lattn_muon_step";
     LATTN__TRY(lattn__muon_check(ctx, who, c, W, G, M));
     LATTN__TRY(lattn__ns_check(ctx, who, R, C, c->ns_steps, G, W));
-    LATTN__MUON_STEP(float, lattn_muon_ns5(ctx, R, C, c->ns_steps, c->ns_mode, G, O))
+    LATTN__MUON_STEP(float, 32, lattn_muon_ns5(ctx, R, C, c->ns_steps, c->ns_mode, G, O))
     return lattn__ok(ctx);
 }
 LATTN__DEF lattn_status lattn_muon_step64(lattn_ctx *ctx, const lattn_muon_config *c, int64_t R, int64_t C, double *W, double *G, double *M) {
@@ -14693,10 +14781,353 @@ LATTN__DEF lattn_status lattn_muon_step64(lattn_ctx *ctx, const lattn_muon_confi
     LATTN__TRY(lattn__muon_check(ctx, who, c, W, G, M));
     LATTN__TRY(lattn__ns_check(ctx, who, R, C, c->ns_steps, G, W));
     if (c->ns_mode != LATTN_NS_FP32) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: the float64 step has no bf16 mode", who);
-    LATTN__MUON_STEP(double, lattn_muon_ns5_64(ctx, R, C, c->ns_steps, G, O))
+    LATTN__MUON_STEP(double, 64, lattn_muon_ns5_64(ctx, R, C, c->ns_steps, G, O))
     return lattn__ok(ctx);
 }
 #undef LATTN__MUON_STEP
+
+/* >>optim.sharded ---------------------------------------------------------------------------------- */
+LATTN__DEF void lattn_shard_rows(int64_t rows, int R, int rank, int64_t *start, int64_t *len) {
+    const int64_t per = R > 0 ? (rows + R - 1) / R : rows;
+    const int64_t s = LATTN__MIN(rows, per * (int64_t)rank);
+    if (start) *start = s;
+    if (len) *len = LATTN__MAX((int64_t)0, LATTN__MIN(per, rows - s));
+}
+static lattn_status lattn__mats_check(lattn_ctx *ctx, const char *who, int R, int64_t n, const lattn_mat_desc *m, const int *owner) {
+    size_t total = 0;
+    int64_t i;
+    if (R < 1 || R > LATTN_MAX_RANKS) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: %d ranks (1 .. %d)", who, R, LATTN_MAX_RANKS);
+    if (n < 0 || n > INT32_MAX) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: %lld matrices", who, (long long)n);
+    if (n > 0 && !m) return lattn__fail(ctx, LATTN_E_NULL, "%s: the matrix descriptors are NULL", who);
+    for (i = 0; i < n; i++) {
+        size_t e;
+        if (m[i].rows < 1 || m[i].cols < 1 || m[i].layer < 0)
+            return lattn__fail(ctx, LATTN_E_SHAPE, "%s: matrix %lld is %lld x %lld, layer %d", who, (long long)i, (long long)m[i].rows,
+                               (long long)m[i].cols, m[i].layer);
+        if (lattn_size_mul(&e, (size_t)m[i].rows, (size_t)m[i].cols) != LATTN_OK || lattn_size_mul(&e, e, 8) != LATTN_OK ||
+            lattn_size_add(&total, total, e) != LATTN_OK)
+            return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the matrices' bytes overflow", who);
+        if (owner && (owner[i] < 0 || owner[i] >= R))
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: owner[%lld] = %d is not a rank of %d", who, (long long)i, owner[i], R);
+    }
+    return LATTN_OK;
+}
+/* Matrix order for a policy: by layer keeps the given order; the others sort by shape (round
+   robin: the shape tuple, as the reference's sorted(key=size, reverse=True); LPT: the element
+   count), descending, ties in the given order. Insertion sort: plans are small. */
+static int lattn__plan_before(const lattn_mat_desc *m, lattn_muon_owner p, int a, int b) {
+    if (p == LATTN_OWNER_LPT) return m[a].rows * m[a].cols > m[b].rows * m[b].cols;
+    return m[a].rows > m[b].rows || (m[a].rows == m[b].rows && m[a].cols > m[b].cols);
+}
+LATTN__DEF lattn_status lattn_muon_plan(lattn_ctx *ctx, int R, int64_t n, const lattn_mat_desc *m, lattn_muon_owner policy, int *owner) {
+    const char *who = "lattn_muon_plan";
+    int *ord;
+    uint64_t *load;
+    int64_t i, j;
+    LATTN__TRY(lattn__mats_check(ctx, who, R, n, m, NULL));
+    if (policy != LATTN_OWNER_BY_LAYER && policy != LATTN_OWNER_ROUND_ROBIN && policy != LATTN_OWNER_LPT)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: policy %d is not a lattn_muon_owner", who, (int)policy);
+    if (n > 0 && !owner) return lattn__fail(ctx, LATTN_E_NULL, "%s: owner is NULL", who);
+    if (policy == LATTN_OWNER_BY_LAYER) {
+        for (i = 0; i < n; i++) owner[i] = m[i].layer % R;
+        return lattn__ok(ctx);
+    }
+    ord = (int *)lattn__alloc(ctx, ((size_t)n + 2) * sizeof(int) + (size_t)R * sizeof(uint64_t));   /* load: 8-byte aligned after ord */
+    if (!ord) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    load = (uint64_t *)(void *)(ord + ((n + 2) & ~(int64_t)1));
+    for (i = 0; i < n; i++) {
+        for (j = i; j > 0 && lattn__plan_before(m, policy, (int)i, ord[j - 1]); j--) ord[j] = ord[j - 1];
+        ord[j] = (int)i;
+    }
+    memset(load, 0, (size_t)R * sizeof(uint64_t));
+    for (i = 0; i < n; i++) {
+        int r = (int)(i % R), q;
+        if (policy == LATTN_OWNER_LPT)
+            for (q = 0, r = 0; q < R; q++) if (load[q] < load[r]) r = q;
+        owner[ord[i]] = r;
+        load[r] += (uint64_t)(m[ord[i]].rows * m[ord[i]].cols);
+    }
+    lattn__free(ctx, ord);
+    return lattn__ok(ctx);
+}
+/* Does `rank` run NS5 on matrix i? Every matrix for the all-gather scheme, all at rank 0 for the
+   gather scheme, the owner's for A2A. */
+static int lattn__muon_runs(lattn_muon_scheme s, const int *owner, int64_t i, int rank) {
+    if (s == LATTN_MUON_ALL_GATHER) return 1;
+    if (s == LATTN_MUON_GATHER) return rank == 0;
+    return owner[i] == rank;
+}
+static double lattn__ns_flops(int steps, int64_t R, int64_t C) {
+    const double a = (double)LATTN__MIN(R, C), b = (double)LATTN__MAX(R, C);
+    return steps * (4 * a * a * b + 2 * a * a * a);
+}
+static lattn_status lattn__sharded_check(lattn_ctx *ctx, const char *who, const lattn_muon_config *c, int R, int rank, int64_t n,
+                                         const lattn_mat_desc *m, const int *owner, lattn_muon_scheme s) {
+    LATTN__TRY(lattn__muon_config_check(ctx, who, c));
+    if (c->ns_steps < 0 || c->ns_steps > 100) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: ns_steps = %d (0 .. 100)", who, c->ns_steps);
+    if (s != LATTN_MUON_A2A && s != LATTN_MUON_GATHER && s != LATTN_MUON_ALL_GATHER)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: scheme %d is not a lattn_muon_scheme", who, (int)s);
+    if (s == LATTN_MUON_A2A && n > 0 && !owner) return lattn__fail(ctx, LATTN_E_NULL, "%s: the A2A scheme needs an owner plan", who);
+    LATTN__TRY(lattn__mats_check(ctx, who, R, n, m, s == LATTN_MUON_A2A ? owner : NULL));
+    if (rank < 0 || rank >= R) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: rank %d of %d", who, rank, R);
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_muon_traffic_of(lattn_ctx *ctx, const lattn_muon_config *c, int R, int rank, int64_t n, const lattn_mat_desc *m,
+                                              const int *owner, lattn_muon_scheme scheme, lattn_muon_traffic *out) {
+    const char *who = "lattn_muon_traffic_of";
+    const uint64_t b = c && c->ns_mode == LATTN_NS_BF16 ? 2 : 4;
+    int64_t i;
+    LATTN__TRY(lattn__sharded_check(ctx, who, c, R, rank, n, m, owner, scheme));
+    if (!out) return lattn__fail(ctx, LATTN_E_NULL, "%s: out is NULL", who);
+    memset(out, 0, sizeof *out);
+    for (i = 0; i < n; i++) {
+        const uint64_t whole = (uint64_t)(m[i].rows * m[i].cols) * b;
+        int64_t len;
+        uint64_t mine;
+        lattn_shard_rows(m[i].rows, R, rank, NULL, &len);
+        mine = (uint64_t)(len * m[i].cols) * b;
+        if (lattn__muon_runs(scheme, owner, i, rank)) out->ns_flops += lattn__ns_flops(c->ns_steps, m[i].rows, m[i].cols);
+        if (scheme == LATTN_MUON_A2A) {
+            const int own = owner[i] == rank;
+            out->sent[0] += own ? 0 : mine;
+            out->recv[0] += own ? whole - mine : 0;
+            out->sent[1] += own ? whole - mine : 0;
+            out->recv[1] += own ? 0 : mine;
+            out->whole[0] += own ? whole : 0;
+            out->whole[1] += own ? whole : 0;
+        } else if (scheme == LATTN_MUON_GATHER) {
+            out->sent[0] += rank == 0 ? 0 : mine;
+            out->recv[0] += rank == 0 ? whole - mine : 0;
+            out->sent[1] += rank == 0 ? whole : 0;
+            out->recv[1] += rank == 0 ? 0 : whole;
+            out->whole[0] += rank == 0 ? whole : 0;
+            out->whole[1] += rank == 0 ? whole : 0;
+        } else {
+            out->sent[0] += mine;
+            out->recv[0] += whole - mine;
+            out->whole[0] += whole;
+        }
+    }
+    if (R == 1) {                        /* nothing moves */
+        memset(out->sent, 0, sizeof out->sent);
+        memset(out->recv, 0, sizeof out->recv);
+    }
+    return lattn__ok(ctx);
+}
+/* Floats to the wire (float32, or bf16: the high half of lattn__bf16's float) and back; both return
+   the bytes they moved. */
+static size_t lattn__wire_put(int bf, int64_t n, const float *x, unsigned char *out) {
+    int64_t i;
+    if (n > 0 && !bf) memcpy(out, x, (size_t)n * 4);
+    for (i = 0; bf && i < n; i++) {
+        const float r = lattn__bf16(x[i]);
+        uint32_t u;
+        uint16_t h;
+        memcpy(&u, &r, 4);
+        h = (uint16_t)(u >> 16);
+        memcpy(out + 2 * i, &h, 2);
+    }
+    return (size_t)n * (bf ? 2 : 4);
+}
+static size_t lattn__wire_get(int bf, int64_t n, const unsigned char *in, float *x) {
+    int64_t i;
+    if (n > 0 && !bf) memcpy(x, in, (size_t)n * 4);
+    for (i = 0; bf && i < n; i++) {
+        uint16_t h;
+        uint32_t u;
+        memcpy(&h, in + 2 * i, 2);
+        u = (uint32_t)h << 16;
+        memcpy(&x[i], &u, 4);
+    }
+    return (size_t)n * (bf ? 2 : 4);
+}
+/* The bytes of a count array that go to or come from other ranks. */
+static uint64_t lattn__others(int R, int me, const size_t *bytes) {
+    uint64_t s = 0;
+    int r;
+    for (r = 0; r < R; r++) s += r == me ? 0 : (uint64_t)bytes[r];
+    return s;
+}
+/* The block of rank r's rows of every matrix that runs on rank d, ascending, in a buffer at *pos
+   (put: from this rank's rows x + lo[i]; get: into x + lo[i]); or, with whole set, the block of the
+   assembled matrices of rank d (x + fo[i]) restricted to rank r's rows. Returns the block's bytes. */
+typedef struct lattn__xchg {
+    const lattn_mat_desc *m;
+    const int *owner;
+    lattn_muon_scheme scheme;
+    int64_t n;
+    int R, bf;
+} lattn__xchg;
+static size_t lattn__block(const lattn__xchg *x, int put, int whole, int r, int d, const size_t *off, float *buf, unsigned char *wire) {
+    size_t pos = 0;
+    int64_t i;
+    for (i = 0; i < x->n; i++) {
+        int64_t start, len;
+        float *rows;
+        if (!lattn__muon_runs(x->scheme, x->owner, i, d)) continue;
+        lattn_shard_rows(x->m[i].rows, x->R, r, &start, &len);
+        rows = buf ? buf + off[i] + (whole ? start * x->m[i].cols : 0) : NULL;
+        if (!wire) pos += (size_t)(len * x->m[i].cols) * (x->bf ? 2 : 4);
+        else if (put) pos += lattn__wire_put(x->bf, len * x->m[i].cols, rows, wire + pos);
+        else pos += lattn__wire_get(x->bf, len * x->m[i].cols, wire + pos, rows);
+    }
+    return pos;
+}
+/* Sharded step. Scratch, allocated before anything moves: per matrix its offsets among this rank's
+   rows (lo) and among the matrices it assembles (fo); the new momentum Mn, the blend U and the
+   update's rows Ol (this rank's rows); the assembled matrices Uf and their updates Of; a send and a
+   receive buffer. What rank r sends rank d in exchange 1 is lattn__block(r, d): r's rows of every
+   matrix whose NS5 runs on d; exchange 2 (A2A) is its mirror. The gather scheme broadcasts the whole
+   updates instead, the all-gather scheme needs no second exchange. W, G and M are written only after
+   every collective has succeeded. */
+LATTN__DEF lattn_status lattn_muon_step_sharded(lattn_ctx *ctx, const lattn_muon_config *c, const lattn_comm *comm, int64_t n,
+                                                const lattn_mat_desc *m, const int *owner, lattn_muon_scheme scheme,
+                                                float *const *W, float *const *G, float *const *M, lattn_muon_traffic *tr) {
+    const char *who = "lattn_muon_step_sharded";
+    lattn_muon_traffic t;
+    lattn__xchg x;
+    lattn_status st = LATTN_OK;
+    const char *what = "";
+    size_t L = 0, P = 0, Pme = 0, bytes = 0, pos, *lo, *fo, *sb, *so, *rb, *ro;
+    float *Mn, *U, *Ol, *Uf, *Of;
+    unsigned char *sbuf, *rbuf;
+    void *blk;
+    int R, me, r;
+    int64_t i;
+    if (!comm) return lattn__fail(ctx, LATTN_E_NULL, "%s: comm is NULL", who);
+    R = comm->size;
+    me = comm->rank;
+    LATTN__TRY(lattn__sharded_check(ctx, who, c, R, me, n, m, owner, scheme));
+    if (n > 0 && (!W || !G || !M)) return lattn__fail(ctx, LATTN_E_NULL, "%s: W, G or M is NULL", who);
+    if ((scheme != LATTN_MUON_ALL_GATHER && !comm->all_to_all) || (scheme == LATTN_MUON_GATHER && !comm->broadcast) ||
+        (scheme == LATTN_MUON_ALL_GATHER && !comm->all_gather))
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: the communicator lacks a collective this scheme uses", who);
+    for (i = 0; i < n; i++) {
+        int64_t len;
+        lattn_shard_rows(m[i].rows, R, me, NULL, &len);
+        if (len > 0 && (!W[i] || !G[i] || !M[i]))
+            return lattn__fail(ctx, LATTN_E_NULL, "%s: matrix %lld: this rank holds %lld rows but W, G or M is NULL", who, (long long)i,
+                               (long long)len);
+        L += (size_t)(len * m[i].cols);
+        P += (size_t)(m[i].rows * m[i].cols);
+        Pme += lattn__muon_runs(scheme, owner, i, me) ? (size_t)(m[i].rows * m[i].cols) : 0;
+    }
+    x.m = m;
+    x.owner = owner;
+    x.scheme = scheme;
+    x.n = n;
+    x.R = R;
+    x.bf = c->ns_mode == LATTN_NS_BF16;
+    if (lattn_size_mul(&bytes, (size_t)(2 * n + 4 * (int64_t)R), sizeof(size_t)) != LATTN_OK ||
+        lattn_size_add(&bytes, bytes, (3 * L + 2 * Pme) * sizeof(float)) != LATTN_OK ||
+        lattn_size_add(&bytes, bytes, (L + (scheme == LATTN_MUON_A2A ? Pme : P)) * (x.bf ? 2 : 4)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the scratch size overflows", who);
+    blk = lattn__alloc(ctx, bytes);
+    if (!blk) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes of scratch", who, bytes);
+    lo = (size_t *)blk;
+    fo = lo + n;
+    sb = fo + n;
+    so = sb + R;
+    rb = so + R;
+    ro = rb + R;
+    Mn = (float *)(ro + R);
+    U = Mn + L;
+    Ol = U + L;
+    Uf = Ol + L;
+    Of = Uf + Pme;
+    sbuf = (unsigned char *)(Of + Pme);
+    rbuf = sbuf + L * (x.bf ? 2 : 4);
+    memset(&t, 0, sizeof t);
+    for (i = 0, L = 0, Pme = 0; i < n; i++) {   /* offsets; the elementwise first half of the step */
+        int64_t len;
+        lattn_shard_rows(m[i].rows, R, me, NULL, &len);
+        lo[i] = L;
+        fo[i] = Pme;
+        if (len > 0) lattn__muon_blend32(c, len * m[i].cols, G[i], M[i], Mn + L, U + L);
+        L += (size_t)(len * m[i].cols);
+        Pme += lattn__muon_runs(scheme, owner, i, me) ? (size_t)(m[i].rows * m[i].cols) : 0;
+    }
+    /* ---- exchange 1: every rank's rows of U to the ranks that run NS5 on them */
+    for (r = 0, pos = 0; r < R; r++) {
+        ro[r] = pos;
+        rb[r] = lattn__block(&x, 0, 0, r, scheme == LATTN_MUON_ALL_GATHER ? r : me, NULL, NULL, NULL);
+        pos += rb[r];
+    }
+    if (scheme == LATTN_MUON_ALL_GATHER) {   /* this rank's block in place, then everyone's */
+        lattn__block(&x, 1, 0, me, me, lo, U, rbuf + ro[me]);
+        what = "all_gather";
+        st = R > 1 ? comm->all_gather(comm->user, rbuf, rb, ro) : LATTN_OK;
+        t.sent[0] = R > 1 ? (uint64_t)rb[me] : 0;
+    } else {
+        for (r = 0, pos = 0; r < R; r++) {
+            so[r] = pos;
+            sb[r] = lattn__block(&x, 1, 0, me, r, lo, U, sbuf + pos);
+            pos += sb[r];
+        }
+        what = "first all_to_all";
+        st = comm->all_to_all(comm->user, sbuf, sb, so, rbuf, rb, ro);
+        t.sent[0] = lattn__others(R, me, sb);
+    }
+    t.recv[0] = lattn__others(R, me, rb);
+    if (st != LATTN_OK) goto fail;
+    /* ---- NS5 on the assembled matrices (rows in rank order), scaled */
+    for (r = 0; r < R; r++) lattn__block(&x, 0, 1, r, me, fo, Uf, rbuf + ro[r]);
+    for (i = 0; i < n; i++) {
+        const int64_t e = m[i].rows * m[i].cols;
+        if (!lattn__muon_runs(scheme, owner, i, me)) continue;
+        what = "NS5";
+        if ((st = lattn_muon_ns5(ctx, m[i].rows, m[i].cols, c->ns_steps, c->ns_mode, Uf + fo[i], Of + fo[i])) != LATTN_OK) goto fail;
+        lattn__muon_scale32(c, m[i].rows, m[i].cols, e, Of + fo[i]);
+        t.whole[0] += (uint64_t)e * (x.bf ? 2 : 4);
+        t.whole[1] += scheme == LATTN_MUON_ALL_GATHER ? 0 : (uint64_t)e * (x.bf ? 2 : 4);
+        t.ns_flops += lattn__ns_flops(c->ns_steps, m[i].rows, m[i].cols);
+    }
+    /* ---- exchange 2: every rank's rows of the updates back */
+    if (scheme == LATTN_MUON_A2A) {
+        for (r = 0, pos = 0; r < R; r++) {   /* the mirror of exchange 1: rb, ro now send, sb, so receive */
+            lattn__block(&x, 1, 1, r, me, fo, Of, rbuf + ro[r]);
+            so[r] = pos;
+            sb[r] = lattn__block(&x, 0, 0, me, r, NULL, NULL, NULL);
+            pos += sb[r];
+        }
+        what = "second all_to_all";
+        if ((st = comm->all_to_all(comm->user, rbuf, rb, ro, sbuf, sb, so)) != LATTN_OK) goto fail;
+        for (r = 0; r < R; r++) lattn__block(&x, 0, 0, me, r, lo, Ol, sbuf + so[r]);
+        t.sent[1] = lattn__others(R, me, rb);
+        t.recv[1] = lattn__others(R, me, sb);
+    } else {   /* the whole updates, matrix after matrix, at rank 0 (gather) or on every rank (all-gather) */
+        if (scheme == LATTN_MUON_GATHER) {
+            if (me == 0)
+                for (i = 0, pos = 0; i < n; i++) pos += lattn__wire_put(x.bf, m[i].rows * m[i].cols, Of + fo[i], rbuf + pos);
+            what = "broadcast";
+            if (R > 1 && (st = comm->broadcast(comm->user, rbuf, P * (x.bf ? 2 : 4), 0)) != LATTN_OK) goto fail;
+            t.sent[1] = R > 1 && me == 0 ? (uint64_t)P * (x.bf ? 2 : 4) : 0;
+            t.recv[1] = R > 1 && me != 0 ? (uint64_t)P * (x.bf ? 2 : 4) : 0;
+        }
+        for (i = 0, pos = 0; i < n; i++) {
+            int64_t start, len;
+            lattn_shard_rows(m[i].rows, R, me, &start, &len);
+            if (scheme == LATTN_MUON_GATHER) lattn__wire_get(x.bf, len * m[i].cols, rbuf + pos + (size_t)(start * m[i].cols) * (x.bf ? 2 : 4), Ol + lo[i]);
+            else if (len > 0) memcpy(Ol + lo[i], Of + fo[i] + start * m[i].cols, (size_t)(len * m[i].cols) * sizeof(float));
+            pos += (size_t)(m[i].rows * m[i].cols) * (x.bf ? 2 : 4);
+        }
+    }
+    /* ---- commit: the elementwise second half */
+    for (i = 0; i < n; i++) {
+        int64_t len;
+        lattn_shard_rows(m[i].rows, R, me, NULL, &len);
+        if (len == 0) continue;
+        memcpy(M[i], Mn + lo[i], (size_t)(len * m[i].cols) * sizeof(float));
+        memcpy(G[i], U + lo[i], (size_t)(len * m[i].cols) * sizeof(float));
+        lattn__muon_apply32(c, len * m[i].cols, W[i], Ol + lo[i]);
+    }
+    lattn__free(ctx, blk);
+    if (tr) *tr = t;
+    return lattn__ok(ctx);
+fail:
+    lattn__free(ctx, blk);
+    return lattn__fail(ctx, st, "%s: %s failed on rank %d of %d (%s); nothing was changed", who, what, me, R, lattn_status_string(st));
+}
 
 #ifndef LATTN_NO_CONFORMANCE
 /* ================================================================================================ */

@@ -3,8 +3,10 @@
           run_tests --list                  print the names (rng vec gemm ... verbs models hardening split)
    Environment: LATTN_TEST_SEED=n re-runs every randomised check with another seed.
    Ends with exactly "N passed, M failed"; exit status 1 when anything failed. */
+#define _POSIX_C_SOURCE 200112L
 #define LATTN_IMPLEMENTATION
 #include "../lattn.h"
+#include "../examples/comm_threads.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -5403,6 +5405,270 @@ static void test_optim(void) {
     lattn_ctx_free(&ctx);
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/* sharded: the sharded Muon step on R emulated ranks, byte for byte against the one-device step  */
+/* ---------------------------------------------------------------------------------------------- */
+#define SH_NM 7
+#define SH_STEPS 3
+static const lattn_mat_desc sh_mats[SH_NM] = { { 37, 20, 0 }, { 20, 37, 0 }, { 16, 16, 1 }, { 3, 40, 1 }, { 45, 9, 2 }, { 23, 11, 2 }, { 64, 24, 3 } };
+typedef struct sh_run {
+    lattn_muon_config c;
+    lattn_muon_scheme scheme;
+    const int *owner;
+    float *W0[SH_NM], *G[SH_NM][SH_STEPS];      /* whole matrices: start, the gradients of each step */
+    float *Wref[SH_NM][SH_STEPS], *Mref[SH_NM][SH_STEPS], *Uref[SH_NM][SH_STEPS];   /* the one-device run */
+    int bad[LATTN_EMU_MAX];                     /* per rank: steps whose shards differ, or a wrong status / count */
+    lattn_status want;                          /* the status every step must return (a failing collective) */
+} sh_run;
+/* One rank: its rows of every matrix, SH_STEPS steps, each compared with the one-device run. */
+static void sh_rank(const lattn_comm *comm, void *arg) {
+    sh_run *a = (sh_run *)arg;
+    lattn_ctx ctx;
+    float *W[SH_NM], *G[SH_NM], *M[SH_NM];
+    int i, s;
+    lattn_ctx_init(&ctx);
+    ctx.n_threads = 1;
+    for (i = 0; i < SH_NM; i++) {
+        int64_t st, len;
+        lattn_shard_rows(sh_mats[i].rows, comm->size, comm->rank, &st, &len);
+        W[i] = fnew((size_t)(len * sh_mats[i].cols)); G[i] = fnew((size_t)(len * sh_mats[i].cols)); M[i] = fnew((size_t)(len * sh_mats[i].cols));
+        if (len) memcpy(W[i], a->W0[i] + st * sh_mats[i].cols, (size_t)(len * sh_mats[i].cols) * 4);
+        memset(M[i], 0, (size_t)(len * sh_mats[i].cols) * 4);
+    }
+    for (s = 0; s < SH_STEPS; s++) {
+        lattn_muon_traffic tr, want;
+        for (i = 0; i < SH_NM; i++) {
+            int64_t st, len;
+            lattn_shard_rows(sh_mats[i].rows, comm->size, comm->rank, &st, &len);
+            if (len) memcpy(G[i], a->G[i][s] + st * sh_mats[i].cols, (size_t)(len * sh_mats[i].cols) * 4);
+        }
+        if (a->want != LATTN_OK) {   /* a failing collective: that status, nothing changed */
+            float *w0 = fnew((size_t)(sh_mats[6].rows * sh_mats[6].cols));
+            int64_t st, len;
+            lattn_shard_rows(sh_mats[6].rows, comm->size, comm->rank, &st, &len);
+            memcpy(w0, W[6], (size_t)(len * sh_mats[6].cols) * 4);
+            if (lattn_muon_step_sharded(&ctx, &a->c, comm, SH_NM, sh_mats, a->owner, a->scheme, W, G, M, NULL) != a->want ||
+                !same_bits(w0, W[6], (size_t)(len * sh_mats[6].cols)) || (len && (M[6][0] != 0.0f || G[6][0] != a->G[6][s][st * sh_mats[6].cols])))
+                a->bad[comm->rank]++;
+            free(w0);
+            break;
+        }
+        if (lattn_muon_step_sharded(&ctx, &a->c, comm, SH_NM, sh_mats, a->owner, a->scheme, W, G, M, &tr) != LATTN_OK ||
+            lattn_muon_traffic_of(&ctx, &a->c, comm->size, comm->rank, SH_NM, sh_mats, a->owner, a->scheme, &want) != LATTN_OK ||
+            memcmp(&tr, &want, sizeof tr) != 0) {
+            a->bad[comm->rank]++;
+            continue;
+        }
+        for (i = 0; i < SH_NM; i++) {
+            int64_t st, len;
+            size_t e;
+            lattn_shard_rows(sh_mats[i].rows, comm->size, comm->rank, &st, &len);
+            e = (size_t)(len * sh_mats[i].cols);
+            if (!same_bits(W[i], a->Wref[i][s] + st * sh_mats[i].cols, e) || !same_bits(M[i], a->Mref[i][s] + st * sh_mats[i].cols, e) ||
+                !same_bits(G[i], a->Uref[i][s] + st * sh_mats[i].cols, e))
+                a->bad[comm->rank]++;
+        }
+    }
+    for (i = 0; i < SH_NM; i++) { free(W[i]); free(G[i]); free(M[i]); }
+    lattn_ctx_free(&ctx);
+}
+/* The one-device reference (two threads) for a run's configuration. */
+static void sh_reference(lattn_ctx *ctx, sh_run *a) {
+    int i, s;
+    for (i = 0; i < SH_NM; i++) {
+        const size_t e = (size_t)(sh_mats[i].rows * sh_mats[i].cols);
+        float *w = fnew(e), *m = fnew(e);
+        memcpy(w, a->W0[i], e * 4);
+        memset(m, 0, e * 4);
+        for (s = 0; s < SH_STEPS; s++) {
+            float *g = a->Uref[i][s];
+            memcpy(g, a->G[i][s], e * 4);
+            CHECK(lattn_muon_step(ctx, &a->c, sh_mats[i].rows, sh_mats[i].cols, w, g, m) == LATTN_OK, "one-device step");
+            memcpy(a->Wref[i][s], w, e * 4);
+            memcpy(a->Mref[i][s], m, e * 4);
+        }
+        free(w); free(m);
+    }
+}
+static int sh_bad(const sh_run *a, int R) {
+    int r, n = 0;
+    for (r = 0; r < R; r++) n += a->bad[r];
+    return n;
+}
+/* The Laplace 3B Muon set (spec muon.md §3): per layer W_qkvg, W_o, W_12 (stacked), W_3. */
+static void sh_laplace(lattn_mat_desc *d) {
+    int l;
+    for (l = 0; l < 24; l++) {
+        const lattn_mat_desc q = { 9216, 3072, 0 }, o = { 3072, 3072, 0 }, w12 = { 16384, 3072, 0 }, w3 = { 3072, 8192, 0 };
+        d[4 * l] = q; d[4 * l + 1] = o; d[4 * l + 2] = w12; d[4 * l + 3] = w3;
+        d[4 * l].layer = d[4 * l + 1].layer = d[4 * l + 2].layer = d[4 * l + 3].layer = l;
+    }
+}
+static void test_sharded(void) {
+    static const int Rs[6] = { 1, 2, 3, 5, 8, 64 };
+    static const char *const pol[3] = { "by layer", "round robin", "LPT" }, *const sch[3] = { "A2A", "gather", "all-gather" };
+    lattn_ctx ctx;
+    lattn_rng rng = lattn_rng_seed(g_seed + 77);
+    sh_run a;
+    int i, s, ri, combo = 0;
+    lattn_ctx_init(&ctx);
+    ctx.n_threads = 2;
+    memset(&a, 0, sizeof a);
+    for (i = 0; i < SH_NM; i++) {
+        const size_t e = (size_t)(sh_mats[i].rows * sh_mats[i].cols);
+        a.W0[i] = fnew(e);
+        lattn_rng_fill_normal(&rng, a.W0[i], e, 0.0f, 0.1f);
+        for (s = 0; s < SH_STEPS; s++) {
+            a.G[i][s] = fnew(e); a.Wref[i][s] = fnew(e); a.Mref[i][s] = fnew(e); a.Uref[i][s] = fnew(e);
+            lattn_rng_fill_normal(&rng, a.G[i][s], e, 0.0f, 1.0f);
+        }
+    }
+    for (ri = 0; ri < (g_quick ? 4 : 6); ri++) {
+        const int R = Rs[ri];
+        int sc, po, mode;
+        for (mode = 0; mode < 2; mode++)
+            for (sc = 0; sc < 3; sc++)
+                for (po = 0; po < (sc == 0 ? 3 : 1); po++) {
+                    int owner[SH_NM];
+                    lattn_emu e;
+                    a.c = lattn_muon_default();
+                    a.c.ns_mode = mode ? LATTN_NS_BF16 : LATTN_NS_FP32;
+                    a.c.nesterov = combo % 2 == 0;
+                    a.c.weight_decay = combo / 2 % 2 ? 0.01 : 0.0;
+                    combo++;
+                    a.scheme = (lattn_muon_scheme)sc;
+                    a.owner = sc == 0 ? owner : NULL;
+                    a.want = LATTN_OK;
+                    CHECK(lattn_muon_plan(&ctx, R, SH_NM, sh_mats, (lattn_muon_owner)po, owner) == LATTN_OK, "plan");
+                    sh_reference(&ctx, &a);
+                    memset(a.bad, 0, sizeof a.bad);
+                    lattn_emu_init(&e, R);
+                    lattn_emu_run(&e, sh_rank, &a);
+                    lattn_emu_free(&e);
+                    CHECK(sh_bad(&a, R) == 0, "sharded Muon, R = %d, %s%s%s, %s, nesterov %d, wd %g: %d shard-steps differ from the one-device step "
+                          "(or their traffic from lattn_muon_traffic_of)", R, sch[sc], sc == 0 ? ", " : "", sc == 0 ? pol[po] : "",
+                          mode ? "bf16" : "fp32", a.c.nesterov, a.c.weight_decay, sh_bad(&a, R));
+                }
+    }
+    {   /* each collective fails in turn: every rank returns its status and changes nothing */
+        static const int calls[5][2] = { { 0, 0 }, { 0, 1 }, { 1, 0 }, { 1, 1 }, { 2, 0 } };   /* scheme, failing call */
+        int owner[SH_NM], k;
+        CHECK(lattn_muon_plan(&ctx, 3, SH_NM, sh_mats, LATTN_OWNER_LPT, owner) == LATTN_OK, "plan");
+        for (k = 0; k < 5; k++) {
+            lattn_emu e;
+            a.c = lattn_muon_default();
+            a.scheme = (lattn_muon_scheme)calls[k][0];
+            a.owner = owner;
+            a.want = LATTN_E_IO;
+            memset(a.bad, 0, sizeof a.bad);
+            lattn_emu_init(&e, 3);
+            e.fail_call = calls[k][1];
+            lattn_emu_run(&e, sh_rank, &a);
+            lattn_emu_free(&e);
+            CHECK(sh_bad(&a, 3) == 0, "%s, collective %d fails: every rank returns LATTN_E_IO with W, G and M unchanged", sch[calls[k][0]], calls[k][1]);
+        }
+    }
+    for (i = 0; i < SH_NM; i++) {
+        free(a.W0[i]);
+        for (s = 0; s < SH_STEPS; s++) { free(a.G[i][s]); free(a.Wref[i][s]); free(a.Mref[i][s]); free(a.Uref[i][s]); }
+    }
+    {   /* the seed's numbers from the plan alone (spec muon.md §4, §5.4): Laplace 3B, 64 ranks, bf16 */
+        lattn_mat_desc d[96];
+        lattn_muon_config c = lattn_muon_default();
+        lattn_muon_traffic t;
+        int owner[96], pol_i, r;
+        uint64_t P = 0;
+        static const uint64_t busiest[3] = { 445906944ull, 297271296ull, 198180864ull };   /* owner-only bytes, (R-1)/R counted */
+        c.ns_mode = LATTN_NS_BF16;
+        sh_laplace(d);
+        for (i = 0; i < 96; i++) P += (uint64_t)(d[i].rows * d[i].cols);
+        CHECK(P == 2717908992ull, "the Laplace Muon set: %llu parameters", (unsigned long long)P);
+        CHECK(lattn_muon_traffic_of(&ctx, &c, 64, 0, 96, d, NULL, LATTN_MUON_GATHER, &t) == LATTN_OK && t.whole[0] == 5435817984ull &&
+              t.whole[0] + t.whole[1] == 10871635968ull && t.recv[0] + t.sent[1] == P * 2 / 64 * 63 + P * 2 &&
+              t.ns_flops == 194819716546560.0,
+              "naive scheme at the root: full gradient %llu B, gather + broadcast %llu B (the seed's 10.87 GB), NS FLOPs %.0f",
+              (unsigned long long)t.whole[0], (unsigned long long)(t.whole[0] + t.whole[1]), t.ns_flops);
+        for (pol_i = 0; pol_i < 3; pol_i++) {
+            uint64_t most = 0, most_whole = 0, agg = 0;
+            double flops = 0, most_flops = 0;
+            int owners = 0;
+            CHECK(lattn_muon_plan(&ctx, 64, 96, d, (lattn_muon_owner)pol_i, owner) == LATTN_OK, "plan");
+            for (r = 0; r < 64; r++) {
+                CHECK(lattn_muon_traffic_of(&ctx, &c, 64, r, 96, d, owner, LATTN_MUON_A2A, &t) == LATTN_OK, "traffic");
+                most = LATTN__MAX(most, t.recv[0] + t.sent[1]);
+                most_whole = LATTN__MAX(most_whole, t.whole[0] + t.whole[1]);
+                agg += t.sent[0] + t.sent[1];
+                flops += t.ns_flops;
+                most_flops = fmax(most_flops, t.ns_flops);
+                owners += t.whole[0] > 0;
+            }
+            CHECK(most == busiest[pol_i] && agg == 10701766656ull && flops == 194819716546560.0,
+                  "A2A, %s: busiest owner %llu B (want %llu), aggregate %llu B (want 10,701,766,656), NS FLOPs %.0f",
+                  pol[pol_i], (unsigned long long)most, (unsigned long long)busiest[pol_i], (unsigned long long)agg, flops);
+            if (pol_i == 0)
+                CHECK(most_whole == 452984832ull && most_whole * 24 == 10871635968ull && owners == 24 && fabs(most_flops - 8.1175e12) < 1e8,
+                      "by layer: an owner moves %llu B of whole matrices (the seed's 0.45 GB, 1/24 of the naive root), %d owners, %.4g FLOPs each",
+                      (unsigned long long)most_whole, owners, most_flops);
+        }
+        CHECK(lattn_muon_traffic_of(&ctx, &c, 64, 0, 96, d, owner, LATTN_MUON_A2A, &t) == LATTN_OK, "traffic");
+        CHECK(lattn_muon_plan(&ctx, 64, 96, d, LATTN_OWNER_BY_LAYER, owner) == LATTN_OK &&
+              lattn_muon_traffic_of(&ctx, &c, 64, 0, 96, d, owner, LATTN_MUON_A2A, &t) == LATTN_OK &&
+              t.sent[0] + t.recv[0] + t.sent[1] + t.recv[1] == 608698368ull, "by layer: rank 0's full traffic %llu B (spec: 0.609 GB)",
+              (unsigned long long)(t.sent[0] + t.recv[0] + t.sent[1] + t.recv[1]));
+    }
+    {   /* ragged shards (torch.chunk), and the controls that must break identity */
+        int64_t st, len, tot = 0;
+        int r;
+        for (r = 0; r < 5; r++) { lattn_shard_rows(9216, 5, r, &st, &len); tot += len; }
+        lattn_shard_rows(9216, 5, 4, &st, &len);
+        CHECK(tot == 9216 && len == 1840 && st == 7376, "9216 rows on 5 ranks: 1844 x 4 + 1840");
+        lattn_shard_rows(3, 8, 5, &st, &len);
+        CHECK(len == 0 && st == 3, "3 rows on 8 ranks: rank 5 holds none");
+    }
+    {
+        const int64_t Rr = 40, C = 30;
+        float *g = fnew((size_t)(Rr * C)), *x = fnew((size_t)(Rr * C)), *xs = fnew((size_t)(Rr * C)), *gt = fnew((size_t)(Rr * C));
+        float *xt = fnew((size_t)(Rr * C));
+        double diff = 0;
+        int64_t p, q2;
+        int tr_same = 1;
+        lattn_rng_fill_normal(&rng, g, (size_t)(Rr * C), 0.0f, 1.0f);
+        CHECK(lattn_muon_ns5(&ctx, Rr, C, 5, LATTN_NS_FP32, g, x) == LATTN_OK && lattn_muon_ns5(&ctx, Rr / 2, C, 5, LATTN_NS_FP32, g, xs) == LATTN_OK, "ns5");
+        for (p = 0; p < Rr / 2 * C; p++) diff = fmax(diff, fabs((double)x[p] - xs[p]));
+        CHECK(diff > 1e-2, "control: NS5 on a row shard is not the shard of NS5 (max difference %.3g)", diff);
+        for (p = 0; p < Rr; p++)
+            for (q2 = 0; q2 < C; q2++) gt[q2 * Rr + p] = g[p * C + q2];
+        CHECK(lattn_muon_ns5(&ctx, C, Rr, 5, LATTN_NS_FP32, gt, xt) == LATTN_OK, "ns5 transposed");
+        for (p = 0; p < Rr; p++)
+            for (q2 = 0; q2 < C; q2++) tr_same &= same_bits(&xt[q2 * Rr + p], &x[p * C + q2], 1);
+        CHECK(tr_same, "NS5(Gᵀ) = NS5(G)ᵀ bit for bit (40 x 30)");
+        free(g); free(x); free(xs); free(gt); free(xt);
+    }
+    {   /* bad input */
+        lattn_muon_config c = lattn_muon_default();
+        lattn_comm cm;
+        int owner[SH_NM] = { 0 }, bad_owner[SH_NM] = { 0, 0, 0, 9, 0, 0, 0 };
+        lattn_muon_traffic t;
+        lattn_mat_desc neg[1] = { { -3, 4, 0 } };
+        float *W[SH_NM] = { 0 };
+        memset(&cm, 0, sizeof cm);
+        cm.size = 2;
+        CHECK(lattn_muon_step_sharded(&ctx, &c, NULL, SH_NM, sh_mats, owner, LATTN_MUON_A2A, W, W, W, NULL) == LATTN_E_NULL, "comm NULL refused");
+        CHECK(lattn_muon_step_sharded(&ctx, &c, &cm, SH_NM, sh_mats, owner, LATTN_MUON_A2A, W, W, W, NULL) == LATTN_E_NULL, "a missing callback refused");
+        cm.rank = 2;
+        CHECK(lattn_muon_step_sharded(&ctx, &c, &cm, SH_NM, sh_mats, owner, LATTN_MUON_A2A, W, W, W, NULL) == LATTN_E_DOMAIN, "rank >= size refused");
+        CHECK(lattn_muon_traffic_of(&ctx, &c, 4, 0, SH_NM, sh_mats, bad_owner, LATTN_MUON_A2A, &t) == LATTN_E_DOMAIN, "owner outside the ranks refused");
+        CHECK(lattn_muon_traffic_of(&ctx, &c, 0, 0, SH_NM, sh_mats, owner, LATTN_MUON_A2A, &t) == LATTN_E_DOMAIN &&
+              lattn_muon_traffic_of(&ctx, &c, 1 << 30, 0, SH_NM, sh_mats, owner, LATTN_MUON_A2A, &t) == LATTN_E_DOMAIN, "0 or 2^30 ranks refused");
+        CHECK(lattn_muon_plan(&ctx, 4, 1, neg, LATTN_OWNER_LPT, owner) == LATTN_E_SHAPE, "a negative shape refused");
+        CHECK(lattn_muon_plan(&ctx, 4, SH_NM, sh_mats, (lattn_muon_owner)7, owner) == LATTN_E_DOMAIN, "an unknown policy refused");
+        CHECK(lattn_muon_traffic_of(&ctx, &c, 4, 0, SH_NM, sh_mats, NULL, LATTN_MUON_A2A, &t) == LATTN_E_NULL, "A2A without a plan refused");
+        c.ns_mode = (lattn_ns_mode)5;
+        CHECK(lattn_muon_traffic_of(&ctx, &c, 4, 0, SH_NM, sh_mats, owner, LATTN_MUON_A2A, &t) == LATTN_E_DOMAIN, "an unknown NS mode refused");
+    }
+    lattn_ctx_free(&ctx);
+}
+
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
     static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
@@ -6318,7 +6584,7 @@ int main(int argc, char **argv) {
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
         { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt },
-        { "backward", test_backward }, { "optim", test_optim }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
+        { "backward", test_backward }, { "optim", test_optim }, { "sharded", test_sharded }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     const int n_areas = (int)(sizeof areas / sizeof areas[0]);
