@@ -3,6 +3,7 @@
 #   make test-quick   the same checks on smaller shapes (sanitizers, valgrind, qemu use it)
 #   make demo         the tour: every mixer, every form, error against _ref, tokens/s
 #   make bench        benchmark table; writes bench/last_run.jsonl
+#   make muon-mpi     the sharded Muon step on 4 MPI processes (where mpicc exists)
 #   make readme-check every C program of README.md built and run
 # Variants: make test CC=clang | make test EXTRA=-DLATTN_NO_SIMD OMP= | make test BUILD=build/x
 CC      ?= gcc
@@ -19,8 +20,13 @@ ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
 TESTS    = $(BUILD)/run_tests
 EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/tiler_sweep $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check
 BENCH    = $(BUILD)/bench
+# The MPI example only where an MPI compiler exists (Debian: libopenmpi-dev openmpi-bin).
+MPICC   ?= $(shell command -v mpicc 2>/dev/null)
+ifneq ($(MPICC),)
+EXAMPLES += $(BUILD)/muon_mpi
+endif
 
-.PHONY: all test test-quick demo bench examples clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
+.PHONY: all test test-quick demo bench examples muon-mpi clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
 all: $(TESTS) $(EXAMPLES) $(BENCH)
 
 $(BUILD):
@@ -34,6 +40,18 @@ $(BUILD)/%: examples/%.c lattn.h | $(BUILD)
 
 $(BUILD)/lattn-check: examples/lattn_check.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+
+$(BUILD)/muon_mpi: examples/muon_mpi.c lattn.h | $(BUILD)
+	$(MPICC) $(CFLAGS) $(EXTRA) -o $@ $< $(LDLIBS)
+
+# The sharded Muon step on 4 MPI processes, checked bit for bit against one process.
+muon-mpi:
+ifeq ($(MPICC),)
+	@echo "muon-mpi: no mpicc (apt-get install libopenmpi-dev openmpi-bin)"; exit 1
+else
+	$(MAKE) --no-print-directory $(BUILD)/muon_mpi
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 4 --oversubscribe ./$(BUILD)/muon_mpi
+endif
 
 $(BUILD)/bench: bench/bench.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)

@@ -6,13 +6,15 @@
    --threads=1,2,4,8,16: the scaling rows (scale_*: Simple GLA, GLA, GDN and causal attention at
    B = 1) at each thread count, with "efficiency" = (1-thread ms) / (threads x ms) from the same run;
    without it the scaling rows run at 1 and 2 threads. */
-#define _POSIX_C_SOURCE 199309L
+#define _POSIX_C_SOURCE 200112L
 #define LATTN_IMPLEMENTATION
 #include "../lattn.h"
+#include "../examples/comm_threads.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static FILE *g_out;
 static int g_quick;
@@ -946,6 +948,86 @@ static void bench_muon(void) {
     }
 }
 
+/* ---- the sharded Muon step on 8 in-process ranks (examples/comm_threads.h) against the one-device
+   step on the same matrices: 4 layers of the Laplace shapes / 8, owners by layer, fp32 ----------- */
+#define MS_NM 16
+typedef struct {
+    lattn_mat_desc d[MS_NM];
+    int owner[MS_NM];
+    float *W[MS_NM], *G[MS_NM], *M[MS_NM];   /* whole matrices; the ranks use their rows of them */
+    lattn_muon_traffic tr[LATTN_EMU_MAX];
+} ms_u;
+static void ms_rank(const lattn_comm *comm, void *p) {
+    ms_u *u = (ms_u *)p;
+    lattn_muon_config c = lattn_muon_default();
+    float *W[MS_NM], *G[MS_NM], *M[MS_NM];
+    lattn_ctx ctx;
+    int i;
+    lattn_ctx_init(&ctx);
+    ctx.n_threads = 1;
+    for (i = 0; i < MS_NM; i++) {   /* rows of the shared matrices: each rank writes only its own */
+        int64_t start;
+        lattn_shard_rows(u->d[i].rows, comm->size, comm->rank, &start, NULL);
+        W[i] = u->W[i] + start * u->d[i].cols;
+        G[i] = u->G[i] + start * u->d[i].cols;
+        M[i] = u->M[i] + start * u->d[i].cols;
+    }
+    lattn_muon_step_sharded(&ctx, &c, comm, MS_NM, u->d, u->owner, LATTN_MUON_A2A, W, G, M, &u->tr[comm->rank]);
+    lattn_ctx_free(&ctx);
+}
+static void ms_sharded(void *p) {
+    lattn_emu e;
+    lattn_emu_init(&e, 8);
+    lattn_emu_run(&e, ms_rank, p);
+    lattn_emu_free(&e);
+}
+static void ms_one(void *p) {
+    ms_u *u = (ms_u *)p;
+    lattn_muon_config c = lattn_muon_default();
+    lattn_ctx ctx;
+    int i;
+    lattn_ctx_init(&ctx);
+    ctx.n_threads = 1;
+    for (i = 0; i < MS_NM; i++) lattn_muon_step(&ctx, &c, u->d[i].rows, u->d[i].cols, u->W[i], u->G[i], u->M[i]);
+    lattn_ctx_free(&ctx);
+}
+static void bench_muon_sharded(void) {
+    static const int64_t rows[4] = { 9216, 3072, 16384, 3072 }, cols[4] = { 3072, 3072, 3072, 8192 };
+    const int64_t div = g_quick ? 32 : 8;
+    lattn_rng r = lattn_rng_seed(19);
+    ms_u *u;
+    double ms, base, flops = 0;
+    uint64_t most = 0;
+    char shape[96];
+    lattn_ctx ctx;
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int i;
+    if (!wanted("muon_sharded")) return;
+    u = (ms_u *)calloc(1, sizeof *u);
+    lattn_ctx_init(&ctx);
+    for (i = 0; i < MS_NM; i++) {
+        const size_t e = (size_t)(rows[i % 4] / div * cols[i % 4] / div);
+        u->d[i].rows = rows[i % 4] / div;
+        u->d[i].cols = cols[i % 4] / div;
+        u->d[i].layer = i / 4;
+        u->W[i] = (float *)malloc(e * sizeof(float));
+        u->G[i] = (float *)malloc(e * sizeof(float));
+        u->M[i] = (float *)calloc(e, sizeof(float));
+        lattn_rng_fill_normal(&r, u->W[i], e, 0, 0.02f);
+        lattn_rng_fill_normal(&r, u->G[i], e, 0, 1);
+        flops += 5.0 * (4.0 * (double)LATTN__MIN(u->d[i].rows, u->d[i].cols) * (double)LATTN__MIN(u->d[i].rows, u->d[i].cols) *
+                            (double)LATTN__MAX(u->d[i].rows, u->d[i].cols) + 2.0 * pow((double)LATTN__MIN(u->d[i].rows, u->d[i].cols), 3));
+    }
+    lattn_muon_plan(&ctx, 8, MS_NM, u->d, LATTN_OWNER_BY_LAYER, u->owner);
+    time2(ms_sharded, u, ms_one, u, 3, &ms, &base);
+    for (i = 0; i < 8; i++) most = LATTN__MAX(most, u->tr[i].sent[0] + u->tr[i].sent[1] + u->tr[i].recv[0] + u->tr[i].recv[1]);
+    snprintf(shape, sizeof shape, "8 ranks, 16 mats /%lld, %.2f MB/rank max", (long long)div, most / 1e6);
+    row("muon_sharded", shape, (int)LATTN__MAX(1, LATTN__MIN(8, cores)), ms, 0, flops, "muon_step_1dev", base);   /* 8 threads on the cores there are */
+    for (i = 0; i < MS_NM; i++) { free(u->W[i]); free(u->G[i]); free(u->M[i]); }
+    free(u);
+    lattn_ctx_free(&ctx);
+}
+
 /* ---- S4D: recurrence vs FFT convolution vs direct convolution, D = 256, N = 64 complex modes ---- */
 typedef struct { lattn_ctx *ctx; lattn_s4d_args a; } s4d_u;
 static void s4d_run(void *p) { s4d_u *u = (s4d_u *)p; lattn_s4d_chunk(u->ctx, &u->a); }
@@ -1289,6 +1371,7 @@ int main(int argc, char **argv) {
     bench_s4d();
     bench_adamw();
     bench_muon();
+    bench_muon_sharded();
     bench_attn();
     bench_sps();
     bench_scaling();
