@@ -1911,7 +1911,8 @@ LATTN_API lattn_status lattn_adamw_step64(lattn_ctx *ctx, const lattn_adamw_conf
    A·A as their lower halves mirrored (they are symmetric; 3m²n + m³ multiply-adds per step instead
    of 4m²n + 2m³); the reference runs it in bf16, lattn's float32 is spec §1.1's LATTN_NS_FP32 mode;
    lattn_muon_ns5_64 runs it in double (the golden form). Defaults (lattn_muon_default): lr 0.02, momentum 0.95, weight decay 0,
-   Nesterov, 5 steps, LATTN_NS_FP32. */
+   Nesterov, 5 steps, LATTN_NS_FP32. A NaN or infinity anywhere in G reaches the Frobenius norm, so
+   the whole matrix's update and W become NaN (as in the reference); M is NaN where G was. */
 typedef enum lattn_ns_mode {
     LATTN_NS_FP32,                       /* every operation in float32 */
     LATTN_NS_BF16                        /* the reference's: every operation's result rounded to bf16 (GEMMs
@@ -1955,7 +1956,8 @@ typedef struct lattn_comm {
     /* rank r's bytes[r] bytes at buf + off[r] reach buf + off[r] of every rank (MPI_Allgatherv in place) */
     lattn_status (*all_gather)(void *user, void *buf, const size_t *bytes, const size_t *off);
     lattn_status (*broadcast)(void *user, void *buf, size_t bytes, int root);
-    /* n doubles summed over the ranks in place, the same bits on every rank (lattn_grad_norm_sharded) */
+    /* n doubles summed over the ranks in place, the same bits on every rank (for the caller's global
+       reductions, such as a gradient norm over shards; the Muon step does not use it) */
     lattn_status (*all_reduce)(void *user, double *buf, size_t n);
 } lattn_comm;
 #define LATTN_MAX_RANKS 65536

@@ -5384,6 +5384,10 @@ static void test_optim(void) {
         CHECK(lattn_muon_ns5(&ctx, 2, 3, 5, LATTN_NS_FP32, G, X) == LATTN_OK, "ns5 of zeros");
         for (i = 0; i < 6; i++) fin &= X[i] == 0.0f;
         CHECK(fin, "ns5 of the zero matrix is zero");
+        G[4] = NAN;
+        CHECK(lattn_muon_step(&ctx, &c, 2, 3, W, G, M) == LATTN_OK, "muon step, a NaN gradient");
+        for (i = 0, fin = 0; i < 6; i++) fin += isnan(W[i]) != 0;
+        CHECK(fin == 6 && isnan(M[4]) && M[0] == 0.0f, "muon: a NaN gradient element makes the whole matrix's W NaN (the norm), M NaN only there");
     }
     {   /* bad input refused without writing; a NaN gradient poisons its own element only */
         lattn_adamw_config c = lattn_adamw_default(), bad;
