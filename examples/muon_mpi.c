@@ -22,38 +22,47 @@
 #define STEPS 3
 
 /* ---- the callbacks: MPI collectives on bytes; MPI's errors become LATTN_E_IO (MPI_ERRORS_RETURN) */
-static int to_ints(int R, const size_t *a, int *out) {
-    int r;
-    for (r = 0; r < R; r++) {
-        if (a[r] > INT_MAX) return 0;
-        out[r] = (int)a[r];
+/* k count arrays of R sizes as one block of ints for MPI (NULL if a size exceeds INT_MAX or memory
+   is short: *st says which). */
+static int *to_ints(MPI_Comm comm, int k, const size_t *const *a, lattn_status *st) {
+    int R, r, j;
+    int *c;
+    MPI_Comm_size(comm, &R);
+    c = (int *)malloc((size_t)k * (size_t)R * sizeof(int));
+    *st = c ? LATTN_OK : LATTN_E_NOMEM;
+    for (j = 0; c && j < k; j++)
+        for (r = 0; r < R; r++) {
+            if (a[j][r] > INT_MAX) *st = LATTN_E_OVERFLOW;
+            c[j * R + r] = (int)a[j][r];
+        }
+    if (*st != LATTN_OK) {
+        free(c);
+        return NULL;
     }
-    return 1;
+    return c;
 }
 static lattn_status mpi_all_to_all(void *user, const void *send, const size_t *send_bytes, const size_t *send_off, void *recv,
                                    const size_t *recv_bytes, const size_t *recv_off) {
     MPI_Comm comm = *(MPI_Comm *)user;
-    int R, ok, rc;
-    int *c;
+    const size_t *const a[4] = { send_bytes, send_off, recv_bytes, recv_off };
+    lattn_status st;
+    int *c = to_ints(comm, 4, a, &st), R, rc;
+    if (!c) return st;
     MPI_Comm_size(comm, &R);
-    c = (int *)malloc(4 * (size_t)R * sizeof(int));
-    if (!c) return LATTN_E_NOMEM;
-    ok = to_ints(R, send_bytes, c) && to_ints(R, send_off, c + R) && to_ints(R, recv_bytes, c + 2 * R) && to_ints(R, recv_off, c + 3 * R);
-    rc = ok ? MPI_Alltoallv(send, c, c + R, MPI_BYTE, recv, c + 2 * R, c + 3 * R, MPI_BYTE, comm) : MPI_SUCCESS;
+    rc = MPI_Alltoallv(send, c, c + R, MPI_BYTE, recv, c + 2 * R, c + 3 * R, MPI_BYTE, comm);
     free(c);
-    return !ok ? LATTN_E_OVERFLOW : rc == MPI_SUCCESS ? LATTN_OK : LATTN_E_IO;
+    return rc == MPI_SUCCESS ? LATTN_OK : LATTN_E_IO;
 }
 static lattn_status mpi_all_gather(void *user, void *buf, const size_t *bytes, const size_t *off) {
     MPI_Comm comm = *(MPI_Comm *)user;
-    int R, ok, rc;
-    int *c;
+    const size_t *const a[2] = { bytes, off };
+    lattn_status st;
+    int *c = to_ints(comm, 2, a, &st), R, rc;
+    if (!c) return st;
     MPI_Comm_size(comm, &R);
-    c = (int *)malloc(2 * (size_t)R * sizeof(int));
-    if (!c) return LATTN_E_NOMEM;
-    ok = to_ints(R, bytes, c) && to_ints(R, off, c + R);
-    rc = ok ? MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, buf, c, c + R, MPI_BYTE, comm) : MPI_SUCCESS;
+    rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, buf, c, c + R, MPI_BYTE, comm);
     free(c);
-    return !ok ? LATTN_E_OVERFLOW : rc == MPI_SUCCESS ? LATTN_OK : LATTN_E_IO;
+    return rc == MPI_SUCCESS ? LATTN_OK : LATTN_E_IO;
 }
 static lattn_status mpi_broadcast(void *user, void *buf, size_t bytes, int root) {
     if (bytes > INT_MAX) return LATTN_E_OVERFLOW;
@@ -113,14 +122,13 @@ int main(int argc, char **argv) {
     if (rank == 0) printf("muon_mpi: %d MPI ranks, %d matrices (4 layers of the 3B Laplace shapes / 32), %d steps, %s\n", R, NM, STEPS, lattn_build_info());
     for (sc = 0; sc < 2; sc++) {
         const lattn_muon_scheme scheme = sc ? LATTN_MUON_GATHER : LATTN_MUON_A2A;
-        float *W[NM], *G[NM], *M[NM], *full = NULL;
+        float *W[NM], *G[NM], *M[NM], *full = (float *)malloc((size_t)(d[2].rows * d[2].cols) * sizeof(float));   /* W_12: the largest */
         lattn_muon_traffic tr, want;
         uint64_t sent = 0, recv = 0;
         int same = 1;
         for (i = 0; i < NM; i++) {   /* this rank's rows */
             int64_t start, len;
             lattn_shard_rows(d[i].rows, R, rank, &start, &len);
-            full = (float *)realloc(full, (size_t)(d[i].rows * d[i].cols) * sizeof(float));
             W[i] = (float *)malloc((size_t)(len * d[i].cols + 1) * sizeof(float));
             G[i] = (float *)malloc((size_t)(len * d[i].cols + 1) * sizeof(float));
             M[i] = (float *)calloc((size_t)(len * d[i].cols + 1), sizeof(float));
@@ -133,7 +141,7 @@ int main(int argc, char **argv) {
             for (i = 0; i < NM; i++) {
                 int64_t start, len;
                 lattn_shard_rows(d[i].rows, R, rank, &start, &len);
-                fill(d, i, s, full = (float *)realloc(full, (size_t)(d[i].rows * d[i].cols) * sizeof(float)));
+                fill(d, i, s, full);
                 memcpy(G[i], full + start * d[i].cols, (size_t)(len * d[i].cols) * sizeof(float));
             }
             st = lattn_muon_step_sharded(&ctx, &c, &comm, NM, d, owner, scheme, W, G, M, &tr);
