@@ -141,7 +141,8 @@
                    forward (logits, loss, prefill), step with a KV cache
      >>sps         the SPS transformer: visibility rule and block classifier of the five variants,
                    forward_ref, forward (blocked stream layout), prefill, step (list + window ring)
-     >>optim       optimizers: AdamW exactly as PyTorch's single-tensor path; Muon (NS5)
+     >>optim       optimizers: AdamW exactly as PyTorch's single-tensor path; Muon (NS5); sharded
+                   Muon over a caller's collectives; schedules, clipping, the arena optimizer
      >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
@@ -1984,6 +1985,74 @@ LATTN_API lattn_status lattn_muon_traffic_of(lattn_ctx *ctx, const lattn_muon_co
 LATTN_API lattn_status lattn_muon_step_sharded(lattn_ctx *ctx, const lattn_muon_config *c, const lattn_comm *comm, int64_t n,
                                                const lattn_mat_desc *m, const int *owner, lattn_muon_scheme scheme,
                                                float *const *W, float *const *G, float *const *M, lattn_muon_traffic *tr);
+/* >>optim.train: what a training loop needs around the optimizers --------------------------------- */
+/* Learning-rate schedules, as a factor of the optimizers' base lr, for step t = 1, 2, ... (the
+   optimizers' count); warm-up is linear, t / warmup for t <= warmup, reaching 1 at t = warmup:
+     LATTN_LR_CONSTANT  1 after the warm-up;
+     LATTN_LR_WSD       1, then over the last `decay` steps a linear fall to final_ratio at t = total
+                        (warm-up, stable, decay: the SPS paper's 6e-4 to 6e-5 over the last 10 %,
+                        final_ratio 0.1);
+     LATTN_LR_COSINE    final_ratio + (1 - final_ratio)·(1 + cos(π·p))/2, p = (t - warmup)/(total -
+                        warmup) (PRISM's: a floor of 0.1).
+   Past `total` the factor stays at its value for t = total. LATTN_E_DOMAIN unless 0 <= warmup <=
+   total, warmup + decay <= total (WSD), 0 <= final_ratio <= 1 and t >= 1. */
+typedef enum lattn_lr_shape { LATTN_LR_CONSTANT, LATTN_LR_WSD, LATTN_LR_COSINE } lattn_lr_shape;
+typedef struct lattn_lr_schedule {
+    lattn_lr_shape shape;
+    int64_t warmup, decay, total;        /* steps */
+    double final_ratio;                  /* the factor at t = total (WSD, cosine) */
+} lattn_lr_schedule;
+LATTN_API lattn_status lattn_lr_factor(lattn_ctx *ctx, const lattn_lr_schedule *s, int64_t t, double *factor);
+/* Gradient-norm clipping as PyTorch's clip_grad_norm_ (2-norm): norm = ‖g‖₂ over the n values, then
+   g = g·min(1, max_norm / (norm + 1e-6)); *norm (optional) gets the norm before clipping. The sum of
+   squares is taken in double, in blocks of 4096 added in order: the same bits for any thread count.
+   comm (optional): g is this rank's shard and the sums of squares are added over the ranks with
+   comm->all_reduce first, so every rank clips by the global norm. max_norm = INFINITY only measures.
+   A NaN or infinite gradient makes the norm NaN or infinite and, as in PyTorch, every value NaN
+   (factor NaN) or 0 and NaN (factor 0). LATTN_E_DOMAIN for max_norm <= 0 or NaN. */
+LATTN_API lattn_status lattn_grad_clip(lattn_ctx *ctx, const lattn_comm *comm, size_t n, float *g, double max_norm, double *norm);
+
+#ifndef LATTN_NO_MODELS
+/* One optimizer step over a model's weights arena (its tensors[] table, n_tensors entries, data
+   contiguous in table order as every lattn model lays them out). Each tensor has a rule: Muon or
+   AdamW, decayed or not, an lr scale. lattn_optim_init's rules are spec muon.md §1.2's split when
+   use_muon is set: Muon for the hidden matrices (2 dimensions, both > 1, a name without "emb",
+   "wte", "lm_head" or "conv"), AdamW for the embeddings, convolution kernels and every vector;
+   decay for every tensor of 2 or more dimensions, none for vectors (norm gains, biases; the SPS
+   recipe). Change rules[] before the first step to set other groups. lattn_optim_step(ctx, o,
+   factor, grads): grads holds the gradient of every weight at its arena offset; each tensor is
+   updated with lr = base lr · factor · lr_scale (factor from a schedule), AdamW's tensors by
+   lattn_adamw_step (consecutive tensors of the same rule in one call), Muon's by lattn_muon_step
+   (grads of those tensors are overwritten with the Nesterov blend); o->t counts the steps. The
+   state (AdamW's exp_avg, exp_avg_sq; Muon's momentum buffer) is float32 in the arena's layout:
+   serialize and save write it as safetensors ("exp_avg.<name>", "exp_avg_sq.<name>",
+   "momentum_buffer.<name>", the rules as "optim.rules" [n][3], the configurations and the step
+   count as "optim.*" metadata); init_st and init_file restore it for the same table, refusing a
+   file whose names or shapes differ (LATTN_E_FORMAT): a resumed run takes the same steps, bit for
+   bit, as one that never stopped. */
+typedef enum lattn_opt_kind { LATTN_OPT_ADAMW, LATTN_OPT_MUON } lattn_opt_kind;
+typedef struct lattn_param_rule { lattn_opt_kind kind; int decay; double lr_scale; } lattn_param_rule;
+typedef struct lattn_optim {
+    lattn_adamw_config adamw;            /* lattn_adamw_default(), wd 0.1 (the SPS recipe) */
+    lattn_muon_config muon;              /* lattn_muon_default() */
+    const lattn_tensor *tensors;         /* the model's table (not owned) */
+    int64_t n_tensors;
+    size_t n_params;
+    lattn_param_rule *rules;             /* [n_tensors] */
+    float *m, *v;                        /* [n_params] each: exp_avg (or the momentum), exp_avg_sq */
+    int64_t t;                           /* steps taken */
+} lattn_optim;
+LATTN_API lattn_status lattn_optim_init(lattn_ctx *ctx, lattn_optim *o, const lattn_tensor *tensors, int64_t n_tensors, int use_muon);
+LATTN_API lattn_status lattn_optim_step(lattn_ctx *ctx, lattn_optim *o, double factor, float *grads);
+LATTN_API lattn_status lattn_optim_serialize(lattn_ctx *ctx, const lattn_optim *o, unsigned char **out, size_t *size);
+LATTN_API lattn_status lattn_optim_init_st(lattn_ctx *ctx, lattn_optim *o, const lattn_tensor *tensors, int64_t n_tensors,
+                                           const lattn_st_file *f, const char *prefix);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_optim_save(lattn_ctx *ctx, const lattn_optim *o, const char *path);
+LATTN_API lattn_status lattn_optim_init_file(lattn_ctx *ctx, lattn_optim *o, const lattn_tensor *tensors, int64_t n_tensors, const char *path);
+#endif
+LATTN_API void lattn_optim_free(lattn_ctx *ctx, lattn_optim *o);
+#endif /* LATTN_NO_MODELS */
 #ifndef LATTN_NO_CONFORMANCE
 /* ================================================================================================ */
 /* >>conformance                                                                                    */
@@ -14712,6 +14781,7 @@ static lattn_status lattn__muon_config_check(lattn_ctx *ctx, const char *who, co
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: lr %g, momentum %g, weight decay %g (need lr, wd >= 0, 0 <= momentum < 1)", who, c->lr,
                            c->momentum, c->weight_decay);
     if (c->ns_mode != LATTN_NS_FP32 && c->ns_mode != LATTN_NS_BF16) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: ns_mode %d is not a lattn_ns_mode", who, (int)c->ns_mode);
+    if (c->ns_steps < 0 || c->ns_steps > 100) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: ns_steps = %d (0 .. 100)", who, c->ns_steps);
     return LATTN_OK;
 }
 static lattn_status lattn__muon_check(lattn_ctx *ctx, const char *who, const lattn_muon_config *c, const void *W, const void *G, const void *M) {
@@ -14866,7 +14936,6 @@ static double lattn__ns_flops(int steps, int64_t R, int64_t C) {
 static lattn_status lattn__sharded_check(lattn_ctx *ctx, const char *who, const lattn_muon_config *c, int R, int rank, int64_t n,
                                          const lattn_mat_desc *m, const int *owner, lattn_muon_scheme s) {
     LATTN__TRY(lattn__muon_config_check(ctx, who, c));
-    if (c->ns_steps < 0 || c->ns_steps > 100) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: ns_steps = %d (0 .. 100)", who, c->ns_steps);
     if (s != LATTN_MUON_A2A && s != LATTN_MUON_GATHER && s != LATTN_MUON_ALL_GATHER)
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: scheme %d is not a lattn_muon_scheme", who, (int)s);
     if (s == LATTN_MUON_A2A && n > 0 && !owner) return lattn__fail(ctx, LATTN_E_NULL, "%s: the A2A scheme needs an owner plan", who);
@@ -15130,6 +15199,322 @@ fail:
     lattn__free(ctx, blk);
     return lattn__fail(ctx, st, "%s: %s failed on rank %d of %d (%s); nothing was changed", who, what, me, R, lattn_status_string(st));
 }
+
+/* >>optim.train ----------------------------------------------------------------------------------- */
+LATTN__DEF lattn_status lattn_lr_factor(lattn_ctx *ctx, const lattn_lr_schedule *s, int64_t t, double *factor) {
+    const char *who = "lattn_lr_factor";
+    int64_t u, start;
+    if (!s || !factor) return lattn__fail(ctx, LATTN_E_NULL, "%s: schedule or factor is NULL", who);
+    if ((unsigned)s->shape > (unsigned)LATTN_LR_COSINE) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: shape %d is not a lattn_lr_shape", who, (int)s->shape);
+    if (s->total < 1 || s->warmup < 0 || s->warmup > s->total || s->decay < 0 || (s->shape == LATTN_LR_WSD && s->decay > s->total - s->warmup) ||
+        !(s->final_ratio >= 0 && s->final_ratio <= 1) || t < 1)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: step %lld of warm-up %lld, decay %lld, total %lld, final ratio %g", who, (long long)t,
+                           (long long)s->warmup, (long long)s->decay, (long long)s->total, s->final_ratio);
+    u = LATTN__MIN(t, s->total);
+    start = s->total - s->decay;                                    /* WSD: the last step at the peak */
+    if (u <= s->warmup) *factor = (double)u / (double)s->warmup;
+    else if (s->shape == LATTN_LR_WSD && u > start) *factor = 1.0 + (s->final_ratio - 1.0) * (double)(u - start) / (double)s->decay;
+    else if (s->shape == LATTN_LR_COSINE) {
+        const double p = (double)(u - s->warmup) / (double)(s->total - s->warmup);
+        *factor = s->final_ratio + (1.0 - s->final_ratio) * 0.5 * (1.0 + cos(3.14159265358979323846 * p));
+    } else *factor = 1.0;
+    return lattn__ok(ctx);
+}
+
+LATTN__DEF lattn_status lattn_grad_clip(lattn_ctx *ctx, const lattn_comm *comm, size_t n, float *g, double max_norm, double *norm) {
+    const char *who = "lattn_grad_clip";
+    const int64_t nb = (int64_t)((n + 4095) / 4096);
+    int nthr = lattn__threads(ctx);
+    double *part, ss = 0, nrm, f;
+    int64_t blk;
+    lattn_status st;
+    if (n > 0 && !g) return lattn__fail(ctx, LATTN_E_NULL, "%s: g is NULL", who);
+    if (comm && !comm->all_reduce) return lattn__fail(ctx, LATTN_E_NULL, "%s: the communicator has no all_reduce", who);
+    if (!(max_norm > 0)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: max_norm %g (must be > 0)", who, max_norm);
+    if (n > (size_t)INT64_MAX / 16) return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: n = %zu values", who, n);
+    part = (double *)lattn__alloc(ctx, (size_t)(nb + 1) * sizeof(double));
+    if (!part) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    (void)nthr;                          /* without OpenMP */
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (blk = 0; blk < nb; blk++) {
+        const size_t i1 = LATTN__MIN(n, (size_t)(blk + 1) * 4096);
+        double s = 0;
+        size_t i;
+        for (i = (size_t)blk * 4096; i < i1; i++) s += (double)g[i] * (double)g[i];
+        part[blk] = s;
+    }
+    for (blk = 0; blk < nb; blk++) ss += part[blk];
+    lattn__free(ctx, part);
+    if (comm && (st = comm->all_reduce(comm->user, &ss, 1)) != LATTN_OK)
+        return lattn__fail(ctx, st, "%s: all_reduce failed on rank %d (%s); nothing was changed", who, comm->rank, lattn_status_string(st));
+    nrm = sqrt(ss);
+    if (norm) *norm = nrm;
+    f = max_norm / (nrm + 1e-6);
+    if (f >= 1.0) return lattn__ok(ctx);                    /* PyTorch's clamp(max = 1); a NaN factor scales */
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (blk = 0; blk < nb; blk++) {
+        const size_t i0 = (size_t)blk * 4096;
+        lattn_vec_scale(LATTN__MIN(n, i0 + 4096) - i0, (float)f, g + i0);
+    }
+    return lattn__ok(ctx);
+}
+
+#ifndef LATTN_NO_MODELS
+/* The table's tensors must lie in one arena in table order (lattn__arena_bind's layout). */
+static lattn_status lattn__optim_bind(lattn_ctx *ctx, const char *who, lattn_optim *o, const lattn_tensor *tab, int64_t nt) {
+    size_t total = 0;
+    int64_t i;
+    if (!o) return lattn__fail(ctx, LATTN_E_NULL, "%s: optimizer is NULL", who);
+    memset(o, 0, sizeof *o);
+    if (!tab) return lattn__fail(ctx, LATTN_E_NULL, "%s: tensors is NULL", who);
+    if (nt < 1 || nt > INT32_MAX) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: %lld tensors", who, (long long)nt);
+    for (i = 0; i < nt; i++) {
+        if (!tab[i].data || tab[i].data != tab[0].data + total || tab[i].ndim < 1 || tab[i].ndim > 3)
+            return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tensor %lld ('%.64s') is not the next block of one arena", who, (long long)i, tab[i].name);
+        total += tab[i].count;
+    }
+    o->rules = (lattn_param_rule *)lattn__alloc(ctx, (size_t)nt * sizeof *o->rules);
+    if (!o->rules || lattn__alloc_floats(ctx, &o->m, total, who) != LATTN_OK || lattn__alloc_floats(ctx, &o->v, total, who) != LATTN_OK) {
+        lattn_optim_free(ctx, o);
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the state of %zu parameters", who, total);
+    }
+    memset(o->m, 0, total * sizeof(float));
+    memset(o->v, 0, total * sizeof(float));
+    o->adamw = lattn_adamw_default();
+    o->muon = lattn_muon_default();
+    o->tensors = tab;
+    o->n_tensors = nt;
+    o->n_params = total;
+    return LATTN_OK;
+}
+/* Spec muon.md §1.2's split (see lattn_optim_init). */
+static lattn_param_rule lattn__param_rule(const lattn_tensor *t, int use_muon) {
+    static const char *const aux[4] = { "emb", "wte", "lm_head", "conv" };
+    lattn_param_rule r;
+    int i, hidden = t->ndim == 2 && t->shape[0] > 1 && t->shape[1] > 1;
+    for (i = 0; i < 4; i++) hidden &= strstr(t->name, aux[i]) == NULL;
+    r.kind = use_muon && hidden ? LATTN_OPT_MUON : LATTN_OPT_ADAMW;
+    r.decay = t->ndim >= 2;
+    r.lr_scale = 1.0;
+    return r;
+}
+LATTN__DEF lattn_status lattn_optim_init(lattn_ctx *ctx, lattn_optim *o, const lattn_tensor *tensors, int64_t n_tensors, int use_muon) {
+    int64_t i;
+    LATTN__TRY(lattn__optim_bind(ctx, "lattn_optim_init", o, tensors, n_tensors));
+    for (i = 0; i < n_tensors; i++) o->rules[i] = lattn__param_rule(&tensors[i], use_muon);
+    return lattn__ok(ctx);
+}
+LATTN__DEF void lattn_optim_free(lattn_ctx *ctx, lattn_optim *o) {
+    if (!o) return;
+    lattn__free(ctx, o->rules);
+    lattn__free(ctx, o->m);
+    lattn__free(ctx, o->v);
+    memset(o, 0, sizeof *o);
+}
+/* A rule in its domain; Muon only for a tensor of two or more dimensions (rows = shape[0]). */
+static lattn_status lattn__rule_check(lattn_ctx *ctx, const char *who, const lattn_param_rule *r, const lattn_tensor *t) {
+    if ((r->kind != LATTN_OPT_ADAMW && r->kind != LATTN_OPT_MUON) || (r->decay != 0 && r->decay != 1) || !(r->lr_scale >= 0 && r->lr_scale < HUGE_VAL) ||
+        (r->kind == LATTN_OPT_MUON && t->ndim < 2))
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tensor '%.64s': rule (kind %d, decay %d, lr scale %g) is not valid for %d dimensions", who, t->name,
+                           (int)r->kind, r->decay, r->lr_scale, t->ndim);
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_optim_step(lattn_ctx *ctx, lattn_optim *o, double factor, float *grads) {
+    const char *who = "lattn_optim_step";
+    int64_t i, j;
+    if (!o || !grads || !o->rules) return lattn__fail(ctx, LATTN_E_NULL, "%s: optimizer, its state or grads is NULL", who);
+    if (!(factor >= 0 && factor < HUGE_VAL)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: lr factor %g", who, factor);
+    if (o->t == INT64_MAX) return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: step count", who);
+    LATTN__TRY(lattn__adamw_check(ctx, who, &o->adamw, o->t + 1, 0, NULL, NULL, NULL, NULL));
+    LATTN__TRY(lattn__muon_config_check(ctx, who, &o->muon));
+    for (i = 0; i < o->n_tensors; i++) LATTN__TRY(lattn__rule_check(ctx, who, &o->rules[i], &o->tensors[i]));
+    for (i = 0; i < o->n_tensors; i = j) {                 /* a run of tensors of one rule, or one Muon tensor */
+        const lattn_param_rule *r = &o->rules[i];
+        const lattn_tensor *t = &o->tensors[i];
+        const size_t off = (size_t)(t->data - o->tensors[0].data);
+        const double lr = factor * r->lr_scale;
+        size_t n = t->count;
+        lattn_status st;
+        for (j = i + 1; r->kind == LATTN_OPT_ADAMW && j < o->n_tensors && o->rules[j].kind == LATTN_OPT_ADAMW &&
+                        o->rules[j].decay == r->decay && o->rules[j].lr_scale == r->lr_scale; j++)
+            n += o->tensors[j].count;
+        if (r->kind == LATTN_OPT_ADAMW) {
+            lattn_adamw_config c = o->adamw;
+            c.lr *= lr;
+            c.weight_decay = r->decay ? c.weight_decay : 0.0;
+            st = lattn_adamw_step(ctx, &c, o->t + 1, n, t->data, grads + off, o->m + off, o->v + off);
+        } else {
+            lattn_muon_config c = o->muon;
+            c.lr *= lr;
+            c.weight_decay = r->decay ? c.weight_decay : 0.0;
+            st = lattn_muon_step(ctx, &c, t->shape[0], (int64_t)t->count / t->shape[0], t->data, grads + off, o->m + off);
+        }
+        if (st != LATTN_OK) return st;   /* LATTN_E_NOMEM only: every input was checked above */
+    }
+    o->t++;
+    return lattn__ok(ctx);
+}
+
+/* ---- the optimizer's state as safetensors ------------------------------------------------------- */
+/* The configurations and the step count as "optim.*" metadata. */
+#define LATTN__OPTIM_NF 12
+static void lattn__optim_fields(lattn_optim *o, int64_t *ns_steps, int *nesterov, int *mode, lattn__cfield *fl) {
+    static const char *const onoff[2] = { "0", "1" }, *const modes[2] = { "fp32", "bf16" };
+    const lattn__cfield f[LATTN__OPTIM_NF] = {
+        { "optim.step", &o->t, NULL, NULL, NULL, NULL, 0 },
+        { "optim.adamw.lr", NULL, NULL, &o->adamw.lr, NULL, NULL, 0 },
+        { "optim.adamw.beta1", NULL, NULL, &o->adamw.beta1, NULL, NULL, 0 },
+        { "optim.adamw.beta2", NULL, NULL, &o->adamw.beta2, NULL, NULL, 0 },
+        { "optim.adamw.eps", NULL, NULL, &o->adamw.eps, NULL, NULL, 0 },
+        { "optim.adamw.weight_decay", NULL, NULL, &o->adamw.weight_decay, NULL, NULL, 0 },
+        { "optim.muon.lr", NULL, NULL, &o->muon.lr, NULL, NULL, 0 },
+        { "optim.muon.momentum", NULL, NULL, &o->muon.momentum, NULL, NULL, 0 },
+        { "optim.muon.weight_decay", NULL, NULL, &o->muon.weight_decay, NULL, NULL, 0 },
+        { "optim.muon.nesterov", NULL, NULL, NULL, nesterov, onoff, 2 },
+        { "optim.muon.ns_steps", ns_steps, NULL, NULL, NULL, NULL, 0 },
+        { "optim.muon.ns_mode", NULL, NULL, NULL, mode, modes, 2 },
+    };
+    memcpy(fl, f, sizeof f);
+}
+/* Tensor i's state names: "exp_avg." / "momentum_buffer." and "exp_avg_sq." + its name. */
+static void lattn__optim_names(const lattn_optim *o, int64_t i, const char *prefix, char (*nm)[2 * LATTN_NAME_MAX + 32]) {
+    const int muon = o->rules[i].kind == LATTN_OPT_MUON;
+    snprintf(nm[0], sizeof nm[0], "%s%s%s", prefix, muon ? "momentum_buffer." : "exp_avg.", o->tensors[i].name);
+    snprintf(nm[1], sizeof nm[1], "%sexp_avg_sq.%s", prefix, o->tensors[i].name);
+}
+LATTN__DEF lattn_status lattn_optim_serialize(lattn_ctx *ctx, const lattn_optim *o, unsigned char **out, size_t *size) {
+    const char *who = "lattn_optim_serialize";
+    lattn_optim cp;
+    lattn__cfield fl[LATTN__OPTIM_NF];
+    char vals[LATTN__CFG_MAX][32], (*names)[2 * LATTN_NAME_MAX + 32];
+    const char *meta[2 * LATTN__CFG_MAX];
+    lattn_st_entry *e;
+    double *rules;
+    int64_t i, ne = 0, ns, rshape[2];
+    int nesterov, mode;
+    lattn_status st;
+    if (!o || !o->rules || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    cp = *o;
+    ns = cp.muon.ns_steps;
+    nesterov = cp.muon.nesterov != 0;
+    mode = cp.muon.ns_mode == LATTN_NS_BF16;
+    lattn__optim_fields(&cp, &ns, &nesterov, &mode, fl);
+    lattn__cfg_write(fl, LATTN__OPTIM_NF, vals, meta);
+    e = (lattn_st_entry *)lattn__alloc(ctx, (size_t)(2 * o->n_tensors + 1) * sizeof *e);
+    names = (char (*)[2 * LATTN_NAME_MAX + 32])lattn__alloc(ctx, (size_t)(2 * o->n_tensors) * sizeof *names);
+    rules = (double *)lattn__alloc(ctx, (size_t)(3 * o->n_tensors) * sizeof(double));
+    if (!e || !names || !rules) {
+        lattn__free(ctx, e); lattn__free(ctx, names); lattn__free(ctx, rules);
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    }
+    for (i = 0; i < o->n_tensors; i++) {
+        const lattn_tensor *t = &o->tensors[i];
+        const size_t off = (size_t)(t->data - o->tensors[0].data);
+        int k;
+        lattn__optim_names(o, i, "", names + 2 * i);
+        for (k = 0; k < (o->rules[i].kind == LATTN_OPT_MUON ? 1 : 2); k++, ne++) {
+            e[ne].name = names[2 * i + k];
+            e[ne].dtype = LATTN_DTYPE_F32;
+            e[ne].ndim = t->ndim;
+            e[ne].shape = t->shape;
+            e[ne].data = (k ? o->v : o->m) + off;
+        }
+        rules[3 * i] = (double)o->rules[i].kind;
+        rules[3 * i + 1] = (double)o->rules[i].decay;
+        rules[3 * i + 2] = o->rules[i].lr_scale;
+    }
+    rshape[0] = o->n_tensors;
+    rshape[1] = 3;
+    e[ne].name = "optim.rules";
+    e[ne].dtype = LATTN_DTYPE_F64;
+    e[ne].ndim = 2;
+    e[ne].shape = rshape;
+    e[ne].data = rules;
+    st = lattn_st_serialize(ctx, e, ne + 1, meta, LATTN__OPTIM_NF, out, size);
+    lattn__free(ctx, e); lattn__free(ctx, names); lattn__free(ctx, rules);
+    return st;
+}
+/* The file's state into a bound optimizer: metadata, rules, then every tensor's buffers. */
+static lattn_status lattn__optim_read(lattn_ctx *ctx, const char *who, lattn_optim *o, const lattn_st_file *f, const char *prefix) {
+    char key[2 * LATTN_NAME_MAX + 32], nm[2][2 * LATTN_NAME_MAX + 32];
+    lattn__cfield fl[LATTN__OPTIM_NF];
+    const lattn_st_tensor *rt;
+    double *rules;
+    int64_t i, ns = 0;
+    int nesterov = 0, mode = 0, k;
+    lattn_status st;
+    lattn__optim_fields(o, &ns, &nesterov, &mode, fl);
+    LATTN__TRY(lattn__cfg_read(ctx, who, f, fl, LATTN__OPTIM_NF));
+    o->muon.nesterov = nesterov;
+    o->muon.ns_mode = mode ? LATTN_NS_BF16 : LATTN_NS_FP32;
+    o->muon.ns_steps = ns < 0 || ns > 100 ? -1 : (int)ns;
+    if (o->t < 0) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: optim.step = %lld", who, (long long)o->t);
+    if ((st = lattn__adamw_check(ctx, who, &o->adamw, 1, 0, NULL, NULL, NULL, NULL)) != LATTN_OK ||
+        (st = lattn__muon_config_check(ctx, who, &o->muon)) != LATTN_OK)
+        return lattn__as_format(ctx, st);
+    snprintf(key, sizeof key, "%soptim.rules", prefix);
+    rt = lattn_st_find(f, key);
+    if (!rt || rt->ndim != 2 || rt->shape[0] != o->n_tensors || rt->shape[1] != 3)
+        return lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' must be [%lld][3]", who, key, (long long)o->n_tensors);
+    rules = (double *)lattn__alloc(ctx, rt->count * sizeof(double));
+    if (!rules) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    st = lattn_st_to_f64(ctx, rt, rules, rt->count);
+    for (i = 0; st == LATTN_OK && i < o->n_tensors; i++) {
+        const double kd = rules[3 * i], dd = rules[3 * i + 1];
+        o->rules[i].kind = kd == 1.0 ? LATTN_OPT_MUON : LATTN_OPT_ADAMW;
+        o->rules[i].decay = dd == 1.0;
+        o->rules[i].lr_scale = rules[3 * i + 2];
+        if ((kd != 0.0 && kd != 1.0) || (dd != 0.0 && dd != 1.0) || lattn__rule_check(ctx, who, &o->rules[i], &o->tensors[i]) != LATTN_OK)
+            st = lattn__fail(ctx, LATTN_E_FORMAT, "%s: '%s' row %lld (%g, %g, %g) is not a rule for '%.64s'", who, key, (long long)i, kd, dd,
+                             rules[3 * i + 2], o->tensors[i].name);
+    }
+    lattn__free(ctx, rules);
+    LATTN__TRY(st);
+    for (i = 0; i < o->n_tensors; i++) {
+        const lattn_tensor *t = &o->tensors[i];
+        const size_t off = (size_t)(t->data - o->tensors[0].data);
+        lattn__optim_names(o, i, prefix, nm);
+        for (k = 0; k < (o->rules[i].kind == LATTN_OPT_MUON ? 1 : 2); k++) {
+            lattn_tensor b = *t;
+            b.name[0] = '\0';
+            b.data = (k ? o->v : o->m) + off;
+            LATTN__TRY(lattn__arena_load(ctx, who, &b, 1, f, nm[k]));
+        }
+    }
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_optim_init_st(lattn_ctx *ctx, lattn_optim *o, const lattn_tensor *tensors, int64_t n_tensors,
+                                            const lattn_st_file *f, const char *prefix) {
+    const char *who = "lattn_optim_init_st";
+    lattn_status st;
+    LATTN__TRY(lattn__optim_bind(ctx, who, o, tensors, n_tensors));
+    if (!f || !prefix) st = lattn__fail(ctx, LATTN_E_NULL, "%s: file or prefix is NULL", who);
+    else st = lattn__optim_read(ctx, who, o, f, prefix);
+    if (st != LATTN_OK) { lattn_optim_free(ctx, o); return st; }
+    return lattn__ok(ctx);
+}
+#ifndef LATTN_NO_STDIO
+LATTN__DEF lattn_status lattn_optim_save(lattn_ctx *ctx, const lattn_optim *o, const char *path) {
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    lattn_status st;
+    if (!path) return lattn__fail(ctx, LATTN_E_NULL, "lattn_optim_save: path is NULL");
+    LATTN__TRY(lattn_optim_serialize(ctx, o, &buf, &n));
+    st = lattn__write_file(ctx, "lattn_optim_save", path, buf, n);
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+LATTN__DEF lattn_status lattn_optim_init_file(lattn_ctx *ctx, lattn_optim *o, const lattn_tensor *tensors, int64_t n_tensors, const char *path) {
+    lattn_st_file f;
+    lattn_status st;
+    if (o) memset(o, 0, sizeof *o);
+    LATTN__TRY(lattn_st_load(ctx, path, &f));
+    st = lattn_optim_init_st(ctx, o, tensors, n_tensors, &f, "");
+    lattn_st_free(ctx, &f);
+    return st;
+}
+#endif
+#endif /* LATTN_NO_MODELS */
 
 #ifndef LATTN_NO_CONFORMANCE
 /* ================================================================================================ */

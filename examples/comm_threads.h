@@ -101,9 +101,10 @@ static lattn_status lattn_emu_all_reduce(void *user, double *buf, size_t n) {
     for (r = 0; acc && r < e->R; r++)
         for (i = 0; i < n; i++) acc[i] += e->slot[r].sum[i];
     pthread_barrier_wait(&e->bar);
-    if (acc) memcpy(buf, acc, n * sizeof(double));
+    if (!acc) return LATTN_E_NOMEM;
+    memcpy(buf, acc, n * sizeof(double));
     free(acc);
-    return acc ? LATTN_OK : LATTN_E_NOMEM;
+    return LATTN_OK;
 }
 static void *lattn_emu_thread(void *p) {
     lattn_emu_rank *me = (lattn_emu_rank *)p;

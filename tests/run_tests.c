@@ -5865,6 +5865,236 @@ static int has_form(const verb *v, int n, const char *family, const char *form) 
     for (i = 0; i < n; i++) if (strcmp(v[i].family, family) == 0 && strcmp(v[i].form, form) == 0 && v[i].fn) return 1;
     return 0;
 }
+/* ---------------------------------------------------------------------------------------------- */
+/* train: schedules, gradient clipping, the arena optimizer and its saved state                   */
+/* ---------------------------------------------------------------------------------------------- */
+typedef struct clip_run { float *g[3]; size_t n[3]; double norm[3]; lattn_status st[3]; float *before[3]; } clip_run;
+static void clip_rank(const lattn_comm *comm, void *arg) {
+    clip_run *a = (clip_run *)arg;
+    lattn_ctx ctx;
+    lattn_ctx_init(&ctx);
+    a->st[comm->rank] = lattn_grad_clip(&ctx, comm, a->n[comm->rank], a->g[comm->rank], 1.0, &a->norm[comm->rank]);
+    lattn_ctx_free(&ctx);
+}
+static void test_train(void) {
+    lattn_ctx ctx;
+    lattn_rng rng = lattn_rng_seed(g_seed + 91);
+    lattn_ctx_init(&ctx);
+    {   /* schedules at their corners */
+        const lattn_lr_schedule wsd = { LATTN_LR_WSD, 10, 20, 100, 0.1 }, cosn = { LATTN_LR_COSINE, 10, 0, 110, 0.1 }, cst = { LATTN_LR_CONSTANT, 4, 0, 8, 0 };
+        static const int64_t ts[7] = { 1, 5, 10, 80, 90, 100, 1000 };
+        static const double want_wsd[7] = { 0.1, 0.5, 1.0, 1.0, 0.55, 0.1, 0.1 };
+        lattn_lr_schedule bad = wsd;
+        double f = 0;
+        int i;
+        for (i = 0; i < 7; i++) {
+            CHECK(lattn_lr_factor(&ctx, &wsd, ts[i], &f) == LATTN_OK && fabs(f - want_wsd[i]) < 1e-15, "WSD at step %lld: %.17g, want %g", (long long)ts[i], f, want_wsd[i]);
+        }
+        CHECK(lattn_lr_factor(&ctx, &cosn, 60, &f) == LATTN_OK && fabs(f - 0.55) < 1e-15, "cosine half way: %.17g", f);
+        CHECK(lattn_lr_factor(&ctx, &cosn, 110, &f) == LATTN_OK && fabs(f - 0.1) < 1e-15, "cosine at the end: the floor (%.17g)", f);
+        CHECK(lattn_lr_factor(&ctx, &cosn, 11, &f) == LATTN_OK && f < 1.0 && f > 0.999, "cosine just after the warm-up: %.17g", f);
+        CHECK(lattn_lr_factor(&ctx, &cst, 2, &f) == LATTN_OK && f == 0.5 && lattn_lr_factor(&ctx, &cst, 7, &f) == LATTN_OK && f == 1.0, "constant");
+        bad.decay = 91;
+        CHECK(lattn_lr_factor(&ctx, &bad, 1, &f) == LATTN_E_DOMAIN, "WSD: warm-up + decay > total refused");
+        bad = wsd; bad.warmup = 101;
+        CHECK(lattn_lr_factor(&ctx, &bad, 1, &f) == LATTN_E_DOMAIN, "warm-up > total refused");
+        bad = wsd; bad.final_ratio = NAN;
+        CHECK(lattn_lr_factor(&ctx, &bad, 1, &f) == LATTN_E_DOMAIN, "NaN final ratio refused");
+        bad = wsd; bad.shape = (lattn_lr_shape)7;
+        CHECK(lattn_lr_factor(&ctx, &bad, 1, &f) == LATTN_E_DOMAIN, "unknown shape refused");
+        CHECK(lattn_lr_factor(&ctx, &wsd, 0, &f) == LATTN_E_DOMAIN && lattn_lr_factor(&ctx, NULL, 1, &f) == LATTN_E_NULL &&
+              lattn_lr_factor(&ctx, &wsd, 1, NULL) == LATTN_E_NULL, "step 0, NULL refused");
+    }
+    {   /* clipping: the norm against double, the same bits at 1 and 2 threads, the scaling */
+        const size_t n = 3 * 4096 + 17;
+        float *g = fnew(n), *g1 = fnew(n), *g2 = fnew(n);
+        double want = 0, n1 = 0, n2 = 0, nn;
+        size_t i;
+        int ok = 1;
+        lattn_rng_fill_normal(&rng, g, n, 0.0f, 0.1f);
+        for (i = 0; i < n; i++) want += (double)g[i] * g[i];
+        want = sqrt(want);
+        memcpy(g1, g, n * 4); memcpy(g2, g, n * 4);
+        ctx.n_threads = 1;
+        CHECK(lattn_grad_clip(&ctx, NULL, n, g1, 1.0, &n1) == LATTN_OK, "clip");
+        ctx.n_threads = 2;
+        CHECK(lattn_grad_clip(&ctx, NULL, n, g2, 1.0, &n2) == LATTN_OK, "clip");
+        CHECK(fabs(n1 - want) <= 1e-14 * want && memcmp(&n1, &n2, sizeof n1) == 0 && same_bits(g1, g2, n),
+              "clip: norm %.17g = %.17g (double), the same bits at 1 and 2 threads", n1, want);
+        for (i = 0; i < n; i++) ok &= g1[i] == g[i] * (float)(1.0 / (want + 1e-6));
+        CHECK(want > 1.0 && ok, "clip: g scaled by max_norm / (norm + 1e-6)");
+        memcpy(g1, g, n * 4);
+        CHECK(lattn_grad_clip(&ctx, NULL, n, g1, 2 * want, &nn) == LATTN_OK && same_bits(g1, g, n), "clip: below max_norm, g unchanged");
+        CHECK(lattn_grad_clip(&ctx, NULL, n, g1, INFINITY, &nn) == LATTN_OK && same_bits(g1, g, n) && nn == n2, "clip: max_norm inf measures only");
+        g1[5] = NAN;
+        CHECK(lattn_grad_clip(&ctx, NULL, n, g1, 1.0, &nn) == LATTN_OK && isnan(nn) && isnan(g1[0]) && isnan(g1[n - 1]),
+              "clip: a NaN gradient makes the norm and every value NaN (as PyTorch)");
+        memcpy(g1, g, n * 4);
+        CHECK(lattn_grad_clip(&ctx, NULL, n, g1, 0.0, NULL) == LATTN_E_DOMAIN && lattn_grad_clip(&ctx, NULL, n, g1, NAN, NULL) == LATTN_E_DOMAIN &&
+              lattn_grad_clip(&ctx, NULL, n, NULL, 1.0, NULL) == LATTN_E_NULL && same_bits(g1, g, n), "clip: bad max_norm or NULL refused");
+        CHECK(lattn_grad_clip(&ctx, NULL, 0, NULL, 1.0, &nn) == LATTN_OK && nn == 0.0, "clip: n = 0");
+        {   /* three ranks hold shards: each clips by the global norm; a failing all_reduce changes nothing */
+            clip_run a;
+            lattn_emu e;
+            int r, f;
+            for (f = 0; f < 2; f++) {
+                size_t at = 0;
+                memset(&a, 0, sizeof a);
+                for (r = 0; r < 3; r++) {
+                    a.n[r] = r == 0 ? 4096 + 3 : r == 1 ? 5 : n - 4096 - 8;
+                    a.g[r] = fnew(a.n[r]);
+                    memcpy(a.g[r], g + at, a.n[r] * 4);
+                    at += a.n[r];
+                }
+                lattn_emu_init(&e, 3);
+                if (f) e.fail_call = 0;
+                lattn_emu_run(&e, clip_rank, &a);
+                lattn_emu_free(&e);
+                for (at = 0, r = 0; r < 3; r++) {
+                    if (f) {
+                        CHECK(a.st[r] == LATTN_E_IO && same_bits(a.g[r], g + at, a.n[r]), "clip: a failing all_reduce: its status on rank %d, g unchanged", r);
+                    } else {
+                        for (ok = 1, i = 0; i < a.n[r]; i++) ok &= a.g[r][i] == g[at + i] * (float)(1.0 / (a.norm[r] + 1e-6));
+                        CHECK(a.st[r] == LATTN_OK && fabs(a.norm[r] - want) <= 1e-14 * want && ok, "clip on rank %d of 3: the global norm %.17g (want %.17g)", r,
+                              a.norm[r], want);
+                    }
+                    at += a.n[r];
+                    free(a.g[r]);
+                }
+            }
+        }
+        free(g); free(g1); free(g2);
+    }
+    {   /* the arena optimizer on the small Laplace model: the split, the steps against per-tensor calls,
+           save after 2 steps and resume: bit for bit the run that never stopped */
+        const lattn_laplace_config c = lattn_laplace_config_small();
+        const lattn_lr_schedule sch = { LATTN_LR_WSD, 2, 2, 5, 0.1 };
+        lattn_laplace_model a, b, ref;
+        lattn_optim oa, ob;
+        float *grads, *g1, *ms, *vs;
+        unsigned char *buf = NULL;
+        size_t nb = 0;
+        int64_t i, n_muon = 0, n_decay = 0;
+        int s;
+        CHECK(lattn_laplace_init(&ctx, &a, &c, 5) == LATTN_OK && lattn_laplace_init(&ctx, &ref, &c, 5) == LATTN_OK, "init");
+        CHECK(lattn_optim_init(&ctx, &oa, a.tensors, a.n_tensors, 1) == LATTN_OK, "optim init");
+        for (i = 0; i < a.n_tensors; i++) { n_muon += oa.rules[i].kind == LATTN_OPT_MUON; n_decay += oa.rules[i].decay; }
+        CHECK(n_muon == 5 * c.n_layers && oa.rules[0].kind == LATTN_OPT_ADAMW && lattn_laplace_tensor(&a, "embeddings.weight") &&
+              oa.rules[lattn_laplace_tensor(&a, "embeddings.weight") - a.tensors].kind == LATTN_OPT_ADAMW &&
+              oa.rules[lattn_laplace_tensor(&a, "layers.0.attn.conv.weight") - a.tensors].kind == LATTN_OPT_ADAMW &&
+              oa.rules[lattn_laplace_tensor(&a, "layers.0.attn.conv.weight") - a.tensors].decay &&
+              !oa.rules[lattn_laplace_tensor(&a, "layers.1.mlp_norm.bias") - a.tensors].decay,
+              "split: %lld Muon matrices (5 per layer), %lld decayed tensors", (long long)n_muon, (long long)n_decay);
+        oa.rules[lattn_laplace_tensor(&a, "embeddings.weight") - a.tensors].lr_scale = 0.5;   /* a group of its own */
+        oa.adamw.weight_decay = 0.1;
+        oa.muon.weight_decay = 0.01;
+        grads = fnew(a.n_params); g1 = fnew(a.n_params);
+        ms = (float *)calloc(a.n_params, 4); vs = (float *)calloc(a.n_params, 4);
+        for (s = 1; s <= 5; s++) {
+            double f;
+            lattn_rng_fill_normal(&rng, grads, a.n_params, 0.0f, 0.01f);
+            memcpy(g1, grads, a.n_params * 4);
+            CHECK(lattn_lr_factor(&ctx, &sch, s, &f) == LATTN_OK, "factor");
+            for (i = 0; i < a.n_tensors; i++) {      /* the per-tensor calls */
+                const lattn_tensor *t = &ref.tensors[i];
+                const size_t off = (size_t)(t->data - ref.arena);
+                const lattn_param_rule *r = &oa.rules[i];
+                if (r->kind == LATTN_OPT_MUON) {
+                    lattn_muon_config mc = oa.muon;
+                    mc.lr *= f * r->lr_scale;
+                    mc.weight_decay = r->decay ? mc.weight_decay : 0;
+                    CHECK(lattn_muon_step(&ctx, &mc, t->shape[0], t->shape[1], t->data, g1 + off, ms + off) == LATTN_OK, "muon");
+                } else {
+                    lattn_adamw_config ac = oa.adamw;
+                    ac.lr *= f * r->lr_scale;
+                    ac.weight_decay = r->decay ? ac.weight_decay : 0;
+                    CHECK(lattn_adamw_step(&ctx, &ac, s, t->count, t->data, g1 + off, ms + off, vs + off) == LATTN_OK, "adamw");
+                }
+            }
+            if (s <= 2 || s == 5) CHECK(lattn_optim_step(&ctx, &oa, f, grads) == LATTN_OK, "optim step %d", s);
+            if (s == 2) {                             /* save, resume in a fresh model and optimizer */
+                CHECK(lattn_optim_serialize(&ctx, &oa, &buf, &nb) == LATTN_OK && lattn_laplace_init(&ctx, &b, &c, 5) == LATTN_OK, "serialize");
+                memcpy(b.arena, a.arena, a.n_params * 4);
+                {
+                    lattn_st_file fl;
+                    CHECK(lattn_st_parse(&ctx, buf, nb, &fl) == LATTN_OK && lattn_optim_init_st(&ctx, &ob, b.tensors, b.n_tensors, &fl, "") == LATTN_OK &&
+                          ob.t == 2 && ob.rules[0].lr_scale == oa.rules[0].lr_scale && ob.adamw.weight_decay == 0.1 && ob.muon.weight_decay == 0.01,
+                          "resume: %s", lattn_ctx_error(&ctx));
+                    lattn_st_free(&ctx, &fl);
+                }
+            }
+            if (s == 3 || s == 4) {                   /* the original carries on, and the resumed copy */
+                float *gb = fnew(a.n_params);
+                memcpy(gb, grads, a.n_params * 4);
+                CHECK(lattn_optim_step(&ctx, &oa, f, grads) == LATTN_OK && lattn_optim_step(&ctx, &ob, f, gb) == LATTN_OK, "steps %d", s);
+                CHECK(same_bits(a.arena, b.arena, a.n_params) && same_bits(oa.m, ob.m, a.n_params) && same_bits(oa.v, ob.v, a.n_params),
+                      "step %d after resuming: the same bits as the run that never stopped", s);
+                free(gb);
+            }
+            CHECK(same_bits(a.arena, ref.arena, a.n_params) && same_bits(oa.m, ms, a.n_params) && same_bits(grads, g1, a.n_params),
+                  "optim step %d = the per-tensor AdamW and Muon calls, bit for bit", s);
+        }
+        CHECK(oa.t == 5, "5 steps counted");
+        {   /* bad input: nothing changes */
+            float *w0 = fnew(a.n_params);
+            lattn_st_file fl;
+            lattn_optim oc;
+            lattn_tensor moved[3];
+            const int64_t vec = lattn_laplace_tensor(&a, "layers.0.attn_norm.weight") - a.tensors;
+            memcpy(w0, a.arena, a.n_params * 4);
+            oa.rules[vec].kind = LATTN_OPT_MUON;      /* a vector */
+            CHECK(oa.tensors[vec].ndim == 1 && lattn_optim_step(&ctx, &oa, 1.0, grads) == LATTN_E_DOMAIN && same_bits(w0, a.arena, a.n_params) && oa.t == 5,
+                  "Muon on a vector refused, nothing changed");
+            oa.rules[vec].kind = LATTN_OPT_ADAMW;
+            CHECK(lattn_optim_step(&ctx, &oa, NAN, grads) == LATTN_E_DOMAIN && lattn_optim_step(&ctx, &oa, 1.0, NULL) == LATTN_E_NULL &&
+                  lattn_optim_step(&ctx, NULL, 1.0, grads) == LATTN_E_NULL, "NaN factor, NULL refused");
+            oa.adamw.beta1 = 1.0;
+            CHECK(lattn_optim_step(&ctx, &oa, 1.0, grads) == LATTN_E_DOMAIN && same_bits(w0, a.arena, a.n_params), "a bad configuration refused, nothing changed");
+            oa.adamw.beta1 = 0.9;
+            memcpy(moved, a.tensors, sizeof moved);
+            moved[2].data += 1;
+            CHECK(lattn_optim_init(&ctx, &oc, moved, 3, 1) == LATTN_E_SHAPE && lattn_optim_init(&ctx, &oc, a.tensors, 0, 1) == LATTN_E_SHAPE &&
+                  lattn_optim_init(&ctx, &oc, NULL, 3, 1) == LATTN_E_NULL, "init: a table that is not one arena, no tensors, NULL refused");
+            CHECK(lattn_st_parse(&ctx, buf, nb, &fl) == LATTN_OK, "parse");
+            CHECK(lattn_optim_init_st(&ctx, &oc, a.tensors, a.n_tensors - 1, &fl, "") == LATTN_E_FORMAT &&
+                  lattn_optim_init_st(&ctx, &oc, ref.tensors + 1, a.n_tensors - 1, &fl, "") != LATTN_OK &&
+                  lattn_optim_init_st(&ctx, &oc, a.tensors, a.n_tensors, &fl, "x.") == LATTN_E_FORMAT, "init_st: another table or prefix refused");
+            lattn_st_free(&ctx, &fl);
+            {   /* a file whose rules or step are damaged */
+                static const char *const keys[3] = { "\"optim.step\":\"2\"", "\"optim.muon.ns_mode\":\"fp32\"", "\"optim.adamw.beta2\":\"0.999" };
+                static const char *const repl[3] = { "\"optim.step\":\"-\"", "\"optim.muon.ns_mode\":\"fp64\"", "\"optim.adamw.beta2\":\"1.999" };
+                int k;
+                for (k = 0; k < 3; k++) {
+                    unsigned char *cp = (unsigned char *)malloc(nb);
+                    char *hit;
+                    memcpy(cp, buf, nb);
+                    hit = strstr((char *)cp + 8, keys[k]);
+                    CHECK(hit != NULL, "the file holds %s", keys[k]);
+                    if (hit) memcpy(hit, repl[k], strlen(repl[k]));
+                    CHECK(lattn_st_parse(&ctx, cp, nb, &fl) == LATTN_OK && lattn_optim_init_st(&ctx, &oc, a.tensors, a.n_tensors, &fl, "") == LATTN_E_FORMAT &&
+                          oc.rules == NULL, "a damaged %s refused: %s", keys[k], lattn_ctx_error(&ctx));
+                    lattn_st_free(&ctx, &fl);
+                    free(cp);
+                }
+            }
+            free(w0);
+        }
+        {   /* save and init_file */
+            lattn_optim oc;
+            const char *path = "build/test_optim.safetensors";
+            CHECK(lattn_optim_save(&ctx, &oa, path) == LATTN_OK && lattn_optim_init_file(&ctx, &oc, a.tensors, a.n_tensors, path) == LATTN_OK &&
+                  oc.t == 5 && same_bits(oc.m, oa.m, a.n_params) && same_bits(oc.v, oa.v, a.n_params), "save, init_file");
+            remove(path);
+            lattn_optim_free(&ctx, &oc);
+            CHECK(lattn_optim_init_file(&ctx, &oc, a.tensors, a.n_tensors, "/nonexistent/x") == LATTN_E_IO, "init_file: a missing file");
+        }
+        lattn_free(&ctx, buf);
+        lattn_optim_free(&ctx, &oa); lattn_optim_free(&ctx, &ob);
+        lattn_laplace_free(&ctx, &a); lattn_laplace_free(&ctx, &b); lattn_laplace_free(&ctx, &ref);
+        free(grads); free(g1); free(ms); free(vs);
+    }
+    lattn_ctx_free(&ctx);
+}
 static void test_verbs(void) {
     static const verb mixers[] = { LATTN_MIXER_FORMS(TAKE_FORM) };
     static const verb models[] = { LATTN_MODEL_FORMS(TAKE_FORM) LATTN_MODEL_WEIGHTS(TAKE_WEIGHTS) };
@@ -6588,7 +6818,7 @@ int main(int argc, char **argv) {
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
         { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt },
-        { "backward", test_backward }, { "optim", test_optim }, { "sharded", test_sharded }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
+        { "backward", test_backward }, { "optim", test_optim }, { "sharded", test_sharded }, { "train", test_train }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     const int n_areas = (int)(sizeof areas / sizeof areas[0]);
