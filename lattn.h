@@ -2062,7 +2062,10 @@ LATTN_API void lattn_optim_free(lattn_ctx *ctx, lattn_optim *o);
    "out64.*" float64 copies where small, and metadata: "mixer" (shortconv | tcn | linear_attn |
    gla | simple_gla | retention | gdr | scan | ssm | s4d | prism_p0 | prism_p1 | prism_p2 | ttt_layer | laplace_layer | gdn_layer: a layer's tensors under
    "in.<name>" and its laplace.* configuration, see >>laplace | attention | transformer | sps: a model's tensors under "in.<name>",
-   its tf.* configuration (and sps.*), in.tokens I32 [B][T]), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
+   its tf.* configuration (and sps.*), in.tokens I32 [B][T] | adamw | muon_step | muon_ns5: an optimizer's
+   steps, in.param0 and in.grads [S][..] -> out.param [S][..] and out.exp_avg, out.exp_avg_sq or
+   out.momentum, or in.G -> out.X, with the options lr, beta1, beta2, eps, weight_decay, momentum,
+   nesterov, ns_steps, bf16; forms ref (float64) and chunk (float32)), the mixer's options ("silu", "k", "layers", "fmap", "normalize", "eps",
    "scale", "chunk", "log_space", "groups", "dt_softplus", "complex", "l2norm", "allow_neg_eigval", "mask", "window",
    "retnet_decay": RetNet's decays computed in double, lattn_la_args.retnet_decay; "method": scan,
    fft or conv, the S4D _chunk method a caller adds to run one case by each; "pass": backward for a
@@ -15598,7 +15601,9 @@ static const struct lattn__case_opt { const char *key; double lo, hi; int integr
     { "window", 0, 9007199254740992.0, 1 }, { "groups", 1, INT32_MAX, 1 }, { "silu", 0, 1, 1 },
     { "normalize", 0, 1, 1 },         { "l2norm", 0, 1, 1 },             { "allow_neg_eigval", 0, 1, 1 },
     { "log_space", 0, 1, 1 },         { "dt_softplus", 0, 1, 1 },        { "complex", 0, 1, 1 },
-    { "retnet_decay", 0, 1, 1 },
+    { "retnet_decay", 0, 1, 1 },      { "nesterov", 0, 1, 1 },           { "bf16", 0, 1, 1 },
+    { "ns_steps", 0, 100, 1 },        { "lr", 0, FLT_MAX, 0 },           { "beta1", 0, 1, 0 },
+    { "beta2", 0, 1, 0 },             { "momentum", 0, 1, 0 },           { "weight_decay", 0, FLT_MAX, 0 },
     { "eps", 0, FLT_MAX, 0 },         { "scale", -FLT_MAX, FLT_MAX, 0 }, { "sps.w", 0, INT32_MAX, 1 },
     { "sps.predict_id", -1, INT32_MAX, 1 }, { "sps.eos_id", -1, INT32_MAX, 1 }, { "sps.pad_id", -1, INT32_MAX, 1 }
 };
@@ -16231,6 +16236,90 @@ static lattn_status lattn__case_s4d(lattn__case *k, lattn_form form) {
     }
 }
 
+/* Optimizer cases (the oracles of spec muon.md as golden cases):
+     adamw      in.param0 [..], in.grads [S][..] (the gradient of step s + 1) -> out.param [S][..]
+                (the parameter after each step), out.exp_avg, out.exp_avg_sq (after the last);
+                options lr, beta1, beta2, eps, weight_decay (lattn_adamw_default()'s when absent);
+     muon_step  in.param0 [R][C], in.grads [S][R][C] -> out.param [S][R][C], out.momentum; options
+                lr, momentum, weight_decay, nesterov, ns_steps, bf16 (lattn_muon_default()'s);
+     muon_ns5   in.G [R][C] -> out.X; options ns_steps, bf16.
+   Form ref runs the float64 optimizer (which has no bf16 mode), chunk the float32 one. */
+static lattn_status lattn__case_optim(lattn__case *k, lattn_form form, const char *mixer) {
+    const int adam = mixer[0] == 'a', ns = strcmp(mixer, "muon_ns5") == 0, ref = form == LATTN_FORM_REF;
+    const char *first = ns ? "in.G" : "in.param0";
+    lattn_adamw_config ac = lattn_adamw_default();
+    lattn_muon_config mc = lattn_muon_default();
+    const lattn_st_tensor *tp, *tg = NULL;
+    const float *p0, *g = NULL;
+    float *P, *M = NULL, *V = NULL, *wf = NULL;
+    double *wd = NULL;
+    int64_t R = 1, C, S = 1, s;
+    size_t n, i;
+    lattn_status st = LATTN_OK;
+    if (form != LATTN_FORM_REF && form != LATTN_FORM_CHUNK)
+        return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: an optimizer case has the ref and chunk forms, not %s", lattn_form_name(form));
+    mc.ns_steps = (int)lattn__case_int(k, "ns_steps", mc.ns_steps);
+    mc.ns_mode = lattn__case_flag(k, "bf16", 0) ? LATTN_NS_BF16 : LATTN_NS_FP32;
+    if (ref && mc.ns_mode == LATTN_NS_BF16) return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: the float64 optimizer has no bf16 mode");
+    LATTN__TRY(lattn__case_in(k, first, 1, &p0, &tp));
+    if (!adam) {
+        LATTN__TRY(lattn__case_dims(k, tp, 2, first));
+        R = tp->shape[0];
+    }
+    n = tp->count;
+    C = (int64_t)n / LATTN__MAX(R, 1);
+    if (!ns) {
+        LATTN__TRY(lattn__case_in(k, "in.grads", 1, &g, &tg));
+        S = n ? (int64_t)(tg->count / n) : 0;
+        if (S < 1 || tg->count != (size_t)S * n)
+            return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.grads must hold S >= 1 gradients of %s's %zu values", first, n);
+    }
+    LATTN__TRY(lattn__case_out(k, ns ? "out.X" : "out.param", &P));
+    LATTN__TRY(lattn__case_count(k, ns ? "out.X" : "out.param", S * (int64_t)n));
+    LATTN__TRY(lattn__case_out(k, adam ? "out.exp_avg" : "out.momentum", &M));
+    LATTN__TRY(lattn__case_count(k, adam ? "out.exp_avg" : "out.momentum", (int64_t)n));
+    LATTN__TRY(lattn__case_out(k, "out.exp_avg_sq", &V));
+    LATTN__TRY(lattn__case_count(k, "out.exp_avg_sq", (int64_t)n));
+    ac.lr = lattn__case_num(k, "lr", ac.lr);
+    ac.beta1 = lattn__case_num(k, "beta1", ac.beta1);
+    ac.beta2 = lattn__case_num(k, "beta2", ac.beta2);
+    ac.eps = lattn__case_num(k, "eps", ac.eps);
+    ac.weight_decay = lattn__case_num(k, "weight_decay", ac.weight_decay);
+    mc.lr = lattn__case_num(k, "lr", mc.lr);
+    mc.momentum = lattn__case_num(k, "momentum", mc.momentum);
+    mc.weight_decay = lattn__case_num(k, "weight_decay", mc.weight_decay);
+    mc.nesterov = lattn__case_flag(k, "nesterov", mc.nesterov);
+    if (ref) wd = (double *)lattn__case_keep(k, 5 * n * sizeof(double) + 1);    /* w, g, m, v, X */
+    else wf = (float *)lattn__case_keep(k, 5 * n * sizeof(float) + 1);
+    if (!wd && !wf) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
+    for (i = 0; i < n; i++) {            /* w = param0 (or G), m = v = 0 */
+        if (ref) { wd[i] = p0[i]; wd[2 * n + i] = wd[3 * n + i] = 0.0; }
+        else { wf[i] = p0[i]; wf[2 * n + i] = wf[3 * n + i] = 0.0f; }
+    }
+    if (ns) {
+        st = ref ? lattn_muon_ns5_64(k->ctx, R, C, mc.ns_steps, wd, wd + 4 * n) : lattn_muon_ns5(k->ctx, R, C, mc.ns_steps, mc.ns_mode, wf, wf + 4 * n);
+        for (i = 0; st == LATTN_OK && P && i < n; i++) P[i] = ref ? (float)wd[4 * n + i] : wf[4 * n + i];
+        return st;
+    }
+    for (s = 0; s < S && st == LATTN_OK; s++) {
+        const float *gs = g + (size_t)s * n;
+        if (ref) {
+            double *w = wd, *gg = wd + n, *m = wd + 2 * n, *v = wd + 3 * n;
+            for (i = 0; i < n; i++) gg[i] = gs[i];
+            st = adam ? lattn_adamw_step64(k->ctx, &ac, s + 1, n, w, gg, m, v) : lattn_muon_step64(k->ctx, &mc, R, C, w, gg, m);
+        } else {
+            float *w = wf, *gg = wf + n, *m = wf + 2 * n, *v = wf + 3 * n;
+            memcpy(gg, gs, n * sizeof(float));
+            st = adam ? lattn_adamw_step(k->ctx, &ac, s + 1, n, w, gg, m, v) : lattn_muon_step(k->ctx, &mc, R, C, w, gg, m);
+        }
+        for (i = 0; P && i < n; i++) P[(size_t)s * n + i] = ref ? (float)wd[i] : wf[i];
+    }
+    for (i = 0; i < n; i++) {            /* the state after the last step */
+        if (M) M[i] = ref ? (float)wd[2 * n + i] : wf[2 * n + i];
+        if (V) V[i] = ref ? (float)wd[3 * n + i] : wf[3 * n + i];
+    }
+    return st;
+}
 #ifndef LATTN_NO_MODELS
 /* Layer cases: a layer's tensors under "in.<tensor name>", its configuration in the metadata,
    in.x [B][T][D], in.state0 [B][state floats] (optional) -> out.y [B][T][D], out.state; forms REF
@@ -16383,6 +16472,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     static const lattn_form la[] = { LATTN_FORM_REF, LATTN_FORM_PARALLEL, LATTN_FORM_CHUNK, LATTN_FORM_STEP };
     static const lattn_form gdr[] = { LATTN_FORM_REF, LATTN_FORM_STEP, LATTN_FORM_CHUNK };
     static const lattn_form rfs[] = { LATTN_FORM_REF, LATTN_FORM_CHUNK, LATTN_FORM_STEP };   /* also a gradient case's two */
+    static const lattn_form chunk_only[] = { LATTN_FORM_CHUNK };
     const char *m = c ? lattn_st_meta(c, "mixer") : NULL;
     const lattn_form *f = rfs;
     int n = 3, i;
@@ -16393,6 +16483,11 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     else if (strcmp(m, "prism_p1") == 0) n = 1;
     else if (strcmp(m, "prism_p2") == 0 || strcmp(m, "prism_p0") == 0 || strcmp(m, "ttt_layer") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "scan") == 0) n = 3;
+    else if (strncmp(m, "muon_", 5) == 0 || strcmp(m, "adamw") == 0) {   /* the float64 and the float32 optimizer; bf16: float32 only */
+        const char *b = lattn_st_meta(c, "bf16");
+        n = b && strcmp(b, "1") == 0 ? 1 : 2;
+        f = n == 1 ? chunk_only : rfs;
+    }
     for (i = 0; i < n && i < max; i++) out[i] = f[i];
     return i;
 }
@@ -16422,6 +16517,7 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
     else if (strcmp(mixer, "ssm") == 0) st = lattn__case_ssm(&k, form);
     else if (strcmp(mixer, "s4d") == 0) st = lattn__case_s4d(&k, form);
     else if (strcmp(mixer, "attention") == 0) st = lattn__case_attn(&k, form);
+    else if (strcmp(mixer, "adamw") == 0 || strcmp(mixer, "muon_step") == 0 || strcmp(mixer, "muon_ns5") == 0) st = lattn__case_optim(&k, form, mixer);
 #ifndef LATTN_NO_MODELS
     else if (strcmp(mixer, "laplace_layer") == 0) st = lattn__case_laplace(&k, form);
     else if (strcmp(mixer, "gdn_layer") == 0) st = lattn__case_gdn(&k, form);

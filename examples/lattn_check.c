@@ -464,6 +464,65 @@ static int external_grad(const char *path, const lattn_st_file *f, const char *s
     return r;
 }
 
+/* An optimizer file (PyTorch's AdamW; KellerJordan/Muon's NS5 and SingleDeviceMuon) as lattn optimizer
+   cases: param0, grads -> in.param0, in.grads and the float64 run (param_f64, exp_avg_f64,
+   exp_avg_sq_f64, momentum_f64) -> out.param, out.exp_avg, out.exp_avg_sq, out.momentum; NS5's
+   G_<R>x<C> -> in.G and X_f64_<R>x<C> -> out.X, one case per shape. The file's other run is a variant:
+   AdamW's float32 run (*_f32, at 1e-6), the as-released bf16 Muon (X_bf16_*, *_asis) in lattn's bf16
+   mode, loosely: two bf16 implementations differ by their roundings (measured: NS5 5.6-8.0 %
+   relative RMS, each within 5 % of float64; three steps 0.18-0.19 %), so at 1e-1 and 1e-2. */
+static int external_optim(const char *path, const lattn_st_file *f, const char *src) {
+    static const char *const keys[7] = { "lr", "beta1", "beta2", "eps", "weight_decay", "momentum", "ns_steps" };
+    const int adam = strstr(src, "adamw") != NULL, ns = !adam && strstr(src, "SingleDeviceMuon") == NULL;
+    const char *nest = lattn_st_meta(f, "nesterov");
+    int i, v, ok = 1, r;
+    for (v = 0; v < 2 && ok >= 0; v++) {     /* the float64 run, then the other */
+        const char *sfx = v == 0 ? "f64" : adam ? "f32" : ns ? "bf16" : "asis";
+        const char *meta[24];
+        char names[6][64], lab[600];
+        lattn_st_entry e[6];
+        int nm = 0, ne = 0;
+        int64_t t;
+        meta[nm++] = "mixer"; meta[nm++] = adam ? "adamw" : ns ? "muon_ns5" : "muon_step";
+        for (i = 0; i < 7; i++)
+            if (lattn_st_meta(f, keys[i])) { meta[nm++] = keys[i]; meta[nm++] = lattn_st_meta(f, keys[i]); }
+        if (nest) { meta[nm++] = "nesterov"; meta[nm++] = strcmp(nest, "True") == 0 ? "1" : "0"; }
+        meta[nm++] = "tol_fp32"; meta[nm++] = v == 0 ? (adam ? "1e-6" : "1e-5") : adam ? "1e-6" : ns ? "1e-1" : "1e-2";
+        if (v == 1 && !adam) { meta[nm++] = "bf16"; meta[nm++] = "1"; }
+        for (t = 0; t < f->n_tensors && ok >= 0; t++) {   /* NS5: a case per G_<shape>; a step: one case */
+            const lattn_st_tensor *x = &f->tensors[t];
+            static const char *const step_in[2] = { "param0", "grads" };
+            static const char *const adam_out[3] = { "param", "exp_avg", "exp_avg_sq" }, *const muon_out[2] = { "param", "momentum" };
+            const char *const *outs = adam ? adam_out : muon_out;
+            const int n_out = adam ? 3 : 2;
+            if (ns ? strncmp(x->name, "G_", 2) != 0 : t > 0) continue;
+            ne = 0;
+            if (ns) {
+                snprintf(names[0], sizeof names[0], "X_%s_%s", sfx, x->name + 2);
+                e[ne].name = "in.G"; e[ne].dtype = x->dtype; e[ne].ndim = x->ndim; e[ne].shape = x->shape; e[ne].data = x->data; ne++;
+                if (!lattn_st_find(f, names[0])) { fprintf(stderr, "lattn-check: %s: no %s\n", path, names[0]); return 2; }
+                x = lattn_st_find(f, names[0]);
+                e[ne].name = "out.X"; e[ne].dtype = x->dtype; e[ne].ndim = x->ndim; e[ne].shape = x->shape; e[ne].data = x->data; ne++;
+                snprintf(lab, sizeof lab, "%s (%s, %s)", path, names[0] + 2 + strlen(sfx) + 1, sfx);
+            } else {
+                for (i = 0; i < 2 + n_out; i++) {
+                    const lattn_st_tensor *y;
+                    if (i < 2) snprintf(names[i], sizeof names[i], "%s", step_in[i]);
+                    else snprintf(names[i], sizeof names[i], "%s_%s", outs[i - 2], sfx);
+                    y = lattn_st_find(f, names[i]);
+                    if (!y) { fprintf(stderr, "lattn-check: %s: no %s\n", path, names[i]); return 2; }
+                    snprintf(names[i], sizeof names[i], "%s.%s", i < 2 ? "in" : "out", i < 2 ? step_in[i] : outs[i - 2]);
+                    e[ne].name = names[i]; e[ne].dtype = y->dtype; e[ne].ndim = y->ndim; e[ne].shape = y->shape; e[ne].data = y->data; ne++;
+                }
+                snprintf(lab, sizeof lab, "%s (the %s run)", path, sfx);
+            }
+            r = external_variant(lab, e, ne, meta, nm, NULL, f, NULL, NULL);
+            if (r < 0) ok = -1; else ok &= r;
+        }
+    }
+    return ok;
+}
+
 /* An external reference file as a lattn case: q, k, v, beta, g, h0 (or a PRISM block's parameters
    and x) -> in.*, o, ht (or y) -> out.* (kept float64); fla's delta-rule sources become mixer "gdr",
    the other fla sources "linear_attn" (the gates pick the member), gpr-prism's PRISMBlock "prism_p1",
@@ -484,6 +543,11 @@ static int cmd_external(const char *path) {
     ttt_finals tf;
     if (!load(path, &f)) return 2;
     src = lattn_st_meta(&f, "source");
+    if (src && (strstr(src, "torch/optim/adamw.py") || strstr(src, "KellerJordan/Muon"))) {
+        r = external_optim(path, &f, src);
+        lattn_st_free(&g_ctx, &f);
+        return r < 0 ? 2 : r ? 0 : 1;
+    }
     if (src && (lattn_st_find(&f, "do") || lattn_st_find(&f, "dy") || lattn_st_find(&f, "dout")) &&
         (strstr(src, "linear_attn") || strstr(src, "ops/gla/") || strstr(src, "ops/simple_gla/") || strstr(src, "causal_conv1d_ref") ||
          strstr(src, "selective_scan") || strstr(src, "delta_rule") || strstr(src, "ops/kda/") || strstr(src, "ops/attn/"))) {

@@ -5965,6 +5965,32 @@ static void test_train(void) {
         }
         free(g); free(g1); free(g2);
     }
+    {   /* optimizer cases in the conformance runner: shapes and options from a hostile file are refused */
+        static const int64_t s3[1] = { 3 }, s7[1] = { 7 }, s23[2] = { 2, 3 };
+        static const float x[7] = { 1, 2, 3, 4, 5, 6, 7 };
+        const char *meta[6] = { "mixer", "adamw", "lr", "0.1", "bf16", "0" };
+        lattn_st_entry e[2] = { { "in.param0", LATTN_DTYPE_F32, 1, s3, x }, { "in.grads", LATTN_DTYPE_F32, 1, s7, x } };
+        lattn_form fs[4];
+        int k;
+        for (k = 0; k < 4; k++) {
+            unsigned char *buf = NULL, *out = NULL;
+            size_t nb = 0, no = 0;
+            lattn_st_file fl;
+            lattn_status want = k == 0 ? LATTN_E_FORMAT : k == 1 ? LATTN_E_FORMAT : k == 2 ? LATTN_E_UNSUPPORTED : LATTN_OK;
+            if (k == 1) { meta[3] = "-1"; e[1].shape = s3; }
+            if (k == 2) { meta[1] = "muon_ns5"; meta[3] = "0.1"; meta[5] = "1"; e[0].name = "in.G"; e[0].ndim = 2; e[0].shape = s23; }
+            if (k == 3) { meta[1] = "adamw"; meta[5] = "0"; e[0].name = "in.param0"; e[0].ndim = 1; e[0].shape = s3; }
+            CHECK(lattn_st_serialize(&ctx, e, 2, meta, 3, &buf, &nb) == LATTN_OK && lattn_st_parse(&ctx, buf, nb, &fl) == LATTN_OK, "case %d", k);
+            CHECK(lattn_case_run(&ctx, &fl, LATTN_FORM_REF, &out, &no) == want, "optimizer case %d: %s (want %s)", k, lattn_ctx_error(&ctx),
+                  lattn_status_string(want));
+            if (k == 2) CHECK(lattn_case_forms(&fl, fs, 4) == 1 && fs[0] == LATTN_FORM_CHUNK, "a bf16 Muon case: the float32 form only");
+            if (k == 3) CHECK(lattn_case_forms(&fl, fs, 4) == 2 && lattn_case_run(&ctx, &fl, LATTN_FORM_STEP, &out, &no) == LATTN_E_UNSUPPORTED,
+                              "an AdamW case: ref and chunk");
+            lattn_free(&ctx, out);
+            lattn_st_free(&ctx, &fl);
+            lattn_free(&ctx, buf);
+        }
+    }
     {   /* the arena optimizer on the small Laplace model: the split, the steps against per-tensor calls,
            save after 2 steps and resume: bit for bit the run that never stopped */
         const lattn_laplace_config c = lattn_laplace_config_small();
