@@ -4,6 +4,7 @@
 #   make demo         the tour: every mixer, every form, error against _ref, tokens/s
 #   make bench        benchmark table; writes bench/last_run.jsonl
 #   make muon-mpi     the sharded Muon step on 4 MPI processes (where mpicc exists)
+#   make train-tcn    the seed article's TCN demo trained in C, against its own training run
 #   make readme-check every C program of README.md built and run
 # Variants: make test CC=clang | make test EXTRA=-DLATTN_NO_SIMD OMP= | make test BUILD=build/x
 CC      ?= gcc
@@ -18,7 +19,8 @@ LDLIBS  ?= -lm -pthread
 ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
 
 TESTS    = $(BUILD)/run_tests
-EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/tiler_sweep $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check
+EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/tiler_sweep $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check \
+           $(BUILD)/train_tcn
 BENCH    = $(BUILD)/bench
 # The MPI example only where an MPI compiler exists (Debian: libopenmpi-dev openmpi-bin).
 MPICC   ?= $(shell command -v mpicc 2>/dev/null)
@@ -26,7 +28,7 @@ ifneq ($(MPICC),)
 EXAMPLES += $(BUILD)/muon_mpi
 endif
 
-.PHONY: all test test-quick demo bench examples muon-mpi clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
+.PHONY: all test test-quick demo bench examples muon-mpi train-tcn clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
 all: $(TESTS) $(EXAMPLES) $(BENCH)
 
 $(BUILD):
@@ -53,12 +55,16 @@ else
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 4 --oversubscribe ./$(BUILD)/muon_mpi
 endif
 
+train-tcn: $(BUILD)/train_tcn
+	./$(BUILD)/train_tcn
+
 $(BUILD)/bench: bench/bench.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
 # The conformance checks first, the test runner last: its last line is "N passed, M failed".
-test: $(TESTS) $(BUILD)/lattn-check
+test: $(TESTS) $(BUILD)/lattn-check $(BUILD)/train_tcn
 	$(MAKE) --no-print-directory conformance reference-check
+	$(RUN) ./$(BUILD)/train_tcn > $(BUILD)/train_tcn.log && grep '^after 20' $(BUILD)/train_tcn.log
 	$(RUN) ./$(BUILD)/run_tests
 
 test-quick: $(TESTS) $(BUILD)/lattn-check
