@@ -1905,21 +1905,29 @@ LATTN_API lattn_status lattn_adamw_step64(lattn_ctx *ctx, const lattn_adamw_conf
        M = lerp(M, G, 1 - β)              = M + (1-β)(G - M)
        U = lerp(G, M, β) (Nesterov)       = M - (M - G)(1 - β), written into G as the reference does;
                                             U = M without Nesterov
-       O = NS5(U) · sqrt(max(1, R/C));    W = W·(1 - lr·wd);    W = W - lr·O
+       O = NS5(U) · s;                    W = W·(1 - lr·wd);    W = W - lr·O
+   with the shape scale s = sqrt(max(1, R/C)) (the reference's, LATTN_MUON_SCALE_SHAPE_RATIO) or
+   s = 0.2·sqrt(max(R, C)) (LATTN_MUON_SCALE_RMS_MATCH, Moonlight's: the update's RMS near AdamW's).
    NS5, the quintic Newton-Schulz "zeroth power" with (a, b, c) = (3.4445, -4.7750, 2.0315): on the
    wide orientation (X = Uᵀ when R > C), X = X / (‖X‖_F + 1e-7), then steps times A = X Xᵀ,
    B = b·A + c·A·A, X = a·X + B X. lattn_muon_ns5 runs it in float32 on the SGEMM kernel, A and
    A·A as their lower halves mirrored (they are symmetric; 3m²n + m³ multiply-adds per step instead
    of 4m²n + 2m³); the reference runs it in bf16, lattn's float32 is spec §1.1's LATTN_NS_FP32 mode;
-   lattn_muon_ns5_64 runs it in double (the golden form). Defaults (lattn_muon_default): lr 0.02, momentum 0.95, weight decay 0,
-   Nesterov, 5 steps, LATTN_NS_FP32. A NaN or infinity anywhere in G reaches the Frobenius norm, so
+   lattn_muon_ns5_64 runs it in double (the golden form). Defaults (lattn_muon_default): lr 0.02,
+   momentum 0.95, weight decay 0, Nesterov, 5 steps, LATTN_NS_FP32, the shape-ratio scale. A NaN or infinity anywhere in G reaches the Frobenius norm, so
    the whole matrix's update and W become NaN (as in the reference); M is NaN where G was. */
 typedef enum lattn_ns_mode {
     LATTN_NS_FP32,                       /* every operation in float32 */
     LATTN_NS_BF16                        /* the reference's: every operation's result rounded to bf16 (GEMMs
                                             accumulate in float32 and round once; the norm is a float32 sum) */
 } lattn_ns_mode;
-typedef struct lattn_muon_config { double lr, momentum, weight_decay; int nesterov, ns_steps; lattn_ns_mode ns_mode; } lattn_muon_config;
+typedef enum lattn_muon_scale { LATTN_MUON_SCALE_SHAPE_RATIO, LATTN_MUON_SCALE_RMS_MATCH } lattn_muon_scale;
+typedef struct lattn_muon_config {
+    double lr, momentum, weight_decay;
+    int nesterov, ns_steps;
+    lattn_ns_mode ns_mode;
+    lattn_muon_scale scale;
+} lattn_muon_config;
 LATTN_API lattn_muon_config lattn_muon_default(void);
 LATTN_API lattn_status lattn_muon_ns5   (lattn_ctx *ctx, int64_t R, int64_t C, int steps, lattn_ns_mode mode, const float *G, float *X);
 LATTN_API lattn_status lattn_muon_ns5_64(lattn_ctx *ctx, int64_t R, int64_t C, int steps, const double *G, double *X);
@@ -3953,7 +3961,7 @@ static void lattn__arena_init(lattn_tensor *tab, int64_t nt, lattn_rng *r) {
 /* One configuration field in the metadata: an integer (i), a float (f), or an index into a list of
    names (e, names). Written with lattn__cfg_write, read back strictly with lattn__cfg_read. */
 typedef struct lattn__cfield { const char *key; int64_t *i; float *f; double *d; int *e; const char *const *names; int n_names; } lattn__cfield;
-#define LATTN__CFG_MAX 12
+#define LATTN__CFG_MAX 16
 static void lattn__cfg_write(const lattn__cfield *fl, int n, char (*vals)[32], const char **meta) {
     int i;
     for (i = 0; i < n; i++) {
@@ -14642,6 +14650,7 @@ LATTN__DEF lattn_muon_config lattn_muon_default(void) {
     c.nesterov = 1;
     c.ns_steps = 5;
     c.ns_mode = LATTN_NS_FP32;
+    c.scale = LATTN_MUON_SCALE_SHAPE_RATIO;
     return c;
 }
 /* x rounded to bfloat16 (nearest, ties to even; NaN stays NaN), as a float. */
@@ -14785,6 +14794,8 @@ static lattn_status lattn__muon_config_check(lattn_ctx *ctx, const char *who, co
                            c->momentum, c->weight_decay);
     if (c->ns_mode != LATTN_NS_FP32 && c->ns_mode != LATTN_NS_BF16) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: ns_mode %d is not a lattn_ns_mode", who, (int)c->ns_mode);
     if (c->ns_steps < 0 || c->ns_steps > 100) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: ns_steps = %d (0 .. 100)", who, c->ns_steps);
+    if (c->scale != LATTN_MUON_SCALE_SHAPE_RATIO && c->scale != LATTN_MUON_SCALE_RMS_MATCH)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: scale %d is not a lattn_muon_scale", who, (int)c->scale);
     return LATTN_OK;
 }
 static lattn_status lattn__muon_check(lattn_ctx *ctx, const char *who, const lattn_muon_config *c, const void *W, const void *G, const void *M) {
@@ -14796,7 +14807,7 @@ static lattn_status lattn__muon_check(lattn_ctx *ctx, const char *who, const lat
      blend: Mo = lerp(M, G, 1 - β), U = lerp(G, Mo, β) (Nesterov) or Mo, as PyTorch's lerp rounds
             them (weight 1 - β < 0.5: a + w(e - a); weight β >= 0.5: e - (e - a)(1 - w), w and 1 - w
             in T); Mo may be M and U may be G;
-     scale: O = O·sqrt(max(1, R/C)) (the whole matrix's shape), a bf16 tensor in bf16 mode;
+     scale: O = O·s (s of the whole matrix's shape), a bf16 tensor in bf16 mode;
      apply: W = W·(1 - lr·wd), then W = W - lr·O. */
 #define LATTN__MUON_ELEMENTWISE(T, SFX)                                                                              \
     static void lattn__muon_blend##SFX(const lattn_muon_config *c, int64_t n, const T *G, const T *M, T *Mo, T *U) { \
@@ -14809,7 +14820,8 @@ static lattn_status lattn__muon_check(lattn_ctx *ctx, const char *who, const lat
         }                                                                                                          \
     }                                                                                                              \
     static void lattn__muon_scale##SFX(const lattn_muon_config *c, int64_t R, int64_t C, int64_t n, T *O) {         \
-        const T scale = (T)sqrt(LATTN__MAX(1.0, (double)R / (double)C));                                           \
+        const T scale = (T)(c->scale == LATTN_MUON_SCALE_RMS_MATCH ? 0.2 * sqrt((double)LATTN__MAX(R, C))            \
+                                                                 : sqrt(LATTN__MAX(1.0, (double)R / (double)C)));       \
         int64_t i;                                                                                                 \
         for (i = 0; i < n; i++) {                                                                                  \
             O[i] = O[i] * scale;                                                                                   \
@@ -15360,9 +15372,9 @@ LATTN__DEF lattn_status lattn_optim_step(lattn_ctx *ctx, lattn_optim *o, double 
 
 /* ---- the optimizer's state as safetensors ------------------------------------------------------- */
 /* The configurations and the step count as "optim.*" metadata. */
-#define LATTN__OPTIM_NF 12
-static void lattn__optim_fields(lattn_optim *o, int64_t *ns_steps, int *nesterov, int *mode, lattn__cfield *fl) {
-    static const char *const onoff[2] = { "0", "1" }, *const modes[2] = { "fp32", "bf16" };
+#define LATTN__OPTIM_NF 13
+static void lattn__optim_fields(lattn_optim *o, int64_t *ns_steps, int *nesterov, int *mode, int *scale, lattn__cfield *fl) {
+    static const char *const onoff[2] = { "0", "1" }, *const modes[2] = { "fp32", "bf16" }, *const scales[2] = { "shape_ratio", "rms_match" };
     const lattn__cfield f[LATTN__OPTIM_NF] = {
         { "optim.step", &o->t, NULL, NULL, NULL, NULL, 0 },
         { "optim.adamw.lr", NULL, NULL, &o->adamw.lr, NULL, NULL, 0 },
@@ -15376,6 +15388,7 @@ static void lattn__optim_fields(lattn_optim *o, int64_t *ns_steps, int *nesterov
         { "optim.muon.nesterov", NULL, NULL, NULL, nesterov, onoff, 2 },
         { "optim.muon.ns_steps", ns_steps, NULL, NULL, NULL, NULL, 0 },
         { "optim.muon.ns_mode", NULL, NULL, NULL, mode, modes, 2 },
+        { "optim.muon.scale", NULL, NULL, NULL, scale, scales, 2 },
     };
     memcpy(fl, f, sizeof f);
 }
@@ -15394,14 +15407,15 @@ LATTN__DEF lattn_status lattn_optim_serialize(lattn_ctx *ctx, const lattn_optim 
     lattn_st_entry *e;
     double *rules;
     int64_t i, ne = 0, ns, rshape[2];
-    int nesterov, mode;
+    int nesterov, mode, scale;
     lattn_status st;
     if (!o || !o->rules || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     cp = *o;
     ns = cp.muon.ns_steps;
     nesterov = cp.muon.nesterov != 0;
     mode = cp.muon.ns_mode == LATTN_NS_BF16;
-    lattn__optim_fields(&cp, &ns, &nesterov, &mode, fl);
+    scale = cp.muon.scale == LATTN_MUON_SCALE_RMS_MATCH;
+    lattn__optim_fields(&cp, &ns, &nesterov, &mode, &scale, fl);
     lattn__cfg_write(fl, LATTN__OPTIM_NF, vals, meta);
     e = (lattn_st_entry *)lattn__alloc(ctx, (size_t)(2 * o->n_tensors + 1) * sizeof *e);
     names = (char (*)[2 * LATTN_NAME_MAX + 32])lattn__alloc(ctx, (size_t)(2 * o->n_tensors) * sizeof *names);
@@ -15444,12 +15458,13 @@ static lattn_status lattn__optim_read(lattn_ctx *ctx, const char *who, lattn_opt
     const lattn_st_tensor *rt;
     double *rules;
     int64_t i, ns = 0;
-    int nesterov = 0, mode = 0, k;
+    int nesterov = 0, mode = 0, scale = 0, k;
     lattn_status st;
-    lattn__optim_fields(o, &ns, &nesterov, &mode, fl);
+    lattn__optim_fields(o, &ns, &nesterov, &mode, &scale, fl);
     LATTN__TRY(lattn__cfg_read(ctx, who, f, fl, LATTN__OPTIM_NF));
     o->muon.nesterov = nesterov;
     o->muon.ns_mode = mode ? LATTN_NS_BF16 : LATTN_NS_FP32;
+    o->muon.scale = scale ? LATTN_MUON_SCALE_RMS_MATCH : LATTN_MUON_SCALE_SHAPE_RATIO;
     o->muon.ns_steps = ns < 0 || ns > 100 ? -1 : (int)ns;
     if (o->t < 0) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: optim.step = %lld", who, (long long)o->t);
     if ((st = lattn__adamw_check(ctx, who, &o->adamw, 1, 0, NULL, NULL, NULL, NULL)) != LATTN_OK ||

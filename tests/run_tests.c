@@ -5374,6 +5374,35 @@ static void test_optim(void) {
         free(w); free(g); free(want); free(wm); free(m); free(gs); free(wd); free(md); free(gsd); free(gd);
         lattn_st_free(&ctx, &f);
     }
+    {   /* the shape scale: LATTN_MUON_SCALE_RMS_MATCH's update is 0.2·sqrt(max(R, C)) / sqrt(max(1, R/C)) times the reference's */
+        static const int64_t dims[2][2] = { { 12, 20 }, { 20, 12 } };
+        lattn_rng rng = lattn_rng_seed(g_seed + 5);
+        int d;
+        for (d = 0; d < 2; d++) {
+            const int64_t R = dims[d][0], C = dims[d][1];
+            const double want = 0.2 * sqrt(20.0) / sqrt(fmax(1.0, (double)R / (double)C));
+            float W0[240], G0[240], W[2][240], G[240], M[240];
+            double worst = 0;
+            int s, i;
+            lattn_muon_config c = lattn_muon_default();
+            lattn_rng_fill_normal(&rng, W0, 240, 0.0f, 1.0f);
+            lattn_rng_fill_normal(&rng, G0, 240, 0.0f, 1.0f);
+            c.lr = 1e-2;
+            for (s = 0; s < 2; s++) {
+                c.scale = s ? LATTN_MUON_SCALE_RMS_MATCH : LATTN_MUON_SCALE_SHAPE_RATIO;
+                memcpy(W[s], W0, sizeof W0); memcpy(G, G0, sizeof G0); memset(M, 0, sizeof M);
+                CHECK(lattn_muon_step(&ctx, &c, R, C, W[s], G, M) == LATTN_OK, "muon step, scale %d", s);
+            }
+            for (i = 0; i < 240; i++) {
+                const double a = (double)W[0][i] - W0[i], b = (double)W[1][i] - W0[i];
+                if (fabs(a) > 1e-4) worst = fmax(worst, fabs(b / a - want) / want);
+            }
+            CHECK(worst < 1e-2, "Muon %lldx%lld, RMS-match scale: the update is %.4f x the shape-ratio one (worst relative deviation %.2g; float32 W)",
+                  (long long)R, (long long)C, want, worst);
+            c.scale = (lattn_muon_scale)2;
+            CHECK(lattn_muon_step(&ctx, &c, R, C, W[0], G, M) == LATTN_E_DOMAIN, "an unknown scale refused");
+        }
+    }
     {   /* Muon: refusals write nothing; the zero matrix stays finite (the 1e-7) */
         lattn_muon_config c = lattn_muon_default(), bad = c;
         float W[6] = { 1, 2, 3, 4, 5, 6 }, G[6] = { 0 }, M[6] = { 0 }, X[6];
@@ -6014,6 +6043,7 @@ static void test_train(void) {
         oa.rules[lattn_laplace_tensor(&a, "embeddings.weight") - a.tensors].lr_scale = 0.5;   /* a group of its own */
         oa.adamw.weight_decay = 0.1;
         oa.muon.weight_decay = 0.01;
+        oa.muon.scale = LATTN_MUON_SCALE_RMS_MATCH;
         grads = fnew(a.n_params); g1 = fnew(a.n_params);
         ms = (float *)calloc(a.n_params, 4); vs = (float *)calloc(a.n_params, 4);
         for (s = 1; s <= 5; s++) {
@@ -6044,7 +6074,8 @@ static void test_train(void) {
                 {
                     lattn_st_file fl;
                     CHECK(lattn_st_parse(&ctx, buf, nb, &fl) == LATTN_OK && lattn_optim_init_st(&ctx, &ob, b.tensors, b.n_tensors, &fl, "") == LATTN_OK &&
-                          ob.t == 2 && ob.rules[0].lr_scale == oa.rules[0].lr_scale && ob.adamw.weight_decay == 0.1 && ob.muon.weight_decay == 0.01,
+                          ob.t == 2 && ob.rules[0].lr_scale == oa.rules[0].lr_scale && ob.adamw.weight_decay == 0.1 && ob.muon.weight_decay == 0.01 &&
+                          ob.muon.scale == LATTN_MUON_SCALE_RMS_MATCH,
                           "resume: %s", lattn_ctx_error(&ctx));
                     lattn_st_free(&ctx, &fl);
                 }
