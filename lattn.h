@@ -971,6 +971,11 @@ typedef struct lattn_tcn_grads {
 /* The backward of _ref in double: per batch row every layer's input kept ((L+1)·T·D doubles),
    the layers in reverse, each token's conv and LayerNorm recomputed. */
 LATTN_API lattn_status lattn_tcn_ref_backward(lattn_ctx *ctx, const lattn_tcn_args *a, const lattn_tcn_grads *g);
+/* The float32 backward: the _chunk forward keeping every layer's input and conv output
+   ((2L + 1)·B·T·D floats), then per layer in reverse one GEMM a tap for dW (Xᵀ·dc) and one for dx
+   (dc·W_jᵀ), LayerNorm and GELU row by row; the same bits for any thread count. a->y (optional)
+   receives the forward's output (_chunk's bits). */
+LATTN_API lattn_status lattn_tcn_chunk_backward(lattn_ctx *ctx, const lattn_tcn_args *a, const lattn_tcn_grads *g);
 
 #ifndef LATTN_NO_MODELS
 /* The article's DemoModel: h = Linear(d_in -> D)(x); h = StackedEncoder(h); out = Linear(D -> 1)
@@ -1013,6 +1018,10 @@ LATTN_API lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_de
    model has one output per sequence; for the article's MSE loss dout = 2 (out - target) / B). */
 LATTN_API lattn_status lattn_tcn_demo_backward_ref(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
                                                    const float *x, const double *dout, float *grad, double *grad64, float *dx);
+/* The same gradients in float32: the stack by lattn_tcn_chunk_backward, the embedding and the head
+   summed in double; grad (required) in the arena's layout, dx (optional). */
+LATTN_API lattn_status lattn_tcn_demo_backward(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
+                                               const float *x, const float *dout, float *grad, float *dx);
 
 #endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
@@ -6041,11 +6050,17 @@ static void lattn__tcn_post_d(int64_t d, const double *c, const float *lw, const
     for (i = 0; i < d; i++)
         out[i] = lattn__gelu_d((c[i] - mean) / sqrt(var + 1e-5) * lw[i] + lb[i]) + res[i];
 }
-static void lattn__tcn_post(int64_t d, float *c, const float *lw, const float *lb, const float *res) {
-    float mean = lattn_vec_sum((size_t)d, c) / (float)d, var = 0, inv; int64_t i;
+/* The row's LayerNorm statistics as the float32 forms compute them: the mean, 1/σ. */
+static float lattn__tcn_stats(int64_t d, const float *c, float *inv) {
+    float mean = lattn_vec_sum((size_t)d, c) / (float)d, var = 0; int64_t i;
     for (i = 0; i < d; i++) var += (c[i] - mean) * (c[i] - mean);
-    inv = 1.0f / sqrtf(var / (float)d + 1e-5f);
-    for (i = 0; i < d; i++) c[i] = lattn__gelu((c[i] - mean) * inv * lw[i] + lb[i]) + res[i];
+    *inv = 1.0f / sqrtf(var / (float)d + 1e-5f);
+    return mean;
+}
+/* out = GELU(LN(c)) + res in float32 (out may be c). */
+static void lattn__tcn_post(int64_t d, const float *c, const float *lw, const float *lb, const float *res, float *out) {
+    float inv, mean = lattn__tcn_stats(d, c, &inv); int64_t i;
+    for (i = 0; i < d; i++) out[i] = lattn__gelu((c[i] - mean) * inv * lw[i] + lb[i]) + res[i];
 }
 
 /* >>tcn.ref --------------------------------------------------------------------------------------
@@ -6188,7 +6203,6 @@ LATTN__DEF lattn_status lattn_tcn_ref_backward(lattn_ctx *ctx, const lattn_tcn_a
     LATTN__TRY(lattn__tcn_check(ctx, who, a, 0));
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
     if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
-    if (a->T == 0) return lattn__ok(ctx);
     n = a->B * a->T * a->D;
     nl = a->D * a->D * a->W + 3 * a->D;
     LATTN__TRY(lattn__alloc_doubles(ctx, &dx, (size_t)(n + a->n_layers * nl), who));
@@ -6216,56 +6230,183 @@ LATTN__DEF lattn_status lattn_tcn_ref_backward(lattn_ctx *ctx, const lattn_tcn_a
    [d_in][d_out] slice stored contiguously. Threads take fixed blocks of 256 output rows (the split
    depends on the shape only). */
 #define LATTN__TCN_BLOCK 256
-LATTN__DEF lattn_status lattn_tcn_chunk(lattn_ctx *ctx, const lattn_tcn_args *a) {
-    int64_t d, k, T, l, nb, w;
-    float *buf, *wp, *act, *cbuf, *gws;
-    size_t n, gw;
-    int nthr;
-    LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_chunk", a, 1));
-    d = a->D;
-    k = a->W;
-    T = a->T;
-    if (T == 0) return lattn__ok(ctx);
-    nthr = lattn__threads(ctx);
-    gw = lattn__gemm_ws(d, d);
-    /* packed weights k·d·d, activations B·T·d, conv outputs B·T·d, one GEMM workspace per thread */
-    {
-        size_t p1, p2, p3;
-        if (lattn_size_mul(&p1, (size_t)(d * d), (size_t)k) || lattn_size_mul(&p2, (size_t)(a->B * T), (size_t)d) ||
-            lattn_size_mul(&p3, gw, (size_t)nthr) || lattn_size_add(&n, p1, p2) || lattn_size_add(&n, n, p2) ||
-            lattn_size_add(&n, n, p3))
-            return lattn__fail(ctx, LATTN_E_OVERFLOW, "lattn_tcn_chunk: workspace size overflows");
-        LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, "lattn_tcn_chunk"));
-        wp = buf;
-        act = wp + p1;
-        cbuf = act + p2;
-        gws = cbuf + p2;
-    }
-    memcpy(act, a->x, (size_t)(a->B * T * d) * sizeof(float));
-    nb = (T + LATTN__TCN_BLOCK - 1) / LATTN__TCN_BLOCK;
-    for (l = 0; l < a->n_layers; l++) {
-        const lattn_tcn_layer *L = &a->layers[l];
-        int64_t dil = (int64_t)1 << l, o, i, j;
-        for (j = 0; j < k; j++)
-            for (o = 0; o < d; o++)
-                for (i = 0; i < d; i++) wp[(j * d + i) * d + o] = L->w[(o * d + i) * k + j];
-        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-        for (w = 0; w < a->B * nb; w++) {
-            int64_t bb = w / nb, r0 = (w % nb) * LATTN__TCN_BLOCK, r1 = LATTN__MIN(T, r0 + LATTN__TCN_BLOCK), r, jj;
-            const float *X = act + bb * T * d;
-            float *C = cbuf + bb * T * d, *ws = gws + (size_t)lattn__thread_id() * gw;
-            for (r = r0; r < r1; r++) memcpy(C + r * d, L->b, (size_t)d * sizeof(float));
-            for (jj = 0; jj < k; jj++) {
-                int64_t s = (k - 1 - jj) * dil, lo = LATTN__MAX(r0, s);   /* rows r >= s read X[r - s] */
-                if (lo < r1)
-                    lattn__sgemm(LATTN_GEMM_ACCUMULATE, r1 - lo, d, d, X + (lo - s) * d, d,
-                                 wp + jj * d * d, d, C + lo * d, d, ws);
-            }
-            for (r = r0; r < r1; r++) lattn__tcn_post(d, C + r * d, L->ln_w, L->ln_b, X + r * d);
+/* Layer l's weights as k slices W_j [d_in][d_out]: wp[(j·d + i)·d + o] = w[o][i][j]. */
+static void lattn__tcn_pack(const lattn_tcn_layer *L, int64_t d, int64_t k, float *wp) {
+    int64_t o, i, j;
+    for (j = 0; j < k; j++)
+        for (o = 0; o < d; o++)
+            for (i = 0; i < d; i++) wp[(j * d + i) * d + o] = L->w[(o * d + i) * k + j];
+}
+/* One layer in float32 over the batch: C = conv(X) (pre-LayerNorm), Y = GELU(LN(C)) + X (Y may be C). */
+static void lattn__tcn_layer32(int nthr, const lattn_tcn_args *a, int64_t l, const float *wp, const float *act, float *cpre,
+                               float *out, float *gws, size_t gw) {
+    const int64_t d = a->D, k = a->W, T = a->T, dil = (int64_t)1 << l, nb = (T + LATTN__TCN_BLOCK - 1) / LATTN__TCN_BLOCK;
+    const lattn_tcn_layer *L = &a->layers[l];
+    int64_t w;
+    (void)nthr;                          /* without OpenMP */
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < a->B * nb; w++) {
+        int64_t bb = w / nb, r0 = (w % nb) * LATTN__TCN_BLOCK, r1 = LATTN__MIN(T, r0 + LATTN__TCN_BLOCK), r, jj;
+        const float *X = act + bb * T * d;
+        float *C = cpre + bb * T * d, *Y = out + bb * T * d, *ws = gws + (size_t)lattn__thread_id() * gw;
+        for (r = r0; r < r1; r++) memcpy(C + r * d, L->b, (size_t)d * sizeof(float));
+        for (jj = 0; jj < k; jj++) {
+            int64_t s = (k - 1 - jj) * dil, lo = LATTN__MAX(r0, s);   /* rows r >= s read X[r - s] */
+            if (lo < r1)
+                lattn__sgemm(LATTN_GEMM_ACCUMULATE, r1 - lo, d, d, X + (lo - s) * d, d, wp + jj * d * d, d, C + lo * d, d, ws);
         }
-        { float *tmp = act; act = cbuf; cbuf = tmp; }
+        for (r = r0; r < r1; r++) lattn__tcn_post(d, C + r * d, L->ln_w, L->ln_b, X + r * d, Y + r * d);
     }
-    memcpy(a->y, act, (size_t)(a->B * T * d) * sizeof(float));
+}
+/* The float32 stack with every layer kept for a backward pass: acts[l] (l = 0 .. L) the inputs of
+   layer l and the output, cpre[l] its conv output; wp every layer's packed weights. keep = 0: acts
+   and cpre are two ping-pong buffers and the output lands in a->y. */
+static void lattn__tcn_fwd32(int nthr, const lattn_tcn_args *a, int keep, float *wp, float *acts, float *cpre, float *gws, size_t gw) {
+    const int64_t d = a->D, k = a->W, n = a->B * a->T * d;
+    int64_t l;
+    memcpy(acts, a->x, (size_t)n * sizeof(float));
+    for (l = 0; l < a->n_layers; l++) {
+        float *X = keep ? acts + l * n : acts, *C = keep ? cpre + l * n : cpre;
+        lattn__tcn_pack(&a->layers[l], d, k, wp + (keep ? l * k * d * d : 0));
+        lattn__tcn_layer32(nthr, a, l, wp + (keep ? l * k * d * d : 0), X, C, keep ? X + n : C, gws, gw);
+        if (!keep) { float *t = acts; acts = cpre; cpre = t; }
+    }
+    if (a->y != (keep ? acts + a->n_layers * n : acts)) memcpy(a->y, keep ? acts + a->n_layers * n : acts, (size_t)n * sizeof(float));
+}
+/* Workspace of the float32 forms: packed weights (1 layer; the backward: L layers and one layer's
+   dW), activations (2; the backward: L+1 inputs and outputs, L conv outputs, dn and dc), then one
+   GEMM workspace per thread. */
+static lattn_status lattn__tcn_ws(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, int nthr, int backward, float **buf, size_t *gw) {
+    const size_t L = (size_t)a->n_layers, nw = backward ? L + 1 : 1, na = backward ? 2 * L + 3 : 2;
+    size_t p1, p2, p3, n;
+    *gw = lattn__gemm_ws(a->D, LATTN__MAX(a->D, a->T));
+    if (lattn_size_mul(&p1, (size_t)(a->D * a->D), (size_t)a->W) || lattn_size_mul(&p1, p1, nw) ||
+        lattn_size_mul(&p2, (size_t)(a->B * a->T), (size_t)a->D) || lattn_size_mul(&p2, p2, na) ||
+        lattn_size_mul(&p3, *gw, (size_t)nthr) || lattn_size_add(&n, p1, p2) || lattn_size_add(&n, n, p3))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    return lattn__alloc_floats(ctx, buf, n, who);
+}
+LATTN__DEF lattn_status lattn_tcn_chunk(lattn_ctx *ctx, const lattn_tcn_args *a) {
+    const char *who = "lattn_tcn_chunk";
+    float *buf;
+    size_t gw, n;
+    int nthr;
+    LATTN__TRY(lattn__tcn_check(ctx, who, a, 1));
+    if (a->T == 0) return lattn__ok(ctx);
+    nthr = lattn__threads(ctx);
+    LATTN__TRY(lattn__tcn_ws(ctx, who, a, nthr, 0, &buf, &gw));
+    n = (size_t)(a->B * a->T * a->D);
+    lattn__tcn_fwd32(nthr, a, 0, buf, buf + a->D * a->D * a->W, buf + a->D * a->D * a->W + n, buf + a->D * a->D * a->W + 2 * n, gw);
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* >>tcn.chunk_backward ------------------------------------------------------------------------------
+   the float32 forward keeps every layer's input and conv output; layers in reverse, with G = ∂ℒ/∂out:
+     per row (blocks of 256, threads): dn = G ⊙ GELU'(n), dĉ = dn ⊙ γ, dc = (dĉ - mean(dĉ) - ĉ·mean(dĉ ⊙ ĉ))/σ
+     sums over the rows in row order (double): dβ = Σ dn, dγ = Σ dn ⊙ ĉ, db = Σ dc
+     per tap j (a thread each, batch rows in order): dW_j += X[0:T-s]ᵀ · dc[s:T]    (one GEMM Aᵀ·B)
+     per row block: G[p] += Σ_j dc[p + s] · W_jᵀ (one GEMM A·Bᵀ a tap; G is the residual's gradient)
+   The same bits for every thread count. */
+static void lattn__tcn_bw_rows(int nthr, const lattn_tcn_args *a, int64_t l, const float *G, float *cpre, float *dn, float *dc) {
+    const int64_t d = a->D, rows = a->B * a->T, nb = (rows + LATTN__TCN_BLOCK - 1) / LATTN__TCN_BLOCK;
+    const lattn_tcn_layer *L = &a->layers[l];
+    int64_t w;
+    (void)nthr;                          /* without OpenMP */
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (w = 0; w < nb; w++) {
+        int64_t r, o;
+        for (r = w * LATTN__TCN_BLOCK; r < LATTN__MIN(rows, (w + 1) * LATTN__TCN_BLOCK); r++) {
+            float *c = cpre + r * d, *n_ = dn + r * d, *e = dc + r * d, inv, mean = lattn__tcn_stats(d, c, &inv), m1 = 0, m2 = 0;
+            for (o = 0; o < d; o++) {
+                const float ch = (c[o] - mean) * inv, nn = ch * L->ln_w[o] + L->ln_b[o];
+                const float gp = 0.5f * (1.0f + erff(nn * 0.70710678118654752f)) + nn * expf(-0.5f * nn * nn) * 0.39894228040143267794f;
+                n_[o] = G[r * d + o] * gp;
+                e[o] = n_[o] * L->ln_w[o];       /* dĉ */
+                m1 += e[o];
+                m2 += e[o] * ch;
+                c[o] = ch;                       /* ĉ, for dγ */
+            }
+            m1 /= (float)d;
+            m2 /= (float)d;
+            for (o = 0; o < d; o++) e[o] = (e[o] - m1 - c[o] * m2) * inv;
+        }
+    }
+}
+LATTN__DEF lattn_status lattn_tcn_chunk_backward(lattn_ctx *ctx, const lattn_tcn_args *a, const lattn_tcn_grads *g) {
+    const char *who = "lattn_tcn_chunk_backward";
+    lattn_tcn_args f;
+    float *buf, *wp, *dwt, *acts, *cpre, *G, *dn, *dc, *gws;
+    double *sums;
+    int64_t d, k, T, L, n, l, nb, w, i, j, o;
+    size_t gw;
+    int nthr;
+    LATTN__TRY(lattn__tcn_check(ctx, who, a, 0));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    d = a->D; k = a->W; T = a->T; L = a->n_layers;
+    n = a->B * T * d;
+    nthr = lattn__threads(ctx);
+    LATTN__TRY(lattn__tcn_ws(ctx, who, a, nthr, 1, &buf, &gw));
+    if (lattn__alloc_doubles(ctx, &sums, (size_t)(3 * d), who) != LATTN_OK) { lattn__free(ctx, buf); return LATTN_E_NOMEM; }
+    wp = buf;
+    dwt = wp + L * k * d * d;            /* k slices [d_in][d_out] of one layer's dW */
+    acts = dwt + k * d * d;
+    cpre = acts + (L + 1) * n;
+    G = acts + L * n;                    /* the forward's output slot, free once the forward is done */
+    dn = cpre + L * n;
+    dc = dn + n;
+    gws = dc + n;
+    f = *a;
+    f.y = acts + L * n;                  /* the forward's output lands in place */
+    if (T > 0) lattn__tcn_fwd32(nthr, &f, 1, wp, acts, cpre, gws, gw);
+    if (n > 0 && a->y) memcpy(a->y, f.y, (size_t)n * sizeof(float));
+    if (n > 0) memcpy(G, g->dout, (size_t)n * sizeof(float));
+    nb = (T + LATTN__TCN_BLOCK - 1) / LATTN__TCN_BLOCK;
+    for (l = L - 1; l >= 0; l--) {
+        const int64_t dil = (int64_t)1 << l;
+        const float *X = acts + l * n, *Wl = wp + l * k * d * d;
+        lattn_tcn_layer_grads *lg = g->layers ? &g->layers[l] : NULL;
+        lattn__tcn_bw_rows(nthr, a, l, G, cpre + l * n, dn, dc);
+        if (lg) {
+            memset(sums, 0, (size_t)(3 * d) * sizeof(double));
+            for (i = 0; i < a->B * T; i++)
+                for (o = 0; o < d; o++) {
+                    sums[o] += dn[i * d + o];
+                    sums[d + o] += (double)dn[i * d + o] * cpre[l * n + i * d + o];
+                    sums[2 * d + o] += dc[i * d + o];
+                }
+            LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+            for (j = 0; j < k; j++) {
+                const int64_t s = (k - 1 - j) * dil;
+                float *ws = gws + (size_t)lattn__thread_id() * gw, *dWj = dwt + j * d * d;
+                int64_t bb;
+                memset(dWj, 0, (size_t)(d * d) * sizeof(float));
+                for (bb = 0; bb < a->B && s < T; bb++)
+                    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, d, d, T - s, X + bb * T * d, d, dc + bb * T * d + s * d, d, dWj, d, ws);
+            }
+            for (o = 0; o < d; o++) {
+                lattn__put(lg->db, lg->db64, o, sums[2 * d + o]);
+                lattn__put(lg->dln_w, lg->dln_w64, o, sums[d + o]);
+                lattn__put(lg->dln_b, lg->dln_b64, o, sums[o]);
+                for (i = 0; i < d; i++)
+                    for (j = 0; j < k; j++) lattn__put(lg->dw, lg->dw64, (o * d + i) * k + j, dwt[(j * d + i) * d + o]);
+            }
+        }
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+        for (w = 0; w < a->B * nb; w++) {   /* G += Σ_j dc[p + s] · W_jᵀ over the rows p of the block */
+            int64_t bb = w / nb, r0 = (w % nb) * LATTN__TCN_BLOCK, r1 = LATTN__MIN(T, r0 + LATTN__TCN_BLOCK), jj;
+            float *ws = gws + (size_t)lattn__thread_id() * gw;
+            for (jj = 0; jj < k; jj++) {
+                const int64_t s = (k - 1 - jj) * dil, hi = LATTN__MIN(r1, T - s);   /* rows p < T - s read dc[p + s] */
+                if (r0 < hi)
+                    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_ACCUMULATE, hi - r0, d, d, dc + bb * T * d + (r0 + s) * d, d, Wl + jj * d * d, d,
+                                 G + bb * T * d + r0 * d, d, ws);
+            }
+        }
+    }
+    for (i = 0; i < n; i++) lattn__put(g->dx, g->dx64, i, G[i]);
+    lattn__free(ctx, sums);
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
 }
@@ -6304,7 +6445,7 @@ static lattn_status lattn__tcn_step1(lattn_ctx *ctx, const lattn_tcn_args *a) {
                 memmove(hist, hist + d, (size_t)((R - 1) * d) * sizeof(float));
                 memcpy(hist + (R - 1) * d, u, (size_t)d * sizeof(float));
             }
-            lattn__tcn_post(d, c, L->ln_w, L->ln_b, u);
+            lattn__tcn_post(d, c, L->ln_w, L->ln_b, u, c);
             memcpy(u, c, (size_t)d * sizeof(float));
             hist += R * d;
         }
@@ -6600,6 +6741,81 @@ LATTN__DEF lattn_status lattn_tcn_demo_backward_ref(lattn_ctx *ctx, const lattn_
             dx[t * d_in + i] = (float)acc;
         }
     for (i = 0; st == LATTN_OK && i < (int64_t)m->n_params; i++) lattn__put(grad, grad64, i, gs[i]);
+    lattn__free(ctx, h);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+/* float32: the embedding into h, the stack's backward (its forward's output y on the way), the head
+   and the embedding's sums in double over the tokens in order. */
+LATTN__DEF lattn_status lattn_tcn_demo_backward(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
+                                                const float *x, const float *dout, float *grad, float *dx) {
+    const char *who = "lattn_tcn_demo_backward";
+    lattn_tcn_layer_grads lg[LATTN_TCN_MAX_LAYERS];
+    lattn_tcn_args a;
+    lattn_tcn_grads g;
+    int64_t b, t, o, i, l, d, d_in;
+    size_t n;
+    float *h, *y, *dy, *dh;
+    const float *w_in, *w_out;
+    float *gwo, *gbo, *gwi, *gbi;
+    lattn_status st;
+    LATTN__TRY(lattn__tcn_demo_check(ctx, who, m, B, T, x, dout, &n));
+    if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
+    d = m->cfg.D;
+    d_in = m->cfg.d_in;
+    w_in = m->tensors[0].data;
+    w_out = m->tensors[m->n_tensors - 2].data;
+    gwi = grad + (m->tensors[0].data - m->arena);
+    gbi = grad + (m->tensors[1].data - m->arena);
+    gwo = grad + (m->tensors[m->n_tensors - 2].data - m->arena);
+    gbo = grad + (m->tensors[m->n_tensors - 1].data - m->arena);
+    LATTN__TRY(lattn__alloc_floats(ctx, &h, 2 * n, who));    /* h, y, dy, dh */
+    y = h + B * T * d;
+    dy = y + B * T * d;
+    dh = dy + B * T * d;
+    lattn__tcn_demo_embed(m, B * T, x, h, NULL);
+    memset(dy, 0, (size_t)(B * T * d) * sizeof(float));
+    for (b = 0; b < B; b++)
+        for (o = 0; o < d; o++) dy[(b * T + T - 1) * d + o] = dout[b] * w_out[o];
+    a = lattn__tcn_demo_args(m, B, T);
+    a.x = h;
+    a.y = y;
+    memset(&g, 0, sizeof g);
+    g.dout = dy;
+    g.dx = dh;
+    g.layers = lg;
+    for (l = 0; l < m->cfg.n_layers; l++) {
+        memset(&lg[l], 0, sizeof lg[l]);
+        lg[l].dw = grad + (m->tensors[2 + 4 * l].data - m->arena);
+        lg[l].db = grad + (m->tensors[3 + 4 * l].data - m->arena);
+        lg[l].dln_w = grad + (m->tensors[4 + 4 * l].data - m->arena);
+        lg[l].dln_b = grad + (m->tensors[5 + 4 * l].data - m->arena);
+    }
+    st = lattn_tcn_chunk_backward(ctx, &a, &g);
+    if (st == LATTN_OK) {
+        double s = 0;
+        for (o = 0; o < d; o++) {                               /* the head */
+            double acc = 0;
+            for (b = 0; b < B; b++) acc += (double)dout[b] * y[(b * T + T - 1) * d + o];
+            gwo[o] = (float)acc;
+        }
+        for (b = 0; b < B; b++) s += dout[b];
+        gbo[0] = (float)s;
+        for (o = 0; o < d; o++) {                               /* the embedding */
+            double acc = 0;
+            for (t = 0; t < B * T; t++) acc += dh[t * d + o];
+            gbi[o] = (float)acc;
+            for (i = 0; i < d_in; i++) {
+                for (acc = 0, t = 0; t < B * T; t++) acc += (double)dh[t * d + o] * x[t * d_in + i];
+                gwi[o * d_in + i] = (float)acc;
+            }
+        }
+        for (t = 0; dx && t < B * T; t++)
+            for (i = 0; i < d_in; i++) {
+                double acc = 0;
+                for (o = 0; o < d; o++) acc += (double)dh[t * d + o] * w_in[o * d_in + i];
+                dx[t * d_in + i] = (float)acc;
+            }
+    }
     lattn__free(ctx, h);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }

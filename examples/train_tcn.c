@@ -5,10 +5,10 @@
    step, to predict x[:, -1, 0] + x[:, -1, 1] from x ~ N(0, 1) of shape (32, 16, 2), with MSE and
    torch.optim.AdamW(lr = 1e-3). tests/external/grad/tcn_demo_train_0.safetensors holds its initial
    weights, the data of its first 20 steps, the losses and the weights after 20 updates of a float64
-   run of that code. This program loads the same weights, takes the same 20 steps in float32 (the
-   gradients from lattn_tcn_demo_backward_ref, AdamW through lattn_optim over the model's arena; the
-   learning rate constant and no clipping, as in the article), and prints its losses next to
-   PyTorch's. Then it carries on for 180 more steps on lattn's own data stream (the article's
+   run of that code. This program loads the same weights, takes the same 20 steps in float32
+   (lattn_tcn_demo_forward, lattn_tcn_demo_backward, AdamW through lattn_optim over the model's
+   arena; the learning rate constant and no clipping, as in the article), and prints its losses
+   next to PyTorch's. Then it carries on for 180 more steps on lattn's own data stream (the article's
    later batches are not stored) and prints the curve next to the article's float32 script.
 
    Usage: train_tcn [case.safetensors]; exit status 1 when a loss or a final weight is more than
@@ -19,23 +19,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define B 32
 #define T 16
 #define STEPS_STORED 20
 #define STEPS 200
 
-/* One training step's loss and gradients: MSE of the prediction against the target. */
+/* One training step's loss and gradients: MSE of the prediction against the target, the model in
+   float32 (lattn_tcn_demo_forward, lattn_tcn_demo_backward). */
 static double loss_and_grad(lattn_ctx *ctx, const lattn_tcn_demo *m, const float *x, const double *target, float *grad) {
-    float out[B];
-    double pred[B], dout[B], loss = 0;
+    float pred[B], dout[B];
+    double loss = 0;
     int b;
-    if (lattn_tcn_demo_forward_ref(ctx, m, B, T, x, out, pred) != LATTN_OK) return NAN;
+    if (lattn_tcn_demo_forward(ctx, m, B, T, x, pred) != LATTN_OK) return NAN;
     for (b = 0; b < B; b++) {
         loss += (pred[b] - target[b]) * (pred[b] - target[b]) / B;
-        dout[b] = 2.0 * (pred[b] - target[b]) / B;       /* d(mean squared error) / d pred */
+        dout[b] = (float)(2.0 * (pred[b] - target[b]) / B);   /* d(mean squared error) / d pred */
     }
-    if (lattn_tcn_demo_backward_ref(ctx, m, B, T, x, dout, grad, NULL, NULL) != LATTN_OK) return NAN;
+    if (lattn_tcn_demo_backward(ctx, m, B, T, x, dout, grad, NULL) != LATTN_OK) return NAN;
     return loss;
 }
 
@@ -49,6 +51,8 @@ int main(int argc, char **argv) {
     float *x, *grad, xs[B * T * 2];
     double *target, *want_loss, *script, worst_loss = 0, worst_w = 0, target_s[B];
     lattn_rng rng = lattn_rng_seed(0);
+    clock_t t0;
+    double secs;
     int64_t i;
     int s, b;
     lattn_ctx_init(&ctx);
@@ -102,6 +106,7 @@ int main(int argc, char **argv) {
     printf("\nafter 20 updates: losses within %.2e, every weight tensor within %.2e (relative RMS) of the float64 run\n", worst_loss, worst_w);
     printf("\nsteps 21-%d on lattn's data stream (the article's later batches are not stored); its float32 script alongside:\n", STEPS);
     printf("step   lattn      article (its own data)\n");
+    t0 = clock();
     for (s = STEPS_STORED; s < STEPS; s++) {
         double loss;
         lattn_rng_fill_normal(&rng, xs, (size_t)B * T * 2, 0.0f, 1.0f);
@@ -110,6 +115,9 @@ int main(int argc, char **argv) {
         if (s % 30 == 29 || s == STEPS - 1) printf("%4d   %.6f   %.6f\n", s + 1, loss, script[s]);
         if (lattn_optim_step(&ctx, &o, 1.0, grad) != LATTN_OK) { fprintf(stderr, "train_tcn: %s\n", lattn_ctx_error(&ctx)); return 2; }
     }
+    secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    printf("\n%d steps in %.3f s of CPU time (%.2f ms a step, %.0f tokens/s, forward + backward + AdamW)\n", STEPS - STEPS_STORED, secs,
+           1e3 * secs / (STEPS - STEPS_STORED), (double)(STEPS - STEPS_STORED) * B * T / secs);
     printf("\n%s\n", worst_loss <= 1e-5 && worst_w <= 1e-5 ? "ok" : "FAIL: more than 1e-5 from the float64 run");
     free(x); free(target); free(want_loss); free(script); free(grad);
     lattn_optim_free(&ctx, &o);

@@ -5203,6 +5203,65 @@ static double tcn_demo_loss(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, 
     for (b = 0; b < B; b++) l += dout[b] * out64[b];
     return l;
 }
+/* lattn_tcn_chunk_backward against lattn_tcn_ref_backward: T = 0, 1, 17 and 300 (two row blocks,
+   dilations past the start), D not a multiple of the vector width, W = 2 and 3; outputs poisoned;
+   the same bits at 1, 2 and 3 threads; refusals write nothing. */
+static void test_tcn_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
+    static const int64_t Ts[4] = { 0, 1, 17, 300 }, Ds[4] = { 5, 3, 9, 32 }, Ws[4] = { 3, 2, 3, 3 }, Ls[4] = { 2, 3, 4, 4 };
+    int ci;
+    for (ci = 0; ci < 4; ci++) {
+        const int64_t B = 2, T = Ts[ci], D = Ds[ci], W = Ws[ci], L = Ls[ci];
+        const size_t ny = (size_t)(B * T * D), nw = (size_t)(D * D * W), per = nw + 3 * (size_t)D;
+        lattn_tcn_layer ly[4];
+        lattn_tcn_layer_grads lr[4], lc[4];
+        lattn_tcn_args a;
+        lattn_tcn_grads gr, gc;
+        float *x = fnormal(r, ny), *dy = fnormal(r, ny), *p[16], *wr = fnew(ny + L * per), *wc = fnew(ny + L * per), *again = fnew(ny + L * per);
+        double err[2] = { 0, 0 };
+        int l, th, same = 1;
+        memset(&a, 0, sizeof a);
+        for (l = 0; l < L; l++) {
+            size_t c;
+            p[4 * l] = fnormal(r, nw); p[4 * l + 1] = fnormal(r, (size_t)D); p[4 * l + 2] = frand(r, (size_t)D, 0.5f, 1.5f); p[4 * l + 3] = fnormal(r, (size_t)D);
+            for (c = 0; c < nw; c++) p[4 * l][c] *= (float)(1.0 / sqrt((double)(D * W)));
+            ly[l].w = p[4 * l]; ly[l].b = p[4 * l + 1]; ly[l].ln_w = p[4 * l + 2]; ly[l].ln_b = p[4 * l + 3];
+        }
+        a.B = B; a.T = T; a.D = D; a.W = W; a.n_layers = L; a.layers = ly; a.x = x;
+        for (th = 0; th < 4; th++) {     /* the reference, then the chunk form at 1, 2 and 3 threads */
+            float *o = th == 0 ? wr : th == 1 ? wc : again;
+            lattn_tcn_layer_grads *lg = th == 0 ? lr : lc;
+            lattn_tcn_grads *g = th == 0 ? &gr : &gc;
+            poison(o, ny + L * per);
+            memset(g, 0, sizeof *g);
+            g->dout = dy; g->dx = o; g->layers = lg;
+            for (l = 0; l < L; l++) {
+                float *q = o + ny + (size_t)l * per;
+                memset(&lg[l], 0, sizeof lg[l]);
+                lg[l].dw = q; lg[l].db = q + nw; lg[l].dln_w = q + nw + D; lg[l].dln_b = q + nw + 2 * D;
+            }
+            ctx->n_threads = th < 2 ? 1 : th;
+            CHECK((th == 0 ? lattn_tcn_ref_backward : lattn_tcn_chunk_backward)(ctx, &a, g) == LATTN_OK, "tcn backward: %s", lattn_ctx_error(ctx));
+            if (th >= 2) same &= memcmp(wc, again, (ny + L * per) * sizeof(float)) == 0;
+        }
+        ctx->n_threads = 1;
+        err[0] = rel_rms(wc, wr, ny);
+        err[1] = rel_rms(wc + ny, wr + ny, (size_t)L * per);
+        CHECK(err[0] <= 1e-5 && err[1] <= 1e-5 && same, "tcn_chunk_backward = tcn_ref_backward (T = %lld, D = %lld, W = %lld, %lld layers): dx %.3g, "
+              "weights %.3g; the same bits at 1, 2, 3 threads: %d", (long long)T, (long long)D, (long long)W, (long long)L, err[0], err[1], same);
+        if (ci == 2) {
+            gc.dout = NULL;
+            poison(wc, ny + L * per);
+            CHECK(lattn_tcn_chunk_backward(ctx, &a, &gc) == LATTN_E_NULL && lattn_tcn_chunk_backward(ctx, &a, NULL) == LATTN_E_NULL &&
+                  isnan(wc[0]) && isnan(wc[ny]), "tcn_chunk_backward: dout or grads NULL refused, nothing written");
+            a.n_layers = LATTN_TCN_MAX_LAYERS + 1;
+            gc.dout = dy;
+            CHECK(lattn_tcn_chunk_backward(ctx, &a, &gc) == LATTN_E_SHAPE && isnan(wc[0]), "tcn_chunk_backward: too many layers refused");
+            a.n_layers = L;
+        }
+        for (l = 0; l < 4 * L; l++) free(p[l]);
+        free(x); free(dy); free(wr); free(wc); free(again);
+    }
+}
 /* lattn_tcn_ref_backward and lattn_tcn_demo_backward_ref against central differences (3 layers,
    W = 2, dilations 1, 2, 4 reaching past the start); the article's own float64 gradients are
    matched in test_models. */
@@ -5272,6 +5331,18 @@ static void test_tcn_backward(lattn_ctx *ctx, lattn_rng *r) {
         }
         CHECK(bad == 0, "tcn_demo_backward_ref = central differences (every tensor, dx): worst %.3g", worst);
         CHECK(lattn_tcn_demo_backward_ref(ctx, &m, 2, 11, xi, NULL, NULL, gm, NULL) == LATTN_E_NULL, "demo backward: dout NULL");
+        {   /* the float32 backward against the double one */
+            const float doutf[2] = { 0.7f, -1.3f };
+            float *gf = fnew(m.n_params), *gr = fnew(m.n_params), *dxf2 = fnew(44), *dxr = fnew(44);
+            CHECK(lattn_tcn_demo_backward_ref(ctx, &m, 2, 11, xi, dout, gr, NULL, dxr) == LATTN_OK &&
+                  lattn_tcn_demo_backward(ctx, &m, 2, 11, xi, doutf, gf, dxf2) == LATTN_OK, "demo backward: %s", lattn_ctx_error(ctx));
+            CHECK(rel_rms(gf, gr, m.n_params) <= 1e-5 && rel_rms(dxf2, dxr, 44) <= 1e-5, "tcn_demo_backward (float32) = backward_ref: weights %.3g, dx %.3g",
+                  rel_rms(gf, gr, m.n_params), rel_rms(dxf2, dxr, 44));
+            poison(gf, m.n_params);
+            CHECK(lattn_tcn_demo_backward(ctx, &m, 2, 11, xi, doutf, NULL, NULL) == LATTN_E_NULL &&
+                  lattn_tcn_demo_backward(ctx, &m, 0, 11, xi, doutf, gf, NULL) == LATTN_E_SHAPE && isnan(gf[0]), "demo backward: grad NULL, B = 0 refused");
+            free(gf); free(gr); free(dxf2); free(dxr);
+        }
         free(gm); free(xi); free(dxi);
         lattn_tcn_demo_free(ctx, &m);
     }
@@ -5838,6 +5909,7 @@ static void test_backward(void) {
     test_gdr_backward(&ctx, &r);
     test_attn_backward(&ctx, &r);
     test_tcn_backward(&ctx, &r);
+    test_tcn_chunk_backward(&ctx, &r);
     for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
         static const char *const cases[6] = { "linear_attn_grad_0", "linear_attn_grad_1", "gla_grad_0", "gla_grad_1",
                                               "simple_gla_grad_0", "simple_gla_grad_1" };
