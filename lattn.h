@@ -76,9 +76,9 @@
    A genuinely different way to evaluate the fast form is a method of _chunk (S4D), never a verb.
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
    (the upstream gradients in, always dout for the main output and dht for the final state; the
-   gradient of every input out, d + its name): so far shortconv, scan, ssm, s4d and la, each
-   with the double _ref_backward and the float32 _chunk_backward, and the _ref_backward of tcn,
-   gdr and attn (LATTN_MIXER_BACKWARD); models: lattn_tcn_demo_backward_ref.
+   gradient of every input out, d + its name): so far shortconv, scan, ssm, s4d, la and tcn, each
+   with the double _ref_backward and the float32 _chunk_backward, and the _ref_backward of gdr and
+   attn (LATTN_MIXER_BACKWARD); models: lattn_tcn_demo_backward_ref and lattn_tcn_demo_backward.
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -16805,7 +16805,13 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                lattn-check external runs the public gradient files; the fixed-decay backward on the
                Trainium tiler (spec sbuf_tiler.md §5.3); lattn_gdr_ref_backward, lattn_attn_ref_backward,
                lattn_tcn_ref_backward, lattn_tcn_demo_backward_ref; the demo's forward_ref in double
-               throughout (y64 in lattn_tcn_args). */
+               throughout (y64 in lattn_tcn_args).
+   2026-12-02  optimizers: AdamW as PyTorch's single-tensor path (float32, float64), Muon with NS5 in
+               fp32, bf16 and double; sharded Muon over a caller's collectives (lattn_comm: two
+               all_to_all, gather + broadcast, all-gather; owner plans; closed-form traffic).
+   2026-12-03  training: lr schedules, gradient clipping, lattn_optim over a model's arena with its
+               state as safetensors, Muon's RMS-match scale; optimizer golden cases in the runner;
+               lattn_tcn_chunk_backward and lattn_tcn_demo_backward (float32). */
 
 #endif /* LATTN_IMPLEMENTATION */
 
