@@ -12,7 +12,8 @@
      lattn-check external FILE...          the public reference implementations' cases (float64): every
                                            lattn form of the mixers lattn has, against them; their
                                            gradient files (tests/external/grad) by _ref_backward and
-                                           _chunk_backward
+                                           _chunk_backward; PyTorch's AdamW and the Muon reference as
+                                           optimizer cases; the TCN article's training run trained
    Exit status: 0 when everything passes, 1 on any failure, 2 on bad usage or unreadable files.
        cc -std=c99 -O2 -march=native -I.. lattn_check.c -lm -o lattn-check */
 #define LATTN_IMPLEMENTATION
@@ -523,6 +524,84 @@ static int external_optim(const char *path, const lattn_st_file *f, const char *
     return ok;
 }
 
+/* The seed article's training run (tcn_demo_train_*: DemoModel's initial weights, 20 batches, the
+   float64 losses and the weights after 20 AdamW updates): lattn trains the model from those weights
+   on those batches, the ref form with the double forward and backward (lattn_tcn_demo_forward_ref,
+   _backward_ref), the chunk form in float32 (_forward, _backward), AdamW by lattn_optim over the
+   arena (every tensor decayed, as torch.optim.AdamW(model.parameters())), and compares every loss
+   and every final weight tensor (relative RMS, 1e-5: float32 weights in both forms). */
+static int external_train(const char *path, const lattn_st_file *f) {
+    const lattn_st_tensor *tx = lattn_st_find(f, "x"), *tt = lattn_st_find(f, "target"), *tl = lattn_st_find(f, "loss");
+    int form, ok = 1;
+    if (!tx || !tt || !tl || tx->ndim != 4 || tt->count != (size_t)(tx->shape[0] * tx->shape[1]) || tl->count != (size_t)tx->shape[0]) {
+        fprintf(stderr, "lattn-check: %s: x [S][B][T][d_in], target [S][B] and loss [S] are needed\n", path);
+        return -1;
+    }
+    for (form = 0; form < 2; form++) {
+        const int64_t S = tx->shape[0], B = tx->shape[1], T = tx->shape[2], per = B * T * tx->shape[3];
+        lattn_tcn_demo m;
+        lattn_optim o;
+        lattn_cmp r;
+        float *x = (float *)malloc(tx->count * sizeof(float)), *grad = NULL, *pred = (float *)malloc((size_t)B * sizeof(float)), *dout = (float *)malloc((size_t)B * sizeof(float));
+        double *target = (double *)malloc(tt->count * sizeof(double)), *want = (double *)malloc(tl->count * sizeof(double)), *loss = (double *)malloc(tl->count * sizeof(double));
+        double *p64 = (double *)malloc((size_t)B * sizeof(double)), *d64 = (double *)malloc((size_t)B * sizeof(double));
+        int64_t s, b, i;
+        int pass = 1;
+        if (lattn_tcn_demo_init_st(&g_ctx, &m, f, "") != LATTN_OK || lattn_optim_init(&g_ctx, &o, m.tensors, m.n_tensors, 0) != LATTN_OK) {
+            printf("FAIL %s [%s]: %s\n", path, form ? "chunk" : "ref", lattn_ctx_error(&g_ctx));
+            return 0;
+        }
+        grad = (float *)malloc(m.n_params * sizeof(float));
+        for (i = 0; i < m.n_tensors; i++) o.rules[i].decay = 1;
+        lattn_st_to_f32(&g_ctx, tx, x, tx->count);
+        lattn_st_to_f64(&g_ctx, tt, target, tt->count);
+        lattn_st_to_f64(&g_ctx, tl, want, tl->count);
+        for (s = 0; s < S && pass; s++) {
+            const float *xs = x + s * per;
+            lattn_status st;
+            loss[s] = 0;
+            st = form ? lattn_tcn_demo_forward(&g_ctx, &m, B, T, xs, pred) : lattn_tcn_demo_forward_ref(&g_ctx, &m, B, T, xs, pred, p64);
+            for (b = 0; b < B; b++) {
+                const double e = (form ? (double)pred[b] : p64[b]) - target[s * B + b];
+                loss[s] += e * e / (double)B;
+                d64[b] = 2.0 * e / (double)B;
+                dout[b] = (float)d64[b];
+            }
+            if (st == LATTN_OK)
+                st = form ? lattn_tcn_demo_backward(&g_ctx, &m, B, T, xs, dout, grad, NULL) : lattn_tcn_demo_backward_ref(&g_ctx, &m, B, T, xs, d64, grad, NULL, NULL);
+            if (st == LATTN_OK) st = lattn_optim_step(&g_ctx, &o, 1.0, grad);
+            if (st != LATTN_OK) { printf("  FAIL step %lld: %s\n", (long long)s + 1, lattn_ctx_error(&g_ctx)); pass = 0; }
+        }
+        lattn_compare(loss, want, (size_t)S, 1e-5, &r);
+        pass &= r.pass;
+        printf("  %s loss       rel_rms %.3e  max_abs %.3e  [tol 1e-05, %lld steps]\n", r.pass ? "PASS" : "FAIL", r.rel_rms, r.max_abs, (long long)S);
+        for (i = 0; i < m.n_tensors; i++) {
+            char name[96];
+            const lattn_st_tensor *w;
+            double *wv, *gv;
+            size_t k;
+            snprintf(name, sizeof name, "final.%s", m.tensors[i].name);
+            w = lattn_st_find(f, name);
+            if (!w || w->count != m.tensors[i].count) { printf("  FAIL %s missing or of another size\n", name); pass = 0; continue; }
+            wv = (double *)malloc(w->count * sizeof(double));
+            gv = (double *)malloc(w->count * sizeof(double));
+            lattn_st_to_f64(&g_ctx, w, wv, w->count);
+            for (k = 0; k < w->count; k++) gv[k] = m.tensors[i].data[k];
+            lattn_compare(gv, wv, w->count, 1e-5, &r);
+            pass &= r.pass;
+            if (!r.pass || i == 0 || i + 1 == m.n_tensors)
+                printf("  %s %-10s rel_rms %.3e  max_abs %.3e  [tol 1e-05]\n", r.pass ? "PASS" : "FAIL", name, r.rel_rms, r.max_abs);
+            free(wv); free(gv);
+        }
+        printf("%s %s (%lld AdamW steps from the article's weights) [%s]\n", pass ? "PASS" : "FAIL", path, (long long)S, form ? "chunk" : "ref");
+        ok &= pass;
+        free(x); free(grad); free(pred); free(dout); free(target); free(want); free(loss); free(p64); free(d64);
+        lattn_optim_free(&g_ctx, &o);
+        lattn_tcn_demo_free(&g_ctx, &m);
+    }
+    return ok;
+}
+
 /* An external reference file as a lattn case: q, k, v, beta, g, h0 (or a PRISM block's parameters
    and x) -> in.*, o, ht (or y) -> out.* (kept float64); fla's delta-rule sources become mixer "gdr",
    the other fla sources "linear_attn" (the gates pick the member), gpr-prism's PRISMBlock "prism_p1",
@@ -543,6 +622,11 @@ static int cmd_external(const char *path) {
     ttt_finals tf;
     if (!load(path, &f)) return 2;
     src = lattn_st_meta(&f, "source");
+    if (src && strstr(src, "train_demo.py")) {
+        r = external_train(path, &f);
+        lattn_st_free(&g_ctx, &f);
+        return r < 0 ? 2 : r ? 0 : 1;
+    }
     if (src && (strstr(src, "torch/optim/adamw.py") || strstr(src, "KellerJordan/Muon"))) {
         r = external_optim(path, &f, src);
         lattn_st_free(&g_ctx, &f);
