@@ -114,7 +114,11 @@ int main(int argc, char **argv) {
         lattn_rng_fill_normal(&rng, xs, (size_t)B * T * 2, 0.0f, 1.0f);
         for (b = 0; b < B; b++) target_s[b] = (double)xs[(b * T + T - 1) * 2] + (double)xs[(b * T + T - 1) * 2 + 1];
         loss = loss_and_grad(&ctx, &m, xs, target_s, grad);
-        if (s % 50 == 49) printf("%4d   %.6f   %.6f\n", s + 1, loss, script[s]);   /* every 50 steps, as the article prints */
+        if (s % 50 == 49) {                                  /* every 50 steps, as the article prints */
+            const double el = (double)(clock() - t0) / CLOCKS_PER_SEC;
+            printf("%4d   %.6f   %.6f                 %.0f tokens/s\n", s + 1, loss, script[s], (double)(s + 1 - STEPS_STORED) * B * T / el);
+            fflush(stdout);
+        }
         last = loss;
         if (lattn_optim_step(&ctx, &o, 1.0, grad) != LATTN_OK) { fprintf(stderr, "train_tcn: %s\n", lattn_ctx_error(&ctx)); return 2; }
     }
