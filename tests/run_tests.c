@@ -6105,6 +6105,8 @@ static void test_train(void) {
             CHECK(lattn_case_run(&ctx, &fl, LATTN_FORM_REF, &out, &no) == want, "optimizer case %d: %s (want %s)", k, lattn_ctx_error(&ctx),
                   lattn_status_string(want));
             if (k == 2) CHECK(lattn_case_forms(&fl, fs, 4) == 1 && fs[0] == LATTN_FORM_CHUNK, "a bf16 Muon case: the float32 form only");
+            lattn_free(&ctx, out);
+            out = NULL;
             if (k == 3) CHECK(lattn_case_forms(&fl, fs, 4) == 2 && lattn_case_run(&ctx, &fl, LATTN_FORM_STEP, &out, &no) == LATTN_E_UNSUPPORTED,
                               "an AdamW case: ref and chunk");
             lattn_free(&ctx, out);
