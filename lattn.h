@@ -460,7 +460,8 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
 /* X(family, form) for every backward function: lattn_<family>_<form>_backward. */
 #define LATTN_MIXER_BACKWARD(X)                                                                      \
     X(shortconv, ref) X(shortconv, chunk) X(scan, ref) X(scan, chunk) X(ssm, ref) X(ssm, chunk)      \
-    X(s4d, ref) X(s4d, chunk) X(tcn, ref) X(la, ref) X(la, chunk) X(gdr, ref) X(attn, ref)
+    X(s4d, ref) X(s4d, chunk) X(tcn, ref) X(tcn, chunk) X(la, ref) X(la, chunk) X(gdr, ref)          \
+    X(attn, ref) X(attn, chunk)
 
 /* ================================================================================================ */
 /* >>rng                                                                                            */
@@ -1712,6 +1713,11 @@ typedef struct lattn_attn_grads {
 /* The backward of _ref in double, query by query: the softmax recomputed, then
    dS = P ⊙ (dP - rowsum(dO ⊙ O) + dlse) with dP = dO Vᵀ; dQ = s·dS K, dK = s·dSᵀ Q, dV = Pᵀ dO. */
 LATTN_API lattn_status lattn_attn_ref_backward(lattn_ctx *ctx, const lattn_attn_args *a, const lattn_attn_grads *g);
+/* The same gradients in float32 by the flash-attention backward on the tiler (>>attn.chunk_backward):
+   P recomputed tile by tile from the forward's saved a->o and a->lse (both set: read as the forward
+   of this call wrote them; either NULL: the forward runs first, into workspace), nothing of size T²
+   kept. The float64 outputs are _ref_backward's only. */
+LATTN_API lattn_status lattn_attn_chunk_backward(lattn_ctx *ctx, const lattn_attn_args *a, const lattn_attn_grads *g);
 /* _step with a cache c: one decoding step, T == 1 (no offsets): for each b the new k, v are stored
    at entry len[b] of the cache, the query i = len[b] attends to the visible entries of [0, len[b]],
    and len[b] grows by one. The cache's shapes must match the call (H_kv, K, V) and len[b] < cap.
@@ -13336,13 +13342,31 @@ static lattn_status lattn__fa_tiles_fn(lattn_tiler *t, const void *plan, void *t
     return LATTN_OK;
 }
 
+/* A partially visible score block (queries from i0 on the partitions, keys from j0 on the free axis):
+   dst = src where visible, fill elsewhere; by selection (affine for the causal and window masks, a
+   mask tile built from visible() in the thread's host rows mhost of stride ld for FN masks). */
+static lattn_status lattn__fa_mask(lattn_tiler *t, lattn_tile *mk, float *mhost, int ld, const lattn_attn_args *a, int64_t sq,
+                                   int64_t i0, int64_t j0, lattn_tile *dst, const lattn_tile *src, float fill) {
+    int r, c;
+    if (a->mask == LATTN_MASK_FN) {
+        lattn_tile m = lattn_tile_view(mk, 0, src->np, 0, src->nf);
+        for (r = 0; r < src->np; r++)
+            for (c = 0; c < src->nf; c++) mhost[r * ld + c] = (float)lattn__vis(a, sq, i0 + r, j0 + c);
+        LATTN__TRY(lattn_dma_load(t, &m, mhost, ld));
+        return lattn_tile_select_mask(t, dst, src, &m, fill);
+    }
+    LATTN__TRY(lattn_tile_select_affine(t, dst, src, i0 - j0, 1, -1, fill));                 /* j <= i */
+    if (a->mask == LATTN_MASK_WINDOW) return lattn_tile_select_affine(t, dst, dst, a->window - i0 + j0, -1, 1, fill);   /* i - j <= w */
+    return LATTN_OK;
+}
+
 /* One (sequence, head, group of qg query tiles from i0): the schedule of the section comment, each
    K/V tile loaded and transposed once for every query tile of the group that sees it. */
 static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lattn__fa_plan *p, const lattn_attn_args *a,
                                    const lattn__attn_dims *dm, int64_t sq, int64_t t0, int64_t len, int64_t h, int64_t i0) {
     const int K = p->K, V = p->V, ng = (int)LATTN__MIN((int64_t)p->qg, (len - i0 + p->C - 1) / p->C);
     const int64_t H = a->H, Hkv = dm->Hkv, kvh = h / dm->G;
-    int kt, g, vb0, r, cc, cur[LATTN__ATTN_QG], Lq[LATTN__ATTN_QG], cls[LATTN__ATTN_QG];
+    int kt, g, vb0, cur[LATTN__ATTN_QG], Lq[LATTN__ATTN_QG], cls[LATTN__ATTN_QG];
     int64_t j0, q0[LATTN__ATTN_QG];
     lattn_tile v1, v2;
     for (g = 0; g < ng; g++) {                                                      /* s·Qᵀ, m, ℓ, O */
@@ -13402,17 +13426,7 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
             }
             if (cls[g] == LATTN_VIS_SOME) {                                         /* mask by selection */
                 src = &P;
-                if (a->mask == LATTN_MASK_FN) {
-                    lattn_tile mk = lattn_tile_view(&x->mk, 0, L, 0, Lk);
-                    for (r = 0; r < L; r++)
-                        for (cc = 0; cc < Lk; cc++) x->mhost[r * p->C + cc] = (float)lattn__vis(a, sq, q0[g] + r, j0 + cc);
-                    LATTN__TRY(lattn_dma_load(t, &mk, x->mhost, p->C));
-                    LATTN__TRY(lattn_tile_select_mask(t, &P, &sp, &mk, -HUGE_VALF));
-                } else {
-                    LATTN__TRY(lattn_tile_select_affine(t, &P, &sp, q0[g] - j0, 1, -1, -HUGE_VALF));      /* j <= i */
-                    if (a->mask == LATTN_MASK_WINDOW)                                                     /* i - j <= w */
-                        LATTN__TRY(lattn_tile_select_affine(t, &P, &P, a->window - q0[g] + j0, -1, 1, -HUGE_VALF));
-                }
+                LATTN__TRY(lattn__fa_mask(t, &x->mk, x->mhost, p->C, a, sq, q0[g], j0, &P, &sp, -HUGE_VALF));
             }
             LATTN__TRY(lattn_tile_reduce(t, &rm, src, LATTN_TOP_MAX));
             LATTN__TRY(lattn_tile_tt(t, &m1, &m0, &rm, LATTN_TOP_MAX));             /* m' */
@@ -13451,6 +13465,36 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
     return LATTN_OK;
 }
 
+/* The tiles of the call: C rows (the chunk, or the profile's attention tile), partition tiles of kp
+   rows for head dims up to pdim (K in the forward, max(K, V) in the backward, whose dP contracts
+   over V), free blocks of vb from the moving limit and a PSUM bank. */
+static lattn_status lattn__fa_plan_make(lattn_ctx *ctx, const char *who, const lattn_attn_args *a, const lattn_dev_profile *pr,
+                                        int64_t pdim, lattn__fa_plan *plan) {
+    const int64_t plim = pr->partitions > 0 ? pr->partitions : INT32_MAX;
+    int64_t kp;
+    if (a->chunk < 0 || a->chunk > LATTN_MAX_CHUNK)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d (0 = the profile's default, else 1 .. %d)", who, a->chunk, LATTN_MAX_CHUNK);
+    plan->C = a->chunk > 0 ? a->chunk : pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_CPU_TILE : pr->default_chunk;
+    if (plan->C > plim || (pr->mm_mmax > 0 && plan->C > pr->mm_mmax) || (pr->transpose_max > 0 && plan->C > pr->transpose_max))
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tile of %d rows exceeds the %s profile's partitions", who, plan->C, pr->name);
+    kp = LATTN__MIN(pdim, plim);
+    if (pr->mm_kmax > 0) kp = LATTN__MIN(kp, pr->mm_kmax);
+    if (pr->transpose_max > 0) kp = LATTN__MIN(kp, pr->transpose_max);
+    if ((pdim + kp - 1) / kp > LATTN__ATTN_MAX_KT || a->K > INT32_MAX / 2 || a->V > INT32_MAX / 2)
+        return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a head dim of %lld needs more than %d partition tiles", who,
+                           (long long)pdim, LATTN__ATTN_MAX_KT);
+    plan->kp = (int)kp;
+    plan->K = (int)a->K;
+    plan->V = (int)a->V;
+    plan->nkt = (int)((a->K + kp - 1) / kp);
+    plan->vb = LATTN__MAX(plan->K, plan->V);
+    plan->fn = a->mask == LATTN_MASK_FN;
+    plan->qg = pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_QG : 1;
+    if (pr->mm_nmax > 0) plan->vb = LATTN__MIN(plan->vb, pr->mm_nmax);
+    if (pr->psum_bank_bytes > 0) plan->vb = LATTN__MIN(plan->vb, (int)(pr->psum_bank_bytes / sizeof(float)));
+    return LATTN_OK;
+}
+
 /* >>attn.chunk -----------------------------------------------------------------------------------
    the flash schedule: per query tile, the visible key tiles in order with the running max m,
    sum ℓ and output O on chip (online softmax); invisible tiles skipped, partial ones masked */
@@ -13461,32 +13505,12 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     lattn__fa_plan plan;
     lattn__team tm;
     float *mbuf = NULL;
-    int64_t nq, items, w, plim, kp;
+    int64_t nq, items, w;
     lattn_status st;
     int i;
     LATTN__TRY(lattn__attn_check(ctx, who, a, 1, &dm));
     LATTN__TRY(lattn__profile(ctx, &pr));
-    plim = pr->partitions > 0 ? pr->partitions : INT32_MAX;
-    if (a->chunk < 0 || a->chunk > LATTN_MAX_CHUNK)
-        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d (0 = the profile's default, else 1 .. %d)", who, a->chunk, LATTN_MAX_CHUNK);
-    plan.C = a->chunk > 0 ? a->chunk : pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_CPU_TILE : pr->default_chunk;
-    if (plan.C > plim || (pr->mm_mmax > 0 && plan.C > pr->mm_mmax) || (pr->transpose_max > 0 && plan.C > pr->transpose_max))
-        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tile of %d rows exceeds the %s profile's partitions", who, plan.C, pr->name);
-    kp = LATTN__MIN(a->K, plim);
-    if (pr->mm_kmax > 0) kp = LATTN__MIN(kp, pr->mm_kmax);
-    if (pr->transpose_max > 0) kp = LATTN__MIN(kp, pr->transpose_max);
-    if ((a->K + kp - 1) / kp > LATTN__ATTN_MAX_KT || a->K > INT32_MAX / 2 || a->V > INT32_MAX / 2)
-        return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: K = %lld needs more than %d partition tiles", who,
-                           (long long)a->K, LATTN__ATTN_MAX_KT);
-    plan.kp = (int)kp;
-    plan.K = (int)a->K;
-    plan.V = (int)a->V;
-    plan.nkt = (int)((a->K + kp - 1) / kp);
-    plan.vb = plan.V;
-    plan.fn = a->mask == LATTN_MASK_FN;
-    plan.qg = pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_QG : 1;
-    if (pr->mm_nmax > 0) plan.vb = LATTN__MIN(plan.vb, pr->mm_nmax);
-    if (pr->psum_bank_bytes > 0) plan.vb = LATTN__MIN(plan.vb, (int)(pr->psum_bank_bytes / sizeof(float)));
+    LATTN__TRY(lattn__fa_plan_make(ctx, who, a, pr, a->K, &plan));
     if (a->T == 0) return lattn__ok(ctx);
     /* the work split: (sequence, head, group of qg query tiles); on the cpu the groups shrink until
        every thread has an item (a query row's arithmetic is the same in any group) */
@@ -13516,6 +13540,336 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     }
     st = lattn__team_end(ctx, &tm, who, st);
     lattn__free(ctx, mbuf);
+    return st;
+}
+
+/* ---- the flash-attention backward on the tiler ------------------------------------------------------
+   FlashAttention-2's backward (Dao 2023, Algorithm 2). Per (sequence, query head), the key tiles in
+   groups of kg (cpu; 1 elsewhere). For each group, every query tile that sees it is loaded and
+   transposed once, and each visible (query tile, key tile) pair runs
+       S = (s·Q)·Kᵀ;   P = e^{S - lse}          (the forward's saved log-sum-exp; masked by selection)
+       dP = dO·Vᵀ;     dS = P ⊙ (dP - D')       (D' = rowsum(dO ⊙ O) - dlse, once per query row)
+       dV += Pᵀ·dO;    dK += dSᵀ·Q;    dQ += dS·K
+   with dK, dV on chip over the group's query tiles, dQ in PSUM over the group's key tiles and then
+   added to its rows in HBM, and s applied once to each. Five products a pair against the forward's
+   two; nothing of size T² is kept. An item owns its head's dQ rows, so every sum runs in one order
+   fixed by the shape: the same bits at any thread count. With grouped-query heads each query head
+   writes its dK, dV to rows of its own, summed over the group in head order at the end. */
+#ifndef LATTN__ATTN_KG
+#define LATTN__ATTN_KG 2                  /* key tiles sharing each loaded query tile (cpu; 1 elsewhere) */
+#endif
+
+typedef struct lattn__fb_plan { lattn__fa_plan f; int nvt, kg, dq, dk, dv; } lattn__fb_plan;
+typedef struct lattn__fb_tiles {
+    /* per key tile of the group: K rows, Kᵀ, Vᵀ, the dK and dV accumulators */
+    lattn_tile kr[LATTN__ATTN_KG], kt[LATTN__ATTN_KG][LATTN__ATTN_MAX_KT], vt[LATTN__ATTN_KG][LATTN__ATTN_MAX_KT];
+    lattn_tile dk[LATTN__ATTN_KG], dv[LATTN__ATTN_KG];
+    lattn_tile qr, dor, rows;                                    /* rows: Q, dO; O, V and dQ pass through rows */
+    lattn_tile qt[LATTN__ATTN_MAX_KT], dot[LATTN__ATTN_MAX_KT];  /* s·Qᵀ, dOᵀ */
+    lattn_tile p, ds, dst, mk;                                   /* P, dS, dSᵀ, mask (FN masks only) */
+    lattn_tile nb, dd, col;                                      /* columns: -lse, D', scratch */
+    lattn_tile tp, sp, dp, dsp, op, qp;                          /* PSUM: transposes, S, dP, dSᵀ, dK | dV, dQ */
+    float *mhost;
+} lattn__fb_tiles;
+/* Where an item reads the forward's outputs and writes its per-row terms and key gradients. */
+typedef struct lattn__fb_io {
+    const float *o, *lse;                /* the forward's o [B][T][H][V], lse [B][T][H] */
+    float *dd, *nb;                      /* [B][T][H]: D' and -lse of every query row */
+    float *dk, *dv;                      /* key gradient rows [B][T][hk][K | V] (NULL: not wanted) */
+    int64_t hk;                          /* H_kv (written in place) or H (one set per query head) */
+} lattn__fb_io;
+static int lattn__fb_vw(const lattn__fb_plan *b, int vt) { return LATTN__MIN(b->f.kp, b->f.V - vt * b->f.kp); }
+
+static lattn_status lattn__fb_tiles_fn(lattn_tiler *t, const void *plan, void *tiles, size_t *host_floats) {
+    const lattn__fb_plan *b = (const lattn__fb_plan *)plan;
+    const lattn__fa_plan *p = &b->f;
+    lattn__fb_tiles dummy, *x = tiles ? (lattn__fb_tiles *)tiles : &dummy;
+    lattn__tplan list[16 + 2 * LATTN__ATTN_MAX_KT + LATTN__ATTN_KG * (3 + 2 * LATTN__ATTN_MAX_KT)];
+    int n = 0, j, kt;
+    for (j = 0; j < b->kg; j++) {
+        LATTN__PLAN(&x->kr[j], 0, p->C, p->K);
+        for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->kt[j][kt], 0, lattn__fa_kw(p, kt), p->C);
+        for (kt = 0; kt < b->nvt; kt++) LATTN__PLAN(&x->vt[j][kt], 0, lattn__fb_vw(b, kt), p->C);
+        LATTN__PLAN(&x->dk[j], 0, p->C, p->K);
+        LATTN__PLAN(&x->dv[j], 0, p->C, p->V);
+    }
+    LATTN__PLAN(&x->qr, 0, p->C, p->K);
+    LATTN__PLAN(&x->dor, 0, p->C, p->V);
+    LATTN__PLAN(&x->rows, 0, p->C, LATTN__MAX(p->K, p->V));
+    for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->qt[kt], 0, lattn__fa_kw(p, kt), p->C);
+    for (kt = 0; kt < b->nvt; kt++) LATTN__PLAN(&x->dot[kt], 0, lattn__fb_vw(b, kt), p->C);
+    LATTN__PLAN(&x->p, 0, p->C, p->C);
+    LATTN__PLAN(&x->ds, 0, p->C, p->C);
+    LATTN__PLAN(&x->dst, 0, p->C, p->C);
+    if (p->fn) LATTN__PLAN(&x->mk, 0, p->C, p->C);
+    LATTN__PLAN(&x->nb, 0, p->C, 1);
+    LATTN__PLAN(&x->dd, 0, p->C, 1);
+    LATTN__PLAN(&x->col, 0, p->C, 1);
+    LATTN__PLAN(&x->tp, 1, p->kp, p->C);
+    LATTN__PLAN(&x->sp, 1, p->C, p->C);
+    LATTN__PLAN(&x->dp, 1, p->C, p->C);
+    LATTN__PLAN(&x->dsp, 1, p->C, p->C);
+    LATTN__PLAN(&x->op, 1, p->C, p->vb);
+    LATTN__PLAN(&x->qp, 1, p->C, p->K);
+    return lattn__tplan_apply(t, list, n, host_floats);
+}
+
+/* rows [L][w] of hbm (row stride ld) into tile src, then dst = srcᵀ by partition tiles of kp rows
+   through the PSUM tile tp (scaled by s on the way). */
+static lattn_status lattn__fb_load_t(lattn_tiler *t, lattn__fb_tiles *x, int kp, lattn_tile *src, lattn_tile *dst, const float *hbm,
+                                     int64_t ld, int L, int w, float s) {
+    int kt;
+    lattn_tile v = lattn_tile_view(src, 0, L, 0, w);
+    LATTN__TRY(lattn_dma_load(t, &v, hbm, ld));
+    for (kt = 0; kt * kp < w; kt++) {
+        const int kw = LATTN__MIN(kp, w - kt * kp);
+        lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L), d = lattn_tile_view(&dst[kt], 0, kw, 0, L);
+        v = lattn_tile_view(src, 0, L, kt * kp, kw);
+        LATTN__TRY(lattn_transpose(t, &tp, &v));
+        LATTN__TRY(lattn_tile_act(t, &d, &tp, LATTN_ACT_IDENTITY, s, 0.0f));
+    }
+    return LATTN_OK;
+}
+
+/* One visible pair: query tile i0 (L rows, loaded) against key tile j of the group (from j0, Lk keys);
+   first: the first key tile of the group this query tile sees (dQ's PSUM starts anew). */
+static lattn_status lattn__fb_pair(lattn_tiler *t, lattn__fb_tiles *x, const lattn__fb_plan *b, const lattn_attn_args *a, int64_t sq,
+                                   int64_t i0, int L, int64_t j0, int Lk, int j, int cls, int first) {
+    const lattn__fa_plan *p = &b->f;
+    const int diag = cls == LATTN_VIS_SOME && j0 == i0 && (a->mask == LATTN_MASK_CAUSAL || a->mask == LATTN_MASK_WINDOW);
+    lattn_tile sp = lattn_tile_view(&x->sp, 0, L, 0, Lk), P = lattn_tile_view(&x->p, 0, L, 0, Lk);
+    lattn_tile dp = lattn_tile_view(&x->dp, 0, L, 0, Lk), ds = lattn_tile_view(&x->ds, 0, L, 0, Lk);
+    lattn_tile dsp = lattn_tile_view(&x->dsp, 0, Lk, 0, L), dst = lattn_tile_view(&x->dst, 0, Lk, 0, L);
+    lattn_tile nb = lattn_tile_view(&x->nb, 0, L, 0, 1), dd = lattn_tile_view(&x->dd, 0, L, 0, 1);
+    lattn_tile stat, mov, ps, acc;
+    const lattn_tile *src = &sp;
+    int kt, c0, w;
+    for (kt = 0; kt < p->nkt; kt++) {                                               /* S = s·Q Kᵀ */
+        const int kw = lattn__fa_kw(p, kt);
+        stat = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
+        mov = lattn_tile_view(&x->kt[j][kt], 0, kw, 0, Lk);
+        LATTN__TRY(lattn_matmul(t, &sp, &stat, &mov, (kt > 0 ? LATTN_MM_ACCUMULATE : 0) | (diag ? LATTN_MM_LOWER : 0)));
+    }
+    if (cls == LATTN_VIS_SOME) {
+        LATTN__TRY(lattn__fa_mask(t, &x->mk, x->mhost, p->C, a, sq, i0, j0, &P, &sp, -HUGE_VALF));
+        src = &P;
+    }
+    LATTN__TRY(lattn_tile_act_reduce(t, &P, src, LATTN_ACT_EXP, 1.0f, &nb, NULL));  /* P = e^{S - lse} */
+    for (kt = 0; kt < b->nvt; kt++) {                                               /* dP = dO Vᵀ */
+        const int vw = lattn__fb_vw(b, kt);
+        stat = lattn_tile_view(&x->dot[kt], 0, vw, 0, L);
+        mov = lattn_tile_view(&x->vt[j][kt], 0, vw, 0, Lk);
+        LATTN__TRY(lattn_matmul(t, &dp, &stat, &mov, (kt > 0 ? LATTN_MM_ACCUMULATE : 0) | (diag ? LATTN_MM_LOWER : 0)));
+    }
+    LATTN__TRY(lattn_tile_ts(t, &ds, &dp, &dd, 0.0f, LATTN_TOP_SUB));               /* dS = P ⊙ (dP - D') */
+    LATTN__TRY(lattn_tile_tt(t, &ds, &ds, &P, LATTN_TOP_MUL));
+    if (diag) LATTN__TRY(lattn_tile_select_affine(t, &ds, &ds, 0, 1, -1, 0.0f));    /* dP is unwritten above the diagonal */
+    for (c0 = 0; b->dv && c0 < p->V; c0 += p->vb) {                                 /* dV += Pᵀ dO */
+        w = LATTN__MIN(p->vb, p->V - c0);
+        ps = lattn_tile_view(&x->op, 0, Lk, 0, w);
+        mov = lattn_tile_view(&x->dor, 0, L, c0, w);
+        acc = lattn_tile_view(&x->dv[j], 0, Lk, c0, w);
+        LATTN__TRY(lattn_matmul(t, &ps, &P, &mov, 0));
+        LATTN__TRY(lattn_tile_tt(t, &acc, &acc, &ps, LATTN_TOP_ADD));
+    }
+    for (c0 = 0; b->dk && c0 < p->K; c0 += p->vb) {                                 /* dK += dSᵀ Q */
+        w = LATTN__MIN(p->vb, p->K - c0);
+        ps = lattn_tile_view(&x->op, 0, Lk, 0, w);
+        mov = lattn_tile_view(&x->qr, 0, L, c0, w);
+        acc = lattn_tile_view(&x->dk[j], 0, Lk, c0, w);
+        LATTN__TRY(lattn_matmul(t, &ps, &ds, &mov, 0));
+        LATTN__TRY(lattn_tile_tt(t, &acc, &acc, &ps, LATTN_TOP_ADD));
+    }
+    if (!b->dq) return LATTN_OK;
+    LATTN__TRY(lattn_transpose(t, &dsp, &ds));                                      /* dQ += dS K */
+    LATTN__TRY(lattn_tile_copy(t, &dst, &dsp));
+    for (c0 = 0; c0 < p->K; c0 += p->vb) {
+        w = LATTN__MIN(p->vb, p->K - c0);
+        ps = lattn_tile_view(&x->qp, 0, L, c0, w);
+        mov = lattn_tile_view(&x->kr[j], 0, Lk, c0, w);
+        LATTN__TRY(lattn_matmul(t, &ps, &dst, &mov, (first ? 0 : LATTN_MM_ACCUMULATE) | (diag ? LATTN_MM_CAUSAL : 0)));
+    }
+    return LATTN_OK;
+}
+
+/* One (sequence, query head): D' and -lse of its rows, its dQ rows zeroed, then the key groups. */
+static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lattn__fb_plan *b, const lattn_attn_args *a,
+                                   const lattn_attn_grads *g, const lattn__attn_dims *dm, const lattn__fb_io *io, int64_t sq,
+                                   int64_t t0, int64_t len, int64_t h) {
+    const lattn__fa_plan *p = &b->f;
+    const int C = p->C, K = p->K, V = p->V;
+    const int64_t H = a->H, Hkv = dm->Hkv, kvh = h / dm->G, hd = io->hk == H ? h : kvh;
+    int64_t i0, jg;
+    int j, nk, first, cls[LATTN__ATTN_KG];
+    lattn_tile v1, v2;
+    for (i0 = 0; i0 < len; i0 += C) {
+        const int L = (int)LATTN__MIN((int64_t)C, len - i0);
+        const int64_t row = (t0 + i0) * H + h;
+        lattn_tile dd = lattn_tile_view(&x->dd, 0, L, 0, 1), nb = lattn_tile_view(&x->nb, 0, L, 0, 1);
+        lattn_tile col = lattn_tile_view(&x->col, 0, L, 0, 1);
+        v1 = lattn_tile_view(&x->rows, 0, L, 0, V);
+        v2 = lattn_tile_view(&x->dor, 0, L, 0, V);
+        LATTN__TRY(lattn_dma_load(t, &v1, io->o + row * V, H * V));
+        LATTN__TRY(lattn_dma_load(t, &v2, g->dout + row * V, H * V));
+        LATTN__TRY(lattn_tile_tt(t, &v1, &v1, &v2, LATTN_TOP_MUL));
+        LATTN__TRY(lattn_tile_reduce(t, &dd, &v1, LATTN_TOP_ADD));                  /* D' = rowsum(dO ⊙ O) - dlse */
+        if (g->dlse) {
+            LATTN__TRY(lattn_dma_load(t, &col, g->dlse + row, H));
+            LATTN__TRY(lattn_tile_tt(t, &dd, &dd, &col, LATTN_TOP_SUB));
+        }
+        LATTN__TRY(lattn_dma_store(t, io->dd + row, H, &dd));
+        LATTN__TRY(lattn_dma_load(t, &col, io->lse + row, H));
+        LATTN__TRY(lattn_tile_ts(t, &col, &col, NULL, -FLT_MAX, LATTN_TOP_MAX));    /* a row that sees no key: lse = -inf */
+        LATTN__TRY(lattn_tile_act(t, &nb, &col, LATTN_ACT_IDENTITY, -1.0f, 0.0f));
+        LATTN__TRY(lattn_dma_store(t, io->nb + row, H, &nb));
+        if (!b->dq) continue;
+        v1 = lattn_tile_view(&x->rows, 0, L, 0, K);
+        LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
+        LATTN__TRY(lattn_dma_store(t, g->dq + row * K, H * K, &v1));
+    }
+    for (jg = 0; jg < len; jg += (int64_t)b->kg * C) {
+        nk = (int)LATTN__MIN((int64_t)b->kg, (len - jg + C - 1) / C);
+        for (j = 0; j < nk; j++) {                                                  /* K rows, Kᵀ, Vᵀ; dK = dV = 0 */
+            const int64_t j0 = jg + (int64_t)j * C, kr = (t0 + j0) * Hkv + kvh;
+            const int Lk = (int)LATTN__MIN((int64_t)C, len - j0);
+            LATTN__TRY(lattn__fb_load_t(t, x, p->kp, &x->kr[j], x->kt[j], a->k + kr * K, Hkv * K, Lk, K, 1.0f));
+            LATTN__TRY(lattn__fb_load_t(t, x, p->kp, &x->rows, x->vt[j], a->v + kr * V, Hkv * V, Lk, V, 1.0f));
+            v1 = lattn_tile_view(&x->dk[j], 0, Lk, 0, K);
+            v2 = lattn_tile_view(&x->dv[j], 0, Lk, 0, V);
+            if (b->dk) LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
+            if (b->dv) LATTN__TRY(lattn_tile_memset(t, &v2, 0.0f));
+        }
+        for (i0 = 0; i0 < len; i0 += C) {                                           /* the query tiles that see the group */
+            const int L = (int)LATTN__MIN((int64_t)C, len - i0);
+            const int64_t row = (t0 + i0) * H + h;
+            int any = 0;
+            for (j = 0; j < nk; j++) {
+                const int64_t j0 = jg + (int64_t)j * C;
+                any |= (cls[j] = lattn__vis_block(a, sq, i0, i0 + L, j0, LATTN__MIN(j0 + C, len))) != LATTN_VIS_NONE;
+            }
+            if (!any) continue;
+            LATTN__TRY(lattn__fb_load_t(t, x, p->kp, &x->qr, x->qt, a->q + row * K, H * K, L, K, (float)dm->sd));
+            LATTN__TRY(lattn__fb_load_t(t, x, p->kp, &x->dor, x->dot, g->dout + row * V, H * V, L, V, 1.0f));
+            v1 = lattn_tile_view(&x->nb, 0, L, 0, 1);
+            LATTN__TRY(lattn_dma_load(t, &v1, io->nb + row, H));
+            v1 = lattn_tile_view(&x->dd, 0, L, 0, 1);
+            LATTN__TRY(lattn_dma_load(t, &v1, io->dd + row, H));
+            for (j = 0, first = 1; j < nk; j++) {
+                const int64_t j0 = jg + (int64_t)j * C;
+                if (cls[j] == LATTN_VIS_NONE) continue;
+                LATTN__TRY(lattn__fb_pair(t, x, b, a, sq, i0, L, j0, (int)LATTN__MIN((int64_t)C, len - j0), j, cls[j], first));
+                first = 0;
+            }
+            if (b->dq) {                                                            /* dQ rows += s·(dS K) */
+                lattn_tile qp = lattn_tile_view(&x->qp, 0, L, 0, K);
+                v1 = lattn_tile_view(&x->rows, 0, L, 0, K);
+                LATTN__TRY(lattn_dma_load(t, &v1, g->dq + row * K, H * K));
+                LATTN__TRY(lattn_tile_stt(t, &v1, &qp, NULL, (float)dm->sd, &v1));
+                LATTN__TRY(lattn_dma_store(t, g->dq + row * K, H * K, &v1));
+            }
+            lattn_tiler_mark_step(t);
+        }
+        for (j = 0; j < nk; j++) {                                                  /* the group's dK = s·Σ dSᵀ Q, dV */
+            const int64_t j0 = jg + (int64_t)j * C, kr = (t0 + j0) * io->hk + hd;
+            const int Lk = (int)LATTN__MIN((int64_t)C, len - j0);
+            v1 = lattn_tile_view(&x->dk[j], 0, Lk, 0, K);
+            v2 = lattn_tile_view(&x->dv[j], 0, Lk, 0, V);
+            if (b->dk) {
+                LATTN__TRY(lattn_tile_act(t, &v1, &v1, LATTN_ACT_IDENTITY, (float)dm->sd, 0.0f));
+                LATTN__TRY(lattn_dma_store(t, io->dk + kr * K, io->hk * K, &v1));
+            }
+            if (b->dv) LATTN__TRY(lattn_dma_store(t, io->dv + kr * V, io->hk * V, &v2));
+        }
+    }
+    return LATTN_OK;
+}
+
+/* >>attn.chunk_backward --------------------------------------------------------------------------
+   the flash backward: per (sequence, query head), key tiles in groups, P recomputed from the saved
+   log-sum-exp, dK and dV on chip, dQ accumulated in its rows; five products a visible tile pair */
+LATTN__DEF lattn_status lattn_attn_chunk_backward(lattn_ctx *ctx, const lattn_attn_args *a, const lattn_attn_grads *g) {
+    const char *who = "lattn_attn_chunk_backward";
+    const lattn_dev_profile *pr;
+    lattn__attn_dims dm;
+    lattn__fb_plan plan;
+    lattn__fb_io io;
+    lattn__team tm;
+    float *ws = NULL, *mbuf = NULL, *part;
+    int64_t rows, nkv, w;
+    size_t cnt, fwd, np;
+    lattn_status st = LATTN_OK;
+    int i;
+    LATTN__TRY(lattn__attn_check(ctx, who, a, 0, &dm));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    LATTN__TRY(lattn__profile(ctx, &pr));
+    LATTN__TRY(lattn__fa_plan_make(ctx, who, a, pr, LATTN__MAX(a->K, a->V), &plan.f));
+    plan.nvt = (plan.f.V + plan.f.kp - 1) / plan.f.kp;
+    plan.kg = pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_KG : 1;
+    plan.dq = g->dq != NULL;
+    plan.dk = g->dk != NULL;
+    plan.dv = g->dv != NULL;
+    if (a->T == 0 || !(plan.dq || plan.dk || plan.dv)) return lattn__ok(ctx);
+    rows = a->B * a->T * a->H;
+    nkv = a->B * a->T * dm.Hkv;
+    fwd = a->o && a->lse ? 0 : (size_t)rows * (size_t)(a->V + 1);              /* the forward, when not saved */
+    np = dm.G > 1 && (plan.dk || plan.dv) ? (size_t)rows * (size_t)(a->K + a->V) : 0;   /* per query head dK, dV */
+    if (lattn_size_add(&cnt, 2 * (size_t)rows, fwd) != LATTN_OK || lattn_size_add(&cnt, cnt, np) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, cnt, who));
+    io.dd = ws;
+    io.nb = ws + rows;
+    io.o = a->o;
+    io.lse = a->lse;
+    if (fwd) {
+        lattn_attn_args fa = *a;
+        fa.o = ws + 2 * rows;
+        fa.lse = fa.o + rows * a->V;
+        fa.o64 = fa.lse64 = NULL;
+        st = lattn_attn_chunk(ctx, &fa);
+        io.o = fa.o;
+        io.lse = fa.lse;
+    }
+    part = ws + 2 * rows + fwd;
+    io.hk = np ? a->H : dm.Hkv;
+    io.dk = !plan.dk ? NULL : np ? part : g->dk;
+    io.dv = !plan.dv ? NULL : np ? part + rows * a->K : g->dv;
+    if (st == LATTN_OK) st = lattn__team_make(ctx, &tm, who, dm.n * a->H, sizeof(lattn__fb_tiles), lattn__fb_tiles_fn, &plan);
+    else memset(&tm, 0, sizeof tm);
+    if (st == LATTN_OK && plan.f.fn)
+        st = lattn__alloc_floats(ctx, &mbuf, (size_t)tm.n * (size_t)plan.f.C * (size_t)plan.f.C, who);
+    for (i = 0; st == LATTN_OK && i < tm.n; i++)
+        ((lattn__fb_tiles *)tm.tiles)[i].mhost = mbuf ? mbuf + (size_t)i * (size_t)plan.f.C * (size_t)plan.f.C : NULL;
+    if (st == LATTN_OK) {
+        LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(tm.n))
+        for (w = 0; w < dm.n * a->H; w++) {
+            int id = lattn__thread_id();
+            int64_t t0, len;
+            lattn__seq(a->offsets, a->T, w / a->H, &t0, &len);
+            if (len > 0 && tm.tl[id]->err == LATTN_OK)
+                lattn__fb_item(tm.tl[id], (lattn__fb_tiles *)tm.tiles + id, &plan, a, g, &dm, &io, w / a->H, t0, len, w % a->H);
+        }
+    }
+    if (tm.tiles) st = lattn__team_end(ctx, &tm, who, st);
+    if (st == LATTN_OK && np) {          /* dK, dV of a KV head: its query heads' sums, in head order */
+        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(lattn__threads(ctx)))
+        for (w = 0; w < nkv; w++) {
+            const int64_t r0 = w / dm.Hkv * a->H + w % dm.Hkv * dm.G;
+            int64_t c, e;
+            for (c = 0; plan.dk && c < a->K; c++) {
+                float s = 0.0f;
+                for (e = 0; e < dm.G; e++) s += io.dk[(r0 + e) * a->K + c];
+                g->dk[w * a->K + c] = s;
+            }
+            for (c = 0; plan.dv && c < a->V; c++) {
+                float s = 0.0f;
+                for (e = 0; e < dm.G; e++) s += io.dv[(r0 + e) * a->V + c];
+                g->dv[w * a->V + c] = s;
+            }
+        }
+    }
+    lattn__free(ctx, mbuf);
+    lattn__free(ctx, ws);
     return st;
 }
 

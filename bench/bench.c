@@ -1134,6 +1134,45 @@ static void attn_dense_run(void *p) {
         lattn_sgemm(&c, 0, T, D, T, S, T, u->a.v + h * D, H * D, u->a.o + h * D, H * D);
     }
 }
+/* The flash backward: sdpa_fwd (the forward writing o and lse), sdpa_bwd (lattn_attn_chunk_backward
+   from the saved o and lse, every input's gradient) and sdpa_fwd_bwd (their sum) with baseline the
+   forward: speedup >= 0.333 means at most 3.0x. GFLOP/s: the forward's 4·D·H·T(T+1)/2; the
+   backward's 2.5 times that (its five products a tile pair against the forward's two). */
+typedef struct { attn_u f; lattn_attn_grads g; } attn_bw_u;
+static void attn_fwd_run(void *p) { attn_bw_u *u = (attn_bw_u *)p; lattn_attn_chunk(u->f.ctx, &u->f.a); }
+static void attn_bwd_run(void *p) { attn_bw_u *u = (attn_bw_u *)p; lattn_attn_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+static void bench_attn_backward(void) {
+    const int64_t T = 2048, H = 16, D = 128;
+    const size_t n = (size_t)(T * H * D);
+    const double fl = 4.0 * (double)D * (double)H * (double)T * (double)(T + 1) / 2.0;
+    int th;
+    if (!wanted("sdpa") && !wanted("backward")) return;
+    for (th = 1; th <= 2; th++) {
+        lattn_ctx ctx;
+        lattn_rng r = lattn_rng_seed(33);
+        attn_bw_u u;
+        double mf, mb;
+        const char *shape = "causal,T=2048,H=16,D=128";
+        lattn_ctx_init(&ctx);
+        ctx.n_threads = th;
+        memset(&u, 0, sizeof u);
+        u.f.ctx = &ctx;
+        u.f.a.B = 1; u.f.a.T = T; u.f.a.H = H; u.f.a.K = D; u.f.a.V = D;
+        u.f.a.q = (float *)malloc(n * 4); u.f.a.k = (float *)malloc(n * 4); u.f.a.v = (float *)malloc(n * 4);
+        u.f.a.o = (float *)malloc(n * 4); u.f.a.lse = (float *)malloc((size_t)(T * H) * 4);
+        lattn_rng_fill_normal(&r, (float *)u.f.a.q, n, 0, 1); lattn_rng_fill_normal(&r, (float *)u.f.a.k, n, 0, 1);
+        lattn_rng_fill_normal(&r, (float *)u.f.a.v, n, 0, 1);
+        u.g.dout = u.f.a.v;
+        u.g.dq = (float *)malloc(n * 4); u.g.dk = (float *)malloc(n * 4); u.g.dv = (float *)malloc(n * 4);
+        attn_fwd_run(&u);
+        time2(attn_fwd_run, &u, attn_bwd_run, &u, g_quick ? 3 : 5, &mf, &mb);
+        row("sdpa_fwd", shape, th, mf, (double)T, fl, NULL, 0);
+        row("sdpa_bwd", shape, th, mb, (double)T, 2.5 * fl, "sdpa_fwd", mf);
+        row("sdpa_fwd_bwd", shape, th, mf + mb, (double)T, 3.5 * fl, "sdpa_fwd", mf);
+        free((void *)u.f.a.q); free((void *)u.f.a.k); free((void *)u.f.a.v); free(u.f.a.o); free(u.f.a.lse);
+        free(u.g.dq); free(u.g.dk); free(u.g.dv);
+    }
+}
 typedef struct { lattn_ctx *ctx; lattn_attn_args a; lattn_kv_cache kv; int64_t len; } attn_dec_u;
 static void attn_step_run(void *p) {
     attn_dec_u *u = (attn_dec_u *)p;
@@ -1373,6 +1412,7 @@ int main(int argc, char **argv) {
     bench_muon();
     bench_muon_sharded();
     bench_attn();
+    bench_attn_backward();
     bench_sps();
     bench_scaling();
     fclose(g_out);

@@ -5185,6 +5185,158 @@ static void test_attn_backward(lattn_ctx *ctx, lattn_rng *r) {
         CHECK(i == 4, "attn_ref_backward: nothing written by a refused call");
     }
 }
+/* A function mask with rows that see no key (query 4), keys past the diagonal and holes; its block
+   classifier proves the tiles right of the band invisible. */
+static int fb_visible(const void *u, int64_t n, int64_t i, int64_t j) { (void)u; (void)n; return i != 4 && j <= i + 2 && (i + j) % 5 != 0; }
+static int fb_visible_block(const void *u, int64_t n, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    (void)u; (void)n; (void)j1; (void)i0;
+    return j0 > i1 + 1 ? LATTN_VIS_NONE : LATTN_VIS_SOME;
+}
+static void attn_bw_run(lattn_ctx *ctx, const lattn_attn_args *a, const lattn_attn_grads *g0, float *const *out, const size_t *n, int fast) {
+    lattn_attn_grads g = *g0;
+    int w;
+    for (w = 0; w < 3; w++) poison(out[w], n[w]);
+    g.dq = out[0]; g.dk = out[1]; g.dv = out[2];
+    CHECK((fast ? lattn_attn_chunk_backward : lattn_attn_ref_backward)(ctx, a, &g) == LATTN_OK, "attn %s backward: %s",
+          fast ? "chunk" : "ref", lattn_ctx_error(ctx));
+}
+/* lattn_attn_chunk_backward against lattn_attn_ref_backward: causal, window (narrower and wider than
+   a tile), full and function masks (with and without a block classifier), grouped-query and
+   multi-head, T = 0, 1, C - 1, C, C + 1, 2C + 3 with C = 16, B = 2 or variable lengths (one empty),
+   K, V not multiples of the vector width, dlse on or off, the forward saved or recomputed; outputs
+   NaN-poisoned; the same bits at 1, 2 and 3 threads; then the default tile, the trn2 profile, fla's
+   oracle cases, a subset of the outputs, refusals. */
+static void test_attn_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
+    static const char *const masks[6] = { "causal", "window 5", "window 40", "full", "fn", "fn + blocks" };
+    static const char *const names[3] = { "dq", "dk", "dv" };
+    const int Ts[6] = { 0, 1, 15, 16, 17, 35 };
+    int mi, ti, combo = 0, ci;
+    for (mi = 0; mi < 6; mi++)
+        for (ti = 0; ti < 6; ti++) {
+            const int vl = combo % 2, gqa = combo / 2 % 2, saved = combo / 4 % 2;
+            const int64_t T = Ts[ti], B = vl ? 1 : 2, H = gqa ? 4 : 2, Hkv = gqa ? 2 : 0, K = 5 + 4 * (combo % 3), V = 7 - 4 * (combo % 2);
+            const int64_t hk = Hkv ? Hkv : H;
+            const size_t nq = (size_t)(B * T * H * K), nk = (size_t)(B * T * hk * K), nv = (size_t)(B * T * hk * V), no = (size_t)(B * T * H * V);
+            float *q = fnormal(r, nq), *k = fnormal(r, nk), *v = fnormal(r, nv), *dout = fnormal(r, no), *dlse = fnormal(r, (size_t)(B * T * H));
+            float *o = fnew(no), *lse = fnew((size_t)(B * T * H)), *want[3], *got[3], *again[3];
+            size_t n[3];
+            int64_t off[5];
+            lattn_attn_args a = LATTN__ZERO;
+            lattn_attn_grads g = LATTN__ZERO;
+            int w, th, same = 1;
+            combo++;
+            if (g_quick && ti % 2 == 1 && ti != 5) { free(q); free(k); free(v); free(dout); free(dlse); free(o); free(lse); continue; }
+            off[0] = 0; off[1] = T / 3; off[2] = T / 3; off[3] = T / 3 + (T + 1) / 2; off[4] = T;
+            a.B = B; a.T = T; a.H = H; a.H_kv = Hkv; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.chunk = 16;
+            if (vl) { a.offsets = off; a.n_seqs = 4; }
+            if (mi == 1 || mi == 2) { a.mask = LATTN_MASK_WINDOW; a.window = mi == 1 ? 5 : 40; }
+            if (mi == 3) a.mask = LATTN_MASK_FULL;
+            if (mi >= 4) { a.mask = LATTN_MASK_FN; a.visible = fb_visible; a.visible_block = mi == 5 ? fb_visible_block : NULL; }
+            n[0] = nq; n[1] = nk; n[2] = nv;
+            for (w = 0; w < 3; w++) { want[w] = fnew(n[w]); got[w] = fnew(n[w]); again[w] = fnew(n[w]); }
+            g.dout = dout; g.dlse = combo % 3 ? dlse : NULL;
+            attn_bw_run(ctx, &a, &g, want, n, 0);
+            if (saved) {
+                a.o = o; a.lse = lse;
+                CHECK(lattn_attn_chunk(ctx, &a) == LATTN_OK, "attn_chunk: %s", lattn_ctx_error(ctx));
+            }
+            attn_bw_run(ctx, &a, &g, got, n, 1);
+            for (w = 0; w < 3; w++)
+                CHECK(rel_rms(got[w], want[w], n[w]) <= 1e-5, "attn_chunk_backward = attn_ref_backward: %s (%s, %s, T = %lld, K = %lld, V = %lld, %s%s): %.3g",
+                      names[w], masks[mi], gqa ? "GQA" : "MHA", (long long)T, (long long)K, (long long)V, vl ? "variable lengths" : "B = 2",
+                      saved ? ", forward saved" : "", rel_rms(got[w], want[w], n[w]));
+            for (th = 2; th <= 3 && ti == 5; th++) {
+                ctx->n_threads = th;
+                attn_bw_run(ctx, &a, &g, again, n, 1);
+                for (w = 0; w < 3; w++) same &= memcmp(got[w], again[w], n[w] * sizeof(float)) == 0;
+                ctx->n_threads = 1;
+            }
+            CHECK(same, "attn_chunk_backward: the same bits at 1, 2 and 3 threads (%s)", masks[mi]);
+            for (w = 0; w < 3; w++) { free(want[w]); free(got[w]); free(again[w]); }
+            free(q); free(k); free(v); free(dout); free(dlse); free(o); free(lse);
+        }
+    for (ci = 0; ci < 3; ci++) {   /* the default tile (128 rows, T past it) on the cpu; the trn2 profile; dv alone */
+        const int64_t T = 300, H = 2, K = 64, V = 48;
+        const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V);
+        float *q = fnormal(r, nq), *k = fnormal(r, nq), *v = fnormal(r, nv), *dout = fnormal(r, nv), *want[3], *got[3];
+        size_t n[3];
+        lattn_attn_args a = LATTN__ZERO;
+        lattn_attn_grads g = LATTN__ZERO;
+        int w;
+        n[0] = n[1] = nq; n[2] = nv;
+        for (w = 0; w < 3; w++) { want[w] = fnew(n[w]); got[w] = fnew(n[w]); }
+        a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v;
+        g.dout = dout;
+        attn_bw_run(ctx, &a, &g, want, n, 0);
+        if (ci == 1) ctx->profile = lattn_profile_trn2();
+        if (ci < 2) attn_bw_run(ctx, &a, &g, got, n, 1);
+        else {
+            g.dv = got[2];
+            CHECK(lattn_attn_chunk_backward(ctx, &a, &g) == LATTN_OK, "attn_chunk_backward, dv alone: %s", lattn_ctx_error(ctx));
+        }
+        ctx->profile = NULL;
+        for (w = ci < 2 ? 0 : 2; w < 3; w++)
+            CHECK(rel_rms(got[w], want[w], n[w]) <= 1e-5, "attn_chunk_backward = attn_ref_backward: %s (%s): %.3g", names[w],
+                  ci == 0 ? "default tile" : ci == 1 ? "trn2" : "dv alone", rel_rms(got[w], want[w], n[w]));
+        for (w = 0; w < 3; w++) { free(want[w]); free(got[w]); }
+        free(q); free(k); free(v); free(dout);
+    }
+    for (ci = 0; ci < 4; ci++) {   /* fla's naive_parallel_attn under float64 autograd */
+        char path[256];
+        lattn_st_file f;
+        const lattn_st_tensor *tq, *tk;
+        lattn_attn_args a = LATTN__ZERO;
+        lattn_attn_grads g = LATTN__ZERO;
+        float *x[4], *got[3], *want[3];
+        size_t n[3];
+        int w;
+        snprintf(path, sizeof path, "tests/external/grad/%s_grad_%d.safetensors", ci < 2 ? "attn_causal" : "attn_swa_gqa", ci % 2);
+        if (lattn_st_load(ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+        tq = lattn_st_find(&f, "q"); tk = lattn_st_find(&f, "k");
+        a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.H_kv = tk->shape[2]; a.K = tq->shape[3]; a.V = lattn_st_find(&f, "v")->shape[3];
+        if (ci >= 2) { a.mask = LATTN_MASK_WINDOW; a.window = 7; }
+        x[0] = tensor_f32(&f, "q"); x[1] = tensor_f32(&f, "k"); x[2] = tensor_f32(&f, "v"); x[3] = tensor_f32(&f, "do");
+        a.q = x[0]; a.k = x[1]; a.v = x[2];
+        for (w = 0; w < 3; w++) {
+            double *d = tensor_f64(&f, names[w], &n[w]);
+            want[w] = tensor_f32(&f, names[w]);
+            got[w] = fnew(n[w]);
+            free(d);
+        }
+        g.dout = x[3]; g.dq = got[0]; g.dk = got[1]; g.dv = got[2];
+        CHECK(lattn_attn_chunk_backward(ctx, &a, &g) == LATTN_OK, "%s: %s", path, lattn_ctx_error(ctx));
+        for (w = 0; w < 3; w++)
+            CHECK(rel_rms(got[w], want[w], n[w]) <= 1e-5, "%s: chunk %s = fla's float64 autograd (%.3g)", path, names[w],
+                  rel_rms(got[w], want[w], n[w]));
+        for (w = 0; w < 3; w++) { free(got[w]); free(want[w]); }
+        for (w = 0; w < 4; w++) free(x[w]);
+        lattn_st_free(ctx, &f);
+    }
+    {   /* refused without writing */
+        float v[8] = { 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f }, d[8];
+        lattn_attn_args a = LATTN__ZERO;
+        lattn_attn_grads g = LATTN__ZERO;
+        int i;
+        for (i = 0; i < 8; i++) d[i] = NAN;
+        a.B = 1; a.T = 2; a.H = 2; a.H_kv = 2; a.K = 2; a.V = 2; a.q = a.k = a.v = v;
+        g.dq = d;
+        CHECK(lattn_attn_chunk_backward(ctx, &a, NULL) == LATTN_E_NULL, "attn_chunk_backward: grads NULL");
+        CHECK(lattn_attn_chunk_backward(ctx, &a, &g) == LATTN_E_NULL, "attn_chunk_backward: dout NULL");
+        g.dout = v;
+        a.chunk = -1;
+        CHECK(lattn_attn_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "attn_chunk_backward: chunk -1 refused");
+        a.chunk = 0;
+        a.K = 600;
+        ctx->profile = lattn_profile_trn2();
+        CHECK(lattn_attn_chunk_backward(ctx, &a, &g) == LATTN_E_UNSUPPORTED, "attn_chunk_backward: K = 600 on trn2 (5 partition tiles)");
+        ctx->profile = NULL;
+        a.K = 2;
+        a.H = 3;
+        CHECK(lattn_attn_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "attn_chunk_backward: H not a multiple of H_kv");
+        for (i = 0; i < 8; i++) if (!isnan(d[i])) break;
+        CHECK(i == 8, "attn_chunk_backward: nothing written by a refused call");
+    }
+}
 /* ℒ = Σ dy·y from the TCN stack's _ref float64 output. */
 static double tcn_loss(lattn_ctx *ctx, lattn_tcn_args a, const float *dy, size_t ny, double *y64, float *y) {
     double l = 0;
@@ -5908,6 +6060,7 @@ static void test_backward(void) {
     test_tiled_backward(&ctx, &r);
     test_gdr_backward(&ctx, &r);
     test_attn_backward(&ctx, &r);
+    test_attn_chunk_backward(&ctx, &r);
     test_tcn_backward(&ctx, &r);
     test_tcn_chunk_backward(&ctx, &r);
     for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
