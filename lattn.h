@@ -13550,25 +13550,25 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
        S = (s·Q)·Kᵀ;   P = e^{S - lse}          (the forward's saved log-sum-exp; masked by selection)
        dP = dO·Vᵀ;     dS = P ⊙ (dP - D')       (D' = rowsum(dO ⊙ O) - dlse, once per query row)
        dV += Pᵀ·dO;    dK += dSᵀ·Q;    dQ += dS·K
-   with dK, dV on chip over the group's query tiles, dQ in PSUM over the group's key tiles and then
-   added to its rows in HBM, and s applied once to each. Five products a pair against the forward's
+   with dK, dV accumulating in PSUM over the group's query tiles, dQ in PSUM over the group's key
+   tiles and then added to its rows in HBM, and s applied once to each. Five products a pair against the forward's
    two; nothing of size T² is kept. An item owns its head's dQ rows, so every sum runs in one order
    fixed by the shape: the same bits at any thread count. With grouped-query heads each query head
    writes its dK, dV to rows of its own, summed over the group in head order at the end. */
 #ifndef LATTN__ATTN_KG
-#define LATTN__ATTN_KG 2                  /* key tiles sharing each loaded query tile (cpu; 1 elsewhere) */
+#define LATTN__ATTN_KG 4                  /* key tiles sharing each loaded query tile (cpu; 1 elsewhere) */
 #endif
 
 typedef struct lattn__fb_plan { lattn__fa_plan f; int nvt, kg, dq, dk, dv; } lattn__fb_plan;
 typedef struct lattn__fb_tiles {
-    /* per key tile of the group: K rows, Kᵀ, Vᵀ, the dK and dV accumulators */
+    /* per key tile of the group: K rows, Kᵀ, Vᵀ, the dK and dV accumulators (PSUM) */
     lattn_tile kr[LATTN__ATTN_KG], kt[LATTN__ATTN_KG][LATTN__ATTN_MAX_KT], vt[LATTN__ATTN_KG][LATTN__ATTN_MAX_KT];
     lattn_tile dk[LATTN__ATTN_KG], dv[LATTN__ATTN_KG];
     lattn_tile qr, dor, rows;                                    /* rows: Q, dO; O, V and dQ pass through rows */
     lattn_tile qt[LATTN__ATTN_MAX_KT], dot[LATTN__ATTN_MAX_KT];  /* s·Qᵀ, dOᵀ */
     lattn_tile p, ds, dst, mk;                                   /* P, dS, dSᵀ, mask (FN masks only) */
     lattn_tile nb, dd, col;                                      /* columns: -lse, D', scratch */
-    lattn_tile tp, sp, dp, dsp, op, qp;                          /* PSUM: transposes, S, dP, dSᵀ, dK | dV, dQ */
+    lattn_tile tp, sp, dp, dsp, qp;                              /* PSUM: transposes, S, dP, dSᵀ, dQ */
     float *mhost;
 } lattn__fb_tiles;
 /* Where an item reads the forward's outputs and writes its per-row terms and key gradients. */
@@ -13590,8 +13590,8 @@ static lattn_status lattn__fb_tiles_fn(lattn_tiler *t, const void *plan, void *t
         LATTN__PLAN(&x->kr[j], 0, p->C, p->K);
         for (kt = 0; kt < p->nkt; kt++) LATTN__PLAN(&x->kt[j][kt], 0, lattn__fa_kw(p, kt), p->C);
         for (kt = 0; kt < b->nvt; kt++) LATTN__PLAN(&x->vt[j][kt], 0, lattn__fb_vw(b, kt), p->C);
-        LATTN__PLAN(&x->dk[j], 0, p->C, p->K);
-        LATTN__PLAN(&x->dv[j], 0, p->C, p->V);
+        LATTN__PLAN(&x->dk[j], 1, p->C, p->K);
+        LATTN__PLAN(&x->dv[j], 1, p->C, p->V);
     }
     LATTN__PLAN(&x->qr, 0, p->C, p->K);
     LATTN__PLAN(&x->dor, 0, p->C, p->V);
@@ -13609,7 +13609,6 @@ static lattn_status lattn__fb_tiles_fn(lattn_tiler *t, const void *plan, void *t
     LATTN__PLAN(&x->sp, 1, p->C, p->C);
     LATTN__PLAN(&x->dp, 1, p->C, p->C);
     LATTN__PLAN(&x->dsp, 1, p->C, p->C);
-    LATTN__PLAN(&x->op, 1, p->C, p->vb);
     LATTN__PLAN(&x->qp, 1, p->C, p->K);
     return lattn__tplan_apply(t, list, n, host_floats);
 }
@@ -13632,16 +13631,17 @@ static lattn_status lattn__fb_load_t(lattn_tiler *t, lattn__fb_tiles *x, int kp,
 }
 
 /* One visible pair: query tile i0 (L rows, loaded) against key tile j of the group (from j0, Lk keys);
-   first: the first key tile of the group this query tile sees (dQ's PSUM starts anew). */
+   first_q: the first key tile of the group this query tile sees (dQ's PSUM starts anew); first_k:
+   the first query tile key tile j sees (its dK, dV start anew). */
 static lattn_status lattn__fb_pair(lattn_tiler *t, lattn__fb_tiles *x, const lattn__fb_plan *b, const lattn_attn_args *a, int64_t sq,
-                                   int64_t i0, int L, int64_t j0, int Lk, int j, int cls, int first) {
+                                   int64_t i0, int L, int64_t j0, int Lk, int j, int cls, int first_q, int first_k) {
     const lattn__fa_plan *p = &b->f;
     const int diag = cls == LATTN_VIS_SOME && j0 == i0 && (a->mask == LATTN_MASK_CAUSAL || a->mask == LATTN_MASK_WINDOW);
     lattn_tile sp = lattn_tile_view(&x->sp, 0, L, 0, Lk), P = lattn_tile_view(&x->p, 0, L, 0, Lk);
     lattn_tile dp = lattn_tile_view(&x->dp, 0, L, 0, Lk), ds = lattn_tile_view(&x->ds, 0, L, 0, Lk);
     lattn_tile dsp = lattn_tile_view(&x->dsp, 0, Lk, 0, L), dst = lattn_tile_view(&x->dst, 0, Lk, 0, L);
     lattn_tile nb = lattn_tile_view(&x->nb, 0, L, 0, 1), dd = lattn_tile_view(&x->dd, 0, L, 0, 1);
-    lattn_tile stat, mov, ps, acc;
+    lattn_tile stat, mov, ps;
     const lattn_tile *src = &sp;
     int kt, c0, w;
     for (kt = 0; kt < p->nkt; kt++) {                                               /* S = s·Q Kᵀ */
@@ -13666,19 +13666,15 @@ static lattn_status lattn__fb_pair(lattn_tiler *t, lattn__fb_tiles *x, const lat
     if (diag) LATTN__TRY(lattn_tile_select_affine(t, &ds, &ds, 0, 1, -1, 0.0f));    /* dP is unwritten above the diagonal */
     for (c0 = 0; b->dv && c0 < p->V; c0 += p->vb) {                                 /* dV += Pᵀ dO */
         w = LATTN__MIN(p->vb, p->V - c0);
-        ps = lattn_tile_view(&x->op, 0, Lk, 0, w);
+        ps = lattn_tile_view(&x->dv[j], 0, Lk, c0, w);
         mov = lattn_tile_view(&x->dor, 0, L, c0, w);
-        acc = lattn_tile_view(&x->dv[j], 0, Lk, c0, w);
-        LATTN__TRY(lattn_matmul(t, &ps, &P, &mov, 0));
-        LATTN__TRY(lattn_tile_tt(t, &acc, &acc, &ps, LATTN_TOP_ADD));
+        LATTN__TRY(lattn_matmul(t, &ps, &P, &mov, first_k ? 0 : LATTN_MM_ACCUMULATE));
     }
     for (c0 = 0; b->dk && c0 < p->K; c0 += p->vb) {                                 /* dK += dSᵀ Q */
         w = LATTN__MIN(p->vb, p->K - c0);
-        ps = lattn_tile_view(&x->op, 0, Lk, 0, w);
+        ps = lattn_tile_view(&x->dk[j], 0, Lk, c0, w);
         mov = lattn_tile_view(&x->qr, 0, L, c0, w);
-        acc = lattn_tile_view(&x->dk[j], 0, Lk, c0, w);
-        LATTN__TRY(lattn_matmul(t, &ps, &ds, &mov, 0));
-        LATTN__TRY(lattn_tile_tt(t, &acc, &acc, &ps, LATTN_TOP_ADD));
+        LATTN__TRY(lattn_matmul(t, &ps, &ds, &mov, first_k ? 0 : LATTN_MM_ACCUMULATE));
     }
     if (!b->dq) return LATTN_OK;
     LATTN__TRY(lattn_transpose(t, &dsp, &ds));                                      /* dQ += dS K */
@@ -13687,7 +13683,7 @@ static lattn_status lattn__fb_pair(lattn_tiler *t, lattn__fb_tiles *x, const lat
         w = LATTN__MIN(p->vb, p->K - c0);
         ps = lattn_tile_view(&x->qp, 0, L, c0, w);
         mov = lattn_tile_view(&x->kr[j], 0, Lk, c0, w);
-        LATTN__TRY(lattn_matmul(t, &ps, &dst, &mov, (first ? 0 : LATTN_MM_ACCUMULATE) | (diag ? LATTN_MM_CAUSAL : 0)));
+        LATTN__TRY(lattn_matmul(t, &ps, &dst, &mov, (first_q ? 0 : LATTN_MM_ACCUMULATE) | (diag ? LATTN_MM_CAUSAL : 0)));
     }
     return LATTN_OK;
 }
@@ -13700,7 +13696,7 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
     const int C = p->C, K = p->K, V = p->V;
     const int64_t H = a->H, Hkv = dm->Hkv, kvh = h / dm->G, hd = io->hk == H ? h : kvh;
     int64_t i0, jg;
-    int j, nk, first, cls[LATTN__ATTN_KG];
+    int j, nk, first, cls[LATTN__ATTN_KG], fresh[LATTN__ATTN_KG];
     lattn_tile v1, v2;
     for (i0 = 0; i0 < len; i0 += C) {
         const int L = (int)LATTN__MIN((int64_t)C, len - i0);
@@ -13729,15 +13725,12 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
     }
     for (jg = 0; jg < len; jg += (int64_t)b->kg * C) {
         nk = (int)LATTN__MIN((int64_t)b->kg, (len - jg + C - 1) / C);
-        for (j = 0; j < nk; j++) {                                                  /* K rows, Kᵀ, Vᵀ; dK = dV = 0 */
+        for (j = 0; j < nk; j++) {                                                  /* K rows, Kᵀ, Vᵀ */
             const int64_t j0 = jg + (int64_t)j * C, kr = (t0 + j0) * Hkv + kvh;
             const int Lk = (int)LATTN__MIN((int64_t)C, len - j0);
             LATTN__TRY(lattn__fb_load_t(t, x, p->kp, &x->kr[j], x->kt[j], a->k + kr * K, Hkv * K, Lk, K, 1.0f));
             LATTN__TRY(lattn__fb_load_t(t, x, p->kp, &x->rows, x->vt[j], a->v + kr * V, Hkv * V, Lk, V, 1.0f));
-            v1 = lattn_tile_view(&x->dk[j], 0, Lk, 0, K);
-            v2 = lattn_tile_view(&x->dv[j], 0, Lk, 0, V);
-            if (b->dk) LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
-            if (b->dv) LATTN__TRY(lattn_tile_memset(t, &v2, 0.0f));
+            fresh[j] = 1;
         }
         for (i0 = 0; i0 < len; i0 += C) {                                           /* the query tiles that see the group */
             const int L = (int)LATTN__MIN((int64_t)C, len - i0);
@@ -13757,8 +13750,9 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
             for (j = 0, first = 1; j < nk; j++) {
                 const int64_t j0 = jg + (int64_t)j * C;
                 if (cls[j] == LATTN_VIS_NONE) continue;
-                LATTN__TRY(lattn__fb_pair(t, x, b, a, sq, i0, L, j0, (int)LATTN__MIN((int64_t)C, len - j0), j, cls[j], first));
+                LATTN__TRY(lattn__fb_pair(t, x, b, a, sq, i0, L, j0, (int)LATTN__MIN((int64_t)C, len - j0), j, cls[j], first, fresh[j]));
                 first = 0;
+                fresh[j] = 0;
             }
             if (b->dq) {                                                            /* dQ rows += s·(dS K) */
                 lattn_tile qp = lattn_tile_view(&x->qp, 0, L, 0, K);
@@ -13769,16 +13763,21 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
             }
             lattn_tiler_mark_step(t);
         }
-        for (j = 0; j < nk; j++) {                                                  /* the group's dK = s·Σ dSᵀ Q, dV */
+        for (j = 0; j < nk; j++) {                         /* the group's dK = s·Σ dSᵀ Q, dV out of PSUM (0: no query sees it) */
             const int64_t j0 = jg + (int64_t)j * C, kr = (t0 + j0) * io->hk + hd;
             const int Lk = (int)LATTN__MIN((int64_t)C, len - j0);
-            v1 = lattn_tile_view(&x->dk[j], 0, Lk, 0, K);
-            v2 = lattn_tile_view(&x->dv[j], 0, Lk, 0, V);
             if (b->dk) {
-                LATTN__TRY(lattn_tile_act(t, &v1, &v1, LATTN_ACT_IDENTITY, (float)dm->sd, 0.0f));
+                v1 = lattn_tile_view(&x->rows, 0, Lk, 0, K);
+                v2 = lattn_tile_view(&x->dk[j], 0, Lk, 0, K);
+                LATTN__TRY(fresh[j] ? lattn_tile_memset(t, &v1, 0.0f) : lattn_tile_act(t, &v1, &v2, LATTN_ACT_IDENTITY, (float)dm->sd, 0.0f));
                 LATTN__TRY(lattn_dma_store(t, io->dk + kr * K, io->hk * K, &v1));
             }
-            if (b->dv) LATTN__TRY(lattn_dma_store(t, io->dv + kr * V, io->hk * V, &v2));
+            if (b->dv) {
+                v1 = lattn_tile_view(&x->rows, 0, Lk, 0, V);
+                v2 = lattn_tile_view(&x->dv[j], 0, Lk, 0, V);
+                LATTN__TRY(fresh[j] ? lattn_tile_memset(t, &v1, 0.0f) : lattn_tile_copy(t, &v1, &v2));
+                LATTN__TRY(lattn_dma_store(t, io->dv + kr * V, io->hk * V, &v1));
+            }
         }
     }
     return LATTN_OK;
@@ -13786,7 +13785,7 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
 
 /* >>attn.chunk_backward --------------------------------------------------------------------------
    the flash backward: per (sequence, query head), key tiles in groups, P recomputed from the saved
-   log-sum-exp, dK and dV on chip, dQ accumulated in its rows; five products a visible tile pair */
+   log-sum-exp, dK and dV in PSUM, dQ accumulated in its rows; five products a visible tile pair */
 LATTN__DEF lattn_status lattn_attn_chunk_backward(lattn_ctx *ctx, const lattn_attn_args *a, const lattn_attn_grads *g) {
     const char *who = "lattn_attn_chunk_backward";
     const lattn_dev_profile *pr;

@@ -5185,12 +5185,16 @@ static void test_attn_backward(lattn_ctx *ctx, lattn_rng *r) {
         CHECK(i == 4, "attn_ref_backward: nothing written by a refused call");
     }
 }
-/* A function mask with rows that see no key (query 4), keys past the diagonal and holes; its block
-   classifier proves the tiles right of the band invisible. */
-static int fb_visible(const void *u, int64_t n, int64_t i, int64_t j) { (void)u; (void)n; return i != 4 && j <= i + 2 && (i + j) % 5 != 0; }
+/* A function mask with rows that see no key (query 4), keys no query sees (16 .. 31: with tiles of
+   16, a key tile whose dK, dV come from no pair), keys past the diagonal and holes; its block
+   classifier proves the tiles right of the band and the hidden keys' tile invisible. */
+static int fb_visible(const void *u, int64_t n, int64_t i, int64_t j) {
+    (void)u; (void)n;
+    return i != 4 && (j < 16 || j >= 32) && j <= i + 2 && (i + j) % 5 != 0;
+}
 static int fb_visible_block(const void *u, int64_t n, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-    (void)u; (void)n; (void)j1; (void)i0;
-    return j0 > i1 + 1 ? LATTN_VIS_NONE : LATTN_VIS_SOME;
+    (void)u; (void)n; (void)i0;
+    return j0 > i1 + 1 || (j0 >= 16 && j1 <= 32) ? LATTN_VIS_NONE : LATTN_VIS_SOME;
 }
 static void attn_bw_run(lattn_ctx *ctx, const lattn_attn_args *a, const lattn_attn_grads *g0, float *const *out, const size_t *n, int fast) {
     lattn_attn_grads g = *g0;
