@@ -77,8 +77,10 @@
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
    (the upstream gradients in, always dout for the main output and dht for the final state; the
    gradient of every input out, d + its name): so far shortconv, scan, ssm, s4d, la and tcn, each
-   with the double _ref_backward and the float32 _chunk_backward, and the _ref_backward of gdr and
-   attn (LATTN_MIXER_BACKWARD); models: lattn_tcn_demo_backward_ref and lattn_tcn_demo_backward.
+   with the double _ref_backward and the float32 _chunk_backward, the _ref_backward of gdr, and
+   both of attn (LATTN_MIXER_BACKWARD). A model's backward takes its forward's inputs and the
+   output's gradient (or none: the model's loss) and writes every weight's gradient in the arena's
+   layout: backward_ref (double) and backward (float32) of tcn_demo, tf and sps (LATTN_MODEL_FORMS).
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -95,6 +97,7 @@
      forward_ref  double, token by token (and a float64 copy of the output, *64)
      forward      float32: threaded GEMMs around the mixers' _chunk
      step         one token of B sequences on their states (GEMVs around the mixers' _step)
+     backward_ref, backward   the gradients of every weight (and the input), double and float32
    and its weights live in one arena of named tensors, with one grammar:
      init (configuration, seed)   init_st (a parsed safetensors file, a name prefix)   init_file (path)
      serialize (to memory)   save (to a path)   tensor (one by name)   free
@@ -453,9 +456,9 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
     X(prism_p1, forward_ref)                                                                         \
     X(prism_p2, forward_ref) X(prism_p2, forward) X(prism_p2, step)                                  \
     X(ttt_layer, forward_ref) X(ttt_layer, forward) X(ttt_layer, step)                               \
-    X(tf, forward_ref) X(tf, forward) X(tf, step)                                                    \
-    X(sps, forward_ref) X(sps, forward) X(sps, step)                                                 \
-    X(tcn_demo, forward_ref) X(tcn_demo, forward) X(tcn_demo, backward_ref)
+    X(tf, forward_ref) X(tf, forward) X(tf, step) X(tf, backward_ref) X(tf, backward)                \
+    X(sps, forward_ref) X(sps, forward) X(sps, step) X(sps, backward_ref) X(sps, backward)           \
+    X(tcn_demo, forward_ref) X(tcn_demo, forward) X(tcn_demo, backward_ref) X(tcn_demo, backward)
 #define LATTN_MODEL_WEIGHTS(X) X(laplace) X(gdn) X(prism_p0) X(prism_p1) X(ttt_layer) X(tf) X(tcn_demo)
 /* X(family, form) for every backward function: lattn_<family>_<form>_backward. */
 #define LATTN_MIXER_BACKWARD(X)                                                                      \
@@ -1814,6 +1817,19 @@ LATTN_API lattn_status lattn_tf_forward(lattn_ctx *ctx, const lattn_tf_model *m,
    [B][vocab] (or hidden [B][d]); the cache grows by one entry per layer. */
 LATTN_API lattn_status lattn_tf_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
                                      const float *x, float *logits, lattn_tf_cache *cache);
+/* The gradients of the forward's loss (dout NULL, vocab > 0: the mean next-token cross-entropy,
+   *loss (optional) receives it) or of Σ dout·out (dout [B][T][vocab], or [B][T][d] when vocab = 0,
+   where it is required): every weight into grad / grad64 (the arena's layout, m->n_params values:
+   grad[i] belongs to m->arena[i]; overwritten, not added) and, when vocab = 0, dx [B][T][d]
+   (optional). _ref: double, layer by layer with every activation kept (>>transformer.backward);
+   the fast form: float32, the forward once keeping each layer's input, then each layer recomputed
+   and differentiated with threaded GEMMs and lattn_attn_chunk_backward (grad required). */
+LATTN_API lattn_status lattn_tf_backward_ref(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
+                                             const int32_t *tokens, const float *x, const float *dout, double *loss,
+                                             float *grad, double *grad64, float *dx);
+LATTN_API lattn_status lattn_tf_backward(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
+                                         const int32_t *tokens, const float *x, const float *dout, double *loss,
+                                         float *grad, float *dx);
 
 /* ================================================================================================ */
 /* >>sps                                                                                            */
@@ -1867,6 +1883,14 @@ LATTN_API lattn_status lattn_sps_forward_ref(lattn_ctx *ctx, const lattn_tf_mode
                                              double *logits64);
 LATTN_API lattn_status lattn_sps_forward(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s,
                                          int64_t B, int64_t T, const int32_t *tokens, float *logits, double *loss);
+/* The gradients of the loss (dout NULL) or of Σ dout·logits (dout [B][T][vocab]) into grad /
+   grad64, as lattn_tf_backward_ref / lattn_tf_backward on the interleaved rows of the variant. */
+LATTN_API lattn_status lattn_sps_backward_ref(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s,
+                                              int64_t B, int64_t T, const int32_t *tokens, const float *dout,
+                                              double *loss, float *grad, double *grad64);
+LATTN_API lattn_status lattn_sps_backward(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s,
+                                          int64_t B, int64_t T, const int32_t *tokens, const float *dout,
+                                          double *loss, float *grad);
 
 /* Decoding state of B sequences, cap tokens of one document at most: per layer and sequence the
    persistent list k, v [cap][H_kv·hd] and the ring rk, rv [ring][H_kv·hd] (ring = max(w, 1), cap
@@ -14469,6 +14493,19 @@ static void lattn__tf_rope_rows(int nthr, const lattn_tf_config *c, int64_t M, c
    rows X [M][d] → q, k (RoPE at table entries pi[r], NULL: r), v; and after attention's O,
    X += O W_oᵀ, then X += (SiLU(b W_gᵀ) ⊙ b W_uᵀ) W_dᵀ with b = RMSNorm(X). F1 aliases QKV. */
 typedef struct lattn__tf_buf { float *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *ws; } lattn__tf_buf;
+/* SwiGLU's product over rows [M][F]: out = SiLU(G) ⊙ U (out may be G). */
+static void lattn__swiglu_rows(int nthr, int64_t M, int64_t F, const float *G, const float *U, float *out) {
+    int64_t r;
+    (void)nthr;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (r = 0; r < M; r++) {
+        float *o = out + r * F;
+        const float *u = U + r * F;
+        int64_t j;
+        lattn_vec_silu((size_t)F, G + r * F, o);
+        for (j = 0; j < F; j++) o[j] *= u[j];
+    }
+}
 static void lattn__tf_pre(int nthr, const lattn_tf_model *m, int64_t l, int64_t M, const int64_t *pi, const lattn__tf_buf *u) {
     const lattn_tf_config *c = &m->cfg;
     lattn__rmsnorm_rows(nthr, M, c->D, u->X, lattn__tw(m, l, LATTN__TF_LN1), c->norm_eps, u->Hn);
@@ -14477,19 +14514,58 @@ static void lattn__tf_pre(int nthr, const lattn_tf_model *m, int64_t l, int64_t 
 }
 static void lattn__tf_post(int nthr, const lattn_tf_model *m, int64_t l, int64_t M, const lattn__tf_buf *u) {
     const lattn_tf_config *c = &m->cfg;
-    int64_t r;
     lattn__linear(nthr, M, c->D, c->H * c->K, u->O, lattn__tw(m, l, LATTN__TF_WO), u->X, 1, u->ws);   /* x += o W_oᵀ */
     lattn__rmsnorm_rows(nthr, M, c->D, u->X, lattn__tw(m, l, LATTN__TF_LN2), c->norm_eps, u->Hn);
     lattn__linear(nthr, M, c->ffn, c->D, u->Hn, lattn__tw(m, l, LATTN__TF_WG), u->F1, 0, u->ws);
     lattn__linear(nthr, M, c->ffn, c->D, u->Hn, lattn__tw(m, l, LATTN__TF_WU), u->F2, 0, u->ws);
-    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-    for (r = 0; r < M; r++) {
-        float *f1 = u->F1 + r * c->ffn, *f2 = u->F2 + r * c->ffn;
-        int64_t j;
-        lattn_vec_silu((size_t)c->ffn, f1, f1);
-        for (j = 0; j < c->ffn; j++) f1[j] *= f2[j];
-    }
+    lattn__swiglu_rows(nthr, M, c->ffn, u->F1, u->F2, u->F1);
     lattn__linear(nthr, M, c->D, c->ffn, u->F1, lattn__tw(m, l, LATTN__TF_WD), u->X, 1, u->ws);             /* x += f W_dᵀ */
+}
+
+/* The attention call of a layer over the rows (mask, documents, heads), q, k, v, o from u. */
+static lattn_attn_args lattn__tf_attn_args(const lattn_tf_config *c, const lattn__tf_rows *rw, int64_t B, const lattn__tf_buf *u) {
+    lattn_attn_args a = LATTN__ZERO;
+    a.B = rw->off ? 1 : B;
+    a.T = rw->off ? B * rw->R : rw->R;
+    a.offsets = rw->off;
+    a.n_seqs = rw->n_off;
+    a.H = c->H;
+    a.H_kv = c->H_kv;
+    a.K = c->K;
+    a.V = c->K;
+    a.q = u->Q;
+    a.k = u->Kb;
+    a.v = u->Vb;
+    a.o = u->O;
+    if (rw->vis) {
+        a.mask = LATTN_MASK_FN;
+        a.visible = rw->vis;
+        a.visible_block = rw->vis_block;
+        a.mask_user = rw->user;
+    } else if (c->window >= 0) {
+        a.mask = LATTN_MASK_WINDOW;
+        a.window = c->window;
+    }
+    return a;
+}
+/* Positions of a forward's RoPE table: 0 .. the largest row position (at least R). */
+static int64_t lattn__tf_npos(const lattn__tf_rows *rw, int64_t M) {
+    int64_t r, npos = rw->R;
+    for (r = 0; rw->pos && r < M; r++) npos = LATTN__MAX(npos, rw->pos[r] + 1);
+    return npos;
+}
+/* RoPE's table CS [n][hd]: cos, sin of each pair at position at[e] (at NULL: e) for each entry e. */
+static void lattn__tf_rope_table(const lattn_tf_config *c, int64_t n, const int64_t *at, float *CS) {
+    const int64_t hd = c->K;
+    int64_t t, e;
+    for (t = 0; t < hd / 2; t++) {
+        const double inv = pow(c->rope_theta, -2.0 * (double)t / (double)hd);
+        for (e = 0; e < n; e++) {
+            const double an = (double)(at ? at[e] : e) * inv;
+            CS[e * hd + 2 * t] = (float)cos(an);
+            CS[e * hd + 2 * t + 1] = (float)sin(an);
+        }
+    }
 }
 
 /* The fast forward (decode = 0) over the rows rw describes, and the step (decode = 1, one row per
@@ -14500,7 +14576,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     const lattn_tf_config *c = &m->cfg;
     const int64_t d = c->D, H = c->H, Hk = c->H_kv, hd = c->K, NQ = (H + 2 * Hk) * hd, R = rw->R, M = B * R;
     const int64_t nout = c->vocab > 0 ? c->vocab : d, MO = B * rw->T, RB = 64;
-    int64_t l, r, b, t, npos, cnt = 0;
+    int64_t l, r, b, npos, cnt = 0;
     int nthr = lattn__threads(ctx);
     float *buf, *LG;
     int64_t *PI = NULL;
@@ -14522,9 +14598,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
             }
     } else if (form == LATTN_FORM_STEP) return lattn__fail(ctx, LATTN_E_NULL, "%s: cache is NULL", who);
     if (R == 0) return lattn__ok(ctx);
-    /* RoPE table: one entry per row when decoding, else one per position 0 .. max */
-    for (r = 0, npos = R; form != LATTN_FORM_STEP && rw->pos && r < M; r++) npos = LATTN__MAX(npos, rw->pos[r] + 1);
-    if (form == LATTN_FORM_STEP) npos = B;
+    npos = form == LATTN_FORM_STEP ? B : lattn__tf_npos(rw, M);   /* RoPE table: an entry per row when decoding, else per position */
     /* row positions (2 floats each, first: aligned), u.X, u.Hn, then u.QKV u.Q K V u.O or u.F1 u.F2, RoPE table,
        logit block, GEMM workspaces */
     attn = (size_t)(NQ + 2 * H * hd + 2 * Hk * hd);
@@ -14549,37 +14623,17 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     u.CS = u.QKV + M * (int64_t)LATTN__MAX(attn, ffn);
     LG = u.CS + npos * hd;
     u.ws = LG + RB * nout;
-    for (t = 0; t < hd / 2; t++) {                               /* cos, sin of each pair at each position */
-        double inv = pow(c->rope_theta, -2.0 * (double)t / (double)hd);
-        for (r = 0; r < npos; r++) {
-            double an = (double)(form == LATTN_FORM_STEP ? cache->pos[r] : r) * inv;
-            u.CS[r * hd + 2 * t] = (float)cos(an);
-            u.CS[r * hd + 2 * t + 1] = (float)sin(an);
-        }
-    }
+    lattn__tf_rope_table(c, npos, form == LATTN_FORM_STEP ? cache->pos : NULL, u.CS);
     for (r = 0; r < M; r++) PI[r] = form == LATTN_FORM_STEP ? r : rw->pos ? rw->pos[r] : r % R;
     if (c->vocab > 0)
         for (r = 0; r < M; r++) memcpy(u.X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)rw->ids[r] * d, (size_t)d * sizeof(float));
     else memcpy(u.X, rw->x, (size_t)(M * d) * sizeof(float));
 
     for (l = 0; l < c->n_layers && st == LATTN_OK; l++) {
-        lattn_attn_args a = LATTN__ZERO;
+        lattn_attn_args a;
         lattn__tf_pre(nthr, m, l, M, PI, &u);
         if (rw->kv_hook && form != LATTN_FORM_STEP) rw->kv_hook(rw->hook_user, l, u.Kb, u.Vb);
-        a.B = rw->off ? 1 : B;
-        a.T = rw->off ? M : R;
-        a.offsets = rw->off;
-        a.n_seqs = rw->n_off;
-        a.H = H;
-        a.H_kv = Hk;
-        a.K = hd;
-        a.V = hd;
-        a.q = u.Q;
-        a.k = u.Kb;
-        a.v = u.Vb;
-        a.o = u.O;
-        if (rw->vis) { a.mask = LATTN_MASK_FN; a.visible = rw->vis; a.visible_block = rw->vis_block; a.mask_user = rw->user; }
-        else if (c->window >= 0) { a.mask = LATTN_MASK_WINDOW; a.window = c->window; }
+        a = lattn__tf_attn_args(c, rw, B, &u);
         if (form == LATTN_FORM_STEP) {
             lattn_kv_cache kv;
             kv.B = B;
@@ -14646,6 +14700,490 @@ LATTN__DEF lattn_status lattn_tf_step(lattn_ctx *ctx, const lattn_tf_model *m, i
     LATTN__TRY(lattn__tf_args(ctx, "lattn_tf_step", m, B, 1, tokens, x, logits, NULL));
     lattn__tf_rows_plain(&rw, 1, tokens, x);
     return lattn__tf_run(ctx, m, B, &rw, logits, NULL, cache, LATTN_FORM_STEP, "lattn_tf_step");
+}
+
+/* ---- backward ----------------------------------------------------------------------------------- */
+/* >>transformer.backward --------------------------------------------------------------------------
+   Reverse mode through the layer of >>transformer, rows r, upstream dh (of the layer's output):
+       f = SiLU(g) ⊙ u, g = b W_gᵀ, u = b W_uᵀ:    dW_d = dhᵀ f;  df = dh W_d;
+                                                   dg = df ⊙ u ⊙ SiLU'(g);  du = df ⊙ SiLU(g)
+                                                   dW_g = dgᵀ b;  dW_u = duᵀ b;  db = dg W_g + du W_u
+       b = RMSNorm(h')·γ (ρ = (mean(h'²) + eps)^-½): dγ = Σ_r db ⊙ h'ρ;
+                                                   dh' = dh + ργ ⊙ db - h' ρ³ (Σ_i db_i γ_i h'_i) / d
+       h' = h + o W_oᵀ:                             dW_o = dh'ᵀ o;  do = dh' W_o
+       o = Attn(q, k, v):                          dq, dk, dv by the attention backward (>>attn)
+       q, k = RoPE(q, k):                          the transposed rotation (each pair by -angle)
+       q | k | v = a W_qkvᵀ, a = RMSNorm(h)·γ:      dW_qkv = dqkvᵀ a;  da = dqkv W_qkv;  dh = dh' + RMSNorm'
+   and at the ends: the tied head z = RMSNorm(h_L)·γ_f Eᵀ gives dE = dzᵀ (the normed rows), the
+   embedding adds dE[token] += dh⁰. The loss is the forward's mean cross-entropy, dz = (softmax(z) -
+   onehot(target)) / count on the counted rows, or any upstream dout of the output. */
+/* Visible key row e of query row r (document-local indices), as the forward's mask. */
+static int lattn__tf_sees(const lattn__tf_rows *rw, const lattn_tf_config *c, int64_t doc, int64_t r, int64_t e) {
+    return rw->vis ? rw->vis(rw->user, doc, r, e) != 0 : c->window < 0 || r - e <= c->window;
+}
+/* y = x ρ γ backward (ρ = (mean(x²) + eps)^-½): dx += ργ ⊙ dy - x ρ³ (Σ dy ⊙ γ ⊙ x) / n; dg += dy ⊙ x ρ. */
+static void lattn__rmsnorm_bwd_d(int64_t n, const double *x, const float *g, double eps, const double *dy, double *dx, double *dg) {
+    const double r = lattn__rsqrt_mean_sq_d(n, x, eps);
+    double dot = 0.0;
+    int64_t i;
+    for (i = 0; i < n; i++) dot += dy[i] * (double)g[i] * x[i];
+    for (i = 0; i < n; i++) {
+        dg[i] += dy[i] * x[i] * r;
+        dx[i] += r * (double)g[i] * dy[i] - x[i] * r * r * r * dot / (double)n;
+    }
+}
+/* y = W x backward (W [rows][n]): dx += Wᵀ dy, dW += dy xᵀ. */
+static void lattn__matvec_bwd_d(int64_t rows, int64_t n, const float *W, const double *x, const double *dy, double *dx, double *dW) {
+    int64_t j, i;
+    for (j = 0; j < rows; j++)
+        for (i = 0; i < n; i++) {
+            dx[i] += (double)W[j * n + i] * dy[j];
+            dW[j * n + i] += dy[j] * x[i];
+        }
+}
+/* RoPE of the q and k heads of one row in place at position p; sign -1 turns back (the backward). */
+static void lattn__tf_rope_d(const lattn_tf_config *c, int64_t p, double sign, double *qkv) {
+    int64_t h, i;
+    for (h = 0; h < c->H + c->H_kv; h++)
+        for (i = 0; i < c->K / 2; i++) {
+            double *u = qkv + h * c->K + 2 * i, an = lattn__rope_angle(c, p, i), u0 = u[0], u1 = u[1];
+            u[0] = u0 * cos(an) - sign * u1 * sin(an);
+            u[1] = sign * u0 * sin(an) + u1 * cos(an);
+        }
+}
+/* The attention of one layer over every row in double: o (forward) or, given do, dqkv += the
+   gradients of q, k, v (dqkv non-NULL: the backward). Rows [M][NQ] hold q | k | v after RoPE. */
+static void lattn__tf_attn_d(const lattn_tf_config *c, const lattn__tf_rows *rw, int64_t B, const double *qkv, double *o,
+                             const double *dO, double *dqkv, double *sc) {
+    const int64_t H = c->H, Hk = c->H_kv, hd = c->K, G = H / Hk, NQ = (H + 2 * Hk) * hd, R = rw->R;
+    const double s = 1.0 / sqrt((double)hd);
+    int64_t b, r, e, h, i;
+    for (b = 0; b < B; b++)
+        for (r = 0; r < R; r++) {
+            int64_t doc;
+            const int64_t ds = lattn__tf_doc0(rw, b, r, &doc), row = b * R + r;
+            for (h = 0; h < H; h++) {
+                const double *q = qkv + row * NQ + h * hd;
+                const int64_t ko = (H + h / G) * hd, vo = (H + Hk + h / G) * hd;
+                double mx = -HUGE_VAL, den = 0.0, dd = 0.0;
+                for (e = ds; e <= r; e++) {                                          /* scores, max */
+                    double z = 0.0;
+                    const int v = lattn__tf_sees(rw, c, doc, r - ds, e - ds);
+                    for (i = 0; v && i < hd; i++) z += q[i] * qkv[(b * R + e) * NQ + ko + i];
+                    sc[e] = v ? z * s : -HUGE_VAL;
+                    if (!(sc[e] <= mx)) mx = sc[e];
+                }
+                if (mx == -HUGE_VAL) {                                               /* no visible key: o = 0 */
+                    for (i = 0; !dqkv && i < hd; i++) o[row * H * hd + h * hd + i] = 0.0;
+                    continue;
+                }
+                for (e = ds; e <= r; e++) {
+                    sc[e] = sc[e] == -HUGE_VAL ? 0.0 : exp(sc[e] - mx);
+                    den += sc[e];
+                }
+                for (e = ds; e <= r; e++) sc[e] /= den;                               /* P */
+                if (!dqkv) {
+                    for (i = 0; i < hd; i++) {
+                        double acc = 0.0;
+                        for (e = ds; e <= r; e++) acc += sc[e] * qkv[(b * R + e) * NQ + vo + i];
+                        o[row * H * hd + h * hd + i] = acc;
+                    }
+                    continue;
+                }
+                for (e = ds; e <= r; e++) {                                          /* dP, D = Σ P dP */
+                    double dp = 0.0;
+                    for (i = 0; i < hd; i++) dp += dO[row * H * hd + h * hd + i] * qkv[(b * R + e) * NQ + vo + i];
+                    sc[R + e] = dp;
+                    dd += sc[e] * dp;
+                }
+                for (e = ds; e <= r; e++) {                                          /* dS = P (dP - D) */
+                    const double dsc = sc[e] * (sc[R + e] - dd) * s, pe = sc[e];
+                    double *dk = dqkv + (b * R + e) * NQ + ko, *dv = dqkv + (b * R + e) * NQ + vo;
+                    for (i = 0; i < hd; i++) {
+                        dqkv[row * NQ + h * hd + i] += dsc * qkv[(b * R + e) * NQ + ko + i];
+                        dk[i] += dsc * q[i];
+                        dv[i] += pe * dO[row * H * hd + h * hd + i];
+                    }
+                }
+            }
+        }
+}
+/* The gradients of the teaching form, in double: a forward layer by layer keeping every layer's
+   activations, the head and loss, then the layers in reverse. */
+static lattn_status lattn__tf_ref_bwd_rows(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const lattn__tf_rows *rw, const float *dout,
+                                           double *loss, float *grad, double *grad64, float *dx, const char *who) {
+    const lattn_tf_config *c = &m->cfg;
+    const int64_t d = c->D, H = c->H, Hk = c->H_kv, hd = c->K, L = c->n_layers, R = rw->R, M = B * R, F = c->ffn;
+    const int64_t NQ = (H + 2 * Hk) * hd, HD = H * hd, nout = c->vocab > 0 ? c->vocab : d;
+    const int64_t per = 4 * d + NQ + HD + 2 * F;           /* a layer's kept activations per row */
+    double *act, *X, *A1, *QKV, *O, *XM, *A2, *GG, *UU, *G64, *dX, *dXm, *dQKV, *dO, *z, *dz, *sc, *row, nll = 0.0;
+    double *gl[LATTN__TF_N], *ge = NULL, *gn = NULL;
+    const float *E = c->vocab > 0 ? lattn__tg(m, LATTN__TG_EMBED) : NULL;
+    int64_t l, r, i, j, t, cnt = 0;
+    size_t n;
+    int k;
+    if (loss) *loss = NAN;
+    n = (size_t)(L * per + d) * (size_t)M + m->n_params + (size_t)(3 * d + NQ + HD) * (size_t)M + 2 * (size_t)nout + 2 * (size_t)R +
+        (size_t)(2 * F + 2 * d);
+    if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(act = (double *)lattn__alloc(ctx, n)))
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
+    memset(act, 0, n);
+    G64 = act + (L * per + d) * M;
+    dX = G64 + m->n_params;
+    dXm = dX + M * d;
+    dQKV = dXm + M * d;
+    dO = dQKV + M * NQ;
+    z = dO + M * HD;
+    dz = z + nout;
+    sc = dz + nout;
+    row = sc + 2 * R;                                       /* per row: df, dg | du, db */
+    if (c->vocab > 0) {
+        ge = G64 + (lattn__tg(m, LATTN__TG_EMBED) - m->arena);
+        gn = G64 + (lattn__tg(m, LATTN__TG_NORM) - m->arena);
+    }
+    X = act + L * per * M;                                  /* the rows' current state; layer l keeps its own copy */
+    for (r = 0; r < M; r++)
+        for (i = 0; i < d; i++) X[r * d + i] = c->vocab > 0 ? (double)E[(int64_t)rw->ids[r] * d + i] : (double)rw->x[r * d + i];
+    for (l = 0; l < L; l++) {                               /* forward, keeping the activations */
+        double *base = act + l * per * M;
+        const float *w[LATTN__TF_N];
+        for (k = 0; k < LATTN__TF_N; k++) w[k] = lattn__tw(m, l, k);
+        A1 = base + M * d;
+        QKV = A1 + M * d;
+        O = QKV + M * NQ;
+        XM = O + M * HD;
+        A2 = XM + M * d;
+        GG = A2 + M * d;
+        UU = GG + M * F;
+        memcpy(base, X, (size_t)(M * d) * sizeof(double));
+        for (r = 0; r < M; r++) {
+            lattn__rmsnorm_d(d, X + r * d, w[LATTN__TF_LN1], c->norm_eps, A1 + r * d);
+            lattn__matvec_d(NQ, d, w[LATTN__TF_QKV], A1 + r * d, QKV + r * NQ, 0);
+            lattn__tf_rope_d(c, rw->pos ? rw->pos[r] : r % R, 1.0, QKV + r * NQ);
+        }
+        lattn__tf_attn_d(c, rw, B, QKV, O, NULL, NULL, sc);
+        for (r = 0; r < M; r++) {
+            memcpy(XM + r * d, X + r * d, (size_t)d * sizeof(double));
+            lattn__matvec_d(d, HD, w[LATTN__TF_WO], O + r * HD, XM + r * d, 1);
+            lattn__rmsnorm_d(d, XM + r * d, w[LATTN__TF_LN2], c->norm_eps, A2 + r * d);
+            lattn__matvec_d(F, d, w[LATTN__TF_WG], A2 + r * d, GG + r * F, 0);
+            lattn__matvec_d(F, d, w[LATTN__TF_WU], A2 + r * d, UU + r * F, 0);
+            for (j = 0; j < F; j++) row[j] = lattn__silu_d(GG[r * F + j]) * UU[r * F + j];
+            memcpy(X + r * d, XM + r * d, (size_t)d * sizeof(double));
+            lattn__matvec_d(d, F, w[LATTN__TF_WD], row, X + r * d, 1);
+        }
+    }
+    for (t = 0; !dout && t < B * rw->T; t++) cnt += lattn__tf_counted(rw, t / rw->T, t % rw->T);
+    for (t = 0; t < B * rw->T; t++) {                       /* the head and the loss at each readout row */
+        const int64_t b = t / rw->T, rr = b * R + lattn__tf_readout(rw, b, t % rw->T);
+        const int counted = !dout && lattn__tf_counted(rw, b, t % rw->T);
+        if (c->vocab == 0) {
+            for (i = 0; i < d; i++) dX[rr * d + i] += (double)dout[t * d + i];
+            continue;
+        }
+        if (!dout && !counted) continue;
+        lattn__rmsnorm_d(d, X + rr * d, lattn__tg(m, LATTN__TG_NORM), c->norm_eps, row);
+        lattn__matvec_d(c->vocab, d, E, row, z, 0);
+        if (counted) {                                      /* dz = (softmax(z) - onehot) / count */
+            const int64_t target = rw->tokens[t + 1];
+            const double lse = lattn__nll_d(c->vocab, z, target) + z[target];
+            nll += lse - z[target];
+            for (j = 0; j < c->vocab; j++) dz[j] = (exp(z[j] - lse) - (double)(j == target)) / (double)cnt;
+        } else
+            for (j = 0; j < c->vocab; j++) dz[j] = (double)dout[t * nout + j];
+        memset(row + d, 0, (size_t)d * sizeof(double));
+        lattn__matvec_bwd_d(c->vocab, d, E, row, dz, row + d, ge);
+        lattn__rmsnorm_bwd_d(d, X + rr * d, lattn__tg(m, LATTN__TG_NORM), c->norm_eps, row + d, dX + rr * d, gn);
+    }
+    if (loss && cnt > 0) *loss = nll / (double)cnt;
+    for (l = L - 1; l >= 0; l--) {                          /* the layers in reverse */
+        double *base = act + l * per * M, *df = row, *dgu = row + F, *db = row + 2 * F;
+        const float *w[LATTN__TF_N];
+        for (k = 0; k < LATTN__TF_N; k++) {
+            w[k] = lattn__tw(m, l, k);
+            gl[k] = G64 + (w[k] - m->arena);
+        }
+        A1 = base + M * d;
+        QKV = A1 + M * d;
+        O = QKV + M * NQ;
+        XM = O + M * HD;
+        A2 = XM + M * d;
+        GG = A2 + M * d;
+        UU = GG + M * F;
+        memset(dO, 0, (size_t)(M * HD) * sizeof(double));
+        memset(dQKV, 0, (size_t)(M * NQ) * sizeof(double));
+        for (r = 0; r < M; r++) {                           /* SwiGLU, the second norm, W_o */
+            for (j = 0; j < F; j++) dgu[j] = lattn__silu_d(GG[r * F + j]) * UU[r * F + j];
+            memset(df, 0, (size_t)F * sizeof(double));
+            lattn__matvec_bwd_d(d, F, w[LATTN__TF_WD], dgu, dX + r * d, df, gl[LATTN__TF_WD]);
+            memset(db, 0, (size_t)d * sizeof(double));
+            for (j = 0; j < F; j++) dgu[j] = df[j] * UU[r * F + j] * lattn__silu_grad_d(GG[r * F + j]);
+            lattn__matvec_bwd_d(F, d, w[LATTN__TF_WG], A2 + r * d, dgu, db, gl[LATTN__TF_WG]);
+            for (j = 0; j < F; j++) dgu[j] = df[j] * lattn__silu_d(GG[r * F + j]);
+            lattn__matvec_bwd_d(F, d, w[LATTN__TF_WU], A2 + r * d, dgu, db, gl[LATTN__TF_WU]);
+            memcpy(dXm + r * d, dX + r * d, (size_t)d * sizeof(double));
+            lattn__rmsnorm_bwd_d(d, XM + r * d, w[LATTN__TF_LN2], c->norm_eps, db, dXm + r * d, gl[LATTN__TF_LN2]);
+            lattn__matvec_bwd_d(d, HD, w[LATTN__TF_WO], O + r * HD, dXm + r * d, dO + r * HD, gl[LATTN__TF_WO]);
+        }
+        lattn__tf_attn_d(c, rw, B, QKV, NULL, dO, dQKV, sc);
+        for (r = 0; r < M; r++) {                           /* RoPE turned back, W_qkv, the first norm */
+            lattn__tf_rope_d(c, rw->pos ? rw->pos[r] : r % R, -1.0, dQKV + r * NQ);
+            memset(db, 0, (size_t)d * sizeof(double));
+            lattn__matvec_bwd_d(NQ, d, w[LATTN__TF_QKV], A1 + r * d, dQKV + r * NQ, db, gl[LATTN__TF_QKV]);
+            memcpy(dX + r * d, dXm + r * d, (size_t)d * sizeof(double));
+            lattn__rmsnorm_bwd_d(d, base + r * d, w[LATTN__TF_LN1], c->norm_eps, db, dX + r * d, gl[LATTN__TF_LN1]);
+        }
+    }
+    for (r = 0; r < M; r++)                                 /* the embedding's rows, or the input's gradient */
+        for (i = 0; i < d; i++) {
+            if (c->vocab > 0) ge[(int64_t)rw->ids[r] * d + i] += dX[r * d + i];
+            else if (dx) dx[r * d + i] = (float)dX[r * d + i];
+        }
+    for (n = 0; n < m->n_params; n++) {
+        if (grad) grad[n] = (float)G64[n];
+        if (grad64) grad64[n] = G64[n];
+    }
+    lattn__free(ctx, act);
+    return lattn__ok(ctx);
+}
+
+/* The two GEMMs of a linear layer's backward (Y = X Wᵀ; X [M][K], W [N][K], dY [M][N]): dX = dY W
+   (added to dX when acc_x; dX NULL: skipped) and dW = dYᵀ X (added when acc_w). Blocks of
+   LATTN__LIN_NB output columns of dX and rows of dW over the threads, each block by one thread in an
+   order fixed by the shape: the same bits at any thread count. ws: LATTN__LINB_WS floats a thread. */
+#define LATTN__LINB_WS lattn__gemm_ws(LATTN__NC, LATTN__KC)
+static void lattn__linear_backward(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, const float *dY,
+                                   float *dX, int acc_x, float *dW, int acc_w, float *ws) {
+    const int64_t nbx = dX ? (K + LATTN__LIN_NB - 1) / LATTN__LIN_NB : 0, nbw = (N + LATTN__LIN_NB - 1) / LATTN__LIN_NB;
+    int64_t blk;
+    (void)nthr;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (blk = 0; blk < nbx + nbw; blk++) {
+        float *w = ws + (size_t)lattn__thread_id() * LATTN__LINB_WS;
+        if (blk < nbx) {
+            const int64_t k0 = blk * LATTN__LIN_NB, kc = LATTN__MIN(LATTN__LIN_NB, K - k0);
+            lattn__sgemm(acc_x ? LATTN_GEMM_ACCUMULATE : 0, M, kc, N, dY, N, W + k0, K, dX + k0, K, w);
+        } else {
+            const int64_t n0 = (blk - nbx) * LATTN__LIN_NB, nr = LATTN__MIN(LATTN__LIN_NB, N - n0);
+            lattn__sgemm(LATTN_GEMM_TRANS_A | (acc_w ? LATTN_GEMM_ACCUMULATE : 0), nr, K, M, dY + n0, N, X, K, dW + n0 * K, K, w);
+        }
+    }
+}
+/* RMSNorm's backward over rows X [M][n] (gain g): dX += ργ ⊙ dY - X ρ³ (Σ dY ⊙ γ ⊙ X) / n per row, on
+   the threads; dg = Σ_rows dY ⊙ X ρ (added when acc), rows in order. */
+static void lattn__rmsnorm_rows_backward(int nthr, int64_t M, int64_t n, const float *X, const float *g, float eps, const float *dY,
+                                         float *dX, float *dg, int acc) {
+    int64_t r, i;
+    (void)nthr;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (r = 0; r < M; r++) {
+        const float *x = X + r * n, *dy = dY + r * n;
+        const float rho = 1.0f / sqrtf(lattn_vec_dot((size_t)n, x, x) / (float)n + eps);
+        float dot = 0.0f, *o = dX + r * n;
+        int64_t j;
+        for (j = 0; j < n; j++) dot += dy[j] * g[j] * x[j];
+        dot *= rho * rho * rho / (float)n;
+        for (j = 0; j < n; j++) o[j] += rho * g[j] * dy[j] - x[j] * dot;
+    }
+    if (!acc) memset(dg, 0, (size_t)n * sizeof(float));
+    for (r = 0; r < M; r++) {
+        const float *x = X + r * n, *dy = dY + r * n;
+        const float rho = 1.0f / sqrtf(lattn_vec_dot((size_t)n, x, x) / (float)n + eps);
+        for (i = 0; i < n; i++) dg[i] += dy[i] * x[i] * rho;
+    }
+}
+/* SwiGLU's backward, elementwise over n: dU = dF ⊙ SiLU(G), then dF = dF ⊙ U ⊙ SiLU'(G) in place. */
+static void lattn__swiglu_backward(int nthr, int64_t n, const float *G, const float *U, float *dF, float *dU) {
+    int64_t i;
+    (void)nthr;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (i = 0; i < n; i++) {
+        const float s = 1.0f / (1.0f + expf(-G[i]));
+        dU[i] = dF[i] * G[i] * s;
+        dF[i] = dF[i] * U[i] * s * (1.0f + G[i] * (1.0f - s));
+    }
+}
+/* dQKV [M][NQ] from the rotated gradients dQ, dK (each pair turned back by its angle) and dV. */
+static void lattn__tf_rope_rows_backward(int nthr, const lattn_tf_config *c, int64_t M, const int64_t *pi, const float *dQ,
+                                         const float *dK, const float *dV, const float *cs, float *dQKV) {
+    const int64_t hd = c->K, H = c->H, Hk = c->H_kv, NQ = (H + 2 * Hk) * hd, half = hd / 2;
+    int64_t r;
+    (void)nthr;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (r = 0; r < M; r++) {
+        const float *tab = cs + pi[r] * hd;
+        float *dst = dQKV + r * NQ;
+        int64_t h, j;
+        for (h = 0; h < H + Hk; h++) {
+            const float *g = h < H ? dQ + r * H * hd + h * hd : dK + r * Hk * hd + (h - H) * hd;
+            for (j = 0; j < half; j++) {
+                const float co = tab[2 * j], si = tab[2 * j + 1], g0 = g[2 * j], g1 = g[2 * j + 1];
+                dst[h * hd + 2 * j] = g0 * co + g1 * si;
+                dst[h * hd + 2 * j + 1] = g1 * co - g0 * si;
+            }
+        }
+        memcpy(dst + (H + Hk) * hd, dV + r * Hk * hd, (size_t)(Hk * hd) * sizeof(float));
+    }
+}
+/* The float32 backward over the rows rw describes: the forward once, keeping each layer's input
+   (the checkpoints), the head and the loss, then each layer recomputed from its input and
+   differentiated (one more forward of every layer; nothing of size T² is kept). */
+static lattn_status lattn__tf_bwd_run(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const lattn__tf_rows *rw, const float *dout,
+                                      double *loss, float *grad, float *dx, const char *who) {
+    const lattn_tf_config *c = &m->cfg;
+    const int64_t d = c->D, H = c->H, hd = c->K, L = c->n_layers, R = rw->R, M = B * R, F = c->ffn, KV = c->H_kv * hd;
+    const int64_t NQ = (H + 2 * c->H_kv) * hd, HD = H * hd, MO = B * rw->T, RB = 64, nout = c->vocab > 0 ? c->vocab : d;
+    const int nthr = lattn__threads(ctx);
+    const float eps = c->norm_eps;
+    const int64_t npos = lattn__tf_npos(rw, M);
+    float *mem, *XS, *Xin, *Hn2, *Xm, *LSE, *FF, *dX, *dXm, *dH, *dF, *dU, *dO, *dQ, *dK, *dV, *dQKV, *Xr, *dXr, *dHn, *Z;
+    float *gw[LATTN__TF_N], *ge = NULL;
+    int64_t *PI, l, r, t, k, cnt = 0;
+    lattn__tf_buf u;
+    lattn_status st = LATTN_OK;
+    double nll = 0.0;
+    size_t n = 0, tmp;
+    int i;
+    /* per part: rows x width (floats) */
+    const int64_t rows[] = { 2, L + 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, RB, nthr, npos };
+    const int64_t width[] = { M, M * d, M * d, M * NQ, M * HD, M * KV, M * KV, M * HD, M * H, M * d, M * d, M * F, M * F, M * F,
+                              M * d, M * d, M * d, M * F, M * F, M * HD, M * HD, M * KV, M * KV, M * NQ, MO * d, MO * d, MO * d,
+                              nout, (int64_t)LATTN__LINB_WS, hd };
+    float **const part[] = { (float **)NULL, &XS, &u.Hn, &u.QKV, &u.Q, &u.Kb, &u.Vb, &u.O, &LSE, &Xm, &Hn2, &u.F1, &u.F2, &FF,
+                             &dX, &dXm, &dH, &dF, &dU, &dO, &dQ, &dK, &dV, &dQKV, &Xr, &dXr, &dHn, &Z, &u.ws, &u.CS };
+    const int nparts = (int)(sizeof rows / sizeof rows[0]);
+    if (loss) *loss = NAN;
+    if (R == 0) {
+        memset(grad, 0, m->n_params * sizeof(float));
+        return lattn__ok(ctx);
+    }
+    for (i = 0; i < nparts; i++)
+        if (lattn_size_mul(&tmp, (size_t)rows[i], (size_t)width[i]) != LATTN_OK || lattn_size_add(&n, n, tmp) != LATTN_OK)
+            return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &mem, n, who));
+    PI = (int64_t *)(void *)mem;
+    {
+        float *base = mem + 2 * M;
+        for (i = 1; i < nparts; i++) {
+            *part[i] = base;
+            base += rows[i] * width[i];
+        }
+    }
+    lattn__tf_rope_table(c, npos, NULL, u.CS);
+    for (r = 0; r < M; r++) PI[r] = rw->pos ? rw->pos[r] : r % R;
+    if (c->vocab > 0) {
+        ge = grad + (lattn__tg(m, LATTN__TG_EMBED) - m->arena);
+        for (r = 0; r < M; r++) memcpy(XS + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)rw->ids[r] * d, (size_t)d * sizeof(float));
+    } else memcpy(XS, rw->x, (size_t)(M * d) * sizeof(float));
+    for (l = 0; l < L && st == LATTN_OK; l++) {             /* the forward, keeping each layer's input */
+        lattn_attn_args a;
+        u.X = XS + (l + 1) * M * d;
+        memcpy(u.X, XS + l * M * d, (size_t)(M * d) * sizeof(float));
+        lattn__tf_pre(nthr, m, l, M, PI, &u);
+        a = lattn__tf_attn_args(c, rw, B, &u);
+        st = lattn_attn_chunk(ctx, &a);
+        if (st == LATTN_OK) lattn__tf_post(nthr, m, l, M, &u);
+    }
+    for (t = 0; t < MO; t++) memcpy(Xr + t * d, XS + L * M * d + (t / rw->T * R + lattn__tf_readout(rw, t / rw->T, t % rw->T)) * d, (size_t)d * sizeof(float));
+    if (st == LATTN_OK && c->vocab > 0) {                    /* the tied head and the loss, RB rows at a time */
+        const float *E = lattn__tg(m, LATTN__TG_EMBED);
+        float *Hn = dXr;                                     /* the normed rows (dXr is written after them) */
+        for (t = 0; !dout && t < MO; t++) cnt += lattn__tf_counted(rw, t / rw->T, t % rw->T);
+        lattn__rmsnorm_rows(nthr, MO, d, Xr, lattn__tg(m, LATTN__TG_NORM), eps, Hn);
+        for (t = 0; t < MO; t += RB) {
+            const int64_t rb = LATTN__MIN(RB, MO - t);
+            if (dout) memcpy(Z, dout + t * nout, (size_t)(rb * nout) * sizeof(float));
+            else lattn__linear(nthr, rb, nout, d, Hn + t * d, E, Z, 0, u.ws);
+            for (r = 0; !dout && r < rb; r++) {             /* dz = (softmax(z) - onehot(target)) / count */
+                float *z = Z + r * nout, mx, lse;
+                double sum = 0.0;
+                int64_t target;
+                if (!lattn__tf_counted(rw, (t + r) / rw->T, (t + r) % rw->T)) {
+                    memset(z, 0, (size_t)nout * sizeof(float));
+                    continue;
+                }
+                target = rw->tokens[t + r + 1];
+                mx = lattn_vec_max((size_t)nout, z);
+                for (k = 0; k < nout; k++) sum += exp((double)(z[k] - mx));
+                nll += (double)mx + log(sum) - (double)z[target];
+                lse = (float)((double)mx + log(sum));
+                for (k = 0; k < nout; k++) z[k] = expf(z[k] - lse) / (float)cnt;
+                z[target] -= 1.0f / (float)cnt;
+            }
+            lattn__linear_backward(nthr, rb, nout, d, Hn + t * d, E, Z, dHn + t * d, 0, ge, t > 0, u.ws);
+        }
+        memset(dXr, 0, (size_t)(MO * d) * sizeof(float));
+        lattn__rmsnorm_rows_backward(nthr, MO, d, Xr, lattn__tg(m, LATTN__TG_NORM), eps, dHn, dXr,
+                                     grad + (lattn__tg(m, LATTN__TG_NORM) - m->arena), 0);
+    } else if (st == LATTN_OK) memcpy(dXr, dout, (size_t)(MO * d) * sizeof(float));
+    if (loss && cnt > 0) *loss = nll / (double)cnt;
+    memset(dX, 0, (size_t)(M * d) * sizeof(float));
+    for (t = 0; st == LATTN_OK && t < MO; t++) {             /* the readout rows' gradients in place */
+        float *dst = dX + (t / rw->T * R + lattn__tf_readout(rw, t / rw->T, t % rw->T)) * d;
+        for (k = 0; k < d; k++) dst[k] += dXr[t * d + k];
+    }
+    for (l = L - 1; l >= 0 && st == LATTN_OK; l--) {         /* each layer: recomputed, then differentiated */
+        lattn_attn_args a;
+        lattn_attn_grads g = LATTN__ZERO;
+        for (i = 0; i < LATTN__TF_N; i++) gw[i] = grad + (lattn__tw(m, l, i) - m->arena);
+        Xin = XS + l * M * d;
+        u.X = Xin;
+        lattn__tf_pre(nthr, m, l, M, PI, &u);
+        a = lattn__tf_attn_args(c, rw, B, &u);
+        a.lse = LSE;
+        if ((st = lattn_attn_chunk(ctx, &a)) != LATTN_OK) break;
+        memcpy(Xm, Xin, (size_t)(M * d) * sizeof(float));
+        lattn__linear(nthr, M, d, HD, u.O, lattn__tw(m, l, LATTN__TF_WO), Xm, 1, u.ws);
+        lattn__rmsnorm_rows(nthr, M, d, Xm, lattn__tw(m, l, LATTN__TF_LN2), eps, Hn2);
+        lattn__linear(nthr, M, F, d, Hn2, lattn__tw(m, l, LATTN__TF_WG), u.F1, 0, u.ws);
+        lattn__linear(nthr, M, F, d, Hn2, lattn__tw(m, l, LATTN__TF_WU), u.F2, 0, u.ws);
+        lattn__swiglu_rows(nthr, M, F, u.F1, u.F2, FF);
+        lattn__linear_backward(nthr, M, d, F, FF, lattn__tw(m, l, LATTN__TF_WD), dX, dF, 0, gw[LATTN__TF_WD], 0, u.ws);
+        lattn__swiglu_backward(nthr, M * F, u.F1, u.F2, dF, dU);
+        lattn__linear_backward(nthr, M, F, d, Hn2, lattn__tw(m, l, LATTN__TF_WG), dF, dH, 0, gw[LATTN__TF_WG], 0, u.ws);
+        lattn__linear_backward(nthr, M, F, d, Hn2, lattn__tw(m, l, LATTN__TF_WU), dU, dH, 1, gw[LATTN__TF_WU], 0, u.ws);
+        memcpy(dXm, dX, (size_t)(M * d) * sizeof(float));
+        lattn__rmsnorm_rows_backward(nthr, M, d, Xm, lattn__tw(m, l, LATTN__TF_LN2), eps, dH, dXm, gw[LATTN__TF_LN2], 0);
+        lattn__linear_backward(nthr, M, d, HD, u.O, lattn__tw(m, l, LATTN__TF_WO), dXm, dO, 0, gw[LATTN__TF_WO], 0, u.ws);
+        g.dout = dO;
+        g.dq = dQ;
+        g.dk = dK;
+        g.dv = dV;
+        if ((st = lattn_attn_chunk_backward(ctx, &a, &g)) != LATTN_OK) break;
+        lattn__tf_rope_rows_backward(nthr, c, M, PI, dQ, dK, dV, u.CS, dQKV);
+        lattn__linear_backward(nthr, M, NQ, d, u.Hn, lattn__tw(m, l, LATTN__TF_QKV), dQKV, dH, 0, gw[LATTN__TF_QKV], 0, u.ws);
+        memcpy(dX, dXm, (size_t)(M * d) * sizeof(float));
+        lattn__rmsnorm_rows_backward(nthr, M, d, Xin, lattn__tw(m, l, LATTN__TF_LN1), eps, dH, dX, gw[LATTN__TF_LN1], 0);
+    }
+    for (r = 0; st == LATTN_OK && r < M; r++) {              /* the embedding's rows, in row order, or the input's gradient */
+        if (c->vocab > 0)
+            for (k = 0; k < d; k++) ge[(int64_t)rw->ids[r] * d + k] += dX[r * d + k];
+        else if (dx) memcpy(dx + r * d, dX + r * d, (size_t)d * sizeof(float));
+    }
+    lattn__free(ctx, mem);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+static lattn_status lattn__tf_bwd_args(lattn_ctx *ctx, const char *who, const lattn_tf_model *m, int64_t B, int64_t T,
+                                       const int32_t *tokens, const float *x, const float *dout, int grads) {
+    double unused;
+    if (m && m->arena && m->cfg.vocab == 0 && !dout)
+        return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL (a model without a vocabulary has no loss)", who);
+    if (!grads) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
+    return lattn__tf_args(ctx, who, m, B, T, tokens, x, dout, &unused);
+}
+LATTN__DEF lattn_status lattn_tf_backward_ref(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T, const int32_t *tokens,
+                                              const float *x, const float *dout, double *loss, float *grad, double *grad64, float *dx) {
+    lattn__tf_rows rw;
+    LATTN__TRY(lattn__tf_bwd_args(ctx, "lattn_tf_backward_ref", m, B, T, tokens, x, dout, grad || grad64));
+    lattn__tf_rows_plain(&rw, T, tokens, x);
+    return lattn__tf_ref_bwd_rows(ctx, m, B, &rw, dout, loss, grad, grad64, dx, "lattn_tf_backward_ref");
+}
+LATTN__DEF lattn_status lattn_tf_backward(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T, const int32_t *tokens,
+                                          const float *x, const float *dout, double *loss, float *grad, float *dx) {
+    lattn__tf_rows rw;
+    LATTN__TRY(lattn__tf_bwd_args(ctx, "lattn_tf_backward", m, B, T, tokens, x, dout, grad != NULL));
+    lattn__tf_rows_plain(&rw, T, tokens, x);
+    return lattn__tf_bwd_run(ctx, m, B, &rw, dout, loss, grad, dx, "lattn_tf_backward");
 }
 
 /* ================================================================================================ */
@@ -14834,6 +15372,34 @@ LATTN__DEF lattn_status lattn_sps_forward(lattn_ctx *ctx, const lattn_tf_model *
     lattn_status st;
     LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, logits, loss, 1, &pl));
     st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, LATTN_FORM_CHUNK, who);
+    lattn__free(ctx, pl.mem);
+    return st;
+}
+/* >>sps.backward: the transformer's backward (>>transformer.backward) over the interleaved rows;
+   the loss reaches the model only through the readout slots, the input stream through its keys
+   and values. */
+LATTN__DEF lattn_status lattn_sps_backward_ref(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s, int64_t B,
+                                               int64_t T, const int32_t *tokens, const float *dout, double *loss, float *grad,
+                                               double *grad64) {
+    const char *who = "lattn_sps_backward_ref";
+    lattn__sps_plan pl;
+    lattn_status st;
+    double unused;
+    if (!grad && !grad64) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
+    LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, dout, &unused, 0, &pl));
+    st = lattn__tf_ref_bwd_rows(ctx, m, B, &pl.rw, dout, loss, grad, grad64, NULL, who);
+    lattn__free(ctx, pl.mem);
+    return st;
+}
+LATTN__DEF lattn_status lattn_sps_backward(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s, int64_t B,
+                                           int64_t T, const int32_t *tokens, const float *dout, double *loss, float *grad) {
+    const char *who = "lattn_sps_backward";
+    lattn__sps_plan pl;
+    lattn_status st;
+    double unused;
+    if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
+    LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, dout, &unused, 1, &pl));
+    st = lattn__tf_bwd_run(ctx, m, B, &pl.rw, dout, loss, grad, NULL, who);
     lattn__free(ctx, pl.mem);
     return st;
 }

@@ -5949,6 +5949,149 @@ static void test_sharded(void) {
     lattn_ctx_free(&ctx);
 }
 
+/* ℒ of the transformer's _ref: its loss (dout NULL) or Σ dout·out in double; s (non-NULL): the SPS variant. */
+static double tf_loss(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s, int64_t B, int64_t T, const int32_t *tok,
+                      const float *x, const float *dout, float *out, double *out64) {
+    const size_t n = (size_t)(B * T * (m->cfg.vocab > 0 ? m->cfg.vocab : m->cfg.D));
+    double l = 0;
+    size_t i;
+    if (s) lattn_sps_forward_ref(ctx, m, s, B, T, tok, out, dout ? NULL : &l, out64);
+    else lattn_tf_forward_ref(ctx, m, B, T, tok, x, out, dout ? NULL : &l, out64);
+    for (i = 0; dout && i < n; i++) l += (double)dout[i] * out64[i];
+    return l;
+}
+/* Weights of a few tenths (attention far from uniform), norm gains in [0.5, 1.5]. */
+static void tf_randomise(lattn_rng *r, lattn_tf_model *m) {
+    int64_t t;
+    size_t i;
+    for (t = 0; t < m->n_tensors; t++)
+        for (i = 0; i < m->tensors[t].count; i++)
+            m->tensors[t].data[i] = strstr(m->tensors[t].name, "norm") ? 0.5f + (float)lattn_rng_uniform(r) : 0.3f * (float)lattn_rng_normal_d(r);
+}
+/* lattn_tf_backward_ref against central differences of _ref (the loss; Σ dout·out without a
+   vocabulary, with the input's gradient and a window; SPS), every tensor at random coordinates;
+   lattn_tf_backward and lattn_sps_backward (all five variants) against it per tensor (grouped-query
+   heads, T = 0, 1, 7, 150 past the 128-row attention tile), the same bits at 1, 2, 3 threads,
+   NaN-poisoned outputs, refusals. */
+static void test_tf_backward(lattn_ctx *ctx, lattn_rng *r) {
+    lattn_tf_config c = lattn_tf_config_small();
+    int mode, ti, v;
+    c.n_layers = 2; c.D = 12; c.H = 4; c.H_kv = 2; c.K = 4; c.ffn = 10; c.vocab = 256;
+    for (mode = 0; mode < 3; mode++) {   /* central differences: loss; Σ dout·out, vocab 0, window 2; SPS(w = 2) */
+        lattn_tf_config cm = c;
+        lattn_tf_model m;
+        lattn_sps_config s = sps_cfg(LATTN_SPS_SPS, 2);
+        const int64_t B = 2, T = 6;
+        int32_t tok[12];
+        float *x, *dout = NULL, *out, *dx;
+        double *g64, *out64, worst = 0;
+        int64_t t;
+        size_t i, n;
+        int bad = 0;
+        if (mode == 1) { cm.vocab = 0; cm.window = 2; }
+        CHECK(lattn_tf_init(ctx, &m, &cm, 5 + (uint64_t)mode) == LATTN_OK, "tf init: %s", lattn_ctx_error(ctx));
+        tf_randomise(r, &m);
+        for (i = 0; i < 12; i++) tok[i] = (int32_t)(lattn_rng_next(r) % 250);
+        tok[8] = 254;                                          /* an end of document (SPS) */
+        n = (size_t)(B * T * (cm.vocab > 0 ? cm.vocab : cm.D));
+        x = fnormal(r, (size_t)(B * T * cm.D));
+        if (mode == 1) dout = fnormal(r, n);
+        out = fnew(n);
+        dx = fnew((size_t)(B * T * cm.D));
+        out64 = (double *)malloc(n * sizeof(double));
+        g64 = (double *)malloc(m.n_params * sizeof(double));
+        CHECK((mode == 2 ? lattn_sps_backward_ref(ctx, &m, &s, B, T, tok, dout, NULL, NULL, g64)
+                         : lattn_tf_backward_ref(ctx, &m, B, T, tok, x, dout, NULL, NULL, g64, dx)) == LATTN_OK,
+              "tf backward_ref: %s", lattn_ctx_error(ctx));
+        for (t = 0; t < m.n_tensors; t++) {
+            const size_t off = (size_t)(m.tensors[t].data - m.arena), cnt = m.tensors[t].count;
+            double gmax = 0;
+            for (i = 0; i < cnt; i++) gmax = fmax(gmax, fabs(g64[off + i]));
+            for (i = lattn_rng_next(r) % 7; i < cnt; i += 1 + (size_t)(lattn_rng_next(r) % (cnt / 6 + 1))) {
+                double fd;
+                FD_RICHARDSON(&m.arena[off + i], tf_loss(ctx, &m, mode == 2 ? &s : NULL, B, T, tok, x, dout, out, out64), fd);
+                fd_compare(fd, g64[off + i], gmax, &worst, &bad);
+            }
+        }
+        for (i = 0; mode == 1 && i < (size_t)(B * T * cm.D); i += 5) {
+            double fd;
+            FD_RICHARDSON(&x[i], tf_loss(ctx, &m, NULL, B, T, tok, x, dout, out, out64), fd);
+            fd_compare(fd, dx[i], 1.0, &worst, &bad);
+        }
+        CHECK(bad == 0, "%s = central differences (every tensor%s): worst %.3g",
+              mode == 2 ? "sps_backward_ref" : "tf_backward_ref", mode == 0 ? ", the loss" : mode == 1 ? ", dx, no vocabulary, window 2" : ", SPS w = 2",
+              worst);
+        lattn_tf_free(ctx, &m);
+        free(x); free(dout); free(out); free(dx); free(out64); free(g64);
+    }
+    for (v = -1; v < 5; v++)   /* the fast form against _ref: the transformer (v < 0), then each SPS variant */
+        for (ti = 0; ti < 4; ti++) {
+            static const int64_t Ts[4] = { 0, 1, 7, 150 };
+            const int64_t B = 2, T = Ts[ti];
+            lattn_tf_model m;
+            lattn_sps_config s = sps_cfg((lattn_sps_variant)(v < 0 ? 0 : v), 3);
+            int32_t *tok = (int32_t *)malloc((size_t)(B * T + 1) * sizeof(int32_t));
+            float *gr, *gf, *again, *dout = NULL;
+            double lr = 0, lf = 0;
+            int64_t t, th;
+            int same = 1, ok = 1, i, use_dout = ti == 2;
+            if ((g_quick && T == 150 && v > 0)) { free(tok); continue; }
+            CHECK(lattn_tf_init(ctx, &m, &c, 11) == LATTN_OK, "tf init: %s", lattn_ctx_error(ctx));
+            tf_randomise(r, &m);
+            for (i = 0; i < B * T; i++) tok[i] = (int32_t)(lattn_rng_next(r) % 250);
+            if (T > 5) tok[T + 3] = 254;
+            if (use_dout) dout = fnormal(r, (size_t)(B * T * c.vocab));
+            gr = fnew(m.n_params); gf = fnew(m.n_params); again = fnew(m.n_params);
+            CHECK((v < 0 ? lattn_tf_backward_ref(ctx, &m, B, T, tok, NULL, dout, &lr, gr, NULL, NULL)
+                         : lattn_sps_backward_ref(ctx, &m, &s, B, T, tok, dout, &lr, gr, NULL)) == LATTN_OK &&
+                  (v < 0 ? lattn_tf_backward(ctx, &m, B, T, tok, NULL, dout, &lf, gf, NULL)
+                         : lattn_sps_backward(ctx, &m, &s, B, T, tok, dout, &lf, gf)) == LATTN_OK, "tf backward: %s", lattn_ctx_error(ctx));
+            for (t = 0; t < m.n_tensors; t++) {
+                const size_t off = (size_t)(m.tensors[t].data - m.arena), cnt = m.tensors[t].count;
+                double e = rel_rms(gf + off, gr + off, cnt);
+                if (!(e <= 1e-5)) {
+                    ok = 0;
+                    printf("  %s: %s %.3g\n", v < 0 ? "tf" : lattn_sps_variant_name(s.variant), m.tensors[t].name, e);
+                }
+            }
+            CHECK(ok, "%s_backward = %s_backward_ref per tensor (T = %lld, %s)", v < 0 ? "tf" : "sps", v < 0 ? "tf" : "sps", (long long)T,
+                  v < 0 ? "transformer" : lattn_sps_variant_name(s.variant));
+            CHECK(use_dout || T < 2 ? 1 : fabs(lf - lr) <= 1e-5 * fabs(lr), "tf backward: the loss %.9g = %.9g", lf, lr);
+            for (th = 2; th <= 3 && T == 150; th++) {
+                ctx->n_threads = (int)th;
+                poison(again, m.n_params);
+                CHECK((v < 0 ? lattn_tf_backward(ctx, &m, B, T, tok, NULL, dout, NULL, again, NULL)
+                             : lattn_sps_backward(ctx, &m, &s, B, T, tok, dout, NULL, again)) == LATTN_OK, "tf backward: %s", lattn_ctx_error(ctx));
+                same &= memcmp(again, gf, m.n_params * sizeof(float)) == 0;
+                ctx->n_threads = 1;
+            }
+            CHECK(same, "tf backward: the same bits at 1, 2 and 3 threads (%s)", v < 0 ? "transformer" : lattn_sps_variant_name(s.variant));
+            lattn_tf_free(ctx, &m);
+            free(tok); free(gr); free(gf); free(again); free(dout);
+        }
+    {   /* refusals write nothing */
+        lattn_tf_model m;
+        lattn_tf_config c0 = c;
+        int32_t tok[4] = { 1, 2, 3, 4 };
+        float *g, x[48];
+        c0.vocab = 0;
+        CHECK(lattn_tf_init(ctx, &m, &c, 3) == LATTN_OK, "tf init");
+        g = fnew(m.n_params);
+        CHECK(lattn_tf_backward(ctx, &m, 1, 4, tok, NULL, NULL, NULL, NULL, NULL) == LATTN_E_NULL, "tf_backward: grad NULL");
+        CHECK(lattn_tf_backward_ref(ctx, &m, 1, 4, tok, NULL, NULL, NULL, NULL, NULL, NULL) == LATTN_E_NULL, "tf_backward_ref: no gradient output");
+        CHECK(lattn_tf_backward(ctx, &m, 0, 4, tok, NULL, NULL, NULL, g, NULL) == LATTN_E_SHAPE, "tf_backward: B = 0");
+        tok[2] = 256;
+        CHECK(lattn_tf_backward(ctx, &m, 1, 4, tok, NULL, NULL, NULL, g, NULL) == LATTN_E_DOMAIN, "tf_backward: a token outside the vocabulary");
+        CHECK(lattn_tf_backward(ctx, NULL, 1, 4, tok, NULL, NULL, NULL, g, NULL) == LATTN_E_NULL, "tf_backward: model NULL");
+        lattn_tf_free(ctx, &m);
+        CHECK(lattn_tf_init(ctx, &m, &c0, 3) == LATTN_OK, "tf init");
+        memset(x, 0, sizeof x);
+        CHECK(lattn_tf_backward(ctx, &m, 1, 4, NULL, x, NULL, NULL, g, NULL) == LATTN_E_NULL, "tf_backward: dout NULL without a vocabulary");
+        CHECK(isnan(g[0]) && isnan(g[m.n_params - 1]), "tf_backward: nothing written by a refused call");
+        lattn_tf_free(ctx, &m);
+        free(g);
+    }
+}
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
     static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
@@ -6065,6 +6208,7 @@ static void test_backward(void) {
     test_gdr_backward(&ctx, &r);
     test_attn_backward(&ctx, &r);
     test_attn_chunk_backward(&ctx, &r);
+    test_tf_backward(&ctx, &r);
     test_tcn_backward(&ctx, &r);
     test_tcn_chunk_backward(&ctx, &r);
     for (ci = 0; ci < 6; ci++) {   /* fla's naive recurrences under float64 autograd */
