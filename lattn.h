@@ -1820,8 +1820,8 @@ LATTN_API lattn_status lattn_tf_step(lattn_ctx *ctx, const lattn_tf_model *m, in
 /* The gradients of the forward's loss (dout NULL, vocab > 0: the mean next-token cross-entropy,
    *loss (optional) receives it) or of Σ dout·out (dout [B][T][vocab], or [B][T][d] when vocab = 0,
    where it is required): every weight into grad / grad64 (the arena's layout, m->n_params values:
-   grad[i] belongs to m->arena[i]; overwritten, not added) and, when vocab = 0, dx [B][T][d]
-   (optional). _ref: double, layer by layer with every activation kept (>>transformer.backward);
+   grad[i] belongs to m->arena[i]; overwritten, not added) and dx [B][T][d] (optional), the
+   gradient of the first layer's input (x, or the embedded tokens when vocab > 0). _ref: double, layer by layer with every activation kept (>>transformer.backward);
    the fast form: float32, the forward once keeping each layer's input, then each layer recomputed
    and differentiated with threaded GEMMs and lattn_attn_chunk_backward (grad required). */
 LATTN_API lattn_status lattn_tf_backward_ref(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, int64_t T,
@@ -1884,13 +1884,15 @@ LATTN_API lattn_status lattn_sps_forward_ref(lattn_ctx *ctx, const lattn_tf_mode
 LATTN_API lattn_status lattn_sps_forward(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s,
                                          int64_t B, int64_t T, const int32_t *tokens, float *logits, double *loss);
 /* The gradients of the loss (dout NULL) or of Σ dout·logits (dout [B][T][vocab]) into grad /
-   grad64, as lattn_tf_backward_ref / lattn_tf_backward on the interleaved rows of the variant. */
+   grad64, as lattn_tf_backward_ref / lattn_tf_backward on the interleaved rows of the variant;
+   dx (optional) [B][S·T][d]: the gradient of each slot's embedded row in slot order (slot 2i the
+   input x_i, 2i + 1 its ρ_i; S = 1 for Standard), what a position's state receives. */
 LATTN_API lattn_status lattn_sps_backward_ref(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s,
                                               int64_t B, int64_t T, const int32_t *tokens, const float *dout,
-                                              double *loss, float *grad, double *grad64);
+                                              double *loss, float *grad, double *grad64, float *dx);
 LATTN_API lattn_status lattn_sps_backward(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s,
                                           int64_t B, int64_t T, const int32_t *tokens, const float *dout,
-                                          double *loss, float *grad);
+                                          double *loss, float *grad, float *dx);
 
 /* Decoding state of B sequences, cap tokens of one document at most: per layer and sequence the
    persistent list k, v [cap][H_kv·hd] and the ring rk, rv [ring][H_kv·hd] (ring = max(w, 1), cap
@@ -14934,10 +14936,10 @@ static lattn_status lattn__tf_ref_bwd_rows(lattn_ctx *ctx, const lattn_tf_model 
             lattn__rmsnorm_bwd_d(d, base + r * d, w[LATTN__TF_LN1], c->norm_eps, db, dX + r * d, gl[LATTN__TF_LN1]);
         }
     }
-    for (r = 0; r < M; r++)                                 /* the embedding's rows, or the input's gradient */
+    for (r = 0; r < M; r++)                                 /* the embedding's rows; the first layer's input */
         for (i = 0; i < d; i++) {
             if (c->vocab > 0) ge[(int64_t)rw->ids[r] * d + i] += dX[r * d + i];
-            else if (dx) dx[r * d + i] = (float)dX[r * d + i];
+            if (dx) dx[r * d + i] = (float)dX[r * d + i];
         }
     for (n = 0; n < m->n_params; n++) {
         if (grad) grad[n] = (float)G64[n];
@@ -15155,11 +15157,9 @@ static lattn_status lattn__tf_bwd_run(lattn_ctx *ctx, const lattn_tf_model *m, i
         memcpy(dX, dXm, (size_t)(M * d) * sizeof(float));
         lattn__rmsnorm_rows_backward(nthr, M, d, Xin, lattn__tw(m, l, LATTN__TF_LN1), eps, dH, dX, gw[LATTN__TF_LN1], 0);
     }
-    for (r = 0; st == LATTN_OK && r < M; r++) {              /* the embedding's rows, in row order, or the input's gradient */
-        if (c->vocab > 0)
-            for (k = 0; k < d; k++) ge[(int64_t)rw->ids[r] * d + k] += dX[r * d + k];
-        else if (dx) memcpy(dx + r * d, dX + r * d, (size_t)d * sizeof(float));
-    }
+    for (r = 0; st == LATTN_OK && c->vocab > 0 && r < M; r++)   /* the embedding's rows, in row order */
+        for (k = 0; k < d; k++) ge[(int64_t)rw->ids[r] * d + k] += dX[r * d + k];
+    if (st == LATTN_OK && dx) memcpy(dx, dX, (size_t)(M * d) * sizeof(float));
     lattn__free(ctx, mem);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
@@ -15380,26 +15380,38 @@ LATTN__DEF lattn_status lattn_sps_forward(lattn_ctx *ctx, const lattn_tf_model *
    and values. */
 LATTN__DEF lattn_status lattn_sps_backward_ref(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s, int64_t B,
                                                int64_t T, const int32_t *tokens, const float *dout, double *loss, float *grad,
-                                               double *grad64) {
+                                               double *grad64, float *dx) {
     const char *who = "lattn_sps_backward_ref";
     lattn__sps_plan pl;
     lattn_status st;
     double unused;
     if (!grad && !grad64) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
     LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, dout, &unused, 0, &pl));
-    st = lattn__tf_ref_bwd_rows(ctx, m, B, &pl.rw, dout, loss, grad, grad64, NULL, who);
+    st = lattn__tf_ref_bwd_rows(ctx, m, B, &pl.rw, dout, loss, grad, grad64, dx, who);
     lattn__free(ctx, pl.mem);
     return st;
 }
 LATTN__DEF lattn_status lattn_sps_backward(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_config *s, int64_t B,
-                                           int64_t T, const int32_t *tokens, const float *dout, double *loss, float *grad) {
+                                           int64_t T, const int32_t *tokens, const float *dout, double *loss, float *grad,
+                                           float *dx) {
     const char *who = "lattn_sps_backward";
+    const int64_t S = s && s->variant != LATTN_SPS_STANDARD ? 2 : 1, d = m && m->arena ? m->cfg.D : 0;
     lattn__sps_plan pl;
     lattn_status st;
+    float *rows = NULL;
     double unused;
+    int64_t i, u, j;
     if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
     LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, dout, &unused, 1, &pl));
-    st = lattn__tf_bwd_run(ctx, m, B, &pl.rw, dout, loss, grad, NULL, who);
+    st = dx ? lattn__alloc_floats(ctx, &rows, (size_t)(B * S * T * d), who) : LATTN_OK;
+    if (st == LATTN_OK) st = lattn__tf_bwd_run(ctx, m, B, &pl.rw, dout, loss, grad, rows, who);
+    for (i = 0; st == LATTN_OK && dx && i < pl.rw.n_off; i++) {   /* the blocked rows back in slot order */
+        const int64_t r0 = pl.rw.off[i], nd = (pl.rw.off[i + 1] - r0) / S;
+        for (u = 0; u < nd; u++)
+            for (j = 0; j < S; j++)
+                memcpy(dx + (r0 + S * u + j) * d, rows + (r0 + (S == 2 ? lattn__sps_row(nd, u, j) : u)) * d, (size_t)d * sizeof(float));
+    }
+    lattn__free(ctx, rows);
     lattn__free(ctx, pl.mem);
     return st;
 }

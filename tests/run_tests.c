@@ -6000,7 +6000,7 @@ static void test_tf_backward(lattn_ctx *ctx, lattn_rng *r) {
         dx = fnew((size_t)(B * T * cm.D));
         out64 = (double *)malloc(n * sizeof(double));
         g64 = (double *)malloc(m.n_params * sizeof(double));
-        CHECK((mode == 2 ? lattn_sps_backward_ref(ctx, &m, &s, B, T, tok, dout, NULL, NULL, g64)
+        CHECK((mode == 2 ? lattn_sps_backward_ref(ctx, &m, &s, B, T, tok, dout, NULL, NULL, g64, NULL)
                          : lattn_tf_backward_ref(ctx, &m, B, T, tok, x, dout, NULL, NULL, g64, dx)) == LATTN_OK,
               "tf backward_ref: %s", lattn_ctx_error(ctx));
         for (t = 0; t < m.n_tensors; t++) {
@@ -6031,21 +6031,24 @@ static void test_tf_backward(lattn_ctx *ctx, lattn_rng *r) {
             lattn_tf_model m;
             lattn_sps_config s = sps_cfg((lattn_sps_variant)(v < 0 ? 0 : v), 3);
             int32_t *tok = (int32_t *)malloc((size_t)(B * T + 1) * sizeof(int32_t));
-            float *gr, *gf, *again, *dout = NULL;
+            const int64_t nx = (size_t)(B * T * (v > 0 ? 2 : 1) * c.D);
+            float *gr, *gf, *again, *dout = NULL, *xr = fnew((size_t)nx), *xf = fnew((size_t)nx);
             double lr = 0, lf = 0;
             int64_t t, th;
             int same = 1, ok = 1, i, use_dout = ti == 2;
-            if ((g_quick && T == 150 && v > 0)) { free(tok); continue; }
+            if (g_quick && T == 150 && v > 0) { free(tok); free(xr); free(xf); continue; }
             CHECK(lattn_tf_init(ctx, &m, &c, 11) == LATTN_OK, "tf init: %s", lattn_ctx_error(ctx));
             tf_randomise(r, &m);
             for (i = 0; i < B * T; i++) tok[i] = (int32_t)(lattn_rng_next(r) % 250);
             if (T > 5) tok[T + 3] = 254;
             if (use_dout) dout = fnormal(r, (size_t)(B * T * c.vocab));
             gr = fnew(m.n_params); gf = fnew(m.n_params); again = fnew(m.n_params);
-            CHECK((v < 0 ? lattn_tf_backward_ref(ctx, &m, B, T, tok, NULL, dout, &lr, gr, NULL, NULL)
-                         : lattn_sps_backward_ref(ctx, &m, &s, B, T, tok, dout, &lr, gr, NULL)) == LATTN_OK &&
-                  (v < 0 ? lattn_tf_backward(ctx, &m, B, T, tok, NULL, dout, &lf, gf, NULL)
-                         : lattn_sps_backward(ctx, &m, &s, B, T, tok, dout, &lf, gf)) == LATTN_OK, "tf backward: %s", lattn_ctx_error(ctx));
+            CHECK((v < 0 ? lattn_tf_backward_ref(ctx, &m, B, T, tok, NULL, dout, &lr, gr, NULL, xr)
+                         : lattn_sps_backward_ref(ctx, &m, &s, B, T, tok, dout, &lr, gr, NULL, xr)) == LATTN_OK &&
+                  (v < 0 ? lattn_tf_backward(ctx, &m, B, T, tok, NULL, dout, &lf, gf, xf)
+                         : lattn_sps_backward(ctx, &m, &s, B, T, tok, dout, &lf, gf, xf)) == LATTN_OK, "tf backward: %s", lattn_ctx_error(ctx));
+            CHECK(rel_rms(xf, xr, (size_t)nx) <= 1e-5, "%s_backward: dx (the embedded rows, slot order) = _ref's: %.3g",
+                  v < 0 ? "tf" : "sps", rel_rms(xf, xr, (size_t)nx));
             for (t = 0; t < m.n_tensors; t++) {
                 const size_t off = (size_t)(m.tensors[t].data - m.arena), cnt = m.tensors[t].count;
                 double e = rel_rms(gf + off, gr + off, cnt);
@@ -6061,13 +6064,13 @@ static void test_tf_backward(lattn_ctx *ctx, lattn_rng *r) {
                 ctx->n_threads = (int)th;
                 poison(again, m.n_params);
                 CHECK((v < 0 ? lattn_tf_backward(ctx, &m, B, T, tok, NULL, dout, NULL, again, NULL)
-                             : lattn_sps_backward(ctx, &m, &s, B, T, tok, dout, NULL, again)) == LATTN_OK, "tf backward: %s", lattn_ctx_error(ctx));
+                             : lattn_sps_backward(ctx, &m, &s, B, T, tok, dout, NULL, again, NULL)) == LATTN_OK, "tf backward: %s", lattn_ctx_error(ctx));
                 same &= memcmp(again, gf, m.n_params * sizeof(float)) == 0;
                 ctx->n_threads = 1;
             }
             CHECK(same, "tf backward: the same bits at 1, 2 and 3 threads (%s)", v < 0 ? "transformer" : lattn_sps_variant_name(s.variant));
             lattn_tf_free(ctx, &m);
-            free(tok); free(gr); free(gf); free(again); free(dout);
+            free(tok); free(gr); free(gf); free(again); free(dout); free(xr); free(xf);
         }
     {   /* refusals write nothing */
         lattn_tf_model m;
