@@ -5,6 +5,7 @@
 #   make bench        benchmark table; writes bench/last_run.jsonl
 #   make muon-mpi     the sharded Muon step on 4 MPI processes (where mpicc exists)
 #   make train-tcn    the seed article's TCN demo trained in C, against its own training run
+#   make sps-grads    the SPS paper's gradient analysis in miniature (SPS against Standard)
 #   make readme-check every C program of README.md built and run
 # Variants: make test CC=clang | make test EXTRA=-DLATTN_NO_SIMD OMP= | make test BUILD=build/x
 CC      ?= gcc
@@ -20,7 +21,7 @@ ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
 
 TESTS    = $(BUILD)/run_tests
 EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/tiler_sweep $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check \
-           $(BUILD)/train_tcn
+           $(BUILD)/train_tcn $(BUILD)/sps_grads
 BENCH    = $(BUILD)/bench
 # The MPI example only where an MPI compiler exists (Debian: libopenmpi-dev openmpi-bin).
 MPICC   ?= $(shell command -v mpicc 2>/dev/null)
@@ -28,7 +29,7 @@ ifneq ($(MPICC),)
 EXAMPLES += $(BUILD)/muon_mpi
 endif
 
-.PHONY: all test test-quick demo bench examples muon-mpi train-tcn clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
+.PHONY: all test test-quick demo bench examples muon-mpi train-tcn sps-grads clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
 all: $(TESTS) $(EXAMPLES) $(BENCH)
 
 $(BUILD):
@@ -57,6 +58,9 @@ endif
 
 train-tcn: $(BUILD)/train_tcn
 	./$(BUILD)/train_tcn
+
+sps-grads: $(BUILD)/sps_grads
+	./$(BUILD)/sps_grads
 
 $(BUILD)/bench: bench/bench.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
