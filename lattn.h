@@ -16713,7 +16713,7 @@ typedef struct lattn__case {
     const lattn_st_file *c;
     void *own[LATTN__CASE_MAX];
     int n_own;
-    lattn_st_entry out[16];
+    lattn_st_entry out[40];
     int n_out;
     lattn_status bad;
     char bad_msg[200]; /* the first metadata number refused (the case is refused) */
@@ -16746,7 +16746,7 @@ static lattn_status lattn__case_out(lattn__case *k, const char *name, float **x)
     lattn_st_entry *e;
     *x = NULL;
     if (!t) return LATTN_OK;
-    if (k->n_out == 16) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: too many outputs");
+    if (k->n_out == (int)(sizeof k->out / sizeof k->out[0])) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: too many outputs");
     *x = (float *)lattn__case_keep(k, t->count * sizeof(float) + 1);
     if (!*x) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
     e = &k->out[k->n_out++];
@@ -17134,7 +17134,7 @@ static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
     if (mask && strcmp(mask, "window") == 0) { a.mask = LATTN_MASK_WINDOW; a.window = lattn__case_int(k, "window", 0); }
     else if (mask && strcmp(mask, "causal") != 0) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: unknown mask '%s'", mask);
     a.scale = lattn__case_num(k, "scale", 0);
-    if (lattn__case_pass(k) == 1) {       /* a gradient case: lattn_attn_ref_backward (the ref form only) */
+    if (lattn__case_pass(k) == 1) {       /* a gradient case: lattn_attn_ref_backward or lattn_attn_chunk_backward */
         const int64_t BTH = a.B * a.T * a.H, BTHkv = a.B * a.T * a.H_kv;
         static const char *const dn[5] = { "in.dout", "in.dlse", "out.dq", "out.dk", "out.dv" };
         const int64_t dc[5] = { BTH * a.V, BTH, BTH * a.K, BTHkv * a.K, BTHkv * a.V };
@@ -17144,7 +17144,8 @@ static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
             LATTN__TRY(lattn__case_grad_io(k, 5, dn, dc, 1, &gr.dout, &gr.dlse, oo));
         }
         if (form == LATTN_FORM_REF) return lattn_attn_ref_backward(k->ctx, &a, &gr);
-        return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: an attention gradient case has the ref form only, not %s", lattn_form_name(form));
+        if (form == LATTN_FORM_CHUNK) return lattn_attn_chunk_backward(k->ctx, &a, &gr);
+        return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: an attention gradient case has no %s form", lattn_form_name(form));
     }
     if (!o) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: attention needs out.o");
     a.o = o;
@@ -17159,7 +17160,8 @@ static lattn_status lattn__case_attn(lattn__case *k, lattn_form form) {
 }
 /* transformer / sps: the model's tensors under in.<name> with its tf.* configuration (sps: the
    variant as sps.variant, sps.w, sps.predict_id, sps.eos_id, sps.pad_id), in.tokens [B][T] (I32);
-   out.logits [B][T][vocab], out.loss [1]. The step form decodes token by token. */
+   out.logits [B][T][vocab], out.loss [1]. The step form decodes token by token. A gradient case
+   ("pass": "backward") holds out.loss and the loss's gradient of every weight, out.d<name>. */
 #ifndef LATTN_NO_MODELS
 static lattn_status lattn__case_tf(lattn__case *k, lattn_form form, int sps) {
     const lattn_st_tensor *tt = lattn_st_find(k->c, "in.tokens");
@@ -17190,6 +17192,29 @@ static lattn_status lattn__case_tf(lattn__case *k, lattn_form form, int sps) {
     s.pad_id = (int32_t)lattn__case_int(k, "sps.pad_id", -1);
     LATTN__TRY(lattn_tf_init_st(k->ctx, &m, k->c, "in."));
     V = m.cfg.vocab;
+    if (lattn__case_pass(k) == 1) {       /* a gradient case: the loss's gradient of every weight into out.d<name> */
+        float *grad = (float *)lattn__case_keep(k, m.n_params * sizeof(float) + 1), *dst;
+        char nm[LATTN_NAME_MAX + 8];
+        int64_t i;
+        st = !grad ? lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory") : lattn__case_count(k, "out.loss", 1);
+        if (st == LATTN_OK) st = lattn__case_out(k, "out.loss", &loss);
+        if (st == LATTN_OK && form == LATTN_FORM_REF)
+            st = sps ? lattn_sps_backward_ref(k->ctx, &m, &s, B, T, tok, NULL, &l, grad, NULL, NULL)
+                     : lattn_tf_backward_ref(k->ctx, &m, B, T, tok, NULL, NULL, &l, grad, NULL, NULL);
+        else if (st == LATTN_OK && form == LATTN_FORM_CHUNK)
+            st = sps ? lattn_sps_backward(k->ctx, &m, &s, B, T, tok, NULL, &l, grad, NULL) : lattn_tf_backward(k->ctx, &m, B, T, tok, NULL, NULL, &l, grad, NULL);
+        else if (st == LATTN_OK) st = lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a transformer gradient case has no %s form", lattn_form_name(form));
+        for (i = 0; st == LATTN_OK && i < m.n_tensors; i++) {
+            snprintf(nm, sizeof nm, "out.d%s", m.tensors[i].name);
+            st = lattn__case_count(k, nm, (int64_t)m.tensors[i].count);
+            if (st == LATTN_OK) st = lattn__case_out(k, nm, &dst);
+            if (st == LATTN_OK && !dst) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: a gradient case needs %s", nm);
+            if (st == LATTN_OK) memcpy(dst, grad + (m.tensors[i].data - m.arena), m.tensors[i].count * sizeof(float));
+        }
+        if (st == LATTN_OK && loss) loss[0] = (float)l;
+        lattn_tf_free(k->ctx, &m);
+        return st;
+    }
     if ((st = lattn__case_count(k, "out.logits", V > 0 ? B * T * V : -1)) == LATTN_OK) st = lattn__case_count(k, "out.loss", 1);
     if (st == LATTN_OK) st = lattn__case_out(k, "out.logits", &lg);
     if (st == LATTN_OK) st = lattn__case_out(k, "out.loss", &loss);
@@ -17639,7 +17664,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     const lattn_form *f = rfs;
     int n = 3, i;
     if (!m) return 0;
-    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 ? 1 : 2;   /* gradient cases: ref, chunk */
+    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = strcmp(m, "gdr") == 0 ? 1 : 2;   /* gradient cases: ref, chunk */
     else if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0 || strcmp(m, "sps") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;

@@ -147,6 +147,8 @@ static const gcase CASES[] = {
       "pre-norm transformer (2 layers, d 64, 4 heads of 16 over 2 KV heads, RoPE, SwiGLU 192, tied vocab 256): logits and loss" },
     /* sps: the transformer_small model; variant in H (lattn_sps_variant), window in W; <predict> 255,
        EOS 254, pad 253; tokens with EOS and left pads */
+    { "transformer_grad_small", "transformer", 2, 17, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, {0}, 0, 1202,
+      "gradients (lattn_tf_backward_ref) of the loss: every weight of the small transformer (RMSNorm, RoPE, grouped-query attention, SwiGLU, the tied embedding)" },
     { "sps_standard", "sps", 2, 29, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, {0}, 0, 1301,
       "SPS paper's Standard variant (documents at EOS, loss without EOS and pad positions)" },
     { "sps_w2", "sps", 2, 29, 1, 0, 0, 2, 0, 0, 0, 0, 0, NULL, {0}, 0, 1302,
@@ -155,6 +157,8 @@ static const gcase CASES[] = {
       "2x Memory: SPS with every <predict> kept" },
     { "sps_delayed_w1", "sps", 2, 29, 3, 0, 0, 1, 0, 0, 0, 0, 0, NULL, {0}, 0, 1304,
       "Delayed State, w = 1: persistent <predict>, windowed x, logits from the <predict> slots" },
+    { "sps_grad_w2", "sps", 2, 21, 1, 0, 0, 2, 0, 0, 0, 0, 0, NULL, {0}, 0, 1306,
+      "gradients (lattn_sps_backward_ref) of the loss: every weight of the small transformer run as SPS (w = 2; EOS and left pads)" },
     { "sps_reverse_w0", "sps", 2, 29, 4, 0, 0, 0, 0, 0, 0, 0, 0, NULL, {0}, 0, 1305,
       "Reverse SPS, w = 0: the Delayed State mask, logits from the x slots" },
     /* ttt_layer: heads in H, D in K, mini-batch in W, TTT-MLP in bias, use_gate in norm */
@@ -174,7 +178,7 @@ static const gcase CASES[] = {
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
 /* One case as a safetensors buffer (inputs, expected float32 outputs, float64 copies). */
-typedef struct gout { lattn_st_entry e[40]; int n; void *own[40]; int no; int64_t shp[40][5]; char nm[40][64]; const char *meta[64]; int nm_meta; char mbuf[20][64]; int nmb; } gout;
+typedef struct gout { lattn_st_entry e[96]; int n; void *own[96]; int no; int64_t shp[96][5]; char nm[96][64]; const char *meta[64]; int nm_meta; char mbuf[20][64]; int nmb; } gout;
 static void *keep(gout *g, size_t bytes) { void *p = calloc(bytes ? bytes : 1, 1); g->own[g->no++] = p; return p; }
 static void add(gout *g, const char *name, lattn_dtype dt, int nd, const int64_t *shape, const void *data) {
     lattn_st_entry *e = &g->e[g->n];
@@ -622,10 +626,26 @@ static int build_transformer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng 
     if (sps) { tok[6] = 254; tok[17] = 254; tok[T + 11] = 254; tok[T] = tok[T + 1] = tok[T + 2] = 253; }
     st2[0] = B; st2[1] = T; s3[0] = B; s3[1] = T; s3[2] = tc.vocab; s1[0] = 1;
     add(g, "in.tokens", LATTN_DTYPE_I32, 2, st2, tok);
-    lg = (float *)keep(g, (size_t)(B * T * tc.vocab) * 4); loss = (float *)keep(g, 4);
-    st = sps ? lattn_sps_forward_ref(ctx, &m, &sc, B, T, tok, lg, &l64, NULL) : lattn_tf_forward_ref(ctx, &m, B, T, tok, NULL, lg, &l64, NULL);
+    loss = (float *)keep(g, 4);
+    if (strstr(c->id, "_grad")) {   /* the loss's gradient of every weight: out.d<name>, out64.d<name> */
+        float *gf = (float *)keep(g, m.n_params * 4);
+        double *gd = (double *)keep(g, m.n_params * 8);
+        meta(g, "pass", "backward");
+        st = sps ? lattn_sps_backward_ref(ctx, &m, &sc, B, T, tok, NULL, &l64, gf, gd, NULL)
+                 : lattn_tf_backward_ref(ctx, &m, B, T, tok, NULL, NULL, &l64, gf, gd, NULL);
+        for (i = 0; i < m.n_tensors; i++) {
+            const size_t off = (size_t)(m.tensors[i].data - m.arena);
+            char nm[80];
+            snprintf(nm, sizeof nm, "out.d%s", m.tensors[i].name); add(g, nm, LATTN_DTYPE_F32, m.tensors[i].ndim, m.tensors[i].shape, gf + off);
+            snprintf(nm, sizeof nm, "out64.d%s", m.tensors[i].name); add(g, nm, LATTN_DTYPE_F64, m.tensors[i].ndim, m.tensors[i].shape, gd + off);
+        }
+    } else {
+        lg = (float *)keep(g, (size_t)(B * T * tc.vocab) * 4);
+        st = sps ? lattn_sps_forward_ref(ctx, &m, &sc, B, T, tok, lg, &l64, NULL) : lattn_tf_forward_ref(ctx, &m, B, T, tok, NULL, lg, &l64, NULL);
+        add(g, "out.logits", LATTN_DTYPE_F32, 3, s3, lg);
+    }
     loss[0] = (float)l64;
-    add(g, "out.logits", LATTN_DTYPE_F32, 3, s3, lg); add(g, "out.loss", LATTN_DTYPE_F32, 1, s1, loss);
+    add(g, "out.loss", LATTN_DTYPE_F32, 1, s1, loss);
     {
         double *l = (double *)keep(g, 8);
         l[0] = l64; add(g, "out64.loss", LATTN_DTYPE_F64, 1, s1, l);
