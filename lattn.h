@@ -7602,57 +7602,50 @@ static lattn_status lattn__la_store_o(lattn_tiler *t, lattn__la_tiles *x, const 
    bᵀ - b_lastᵀ (b_last = its last column), exponentiated with the sign turned (every exponent <= 0). */
 static lattn_status lattn__la_gates(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
                                     const lattn_la_args *a, int64_t tok, int64_t h, int L) {
-    lattn_tile v1, v2, v3, Ul = lattn_tile_view(&x->U, 0, L, 0, L);
+    lattn_tile Ul = lattn_tile_view(&x->U, 0, L, 0, L), gr = lattn_tile_view(&x->gr, 0, L, 0, p->Kg);
     int kt;
-    v1 = lattn_tile_view(&x->gr, 0, L, 0, p->Kg);
-    if (a->gk) LATTN__TRY(lattn_dma_load(t, &v1, a->gk + (tok * a->H + h) * a->K, a->H * a->K));
-    else if (a->g) LATTN__TRY(lattn_dma_load(t, &v1, a->g + tok * a->H + h, a->H));
-    else LATTN__TRY(lattn_tile_memset(t, &v1, a->g_gamma[h]));
-    LATTN__TRY(lattn_tile_ts(t, &v1, &v1, NULL, LATTN_LOG_GATE_MIN, LATTN_TOP_MAX));      /* clamp */
+    if (a->gk) LATTN__TRY(lattn_dma_load(t, &gr, a->gk + (tok * a->H + h) * a->K, a->H * a->K));
+    else if (a->g) LATTN__TRY(lattn_dma_load(t, &gr, a->g + tok * a->H + h, a->H));
+    else LATTN__TRY(lattn_tile_memset(t, &gr, a->g_gamma[h]));
+    LATTN__TRY(lattn_tile_ts(t, &gr, &gr, NULL, LATTN_LOG_GATE_MIN, LATTN_TOP_MAX));      /* clamp */
     if (p->gate == LATTN__GATE_HEAD) {   /* one column: b and b_last rows, e^{b_last - b}; b and e^{b} as rows */
         lattn_tile gp = lattn_tile_view(&x->gp, 0, L, 0, 1), gb = lattn_tile_view(&x->gb, 0, L, 0, 1);
-        lattn_tile wd = lattn_tile_view(&x->wd, 0, L, 0, 1);
+        lattn_tile wd = lattn_tile_view(&x->wd, 0, L, 0, 1), ones = lattn_tile_view(&x->one, 0, L, 0, L);
         lattn_tile br = lattn_tile_view(&x->brow, 0, 1, 0, L), bp = lattn_tile_view(&x->bm, 0, 1, 0, L);
-        LATTN__TRY(lattn_matmul(t, &gp, &Ul, &v1, 0));                                   /* b rows */
+        lattn_tile kd = lattn_tile_view(&x->kd, 0, L, 0, p->Kf), kr = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
+        lattn_tile erow = lattn_tile_view(&x->erow, 0, 1, 0, L);
+        LATTN__TRY(lattn_matmul(t, &gp, &Ul, &gr, 0));                                   /* b rows */
         LATTN__TRY(lattn_tile_copy(t, &gb, &gp));
-        v2 = lattn_tile_view(&x->one, 0, L, 0, L);
-        LATTN__TRY(lattn_matmul(t, &gp, &v2, &v1, 0));                                   /* b_last rows */
+        LATTN__TRY(lattn_matmul(t, &gp, &ones, &gr, 0));                                 /* b_last rows */
         LATTN__TRY(lattn_tile_tt(t, &wd, &gp, &gb, LATTN_TOP_SUB));
         LATTN__TRY(lattn_tile_act(t, &wd, &wd, LATTN_ACT_EXP, 1.0f, 0.0f));               /* e^{b_last - b} */
-        v2 = lattn_tile_view(&x->kd, 0, L, 0, p->Kf);
-        v3 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
-        LATTN__TRY(lattn_tile_ts(t, &v2, &v3, &wd, 0.0f, LATTN_TOP_MUL));
-        LATTN__TRY(lattn_matmul(t, &bp, &v1, &Ul, 0));
+        LATTN__TRY(lattn_tile_ts(t, &kd, &kr, &wd, 0.0f, LATTN_TOP_MUL));
+        LATTN__TRY(lattn_matmul(t, &bp, &gr, &Ul, 0));
         LATTN__TRY(lattn_tile_copy(t, &br, &bp));
-        v1 = lattn_tile_view(&x->erow, 0, 1, 0, L);
-        LATTN__TRY(lattn_tile_act(t, &v1, &br, LATTN_ACT_EXP, 1.0f, 0.0f));
+        LATTN__TRY(lattn_tile_act(t, &erow, &br, LATTN_ACT_EXP, 1.0f, 0.0f));
     }
     for (kt = 0; kt < p->nkt; kt++) {
         int kw = lattn__kw(p, kt);
         lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L), bt = lattn_tile_view(&x->bt[kt], 0, kw, 0, L);
         lattn_tile xq = lattn_tile_view(&x->xq, 0, kw, 0, L);
-        v1 = lattn_tile_view(&x->qc[kt], 0, kw, 0, L);
-        v2 = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
+        lattn_tile qc = lattn_tile_view(&x->qc[kt], 0, kw, 0, L), qt = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
         if (p->gate == LATTN__GATE_KEY) {
             lattn_tile gp = lattn_tile_view(&x->gp, 0, L, 0, kw), wd = lattn_tile_view(&x->wd, 0, L, 0, kw);
-            v3 = lattn_tile_view(&x->gr, 0, L, kt * p->kp, kw);
-            LATTN__TRY(lattn_matmul(t, &tp, &v3, &Ul, 0));                               /* bᵀ */
+            lattn_tile gcols = lattn_tile_view(&x->gr, 0, L, kt * p->kp, kw), blast = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);
+            lattn_tile kd = lattn_tile_view(&x->kd, 0, L, kt * p->kp, kw), kr = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw);
+            LATTN__TRY(lattn_matmul(t, &tp, &gcols, &Ul, 0));                            /* bᵀ */
             LATTN__TRY(lattn_tile_copy(t, &bt, &tp));
             LATTN__TRY(lattn_tile_act(t, &xq, &bt, LATTN_ACT_EXP, 1.0f, 0.0f));
-            LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &xq, LATTN_TOP_MUL));                  /* Qc = s·Qᵀ ⊙ e^{bᵀ} */
-            v3 = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);
-            LATTN__TRY(lattn_tile_ts(t, &xq, &bt, &v3, 0.0f, LATTN_TOP_SUB));            /* (b - b_last)ᵀ */
+            LATTN__TRY(lattn_tile_tt(t, &qc, &qt, &xq, LATTN_TOP_MUL));                  /* Qc = s·Qᵀ ⊙ e^{bᵀ} */
+            LATTN__TRY(lattn_tile_ts(t, &xq, &bt, &blast, 0.0f, LATTN_TOP_SUB));         /* (b - b_last)ᵀ */
             LATTN__TRY(lattn_transpose(t, &gp, &xq));
             LATTN__TRY(lattn_tile_act(t, &wd, &gp, LATTN_ACT_EXP, -1.0f, 0.0f));         /* e^{b_last - b} */
-            v2 = lattn_tile_view(&x->kd, 0, L, kt * p->kp, kw);
-            v3 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw);
-            LATTN__TRY(lattn_tile_tt(t, &v2, &v3, &wd, LATTN_TOP_MUL));
+            LATTN__TRY(lattn_tile_tt(t, &kd, &kr, &wd, LATTN_TOP_MUL));
         } else {                         /* one gate per head: broadcast e^{b} (32 exps, not kw·L) */
-            v3 = lattn_tile_view(&x->one, 0, 1, 0, kw);
-            xq = lattn_tile_view(&x->erow, 0, 1, 0, L);
-            LATTN__TRY(lattn_matmul(t, &tp, &v3, &xq, 0));                               /* e^{bᵀ} */
+            lattn_tile ones = lattn_tile_view(&x->one, 0, 1, 0, kw), erow = lattn_tile_view(&x->erow, 0, 1, 0, L);
+            LATTN__TRY(lattn_matmul(t, &tp, &ones, &erow, 0));                           /* e^{bᵀ} */
             LATTN__TRY(lattn_tile_copy(t, &bt, &tp));
-            LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &bt, LATTN_TOP_MUL));                  /* Qc = s·Qᵀ ⊙ e^{bᵀ} */
+            LATTN__TRY(lattn_tile_tt(t, &qc, &qt, &bt, LATTN_TOP_MUL));                  /* Qc = s·Qᵀ ⊙ e^{bᵀ} */
         }
     }
     return LATTN_OK;
@@ -7676,8 +7669,8 @@ static int lattn__la_block_fits(const lattn__la_tiles *x, const lattn__la_plan *
     return 1;
 }
 static lattn_status lattn__la_scores_key(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, int L) {
+    lattn_tile bt, kc, qc, qt;
     int kt, i0, r;
-    lattn_tile v1, v2, v3;
     for (i0 = 0; i0 < L; i0 += LATTN__LA_SUB) {
         int i1 = LATTN__MIN(i0 + LATTN__LA_SUB, L), nI = i1 - i0, zero = lattn__la_block_fits(x, p, i0, i1, 1);
         int fits = zero || lattn__la_block_fits(x, p, i0, i1, 0), nk = fits ? i1 : i0;   /* keys [0, nk) in the matmul */
@@ -7686,38 +7679,37 @@ static lattn_status lattn__la_scores_key(lattn_tiler *t, lattn__la_tiles *x, con
             lattn_tile beta = lattn_tile_view(&x->bt[kt], 0, kw, i0, 1);
             if (nk > 0 && zero) {        /* keys [0, nk) against queries [i0, i1), reference 0 */
                 lattn_tile xk = lattn_tile_view(&x->xk, 0, kw, 0, nk), out = lattn_tile_view(&x->at, 0, nk, i0, nI);
-                v1 = lattn_tile_view(&x->bt[kt], 0, kw, 0, nk);
-                LATTN__TRY(lattn_tile_act(t, &xk, &v1, LATTN_ACT_EXP, -1.0f, 0.0f));      /* e^{-b_c} */
-                v1 = lattn_tile_view(&x->kc[kt], 0, kw, 0, nk);
-                LATTN__TRY(lattn_tile_tt(t, &xk, &xk, &v1, LATTN_TOP_MUL));
-                v1 = lattn_tile_view(&x->qc[kt], 0, kw, i0, nI);                           /* s·Qᵀ ⊙ e^{bᵀ} */
-                LATTN__TRY(lattn_matmul(t, &out, &xk, &v1, kt > 0));
+                bt = lattn_tile_view(&x->bt[kt], 0, kw, 0, nk);
+                LATTN__TRY(lattn_tile_act(t, &xk, &bt, LATTN_ACT_EXP, -1.0f, 0.0f));      /* e^{-b_c} */
+                kc = lattn_tile_view(&x->kc[kt], 0, kw, 0, nk);
+                LATTN__TRY(lattn_tile_tt(t, &xk, &xk, &kc, LATTN_TOP_MUL));
+                qc = lattn_tile_view(&x->qc[kt], 0, kw, i0, nI);                           /* s·Qᵀ ⊙ e^{bᵀ} */
+                LATTN__TRY(lattn_matmul(t, &out, &xk, &qc, kt > 0));
             } else if (nk > 0) {         /* keys [0, nk) against queries [i0, i1), reference β = b_i0 */
                 lattn_tile xq = lattn_tile_view(&x->xq, 0, kw, 0, nI), xk = lattn_tile_view(&x->xk, 0, kw, 0, nk);
                 lattn_tile out = lattn_tile_view(&x->at, 0, nk, i0, nI);
-                v1 = lattn_tile_view(&x->bt[kt], 0, kw, i0, nI);
-                LATTN__TRY(lattn_tile_ts(t, &xq, &v1, &beta, 0.0f, LATTN_TOP_SUB));
+                bt = lattn_tile_view(&x->bt[kt], 0, kw, i0, nI);
+                LATTN__TRY(lattn_tile_ts(t, &xq, &bt, &beta, 0.0f, LATTN_TOP_SUB));
                 LATTN__TRY(lattn_tile_act(t, &xq, &xq, LATTN_ACT_EXP, 1.0f, 0.0f));      /* e^{b_r - β} */
-                v1 = lattn_tile_view(&x->qt[kt], 0, kw, i0, nI);
-                LATTN__TRY(lattn_tile_tt(t, &xq, &xq, &v1, LATTN_TOP_MUL));
-                v1 = lattn_tile_view(&x->bt[kt], 0, kw, 0, nk);
-                LATTN__TRY(lattn_tile_ts(t, &xk, &v1, &beta, 0.0f, LATTN_TOP_SUB));
+                qt = lattn_tile_view(&x->qt[kt], 0, kw, i0, nI);
+                LATTN__TRY(lattn_tile_tt(t, &xq, &xq, &qt, LATTN_TOP_MUL));
+                bt = lattn_tile_view(&x->bt[kt], 0, kw, 0, nk);
+                LATTN__TRY(lattn_tile_ts(t, &xk, &bt, &beta, 0.0f, LATTN_TOP_SUB));
                 LATTN__TRY(lattn_tile_act(t, &xk, &xk, LATTN_ACT_EXP, -1.0f, 0.0f));     /* e^{β - b_c} */
-                v1 = lattn_tile_view(&x->kc[kt], 0, kw, 0, nk);
-                LATTN__TRY(lattn_tile_tt(t, &xk, &xk, &v1, LATTN_TOP_MUL));
+                kc = lattn_tile_view(&x->kc[kt], 0, kw, 0, nk);
+                LATTN__TRY(lattn_tile_tt(t, &xk, &xk, &kc, LATTN_TOP_MUL));
                 LATTN__TRY(lattn_matmul(t, &out, &xk, &xq, kt > 0));
             }
             for (r = i0; !fits && r < i1; r++) {  /* keys [i0, r] against query r, reference b_r */
                 int nr = r + 1 - i0;
                 lattn_tile xk = lattn_tile_view(&x->xk, 0, kw, 0, nr), out = lattn_tile_view(&x->at, i0, nr, r, 1);
-                v1 = lattn_tile_view(&x->bt[kt], 0, kw, i0, nr);
-                v2 = lattn_tile_view(&x->bt[kt], 0, kw, r, 1);
-                LATTN__TRY(lattn_tile_ts(t, &xk, &v1, &v2, 0.0f, LATTN_TOP_SUB));
+                lattn_tile bc = lattn_tile_view(&x->bt[kt], 0, kw, i0, nr), br = lattn_tile_view(&x->bt[kt], 0, kw, r, 1);
+                LATTN__TRY(lattn_tile_ts(t, &xk, &bc, &br, 0.0f, LATTN_TOP_SUB));
                 LATTN__TRY(lattn_tile_act(t, &xk, &xk, LATTN_ACT_EXP, -1.0f, 0.0f));     /* e^{b_r - b_c} */
-                v1 = lattn_tile_view(&x->kc[kt], 0, kw, i0, nr);
-                LATTN__TRY(lattn_tile_tt(t, &xk, &xk, &v1, LATTN_TOP_MUL));
-                v3 = lattn_tile_view(&x->qt[kt], 0, kw, r, 1);
-                LATTN__TRY(lattn_matmul(t, &out, &xk, &v3, kt > 0));
+                kc = lattn_tile_view(&x->kc[kt], 0, kw, i0, nr);
+                LATTN__TRY(lattn_tile_tt(t, &xk, &xk, &kc, LATTN_TOP_MUL));
+                qt = lattn_tile_view(&x->qt[kt], 0, kw, r, 1);
+                LATTN__TRY(lattn_matmul(t, &out, &xk, &qt, kt > 0));
             }
         }
     }
@@ -7755,32 +7747,31 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
     const int64_t H = a->H, VS = a->V, ldq = H * p->Kf;
     const int V = vw, Vn = vw + (a->normalize ? 1 : 0);   /* value columns [v0, v0 + vw) */
     int kt, c0, j;
-    lattn_tile v1, v2, v3;
     LATTN__TRY(lattn__la_states(t, x, p, a, 0, sq, h0, nh, v0, vw));
-    if (a->normalize) { v1 = lattn_tile_view(&x->vr, 0, p->C, V, 1); LATTN__TRY(lattn_tile_memset(t, &v1, 1.0f)); }
+    if (a->normalize) {                  /* the normaliser's column of ones */
+        lattn_tile ones = lattn_tile_view(&x->vr, 0, p->C, V, 1);
+        LATTN__TRY(lattn_tile_memset(t, &ones, 1.0f));
+    }
     for (c0 = 0; c0 < len; c0 += p->C)
         for (j = 0; j < nh; j++) {
             int L = (int)LATTN__MIN((int64_t)p->C, len - c0), vb0, so = j * p->Vn;
             int64_t tok = tok0 + c0, h = h0 + j;
             lattn_tile at = lattn_tile_view(&x->at, 0, L, 0, L), pt = lattn_tile_view(&x->pt, 0, L, 0, L);
             const lattn_tile *krows = &x->kd;   /* keys as the state update sees them: decayed */
-            v1 = lattn_tile_view(&x->qr, 0, L, 0, p->Kf);
-            LATTN__TRY(lattn_dma_load(t, &v1, in->q + tok * ldq + h * p->Kf, ldq));
-            v1 = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
-            LATTN__TRY(lattn_dma_load(t, &v1, in->k + tok * ldq + h * p->Kf, ldq));
-            v1 = lattn_tile_view(&x->vr, 0, L, 0, V);
-            LATTN__TRY(lattn_dma_load(t, &v1, a->v + (tok * H + h) * VS + v0, H * VS));
+            lattn_tile qr = lattn_tile_view(&x->qr, 0, L, 0, p->Kf), kr = lattn_tile_view(&x->kr, 0, L, 0, p->Kf);
+            lattn_tile vr = lattn_tile_view(&x->vr, 0, L, 0, V);
+            LATTN__TRY(lattn_dma_load(t, &qr, in->q + tok * ldq + h * p->Kf, ldq));
+            LATTN__TRY(lattn_dma_load(t, &kr, in->k + tok * ldq + h * p->Kf, ldq));
+            LATTN__TRY(lattn_dma_load(t, &vr, a->v + (tok * H + h) * VS + v0, H * VS));
             for (kt = 0; kt < p->nkt; kt++) {
                 int kw = lattn__kw(p, kt);
                 lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L);
-                v1 = lattn_tile_view(&x->qr, 0, L, kt * p->kp, kw);
-                v2 = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
-                LATTN__TRY(lattn_transpose(t, &tp, &v1));
-                LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, s, 0.0f));      /* s·Qᵀ */
-                v1 = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw);
-                v2 = lattn_tile_view(&x->kc[kt], 0, kw, 0, L);
-                LATTN__TRY(lattn_transpose(t, &tp, &v1));
-                LATTN__TRY(lattn_tile_copy(t, &v2, &tp));
+                lattn_tile qcols = lattn_tile_view(&x->qr, 0, L, kt * p->kp, kw), qt = lattn_tile_view(&x->qt[kt], 0, kw, 0, L);
+                lattn_tile kcols = lattn_tile_view(&x->kr, 0, L, kt * p->kp, kw), kc = lattn_tile_view(&x->kc[kt], 0, kw, 0, L);
+                LATTN__TRY(lattn_transpose(t, &tp, &qcols));
+                LATTN__TRY(lattn_tile_act(t, &qt, &tp, LATTN_ACT_IDENTITY, s, 0.0f));      /* s·Qᵀ */
+                LATTN__TRY(lattn_transpose(t, &tp, &kcols));
+                LATTN__TRY(lattn_tile_copy(t, &kc, &tp));
             }
             LATTN__TRY(lattn__la_gates(t, x, p, a, tok, h, L));
             if (p->gate == LATTN__GATE_KEY) {
@@ -7788,17 +7779,15 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                 LATTN__TRY(lattn_tile_select_tri(t, &pt, &at, 0, 0.0f));                    /* keep r >= c */
             } else {
                 for (kt = 0; kt < p->nkt; kt++) {
-                    v1 = lattn_tile_view(&x->kc[kt], 0, lattn__kw(p, kt), 0, L);
-                    v2 = lattn_tile_view(&x->qt[kt], 0, lattn__kw(p, kt), 0, L);
-                    LATTN__TRY(lattn_matmul(t, &at, &v1, &v2, kt > 0));                     /* Aᵀ = K Qᵀ s */
+                    lattn_tile kc = lattn_tile_view(&x->kc[kt], 0, lattn__kw(p, kt), 0, L), qt = lattn_tile_view(&x->qt[kt], 0, lattn__kw(p, kt), 0, L);
+                    LATTN__TRY(lattn_matmul(t, &at, &kc, &qt, kt > 0));                     /* Aᵀ = K Qᵀ s */
                 }
                 {                        /* Pᵀ = Aᵀ ⊙ e^{b_r - b_c}, exponent -inf above the diagonal */
                     lattn_tile bm = lattn_tile_view(&x->bm, 0, L, 0, L), dm = lattn_tile_view(&x->dmask, 0, L, 0, L);
-                    v1 = lattn_tile_view(&x->one, 0, 1, 0, L);
-                    v2 = lattn_tile_view(&x->brow, 0, 1, 0, L);
-                    LATTN__TRY(lattn_matmul(t, &bm, &v1, &v2, 0));                          /* [c][r] = b_r */
-                    v3 = lattn_tile_view(&x->gb, 0, L, 0, 1);
-                    LATTN__TRY(lattn_tile_ts(t, &dm, &bm, &v3, 0.0f, LATTN_TOP_SUB));
+                    lattn_tile ones = lattn_tile_view(&x->one, 0, 1, 0, L), brow = lattn_tile_view(&x->brow, 0, 1, 0, L);
+                    lattn_tile gb = lattn_tile_view(&x->gb, 0, L, 0, 1);
+                    LATTN__TRY(lattn_matmul(t, &bm, &ones, &brow, 0));                      /* [c][r] = b_r */
+                    LATTN__TRY(lattn_tile_ts(t, &dm, &bm, &gb, 0.0f, LATTN_TOP_SUB));
                     LATTN__TRY(lattn_tile_select_tri(t, &dm, &dm, 0, -HUGE_VALF));
                     LATTN__TRY(lattn_tile_act(t, &dm, &dm, LATTN_ACT_EXP, 1.0f, 0.0f));
                     LATTN__TRY(lattn_tile_tt(t, &pt, &at, &dm, LATTN_TOP_MUL));
@@ -7807,32 +7796,29 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
             for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
                 int w = LATTN__MIN(p->vb, Vn - vb0);
                 lattn_tile op = lattn_tile_view(&x->op, 0, L, 0, w);
-                v1 = lattn_tile_view(&x->vr, 0, L, vb0, w);
-                LATTN__TRY(lattn_matmul(t, &op, &pt, &v1, LATTN_MM_CAUSAL));                 /* intra */
+                lattn_tile vcols = lattn_tile_view(&x->vr, 0, L, vb0, w), ocols = lattn_tile_view(&x->ob, 0, L, vb0, w);
+                LATTN__TRY(lattn_matmul(t, &op, &pt, &vcols, LATTN_MM_CAUSAL));              /* intra */
                 for (kt = 0; kt < p->nkt; kt++) {
-                    v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), 0, L);
-                    v3 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so + vb0, w);
-                    LATTN__TRY(lattn_matmul(t, &op, &v2, &v3, 1));                           /* inter */
+                    lattn_tile qc = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), 0, L);
+                    lattn_tile state = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so + vb0, w);
+                    LATTN__TRY(lattn_matmul(t, &op, &qc, &state, 1));                        /* inter */
                 }
-                v1 = lattn_tile_view(&x->ob, 0, L, vb0, w);
-                LATTN__TRY(lattn_tile_copy(t, &v1, &op));
+                LATTN__TRY(lattn_tile_copy(t, &ocols, &op));
             }
             LATTN__TRY(lattn__la_store_o(t, x, a, L, V, a->o + (tok * H + h) * VS + v0));
             for (kt = 0; kt < p->nkt; kt++) {
                 int kw = lattn__kw(p, kt);
                 lattn_tile el = lattn_tile_view(&x->el, 0, kw, 0, 1);
-                if (p->gate == LATTN__GATE_KEY) {    /* e^{b_last}, one per key row of the state */
-                    v1 = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);
-                    LATTN__TRY(lattn_tile_act(t, &el, &v1, LATTN_ACT_EXP, 1.0f, 0.0f));
-                } else el = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);                /* already e^{b} */
+                lattn_tile blast = lattn_tile_view(&x->bt[kt], 0, kw, L - 1, 1);
+                if (p->gate == LATTN__GATE_KEY) LATTN__TRY(lattn_tile_act(t, &el, &blast, LATTN_ACT_EXP, 1.0f, 0.0f));   /* e^{b_last} per key row */
+                else el = blast;                                                         /* already e^{b} */
                 for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
                     int w = LATTN__MIN(p->vb, Vn - vb0);
                     lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
-                    v1 = lattn_tile_view(krows, 0, L, kt * p->kp, kw);
-                    v2 = lattn_tile_view(&x->vr, 0, L, vb0, w);
-                    v3 = lattn_tile_view(&x->s[kt], 0, kw, so + vb0, w);
-                    LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, 0));                           /* ΔS = Kᵀ V */
-                    LATTN__TRY(lattn_tile_stt(t, &v3, &v3, &el, 0.0f, &ds));                /* S = e^{b_last} S + ΔS */
+                    lattn_tile kcols = lattn_tile_view(krows, 0, L, kt * p->kp, kw), vcols = lattn_tile_view(&x->vr, 0, L, vb0, w);
+                    lattn_tile state = lattn_tile_view(&x->s[kt], 0, kw, so + vb0, w);
+                    LATTN__TRY(lattn_matmul(t, &ds, &kcols, &vcols, 0));                     /* ΔS = Kᵀ V */
+                    LATTN__TRY(lattn_tile_stt(t, &state, &state, &el, 0.0f, &ds));          /* S = e^{b_last} S + ΔS */
                 }
             }
             lattn_tiler_mark_step(t);
@@ -7916,59 +7902,57 @@ static lattn_status lattn__la_plain_rest(lattn_tiler *t, lattn__la_tiles *x, con
     const int Vn = vw + (a->normalize ? 1 : 0), so = j * p->Vn;
     const float lg = p->fixed ? (a->g_gamma[h] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : a->g_gamma[h]) : 0.0f;
     int r, c, kt, vb0;
-    lattn_tile v1, v2, v3;
     for (r = 0; r < p->pt && lattn__blk(p, L, r) > 0; r++) {
         const int Lr = lattn__blk(p, L, r);
         for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
             const int w = LATTN__MIN(p->vb, Vn - vb0);
             lattn_tile op = lattn_tile_view(&x->op, 0, Lr, 0, w), ox = lattn_tile_view(p->fixed ? &x->ox : &x->op, 0, Lr, 0, w);
+            lattn_tile ocols = lattn_tile_view(&x->ob, 0, Lr, vb0, w);
             for (c = 0; c <= r; c++) {                                                                /* intra */
-                v1 = lattn__la_sc_view(x, p, j, n, c, lattn__blk(p, L, c));
-                v1 = lattn_tile_view(&v1, 0, lattn__blk(p, L, c), r * p->P, Lr);
-                v2 = lattn_tile_view(&x->vrb[c], 0, lattn__blk(p, L, c), vb0, w);
-                LATTN__TRY(lattn_matmul(t, &op, &v1, &v2, (c > 0 ? LATTN_MM_ACCUMULATE : 0) | (c == r ? LATTN_MM_CAUSAL : 0)));
+                const lattn_tile scores = lattn__la_sc_view(x, p, j, n, c, lattn__blk(p, L, c));
+                lattn_tile pt = lattn_tile_view(&scores, 0, lattn__blk(p, L, c), r * p->P, Lr);
+                lattn_tile vcols = lattn_tile_view(&x->vrb[c], 0, lattn__blk(p, L, c), vb0, w);
+                LATTN__TRY(lattn_matmul(t, &op, &pt, &vcols, (c > 0 ? LATTN_MM_ACCUMULATE : 0) | (c == r ? LATTN_MM_CAUSAL : 0)));
             }
             for (kt = 0; kt < p->nkt; kt++) {                                                         /* inter */
-                v2 = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), r * p->P, Lr);
-                v3 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so + vb0, w);
-                LATTN__TRY(lattn_matmul(t, &ox, &v2, &v3, p->fixed ? kt > 0 : 1));
+                lattn_tile qc = lattn_tile_view(&x->qc[kt], 0, lattn__kw(p, kt), r * p->P, Lr);
+                lattn_tile state = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so + vb0, w);
+                LATTN__TRY(lattn_matmul(t, &ox, &qc, &state, p->fixed ? kt > 0 : 1));
             }
-            v1 = lattn_tile_view(&x->ob, 0, Lr, vb0, w);
             if (p->fixed) {                                                                           /* O = Ox ⊙ qd + Oi */
-                v2 = lattn_tile_view(&x->qd, 0, Lr, j * p->pt + r, 1);
-                LATTN__TRY(lattn_tile_stt(t, &v1, &ox, &v2, 0.0f, &op));
-            } else LATTN__TRY(lattn_tile_copy(t, &v1, &op));
+                lattn_tile qd = lattn_tile_view(&x->qd, 0, Lr, j * p->pt + r, 1);
+                LATTN__TRY(lattn_tile_stt(t, &ocols, &ox, &qd, 0.0f, &op));
+            } else LATTN__TRY(lattn_tile_copy(t, &ocols, &op));
         }
         LATTN__TRY(lattn__la_store_o(t, x, a, Lr, vw, a->o + ((tok + (int64_t)r * p->P) * a->H + h) * a->V + v0));
     }
     for (c = 0; p->fixed && c < p->pt && lattn__blk(p, L, c) > 0; c++) {   /* Kw = K ⊙ γ^{L-1-c}, in place */
         const int Lc = lattn__blk(p, L, c);
-        v2 = lattn_tile_view(&x->wc, 0, Lc, j * p->pt + c, 1);
+        lattn_tile wcol = L < p->C ? lattn_tile_view(&x->wr, 0, Lc, c, 1) : lattn_tile_view(&x->wc, 0, Lc, j * p->pt + c, 1);
+        lattn_tile krb = lattn_tile_view(&x->krb[c], 0, Lc, 0, p->Kf);
         if (L < p->C) {                  /* a ragged last chunk: its own column */
-            v2 = lattn_tile_view(&x->wr, 0, Lc, c, 1);
-            LATTN__TRY(lattn_tile_iota(t, &v2, (float)(L - 1 - c * p->P), -1, 0));
-            LATTN__TRY(lattn_tile_act(t, &v2, &v2, LATTN_ACT_EXP, lg, 0.0f));
+            LATTN__TRY(lattn_tile_iota(t, &wcol, (float)(L - 1 - c * p->P), -1, 0));
+            LATTN__TRY(lattn_tile_act(t, &wcol, &wcol, LATTN_ACT_EXP, lg, 0.0f));
         }
-        v1 = lattn_tile_view(&x->krb[c], 0, Lc, 0, p->Kf);
-        LATTN__TRY(lattn_tile_ts(t, &v1, &v1, &v2, 0.0f, LATTN_TOP_MUL));
+        LATTN__TRY(lattn_tile_ts(t, &krb, &krb, &wcol, 0.0f, LATTN_TOP_MUL));
     }
     for (kt = 0; ck && kt < p->nkt; kt++) {   /* F14: S before its update, the backward's checkpoint [K'][V] */
-        v3 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so, vw);
-        LATTN__TRY(lattn_dma_store(t, ck + (int64_t)kt * p->kp * a->V + v0, a->V, &v3));
+        lattn_tile state = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so, vw);
+        LATTN__TRY(lattn_dma_store(t, ck + (int64_t)kt * p->kp * a->V + v0, a->V, &state));
     }
     for (kt = 0; kt < p->nkt; kt++) {
         const int kw = lattn__kw(p, kt);
         for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
             const int w = LATTN__MIN(p->vb, Vn - vb0);
             lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
+            lattn_tile state = lattn_tile_view(&x->s[kt], 0, kw, so + vb0, w);
             for (c = 0; c < p->pt && lattn__blk(p, L, c) > 0; c++) {                                  /* ΔS = Σ_c Kw_cᵀ V_c */
-                v1 = lattn_tile_view(&x->krb[c], 0, lattn__blk(p, L, c), kt * p->kp, kw);
-                v2 = lattn_tile_view(&x->vrb[c], 0, lattn__blk(p, L, c), vb0, w);
-                LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, c > 0));
+                lattn_tile kcols = lattn_tile_view(&x->krb[c], 0, lattn__blk(p, L, c), kt * p->kp, kw);
+                lattn_tile vcols = lattn_tile_view(&x->vrb[c], 0, lattn__blk(p, L, c), vb0, w);
+                LATTN__TRY(lattn_matmul(t, &ds, &kcols, &vcols, c > 0));
             }
-            v3 = lattn_tile_view(&x->s[kt], 0, kw, so + vb0, w);
-            if (p->fixed) LATTN__TRY(lattn_tile_stt(t, &v3, &v3, NULL, expf((float)L * lg), &ds));   /* S = γ^L S + ΔS */
-            else LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));                         /* S += ΔS */
+            if (p->fixed) LATTN__TRY(lattn_tile_stt(t, &state, &state, NULL, expf((float)L * lg), &ds));   /* S = γ^L S + ΔS */
+            else LATTN__TRY(lattn_tile_tt(t, &state, &state, &ds, LATTN_TOP_ADD));                         /* S += ΔS */
         }
     }
     return LATTN_OK;
@@ -7981,22 +7965,23 @@ static lattn_status lattn__la_chunk_plain(lattn_tiler *t, lattn__la_tiles *x, co
     const int par = p->sched == LATTN_SCHED_CHUNK_PARALLEL;
     int64_t c0;
     int j, b;
-    lattn_tile v1, v2;
     LATTN__TRY(lattn__la_states(t, x, p, a, 0, sq, h0, nh, v0, vw));
-    for (b = 0; a->normalize && b < p->pt; b++) { v1 = lattn_tile_view(&x->vrb[b], 0, p->P, vw, 1); LATTN__TRY(lattn_tile_memset(t, &v1, 1.0f)); }
+    for (b = 0; a->normalize && b < p->pt; b++) {              /* the normaliser's column of ones */
+        lattn_tile ones = lattn_tile_view(&x->vrb[b], 0, p->P, vw, 1);
+        LATTN__TRY(lattn_tile_memset(t, &ones, 1.0f));
+    }
     for (j = 0; p->fixed && j < nh; j++) {   /* the resident decay tiles of each head: 7 instructions per block */
         const float lg = a->g_gamma[h0 + j] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : a->g_gamma[h0 + j];
         for (b = 0; b < p->pt; b++) {
             lattn_tile mt = lattn_tile_view(&x->mt, 0, p->P, (j * p->pt + b) * p->C, p->C);
-            v1 = lattn_tile_view(&x->qd, 0, p->P, j * p->pt + b, 1);
-            v2 = lattn_tile_view(&x->wc, 0, p->P, j * p->pt + b, 1);
+            lattn_tile qd = lattn_tile_view(&x->qd, 0, p->P, j * p->pt + b, 1), wc = lattn_tile_view(&x->wc, 0, p->P, j * p->pt + b, 1);
             LATTN__TRY(lattn_tile_iota(t, &mt, (float)(-b * p->P), -1, 1));                          /* r - c */
             LATTN__TRY(lattn_tile_act(t, &mt, &mt, LATTN_ACT_EXP, lg, 0.0f));
             LATTN__TRY(lattn_tile_select_affine(t, &mt, &mt, -(int64_t)b * p->P, -1, 1, 0.0f));      /* γ^{r-c}, r >= c */
-            LATTN__TRY(lattn_tile_iota(t, &v1, (float)(b * p->P + 1), 1, 0));
-            LATTN__TRY(lattn_tile_act(t, &v1, &v1, LATTN_ACT_EXP, lg, 0.0f));                         /* γ^{r+1} */
-            LATTN__TRY(lattn_tile_iota(t, &v2, (float)(p->C - 1 - b * p->P), -1, 0));
-            LATTN__TRY(lattn_tile_act(t, &v2, &v2, LATTN_ACT_EXP, lg, 0.0f));                         /* γ^{C-1-c} */
+            LATTN__TRY(lattn_tile_iota(t, &qd, (float)(b * p->P + 1), 1, 0));
+            LATTN__TRY(lattn_tile_act(t, &qd, &qd, LATTN_ACT_EXP, lg, 0.0f));                         /* γ^{r+1} */
+            LATTN__TRY(lattn_tile_iota(t, &wc, (float)(p->C - 1 - b * p->P), -1, 0));
+            LATTN__TRY(lattn_tile_act(t, &wc, &wc, LATTN_ACT_EXP, lg, 0.0f));                         /* γ^{C-1-c} */
         }
     }
     for (c0 = 0; par && c0 < len; c0 += p->C)   /* phase A: every chunk's scores, kept */
@@ -8354,11 +8339,11 @@ static lattn_status lattn__la_tb_chunk(lattn_tiler *t, lattn__la_tb *x, const la
     lattn_tile pm = lattn_tile_view(&x->p, 0, L, 0, L), dp = lattn_tile_view(&x->dp, 0, L, 0, L);
     lattn_tile mt = lattn_tile_view(&x->mt, 0, L, j * p->C, L), qd = lattn_tile_view(&x->qd, 0, L, j, 1);
     lattn_tile w = lattn_tile_view(&x->wc, 0, L, j, 1), u = lattn_tile_view(&x->u, 0, K, j * V, V);
-    lattn_tile ok = lattn_tile_view(&x->ob, 0, L, 0, K), ov = lattn_tile_view(&x->ob, 0, L, 0, V), v1, v2;
+    lattn_tile ok = lattn_tile_view(&x->ob, 0, L, 0, K), ov = lattn_tile_view(&x->ob, 0, L, 0, V);
     lattn_tile pq1 = lattn_tile_view(&x->pq1, 0, L, 0, K), pq2 = lattn_tile_view(&x->pq2, 0, L, 0, K);
     lattn_tile pk1 = lattn_tile_view(&x->pk1, 0, L, 0, K), pk2 = lattn_tile_view(&x->pk2, 0, L, 0, K);
     lattn_tile pv1 = lattn_tile_view(&x->pv1, 0, L, 0, V), pv2 = lattn_tile_view(&x->pv2, 0, L, 0, V);
-    lattn_tile pu = lattn_tile_view(&x->pq1, 0, K, 0, V);
+    lattn_tile pu = lattn_tile_view(&x->pq1, 0, K, 0, V), qdr = lattn_tile_view(&x->qdr, 0, L, 0, K);
     int i;
     LATTN__TRY(lattn_dma_load(t, &qr, a->q + tok * ldk + h * K, ldk));                            /* loads (5) */
     LATTN__TRY(lattn_dma_load(t, &kr, a->k + tok * ldk + h * K, ldk));
@@ -8369,47 +8354,43 @@ static lattn_status lattn__la_tb_chunk(lattn_tiler *t, lattn__la_tb *x, const la
     LATTN__TRY(lattn__la_tb_tr(t, x, &kc, &kr));
     for (i = 0; i < p->nvt; i++) {
         const int rows = LATTN__MIN(128, V - 128 * i);
-        v1 = lattn_tile_view(&x->vc[i], 0, rows, 0, L);
-        v2 = lattn_tile_view(&vr, 0, L, 128 * i, rows);
-        LATTN__TRY(lattn__la_tb_tr(t, x, &v1, &v2));
-        v1 = lattn_tile_view(&x->dc[i], 0, rows, 0, L);
-        v2 = lattn_tile_view(&dor, 0, L, 128 * i, rows);
-        LATTN__TRY(lattn__la_tb_tr(t, x, &v1, &v2));
+        lattn_tile vT = lattn_tile_view(&x->vc[i], 0, rows, 0, L), vcols = lattn_tile_view(&vr, 0, L, 128 * i, rows);
+        lattn_tile doT = lattn_tile_view(&x->dc[i], 0, rows, 0, L), docols = lattn_tile_view(&dor, 0, L, 128 * i, rows);
+        LATTN__TRY(lattn__la_tb_tr(t, x, &vT, &vcols));
+        LATTN__TRY(lattn__la_tb_tr(t, x, &doT, &docols));
     }
     LATTN__TRY(lattn_matmul(t, &pa, &kc, &qc, 0));                                                /* Aᵀ */
     LATTN__TRY(lattn_tile_tt(t, &pt, &pa, &mt, LATTN_TOP_MUL));                                   /* Pᵀ = Aᵀ ⊙ Mt */
     for (i = 0; i < p->nvt; i++) {                                                                /* (V dOᵀ)ᵀ */
-        v1 = lattn_tile_view(&x->vc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
-        v2 = lattn_tile_view(&x->dc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
-        LATTN__TRY(lattn_matmul(t, &pa, &v1, &v2, i > 0));
+        lattn_tile vT = lattn_tile_view(&x->vc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
+        lattn_tile doT = lattn_tile_view(&x->dc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
+        LATTN__TRY(lattn_matmul(t, &pa, &vT, &doT, i > 0));
     }
     LATTN__TRY(lattn_tile_tt(t, &dpt, &pa, &mt, LATTN_TOP_MUL));                                  /* dPᵀ */
     LATTN__TRY(lattn__la_tb_tr(t, x, &dp, &dpt));                                                 /* dP */
     LATTN__TRY(lattn_matmul(t, &pq1, &dpt, &kr, 0));                                              /* dQ intra */
     for (i = 0; i < p->nvt; i++) {                                                                /* Sᵀ */
         const int rows = LATTN__MIN(128, V - 128 * i);
-        v1 = lattn_tile_view(&x->st[i], 0, rows, 0, K);
-        v2 = lattn_tile_view(&x->s, 0, K, 128 * i, rows);
-        LATTN__TRY(lattn__la_tb_tr(t, x, &v1, &v2));
+        lattn_tile sT = lattn_tile_view(&x->st[i], 0, rows, 0, K), scols = lattn_tile_view(&x->s, 0, K, 128 * i, rows);
+        LATTN__TRY(lattn__la_tb_tr(t, x, &sT, &scols));
     }
     for (i = 0; i < p->nvt; i++) {                                                                /* dQ inter = dO Sᵀ */
-        v1 = lattn_tile_view(&x->dc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
-        v2 = lattn_tile_view(&x->st[i], 0, LATTN__MIN(128, V - 128 * i), 0, K);
-        LATTN__TRY(lattn_matmul(t, &pq2, &v1, &v2, i > 0));
+        lattn_tile doT = lattn_tile_view(&x->dc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
+        lattn_tile sT = lattn_tile_view(&x->st[i], 0, LATTN__MIN(128, V - 128 * i), 0, K);
+        LATTN__TRY(lattn_matmul(t, &pq2, &doT, &sT, i > 0));
     }
     LATTN__TRY(lattn_tile_stt(t, &ok, &pq2, &qd, 0.0f, &pq1));                                    /* dQ */
     LATTN__TRY(lattn_dma_store(t, g->dq + tok * ldk + h * K, ldk, &ok));
     LATTN__TRY(lattn_matmul(t, &pk1, &dp, &qr, 0));                                               /* dK intra */
     for (i = 0; i < p->nvt; i++) {                                                                /* Uᵀ */
         const int rows = LATTN__MIN(128, V - 128 * i);
-        v1 = lattn_tile_view(&x->ut[i], 0, rows, 0, K);
-        v2 = lattn_tile_view(&u, 0, K, 128 * i, rows);
-        LATTN__TRY(lattn__la_tb_tr(t, x, &v1, &v2));
+        lattn_tile uT = lattn_tile_view(&x->ut[i], 0, rows, 0, K), ucols = lattn_tile_view(&u, 0, K, 128 * i, rows);
+        LATTN__TRY(lattn__la_tb_tr(t, x, &uT, &ucols));
     }
     for (i = 0; i < p->nvt; i++) {                                                                /* dK state = V Uᵀ */
-        v1 = lattn_tile_view(&x->vc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
-        v2 = lattn_tile_view(&x->ut[i], 0, LATTN__MIN(128, V - 128 * i), 0, K);
-        LATTN__TRY(lattn_matmul(t, &pk2, &v1, &v2, i > 0));
+        lattn_tile vT = lattn_tile_view(&x->vc[i], 0, LATTN__MIN(128, V - 128 * i), 0, L);
+        lattn_tile uT = lattn_tile_view(&x->ut[i], 0, LATTN__MIN(128, V - 128 * i), 0, K);
+        LATTN__TRY(lattn_matmul(t, &pk2, &vT, &uT, i > 0));
     }
     if (L < p->C) {                      /* a ragged chunk: its own w = γ^{L-1-c} */
         w = lattn_tile_view(&x->wr, 0, L, 0, 1);
@@ -8423,9 +8404,8 @@ static lattn_status lattn__la_tb_chunk(lattn_tiler *t, lattn__la_tb *x, const la
     LATTN__TRY(lattn_matmul(t, &pv2, &kc, &u, 0));                                                /* dV state = K U */
     LATTN__TRY(lattn_tile_stt(t, &ov, &pv2, &w, 0.0f, &pv1));                                     /* dV */
     LATTN__TRY(lattn_dma_store(t, g->dv + tok * ldv + h * V, ldv, &ov));
-    v1 = lattn_tile_view(&x->qdr, 0, L, 0, K);
-    LATTN__TRY(lattn_tile_ts(t, &v1, &qr, &qd, 0.0f, LATTN_TOP_MUL));                             /* Qd = Q ⊙ qd */
-    LATTN__TRY(lattn_matmul(t, &pu, &v1, &dor, 0));
+    LATTN__TRY(lattn_tile_ts(t, &qdr, &qr, &qd, 0.0f, LATTN_TOP_MUL));                           /* Qd = Q ⊙ qd */
+    LATTN__TRY(lattn_matmul(t, &pu, &qdr, &dor, 0));
     return lattn_tile_stt(t, &u, &u, NULL, expf((float)L * lg), &pu);                             /* U = γ^L U + Qdᵀ dO */
 }
 /* One item: sequence sq (tok0, len), heads [h0, h0 + nh); the sequence's checkpoints ck [H][ckn][K][V]. */
@@ -13394,44 +13374,41 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
     const int64_t H = a->H, Hkv = dm->Hkv, kvh = h / dm->G;
     int kt, g, vb0, cur[LATTN__ATTN_QG], Lq[LATTN__ATTN_QG], cls[LATTN__ATTN_QG];
     int64_t j0, q0[LATTN__ATTN_QG];
-    lattn_tile v1, v2;
     for (g = 0; g < ng; g++) {                                                      /* s·Qᵀ, m, ℓ, O */
+        lattn_tile qrows, m0, l0, acc0;
         q0[g] = i0 + (int64_t)g * p->C;
         Lq[g] = (int)LATTN__MIN((int64_t)p->C, len - q0[g]);
         cur[g] = 0;
-        v1 = lattn_tile_view(&x->qr, 0, Lq[g], 0, K);
-        LATTN__TRY(lattn_dma_load(t, &v1, a->q + ((t0 + q0[g]) * H + h) * K, H * K));
+        qrows = lattn_tile_view(&x->qr, 0, Lq[g], 0, K);
+        LATTN__TRY(lattn_dma_load(t, &qrows, a->q + ((t0 + q0[g]) * H + h) * K, H * K));
         for (kt = 0; kt < p->nkt; kt++) {
             int kw = lattn__fa_kw(p, kt);
             lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, Lq[g]);
-            v1 = lattn_tile_view(&x->qr, 0, Lq[g], kt * p->kp, kw);
-            v2 = lattn_tile_view(&x->qt[g][kt], 0, kw, 0, Lq[g]);
-            LATTN__TRY(lattn_transpose(t, &tp, &v1));
-            LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, dm->s, 0.0f));
+            lattn_tile qcols = lattn_tile_view(&x->qr, 0, Lq[g], kt * p->kp, kw), qt = lattn_tile_view(&x->qt[g][kt], 0, kw, 0, Lq[g]);
+            LATTN__TRY(lattn_transpose(t, &tp, &qcols));
+            LATTN__TRY(lattn_tile_act(t, &qt, &tp, LATTN_ACT_IDENTITY, dm->s, 0.0f));
         }
-        v1 = lattn_tile_view(&x->m[g][0], 0, Lq[g], 0, 1);
-        LATTN__TRY(lattn_tile_memset(t, &v1, -FLT_MAX));
-        v1 = lattn_tile_view(&x->l[g], 0, Lq[g], 0, 1);
-        LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
-        v1 = lattn_tile_view(&x->acc[g], 0, Lq[g], 0, V);
-        LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
+        m0 = lattn_tile_view(&x->m[g][0], 0, Lq[g], 0, 1);
+        l0 = lattn_tile_view(&x->l[g], 0, Lq[g], 0, 1);
+        acc0 = lattn_tile_view(&x->acc[g], 0, Lq[g], 0, V);
+        LATTN__TRY(lattn_tile_memset(t, &m0, -FLT_MAX));
+        LATTN__TRY(lattn_tile_memset(t, &l0, 0.0f));
+        LATTN__TRY(lattn_tile_memset(t, &acc0, 0.0f));
     }
     for (j0 = 0; j0 < len; j0 += p->C) {
         const int Lk = (int)LATTN__MIN((int64_t)p->C, len - j0);
+        lattn_tile krows = lattn_tile_view(&x->kr, 0, Lk, 0, K), vrows = lattn_tile_view(&x->vr, 0, Lk, 0, V);
         int any = 0;
         for (g = 0; g < ng; g++) any |= (cls[g] = lattn__vis_block(a, sq, q0[g], q0[g] + Lq[g], j0, j0 + Lk)) != LATTN_VIS_NONE;
         if (!any) continue;
-        v1 = lattn_tile_view(&x->kr, 0, Lk, 0, K);
-        LATTN__TRY(lattn_dma_load(t, &v1, a->k + ((t0 + j0) * Hkv + kvh) * K, Hkv * K));
-        v1 = lattn_tile_view(&x->vr, 0, Lk, 0, V);
-        LATTN__TRY(lattn_dma_load(t, &v1, a->v + ((t0 + j0) * Hkv + kvh) * V, Hkv * V));
+        LATTN__TRY(lattn_dma_load(t, &krows, a->k + ((t0 + j0) * Hkv + kvh) * K, Hkv * K));
+        LATTN__TRY(lattn_dma_load(t, &vrows, a->v + ((t0 + j0) * Hkv + kvh) * V, Hkv * V));
         for (kt = 0; kt < p->nkt; kt++) {                                           /* Kᵀ */
             int kw = lattn__fa_kw(p, kt);
             lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, Lk);
-            v1 = lattn_tile_view(&x->kr, 0, Lk, kt * p->kp, kw);
-            v2 = lattn_tile_view(&x->kt[kt], 0, kw, 0, Lk);
-            LATTN__TRY(lattn_transpose(t, &tp, &v1));
-            LATTN__TRY(lattn_tile_copy(t, &v2, &tp));
+            lattn_tile kcols = lattn_tile_view(&x->kr, 0, Lk, kt * p->kp, kw), kT = lattn_tile_view(&x->kt[kt], 0, kw, 0, Lk);
+            LATTN__TRY(lattn_transpose(t, &tp, &kcols));
+            LATTN__TRY(lattn_tile_copy(t, &kT, &tp));
         }
         for (g = 0; g < ng; g++) {
             const int L = Lq[g], diag = cls[g] == LATTN_VIS_SOME && j0 == q0[g] &&
@@ -13446,9 +13423,8 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
             if (cls[g] == LATTN_VIS_NONE) continue;
             for (kt = 0; kt < p->nkt; kt++) {                                       /* S = s·Q Kᵀ */
                 int kw = lattn__fa_kw(p, kt);
-                v1 = lattn_tile_view(&x->qt[g][kt], 0, kw, 0, L);
-                v2 = lattn_tile_view(&x->kt[kt], 0, kw, 0, Lk);
-                LATTN__TRY(lattn_matmul(t, &sp, &v1, &v2, (kt > 0 ? LATTN_MM_ACCUMULATE : 0) | (diag ? LATTN_MM_LOWER : 0)));
+                lattn_tile qt = lattn_tile_view(&x->qt[g][kt], 0, kw, 0, L), kT = lattn_tile_view(&x->kt[kt], 0, kw, 0, Lk);
+                LATTN__TRY(lattn_matmul(t, &sp, &qt, &kT, (kt > 0 ? LATTN_MM_ACCUMULATE : 0) | (diag ? LATTN_MM_LOWER : 0)));
             }
             if (cls[g] == LATTN_VIS_SOME) {                                         /* mask by selection */
                 src = &P;
@@ -13466,10 +13442,9 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
             for (vb0 = 0; vb0 < V; vb0 += p->vb) {                                  /* O = c·O + P V */
                 int w = LATTN__MIN(p->vb, V - vb0);
                 lattn_tile op = lattn_tile_view(&x->op, 0, L, 0, w);
-                v1 = lattn_tile_view(&x->vr, 0, Lk, vb0, w);
-                v2 = lattn_tile_view(&x->acc[g], 0, L, vb0, w);
-                LATTN__TRY(lattn_matmul(t, &op, &pt, &v1, diag ? LATTN_MM_CAUSAL : 0));
-                LATTN__TRY(lattn_tile_stt(t, &v2, &v2, &c, 0.0f, &op));
+                lattn_tile vcols = lattn_tile_view(&x->vr, 0, Lk, vb0, w), acc = lattn_tile_view(&x->acc[g], 0, L, vb0, w);
+                LATTN__TRY(lattn_matmul(t, &op, &pt, &vcols, diag ? LATTN_MM_CAUSAL : 0));
+                LATTN__TRY(lattn_tile_stt(t, &acc, &acc, &c, 0.0f, &op));
             }
             cur[g] = 1 - cur[g];
             lattn_tiler_mark_step(t);
@@ -13477,11 +13452,10 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
     }
     for (g = 0; g < ng; g++) {
         lattn_tile l = lattn_tile_view(&x->l[g], 0, Lq[g], 0, 1), rs = lattn_tile_view(&x->rs, 0, Lq[g], 0, 1);
-        lattn_tile acc = lattn_tile_view(&x->acc[g], 0, Lq[g], 0, V);
+        lattn_tile acc = lattn_tile_view(&x->acc[g], 0, Lq[g], 0, V), m = lattn_tile_view(&x->m[g][cur[g]], 0, Lq[g], 0, 1);
         if (a->lse) {                                                               /* lse = m + ln ℓ */
-            v1 = lattn_tile_view(&x->m[g][cur[g]], 0, Lq[g], 0, 1);
             LATTN__TRY(lattn_tile_act(t, &rs, &l, LATTN_ACT_LOG, 1.0f, 0.0f));
-            LATTN__TRY(lattn_tile_tt(t, &rs, &rs, &v1, LATTN_TOP_ADD));
+            LATTN__TRY(lattn_tile_tt(t, &rs, &rs, &m, LATTN_TOP_ADD));
             LATTN__TRY(lattn_dma_store(t, a->lse + (t0 + q0[g]) * H + h, H, &rs));
         }
         LATTN__TRY(lattn_tile_ts(t, &l, &l, NULL, FLT_MIN, LATTN_TOP_MAX));        /* no key: O = 0 / ℓ = 0 */
@@ -13723,18 +13697,17 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
     const int64_t H = a->H, Hkv = dm->Hkv, kvh = h / dm->G, hd = io->hk == H ? h : kvh;
     int64_t i0, jg;
     int j, nk, first, cls[LATTN__ATTN_KG], fresh[LATTN__ATTN_KG];
-    lattn_tile v1, v2;
     for (i0 = 0; i0 < len; i0 += C) {
         const int L = (int)LATTN__MIN((int64_t)C, len - i0);
         const int64_t row = (t0 + i0) * H + h;
         lattn_tile dd = lattn_tile_view(&x->dd, 0, L, 0, 1), nb = lattn_tile_view(&x->nb, 0, L, 0, 1);
         lattn_tile col = lattn_tile_view(&x->col, 0, L, 0, 1);
-        v1 = lattn_tile_view(&x->rows, 0, L, 0, V);
-        v2 = lattn_tile_view(&x->dor, 0, L, 0, V);
-        LATTN__TRY(lattn_dma_load(t, &v1, io->o + row * V, H * V));
-        LATTN__TRY(lattn_dma_load(t, &v2, g->dout + row * V, H * V));
-        LATTN__TRY(lattn_tile_tt(t, &v1, &v1, &v2, LATTN_TOP_MUL));
-        LATTN__TRY(lattn_tile_reduce(t, &dd, &v1, LATTN_TOP_ADD));                  /* D' = rowsum(dO ⊙ O) - dlse */
+        lattn_tile orows = lattn_tile_view(&x->rows, 0, L, 0, V), dorows = lattn_tile_view(&x->dor, 0, L, 0, V);
+        lattn_tile dqrows = lattn_tile_view(&x->rows, 0, L, 0, K);
+        LATTN__TRY(lattn_dma_load(t, &orows, io->o + row * V, H * V));
+        LATTN__TRY(lattn_dma_load(t, &dorows, g->dout + row * V, H * V));
+        LATTN__TRY(lattn_tile_tt(t, &orows, &orows, &dorows, LATTN_TOP_MUL));
+        LATTN__TRY(lattn_tile_reduce(t, &dd, &orows, LATTN_TOP_ADD));               /* D' = rowsum(dO ⊙ O) - dlse */
         if (g->dlse) {
             LATTN__TRY(lattn_dma_load(t, &col, g->dlse + row, H));
             LATTN__TRY(lattn_tile_tt(t, &dd, &dd, &col, LATTN_TOP_SUB));
@@ -13745,9 +13718,8 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
         LATTN__TRY(lattn_tile_act(t, &nb, &col, LATTN_ACT_IDENTITY, -1.0f, 0.0f));
         LATTN__TRY(lattn_dma_store(t, io->nb + row, H, &nb));
         if (!b->dq) continue;
-        v1 = lattn_tile_view(&x->rows, 0, L, 0, K);
-        LATTN__TRY(lattn_tile_memset(t, &v1, 0.0f));
-        LATTN__TRY(lattn_dma_store(t, g->dq + row * K, H * K, &v1));
+        LATTN__TRY(lattn_tile_memset(t, &dqrows, 0.0f));
+        LATTN__TRY(lattn_dma_store(t, g->dq + row * K, H * K, &dqrows));
     }
     for (jg = 0; jg < len; jg += (int64_t)b->kg * C) {
         nk = (int)LATTN__MIN((int64_t)b->kg, (len - jg + C - 1) / C);
@@ -13761,6 +13733,7 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
         for (i0 = 0; i0 < len; i0 += C) {                                           /* the query tiles that see the group */
             const int L = (int)LATTN__MIN((int64_t)C, len - i0);
             const int64_t row = (t0 + i0) * H + h;
+            lattn_tile nb = lattn_tile_view(&x->nb, 0, L, 0, 1), dd = lattn_tile_view(&x->dd, 0, L, 0, 1);
             int any = 0;
             for (j = 0; j < nk; j++) {
                 const int64_t j0 = jg + (int64_t)j * C;
@@ -13769,10 +13742,8 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
             if (!any) continue;
             LATTN__TRY(lattn__fb_load_t(t, x, p->kp, &x->qr, x->qt, a->q + row * K, H * K, L, K, (float)dm->sd));
             LATTN__TRY(lattn__fb_load_t(t, x, p->kp, &x->dor, x->dot, g->dout + row * V, H * V, L, V, 1.0f));
-            v1 = lattn_tile_view(&x->nb, 0, L, 0, 1);
-            LATTN__TRY(lattn_dma_load(t, &v1, io->nb + row, H));
-            v1 = lattn_tile_view(&x->dd, 0, L, 0, 1);
-            LATTN__TRY(lattn_dma_load(t, &v1, io->dd + row, H));
+            LATTN__TRY(lattn_dma_load(t, &nb, io->nb + row, H));
+            LATTN__TRY(lattn_dma_load(t, &dd, io->dd + row, H));
             for (j = 0, first = 1; j < nk; j++) {
                 const int64_t j0 = jg + (int64_t)j * C;
                 if (cls[j] == LATTN_VIS_NONE) continue;
@@ -13781,28 +13752,25 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
                 fresh[j] = 0;
             }
             if (b->dq) {                                                            /* dQ rows += s·(dS K) */
-                lattn_tile qp = lattn_tile_view(&x->qp, 0, L, 0, K);
-                v1 = lattn_tile_view(&x->rows, 0, L, 0, K);
-                LATTN__TRY(lattn_dma_load(t, &v1, g->dq + row * K, H * K));
-                LATTN__TRY(lattn_tile_stt(t, &v1, &qp, NULL, (float)dm->sd, &v1));
-                LATTN__TRY(lattn_dma_store(t, g->dq + row * K, H * K, &v1));
+                lattn_tile qp = lattn_tile_view(&x->qp, 0, L, 0, K), dqrows = lattn_tile_view(&x->rows, 0, L, 0, K);
+                LATTN__TRY(lattn_dma_load(t, &dqrows, g->dq + row * K, H * K));
+                LATTN__TRY(lattn_tile_stt(t, &dqrows, &qp, NULL, (float)dm->sd, &dqrows));
+                LATTN__TRY(lattn_dma_store(t, g->dq + row * K, H * K, &dqrows));
             }
             lattn_tiler_mark_step(t);
         }
         for (j = 0; j < nk; j++) {                         /* the group's dK = s·Σ dSᵀ Q, dV out of PSUM (0: no query sees it) */
             const int64_t j0 = jg + (int64_t)j * C, kr = (t0 + j0) * io->hk + hd;
             const int Lk = (int)LATTN__MIN((int64_t)C, len - j0);
+            lattn_tile dkrows = lattn_tile_view(&x->rows, 0, Lk, 0, K), dkp = lattn_tile_view(&x->dk[j], 0, Lk, 0, K);
+            lattn_tile dvrows = lattn_tile_view(&x->rows, 0, Lk, 0, V), dvp = lattn_tile_view(&x->dv[j], 0, Lk, 0, V);
             if (b->dk) {
-                v1 = lattn_tile_view(&x->rows, 0, Lk, 0, K);
-                v2 = lattn_tile_view(&x->dk[j], 0, Lk, 0, K);
-                LATTN__TRY(fresh[j] ? lattn_tile_memset(t, &v1, 0.0f) : lattn_tile_act(t, &v1, &v2, LATTN_ACT_IDENTITY, (float)dm->sd, 0.0f));
-                LATTN__TRY(lattn_dma_store(t, io->dk + kr * K, io->hk * K, &v1));
+                LATTN__TRY(fresh[j] ? lattn_tile_memset(t, &dkrows, 0.0f) : lattn_tile_act(t, &dkrows, &dkp, LATTN_ACT_IDENTITY, (float)dm->sd, 0.0f));
+                LATTN__TRY(lattn_dma_store(t, io->dk + kr * K, io->hk * K, &dkrows));
             }
             if (b->dv) {
-                v1 = lattn_tile_view(&x->rows, 0, Lk, 0, V);
-                v2 = lattn_tile_view(&x->dv[j], 0, Lk, 0, V);
-                LATTN__TRY(fresh[j] ? lattn_tile_memset(t, &v1, 0.0f) : lattn_tile_copy(t, &v1, &v2));
-                LATTN__TRY(lattn_dma_store(t, io->dv + kr * V, io->hk * V, &v1));
+                LATTN__TRY(fresh[j] ? lattn_tile_memset(t, &dvrows, 0.0f) : lattn_tile_copy(t, &dvrows, &dvp));
+                LATTN__TRY(lattn_dma_store(t, io->dv + kr * V, io->hk * V, &dvrows));
             }
         }
     }
