@@ -9430,10 +9430,10 @@ static lattn_status lattn__gdr_T(lattn_tiler *t, lattn__gdr_tiles *x, const latt
     int kt;
     for (kt = 0; kt < p->nkt; kt++) {
         int kw = lattn__kw(p, kt);
-        lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L), v1 = lattn_tile_view(rows, 0, L, kt * p->kp, kw);
-        lattn_tile v2 = lattn_tile_view(&dst[kt], 0, kw, 0, L);
-        LATTN__TRY(lattn_transpose(t, &tp, &v1));
-        LATTN__TRY(lattn_tile_act(t, &v2, &tp, LATTN_ACT_IDENTITY, s, 0.0f));
+        lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, L), cols = lattn_tile_view(rows, 0, L, kt * p->kp, kw);
+        lattn_tile colsT = lattn_tile_view(&dst[kt], 0, kw, 0, L);
+        LATTN__TRY(lattn_transpose(t, &tp, &cols));
+        LATTN__TRY(lattn_tile_act(t, &colsT, &tp, LATTN_ACT_IDENTITY, s, 0.0f));
     }
     return LATTN_OK;
 }
@@ -9444,19 +9444,18 @@ static lattn_status lattn__gdr_T(lattn_tiler *t, lattn__gdr_tiles *x, const latt
 static lattn_status lattn__gdr_sq(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__la_plan *p, const lattn_tile *a,
                                   lattn_tile *oe, lattn_tile *oq, int L) {
     const int n = L == p->C ? 1 : 2, w = L == p->C ? 2 * L : L;
-    lattn_tile sq = lattn_tile_view(&x->sq, 0, L, 0, w), v1, v2, o, m;
+    lattn_tile sq = lattn_tile_view(&x->sq, 0, L, 0, w);
     int kt, half;
     for (half = 0; half < 2; half++) {
+        lattn_tile prod = lattn_tile_view(&sq, 0, L, n == 1 ? half * L : 0, L), o = lattn_tile_view(half ? oq : oe, 0, L, 0, L);
+        lattn_tile m = lattn_tile_view(half ? &x->dI : &x->dS, 0, L, 0, L);
         if (half < n)
             for (kt = 0; kt < p->nkt; kt++) {
-                v1 = lattn_tile_view(&a[kt], 0, lattn__kw(p, kt), 0, L);
-                v2 = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), half * p->C, w);
-                LATTN__TRY(lattn_matmul(t, &sq, &v1, &v2, kt > 0));
+                lattn_tile at = lattn_tile_view(&a[kt], 0, lattn__kw(p, kt), 0, L);
+                lattn_tile qw = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), half * p->C, w);
+                LATTN__TRY(lattn_matmul(t, &sq, &at, &qw, kt > 0));
             }
-        v1 = lattn_tile_view(&sq, 0, L, n == 1 ? half * L : 0, L);
-        o = lattn_tile_view(half ? oq : oe, 0, L, 0, L);
-        m = lattn_tile_view(half ? &x->dI : &x->dS, 0, L, 0, L);
-        LATTN__TRY(lattn_tile_tt(t, &o, &v1, &m, LATTN_TOP_MUL));
+        LATTN__TRY(lattn_tile_tt(t, &o, &prod, &m, LATTN_TOP_MUL));
     }
     return LATTN_OK;
 }
@@ -9468,28 +9467,25 @@ static lattn_status lattn__gdr_gates(lattn_tiler *t, lattn__gdr_tiles *x, const 
     lattn_tile gp = lattn_tile_view(&x->gp, 0, L, 0, 1), bc = lattn_tile_view(&x->bcol, 0, L, 0, 1);
     lattn_tile gl = lattn_tile_view(&x->glc, 0, L, 0, 1), br = lattn_tile_view(&x->brow, 0, 1, 0, L);
     lattn_tile er = lattn_tile_view(&x->erow, 0, 1, 0, L), sq = lattn_tile_view(&x->sq, 0, L, 0, L);
-    lattn_tile dI = lattn_tile_view(&x->dI, 0, L, 0, L), dS = lattn_tile_view(&x->dS, 0, L, 0, L), v1, v2, v3;
+    lattn_tile dI = lattn_tile_view(&x->dI, 0, L, 0, L), dS = lattn_tile_view(&x->dS, 0, L, 0, L);
+    lattn_tile ones = lattn_tile_view(&x->one, 0, L, 0, L), onerow = lattn_tile_view(&x->one, 0, 1, 0, L);
+    lattn_tile Gam = lattn_tile_view(&x->gcolT, 0, L, 0, 1), rowp = lattn_tile_view(&x->sq, 0, 1, 0, L);
+    lattn_tile ebp = lattn_tile_view(&x->tp, 0, x->eb.np, 0, 1), onekeys = lattn_tile_view(&x->one, 0, 1, 0, x->eb.np);
+    lattn_tile elast = lattn_tile_view(&x->erow, 0, 1, L - 1, 1);
     LATTN__TRY(lattn_dma_load(t, &gc, a->g + tok * a->H + h, a->H));
     LATTN__TRY(lattn_tile_ts(t, &gc, &gc, NULL, LATTN_LOG_GATE_MIN, LATTN_TOP_MAX));     /* clamp */
     LATTN__TRY(lattn_matmul(t, &gp, &Ul, &gc, 0));                                        /* γ */
     LATTN__TRY(lattn_tile_copy(t, &bc, &gp));
-    v1 = lattn_tile_view(&x->one, 0, L, 0, L);
-    LATTN__TRY(lattn_matmul(t, &gp, &v1, &gc, 0));                                        /* γ_L */
+    LATTN__TRY(lattn_matmul(t, &gp, &ones, &gc, 0));                                      /* γ_L */
     LATTN__TRY(lattn_tile_tt(t, &gl, &gp, &bc, LATTN_TOP_SUB));
     LATTN__TRY(lattn_tile_act(t, &gl, &gl, LATTN_ACT_EXP, 1.0f, 0.0f));                   /* e^{γ_L - γ} */
-    v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1);
-    LATTN__TRY(lattn_tile_act(t, &v1, &bc, LATTN_ACT_EXP, 1.0f, 0.0f));                   /* Γ = e^{γ} */
-    v1 = lattn_tile_view(&x->sq, 0, 1, 0, L);
-    LATTN__TRY(lattn_matmul(t, &v1, &gc, &Ul, 0));                                        /* γ as a row */
-    LATTN__TRY(lattn_tile_copy(t, &br, &v1));
+    LATTN__TRY(lattn_tile_act(t, &Gam, &bc, LATTN_ACT_EXP, 1.0f, 0.0f));                  /* Γ = e^{γ} */
+    LATTN__TRY(lattn_matmul(t, &rowp, &gc, &Ul, 0));                                      /* γ as a row */
+    LATTN__TRY(lattn_tile_copy(t, &br, &rowp));
     LATTN__TRY(lattn_tile_act(t, &er, &br, LATTN_ACT_EXP, 1.0f, 0.0f));
-    v1 = lattn_tile_view(&x->tp, 0, x->eb.np, 0, 1);
-    v2 = lattn_tile_view(&x->one, 0, 1, 0, x->eb.np);
-    v3 = lattn_tile_view(&x->erow, 0, 1, L - 1, 1);
-    LATTN__TRY(lattn_matmul(t, &v1, &v2, &v3, 0));                                       /* e^{γ_L} per key row */
-    LATTN__TRY(lattn_tile_copy(t, &x->eb, &v1));
-    v1 = lattn_tile_view(&x->one, 0, 1, 0, L);
-    LATTN__TRY(lattn_matmul(t, &sq, &v1, &br, 0));                                        /* [j][i] = γ_i */
+    LATTN__TRY(lattn_matmul(t, &ebp, &onekeys, &elast, 0));                               /* e^{γ_L} per key row */
+    LATTN__TRY(lattn_tile_copy(t, &x->eb, &ebp));
+    LATTN__TRY(lattn_matmul(t, &sq, &onerow, &br, 0));                                    /* [j][i] = γ_i */
     LATTN__TRY(lattn_tile_ts(t, &dI, &sq, &bc, 0.0f, LATTN_TOP_SUB));                     /* γ_i - γ_j */
     LATTN__TRY(lattn_tile_select_tri(t, &dI, &dI, 0, -HUGE_VALF));
     LATTN__TRY(lattn_tile_act(t, &dI, &dI, LATTN_ACT_EXP, 1.0f, 0.0f));
@@ -9503,19 +9499,17 @@ static lattn_status lattn__gdr_gates(lattn_tiler *t, lattn__gdr_tiles *x, const 
    triangles, and the state update is S ← e^{Gm_L} ⊙ (S + Σ_s (k_s ⊙ xk_s) v_sᵀ), one row scale. */
 static lattn_status lattn__gdr_keygates(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__la_plan *p,
                                         const lattn_gdr_args *a, int64_t row, int L) {
-    lattn_tile gk = lattn_tile_view(&x->gkr, 0, L, 0, p->Kf), Ul = lattn_tile_view(&x->U, 0, L, 0, L), v1, v2;
+    lattn_tile gk = lattn_tile_view(&x->gkr, 0, L, 0, p->Kf), Ul = lattn_tile_view(&x->U, 0, L, 0, L);
     int kt;
     LATTN__TRY(lattn_dma_load(t, &gk, a->gk + row * a->K, a->H * a->K));
     LATTN__TRY(lattn_tile_ts(t, &gk, &gk, NULL, LATTN_LOG_GATE_MIN, LATTN_TOP_MAX));      /* clamp */
     for (kt = 0; kt < p->nkt; kt++) {
         int kw = lattn__kw(p, kt), k0 = kt * p->kp;
-        lattn_tile gp = lattn_tile_view(&x->gmp, 0, L, 0, kw);
-        v1 = lattn_tile_view(&x->gkr, 0, L, k0, kw);
-        LATTN__TRY(lattn_matmul(t, &gp, &Ul, &v1, 0));                                    /* Gm */
-        v2 = lattn_tile_view(&x->xq, 0, L, k0, kw);
-        LATTN__TRY(lattn_tile_act(t, &v2, &gp, LATTN_ACT_EXP, 1.0f, 0.0f));
-        v2 = lattn_tile_view(&x->xk, 0, L, k0, kw);
-        LATTN__TRY(lattn_tile_act(t, &v2, &gp, LATTN_ACT_EXP, -1.0f, 0.0f));
+        lattn_tile gp = lattn_tile_view(&x->gmp, 0, L, 0, kw), gcols = lattn_tile_view(&x->gkr, 0, L, k0, kw);
+        lattn_tile xq = lattn_tile_view(&x->xq, 0, L, k0, kw), xk = lattn_tile_view(&x->xk, 0, L, k0, kw);
+        LATTN__TRY(lattn_matmul(t, &gp, &Ul, &gcols, 0));                                 /* Gm */
+        LATTN__TRY(lattn_tile_act(t, &xq, &gp, LATTN_ACT_EXP, 1.0f, 0.0f));
+        LATTN__TRY(lattn_tile_act(t, &xk, &gp, LATTN_ACT_EXP, -1.0f, 0.0f));
     }
     return LATTN_OK;
 }
@@ -9552,14 +9546,13 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
        <sQ, Kw_0> = <sQ, E> and the two state terms merge: u = Ξ + c·v, fla's "new value" */
     const int j0 = g->own_e ? 0 : 1;
     int kt, c0, j, vb0, L;
-    lattn_tile v1, v2, v3;
     for (kt = 0; kt < p->nkt; kt++) {     /* initial state */
-        v1 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), 0, Vs);
-        LATTN__TRY(a->h0 ? lattn_dma_load(t, &v1, a->h0 + ((sq * H + h) * K + kt * p->kp) * V + v0, V) : lattn_tile_memset(t, &v1, 0.0f));
+        lattn_tile state = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), 0, Vs);
+        LATTN__TRY(a->h0 ? lattn_dma_load(t, &state, a->h0 + ((sq * H + h) * K + kt * p->kp) * V + v0, V) : lattn_tile_memset(t, &state, 0.0f));
     }
     for (c0 = 0; c0 < len; c0 += L) {
         int64_t tok = tok0 + c0, row = tok * H + h;
-        lattn_tile qr, E, ew, bet, nbet, wu, at, mqe, sc;
+        lattn_tile qr, E, ew, bet, nbet, wu, at, mqe, sc, cv, ccol;
         L = (int)LATTN__MIN((int64_t)p->C, len - c0);
         if (keyed) L = lattn__gdr_key_len(a, tok, h, L);
         qr = lattn_tile_view(&x->qr, 0, L, 0, (int)K);
@@ -9570,32 +9563,30 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         sc = lattn_tile_view(&x->sc, 0, L, 0, (int)K);
         at = lattn_tile_view(&x->at, 0, L, 0, L);
         mqe = lattn_tile_view(&x->mqe, 0, L, 0, L);
+        cv = lattn_tile_view(&x->vw[0], 0, L, 0, Vs);
+        ccol = lattn_tile_view(&x->ccol, 0, L, 0, 1);
         /* ---- loads: q, write pairs (k, c·v) and (κ, b·d), erase keys, β; l2norm ---- */
         LATTN__TRY(lattn_dma_load(t, &qr, a->q + row * K, H * K));
         for (j = 0; j < g->P; j++) {
-            v1 = lattn_tile_view(&x->kw[j], 0, L, 0, (int)K);
-            v2 = lattn_tile_view(&x->vw[j], 0, L, 0, Vs);
+            lattn_tile kw = lattn_tile_view(&x->kw[j], 0, L, 0, (int)K), vw = lattn_tile_view(&x->vw[j], 0, L, 0, Vs);
             if (j == 0) {
-                LATTN__TRY(lattn_dma_load(t, &v1, a->k + row * K, H * K));
-                LATTN__TRY(lattn_dma_load(t, &v2, a->v + row * V + v0, H * V));
+                LATTN__TRY(lattn_dma_load(t, &kw, a->k + row * K, H * K));
+                LATTN__TRY(lattn_dma_load(t, &vw, a->v + row * V + v0, H * V));
             } else {
-                LATTN__TRY(lattn_dma_load(t, &v1, a->inj_kap + (row * Lj + j - 1) * K, H * Lj * K));
-                LATTN__TRY(lattn_dma_load(t, &v2, a->inj_d + (row * Lj + j - 1) * V + v0, H * Lj * V));
+                LATTN__TRY(lattn_dma_load(t, &kw, a->inj_kap + (row * Lj + j - 1) * K, H * Lj * K));
+                LATTN__TRY(lattn_dma_load(t, &vw, a->inj_d + (row * Lj + j - 1) * V + v0, H * Lj * V));
             }
         }
         LATTN__TRY(lattn_dma_load(t, &bet, a->beta + row, H));
         LATTN__TRY(lattn_tile_act(t, &nbet, &bet, LATTN_ACT_IDENTITY, -1.0f, 0.0f));
-        v1 = lattn_tile_view(&x->ccol, 0, L, 0, 1);
-        if (a->c) LATTN__TRY(lattn_dma_load(t, &v1, a->c + row, H));
-        v2 = lattn_tile_view(&x->vw[0], 0, L, 0, Vs);
-        LATTN__TRY(lattn_tile_ts(t, &v2, &v2, a->c ? &v1 : &bet, 0.0f, LATTN_TOP_MUL));   /* c·v */
+        if (a->c) LATTN__TRY(lattn_dma_load(t, &ccol, a->c + row, H));
+        LATTN__TRY(lattn_tile_ts(t, &cv, &cv, a->c ? &ccol : &bet, 0.0f, LATTN_TOP_MUL));   /* c·v */
         if (Lj > 0) {
-            v1 = lattn_tile_view(&x->bl, 0, L, 0, (int)Lj);
-            LATTN__TRY(lattn_dma_load(t, &v1, a->inj_b + row * Lj, H * Lj));
+            lattn_tile bl = lattn_tile_view(&x->bl, 0, L, 0, (int)Lj);
+            LATTN__TRY(lattn_dma_load(t, &bl, a->inj_b + row * Lj, H * Lj));
             for (j = 1; j < g->P; j++) {
-                v2 = lattn_tile_view(&x->vw[j], 0, L, 0, Vs);
-                v3 = lattn_tile_view(&x->bl, 0, L, j - 1, 1);
-                LATTN__TRY(lattn_tile_ts(t, &v2, &v2, &v3, 0.0f, LATTN_TOP_MUL));          /* b·d */
+                lattn_tile vw = lattn_tile_view(&x->vw[j], 0, L, 0, Vs), bcol = lattn_tile_view(&x->bl, 0, L, j - 1, 1);
+                LATTN__TRY(lattn_tile_ts(t, &vw, &vw, &bcol, 0.0f, LATTN_TOP_MUL));        /* b·d */
             }
         }
         if (g->own_e) {
@@ -9603,12 +9594,11 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             LATTN__TRY(lattn_dma_load(t, &E, a->e + row * K, H * K));
         } else E = lattn_tile_view(&x->kw[0], 0, L, 0, (int)K);
         if (a->l2norm) {                 /* q's norms scale the output rows at the end (every term of O is linear in q) */
-            v2 = lattn_tile_view(&x->qn, 0, L, 0, 1);
-            LATTN__TRY(lattn__gdr_l2(t, &qr, &v2, 0));
-            v1 = lattn_tile_view(&x->kw[0], 0, L, 0, (int)K);
-            v2 = lattn_tile_view(&x->nrm, 0, L, 0, 1);
-            LATTN__TRY(lattn__gdr_l2(t, &v1, &v2, 1));
-            if (g->own_e) LATTN__TRY(lattn__gdr_l2(t, &E, &v2, 1));
+            lattn_tile qn = lattn_tile_view(&x->qn, 0, L, 0, 1), nrm = lattn_tile_view(&x->nrm, 0, L, 0, 1);
+            lattn_tile k = lattn_tile_view(&x->kw[0], 0, L, 0, (int)K);
+            LATTN__TRY(lattn__gdr_l2(t, &qr, &qn, 0));
+            LATTN__TRY(lattn__gdr_l2(t, &k, &nrm, 1));
+            if (g->own_e) LATTN__TRY(lattn__gdr_l2(t, &E, &nrm, 1));
         }
         /* ---- gates, transposes, the decayed products ---- */
         if (gated) LATTN__TRY(lattn__gdr_gates(t, x, a, tok, h, L));
@@ -9623,9 +9613,9 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             LATTN__TRY(lattn_tile_tt(t, &E, &E, &xk, LATTN_TOP_MUL));
             LATTN__TRY(lattn__gdr_T(t, x, p, &E, x->eT, L, 1.0f));
             for (j = j0; j < g->P; j++) {
-                v1 = lattn_tile_view(&x->kw[j], 0, L, 0, (int)K);
-                LATTN__TRY(lattn_tile_tt(t, &v1, &v1, &xk, LATTN_TOP_MUL));
-                LATTN__TRY(lattn__gdr_T(t, x, p, &v1, x->kwT[j], L, 1.0f));
+                lattn_tile kw = lattn_tile_view(&x->kw[j], 0, L, 0, (int)K);
+                LATTN__TRY(lattn_tile_tt(t, &kw, &kw, &xk, LATTN_TOP_MUL));
+                LATTN__TRY(lattn__gdr_T(t, x, p, &kw, x->kwT[j], L, 1.0f));
             }
         } else {
             LATTN__TRY(lattn__gdr_T(t, x, p, &qr, x->qT, L, s));
@@ -9638,21 +9628,18 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         for (j = j0; j < g->P; j++) LATTN__TRY(lattn__gdr_sq(t, x, p, x->kwT[j], &x->mew[j], &x->mqw[j], L));
         /* ---- W = T diag(βΓ) E and U = -T diag(β) R (state-independent), then Wᵀ ---- */
         if (gated) {                     /* β Γ as one column, then one pass over E */
-            v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1);
-            v2 = lattn_tile_view(&x->nrm, 0, L, 0, 1);
-            LATTN__TRY(lattn_tile_tt(t, &v2, &v1, &bet, LATTN_TOP_MUL));
-            LATTN__TRY(lattn_tile_ts(t, &ew, &E, &v2, 0.0f, LATTN_TOP_MUL));
+            lattn_tile Gam = lattn_tile_view(&x->gcolT, 0, L, 0, 1), bG = lattn_tile_view(&x->nrm, 0, L, 0, 1);
+            LATTN__TRY(lattn_tile_tt(t, &bG, &Gam, &bet, LATTN_TOP_MUL));
+            LATTN__TRY(lattn_tile_ts(t, &ew, &E, &bG, 0.0f, LATTN_TOP_MUL));
         } else if (!keyed) LATTN__TRY(lattn_tile_ts(t, &ew, &E, &bet, 0.0f, LATTN_TOP_MUL));   /* keyed: above */
         for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
             int w = LATTN__MIN(p->vb, Vs - vb0);
-            lattn_tile big = lattn_tile_view(&x->big, 0, L, 0, w);
+            lattn_tile big = lattn_tile_view(&x->big, 0, L, 0, w), ucols = lattn_tile_view(&x->wu, 0, L, (int)K + vb0, w);
             for (j = 0; j < g->P; j++) {
-                v1 = lattn_tile_view(j < j0 ? &x->at : &x->mew[j], 0, L, 0, L);
-                v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
-                LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, (j > 0) | LATTN_MM_CAUSAL));        /* R */
+                lattn_tile me = lattn_tile_view(j < j0 ? &x->at : &x->mew[j], 0, L, 0, L), vcols = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
+                LATTN__TRY(lattn_matmul(t, &big, &me, &vcols, (j > 0) | LATTN_MM_CAUSAL));     /* R */
             }
-            v1 = lattn_tile_view(&x->wu, 0, L, (int)K + vb0, w);
-            LATTN__TRY(lattn_tile_ts(t, &v1, &big, &nbet, 0.0f, LATTN_TOP_MUL));          /* -β R */
+            LATTN__TRY(lattn_tile_ts(t, &ucols, &big, &nbet, 0.0f, LATTN_TOP_MUL));       /* -β R */
         }
         LATTN__TRY(lattn_tile_tri_solve(t, &wu, &at, &bet));                             /* [W | U] */
         LATTN__TRY(lattn__gdr_T(t, x, p, &ew, x->wT, L, 1.0f));
@@ -9661,77 +9648,78 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             int w = LATTN__MIN(p->vb, Vs - vb0);
             lattn_tile big = lattn_tile_view(&x->big, 0, L, 0, w);
             lattn_tile bw = g->pair ? lattn_tile_view(&x->big, p->C, L, 0, w) : lattn_tile_view(&x->bigw, 0, L, 0, w);
+            lattn_tile xi = lattn_tile_view(&x->xi, 0, L, vb0, w), ucols = lattn_tile_view(&x->wu, 0, L, (int)K + vb0, w);
+            lattn_tile ocols = lattn_tile_view(&x->ob, 0, L, vb0, w);
             for (kt = 0; kt < p->nkt; kt++) {   /* Q·S (rows of big) and W·S (rows of bw) */
-                v2 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
+                lattn_tile state = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), vb0, w);
                 if (g->pair && L == p->C) {
-                    lattn_tile b2 = lattn_tile_view(&x->big, 0, 2 * L, 0, w);
-                    v1 = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), p->C, 2 * L);
-                    LATTN__TRY(lattn_matmul(t, &b2, &v1, &v2, kt > 0));
+                    lattn_tile b2 = lattn_tile_view(&x->big, 0, 2 * L, 0, w), qwT = lattn_tile_view(&x->qw[kt], 0, lattn__kw(p, kt), p->C, 2 * L);
+                    LATTN__TRY(lattn_matmul(t, &b2, &qwT, &state, kt > 0));
                 } else {
-                    v1 = lattn_tile_view(&x->qT[kt], 0, lattn__kw(p, kt), 0, L);
-                    LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, kt > 0));
-                    v1 = lattn_tile_view(&x->wT[kt], 0, lattn__kw(p, kt), 0, L);
-                    LATTN__TRY(lattn_matmul(t, &bw, &v1, &v2, kt > 0));
+                    lattn_tile qT = lattn_tile_view(&x->qT[kt], 0, lattn__kw(p, kt), 0, L), wT = lattn_tile_view(&x->wT[kt], 0, lattn__kw(p, kt), 0, L);
+                    LATTN__TRY(lattn_matmul(t, &big, &qT, &state, kt > 0));
+                    LATTN__TRY(lattn_matmul(t, &bw, &wT, &state, kt > 0));
                 }
             }
-            v1 = lattn_tile_view(&x->xi, 0, L, vb0, w);
-            v2 = lattn_tile_view(&x->wu, 0, L, (int)K + vb0, w);
-            LATTN__TRY(lattn_tile_tt(t, &v1, &v2, &bw, LATTN_TOP_SUB));
-            if (j0) { v2 = lattn_tile_view(&x->vw[0], 0, L, vb0, w); LATTN__TRY(lattn_tile_tt(t, &v1, &v1, &v2, LATTN_TOP_ADD)); }
+            LATTN__TRY(lattn_tile_tt(t, &xi, &ucols, &bw, LATTN_TOP_SUB));
+            if (j0) {                    /* Ξ + c·v */
+                lattn_tile cvcols = lattn_tile_view(&x->vw[0], 0, L, vb0, w);
+                LATTN__TRY(lattn_tile_tt(t, &xi, &xi, &cvcols, LATTN_TOP_ADD));
+            }
             if (gated) {                 /* diag(Γ) sQ S: the rows scaled in PSUM, then accumulated on */
-                v1 = lattn_tile_view(&x->gcolT, 0, L, 0, 1);
-                LATTN__TRY(lattn_tile_ts(t, &big, &big, &v1, 0.0f, LATTN_TOP_MUL));
+                lattn_tile Gam = lattn_tile_view(&x->gcolT, 0, L, 0, 1);
+                LATTN__TRY(lattn_tile_ts(t, &big, &big, &Gam, 0.0f, LATTN_TOP_MUL));
             }
-            v2 = lattn_tile_view(&x->xi, 0, L, vb0, w);
-            LATTN__TRY(lattn_matmul(t, &big, &mqe, &v2, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
+            LATTN__TRY(lattn_matmul(t, &big, &mqe, &xi, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
             for (j = j0; j < g->P; j++) {
-                v1 = lattn_tile_view(&x->mqw[j], 0, L, 0, L);
-                v2 = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
-                LATTN__TRY(lattn_matmul(t, &big, &v1, &v2, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
+                lattn_tile mq = lattn_tile_view(&x->mqw[j], 0, L, 0, L), vcols = lattn_tile_view(&x->vw[j], 0, L, vb0, w);
+                LATTN__TRY(lattn_matmul(t, &big, &mq, &vcols, LATTN_MM_ACCUMULATE | LATTN_MM_CAUSAL));
             }
-            v1 = lattn_tile_view(&x->ob, 0, L, vb0, w);
-            if (a->l2norm) { v2 = lattn_tile_view(&x->qn, 0, L, 0, 1); LATTN__TRY(lattn_tile_ts(t, &v1, &big, &v2, 0.0f, LATTN_TOP_MUL)); }
-            else LATTN__TRY(lattn_tile_copy(t, &v1, &big));
+            if (a->l2norm) {
+                lattn_tile qn = lattn_tile_view(&x->qn, 0, L, 0, 1);
+                LATTN__TRY(lattn_tile_ts(t, &ocols, &big, &qn, 0.0f, LATTN_TOP_MUL));
+            } else LATTN__TRY(lattn_tile_copy(t, &ocols, &big));
         }
-        v1 = lattn_tile_view(&x->ob, 0, L, 0, Vs);
-        LATTN__TRY(lattn_dma_store(t, a->o + row * V + v0, H * V, &v1));
+        {
+            lattn_tile orows = lattn_tile_view(&x->ob, 0, L, 0, Vs);
+            LATTN__TRY(lattn_dma_store(t, a->o + row * V + v0, H * V, &orows));
+        }
         /* ---- S = Γ_L S + (e^{γ_L-γ} E)ᵀ Ξ + Σ (e^{γ_L-γ} Kw)ᵀ Vw ---- */
         for (kt = 0; kt < p->nkt; kt++) {
             int kw = lattn__kw(p, kt);
             lattn_tile el = lattn_tile_view(&x->eb, 0, kw, 0, 1), scv = lattn_tile_view(&x->sc, 0, L, 0, kw);
             if (keyed) {                 /* e^{Gm_L} of this key block as a column: Gkᵀ·1 over the tokens */
                 lattn_tile tp = lattn_tile_view(&x->tp, 0, kw, 0, 1);
-                v1 = lattn_tile_view(&x->gkr, 0, L, kt * p->kp, kw);
-                v2 = lattn_tile_view(&x->one, 0, L, 0, 1);
-                LATTN__TRY(lattn_matmul(t, &tp, &v1, &v2, 0));
+                lattn_tile gcols = lattn_tile_view(&x->gkr, 0, L, kt * p->kp, kw), ones = lattn_tile_view(&x->one, 0, L, 0, 1);
+                LATTN__TRY(lattn_matmul(t, &tp, &gcols, &ones, 0));
                 LATTN__TRY(lattn_tile_act(t, &el, &tp, LATTN_ACT_EXP, 1.0f, 0.0f));
             }
             for (vb0 = 0; vb0 < Vs; vb0 += p->vb) {
                 int w = LATTN__MIN(p->vb, Vs - vb0);
-                lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w);
+                lattn_tile ds = lattn_tile_view(&x->ds, 0, kw, 0, w), state = lattn_tile_view(&x->s[kt], 0, kw, vb0, w);
                 for (j = -1; j < g->P; j++) {                        /* j = -1: the erase term */
                     const lattn_tile *src = j < 0 ? &E : &x->kw[j];
+                    lattn_tile kcols, vcols;
                     if (j >= 0 && j < j0) continue;                  /* merged into Ξ + c·v */
-                    v1 = lattn_tile_view(src, 0, L, kt * p->kp, kw);
-                    if (gated) {
-                        v3 = lattn_tile_view(&x->glc, 0, L, 0, 1);
-                        LATTN__TRY(lattn_tile_ts(t, &scv, &v1, &v3, 0.0f, LATTN_TOP_MUL));
-                        v1 = scv;
+                    kcols = lattn_tile_view(src, 0, L, kt * p->kp, kw);
+                    vcols = j < 0 ? lattn_tile_view(&x->xi, 0, L, vb0, w) : lattn_tile_view(&x->vw[j], 0, L, vb0, w);
+                    if (gated) {                                     /* e^{γ_L - γ} ⊙ the key side */
+                        lattn_tile glc = lattn_tile_view(&x->glc, 0, L, 0, 1);
+                        LATTN__TRY(lattn_tile_ts(t, &scv, &kcols, &glc, 0.0f, LATTN_TOP_MUL));
+                        kcols = scv;
                     }                            /* keyed: the key sides are already ⊙ e^{-Gm} */
-                    v2 = j < 0 ? lattn_tile_view(&x->xi, 0, L, vb0, w) : lattn_tile_view(&x->vw[j], 0, L, vb0, w);
-                    LATTN__TRY(lattn_matmul(t, &ds, &v1, &v2, j >= 0));
+                    LATTN__TRY(lattn_matmul(t, &ds, &kcols, &vcols, j >= 0));
                 }
-                v3 = lattn_tile_view(&x->s[kt], 0, kw, vb0, w);
-                if (gated) LATTN__TRY(lattn_tile_stt(t, &v3, &v3, &el, 0.0f, &ds));      /* Γ_L S + ΔS */
-                else LATTN__TRY(lattn_tile_tt(t, &v3, &v3, &ds, LATTN_TOP_ADD));
-                if (keyed) LATTN__TRY(lattn_tile_ts(t, &v3, &v3, &el, 0.0f, LATTN_TOP_MUL));   /* e^{Gm_L} (S + ΔS) */
+                if (gated) LATTN__TRY(lattn_tile_stt(t, &state, &state, &el, 0.0f, &ds));      /* Γ_L S + ΔS */
+                else LATTN__TRY(lattn_tile_tt(t, &state, &state, &ds, LATTN_TOP_ADD));
+                if (keyed) LATTN__TRY(lattn_tile_ts(t, &state, &state, &el, 0.0f, LATTN_TOP_MUL));   /* e^{Gm_L} (S + ΔS) */
             }
         }
         lattn_tiler_mark_step(t);
     }
     for (kt = 0; kt < p->nkt && a->ht; kt++) {
-        v1 = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), 0, Vs);
-        LATTN__TRY(lattn_dma_store(t, a->ht + ((sq * H + h) * K + kt * p->kp) * V + v0, V, &v1));
+        lattn_tile state = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), 0, Vs);
+        LATTN__TRY(lattn_dma_store(t, a->ht + ((sq * H + h) * K + kt * p->kp) * V + v0, V, &state));
     }
     return LATTN_OK;
 }
