@@ -13775,9 +13775,10 @@ LATTN__DEF lattn_status lattn_attn_chunk_backward(lattn_ctx *ctx, const lattn_at
     lattn__fb_plan plan;
     lattn__fb_io io;
     lattn__team tm;
-    float *ws = NULL, *mbuf = NULL, *part;
+    float *ws = NULL, *mbuf = NULL;
     int64_t rows, nkv, w;
-    size_t cnt, fwd, np;
+    size_t cnt;
+    int fwd, np;
     lattn_status st = LATTN_OK;
     int i;
     LATTN__TRY(lattn__attn_check(ctx, who, a, 0, &dm));
@@ -13793,28 +13794,31 @@ LATTN__DEF lattn_status lattn_attn_chunk_backward(lattn_ctx *ctx, const lattn_at
     if (a->T == 0 || !(plan.dq || plan.dk || plan.dv)) return lattn__ok(ctx);
     rows = a->B * a->T * a->H;
     nkv = a->B * a->T * dm.Hkv;
-    fwd = a->o && a->lse ? 0 : (size_t)rows * (size_t)(a->V + 1);              /* the forward, when not saved */
-    np = dm.G > 1 && (plan.dk || plan.dv) ? (size_t)rows * (size_t)(a->K + a->V) : 0;   /* per query head dK, dV */
-    if (lattn_size_add(&cnt, 2 * (size_t)rows, fwd) != LATTN_OK || lattn_size_add(&cnt, cnt, np) != LATTN_OK)
-        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, cnt, who));
-    io.dd = ws;
-    io.nb = ws + rows;
-    io.o = a->o;
-    io.lse = a->lse;
-    if (fwd) {
-        lattn_attn_args fa = *a;
-        fa.o = ws + 2 * rows;
-        fa.lse = fa.o + rows * a->V;
-        fa.o64 = fa.lse64 = NULL;
-        st = lattn_attn_chunk(ctx, &fa);
-        io.o = fa.o;
-        io.lse = fa.lse;
+    fwd = a->o && a->lse ? 0 : 1;                                               /* the forward, when not saved */
+    np = dm.G > 1 && (plan.dk || plan.dv);                                      /* per query head dK, dV */
+    {   /* D', -lse [rows]; the forward's o [rows][V] and lse [rows]; per query head dK [rows][K], dV [rows][V] */
+        float *o, *lse, *dk, *dv;
+        float **const part[6] = { &io.dd, &io.nb, &o, &lse, &dk, &dv };
+        const int64_t n[6] = { rows, rows, fwd ? rows * a->V : 0, fwd ? rows : 0, np ? rows * a->K : 0, np ? rows * a->V : 0 };
+        for (i = 0, cnt = 0; i < 6; i++)
+            if (lattn_size_add(&cnt, cnt, (size_t)n[i]) != LATTN_OK) return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
+        LATTN__TRY(lattn__alloc_floats(ctx, &ws, cnt, who));
+        lattn__carve_floats(ws, part, n, 6);
+        io.o = a->o;
+        io.lse = a->lse;
+        if (fwd) {
+            lattn_attn_args fa = *a;
+            fa.o = o;
+            fa.lse = lse;
+            fa.o64 = fa.lse64 = NULL;
+            st = lattn_attn_chunk(ctx, &fa);
+            io.o = o;
+            io.lse = lse;
+        }
+        io.hk = np ? a->H : dm.Hkv;
+        io.dk = !plan.dk ? NULL : np ? dk : g->dk;
+        io.dv = !plan.dv ? NULL : np ? dv : g->dv;
     }
-    part = ws + 2 * rows + fwd;
-    io.hk = np ? a->H : dm.Hkv;
-    io.dk = !plan.dk ? NULL : np ? part : g->dk;
-    io.dv = !plan.dv ? NULL : np ? part + rows * a->K : g->dv;
     if (st == LATTN_OK) st = lattn__team_make(ctx, &tm, who, dm.n * a->H, sizeof(lattn__fb_tiles), lattn__fb_tiles_fn, &plan);
     else memset(&tm, 0, sizeof tm);
     if (st == LATTN_OK && plan.f.fn)
@@ -14451,6 +14455,24 @@ static void lattn__tf_rope_rows(int nthr, const lattn_tf_config *c, int64_t M, c
    rows X [M][d] → q, k (RoPE at table entries pi[r], NULL: r), v; and after attention's O,
    X += O W_oᵀ, then X += (SiLU(b W_gᵀ) ⊙ b W_uᵀ) W_dᵀ with b = RMSNorm(X). F1 aliases QKV. */
 typedef struct lattn__tf_buf { float *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *ws; } lattn__tf_buf;
+/* Floats per row of a layer's buffers: X, Hn, then the attention half (QKV, Q, K and V rows of kvw,
+   O) overlaid by the MLP half (F1, F2). */
+static int64_t lattn__tf_buf_row(const lattn_tf_config *c, int64_t kvw) {
+    const int64_t HD = c->H * c->K, NQ = (c->H + 2 * c->H_kv) * c->K;
+    return 2 * c->D + LATTN__MAX(NQ + 2 * HD + 2 * kvw, 2 * c->ffn);
+}
+/* The buffers of M rows from base (lattn__tf_buf_row floats each), then the RoPE table CS of ncs
+   entries; returns the first float after them (the caller's next part). */
+static float *lattn__tf_buf_carve(const lattn_tf_config *c, int64_t M, int64_t kvw, int64_t ncs, float *base, lattn__tf_buf *u) {
+    const int64_t d = c->D, HD = c->H * c->K, NQ = (c->H + 2 * c->H_kv) * c->K;
+    const int64_t att = NQ + 2 * HD + 2 * kvw, half = LATTN__MAX(att, 2 * c->ffn);
+    const int64_t n[8] = { M * d, M * d, M * NQ, M * HD, M * kvw, M * kvw, M * (HD + half - att), ncs * c->K };
+    float **const part[8] = { &u->X, &u->Hn, &u->QKV, &u->Q, &u->Kb, &u->Vb, &u->O, &u->CS };
+    lattn__carve_floats(base, part, n, 8);
+    u->F1 = u->QKV;
+    u->F2 = u->F1 + M * c->ffn;
+    return u->CS + ncs * c->K;
+}
 /* SwiGLU's product over rows [M][F]: out = SiLU(G) ⊙ U (out may be G). */
 static void lattn__swiglu_rows(int nthr, int64_t M, int64_t F, const float *G, const float *U, float *out) {
     int64_t r;
@@ -14532,14 +14554,14 @@ static void lattn__tf_rope_table(const lattn_tf_config *c, int64_t n, const int6
 static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const lattn__tf_rows *rw, float *out,
                                   double *loss, lattn_tf_cache *cache, lattn_form form, const char *who) {
     const lattn_tf_config *c = &m->cfg;
-    const int64_t d = c->D, H = c->H, Hk = c->H_kv, hd = c->K, NQ = (H + 2 * Hk) * hd, R = rw->R, M = B * R;
+    const int64_t d = c->D, H = c->H, Hk = c->H_kv, hd = c->K, R = rw->R, M = B * R;
     const int64_t nout = c->vocab > 0 ? c->vocab : d, MO = B * rw->T, RB = 64;
     int64_t l, r, b, npos, cnt = 0;
     int nthr = lattn__threads(ctx);
     float *buf, *LG;
     int64_t *PI = NULL;
     lattn__tf_buf u;
-    size_t n, tmp, attn, ffn;
+    size_t n, tmp;
     lattn_status st = LATTN_OK;
     if (form != LATTN_FORM_STEP && loss) *loss = NAN;
     if (cache) {
@@ -14557,11 +14579,8 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     } else if (form == LATTN_FORM_STEP) return lattn__fail(ctx, LATTN_E_NULL, "%s: cache is NULL", who);
     if (R == 0) return lattn__ok(ctx);
     npos = form == LATTN_FORM_STEP ? B : lattn__tf_npos(rw, M);   /* RoPE table: an entry per row when decoding, else per position */
-    /* row positions (2 floats each, first: aligned), u.X, u.Hn, then u.QKV u.Q K V u.O or u.F1 u.F2, RoPE table,
-       logit block, GEMM workspaces */
-    attn = (size_t)(NQ + 2 * H * hd + 2 * Hk * hd);
-    ffn = 2 * (size_t)c->ffn;
-    if (lattn_size_mul(&n, (size_t)M, 2 * (size_t)d + LATTN__MAX(attn, ffn)) ||
+    /* row positions (2 floats each, first: aligned), the layer's buffers and RoPE table, logit block, GEMM workspaces */
+    if (lattn_size_mul(&n, (size_t)M, (size_t)lattn__tf_buf_row(c, Hk * hd)) ||
         lattn_size_mul(&tmp, (size_t)npos, (size_t)hd) || lattn_size_add(&n, n, tmp) ||
         lattn_size_mul(&tmp, (size_t)RB, (size_t)nout) || lattn_size_add(&n, n, tmp) ||
         lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(c->ffn, H * hd)))) || lattn_size_add(&n, n, tmp) ||
@@ -14569,17 +14588,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
     PI = (int64_t *)(void *)buf;
-    u.X = buf + 2 * M;
-    u.Hn = u.X + M * d;
-    u.QKV = u.Hn + M * d;
-    u.Q = u.QKV + M * NQ;
-    u.Kb = u.Q + M * H * hd;
-    u.Vb = u.Kb + M * Hk * hd;
-    u.O = u.Vb + M * Hk * hd;
-    u.F1 = u.QKV;
-    u.F2 = u.F1 + M * c->ffn;
-    u.CS = u.QKV + M * (int64_t)LATTN__MAX(attn, ffn);
-    LG = u.CS + npos * hd;
+    LG = lattn__tf_buf_carve(c, M, Hk * hd, npos, buf + 2 * M, &u);
     u.ws = LG + RB * nout;
     lattn__tf_rope_table(c, npos, form == LATTN_FORM_STEP ? cache->pos : NULL, u.CS);
     for (r = 0; r < M; r++) PI[r] = form == LATTN_FORM_STEP ? r : rw->pos ? rw->pos[r] : r % R;
@@ -14766,6 +14775,17 @@ static void lattn__tf_attn_d(const lattn_tf_config *c, const lattn__tf_rows *rw,
             }
         }
 }
+/* One layer's kept activations in the double backward, rows [M]: its input x, a = RMSNorm(x)·γ,
+   q | k | v after RoPE, o, x' = x + o W_oᵀ, b = RMSNorm(x')·γ', g = b W_gᵀ, u = b W_uᵀ. */
+typedef struct lattn__tf_acts_d { double *X, *A1, *QKV, *O, *XM, *A2, *G, *U; } lattn__tf_acts_d;
+static lattn__tf_acts_d lattn__tf_acts_at(const lattn_tf_config *c, int64_t M, double *base) {
+    const int64_t d = c->D, NQ = (c->H + 2 * c->H_kv) * c->K, HD = c->H * c->K, F = c->ffn;
+    const int64_t n[8] = { M * d, M * d, M * NQ, M * HD, M * d, M * d, M * F, M * F };
+    lattn__tf_acts_d y;
+    double **const part[8] = { &y.X, &y.A1, &y.QKV, &y.O, &y.XM, &y.A2, &y.G, &y.U };
+    lattn__carve_doubles(base, part, n, 8);
+    return y;
+}
 /* The gradients of the teaching form, in double: a forward layer by layer keeping every layer's
    activations, the head and loss, then the layers in reverse. */
 static lattn_status lattn__tf_ref_bwd_rows(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const lattn__tf_rows *rw, const float *dout,
@@ -14774,60 +14794,49 @@ static lattn_status lattn__tf_ref_bwd_rows(lattn_ctx *ctx, const lattn_tf_model 
     const int64_t d = c->D, H = c->H, Hk = c->H_kv, hd = c->K, L = c->n_layers, R = rw->R, M = B * R, F = c->ffn;
     const int64_t NQ = (H + 2 * Hk) * hd, HD = H * hd, nout = c->vocab > 0 ? c->vocab : d;
     const int64_t per = 4 * d + NQ + HD + 2 * F;           /* a layer's kept activations per row */
-    double *act, *X, *A1, *QKV, *O, *XM, *A2, *GG, *UU, *G64, *dX, *dXm, *dQKV, *dO, *z, *dz, *sc, *row, nll = 0.0;
+    double *act, *X, *G64, *dX, *dXm, *dQKV, *dO, *z, *dz, *sc, *row, nll = 0.0;
     double *gl[LATTN__TF_N], *ge = NULL, *gn = NULL;
     const float *E = c->vocab > 0 ? lattn__tg(m, LATTN__TG_EMBED) : NULL;
     int64_t l, r, i, j, t, cnt = 0;
-    size_t n;
+    /* every layer's activations, the rows' state X, the weights' gradients, dX, dX', dqkv, do, one row's
+       logits and their gradient, the scores (P, dP) and a row's df | dg or du | db */
+    double **const part[11] = { &act, &X, &G64, &dX, &dXm, &dQKV, &dO, &z, &dz, &sc, &row };
+    const int64_t cnt_[11] = { L * per * M, M * d, (int64_t)m->n_params, M * d, M * d, M * NQ, M * HD, nout, nout, 2 * R, 2 * F + 2 * d };
+    double *buf;
+    size_t n = 0;
     int k;
     if (loss) *loss = NAN;
-    n = (size_t)(L * per + d) * (size_t)M + m->n_params + (size_t)(3 * d + NQ + HD) * (size_t)M + 2 * (size_t)nout + 2 * (size_t)R +
-        (size_t)(2 * F + 2 * d);
-    if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(act = (double *)lattn__alloc(ctx, n)))
+    for (k = 0; k < 11; k++)
+        if (lattn_size_add(&n, n, (size_t)cnt_[k]) != LATTN_OK) return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
+    if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    memset(act, 0, n);
-    G64 = act + (L * per + d) * M;
-    dX = G64 + m->n_params;
-    dXm = dX + M * d;
-    dQKV = dXm + M * d;
-    dO = dQKV + M * NQ;
-    z = dO + M * HD;
-    dz = z + nout;
-    sc = dz + nout;
-    row = sc + 2 * R;                                       /* per row: df, dg | du, db */
+    memset(buf, 0, n);
+    lattn__carve_doubles(buf, part, cnt_, 11);
     if (c->vocab > 0) {
         ge = G64 + (lattn__tg(m, LATTN__TG_EMBED) - m->arena);
         gn = G64 + (lattn__tg(m, LATTN__TG_NORM) - m->arena);
     }
-    X = act + L * per * M;                                  /* the rows' current state; layer l keeps its own copy */
     for (r = 0; r < M; r++)
         for (i = 0; i < d; i++) X[r * d + i] = c->vocab > 0 ? (double)E[(int64_t)rw->ids[r] * d + i] : (double)rw->x[r * d + i];
     for (l = 0; l < L; l++) {                               /* forward, keeping the activations */
-        double *base = act + l * per * M;
+        const lattn__tf_acts_d y = lattn__tf_acts_at(c, M, act + l * per * M);
         const float *w[LATTN__TF_N];
         for (k = 0; k < LATTN__TF_N; k++) w[k] = lattn__tw(m, l, k);
-        A1 = base + M * d;
-        QKV = A1 + M * d;
-        O = QKV + M * NQ;
-        XM = O + M * HD;
-        A2 = XM + M * d;
-        GG = A2 + M * d;
-        UU = GG + M * F;
-        memcpy(base, X, (size_t)(M * d) * sizeof(double));
+        memcpy(y.X, X, (size_t)(M * d) * sizeof(double));
         for (r = 0; r < M; r++) {
-            lattn__rmsnorm_d(d, X + r * d, w[LATTN__TF_LN1], c->norm_eps, A1 + r * d);
-            lattn__matvec_d(NQ, d, w[LATTN__TF_QKV], A1 + r * d, QKV + r * NQ, 0);
-            lattn__tf_rope_d(c, rw->pos ? rw->pos[r] : r % R, 1.0, QKV + r * NQ);
+            lattn__rmsnorm_d(d, X + r * d, w[LATTN__TF_LN1], c->norm_eps, y.A1 + r * d);
+            lattn__matvec_d(NQ, d, w[LATTN__TF_QKV], y.A1 + r * d, y.QKV + r * NQ, 0);
+            lattn__tf_rope_d(c, rw->pos ? rw->pos[r] : r % R, 1.0, y.QKV + r * NQ);
         }
-        lattn__tf_attn_d(c, rw, B, QKV, O, NULL, NULL, sc);
+        lattn__tf_attn_d(c, rw, B, y.QKV, y.O, NULL, NULL, sc);
         for (r = 0; r < M; r++) {
-            memcpy(XM + r * d, X + r * d, (size_t)d * sizeof(double));
-            lattn__matvec_d(d, HD, w[LATTN__TF_WO], O + r * HD, XM + r * d, 1);
-            lattn__rmsnorm_d(d, XM + r * d, w[LATTN__TF_LN2], c->norm_eps, A2 + r * d);
-            lattn__matvec_d(F, d, w[LATTN__TF_WG], A2 + r * d, GG + r * F, 0);
-            lattn__matvec_d(F, d, w[LATTN__TF_WU], A2 + r * d, UU + r * F, 0);
-            for (j = 0; j < F; j++) row[j] = lattn__silu_d(GG[r * F + j]) * UU[r * F + j];
-            memcpy(X + r * d, XM + r * d, (size_t)d * sizeof(double));
+            memcpy(y.XM + r * d, X + r * d, (size_t)d * sizeof(double));
+            lattn__matvec_d(d, HD, w[LATTN__TF_WO], y.O + r * HD, y.XM + r * d, 1);
+            lattn__rmsnorm_d(d, y.XM + r * d, w[LATTN__TF_LN2], c->norm_eps, y.A2 + r * d);
+            lattn__matvec_d(F, d, w[LATTN__TF_WG], y.A2 + r * d, y.G + r * F, 0);
+            lattn__matvec_d(F, d, w[LATTN__TF_WU], y.A2 + r * d, y.U + r * F, 0);
+            for (j = 0; j < F; j++) row[j] = lattn__silu_d(y.G[r * F + j]) * y.U[r * F + j];
+            memcpy(X + r * d, y.XM + r * d, (size_t)d * sizeof(double));
             lattn__matvec_d(d, F, w[LATTN__TF_WD], row, X + r * d, 1);
         }
     }
@@ -14855,41 +14864,35 @@ static lattn_status lattn__tf_ref_bwd_rows(lattn_ctx *ctx, const lattn_tf_model 
     }
     if (loss && cnt > 0) *loss = nll / (double)cnt;
     for (l = L - 1; l >= 0; l--) {                          /* the layers in reverse */
-        double *base = act + l * per * M, *df = row, *dgu = row + F, *db = row + 2 * F;
+        const lattn__tf_acts_d y = lattn__tf_acts_at(c, M, act + l * per * M);
+        double *df = row, *dgu = row + F, *db = row + 2 * F;
         const float *w[LATTN__TF_N];
         for (k = 0; k < LATTN__TF_N; k++) {
             w[k] = lattn__tw(m, l, k);
             gl[k] = G64 + (w[k] - m->arena);
         }
-        A1 = base + M * d;
-        QKV = A1 + M * d;
-        O = QKV + M * NQ;
-        XM = O + M * HD;
-        A2 = XM + M * d;
-        GG = A2 + M * d;
-        UU = GG + M * F;
         memset(dO, 0, (size_t)(M * HD) * sizeof(double));
         memset(dQKV, 0, (size_t)(M * NQ) * sizeof(double));
         for (r = 0; r < M; r++) {                           /* SwiGLU, the second norm, W_o */
-            for (j = 0; j < F; j++) dgu[j] = lattn__silu_d(GG[r * F + j]) * UU[r * F + j];
+            for (j = 0; j < F; j++) dgu[j] = lattn__silu_d(y.G[r * F + j]) * y.U[r * F + j];
             memset(df, 0, (size_t)F * sizeof(double));
             lattn__matvec_bwd_d(d, F, w[LATTN__TF_WD], dgu, dX + r * d, df, gl[LATTN__TF_WD]);
             memset(db, 0, (size_t)d * sizeof(double));
-            for (j = 0; j < F; j++) dgu[j] = df[j] * UU[r * F + j] * lattn__silu_grad_d(GG[r * F + j]);
-            lattn__matvec_bwd_d(F, d, w[LATTN__TF_WG], A2 + r * d, dgu, db, gl[LATTN__TF_WG]);
-            for (j = 0; j < F; j++) dgu[j] = df[j] * lattn__silu_d(GG[r * F + j]);
-            lattn__matvec_bwd_d(F, d, w[LATTN__TF_WU], A2 + r * d, dgu, db, gl[LATTN__TF_WU]);
+            for (j = 0; j < F; j++) dgu[j] = df[j] * y.U[r * F + j] * lattn__silu_grad_d(y.G[r * F + j]);
+            lattn__matvec_bwd_d(F, d, w[LATTN__TF_WG], y.A2 + r * d, dgu, db, gl[LATTN__TF_WG]);
+            for (j = 0; j < F; j++) dgu[j] = df[j] * lattn__silu_d(y.G[r * F + j]);
+            lattn__matvec_bwd_d(F, d, w[LATTN__TF_WU], y.A2 + r * d, dgu, db, gl[LATTN__TF_WU]);
             memcpy(dXm + r * d, dX + r * d, (size_t)d * sizeof(double));
-            lattn__rmsnorm_bwd_d(d, XM + r * d, w[LATTN__TF_LN2], c->norm_eps, db, dXm + r * d, gl[LATTN__TF_LN2]);
-            lattn__matvec_bwd_d(d, HD, w[LATTN__TF_WO], O + r * HD, dXm + r * d, dO + r * HD, gl[LATTN__TF_WO]);
+            lattn__rmsnorm_bwd_d(d, y.XM + r * d, w[LATTN__TF_LN2], c->norm_eps, db, dXm + r * d, gl[LATTN__TF_LN2]);
+            lattn__matvec_bwd_d(d, HD, w[LATTN__TF_WO], y.O + r * HD, dXm + r * d, dO + r * HD, gl[LATTN__TF_WO]);
         }
-        lattn__tf_attn_d(c, rw, B, QKV, NULL, dO, dQKV, sc);
+        lattn__tf_attn_d(c, rw, B, y.QKV, NULL, dO, dQKV, sc);
         for (r = 0; r < M; r++) {                           /* RoPE turned back, W_qkv, the first norm */
             lattn__tf_rope_d(c, rw->pos ? rw->pos[r] : r % R, -1.0, dQKV + r * NQ);
             memset(db, 0, (size_t)d * sizeof(double));
-            lattn__matvec_bwd_d(NQ, d, w[LATTN__TF_QKV], A1 + r * d, dQKV + r * NQ, db, gl[LATTN__TF_QKV]);
+            lattn__matvec_bwd_d(NQ, d, w[LATTN__TF_QKV], y.A1 + r * d, dQKV + r * NQ, db, gl[LATTN__TF_QKV]);
             memcpy(dX + r * d, dXm + r * d, (size_t)d * sizeof(double));
-            lattn__rmsnorm_bwd_d(d, base + r * d, w[LATTN__TF_LN1], c->norm_eps, db, dX + r * d, gl[LATTN__TF_LN1]);
+            lattn__rmsnorm_bwd_d(d, y.X + r * d, w[LATTN__TF_LN1], c->norm_eps, db, dX + r * d, gl[LATTN__TF_LN1]);
         }
     }
     for (r = 0; r < M; r++)                                 /* the embedding's rows; the first layer's input */
@@ -14901,7 +14904,7 @@ static lattn_status lattn__tf_ref_bwd_rows(lattn_ctx *ctx, const lattn_tf_model 
         if (grad) grad[n] = (float)G64[n];
         if (grad64) grad64[n] = G64[n];
     }
-    lattn__free(ctx, act);
+    lattn__free(ctx, buf);
     return lattn__ok(ctx);
 }
 
@@ -15521,7 +15524,7 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
                                        float *logits, lattn_sps_cache *c) {
     const char *who = "lattn_sps_step";
     const lattn_tf_config *tc;
-    int64_t S, d, H, Hk, hd, NQ, M, wd, l, r, b, t, np, V;
+    int64_t S, d, H, Hk, hd, M, wd, l, r, b, t, np, V;
     int nthr = lattn__threads(ctx);
     float *buf, *parts;
     size_t n, P, tmp;
@@ -15536,7 +15539,6 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     H = tc->H;
     Hk = tc->H_kv;
     hd = tc->K;
-    NQ = (H + 2 * Hk) * hd;
     M = B * S;
     wd = c->width;
     V = tc->vocab;
@@ -15551,23 +15553,13 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     /* partials per (sequence, row): ring and list segments, and the current keys */
     np = (c->ring + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + (c->cap + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + 1;   /* per row */
     P = (size_t)(H * (hd + 2));
-    if (lattn_size_mul(&n, (size_t)M, 2 * (size_t)d + (size_t)LATTN__MAX(NQ + 2 * H * hd + 2 * wd, 2 * tc->ffn) + (size_t)hd) ||
+    if (lattn_size_mul(&n, (size_t)M, (size_t)(lattn__tf_buf_row(tc, wd) + hd)) ||
         lattn_size_mul(&tmp, (size_t)(M * np), P) || lattn_size_add(&n, n, tmp) ||
         lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(tc->ffn, H * hd))) + (size_t)(2 * H * LATTN__AQ_BLK)) ||
         lattn_size_add(&n, n, tmp) || lattn_size_add(&n, n, (size_t)V))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
-    u.X = buf;
-    u.Hn = u.X + M * d;
-    u.QKV = u.Hn + M * d;
-    u.Q = u.QKV + M * NQ;
-    u.Kb = u.Q + M * H * hd;
-    u.Vb = u.Kb + M * wd;
-    u.O = u.Vb + M * wd;
-    u.F1 = u.QKV;
-    u.F2 = u.F1 + M * tc->ffn;
-    u.CS = u.QKV + M * LATTN__MAX(NQ + 2 * H * hd + 2 * wd, 2 * tc->ffn);
-    parts = u.CS + M * hd;
+    parts = lattn__tf_buf_carve(tc, M, wd, M, buf, &u);
     u.ws = parts + (size_t)(M * np) * P;
     /* nothing can fail from here on: the cache changes */
     for (b = 0; b < B; b++)
