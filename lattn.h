@@ -3939,12 +3939,10 @@ static void lattn__carve_floats(float *base, float **const *part, const int64_t 
     int i;
     for (i = 0; i < k; base += n[i], i++) *part[i] = base;
 }
-#ifndef LATTN_NO_MODELS   /* used by the models only */
 static void lattn__carve_doubles(double *base, double **const *part, const int64_t *n, int k) {
     int i;
     for (i = 0; i < k; base += n[i], i++) *part[i] = base;
 }
-#endif
 
 #ifndef LATTN_NO_MODELS
 /* ================================================================================================ */
@@ -6308,28 +6306,42 @@ static void lattn__tcn_fwd32(int nthr, const lattn_tcn_args *a, int keep, float 
 /* Workspace of the float32 forms: packed weights (1 layer; the backward: L layers and one layer's
    dW), activations (2; the backward: L+1 inputs and outputs, L conv outputs, dn and dc), then one
    GEMM workspace per thread. */
-static lattn_status lattn__tcn_ws(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, int nthr, int backward, float **buf, size_t *gw) {
-    const size_t L = (size_t)a->n_layers, nw = backward ? L + 1 : 1, na = backward ? 2 * L + 3 : 2;
-    size_t p1, p2, p3, n;
-    *gw = lattn__gemm_ws(a->D, LATTN__MAX(a->D, a->T));
-    if (lattn_size_mul(&p1, (size_t)(a->D * a->D), (size_t)a->W) || lattn_size_mul(&p1, p1, nw) ||
-        lattn_size_mul(&p2, (size_t)(a->B * a->T), (size_t)a->D) || lattn_size_mul(&p2, p2, na) ||
-        lattn_size_mul(&p3, *gw, (size_t)nthr) || lattn_size_add(&n, p1, p2) || lattn_size_add(&n, n, p3))
-        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
-    return lattn__alloc_floats(ctx, buf, n, who);
+/* The float TCN's workspace: packed weights wp ([W][D][D] a layer: every layer's in the backward,
+   one otherwise), one layer's dW slices dwt (backward), the activations acts (backward: every
+   layer's input and the output; forward: a layer's input), the conv outputs cpre (backward: every
+   layer's; forward: one), the backward's dn and dc [B·T][D], GEMM packing gws (gw floats a thread). */
+typedef struct lattn__tcn_buf { float *mem, *wp, *dwt, *acts, *cpre, *dn, *dc, *gws; size_t gw; } lattn__tcn_buf;
+static lattn_status lattn__tcn_ws(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, int nthr, int backward, lattn__tcn_buf *w) {
+    const int64_t L = a->n_layers, n = a->B * a->T * a->D, wl = a->D * a->D * a->W, bw = backward ? 1 : 0;
+    float **const part[7] = { &w->wp, &w->dwt, &w->acts, &w->cpre, &w->dn, &w->dc, &w->gws };
+    int64_t cnt[7];
+    size_t total = 0;
+    int i;
+    w->gw = lattn__gemm_ws(a->D, LATTN__MAX(a->D, a->T));
+    cnt[0] = backward ? L * wl : wl;
+    cnt[1] = bw * wl;
+    cnt[2] = backward ? (L + 1) * n : n;
+    cnt[3] = backward ? L * n : n;
+    cnt[4] = bw * n;
+    cnt[5] = bw * n;
+    cnt[6] = (int64_t)w->gw * nthr;
+    for (i = 0; i < 7; i++)
+        if (lattn_size_add(&total, total, (size_t)cnt[i]) != LATTN_OK)
+            return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &w->mem, total, who));
+    lattn__carve_floats(w->mem, part, cnt, 7);
+    return LATTN_OK;
 }
 LATTN__DEF lattn_status lattn_tcn_chunk(lattn_ctx *ctx, const lattn_tcn_args *a) {
     const char *who = "lattn_tcn_chunk";
-    float *buf;
-    size_t gw, n;
+    lattn__tcn_buf w;
     int nthr;
     LATTN__TRY(lattn__tcn_check(ctx, who, a, 1));
     if (a->T == 0) return lattn__ok(ctx);
     nthr = lattn__threads(ctx);
-    LATTN__TRY(lattn__tcn_ws(ctx, who, a, nthr, 0, &buf, &gw));
-    n = (size_t)(a->B * a->T * a->D);
-    lattn__tcn_fwd32(nthr, a, 0, buf, buf + a->D * a->D * a->W, buf + a->D * a->D * a->W + n, buf + a->D * a->D * a->W + 2 * n, gw);
-    lattn__free(ctx, buf);
+    LATTN__TRY(lattn__tcn_ws(ctx, who, a, nthr, 0, &w));
+    lattn__tcn_fwd32(nthr, a, 0, w.wp, w.acts, w.cpre, w.gws, w.gw);
+    lattn__free(ctx, w.mem);
     return lattn__ok(ctx);
 }
 
@@ -6368,7 +6380,8 @@ static void lattn__tcn_bw_rows(int nthr, const lattn_tcn_args *a, int64_t l, con
 LATTN__DEF lattn_status lattn_tcn_chunk_backward(lattn_ctx *ctx, const lattn_tcn_args *a, const lattn_tcn_grads *g) {
     const char *who = "lattn_tcn_chunk_backward";
     lattn_tcn_args f;
-    float *buf, *wp, *dwt, *acts, *cpre, *G, *dn, *dc, *gws;
+    lattn__tcn_buf ws;
+    float *wp, *dwt, *acts, *cpre, *G, *dn, *dc, *gws;
     double *sums;
     int64_t d, k, T, L, n, l, nb, w, i, j, o;
     size_t gw;
@@ -6379,16 +6392,20 @@ LATTN__DEF lattn_status lattn_tcn_chunk_backward(lattn_ctx *ctx, const lattn_tcn
     d = a->D; k = a->W; T = a->T; L = a->n_layers;
     n = a->B * T * d;
     nthr = lattn__threads(ctx);
-    LATTN__TRY(lattn__tcn_ws(ctx, who, a, nthr, 1, &buf, &gw));
-    if (lattn__alloc_doubles(ctx, &sums, (size_t)(3 * d), who) != LATTN_OK) { lattn__free(ctx, buf); return LATTN_E_NOMEM; }
-    wp = buf;
-    dwt = wp + L * k * d * d;            /* k slices [d_in][d_out] of one layer's dW */
-    acts = dwt + k * d * d;
-    cpre = acts + (L + 1) * n;
+    LATTN__TRY(lattn__tcn_ws(ctx, who, a, nthr, 1, &ws));
+    if (lattn__alloc_doubles(ctx, &sums, (size_t)(3 * d), who) != LATTN_OK) {
+        lattn__free(ctx, ws.mem);
+        return LATTN_E_NOMEM;
+    }
+    wp = ws.wp;
+    dwt = ws.dwt;                        /* k slices [d_in][d_out] of one layer's dW */
+    acts = ws.acts;
+    cpre = ws.cpre;
     G = acts + L * n;                    /* the forward's output slot, free once the forward is done */
-    dn = cpre + L * n;
-    dc = dn + n;
-    gws = dc + n;
+    dn = ws.dn;
+    dc = ws.dc;
+    gws = ws.gws;
+    gw = ws.gw;
     f = *a;
     f.y = acts + L * n;                  /* the forward's output lands in place */
     if (T > 0) lattn__tcn_fwd32(nthr, &f, 1, wp, acts, cpre, gws, gw);
@@ -6439,7 +6456,7 @@ LATTN__DEF lattn_status lattn_tcn_chunk_backward(lattn_ctx *ctx, const lattn_tcn
     }
     for (i = 0; i < n; i++) lattn__put(g->dx, g->dx64, i, G[i]);
     lattn__free(ctx, sums);
-    lattn__free(ctx, buf);
+    lattn__free(ctx, ws.mem);
     return lattn__ok(ctx);
 }
 
@@ -6997,11 +7014,12 @@ LATTN__DEF lattn_status lattn_la_ref(lattn_ctx *ctx, const lattn_la_args *a) {
     K = a->K;
     V = a->V;
     Kf = dm.Kf;
-    LATTN__TRY(lattn__alloc_doubles(ctx, &S, (size_t)(Kf * V + 3 * Kf + V), "lattn_la_ref"));
-    z = S + Kf * V;
-    fq = z + Kf;
-    fk = fq + Kf;
-    o = fk + Kf;
+    {   /* the state S [K'][V], the normaliser z [K'], φ(q), φ(k) [K'], a row of o [V] */
+        double **const part[5] = { &S, &z, &fq, &fk, &o };
+        const int64_t n[5] = { Kf * V, Kf, Kf, Kf, V };
+        LATTN__TRY(lattn__alloc_doubles(ctx, &S, (size_t)(Kf * V + 3 * Kf + V), "lattn_la_ref"));
+        lattn__carve_doubles(S, part, n, 5);
+    }
     for (sq = 0; sq < dm.n; sq++) {
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
@@ -7124,21 +7142,15 @@ LATTN__DEF lattn_status lattn_la_ref_backward(lattn_ctx *ctx, const lattn_la_arg
     if (lattn_size_mul(&n, (size_t)(maxlen + 2), (size_t)(Kf * V + Kf)) != LATTN_OK ||
         lattn_size_add(&n, n, (size_t)(6 * Kf + 2 * K + V + 3 * K + 2 * nw * (K + 1))) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the states of one head overflow", who);
-    LATTN__TRY(lattn__alloc_doubles(ctx, &St, n, who));
-    Zt = St + (maxlen + 1) * Kf * V;     /* St[t] = S_{t-1}, Zt[t] = z_{t-1}: [0] = h0, z0; [len] = the final ones */
-    U = Zt + (maxlen + 1) * Kf;
-    Uz = U + Kf * V;
-    fq = Uz + Kf;
-    fk = fq + Kf;
-    dq = fk + Kf;                        /* dφ(q), dφ(k) [K'] */
-    dk = dq + Kf;
-    dv = dk + Kf;
-    dx = dv + V;                         /* dq or dk through the map [K] */
-    tmp = dx + K;                        /* the map's scratch [3K] */
-    dwq = tmp + 3 * K;                   /* the maps' weight gradients */
-    dbq = dwq + nw * K;
-    dwk = dbq + nw;
-    dbk = dwk + nw * K;
+    {   /* St[t] = S_{t-1}, Zt[t] = z_{t-1} ([0]: h0, z0; [len]: the final ones), the adjoints U, Uz, φ(q),
+           φ(k), dφ(q), dφ(k) [K'], dv [V], dq or dk through the map [K], the map's scratch [3K], the maps'
+           weight gradients */
+        double **const part[15] = { &St, &Zt, &U, &Uz, &fq, &fk, &dq, &dk, &dv, &dx, &tmp, &dwq, &dbq, &dwk, &dbk };
+        const int64_t cnt[15] = { (maxlen + 1) * Kf * V, (maxlen + 1) * Kf, Kf * V, Kf, Kf, Kf, Kf, Kf, V, K, 3 * K,
+                                  nw * K, nw, nw * K, nw };
+        LATTN__TRY(lattn__alloc_doubles(ctx, &St, n, who));
+        lattn__carve_doubles(St, part, cnt, 15);
+    }
     memset(dwq, 0, (size_t)(2 * nw * (K + 1)) * sizeof(double));
     for (sq = 0; sq < dm.n; sq++) {
         int64_t tok0, len;
