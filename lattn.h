@@ -6132,8 +6132,11 @@ static lattn_status lattn__tcn_ref_d(lattn_ctx *ctx, const char *who, const latt
     if (lattn_size_mul(&n, (size_t)(L + 1) * (size_t)T, (size_t)d) != LATTN_OK || lattn_size_add(&n, n, (size_t)(d * k + d)) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the activations overflow", who);
     LATTN__TRY(lattn__alloc_doubles(ctx, &acts, n, who));
-    z = acts + (L + 1) * T * d;
-    c = z + d * k;
+    {   /* every layer's input and the output [L+1][T][d], a row's taps [k·d] and conv output [d] */
+        double **const part[3] = { &acts, &z, &c };
+        const int64_t cnt[3] = { (L + 1) * T * d, d * k, d };
+        lattn__carve_doubles(acts, part, cnt, 3);
+    }
     for (b = 0; b < a->B; b++) {
         for (i = 0; i < T * d; i++) acts[i] = xd ? xd[b * T * d + i] : (double)xf[b * T * d + i];
         lattn__tcn_row_d(a, acts, z, c);
@@ -6163,11 +6166,12 @@ static lattn_status lattn__tcn_bw_d(lattn_ctx *ctx, const char *who, const lattn
     if (lattn_size_mul(&n, (size_t)(L + 3) * (size_t)T, (size_t)d) != LATTN_OK || lattn_size_add(&n, n, (size_t)(d * k + 2 * d)) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the activations overflow", who);
     LATTN__TRY(lattn__alloc_doubles(ctx, &acts, n, who));
-    G = acts + (L + 1) * T * d;
-    Gin = G + T * d;
-    z = Gin + T * d;
-    c = z + d * k;
-    dc = c + d;
+    {   /* the activations [L+1][T][d], the gradients of a layer's output and input [T][d], a row's taps,
+           conv output and its gradient */
+        double **const part[6] = { &acts, &G, &Gin, &z, &c, &dc };
+        const int64_t cnt[6] = { (L + 1) * T * d, T * d, T * d, d * k, d, d };
+        lattn__carve_doubles(acts, part, cnt, 6);
+    }
     if (dwts) memset(dwts, 0, (size_t)(L * nl) * sizeof(double));
     for (b = 0; b < a->B; b++) {
         for (i = 0; i < T * d; i++) {
@@ -8889,9 +8893,13 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
         lattn__free(ctx, in.buf);
         return st;
     }
-    dph = ws + per * (size_t)nthr;       /* dΦq, dΦk [rows][K'] (identity map: straight into dq, dk) */
-    dyb = dph + 2 * rows * dm.Kf;        /* the maps' dy [rows][nw], q then k */
-    gwW = dyb + 2 * rows * nw;
+    {   /* the items' workspaces, dΦq and dΦk [rows][K'] (identity map: straight into dq, dk), the maps'
+           dy [rows][nw] (q then k), the weight GEMM's packing */
+        float *items;
+        float **const part[4] = { &items, &dph, &dyb, &gwW };
+        const int64_t n[4] = { (int64_t)(per * (size_t)nthr), 2 * rows * dm.Kf, 2 * rows * nw, 0 };
+        lattn__carve_floats(ws, part, n, 4);
+    }
     {
         float *dphq = a->fmap == LATTN_FMAP_IDENTITY && g->dq ? g->dq : dph;
         float *dphk = a->fmap == LATTN_FMAP_IDENTITY && g->dk ? g->dk : dph + rows * dm.Kf;
@@ -10726,14 +10734,11 @@ LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_la
     n = (size_t)SF + 2 * (size_t)D + (size_t)NQ + (size_t)(H * dv) + 2 * (size_t)c->ffn + (size_t)nout;
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    st = buf;
-    xd = st + SF;
-    hd = xd + D;
-    zd = hd + D;
-    yd = zd + NQ;
-    f1 = yd + H * dv;
-    f2 = f1 + c->ffn;
-    lg = f2 + c->ffn;
+    {   /* the state, the residual row, its norm, q | k | v | g, the mixer's output, the MLP's halves, the logits */
+        double **const part[8] = { &st, &xd, &hd, &zd, &yd, &f1, &f2, &lg };
+        const int64_t cnt[8] = { SF, D, D, NQ, H * dv, c->ffn, c->ffn, nout };
+        lattn__carve_doubles(buf, part, cnt, 8);
+    }
     for (b = 0; b < B; b++) {
         for (i = 0; i < SF; i++) st[i] = state ? (double)state[b * SF + i] : 0.0;
         for (t = 0; t < T; t++) {
@@ -11147,14 +11152,11 @@ LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_la
     n = (size_t)SF + (size_t)D + (size_t)(2 * HK + HV) + 2 * (size_t)H + 2 * (size_t)HV + (size_t)D;
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    st = buf;
-    xd = st + SF;
-    z = xd + D;
-    a = z + 2 * HK + HV;
-    bb = a + H;
-    gg = bb + H;
-    o = gg + HV;
-    out = o + HV;
+    {   /* the state, the input row, q | k | v, the gates a and β [H], the output gate, the mixer's output, the row out */
+        double **const part[8] = { &st, &xd, &z, &a, &bb, &gg, &o, &out };
+        const int64_t cnt[8] = { SF, D, 2 * HK + HV, H, H, HV, HV, D };
+        lattn__carve_doubles(buf, part, cnt, 8);
+    }
     for (b = 0; b < B; b++) {
         for (i = 0; i < SF; i++) st[i] = state ? (double)state[b * SF + i] : 0.0;
         for (t = 0; t < T; t++) {
@@ -11497,18 +11499,9 @@ static size_t lattn__prism_ws(const lattn_prism_p1 *p, int64_t T) {
 /* The rows from buf; returns the first double after them. */
 static double *lattn__prism_carve(const lattn_prism_p1 *p, int64_t T, double *buf, lattn__prism_rows *r) {
     const int64_t D = p->D, H = p->H, S = p->S, F = 4 * D + 2 * p->R * S + H * S;
-    r->xh = buf;
-    r->F = r->xh + T * D;
-    r->gk = r->F + T * F;
-    r->bt = r->gk + T * D;
-    r->P = r->bt + T * H;
-    r->kap = r->P + T * S * D;
-    r->del = r->kap + T * S * D;
-    r->bl = r->del + T * S * D;
-    r->o = r->bl + T * S * H;
-    r->cache = r->o + T * D;
-    r->w1 = r->cache + D * p->Kc;
-    r->w2 = r->w1 + 4 * D + p->rg;
+    double **const part[12] = { &r->xh, &r->F, &r->gk, &r->bt, &r->P, &r->kap, &r->del, &r->bl, &r->o, &r->cache, &r->w1, &r->w2 };
+    const int64_t n[12] = { T * D, T * F, T * D, T * H, T * S * D, T * S * D, T * S * D, T * S * H, T * D, D * p->Kc, 4 * D + p->rg, 8 * D };
+    lattn__carve_doubles(buf, part, n, 12);
     return r->w2 + 8 * D;
 }
 
@@ -12996,16 +12989,12 @@ static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, 
     n = (size_t)(2 * B + M * (5 * D + H) + B * SF + mb + mb * F) + (size_t)nthr * LATTN__LIN_WS(D);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
     pos = (int64_t *)(void *)buf;                        /* first: the allocation's alignment */
-    Q = buf + 2 * B;
-    K = Q + M * D;
-    V = K + M * D;
-    O = V + M * D;
-    G = O + M * D;
-    LR = G + M * D;
-    S = LR + M * H;
-    tok = S + B * SF;
-    cs = tok + mb;
-    ws = cs + mb * F;
+    {   /* q, k, v, the output and its gate [M][D], the learning rates [M][H], the states, the token
+           factors [mb] and their cosine table [mb][F], then the GEMM workspaces */
+        float **const part[10] = { &Q, &K, &V, &O, &G, &LR, &S, &tok, &cs, &ws };
+        const int64_t cnt[10] = { M * D, M * D, M * D, M * D, M * D, M * H, B * SF, mb, mb * F, 0 };
+        lattn__carve_floats(buf + 2 * B, part, cnt, 10);
+    }
     lattn__linear(nthr, M, D, D, x, m->q_w, Q, 0, ws);
     lattn__linear(nthr, M, D, D, x, m->k_w, K, 0, ws);
     lattn__linear(nthr, M, D, D, x, m->v_w, V, 0, ws);
