@@ -5141,16 +5141,16 @@ static void test_attn_backward(lattn_ctx *ctx, lattn_rng *r) {
         for (w = 0; w < 3; w++) { free(in[w]); free(ad[w]); }
         free(dout); free(dlse); free(o); free(o64); free(l64);
     }
-    for (ci = 0; ci < 4; ci++) {   /* fla's naive_parallel_attn under float64 autograd */
+    for (ci = 0; ci < 4; ci++) {   /* fla's naive_parallel_attn under float64 autograd: ref (1e-12) and chunk (1e-5) */
         static const char *const outs[3] = { "dq", "dk", "dv" };
         char path[256];
         lattn_st_file f;
         const lattn_st_tensor *tq, *tk;
         lattn_attn_args a = LATTN__ZERO;
-        lattn_attn_grads gr = LATTN__ZERO;
+        lattn_attn_grads gr = LATTN__ZERO, gc = LATTN__ZERO;
         double *got[3], *want[3];
         size_t n[3];
-        float *x[4];
+        float *x[4], *gf[3], *wf[3];
         int k2;
         snprintf(path, sizeof path, "tests/external/grad/%s_grad_%d.safetensors", ci < 2 ? "attn_causal" : "attn_swa_gqa", ci % 2);
         if (lattn_st_load(ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
@@ -5159,30 +5159,53 @@ static void test_attn_backward(lattn_ctx *ctx, lattn_rng *r) {
         if (ci >= 2) { a.mask = LATTN_MASK_WINDOW; a.window = 7; }   /* fla's window_size = 8 keys, i - 7 .. i */
         x[0] = tensor_f32(&f, "q"); x[1] = tensor_f32(&f, "k"); x[2] = tensor_f32(&f, "v"); x[3] = tensor_f32(&f, "do");
         a.q = x[0]; a.k = x[1]; a.v = x[2];
-        for (k2 = 0; k2 < 3; k2++) { want[k2] = tensor_f64(&f, outs[k2], &n[k2]); got[k2] = (double *)malloc(n[k2] * sizeof(double)); }
+        for (k2 = 0; k2 < 3; k2++) {
+            want[k2] = tensor_f64(&f, outs[k2], &n[k2]);
+            wf[k2] = tensor_f32(&f, outs[k2]);
+            got[k2] = (double *)malloc(n[k2] * sizeof(double));
+            gf[k2] = fnew(n[k2]);
+        }
         gr.dout = x[3]; gr.dq64 = got[0]; gr.dk64 = got[1]; gr.dv64 = got[2];
-        CHECK(lattn_attn_ref_backward(ctx, &a, &gr) == LATTN_OK, "%s: %s", path, lattn_ctx_error(ctx));
-        for (k2 = 0; k2 < 3; k2++)
+        gc.dout = x[3]; gc.dq = gf[0]; gc.dk = gf[1]; gc.dv = gf[2];
+        CHECK(lattn_attn_ref_backward(ctx, &a, &gr) == LATTN_OK && lattn_attn_chunk_backward(ctx, &a, &gc) == LATTN_OK, "%s: %s", path,
+              lattn_ctx_error(ctx));
+        for (k2 = 0; k2 < 3; k2++) {
             CHECK(rel_rms_dd(got[k2], want[k2], n[k2]) <= 1e-12, "%s: %s = fla's float64 autograd (%.3g)", path, outs[k2],
                   rel_rms_dd(got[k2], want[k2], n[k2]));
-        for (k2 = 0; k2 < 3; k2++) { free(got[k2]); free(want[k2]); }
+            CHECK(rel_rms(gf[k2], wf[k2], n[k2]) <= 1e-5, "%s: chunk %s = fla's float64 autograd (%.3g)", path, outs[k2],
+                  rel_rms(gf[k2], wf[k2], n[k2]));
+        }
+        for (k2 = 0; k2 < 3; k2++) { free(got[k2]); free(want[k2]); free(gf[k2]); free(wf[k2]); }
         for (k2 = 0; k2 < 4; k2++) free(x[k2]);
         lattn_st_free(ctx, &f);
     }
-    {   /* refused without writing */
-        float v[4] = { 0.5f, 0.5f, 0.5f, 0.5f }, d[4];
+    for (ci = 0; ci < 2; ci++) {   /* refused without writing: ref, then chunk */
+        lattn_status (*bw)(lattn_ctx *, const lattn_attn_args *, const lattn_attn_grads *) = ci ? lattn_attn_chunk_backward : lattn_attn_ref_backward;
+        const char *nm = ci ? "attn_chunk_backward" : "attn_ref_backward";
+        float v[8] = { 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f }, d[8];
         lattn_attn_args a = LATTN__ZERO;
         lattn_attn_grads g = LATTN__ZERO;
         int i;
-        for (i = 0; i < 4; i++) d[i] = NAN;
+        for (i = 0; i < 8; i++) d[i] = NAN;
         a.B = 1; a.T = 2; a.H = 2; a.H_kv = 2; a.K = 2; a.V = 2; a.q = a.k = a.v = v;
         g.dq = d;
-        CHECK(lattn_attn_ref_backward(ctx, &a, NULL) == LATTN_E_NULL, "attn_ref_backward: grads NULL");
-        CHECK(lattn_attn_ref_backward(ctx, &a, &g) == LATTN_E_NULL, "attn_ref_backward: dout NULL");
-        a.H = 3; g.dout = v;
-        CHECK(lattn_attn_ref_backward(ctx, &a, &g) == LATTN_E_SHAPE, "attn_ref_backward: H not a multiple of H_kv");
-        for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
-        CHECK(i == 4, "attn_ref_backward: nothing written by a refused call");
+        CHECK(bw(ctx, &a, NULL) == LATTN_E_NULL, "%s: grads NULL", nm);
+        CHECK(bw(ctx, &a, &g) == LATTN_E_NULL, "%s: dout NULL", nm);
+        g.dout = v;
+        a.H = 3;
+        CHECK(bw(ctx, &a, &g) == LATTN_E_SHAPE, "%s: H not a multiple of H_kv", nm);
+        a.H = 2;
+        if (ci) {
+            a.chunk = -1;
+            CHECK(bw(ctx, &a, &g) == LATTN_E_SHAPE, "%s: chunk -1 refused", nm);
+            a.chunk = 0;
+            a.K = 600;
+            ctx->profile = lattn_profile_trn2();
+            CHECK(bw(ctx, &a, &g) == LATTN_E_UNSUPPORTED, "%s: K = 600 on trn2 (5 partition tiles)", nm);
+            ctx->profile = NULL;
+        }
+        for (i = 0; i < 8; i++) if (!isnan(d[i])) break;
+        CHECK(i == 8, "%s: nothing written by a refused call", nm);
     }
 }
 /* A function mask with rows that see no key (query 4), keys no query sees (16 .. 31: with tiles of
@@ -5208,8 +5231,8 @@ static void attn_bw_run(lattn_ctx *ctx, const lattn_attn_args *a, const lattn_at
    a tile), full and function masks (with and without a block classifier), grouped-query and
    multi-head, T = 0, 1, C - 1, C, C + 1, 2C + 3 with C = 16, B = 2 or variable lengths (one empty),
    K, V not multiples of the vector width, dlse on or off, the forward saved or recomputed; outputs
-   NaN-poisoned; the same bits at 1, 2 and 3 threads; then the default tile, the trn2 profile, fla's
-   oracle cases, a subset of the outputs, refusals. */
+   NaN-poisoned; the same bits at 1, 2 and 3 threads; then the default tile, the trn2 profile, a
+   subset of the outputs (fla's oracle cases and the refusals: test_attn_backward). */
 static void test_attn_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
     static const char *const masks[6] = { "causal", "window 5", "window 40", "full", "fn", "fn + blocks" };
     static const char *const names[3] = { "dq", "dk", "dv" };
@@ -5284,61 +5307,6 @@ static void test_attn_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                   ci == 0 ? "default tile" : ci == 1 ? "trn2" : "dv alone", rel_rms(got[w], want[w], n[w]));
         for (w = 0; w < 3; w++) { free(want[w]); free(got[w]); }
         free(q); free(k); free(v); free(dout);
-    }
-    for (ci = 0; ci < 4; ci++) {   /* fla's naive_parallel_attn under float64 autograd */
-        char path[256];
-        lattn_st_file f;
-        const lattn_st_tensor *tq, *tk;
-        lattn_attn_args a = LATTN__ZERO;
-        lattn_attn_grads g = LATTN__ZERO;
-        float *x[4], *got[3], *want[3];
-        size_t n[3];
-        int w;
-        snprintf(path, sizeof path, "tests/external/grad/%s_grad_%d.safetensors", ci < 2 ? "attn_causal" : "attn_swa_gqa", ci % 2);
-        if (lattn_st_load(ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
-        tq = lattn_st_find(&f, "q"); tk = lattn_st_find(&f, "k");
-        a.B = tq->shape[0]; a.T = tq->shape[1]; a.H = tq->shape[2]; a.H_kv = tk->shape[2]; a.K = tq->shape[3]; a.V = lattn_st_find(&f, "v")->shape[3];
-        if (ci >= 2) { a.mask = LATTN_MASK_WINDOW; a.window = 7; }
-        x[0] = tensor_f32(&f, "q"); x[1] = tensor_f32(&f, "k"); x[2] = tensor_f32(&f, "v"); x[3] = tensor_f32(&f, "do");
-        a.q = x[0]; a.k = x[1]; a.v = x[2];
-        for (w = 0; w < 3; w++) {
-            double *d = tensor_f64(&f, names[w], &n[w]);
-            want[w] = tensor_f32(&f, names[w]);
-            got[w] = fnew(n[w]);
-            free(d);
-        }
-        g.dout = x[3]; g.dq = got[0]; g.dk = got[1]; g.dv = got[2];
-        CHECK(lattn_attn_chunk_backward(ctx, &a, &g) == LATTN_OK, "%s: %s", path, lattn_ctx_error(ctx));
-        for (w = 0; w < 3; w++)
-            CHECK(rel_rms(got[w], want[w], n[w]) <= 1e-5, "%s: chunk %s = fla's float64 autograd (%.3g)", path, names[w],
-                  rel_rms(got[w], want[w], n[w]));
-        for (w = 0; w < 3; w++) { free(got[w]); free(want[w]); }
-        for (w = 0; w < 4; w++) free(x[w]);
-        lattn_st_free(ctx, &f);
-    }
-    {   /* refused without writing */
-        float v[8] = { 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f }, d[8];
-        lattn_attn_args a = LATTN__ZERO;
-        lattn_attn_grads g = LATTN__ZERO;
-        int i;
-        for (i = 0; i < 8; i++) d[i] = NAN;
-        a.B = 1; a.T = 2; a.H = 2; a.H_kv = 2; a.K = 2; a.V = 2; a.q = a.k = a.v = v;
-        g.dq = d;
-        CHECK(lattn_attn_chunk_backward(ctx, &a, NULL) == LATTN_E_NULL, "attn_chunk_backward: grads NULL");
-        CHECK(lattn_attn_chunk_backward(ctx, &a, &g) == LATTN_E_NULL, "attn_chunk_backward: dout NULL");
-        g.dout = v;
-        a.chunk = -1;
-        CHECK(lattn_attn_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "attn_chunk_backward: chunk -1 refused");
-        a.chunk = 0;
-        a.K = 600;
-        ctx->profile = lattn_profile_trn2();
-        CHECK(lattn_attn_chunk_backward(ctx, &a, &g) == LATTN_E_UNSUPPORTED, "attn_chunk_backward: K = 600 on trn2 (5 partition tiles)");
-        ctx->profile = NULL;
-        a.K = 2;
-        a.H = 3;
-        CHECK(lattn_attn_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "attn_chunk_backward: H not a multiple of H_kv");
-        for (i = 0; i < 8; i++) if (!isnan(d[i])) break;
-        CHECK(i == 8, "attn_chunk_backward: nothing written by a refused call");
     }
 }
 /* ℒ = Σ dy·y from the TCN stack's _ref float64 output. */
