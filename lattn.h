@@ -581,7 +581,7 @@ typedef enum lattn_tile_act {
 } lattn_act_fn;
 
 /* A tiler for one thread. host_floats: size of its host arena for tile data (tiles are carved
-   from it at allocation); lattn_tiler_host_floats() computes it for a list of tile shapes. */
+   from it at allocation); the sum of lattn_tiler_tile_floats() over its tiles. */
 LATTN_API lattn_status lattn_tiler_create(lattn_ctx *ctx, const lattn_dev_profile *p,
                                           size_t host_floats, lattn_tiler **out);
 LATTN_API void lattn_tiler_destroy(lattn_ctx *ctx, lattn_tiler *t);
