@@ -13109,6 +13109,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_lay
 /* ================================================================================================ */
 #define LATTN__ATTN_MAX_KT 4              /* head dims up to 4 partition tiles (512 on a NeuronCore) */
 #define LATTN__ATTN_CPU_TILE 128          /* the cpu profile's tile (chunk = 0; fastest measured, bench/RESULTS.md) */
+#define LATTN__ATTN_CPU_BWD_TILE 64       /* the backward's: its pair touches 16 tiles, which at 128 rows overflow a 1 MB L2 */
 #define LATTN__ATTN_QG 8                  /* query tiles sharing each K/V tile (cpu; 1 elsewhere) */
 
 typedef struct lattn__attn_dims { int64_t n, Hkv, G, maxlen; double sd; float s; } lattn__attn_dims;
@@ -13458,12 +13459,12 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
    rows for head dims up to pdim (K in the forward, max(K, V) in the backward, whose dP contracts
    over V), free blocks of vb from the moving limit and a PSUM bank. */
 static lattn_status lattn__fa_plan_make(lattn_ctx *ctx, const char *who, const lattn_attn_args *a, const lattn_dev_profile *pr,
-                                        int64_t pdim, lattn__fa_plan *plan) {
+                                        int64_t pdim, int cpu_tile, lattn__fa_plan *plan) {
     const int64_t plim = pr->partitions > 0 ? pr->partitions : INT32_MAX;
     int64_t kp;
     if (a->chunk < 0 || a->chunk > LATTN_MAX_CHUNK)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d (0 = the profile's default, else 1 .. %d)", who, a->chunk, LATTN_MAX_CHUNK);
-    plan->C = a->chunk > 0 ? a->chunk : pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_CPU_TILE : pr->default_chunk;
+    plan->C = a->chunk > 0 ? a->chunk : pr->kind == LATTN_DEV_CPU ? cpu_tile : pr->default_chunk;
     if (plan->C > plim || (pr->mm_mmax > 0 && plan->C > pr->mm_mmax) || (pr->transpose_max > 0 && plan->C > pr->transpose_max))
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tile of %d rows exceeds the %s profile's partitions", who, plan->C, pr->name);
     kp = LATTN__MIN(pdim, plim);
@@ -13499,7 +13500,7 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
     int i;
     LATTN__TRY(lattn__attn_check(ctx, who, a, 1, &dm));
     LATTN__TRY(lattn__profile(ctx, &pr));
-    LATTN__TRY(lattn__fa_plan_make(ctx, who, a, pr, a->K, &plan));
+    LATTN__TRY(lattn__fa_plan_make(ctx, who, a, pr, a->K, LATTN__ATTN_CPU_TILE, &plan));
     if (a->T == 0) return lattn__ok(ctx);
     /* the work split: (sequence, head, group of qg query tiles); on the cpu the groups shrink until
        every thread has an item (a query row's arithmetic is the same in any group) */
@@ -13545,7 +13546,7 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
    fixed by the shape: the same bits at any thread count. With grouped-query heads each query head
    writes its dK, dV to rows of its own, summed over the group in head order at the end. */
 #ifndef LATTN__ATTN_KG
-#define LATTN__ATTN_KG 4                  /* key tiles sharing each loaded query tile (cpu; 1 elsewhere) */
+#define LATTN__ATTN_KG 8                  /* key tiles sharing each loaded query tile (cpu; 1 elsewhere) */
 #endif
 
 typedef struct lattn__fb_plan { lattn__fa_plan f; int nvt, kg, dq, dk, dv; } lattn__fb_plan;
@@ -13786,7 +13787,7 @@ LATTN__DEF lattn_status lattn_attn_chunk_backward(lattn_ctx *ctx, const lattn_at
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
     if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
     LATTN__TRY(lattn__profile(ctx, &pr));
-    LATTN__TRY(lattn__fa_plan_make(ctx, who, a, pr, LATTN__MAX(a->K, a->V), &plan.f));
+    LATTN__TRY(lattn__fa_plan_make(ctx, who, a, pr, LATTN__MAX(a->K, a->V), LATTN__ATTN_CPU_BWD_TILE, &plan.f));
     plan.nvt = (plan.f.V + plan.f.kp - 1) / plan.f.kp;
     plan.kg = pr->kind == LATTN_DEV_CPU ? LATTN__ATTN_KG : 1;
     plan.dq = g->dq != NULL;
