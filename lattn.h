@@ -17717,7 +17717,11 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                all_to_all, gather + broadcast, all-gather; owner plans; closed-form traffic).
    2026-12-03  training: lr schedules, gradient clipping, lattn_optim over a model's arena with its
                state as safetensors, Muon's RMS-match scale; optimizer golden cases in the runner;
-               lattn_tcn_chunk_backward and lattn_tcn_demo_backward (float32). */
+               lattn_tcn_chunk_backward and lattn_tcn_demo_backward (float32).
+   2026-12-04  lattn_attn_chunk_backward (FlashAttention-2's backward on the tiler); lattn_tf_backward_ref,
+               lattn_tf_backward, lattn_sps_backward_ref, lattn_sps_backward; two golden gradient
+               cases (transformer, SPS); tile views named for what they hold; workspaces carved by
+               name/size lists. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
