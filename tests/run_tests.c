@@ -5928,6 +5928,12 @@ static double tf_loss(lattn_ctx *ctx, const lattn_tf_model *m, const lattn_sps_c
     for (i = 0; dout && i < n; i++) l += (double)dout[i] * out64[i];
     return l;
 }
+/* The configuration c without a vocabulary (hidden states in and out), sliding window w. */
+static lattn_tf_config tf_cfg_hidden(lattn_tf_config c, int64_t w) {
+    c.vocab = 0;
+    c.window = w;
+    return c;
+}
 /* Weights of a few tenths (attention far from uniform), norm gains in [0.5, 1.5]. */
 static void tf_randomise(lattn_rng *r, lattn_tf_model *m) {
     int64_t t;
@@ -5946,7 +5952,7 @@ static void test_tf_backward(lattn_ctx *ctx, lattn_rng *r) {
     int mode, ti, v;
     c.n_layers = 2; c.D = 12; c.H = 4; c.H_kv = 2; c.K = 4; c.ffn = 10; c.vocab = 256;
     for (mode = 0; mode < 3; mode++) {   /* central differences: loss; Σ dout·out, vocab 0, window 2; SPS(w = 2) */
-        lattn_tf_config cm = c;
+        const lattn_tf_config cm = mode == 1 ? tf_cfg_hidden(c, 2) : c;
         lattn_tf_model m;
         lattn_sps_config s = sps_cfg(LATTN_SPS_SPS, 2);
         const int64_t B = 2, T = 6;
@@ -5956,7 +5962,6 @@ static void test_tf_backward(lattn_ctx *ctx, lattn_rng *r) {
         int64_t t;
         size_t i, n;
         int bad = 0;
-        if (mode == 1) { cm.vocab = 0; cm.window = 2; }
         CHECK(lattn_tf_init(ctx, &m, &cm, 5 + (uint64_t)mode) == LATTN_OK, "tf init: %s", lattn_ctx_error(ctx));
         tf_randomise(r, &m);
         for (i = 0; i < 12; i++) tok[i] = (int32_t)(lattn_rng_next(r) % 250);
@@ -5992,10 +5997,13 @@ static void test_tf_backward(lattn_ctx *ctx, lattn_rng *r) {
         lattn_tf_free(ctx, &m);
         free(x); free(dout); free(out); free(dx); free(out64); free(g64);
     }
-    for (v = -1; v < 5; v++)   /* the fast form against _ref: the transformer (v < 0), then each SPS variant */
+    for (v = -2; v < 5; v++)   /* the fast form against _ref: the transformer without a vocabulary and with a window
+                                  of 5 (v = -2), with its vocabulary (v = -1), then each SPS variant */
         for (ti = 0; ti < 4; ti++) {
             static const int64_t Ts[4] = { 0, 1, 7, 150 };
             const int64_t B = 2, T = Ts[ti];
+            const lattn_tf_config cm = v == -2 ? tf_cfg_hidden(c, 5) : c;
+            float *x = v == -2 ? fnormal(r, (size_t)(B * T * c.D)) : NULL;
             lattn_tf_model m;
             lattn_sps_config s = sps_cfg((lattn_sps_variant)(v < 0 ? 0 : v), 3);
             int32_t *tok = (int32_t *)malloc((size_t)(B * T + 1) * sizeof(int32_t));
@@ -6003,17 +6011,17 @@ static void test_tf_backward(lattn_ctx *ctx, lattn_rng *r) {
             float *gr, *gf, *again, *dout = NULL, *xr = fnew((size_t)nx), *xf = fnew((size_t)nx);
             double lr = 0, lf = 0;
             int64_t t, th;
-            int same = 1, ok = 1, i, use_dout = ti == 2;
-            if (g_quick && T == 150 && v > 0) { free(tok); free(xr); free(xf); continue; }
-            CHECK(lattn_tf_init(ctx, &m, &c, 11) == LATTN_OK, "tf init: %s", lattn_ctx_error(ctx));
+            int same = 1, ok = 1, i, use_dout = ti == 2 || v == -2;
+            if (g_quick && T == 150 && v > 0) { free(tok); free(xr); free(xf); free(x); continue; }
+            CHECK(lattn_tf_init(ctx, &m, &cm, 11) == LATTN_OK, "tf init: %s", lattn_ctx_error(ctx));
             tf_randomise(r, &m);
             for (i = 0; i < B * T; i++) tok[i] = (int32_t)(lattn_rng_next(r) % 250);
             if (T > 5) tok[T + 3] = 254;
-            if (use_dout) dout = fnormal(r, (size_t)(B * T * c.vocab));
+            if (use_dout) dout = fnormal(r, (size_t)(B * T * (cm.vocab > 0 ? cm.vocab : cm.D)));
             gr = fnew(m.n_params); gf = fnew(m.n_params); again = fnew(m.n_params);
-            CHECK((v < 0 ? lattn_tf_backward_ref(ctx, &m, B, T, tok, NULL, dout, &lr, gr, NULL, xr)
+            CHECK((v < 0 ? lattn_tf_backward_ref(ctx, &m, B, T, tok, x, dout, &lr, gr, NULL, xr)
                          : lattn_sps_backward_ref(ctx, &m, &s, B, T, tok, dout, &lr, gr, NULL, xr)) == LATTN_OK &&
-                  (v < 0 ? lattn_tf_backward(ctx, &m, B, T, tok, NULL, dout, &lf, gf, xf)
+                  (v < 0 ? lattn_tf_backward(ctx, &m, B, T, tok, x, dout, &lf, gf, xf)
                          : lattn_sps_backward(ctx, &m, &s, B, T, tok, dout, &lf, gf, xf)) == LATTN_OK, "tf backward: %s", lattn_ctx_error(ctx));
             CHECK(rel_rms(xf, xr, (size_t)nx) <= 1e-5, "%s_backward: dx (the embedded rows, slot order) = _ref's: %.3g",
                   v < 0 ? "tf" : "sps", rel_rms(xf, xr, (size_t)nx));
@@ -6031,14 +6039,14 @@ static void test_tf_backward(lattn_ctx *ctx, lattn_rng *r) {
             for (th = 2; th <= 3 && T == 150; th++) {
                 ctx->n_threads = (int)th;
                 poison(again, m.n_params);
-                CHECK((v < 0 ? lattn_tf_backward(ctx, &m, B, T, tok, NULL, dout, NULL, again, NULL)
+                CHECK((v < 0 ? lattn_tf_backward(ctx, &m, B, T, tok, x, dout, NULL, again, NULL)
                              : lattn_sps_backward(ctx, &m, &s, B, T, tok, dout, NULL, again, NULL)) == LATTN_OK, "tf backward: %s", lattn_ctx_error(ctx));
                 same &= memcmp(again, gf, m.n_params * sizeof(float)) == 0;
                 ctx->n_threads = 1;
             }
             CHECK(same, "tf backward: the same bits at 1, 2 and 3 threads (%s)", v < 0 ? "transformer" : lattn_sps_variant_name(s.variant));
             lattn_tf_free(ctx, &m);
-            free(tok); free(gr); free(gf); free(again); free(dout); free(xr); free(xf);
+            free(tok); free(gr); free(gf); free(again); free(dout); free(xr); free(xf); free(x);
         }
     {   /* refusals write nothing */
         lattn_tf_model m;
