@@ -623,9 +623,10 @@ LATTN_API lattn_status lattn_tile_tt(lattn_tiler *t, lattn_tile *dst, const latt
 /* dst = a op (col ? col[p] : imm) */
 LATTN_API lattn_status lattn_tile_ts(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a,
                                      const lattn_tile *col, float imm, lattn_tile_op op);
-/* dst = a·(col ? col[p] : imm) + b */
-LATTN_API lattn_status lattn_tile_stt(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a,
-                                      const lattn_tile *col, float imm, const lattn_tile *b);
+/* scalar_tensor_tensor: dst = (a op0 s) op1 b, s = col ? col[p] : imm; op0 = MUL, op1 = ADD is one
+   fused multiply-add (a·s + b, one rounding) */
+LATTN_API lattn_status lattn_tile_stt(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a, const lattn_tile *col,
+                                      float imm, lattn_tile_op op0, const lattn_tile *b, lattn_tile_op op1);
 /* dst = func(src·scale + bias) */
 LATTN_API lattn_status lattn_tile_act(lattn_tiler *t, lattn_tile *dst, const lattn_tile *src,
                                       lattn_act_fn func, float scale, float bias);
@@ -3527,20 +3528,21 @@ static float lattn__op1(lattn_tile_op op, float x, float b) {
     default:            return x / b;
     }
 }
+static lattn__vf lattn__vop(lattn_tile_op op, lattn__vf vx, lattn__vf vb) {
+    switch (op) {
+    case LATTN_TOP_ADD: return lattn__vadd(vx, vb);
+    case LATTN_TOP_SUB: return lattn__vsub(vx, vb);
+    case LATTN_TOP_MUL: return lattn__vmul(vx, vb);
+    case LATTN_TOP_MAX: return lattn__vmax(vb, vx);
+    default:            return lattn__vdiv(vx, vb);
+    }
+}
 static void lattn__row_op(lattn_tile_op op, int n, const float *x, const float *b, int b_stride, float *y) {
     int i = 0;
     lattn__vf vb = lattn__vset1(b[0]);
     for (; i + LATTN__VW <= n; i += LATTN__VW) {
-        lattn__vf vx = lattn__vload(x + i), r;
         if (b_stride) vb = lattn__vload(b + i);
-        switch (op) {
-        case LATTN_TOP_ADD: r = lattn__vadd(vx, vb); break;
-        case LATTN_TOP_SUB: r = lattn__vsub(vx, vb); break;
-        case LATTN_TOP_MUL: r = lattn__vmul(vx, vb); break;
-        case LATTN_TOP_MAX: r = lattn__vmax(vb, vx); break;
-        default:            r = lattn__vdiv(vx, vb); break;
-        }
-        lattn__vstore(y + i, r);
+        lattn__vstore(y + i, lattn__vop(op, lattn__vload(x + i), vb));
     }
     for (; i < n; i++) y[i] = lattn__op1(op, x[i], b[b_stride ? i : 0]);
 }
@@ -3587,8 +3589,8 @@ LATTN__DEF lattn_status lattn_tile_ts(lattn_tiler *t, lattn_tile *dst, const lat
     return LATTN_OK;
 }
 
-LATTN__DEF lattn_status lattn_tile_stt(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a,
-                                       const lattn_tile *col, float imm, const lattn_tile *b) {
+LATTN__DEF lattn_status lattn_tile_stt(lattn_tiler *t, lattn_tile *dst, const lattn_tile *a, const lattn_tile *col,
+                                       float imm, lattn_tile_op op0, const lattn_tile *b, lattn_tile_op op1) {
     int p, f;
     if (!t) return LATTN_E_NULL;
     LATTN__TRY(lattn__operand(t, dst, LATTN__SP_ANY, "scalar_tensor_tensor"));
@@ -3604,9 +3606,15 @@ LATTN__DEF lattn_status lattn_tile_stt(lattn_tiler *t, lattn_tile *dst, const la
         const float *x = a->data + (size_t)p * a->ld, *y = b->data + (size_t)p * b->ld;
         float *d = dst->data + (size_t)p * dst->ld, s = col ? col->data[(size_t)p * col->ld] : imm;
         lattn__vf vs = lattn__vset1(s);
+        if (op0 == LATTN_TOP_MUL && op1 == LATTN_TOP_ADD) {
+            for (f = 0; f + LATTN__VW <= dst->nf; f += LATTN__VW)
+                lattn__vstore(d + f, lattn__vfma(lattn__vload(x + f), vs, lattn__vload(y + f)));
+            for (; f < dst->nf; f++) d[f] = x[f] * s + y[f];
+            continue;
+        }
         for (f = 0; f + LATTN__VW <= dst->nf; f += LATTN__VW)
-            lattn__vstore(d + f, lattn__vfma(lattn__vload(x + f), vs, lattn__vload(y + f)));
-        for (; f < dst->nf; f++) d[f] = x[f] * s + y[f];
+            lattn__vstore(d + f, lattn__vop(op1, lattn__vop(op0, lattn__vload(x + f), vs), lattn__vload(y + f)));
+        for (; f < dst->nf; f++) d[f] = lattn__op1(op1, lattn__op1(op0, x[f], s), y[f]);
     }
     lattn__count_vec(t, dst, &t->st.vec_ops);
     return LATTN_OK;
@@ -7834,7 +7842,7 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                     lattn_tile kcols = lattn_tile_view(krows, 0, L, kt * p->kp, kw), vcols = lattn_tile_view(&x->vr, 0, L, vb0, w);
                     lattn_tile state = lattn_tile_view(&x->s[kt], 0, kw, so + vb0, w);
                     LATTN__TRY(lattn_matmul(t, &ds, &kcols, &vcols, 0));                     /* ΔS = Kᵀ V */
-                    LATTN__TRY(lattn_tile_stt(t, &state, &state, &el, 0.0f, &ds));          /* S = e^{b_last} S + ΔS */
+                    LATTN__TRY(lattn_tile_stt(t, &state, &state, &el, 0.0f, LATTN_TOP_MUL, &ds, LATTN_TOP_ADD));          /* S = e^{b_last} S + ΔS */
                 }
             }
             lattn_tiler_mark_step(t);
@@ -7937,7 +7945,7 @@ static lattn_status lattn__la_plain_rest(lattn_tiler *t, lattn__la_tiles *x, con
             }
             if (p->fixed) {                                                                           /* O = Ox ⊙ qd + Oi */
                 lattn_tile qd = lattn_tile_view(&x->qd, 0, Lr, j * p->pt + r, 1);
-                LATTN__TRY(lattn_tile_stt(t, &ocols, &ox, &qd, 0.0f, &op));
+                LATTN__TRY(lattn_tile_stt(t, &ocols, &ox, &qd, 0.0f, LATTN_TOP_MUL, &op, LATTN_TOP_ADD));
             } else LATTN__TRY(lattn_tile_copy(t, &ocols, &op));
         }
         LATTN__TRY(lattn__la_store_o(t, x, a, Lr, vw, a->o + ((tok + (int64_t)r * p->P) * a->H + h) * a->V + v0));
@@ -7967,7 +7975,7 @@ static lattn_status lattn__la_plain_rest(lattn_tiler *t, lattn__la_tiles *x, con
                 lattn_tile vcols = lattn_tile_view(&x->vrb[c], 0, lattn__blk(p, L, c), vb0, w);
                 LATTN__TRY(lattn_matmul(t, &ds, &kcols, &vcols, c > 0));
             }
-            if (p->fixed) LATTN__TRY(lattn_tile_stt(t, &state, &state, NULL, expf((float)L * lg), &ds));   /* S = γ^L S + ΔS */
+            if (p->fixed) LATTN__TRY(lattn_tile_stt(t, &state, &state, NULL, expf((float)L * lg), LATTN_TOP_MUL, &ds, LATTN_TOP_ADD));   /* S = γ^L S + ΔS */
             else LATTN__TRY(lattn_tile_tt(t, &state, &state, &ds, LATTN_TOP_ADD));                         /* S += ΔS */
         }
     }
@@ -8395,7 +8403,7 @@ static lattn_status lattn__la_tb_chunk(lattn_tiler *t, lattn__la_tb *x, const la
         lattn_tile sT = lattn_tile_view(&x->st[i], 0, LATTN__MIN(128, V - 128 * i), 0, K);
         LATTN__TRY(lattn_matmul(t, &pq2, &doT, &sT, i > 0));
     }
-    LATTN__TRY(lattn_tile_stt(t, &ok, &pq2, &qd, 0.0f, &pq1));                                    /* dQ */
+    LATTN__TRY(lattn_tile_stt(t, &ok, &pq2, &qd, 0.0f, LATTN_TOP_MUL, &pq1, LATTN_TOP_ADD));                                    /* dQ */
     LATTN__TRY(lattn_dma_store(t, g->dq + tok * ldk + h * K, ldk, &ok));
     LATTN__TRY(lattn_matmul(t, &pk1, &dp, &qr, 0));                                               /* dK intra */
     for (i = 0; i < p->nvt; i++) {                                                                /* Uᵀ */
@@ -8413,16 +8421,16 @@ static lattn_status lattn__la_tb_chunk(lattn_tiler *t, lattn__la_tb *x, const la
         LATTN__TRY(lattn_tile_iota(t, &w, (float)(L - 1), -1, 0));
         LATTN__TRY(lattn_tile_act(t, &w, &w, LATTN_ACT_EXP, lg, 0.0f));
     }
-    LATTN__TRY(lattn_tile_stt(t, &ok, &pk2, &w, 0.0f, &pk1));                                     /* dK */
+    LATTN__TRY(lattn_tile_stt(t, &ok, &pk2, &w, 0.0f, LATTN_TOP_MUL, &pk1, LATTN_TOP_ADD));                                     /* dK */
     LATTN__TRY(lattn_dma_store(t, g->dk + tok * ldk + h * K, ldk, &ok));
     LATTN__TRY(lattn__la_tb_tr(t, x, &pm, &pt));                                                  /* P */
     LATTN__TRY(lattn_matmul(t, &pv1, &pm, &dor, 0));                                              /* dV intra */
     LATTN__TRY(lattn_matmul(t, &pv2, &kc, &u, 0));                                                /* dV state = K U */
-    LATTN__TRY(lattn_tile_stt(t, &ov, &pv2, &w, 0.0f, &pv1));                                     /* dV */
+    LATTN__TRY(lattn_tile_stt(t, &ov, &pv2, &w, 0.0f, LATTN_TOP_MUL, &pv1, LATTN_TOP_ADD));                                     /* dV */
     LATTN__TRY(lattn_dma_store(t, g->dv + tok * ldv + h * V, ldv, &ov));
     LATTN__TRY(lattn_tile_ts(t, &qdr, &qr, &qd, 0.0f, LATTN_TOP_MUL));                           /* Qd = Q ⊙ qd */
     LATTN__TRY(lattn_matmul(t, &pu, &qdr, &dor, 0));
-    return lattn_tile_stt(t, &u, &u, NULL, expf((float)L * lg), &pu);                             /* U = γ^L U + Qdᵀ dO */
+    return lattn_tile_stt(t, &u, &u, NULL, expf((float)L * lg), LATTN_TOP_MUL, &pu, LATTN_TOP_ADD);                             /* U = γ^L U + Qdᵀ dO */
 }
 /* One item: sequence sq (tok0, len), heads [h0, h0 + nh); the sequence's checkpoints ck [H][ckn][K][V]. */
 static lattn_status lattn__la_tb_item(lattn_tiler *t, lattn__la_tb *x, const lattn__la_tbplan *p, const lattn_la_args *a,
@@ -9730,7 +9738,7 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
                     }                            /* keyed: the key sides are already ⊙ e^{-Gm} */
                     LATTN__TRY(lattn_matmul(t, &ds, &kcols, &vcols, j >= 0));
                 }
-                if (gated) LATTN__TRY(lattn_tile_stt(t, &state, &state, &el, 0.0f, &ds));      /* Γ_L S + ΔS */
+                if (gated) LATTN__TRY(lattn_tile_stt(t, &state, &state, &el, 0.0f, LATTN_TOP_MUL, &ds, LATTN_TOP_ADD));      /* Γ_L S + ΔS */
                 else LATTN__TRY(lattn_tile_tt(t, &state, &state, &ds, LATTN_TOP_ADD));
                 if (keyed) LATTN__TRY(lattn_tile_ts(t, &state, &state, &el, 0.0f, LATTN_TOP_MUL));   /* e^{Gm_L} (S + ΔS) */
             }
@@ -13426,7 +13434,7 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
             LATTN__TRY(lattn_tile_act(t, &c, &c, LATTN_ACT_EXP, 1.0f, 0.0f));        /* c = e^{m - m'} */
             LATTN__TRY(lattn_tile_act(t, &nb, &m1, LATTN_ACT_IDENTITY, -1.0f, 0.0f));
             LATTN__TRY(lattn_tile_act_reduce(t, &P, src, LATTN_ACT_EXP, 1.0f, &nb, &rs));   /* P = e^{S - m'}, r */
-            LATTN__TRY(lattn_tile_stt(t, &l, &l, &c, 0.0f, &rs));                    /* ℓ = c·ℓ + r */
+            LATTN__TRY(lattn_tile_stt(t, &l, &l, &c, 0.0f, LATTN_TOP_MUL, &rs, LATTN_TOP_ADD));                    /* ℓ = c·ℓ + r */
             LATTN__TRY(lattn_transpose(t, &ptp, &P));
             LATTN__TRY(lattn_tile_copy(t, &pt, &ptp));
             for (vb0 = 0; vb0 < V; vb0 += p->vb) {                                  /* O = c·O + P V */
@@ -13434,7 +13442,7 @@ static lattn_status lattn__fa_item(lattn_tiler *t, lattn__fa_tiles *x, const lat
                 lattn_tile op = lattn_tile_view(&x->op, 0, L, 0, w);
                 lattn_tile vcols = lattn_tile_view(&x->vr, 0, Lk, vb0, w), acc = lattn_tile_view(&x->acc[g], 0, L, vb0, w);
                 LATTN__TRY(lattn_matmul(t, &op, &pt, &vcols, diag ? LATTN_MM_CAUSAL : 0));
-                LATTN__TRY(lattn_tile_stt(t, &acc, &acc, &c, 0.0f, &op));
+                LATTN__TRY(lattn_tile_stt(t, &acc, &acc, &c, 0.0f, LATTN_TOP_MUL, &op, LATTN_TOP_ADD));
             }
             cur[g] = 1 - cur[g];
             lattn_tiler_mark_step(t);
@@ -13651,8 +13659,7 @@ static lattn_status lattn__fb_pair(lattn_tiler *t, lattn__fb_tiles *x, const lat
         mov = lattn_tile_view(&x->vt[j][kt], 0, vw, 0, Lk);
         LATTN__TRY(lattn_matmul(t, &dp, &stat, &mov, (kt > 0 ? LATTN_MM_ACCUMULATE : 0) | (diag ? LATTN_MM_LOWER : 0)));
     }
-    LATTN__TRY(lattn_tile_ts(t, &ds, &dp, &dd, 0.0f, LATTN_TOP_SUB));               /* dS = P ⊙ (dP - D') */
-    LATTN__TRY(lattn_tile_tt(t, &ds, &ds, &P, LATTN_TOP_MUL));
+    LATTN__TRY(lattn_tile_stt(t, &ds, &dp, &dd, 0.0f, LATTN_TOP_SUB, &P, LATTN_TOP_MUL));   /* dS = (dP - D') ⊙ P */
     if (diag) LATTN__TRY(lattn_tile_select_affine(t, &ds, &ds, 0, 1, -1, 0.0f));    /* dP is unwritten above the diagonal */
     for (c0 = 0; b->dv && c0 < p->V; c0 += p->vb) {                                 /* dV += Pᵀ dO */
         w = LATTN__MIN(p->vb, p->V - c0);
@@ -13744,7 +13751,7 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
             if (b->dq) {                                                            /* dQ rows += s·(dS K) */
                 lattn_tile qp = lattn_tile_view(&x->qp, 0, L, 0, K), dqrows = lattn_tile_view(&x->rows, 0, L, 0, K);
                 LATTN__TRY(lattn_dma_load(t, &dqrows, g->dq + row * K, H * K));
-                LATTN__TRY(lattn_tile_stt(t, &dqrows, &qp, NULL, (float)dm->sd, &dqrows));
+                LATTN__TRY(lattn_tile_stt(t, &dqrows, &qp, NULL, (float)dm->sd, LATTN_TOP_MUL, &dqrows, LATTN_TOP_ADD));
                 LATTN__TRY(lattn_dma_store(t, g->dq + row * K, H * K, &dqrows));
             }
             lattn_tiler_mark_step(t);

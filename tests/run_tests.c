@@ -394,13 +394,20 @@ static void test_tiler(void) {
     /* vector engine ops on odd sizes */
     {
         float x[3 * 19], y[3 * 19], z[3 * 19], col[3] = { 2, 3, 4 };
-        lattn_tile tx, ty, tc;
+        lattn_tile tx, ty, tc, tz;
         int ok = 1;
         lattn_tiler_create(&ctx, lattn_profile_cpu(), 4096, &t);
+        lattn_sbuf_alloc(t, &tz, 3, 19);
         for (i = 0; i < 57; i++) { x[i] = (float)i - 20; y[i] = 0.5f * (float)i; }
         lattn_sbuf_alloc(t, &tx, 3, 19); lattn_sbuf_alloc(t, &ty, 3, 19); lattn_sbuf_alloc(t, &tc, 3, 1);
         lattn_dma_load(t, &tx, x, 19); lattn_dma_load(t, &ty, y, 19); lattn_dma_load(t, &tc, col, 1);
-        lattn_tile_stt(t, &tx, &tx, &tc, 0, &ty);                        /* x = x·col + y */
+        lattn_tile_stt(t, &tz, &tx, &tc, 0, LATTN_TOP_SUB, &ty, LATTN_TOP_MUL);   /* (x - col) ⊙ y */
+        lattn_dma_store(t, z, 19, &tz);
+        for (i = 0; i < 57; i++) if (!(z[i] == ((float)i - 20 - col[i / 19]) * (0.5f * (float)i))) ok = 0;
+        lattn_tile_stt(t, &tz, &tx, NULL, 3.0f, LATTN_TOP_MAX, &ty, LATTN_TOP_DIV);  /* max(x, 3) / y */
+        lattn_dma_store(t, z, 19, &tz);
+        for (i = 1; i < 57; i++) if (!(z[i] == fmaxf((float)i - 20, 3.0f) / (0.5f * (float)i))) ok = 0;
+        lattn_tile_stt(t, &tx, &tx, &tc, 0, LATTN_TOP_MUL, &ty, LATTN_TOP_ADD);   /* x = x·col + y */
         lattn_dma_store(t, z, 19, &tx);
         for (i = 0; i < 57; i++) if (!(z[i] == ((float)i - 20) * col[i / 19] + 0.5f * (float)i)) ok = 0;
         lattn_tile_select_tri(t, &tx, &tx, 0, -1.0f);
@@ -412,7 +419,7 @@ static void test_tiler(void) {
         lattn_tile_reduce(t, &tc, &ty, LATTN_TOP_ADD);
         lattn_dma_store(t, col, 1, &tc);
         if (!(fabs(col[0] - lattn_vec_sum(19, z)) < 1e-5)) ok = 0;
-        CHECK(ok, "vector-engine ops (stt, affine_select, exp activation, reduce)");
+        CHECK(ok, "vector-engine ops (stt with its op pairs, affine_select, exp activation, reduce)");
         CHECK(lattn_tiler_get_stats(t)->gpsimd_ops == 1 && lattn_tiler_get_stats(t)->act_ops == 1, "engine counters");
         lattn_tiler_destroy(&ctx, t);
     }
