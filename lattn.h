@@ -3119,7 +3119,7 @@ static lattn_status lattn__profile(lattn_ctx *ctx, const lattn_dev_profile **out
     return lattn_profile_check(ctx, *out);
 }
 
-#define LATTN__TILER_SLOTS 64
+#define LATTN__TILER_SLOTS 128
 #define LATTN__SBUF_ALIGN 64
 typedef struct lattn__slot {
     int live, space;
@@ -13554,7 +13554,7 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
    fixed by the shape: the same bits at any thread count. With grouped-query heads each query head
    writes its dK, dV to rows of its own, summed over the group in head order at the end. */
 #ifndef LATTN__ATTN_KG
-#define LATTN__ATTN_KG 8                  /* key tiles sharing each loaded query tile (cpu; 1 elsewhere) */
+#define LATTN__ATTN_KG 16                 /* key tiles sharing each loaded query tile (cpu; 1 elsewhere) */
 #endif
 
 typedef struct lattn__fb_plan { lattn__fa_plan f; int nvt, kg, dq, dk, dv; } lattn__fb_plan;
