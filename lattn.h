@@ -1562,6 +1562,7 @@ typedef struct lattn_ttt_args {
     int64_t n_seqs;
     float *o;
     float *ht;                           /* final state (optional; may equal h0) */
+    double *o64, *ht64;                  /* _ref only, optional: the outputs in double */
 } lattn_ttt_args;
 /* Floats of one head's fast weights (P); LATTN_E_SHAPE for K < 1 or K > 2^14. */
 LATTN_API lattn_status lattn_ttt_params(int64_t K, int mlp, size_t *out);
@@ -1571,6 +1572,24 @@ LATTN_API lattn_status lattn_ttt_step (lattn_ctx *ctx, const lattn_ttt_args *a);
 /* The fast weights after the last token read, from one head's state s [2P] and its open mini-batch
    position pos: w = s[0..P) - tok_{pos-1} s[P..2P) (w = s[0..P) when pos = 0); w [P]. */
 LATTN_API void lattn_ttt_weights(int64_t K, int mlp, const float *tok, int64_t pos, const float *s, float *w);
+/* Gradients of a call, for ℒ = Σ ⟨dout, o⟩ + Σ ⟨dht, ht⟩: the upstream gradients in, the gradient
+   of every input out (NULL: not wanted; the float64 copies are written by _ref_backward). lr and
+   tok are differentiated as given (the layer maps them to its learnable_ttt_lr_* and
+   learnable_token_idx). */
+typedef struct lattn_ttt_grads {
+    const float *dout;                   /* ∂ℒ/∂o [B][T][H][K] (required) */
+    const float *dht;                    /* ∂ℒ/∂ht [N][H][2P] (NULL: zero) */
+    float *dq, *dk, *dv;                 /* [B][T][H][K] */
+    float *dlr;                          /* [B][T][H] */
+    float *dtok;                         /* [b], summed over the sequences and heads */
+    float *dln_w, *dln_b;                /* [H][K] */
+    float *dh0;                          /* [N][H][2P]: the start weights W0 and the accumulated gradient */
+    double *dq64, *dk64, *dv64, *dlr64, *dtok64, *dln_w64, *dln_b64, *dh064;
+} lattn_ttt_grads;
+/* The outer gradient through every inner step, in double (>>ttt.ref_backward): per mini-batch
+   the tokens run forward again from the start weights kept at its boundary, then backward in
+   reverse time; (2·len/b + 4)·P + b·(P + 5·K1 + 3·K) doubles per head. */
+LATTN_API lattn_status lattn_ttt_ref_backward(lattn_ctx *ctx, const lattn_ttt_args *a, const lattn_ttt_grads *g);
 
 #ifndef LATTN_NO_MODELS
 /* The TTT layer (TTTLinear / TTTMLP .forward, spec §5.1), x [B][T][D] -> y [B][T][D], H heads of
@@ -12347,7 +12366,8 @@ static void lattn__ttt_out(int64_t F, const float *z, const float *q, const floa
 }
 
 typedef struct lattn__ttt_dims { int64_t n, F, F1, P, b; } lattn__ttt_dims;
-static lattn_status lattn__ttt_check(lattn_ctx *ctx, const char *who, const lattn_ttt_args *a, lattn__ttt_dims *dm) {
+/* backward: o is not an output. */
+static lattn_status lattn__ttt_check(lattn_ctx *ctx, const char *who, const lattn_ttt_args *a, int backward, lattn__ttt_dims *dm) {
     int64_t d[4], i;
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
     LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, &dm->n));
@@ -12356,7 +12376,7 @@ static lattn_status lattn__ttt_check(lattn_ctx *ctx, const char *who, const latt
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: H = %lld, F = %lld (1..16384), mlp = %d, mini_batch = %lld (1..65536)", who,
                            (long long)a->H, (long long)a->K, a->mlp, (long long)a->mini_batch);
     if (!a->h0 || !a->tok || !a->ln_w || !a->ln_b) return lattn__fail(ctx, LATTN_E_NULL, "%s: h0, tok, ln_w or ln_b is NULL", who);
-    if (a->T > 0 && (!a->q || !a->k || !a->v || !a->lr || !a->o))
+    if (a->T > 0 && (!a->q || !a->k || !a->v || !a->lr || (!a->o && !backward)))
         return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v, lr or o is NULL", who);
     d[0] = a->B;
     d[1] = a->T;
@@ -12383,57 +12403,76 @@ static lattn_status lattn__ttt_check(lattn_ctx *ctx, const char *who, const latt
 }
 
 /* --- _ref: token by token in double ----------------------------------------------------------- */
+/* One token's activations, 5·F1 + 3·F doubles: the key side z1 = W1ᵀk + b1, x2 = gelu(z1), z2 =
+   W2ᵀx2 + b2 and the gradients g1, g2 at W0; the read zb1, xb = gelu(zb1), zb2 (TTT-Linear uses
+   z1, g1 and zb1 only). */
+typedef struct lattn__ttt_acts { double *z1, *x2, *g1, *zb1, *xb, *z2, *g2, *zb2; } lattn__ttt_acts;
+static lattn__ttt_acts lattn__ttt_acts_at(int64_t F, int64_t F1, double *r) {
+    lattn__ttt_acts c;
+    double **const part[8] = { &c.z1, &c.x2, &c.g1, &c.zb1, &c.xb, &c.z2, &c.g2, &c.zb2 };
+    const int64_t cnt[8] = { F1, F1, F1, F1, F1, F, F, F };
+    lattn__carve_doubles(r, part, cnt, 8);
+    return c;
+}
+/* One inner linear layer's read, z = xᵀ(W - tk A) + b - tk a (A NULL: z = xᵀW + b), W and A
+   [din][dout] each followed by its bias [dout]. */
+static void lattn__ttt_read_d(int64_t din, int64_t dout, const double *x, const double *W, const double *A, double tk, double *z) {
+    int64_t i, j;
+    for (j = 0; j < dout; j++) {
+        z[j] = A ? W[din * dout + j] - tk * A[din * dout + j] : W[din * dout + j];
+        for (i = 0; i < din; i++) z[j] += x[i] * (A ? W[i * dout + j] - tk * A[i * dout + j] : W[i * dout + j]);
+    }
+}
+/* One token of the inner loop in double: the gradient at the mini-batch's start weights W0 (key
+   side), the update A += lr x Gᵀ, a += lr G per layer, the read through W0 - tk A and o = q + LN(z̄).
+   s [2P] (W0, then A) updated; r receives the activations. */
+static void lattn__ttt_token_d(int64_t F, int mlp, const double *q, const double *k, const double *v, double lr, double tk,
+                               const float *gw, const float *gb, double *s, double *o, const lattn__ttt_acts *r) {
+    const int64_t F1 = mlp ? 4 * F : F, P = mlp ? 8 * F * F + 5 * F : F * F + F;
+    double *W1 = s, *W2 = W1 + F * F1 + F1, *A1 = s + P, *A2 = A1 + F * F1 + F1;
+    const double *zr;
+    double mu = 0, var = 0;
+    int64_t i, j;
+    lattn__ttt_read_d(F, F1, k, W1, NULL, 0.0, r->z1);
+    if (mlp) {
+        for (j = 0; j < F1; j++) r->x2[j] = lattn__gelu_tanh_d(r->z1[j]);
+        lattn__ttt_read_d(F1, F, r->x2, W2, NULL, 0.0, r->z2);
+        lattn__ttt_grad_d(F, r->z2, v, k, gw, gb, r->g2);
+        for (i = 0; i < F1; i++) {                        /* G1 = (G2 W2ᵀ) ∘ gelu_bwd(z1) */
+            r->g1[i] = 0;
+            for (j = 0; j < F; j++) r->g1[i] += r->g2[j] * W2[i * F + j];
+            r->g1[i] *= lattn__gelu_bwd_d(r->z1[i]);
+        }
+    } else lattn__ttt_grad_d(F, r->z1, v, k, gw, gb, r->g1);
+    for (i = 0; i < F; i++) for (j = 0; j < F1; j++) A1[i * F1 + j] += lr * k[i] * r->g1[j];   /* A += lr x Gᵀ, a += lr G */
+    for (j = 0; j < F1; j++) A1[F * F1 + j] += lr * r->g1[j];
+    for (i = 0; mlp && i < F1; i++) for (j = 0; j < F; j++) A2[i * F + j] += lr * r->x2[i] * r->g2[j];
+    for (j = 0; mlp && j < F; j++) A2[F1 * F + j] += lr * r->g2[j];
+    lattn__ttt_read_d(F, F1, q, W1, A1, tk, r->zb1);                   /* read with W_t = W0 - tk A */
+    if (mlp) {
+        for (j = 0; j < F1; j++) r->xb[j] = lattn__gelu_tanh_d(r->zb1[j]);
+        lattn__ttt_read_d(F1, F, r->xb, W2, A2, tk, r->zb2);
+    }
+    zr = mlp ? r->zb2 : r->zb1;
+    for (j = 0; j < F; j++) mu += zr[j];                               /* o = q + LN(z̄) */
+    mu /= (double)F;
+    for (j = 0; j < F; j++) var += (zr[j] - mu) * (zr[j] - mu);
+    var = sqrt(var / (double)F + LATTN__TTT_EPS);
+    for (j = 0; j < F; j++) o[j] = q[j] + ((double)gw[j] * ((zr[j] - mu) / var) + (double)gb[j]);
+}
 /* One head over len tokens (q, k, v [len][F], lr [len], contiguous), from the open mini-batch
    position pos; s [2P] the state (weights W0, then the accumulated gradient A), updated; o [len][F].
-   tmp: 4·F1 + 2·F doubles. */
+   r: 5·F1 + 3·F doubles. */
 static void lattn__ttt_ref_head(int64_t F, int mlp, int64_t b, int64_t len, int64_t pos, const double *q, const double *k,
                                 const double *v, const double *lr, const double *tok, const float *gw, const float *gb,
-                                double *s, double *o, double *tmp) {
+                                double *s, double *o, double *r) {
     const int64_t F1 = mlp ? 4 * F : F, P = mlp ? 8 * F * F + 5 * F : F * F + F;
-    double *W1 = s, *b1 = W1 + F * F1, *W2 = b1 + F1, *b2 = W2 + F1 * F, *A1 = s + P, *a1 = A1 + F * F1, *A2 = a1 + F1, *a2 = A2 + F1 * F;
-    double *z1 = tmp, *x2 = z1 + F1, *g1 = x2 + F1, *zb = g1 + F1, *z2 = zb + F1, *g2 = z2 + F;
-    int64_t t, i, j;
+    const lattn__ttt_acts acts = lattn__ttt_acts_at(F, F1, r);
+    int64_t t, i;
     for (t = 0; t < len; t++, pos = (pos + 1) % b) {
-        const double *qt = q + t * F, *kt = k + t * F, *vt = v + t * F, tk = tok[pos];
-        /* the gradients of token t at the mini-batch's start W0 */
-        for (j = 0; j < F1; j++) { z1[j] = b1[j]; for (i = 0; i < F; i++) z1[j] += kt[i] * W1[i * F1 + j]; }
-        if (mlp) {
-            for (j = 0; j < F1; j++) x2[j] = lattn__gelu_tanh_d(z1[j]);
-            for (j = 0; j < F; j++) { z2[j] = b2[j]; for (i = 0; i < F1; i++) z2[j] += x2[i] * W2[i * F + j]; }
-            lattn__ttt_grad_d(F, z2, vt, kt, gw, gb, g2);
-            for (i = 0; i < F1; i++) {                    /* G1 = (G2 W2ᵀ) ∘ gelu'(z1) */
-                g1[i] = 0;
-                for (j = 0; j < F; j++) g1[i] += g2[j] * W2[i * F + j];
-                g1[i] *= lattn__gelu_bwd_d(z1[i]);
-            }
-        } else lattn__ttt_grad_d(F, z1, vt, kt, gw, gb, g1);
-        /* A += lr k Gᵀ per layer, a += lr G */
-        for (i = 0; i < F; i++) for (j = 0; j < F1; j++) A1[i * F1 + j] += lr[t] * kt[i] * g1[j];
-        for (j = 0; j < F1; j++) a1[j] += lr[t] * g1[j];
-        for (i = 0; mlp && i < F1; i++) for (j = 0; j < F; j++) A2[i * F + j] += lr[t] * x2[i] * g2[j];
-        for (j = 0; mlp && j < F; j++) a2[j] += lr[t] * g2[j];
-        /* read with W_t = W0 - tok A */
-        for (j = 0; j < F1; j++) {
-            zb[j] = b1[j] - tk * a1[j];
-            for (i = 0; i < F; i++) zb[j] += qt[i] * (W1[i * F1 + j] - tk * A1[i * F1 + j]);
-        }
-        if (mlp) {
-            for (j = 0; j < F1; j++) x2[j] = lattn__gelu_tanh_d(zb[j]);
-            for (j = 0; j < F; j++) {
-                zb[j] = b2[j] - tk * a2[j];
-                for (i = 0; i < F1; i++) zb[j] += x2[i] * (W2[i * F + j] - tk * A2[i * F + j]);
-            }
-        }
-        {   /* o = q + LN(z̄) */
-            double mu = 0, var = 0;
-            for (j = 0; j < F; j++) mu += zb[j];
-            mu /= (double)F;
-            for (j = 0; j < F; j++) var += (zb[j] - mu) * (zb[j] - mu);
-            var = sqrt(var / (double)F + LATTN__TTT_EPS);
-            for (j = 0; j < F; j++) o[t * F + j] = qt[j] + ((double)gw[j] * ((zb[j] - mu) / var) + (double)gb[j]);
-        }
+        lattn__ttt_token_d(F, mlp, q + t * F, k + t * F, v + t * F, lr[t], tok[pos], gw, gb, s, o + t * F, &acts);
         if (pos == b - 1)                                 /* the mini-batch closes: W0 = W_t, A = 0 */
-            for (i = 0; i < P; i++) { s[i] -= tk * s[P + i]; s[P + i] = 0; }
+            for (i = 0; i < P; i++) { s[i] -= tok[pos] * s[P + i]; s[P + i] = 0; }
     }
 }
 /* >>ttt.ref --------------------------------------------------------------------------------------
@@ -12444,13 +12483,13 @@ LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
     int64_t sq, h, t, i, F, H;
     double *buf, *s, *q, *k, *v, *lr, *tok, *o, *tmp;
     size_t n;
-    LATTN__TRY(lattn__ttt_check(ctx, "lattn_ttt_ref", a, &dm));
+    LATTN__TRY(lattn__ttt_check(ctx, "lattn_ttt_ref", a, 0, &dm));
     F = dm.F;
     H = a->H;
     {   /* the longest sequence sets the buffers */
         int64_t mx = 0;
         for (sq = 0; sq < dm.n; sq++) { int64_t t0, len; lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
-        n = (size_t)(2 * dm.P + mx * (4 * F + 1) + dm.b + 4 * dm.F1 + 2 * F);
+        n = (size_t)(2 * dm.P + mx * (4 * F + 1) + dm.b + 5 * dm.F1 + 3 * F);
     }
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "lattn_ttt_ref: cannot allocate the workspace");
@@ -12461,7 +12500,7 @@ LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
     for (sq = 0; sq < dm.n; sq++) {
         int64_t t0, len;
         lattn__seq(a->offsets, a->T, sq, &t0, &len);
-        q = tmp + 4 * dm.F1 + 2 * F;
+        q = tmp + 5 * dm.F1 + 3 * F;
         k = q + len * F;
         v = k + len * F;
         o = v + len * F;
@@ -12476,9 +12515,288 @@ LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
             }
             lattn__ttt_ref_head(F, a->mlp, dm.b, len, a->pos0 ? a->pos0[sq] : 0, q, k, v, lr, tok, a->ln_w + h * F, a->ln_b + h * F,
                                 s, o, tmp);
-            for (t = 0; t < len; t++) for (i = 0; i < F; i++) a->o[((t0 + t) * H + h) * F + i] = (float)o[t * F + i];
-            for (i = 0; a->ht && i < 2 * dm.P; i++) a->ht[(sq * H + h) * 2 * dm.P + i] = (float)s[i];
+            for (t = 0; t < len; t++) for (i = 0; i < F; i++) lattn__put(a->o, a->o64, ((t0 + t) * H + h) * F + i, o[t * F + i]);
+            for (i = 0; i < 2 * dm.P; i++) lattn__put(a->ht, a->ht64, (sq * H + h) * 2 * dm.P + i, s[i]);
         }
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
+/* >>ttt.ref_backward ----------------------------------------------------------------------------
+   the outer gradient through every inner step, in double: per mini-batch (from its start weights,
+   kept at each boundary) the tokens run forward again keeping A after each update, then backward
+   in reverse; the adjoints of W0 and of A are the state's, the boundary W0' = W0 - tok A gives
+   dA = -tok dW0'. The derivatives of gelu_tanh (sqrt(2/π) in full) and of the official gelu_bwd
+   (its truncated constants differentiated as they stand) */
+static double lattn__gelu_tanh_grad_d(double x) {
+    const double c = 0.7978845608028654, t = tanh(c * (x + 0.044715 * x * x * x));
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x);
+}
+static double lattn__gelu_bwd_grad_d(double x) {
+    const double t = tanh(0.79788456 * x * (1.0 + 0.044715 * x * x)), p = 0.79788456 + 0.1070322243 * x * x;
+    const double dt = (1.0 - t * t) * 0.79788456 * (1.0 + 3.0 * 0.044715 * x * x);
+    return 0.5 * (1.0 - t * t) * p - x * t * dt * p + 0.5 * x * (1.0 - t * t) * 2.0 * 0.1070322243 * x + 0.5 * dt;
+}
+/* y = w ẑ + b (ẑ = (x - μ)/σ, σ² = var + eps) backward: dx += (dẑ - mean dẑ - ẑ mean(dẑ ẑ))/σ with
+   dẑ = w dy; dw += dy ẑ, db += dy. */
+static void lattn__layernorm_bwd_d(int64_t n, const double *x, const float *w, double eps, const double *dy, double *dx,
+                                   double *dw, double *db) {
+    double mu = 0, var = 0, s1 = 0, s2 = 0;
+    int64_t i;
+    for (i = 0; i < n; i++) mu += x[i];
+    mu /= (double)n;
+    for (i = 0; i < n; i++) var += (x[i] - mu) * (x[i] - mu);
+    var = sqrt(var / (double)n + eps);
+    for (i = 0; i < n; i++) {
+        const double zh = (x[i] - mu) / var, dz = (double)w[i] * dy[i];
+        s1 += dz;
+        s2 += dz * zh;
+        dw[i] += dy[i] * zh;
+        db[i] += dy[i];
+    }
+    for (i = 0; i < n; i++) dx[i] += ((double)w[i] * dy[i] - s1 / (double)n - (x[i] - mu) / var * s2 / (double)n) / var;
+}
+/* The inner gradient ψ (lattn__ttt_grad_d) backward, dG -> dz (written), dv += dy, dk -= dy (y = v - k),
+   dγ, dβ (+=):
+       dg = (F dG - ΣdG - ẑ Σ(dG ẑ)) / (Fσ),   dẑ = γ² dg - (s2 dG + Σ(dG ẑ) g) / (Fσ),
+       dσ = -Σ(dG G)/σ - Σ(dẑ (z - μ))/σ²,      dz = centred(dẑ/σ + dσ (z - μ)/(Fσ)) */
+static void lattn__ttt_grad_bwd_d(int64_t F, const double *z, const double *v, const double *k, const float *gw, const float *gb,
+                                  const double *dG, double *dz, double *dv, double *dk, double *dgw, double *dgb) {
+    double mu = 0, var = 0, sig, r, s1 = 0, s2 = 0, sd = 0, sdz = 0, sgg = 0, dsig = 0, mean = 0;
+    int64_t i;
+    for (i = 0; i < F; i++) mu += z[i];
+    mu /= (double)F;
+    for (i = 0; i < F; i++) var += (z[i] - mu) * (z[i] - mu);
+    sig = sqrt(var / (double)F + LATTN__TTT_EPS);
+    r = 1.0 / ((double)F * sig);
+    for (i = 0; i < F; i++) {                            /* the forward's g, s1, s2 */
+        const double zh = (z[i] - mu) / sig, g = ((double)gw[i] * zh + (double)gb[i] - (v[i] - k[i])) * (double)gw[i];
+        s1 += g;
+        s2 += g * zh;
+        sd += dG[i];
+        sdz += dG[i] * zh;
+    }
+    for (i = 0; i < F; i++) {
+        const double zh = (z[i] - mu) / sig, e = (double)gw[i] * zh + (double)gb[i] - (v[i] - k[i]), g = e * (double)gw[i];
+        const double G = r * ((double)F * g - s1 - zh * s2), dg = r * ((double)F * dG[i] - sd - zh * sdz);
+        const double dzh = (double)gw[i] * (double)gw[i] * dg - r * (s2 * dG[i] + sdz * g);
+        sgg += dG[i] * G;
+        dgw[i] += dg * (e + (double)gw[i] * zh);
+        dgb[i] += dg * (double)gw[i];
+        dv[i] -= dg * (double)gw[i];
+        dk[i] += dg * (double)gw[i];
+        dz[i] = dzh / sig;
+        dsig -= dzh * (z[i] - mu) / (sig * sig);
+    }
+    dsig -= sgg / sig;
+    for (i = 0; i < F; i++) {
+        dz[i] += dsig * (z[i] - mu) / ((double)F * sig);
+        mean += dz[i];
+    }
+    mean /= (double)F;
+    for (i = 0; i < F; i++) dz[i] -= mean;
+}
+/* lattn__ttt_read_d backward: dx += (W - tk A) dz, dW += x dzᵀ, db += dz; with A, dA -= tk x dzᵀ,
+   da -= tk dz and the factor's gradient -(xᵀ A dz + a·dz) returned (0 without A). */
+static double lattn__ttt_read_bwd_d(int64_t din, int64_t dout, const double *x, const double *W, const double *A, double tk,
+                                    const double *dz, double *dx, double *dW, double *dA) {
+    double dtk = 0;
+    int64_t i, j;
+    for (j = 0; j < dout; j++) {
+        dW[din * dout + j] += dz[j];
+        if (A) {
+            dA[din * dout + j] -= tk * dz[j];
+            dtk -= A[din * dout + j] * dz[j];
+        }
+    }
+    for (i = 0; i < din; i++)
+        for (j = 0; j < dout; j++) {
+            dx[i] += (A ? W[i * dout + j] - tk * A[i * dout + j] : W[i * dout + j]) * dz[j];
+            dW[i * dout + j] += x[i] * dz[j];
+            if (A) {
+                dA[i * dout + j] -= tk * x[i] * dz[j];
+                dtk -= x[i] * A[i * dout + j] * dz[j];
+            }
+        }
+    return dtk;
+}
+/* The update A += lr x gᵀ, a += lr g backward (dA [din][dout] then da [dout]): dx += lr dA g,
+   dg = lr (dAᵀ x + da); the learning rate's gradient Σ dA ∘ x gᵀ + da·g returned. */
+static double lattn__ttt_upd_bwd_d(int64_t din, int64_t dout, const double *x, const double *g, double lr, const double *dA,
+                                   double *dx, double *dg) {
+    double dlr = 0;
+    int64_t i, j;
+    for (j = 0; j < dout; j++) {
+        dg[j] = dA[din * dout + j];
+        dlr += dA[din * dout + j] * g[j];
+    }
+    for (i = 0; i < din; i++) {
+        double s = 0;
+        for (j = 0; j < dout; j++) {
+            s += dA[i * dout + j] * g[j];
+            dg[j] += dA[i * dout + j] * x[i];
+        }
+        dx[i] += lr * s;
+        dlr += x[i] * s;
+    }
+    for (j = 0; j < dout; j++) dg[j] *= lr;
+    return dlr;
+}
+/* One token backward: dO [F] -> dq, dk, dv [F] (written), dγ, dβ (+=), *dlr (written); dS [2P]
+   the adjoints of W0 and of A, updated through the token (A [P] is the state after its update, r
+   its activations). Returns the token factor's gradient. tmp: 6·F1 + 3·F doubles. */
+static double lattn__ttt_token_bwd_d(int64_t F, int mlp, const double *q, const double *k, const double *v, double lr, double tk,
+                                     const float *gw, const float *gb, const double *W, const double *A, const lattn__ttt_acts *r,
+                                     const double *dO, double *dS, double *dq, double *dk, double *dv, double *dgw, double *dgb,
+                                     double *dlr, double *tmp) {
+    const int64_t F1 = mlp ? 4 * F : F, P = mlp ? 8 * F * F + 5 * F : F * F + F, L2 = F * F1 + F1;
+    double *dzr = tmp, *dxb = dzr + F, *dzb1 = dxb + F1, *dg1 = dzb1 + F1, *dx2 = dg1 + F1, *dz1 = dx2 + F1, *hv = dz1 + F1;
+    double *dg2 = hv + F1, *dz2 = dg2 + F;
+    double dtk = 0;
+    int64_t i, j;
+    for (i = 0; i < F; i++) {
+        dq[i] = dO[i];
+        dk[i] = 0;
+        dv[i] = 0;
+        dzr[i] = 0;
+    }
+    for (j = 0; j < F1; j++) dx2[j] = dxb[j] = 0;
+    lattn__layernorm_bwd_d(F, mlp ? r->zb2 : r->zb1, gw, LATTN__TTT_EPS, dO, dzr, dgw, dgb);   /* o = q + LN(z̄) */
+    if (mlp) {                                                         /* the read, layer 2 then layer 1 */
+        dtk += lattn__ttt_read_bwd_d(F1, F, r->xb, W + L2, A + L2, tk, dzr, dxb, dS + L2, dS + P + L2);
+        for (j = 0; j < F1; j++) dzb1[j] = dxb[j] * lattn__gelu_tanh_grad_d(r->zb1[j]);
+    }
+    dtk += lattn__ttt_read_bwd_d(F, F1, q, W, A, tk, mlp ? dzb1 : dzr, dq, dS, dS + P);
+    *dlr = lattn__ttt_upd_bwd_d(F, F1, k, r->g1, lr, dS + P, dk, dg1);   /* the update */
+    if (mlp) {
+        *dlr += lattn__ttt_upd_bwd_d(F1, F, r->x2, r->g2, lr, dS + P + L2, dx2, dg2);
+        for (i = 0; i < F1; i++) {                                     /* G1 = (W2 G2) ∘ gelu_bwd(z1) */
+            const double gbw = lattn__gelu_bwd_d(r->z1[i]), dh = dg1[i] * gbw;
+            hv[i] = 0;
+            for (j = 0; j < F; j++) {
+                hv[i] += W[L2 + i * F + j] * r->g2[j];
+                dS[L2 + i * F + j] += dh * r->g2[j];
+                dg2[j] += W[L2 + i * F + j] * dh;
+            }
+            dz1[i] = dg1[i] * hv[i] * lattn__gelu_bwd_grad_d(r->z1[i]);
+        }
+        lattn__ttt_grad_bwd_d(F, r->z2, v, k, gw, gb, dg2, dz2, dv, dk, dgw, dgb);
+        lattn__ttt_read_bwd_d(F1, F, r->x2, W + L2, NULL, 0.0, dz2, dx2, dS + L2, NULL);
+        for (j = 0; j < F1; j++) dz1[j] += dx2[j] * lattn__gelu_tanh_grad_d(r->z1[j]);
+    } else lattn__ttt_grad_bwd_d(F, r->z1, v, k, gw, gb, dg1, dz1, dv, dk, dgw, dgb);
+    lattn__ttt_read_bwd_d(F, F1, k, W, NULL, 0.0, dz1, dk, dS, NULL);   /* z1 = W1ᵀk + b1 */
+    return dtk;
+}
+/* Doubles of lattn__ttt_ref_head_bwd's workspace for a head over len tokens. */
+static size_t lattn__ttt_bwd_doubles(int64_t F, int mlp, int64_t b, int64_t len) {
+    const int64_t F1 = mlp ? 4 * F : F, P = mlp ? 8 * F * F + 5 * F : F * F + F, nseg = len / b + 2;
+    return (size_t)(nseg * 2 * P + b * (P + 5 * F1 + 3 * F) + 6 * F1 + 4 * F);
+}
+/* One head backward (the arguments of lattn__ttt_ref_head): s [2P] the initial state (destroyed),
+   dO [len][F]; dS [2P] in: the final state's adjoint, out: the initial state's; dq, dk, dv [len][F]
+   and dlr [len] written, dtok [b], dγ, dβ [F] added to. ws: lattn__ttt_bwd_doubles. */
+static void lattn__ttt_ref_head_bwd(int64_t F, int mlp, int64_t b, int64_t len, int64_t pos, const double *q, const double *k,
+                                    const double *v, const double *lr, const double *tok, const float *gw, const float *gb,
+                                    double *s, const double *dO, double *dS, double *dq, double *dk, double *dv, double *dlr,
+                                    double *dtok, double *dgw, double *dgb, double *ws) {
+    const int64_t F1 = mlp ? 4 * F : F, P = mlp ? 8 * F * F + 5 * F : F * F + F, nseg = len / b + 2, R = 5 * F1 + 3 * F;
+    double *ck = ws, *At = ck + nseg * 2 * P, *acts = At + b * P, *o = acts + b * R, *tmp = o + F;
+    int64_t m = 0, t = 0, i, j, p;
+    while (t < len) {                                    /* forward: the state at each mini-batch's start */
+        const int64_t n = LATTN__MIN(b - (t == 0 ? pos : 0), len - t);
+        memcpy(ck + m * 2 * P, s, (size_t)(2 * P) * sizeof(double));
+        lattn__ttt_ref_head(F, mlp, b, n, t == 0 ? pos : 0, q + t * F, k + t * F, v + t * F, lr + t, tok, gw, gb, s, dq + t * F, acts);
+        t += n;
+        m++;
+    }
+    while (m-- > 0) {                                    /* backward, segment by segment */
+        const int64_t ts = m == 0 ? 0 : b - pos + (m - 1) * b, p0 = m == 0 ? pos : 0;
+        const int64_t n = LATTN__MIN(b - p0, len - ts);
+        memcpy(s, ck + m * 2 * P, (size_t)(2 * P) * sizeof(double));
+        for (i = 0; i < n; i++) {                        /* again, keeping A and the activations */
+            const lattn__ttt_acts r = lattn__ttt_acts_at(F, F1, acts + i * R);
+            lattn__ttt_token_d(F, mlp, q + (ts + i) * F, k + (ts + i) * F, v + (ts + i) * F, lr[ts + i], tok[p0 + i], gw, gb, s, o, &r);
+            memcpy(At + i * P, s + P, (size_t)P * sizeof(double));
+        }
+        for (i = n - 1; i >= 0; i--) {
+            const lattn__ttt_acts r = lattn__ttt_acts_at(F, F1, acts + i * R);
+            const double tk = tok[p0 + i];
+            p = p0 + i;
+            t = ts + i;
+            if (p == b - 1) {                            /* the boundary W0' = W0 - tk A, A' = 0 */
+                double d = 0;
+                for (j = 0; j < P; j++) {
+                    d += At[i * P + j] * dS[j];
+                    dS[P + j] = -tk * dS[j];
+                }
+                dtok[p] -= d;
+            }
+            dtok[p] += lattn__ttt_token_bwd_d(F, mlp, q + t * F, k + t * F, v + t * F, lr[t], tk, gw, gb, s, At + i * P, &r, dO + t * F,
+                                              dS, dq + t * F, dk + t * F, dv + t * F, dgw, dgb, dlr + t, tmp);
+        }
+    }
+}
+
+LATTN__DEF lattn_status lattn_ttt_ref_backward(lattn_ctx *ctx, const lattn_ttt_args *a, const lattn_ttt_grads *g) {
+    const char *who = "lattn_ttt_ref_backward";
+    lattn__ttt_dims dm;
+    int64_t sq, h, t, i, F, H, P, mx = 0;
+    double *buf, *s, *dS, *tok, *dtok, *dgw, *dgb, *q, *k, *v, *lr, *dO, *dq, *dk, *dv, *dlr, *ws;
+    size_t n;
+    LATTN__TRY(lattn__ttt_check(ctx, who, a, 1, &dm));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    F = dm.F;
+    H = a->H;
+    P = dm.P;
+    for (sq = 0; sq < dm.n; sq++) { int64_t t0, len; lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
+    n = lattn__ttt_bwd_doubles(F, a->mlp, dm.b, mx) + (size_t)(4 * P + 2 * dm.b + 2 * H * F + mx * (8 * F + 2));
+    LATTN__TRY(lattn__alloc_doubles(ctx, &buf, n, who));
+    {
+        double **const part[16] = { &s, &dS, &tok, &dtok, &dgw, &dgb, &q, &k, &v, &lr, &dO, &dq, &dk, &dv, &dlr, &ws };
+        const int64_t cnt[16] = { 2 * P, 2 * P, dm.b, dm.b, H * F, H * F, mx * F, mx * F, mx * F, mx, mx * F, mx * F, mx * F, mx * F, mx, 0 };
+        lattn__carve_doubles(buf, part, cnt, 16);
+    }
+    for (i = 0; i < dm.b; i++) { tok[i] = a->tok[i]; dtok[i] = 0; }
+    memset(dgw, 0, (size_t)(2 * H * F) * sizeof(double));
+    for (sq = 0; sq < dm.n; sq++) {
+        int64_t t0, len;
+        lattn__seq(a->offsets, a->T, sq, &t0, &len);
+        for (h = 0; h < H; h++) {
+            const int64_t sh = (sq * H + h) * 2 * P;
+            for (i = 0; i < 2 * P; i++) {
+                s[i] = a->h0[sh + i];
+                dS[i] = g->dht ? (double)g->dht[sh + i] : 0.0;
+            }
+            for (t = 0; t < len; t++) {
+                const int64_t row = (t0 + t) * H + h;
+                for (i = 0; i < F; i++) {
+                    q[t * F + i] = a->q[row * F + i];
+                    k[t * F + i] = a->k[row * F + i];
+                    v[t * F + i] = a->v[row * F + i];
+                    dO[t * F + i] = g->dout[row * F + i];
+                }
+                lr[t] = a->lr[row];
+            }
+            lattn__ttt_ref_head_bwd(F, a->mlp, dm.b, len, a->pos0 ? a->pos0[sq] : 0, q, k, v, lr, tok, a->ln_w + h * F, a->ln_b + h * F,
+                                    s, dO, dS, dq, dk, dv, dlr, dtok, dgw + h * F, dgb + h * F, ws);
+            for (t = 0; t < len; t++) {
+                const int64_t row = (t0 + t) * H + h;
+                for (i = 0; i < F; i++) {
+                    lattn__put(g->dq, g->dq64, row * F + i, dq[t * F + i]);
+                    lattn__put(g->dk, g->dk64, row * F + i, dk[t * F + i]);
+                    lattn__put(g->dv, g->dv64, row * F + i, dv[t * F + i]);
+                }
+                lattn__put(g->dlr, g->dlr64, row, dlr[t]);
+            }
+            for (i = 0; i < 2 * P; i++) lattn__put(g->dh0, g->dh064, sh + i, dS[i]);
+        }
+    }
+    for (i = 0; i < dm.b; i++) lattn__put(g->dtok, g->dtok64, i, dtok[i]);
+    for (i = 0; i < H * F; i++) {
+        lattn__put(g->dln_w, g->dln_w64, i, dgw[i]);
+        lattn__put(g->dln_b, g->dln_b64, i, dgb[i]);
     }
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
@@ -12595,7 +12913,7 @@ static lattn_status lattn__ttt_run(lattn_ctx *ctx, const lattn_ttt_args *a, int 
     int64_t pr, np;
     size_t per, n;
     float *ws;
-    LATTN__TRY(lattn__ttt_check(ctx, who, a, &dm));
+    LATTN__TRY(lattn__ttt_check(ctx, who, a, 0, &dm));
     per = lattn__ttt_ws(&dm);
     if (lattn_size_mul(&n, per, (size_t)nthr) != LATTN_OK) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: workspace overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, n, who));
@@ -12883,7 +13201,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_
     mb = m->cfg.mini_batch;
     P = lattn__ttt_p(F, m->cfg.mlp);
     SF = lattn__ttt_state_floats(&m->cfg);
-    n = (size_t)(T * (6 * D + 2 * H + 4 * F + 1) + 2 * P + mb + 4 * (m->cfg.mlp ? 4 * F : F) + 2 * F + 5 * D + 2 * m->cfg.ffn);
+    n = (size_t)(T * (6 * D + 2 * H + 4 * F + 1) + 2 * P + mb + 5 * (m->cfg.mlp ? 4 * F : F) + 3 * F + 5 * D + 2 * m->cfg.ffn);
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
     X = buf;

@@ -6079,6 +6079,62 @@ static void test_tf_backward(lattn_ctx *ctx, lattn_rng *r) {
         free(g);
     }
 }
+/* ℒ = Σ dout·o + Σ dht·ht from the TTT _ref's float64 outputs. */
+static double ttt_loss(lattn_ctx *ctx, lattn_ttt_args a, const float *dout, const float *dht, size_t no, size_t ns, double *o64,
+                       double *h64, float *o) {
+    double l = 0;
+    size_t i;
+    a.o = o; a.ht = NULL; a.o64 = o64; a.ht64 = h64;
+    lattn_ttt_ref(ctx, &a);
+    for (i = 0; i < no; i++) l += (double)dout[i] * o64[i];
+    for (i = 0; i < ns; i++) l += (double)dht[i] * h64[i];
+    return l;
+}
+/* lattn_ttt_ref_backward against central differences of lattn_ttt_ref: TTT-Linear and TTT-MLP,
+   mini-batch 4 over T = 11 (a ragged last one), fresh and open mini-batches carried in the state,
+   variable lengths (one sequence empty); every input, a random third of the coordinates. */
+static void test_ttt_backward(lattn_ctx *ctx, lattn_rng *r) {
+    int mlp, var;
+    for (mlp = 0; mlp < 2; mlp++)
+        for (var = 0; var < 3; var++) {
+            static const int64_t off[4] = { 0, 5, 5, 12 };
+            const int vl = var == 2;
+            const int64_t B = vl ? 3 : 2, T = vl ? 4 : 11, H = 2, F = 3, b = 4;
+            ttt_case c;
+            lattn_ttt_grads gr = LATTN__ZERO;
+            size_t nin[8], no, ns, cc;
+            double *ad[8], *o64, *h64, worst = 0;
+            float *dout, *dht, *o;
+            int w, bad = 0;
+            ttt_make(&c, r, B, T, H, F, mlp, b, var > 0);
+            no = (size_t)(B * T * H * F);
+            ns = (size_t)(B * H * 2 * lattn__ttt_p(F, mlp));
+            if (vl) { c.a.B = 1; c.a.T = B * T; c.a.offsets = off; c.a.n_seqs = 3; }
+            nin[0] = nin[1] = nin[2] = no; nin[3] = no / (size_t)F; nin[4] = (size_t)b; nin[5] = nin[6] = (size_t)(H * F); nin[7] = ns;
+            for (w = 0; w < 8; w++) ad[w] = (double *)malloc(nin[w] * sizeof(double));
+            dout = fnormal(r, no); dht = fnormal(r, ns); o = fnew(no);
+            o64 = (double *)malloc(no * sizeof(double)); h64 = (double *)malloc(ns * sizeof(double));
+            gr.dout = dout; gr.dht = dht;
+            gr.dq64 = ad[0]; gr.dk64 = ad[1]; gr.dv64 = ad[2]; gr.dlr64 = ad[3]; gr.dtok64 = ad[4]; gr.dln_w64 = ad[5]; gr.dln_b64 = ad[6];
+            gr.dh064 = ad[7];
+            CHECK(lattn_ttt_ref_backward(ctx, &c.a, &gr) == LATTN_OK, "ttt backward: %s", lattn_ctx_error(ctx));
+            for (w = 0; w < 8; w++) {
+                double gmax = 0;
+                for (cc = 0; cc < nin[w]; cc++) gmax = fmax(gmax, fabs(ad[w][cc]));
+                for (cc = lattn_rng_next(r) % 2; cc < nin[w]; cc += 1 + (size_t)(lattn_rng_next(r) % 4)) {
+                    double fd;
+                    if (w == 4 && c.p[4][cc] == 0.0f) continue;   /* tok >= 0: no central difference at 0 */
+                    FD_RICHARDSON(&c.p[w][cc], ttt_loss(ctx, c.a, dout, dht, no, ns, o64, h64, o), fd);
+                    fd_compare(fd, ad[w][cc], gmax, &worst, &bad);
+                }
+            }
+            CHECK(bad == 0, "ttt_ref_backward = central differences (%s, %s): worst %.3g", mlp ? "TTT-MLP" : "TTT-Linear",
+                  var == 0 ? "fresh" : var == 1 ? "open mini-batches" : "variable lengths", worst);
+            for (w = 0; w < 8; w++) free(ad[w]);
+            free(dout); free(dht); free(o); free(o64); free(h64);
+            ttt_free(&c);
+        }
+}
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
     static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
@@ -6087,6 +6143,7 @@ static void test_backward(void) {
     lattn_rng r = lattn_rng_seed(g_seed + 23);
     int gi, mi, vl, nz, ci;
     lattn_ctx_init(&ctx);
+    test_ttt_backward(&ctx, &r);
     for (vl = 0; vl < 2; vl++)
         for (gi = 0; gi < 4; gi++)
             for (mi = 0; mi < 6; mi++)
