@@ -1654,6 +1654,17 @@ LATTN_API lattn_status lattn_ttt_layer_forward(lattn_ctx *ctx, const lattn_ttt_l
                                                const float *x, float *y, float *state);
 LATTN_API lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, const float *x,
                                             float *y, float *state);
+/* The gradients of ℒ = Σ dy·y (+ Σ dstate·(the final state)) in double: the forward recomputed in
+   double, then per sequence the output side, the inner loop by lattn_ttt_ref_backward's head
+   (>>ttt.ref_backward) and the projections, RoPE and learning rates. Every weight into grad /
+   grad64 (optional; the arena's layout, m->n_params values: grad[i] belongs to m->arena[i];
+   learnable_token_idx gets 0 where its clamp is active), dx [B][T][D] (optional). state: the
+   initial states (NULL: fresh sequences, whose start weights are W1, b1 (W2, b2) and get their
+   gradient); dstate (optional, needs state): in, the final states' gradient; out, the initial
+   states' (the gradient carried to the previous call; the position's is 0). */
+LATTN_API lattn_status lattn_ttt_layer_backward_ref(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                                    const float *x, const float *state, const float *dy, float *grad,
+                                                    double *grad64, float *dx, float *dstate);
 
 #endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
@@ -12942,6 +12953,8 @@ LATTN__DEF lattn_status lattn_ttt_step(lattn_ctx *ctx, const lattn_ttt_args *a) 
 /* ---- the layer ---------------------------------------------------------------------------------- */
 /* the transformer's RMSNorms (>>transformer implementation), for the Block */
 static void lattn__rmsnorm_d(int64_t n, const double *x, const float *g, double eps, double *y);
+static void lattn__rmsnorm_bwd_d(int64_t n, const double *x, const float *g, double eps, const double *dy, double *dx, double *dg);
+static void lattn__matvec_bwd_d(int64_t rows, int64_t n, const float *W, const double *x, const double *dy, double *dx, double *dW);
 static void lattn__rmsnorm_rows(int nthr, int64_t M, int64_t n, const float *X, const float *g, float eps, float *Y);
 enum { LATTN__TT_Q, LATTN__TT_K, LATTN__TT_V, LATTN__TT_O, LATTN__TT_LRW, LATTN__TT_LRB, LATTN__TT_TOK, LATTN__TT_LNW,
        LATTN__TT_LNB, LATTN__TT_W1, LATTN__TT_B1, LATTN__TT_W2, LATTN__TT_B2, LATTN__TT_PW, LATTN__TT_PB, LATTN__TT_G,
@@ -13188,9 +13201,152 @@ static double lattn__tt_angle(const lattn_ttt_config *c, int64_t p, int64_t i) {
     return (double)p * pow(c->rope_theta, -2.0 * (double)i / (double)(c->D / c->H));
 }
 
-LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
-                                                    const float *x, float *y, float *state, double *y64) {
-    const char *who = "lattn_ttt_layer_forward_ref";
+/* ---- the layer's backward in double (>>ttt.layer_backward) ------------------------------------ */
+/* What the double forward hands its backward: the upstream gradient, the initial states (NULL: a
+   fresh sequence from the layer's weights), the outputs dx, dstate (optional), the weights'
+   gradients G [n_params] and the token factors' dtok [b], accumulated in double. */
+typedef struct lattn__tt_bw {
+    const float *dy, *s0;
+    float *dx, *dstate;
+    double *G, *dtok, *ws;
+} lattn__tt_bw;
+/* Doubles of lattn__tt_bw.ws for T tokens. */
+static size_t lattn__tt_bw_doubles(const lattn_ttt_config *c, int64_t T) {
+    const int64_t D = c->D, H = c->H, F = D / H, P = lattn__ttt_p(F, c->mlp);
+    return (size_t)(T * (6 * D + 2 * H + 7 * F + 2) + 4 * P + 12 * D + 4 * c->ffn) + lattn__ttt_bwd_doubles(F, c->mlp, c->mini_batch, T);
+}
+/* The gradient arena's view of a weight. */
+static double *lattn__tt_g(const lattn_ttt_layer *m, double *G, const float *w) { return G + (w - m->arena); }
+/* One sequence b backward, from the forward's activations: X (the layer's input rows, after the
+   Block's seq_norm), Q and K after RoPE, V, the learning rates LR [T][H], the inner loop's output
+   O; x the sequence's raw input, pos0 its first position in the open mini-batch. */
+static void lattn__tt_ref_bwd_seq(const lattn_ttt_layer *m, int64_t T, int64_t b, int64_t pos0, const float *x, const double *X,
+                                  const double *Q, const double *K, const double *V, const double *LR, const double *O,
+                                  const double *tok, const lattn__tt_bw *bw) {
+    const lattn_ttt_config *c = &m->cfg;
+    const int64_t D = c->D, H = c->H, F = D / H, F1 = c->mlp ? 4 * F : F, P = lattn__ttt_p(F, c->mlp), mb = c->mini_batch;
+    const int64_t Fn = c->ffn, SF = lattn__ttt_state_floats(c);
+    double *G = bw->G, *dX, *dQ, *dK, *dV, *dO, *dR, *dLR, *hq, *hk, *hv, *hdo, *hdq, *hdk, *hdv, *hlr, *hdlr, *s, *dS;
+    double *row, *rg, *gvec, *dyr, *drow, *hr, *fr, *dxr, *gv, *uv, *dgv, *duv, *ws;
+    int64_t t, h, i;
+    {
+        double **const part[31] = { &dX, &dQ, &dK, &dV, &dO, &dR, &dLR, &hq, &hk, &hv, &hdo, &hdq, &hdk, &hdv, &hlr, &hdlr, &s, &dS,
+                                    &row, &rg, &gvec, &dyr, &drow, &hr, &fr, &dxr, &gv, &uv, &dgv, &duv, &ws };
+        const int64_t cnt[31] = { T * D, T * D, T * D, T * D, T * D, T * D, T * H, T * F, T * F, T * F, T * F, T * F, T * F, T * F, T, T,
+                                  2 * P, 2 * P, D, D, D, D, D, D, D, D, Fn, Fn, Fn, Fn, 0 };
+        lattn__carve_doubles(bw->ws, part, cnt, 31);
+    }
+    memset(dX, 0, (size_t)(T * D) * sizeof(double));
+    for (t = 0; t < T; t++) {                            /* o_proj, the gate, post_norm; the Block's FFN */
+        const double *Ot = O + t * D, *Xt = X + t * D;
+        double *dOt = dO + t * D;
+        for (i = 0; i < D; i++) dyr[i] = bw->dy[(b * T + t) * D + i];
+        lattn__layernorm_d(D, Ot, m->post_w, m->post_b, LATTN__TTT_EPS, row);
+        if (c->use_gate) lattn__matvec_d(D, D, m->g_w, Xt, gvec, 0);
+        for (i = 0; i < D; i++) rg[i] = c->use_gate ? row[i] * lattn__gelu_tanh_d(gvec[i]) : row[i];
+        if (Fn) {                        /* y = h + W_down(SiLU(W_gate f) ⊙ W_up f), f = RMSNorm(h), h = x + W_o rg */
+            lattn__matvec_d(D, D, m->o_w, rg, hr, 0);
+            for (i = 0; i < D; i++) hr[i] += (double)x[t * D + i];
+            lattn__rmsnorm_d(D, hr, m->ffn_norm, LATTN__TTT_EPS, fr);
+            lattn__matvec_d(Fn, D, m->gate_w, fr, gv, 0);
+            lattn__matvec_d(Fn, D, m->up_w, fr, uv, 0);
+            for (i = 0; i < Fn; i++) dgv[i] = lattn__silu_d(gv[i]) * uv[i];
+            memset(duv, 0, (size_t)Fn * sizeof(double));
+            lattn__matvec_bwd_d(D, Fn, m->down_w, dgv, dyr, duv, lattn__tt_g(m, G, m->down_w));
+            for (i = 0; i < Fn; i++) {
+                const double a = duv[i];
+                duv[i] = a * lattn__silu_d(gv[i]);
+                dgv[i] = a * uv[i] * lattn__silu_grad_d(gv[i]);
+            }
+            memset(dxr, 0, (size_t)D * sizeof(double));
+            lattn__matvec_bwd_d(Fn, D, m->gate_w, fr, dgv, dxr, lattn__tt_g(m, G, m->gate_w));
+            lattn__matvec_bwd_d(Fn, D, m->up_w, fr, duv, dxr, lattn__tt_g(m, G, m->up_w));
+            lattn__rmsnorm_bwd_d(D, hr, m->ffn_norm, LATTN__TTT_EPS, dxr, dyr, lattn__tt_g(m, G, m->ffn_norm));
+            memcpy(dR + t * D, dyr, (size_t)D * sizeof(double));   /* the residual's share of dx */
+        }
+        memset(drow, 0, (size_t)D * sizeof(double));
+        lattn__matvec_bwd_d(D, D, m->o_w, rg, dyr, drow, lattn__tt_g(m, G, m->o_w));
+        if (c->use_gate) {
+            for (i = 0; i < D; i++) {
+                dyr[i] = drow[i] * row[i] * lattn__gelu_tanh_grad_d(gvec[i]);
+                drow[i] *= lattn__gelu_tanh_d(gvec[i]);
+            }
+            lattn__matvec_bwd_d(D, D, m->g_w, Xt, dyr, dX + t * D, lattn__tt_g(m, G, m->g_w));
+        }
+        memset(dOt, 0, (size_t)D * sizeof(double));
+        lattn__layernorm_bwd_d(D, Ot, m->post_w, LATTN__TTT_EPS, drow, dOt, lattn__tt_g(m, G, m->post_w), lattn__tt_g(m, G, m->post_b));
+    }
+    for (h = 0; h < H; h++) {                            /* the inner loop, head by head */
+        const float *s0 = bw->s0 ? bw->s0 + b * SF + h * 2 * P : NULL;
+        float *dsh = bw->dstate ? bw->dstate + b * SF + h * 2 * P : NULL;
+        for (t = 0; t < T; t++) {
+            for (i = 0; i < F; i++) {
+                hq[t * F + i] = Q[t * D + h * F + i];
+                hk[t * F + i] = K[t * D + h * F + i];
+                hv[t * F + i] = V[t * D + h * F + i];
+                hdo[t * F + i] = dO[t * D + h * F + i];
+            }
+            hlr[t] = LR[t * H + h];
+        }
+        for (i = 0; i < 2 * P; i++) {
+            s[i] = s0 ? (double)s0[i] : i >= P ? 0.0 : i < F * F1 ? (double)m->W1[h * F * F1 + i]
+                 : i < F * F1 + F1 ? (double)m->b1[h * F1 + i - F * F1] : i < 2 * F * F1 + F1 ? (double)m->W2[h * F1 * F + i - F * F1 - F1]
+                 : (double)m->b2[h * F + i - 2 * F * F1 - F1];
+            dS[i] = dsh ? (double)dsh[i] : 0.0;
+        }
+        lattn__ttt_ref_head_bwd(F, c->mlp, mb, T, pos0, hq, hk, hv, hlr, tok, m->ln_w + h * F, m->ln_b + h * F, s, hdo, dS, hdq, hdk,
+                                hdv, hdlr, bw->dtok, lattn__tt_g(m, G, m->ln_w) + h * F, lattn__tt_g(m, G, m->ln_b) + h * F, ws);
+        for (t = 0; t < T; t++) {
+            for (i = 0; i < F; i++) {
+                dQ[t * D + h * F + i] = hdq[t * F + i];
+                dK[t * D + h * F + i] = hdk[t * F + i];
+                dV[t * D + h * F + i] = hdv[t * F + i];
+            }
+            dLR[t * H + h] = hdlr[t];
+        }
+        for (i = 0; i < 2 * P; i++) {                    /* the initial state's adjoint: the state's, or the weights' */
+            if (dsh) dsh[i] = (float)dS[i];
+            else if (i >= P) break;                      /* a fresh sequence's accumulated gradient is 0 */
+            else if (i < F * F1) lattn__tt_g(m, G, m->W1)[h * F * F1 + i] += dS[i];
+            else if (i < F * F1 + F1) lattn__tt_g(m, G, m->b1)[h * F1 + i - F * F1] += dS[i];
+            else if (i < 2 * F * F1 + F1) lattn__tt_g(m, G, m->W2)[h * F1 * F + i - F * F1 - F1] += dS[i];
+            else if (i < P) lattn__tt_g(m, G, m->b2)[h * F + i - 2 * F * F1 - F1] += dS[i];
+        }
+    }
+    if (bw->dstate) bw->dstate[b * SF + SF - 1] = 0.0f;
+    for (t = 0; t < T; t++) {                            /* RoPE turned back, the learning rates, the projections */
+        const double *Xt = X + t * D;
+        double *dXt = dX + t * D;
+        for (h = 0; h < H; h++) {
+            double pre = (double)m->lr_b[h], sg;
+            for (i = 0; i < D; i++) pre += (double)m->lr_w[h * D + i] * Xt[i];
+            sg = lattn__sigmoid_d(pre);
+            dyr[h] = dLR[t * H + h] * c->base_lr * sg * (1.0 - sg) / (double)F;
+            lattn__tt_g(m, G, m->lr_b)[h] += dyr[h];
+            for (i = 0; i < F / 2; i++) {
+                double an = lattn__tt_angle(c, (pos0 + t) % mb, i), cs = cos(an), sn = sin(an);
+                double *u = dQ + t * D + h * F + 2 * i, *w = dK + t * D + h * F + 2 * i, u0 = u[0], w0 = w[0];
+                u[0] = u0 * cs + u[1] * sn;
+                u[1] = u[1] * cs - u0 * sn;
+                w[0] = w0 * cs + w[1] * sn;
+                w[1] = w[1] * cs - w0 * sn;
+            }
+        }
+        lattn__matvec_bwd_d(H, D, m->lr_w, Xt, dyr, dXt, lattn__tt_g(m, G, m->lr_w));
+        lattn__matvec_bwd_d(D, D, m->q_w, Xt, dQ + t * D, dXt, lattn__tt_g(m, G, m->q_w));
+        lattn__matvec_bwd_d(D, D, m->k_w, Xt, dK + t * D, dXt, lattn__tt_g(m, G, m->k_w));
+        lattn__matvec_bwd_d(D, D, m->v_w, Xt, dV + t * D, dXt, lattn__tt_g(m, G, m->v_w));
+        if (Fn) {                                        /* the Block: x -> seq_norm -> the layer, plus the residual */
+            for (i = 0; i < D; i++) hr[i] = x[t * D + i];
+            lattn__rmsnorm_bwd_d(D, hr, m->seq_norm, LATTN__TTT_EPS, dXt, dR + t * D, lattn__tt_g(m, G, m->seq_norm));
+            dXt = dR + t * D;
+        }
+        for (i = 0; bw->dx && i < D; i++) bw->dx[(b * T + t) * D + i] = (float)dXt[i];
+    }
+}
+/* The layer in double; with bw, each sequence's backward right after its forward. */
+static lattn_status lattn__tt_ref(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T, const float *x, float *y,
+                                  float *state, double *y64, const lattn__tt_bw *bw, const char *who) {
     int64_t D, H, F, P, mb, SF, b, t, h, i, j;
     double *buf, *X, *Q, *K, *V, *O, *LR, *qh, *kh, *vh, *oh, *lrh, *s, *tok, *tmp, *row, *g, *yr, *fr, *dr, *gv, *uv;
     size_t n;
@@ -13290,10 +13446,52 @@ LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_
                 if (y64) y64[(b * T + t) * D + j] = yr[j];
             }
         }
+        if (bw) lattn__tt_ref_bwd_seq(m, T, b, pos0, x + b * T * D, X, Q, K, V, LR, O, tok, bw);
         if (sb) sb[SF - 1] = (float)((pos0 + T) % mb);
     }
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_ttt_layer_forward_ref(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                                    const float *x, float *y, float *state, double *y64) {
+    return lattn__tt_ref(ctx, m, B, T, x, y, state, y64, NULL, "lattn_ttt_layer_forward_ref");
+}
+LATTN__DEF lattn_status lattn_ttt_layer_backward_ref(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                                     const float *x, const float *state, const float *dy, float *grad,
+                                                     double *grad64, float *dx, float *dstate) {
+    const char *who = "lattn_ttt_layer_backward_ref";
+    lattn__tt_bw bw;
+    double *G;
+    float *fb;
+    int64_t SF, i;
+    size_t nd, nf;
+    lattn_status st;
+    LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, dy, state));
+    if (dstate && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: dstate needs the initial state", who);
+    SF = lattn__ttt_state_floats(&m->cfg);
+    nd = m->n_params + (size_t)m->cfg.mini_batch + lattn__tt_bw_doubles(&m->cfg, T);
+    nf = (size_t)(B * T * m->cfg.D + B * SF);
+    LATTN__TRY(lattn__alloc_doubles(ctx, &G, nd, who));
+    if ((st = lattn__alloc_floats(ctx, &fb, nf, who)) != LATTN_OK) {
+        lattn__free(ctx, G);
+        return st;
+    }
+    memset(G, 0, (m->n_params + (size_t)m->cfg.mini_batch) * sizeof(double));
+    bw.dy = dy;
+    bw.s0 = state;
+    bw.dx = dx;
+    bw.dstate = dstate;
+    bw.G = G;
+    bw.dtok = G + m->n_params;
+    bw.ws = bw.dtok + m->cfg.mini_batch;
+    if (state) memcpy(fb + B * T * m->cfg.D, state, (size_t)(B * SF) * sizeof(float));   /* the forward's own copy */
+    st = lattn__tt_ref(ctx, m, B, T, x, fb, state ? fb + B * T * m->cfg.D : NULL, NULL, &bw, who);
+    for (i = 0; st == LATTN_OK && i < m->cfg.mini_batch; i++)   /* tok_i = max(0, 1/(i+1) + token_idx_i) */
+        lattn__tt_g(m, G, m->tok_idx)[i] = 1.0 / (double)(i + 1) + (double)m->tok_idx[i] > 0.0 ? bw.dtok[i] : 0.0;
+    for (i = 0; st == LATTN_OK && i < (int64_t)m->n_params; i++) lattn__put(grad, grad64, i, G[i]);
+    lattn__free(ctx, fb);
+    lattn__free(ctx, G);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
 /* The float32 TTT layer: threaded GEMMs around lattn_ttt_chunk (form CHUNK) or lattn_ttt_step (STEP). */

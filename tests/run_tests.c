@@ -6135,6 +6135,122 @@ static void test_ttt_backward(lattn_ctx *ctx, lattn_rng *r) {
             ttt_free(&c);
         }
 }
+/* Σ dy·y from the TTT layer's double forward (state copied: the forward advances it). */
+static double tt_loss(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T, const float *x, const float *s0, float *s,
+                      size_t ns, const float *dy, float *y, double *y64) {
+    double l = 0;
+    size_t i;
+    if (s0) memcpy(s, s0, ns * sizeof(float));
+    lattn_ttt_layer_forward_ref(ctx, m, B, T, x, y, s0 ? s : NULL, y64);
+    for (i = 0; i < (size_t)(B * T * m->cfg.D); i++) l += (double)dy[i] * y64[i];
+    return l;
+}
+/* lattn_ttt_layer_backward_ref: central differences through the whole layer (every weight tensor,
+   the input and the initial state) for TTT-Linear, TTT-MLP with the output gate, and the Block
+   around TTT-Linear from an open mini-batch; then the official layers under float64 autograd
+   (ttt_*_grad_*: T = 37 with a 5-token last mini-batch, learnable_token_idx with two clamped
+   entries) at 1e-10; refusals. */
+static void test_ttt_layer_backward(lattn_ctx *ctx, lattn_rng *r) {
+    int var, ci;
+    for (var = 0; var < 3; var++) {
+        const int64_t B = 2, T = 7, D = 8;
+        lattn_ttt_config cf = lattn_ttt_config_default();
+        lattn_ttt_layer m;
+        size_t ns = 0, nx, i, cc;
+        float *x, *dy, *y, *s0 = NULL, *s = NULL, *ds = NULL, *g, *dx;
+        double *g64, *y64, worst = 0;
+        int64_t ti, b;
+        int bad = 0;
+        cf.D = D; cf.H = 2; cf.mini_batch = 4; cf.mlp = var == 1; cf.use_gate = var == 1; cf.ffn = var == 2 ? 6 : 0;
+        CHECK(lattn_ttt_layer_init(ctx, &m, &cf, 11 + var) == LATTN_OK, "ttt layer init");
+        lattn_rng_fill_normal(r, m.arena, m.n_params, 0.0f, 0.4f);
+        for (i = 0; i < (size_t)(cf.H * D / cf.H); i++) { m.ln_w[i] += 1.0f; m.post_w[i] += 1.0f; }
+        nx = (size_t)(B * T * D);
+        x = fnormal(r, nx); dy = fnormal(r, nx); y = fnew(nx); dx = fnew(nx); g = fnew(m.n_params);
+        g64 = (double *)malloc(m.n_params * sizeof(double)); y64 = (double *)malloc(nx * sizeof(double));
+        lattn_ttt_state_floats(&cf, &ns);
+        if (var == 2) {                  /* a carried state: random weights, accumulated gradient and position */
+            s0 = fnew(ns * (size_t)B); s = fnew(ns * (size_t)B); ds = fnew(ns * (size_t)B);
+            for (b = 0; b < B; b++) {
+                lattn_rng_fill_normal(r, s0 + (size_t)b * ns, ns - 1, 0.0f, 0.3f);
+                s0[(size_t)b * ns + ns - 1] = (float)(1 + 2 * b);
+            }
+            memset(ds, 0, ns * (size_t)B * sizeof(float));
+            ns *= (size_t)B;
+        }
+        poison(g, m.n_params); poison(dx, nx);
+        CHECK(lattn_ttt_layer_backward_ref(ctx, &m, B, T, x, s0, dy, g, g64, dx, ds) == LATTN_OK, "ttt layer backward: %s", lattn_ctx_error(ctx));
+        for (ti = 0; ti < m.n_tensors; ti++) {
+            const lattn_tensor *tn = &m.tensors[ti];
+            const double *ad = g64 + (tn->data - m.arena);
+            double gmax = 0;
+            for (cc = 0; cc < tn->count; cc++) gmax = fmax(gmax, fabs(ad[cc]));
+            for (cc = lattn_rng_next(r) % 3; cc < tn->count; cc += 1 + (size_t)(lattn_rng_next(r) % 5)) {
+                double fd;
+                FD_RICHARDSON(&tn->data[cc], tt_loss(ctx, &m, B, T, x, s0, s, ns, dy, y, y64), fd);
+                if (gmax == 0.0) bad += !(fabs(fd) <= 1e-9);   /* W1, b1 (W2, b2) under a carried state */
+                else fd_compare(fd, ad[cc], gmax, &worst, &bad);
+            }
+        }
+        for (i = 0; i < 2; i++) {        /* the input, the initial state */
+            float *in = i ? s0 : x, *gout = i ? ds : dx;
+            const size_t n = i ? ns : nx;
+            double gmax = 0;
+            if (!in) continue;
+            for (cc = 0; cc < n; cc++) gmax = fmax(gmax, fabs((double)gout[cc]));
+            for (cc = lattn_rng_next(r) % 3; cc < n; cc += 1 + (size_t)(lattn_rng_next(r) % 5)) {
+                double fd;
+                if (i && cc % (ns / (size_t)B) == ns / (size_t)B - 1) continue;   /* the position is not differentiable */
+                FD_RICHARDSON(&in[cc], tt_loss(ctx, &m, B, T, x, s0, s, ns, dy, y, y64), fd);
+                fd_compare(fd, (double)gout[cc], gmax, &worst, &bad);
+                if (fabs(fd - (double)gout[cc]) > 1e-5 * fmax(fabs(fd), 1e-3 * gmax)) bad++;   /* float outputs: 1e-5 */
+            }
+        }
+        CHECK(bad == 0, "ttt layer backward_ref = central differences (%s): worst %.3g",
+              var == 0 ? "TTT-Linear" : var == 1 ? "TTT-MLP with the gate" : "the Block, carried states", worst);
+        for (i = 0; i < m.n_params; i++) if ((float)g64[i] != g[i]) break;
+        CHECK(i == m.n_params, "ttt layer backward_ref: grad = (float)grad64");
+        lattn_ttt_layer_free(ctx, &m);
+        free(x); free(dy); free(y); free(dx); free(g); free(g64); free(y64); free(s0); free(s); free(ds);
+    }
+    for (ci = 0; ci < 4; ci++) {         /* the official layers, float64 autograd */
+        char path[256];
+        lattn_st_file f;
+        lattn_ttt_layer m;
+        const lattn_st_tensor *tx;
+        float *x, *dy, *dx;
+        double *g64, *want, worst = 0, e;
+        int64_t ti;
+        size_t n;
+        snprintf(path, sizeof path, "tests/external/grad/ttt_%s_grad_%d.safetensors", ci < 2 ? "linear" : "mlp", ci % 2);
+        if (lattn_st_load(ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+        CHECK(lattn_ttt_layer_init_st(ctx, &m, &f, "") == LATTN_OK, "%s: %s", path, lattn_ctx_error(ctx));
+        tx = lattn_st_find(&f, "hidden_states");
+        x = tensor_f32(&f, "hidden_states"); dy = tensor_f32(&f, "dy"); dx = fnew(tx->count);
+        g64 = (double *)malloc(m.n_params * sizeof(double));
+        CHECK(lattn_ttt_layer_backward_ref(ctx, &m, tx->shape[0], tx->shape[1], x, NULL, dy, NULL, g64, dx, NULL) == LATTN_OK, "%s: %s", path,
+              lattn_ctx_error(ctx));
+        for (ti = 0; ti < m.n_tensors; ti++) {
+            char nm[96];
+            snprintf(nm, sizeof nm, "grad.%s", m.tensors[ti].name);
+            want = tensor_f64(&f, nm, &n);
+            CHECK(want && n == m.tensors[ti].count, "%s: %s present", path, nm);
+            if (!want) continue;
+            e = rel_rms_dd(g64 + (m.tensors[ti].data - m.arena), want, n);
+            worst = fmax(worst, e);
+            CHECK(e <= 1e-10, "%s: %s = the official layer's float64 autograd (%.3g)", path, nm, e);
+            free(want);
+        }
+        want = tensor_f64(&f, "dhidden_states", &n);
+        e = rel_rms_d(dx, want, n);
+        CHECK(e <= 1e-6, "%s: dx = dhidden_states (%.3g, float)", path, e);
+        CHECK(worst <= 1e-10, "%s: every weight's gradient within 1e-10 (worst %.3g)", path, worst);
+        if (getenv("LATTN_TEST_VERBOSE")) printf("  %s: backward_ref, worst weight gradient %.3g, dx %.3g (float)\n", path, worst, e);
+        free(want); free(x); free(dy); free(dx); free(g64);
+        lattn_ttt_layer_free(ctx, &m);
+        lattn_st_free(ctx, &f);
+    }
+}
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
     static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
@@ -6144,6 +6260,7 @@ static void test_backward(void) {
     int gi, mi, vl, nz, ci;
     lattn_ctx_init(&ctx);
     test_ttt_backward(&ctx, &r);
+    test_ttt_layer_backward(&ctx, &r);
     for (vl = 0; vl < 2; vl++)
         for (gi = 0; gi < 4; gi++)
             for (mi = 0; mi < 6; mi++)
