@@ -1590,6 +1590,11 @@ typedef struct lattn_ttt_grads {
    the tokens run forward again from the start weights kept at its boundary, then backward in
    reverse time; (2·len/b + 4)·P + b·(P + 5·K1 + 3·K) doubles per head. */
 LATTN_API lattn_status lattn_ttt_ref_backward(lattn_ctx *ctx, const lattn_ttt_args *a, const lattn_ttt_grads *g);
+/* The dual form's backward in float32 (>>ttt.chunk_backward): each mini-batch's start weights kept
+   by a key-side pass ((T/b + 2)·P floats per thread), then per mini-batch in reverse its reads
+   recomputed and differentiated with GEMMs. Threads split the (sequence, head) pairs; dtok, dln_w
+   and dln_b are summed over them in a fixed order: bit-identical for every thread count. */
+LATTN_API lattn_status lattn_ttt_chunk_backward(lattn_ctx *ctx, const lattn_ttt_args *a, const lattn_ttt_grads *g);
 
 #ifndef LATTN_NO_MODELS
 /* The TTT layer (TTTLinear / TTTMLP .forward, spec §5.1), x [B][T][D] -> y [B][T][D], H heads of
@@ -1665,6 +1670,13 @@ LATTN_API lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_laye
 LATTN_API lattn_status lattn_ttt_layer_backward_ref(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
                                                     const float *x, const float *state, const float *dy, float *grad,
                                                     double *grad64, float *dx, float *dstate);
+/* The same gradients in float32: the forward once keeping its activations (threaded GEMMs,
+   lattn_ttt_chunk), then the output side and the projections with threaded GEMMs around
+   lattn_ttt_chunk_backward (the dual form's backward); grad required. Bit-identical for every
+   thread count. */
+LATTN_API lattn_status lattn_ttt_layer_backward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                                const float *x, const float *state, const float *dy, float *grad, float *dx,
+                                                float *dstate);
 
 #endif /* LATTN_NO_MODELS */
 /* ================================================================================================ */
@@ -10840,6 +10852,7 @@ LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_la
    count. ws: LATTN__LIN_WS(K) floats per thread. */
 #define LATTN__LIN_NB 256
 #define LATTN__LIN_WS(K) lattn__gemm_ws(LATTN__LIN_NB, K)
+#define LATTN__LINB_WS lattn__gemm_ws(LATTN__NC, LATTN__KC)   /* lattn__linear_backward's, a thread */
 static void lattn__linear(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, float *Y,
                           int acc, float *ws) {
     int64_t blk, nb = (N + LATTN__LIN_NB - 1) / LATTN__LIN_NB;
@@ -12828,6 +12841,37 @@ static void lattn__ttt_mm(int transb, int64_t n, int64_t N, int64_t K, const flo
         }
     }
 }
+/* A += (lr ∘ Xk)ᵀ G, a += Σ lr_i G_i over n rows (A [din][dout] then a); S: n·din floats. */
+static void lattn__ttt_accum(int64_t n, int64_t din, int64_t dout, const float *Xk, int64_t ldk, const float *G, const float *lr,
+                             float *A, float *S, float *ws) {
+    int64_t i, j;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < din; j++) S[i * din + j] = lr[i] * Xk[i * ldk + j];
+        lattn_vec_axpy((size_t)dout, lr[i], G + i * dout, A + din * dout);
+    }
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, din, dout, n, S, din, G, dout, A, dout, ws);
+}
+/* The key side of n tokens at the start weights W (a state's first P floats): Z1 = K W1 + b1 and,
+   for TTT-MLP, X2 = gelu(Z1), Z2 = X2 W2 + b2; the inner gradients G (G2, then G1 = (G2 W2ᵀ) ∘
+   gelu_bwd(Z1)). K, V rows ld apart; S: n·F1 floats. */
+static void lattn__ttt_keys(int mlp, int64_t n, int64_t F, int64_t ld, const float *K, const float *V, const float *W, const float *gw,
+                            const float *gb, float *Z1, float *X2, float *Z2, float *G1, float *G2, float *S, float *ws) {
+    const int64_t F1 = mlp ? 4 * F : F;
+    const float *W2 = W + F * F1 + F1;
+    int64_t i;
+    lattn__ttt_mm(0, n, F1, F, K, ld, W, Z1, ws);
+    for (i = 0; i < n; i++) lattn_vec_axpy((size_t)F1, 1.0f, W + F * F1, Z1 + i * F1);
+    if (mlp) {
+        lattn__gelu_tanh_n((size_t)(n * F1), Z1, X2, X2);
+        lattn__ttt_mm(0, n, F, F1, X2, F1, W2, Z2, ws);
+        for (i = 0; i < n; i++) lattn_vec_axpy((size_t)F, 1.0f, W2 + F1 * F, Z2 + i * F);
+    }
+    for (i = 0; i < n; i++) lattn__ttt_grad(F, (mlp ? Z2 : Z1) + i * F, V + i * ld, K + i * ld, gw, gb, (mlp ? G2 : G1) + i * F, S);
+    if (mlp) {                                                           /* G1 = (G2 W2ᵀ) ∘ gelu'(Z1) */
+        lattn__ttt_mm(1, n, F1, F, G2, F, W2, G1, ws);
+        lattn__gelu_bwd_mul_n((size_t)(n * F1), Z1, G1, S);
+    }
+}
 /* One inner linear layer (din -> dout) over n tokens of an open mini-batch: rows Xq (query side) and
    Xk (key side, where the gradients G were taken), learning rates lr[n], factors tok[n] (from the
    open position on); W0 [din][dout] then b0 [dout]; A, a the accumulated gradient, updated. Writes
@@ -12865,11 +12909,7 @@ static void lattn__ttt_lin(int dual, int fresh, int64_t n, int64_t din, int64_t 
     for (i = 0; i < n; i++)
         for (j = 0; j < n; j++) M[i * n + j] = j <= i ? -tok[i] * lr[j] * (M[i * n + j] + 1.0f) : 0.0f;
     lattn__sgemm(LATTN_GEMM_ACCUMULATE, n, dout, n, M, n, G, dout, Zb, dout, ws);  /* Z̄ -= (η∘(Att + 1)) G */
-    for (i = 0; i < n; i++) {                                                       /* A += (lr ∘ Xk)ᵀ G */
-        for (j = 0; j < din; j++) S[i * din + j] = lr[i] * Xk[i * ldk + j];
-        lattn_vec_axpy((size_t)dout, lr[i], G + i * dout, a);
-    }
-    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, din, dout, n, S, din, G, dout, A, dout, ws);
+    lattn__ttt_accum(n, din, dout, Xk, ldk, G, lr, A, S, ws);
 }
 /* Floats of one (sequence, head) run's workspace. */
 static size_t lattn__ttt_ws(const lattn__ttt_dims *dm) {
@@ -12888,21 +12928,8 @@ static void lattn__ttt_head(const lattn_ttt_args *a, const lattn__ttt_dims *dm, 
     while (t < len) {
         const int64_t n = LATTN__MIN(b - pos, len - t), row = (t0 + t) * H + h;
         const float *Q = a->q + row * F, *K = a->k + row * F, *V = a->v + row * F;
-        float *Zk = a->mlp ? Z2 : Z1, *Gk = a->mlp ? G2 : G1;
         for (i = 0; i < n; i++) lr[i] = a->lr[row + i * H];
-        /* the key side at W0: Z1 = K W1 + b1 (TTT-MLP: X2 = gelu(Z1), Z2 = X2 W2 + b2) and the gradients */
-        lattn__ttt_mm(0, n, F1, F, K, ld, W1, Z1, ws);
-        for (i = 0; i < n; i++) lattn_vec_axpy((size_t)F1, 1.0f, W1 + F * F1, Z1 + i * F1);
-        if (a->mlp) {
-            lattn__gelu_tanh_n((size_t)(n * F1), Z1, X2, X2);
-            lattn__ttt_mm(0, n, F, F1, X2, F1, W2, Z2, ws);
-            for (i = 0; i < n; i++) lattn_vec_axpy((size_t)F, 1.0f, W2 + F1 * F, Z2 + i * F);
-        }
-        for (i = 0; i < n; i++) lattn__ttt_grad(F, Zk + i * F, V + i * ld, K + i * ld, gw, gb, Gk + i * F, S);
-        if (a->mlp) {                                                    /* G1 = (G2 W2ᵀ) ∘ gelu'(Z1) */
-            lattn__ttt_mm(1, n, F1, F, G2, F, W2, G1, ws);
-            lattn__gelu_bwd_mul_n((size_t)(n * F1), Z1, G1, S);
-        }
+        lattn__ttt_keys(a->mlp, n, F, ld, K, V, W1, gw, gb, Z1, X2, Z2, G1, G2, S, ws);   /* the key side at W0 */
         /* the query side: Z̄1 under W_i (TTT-MLP: then Z̄2 from gelu(Z̄1) under W2_i) */
         lattn__ttt_lin(dual, pos == 0 && t > 0, n, F, F1, Q, ld, K, ld, G1, lr, a->tok + pos, W1, A1, Z1, S, M, ws);
         if (a->mlp) {
@@ -12948,6 +12975,281 @@ LATTN__DEF lattn_status lattn_ttt_chunk(lattn_ctx *ctx, const lattn_ttt_args *a)
 /* >>ttt.step -------------------------------------------------------------------------------------
    the primal form: A += lr_j x_jᵀ G_j per token (rank one), the read q (W0 - tok_i A) */
 LATTN__DEF lattn_status lattn_ttt_step(lattn_ctx *ctx, const lattn_ttt_args *a) { return lattn__ttt_run(ctx, a, 0, "lattn_ttt_step"); }
+
+/* >>ttt.chunk_backward ---------------------------------------------------------------------------
+   the dual form backward, float32, per mini-batch with GEMMs: the start weights of every
+   mini-batch kept by a key-side pass (Z = X W0 + b0, G = ψ(Z), A += (lr ∘ X)ᵀ G: the query side is
+   not needed to move on), then in reverse each mini-batch's keys and reads recomputed from its W0
+   and differentiated:
+       Z̄ = Xq W0 + b0 - tok ∘ (Xq A + a) - M G,   M = tril(tok_i lr_j (Xq_i·Xk_j + 1))
+       dXq = dZ̄ W0ᵀ - tok ∘ (dZ̄ Aᵀ) + dS Xk,  dXk = dSᵀ Xq + lr ∘ (G dA'ᵀ),  dS = tril(-dZ̄ Gᵀ) ∘ tok_i lr_j
+       dG = -Mᵀ dZ̄ + lr ∘ (Xk dA' + da'),     dW0 += Xqᵀ dZ̄,  dA = dA' - Xqᵀ (tok ∘ dZ̄)
+   (dA' the adjoint after the mini-batch: -tok_last dW0' where it closed); then G = ψ(Z) row by row
+   and Z = Xk W0 + b0 (TTT-MLP: through gelu, gelu_bwd and the second layer, as _ref_backward). */
+static float lattn__gelu_tanh_grad(float x) {
+    const float t = tanhf(0.7978845608f * (x + 0.044715f * x * x * x));
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608f * (1.0f + 0.134145f * x * x);
+}
+static float lattn__gelu_bwd_grad(float x) {
+    const float t = tanhf(0.79788456f * x * (1.0f + 0.044715f * x * x)), p = 0.79788456f + 0.1070322243f * x * x;
+    const float dt = (1.0f - t * t) * 0.79788456f * (1.0f + 0.134145f * x * x);
+    return 0.5f * (1.0f - t * t) * p - x * t * dt * p + x * x * (1.0f - t * t) * 0.1070322243f + 0.5f * dt;
+}
+/* LayerNorm's backward on one row (lattn__layernorm_bwd_d in float): dx (written), dw, db (+=). */
+static void lattn__layernorm_bwd(int64_t n, const float *x, const float *w, float eps, const float *dy, float *dx, float *dw, float *db) {
+    const float mu = lattn_vec_sum((size_t)n, x) / (float)n;
+    float var = 0, inv, s1 = 0, s2 = 0;
+    int64_t i;
+    for (i = 0; i < n; i++) var += (x[i] - mu) * (x[i] - mu);
+    inv = 1.0f / sqrtf(var / (float)n + eps);
+    for (i = 0; i < n; i++) {
+        const float zh = (x[i] - mu) * inv, dz = w[i] * dy[i];
+        s1 += dz;
+        s2 += dz * zh;
+        dw[i] += dy[i] * zh;
+        db[i] += dy[i];
+    }
+    for (i = 0; i < n; i++) dx[i] = (w[i] * dy[i] - s1 / (float)n - (x[i] - mu) * inv * s2 / (float)n) * inv;
+}
+/* ψ's backward on one row (lattn__ttt_grad_bwd_d in float). */
+static void lattn__ttt_grad_bwd(int64_t F, const float *z, const float *v, const float *k, const float *gw, const float *gb,
+                                const float *dG, float *dz, float *dv, float *dk, float *dgw, float *dgb) {
+    const float mu = lattn_vec_sum((size_t)F, z) / (float)F;
+    float var = 0, sig, r, s1 = 0, s2 = 0, sd = 0, sdz = 0, sgg = 0, dsig = 0, mean = 0;
+    int64_t i;
+    for (i = 0; i < F; i++) var += (z[i] - mu) * (z[i] - mu);
+    sig = sqrtf(var / (float)F + (float)LATTN__TTT_EPS);
+    r = 1.0f / ((float)F * sig);
+    for (i = 0; i < F; i++) {
+        const float zh = (z[i] - mu) / sig, g = (gw[i] * zh + gb[i] - (v[i] - k[i])) * gw[i];
+        s1 += g;
+        s2 += g * zh;
+        sd += dG[i];
+        sdz += dG[i] * zh;
+    }
+    for (i = 0; i < F; i++) {
+        const float zh = (z[i] - mu) / sig, e = gw[i] * zh + gb[i] - (v[i] - k[i]), g = e * gw[i];
+        const float G = r * ((float)F * g - s1 - zh * s2), dg = r * ((float)F * dG[i] - sd - zh * sdz);
+        const float dzh = gw[i] * gw[i] * dg - r * (s2 * dG[i] + sdz * g);
+        sgg += dG[i] * G;
+        dgw[i] += dg * (e + gw[i] * zh);
+        dgb[i] += dg * gw[i];
+        dv[i] -= dg * gw[i];
+        dk[i] += dg * gw[i];
+        dz[i] = dzh / sig;
+        dsig -= dzh * (z[i] - mu) / (sig * sig);
+    }
+    dsig -= sgg / sig;
+    for (i = 0; i < F; i++) {
+        dz[i] += dsig * (z[i] - mu) / ((float)F * sig);
+        mean += dz[i];
+    }
+    mean /= (float)F;
+    for (i = 0; i < F; i++) dz[i] -= mean;
+}
+/* Z = X W0 + b0 backward over n rows (W0 [din][dout] then b0): dX += dZ W0ᵀ, dW += Xᵀ dZ, db += Σ dZ. */
+static void lattn__ttt_dense_bwd(int64_t n, int64_t din, int64_t dout, const float *X, int64_t ldx, const float *W0, const float *dZ,
+                                 float *dX, int64_t lddx, float *dW, float *ws) {
+    int64_t i;
+    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_ACCUMULATE, n, din, dout, dZ, dout, W0, dout, dX, lddx, ws);
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, din, dout, n, X, ldx, dZ, dout, dW, dout, ws);
+    for (i = 0; i < n; i++) lattn_vec_axpy((size_t)dout, 1.0f, dZ + i * dout, dW + din * dout);
+}
+/* lattn__ttt_lin's dual form backward over the n tokens of a mini-batch: dZ [n][dout] the adjoint of
+   Z̄; dAe [din + 1][dout] that of the accumulated gradient after the mini-batch, replaced by that
+   before it; Ap the accumulated gradient before it (NULL: zero). Adds dXq, dXk, dW, dlr [n] and dtok
+   [n] (the positions' factors); writes dG [n][dout]. S, dM: n·n floats; Y: n·max(din, dout). */
+static void lattn__ttt_lin_bwd(int64_t n, int64_t din, int64_t dout, const float *Xq, int64_t ldq, const float *Xk, int64_t ldk,
+                               const float *G, const float *lr, const float *tok, const float *W0, const float *Ap, const float *dZ,
+                               float *dAe, float *dXq, int64_t lddq, float *dXk, int64_t lddk, float *dG, float *dW, float *dlr,
+                               float *dtok, float *S, float *dM, float *Y, float *ws) {
+    float *dae = dAe + din * dout;
+    int64_t i, j;
+    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, n, n, din, Xq, ldq, Xk, ldk, S, n, ws);       /* tril(Xq Xkᵀ) */
+    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, n, n, dout, dZ, dout, G, dout, dM, n, ws);    /* tril(dZ̄ Gᵀ) = -dM */
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++) {
+            if (j > i) { S[i * n + j] = dM[i * n + j] = 0.0f; continue; }
+            {
+                const float e = dM[i * n + j], m1 = S[i * n + j] + 1.0f;
+                dtok[i] -= e * lr[j] * m1;
+                dlr[j] -= e * tok[i] * m1;
+                dM[i * n + j] = -e * tok[i] * lr[j];                               /* dS */
+                S[i * n + j] = tok[i] * lr[j] * m1;                                /* M */
+            }
+        }
+    lattn__sgemm(LATTN_GEMM_ACCUMULATE, n, din, n, dM, n, Xk, ldk, dXq, lddq, ws);                     /* dXq += dS Xk */
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, n, din, n, dM, n, Xq, ldq, dXk, lddk, ws); /* dXk += dSᵀ Xq */
+    lattn__sgemm(LATTN_GEMM_TRANS_A, n, dout, n, S, n, dZ, dout, dG, dout, ws);                        /* Mᵀ dZ̄ */
+    lattn__sgemm(0, n, dout, din, Xk, ldk, dAe, dout, Y, dout, ws);                                    /* Xk dA' */
+    for (j = 0; j < n; j++) {            /* dG = lr ∘ (Xk dA' + da') - Mᵀ dZ̄, dlr += (Xk dA' + da')·G */
+        for (i = 0; i < dout; i++) {
+            const float u = Y[j * dout + i] + dae[i];
+            dlr[j] += u * G[j * dout + i];
+            dG[j * dout + i] = lr[j] * u - dG[j * dout + i];
+        }
+    }
+    lattn__sgemm(LATTN_GEMM_TRANS_B, n, din, dout, G, dout, dAe, dout, Y, din, ws);                   /* G dA'ᵀ */
+    for (j = 0; j < n; j++) lattn_vec_axpy((size_t)din, lr[j], Y + j * din, dXk + j * lddk);
+    lattn__ttt_dense_bwd(n, din, dout, Xq, ldq, W0, dZ, dXq, lddq, dW, ws);                           /* the W0 read */
+    if (Ap) {                            /* the carried accumulated gradient: Z̄ -= tok ∘ (Xq A + a) */
+        lattn__sgemm(LATTN_GEMM_TRANS_B, n, din, dout, dZ, dout, Ap, dout, Y, din, ws);
+        for (i = 0; i < n; i++) {
+            dtok[i] -= lattn_vec_dot((size_t)din, Xq + i * ldq, Y + i * din) + lattn_vec_dot((size_t)dout, dZ + i * dout, Ap + din * dout);
+            lattn_vec_axpy((size_t)din, -tok[i], Y + i * din, dXq + i * lddq);
+        }
+    }
+    for (i = 0; i < n; i++) {            /* dA = dA' - Xqᵀ (tok ∘ dZ̄), da = da' - Σ tok_i dZ̄_i */
+        for (j = 0; j < dout; j++) Y[i * dout + j] = -tok[i] * dZ[i * dout + j];
+        lattn_vec_axpy((size_t)dout, 1.0f, Y + i * dout, dae);
+    }
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, din, dout, n, Xq, ldq, Y, dout, dAe, dout, ws);
+}
+/* Floats of one (sequence, head) backward's workspace, sequences up to len tokens. */
+static size_t lattn__ttt_bwd_ws(const lattn__ttt_dims *dm, int64_t len) {
+    const int64_t b = dm->b, F = dm->F, F1 = dm->F1, P = dm->P, mx = LATTN__MAX(F1, b);
+    return (size_t)((len / b + 2) * P + 3 * P + 2 * b + b * (12 * F1 + 9 * F) + 3 * b * b + b * mx) + lattn__gemm_ws(mx, mx);
+}
+/* One head of one sequence backward (the arguments of lattn__ttt_head); acc [b + 2F] receives the
+   pair's share of dtok, dγ, dβ. */
+static void lattn__ttt_head_bwd(const lattn_ttt_args *a, const lattn_ttt_grads *g, const lattn__ttt_dims *dm, int64_t t0, int64_t len,
+                                int64_t pos, int64_t h, int64_t pr, float *acc, float *w) {
+    const int64_t H = a->H, F = dm->F, F1 = dm->F1, P = dm->P, b = dm->b, ld = H * F, L2 = F * F1 + F1, mx = LATTN__MAX(F1, b);
+    const float *gw = a->ln_w + h * F, *gb = a->ln_b + h * F, *h0 = a->h0 + pr * 2 * P;
+    float *ck, *dS, *Ae, *lr, *dlr, *Z1, *X2, *G1, *Zb1, *Xb, *dXb, *dZb1, *dG1, *dX2, *dZ1, *dH, *T1, *Z2, *G2, *Zb2, *dZr, *dG2, *dZ2;
+    float *dQ, *dK, *dV, *Sm, *dM, *Mq, *Y, *ws;
+    int64_t m = 0, t = 0, i, j;
+    {
+        float **const part[31] = { &ck, &dS, &Ae, &lr, &dlr, &Z1, &X2, &G1, &Zb1, &Xb, &dXb, &dZb1, &dG1, &dX2, &dZ1, &dH, &T1,
+                                   &Z2, &G2, &Zb2, &dZr, &dG2, &dZ2, &dQ, &dK, &dV, &Sm, &dM, &Mq, &Y, &ws };
+        const int64_t cnt[31] = { (len / b + 2) * P, 2 * P, P, b, b, b * F1, b * F1, b * F1, b * F1, b * F1, b * F1, b * F1, b * F1,
+                                  b * F1, b * F1, b * F1, b * F1, b * F, b * F, b * F, b * F, b * F, b * F, b * F, b * F, b * F,
+                                  b * b, b * b, b * b, b * mx, 0 };
+        lattn__carve_floats(w, part, cnt, 31);
+    }
+    memcpy(dS, h0, (size_t)(2 * P) * sizeof(float));    /* first the running state: the key side alone moves it on */
+    while (t < len) {
+        const int64_t p0 = t == 0 ? pos : 0, n = LATTN__MIN(b - p0, len - t), row = (t0 + t) * H + h;
+        memcpy(ck + m * P, dS, (size_t)P * sizeof(float));
+        if (p0 + n == b) {                               /* it closes: W0' = W0 - tok_last (A + Σ lr Xᵀ G) */
+            for (i = 0; i < n; i++) lr[i] = a->lr[row + i * H];
+            lattn__ttt_keys(a->mlp, n, F, ld, a->k + row * F, a->v + row * F, dS, gw, gb, Z1, X2, Z2, G1, G2, T1, ws);
+            lattn__ttt_accum(n, F, F1, a->k + row * F, ld, G1, lr, dS + P, T1, ws);
+            if (a->mlp) lattn__ttt_accum(n, F1, F, X2, F1, G2, lr, dS + P + L2, T1, ws);
+            lattn_vec_axpy((size_t)P, -a->tok[b - 1], dS + P, dS);
+            memset(dS + P, 0, (size_t)P * sizeof(float));
+        }
+        t += n;
+        m++;
+    }
+    for (i = 0; i < 2 * P; i++) dS[i] = g->dht ? g->dht[pr * 2 * P + i] : 0.0f;
+    while (m-- > 0) {                                    /* backward, mini-batch by mini-batch */
+        const int64_t ts = m == 0 ? 0 : b - pos + (m - 1) * b, p0 = m == 0 ? pos : 0, n = LATTN__MIN(b - p0, len - ts);
+        const int64_t row = (t0 + ts) * H + h;
+        const float *W0 = ck + m * P, *Ap = m == 0 ? h0 + P : NULL, *Q = a->q + row * F, *K = a->k + row * F, *V = a->v + row * F;
+        const float *tk = a->tok + p0, *Zr = a->mlp ? Zb2 : Zb1;
+        for (i = 0; i < n; i++) {
+            lr[i] = a->lr[row + i * H];
+            dlr[i] = 0.0f;
+        }
+        lattn__ttt_keys(a->mlp, n, F, ld, K, V, W0, gw, gb, Z1, X2, Z2, G1, G2, T1, ws);
+        if (Ap) memcpy(Ae, Ap, (size_t)P * sizeof(float));   /* the reads again; Ae: the accumulated gradient after */
+        else memset(Ae, 0, (size_t)P * sizeof(float));
+        lattn__ttt_lin(1, Ap == NULL, n, F, F1, Q, ld, K, ld, G1, lr, tk, W0, Ae, Zb1, Y, Mq, ws);
+        if (a->mlp) {
+            lattn__gelu_tanh_n((size_t)(n * F1), Zb1, Xb, Xb);
+            lattn__ttt_lin(1, Ap == NULL, n, F1, F, Xb, F1, X2, F1, G2, lr, tk, W0 + L2, Ae + L2, Zb2, Y, Mq, ws);
+        }
+        if (p0 + n == b) {                               /* the boundary W0' = W0 - tok A, A' = 0 */
+            acc[b - 1] -= lattn_vec_dot((size_t)P, Ae, dS);
+            for (i = 0; i < P; i++) dS[P + i] = -a->tok[b - 1] * dS[i];
+        }
+        memset(dK, 0, (size_t)(n * F) * sizeof(float));
+        memset(dV, 0, (size_t)(n * F) * sizeof(float));
+        memset(dXb, 0, (size_t)(n * F1) * sizeof(float));
+        memset(dX2, 0, (size_t)(n * F1) * sizeof(float));
+        for (i = 0; i < n; i++) {                        /* o = q + LN(z̄) */
+            const float *dO = g->dout + row * F + i * ld;
+            memcpy(dQ + i * F, dO, (size_t)F * sizeof(float));
+            lattn__layernorm_bwd(F, Zr + i * F, gw, (float)LATTN__TTT_EPS, dO, dZr + i * F, acc + b, acc + b + F);
+        }
+        if (a->mlp) {
+            lattn__ttt_lin_bwd(n, F1, F, Xb, F1, X2, F1, G2, lr, tk, W0 + L2, Ap ? Ap + L2 : NULL, dZr, dS + P + L2, dXb, F1, dX2, F1,
+                               dG2, dS + L2, dlr, acc + p0, Sm, dM, Y, ws);
+            for (j = 0; j < n * F1; j++) dZb1[j] = dXb[j] * lattn__gelu_tanh_grad(Zb1[j]);
+        }
+        lattn__ttt_lin_bwd(n, F, F1, Q, ld, K, ld, G1, lr, tk, W0, Ap, a->mlp ? dZb1 : dZr, dS + P, dQ, F, dK, F, dG1, dS, dlr, acc + p0,
+                           Sm, dM, Y, ws);
+        if (a->mlp) {                                    /* G1 = H ∘ gelu_bwd(Z1), H = G2 W2ᵀ */
+            lattn__ttt_mm(1, n, F1, F, G2, F, W0 + L2, dH, ws);
+            for (j = 0; j < n * F1; j++) {
+                dZ1[j] = dG1[j] * dH[j] * lattn__gelu_bwd_grad(Z1[j]);
+                dH[j] = dG1[j];
+            }
+            lattn__gelu_bwd_mul_n((size_t)(n * F1), Z1, dH, T1);
+            lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, F1, F, n, dH, F1, G2, F, dS + L2, F, ws);
+            lattn__sgemm(LATTN_GEMM_ACCUMULATE, n, F, F1, dH, F1, W0 + L2, F, dG2, F, ws);
+            for (i = 0; i < n; i++)
+                lattn__ttt_grad_bwd(F, Z2 + i * F, V + i * ld, K + i * ld, gw, gb, dG2 + i * F, dZ2 + i * F, dV + i * F, dK + i * F, acc + b, acc + b + F);
+            lattn__ttt_dense_bwd(n, F1, F, X2, F1, W0 + L2, dZ2, dX2, F1, dS + L2, ws);
+            for (j = 0; j < n * F1; j++) dZ1[j] += dX2[j] * lattn__gelu_tanh_grad(Z1[j]);
+        } else
+            for (i = 0; i < n; i++)
+                lattn__ttt_grad_bwd(F, Z1 + i * F, V + i * ld, K + i * ld, gw, gb, dG1 + i * F, dZ1 + i * F, dV + i * F, dK + i * F, acc + b, acc + b + F);
+        lattn__ttt_dense_bwd(n, F, F1, K, ld, W0, dZ1, dK, F, dS, ws);   /* Z1 = K W1 + b1 */
+        for (i = 0; i < n; i++) {
+            if (g->dq) memcpy(g->dq + row * F + i * ld, dQ + i * F, (size_t)F * sizeof(float));
+            if (g->dk) memcpy(g->dk + row * F + i * ld, dK + i * F, (size_t)F * sizeof(float));
+            if (g->dv) memcpy(g->dv + row * F + i * ld, dV + i * F, (size_t)F * sizeof(float));
+            if (g->dlr) g->dlr[row + i * H] = dlr[i];
+        }
+    }
+    if (g->dh0) memcpy(g->dh0 + pr * 2 * P, dS, (size_t)(2 * P) * sizeof(float));
+}
+LATTN__DEF lattn_status lattn_ttt_chunk_backward(lattn_ctx *ctx, const lattn_ttt_args *a, const lattn_ttt_grads *g) {
+    const char *who = "lattn_ttt_chunk_backward";
+    lattn__ttt_dims dm;
+    int nthr = lattn__threads(ctx);
+    int64_t pr, np, sq, i, na, mx = 0;
+    size_t per, n;
+    float *ws, *acc;
+    LATTN__TRY(lattn__ttt_check(ctx, who, a, 1, &dm));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    for (sq = 0; sq < dm.n; sq++) { int64_t t0, len; lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
+    np = dm.n * a->H;
+    na = dm.b + 2 * dm.F;
+    per = lattn__ttt_bwd_ws(&dm, mx);
+    if (lattn_size_mul(&n, per, (size_t)nthr) != LATTN_OK || lattn_size_add(&n, n, (size_t)(np * na)) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: workspace overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, n, who));
+    acc = ws + per * (size_t)nthr;
+    memset(acc, 0, (size_t)(np * na) * sizeof(float));
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (pr = 0; pr < np; pr++) {
+        int64_t t0, len;
+        lattn__seq(a->offsets, a->T, pr / a->H, &t0, &len);
+        lattn__ttt_head_bwd(a, g, &dm, t0, len, a->pos0 ? a->pos0[pr / a->H] : 0, pr % a->H, pr, acc + pr * na,
+                            ws + per * (size_t)lattn__thread_id());
+    }
+    for (i = 0; i < dm.b; i++) {                         /* the pairs' shares, summed in order */
+        float s = 0.0f;
+        for (pr = 0; pr < np; pr++) s += acc[pr * na + i];
+        if (g->dtok) g->dtok[i] = s;
+    }
+    for (i = 0; i < a->H * dm.F; i++) {
+        const int64_t h = i / dm.F, f = i % dm.F;
+        float sw = 0.0f, sb = 0.0f;
+        for (sq = 0; sq < dm.n; sq++) {
+            sw += acc[(sq * a->H + h) * na + dm.b + f];
+            sb += acc[(sq * a->H + h) * na + dm.b + dm.F + f];
+        }
+        if (g->dln_w) g->dln_w[i] = sw;
+        if (g->dln_b) g->dln_b[i] = sb;
+    }
+    lattn__free(ctx, ws);
+    return lattn__ok(ctx);
+}
 
 #ifndef LATTN_NO_MODELS
 /* ---- the layer ---------------------------------------------------------------------------------- */
@@ -13625,6 +13927,200 @@ LATTN__DEF lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_lay
                                              float *y, float *state) {
     if (!state) return lattn__fail(ctx, LATTN_E_NULL, "lattn_ttt_layer_step: state is NULL");
     return lattn__ttt_layer_run(ctx, m, B, 1, x, y, state, LATTN_FORM_STEP, "lattn_ttt_layer_step");
+}
+
+/* ---- the layer's backward in float32 (>>ttt.layer_backward) ----------------------------------- */
+/* The transformer's row helpers (>>transformer implementation) */
+static void lattn__linear_backward(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, const float *dY,
+                                   float *dX, int acc_x, float *dW, int acc_w, float *ws);
+static void lattn__rmsnorm_rows_backward(int nthr, int64_t M, int64_t n, const float *X, const float *g, float eps, const float *dY,
+                                         float *dX, float *dg, int acc);
+static void lattn__swiglu_backward(int nthr, int64_t n, const float *G, const float *U, float *dF, float *dU);
+LATTN__DEF lattn_status lattn_ttt_layer_backward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
+                                                 const float *x, const float *state, const float *dy, float *grad, float *dx,
+                                                 float *dstate) {
+    const char *who = "lattn_ttt_layer_backward";
+    const lattn_ttt_config *c;
+    int nthr = lattn__threads(ctx);
+    int64_t D, H, F, F1, P, mb, SF, Fn, M, b, t, h, i, *pos;
+    float *buf, *Xn, *Q, *K, *V, *O, *LRp, *LR, *S0, *dS, *tok, *cs, *Rw, *Gp, *Rg, *Hh, *Fr, *Gg, *U, *Ac, *dA, *dB, *dQ, *dK, *dV, *dO;
+    float *dLR, *dXn, *dtok, *ws;
+    lattn_ttt_args a = LATTN__ZERO;
+    lattn_ttt_grads g = LATTN__ZERO;
+    lattn_status st;
+    LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, dy, state));
+    if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
+    if (dstate && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: dstate needs the initial state", who);
+    c = &m->cfg;
+    D = c->D;
+    H = c->H;
+    F = D / H;
+    F1 = c->mlp ? 4 * F : F;
+    P = lattn__ttt_p(F, c->mlp);
+    mb = c->mini_batch;
+    SF = lattn__ttt_state_floats(c);
+    Fn = c->ffn;
+    M = B * T;
+    {   /* the activations [M][D] (Fn: [M][ffn]) and their gradients, the states, tables, GEMM space */
+        float **const part[28] = { &Xn, &Q, &K, &V, &O, &LRp, &LR, &S0, &dS, &tok, &cs, &Rw, &Gp, &Rg, &Hh, &Fr, &Gg, &U, &Ac, &dA, &dB,
+                                   &dQ, &dK, &dV, &dO, &dLR, &dXn, &dtok };
+        const int64_t cnt[28] = { M * D, M * D, M * D, M * D, M * D, M * H, M * H, B * (SF - 1), B * (SF - 1), mb, mb * F, M * D, M * D,
+                                  M * D, M * D, M * D, M * Fn, M * Fn, M * Fn, M * LATTN__MAX(D, Fn), M * LATTN__MAX(D, Fn), M * D,
+                                  M * D, M * D, M * D, M * H, M * D, mb };
+        size_t n = (size_t)(2 * B) + (size_t)nthr * LATTN__MAX(LATTN__LINB_WS, LATTN__LIN_WS(LATTN__MAX(D, Fn)));
+        for (i = 0; i < 28; i++) n += (size_t)cnt[i];
+        LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
+        pos = (int64_t *)(void *)buf;
+        lattn__carve_floats(buf + 2 * B, part, cnt, 28);
+        ws = dtok + mb;
+    }
+    memset(grad, 0, m->n_params * sizeof(float));
+    /* ---- forward, keeping what the backward reads ---- */
+    if (Fn) lattn__rmsnorm_rows(nthr, M, D, x, m->seq_norm, (float)LATTN__TTT_EPS, Xn);
+    else memcpy(Xn, x, (size_t)(M * D) * sizeof(float));
+    lattn__linear(nthr, M, D, D, Xn, m->q_w, Q, 0, ws);
+    lattn__linear(nthr, M, D, D, Xn, m->k_w, K, 0, ws);
+    lattn__linear(nthr, M, D, D, Xn, m->v_w, V, 0, ws);
+    lattn__linear(nthr, M, H, D, Xn, m->lr_w, LRp, 0, ws);
+    for (i = 0; i < M * H; i++) {
+        LRp[i] += m->lr_b[i % H];
+        LR[i] = (float)(c->base_lr * (1.0 / (1.0 + exp(-(double)LRp[i]))) / (double)F);
+    }
+    for (t = 0; t < mb; t++) {
+        tok[t] = LATTN__MAX(0.0f, 1.0f / (float)(t + 1) + m->tok_idx[t]);
+        for (i = 0; i < F / 2; i++) {
+            double an = lattn__tt_angle(c, t, i);
+            cs[t * F + 2 * i] = (float)cos(an);
+            cs[t * F + 2 * i + 1] = (float)sin(an);
+        }
+    }
+    for (b = 0; b < B; b++) {
+        pos[b] = state ? (int64_t)state[b * SF + SF - 1] : 0;
+        if (state) memcpy(S0 + b * (SF - 1), state + b * SF, (size_t)(SF - 1) * sizeof(float));
+        else lattn_ttt_layer_state_init(m, S0 + b * (SF - 1));
+        for (i = 0; i < SF - 1; i++) dS[b * (SF - 1) + i] = dstate ? dstate[b * SF + i] : 0.0f;
+        for (t = 0; t < T; t++) {
+            const float *r = cs + ((pos[b] + t) % mb) * F;
+            for (h = 0; h < H; h++)
+                for (i = 0; i < F; i += 2) {
+                    float *u = Q + (b * T + t) * D + h * F + i, *w = K + (b * T + t) * D + h * F + i, u0 = u[0], w0 = w[0];
+                    u[0] = u0 * r[i] - u[1] * r[i + 1];
+                    u[1] = u[1] * r[i] + u0 * r[i + 1];
+                    w[0] = w0 * r[i] - w[1] * r[i + 1];
+                    w[1] = w[1] * r[i] + w0 * r[i + 1];
+                }
+        }
+    }
+    a.B = B;
+    a.T = T;
+    a.H = H;
+    a.K = F;
+    a.mlp = c->mlp;
+    a.mini_batch = mb;
+    a.q = Q;
+    a.k = K;
+    a.v = V;
+    a.lr = LR;
+    a.tok = tok;
+    a.ln_w = m->ln_w;
+    a.ln_b = m->ln_b;
+    a.h0 = S0;
+    a.pos0 = pos;
+    a.o = O;
+    st = lattn_ttt_chunk(ctx, &a);
+    if (st != LATTN_OK) goto done;
+    lattn__layernorm_rows(nthr, M, D, O, m->post_w, m->post_b, (float)LATTN__TTT_EPS, Rw);
+    if (c->use_gate) {
+        lattn__linear(nthr, M, D, D, Xn, m->g_w, Gp, 0, ws);
+        lattn__gelu_tanh_n((size_t)(M * D), Gp, Rg, Rg);
+        for (i = 0; i < M * D; i++) Rg[i] *= Rw[i];
+    } else memcpy(Rg, Rw, (size_t)(M * D) * sizeof(float));
+    /* ---- backward: dB = ∂ℒ/∂(the layer's output), the Block's FFN first ---- */
+    if (Fn) {                            /* y = h + W_down(SiLU(W_gate f) ⊙ W_up f), f = RMSNorm(h), h = x + layer */
+        lattn__linear(nthr, M, D, D, Rg, m->o_w, Hh, 0, ws);
+        for (i = 0; i < M * D; i++) Hh[i] += x[i];
+        lattn__rmsnorm_rows(nthr, M, D, Hh, m->ffn_norm, (float)LATTN__TTT_EPS, Fr);
+        lattn__linear(nthr, M, Fn, D, Fr, m->gate_w, Gg, 0, ws);
+        lattn__linear(nthr, M, Fn, D, Fr, m->up_w, U, 0, ws);
+        lattn_vec_silu((size_t)(M * Fn), Gg, Ac);
+        for (i = 0; i < M * Fn; i++) Ac[i] *= U[i];
+        lattn__linear_backward(nthr, M, D, Fn, Ac, m->down_w, dy, dA, 0, grad + (m->down_w - m->arena), 0, ws);
+        lattn__swiglu_backward(nthr, M * Fn, Gg, U, dA, Ac);             /* dA: d gate, Ac: d up */
+        lattn__linear_backward(nthr, M, Fn, D, Fr, m->gate_w, dA, dB, 0, grad + (m->gate_w - m->arena), 0, ws);
+        lattn__linear_backward(nthr, M, Fn, D, Fr, m->up_w, Ac, dB, 1, grad + (m->up_w - m->arena), 0, ws);
+        memcpy(dA, dy, (size_t)(M * D) * sizeof(float));
+        lattn__rmsnorm_rows_backward(nthr, M, D, Hh, m->ffn_norm, (float)LATTN__TTT_EPS, dB, dA, grad + (m->ffn_norm - m->arena), 0);
+        memcpy(dB, dA, (size_t)(M * D) * sizeof(float));               /* dh: the residual's share of dx too */
+    } else memcpy(dB, dy, (size_t)(M * D) * sizeof(float));
+    lattn__linear_backward(nthr, M, D, D, Rg, m->o_w, dB, dA, 0, grad + (m->o_w - m->arena), 0, ws);   /* dA = ∂ℒ/∂Rg */
+    memset(dXn, 0, (size_t)(M * D) * sizeof(float));
+    if (c->use_gate) {                   /* Rg = Rw ∘ gelu(Gp): dGp = dRg ∘ Rw ∘ gelu'(Gp), dRw = dRg ∘ gelu(Gp) */
+        lattn__gelu_tanh_n((size_t)(M * D), Gp, dK, dK);
+        for (i = 0; i < M * D; i++) {
+            dQ[i] = dA[i] * Rw[i] * lattn__gelu_tanh_grad(Gp[i]);
+            dA[i] *= dK[i];
+        }
+        lattn__linear_backward(nthr, M, D, D, Xn, m->g_w, dQ, dXn, 0, grad + (m->g_w - m->arena), 0, ws);
+    }
+    for (i = 0; i < M; i++)              /* post_norm */
+        lattn__layernorm_bwd(D, O + i * D, m->post_w, (float)LATTN__TTT_EPS, dA + i * D, dO + i * D, grad + (m->post_w - m->arena),
+                             grad + (m->post_b - m->arena));
+    /* ---- the inner loop, then RoPE, the learning rates and the projections ---- */
+    g.dout = dO;
+    g.dht = dS;                          /* in place: each pair reads its dht before it writes its dh0 */
+    g.dq = dQ;
+    g.dk = dK;
+    g.dv = dV;
+    g.dlr = dLR;
+    g.dtok = dtok;
+    g.dln_w = grad + (m->ln_w - m->arena);
+    g.dln_b = grad + (m->ln_b - m->arena);
+    g.dh0 = dS;
+    st = lattn_ttt_chunk_backward(ctx, &a, &g);
+    if (st != LATTN_OK) goto done;
+    for (b = 0; b < B; b++)
+        for (t = 0; t < T; t++) {
+            const float *r = cs + ((pos[b] + t) % mb) * F;
+            for (h = 0; h < H; h++)
+                for (i = 0; i < F; i += 2) {
+                    float *u = dQ + (b * T + t) * D + h * F + i, *w = dK + (b * T + t) * D + h * F + i, u0 = u[0], w0 = w[0];
+                    u[0] = u0 * r[i] + u[1] * r[i + 1];
+                    u[1] = u[1] * r[i] - u0 * r[i + 1];
+                    w[0] = w0 * r[i] + w[1] * r[i + 1];
+                    w[1] = w[1] * r[i] - w0 * r[i + 1];
+                }
+        }
+    for (i = 0; i < M * H; i++) {        /* lr = base_lr σ(pre) / F */
+        const double sg = 1.0 / (1.0 + exp(-(double)LRp[i]));
+        dLR[i] = (float)((double)dLR[i] * c->base_lr * sg * (1.0 - sg) / (double)F);
+        grad[(m->lr_b - m->arena) + i % H] += dLR[i];
+    }
+    lattn__linear_backward(nthr, M, D, D, Xn, m->q_w, dQ, dXn, 1, grad + (m->q_w - m->arena), 0, ws);
+    lattn__linear_backward(nthr, M, D, D, Xn, m->k_w, dK, dXn, 1, grad + (m->k_w - m->arena), 0, ws);
+    lattn__linear_backward(nthr, M, D, D, Xn, m->v_w, dV, dXn, 1, grad + (m->v_w - m->arena), 0, ws);
+    lattn__linear_backward(nthr, M, H, D, Xn, m->lr_w, dLR, dXn, 1, grad + (m->lr_w - m->arena), 0, ws);
+    if (Fn) {                            /* x -> seq_norm -> the layer, plus the residual */
+        lattn__rmsnorm_rows_backward(nthr, M, D, x, m->seq_norm, (float)LATTN__TTT_EPS, dXn, dB, grad + (m->seq_norm - m->arena), 0);
+        memcpy(dXn, dB, (size_t)(M * D) * sizeof(float));
+    }
+    if (dx) memcpy(dx, dXn, (size_t)(M * D) * sizeof(float));
+    for (i = 0; i < mb; i++)             /* tok_i = max(0, 1/(i+1) + token_idx_i) */
+        grad[(m->tok_idx - m->arena) + i] = 1.0f / (float)(i + 1) + m->tok_idx[i] > 0.0f ? dtok[i] : 0.0f;
+    for (b = 0; b < B; b++)              /* the start weights: the layer's own (fresh sequences) or the states' */
+        for (h = 0; h < H; h++) {
+            const float *d = dS + b * (SF - 1) + h * 2 * P;
+            if (dstate) { memcpy(dstate + b * SF + h * 2 * P, d, (size_t)(2 * P) * sizeof(float)); continue; }
+            if (state) continue;
+            lattn_vec_axpy((size_t)(F * F1), 1.0f, d, grad + (m->W1 - m->arena) + h * F * F1);
+            lattn_vec_axpy((size_t)F1, 1.0f, d + F * F1, grad + (m->b1 - m->arena) + h * F1);
+            if (!c->mlp) continue;
+            lattn_vec_axpy((size_t)(F1 * F), 1.0f, d + F * F1 + F1, grad + (m->W2 - m->arena) + h * F1 * F);
+            lattn_vec_axpy((size_t)F, 1.0f, d + 2 * F * F1 + F1, grad + (m->b2 - m->arena) + h * F);
+        }
+    for (b = 0; dstate && b < B; b++) dstate[b * SF + SF - 1] = 0.0f;
+done:
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
 #endif /* LATTN_NO_MODELS */
@@ -15437,7 +15933,6 @@ static lattn_status lattn__tf_ref_bwd_rows(lattn_ctx *ctx, const lattn_tf_model 
    (added to dX when acc_x; dX NULL: skipped) and dW = dYᵀ X (added when acc_w). Blocks of
    LATTN__LIN_NB output columns of dX and rows of dW over the threads, each block by one thread in an
    order fixed by the shape: the same bits at any thread count. ws: LATTN__LINB_WS floats a thread. */
-#define LATTN__LINB_WS lattn__gemm_ws(LATTN__NC, LATTN__KC)
 static void lattn__linear_backward(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, const float *dY,
                                    float *dX, int acc_x, float *dW, int acc_w, float *ws) {
     const int64_t nbx = dX ? (K + LATTN__LIN_NB - 1) / LATTN__LIN_NB : 0, nbw = (N + LATTN__LIN_NB - 1) / LATTN__LIN_NB;
@@ -18106,13 +18601,43 @@ static lattn_status lattn__ttt_case_run(lattn_ctx *ctx, const void *layer, lattn
     if (form == LATTN_FORM_CHUNK) return lattn_ttt_layer_forward(ctx, m, B, T, x, y, state);
     return lattn_ttt_layer_step(ctx, m, B, x, y, state);
 }
+/* A TTT gradient case: in.x [B][T][D] and in.dout (∂ℒ/∂y) -> out.dx (optional) and out.d<name> for
+   every tensor, by lattn_ttt_layer_backward_ref or lattn_ttt_layer_backward; fresh sequences. */
+static lattn_status lattn__case_ttt_grad(lattn__case *k, lattn_form form, const lattn_ttt_layer *m) {
+    const lattn_st_tensor *tx;
+    const float *x, *dy;
+    float *dx, *grad, *dst;
+    char nm[LATTN_NAME_MAX + 8];
+    int64_t i;
+    lattn_status st;
+    LATTN__TRY(lattn__case_in(k, "in.x", 1, &x, &tx));
+    LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
+    if (tx->shape[2] != m->cfg.D) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.x must be [B][T][%lld]", (long long)m->cfg.D);
+    LATTN__TRY(lattn__case_in(k, "in.dout", 1, &dy, NULL));
+    LATTN__TRY(lattn__case_count(k, "in.dout", (int64_t)tx->count));
+    LATTN__TRY(lattn__case_count(k, "out.dx", (int64_t)tx->count));
+    LATTN__TRY(lattn__case_out(k, "out.dx", &dx));
+    if (!(grad = (float *)lattn__case_keep(k, m->n_params * sizeof(float) + 1))) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
+    if (form == LATTN_FORM_REF) st = lattn_ttt_layer_backward_ref(k->ctx, m, tx->shape[0], tx->shape[1], x, NULL, dy, grad, NULL, dx, NULL);
+    else if (form == LATTN_FORM_CHUNK) st = lattn_ttt_layer_backward(k->ctx, m, tx->shape[0], tx->shape[1], x, NULL, dy, grad, dx, NULL);
+    else st = lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a TTT gradient case has no %s form", lattn_form_name(form));
+    for (i = 0; st == LATTN_OK && i < m->n_tensors; i++) {
+        snprintf(nm, sizeof nm, "out.d%s", m->tensors[i].name);
+        st = lattn__case_count(k, nm, (int64_t)m->tensors[i].count);
+        if (st == LATTN_OK) st = lattn__case_out(k, nm, &dst);
+        if (st == LATTN_OK && !dst) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: a gradient case needs %s", nm);
+        if (st == LATTN_OK) memcpy(dst, grad + (m->tensors[i].data - m->arena), m->tensors[i].count * sizeof(float));
+    }
+    return st;
+}
 /* The TTT layer (mixer "ttt_layer"): the official tensor names under "in.", a layer case; _chunk is
    the dual form, _step the primal one token at a time. */
 static lattn_status lattn__case_ttt(lattn__case *k, lattn_form form) {
     lattn_ttt_layer m;
     lattn_status st;
     LATTN__TRY(lattn_ttt_layer_init_st(k->ctx, &m, k->c, "in."));
-    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn__ttt_state_floats(&m.cfg), lattn__ttt_case_run);
+    st = lattn__case_pass(k) == 1 ? lattn__case_ttt_grad(k, form, &m)
+                                  : lattn__case_layer(k, form, &m, m.cfg.D, lattn__ttt_state_floats(&m.cfg), lattn__ttt_case_run);
     lattn_ttt_layer_free(k->ctx, &m);
     return st;
 }

@@ -6210,6 +6210,28 @@ static void test_ttt_layer_backward(lattn_ctx *ctx, lattn_rng *r) {
               var == 0 ? "TTT-Linear" : var == 1 ? "TTT-MLP with the gate" : "the Block, carried states", worst);
         for (i = 0; i < m.n_params; i++) if ((float)g64[i] != g[i]) break;
         CHECK(i == m.n_params, "ttt layer backward_ref: grad = (float)grad64");
+        {   /* the float32 form against _ref, per tensor; the same bits at 1 and 3 threads */
+            float *g2 = fnew(m.n_params), *dx2 = fnew(nx), *ds2 = ds ? fnew(ns) : NULL, *g3 = fnew(m.n_params);
+            double e = 0;
+            if (ds) memset(ds2, 0, ns * sizeof(float));
+            poison(g2, m.n_params); poison(dx2, nx);
+            CHECK(lattn_ttt_layer_backward(ctx, &m, B, T, x, s0, dy, g2, dx2, ds2) == LATTN_OK, "ttt layer backward: %s", lattn_ctx_error(ctx));
+            for (ti = 0; ti < m.n_tensors; ti++) {
+                const size_t o = (size_t)(m.tensors[ti].data - m.arena);
+                const int tk = strcmp(m.tensors[ti].name, "learnable_token_idx") == 0;   /* a sum over every token: 10× looser */
+                if (m.tensors[ti].count) e = fmax(e, rel_rms(g2 + o, g + o, m.tensors[ti].count) * (tk ? 0.1 : 1.0));
+            }
+            e = fmax(e, rel_rms(dx2, dx, nx));
+            if (ds) e = fmax(e, rel_rms(ds2, ds, ns));
+            CHECK(e <= 1e-5, "ttt layer backward (float32) = backward_ref (%s): worst tensor %.3g",
+                  var == 0 ? "TTT-Linear" : var == 1 ? "TTT-MLP with the gate" : "the Block, carried states", e);
+            ctx->n_threads = 3;
+            if (ds) memset(ds2, 0, ns * sizeof(float));
+            CHECK(lattn_ttt_layer_backward(ctx, &m, B, T, x, s0, dy, g3, dx2, ds2) == LATTN_OK && memcmp(g2, g3, m.n_params * sizeof(float)) == 0,
+                  "ttt layer backward: the same bits at 1 and 3 threads");
+            ctx->n_threads = 0;
+            free(g2); free(dx2); free(ds2); free(g3);
+        }
         lattn_ttt_layer_free(ctx, &m);
         free(x); free(dy); free(y); free(dx); free(g); free(g64); free(y64); free(s0); free(s); free(ds);
     }
@@ -6245,11 +6267,82 @@ static void test_ttt_layer_backward(lattn_ctx *ctx, lattn_rng *r) {
         e = rel_rms_d(dx, want, n);
         CHECK(e <= 1e-6, "%s: dx = dhidden_states (%.3g, float)", path, e);
         CHECK(worst <= 1e-10, "%s: every weight's gradient within 1e-10 (worst %.3g)", path, worst);
+        {   /* the float32 form */
+            float *g2 = fnew(m.n_params);
+            double w2 = 0;
+            CHECK(lattn_ttt_layer_backward(ctx, &m, tx->shape[0], tx->shape[1], x, NULL, dy, g2, dx, NULL) == LATTN_OK, "%s: %s", path,
+                  lattn_ctx_error(ctx));
+            for (ti = 0; ti < m.n_tensors; ti++) {
+                char nm[96];
+                snprintf(nm, sizeof nm, "grad.%s", m.tensors[ti].name);
+                double *w64 = tensor_f64(&f, nm, &n);
+                if (w64) w2 = fmax(w2, rel_rms_d(g2 + (m.tensors[ti].data - m.arena), w64, n));
+                free(w64);
+            }
+            CHECK(w2 <= 1e-5, "%s: the float32 backward within 1e-5 (worst tensor %.3g)", path, w2);
+            if (getenv("LATTN_TEST_VERBOSE")) printf("  %s: backward (float32), worst weight gradient %.3g\n", path, w2);
+            free(g2);
+        }
         if (getenv("LATTN_TEST_VERBOSE")) printf("  %s: backward_ref, worst weight gradient %.3g, dx %.3g (float)\n", path, worst, e);
         free(want); free(x); free(dy); free(dx); free(g64);
         lattn_ttt_layer_free(ctx, &m);
         lattn_st_free(ctx, &f);
     }
+}
+/* lattn_ttt_chunk_backward (float32, the dual form) against lattn_ttt_ref_backward: TTT-Linear and
+   TTT-MLP, mini-batches 1, 4, 16 over T = 0, 1, 15, 16, 17, 37, fresh and open mini-batches,
+   variable lengths, head widths 13 and 16, every output poisoned first; the same bits at 1 and 3
+   threads. */
+static void test_ttt_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
+    static const int64_t bs[3] = { 1, 4, 16 }, Ts[6] = { 0, 1, 15, 16, 17, 37 };
+    int mlp, bi, ti;
+    for (mlp = 0; mlp < 2; mlp++)
+        for (bi = 0; bi < 3; bi++)
+            for (ti = 0; ti < 6; ti++) {
+                const int vl = ti == 5 && bi == 1;
+                const int64_t B = 2, H = 2, F = (ti % 2) ? 13 : 16, T = Ts[ti], b = bs[bi], P = lattn__ttt_p(F, mlp);
+                int64_t offs[4];
+                size_t nin[8], no, ns;
+                ttt_case c;
+                lattn_ttt_grads g1 = LATTN__ZERO, g2;
+                float *ref[8], *got[8], *dout, *dht;
+                double worst = 0;
+                int w, pass = 1, n_thr;
+                ttt_make(&c, r, B, T, H, F, mlp, b, ti >= 3);
+                no = (size_t)(B * T * H * F);
+                ns = (size_t)(B * H * 2 * P);
+                if (vl) {                    /* one batch row: sequences of 20 and 54 tokens */
+                    offs[0] = 0; offs[1] = 20; offs[2] = 2 * T;
+                    c.a.B = 1; c.a.T = 2 * T; c.a.offsets = offs; c.a.n_seqs = 2;
+                }
+                nin[0] = nin[1] = nin[2] = no; nin[3] = no / (size_t)F; nin[4] = (size_t)b; nin[5] = nin[6] = (size_t)(H * F); nin[7] = ns;
+                dout = fnormal(r, no + 1); dht = fnormal(r, ns);
+                for (w = 0; w < 8; w++) { ref[w] = fnew(nin[w] + 1); got[w] = fnew(nin[w] + 1); }
+                g1.dout = dout; g1.dht = dht;
+                g1.dq = ref[0]; g1.dk = ref[1]; g1.dv = ref[2]; g1.dlr = ref[3]; g1.dtok = ref[4]; g1.dln_w = ref[5]; g1.dln_b = ref[6]; g1.dh0 = ref[7];
+                CHECK(lattn_ttt_ref_backward(ctx, &c.a, &g1) == LATTN_OK, "ttt ref backward: %s", lattn_ctx_error(ctx));
+                for (n_thr = 1; n_thr <= 3; n_thr += 2) {
+                    g2 = g1;
+                    g2.dq = got[0]; g2.dk = got[1]; g2.dv = got[2]; g2.dlr = got[3]; g2.dtok = got[4]; g2.dln_w = got[5]; g2.dln_b = got[6]; g2.dh0 = got[7];
+                    if (n_thr == 3) for (w = 0; w < 8; w++) memcpy(ref[w], got[w], nin[w] * sizeof(float));   /* one thread's bits */
+                    for (w = 0; w < 8; w++) poison(got[w], nin[w]);
+                    ctx->n_threads = n_thr;
+                    CHECK(lattn_ttt_chunk_backward(ctx, &c.a, &g2) == LATTN_OK, "ttt chunk backward: %s", lattn_ctx_error(ctx));
+                    for (w = 0; w < 8; w++) {
+                        if (n_thr == 1) {
+                            const double e = rel_rms(got[w], ref[w], nin[w]);
+                            worst = fmax(worst, e);
+                            if (!(e <= (w == 4 ? 1e-4 : 1e-5)) && nin[w] > 0) pass = 0;   /* dtok: a sum over pairs and tokens that cancels */
+                        } else if (memcmp(got[w], ref[w], nin[w] * sizeof(float)) != 0) pass = 0;
+                    }
+                }
+                ctx->n_threads = 0;
+                CHECK(pass, "ttt %s chunk_backward = ref_backward (b %lld, T %lld, F %lld%s): worst %.3g, same bits at 1 and 3 threads",
+                      mlp ? "mlp" : "linear", (long long)b, (long long)T, (long long)F, vl ? ", variable lengths" : "", worst);
+                for (w = 0; w < 8; w++) { free(ref[w]); free(got[w]); }
+                free(dout); free(dht);
+                ttt_free(&c);
+            }
 }
 static void test_backward(void) {
     static const char *const gates[4] = { "none", "g", "gk", "g_gamma" };
@@ -6261,6 +6354,7 @@ static void test_backward(void) {
     lattn_ctx_init(&ctx);
     test_ttt_backward(&ctx, &r);
     test_ttt_layer_backward(&ctx, &r);
+    test_ttt_chunk_backward(&ctx, &r);
     for (vl = 0; vl < 2; vl++)
         for (gi = 0; gi < 4; gi++)
             for (mi = 0; mi < 6; mi++)
