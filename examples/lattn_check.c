@@ -602,6 +602,34 @@ static int external_train(const char *path, const lattn_st_file *f) {
     return ok;
 }
 
+/* A TTT gradient file (ttt_*_grad_*: the official TTTLinear / TTTMLP under float64 autograd) as a
+   lattn gradient case of mixer ttt_layer: hidden_states -> in.x, dy -> in.dout, the parameters under
+   their names -> in.<name>, dhidden_states -> out.dx, grad.<name> -> out.d<name>; y and the
+   positions (t mod b in the layer) left out. Both forms, lattn_ttt_layer_backward_ref and
+   lattn_ttt_layer_backward, at 1e-5. */
+static int external_ttt_grad(const char *path, const lattn_st_file *f) {
+    const char *meta[8];
+    lattn_st_entry e[48];
+    char names[48][80];
+    int64_t i;
+    int ne = 0, nm = 0;
+    meta[nm++] = "mixer"; meta[nm++] = "ttt_layer";
+    meta[nm++] = "pass"; meta[nm++] = "backward";
+    meta[nm++] = "tol_fp32"; meta[nm++] = "1e-5";
+    for (i = 0; i < f->n_tensors && ne < 48; i++) {
+        const lattn_st_tensor *t = &f->tensors[i];
+        if (strcmp(t->name, "y") == 0 || strcmp(t->name, "position_ids") == 0) continue;
+        if (strcmp(t->name, "hidden_states") == 0) snprintf(names[ne], sizeof names[ne], "in.x");
+        else if (strcmp(t->name, "dy") == 0) snprintf(names[ne], sizeof names[ne], "in.dout");
+        else if (strcmp(t->name, "dhidden_states") == 0) snprintf(names[ne], sizeof names[ne], "out.dx");
+        else if (strncmp(t->name, "grad.", 5) == 0) snprintf(names[ne], sizeof names[ne], "out.d%s", t->name + 5);
+        else snprintf(names[ne], sizeof names[ne], "in.%s", t->name);
+        e[ne].name = names[ne]; e[ne].dtype = t->dtype; e[ne].ndim = t->ndim; e[ne].shape = t->shape; e[ne].data = t->data;
+        ne++;
+    }
+    return external_variant(path, e, ne, meta, nm, NULL, f, NULL, NULL);
+}
+
 /* An external reference file as a lattn case: q, k, v, beta, g, h0 (or a PRISM block's parameters
    and x) -> in.*, o, ht (or y) -> out.* (kept float64); fla's delta-rule sources become mixer "gdr",
    the other fla sources "linear_attn" (the gates pick the member), gpr-prism's PRISMBlock "prism_p1",
@@ -636,6 +664,11 @@ static int cmd_external(const char *path) {
         (strstr(src, "linear_attn") || strstr(src, "ops/gla/") || strstr(src, "ops/simple_gla/") || strstr(src, "causal_conv1d_ref") ||
          strstr(src, "selective_scan") || strstr(src, "delta_rule") || strstr(src, "ops/kda/") || strstr(src, "ops/attn/"))) {
         r = external_grad(path, &f, src);
+        lattn_st_free(&g_ctx, &f);
+        return r < 0 ? 2 : r ? 0 : 1;
+    }
+    if (src && strstr(src, "ttt.py") && lattn_st_find(&f, "dy")) {
+        r = external_ttt_grad(path, &f);
         lattn_st_free(&g_ctx, &f);
         return r < 0 ? 2 : r ? 0 : 1;
     }
