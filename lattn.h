@@ -12986,14 +12986,30 @@ LATTN__DEF lattn_status lattn_ttt_step(lattn_ctx *ctx, const lattn_ttt_args *a) 
        dG = -Mᵀ dZ̄ + lr ∘ (Xk dA' + da'),     dW0 += Xqᵀ dZ̄,  dA = dA' - Xqᵀ (tok ∘ dZ̄)
    (dA' the adjoint after the mini-batch: -tok_last dW0' where it closed); then G = ψ(Z) row by row
    and Z = Xk W0 + b0 (TTT-MLP: through gelu, gelu_bwd and the second layer, as _ref_backward). */
-static float lattn__gelu_tanh_grad(float x) {
-    const float t = tanhf(0.7978845608f * (x + 0.044715f * x * x * x));
-    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608f * (1.0f + 0.134145f * x * x);
+/* g *= gelu_tanh'(x) and g *= gelu_bwd'(x) over n values, through the vector sigmoid with
+   tanh u = 2σ(2u) - 1 and 1 - tanh² u = 4σ(1 - σ) (tmp: n floats):
+       gelu_tanh'(x) = s + 2x s(1 - s) c (1 + 3·0.044715 x²),  s = σ(2c(x + 0.044715 x³)), c = sqrt(2/π)
+       gelu_bwd'(x)  = ½(1 - t²) p - x t t' p + x² (1 - t²) 0.1070322243 + ½ t',
+                       t = tanh(0.79788456 x (1 + 0.044715 x²)), t' = (1 - t²) 0.79788456 (1 + 3·0.044715 x²),
+                       p = 0.79788456 + 0.1070322243 x² */
+static void lattn__gelu_tanh_grad_mul_n(size_t n, const float *x, float *g, float *tmp) {
+    size_t i;
+    for (i = 0; i < n; i++) tmp[i] = 1.5957691216057308f * (x[i] + 0.044715f * x[i] * x[i] * x[i]);
+    lattn_vec_sigmoid(n, tmp, tmp);
+    for (i = 0; i < n; i++) {
+        const float sg = tmp[i];
+        g[i] *= sg + 2.0f * x[i] * sg * (1.0f - sg) * 0.7978845608f * (1.0f + 0.134145f * x[i] * x[i]);
+    }
 }
-static float lattn__gelu_bwd_grad(float x) {
-    const float t = tanhf(0.79788456f * x * (1.0f + 0.044715f * x * x)), p = 0.79788456f + 0.1070322243f * x * x;
-    const float dt = (1.0f - t * t) * 0.79788456f * (1.0f + 0.134145f * x * x);
-    return 0.5f * (1.0f - t * t) * p - x * t * dt * p + x * x * (1.0f - t * t) * 0.1070322243f + 0.5f * dt;
+static void lattn__gelu_bwd_grad_mul_n(size_t n, const float *x, float *g, float *tmp) {
+    size_t i;
+    for (i = 0; i < n; i++) tmp[i] = 1.59576912f * x[i] * (1.0f + 0.044715f * x[i] * x[i]);
+    lattn_vec_sigmoid(n, tmp, tmp);
+    for (i = 0; i < n; i++) {
+        const float sg = tmp[i], t = 2.0f * sg - 1.0f, u = 4.0f * sg * (1.0f - sg), x2 = x[i] * x[i];
+        const float p = 0.79788456f + 0.1070322243f * x2, dt = u * 0.79788456f * (1.0f + 0.134145f * x2);
+        g[i] *= 0.5f * u * p - x[i] * t * dt * p + x2 * u * 0.1070322243f + 0.5f * dt;
+    }
 }
 /* LayerNorm's backward on one row (lattn__layernorm_bwd_d in float): dx (written), dw, db (+=). */
 static void lattn__layernorm_bwd(int64_t n, const float *x, const float *w, float eps, const float *dy, float *dx, float *dw, float *db) {
@@ -13108,7 +13124,7 @@ static void lattn__ttt_lin_bwd(int64_t n, int64_t din, int64_t dout, const float
 /* Floats of one (sequence, head) backward's workspace, sequences up to len tokens. */
 static size_t lattn__ttt_bwd_ws(const lattn__ttt_dims *dm, int64_t len) {
     const int64_t b = dm->b, F = dm->F, F1 = dm->F1, P = dm->P, mx = LATTN__MAX(F1, b);
-    return (size_t)((len / b + 2) * P + 3 * P + 2 * b + b * (12 * F1 + 9 * F) + 3 * b * b + b * mx) + lattn__gemm_ws(mx, mx);
+    return (size_t)((len / b + 2) * P + 3 * P + 2 * b + b * (11 * F1 + 9 * F) + 3 * b * b + b * mx) + lattn__gemm_ws(mx, mx);
 }
 /* One head of one sequence backward (the arguments of lattn__ttt_head); acc [b + 2F] receives the
    pair's share of dtok, dγ, dβ. */
@@ -13116,16 +13132,16 @@ static void lattn__ttt_head_bwd(const lattn_ttt_args *a, const lattn_ttt_grads *
                                 int64_t pos, int64_t h, int64_t pr, float *acc, float *w) {
     const int64_t H = a->H, F = dm->F, F1 = dm->F1, P = dm->P, b = dm->b, ld = H * F, L2 = F * F1 + F1, mx = LATTN__MAX(F1, b);
     const float *gw = a->ln_w + h * F, *gb = a->ln_b + h * F, *h0 = a->h0 + pr * 2 * P;
-    float *ck, *dS, *Ae, *lr, *dlr, *Z1, *X2, *G1, *Zb1, *Xb, *dXb, *dZb1, *dG1, *dX2, *dZ1, *dH, *T1, *Z2, *G2, *Zb2, *dZr, *dG2, *dZ2;
+    float *ck, *dS, *Ae, *lr, *dlr, *Z1, *X2, *G1, *Zb1, *Xb, *dXb, *dG1, *dX2, *dZ1, *dH, *T1, *Z2, *G2, *Zb2, *dZr, *dG2, *dZ2;
     float *dQ, *dK, *dV, *Sm, *dM, *Mq, *Y, *ws;
     int64_t m = 0, t = 0, i, j;
     {
-        float **const part[31] = { &ck, &dS, &Ae, &lr, &dlr, &Z1, &X2, &G1, &Zb1, &Xb, &dXb, &dZb1, &dG1, &dX2, &dZ1, &dH, &T1,
+        float **const part[30] = { &ck, &dS, &Ae, &lr, &dlr, &Z1, &X2, &G1, &Zb1, &Xb, &dXb, &dG1, &dX2, &dZ1, &dH, &T1,
                                    &Z2, &G2, &Zb2, &dZr, &dG2, &dZ2, &dQ, &dK, &dV, &Sm, &dM, &Mq, &Y, &ws };
-        const int64_t cnt[31] = { (len / b + 2) * P, 2 * P, P, b, b, b * F1, b * F1, b * F1, b * F1, b * F1, b * F1, b * F1, b * F1,
+        const int64_t cnt[30] = { (len / b + 2) * P, 2 * P, P, b, b, b * F1, b * F1, b * F1, b * F1, b * F1, b * F1, b * F1,
                                   b * F1, b * F1, b * F1, b * F1, b * F, b * F, b * F, b * F, b * F, b * F, b * F, b * F, b * F,
                                   b * b, b * b, b * b, b * mx, 0 };
-        lattn__carve_floats(w, part, cnt, 31);
+        lattn__carve_floats(w, part, cnt, 30);
     }
     memcpy(dS, h0, (size_t)(2 * P) * sizeof(float));    /* first the running state: the key side alone moves it on */
     while (t < len) {
@@ -13176,23 +13192,25 @@ static void lattn__ttt_head_bwd(const lattn_ttt_args *a, const lattn_ttt_grads *
         if (a->mlp) {
             lattn__ttt_lin_bwd(n, F1, F, Xb, F1, X2, F1, G2, lr, tk, W0 + L2, Ap ? Ap + L2 : NULL, dZr, dS + P + L2, dXb, F1, dX2, F1,
                                dG2, dS + L2, dlr, acc + p0, Sm, dM, Y, ws);
-            for (j = 0; j < n * F1; j++) dZb1[j] = dXb[j] * lattn__gelu_tanh_grad(Zb1[j]);
+            lattn__gelu_tanh_grad_mul_n((size_t)(n * F1), Zb1, dXb, T1);   /* dZ̄1 = dXb ∘ gelu'(Z̄1), in place */
         }
-        lattn__ttt_lin_bwd(n, F, F1, Q, ld, K, ld, G1, lr, tk, W0, Ap, a->mlp ? dZb1 : dZr, dS + P, dQ, F, dK, F, dG1, dS, dlr, acc + p0,
+        lattn__ttt_lin_bwd(n, F, F1, Q, ld, K, ld, G1, lr, tk, W0, Ap, a->mlp ? dXb : dZr, dS + P, dQ, F, dK, F, dG1, dS, dlr, acc + p0,
                            Sm, dM, Y, ws);
         if (a->mlp) {                                    /* G1 = H ∘ gelu_bwd(Z1), H = G2 W2ᵀ */
             lattn__ttt_mm(1, n, F1, F, G2, F, W0 + L2, dH, ws);
             for (j = 0; j < n * F1; j++) {
-                dZ1[j] = dG1[j] * dH[j] * lattn__gelu_bwd_grad(Z1[j]);
+                dZ1[j] = dG1[j] * dH[j];
                 dH[j] = dG1[j];
             }
+            lattn__gelu_bwd_grad_mul_n((size_t)(n * F1), Z1, dZ1, T1);
             lattn__gelu_bwd_mul_n((size_t)(n * F1), Z1, dH, T1);
             lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, F1, F, n, dH, F1, G2, F, dS + L2, F, ws);
             lattn__sgemm(LATTN_GEMM_ACCUMULATE, n, F, F1, dH, F1, W0 + L2, F, dG2, F, ws);
             for (i = 0; i < n; i++)
                 lattn__ttt_grad_bwd(F, Z2 + i * F, V + i * ld, K + i * ld, gw, gb, dG2 + i * F, dZ2 + i * F, dV + i * F, dK + i * F, acc + b, acc + b + F);
             lattn__ttt_dense_bwd(n, F1, F, X2, F1, W0 + L2, dZ2, dX2, F1, dS + L2, ws);
-            for (j = 0; j < n * F1; j++) dZ1[j] += dX2[j] * lattn__gelu_tanh_grad(Z1[j]);
+            lattn__gelu_tanh_grad_mul_n((size_t)(n * F1), Z1, dX2, T1);
+            lattn_vec_axpy((size_t)(n * F1), 1.0f, dX2, dZ1);
         } else
             for (i = 0; i < n; i++)
                 lattn__ttt_grad_bwd(F, Z1 + i * F, V + i * ld, K + i * ld, gw, gb, dG1 + i * F, dZ1 + i * F, dV + i * F, dK + i * F, acc + b, acc + b + F);
@@ -14057,9 +14075,10 @@ LATTN__DEF lattn_status lattn_ttt_layer_backward(lattn_ctx *ctx, const lattn_ttt
     if (c->use_gate) {                   /* Rg = Rw ∘ gelu(Gp): dGp = dRg ∘ Rw ∘ gelu'(Gp), dRw = dRg ∘ gelu(Gp) */
         lattn__gelu_tanh_n((size_t)(M * D), Gp, dK, dK);
         for (i = 0; i < M * D; i++) {
-            dQ[i] = dA[i] * Rw[i] * lattn__gelu_tanh_grad(Gp[i]);
+            dQ[i] = dA[i] * Rw[i];
             dA[i] *= dK[i];
         }
+        lattn__gelu_tanh_grad_mul_n((size_t)(M * D), Gp, dQ, dK);
         lattn__linear_backward(nthr, M, D, D, Xn, m->g_w, dQ, dXn, 0, grad + (m->g_w - m->arena), 0, ws);
     }
     for (i = 0; i < M; i++)              /* post_norm */

@@ -531,10 +531,13 @@ static void bench_prism(void) {
 
 /* ---- TTT-Linear / TTT-MLP at T = 2048, 16 heads of 64, b = 16, beside GDN and PRISM P2 ------------
    FLOPs counted as the dual form's products per token and head: 2F(3F + 2b) (TTT-Linear),
-   2(28F² + 10bF) (TTT-MLP); the same count for every form, so GFLOP/s compare the forms. */
-typedef struct { lattn_ctx *ctx; lattn_ttt_args a; float *st; int64_t pos; } ttt_u;
+   2(28F² + 10bF) (TTT-MLP); the same count for every form, so GFLOP/s compare the forms. The
+   backward (lattn_ttt_chunk_backward: the forward recomputed, then two products for each) is
+   counted as 3× the forward's, forward + backward as 4×. */
+typedef struct { lattn_ctx *ctx; lattn_ttt_args a; lattn_ttt_grads g; float *st; int64_t pos; } ttt_u;
 static void ttt_primal_run(void *p) { ttt_u *u = (ttt_u *)p; lattn_ttt_step(u->ctx, &u->a); }
 static void ttt_dual_run(void *p) { ttt_u *u = (ttt_u *)p; lattn_ttt_chunk(u->ctx, &u->a); }
+static void ttt_bwd_run(void *p) { ttt_u *u = (ttt_u *)p; lattn_ttt_chunk_backward(u->ctx, &u->a, &u->g); }
 static void ttt_step_run(void *p) {       /* token by token, the state carried */
     ttt_u *u = (ttt_u *)p;
     lattn_ttt_args s = u->a;
@@ -564,10 +567,17 @@ static void ttt_alloc(ttt_u *u, int64_t T, int64_t H, int64_t F, int mlp, uint64
     for (i = 0; i < H; i++) lattn_rng_fill_normal(&r, s0 + i * 2 * P, (size_t)P, 0.0f, 0.125f);
     u->a.lr = lr; u->a.tok = tok; u->a.ln_w = lw; u->a.ln_b = (float *)calloc((size_t)(H * F), sizeof(float)); u->a.h0 = s0;
     u->st = (float *)malloc(sizeof(float) * (size_t)(H * 2 * P));
+    memset(&u->g, 0, sizeof u->g);
+    u->g.dout = (float *)malloc(sizeof(float) * (size_t)n);
+    lattn_rng_fill_normal(&r, (float *)u->g.dout, (size_t)n, 0, 1);
+    u->g.dq = (float *)malloc(sizeof(float) * (size_t)(3 * n)); u->g.dk = u->g.dq + n; u->g.dv = u->g.dk + n;
+    u->g.dlr = (float *)malloc(sizeof(float) * (size_t)(T * H + b + 2 * H * F));
+    u->g.dtok = u->g.dlr + T * H; u->g.dln_w = u->g.dtok + b; u->g.dln_b = u->g.dln_w + H * F;
 }
 static void ttt_release(ttt_u *u) {
     free((void *)u->a.q); free((void *)u->a.k); free((void *)u->a.v); free(u->a.o); free((void *)u->a.lr); free((void *)u->a.tok);
     free((void *)u->a.ln_w); free((void *)u->a.ln_b); free((void *)u->a.h0); free(u->st);
+    free((void *)u->g.dout); free(u->g.dq); free(u->g.dlr);
 }
 static void bench_ttt(void) {
     const int64_t T = g_quick ? 512 : 2048, H = 16, F = 64, b = 16;
@@ -609,6 +619,15 @@ static void bench_ttt(void) {
             row(nm[1], shape, th, mp, (double)T, fl, NULL, 0);
             row(nm[0], shape, th, md, (double)T, fl, "primal", mp);
             row(nm[2], shape, th, mst, (double)T, fl, "dual", md);
+            {                            /* the outer gradient: the dual form's backward, and forward + backward */
+                double mb;
+                char nb[2][32];
+                time2(ttt_bwd_run, &u, NULL, NULL, runs, &mb, &unused);
+                snprintf(nb[0], sizeof nb[0], "%s_bwd", mlp ? "ttt_mlp" : "ttt_linear");
+                snprintf(nb[1], sizeof nb[1], "%s_fwd_bwd", mlp ? "ttt_mlp" : "ttt_linear");
+                row(nb[0], shape, th, mb, (double)T, 3.0 * fl, nm[0], md);
+                row(nb[1], shape, th, md + mb, (double)T, 4.0 * fl, nm[0], md);
+            }
             if (mlp) {                   /* PRISM P2 (S = 2) against TTT-MLP (dual) at the same width */
                 snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=64,S=2 vs TTT-MLP", (long long)T);
                 row("prism_p2_vs_ttt_mlp", shape, th, ms_p2[th], (double)T, 0, "ttt_mlp_dual", md);
