@@ -13814,11 +13814,82 @@ LATTN__DEF lattn_status lattn_ttt_layer_backward_ref(lattn_ctx *ctx, const lattn
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
+/* RoPE on the heads of the rows of Q and K [B·T][D] in place, at positions (pos[b] + t) mod b from
+   the table cs [b][F] (cos, sin per pair); sign -1 turns them back (the backward). */
+static void lattn__tt_rope_rows(const lattn_ttt_config *c, int64_t B, int64_t T, const int64_t *pos, const float *cs, float sign,
+                                float *Q, float *K) {
+    const int64_t D = c->D, H = c->H, F = D / H;
+    int64_t b, t, h, i;
+    for (b = 0; b < B; b++)
+        for (t = 0; t < T; t++) {
+            const float *r = cs + ((pos[b] + t) % c->mini_batch) * F;
+            for (h = 0; h < H; h++)
+                for (i = 0; i < F; i += 2) {
+                    const float sn = sign * r[i + 1];
+                    float *u = Q + (b * T + t) * D + h * F + i, *w = K + (b * T + t) * D + h * F + i, u0 = u[0], w0 = w[0];
+                    u[0] = u0 * r[i] - u[1] * sn;
+                    u[1] = u[1] * r[i] + u0 * sn;
+                    w[0] = w0 * r[i] - w[1] * sn;
+                    w[1] = w[1] * r[i] + w0 * sn;
+                }
+        }
+}
+/* The inner loop's inputs from the layer's input rows X [B·T][D]: q, k (after RoPE), v [B·T][D],
+   the learning rates LR [B·T][H] (LRp: their pre-activations, optional), the token factors tok
+   [b] with the RoPE table cs [b][F], the states S [B][SF - 1] (from state, or fresh) and their
+   positions pos [B]; a set up for lattn_ttt_chunk or _step (o and ht the caller's). ws: the
+   threads' LATTN__LIN_WS(D). */
+static void lattn__tt_inputs(int nthr, const lattn_ttt_layer *m, int64_t B, int64_t T, const float *X, const float *state,
+                             int64_t *pos, float *Q, float *K, float *V, float *LR, float *LRp, float *S, float *tok, float *cs,
+                             float *ws, lattn_ttt_args *a) {
+    const lattn_ttt_config *c = &m->cfg;
+    const int64_t D = c->D, H = c->H, F = D / H, mb = c->mini_batch, SF = lattn__ttt_state_floats(c), M = B * T;
+    int64_t b, t, i;
+    lattn__linear(nthr, M, D, D, X, m->q_w, Q, 0, ws);
+    lattn__linear(nthr, M, D, D, X, m->k_w, K, 0, ws);
+    lattn__linear(nthr, M, D, D, X, m->v_w, V, 0, ws);
+    lattn__linear(nthr, M, H, D, X, m->lr_w, LR, 0, ws);
+    for (i = 0; i < M * H; i++) {        /* lr = base_lr σ(<lr_w, x> + lr_b) / F */
+        double z = (double)(LR[i] + m->lr_b[i % H]);
+        if (LRp) LRp[i] = (float)z;
+        LR[i] = (float)(c->base_lr * (1.0 / (1.0 + exp(-z))) / (double)F);
+    }
+    for (t = 0; t < mb; t++) {                           /* tok, and cos / sin of every position mod b */
+        tok[t] = LATTN__MAX(0.0f, 1.0f / (float)(t + 1) + m->tok_idx[t]);
+        for (i = 0; i < F / 2; i++) {
+            double an = lattn__tt_angle(c, t, i);
+            cs[t * F + 2 * i] = (float)cos(an);
+            cs[t * F + 2 * i + 1] = (float)sin(an);
+        }
+    }
+    for (b = 0; b < B; b++) {
+        pos[b] = state ? (int64_t)state[b * SF + SF - 1] : 0;
+        if (state) memcpy(S + b * (SF - 1), state + b * SF, (size_t)(SF - 1) * sizeof(float));
+        else lattn_ttt_layer_state_init(m, S + b * (SF - 1));
+    }
+    lattn__tt_rope_rows(c, B, T, pos, cs, 1.0f, Q, K);
+    memset(a, 0, sizeof *a);
+    a->B = B;
+    a->T = T;
+    a->H = H;
+    a->K = F;
+    a->mlp = c->mlp;
+    a->mini_batch = mb;
+    a->q = Q;
+    a->k = K;
+    a->v = V;
+    a->lr = LR;
+    a->tok = tok;
+    a->ln_w = m->ln_w;
+    a->ln_b = m->ln_b;
+    a->h0 = S;
+    a->pos0 = pos;
+}
 /* The float32 TTT layer: threaded GEMMs around lattn_ttt_chunk (form CHUNK) or lattn_ttt_step (STEP). */
 static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
                                       const float *x, float *y, float *state, lattn_form form, const char *who) {
     int nthr = lattn__threads(ctx);
-    int64_t D, H, F, mb, SF, M, b, t, h, i, *pos;
+    int64_t D, H, F, mb, SF, M, b, i, *pos;
     float *buf, *Q, *K, *V, *O, *G, *LR, *S, *tok, *cs, *ws;
     lattn_ttt_args a = LATTN__ZERO;
     lattn_status st;
@@ -13839,53 +13910,7 @@ static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, 
         const int64_t cnt[10] = { M * D, M * D, M * D, M * D, M * D, M * H, B * SF, mb, mb * F, 0 };
         lattn__carve_floats(buf + 2 * B, part, cnt, 10);
     }
-    lattn__linear(nthr, M, D, D, x, m->q_w, Q, 0, ws);
-    lattn__linear(nthr, M, D, D, x, m->k_w, K, 0, ws);
-    lattn__linear(nthr, M, D, D, x, m->v_w, V, 0, ws);
-    lattn__linear(nthr, M, H, D, x, m->lr_w, LR, 0, ws);
-    for (i = 0; i < M * H; i++) {
-        double z = (double)(LR[i] + m->lr_b[i % H]);
-        LR[i] = (float)(m->cfg.base_lr * (1.0 / (1.0 + exp(-z))) / (double)F);
-    }
-    for (t = 0; t < mb; t++) {                           /* tok, and cos / sin of every position mod b */
-        tok[t] = LATTN__MAX(0.0f, 1.0f / (float)(t + 1) + m->tok_idx[t]);
-        for (i = 0; i < F / 2; i++) {
-            double an = lattn__tt_angle(&m->cfg, t, i);
-            cs[t * F + 2 * i] = (float)cos(an);
-            cs[t * F + 2 * i + 1] = (float)sin(an);
-        }
-    }
-    for (b = 0; b < B; b++) {
-        pos[b] = state ? (int64_t)state[b * SF + SF - 1] : 0;
-        if (state) memcpy(S + b * (SF - 1), state + b * SF, (size_t)(SF - 1) * sizeof(float));
-        else lattn_ttt_layer_state_init(m, S + b * (SF - 1));
-        for (t = 0; t < T; t++) {
-            const float *c = cs + ((pos[b] + t) % mb) * F;
-            for (h = 0; h < H; h++)
-                for (i = 0; i < F; i += 2) {
-                    float *u = Q + (b * T + t) * D + h * F + i, *w = K + (b * T + t) * D + h * F + i, u0 = u[0], w0 = w[0];
-                    u[0] = u0 * c[i] - u[1] * c[i + 1];
-                    u[1] = u[1] * c[i] + u0 * c[i + 1];
-                    w[0] = w0 * c[i] - w[1] * c[i + 1];
-                    w[1] = w[1] * c[i] + w0 * c[i + 1];
-                }
-        }
-    }
-    a.B = B;
-    a.T = T;
-    a.H = H;
-    a.K = F;
-    a.mlp = m->cfg.mlp;
-    a.mini_batch = mb;
-    a.q = Q;
-    a.k = K;
-    a.v = V;
-    a.lr = LR;
-    a.tok = tok;
-    a.ln_w = m->ln_w;
-    a.ln_b = m->ln_b;
-    a.h0 = S;
-    a.pos0 = pos;
+    lattn__tt_inputs(nthr, m, B, T, x, state, pos, Q, K, V, LR, NULL, S, tok, cs, ws, &a);
     a.o = O;
     a.ht = S;
     st = form == LATTN_FORM_STEP ? lattn_ttt_step(ctx, &a) : lattn_ttt_chunk(ctx, &a);
@@ -13960,7 +13985,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_backward(lattn_ctx *ctx, const lattn_ttt
     const char *who = "lattn_ttt_layer_backward";
     const lattn_ttt_config *c;
     int nthr = lattn__threads(ctx);
-    int64_t D, H, F, F1, P, mb, SF, Fn, M, b, t, h, i, *pos;
+    int64_t D, H, F, F1, P, mb, SF, Fn, M, b, h, i, *pos;
     float *buf, *Xn, *Q, *K, *V, *O, *LRp, *LR, *S0, *dS, *tok, *cs, *Rw, *Gp, *Rg, *Hh, *Fr, *Gg, *U, *Ac, *dA, *dB, *dQ, *dK, *dV, *dO;
     float *dLR, *dXn, *dtok, *ws;
     lattn_ttt_args a = LATTN__ZERO;
@@ -13996,55 +14021,10 @@ LATTN__DEF lattn_status lattn_ttt_layer_backward(lattn_ctx *ctx, const lattn_ttt
     /* ---- forward, keeping what the backward reads ---- */
     if (Fn) lattn__rmsnorm_rows(nthr, M, D, x, m->seq_norm, (float)LATTN__TTT_EPS, Xn);
     else memcpy(Xn, x, (size_t)(M * D) * sizeof(float));
-    lattn__linear(nthr, M, D, D, Xn, m->q_w, Q, 0, ws);
-    lattn__linear(nthr, M, D, D, Xn, m->k_w, K, 0, ws);
-    lattn__linear(nthr, M, D, D, Xn, m->v_w, V, 0, ws);
-    lattn__linear(nthr, M, H, D, Xn, m->lr_w, LRp, 0, ws);
-    for (i = 0; i < M * H; i++) {
-        LRp[i] += m->lr_b[i % H];
-        LR[i] = (float)(c->base_lr * (1.0 / (1.0 + exp(-(double)LRp[i]))) / (double)F);
-    }
-    for (t = 0; t < mb; t++) {
-        tok[t] = LATTN__MAX(0.0f, 1.0f / (float)(t + 1) + m->tok_idx[t]);
-        for (i = 0; i < F / 2; i++) {
-            double an = lattn__tt_angle(c, t, i);
-            cs[t * F + 2 * i] = (float)cos(an);
-            cs[t * F + 2 * i + 1] = (float)sin(an);
-        }
-    }
-    for (b = 0; b < B; b++) {
-        pos[b] = state ? (int64_t)state[b * SF + SF - 1] : 0;
-        if (state) memcpy(S0 + b * (SF - 1), state + b * SF, (size_t)(SF - 1) * sizeof(float));
-        else lattn_ttt_layer_state_init(m, S0 + b * (SF - 1));
-        for (i = 0; i < SF - 1; i++) dS[b * (SF - 1) + i] = dstate ? dstate[b * SF + i] : 0.0f;
-        for (t = 0; t < T; t++) {
-            const float *r = cs + ((pos[b] + t) % mb) * F;
-            for (h = 0; h < H; h++)
-                for (i = 0; i < F; i += 2) {
-                    float *u = Q + (b * T + t) * D + h * F + i, *w = K + (b * T + t) * D + h * F + i, u0 = u[0], w0 = w[0];
-                    u[0] = u0 * r[i] - u[1] * r[i + 1];
-                    u[1] = u[1] * r[i] + u0 * r[i + 1];
-                    w[0] = w0 * r[i] - w[1] * r[i + 1];
-                    w[1] = w[1] * r[i] + w0 * r[i + 1];
-                }
-        }
-    }
-    a.B = B;
-    a.T = T;
-    a.H = H;
-    a.K = F;
-    a.mlp = c->mlp;
-    a.mini_batch = mb;
-    a.q = Q;
-    a.k = K;
-    a.v = V;
-    a.lr = LR;
-    a.tok = tok;
-    a.ln_w = m->ln_w;
-    a.ln_b = m->ln_b;
-    a.h0 = S0;
-    a.pos0 = pos;
+    lattn__tt_inputs(nthr, m, B, T, Xn, state, pos, Q, K, V, LR, LRp, S0, tok, cs, ws, &a);
     a.o = O;
+    for (b = 0; b < B; b++)
+        for (i = 0; i < SF - 1; i++) dS[b * (SF - 1) + i] = dstate ? dstate[b * SF + i] : 0.0f;
     st = lattn_ttt_chunk(ctx, &a);
     if (st != LATTN_OK) goto done;
     lattn__layernorm_rows(nthr, M, D, O, m->post_w, m->post_b, (float)LATTN__TTT_EPS, Rw);
@@ -14097,18 +14077,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_backward(lattn_ctx *ctx, const lattn_ttt
     g.dh0 = dS;
     st = lattn_ttt_chunk_backward(ctx, &a, &g);
     if (st != LATTN_OK) goto done;
-    for (b = 0; b < B; b++)
-        for (t = 0; t < T; t++) {
-            const float *r = cs + ((pos[b] + t) % mb) * F;
-            for (h = 0; h < H; h++)
-                for (i = 0; i < F; i += 2) {
-                    float *u = dQ + (b * T + t) * D + h * F + i, *w = dK + (b * T + t) * D + h * F + i, u0 = u[0], w0 = w[0];
-                    u[0] = u0 * r[i] + u[1] * r[i + 1];
-                    u[1] = u[1] * r[i] - u0 * r[i + 1];
-                    w[0] = w0 * r[i] + w[1] * r[i + 1];
-                    w[1] = w[1] * r[i] - w0 * r[i + 1];
-                }
-        }
+    lattn__tt_rope_rows(c, B, T, pos, cs, -1.0f, dQ, dK);
     for (i = 0; i < M * H; i++) {        /* lr = base_lr σ(pre) / F */
         const double sg = 1.0 / (1.0 + exp(-(double)LRp[i]));
         dLR[i] = (float)((double)dLR[i] * c->base_lr * sg * (1.0 - sg) / (double)F);
