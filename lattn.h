@@ -14568,6 +14568,7 @@ typedef struct lattn__fb_tiles {
     lattn_tile nb, dd, col;                                      /* columns: -lse, D', scratch */
     lattn_tile tp, sp, dp, dsp, qp;                              /* PSUM: transposes, S, dP, dSᵀ, dQ */
     float *mhost;
+    unsigned char *dqw;                                          /* per query tile: its dQ rows written */
 } lattn__fb_tiles;
 /* Where an item reads the forward's outputs and writes its per-row terms and key gradients. */
 typedef struct lattn__fb_io {
@@ -14685,7 +14686,8 @@ static lattn_status lattn__fb_pair(lattn_tiler *t, lattn__fb_tiles *x, const lat
     return LATTN_OK;
 }
 
-/* One (sequence, query head): D' and -lse of its rows, its dQ rows zeroed, then the key groups. */
+/* One (sequence, query head): D' and -lse of its rows, then the key groups; a query tile's dQ rows
+   are stored by the first group it sees and added to by the others (zeros where it sees none). */
 static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lattn__fb_plan *b, const lattn_attn_args *a,
                                    const lattn_attn_grads *g, const lattn__attn_dims *dm, const lattn__fb_io *io, int64_t sq,
                                    int64_t t0, int64_t len, int64_t h) {
@@ -14700,7 +14702,6 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
         lattn_tile dd = lattn_tile_view(&x->dd, 0, L, 0, 1), nb = lattn_tile_view(&x->nb, 0, L, 0, 1);
         lattn_tile col = lattn_tile_view(&x->col, 0, L, 0, 1);
         lattn_tile orows = lattn_tile_view(&x->rows, 0, L, 0, V), dorows = lattn_tile_view(&x->dor, 0, L, 0, V);
-        lattn_tile dqrows = lattn_tile_view(&x->rows, 0, L, 0, K);
         LATTN__TRY(lattn_dma_load(t, &orows, io->o + row * V, H * V));
         LATTN__TRY(lattn_dma_load(t, &dorows, g->dout + row * V, H * V));
         LATTN__TRY(lattn_tile_tt(t, &orows, &orows, &dorows, LATTN_TOP_MUL));
@@ -14714,9 +14715,7 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
         LATTN__TRY(lattn_tile_ts(t, &col, &col, NULL, -FLT_MAX, LATTN_TOP_MAX));    /* a row that sees no key: lse = -inf */
         LATTN__TRY(lattn_tile_act(t, &nb, &col, LATTN_ACT_IDENTITY, -1.0f, 0.0f));
         LATTN__TRY(lattn_dma_store(t, io->nb + row, H, &nb));
-        if (!b->dq) continue;
-        LATTN__TRY(lattn_tile_memset(t, &dqrows, 0.0f));
-        LATTN__TRY(lattn_dma_store(t, g->dq + row * K, H * K, &dqrows));
+        x->dqw[i0 / C] = 0;
     }
     for (jg = 0; jg < len; jg += (int64_t)b->kg * C) {
         nk = (int)LATTN__MIN((int64_t)b->kg, (len - jg + C - 1) / C);
@@ -14748,11 +14747,14 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
                 first = 0;
                 fresh[j] = 0;
             }
-            if (b->dq) {                                                            /* dQ rows += s·(dS K) */
+            if (b->dq) {                                                            /* dQ rows (+)= s·(dS K) */
                 lattn_tile qp = lattn_tile_view(&x->qp, 0, L, 0, K), dqrows = lattn_tile_view(&x->rows, 0, L, 0, K);
-                LATTN__TRY(lattn_dma_load(t, &dqrows, g->dq + row * K, H * K));
-                LATTN__TRY(lattn_tile_stt(t, &dqrows, &qp, NULL, (float)dm->sd, LATTN_TOP_MUL, &dqrows, LATTN_TOP_ADD));
+                if (x->dqw[i0 / C]) {
+                    LATTN__TRY(lattn_dma_load(t, &dqrows, g->dq + row * K, H * K));
+                    LATTN__TRY(lattn_tile_stt(t, &dqrows, &qp, NULL, (float)dm->sd, LATTN_TOP_MUL, &dqrows, LATTN_TOP_ADD));
+                } else LATTN__TRY(lattn_tile_act(t, &dqrows, &qp, LATTN_ACT_IDENTITY, (float)dm->sd, 0.0f));
                 LATTN__TRY(lattn_dma_store(t, g->dq + row * K, H * K, &dqrows));
+                x->dqw[i0 / C] = 1;
             }
             lattn_tiler_mark_step(t);
         }
@@ -14771,6 +14773,13 @@ static lattn_status lattn__fb_item(lattn_tiler *t, lattn__fb_tiles *x, const lat
             }
         }
     }
+    for (i0 = 0; b->dq && i0 < len; i0 += C) {                                      /* query tiles that see no key */
+        const int L = (int)LATTN__MIN((int64_t)C, len - i0);
+        lattn_tile dqrows = lattn_tile_view(&x->rows, 0, L, 0, K);
+        if (x->dqw[i0 / C]) continue;
+        LATTN__TRY(lattn_tile_memset(t, &dqrows, 0.0f));
+        LATTN__TRY(lattn_dma_store(t, g->dq + ((t0 + i0) * H + h) * K, H * K, &dqrows));
+    }
     return LATTN_OK;
 }
 
@@ -14785,8 +14794,8 @@ LATTN__DEF lattn_status lattn_attn_chunk_backward(lattn_ctx *ctx, const lattn_at
     lattn__fb_io io;
     lattn__team tm;
     float *ws = NULL, *mbuf = NULL;
-    int64_t rows, nkv, w;
-    size_t cnt;
+    int64_t rows, nkv, w, nqt;
+    size_t cnt, mcnt;
     int fwd, np;
     lattn_status st = LATTN_OK;
     int i;
@@ -14830,10 +14839,15 @@ LATTN__DEF lattn_status lattn_attn_chunk_backward(lattn_ctx *ctx, const lattn_at
     }
     if (st == LATTN_OK) st = lattn__team_make(ctx, &tm, who, dm.n * a->H, sizeof(lattn__fb_tiles), lattn__fb_tiles_fn, &plan);
     else memset(&tm, 0, sizeof tm);
-    if (st == LATTN_OK && plan.f.fn)
-        st = lattn__alloc_floats(ctx, &mbuf, (size_t)tm.n * (size_t)plan.f.C * (size_t)plan.f.C, who);
-    for (i = 0; st == LATTN_OK && i < tm.n; i++)
-        ((lattn__fb_tiles *)tm.tiles)[i].mhost = mbuf ? mbuf + (size_t)i * (size_t)plan.f.C * (size_t)plan.f.C : NULL;
+    nqt = (a->T + plan.f.C - 1) / plan.f.C;
+    mcnt = plan.f.fn ? (size_t)plan.f.C * (size_t)plan.f.C : 0;
+    if (st == LATTN_OK)                  /* per thread: the mask's host tile (FN masks), the dQ flags (as floats) */
+        st = lattn__alloc_floats(ctx, &mbuf, (size_t)tm.n * (mcnt + (size_t)(nqt + 3) / 4), who);
+    for (i = 0; st == LATTN_OK && i < tm.n; i++) {
+        float *mine = mbuf + (size_t)i * (mcnt + (size_t)(nqt + 3) / 4);
+        ((lattn__fb_tiles *)tm.tiles)[i].mhost = mcnt ? mine : NULL;
+        ((lattn__fb_tiles *)tm.tiles)[i].dqw = (unsigned char *)(void *)(mine + mcnt);
+    }
     if (st == LATTN_OK) {
         LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(tm.n))
         for (w = 0; w < dm.n * a->H; w++) {
