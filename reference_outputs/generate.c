@@ -173,7 +173,9 @@ static const gcase CASES[] = {
     { "ttt_mlp_gate_b16", "ttt_layer", 2, 37, 4, 32, 0, 16, 1, 0, 0, 1, 0, NULL, {0}, 0, 1406,
       "TTT-MLP layer, mini-batch 16, with the gelu_tanh output gate (use_gate: g_proj.weight)" },
     { "ttt_mlp_b1", "ttt_layer", 2, 37, 4, 32, 0, 1, 1, 0, 0, 0, 0, NULL, {0}, 0, 1404,
-      "TTT-MLP layer, mini-batch 1" }
+      "TTT-MLP layer, mini-batch 1" },
+    { "ttt_mlp_gate_grad_b16", "ttt_layer", 2, 37, 4, 32, 0, 16, 1, 0, 0, 1, 0, NULL, {0}, 0, 1407,
+      "the gradients of a TTT-MLP layer with the output gate, mini-batch 16 (T = 37: a 5-token last mini-batch): dx and every weight's, fresh sequences" }
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
@@ -761,6 +763,25 @@ static int build_ttt_layer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *r
         for (k = 0; k < g->n; k++) if (strncmp(g->e[k].name, "in.", 3) == 0) te[ne++] = g->e[k];
         if (lattn_st_serialize(ctx, te, ne, g->meta, g->nm_meta, &tb, &tn) != LATTN_OK || lattn_st_parse(ctx, tb, tn, &tf) != LATTN_OK ||
             lattn_ttt_layer_init_st(ctx, &m, &tf, "in.") != LATTN_OK) return 0;
+    }
+    if (strstr(c->id, "_grad")) {   /* fresh sequences: x, dout -> dx and every weight's gradient (also in float64) */
+        float *x = rand_f(g, rng, (size_t)(B * T * tc.D), 1, 0, 0), *dy = rand_f(g, rng, (size_t)(B * T * tc.D), 1, 0, 0);
+        float *gf = (float *)keep(g, m.n_params * 4), *dx = (float *)keep(g, (size_t)(B * T * tc.D) * 4);
+        double *gd = (double *)keep(g, m.n_params * 8);
+        int64_t sx[3];
+        sx[0] = B; sx[1] = T; sx[2] = tc.D;
+        meta(g, "pass", "backward");
+        add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.dout", LATTN_DTYPE_F32, 3, sx, dy);
+        add(g, "out.dx", LATTN_DTYPE_F32, 3, sx, dx);
+        st = lattn_ttt_layer_backward_ref(ctx, &m, B, T, x, NULL, dy, gf, gd, dx, NULL);
+        for (i = 0; i < m.n_tensors; i++) {
+            const size_t off = (size_t)(m.tensors[i].data - m.arena);
+            char nm[80];
+            snprintf(nm, sizeof nm, "out.d%s", m.tensors[i].name); add(g, nm, LATTN_DTYPE_F32, m.tensors[i].ndim, m.tensors[i].shape, gf + off);
+            snprintf(nm, sizeof nm, "out64.d%s", m.tensors[i].name); add(g, nm, LATTN_DTYPE_F64, m.tensors[i].ndim, m.tensors[i].shape, gd + off);
+        }
+        lattn_ttt_layer_free(ctx, &m); lattn_st_free(ctx, &tf); lattn_free(ctx, tb);
+        return report(c, ctx, st);
     }
     SF = lattn__ttt_state_floats(&tc); P = lattn__ttt_p(tc.D / tc.H, tc.mlp);
     layer_inputs(g, rng, B, T, tc.D, SF, 1.0f, &io);
