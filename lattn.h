@@ -76,11 +76,12 @@
    A genuinely different way to evaluate the fast form is a method of _chunk (S4D), never a verb.
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
    (the upstream gradients in, always dout for the main output and dht for the final state; the
-   gradient of every input out, d + its name): so far shortconv, scan, ssm, s4d, la and tcn, each
-   with the double _ref_backward and the float32 _chunk_backward, the _ref_backward of gdr, and
-   both of attn (LATTN_MIXER_BACKWARD). A model's backward takes its forward's inputs and the
+   gradient of every input out, d + its name): so far shortconv, scan, ssm, s4d, la, tcn, attn and
+   ttt, each with the double _ref_backward and the float32 _chunk_backward, and the _ref_backward
+   of gdr (LATTN_MIXER_BACKWARD). A model's backward takes its forward's inputs and the
    output's gradient (or none: the model's loss) and writes every weight's gradient in the arena's
-   layout: backward_ref (double) and backward (float32) of tcn_demo, tf and sps (LATTN_MODEL_FORMS).
+   layout: backward_ref (double) and backward (float32) of tcn_demo, tf, sps and ttt_layer
+   (LATTN_MODEL_FORMS).
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -137,7 +138,8 @@
      >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step
      >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate
      >>prism       PRISM P1, the official LM block (chunk-size dependent), matching the official code
-     >>ttt         TTT-Linear / TTT-MLP: _ref, _chunk (dual form), _step (primal form); the TTT layer
+     >>ttt         TTT-Linear / TTT-MLP: _ref, _chunk (dual form), _step (primal form), the outer
+                   gradient (_ref_backward, _chunk_backward); the TTT layer and its backward
      >>attn        softmax attention: masks (causal, window, full, any function), GQA, _ref, _chunk
                    (the flash-attention schedule on the tiler), _step (KV cache)
      >>transformer the pre-norm transformer: config (the SPS paper's scales), weights, forward_ref,
@@ -456,6 +458,7 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
     X(prism_p1, forward_ref)                                                                         \
     X(prism_p2, forward_ref) X(prism_p2, forward) X(prism_p2, step)                                  \
     X(ttt_layer, forward_ref) X(ttt_layer, forward) X(ttt_layer, step)                               \
+    X(ttt_layer, backward_ref) X(ttt_layer, backward)                                                \
     X(tf, forward_ref) X(tf, forward) X(tf, step) X(tf, backward_ref) X(tf, backward)                \
     X(sps, forward_ref) X(sps, forward) X(sps, step) X(sps, backward_ref) X(sps, backward)           \
     X(tcn_demo, forward_ref) X(tcn_demo, forward) X(tcn_demo, backward_ref) X(tcn_demo, backward)
@@ -464,7 +467,7 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
 #define LATTN_MIXER_BACKWARD(X)                                                                      \
     X(shortconv, ref) X(shortconv, chunk) X(scan, ref) X(scan, chunk) X(ssm, ref) X(ssm, chunk)      \
     X(s4d, ref) X(s4d, chunk) X(tcn, ref) X(tcn, chunk) X(la, ref) X(la, chunk) X(gdr, ref)          \
-    X(attn, ref) X(attn, chunk)
+    X(attn, ref) X(attn, chunk) X(ttt, ref) X(ttt, chunk)
 
 /* ================================================================================================ */
 /* >>rng                                                                                            */
@@ -18771,7 +18774,10 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
    2026-12-04  lattn_attn_chunk_backward (FlashAttention-2's backward on the tiler); lattn_tf_backward_ref,
                lattn_tf_backward, lattn_sps_backward_ref, lattn_sps_backward; two golden gradient
                cases (transformer, SPS); tile views named for what they hold; workspaces carved by
-               name/size lists. */
+               name/size lists.
+   2026-12-04  TTT's outer gradient: lattn_ttt_ref_backward, lattn_ttt_chunk_backward (the dual form's
+               backward), lattn_ttt_layer_backward_ref, lattn_ttt_layer_backward; a golden gradient
+               case (TTT-MLP layer); the flash backward stores dQ on a query tile's first key group. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
