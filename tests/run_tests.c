@@ -6172,6 +6172,42 @@ static void test_ttt_backward(lattn_ctx *ctx, lattn_rng *r) {
             free(dout); free(dht); free(o); free(o64); free(h64);
             ttt_free(&c);
         }
+    {   /* refused without writing: no grads, no dout, a negative token factor, a layer without grad,
+           dstate without a state */
+        ttt_case c;
+        lattn_ttt_grads g = LATTN__ZERO;
+        lattn_ttt_layer m;
+        lattn_ttt_config cf = lattn_ttt_config_default();
+        float *d = fnew(64), x[16] = { 0 }, neg = -1.0f, st[1];
+        size_t i;
+        poison(d, 64);
+        ttt_make(&c, r, 1, 2, 1, 4, 0, 4, 0);
+        g.dq = d;
+        CHECK(lattn_ttt_ref_backward(ctx, &c.a, NULL) == LATTN_E_NULL && lattn_ttt_chunk_backward(ctx, &c.a, NULL) == LATTN_E_NULL,
+              "ttt backward: grads NULL refused");
+        CHECK(lattn_ttt_ref_backward(ctx, &c.a, &g) == LATTN_E_NULL && lattn_ttt_chunk_backward(ctx, &c.a, &g) == LATTN_E_NULL,
+              "ttt backward: dout NULL refused");
+        g.dout = x;
+        c.a.tok = &neg;
+        c.a.mini_batch = 1;
+        CHECK(lattn_ttt_ref_backward(ctx, &c.a, &g) == LATTN_E_DOMAIN && lattn_ttt_chunk_backward(ctx, &c.a, &g) == LATTN_E_DOMAIN,
+              "ttt backward: a negative token factor refused");
+        for (i = 0; i < 64; i++) if (!isnan(d[i])) break;
+        CHECK(i == 64, "ttt backward: nothing written by a refused call");
+        cf.D = 8; cf.H = 2; cf.mini_batch = 4;
+        CHECK(lattn_ttt_layer_init(ctx, &m, &cf, 3) == LATTN_OK, "ttt layer init");
+        CHECK(lattn_ttt_layer_backward(ctx, &m, 1, 2, x, NULL, x, NULL, d, NULL) == LATTN_E_NULL, "ttt layer backward: grad NULL refused");
+        CHECK(lattn_ttt_layer_backward_ref(ctx, &m, 1, 2, x, NULL, x, NULL, NULL, d, st) == LATTN_E_NULL &&
+              lattn_ttt_layer_backward(ctx, &m, 1, 2, x, NULL, x, d, d, st) == LATTN_E_NULL, "ttt layer backward: dstate without a state refused");
+        CHECK(lattn_ttt_layer_backward_ref(ctx, &m, 1, 2, x, NULL, NULL, NULL, NULL, d, NULL) == LATTN_E_NULL &&
+              lattn_ttt_layer_backward_ref(ctx, NULL, 1, 2, x, NULL, x, NULL, NULL, d, NULL) == LATTN_E_NULL &&
+              lattn_ttt_layer_backward(ctx, &m, -1, 2, x, NULL, x, d, d, NULL) == LATTN_E_SHAPE, "ttt layer backward: NULL dy, NULL layer, B < 0 refused");
+        for (i = 0; i < 64; i++) if (!isnan(d[i])) break;
+        CHECK(i == 64, "ttt layer backward: nothing written by a refused call");
+        lattn_ttt_layer_free(ctx, &m);
+        free(d);
+        ttt_free(&c);
+    }
 }
 /* Σ dy·y from the TTT layer's double forward (state copied: the forward advances it). */
 static double tt_loss(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T, const float *x, const float *s0, float *s,
