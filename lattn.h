@@ -13525,11 +13525,13 @@ static double lattn__tt_angle(const lattn_ttt_config *c, int64_t p, int64_t i) {
 }
 
 /* ---- the layer's backward in double (>>ttt.layer_backward) ------------------------------------ */
-/* What the double forward hands its backward: the upstream gradient, the initial states (NULL: a
-   fresh sequence from the layer's weights), the outputs dx, dstate (optional), the weights'
-   gradients G [n_params] and the token factors' dtok [b], accumulated in double. */
+/* What the double forward hands its backward: the upstream gradient, the initial states (fresh:
+   made from the layer's weights, whose gradient the start weights' then is), the outputs dx,
+   dstate (optional), the weights' gradients G [n_params] and the token factors' dtok [b],
+   accumulated in double. */
 typedef struct lattn__tt_bw {
     const float *dy, *s0;
+    int fresh;
     float *dx, *dstate;
     double *G, *dtok, *ws;
 } lattn__tt_bw;
@@ -13600,7 +13602,7 @@ static void lattn__tt_ref_bwd_seq(const lattn_ttt_layer *m, int64_t T, int64_t b
         lattn__layernorm_bwd_d(D, Ot, m->post_w, LATTN__TTT_EPS, drow, dOt, lattn__tt_g(m, G, m->post_w), lattn__tt_g(m, G, m->post_b));
     }
     for (h = 0; h < H; h++) {                            /* the inner loop, head by head */
-        const float *s0 = bw->s0 ? bw->s0 + b * SF + h * 2 * P : NULL;
+        const float *s0 = bw->s0 + b * SF + h * 2 * P;
         float *dsh = bw->dstate ? bw->dstate + b * SF + h * 2 * P : NULL;
         for (t = 0; t < T; t++) {
             for (i = 0; i < F; i++) {
@@ -13612,9 +13614,7 @@ static void lattn__tt_ref_bwd_seq(const lattn_ttt_layer *m, int64_t T, int64_t b
             hlr[t] = LR[t * H + h];
         }
         for (i = 0; i < 2 * P; i++) {
-            s[i] = s0 ? (double)s0[i] : i >= P ? 0.0 : i < F * F1 ? (double)m->W1[h * F * F1 + i]
-                 : i < F * F1 + F1 ? (double)m->b1[h * F1 + i - F * F1] : i < 2 * F * F1 + F1 ? (double)m->W2[h * F1 * F + i - F * F1 - F1]
-                 : (double)m->b2[h * F + i - 2 * F * F1 - F1];
+            s[i] = s0[i];
             dS[i] = dsh ? (double)dsh[i] : 0.0;
         }
         lattn__ttt_ref_head_bwd(F, c->mlp, mb, T, pos0, hq, hk, hv, hlr, tok, m->ln_w + h * F, m->ln_b + h * F, s, hdo, dS, hdq, hdk,
@@ -13627,14 +13627,13 @@ static void lattn__tt_ref_bwd_seq(const lattn_ttt_layer *m, int64_t T, int64_t b
             }
             dLR[t * H + h] = hdlr[t];
         }
-        for (i = 0; i < 2 * P; i++) {                    /* the initial state's adjoint: the state's, or the weights' */
-            if (dsh) dsh[i] = (float)dS[i];
-            else if (i >= P) break;                      /* a fresh sequence's accumulated gradient is 0 */
-            else if (i < F * F1) lattn__tt_g(m, G, m->W1)[h * F * F1 + i] += dS[i];
-            else if (i < F * F1 + F1) lattn__tt_g(m, G, m->b1)[h * F1 + i - F * F1] += dS[i];
-            else if (i < 2 * F * F1 + F1) lattn__tt_g(m, G, m->W2)[h * F1 * F + i - F * F1 - F1] += dS[i];
-            else if (i < P) lattn__tt_g(m, G, m->b2)[h * F + i - 2 * F * F1 - F1] += dS[i];
+        for (i = 0; dsh && i < 2 * P; i++) dsh[i] = (float)dS[i];   /* the initial state's adjoint */
+        for (i = 0; bw->fresh && i < F * F1; i++) {      /* or, from the layer's weights, theirs */
+            lattn__tt_g(m, G, m->W1)[h * F * F1 + i] += dS[i];
+            if (c->mlp) lattn__tt_g(m, G, m->W2)[h * F1 * F + i] += dS[F * F1 + F1 + i];
         }
+        for (i = 0; bw->fresh && i < F1; i++) lattn__tt_g(m, G, m->b1)[h * F1 + i] += dS[F * F1 + i];
+        for (i = 0; bw->fresh && c->mlp && i < F; i++) lattn__tt_g(m, G, m->b2)[h * F + i] += dS[2 * F * F1 + F1 + i];
     }
     if (bw->dstate) bw->dstate[b * SF + SF - 1] = 0.0f;
     for (t = 0; t < T; t++) {                            /* RoPE turned back, the learning rates, the projections */
@@ -13785,30 +13784,35 @@ LATTN__DEF lattn_status lattn_ttt_layer_backward_ref(lattn_ctx *ctx, const lattn
     const char *who = "lattn_ttt_layer_backward_ref";
     lattn__tt_bw bw;
     double *G;
-    float *fb;
-    int64_t SF, i;
+    float *fb, *s0;
+    int64_t SF, b, i;
     size_t nd, nf;
     lattn_status st;
     LATTN__TRY(lattn__tt_args(ctx, who, m, B, T, x, dy, state));
     if (dstate && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: dstate needs the initial state", who);
     SF = lattn__ttt_state_floats(&m->cfg);
     nd = m->n_params + (size_t)m->cfg.mini_batch + lattn__tt_bw_doubles(&m->cfg, T);
-    nf = (size_t)(B * T * m->cfg.D + B * SF);
+    nf = (size_t)(B * T * m->cfg.D + 2 * B * SF);
     LATTN__TRY(lattn__alloc_doubles(ctx, &G, nd, who));
     if ((st = lattn__alloc_floats(ctx, &fb, nf, who)) != LATTN_OK) {
         lattn__free(ctx, G);
         return st;
     }
     memset(G, 0, (m->n_params + (size_t)m->cfg.mini_batch) * sizeof(double));
+    s0 = fb + B * T * m->cfg.D;                          /* the initial states, and the forward's own copy */
+    for (b = 0; b < B; b++)
+        if (state) memcpy(s0 + b * SF, state + b * SF, (size_t)SF * sizeof(float));
+        else lattn_ttt_layer_state_init(m, s0 + b * SF);
+    memcpy(s0 + B * SF, s0, (size_t)(B * SF) * sizeof(float));
     bw.dy = dy;
-    bw.s0 = state;
+    bw.s0 = s0;
+    bw.fresh = state == NULL;
     bw.dx = dx;
     bw.dstate = dstate;
     bw.G = G;
     bw.dtok = G + m->n_params;
     bw.ws = bw.dtok + m->cfg.mini_batch;
-    if (state) memcpy(fb + B * T * m->cfg.D, state, (size_t)(B * SF) * sizeof(float));   /* the forward's own copy */
-    st = lattn__tt_ref(ctx, m, B, T, x, fb, state ? fb + B * T * m->cfg.D : NULL, NULL, &bw, who);
+    st = lattn__tt_ref(ctx, m, B, T, x, fb, s0 + B * SF, NULL, &bw, who);
     for (i = 0; st == LATTN_OK && i < m->cfg.mini_batch; i++)   /* tok_i = max(0, 1/(i+1) + token_idx_i) */
         lattn__tt_g(m, G, m->tok_idx)[i] = 1.0 / (double)(i + 1) + (double)m->tok_idx[i] > 0.0 ? bw.dtok[i] : 0.0;
     for (i = 0; st == LATTN_OK && i < (int64_t)m->n_params; i++) lattn__put(grad, grad64, i, G[i]);
