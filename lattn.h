@@ -1221,6 +1221,12 @@ typedef struct lattn_gdr_grads {
 /* The backward of _ref in double: the recurrence in reverse time, every state of one head kept
    (T·K·V doubles); every option of the core. */
 LATTN_API lattn_status lattn_gdr_ref_backward(lattn_ctx *ctx, const lattn_gdr_args *a, const lattn_gdr_grads *g);
+/* The chunked backward in float32 (every option of the core; a->chunk: 0 = 64): the chunk-start
+   states checkpointed by a pass over the states, then the chunks in reverse, each a handful of
+   GEMMs and two triangular substitutions; gated chunks end early where the gates fall by more than
+   e^-20 inside them. One (sequence, head) per thread, so the result is the same at every thread
+   count. */
+LATTN_API lattn_status lattn_gdr_chunk_backward(lattn_ctx *ctx, const lattn_gdr_args *a, const lattn_gdr_grads *g);
 
 #ifndef LATTN_NO_MODELS
 /* ================================================================================================ */
@@ -9586,18 +9592,21 @@ static lattn_status lattn__gdr_keygates(lattn_tiler *t, lattn__gdr_tiles *x, con
     }
     return LATTN_OK;
 }
-/* The chunk length for per-key gates from token tok: at most maxL, and short enough that no key's
-   clamped log gates sum below -LATTN__LA_SPAN inside it (at least one token). A host-side look at
-   the gates (on a NeuronCore: a GpSimd partition-axis reduction before the chunk is issued). */
+/* The chunk length from token tok: at most maxL, and short enough that no key's clamped log gates
+   (per key, or the head's one gate; none: maxL) sum below -LATTN__LA_SPAN inside it (at least one
+   token). A host-side look at the gates (on a NeuronCore: a GpSimd partition-axis reduction before
+   the chunk is issued). */
 static int lattn__gdr_key_len(const lattn_gdr_args *a, int64_t tok, int64_t h, int maxL) {
     float sum[64];                       /* running sums of a block of keys, token by token (vectorises) */
+    const int64_t nk = a->gk ? a->K : 1;
+    const float *gates = a->gk ? a->gk : a->g;
     int64_t d0, d;
     int L = maxL, n;
-    for (d0 = 0; d0 < a->K; d0 += 64) {
-        const int64_t nd = LATTN__MIN(a->K - d0, 64);
+    for (d0 = 0; gates && d0 < nk; d0 += 64) {
+        const int64_t nd = LATTN__MIN(nk - d0, 64);
         for (d = 0; d < nd; d++) sum[d] = 0.0f;
         for (n = 0; n < L; n++) {
-            const float *g = a->gk + ((tok + n) * a->H + h) * a->K + d0;
+            const float *g = gates + ((tok + n) * a->H + h) * nk + d0;
             float lo = 0.0f;
             for (d = 0; d < nd; d++) {
                 sum[d] += g[d] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : g[d];
@@ -9840,6 +9849,329 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a)
         }
     }
     return lattn__team_end(ctx, &tm, "lattn_gdr_chunk", st);
+}
+
+/* >>delta.chunk_backward ---------------------------------------------------------------------------
+   The chunked backward on the SGEMM kernel, one (sequence, head) per work item. Every gate takes its
+   reference point at the chunk start, X = e^{Gm} with Gm the chunk-local cumsum (per head: one
+   column), so a chunk is gate-free in its scaled sides
+       Qd = s q̂ ⊙ X,   Ed = E ⊙ X (erase, query side),   Ek = E ⊙ X⁻¹,   Kwk = Kw ⊙ X⁻¹ (key sides)
+   and a chunk ends early where the gates would fall by more than LATTN__LA_SPAN inside it (every
+   factor below e^20; the per-key forward's rule, applied to per-head gates too). With A =
+   strict(Ed Ekᵀ), the rest Y = Ed S0 + Σ strict(Ed Kwkᵀ) Vw and Z = B0 - diag(β) Y:
+       (I + diag(β) A) Ξ = Z,   O = Qd S0 + incl(Qd Ekᵀ) Ξ + Σ incl(Qd Kwkᵀ) Vw
+       S1 = X_L ⊙ (S0 + Ekᵀ Ξ + Σ Kwkᵀ Vw)
+   where e = k merges the write pair (k, c·v) into the erase key: B0 = c·v and Ξ is fla's "new
+   value" (else B0 = 0 and the pair is in the sums). Backward, U = ∂ℒ/∂S1 (dS = X_L ⊙ U):
+       dΞ = incl(Qd Ekᵀ)ᵀ dO + Ek dS;   dZ = (I + diag(β) A)⁻ᵀ dΞ   (backward substitution)
+       dA = -diag(β) strict(dZ Ξᵀ);     dβ = -rowsum(A ⊙ strict(dZ Ξᵀ)) - rowsum(dZ ⊙ Y);   dY = -diag(β) dZ
+       dEd = dA Ek + dY S0ᵀ + Σ strict(dY Vwᵀ) Kwk          dB0 = dZ
+       dEk = dAᵀ Ed + incl(dO Ξᵀ)ᵀ Qd + Ξ dSᵀ
+       dQd = dO S0ᵀ + incl(dO Ξᵀ) Ek + Σ incl(dO Vwᵀ) Kwk
+       dKwk = strict(dY Vwᵀ)ᵀ Ed + incl(dO Vwᵀ)ᵀ Qd + Vw dSᵀ
+       dVw = strict(Ed Kwkᵀ)ᵀ dY + incl(Qd Kwkᵀ)ᵀ dO + Kwk dS
+       ∂ℒ/∂S0 = dS + Qdᵀ dO + Edᵀ dY
+   and the gates: dGm = Qd ⊙ dQd + Ed ⊙ dEd - Ek ⊙ dEk - Σ Kwk ⊙ dKwk (+ Σ_v U ⊙ S1 on the last
+   row), dg_t = Σ_{τ >= t} dGm_τ inside the chunk (summed over the keys for g). The chunk-start
+   states are checkpointed by a forward pass over the states alone, [chunks + 1][K][V] per thread:
+   recomputing them would cost the forward's state products a second time; storing them costs
+   4·K·V bytes per chunk (64 KB at K = V = 128). */
+typedef struct lattn__gdr_bw {
+    float *ck, *U;                       /* chunk-start states [N + 1][K][V], ∂ℒ/∂S */
+    float *qh, *kh, *eh;                 /* [C][K]: q̂, k̂, ê (normalised or raw) */
+    float *qd, *ed, *ek, *dqd, *ded, *dek, *kw, *dkw;   /* [C][K], the pairs' [P][C][K] */
+    float *vw, *dvw;                     /* [P][C][V] */
+    float *xi, *dxi, *y, *dz;            /* [C][V]: Ξ, dΞ, Y then dY, dZ */
+    float *A, *M, *D, *N;                /* [C][C] */
+    float *gm, *X, *Xi, *dgm;            /* [C][Kg] */
+    float *bet, *dbet, *nq, *nk, *ne;    /* [C]: β, dβ, the l2 factors */
+    float *gw;                           /* packing */
+    int64_t *start;                      /* [N + 1] chunk starts */
+} lattn__gdr_bw;
+/* chunk C, gate columns Kg, pairs P (the first at j0), chunks N, packing floats gw */
+typedef struct lattn__gdr_bw_dims { int64_t C, Kg, P, j0, N, gw; } lattn__gdr_bw_dims;
+static int64_t lattn__gdr_bw_floats(const lattn_gdr_args *a, const lattn__gdr_bw_dims *z) {
+    const int64_t C = z->C, K = a->K, V = a->V;
+    return (z->N + 2) * K * V + C * (K * (9 + 2 * z->P) + V * (4 + 2 * z->P) + 4 * C + 4 * z->Kg + 5) + z->gw;
+}
+static void lattn__gdr_bw_carve(const lattn_gdr_args *a, const lattn__gdr_bw_dims *z, float *base, lattn__gdr_bw *w) {
+    float **const part[30] = { &w->ck, &w->U, &w->qh, &w->kh, &w->eh, &w->qd, &w->ed, &w->ek, &w->dqd, &w->ded, &w->dek,
+                               &w->kw, &w->dkw, &w->vw, &w->dvw, &w->xi, &w->dxi, &w->y, &w->dz, &w->A, &w->M, &w->D,
+                               &w->N, &w->gm, &w->X, &w->Xi, &w->dgm, &w->bet, &w->dbet, &w->gw };
+    const int64_t C = z->C, CK = C * a->K, CV = C * a->V, CG = C * z->Kg, CC = C * C;
+    const int64_t n[30] = { (z->N + 1) * a->K * a->V, a->K * a->V, CK, CK, CK, CK, CK, CK, CK, CK, CK,
+                            z->P * CK, z->P * CK, z->P * CV, z->P * CV, CV, CV, CV, CV, CC, CC, CC, CC, CG, CG, CG, CG,
+                            C, C, 3 * C + z->gw };
+    lattn__carve_floats(base, part, n, 30);
+    w->nq = w->dbet + C;
+    w->nk = w->nq + C;
+    w->ne = w->nk + C;
+    w->gw = w->ne + C;
+}
+/* L rows of K from src (row stride ld) into dst, L2-normalised when asked; r[i] = 1/sqrt(Σx² + ε). */
+static void lattn__gdr_bw_norm(const float *src, int64_t ld, int L, int64_t K, int norm, float *dst, float *r) {
+    int i;
+    for (i = 0; i < L; i++) {
+        memcpy(dst + i * K, src + i * ld, (size_t)K * sizeof(float));
+        r[i] = norm ? 1.0f / sqrtf(lattn_vec_dot((size_t)K, dst + i * K, dst + i * K) + (float)LATTN__L2_EPS) : 1.0f;
+        if (norm) lattn_vec_scale((size_t)K, r[i], dst + i * K);
+    }
+}
+/* Back through the norm, in place: dx = r (dx̂ - x̂ (x̂·dx̂)), then into out (row stride ld) when set. */
+static void lattn__gdr_bw_unnorm(const float *xh, const float *r, int norm, int L, int64_t K, float *dx, float *out, int64_t ld) {
+    int i;
+    for (i = 0; i < L; i++) {
+        if (norm) {
+            const float dot = lattn_vec_dot((size_t)K, xh + i * K, dx + i * K);
+            lattn_vec_axpy((size_t)K, -dot, xh + i * K, dx + i * K);
+            lattn_vec_scale((size_t)K, r[i], dx + i * K);
+        }
+        if (out) memcpy(out + i * ld, dx + i * K, (size_t)K * sizeof(float));
+    }
+}
+/* dgm[i][·] += sgn · x[i] ⊙ dx[i] (per key), or its sum over the keys (Kg = 1). */
+static void lattn__gdr_bw_gsum(float *dgm, int64_t Kg, float sgn, const float *x, const float *dx, int L, int64_t K) {
+    int i;
+    int64_t j;
+    for (i = 0; i < L; i++) {
+        if (Kg == 1) dgm[i] += sgn * lattn_vec_dot((size_t)K, x + i * K, dx + i * K);
+        else for (j = 0; j < K; j++) dgm[i * K + j] += sgn * x[i * K + j] * dx[i * K + j];
+    }
+}
+/* c = op(a) op(b) of L x L, only the lower triangle (diagonal included unless strict), the rest 0. */
+static void lattn__gdr_bw_tri(int flags, int strict, int L, int64_t n, const float *a, int64_t lda, const float *b, int64_t ldb,
+                              float *c, float *gw) {
+    int i;
+    memset(c, 0, (size_t)L * (size_t)L * sizeof(float));
+    lattn__sgemm(flags | LATTN_GEMM_LOWER, L, L, n, a, lda, b, ldb, c, L, gw);
+    for (i = 0; strict && i < L; i++) c[i * L + i] = 0.0f;
+}
+/* One chunk of L tokens from tok: the rows, the gates (Gm, X, Xi), the sides, the pairs, β; then A,
+   Y, Ξ from S0 and, where S1 is set, the state at the chunk's end. */
+static void lattn__gdr_bw_fwd(const lattn_gdr_args *a, const lattn__gdr_dims *dm, const lattn__gdr_bw_dims *z,
+                              lattn__gdr_bw *w, const float *S0, float *S1, int64_t tok, int64_t h, int L) {
+    const int64_t H = a->H, K = a->K, V = a->V, Kg = z->Kg, ld = H * K, CK = z->C * K, CV = z->C * V, row = tok * H + h;
+    const float *E = a->e ? w->eh : w->kh;
+    int64_t i, j, p;
+    lattn__gdr_bw_norm(a->q + row * K, ld, L, K, a->l2norm, w->qh, w->nq);
+    lattn__gdr_bw_norm(a->k + row * K, ld, L, K, a->l2norm, w->kh, w->nk);
+    if (a->e) lattn__gdr_bw_norm(a->e + row * K, ld, L, K, a->l2norm, w->eh, w->ne);
+    for (i = 0; i < L * Kg; i++) {       /* Gm: the clamped gates' cumsum; X = e^{Gm}, Xi = e^{-Gm} */
+        const float *gr = a->gk ? a->gk + (row + (i / Kg) * H) * K + i % Kg : a->g ? a->g + row + i * H : NULL;
+        w->gm[i] = (i >= Kg ? w->gm[i - Kg] : 0.0f) + (gr ? LATTN__MAX(*gr, LATTN_LOG_GATE_MIN) : 0.0f);
+        w->Xi[i] = -w->gm[i];
+    }
+    lattn_vec_exp((size_t)(L * Kg), w->gm, w->X);
+    lattn_vec_exp((size_t)(L * Kg), w->Xi, w->Xi);
+    lattn__la_bw_rows(w->qd, K, dm->s, w->X, w->qh, K, NULL, NULL, L, K, Kg);
+    lattn__la_bw_rows(w->ed, K, 1.0f, w->X, E, K, NULL, NULL, L, K, Kg);
+    lattn__la_bw_rows(w->ek, K, 1.0f, w->Xi, E, K, NULL, NULL, L, K, Kg);
+    for (i = 0; i < L; i++) {            /* pairs: (k, c·v), then (κ, b·d) */
+        const int64_t r = row + i * H;
+        const float c = a->c ? a->c[r] : a->beta[r];
+        w->bet[i] = a->beta[r];
+        for (j = 0; j < V; j++) w->vw[i * V + j] = c * a->v[r * V + j];
+        for (p = 1; p < z->P; p++) {
+            const float b = a->inj_b[r * a->L + p - 1];
+            memcpy(w->kw + p * CK + i * K, a->inj_kap + (r * a->L + p - 1) * K, (size_t)K * sizeof(float));
+            for (j = 0; j < V; j++) w->vw[p * CV + i * V + j] = b * a->inj_d[(r * a->L + p - 1) * V + j];
+        }
+    }
+    if (a->e) memcpy(w->kw, w->kh, (size_t)(L * K) * sizeof(float));
+    for (p = z->j0; p < z->P; p++) lattn__la_bw_rows(w->kw + p * CK, K, 1.0f, w->Xi, w->kw + p * CK, K, NULL, NULL, L, K, Kg);
+    /* A, Y = Ed S0 + Σ strict(Ed Kwkᵀ) Vw, Ξ = Z = B0 - β Y, then the forward substitution */
+    lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, w->ek, K, w->A, w->gw);
+    lattn__sgemm(0, L, V, K, w->ed, K, S0, V, w->y, V, w->gw);
+    for (p = z->j0; p < z->P; p++) {
+        lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, w->kw + p * CK, K, w->N, w->gw);
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, L, w->N, L, w->vw + p * CV, V, w->y, V, w->gw);
+    }
+    for (i = 0; i < L; i++) {
+        for (j = 0; j < V; j++) w->xi[i * V + j] = (z->j0 ? w->vw[i * V + j] : 0.0f) - w->bet[i] * w->y[i * V + j];
+        for (j = 0; j < i; j++) lattn_vec_axpy((size_t)V, -w->bet[i] * w->A[i * L + j], w->xi + j * V, w->xi + i * V);
+    }
+    if (!S1) return;
+    memcpy(S1, S0, (size_t)(K * V) * sizeof(float));
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, K, V, L, w->ek, K, w->xi, V, S1, V, w->gw);
+    for (p = z->j0; p < z->P; p++)
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, K, V, L, w->kw + p * CK, K, w->vw + p * CV, V, S1, V, w->gw);
+    for (i = 0; i < K; i++) lattn_vec_scale((size_t)V, w->X[(L - 1) * Kg + (Kg > 1 ? i : 0)], S1 + i * V);
+}
+/* The backward of one chunk (after lattn__gdr_bw_fwd with S1 NULL): every gradient of its tokens,
+   and U, ∂ℒ/∂S1 on entry, becomes ∂ℒ/∂S0. */
+static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *g, const lattn__gdr_dims *dm,
+                                const lattn__gdr_bw_dims *z, lattn__gdr_bw *w, const float *S0, const float *S1,
+                                int64_t tok, int64_t h, int L) {
+    const int64_t H = a->H, K = a->K, V = a->V, Kg = z->Kg, ldo = H * V, CK = z->C * K, CV = z->C * V, row = tok * H + h;
+    const float *dO = g->dout + row * V;
+    float *dE = w->ded;
+    int64_t i, j, p;
+    memset(w->dgm, 0, (size_t)(L * Kg) * sizeof(float));
+    for (i = 0; i < K; i++) {            /* the last row's gate through X_L, then dS = X_L ⊙ U */
+        const float x = w->X[(L - 1) * Kg + (Kg > 1 ? i : 0)];
+        w->dgm[(L - 1) * Kg + (Kg > 1 ? i : 0)] += lattn_vec_dot((size_t)V, w->U + i * V, S1 + i * V);
+        lattn_vec_scale((size_t)V, x, w->U + i * V);
+    }
+    /* dΞ = incl(Qd Ekᵀ)ᵀ dO + Ek dS, then dZ by backward substitution */
+    lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, K, w->qd, K, w->ek, K, w->M, w->gw);
+    lattn__sgemm(LATTN_GEMM_TRANS_A, L, V, L, w->M, L, dO, ldo, w->dxi, V, w->gw);
+    lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, K, w->ek, K, w->U, V, w->dxi, V, w->gw);
+    memcpy(w->dz, w->dxi, (size_t)(L * V) * sizeof(float));
+    for (i = L - 2; i >= 0; i--)
+        for (j = i + 1; j < L; j++) lattn_vec_axpy((size_t)V, -w->bet[j] * w->A[j * L + i], w->dz + j * V, w->dz + i * V);
+    /* dA and dβ from strict(dZ Ξᵀ); dβ -= dZ·Y, then dY = -β dZ in y */
+    lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, V, w->dz, V, w->xi, V, w->D, w->gw);
+    for (i = 0; i < L; i++) {
+        float db = -lattn_vec_dot((size_t)i, w->A + i * L, w->D + i * L) - lattn_vec_dot((size_t)V, w->dz + i * V, w->y + i * V);
+        w->dbet[i] = db;
+        lattn_vec_scale((size_t)i, -w->bet[i], w->D + i * L);
+        for (j = 0; j < V; j++) w->y[i * V + j] = -w->bet[i] * w->dz[i * V + j];
+    }
+    /* dEd = dA Ek + dY S0ᵀ;  dEk = dAᵀ Ed + incl(dO Ξᵀ)ᵀ Qd + Ξ dSᵀ;  dQd = dO S0ᵀ + incl(dO Ξᵀ) Ek */
+    lattn__sgemm(0, L, K, L, w->D, L, w->ek, K, w->ded, K, w->gw);
+    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_ACCUMULATE, L, K, V, w->y, V, S0, V, w->ded, K, w->gw);
+    lattn__sgemm(LATTN_GEMM_TRANS_A, L, K, L, w->D, L, w->ed, K, w->dek, K, w->gw);
+    lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, w->xi, V, w->M, w->gw);
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, L, K, L, w->M, L, w->qd, K, w->dek, K, w->gw);
+    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_ACCUMULATE, L, K, V, w->xi, V, w->U, V, w->dek, K, w->gw);
+    lattn__sgemm(LATTN_GEMM_TRANS_B, L, K, V, dO, ldo, S0, V, w->dqd, K, w->gw);
+    lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, L, w->M, L, w->ek, K, w->dqd, K, w->gw);
+    for (p = z->j0; p < z->P; p++) {     /* the write pairs in the sums */
+        float *kw = w->kw + p * CK, *vw = w->vw + p * CV, *dkw = w->dkw + p * CK, *dvw = w->dvw + p * CV;
+        lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, V, w->y, V, vw, V, w->D, w->gw);      /* strict(dY Vwᵀ) */
+        lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, vw, V, w->M, w->gw);      /* incl(dO Vwᵀ) */
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, L, w->D, L, kw, K, w->ded, K, w->gw);
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, L, w->M, L, kw, K, w->dqd, K, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_A, L, K, L, w->D, L, w->ed, K, dkw, K, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, L, K, L, w->M, L, w->qd, K, dkw, K, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_ACCUMULATE, L, K, V, vw, V, w->U, V, dkw, K, w->gw);
+        lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, kw, K, w->D, w->gw);     /* strict(Ed Kwkᵀ) */
+        lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, K, w->qd, K, kw, K, w->M, w->gw);     /* incl(Qd Kwkᵀ) */
+        lattn__sgemm(LATTN_GEMM_TRANS_A, L, V, L, w->D, L, w->y, V, dvw, V, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, L, V, L, w->M, L, dO, ldo, dvw, V, w->gw);
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, K, kw, K, w->U, V, dvw, V, w->gw);
+        lattn__gdr_bw_gsum(w->dgm, Kg, -1.0f, kw, dkw, L, K);
+    }
+    /* ∂ℒ/∂S0 = dS + Qdᵀ dO + Edᵀ dY */
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, K, V, L, w->qd, K, dO, ldo, w->U, V, w->gw);
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, K, V, L, w->ed, K, w->y, V, w->U, V, w->gw);
+    /* the gates: dGm, then its sums from the chunk's end (0 where a gate is clamped) */
+    lattn__gdr_bw_gsum(w->dgm, Kg, 1.0f, w->qd, w->dqd, L, K);
+    lattn__gdr_bw_gsum(w->dgm, Kg, 1.0f, w->ed, w->ded, L, K);
+    lattn__gdr_bw_gsum(w->dgm, Kg, -1.0f, w->ek, w->dek, L, K);
+    for (i = L - 2; i >= 0 && (a->g || a->gk); i--)
+        for (j = 0; j < Kg; j++) w->dgm[i * Kg + j] += w->dgm[(i + 1) * Kg + j];
+    for (i = 0; i < L && (a->g || a->gk); i++) {
+        const int64_t r = row + i * H;
+        if (a->g && g->dg) g->dg[r] = a->g[r] < LATTN_LOG_GATE_MIN ? 0.0f : w->dgm[i];
+        for (j = 0; a->gk && g->dgk && j < K; j++) g->dgk[r * K + j] = a->gk[r * K + j] < LATTN_LOG_GATE_MIN ? 0.0f : w->dgm[i * K + j];
+    }
+    /* the inputs: dq̂ = s X ⊙ dQd;  dE = X ⊙ dEd + Xi ⊙ dEk;  dk̂ = dE (e = k) or Xi ⊙ dKwk_0;  dκ = Xi ⊙ dKwk */
+    lattn__la_bw_rows(w->dqd, K, dm->s, w->X, w->dqd, K, NULL, NULL, L, K, Kg);
+    lattn__gdr_bw_unnorm(w->qh, w->nq, a->l2norm, L, K, w->dqd, g->dq ? g->dq + row * K : NULL, H * K);
+    lattn__la_bw_rows(dE, K, 1.0f, w->X, w->ded, K, w->Xi, w->dek, L, K, Kg);
+    for (p = z->j0; p < z->P; p++) lattn__la_bw_rows(w->dkw + p * CK, K, 1.0f, w->Xi, w->dkw + p * CK, K, NULL, NULL, L, K, Kg);
+    if (a->e) {
+        lattn__gdr_bw_unnorm(w->eh, w->ne, a->l2norm, L, K, dE, g->de ? g->de + row * K : NULL, H * K);
+        lattn__gdr_bw_unnorm(w->kh, w->nk, a->l2norm, L, K, w->dkw, g->dk ? g->dk + row * K : NULL, H * K);
+    } else lattn__gdr_bw_unnorm(w->kh, w->nk, a->l2norm, L, K, dE, g->dk ? g->dk + row * K : NULL, H * K);
+    for (i = 0; i < L; i++) {            /* the values: c·v (dB0 = dZ when merged), b·d */
+        const int64_t r = row + i * H;
+        const float *dvw = z->j0 ? w->dz + i * V : w->dvw + i * V, *v = a->v + r * V;
+        const float c = a->c ? a->c[r] : a->beta[r], dc = lattn_vec_dot((size_t)V, v, dvw);
+        for (j = 0; g->dv && j < V; j++) g->dv[r * V + j] = c * dvw[j];
+        if (a->c && g->dc) g->dc[r] = dc;
+        if (g->dbeta) g->dbeta[r] = w->dbet[i] + (a->c ? 0.0f : dc);
+        for (p = 1; p < z->P; p++) {
+            const int64_t il = r * a->L + p - 1;
+            const float b = a->inj_b[il], *d = a->inj_d + il * V, *dv = w->dvw + p * CV + i * V;
+            if (g->dinj_b) g->dinj_b[il] = lattn_vec_dot((size_t)V, d, dv);
+            for (j = 0; g->dinj_d && j < V; j++) g->dinj_d[il * V + j] = b * dv[j];
+            if (g->dinj_kap) memcpy(g->dinj_kap + il * K, w->dkw + p * CK + i * K, (size_t)K * sizeof(float));
+        }
+    }
+}
+/* The chunks of one (sequence, head): starts into start[0..n], returns n (one token at least each). */
+static int64_t lattn__gdr_bw_chunks(const lattn_gdr_args *a, int64_t tok0, int64_t len, int64_t h, int C, int64_t *start) {
+    int64_t n = 0, t = 0;
+    while (t < len) {
+        if (start) start[n] = tok0 + t;
+        t += lattn__gdr_key_len(a, tok0 + t, h, (int)LATTN__MIN((int64_t)C, len - t));
+        n++;
+    }
+    if (start) start[n] = tok0 + len;
+    return n;
+}
+/* One work item (sequence sq from tok0, len tokens; head h): the checkpoints, the chunks in reverse, dh0. */
+static void lattn__gdr_bw_item(const lattn_gdr_args *a, const lattn_gdr_grads *g, const lattn__gdr_dims *dm,
+                               const lattn__gdr_bw_dims *z, lattn__gdr_bw *w, int64_t sq, int64_t tok0, int64_t len, int64_t h) {
+    const int64_t SV = a->K * a->V, sidx = (sq * a->H + h) * SV;
+    const int64_t nc = lattn__gdr_bw_chunks(a, tok0, len, h, (int)z->C, w->start);
+    int64_t n;
+    if (a->h0) memcpy(w->ck, a->h0 + sidx, (size_t)SV * sizeof(float));
+    else memset(w->ck, 0, (size_t)SV * sizeof(float));
+    if (g->dht) memcpy(w->U, g->dht + sidx, (size_t)SV * sizeof(float));
+    else memset(w->U, 0, (size_t)SV * sizeof(float));
+    for (n = 0; n < nc; n++)
+        lattn__gdr_bw_fwd(a, dm, z, w, w->ck + n * SV, w->ck + (n + 1) * SV, w->start[n], h, (int)(w->start[n + 1] - w->start[n]));
+    for (n = nc - 1; n >= 0; n--) {
+        const int L = (int)(w->start[n + 1] - w->start[n]);
+        lattn__gdr_bw_fwd(a, dm, z, w, w->ck + n * SV, NULL, w->start[n], h, L);
+        lattn__gdr_bw_chunk(a, g, dm, z, w, w->ck + n * SV, w->ck + (n + 1) * SV, w->start[n], h, L);
+    }
+    if (g->dh0) memcpy(g->dh0 + sidx, w->U, (size_t)SV * sizeof(float));
+}
+LATTN__DEF lattn_status lattn_gdr_chunk_backward(lattn_ctx *ctx, const lattn_gdr_args *a, const lattn_gdr_grads *g) {
+    const char *who = "lattn_gdr_chunk_backward";
+    lattn__gdr_dims dm;
+    lattn__gdr_bw_dims z;
+    float *ws = NULL;
+    int64_t *starts = NULL;
+    int64_t w, per, m;
+    size_t cnt;
+    int nthr;
+    lattn_status st;
+    LATTN__TRY(lattn__gdr_check(ctx, who, a, 0, &dm));
+    if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
+    if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
+    if (a->chunk < 0 || a->chunk > LATTN_MAX_CHUNK)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d (0 = 64, else 1 .. %d)", who, a->chunk, LATTN_MAX_CHUNK);
+    z.C = a->chunk > 0 ? a->chunk : 64;
+    z.Kg = a->gk ? a->K : 1;
+    z.P = dm.P;
+    z.j0 = a->e ? 0 : 1;
+    z.N = 1;
+    for (w = 0; w < dm.n * a->H; w++) {  /* the most chunks of any item: the checkpoints' room */
+        int64_t tok0, len;
+        lattn__seq(a->offsets, a->T, w / a->H, &tok0, &len);
+        z.N = LATTN__MAX(z.N, lattn__gdr_bw_chunks(a, tok0, len, w % a->H, (int)z.C, NULL));
+    }
+    m = LATTN__MAX(z.C, LATTN__MAX(a->K, a->V));
+    z.gw = (int64_t)lattn__gemm_ws(m, m);
+    nthr = lattn__threads(ctx);
+    if (((double)z.N + 2) * (double)a->K * (double)a->V + (double)z.C * (double)(a->K + a->V + z.C) * (double)(20 + 4 * z.P) >
+        (double)SIZE_MAX / 16)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
+    per = lattn__gdr_bw_floats(a, &z);
+    if (lattn_size_mul(&cnt, (size_t)per, (size_t)nthr) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
+    st = lattn__alloc_floats(ctx, &ws, cnt, who);
+    if (st == LATTN_OK) starts = (int64_t *)lattn__alloc_array(ctx, (size_t)(z.N + 1) * (size_t)nthr, sizeof(int64_t), who, &st);
+    if (st == LATTN_OK) {
+        LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
+        for (w = 0; w < dm.n * a->H; w++) {
+            const int id = lattn__thread_id();
+            lattn__gdr_bw b;
+            int64_t tok0, len;
+            lattn__gdr_bw_carve(a, &z, ws + (size_t)per * (size_t)id, &b);
+            b.start = starts + (z.N + 1) * id;
+            lattn__seq(a->offsets, a->T, w / a->H, &tok0, &len);
+            lattn__gdr_bw_item(a, g, &dm, &z, &b, w / a->H, tok0, len, w % a->H);
+        }
+    }
+    lattn__free(ctx, starts);
+    lattn__free(ctx, ws);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
 /* ================================================================================================ */
@@ -18056,7 +18388,7 @@ static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
         if (lattn_st_find(k->c, "in.v")->count != (size_t)(BTH * a.V) || tv->shape[0] != a.B || tv->shape[1] != a.T || tv->shape[2] != a.H)
             return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.v does not match in.q's [B][T][H]");
         if (a.L > 0 && (!a.inj_kap || !a.inj_d)) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.inj_b without in.inj_kap and in.inj_d");
-        if (lattn__case_pass(k) == 1) {   /* a gradient case: lattn_gdr_ref_backward (the ref form only) */
+        if (lattn__case_pass(k) == 1) {   /* a gradient case: lattn_gdr_ref_backward, lattn_gdr_chunk_backward */
             const int64_t nS = n * a.H * a.K * a.V;
             static const char *const dn[14] = { "in.dout", "in.dht", "out.dq", "out.dk", "out.de", "out.dv", "out.dbeta", "out.dc",
                                                 "out.dg", "out.dgk", "out.dinj_b", "out.dinj_kap", "out.dinj_d", "out.dh0" };
@@ -18068,8 +18400,10 @@ static lattn_status lattn__case_gdr(lattn__case *k, lattn_form form) {
                                          &gr.dinj_d, &gr.dh0 };
                 LATTN__TRY(lattn__case_grad_io(k, 14, dn, dc, 1, &gr.dout, &gr.dht, oo));
             }
+            a.chunk = (int)lattn__case_int(k, "chunk", 0);
             if (form == LATTN_FORM_REF) return lattn_gdr_ref_backward(k->ctx, &a, &gr);
-            return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a delta-rule gradient case has the ref form only, not %s", lattn_form_name(form));
+            if (form == LATTN_FORM_CHUNK) return lattn_gdr_chunk_backward(k->ctx, &a, &gr);
+            return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a delta-rule gradient case has the ref and chunk forms, not %s", lattn_form_name(form));
         }
     }
     a.chunk = (int)lattn__case_int(k, "chunk", 0);
@@ -18671,7 +19005,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     const lattn_form *f = rfs;
     int n = 3, i;
     if (!m) return 0;
-    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = strcmp(m, "gdr") == 0 ? 1 : 2;   /* gradient cases: ref, chunk */
+    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = 2;   /* gradient cases: ref, chunk */
     else if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0 || strcmp(m, "sps") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;

@@ -5140,6 +5140,83 @@ static void test_gdr_backward(lattn_ctx *ctx, lattn_rng *r) {
         CHECK(i == 4, "gdr_ref_backward: nothing written by a refused call");
     }
 }
+/* lattn_gdr_chunk_backward (float32) against lattn_gdr_ref_backward (double): the delta rule; GDN
+   with the l2norm; per-key gates with β in [0, 2]; the full core (erase key, write scale, two
+   injections, variable lengths); per-head gates strong enough to end chunks early; per-key gates
+   with an erase key and an injection. T = 0, 1, C - 1, C, C + 1 and several chunks, K and V off the
+   vector width, batch 2, nonzero h0 and dht, outputs NaN-poisoned; the same bits at 1 and 2 threads. */
+static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
+    static const int64_t Ts[7] = { 0, 1, 15, 16, 17, 45, 130 };
+    static const char *const names[12] = { "dq", "dk", "dv", "dbeta", "dg", "dgk", "de", "dc", "dinj_b", "dinj_kap", "dinj_d", "dh0" };
+    int var, ti, nbad = 0;
+    double worst = 0;
+    for (var = 0; var < 6; var++)
+        for (ti = 0; ti < 7; ti++) {
+            const int vl = var == 3, C = ti == 6 ? (var == 4 ? 0 : 64) : 16, th = 1 + (int)(ti % 2);
+            const int64_t T = Ts[ti], B = vl ? 1 : 2, H = 2, K = 13, V = 11, L = var == 3 ? 2 : var == 5 ? 1 : 0, N = vl ? 3 : B;
+            const int64_t off[4] = { 0, T / 3, T / 3, T };
+            const size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), nh = (size_t)(B * T * H), ns = (size_t)(N * H * K * V);
+            float *in[12], *dout = fnormal(r, nv + 1), *dht = fnormal(r, ns), *got[12], *got2[12];
+            double *want[12];
+            size_t nin[12], i;
+            lattn_gdr_args a;
+            lattn_gdr_grads gw = LATTN__ZERO, gc = LATTN__ZERO;
+            int w;
+            memset(&a, 0, sizeof a);
+            nin[0] = nin[1] = nq; nin[2] = nv; nin[3] = nh; nin[4] = nh; nin[5] = nq; nin[6] = nq; nin[7] = nh;
+            nin[8] = nh * (size_t)L; nin[9] = nq * (size_t)L; nin[10] = nv * (size_t)L; nin[11] = ns;
+            in[0] = fnormal(r, nq + 1); in[1] = fnormal(r, nq + 1); in[2] = fnormal(r, nv + 1);
+            in[3] = frand(r, nh + 1, 0.0f, var == 2 ? 2.0f : 1.0f);
+            in[4] = frand(r, nh + 1, var == 4 ? -3.0f : -0.4f, var == 4 ? -0.5f : -0.01f);
+            in[5] = frand(r, nq + 1, -0.6f, -0.01f);
+            in[6] = fnormal(r, nq + 1); in[7] = frand(r, nh + 1, 0.2f, 1.2f);
+            in[8] = frand(r, nin[8] + 1, -0.5f, 0.5f); in[9] = fnormal(r, nin[9] + 1); in[10] = fnormal(r, nin[10] + 1);
+            in[11] = fnormal(r, ns);
+            a.l2norm = var != 0 && var != 5;
+            if (!a.l2norm) {                /* raw keys of norm ~1: |1 - β|k|²| <= 1 */
+                for (i = 0; i < nq; i++) { in[1][i] *= 0.25f; in[6][i] *= 0.25f; }
+                for (i = 0; i < nin[9]; i++) in[9][i] *= 0.25f;
+            }
+            a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.q = in[0]; a.k = in[1]; a.v = in[2]; a.beta = in[3]; a.h0 = in[11];
+            a.allow_neg_eigval = var == 2; a.chunk = C;
+            if (var == 1 || var == 3 || var == 4) a.g = in[4];
+            if (var == 2 || var == 5) a.gk = in[5];
+            if (var == 3 || var == 5) { a.e = in[6]; a.L = L; a.inj_b = in[8]; a.inj_kap = in[9]; a.inj_d = in[10]; }
+            if (var == 3) { a.c = in[7]; a.offsets = off; a.n_seqs = 3; }
+            for (w = 0; w < 12; w++) {
+                want[w] = (double *)malloc((nin[w] + 1) * sizeof(double));
+                got[w] = fnew(nin[w] + 1);
+                got2[w] = fnew(nin[w] + 1);
+            }
+            gw.dout = gc.dout = dout; gw.dht = gc.dht = dht;
+            gw.dq64 = want[0]; gw.dk64 = want[1]; gw.dv64 = want[2]; gw.dbeta64 = want[3]; gw.dg64 = want[4]; gw.dgk64 = want[5];
+            gw.de64 = want[6]; gw.dc64 = want[7]; gw.dinj_b64 = want[8]; gw.dinj_kap64 = want[9]; gw.dinj_d64 = want[10]; gw.dh064 = want[11];
+            CHECK(lattn_gdr_ref_backward(ctx, &a, &gw) == LATTN_OK, "gdr ref backward: %s", lattn_ctx_error(ctx));
+            for (w = 0; w < 2; w++) {
+                float **o = w ? got2 : got;
+                gc.dq = o[0]; gc.dk = o[1]; gc.dv = o[2]; gc.dbeta = o[3]; gc.dg = o[4]; gc.dgk = o[5]; gc.de = o[6]; gc.dc = o[7];
+                gc.dinj_b = o[8]; gc.dinj_kap = o[9]; gc.dinj_d = o[10]; gc.dh0 = o[11];
+                ctx->n_threads = w ? 3 - th : th;
+                CHECK(lattn_gdr_chunk_backward(ctx, &a, &gc) == LATTN_OK, "gdr chunk backward: %s", lattn_ctx_error(ctx));
+            }
+            ctx->n_threads = 1;
+            for (w = 0; w < 12; w++) {
+                const int used = w < 4 || w == 11 || (w == 4 && a.g) || (w == 5 && a.gk) || (w == 6 && a.e) || (w == 7 && a.c) || (w >= 8 && w <= 10 && L > 0);
+                const double e = used ? rel_rms_d(got[w], want[w], nin[w]) : 0.0;
+                if (!used) continue;
+                worst = fmax(worst, e);
+                if (e > 1e-5 || !same_bits(got[w], got2[w], nin[w])) {
+                    nbad++;
+                    if (nbad < 8) printf("  gdr chunk backward var %d, T = %lld, C = %d: %s off by %.3g%s\n", var, (long long)T, C, names[w], e,
+                                         same_bits(got[w], got2[w], nin[w]) ? "" : " (threads differ)");
+                }
+            }
+            for (w = 0; w < 12; w++) { free(want[w]); free(got[w]); free(got2[w]); free(in[w]); }
+            free(dout); free(dht);
+        }
+    if (getenv("LATTN_TEST_VERBOSE")) printf("  gdr_chunk_backward: worst relative RMS %.3g\n", worst);
+    CHECK(nbad == 0, "gdr_chunk_backward = gdr_ref_backward over 6 configurations x 7 lengths (worst relative RMS %.3g <= 1e-5), the same bits at 1 and 2 threads", worst);
+}
 /* ℒ = Σ dout·o + Σ dlse·lse from the attention _ref's float64 outputs. */
 static double attn_loss(lattn_ctx *ctx, lattn_attn_args a, const float *dout, const float *dlse, size_t no, size_t nl, double *o64, double *l64,
                         float *o) {
@@ -6540,6 +6617,7 @@ static void test_backward(void) {
     test_s4d_backward(&ctx, &r);
     test_tiled_backward(&ctx, &r);
     test_gdr_backward(&ctx, &r);
+    test_gdr_chunk_backward(&ctx, &r);
     test_attn_backward(&ctx, &r);
     test_attn_chunk_backward(&ctx, &r);
     test_tf_backward(&ctx, &r);
