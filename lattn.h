@@ -9877,14 +9877,16 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a)
    recomputing them would cost the forward's state products a second time; storing them costs
    4·K·V bytes per chunk (64 KB at K = V = 128). */
 typedef struct lattn__gdr_bw {
-    float *ck, *U;                       /* chunk-start states [N + 1][K][V], ∂ℒ/∂S */
+    float *ck, *U, *ST;                  /* chunk-start states [N + 1][K][V], ∂ℒ/∂S, S0ᵀ [V][K] */
+    float *sv;                           /* per chunk [C][C] A, [C][V] Ξ and Y, kept by the state pass */
     float *qh, *kh, *eh;                 /* [C][K]: q̂, k̂, ê (normalised or raw) */
     float *qd, *ed, *ek, *dqd, *ded, *dek, *kw, *dkw;   /* [C][K], the pairs' [P][C][K] */
     float *vw, *dvw;                     /* [P][C][V] */
-    float *xi, *dxi, *y, *dz;            /* [C][V]: Ξ, dΞ, Y then dY, dZ */
-    float *A, *M, *D, *N;                /* [C][C] */
+    float *xi, *y, *A;                   /* the chunk's Ξ, Y (then dY) and A: slots of sv */
+    float *dz;                           /* [C][V]: dΞ, then dZ */
+    float *B, *M, *D, *N;                /* [C][C]: B = -diag(β) A, scratch */
     float *gm, *X, *Xi, *dgm;            /* [C][Kg] */
-    float *bet, *dbet, *nq, *nk, *ne;    /* [C]: β, dβ, the l2 factors */
+    float *bet, *nbet, *cc, *dbet, *nq, *nk, *ne, *tmp;   /* [C]: β, -β, c, dβ, the l2 factors, scratch */
     float *gw;                           /* packing */
     int64_t *start;                      /* [N + 1] chunk starts */
 } lattn__gdr_bw;
@@ -9892,42 +9894,37 @@ typedef struct lattn__gdr_bw {
 typedef struct lattn__gdr_bw_dims { int64_t C, Kg, P, j0, N, gw; } lattn__gdr_bw_dims;
 static int64_t lattn__gdr_bw_floats(const lattn_gdr_args *a, const lattn__gdr_bw_dims *z) {
     const int64_t C = z->C, K = a->K, V = a->V;
-    return (z->N + 2) * K * V + C * (K * (9 + 2 * z->P) + V * (4 + 2 * z->P) + 4 * C + 4 * z->Kg + 5) + z->gw;
+    return (z->N + 3) * K * V + z->N * C * (C + 2 * V) + C * (K * (9 + 2 * z->P) + V * (1 + 2 * z->P) + 4 * C + 4 * z->Kg + 8) + z->gw;
 }
 static void lattn__gdr_bw_carve(const lattn_gdr_args *a, const lattn__gdr_bw_dims *z, float *base, lattn__gdr_bw *w) {
-    float **const part[30] = { &w->ck, &w->U, &w->qh, &w->kh, &w->eh, &w->qd, &w->ed, &w->ek, &w->dqd, &w->ded, &w->dek,
-                               &w->kw, &w->dkw, &w->vw, &w->dvw, &w->xi, &w->dxi, &w->y, &w->dz, &w->A, &w->M, &w->D,
-                               &w->N, &w->gm, &w->X, &w->Xi, &w->dgm, &w->bet, &w->dbet, &w->gw };
+    float **const part[31] = { &w->ck, &w->U, &w->ST, &w->sv, &w->qh, &w->kh, &w->eh, &w->qd, &w->ed, &w->ek, &w->dqd, &w->ded,
+                               &w->dek, &w->kw, &w->dkw, &w->vw, &w->dvw, &w->dz, &w->B, &w->M, &w->D, &w->N,
+                               &w->gm, &w->X, &w->Xi, &w->dgm, &w->bet, &w->nbet, &w->cc, &w->dbet, &w->gw };
     const int64_t C = z->C, CK = C * a->K, CV = C * a->V, CG = C * z->Kg, CC = C * C;
-    const int64_t n[30] = { (z->N + 1) * a->K * a->V, a->K * a->V, CK, CK, CK, CK, CK, CK, CK, CK, CK,
-                            z->P * CK, z->P * CK, z->P * CV, z->P * CV, CV, CV, CV, CV, CC, CC, CC, CC, CG, CG, CG, CG,
-                            C, C, 3 * C + z->gw };
-    lattn__carve_floats(base, part, n, 30);
+    const int64_t n[32] = { (z->N + 1) * a->K * a->V, a->K * a->V, a->K * a->V, z->N * (CC + 2 * CV), CK, CK, CK, CK, CK, CK, CK, CK,
+                            CK, z->P * CK, z->P * CK, z->P * CV, z->P * CV, CV, CC, CC, CC, CC, CG, CG, CG, CG,
+                            C, C, C, C, 4 * C + z->gw };
+    lattn__carve_floats(base, part, n, 31);
     w->nq = w->dbet + C;
     w->nk = w->nq + C;
     w->ne = w->nk + C;
-    w->gw = w->ne + C;
+    w->tmp = w->ne + C;
+    w->gw = w->tmp + C;
 }
 /* L rows of K from src (row stride ld) into dst, L2-normalised when asked; r[i] = 1/sqrt(Σx² + ε). */
 static void lattn__gdr_bw_norm(const float *src, int64_t ld, int L, int64_t K, int norm, float *dst, float *r) {
     int i;
-    for (i = 0; i < L; i++) {
-        memcpy(dst + i * K, src + i * ld, (size_t)K * sizeof(float));
-        r[i] = norm ? 1.0f / sqrtf(lattn_vec_dot((size_t)K, dst + i * K, dst + i * K) + (float)LATTN__L2_EPS) : 1.0f;
-        if (norm) lattn_vec_scale((size_t)K, r[i], dst + i * K);
-    }
+    for (i = 0; i < L; i++) r[i] = norm ? 1.0f / sqrtf(lattn_vec_dot((size_t)K, src + i * ld, src + i * ld) + (float)LATTN__L2_EPS) : 1.0f;
+    lattn__la_bw_rows(dst, K, 1.0f, r, src, ld, NULL, NULL, L, K, 1);
 }
-/* Back through the norm, in place: dx = r (dx̂ - x̂ (x̂·dx̂)), then into out (row stride ld) when set. */
-static void lattn__gdr_bw_unnorm(const float *xh, const float *r, int norm, int L, int64_t K, float *dx, float *out, int64_t ld) {
+/* Back through the norm into out (row stride ld; NULL: nothing): r (dx̂ - x̂ (x̂·dx̂)), or dx̂ itself
+   without the norm; tmp [L]. */
+static void lattn__gdr_bw_unnorm(const float *xh, const float *r, int norm, int L, int64_t K, const float *dx, float *out, int64_t ld,
+                                 float *tmp) {
     int i;
-    for (i = 0; i < L; i++) {
-        if (norm) {
-            const float dot = lattn_vec_dot((size_t)K, xh + i * K, dx + i * K);
-            lattn_vec_axpy((size_t)K, -dot, xh + i * K, dx + i * K);
-            lattn_vec_scale((size_t)K, r[i], dx + i * K);
-        }
-        if (out) memcpy(out + i * ld, dx + i * K, (size_t)K * sizeof(float));
-    }
+    if (!out) return;
+    for (i = 0; i < L; i++) tmp[i] = norm ? -r[i] * lattn_vec_dot((size_t)K, xh + i * K, dx + i * K) : 0.0f;
+    lattn__la_bw_rows(out, ld, 1.0f, r, dx, K, tmp, xh, L, K, 1);
 }
 /* dgm[i][·] += sgn · x[i] ⊙ dx[i] (per key), or its sum over the keys (Kg = 1). */
 static void lattn__gdr_bw_gsum(float *dgm, int64_t Kg, float sgn, const float *x, const float *dx, int L, int64_t K) {
@@ -9938,6 +9935,14 @@ static void lattn__gdr_bw_gsum(float *dgm, int64_t Kg, float sgn, const float *x
         else for (j = 0; j < K; j++) dgm[i * K + j] += sgn * x[i * K + j] * dx[i * K + j];
     }
 }
+/* t [n][m] = xᵀ for x [m][n], in 16 x 16 blocks. */
+static void lattn__gdr_bw_transpose(int64_t m, int64_t n, const float *x, float *t) {
+    int64_t i0, j0, i, j;
+    for (i0 = 0; i0 < m; i0 += 16)
+        for (j0 = 0; j0 < n; j0 += 16)
+            for (j = j0; j < LATTN__MIN(j0 + 16, n); j++)
+                for (i = i0; i < LATTN__MIN(i0 + 16, m); i++) t[j * m + i] = x[i * n + j];
+}
 /* c = op(a) op(b) of L x L, only the lower triangle (diagonal included unless strict), the rest 0. */
 static void lattn__gdr_bw_tri(int flags, int strict, int L, int64_t n, const float *a, int64_t lda, const float *b, int64_t ldb,
                               float *c, float *gw) {
@@ -9946,14 +9951,28 @@ static void lattn__gdr_bw_tri(int flags, int strict, int L, int64_t n, const flo
     lattn__sgemm(flags | LATTN_GEMM_LOWER, L, L, n, a, lda, b, ldb, c, L, gw);
     for (i = 0; strict && i < L; i++) c[i * L + i] = 0.0f;
 }
-/* One chunk of L tokens from tok: the rows, the gates (Gm, X, Xi), the sides, the pairs, β; then A,
-   Y, Ξ from S0 and, where S1 is set, the state at the chunk's end. */
+/* x <- (I - B)⁻¹ x for a strictly lower B [L][L] (forward substitution, rows in order), or, up,
+   x <- (I - B)⁻ᵀ x (backward substitution, rows from the last); x [L][n]. Blocks of 16 rows: the
+   rows above (below) a block come in as one product, the block's own rows one by one. */
+static void lattn__gdr_bw_subst(float *x, int L, int64_t n, const float *B, int up, float *gw) {
+    int b0, i, j;
+    for (b0 = up ? (L - 1) / 16 * 16 : 0; up ? b0 >= 0 : b0 < L; b0 += up ? -16 : 16) {
+        const int b1 = LATTN__MIN(b0 + 16, L);
+        if (!up && b0 > 0) lattn__sgemm(LATTN_GEMM_ACCUMULATE, b1 - b0, n, b0, B + b0 * L, L, x, n, x + b0 * n, n, gw);
+        if (up && b1 < L) lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, b1 - b0, n, L - b1, B + b1 * L + b0, L, x + b1 * n, n, x + b0 * n, n, gw);
+        for (i = up ? b1 - 2 : b0 + 1; up ? i >= b0 : i < b1; i += up ? -1 : 1)
+            for (j = up ? i + 1 : b0; j < (up ? b1 : i); j++)
+                lattn_vec_axpy((size_t)n, up ? B[j * L + i] : B[i * L + j], x + j * n, x + i * n);
+    }
+}
+/* One chunk of L tokens from tok: the rows, the gates (Gm, X, Xi), the sides, the pairs, β; then,
+   where S1 is set, A, Y, Ξ from S0 into the chunk's slots and the state at the chunk's end. */
 static void lattn__gdr_bw_fwd(const lattn_gdr_args *a, const lattn__gdr_dims *dm, const lattn__gdr_bw_dims *z,
                               lattn__gdr_bw *w, const float *S0, float *S1, int64_t tok, int64_t h, int L) {
     const int64_t H = a->H, K = a->K, V = a->V, Kg = z->Kg, ld = H * K, CK = z->C * K, CV = z->C * V, row = tok * H + h;
     const float *E = a->e ? w->eh : w->kh;
     int64_t i, j, p;
-    lattn__gdr_bw_norm(a->q + row * K, ld, L, K, a->l2norm, w->qh, w->nq);
+    if (!S1) lattn__gdr_bw_norm(a->q + row * K, ld, L, K, a->l2norm, w->qh, w->nq);   /* the queries: the backward's only */
     lattn__gdr_bw_norm(a->k + row * K, ld, L, K, a->l2norm, w->kh, w->nk);
     if (a->e) lattn__gdr_bw_norm(a->e + row * K, ld, L, K, a->l2norm, w->eh, w->ne);
     for (i = 0; i < L * Kg; i++) {       /* Gm: the clamped gates' cumsum; X = e^{Gm}, Xi = e^{-Gm} */
@@ -9963,34 +9982,35 @@ static void lattn__gdr_bw_fwd(const lattn_gdr_args *a, const lattn__gdr_dims *dm
     }
     lattn_vec_exp((size_t)(L * Kg), w->gm, w->X);
     lattn_vec_exp((size_t)(L * Kg), w->Xi, w->Xi);
-    lattn__la_bw_rows(w->qd, K, dm->s, w->X, w->qh, K, NULL, NULL, L, K, Kg);
+    if (!S1) lattn__la_bw_rows(w->qd, K, dm->s, w->X, w->qh, K, NULL, NULL, L, K, Kg);
     lattn__la_bw_rows(w->ed, K, 1.0f, w->X, E, K, NULL, NULL, L, K, Kg);
     lattn__la_bw_rows(w->ek, K, 1.0f, w->Xi, E, K, NULL, NULL, L, K, Kg);
     for (i = 0; i < L; i++) {            /* pairs: (k, c·v), then (κ, b·d) */
         const int64_t r = row + i * H;
-        const float c = a->c ? a->c[r] : a->beta[r];
         w->bet[i] = a->beta[r];
-        for (j = 0; j < V; j++) w->vw[i * V + j] = c * a->v[r * V + j];
+        w->nbet[i] = -a->beta[r];
+        w->cc[i] = a->c ? a->c[r] : a->beta[r];
         for (p = 1; p < z->P; p++) {
             const float b = a->inj_b[r * a->L + p - 1];
             memcpy(w->kw + p * CK + i * K, a->inj_kap + (r * a->L + p - 1) * K, (size_t)K * sizeof(float));
             for (j = 0; j < V; j++) w->vw[p * CV + i * V + j] = b * a->inj_d[(r * a->L + p - 1) * V + j];
         }
     }
+    lattn__la_bw_rows(w->vw, V, 1.0f, w->cc, a->v + row * V, H * V, NULL, NULL, L, V, 1);
     if (a->e) memcpy(w->kw, w->kh, (size_t)(L * K) * sizeof(float));
     for (p = z->j0; p < z->P; p++) lattn__la_bw_rows(w->kw + p * CK, K, 1.0f, w->Xi, w->kw + p * CK, K, NULL, NULL, L, K, Kg);
+    if (!S1) return;
     /* A, Y = Ed S0 + Σ strict(Ed Kwkᵀ) Vw, Ξ = Z = B0 - β Y, then the forward substitution */
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, w->ek, K, w->A, w->gw);
+    for (i = 0; i < L * L; i++) w->B[i] = w->nbet[i / L] * w->A[i];
     lattn__sgemm(0, L, V, K, w->ed, K, S0, V, w->y, V, w->gw);
     for (p = z->j0; p < z->P; p++) {
         lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, w->kw + p * CK, K, w->N, w->gw);
-        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, L, w->N, L, w->vw + p * CV, V, w->y, V, w->gw);
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, V, L, w->N, L, w->vw + p * CV, V, w->y, V, w->gw);
     }
-    for (i = 0; i < L; i++) {
-        for (j = 0; j < V; j++) w->xi[i * V + j] = (z->j0 ? w->vw[i * V + j] : 0.0f) - w->bet[i] * w->y[i * V + j];
-        for (j = 0; j < i; j++) lattn_vec_axpy((size_t)V, -w->bet[i] * w->A[i * L + j], w->xi + j * V, w->xi + i * V);
-    }
-    if (!S1) return;
+    if (z->j0) lattn__la_bw_rows(w->xi, V, 1.0f, NULL, w->vw, V, w->nbet, w->y, L, V, 1);
+    else lattn__la_bw_rows(w->xi, V, 1.0f, w->nbet, w->y, V, NULL, NULL, L, V, 1);
+    lattn__gdr_bw_subst(w->xi, L, V, w->B, 0, w->gw);
     memcpy(S1, S0, (size_t)(K * V) * sizeof(float));
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, K, V, L, w->ek, K, w->xi, V, S1, V, w->gw);
     for (p = z->j0; p < z->P; p++)
@@ -10014,37 +10034,38 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     }
     /* dΞ = incl(Qd Ekᵀ)ᵀ dO + Ek dS, then dZ by backward substitution */
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, K, w->qd, K, w->ek, K, w->M, w->gw);
-    lattn__sgemm(LATTN_GEMM_TRANS_A, L, V, L, w->M, L, dO, ldo, w->dxi, V, w->gw);
-    lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, K, w->ek, K, w->U, V, w->dxi, V, w->gw);
-    memcpy(w->dz, w->dxi, (size_t)(L * V) * sizeof(float));
-    for (i = L - 2; i >= 0; i--)
-        for (j = i + 1; j < L; j++) lattn_vec_axpy((size_t)V, -w->bet[j] * w->A[j * L + i], w->dz + j * V, w->dz + i * V);
+    lattn__sgemm(LATTN_GEMM_TRANS_A, L, V, L, w->M, L, dO, ldo, w->dz, V, w->gw);
+    lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, K, w->ek, K, w->U, V, w->dz, V, w->gw);
+    for (i = 0; i < L * L; i++) w->B[i] = w->nbet[i / L] * w->A[i];
+    lattn__gdr_bw_subst(w->dz, (int)L, V, w->B, 1, w->gw);
     /* dA and dβ from strict(dZ Ξᵀ); dβ -= dZ·Y, then dY = -β dZ in y */
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, V, w->dz, V, w->xi, V, w->D, w->gw);
     for (i = 0; i < L; i++) {
         float db = -lattn_vec_dot((size_t)i, w->A + i * L, w->D + i * L) - lattn_vec_dot((size_t)V, w->dz + i * V, w->y + i * V);
         w->dbet[i] = db;
         lattn_vec_scale((size_t)i, -w->bet[i], w->D + i * L);
-        for (j = 0; j < V; j++) w->y[i * V + j] = -w->bet[i] * w->dz[i * V + j];
     }
+    lattn__la_bw_rows(w->y, V, 1.0f, w->nbet, w->dz, V, NULL, NULL, L, V, 1);
     /* dEd = dA Ek + dY S0ᵀ;  dEk = dAᵀ Ed + incl(dO Ξᵀ)ᵀ Qd + Ξ dSᵀ;  dQd = dO S0ᵀ + incl(dO Ξᵀ) Ek */
-    lattn__sgemm(0, L, K, L, w->D, L, w->ek, K, w->ded, K, w->gw);
-    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_ACCUMULATE, L, K, V, w->y, V, S0, V, w->ded, K, w->gw);
+    lattn__gdr_bw_transpose(K, V, S0, w->ST);   /* S0ᵀ once for dY S0ᵀ and dO S0ᵀ */
+    lattn__sgemm(LATTN__GEMM_TRIU_A, L, K, L, w->D, L, w->ek, K, w->ded, K, w->gw);
+    lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, w->y, V, w->ST, K, w->ded, K, w->gw);
+    lattn__sgemm(0, L, K, V, dO, ldo, w->ST, K, w->dqd, K, w->gw);
     lattn__sgemm(LATTN_GEMM_TRANS_A, L, K, L, w->D, L, w->ed, K, w->dek, K, w->gw);
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, w->xi, V, w->M, w->gw);
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, L, K, L, w->M, L, w->qd, K, w->dek, K, w->gw);
-    lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_ACCUMULATE, L, K, V, w->xi, V, w->U, V, w->dek, K, w->gw);
-    lattn__sgemm(LATTN_GEMM_TRANS_B, L, K, V, dO, ldo, S0, V, w->dqd, K, w->gw);
-    lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, L, w->M, L, w->ek, K, w->dqd, K, w->gw);
+    lattn__gdr_bw_transpose(K, V, w->U, w->ST);   /* then dSᵀ for Ξ dSᵀ and Vw dSᵀ */
+    lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, w->xi, V, w->ST, K, w->dek, K, w->gw);
+    lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->M, L, w->ek, K, w->dqd, K, w->gw);
     for (p = z->j0; p < z->P; p++) {     /* the write pairs in the sums */
         float *kw = w->kw + p * CK, *vw = w->vw + p * CV, *dkw = w->dkw + p * CK, *dvw = w->dvw + p * CV;
         lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, V, w->y, V, vw, V, w->D, w->gw);      /* strict(dY Vwᵀ) */
         lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, vw, V, w->M, w->gw);      /* incl(dO Vwᵀ) */
-        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, L, w->D, L, kw, K, w->ded, K, w->gw);
-        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, L, w->M, L, kw, K, w->dqd, K, w->gw);
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->D, L, kw, K, w->ded, K, w->gw);
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->M, L, kw, K, w->dqd, K, w->gw);
         lattn__sgemm(LATTN_GEMM_TRANS_A, L, K, L, w->D, L, w->ed, K, dkw, K, w->gw);
         lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, L, K, L, w->M, L, w->qd, K, dkw, K, w->gw);
-        lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_ACCUMULATE, L, K, V, vw, V, w->U, V, dkw, K, w->gw);
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, vw, V, w->ST, K, dkw, K, w->gw);
         lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, kw, K, w->D, w->gw);     /* strict(Ed Kwkᵀ) */
         lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, K, w->qd, K, kw, K, w->M, w->gw);     /* incl(Qd Kwkᵀ) */
         lattn__sgemm(LATTN_GEMM_TRANS_A, L, V, L, w->D, L, w->y, V, dvw, V, w->gw);
@@ -10068,18 +10089,18 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     }
     /* the inputs: dq̂ = s X ⊙ dQd;  dE = X ⊙ dEd + Xi ⊙ dEk;  dk̂ = dE (e = k) or Xi ⊙ dKwk_0;  dκ = Xi ⊙ dKwk */
     lattn__la_bw_rows(w->dqd, K, dm->s, w->X, w->dqd, K, NULL, NULL, L, K, Kg);
-    lattn__gdr_bw_unnorm(w->qh, w->nq, a->l2norm, L, K, w->dqd, g->dq ? g->dq + row * K : NULL, H * K);
+    lattn__gdr_bw_unnorm(w->qh, w->nq, a->l2norm, L, K, w->dqd, g->dq ? g->dq + row * K : NULL, H * K, w->tmp);
     lattn__la_bw_rows(dE, K, 1.0f, w->X, w->ded, K, w->Xi, w->dek, L, K, Kg);
     for (p = z->j0; p < z->P; p++) lattn__la_bw_rows(w->dkw + p * CK, K, 1.0f, w->Xi, w->dkw + p * CK, K, NULL, NULL, L, K, Kg);
     if (a->e) {
-        lattn__gdr_bw_unnorm(w->eh, w->ne, a->l2norm, L, K, dE, g->de ? g->de + row * K : NULL, H * K);
-        lattn__gdr_bw_unnorm(w->kh, w->nk, a->l2norm, L, K, w->dkw, g->dk ? g->dk + row * K : NULL, H * K);
-    } else lattn__gdr_bw_unnorm(w->kh, w->nk, a->l2norm, L, K, dE, g->dk ? g->dk + row * K : NULL, H * K);
+        lattn__gdr_bw_unnorm(w->eh, w->ne, a->l2norm, L, K, dE, g->de ? g->de + row * K : NULL, H * K, w->tmp);
+        lattn__gdr_bw_unnorm(w->kh, w->nk, a->l2norm, L, K, w->dkw, g->dk ? g->dk + row * K : NULL, H * K, w->tmp);
+    } else lattn__gdr_bw_unnorm(w->kh, w->nk, a->l2norm, L, K, dE, g->dk ? g->dk + row * K : NULL, H * K, w->tmp);
+    if (g->dv) lattn__la_bw_rows(g->dv + row * V, H * V, 1.0f, w->cc, z->j0 ? w->dz : w->dvw, V, NULL, NULL, L, V, 1);
     for (i = 0; i < L; i++) {            /* the values: c·v (dB0 = dZ when merged), b·d */
         const int64_t r = row + i * H;
         const float *dvw = z->j0 ? w->dz + i * V : w->dvw + i * V, *v = a->v + r * V;
-        const float c = a->c ? a->c[r] : a->beta[r], dc = lattn_vec_dot((size_t)V, v, dvw);
-        for (j = 0; g->dv && j < V; j++) g->dv[r * V + j] = c * dvw[j];
+        const float dc = lattn_vec_dot((size_t)V, v, dvw);
         if (a->c && g->dc) g->dc[r] = dc;
         if (g->dbeta) g->dbeta[r] = w->dbet[i] + (a->c ? 0.0f : dc);
         for (p = 1; p < z->P; p++) {
@@ -10102,6 +10123,13 @@ static int64_t lattn__gdr_bw_chunks(const lattn_gdr_args *a, int64_t tok0, int64
     if (start) start[n] = tok0 + len;
     return n;
 }
+/* Chunk n's A, Ξ and Y in the saved area. */
+static void lattn__gdr_bw_slots(const lattn_gdr_args *a, const lattn__gdr_bw_dims *z, lattn__gdr_bw *w, int64_t n) {
+    const int64_t CC = z->C * z->C, CV = z->C * a->V;
+    w->A = w->sv + n * (CC + 2 * CV);
+    w->xi = w->A + CC;
+    w->y = w->xi + CV;
+}
 /* One work item (sequence sq from tok0, len tokens; head h): the checkpoints, the chunks in reverse, dh0. */
 static void lattn__gdr_bw_item(const lattn_gdr_args *a, const lattn_gdr_grads *g, const lattn__gdr_dims *dm,
                                const lattn__gdr_bw_dims *z, lattn__gdr_bw *w, int64_t sq, int64_t tok0, int64_t len, int64_t h) {
@@ -10112,10 +10140,13 @@ static void lattn__gdr_bw_item(const lattn_gdr_args *a, const lattn_gdr_grads *g
     else memset(w->ck, 0, (size_t)SV * sizeof(float));
     if (g->dht) memcpy(w->U, g->dht + sidx, (size_t)SV * sizeof(float));
     else memset(w->U, 0, (size_t)SV * sizeof(float));
-    for (n = 0; n < nc; n++)
+    for (n = 0; n < nc; n++) {
+        lattn__gdr_bw_slots(a, z, w, n);
         lattn__gdr_bw_fwd(a, dm, z, w, w->ck + n * SV, w->ck + (n + 1) * SV, w->start[n], h, (int)(w->start[n + 1] - w->start[n]));
+    }
     for (n = nc - 1; n >= 0; n--) {
         const int L = (int)(w->start[n + 1] - w->start[n]);
+        lattn__gdr_bw_slots(a, z, w, n);
         lattn__gdr_bw_fwd(a, dm, z, w, w->ck + n * SV, NULL, w->start[n], h, L);
         lattn__gdr_bw_chunk(a, g, dm, z, w, w->ck + n * SV, w->ck + (n + 1) * SV, w->start[n], h, L);
     }
@@ -10149,7 +10180,8 @@ LATTN__DEF lattn_status lattn_gdr_chunk_backward(lattn_ctx *ctx, const lattn_gdr
     m = LATTN__MAX(z.C, LATTN__MAX(a->K, a->V));
     z.gw = (int64_t)lattn__gemm_ws(m, m);
     nthr = lattn__threads(ctx);
-    if (((double)z.N + 2) * (double)a->K * (double)a->V + (double)z.C * (double)(a->K + a->V + z.C) * (double)(20 + 4 * z.P) >
+    if (((double)z.N + 3) * ((double)a->K * (double)a->V + (double)z.C * (double)(z.C + 2 * a->V)) +
+        (double)z.C * (double)(a->K + a->V + z.C) * (double)(20 + 4 * z.P) >
         (double)SIZE_MAX / 16)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
     per = lattn__gdr_bw_floats(a, &z);
