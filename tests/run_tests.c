@@ -2312,6 +2312,49 @@ static void test_delta(void) {
                 free(o); free(ht); free(o64); gdr_free(&c);
             }
     }
+    /* the same for the chunked backward: per position of a chunk, the relative error of dq, dk and
+       dv together against lattn_gdr_ref_backward stays within 10x of its worst on positions 0-15 */
+    {
+        int cc, kd;
+        for (cc = 0; cc < 2; cc++)
+            for (kd = 0; kd < 3; kd++) {
+                const int Cc = 64 << cc;
+                const int64_t T = 4 * Cc, nq = T * 2 * 64;
+                gdr_case c;
+                lattn_gdr_args a;
+                lattn_gdr_grads gw = LATTN__ZERO, gc = LATTN__ZERO;
+                float *dout, *d[3];
+                double *w64[3], num[128], den[128], e16 = 0, emax = 0;
+                int64_t t, j, x;
+                gdr_make(&c, &r, 1, T, 2, 64, 64, kd == 0 ? GDR_DELTA : kd == 1 ? GDR_GDN : GDR_GDN_KEY, 0, 8.0, 1.0f, 1, 0);
+                dout = fnormal(&r, c.no);
+                for (x = 0; x < 3; x++) { d[x] = fnew((size_t)nq); w64[x] = (double *)malloc((size_t)nq * sizeof(double)); }
+                a = c.a; a.chunk = Cc;
+                gw.dout = gc.dout = dout;
+                gw.dq64 = w64[0]; gw.dk64 = w64[1]; gw.dv64 = w64[2];
+                gc.dq = d[0]; gc.dk = d[1]; gc.dv = d[2];
+                CHECK(lattn_gdr_ref_backward(&ctx, &a, &gw) == LATTN_OK && lattn_gdr_chunk_backward(&ctx, &a, &gc) == LATTN_OK,
+                      "gdr backward, C = %d: %s", Cc, lattn_ctx_error(&ctx));
+                memset(num, 0, sizeof num); memset(den, 0, sizeof den);
+                for (x = 0; x < 3; x++)
+                    for (t = 0; t < T; t++)
+                        for (j = 0; j < 2 * 64; j++) {
+                            const double e = (double)d[x][t * 128 + j] - w64[x][t * 128 + j];
+                            num[t % Cc] += e * e;
+                            den[t % Cc] += w64[x][t * 128 + j] * w64[x][t * 128 + j];
+                        }
+                for (t = 0; t < Cc; t++) {
+                    const double e = sqrt(num[t] / den[t]);
+                    if (t < 16) e16 = fmax(e16, e);
+                    emax = fmax(emax, e);
+                }
+                CHECK(emax <= 10.0 * e16 && emax <= 1e-5, "%s backward, C = %d: the error per position of a chunk is flat (worst %.3g, tokens 0-15 %.3g)",
+                      kinds[kd == 0 ? 0 : kd == 1 ? 1 : 2], Cc, emax, e16);
+                if (getenv("LATTN_TEST_VERBOSE")) printf("  %s backward, C = %d: worst position %.3g, positions 0-15 %.3g\n", kinds[kd == 0 ? 0 : kd == 1 ? 1 : 2], Cc, emax, e16);
+                for (x = 0; x < 3; x++) { free(d[x]); free(w64[x]); }
+                free(dout); gdr_free(&c);
+            }
+    }
     /* strong gates down to -20 per token and -inf (hard resets), weak gates; β near 0, 1 and 2 */
     {
         int g;
@@ -5215,6 +5258,30 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
             free(dout); free(dht);
         }
     if (getenv("LATTN_TEST_VERBOSE")) printf("  gdr_chunk_backward: worst relative RMS %.3g\n", worst);
+    {   /* refused without writing: grads or dout NULL, β outside [0, 1], a chunk outside [0, LATTN_MAX_CHUNK] */
+        float v[4] = { 0.5f, 0.5f, 0.5f, 0.5f }, d[4], bad = 0.5f;
+        lattn_gdr_args a;
+        lattn_gdr_grads g = LATTN__ZERO;
+        int i;
+        for (i = 0; i < 4; i++) d[i] = NAN;
+        memset(&a, 0, sizeof a);
+        a.B = 1; a.T = 1; a.H = 1; a.K = 2; a.V = 2; a.q = a.k = a.v = v; a.beta = &bad;
+        g.dq = d;
+        CHECK(lattn_gdr_chunk_backward(ctx, &a, NULL) == LATTN_E_NULL, "gdr_chunk_backward: grads NULL");
+        CHECK(lattn_gdr_chunk_backward(ctx, &a, &g) == LATTN_E_NULL, "gdr_chunk_backward: dout NULL");
+        g.dout = v;
+        a.chunk = -1;
+        CHECK(lattn_gdr_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "gdr_chunk_backward: chunk -1");
+        a.chunk = LATTN_MAX_CHUNK + 1;
+        CHECK(lattn_gdr_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "gdr_chunk_backward: chunk over LATTN_MAX_CHUNK");
+        a.chunk = 0;
+        bad = 1.5f;
+        CHECK(lattn_gdr_chunk_backward(ctx, &a, &g) == LATTN_E_DOMAIN, "gdr_chunk_backward: beta outside [0, 1]");
+        a.H = -1;
+        CHECK(lattn_gdr_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "gdr_chunk_backward: H = -1");
+        for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
+        CHECK(i == 4, "gdr_chunk_backward: nothing written by a refused call");
+    }
     CHECK(nbad == 0, "gdr_chunk_backward = gdr_ref_backward over 6 configurations x 7 lengths (worst relative RMS %.3g <= 1e-5), the same bits at 1 and 2 threads", worst);
 }
 /* ℒ = Σ dout·o + Σ dlse·lse from the attention _ref's float64 outputs. */
