@@ -9927,12 +9927,30 @@ static void lattn__gdr_bw_unnorm(const float *xh, const float *r, int norm, int 
     lattn__la_bw_rows(out, ld, 1.0f, r, dx, K, tmp, xh, L, K, 1);
 }
 /* dgm[i][·] += sgn · x[i] ⊙ dx[i] (per key), or its sum over the keys (Kg = 1). */
-static void lattn__gdr_bw_gsum(float *dgm, int64_t Kg, float sgn, const float *x, const float *dx, int L, int64_t K) {
+/* dgm[i][·] += (a ⊙ da + b ⊙ db - c ⊙ dc)[i] (per key), or its sum over the keys (Kg = 1), one pass;
+   a or b NULL: no such term. */
+static void lattn__gdr_bw_gsum(float *dgm, int64_t Kg, const float *a, const float *da, const float *b, const float *db,
+                               const float *c, const float *dc, int L, int64_t K) {
     int i;
     int64_t j;
     for (i = 0; i < L; i++) {
-        if (Kg == 1) dgm[i] += sgn * lattn_vec_dot((size_t)K, x + i * K, dx + i * K);
-        else for (j = 0; j < K; j++) dgm[i * K + j] += sgn * x[i * K + j] * dx[i * K + j];
+        const int64_t o = i * K;
+        lattn__vf p = lattn__vzero(), m = lattn__vzero();
+        for (j = 0; j + LATTN__VW <= K; j += LATTN__VW) {
+            lattn__vf t = a ? lattn__vmul(lattn__vload(a + o + j), lattn__vload(da + o + j)) : lattn__vzero();
+            const lattn__vf u = lattn__vmul(lattn__vload(c + o + j), lattn__vload(dc + o + j));
+            if (b) t = lattn__vfma(lattn__vload(b + o + j), lattn__vload(db + o + j), t);
+            if (Kg == 1) {
+                p = lattn__vadd(p, t);
+                m = lattn__vadd(m, u);
+            } else lattn__vstore(dgm + o + j, lattn__vadd(lattn__vload(dgm + o + j), lattn__vsub(t, u)));
+        }
+        for (; j < K; j++) {
+            const float t = (a ? a[o + j] * da[o + j] : 0.0f) + (b ? b[o + j] * db[o + j] : 0.0f) - c[o + j] * dc[o + j];
+            if (Kg == 1) dgm[i] += t;
+            else dgm[o + j] += t;
+        }
+        if (Kg == 1) dgm[i] += lattn__vhsum(lattn__vsub(p, m));
     }
 }
 /* t [n][m] = xᵀ for x [m][n], in 16 x 16 blocks. */
@@ -10027,11 +10045,10 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     float *dE = w->ded;
     int64_t i, j, p;
     memset(w->dgm, 0, (size_t)(L * Kg) * sizeof(float));
-    for (i = 0; i < K; i++) {            /* the last row's gate through X_L, then dS = X_L ⊙ U */
-        const float x = w->X[(L - 1) * Kg + (Kg > 1 ? i : 0)];
-        w->dgm[(L - 1) * Kg + (Kg > 1 ? i : 0)] += lattn_vec_dot((size_t)V, w->U + i * V, S1 + i * V);
-        lattn_vec_scale((size_t)V, x, w->U + i * V);
-    }
+    /* the last row's gate through X_L, then dS = X_L ⊙ U */
+    if (a->g) w->dgm[L - 1] += lattn_vec_dot((size_t)(K * V), w->U, S1);
+    for (i = 0; a->gk && i < K; i++) w->dgm[(L - 1) * K + i] += lattn_vec_dot((size_t)V, w->U + i * V, S1 + i * V);
+    for (i = 0; (a->g || a->gk) && i < K; i++) lattn_vec_scale((size_t)V, w->X[(L - 1) * Kg + (Kg > 1 ? i : 0)], w->U + i * V);
     /* dΞ = incl(Qd Ekᵀ)ᵀ dO + Ek dS, then dZ by backward substitution */
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, K, w->qd, K, w->ek, K, w->M, w->gw);
     lattn__sgemm(LATTN_GEMM_TRANS_A, L, V, L, w->M, L, dO, ldo, w->dz, V, w->gw);
@@ -10071,15 +10088,13 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
         lattn__sgemm(LATTN_GEMM_TRANS_A, L, V, L, w->D, L, w->y, V, dvw, V, w->gw);
         lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, L, V, L, w->M, L, dO, ldo, dvw, V, w->gw);
         lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, K, kw, K, w->U, V, dvw, V, w->gw);
-        lattn__gdr_bw_gsum(w->dgm, Kg, -1.0f, kw, dkw, L, K);
+        if (a->g || a->gk) lattn__gdr_bw_gsum(w->dgm, Kg, NULL, NULL, NULL, NULL, kw, dkw, L, K);
     }
     /* ∂ℒ/∂S0 = dS + Qdᵀ dO + Edᵀ dY */
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, K, V, L, w->qd, K, dO, ldo, w->U, V, w->gw);
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, K, V, L, w->ed, K, w->y, V, w->U, V, w->gw);
     /* the gates: dGm, then its sums from the chunk's end (0 where a gate is clamped) */
-    lattn__gdr_bw_gsum(w->dgm, Kg, 1.0f, w->qd, w->dqd, L, K);
-    lattn__gdr_bw_gsum(w->dgm, Kg, 1.0f, w->ed, w->ded, L, K);
-    lattn__gdr_bw_gsum(w->dgm, Kg, -1.0f, w->ek, w->dek, L, K);
+    if (a->g || a->gk) lattn__gdr_bw_gsum(w->dgm, Kg, w->qd, w->dqd, w->ed, w->ded, w->ek, w->dek, L, K);
     for (i = L - 2; i >= 0 && (a->g || a->gk); i--)
         for (j = 0; j < Kg; j++) w->dgm[i * Kg + j] += w->dgm[(i + 1) * Kg + j];
     for (i = 0; i < L && (a->g || a->gk); i++) {
