@@ -455,45 +455,6 @@ static void bench_gdn(void) {
     }
 }
 
-/* ---- backward: Gated DeltaNet forward + backward against the forward ------------------------------ */
-/* Rows gdn_fwd (lattn_gdr_chunk, C = 64), gdn_bwd (lattn_gdr_chunk_backward: dq, dk, dv, dβ, dg,
-   dh0 is not asked) and gdn_fwd_bwd, on gdr_alloc's inputs (l2norm, per-head gates in [-0.2,
-   -0.005]); baseline the forward row, so speedup >= 0.333 means at most 3.0x. GFLOP/s: the
-   forward's nominal 6·T·H·K·V; the backward's 2.5x that. */
-typedef struct { gdr_u f; lattn_gdr_grads g; } gbw_u;
-static void gbw_fwd_run(void *p) { gbw_u *u = (gbw_u *)p; lattn_gdr_chunk(u->f.ctx, &u->f.a); }
-static void gbw_bwd_run(void *p) { gbw_u *u = (gbw_u *)p; lattn_gdr_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
-static void bench_gdn_backward(void) {
-    const int64_t T = 2048, H = 16, K = 128, V = 128;
-    const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V), nh = (size_t)(T * H);
-    int th;
-    if (!wanted("gdn_fwd_bwd") && !wanted("backward")) return;
-    for (th = 1; th <= 2; th++) {
-        lattn_ctx ctx;
-        gbw_u u;
-        double mf, mb, fl = 6.0 * T * H * K * V;
-        const char *shape = "T=2048,H=16,K=V=128,C=64";
-        lattn_ctx_init(&ctx);
-        ctx.n_threads = th;
-        memset(&u, 0, sizeof u);
-        u.f.ctx = &ctx;
-        gdr_alloc(&u.f, T, H, K, V, 21);
-        u.f.a.chunk = 64;
-        u.g.dout = u.f.a.v;
-        u.g.dq = (float *)malloc(sizeof(float) * nq);
-        u.g.dk = (float *)malloc(sizeof(float) * nq);
-        u.g.dv = (float *)malloc(sizeof(float) * nv);
-        u.g.dbeta = (float *)malloc(sizeof(float) * nh);
-        u.g.dg = (float *)malloc(sizeof(float) * nh);
-        time2(gbw_fwd_run, &u, gbw_bwd_run, &u, g_quick ? 3 : 5, &mf, &mb);
-        row("gdn_fwd", shape, th, mf, (double)T, fl, NULL, 0);
-        row("gdn_bwd", shape, th, mb, (double)T, 2.5 * fl, "gdn_fwd", mf);
-        row("gdn_fwd_bwd", shape, th, mf + mb, (double)T, 3.5 * fl, "gdn_fwd", mf);
-        free(u.g.dq); free(u.g.dk); free(u.g.dv); free(u.g.dbeta); free(u.g.dg);
-        gdr_release(&u.f);
-    }
-}
-
 /* ---- PRISM: the P2 mixer (GDR+I with e = k̂, c = 1, per-key gates, S injections) against GDN ------- */
 typedef struct { lattn_ctx *ctx; lattn_prism_p1 p; int64_t T; float *x, *y; } p1_u;
 static void p1_run(void *q) { p1_u *u = (p1_u *)q; lattn_prism_p1_forward_ref(u->ctx, &u->p, 1, u->T, u->x, u->y, NULL); }
@@ -527,6 +488,67 @@ static void p2_release(gdr_u *u) {
     u->a.g = NULL;
     gdr_release(u);
 }
+/* ---- backward: Gated DeltaNet forward + backward against the forward ------------------------------ */
+/* Rows gdn_fwd (lattn_gdr_chunk, C = 64), gdn_bwd (lattn_gdr_chunk_backward: dq, dk, dv, dβ, dg,
+   dh0 is not asked) and gdn_fwd_bwd, on gdr_alloc's inputs (l2norm, per-head gates in [-0.2,
+   -0.005]); baseline the forward row, so speedup >= 0.333 means at most 3.0x. Then PRISM P2's mixer
+   call (S = 2, p2_setup) forward + backward (every input's gradient) against GDN's: speedup >= 0.4
+   means at most 2.5x. GFLOP/s: the forward's nominal 6·T·H·K·V; the backward's 2.5x that. */
+typedef struct { gdr_u f; lattn_gdr_grads g; } gbw_u;
+static void gbw_fwd_run(void *p) { gbw_u *u = (gbw_u *)p; lattn_gdr_chunk(u->f.ctx, &u->f.a); }
+static void gbw_bwd_run(void *p) { gbw_u *u = (gbw_u *)p; lattn_gdr_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+static void bench_gdn_backward(void) {
+    const int64_t T = 2048, H = 16, K = 128, V = 128;
+    const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V), nh = (size_t)(T * H);
+    int th;
+    if (!wanted("gdn_fwd_bwd") && !wanted("backward")) return;
+    for (th = 1; th <= 2; th++) {
+        lattn_ctx ctx;
+        gbw_u u;
+        double mf, mb, fl = 6.0 * T * H * K * V;
+        const char *shape = "T=2048,H=16,K=V=128,C=64";
+        lattn_ctx_init(&ctx);
+        ctx.n_threads = th;
+        memset(&u, 0, sizeof u);
+        u.f.ctx = &ctx;
+        gdr_alloc(&u.f, T, H, K, V, 21);
+        u.f.a.chunk = 64;
+        u.g.dout = u.f.a.v;
+        u.g.dq = (float *)malloc(sizeof(float) * nq);
+        u.g.dk = (float *)malloc(sizeof(float) * nq);
+        u.g.dv = (float *)malloc(sizeof(float) * nv);
+        u.g.dbeta = (float *)malloc(sizeof(float) * nh);
+        u.g.dg = (float *)malloc(sizeof(float) * nh);
+        time2(gbw_fwd_run, &u, gbw_bwd_run, &u, g_quick ? 3 : 5, &mf, &mb);
+        row("gdn_fwd", shape, th, mf, (double)T, fl, NULL, 0);
+        row("gdn_bwd", shape, th, mb, (double)T, 2.5 * fl, "gdn_fwd", mf);
+        row("gdn_fwd_bwd", shape, th, mf + mb, (double)T, 3.5 * fl, "gdn_fwd", mf);
+        free(u.g.dbeta); free(u.g.dg);
+        gdr_release(&u.f);
+        {   /* PRISM P2's mixer, S = 2: per-key gates, a write scale, two injections */
+            gbw_u p;
+            double pf, pb;
+            memset(&p, 0, sizeof p);
+            p.f.ctx = &ctx;
+            p2_setup(&p.f, T, H, K, 2, 34);
+            p.f.a.chunk = 64;
+            p.g = u.g;
+            p.g.dout = p.f.a.v;
+            p.g.dbeta = (float *)malloc(sizeof(float) * nh);
+            p.g.dc = (float *)malloc(sizeof(float) * nh);
+            p.g.dgk = (float *)malloc(sizeof(float) * nq);
+            p.g.dinj_b = (float *)malloc(sizeof(float) * nh * 2);
+            p.g.dinj_kap = (float *)malloc(sizeof(float) * nq * 2);
+            p.g.dinj_d = (float *)malloc(sizeof(float) * nv * 2);
+            time2(gbw_fwd_run, &p, gbw_bwd_run, &p, g_quick ? 3 : 5, &pf, &pb);
+            row("prism_p2_mixer_fwd_bwd", "T=2048,H=16,K=V=128,S=2,C=64", th, pf + pb, (double)T, 3.5 * fl, "gdn_fwd_bwd", mf + mb);
+            free(p.g.dbeta); free(p.g.dc); free(p.g.dgk); free(p.g.dinj_b); free(p.g.dinj_kap); free(p.g.dinj_d);
+            p2_release(&p.f);
+        }
+        free(u.g.dq); free(u.g.dk); free(u.g.dv);
+    }
+}
+
 static void bench_prism(void) {
     int64_t T = g_quick ? 512 : 2048, H = 16, K = 128, V = 128, S;
     lattn_ctx ctx;

@@ -5186,17 +5186,18 @@ static void test_gdr_backward(lattn_ctx *ctx, lattn_rng *r) {
 /* lattn_gdr_chunk_backward (float32) against lattn_gdr_ref_backward (double): the delta rule; GDN
    with the l2norm; per-key gates with β in [0, 2]; the full core (erase key, write scale, two
    injections, variable lengths); per-head gates strong enough to end chunks early; per-key gates
-   with an erase key and an injection. T = 0, 1, C - 1, C, C + 1 and several chunks, K and V off the
+   with an erase key and an injection; PRISM P2's mixer call (e = k, a write scale, per-key gates,
+   two injections, no l2norm) at C = 16 and 64. T = 0, 1, C - 1, C, C + 1 and several chunks, K and V off the
    vector width, batch 2, nonzero h0 and dht, outputs NaN-poisoned; the same bits at 1 and 2 threads. */
 static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
     static const int64_t Ts[7] = { 0, 1, 15, 16, 17, 45, 130 };
     static const char *const names[12] = { "dq", "dk", "dv", "dbeta", "dg", "dgk", "de", "dc", "dinj_b", "dinj_kap", "dinj_d", "dh0" };
     int var, ti, nbad = 0;
     double worst = 0;
-    for (var = 0; var < 6; var++)
+    for (var = 0; var < 7; var++)
         for (ti = 0; ti < 7; ti++) {
             const int vl = var == 3, C = ti == 6 ? (var == 4 ? 0 : 64) : 16, th = 1 + (int)(ti % 2);
-            const int64_t T = Ts[ti], B = vl ? 1 : 2, H = 2, K = 13, V = 11, L = var == 3 ? 2 : var == 5 ? 1 : 0, N = vl ? 3 : B;
+            const int64_t T = Ts[ti], B = vl ? 1 : 2, H = 2, K = 13, V = 11, L = var == 3 || var == 6 ? 2 : var == 5 ? 1 : 0, N = vl ? 3 : B;
             const int64_t off[4] = { 0, T / 3, T / 3, T };
             const size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), nh = (size_t)(B * T * H), ns = (size_t)(N * H * K * V);
             float *in[12], *dout = fnormal(r, nv + 1), *dht = fnormal(r, ns), *got[12], *got2[12];
@@ -5215,7 +5216,7 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
             in[6] = fnormal(r, nq + 1); in[7] = frand(r, nh + 1, 0.2f, 1.2f);
             in[8] = frand(r, nin[8] + 1, -0.5f, 0.5f); in[9] = fnormal(r, nin[9] + 1); in[10] = fnormal(r, nin[10] + 1);
             in[11] = fnormal(r, ns);
-            a.l2norm = var != 0 && var != 5;
+            a.l2norm = var != 0 && var != 5 && var != 6;
             if (!a.l2norm) {                /* raw keys of norm ~1: |1 - β|k|²| <= 1 */
                 for (i = 0; i < nq; i++) { in[1][i] *= 0.25f; in[6][i] *= 0.25f; }
                 for (i = 0; i < nin[9]; i++) in[9][i] *= 0.25f;
@@ -5223,8 +5224,10 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
             a.B = B; a.T = T; a.H = H; a.K = K; a.V = V; a.q = in[0]; a.k = in[1]; a.v = in[2]; a.beta = in[3]; a.h0 = in[11];
             a.allow_neg_eigval = var == 2; a.chunk = C;
             if (var == 1 || var == 3 || var == 4) a.g = in[4];
-            if (var == 2 || var == 5) a.gk = in[5];
-            if (var == 3 || var == 5) { a.e = in[6]; a.L = L; a.inj_b = in[8]; a.inj_kap = in[9]; a.inj_d = in[10]; }
+            if (var == 2 || var == 5 || var == 6) a.gk = in[5];
+            if (var == 3 || var == 5 || var == 6) { a.L = L; a.inj_b = in[8]; a.inj_kap = in[9]; a.inj_d = in[10]; }
+            if (var == 3 || var == 5) a.e = in[6];
+            if (var == 6) a.c = in[7];
             if (var == 3) { a.c = in[7]; a.offsets = off; a.n_seqs = 3; }
             for (w = 0; w < 12; w++) {
                 want[w] = (double *)malloc((nin[w] + 1) * sizeof(double));
@@ -5282,7 +5285,7 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
         for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
         CHECK(i == 4, "gdr_chunk_backward: nothing written by a refused call");
     }
-    CHECK(nbad == 0, "gdr_chunk_backward = gdr_ref_backward over 6 configurations x 7 lengths (worst relative RMS %.3g <= 1e-5), the same bits at 1 and 2 threads", worst);
+    CHECK(nbad == 0, "gdr_chunk_backward = gdr_ref_backward over 7 configurations x 7 lengths (worst relative RMS %.3g <= 1e-5), the same bits at 1 and 2 threads", worst);
 }
 /* ℒ = Σ dout·o + Σ dlse·lse from the attention _ref's float64 outputs. */
 static double attn_loss(lattn_ctx *ctx, lattn_attn_args a, const float *dout, const float *dlse, size_t no, size_t nl, double *o64, double *l64,
