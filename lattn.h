@@ -32,9 +32,8 @@
    cache blocking, with `trn2` and chunk 128 the same code is the Trainium tiling path, with `h100`
    and chunk 64 it is the GPU path.
 
-   Not covered: training beyond the double backward of ShortConv, the scan, the selective SSM and
-   the linear-attention family (lattn_*_ref_backward; the other backward passes are to come), GPU
-   execution, half precision.
+   Not covered: the backward of PRISM's blocks and of the Laplace and GDN layers, GPU execution,
+   half precision.
 
    =====================================================================================================
    USE
@@ -76,9 +75,8 @@
    A genuinely different way to evaluate the fast form is a method of _chunk (S4D), never a verb.
    A backward form takes its forward form's name with _backward and a lattn_<family>_grads struct
    (the upstream gradients in, always dout for the main output and dht for the final state; the
-   gradient of every input out, d + its name): so far shortconv, scan, ssm, s4d, la, tcn, attn and
-   ttt, each with the double _ref_backward and the float32 _chunk_backward, and the _ref_backward
-   of gdr (LATTN_MIXER_BACKWARD). A model's backward takes its forward's inputs and the
+   gradient of every input out, d + its name): shortconv, scan, ssm, s4d, la, tcn, gdr, attn and
+   ttt, each with the double _ref_backward and the float32 _chunk_backward (LATTN_MIXER_BACKWARD). A model's backward takes its forward's inputs and the
    output's gradient (or none: the model's loss) and writes every weight's gradient in the arena's
    layout: backward_ref (double) and backward (float32) of tcn_demo, tf, sps and ttt_layer
    (LATTN_MODEL_FORMS).
@@ -133,7 +131,7 @@
      >>tcn         dilated causal convolution stack (TCN) and the article's demo model
      >>linattn     linear attention, GLA, Simple GLA: _ref, _parallel, _chunk (on the tiler), _step
      >>delta       the delta rule core GDR+I (DeltaNet, Gated DeltaNet, PRISM's injections): _ref,
-                   _chunk (the WY transform on the tiler), _step
+                   _chunk (the WY transform on the tiler), _step, _ref_backward, _chunk_backward
      >>safetensors hardened safetensors reader and writer (golden cases, weights)
      >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step
      >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate
@@ -467,7 +465,7 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
 #define LATTN_MIXER_BACKWARD(X)                                                                      \
     X(shortconv, ref) X(shortconv, chunk) X(scan, ref) X(scan, chunk) X(ssm, ref) X(ssm, chunk)      \
     X(s4d, ref) X(s4d, chunk) X(tcn, ref) X(tcn, chunk) X(la, ref) X(la, chunk) X(gdr, ref)          \
-    X(attn, ref) X(attn, chunk) X(ttt, ref) X(ttt, chunk)
+    X(gdr, chunk) X(attn, ref) X(attn, chunk) X(ttt, ref) X(ttt, chunk)
 
 /* ================================================================================================ */
 /* >>rng                                                                                            */
@@ -19162,7 +19160,11 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                name/size lists.
    2026-12-04  TTT's outer gradient: lattn_ttt_ref_backward, lattn_ttt_chunk_backward (the dual form's
                backward), lattn_ttt_layer_backward_ref, lattn_ttt_layer_backward; a golden gradient
-               case (TTT-MLP layer); the flash backward stores dQ on a query tile's first key group. */
+               case (TTT-MLP layer); the flash backward stores dQ on a query tile's first key group.
+   2026-12-04  lattn_gdr_chunk_backward: the delta-rule core's chunked backward in float32 (every
+               option: gates per head or per key, erase key, write scale, injections, l2norm, β in
+               [0, 2], h0/dht, variable lengths); the gradient case's chunk form; the gates' chunk
+               length rule (lattn__gdr_key_len) also reads per-head gates. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
