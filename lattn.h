@@ -32,8 +32,8 @@
    cache blocking, with `trn2` and chunk 128 the same code is the Trainium tiling path, with `h100`
    and chunk 64 it is the GPU path.
 
-   Not covered: the backward of PRISM's blocks and of the Laplace and GDN layers, GPU execution,
-   half precision.
+   Not covered: the backward of PRISM's blocks and of the Laplace model, the GDN layer's
+   backward_ref, GPU execution, half precision.
 
    =====================================================================================================
    USE
@@ -78,8 +78,8 @@
    gradient of every input out, d + its name): shortconv, scan, ssm, s4d, la, tcn, gdr, attn and
    ttt, each with the double _ref_backward and the float32 _chunk_backward (LATTN_MIXER_BACKWARD). A model's backward takes its forward's inputs and the
    output's gradient (or none: the model's loss) and writes every weight's gradient in the arena's
-   layout: backward_ref (double) and backward (float32) of tcn_demo, tf, sps and ttt_layer
-   (LATTN_MODEL_FORMS).
+   layout: backward_ref (double) and backward (float32) of tcn_demo, tf, sps and ttt_layer; backward
+   (float32, checked against central differences of forward_ref) of gdn (LATTN_MODEL_FORMS).
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -134,7 +134,7 @@
                    _chunk (the WY transform on the tiler), _step, _ref_backward, _chunk_backward
      >>safetensors hardened safetensors reader and writer (golden cases, weights)
      >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step
-     >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate
+     >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate; backward
      >>prism       PRISM P1, the official LM block (chunk-size dependent), matching the official code
      >>ttt         TTT-Linear / TTT-MLP: _ref, _chunk (dual form), _step (primal form), the outer
                    gradient (_ref_backward, _chunk_backward); the TTT layer and its backward
@@ -451,7 +451,7 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
    (init, init_st, serialize, tensor, free; init_file and save without LATTN_NO_STDIO). */
 #define LATTN_MODEL_FORMS(X)                                                                         \
     X(laplace, forward_ref) X(laplace, forward) X(laplace, step)                                     \
-    X(gdn, forward_ref) X(gdn, forward) X(gdn, step)                                                 \
+    X(gdn, forward_ref) X(gdn, forward) X(gdn, step) X(gdn, backward)                                \
     X(prism_p0, forward_ref) X(prism_p0, forward) X(prism_p0, step)                                  \
     X(prism_p1, forward_ref)                                                                         \
     X(prism_p2, forward_ref) X(prism_p2, forward) X(prism_p2, step)                                  \
@@ -1373,6 +1373,14 @@ LATTN_API lattn_status lattn_gdn_forward(lattn_ctx *ctx, const lattn_gdn_layer *
                                          const float *x, float *y, float *state);
 LATTN_API lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, const float *x,
                                       float *y, float *state);
+/* The gradients of ℒ = Σ ⟨dy, y⟩ in float32: every weight into grad (the arena's layout, written),
+   dx [B][T][D] and dstate [B][state floats] (the initial state's: the conv caches and the delta-rule
+   states) where set; state as the forward's (NULL: zero). The forward runs once keeping its
+   activations; then the output gate, lattn_gdr_chunk_backward, the gates, the ShortConvs and the
+   projections, each on threaded GEMMs. */
+LATTN_API lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
+                                          const float *x, const float *state, const float *dy, float *grad, float *dx,
+                                          float *dstate);
 
 
 /* ================================================================================================ */
@@ -11746,6 +11754,207 @@ LATTN__DEF lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m,
     return lattn__gdn_run(ctx, m, B, 1, x, y, state, LATTN_FORM_STEP, "lattn_gdn_step");
 }
 
+static void lattn__linear_backward(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, const float *dY,
+                                   float *dX, int acc_x, float *dW, int acc_w, float *ws);
+static void lattn__rmsnorm_rows_backward(int nthr, int64_t M, int64_t n, const float *X, const float *g, float eps, const float *dY,
+                                         float *dX, float *dg, int acc);
+static void lattn__swiglu_backward(int nthr, int64_t n, const float *G, const float *U, float *dF, float *dU);
+
+/* --- backward: the forward once keeping its activations, then every step in reverse ------------ */
+/* y = Z W_oᵀ, Z = RMSNorm_head(O)·w ⊙ SiLU(G):  dZ = dy W_o;  dG = dZ ⊙ n ⊙ SiLU'(G), dn = dZ ⊙ SiLU(G)
+   (n the normalised rows), then RMSNorm's backward; the core's chunked backward; the gates:
+       g = -e^{A_log} softplus(u), u = a + dt_bias:  da = dg · (-e^{A_log} σ(u)),  dA_log = Σ dg · g
+       β = s σ(b) (s = 1 or 2):                       db = dβ · s σ(b)(1 - σ(b))
+   the ShortConvs' backward (SiLU inside), and the six projections' transposes into dx. */
+LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
+                                           const float *x, const float *state, const float *dy, float *grad, float *dx,
+                                           float *dstate) {
+    const char *who = "lattn_gdn_backward";
+    const lattn_gdn_config *c;
+    int64_t D, H, K, V, W, HK, HV, SF, M, b, i, ch, NP;
+    int nthr = lattn__threads(ctx);
+    float *buf, *P, *Cv, *Ar, *Br, *Gr, *O, *Z, *gl, *bt, *dP, *dCv, *dA, *dB, *dG, *dO, *dw, *ws;
+    double *hsum;
+    size_t n, tmp;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, dy));
+    if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
+    c = &m->cfg;
+    D = c->D;
+    H = c->H;
+    K = c->K;
+    V = c->V;
+    W = c->conv_w;
+    HK = H * K;
+    HV = H * V;
+    SF = lattn__gdn_state_floats(c);
+    M = B * T;
+    NP = 2 * HK + HV;
+    memset(grad, 0, m->n_params * sizeof(float));
+    if (dx) memset(dx, 0, (size_t)(M * D) * sizeof(float));
+    if (dstate) memset(dstate, 0, (size_t)(B * SF) * sizeof(float));
+    if (T == 0) return lattn__ok(ctx);
+    /* P, Cv, dP, dCv [M][2HK + HV]; a, b, the gates g and β, da, db [M][H]; G, O, Z, dG, dO [M][HV];
+       a conv weight's gradient; the GEMMs' workspaces */
+    if (lattn_size_mul(&n, (size_t)M, 4 * (size_t)NP + 6 * (size_t)H + 5 * (size_t)HV) ||
+        lattn_size_add(&n, n, (size_t)(LATTN__MAX(HK, HV) * W)) ||
+        lattn_size_mul(&tmp, (size_t)nthr, LATTN__MAX(LATTN__LIN_WS(LATTN__MAX(D, HV)), LATTN__LINB_WS)) || lattn_size_add(&n, n, tmp))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
+    st = lattn__alloc_doubles(ctx, &hsum, (size_t)(2 * H), who);
+    if (st != LATTN_OK) {
+        lattn__free(ctx, buf);
+        return st;
+    }
+    {
+        float **const part[17] = { &P, &Cv, &dP, &dCv, &Ar, &Br, &gl, &bt, &dA, &dB, &Gr, &O, &Z, &dG, &dO, &dw, &ws };
+        const int64_t sz[17] = { M * NP, M * NP, M * NP, M * NP, M * H, M * H, M * H, M * H, M * H, M * H,
+                                 M * HV, M * HV, M * HV, M * HV, M * HV, LATTN__MAX(HK, HV) * W, 0 };
+        lattn__carve_floats(buf, part, sz, 17);
+    }
+    /* ---- forward, keeping a, b, G (raw), the conv outputs and O ---- */
+    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_Q), P, 0, ws);
+    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_K), P + M * HK, 0, ws);
+    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_V), P + 2 * M * HK, 0, ws);
+    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_A), Ar, 0, ws);
+    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), Br, 0, ws);
+    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_G), Gr, 0, ws);
+    for (i = 0; i < M * H; i++) {
+        const float u = Ar[i] + lattn__gdw(m, LATTN__GD_DT)[i % H];
+        gl[i] = -expf(lattn__gdw(m, LATTN__GD_ALOG)[i % H]) * (u > 20.0f ? u : log1pf(expf(u)));
+        bt[i] = (c->allow_neg_eigval ? 2.0f : 1.0f) / (1.0f + expf(-Br[i]));
+    }
+    for (b = 0; b < B && st == LATTN_OK; b++) {
+        lattn_gdr_args a = LATTN__ZERO;
+        int64_t off = 0;
+        for (ch = 0; ch < 3 && st == LATTN_OK; ch++) {
+            const int64_t Dc = ch < 2 ? HK : HV, base = ch == 0 ? 0 : ch == 1 ? M * HK : 2 * M * HK;
+            lattn_shortconv_args ca = LATTN__ZERO;
+            ca.B = 1;
+            ca.T = T;
+            ca.D = Dc;
+            ca.W = W;
+            ca.x = P + base + b * T * Dc;
+            ca.y = Cv + base + b * T * Dc;
+            ca.w = lattn__gdw(m, ch == 0 ? LATTN__GD_QC : ch == 1 ? LATTN__GD_KC : LATTN__GD_VC);
+            ca.silu = 1;
+            ca.h0 = state ? state + b * SF + off : NULL;
+            st = lattn_shortconv_chunk(ctx, &ca);
+            off += Dc * W;
+        }
+        a.B = 1;
+        a.T = T;
+        a.H = H;
+        a.K = K;
+        a.V = V;
+        a.l2norm = 1;
+        a.allow_neg_eigval = c->allow_neg_eigval;
+        a.q = Cv + b * T * HK;
+        a.k = Cv + M * HK + b * T * HK;
+        a.v = Cv + 2 * M * HK + b * T * HV;
+        a.g = gl + b * T * H;
+        a.beta = bt + b * T * H;
+        a.h0 = state ? state + b * SF + off : NULL;
+        a.o = O + b * T * HV;
+        if (st == LATTN_OK) st = lattn_gdr_chunk(ctx, &a);
+    }
+    if (st == LATTN_OK) {
+        /* ---- the output side: Z (into Z, with SiLU(G) into dG), dZ = dy W_o into dO, then dG, dn ---- */
+        memcpy(Z, O, (size_t)(M * HV) * sizeof(float));
+        memcpy(dG, Gr, (size_t)(M * HV) * sizeof(float));
+        lattn__gate_rows(nthr, M * H, V, Z, dG, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps);
+        lattn__linear_backward(nthr, M, D, HV, Z, lattn__gdw(m, LATTN__GD_O), dy, dO, 0, grad + (lattn__gdw(m, LATTN__GD_O) - m->arena), 0, ws);
+        for (i = 0; i < M * HV; i++) {   /* Z = n ⊙ SiLU(G): n = Z / SiLU(G) is not safe, so n from O again */
+            const int64_t r = i / V;
+            const float *o = O + r * V;
+            const float rho = 1.0f / sqrtf(lattn_vec_dot((size_t)V, o, o) / (float)V + c->norm_eps);
+            const float nrm = O[i] * rho * lattn__gdw(m, LATTN__GD_ON)[i % V], dz = dO[i];
+            dO[i] = dz * dG[i];          /* dn */
+            dG[i] = dz * nrm * (float)lattn__silu_grad_d(Gr[i]);
+        }
+        memcpy(Z, dO, (size_t)(M * HV) * sizeof(float));
+        memset(dO, 0, (size_t)(M * HV) * sizeof(float));
+        lattn__rmsnorm_rows_backward(nthr, M * H, V, O, lattn__gdw(m, LATTN__GD_ON), c->norm_eps, Z, dO,
+                                     grad + (lattn__gdw(m, LATTN__GD_ON) - m->arena), 0);
+    }
+    for (b = 0; b < B && st == LATTN_OK; b++) {   /* ---- the core, then the ShortConvs ---- */
+        lattn_gdr_args a = LATTN__ZERO;
+        lattn_gdr_grads gg = LATTN__ZERO;
+        int64_t off = (2 * HK + HV) * W;
+        a.B = 1;
+        a.T = T;
+        a.H = H;
+        a.K = K;
+        a.V = V;
+        a.l2norm = 1;
+        a.allow_neg_eigval = c->allow_neg_eigval;
+        a.q = Cv + b * T * HK;
+        a.k = Cv + M * HK + b * T * HK;
+        a.v = Cv + 2 * M * HK + b * T * HV;
+        a.g = gl + b * T * H;
+        a.beta = bt + b * T * H;
+        a.h0 = state ? state + b * SF + off : NULL;
+        gg.dout = dO + b * T * HV;
+        gg.dq = dCv + b * T * HK;
+        gg.dk = dCv + M * HK + b * T * HK;
+        gg.dv = dCv + 2 * M * HK + b * T * HV;
+        gg.dg = dA + b * T * H;
+        gg.dbeta = dB + b * T * H;
+        gg.dh0 = dstate ? dstate + b * SF + off : NULL;
+        st = lattn_gdr_chunk_backward(ctx, &a, &gg);
+        for (ch = 0, off = 0; ch < 3 && st == LATTN_OK; ch++) {
+            const int64_t Dc = ch < 2 ? HK : HV, base = ch == 0 ? 0 : ch == 1 ? M * HK : 2 * M * HK;
+            const int wi = ch == 0 ? LATTN__GD_QC : ch == 1 ? LATTN__GD_KC : LATTN__GD_VC;
+            float *gw = grad + (lattn__gdw(m, wi) - m->arena);
+            lattn_shortconv_args ca = LATTN__ZERO;
+            lattn_shortconv_grads cg = LATTN__ZERO;
+            ca.B = 1;
+            ca.T = T;
+            ca.D = Dc;
+            ca.W = W;
+            ca.x = P + base + b * T * Dc;
+            ca.w = lattn__gdw(m, wi);
+            ca.silu = 1;
+            ca.h0 = state ? state + b * SF + off : NULL;
+            cg.dout = dCv + base + b * T * Dc;
+            cg.dx = dP + base + b * T * Dc;
+            cg.dw = dw;
+            cg.dh0 = dstate ? dstate + b * SF + off : NULL;
+            st = lattn_shortconv_chunk_backward(ctx, &ca, &cg);
+            for (i = 0; i < Dc * W; i++) gw[i] += dw[i];
+            off += Dc * W;
+        }
+    }
+    if (st == LATTN_OK) {
+        float *gal = grad + (lattn__gdw(m, LATTN__GD_ALOG) - m->arena), *gdt = grad + (lattn__gdw(m, LATTN__GD_DT) - m->arena);
+        for (i = 0; i < 2 * H; i++) hsum[i] = 0.0;
+        for (i = 0; i < M * H; i++) {    /* ---- the gates: da, db; dA_log, ddt_bias per head, rows in order ---- */
+            const int64_t h = i % H;
+            const double u = (double)Ar[i] + lattn__gdw(m, LATTN__GD_DT)[h], su = 1.0 / (1.0 + exp(-u));
+            const double sb = 1.0 / (1.0 + exp(-(double)Br[i]));
+            const float da = (float)(dA[i] * -exp((double)lattn__gdw(m, LATTN__GD_ALOG)[h]) * su);
+            hsum[h] += (double)dA[i] * gl[i];
+            hsum[H + h] += da;
+            dA[i] = da;
+            dB[i] = (float)(dB[i] * (c->allow_neg_eigval ? 2.0 : 1.0) * sb * (1.0 - sb));
+        }
+        for (i = 0; i < H; i++) {
+            gal[i] = (float)hsum[i];
+            gdt[i] = (float)hsum[H + i];
+        }
+        /* ---- the projections ---- */
+        lattn__linear_backward(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_Q), dP, dx, 1, grad + (lattn__gdw(m, LATTN__GD_Q) - m->arena), 0, ws);
+        lattn__linear_backward(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_K), dP + M * HK, dx, 1, grad + (lattn__gdw(m, LATTN__GD_K) - m->arena), 0, ws);
+        lattn__linear_backward(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_V), dP + 2 * M * HK, dx, 1, grad + (lattn__gdw(m, LATTN__GD_V) - m->arena), 0, ws);
+        lattn__linear_backward(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_A), dA, dx, 1, grad + (lattn__gdw(m, LATTN__GD_A) - m->arena), 0, ws);
+        lattn__linear_backward(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), dB, dx, 1, grad + (lattn__gdw(m, LATTN__GD_B) - m->arena), 0, ws);
+        lattn__linear_backward(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_G), dG, dx, 1, grad + (lattn__gdw(m, LATTN__GD_G) - m->arena), 0, ws);
+    }
+    lattn__free(ctx, hsum);
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+
 /* ================================================================================================ */
 /* >>prism implementation                                                                           */
 /* ================================================================================================ */
@@ -14358,11 +14567,6 @@ LATTN__DEF lattn_status lattn_ttt_layer_step(lattn_ctx *ctx, const lattn_ttt_lay
 
 /* ---- the layer's backward in float32 (>>ttt.layer_backward) ----------------------------------- */
 /* The transformer's row helpers (>>transformer implementation) */
-static void lattn__linear_backward(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, const float *dY,
-                                   float *dX, int acc_x, float *dW, int acc_w, float *ws);
-static void lattn__rmsnorm_rows_backward(int nthr, int64_t M, int64_t n, const float *X, const float *g, float eps, const float *dY,
-                                         float *dX, float *dg, int acc);
-static void lattn__swiglu_backward(int nthr, int64_t n, const float *G, const float *U, float *dF, float *dU);
 LATTN__DEF lattn_status lattn_ttt_layer_backward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
                                                  const float *x, const float *state, const float *dy, float *grad, float *dx,
                                                  float *dstate) {
@@ -19164,7 +19368,8 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
    2026-12-04  lattn_gdr_chunk_backward: the delta-rule core's chunked backward in float32 (every
                option: gates per head or per key, erase key, write scale, injections, l2norm, β in
                [0, 2], h0/dht, variable lengths); the gradient case's chunk form; the gates' chunk
-               length rule (lattn__gdr_key_len) also reads per-head gates. */
+               length rule (lattn__gdr_key_len) also reads per-head gates; lattn_gdn_backward, the
+               Gated DeltaNet layer's gradients in float32. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

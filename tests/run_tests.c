@@ -5287,6 +5287,83 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
     }
     CHECK(nbad == 0, "gdr_chunk_backward = gdr_ref_backward over 7 configurations x 7 lengths (worst relative RMS %.3g <= 1e-5), the same bits at 1 and 2 threads", worst);
 }
+/* ℒ = Σ dy·y from the GDN layer's _ref (float64 output); the initial state copied first (the
+   forward overwrites it). */
+static double gdn_loss(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T, const float *x, const float *s0, float *s,
+                       size_t ns, const float *dy, float *y, double *y64) {
+    double l = 0;
+    size_t i;
+    memcpy(s, s0, ns * sizeof(float));
+    lattn_gdn_forward_ref(ctx, m, B, T, x, y, s, y64);
+    for (i = 0; i < (size_t)(B * T * m->cfg.D); i++) l += (double)dy[i] * y64[i];
+    return l;
+}
+/* lattn_gdn_backward (float32) against central differences of lattn_gdn_forward_ref (double):
+   a few coordinates of every weight tensor, of x and of the initial state (conv caches and
+   delta-rule states), T = 70 (two chunks of the core), batch 2, β in [0, 1] and [0, 2]; the same
+   bits at 1 and 2 threads; refusals. */
+static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
+    int neg;
+    for (neg = 0; neg < 2; neg++) {
+        lattn_gdn_config c = lattn_gdn_config_default();
+        lattn_gdn_layer m;
+        const int64_t B = 2, T = 70;
+        int64_t SF, D, ti;
+        size_t nx, ns, i;
+        float *x, *s0, *s, *dy, *y, *grad, *grad2, *dx, *dst;
+        double *y64, worst = 0;
+        int bad = 0;
+        c.D = 10; c.H = 2; c.K = 5; c.V = 6; c.conv_w = 4; c.allow_neg_eigval = neg;
+        CHECK(lattn_gdn_init(ctx, &m, &c, 11 + (uint64_t)neg) == LATTN_OK, "gdn init: %s", lattn_ctx_error(ctx));
+        for (i = 0; i < m.n_params; i++) m.arena[i] += 0.1f * (float)lattn_rng_normal_d(r);
+        D = c.D; SF = lattn__gdn_state_floats(&c);
+        nx = (size_t)(B * T * D); ns = (size_t)(B * SF);
+        x = fnormal(r, nx); s0 = fnormal(r, ns); s = fnew(ns); dy = fnormal(r, nx); y = fnew(nx);
+        for (i = 0; i < ns; i++) s0[i] *= 0.3f;
+        y64 = (double *)malloc(nx * sizeof(double));
+        grad = fnew(m.n_params); grad2 = fnew(m.n_params); dx = fnew(nx); dst = fnew(ns);
+        ctx->n_threads = 1;
+        CHECK(lattn_gdn_backward(ctx, &m, B, T, x, s0, dy, grad, dx, dst) == LATTN_OK, "gdn backward: %s", lattn_ctx_error(ctx));
+        ctx->n_threads = 2;
+        CHECK(lattn_gdn_backward(ctx, &m, B, T, x, s0, dy, grad2, NULL, NULL) == LATTN_OK && same_bits(grad, grad2, m.n_params),
+              "gdn backward: the same bits at 1 and 2 threads");
+        ctx->n_threads = 1;
+        for (ti = 0; ti < m.n_tensors + 2; ti++) {   /* every tensor, then x, then the state */
+            float *base = ti < m.n_tensors ? m.tensors[ti].data : ti == m.n_tensors ? x : s0;
+            const float *gb = ti < m.n_tensors ? grad + (m.tensors[ti].data - m.arena) : ti == m.n_tensors ? dx : dst;
+            const size_t cnt = ti < m.n_tensors ? m.tensors[ti].count : ti == m.n_tensors ? nx : ns;
+            double gmax = 0;
+            int k;
+            for (i = 0; i < cnt; i++) gmax = fmax(gmax, fabs((double)gb[i]));
+            for (k = 0; k < 4; k++) {
+                const size_t c0 = (size_t)(lattn_rng_next(r) % cnt);
+                double fd, e;
+                FD_RICHARDSON(&base[c0], gdn_loss(ctx, &m, B, T, x, s0, s, ns, dy, y, y64), fd);
+                e = fabs(fd - (double)gb[c0]) / fmax(fabs(fd), 1e-2 * gmax + 1e-12);
+                worst = fmax(worst, e);
+                if (!(e <= 1e-3)) {
+                    bad++;
+                    if (bad < 5) printf("  gdn backward: %s[%zu] %.6g, differences %.6g\n", ti < m.n_tensors ? m.tensors[ti].name : ti == m.n_tensors ? "x" : "state",
+                                        c0, (double)gb[c0], fd);
+                }
+            }
+        }
+        if (getenv("LATTN_TEST_VERBOSE")) printf("  gdn backward (neg eigval %d): worst %.3g against central differences\n", neg, worst);
+        CHECK(bad == 0, "GDN layer backward = central differences of forward_ref (every tensor, x, state; neg eigval %d): worst %.3g", neg, worst);
+        if (neg) {                       /* refused without writing */
+            float *g3 = fnew(m.n_params);
+            CHECK(lattn_gdn_backward(ctx, &m, B, T, x, s0, dy, NULL, dx, NULL) == LATTN_E_NULL, "gdn backward: grad NULL");
+            CHECK(lattn_gdn_backward(ctx, &m, B, T, x, s0, NULL, g3, NULL, NULL) == LATTN_E_NULL, "gdn backward: dy NULL");
+            CHECK(lattn_gdn_backward(ctx, &m, 0, T, x, s0, dy, g3, NULL, NULL) == LATTN_E_SHAPE, "gdn backward: B = 0");
+            CHECK(lattn_gdn_backward(ctx, &m, B, -1, x, s0, dy, g3, NULL, NULL) == LATTN_E_SHAPE, "gdn backward: T < 0");
+            for (i = 0; i < m.n_params; i++) if (!isnan(g3[i])) break;
+            CHECK(i == m.n_params, "gdn backward: nothing written by a refused call");
+            free(g3);
+        }
+        free(x); free(s0); free(s); free(dy); free(y); free(y64); free(grad); free(grad2); free(dx); free(dst);
+        lattn_gdn_free(ctx, &m);
+    }
+}
 /* ℒ = Σ dout·o + Σ dlse·lse from the attention _ref's float64 outputs. */
 static double attn_loss(lattn_ctx *ctx, lattn_attn_args a, const float *dout, const float *dlse, size_t no, size_t nl, double *o64, double *l64,
                         float *o) {
@@ -6688,6 +6765,7 @@ static void test_backward(void) {
     test_tiled_backward(&ctx, &r);
     test_gdr_backward(&ctx, &r);
     test_gdr_chunk_backward(&ctx, &r);
+    test_gdn_backward(&ctx, &r);
     test_attn_backward(&ctx, &r);
     test_attn_chunk_backward(&ctx, &r);
     test_tf_backward(&ctx, &r);
