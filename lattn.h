@@ -11276,6 +11276,84 @@ static void lattn__layernorm_rows(int nthr, int64_t M, int64_t n, const float *X
     }
 }
 
+/* defined with the transformer (>>transformer implementation) and TTT (>>ttt implementation) */
+static void lattn__linear_backward(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, const float *dY,
+                                   float *dX, int acc_x, float *dW, int acc_w, float *ws);
+static void lattn__rmsnorm_rows_backward(int nthr, int64_t M, int64_t n, const float *X, const float *g, float eps, const float *dY,
+                                         float *dX, float *dg, int acc);
+static void lattn__swiglu_backward(int nthr, int64_t n, const float *G, const float *U, float *dF, float *dU);
+static void lattn__swiglu_rows(int nthr, int64_t M, int64_t F, const float *G, const float *U, float *out);
+static void lattn__layernorm_bwd(int64_t n, const float *x, const float *w, float eps, const float *dy, float *dx, float *dw, float *db);
+/* The activations of one layer; the forward runs Z = O, Gs = G, H2 = Hn, FF = F1 in place, the
+   backward keeps them apart (and x' in Xm). */
+typedef struct lattn__lap_buf { float *Hn, *U, *Q, *K, *V, *G, *O, *Z, *Gs, *Xm, *H2, *F1, *F2, *FF, *ws; } lattn__lap_buf;
+/* Layer l over the B·T rows of X, in place (X becomes the layer's output); the conv caches and GLA
+   states of every sequence from st_in into st_out (NULL: zero, not kept). */
+static lattn_status lattn__laplace_layer(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t l, int64_t B, int64_t T, float *X,
+                                         const float *st_in, float *st_out, lattn_form form, const lattn__lap_buf *u) {
+    const lattn_laplace_config *c = &m->cfg;
+    const int64_t D = c->D, H = c->H, dk = c->K, dv = c->V, W = c->conv_w, M = B * T;
+    const int64_t SF = lattn__laplace_state_floats(c), LS = SF / c->n_layers;
+    const int nthr = lattn__threads(ctx);
+    const int norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
+    const int swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
+    const float *Wq = lattn__lw(m, l, LATTN__LP_QKVG);
+    int64_t b;
+    lattn_status st = LATTN_OK;
+    /* h = LayerNorm1(x); u = SiLU(ShortConv(h)) per sequence, on its own conv cache */
+    lattn__layernorm_rows(nthr, M, D, X, lattn__lw(m, l, LATTN__LP_LN1_W), lattn__lw(m, l, LATTN__LP_LN1_B), c->norm_eps, u->Hn);
+    for (b = 0; b < B && st == LATTN_OK; b++) {
+        lattn_shortconv_args ca;
+        memset(&ca, 0, sizeof ca);
+        ca.B = 1;
+        ca.T = T;
+        ca.D = D;
+        ca.W = W;
+        ca.x = u->Hn + b * T * D;
+        ca.w = lattn__lw(m, l, LATTN__LP_CONV);
+        ca.silu = 1;
+        ca.h0 = st_in ? st_in + b * SF + l * LS : NULL;
+        ca.y = u->U + b * T * D;
+        ca.ht = st_out ? st_out + b * SF + l * LS : NULL;
+        st = form == LATTN_FORM_STEP ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_chunk(ctx, &ca);
+    }
+    /* q | k | v | g = u W_qkvgᵀ, each into its own [B][T][H][d] buffer */
+    lattn__linear(nthr, M, H * dk, D, u->U, Wq, u->Q, 0, u->ws);
+    lattn__linear(nthr, M, H * dk, D, u->U, Wq + H * dk * D, u->K, 0, u->ws);
+    lattn__linear(nthr, M, H * dv, D, u->U, Wq + 2 * H * dk * D, u->V, 0, u->ws);
+    lattn__linear(nthr, M, H * dv, D, u->U, Wq + (2 * H * dk + H * dv) * D, u->G, 0, u->ws);
+    /* o = Simple GLA with the fixed decays, per sequence on its own GLA states */
+    for (b = 0; b < B && st == LATTN_OK; b++) {
+        lattn_la_args a = LATTN__ZERO;
+        a.B = 1;
+        a.T = T;
+        a.H = H;
+        a.K = dk;
+        a.V = dv;
+        a.q = u->Q + b * T * H * dk;
+        a.k = u->K + b * T * H * dk;
+        a.v = u->V + b * T * H * dv;
+        a.g_gamma = m->g_gamma;
+        a.h0 = st_in ? st_in + b * SF + l * LS + D * W : NULL;
+        a.ht = st_out ? st_out + b * SF + l * LS + D * W : NULL;
+        a.o = u->O + b * T * H * dv;
+        st = form == LATTN_FORM_STEP ? lattn_la_step(ctx, &a) : lattn_la_chunk(ctx, &a);
+    }
+    if (st != LATTN_OK) return st;
+    if (u->Z != u->O) memcpy(u->Z, u->O, (size_t)(M * H * dv) * sizeof(float));
+    if (u->Gs != u->G) memcpy(u->Gs, u->G, (size_t)(M * H * dv) * sizeof(float));
+    lattn__gate_rows(nthr, M * H, dv, u->Z, u->Gs, lattn__lw(m, l, LATTN__LP_GNORM), norm, swish, c->norm_eps);   /* y = gate(o, g) */
+    lattn__linear(nthr, M, D, H * dv, u->Z, lattn__lw(m, l, LATTN__LP_WO), X, 1, u->ws);     /* x += y W_oᵀ */
+    if (u->Xm) memcpy(u->Xm, X, (size_t)(M * D) * sizeof(float));
+    /* x += (SiLU(h2 W1ᵀ) ⊙ h2 W2ᵀ) W3ᵀ,  h2 = LayerNorm2(x) */
+    lattn__layernorm_rows(nthr, M, D, X, lattn__lw(m, l, LATTN__LP_LN2_W), lattn__lw(m, l, LATTN__LP_LN2_B), c->norm_eps, u->H2);
+    lattn__linear(nthr, M, c->ffn, D, u->H2, lattn__lw(m, l, LATTN__LP_W1), u->F1, 0, u->ws);
+    lattn__linear(nthr, M, c->ffn, D, u->H2, lattn__lw(m, l, LATTN__LP_W2), u->F2, 0, u->ws);
+    lattn__swiglu_rows(nthr, M, c->ffn, u->F1, u->F2, u->FF);
+    lattn__linear(nthr, M, D, c->ffn, u->FF, lattn__lw(m, l, LATTN__LP_W3), X, 1, u->ws);
+    return LATTN_OK;
+}
+
 /* The fast forward (decode = 0: lattn_shortconv_chunk + lattn_la_chunk over T tokens) and the step
    (decode = 1, T = 1: lattn_shortconv_step + lattn_la_step), layer by layer over all B·T tokens.
    The state is advanced in a copy and committed at the end, so a failure leaves it untouched. */
@@ -11283,8 +11361,8 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
                                        const int32_t *tokens, const float *x, float *out, float *state,
                                        lattn_form form, const char *who) {
     const lattn_laplace_config *c;
-    int64_t D, H, dk, dv, W, SF, LS, M, l, b, r, nout;
-    int nthr = lattn__threads(ctx), norm, swish;
+    int64_t D, H, dk, dv, SF, M, l, r, nout;
+    int nthr = lattn__threads(ctx);
     float *buf, *st_in, *st_out, *X, *Hn, *U, *Q, *Kb, *Vb, *G, *O, *F1, *F2, *ws;
     size_t n, attn, ffn, tmp;
     lattn_status st = LATTN_OK;
@@ -11295,13 +11373,9 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
     H = c->H;
     dk = c->K;
     dv = c->V;
-    W = c->conv_w;
     SF = lattn__laplace_state_floats(c);
-    LS = SF / c->n_layers;
     M = B * T;
     nout = c->vocab > 0 ? c->vocab : D;
-    norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
-    swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
     if (T == 0) return lattn__ok(ctx);
     /* two state copies, X and Hn, then either the attention buffers U Q K V G O or F1 F2, then
        the GEMM workspaces (all products bounded by lattn__laplace_args / the configuration check) */
@@ -11332,61 +11406,10 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
     else memcpy(X, x, (size_t)(M * D) * sizeof(float));
 
     for (l = 0; l < c->n_layers && st == LATTN_OK; l++) {
-        const float *Wq = lattn__lw(m, l, LATTN__LP_QKVG);
-        /* h = LayerNorm1(x); u = SiLU(ShortConv(h)) per sequence, on its own conv cache */
-        lattn__layernorm_rows(nthr, M, D, X, lattn__lw(m, l, LATTN__LP_LN1_W), lattn__lw(m, l, LATTN__LP_LN1_B), c->norm_eps, Hn);
-        for (b = 0; b < B && st == LATTN_OK; b++) {
-            lattn_shortconv_args ca;
-            memset(&ca, 0, sizeof ca);
-            ca.B = 1;
-            ca.T = T;
-            ca.D = D;
-            ca.W = W;
-            ca.x = Hn + b * T * D;
-            ca.w = lattn__lw(m, l, LATTN__LP_CONV);
-            ca.silu = 1;
-            ca.h0 = st_in + b * SF + l * LS;
-            ca.y = U + b * T * D;
-            ca.ht = st_out + b * SF + l * LS;
-            st = form == LATTN_FORM_STEP ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_chunk(ctx, &ca);
-        }
-        /* q | k | v | g = u W_qkvgᵀ, each into its own [B][T][H][d] buffer */
-        lattn__linear(nthr, M, H * dk, D, U, Wq, Q, 0, ws);
-        lattn__linear(nthr, M, H * dk, D, U, Wq + H * dk * D, Kb, 0, ws);
-        lattn__linear(nthr, M, H * dv, D, U, Wq + 2 * H * dk * D, Vb, 0, ws);
-        lattn__linear(nthr, M, H * dv, D, U, Wq + (2 * H * dk + H * dv) * D, G, 0, ws);
-        /* o = Simple GLA with the fixed decays, per sequence on its own GLA states */
-        for (b = 0; b < B && st == LATTN_OK; b++) {
-            lattn_la_args a = LATTN__ZERO;
-            a.B = 1;
-            a.T = T;
-            a.H = H;
-            a.K = dk;
-            a.V = dv;
-            a.q = Q + b * T * H * dk;
-            a.k = Kb + b * T * H * dk;
-            a.v = Vb + b * T * H * dv;
-            a.g_gamma = m->g_gamma;
-            a.h0 = st_in + b * SF + l * LS + D * W;
-            a.ht = st_out + b * SF + l * LS + D * W;
-            a.o = O + b * T * H * dv;
-            st = form == LATTN_FORM_STEP ? lattn_la_step(ctx, &a) : lattn_la_chunk(ctx, &a);
-        }
-        if (st != LATTN_OK) break;
-        lattn__gate_rows(nthr, M * H, dv, O, G, lattn__lw(m, l, LATTN__LP_GNORM), norm, swish, c->norm_eps);   /* y = gate(o, g) */
-        lattn__linear(nthr, M, D, H * dv, O, lattn__lw(m, l, LATTN__LP_WO), X, 1, ws);          /* x += y W_oᵀ */
-        /* x += (SiLU(h2 W1ᵀ) ⊙ h2 W2ᵀ) W3ᵀ,  h2 = LayerNorm2(x) */
-        lattn__layernorm_rows(nthr, M, D, X, lattn__lw(m, l, LATTN__LP_LN2_W), lattn__lw(m, l, LATTN__LP_LN2_B), c->norm_eps, Hn);
-        lattn__linear(nthr, M, c->ffn, D, Hn, lattn__lw(m, l, LATTN__LP_W1), F1, 0, ws);
-        lattn__linear(nthr, M, c->ffn, D, Hn, lattn__lw(m, l, LATTN__LP_W2), F2, 0, ws);
-        LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-        for (r = 0; r < M; r++) {
-            float *f1 = F1 + r * c->ffn, *f2 = F2 + r * c->ffn;
-            int64_t j;
-            lattn_vec_silu((size_t)c->ffn, f1, f1);
-            for (j = 0; j < c->ffn; j++) f1[j] *= f2[j];
-        }
-        lattn__linear(nthr, M, D, c->ffn, F1, lattn__lw(m, l, LATTN__LP_W3), X, 1, ws);
+        lattn__lap_buf u;
+        u.Hn = Hn; u.U = U; u.Q = Q; u.K = Kb; u.V = Vb; u.G = G; u.O = O; u.Z = O; u.Gs = G; u.Xm = NULL;
+        u.H2 = Hn; u.F1 = F1; u.F2 = F2; u.FF = F1; u.ws = ws;
+        st = lattn__laplace_layer(ctx, m, l, B, T, X, st_in, st_out, form, &u);
     }
     if (st == LATTN_OK) {
         if (c->vocab > 0) {
@@ -11754,11 +11777,6 @@ LATTN__DEF lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m,
     return lattn__gdn_run(ctx, m, B, 1, x, y, state, LATTN_FORM_STEP, "lattn_gdn_step");
 }
 
-static void lattn__linear_backward(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, const float *dY,
-                                   float *dX, int acc_x, float *dW, int acc_w, float *ws);
-static void lattn__rmsnorm_rows_backward(int nthr, int64_t M, int64_t n, const float *X, const float *g, float eps, const float *dY,
-                                         float *dX, float *dg, int acc);
-static void lattn__swiglu_backward(int nthr, int64_t n, const float *G, const float *U, float *dF, float *dU);
 
 /* --- backward: the forward once keeping its activations, then every step in reverse ------------ */
 /* y = Z W_oᵀ, Z = RMSNorm_head(O)·w ⊙ SiLU(G):  dZ = dy W_o;  dG = dZ ⊙ n ⊙ SiLU'(G), dn = dZ ⊙ SiLU(G)
