@@ -32,8 +32,8 @@
    cache blocking, with `trn2` and chunk 128 the same code is the Trainium tiling path, with `h100`
    and chunk 64 it is the GPU path.
 
-   Not covered: the backward of PRISM's blocks and of the Laplace model, the GDN layer's
-   backward_ref, GPU execution, half precision.
+   Not covered: the backward of PRISM's blocks, backward_ref of the Laplace model and the GDN
+   layer, GPU execution, half precision.
 
    =====================================================================================================
    USE
@@ -79,7 +79,8 @@
    ttt, each with the double _ref_backward and the float32 _chunk_backward (LATTN_MIXER_BACKWARD). A model's backward takes its forward's inputs and the
    output's gradient (or none: the model's loss) and writes every weight's gradient in the arena's
    layout: backward_ref (double) and backward (float32) of tcn_demo, tf, sps and ttt_layer; backward
-   (float32, checked against central differences of forward_ref) of gdn (LATTN_MODEL_FORMS).
+   (float32, checked against central differences of forward_ref) of laplace and gdn
+   (LATTN_MODEL_FORMS).
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -133,7 +134,7 @@
      >>delta       the delta rule core GDR+I (DeltaNet, Gated DeltaNet, PRISM's injections): _ref,
                    _chunk (the WY transform on the tiler), _step, _ref_backward, _chunk_backward
      >>safetensors hardened safetensors reader and writer (golden cases, weights)
-     >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step
+     >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step, backward
      >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate; backward
      >>prism       PRISM P1, the official LM block (chunk-size dependent), matching the official code
      >>ttt         TTT-Linear / TTT-MLP: _ref, _chunk (dual form), _step (primal form), the outer
@@ -450,7 +451,7 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
 /* X(model, verb) for every model function; X(model) for the models with the weights grammar
    (init, init_st, serialize, tensor, free; init_file and save without LATTN_NO_STDIO). */
 #define LATTN_MODEL_FORMS(X)                                                                         \
-    X(laplace, forward_ref) X(laplace, forward) X(laplace, step)                                     \
+    X(laplace, forward_ref) X(laplace, forward) X(laplace, step) X(laplace, backward)                \
     X(gdn, forward_ref) X(gdn, forward) X(gdn, step) X(gdn, backward)                                \
     X(prism_p0, forward_ref) X(prism_p0, forward) X(prism_p0, step)                                  \
     X(prism_p1, forward_ref)                                                                         \
@@ -1323,6 +1324,16 @@ LATTN_API lattn_status lattn_laplace_forward(lattn_ctx *ctx, const lattn_laplace
    [B][state_floats] (required) advanced by one token (GEMV projections, lattn_la_step). */
 LATTN_API lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
                                           const int32_t *tokens, const float *x, float *out, float *state);
+/* The gradients of the mean next-token cross-entropy (dout NULL, vocab > 0; *loss receives it when
+   set) or of Σ ⟨dout, out⟩ (dout [B][T][vocab], or [B][T][D] when vocab = 0, where it is required)
+   over fresh sequences: every weight into grad (the arena's layout, written; the tied embedding gets
+   the head's and the input rows' shares) and dx [B][T][D] (optional), the gradient of the first
+   layer's input (the embedded tokens when vocab > 0). float32: the forward once keeping each
+   layer's input, then each layer recomputed and differentiated (threaded GEMMs,
+   lattn_la_chunk_backward, lattn_shortconv_chunk_backward): activation checkpointing per layer. */
+LATTN_API lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
+                                              const int32_t *tokens, const float *x, const float *dout, double *loss,
+                                              float *grad, float *dx);
 
 /* ================================================================================================ */
 /* >>gdnlayer                                                                                       */
@@ -11284,6 +11295,30 @@ static void lattn__rmsnorm_rows_backward(int nthr, int64_t M, int64_t n, const f
 static void lattn__swiglu_backward(int nthr, int64_t n, const float *G, const float *U, float *dF, float *dU);
 static void lattn__swiglu_rows(int nthr, int64_t M, int64_t F, const float *G, const float *U, float *out);
 static void lattn__layernorm_bwd(int64_t n, const float *x, const float *w, float eps, const float *dy, float *dx, float *dw, float *db);
+/* lattn__gate_rows' backward: z = n ⊙ act(g), n = RMSNorm(o)·w (norm) or o, act SiLU (swish) or σ:
+   dg = dz ⊙ n ⊙ act'(g), dn = dz ⊙ act(g) (into dN), then dO through the RMSNorm (dw written) or
+   dO = dn. */
+static void lattn__gate_rows_backward(int nthr, int64_t rows, int64_t dv, const float *O, const float *G, const float *w, int norm,
+                                      int swish, float eps, const float *dZ, float *dN, float *dO, float *dG, float *dw) {
+    int64_t r;
+    (void)nthr;
+    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    for (r = 0; r < rows; r++) {
+        const float *o = O + r * dv, *g = G + r * dv, *dz = dZ + r * dv;
+        const float rho = norm ? 1.0f / sqrtf(lattn_vec_dot((size_t)dv, o, o) / (float)dv + eps) : 1.0f;
+        int64_t j;
+        for (j = 0; j < dv; j++) {
+            const float sg = 1.0f / (1.0f + expf(-g[j])), n = norm ? o[j] * rho * w[j] : o[j];
+            const float act = swish ? g[j] * sg : sg, dact = swish ? sg * (1.0f + g[j] * (1.0f - sg)) : sg * (1.0f - sg);
+            dN[r * dv + j] = dz[j] * act;
+            dG[r * dv + j] = dz[j] * n * dact;
+        }
+    }
+    if (norm) {
+        memset(dO, 0, (size_t)(rows * dv) * sizeof(float));
+        lattn__rmsnorm_rows_backward(nthr, rows, dv, O, w, eps, dN, dO, dw, 0);
+    } else memcpy(dO, dN, (size_t)(rows * dv) * sizeof(float));
+}
 /* The activations of one layer; the forward runs Z = O, Gs = G, H2 = Hn, FF = F1 in place, the
    backward keeps them apart (and x' in Xm). */
 typedef struct lattn__lap_buf { float *Hn, *U, *Q, *K, *V, *G, *O, *Z, *Gs, *Xm, *H2, *F1, *F2, *FF, *ws; } lattn__lap_buf;
@@ -11428,6 +11463,196 @@ LATTN__DEF lattn_status lattn_laplace_forward(lattn_ctx *ctx, const lattn_laplac
 LATTN__DEF lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
                                            const int32_t *tokens, const float *x, float *out, float *state) {
     return lattn__laplace_run(ctx, m, B, 1, tokens, x, out, state, LATTN_FORM_STEP, "lattn_laplace_step");
+}
+
+/* --- backward: each layer's input kept, each layer recomputed and differentiated in reverse ----- */
+/* Per layer l (x its input, the activations recomputed from it):
+       h = LN₁(x), u = SiLU(conv(h)), [q|k|v|g] = u W_qkvgᵀ, o = SimpleGLA, z = gate(o, g), x' = x + z W_oᵀ
+       h₂ = LN₂(x'), f = SiLU(h₂ W₁ᵀ) ⊙ h₂ W₂ᵀ, x'' = x' + f W₃ᵀ
+   backward from dx'': df = dx'' W₃, SwiGLU's backward, dh₂ = df₁ W₁ + df₂ W₂, dx' = dx'' + LN₂ᵀ(dh₂);
+   dz = dx' W_o, the gate's backward (RMSNorm_head and SiLU or σ), lattn_la_chunk_backward,
+   du = [dq|dk|dv|dg] W_qkvg, the ShortConv's backward, dx = dx' + LN₁ᵀ(dh). The head: logits = LN(x_L)
+   Eᵀ (tied), the mean next-token cross-entropy or a given dout. The layer inputs are the only
+   activations kept (L + 1 rows of [B·T][D]): activation checkpointing per layer. */
+/* LayerNorm's backward over M rows: dX written; dw, db written (summed over the rows in order). */
+static void lattn__layernorm_rows_backward(int64_t M, int64_t n, const float *X, const float *w, float eps, const float *dY,
+                                           float *dX, float *dw, float *db) {
+    int64_t r;
+    memset(dw, 0, (size_t)n * sizeof(float));
+    memset(db, 0, (size_t)n * sizeof(float));
+    for (r = 0; r < M; r++) lattn__layernorm_bwd(n, X + r * n, w, eps, dY + r * n, dX + r * n, dw, db);
+}
+LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
+                                               const int32_t *tokens, const float *x, const float *dout, double *loss,
+                                               float *grad, float *dx) {
+    const char *who = "lattn_laplace_backward";
+    const lattn_laplace_config *c;
+    int64_t D, H, dk, dv, W, L, M, F, HK, HV, NQ, nout, l, b, r, i, k, cnt = 0;
+    const int64_t RB = 64;               /* logits rows at a time */
+    int nthr = lattn__threads(ctx), norm, swish;
+    float *mem, *XS, *Hn, *U, *QKVG, *O, *Z, *Gs, *Xm, *H2, *F1, *F2, *FF, *dX, *dXm, *dH, *dF, *dU2, *dZ, *dO, *dQKVG, *dUc, *dw, *Zl, *ws;
+    lattn__lap_buf u;
+    double nll = 0.0;
+    size_t n = 0, tmp;
+    lattn_status st = LATTN_OK;
+    if (loss) *loss = NAN;
+    if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
+    LATTN__TRY(lattn__laplace_args(ctx, who, m, B, T, tokens, x, grad));
+    c = &m->cfg;
+    if (c->vocab == 0 && !dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL (vocab = 0: no loss of its own)", who);
+    D = c->D;
+    H = c->H;
+    dk = c->K;
+    dv = c->V;
+    W = c->conv_w;
+    L = c->n_layers;
+    F = c->ffn;
+    M = B * T;
+    HK = H * dk;
+    HV = H * dv;
+    NQ = 2 * HK + 2 * HV;
+    nout = c->vocab > 0 ? c->vocab : D;
+    norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
+    swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
+    memset(grad, 0, m->n_params * sizeof(float));
+    if (dx) memset(dx, 0, (size_t)(M * D) * sizeof(float));
+    if (T == 0) return lattn__ok(ctx);
+    {   /* the layer inputs; the recomputed layer; its gradients; the head's rows; packing */
+        const int64_t rows[] = { L + 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, nthr };
+        const int64_t width[] = { M * D, M * D, M * D, M * NQ, M * HV, M * HV, M * HV, M * D, M * D, M * F, M * F, M * F, M * D,
+                                  M * D, M * D, M * F, M * F, M * HV, M * HV, M * NQ, M * D, D * W, RB * nout,
+                                  (int64_t)LATTN__MAX(LATTN__LINB_WS, LATTN__LIN_WS(LATTN__MAX(D, LATTN__MAX(F, HV)))) };
+        float **const part[] = { &XS, &Hn, &U, &QKVG, &O, &Z, &Gs, &Xm, &H2, &F1, &F2, &FF, &dX, &dXm, &dH, &dF, &dU2, &dZ, &dO,
+                                 &dQKVG, &dUc, &dw, &Zl, &ws };
+        const int np = (int)(sizeof rows / sizeof rows[0]);
+        float *base;
+        int p;
+        for (p = 0; p < np; p++)
+            if (lattn_size_mul(&tmp, (size_t)rows[p], (size_t)width[p]) != LATTN_OK || lattn_size_add(&n, n, tmp) != LATTN_OK)
+                return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+        LATTN__TRY(lattn__alloc_floats(ctx, &base, n, who));
+        for (p = 0; p < np; p++) {
+            *part[p] = base;
+            base += rows[p] * width[p];
+        }
+        mem = XS;                        /* the block's start, for the release */
+    }
+    u.Hn = Hn; u.U = U; u.Q = QKVG; u.K = QKVG + M * HK; u.V = QKVG + 2 * M * HK; u.G = QKVG + 2 * M * HK + M * HV;
+    u.O = O; u.Z = Z; u.Gs = Gs; u.Xm = Xm; u.H2 = H2; u.F1 = F1; u.F2 = F2; u.FF = FF; u.ws = ws;
+    /* ---- the forward, keeping each layer's input ---- */
+    if (c->vocab > 0)
+        for (r = 0; r < M; r++) memcpy(XS + r * D, lattn__lg(m, LATTN__LG_EMBED) + (int64_t)tokens[r] * D, (size_t)D * sizeof(float));
+    else memcpy(XS, x, (size_t)(M * D) * sizeof(float));
+    for (l = 0; l < L && st == LATTN_OK; l++) {
+        float *X1 = XS + (l + 1) * M * D;
+        memcpy(X1, XS + l * M * D, (size_t)(M * D) * sizeof(float));
+        st = lattn__laplace_layer(ctx, m, l, B, T, X1, NULL, NULL, LATTN_FORM_CHUNK, &u);
+    }
+    /* ---- the head and the loss (or dout), into dX ---- */
+    if (st == LATTN_OK && c->vocab > 0) {
+        const float *E = lattn__lg(m, LATTN__LG_EMBED);
+        float *ge = grad + (E - m->arena);
+        lattn__layernorm_rows(nthr, M, D, XS + L * M * D, lattn__lg(m, LATTN__LG_NORM_W), lattn__lg(m, LATTN__LG_NORM_B), c->norm_eps, Hn);
+        if (!dout) cnt = B * (T - 1);
+        for (r = 0; r < M; r += RB) {
+            const int64_t rb = LATTN__MIN(RB, M - r);
+            if (dout) memcpy(Zl, dout + r * nout, (size_t)(rb * nout) * sizeof(float));
+            else lattn__linear(nthr, rb, nout, D, Hn + r * D, E, Zl, 0, ws);
+            for (i = 0; !dout && i < rb; i++) {   /* dz = (softmax(z) - onehot(next)) / count; the last token predicts nothing */
+                float *z = Zl + i * nout, mx, lse;
+                double sum = 0.0;
+                const int64_t t = (r + i) % T;
+                int64_t target;
+                if (t == T - 1) {
+                    memset(z, 0, (size_t)nout * sizeof(float));
+                    continue;
+                }
+                target = tokens[r + i + 1];
+                mx = lattn_vec_max((size_t)nout, z);
+                for (k = 0; k < nout; k++) sum += exp((double)(z[k] - mx));
+                nll += (double)mx + log(sum) - (double)z[target];
+                lse = (float)((double)mx + log(sum));
+                for (k = 0; k < nout; k++) z[k] = expf(z[k] - lse) / (float)cnt;
+                z[target] -= 1.0f / (float)cnt;
+            }
+            lattn__linear_backward(nthr, rb, nout, D, Hn + r * D, E, Zl, dH + r * D, 0, ge, 1, ws);
+        }
+        lattn__layernorm_rows_backward(M, D, XS + L * M * D, lattn__lg(m, LATTN__LG_NORM_W), c->norm_eps, dH, dX,
+                                       grad + (lattn__lg(m, LATTN__LG_NORM_W) - m->arena), grad + (lattn__lg(m, LATTN__LG_NORM_B) - m->arena));
+    } else if (st == LATTN_OK) memcpy(dX, dout, (size_t)(M * D) * sizeof(float));
+    if (loss && cnt > 0) *loss = nll / (double)cnt;
+    /* ---- each layer in reverse ---- */
+    for (l = L - 1; l >= 0 && st == LATTN_OK; l--) {
+        const float *Xin = XS + l * M * D, *Wq = lattn__lw(m, l, LATTN__LP_QKVG), *wn = lattn__lw(m, l, LATTN__LP_GNORM);
+        float *g_qkvg = grad + (Wq - m->arena);
+        memcpy(dXm, Xin, (size_t)(M * D) * sizeof(float));   /* the layer recomputed on a copy (its output unused) */
+        st = lattn__laplace_layer(ctx, m, l, B, T, dXm, NULL, NULL, LATTN_FORM_CHUNK, &u);
+        if (st != LATTN_OK) break;
+        /* the FFN */
+        lattn__linear_backward(nthr, M, D, F, FF, lattn__lw(m, l, LATTN__LP_W3), dX, dF, 0, grad + (lattn__lw(m, l, LATTN__LP_W3) - m->arena), 0, ws);
+        lattn__swiglu_backward(nthr, M * F, F1, F2, dF, dU2);
+        lattn__linear_backward(nthr, M, F, D, H2, lattn__lw(m, l, LATTN__LP_W1), dF, dH, 0, grad + (lattn__lw(m, l, LATTN__LP_W1) - m->arena), 0, ws);
+        lattn__linear_backward(nthr, M, F, D, H2, lattn__lw(m, l, LATTN__LP_W2), dU2, dH, 1, grad + (lattn__lw(m, l, LATTN__LP_W2) - m->arena), 0, ws);
+        lattn__layernorm_rows_backward(M, D, Xm, lattn__lw(m, l, LATTN__LP_LN2_W), c->norm_eps, dH, dXm,
+                                       grad + (lattn__lw(m, l, LATTN__LP_LN2_W) - m->arena), grad + (lattn__lw(m, l, LATTN__LP_LN2_B) - m->arena));
+        for (i = 0; i < M * D; i++) dXm[i] += dX[i];
+        /* the mixer's output: dz = dx' W_o, then the gate */
+        lattn__linear_backward(nthr, M, D, HV, Z, lattn__lw(m, l, LATTN__LP_WO), dXm, dZ, 0, grad + (lattn__lw(m, l, LATTN__LP_WO) - m->arena), 0, ws);
+        lattn__gate_rows_backward(nthr, M * H, dv, O, u.G, wn, norm, swish, c->norm_eps, dZ, Gs, dO, dQKVG + 2 * M * HK + M * HV,
+                                  grad + (wn - m->arena));
+        for (b = 0; b < B && st == LATTN_OK; b++) {   /* Simple GLA's backward, per sequence */
+            lattn_la_args a = LATTN__ZERO;
+            lattn_la_grads g = LATTN__ZERO;
+            a.B = 1;
+            a.T = T;
+            a.H = H;
+            a.K = dk;
+            a.V = dv;
+            a.q = QKVG + b * T * HK;
+            a.k = QKVG + M * HK + b * T * HK;
+            a.v = QKVG + 2 * M * HK + b * T * HV;
+            a.g_gamma = m->g_gamma;
+            g.dout = dO + b * T * HV;
+            g.dq = dQKVG + b * T * HK;
+            g.dk = dQKVG + M * HK + b * T * HK;
+            g.dv = dQKVG + 2 * M * HK + b * T * HV;
+            st = lattn_la_chunk_backward(ctx, &a, &g);
+        }
+        if (st != LATTN_OK) break;
+        /* du = [dq|dk|dv|dg] W_qkvg (the four blocks), then the ShortConv and LN₁ */
+        lattn__linear_backward(nthr, M, HK, D, U, Wq, dQKVG, dUc, 0, g_qkvg, 0, ws);
+        lattn__linear_backward(nthr, M, HK, D, U, Wq + HK * D, dQKVG + M * HK, dUc, 1, g_qkvg + HK * D, 0, ws);
+        lattn__linear_backward(nthr, M, HV, D, U, Wq + 2 * HK * D, dQKVG + 2 * M * HK, dUc, 1, g_qkvg + 2 * HK * D, 0, ws);
+        lattn__linear_backward(nthr, M, HV, D, U, Wq + (2 * HK + HV) * D, dQKVG + 2 * M * HK + M * HV, dUc, 1, g_qkvg + (2 * HK + HV) * D, 0, ws);
+        for (b = 0; b < B && st == LATTN_OK; b++) {
+            lattn_shortconv_args ca = LATTN__ZERO;
+            lattn_shortconv_grads cg = LATTN__ZERO;
+            float *gc = grad + (lattn__lw(m, l, LATTN__LP_CONV) - m->arena);
+            ca.B = 1;
+            ca.T = T;
+            ca.D = D;
+            ca.W = W;
+            ca.x = Hn + b * T * D;
+            ca.w = lattn__lw(m, l, LATTN__LP_CONV);
+            ca.silu = 1;
+            cg.dout = dUc + b * T * D;
+            cg.dx = dH + b * T * D;
+            cg.dw = dw;
+            st = lattn_shortconv_chunk_backward(ctx, &ca, &cg);
+            for (i = 0; i < D * W; i++) gc[i] += dw[i];
+        }
+        lattn__layernorm_rows_backward(M, D, Xin, lattn__lw(m, l, LATTN__LP_LN1_W), c->norm_eps, dH, dX,
+                                       grad + (lattn__lw(m, l, LATTN__LP_LN1_W) - m->arena), grad + (lattn__lw(m, l, LATTN__LP_LN1_B) - m->arena));
+        for (i = 0; i < M * D; i++) dX[i] += dXm[i];
+    }
+    if (st == LATTN_OK && dx) memcpy(dx, dX, (size_t)(M * D) * sizeof(float));
+    (void)k;
+    if (st == LATTN_OK && c->vocab > 0) {   /* the embedding rows */
+        float *ge = grad + (lattn__lg(m, LATTN__LG_EMBED) - m->arena);
+        for (r = 0; r < M; r++) lattn_vec_axpy((size_t)D, 1.0f, dX + r * D, ge + (int64_t)tokens[r] * D);
+    }
+    lattn__free(ctx, mem);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
 /* ================================================================================================ */
@@ -11877,23 +12102,14 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
         if (st == LATTN_OK) st = lattn_gdr_chunk(ctx, &a);
     }
     if (st == LATTN_OK) {
-        /* ---- the output side: Z (into Z, with SiLU(G) into dG), dZ = dy W_o into dO, then dG, dn ---- */
+        /* ---- the output side: Z (SiLU(G) into dG for the while), dZ = dy W_o, the gate's backward ---- */
+        float *dZ = dP;                  /* free until the ShortConvs */
         memcpy(Z, O, (size_t)(M * HV) * sizeof(float));
         memcpy(dG, Gr, (size_t)(M * HV) * sizeof(float));
         lattn__gate_rows(nthr, M * H, V, Z, dG, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps);
-        lattn__linear_backward(nthr, M, D, HV, Z, lattn__gdw(m, LATTN__GD_O), dy, dO, 0, grad + (lattn__gdw(m, LATTN__GD_O) - m->arena), 0, ws);
-        for (i = 0; i < M * HV; i++) {   /* Z = n ⊙ SiLU(G): n = Z / SiLU(G) is not safe, so n from O again */
-            const int64_t r = i / V;
-            const float *o = O + r * V;
-            const float rho = 1.0f / sqrtf(lattn_vec_dot((size_t)V, o, o) / (float)V + c->norm_eps);
-            const float nrm = O[i] * rho * lattn__gdw(m, LATTN__GD_ON)[i % V], dz = dO[i];
-            dO[i] = dz * dG[i];          /* dn */
-            dG[i] = dz * nrm * (float)lattn__silu_grad_d(Gr[i]);
-        }
-        memcpy(Z, dO, (size_t)(M * HV) * sizeof(float));
-        memset(dO, 0, (size_t)(M * HV) * sizeof(float));
-        lattn__rmsnorm_rows_backward(nthr, M * H, V, O, lattn__gdw(m, LATTN__GD_ON), c->norm_eps, Z, dO,
-                                     grad + (lattn__gdw(m, LATTN__GD_ON) - m->arena), 0);
+        lattn__linear_backward(nthr, M, D, HV, Z, lattn__gdw(m, LATTN__GD_O), dy, dZ, 0, grad + (lattn__gdw(m, LATTN__GD_O) - m->arena), 0, ws);
+        lattn__gate_rows_backward(nthr, M * H, V, O, Gr, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps, dZ, Z, dO, dG,
+                                  grad + (lattn__gdw(m, LATTN__GD_ON) - m->arena));
     }
     for (b = 0; b < B && st == LATTN_OK; b++) {   /* ---- the core, then the ShortConvs ---- */
         lattn_gdr_args a = LATTN__ZERO;
@@ -19386,8 +19602,9 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
    2026-12-04  lattn_gdr_chunk_backward: the delta-rule core's chunked backward in float32 (every
                option: gates per head or per key, erase key, write scale, injections, l2norm, β in
                [0, 2], h0/dht, variable lengths); the gradient case's chunk form; the gates' chunk
-               length rule (lattn__gdr_key_len) also reads per-head gates; lattn_gdn_backward, the
-               Gated DeltaNet layer's gradients in float32. */
+               length rule (lattn__gdr_key_len) also reads per-head gates; lattn_gdn_backward and
+               lattn_laplace_backward (float32: every weight, dx, the cross-entropy of the tied head;
+               each layer recomputed from its kept input); the Laplace layer as lattn__laplace_layer. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

@@ -5364,6 +5364,101 @@ static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
         lattn_gdn_free(ctx, &m);
     }
 }
+/* The Laplace model's loss from forward_ref's float64 output: the mean next-token cross-entropy
+   (vocab > 0) or Σ dout·out. */
+static double laplace_loss(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T, const int32_t *tok, const float *x,
+                           const float *dout, float *out, double *o64) {
+    const int64_t V = m->cfg.vocab, n = V > 0 ? V : m->cfg.D;
+    double l = 0;
+    int64_t r, k;
+    lattn_laplace_forward_ref(ctx, m, B, T, tok, x, out, NULL, o64);
+    if (V == 0) {
+        for (r = 0; r < B * T * n; r++) l += (double)dout[r] * o64[r];
+        return l;
+    }
+    for (r = 0; r < B * T; r++) {
+        double mx = -HUGE_VAL, sum = 0;
+        if (r % T == T - 1) continue;
+        for (k = 0; k < n; k++) mx = fmax(mx, o64[r * n + k]);
+        for (k = 0; k < n; k++) sum += exp(o64[r * n + k] - mx);
+        l += mx + log(sum) - o64[r * n + tok[r + 1]];
+    }
+    return l / (double)(B * (T - 1));
+}
+/* lattn_laplace_backward (float32) against central differences of lattn_laplace_forward_ref
+   (double): a few coordinates of every weight tensor (and of x), the loss of the model (tied head,
+   cross-entropy) with the default gate and with σ gates without the norm, and a hidden-state block
+   (vocab = 0) under an upstream dout; the reported loss; the same bits at 1 and 2 threads;
+   refusals. */
+static void test_laplace_backward(lattn_ctx *ctx, lattn_rng *r) {
+    int var;
+    for (var = 0; var < 3; var++) {
+        lattn_laplace_config c = lattn_laplace_config_small();
+        lattn_laplace_model m;
+        const int64_t B = 2, T = 19;
+        int64_t ti, nout;
+        size_t nx, no, i;
+        float *x = NULL, *dout = NULL, *out, *grad, *grad2, *dx;
+        int32_t *tok = (int32_t *)malloc((size_t)(B * T) * sizeof(int32_t));
+        double *o64, worst = 0, loss = 0, l0;
+        int bad = 0;
+        c.D = 24; c.H = 2; c.K = 6; c.V = 10; c.ffn = 40; c.vocab = var == 2 ? 0 : 50;
+        if (var == 1) c.gate_mode = LATTN_OUT_SIGMOID;
+        CHECK(lattn_laplace_init(ctx, &m, &c, 21 + (uint64_t)var) == LATTN_OK, "laplace init: %s", lattn_ctx_error(ctx));
+        for (i = 0; i < m.n_params; i++) m.arena[i] += 0.05f * (float)lattn_rng_normal_d(r);
+        nout = c.vocab > 0 ? c.vocab : c.D;
+        nx = (size_t)(B * T * c.D); no = (size_t)(B * T * nout);
+        for (i = 0; i < (size_t)(B * T); i++) tok[i] = (int32_t)(lattn_rng_next(r) % 50);
+        if (c.vocab == 0) { x = fnormal(r, nx); dout = fnormal(r, no); }
+        out = fnew(no); o64 = (double *)malloc(no * sizeof(double));
+        grad = fnew(m.n_params); grad2 = fnew(m.n_params); dx = fnew(nx);
+        ctx->n_threads = 1;
+        CHECK(lattn_laplace_backward(ctx, &m, B, T, tok, x, dout, &loss, grad, dx) == LATTN_OK, "laplace backward: %s", lattn_ctx_error(ctx));
+        ctx->n_threads = 2;
+        CHECK(lattn_laplace_backward(ctx, &m, B, T, tok, x, dout, NULL, grad2, NULL) == LATTN_OK && same_bits(grad, grad2, m.n_params),
+              "laplace backward: the same bits at 1 and 2 threads");
+        ctx->n_threads = 1;
+        l0 = laplace_loss(ctx, &m, B, T, tok, x, dout, out, o64);
+        if (c.vocab > 0) CHECK(fabs(loss - l0) <= 1e-5 * fabs(l0), "laplace backward: the loss %.9g = forward_ref's %.9g", loss, l0);
+        for (ti = 0; ti < m.n_tensors + (x ? 1 : 0); ti++) {
+            float *base = ti < m.n_tensors ? m.tensors[ti].data : x;
+            const float *gb = ti < m.n_tensors ? grad + (m.tensors[ti].data - m.arena) : dx;
+            const size_t cnt = ti < m.n_tensors ? m.tensors[ti].count : nx;
+            double gmax = 0;
+            int k;
+            for (i = 0; i < cnt; i++) gmax = fmax(gmax, fabs((double)gb[i]));
+            for (k = 0; k < 3; k++) {
+                size_t c0 = (size_t)(lattn_rng_next(r) % cnt);
+                double fd, e;
+                if (ti == 0 && c.vocab > 0) c0 = (size_t)tok[k] * (size_t)c.D + (size_t)(lattn_rng_next(r) % (uint64_t)c.D);   /* used rows */
+                FD_RICHARDSON(&base[c0], laplace_loss(ctx, &m, B, T, tok, x, dout, out, o64), fd);
+                e = fabs(fd - (double)gb[c0]) / fmax(fabs(fd), 1e-2 * gmax + 1e-12);
+                worst = fmax(worst, e);
+                if (!(e <= 1e-3)) {
+                    bad++;
+                    if (bad < 5) printf("  laplace backward (%d): %s[%zu] %.6g, differences %.6g\n", var, ti < m.n_tensors ? m.tensors[ti].name : "x", c0,
+                                        (double)gb[c0], fd);
+                }
+            }
+        }
+        if (getenv("LATTN_TEST_VERBOSE")) printf("  laplace backward (%s): worst %.3g against central differences\n",
+                                                 var == 0 ? "LM" : var == 1 ? "LM, sigmoid gate" : "hidden states", worst);
+        CHECK(bad == 0, "Laplace backward = central differences of forward_ref (%s; every tensor): worst %.3g",
+              var == 0 ? "LM, cross-entropy" : var == 1 ? "LM, sigmoid gate without the norm" : "hidden states, dout", worst);
+        if (var == 2) {                  /* refused without writing */
+            float *g3 = fnew(m.n_params);
+            CHECK(lattn_laplace_backward(ctx, &m, B, T, tok, x, NULL, NULL, g3, NULL) == LATTN_E_NULL, "laplace backward: vocab 0 without dout");
+            CHECK(lattn_laplace_backward(ctx, &m, B, T, tok, x, dout, NULL, NULL, NULL) == LATTN_E_NULL, "laplace backward: grad NULL");
+            CHECK(lattn_laplace_backward(ctx, &m, 0, T, tok, x, dout, NULL, g3, NULL) == LATTN_E_SHAPE, "laplace backward: B = 0");
+            CHECK(lattn_laplace_backward(ctx, &m, B, T, tok, NULL, dout, NULL, g3, NULL) == LATTN_E_NULL, "laplace backward: x NULL");
+            for (i = 0; i < m.n_params; i++) if (!isnan(g3[i])) break;
+            CHECK(i == m.n_params, "laplace backward: nothing written by a refused call");
+            free(g3);
+        }
+        free(x); free(dout); free(out); free(o64); free(grad); free(grad2); free(dx); free(tok);
+        lattn_laplace_free(ctx, &m);
+    }
+}
 /* ℒ = Σ dout·o + Σ dlse·lse from the attention _ref's float64 outputs. */
 static double attn_loss(lattn_ctx *ctx, lattn_attn_args a, const float *dout, const float *dlse, size_t no, size_t nl, double *o64, double *l64,
                         float *o) {
@@ -6766,6 +6861,7 @@ static void test_backward(void) {
     test_gdr_backward(&ctx, &r);
     test_gdr_chunk_backward(&ctx, &r);
     test_gdn_backward(&ctx, &r);
+    test_laplace_backward(&ctx, &r);
     test_attn_backward(&ctx, &r);
     test_attn_chunk_backward(&ctx, &r);
     test_tf_backward(&ctx, &r);
