@@ -702,6 +702,42 @@ static void bench_ttt(void) {
 typedef struct { lattn_ctx *ctx; lattn_laplace_model m; int64_t T; float *x, *y, *state; } lp_u;
 static void lp_forward_run(void *p) { lp_u *u = (lp_u *)p; lattn_laplace_forward(u->ctx, &u->m, 1, u->T, NULL, u->x, u->y, NULL); }
 static void lp_step_run(void *p) { lp_u *u = (lp_u *)p; lattn_laplace_step(u->ctx, &u->m, 1, NULL, u->x, u->y, u->state); }
+/* A training step of the layer: lattn_laplace_backward with dout = y (the forward inside it). */
+typedef struct { lp_u f; float *grad, *dx; } lpt_u;
+static void lp_train_run(void *p) { lpt_u *u = (lpt_u *)p; lattn_laplace_backward(u->f.ctx, &u->f.m, 1, u->f.T, NULL, u->f.x, u->f.y, NULL, u->grad, u->dx); }
+/* The step's GEMMs alone, the same calls on the same shapes: per matrix W [N][K] the forward twice
+   (the forward, the layer's recomputation) and the backward's two products. */
+static void lp_gemms_run(void *p) {
+    lpt_u *u = (lpt_u *)p;
+    const lattn_laplace_config *c = &u->f.m.cfg;
+    const int64_t M = u->f.T, D = c->D, HQ = c->H * (2 * c->K + 2 * c->V), HV = c->H * c->V, F = c->ffn;
+    const int64_t N[5] = { HQ, D, F, F, D }, K[5] = { D, HV, D, D, F };
+    const int nthr = lattn__threads(u->f.ctx);
+    float *ws = u->dx + M * 8192;        /* past the activations used below */
+    int i, pass;
+    for (i = 0; i < 5; i++) {
+        const float *W = u->f.m.arena;
+        for (pass = 0; pass < 2; pass++) lattn__linear(nthr, M, N[i], K[i], u->dx, W, u->dx + M * 16384, 0, ws);
+        lattn__linear_backward(nthr, M, N[i], K[i], u->dx, W, u->dx + M * 16384, u->dx + M * 4 * 8192, 0, u->grad, 0, ws);
+    }
+}
+/* Live and peak bytes of the context's allocations (a size header before each block). */
+typedef struct { size_t live, peak; } lp_count;
+static void *lp_alloc(void *user, size_t n) {
+    lp_count *c = (lp_count *)user;
+    size_t *p = (size_t *)malloc(n + 16);
+    if (!p) return NULL;
+    p[0] = n;
+    c->live += n;
+    if (c->live > c->peak) c->peak = c->live;
+    return (char *)p + 16;
+}
+static void lp_free(void *user, void *q) {
+    lp_count *c = (lp_count *)user;
+    size_t *p = (size_t *)(void *)((char *)q - 16);
+    c->live -= p[0];
+    free(p);
+}
 static void bench_laplace(void) {
     lattn_laplace_config c = lattn_laplace_config_3b();
     lattn_ctx ctx;
@@ -728,6 +764,38 @@ static void bench_laplace(void) {
         time2(lp_step_run, &u, NULL, NULL, g_quick ? 5 : 15, &ms, &unused);
         g_bytes = 4.0 * (u.m.n_params + 2.0 * lattn__laplace_state_floats(&c));   /* weights once, state in and out */
         row("laplace_layer_step", "3B layer, 1 token", th, ms, 1, 2.0 * P + mix, NULL, 0);
+    }
+    {   /* a training step (forward + backward, no optimizer): tokens/s, and its GEMMs alone; FLOPs
+           counted: the matrices' 8·P per token (forward, the recomputation, the backward's two
+           products); the mixer's are not counted. Then the peak workspace at T = 256 and 2048. */
+        lpt_u t;
+        lp_count cnt;
+        lattn_ctx cc;
+        int64_t Ts[2] = { 256, 2048 }, k;
+        t.f = u;
+        t.grad = (float *)malloc(sizeof(float) * u.m.n_params);
+        t.dx = (float *)calloc((size_t)(u.T * 8 * 8192) + 4 * 1024 * 1024, sizeof(float));
+        for (th = 1; th <= 2; th++) {
+            double mt, mg;
+            ctx.n_threads = th;
+            time2(lp_train_run, &t, lp_gemms_run, &t, g_quick ? 1 : 3, &mt, &mg);
+            row("laplace_layer_train", "3B layer, T=256, fwd+bwd", th, mt, (double)u.T, 8.0 * P * (double)u.T, NULL, 0);
+            row("laplace_layer_train_gemms", "3B layer, T=256, its GEMMs", th, mg, (double)u.T, 8.0 * P * (double)u.T, "laplace_layer_train", mt);
+        }
+        for (k = 0; k < (g_quick ? 1 : 2); k++) {
+            float *x2 = (float *)calloc((size_t)(Ts[k] * c.D), sizeof(float)), *g2 = (float *)malloc(sizeof(float) * u.m.n_params);
+            lattn_ctx_init(&cc);
+            cc.n_threads = 2;
+            memset(&cnt, 0, sizeof cnt);
+            cc.allocator.alloc = lp_alloc;
+            cc.allocator.free = lp_free;
+            cc.allocator.user = &cnt;
+            lattn_laplace_backward(&cc, &u.m, 1, Ts[k], NULL, x2, x2, NULL, g2, NULL);
+            printf("laplace_layer_train  3B layer, T=%lld: peak workspace %.1f MB (%.0f KB per token), weights %.1f MB\n", (long long)Ts[k],
+                   (double)cnt.peak / 1e6, (double)cnt.peak / 1e3 / (double)Ts[k], 4.0 * (double)u.m.n_params / 1e6);
+            free(x2); free(g2);
+        }
+        free(t.grad); free(t.dx);
     }
     lattn_laplace_free(&ctx, &u.m);
     free(u.x); free(u.y); free(u.state);
