@@ -11895,6 +11895,42 @@ LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_la
 
 /* forward (decode = 0) and step (decode = 1, T = 1): layer-wide GEMMs, then per sequence the
    ShortConvs and the delta-rule core on that sequence's state, advanced in a copy and committed. */
+/* The ShortConv of channel block ch (0 q, 1 k, 2 v) of batch row b: its rows of P [3 blocks of
+   B·T rows] into Y; its cache is at offset ch·H·K·W of the row's state (q, k [H·K][W], v [H·V][W]). */
+static lattn_shortconv_args lattn__gdn_conv(const lattn_gdn_layer *m, int64_t B, int64_t T, int64_t b, int ch, const float *P, float *Y) {
+    const lattn_gdn_config *c = &m->cfg;
+    const int64_t HK = c->H * c->K, Dc = ch < 2 ? HK : c->H * c->V, base = ch * B * T * HK;
+    lattn_shortconv_args ca = LATTN__ZERO;
+    ca.B = 1;
+    ca.T = T;
+    ca.D = Dc;
+    ca.W = c->conv_w;
+    ca.x = P + base + b * T * Dc;
+    ca.y = Y ? Y + base + b * T * Dc : NULL;
+    ca.w = lattn__gdw(m, ch == 0 ? LATTN__GD_QC : ch == 1 ? LATTN__GD_KC : LATTN__GD_VC);
+    ca.silu = 1;
+    return ca;
+}
+/* The core's arguments for batch row b: q, k, v from the conv outputs Cv, the gates g and β [B·T][H]. */
+static lattn_gdr_args lattn__gdn_core(const lattn_gdn_layer *m, int64_t B, int64_t T, int64_t b, const float *Cv, const float *g,
+                                      const float *beta) {
+    const lattn_gdn_config *c = &m->cfg;
+    const int64_t HK = c->H * c->K, HV = c->H * c->V, M = B * T;
+    lattn_gdr_args a = LATTN__ZERO;
+    a.B = 1;
+    a.T = T;
+    a.H = c->H;
+    a.K = c->K;
+    a.V = c->V;
+    a.l2norm = 1;
+    a.allow_neg_eigval = c->allow_neg_eigval;
+    a.q = Cv + b * T * HK;
+    a.k = Cv + M * HK + b * T * HK;
+    a.v = Cv + 2 * M * HK + b * T * HV;
+    a.g = g + b * T * c->H;
+    a.beta = beta + b * T * c->H;
+    return a;
+}
 static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T, const float *x,
                                    float *y, float *state, lattn_form form, const char *who) {
     const lattn_gdn_config *c;
@@ -11949,37 +11985,16 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
     }
     for (b = 0; b < B && st == LATTN_OK; b++) {
         int64_t off = 0;
-        lattn_gdr_args a = LATTN__ZERO;
+        lattn_gdr_args a;
         for (ch = 0; ch < 3 && st == LATTN_OK; ch++) {       /* the three ShortConvs + SiLU */
-            int64_t Dc = ch < 2 ? HK : HV, base = ch == 0 ? 0 : ch == 1 ? M * HK : 2 * M * HK;
-            lattn_shortconv_args ca;
-            memset(&ca, 0, sizeof ca);
-            ca.B = 1;
-            ca.T = T;
-            ca.D = Dc;
-            ca.W = W;
-            ca.x = P + base + b * T * Dc;
-            ca.y = Cv + base + b * T * Dc;
-            ca.w = lattn__gdw(m, ch == 0 ? LATTN__GD_QC : ch == 1 ? LATTN__GD_KC : LATTN__GD_VC);
-            ca.silu = 1;
+            lattn_shortconv_args ca = lattn__gdn_conv(m, B, T, b, (int)ch, P, Cv);
             ca.h0 = st_in + b * SF + off;
             ca.ht = st_out + b * SF + off;
             st = form == LATTN_FORM_STEP ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_chunk(ctx, &ca);
-            off += Dc * W;
+            off += ca.D * W;
         }
         if (st != LATTN_OK) break;
-        a.B = 1;
-        a.T = T;
-        a.H = H;
-        a.K = K;
-        a.V = V;
-        a.l2norm = 1;
-        a.allow_neg_eigval = c->allow_neg_eigval;
-        a.q = Cv + b * T * HK;
-        a.k = Cv + M * HK + b * T * HK;
-        a.v = Cv + 2 * M * HK + b * T * HV;
-        a.g = A + b * T * H;
-        a.beta = Bt + b * T * H;
+        a = lattn__gdn_core(m, B, T, b, Cv, A, Bt);
         a.h0 = st_in + b * SF + off;
         a.ht = st_out + b * SF + off;
         a.o = O + b * T * HV;
@@ -12068,35 +12083,15 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
         bt[i] = (c->allow_neg_eigval ? 2.0f : 1.0f) / (1.0f + expf(-Br[i]));
     }
     for (b = 0; b < B && st == LATTN_OK; b++) {
-        lattn_gdr_args a = LATTN__ZERO;
+        lattn_gdr_args a;
         int64_t off = 0;
         for (ch = 0; ch < 3 && st == LATTN_OK; ch++) {
-            const int64_t Dc = ch < 2 ? HK : HV, base = ch == 0 ? 0 : ch == 1 ? M * HK : 2 * M * HK;
-            lattn_shortconv_args ca = LATTN__ZERO;
-            ca.B = 1;
-            ca.T = T;
-            ca.D = Dc;
-            ca.W = W;
-            ca.x = P + base + b * T * Dc;
-            ca.y = Cv + base + b * T * Dc;
-            ca.w = lattn__gdw(m, ch == 0 ? LATTN__GD_QC : ch == 1 ? LATTN__GD_KC : LATTN__GD_VC);
-            ca.silu = 1;
+            lattn_shortconv_args ca = lattn__gdn_conv(m, B, T, b, (int)ch, P, Cv);
             ca.h0 = state ? state + b * SF + off : NULL;
             st = lattn_shortconv_chunk(ctx, &ca);
-            off += Dc * W;
+            off += ca.D * W;
         }
-        a.B = 1;
-        a.T = T;
-        a.H = H;
-        a.K = K;
-        a.V = V;
-        a.l2norm = 1;
-        a.allow_neg_eigval = c->allow_neg_eigval;
-        a.q = Cv + b * T * HK;
-        a.k = Cv + M * HK + b * T * HK;
-        a.v = Cv + 2 * M * HK + b * T * HV;
-        a.g = gl + b * T * H;
-        a.beta = bt + b * T * H;
+        a = lattn__gdn_core(m, B, T, b, Cv, gl, bt);
         a.h0 = state ? state + b * SF + off : NULL;
         a.o = O + b * T * HV;
         if (st == LATTN_OK) st = lattn_gdr_chunk(ctx, &a);
@@ -12112,21 +12107,9 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
                                   grad + (lattn__gdw(m, LATTN__GD_ON) - m->arena));
     }
     for (b = 0; b < B && st == LATTN_OK; b++) {   /* ---- the core, then the ShortConvs ---- */
-        lattn_gdr_args a = LATTN__ZERO;
+        lattn_gdr_args a = lattn__gdn_core(m, B, T, b, Cv, gl, bt);
         lattn_gdr_grads gg = LATTN__ZERO;
         int64_t off = (2 * HK + HV) * W;
-        a.B = 1;
-        a.T = T;
-        a.H = H;
-        a.K = K;
-        a.V = V;
-        a.l2norm = 1;
-        a.allow_neg_eigval = c->allow_neg_eigval;
-        a.q = Cv + b * T * HK;
-        a.k = Cv + M * HK + b * T * HK;
-        a.v = Cv + 2 * M * HK + b * T * HV;
-        a.g = gl + b * T * H;
-        a.beta = bt + b * T * H;
         a.h0 = state ? state + b * SF + off : NULL;
         gg.dout = dO + b * T * HV;
         gg.dq = dCv + b * T * HK;
@@ -12137,18 +12120,10 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
         gg.dh0 = dstate ? dstate + b * SF + off : NULL;
         st = lattn_gdr_chunk_backward(ctx, &a, &gg);
         for (ch = 0, off = 0; ch < 3 && st == LATTN_OK; ch++) {
-            const int64_t Dc = ch < 2 ? HK : HV, base = ch == 0 ? 0 : ch == 1 ? M * HK : 2 * M * HK;
-            const int wi = ch == 0 ? LATTN__GD_QC : ch == 1 ? LATTN__GD_KC : LATTN__GD_VC;
-            float *gw = grad + (lattn__gdw(m, wi) - m->arena);
-            lattn_shortconv_args ca = LATTN__ZERO;
+            lattn_shortconv_args ca = lattn__gdn_conv(m, B, T, b, (int)ch, P, NULL);
+            const int64_t Dc = ca.D, base = ch * M * HK;
+            float *gw = grad + (ca.w - m->arena);
             lattn_shortconv_grads cg = LATTN__ZERO;
-            ca.B = 1;
-            ca.T = T;
-            ca.D = Dc;
-            ca.W = W;
-            ca.x = P + base + b * T * Dc;
-            ca.w = lattn__gdw(m, wi);
-            ca.silu = 1;
             ca.h0 = state ? state + b * SF + off : NULL;
             cg.dout = dCv + base + b * T * Dc;
             cg.dx = dP + base + b * T * Dc;

@@ -2212,6 +2212,30 @@ static lattn_status gdr_run(lattn_ctx *ctx, const gdr_case *c, lattn_form form, 
     return form == LATTN_FORM_CHUNK ? lattn_gdr_chunk(ctx, &a) : lattn_gdr_step(ctx, &a);
 }
 
+/* The error per position of a chunk: rows t of [T][n] into position t mod C (num: squared error
+   against the float64 reference, den: its square). */
+static void chunk_profile_add(const float *x, const double *ref, int64_t T, int64_t n, int C, double *num, double *den) {
+    int64_t t, j;
+    for (t = 0; t < T; t++)
+        for (j = 0; j < n; j++) {
+            const double e = (double)x[t * n + j] - ref[t * n + j];
+            num[t % C] += e * e;
+            den[t % C] += ref[t * n + j] * ref[t * n + j];
+        }
+}
+/* The profile is flat: every position within 10x of the worst of positions 0-15, all <= 1e-5. */
+static void chunk_profile_check(const double *num, const double *den, int C, const char *kind, const char *what) {
+    double e16 = 0, emax = 0;
+    int t;
+    for (t = 0; t < C; t++) {
+        const double e = sqrt(num[t] / den[t]);
+        if (t < 16) e16 = fmax(e16, e);
+        emax = fmax(emax, e);
+    }
+    CHECK(emax <= 10.0 * e16 && emax <= 1e-5, "%s%s, C = %d: the error per position of a chunk is flat (worst %.3g, tokens 0-15 %.3g)",
+          kind, what, C, emax, e16);
+    if (getenv("LATTN_TEST_VERBOSE")) printf("  %s%s, C = %d: worst position %.3g, positions 0-15 %.3g\n", kind, what, C, emax, e16);
+}
 static void test_delta(void) {
     lattn_rng r = lattn_rng_seed(g_seed + 13);
     lattn_ctx ctx;
@@ -2287,28 +2311,15 @@ static void test_delta(void) {
                 gdr_case c;
                 lattn_gdr_args a;
                 float *o, *ht;
-                double *o64 = (double *)malloc((size_t)(T * 2 * 64) * sizeof(double)), num[128], den[128], e16 = 0, emax = 0;
-                int64_t t, j;
+                double *o64 = (double *)malloc((size_t)(T * 2 * 64) * sizeof(double)), num[128], den[128];
                 gdr_make(&c, &r, 1, T, 2, 64, 64, kd == 0 ? GDR_DELTA : kd == 1 ? GDR_GDN : GDR_GDN_KEY, 0, 8.0, 1.0f, 1, 0);
                 o = fnew(c.no); ht = fnew(c.ns);
                 a = c.a; a.o = o; a.o64 = o64;
                 lattn_gdr_ref(&ctx, &a);
                 CHECK(gdr_run(&ctx, &c, LATTN_FORM_CHUNK, Cc, o, ht) == LATTN_OK, "gdr chunk %d: %s", Cc, lattn_ctx_error(&ctx));
                 memset(num, 0, sizeof num); memset(den, 0, sizeof den);
-                for (t = 0; t < T; t++)
-                    for (j = 0; j < 2 * 64; j++) {
-                        const double d = (double)o[t * 128 + j] - o64[t * 128 + j];
-                        num[t % Cc] += d * d;
-                        den[t % Cc] += o64[t * 128 + j] * o64[t * 128 + j];
-                    }
-                for (t = 0; t < Cc; t++) {
-                    const double e = sqrt(num[t] / den[t]);
-                    if (t < 16) e16 = fmax(e16, e);
-                    emax = fmax(emax, e);
-                }
-                CHECK(emax <= 10.0 * e16 && emax <= 1e-5, "%s, C = %d: the error per position of a chunk is flat (worst %.3g, tokens 0-15 %.3g)",
-                      kinds[kd == 0 ? 0 : kd == 1 ? 1 : 2], Cc, emax, e16);
-                if (getenv("LATTN_TEST_VERBOSE")) printf("  %s, C = %d: worst position %.3g, positions 0-15 %.3g\n", kinds[kd == 0 ? 0 : kd == 1 ? 1 : 2], Cc, emax, e16);
+                chunk_profile_add(o, o64, T, 128, Cc, num, den);
+                chunk_profile_check(num, den, Cc, kinds[kd == 0 ? 0 : kd == 1 ? 1 : 2], "");
                 free(o); free(ht); free(o64); gdr_free(&c);
             }
     }
@@ -2324,8 +2335,8 @@ static void test_delta(void) {
                 lattn_gdr_args a;
                 lattn_gdr_grads gw = LATTN__ZERO, gc = LATTN__ZERO;
                 float *dout, *d[3];
-                double *w64[3], num[128], den[128], e16 = 0, emax = 0;
-                int64_t t, j, x;
+                double *w64[3], num[128], den[128];
+                int x;
                 gdr_make(&c, &r, 1, T, 2, 64, 64, kd == 0 ? GDR_DELTA : kd == 1 ? GDR_GDN : GDR_GDN_KEY, 0, 8.0, 1.0f, 1, 0);
                 dout = fnormal(&r, c.no);
                 for (x = 0; x < 3; x++) { d[x] = fnew((size_t)nq); w64[x] = (double *)malloc((size_t)nq * sizeof(double)); }
@@ -2336,21 +2347,8 @@ static void test_delta(void) {
                 CHECK(lattn_gdr_ref_backward(&ctx, &a, &gw) == LATTN_OK && lattn_gdr_chunk_backward(&ctx, &a, &gc) == LATTN_OK,
                       "gdr backward, C = %d: %s", Cc, lattn_ctx_error(&ctx));
                 memset(num, 0, sizeof num); memset(den, 0, sizeof den);
-                for (x = 0; x < 3; x++)
-                    for (t = 0; t < T; t++)
-                        for (j = 0; j < 2 * 64; j++) {
-                            const double e = (double)d[x][t * 128 + j] - w64[x][t * 128 + j];
-                            num[t % Cc] += e * e;
-                            den[t % Cc] += w64[x][t * 128 + j] * w64[x][t * 128 + j];
-                        }
-                for (t = 0; t < Cc; t++) {
-                    const double e = sqrt(num[t] / den[t]);
-                    if (t < 16) e16 = fmax(e16, e);
-                    emax = fmax(emax, e);
-                }
-                CHECK(emax <= 10.0 * e16 && emax <= 1e-5, "%s backward, C = %d: the error per position of a chunk is flat (worst %.3g, tokens 0-15 %.3g)",
-                      kinds[kd == 0 ? 0 : kd == 1 ? 1 : 2], Cc, emax, e16);
-                if (getenv("LATTN_TEST_VERBOSE")) printf("  %s backward, C = %d: worst position %.3g, positions 0-15 %.3g\n", kinds[kd == 0 ? 0 : kd == 1 ? 1 : 2], Cc, emax, e16);
+                for (x = 0; x < 3; x++) chunk_profile_add(d[x], w64[x], T, 128, Cc, num, den);
+                chunk_profile_check(num, den, Cc, kinds[kd == 0 ? 0 : kd == 1 ? 1 : 2], " backward");
                 for (x = 0; x < 3; x++) { free(d[x]); free(w64[x]); }
                 free(dout); gdr_free(&c);
             }
@@ -5073,6 +5071,36 @@ static double gdr_loss(lattn_ctx *ctx, lattn_gdr_args a, const float *dout, cons
     for (i = 0; i < ns; i++) l += (double)dht[i] * h64[i];
     return l;
 }
+/* A delta-rule backward refuses without writing: grads or dout NULL, H = -1, β outside [0, 1], and
+   (the chunked form, which reads it) a chunk outside [0, LATTN_MAX_CHUNK]. */
+typedef lattn_status (*gdr_backward_fn)(lattn_ctx *, const lattn_gdr_args *, const lattn_gdr_grads *);
+static void gdr_backward_refusals(lattn_ctx *ctx, gdr_backward_fn fn, const char *name) {
+    float v[4] = { 0.5f, 0.5f, 0.5f, 0.5f }, d[4], bad = 0.5f;
+    lattn_gdr_args a;
+    lattn_gdr_grads g = LATTN__ZERO;
+    int i;
+    for (i = 0; i < 4; i++) d[i] = NAN;
+    memset(&a, 0, sizeof a);
+    a.B = 1; a.T = 1; a.H = 1; a.K = 2; a.V = 2; a.q = a.k = a.v = v; a.beta = &bad;
+    g.dq = d;
+    CHECK(fn(ctx, &a, NULL) == LATTN_E_NULL, "%s: grads NULL", name);
+    CHECK(fn(ctx, &a, &g) == LATTN_E_NULL, "%s: dout NULL", name);
+    g.dout = v;
+    if (fn == lattn_gdr_chunk_backward) {
+        a.chunk = -1;
+        CHECK(fn(ctx, &a, &g) == LATTN_E_SHAPE, "%s: chunk -1", name);
+        a.chunk = LATTN_MAX_CHUNK + 1;
+        CHECK(fn(ctx, &a, &g) == LATTN_E_SHAPE, "%s: chunk over LATTN_MAX_CHUNK", name);
+        a.chunk = 0;
+    }
+    a.H = -1;
+    CHECK(fn(ctx, &a, &g) == LATTN_E_SHAPE, "%s: H = -1", name);
+    a.H = 1;
+    bad = 1.5f;
+    CHECK(fn(ctx, &a, &g) == LATTN_E_DOMAIN, "%s: beta outside [0, 1]", name);
+    for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
+    CHECK(i == 4, "%s: nothing written by a refused call", name);
+}
 /* lattn_gdr_ref_backward against central differences of lattn_gdr_ref: the delta rule; Gated
    DeltaNet with the in-kernel l2norm; per-key gates with β in [0, 2]; the full core (a separate
    erase key, a write scale, two injections) over variable lengths; then fla's naive recurrences
@@ -5165,23 +5193,7 @@ static void test_gdr_backward(lattn_ctx *ctx, lattn_rng *r) {
         free((void *)gr.dout); free((void *)gr.dht);
         lattn_st_free(ctx, &f);
     }
-    {   /* refused without writing */
-        float v[4] = { 0.5f, 0.5f, 0.5f, 0.5f }, d[4], bad = 0.5f;
-        lattn_gdr_args a;
-        lattn_gdr_grads g = LATTN__ZERO;
-        int i;
-        for (i = 0; i < 4; i++) d[i] = NAN;
-        memset(&a, 0, sizeof a);
-        a.B = 1; a.T = 1; a.H = 1; a.K = 2; a.V = 2; a.q = a.k = a.v = v; a.beta = &bad;
-        g.dq = d;
-        CHECK(lattn_gdr_ref_backward(ctx, &a, NULL) == LATTN_E_NULL, "gdr_ref_backward: grads NULL");
-        CHECK(lattn_gdr_ref_backward(ctx, &a, &g) == LATTN_E_NULL, "gdr_ref_backward: dout NULL");
-        bad = 1.5f;
-        g.dout = v;
-        CHECK(lattn_gdr_ref_backward(ctx, &a, &g) == LATTN_E_DOMAIN, "gdr_ref_backward: beta outside [0, 1]");
-        for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
-        CHECK(i == 4, "gdr_ref_backward: nothing written by a refused call");
-    }
+    gdr_backward_refusals(ctx, lattn_gdr_ref_backward, "gdr_ref_backward");
 }
 /* lattn_gdr_chunk_backward (float32) against lattn_gdr_ref_backward (double): the delta rule; GDN
    with the l2norm; per-key gates with β in [0, 2]; the full core (erase key, write scale, two
@@ -5261,30 +5273,7 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
             free(dout); free(dht);
         }
     if (getenv("LATTN_TEST_VERBOSE")) printf("  gdr_chunk_backward: worst relative RMS %.3g\n", worst);
-    {   /* refused without writing: grads or dout NULL, β outside [0, 1], a chunk outside [0, LATTN_MAX_CHUNK] */
-        float v[4] = { 0.5f, 0.5f, 0.5f, 0.5f }, d[4], bad = 0.5f;
-        lattn_gdr_args a;
-        lattn_gdr_grads g = LATTN__ZERO;
-        int i;
-        for (i = 0; i < 4; i++) d[i] = NAN;
-        memset(&a, 0, sizeof a);
-        a.B = 1; a.T = 1; a.H = 1; a.K = 2; a.V = 2; a.q = a.k = a.v = v; a.beta = &bad;
-        g.dq = d;
-        CHECK(lattn_gdr_chunk_backward(ctx, &a, NULL) == LATTN_E_NULL, "gdr_chunk_backward: grads NULL");
-        CHECK(lattn_gdr_chunk_backward(ctx, &a, &g) == LATTN_E_NULL, "gdr_chunk_backward: dout NULL");
-        g.dout = v;
-        a.chunk = -1;
-        CHECK(lattn_gdr_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "gdr_chunk_backward: chunk -1");
-        a.chunk = LATTN_MAX_CHUNK + 1;
-        CHECK(lattn_gdr_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "gdr_chunk_backward: chunk over LATTN_MAX_CHUNK");
-        a.chunk = 0;
-        bad = 1.5f;
-        CHECK(lattn_gdr_chunk_backward(ctx, &a, &g) == LATTN_E_DOMAIN, "gdr_chunk_backward: beta outside [0, 1]");
-        a.H = -1;
-        CHECK(lattn_gdr_chunk_backward(ctx, &a, &g) == LATTN_E_SHAPE, "gdr_chunk_backward: H = -1");
-        for (i = 0; i < 4; i++) if (!isnan(d[i])) break;
-        CHECK(i == 4, "gdr_chunk_backward: nothing written by a refused call");
-    }
+    gdr_backward_refusals(ctx, lattn_gdr_chunk_backward, "gdr_chunk_backward");
     CHECK(nbad == 0, "gdr_chunk_backward = gdr_ref_backward over 7 configurations x 7 lengths (worst relative RMS %.3g <= 1e-5), the same bits at 1 and 2 threads", worst);
 }
 /* ℒ = Σ dy·y from the GDN layer's _ref (float64 output); the initial state copied first (the
