@@ -404,6 +404,10 @@ typedef struct lattn_ctx {
                                             same shape allocate and fault in nothing; release it with
                                             lattn_ctx_trim or lattn_ctx_free. 0: released per call */
     struct lattn__scratch *scratch;      /* owned by the library; NULL until a kept workspace exists */
+    int keep_activations;                /* a model's backward (lattn_laplace_backward): 1 keeps every
+                                            layer's activations from its forward (more memory, no
+                                            recomputation); 0 keeps each layer's input only and
+                                            recomputes the layer (activation checkpointing) */
     const lattn_dev_profile *profile;    /* NULL = lattn_profile_cpu() */
     lattn_tiler_stats stats;             /* accumulated by every tiled call; reset it at will */
     uint64_t n_allocs;                   /* successful allocations so far (for tests, accounting) */
@@ -11482,6 +11486,28 @@ static void lattn__layernorm_rows_backward(int64_t M, int64_t n, const float *X,
     memset(db, 0, (size_t)n * sizeof(float));
     for (r = 0; r < M; r++) lattn__layernorm_bwd(n, X + r * n, w, eps, dY + r * n, dX + r * n, dw, db);
 }
+/* The activation buffers of layer slice l (0 when one set serves every layer): each buffer holds
+   its slices one after another; q | k | v | g are the four blocks of QKVG. */
+static void lattn__lap_bind(lattn__lap_buf *u, int64_t l, int64_t M, int64_t D, int64_t NQ, int64_t HK, int64_t HV, int64_t F,
+                            float *Hn, float *U, float *QKVG, float *O, float *Z, float *Gs, float *Xm, float *H2, float *F1,
+                            float *F2, float *FF, float *ws) {
+    float *q = QKVG + l * M * NQ;
+    u->Hn = Hn + l * M * D;
+    u->U = U + l * M * D;
+    u->Q = q;
+    u->K = q + M * HK;
+    u->V = q + 2 * M * HK;
+    u->G = q + 2 * M * HK + M * HV;
+    u->O = O + l * M * HV;
+    u->Z = Z + l * M * HV;
+    u->Gs = Gs + l * M * HV;
+    u->Xm = Xm + l * M * D;
+    u->H2 = H2 + l * M * D;
+    u->F1 = F1 + l * M * F;
+    u->F2 = F2 + l * M * F;
+    u->FF = FF + l * M * F;
+    u->ws = ws;
+}
 LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
                                                const int32_t *tokens, const float *x, const float *dout, double *loss,
                                                float *grad, float *dx) {
@@ -11518,7 +11544,8 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
     if (dx) memset(dx, 0, (size_t)(M * D) * sizeof(float));
     if (T == 0) return lattn__ok(ctx);
     {   /* the layer inputs; the recomputed layer; its gradients; the head's rows; packing */
-        const int64_t rows[] = { L + 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, nthr };
+        const int64_t kl = ctx->keep_activations ? L : 1;   /* the layer's activations: every layer's, or one set */
+        const int64_t rows[] = { L + 1, kl, kl, kl, kl, kl, kl, kl, kl, kl, kl, kl, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, nthr };
         const int64_t width[] = { M * D, M * D, M * D, M * NQ, M * HV, M * HV, M * HV, M * D, M * D, M * F, M * F, M * F, M * D,
                                   M * D, M * D, M * F, M * F, M * HV, M * HV, M * NQ, M * D, D * W, RB * nout,
                                   (int64_t)LATTN__MAX(LATTN__LINB_WS, LATTN__LIN_WS(LATTN__MAX(D, LATTN__MAX(F, HV)))) };
@@ -11537,8 +11564,6 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
         }
         mem = XS;                        /* the block's start, for the release */
     }
-    u.Hn = Hn; u.U = U; u.Q = QKVG; u.K = QKVG + M * HK; u.V = QKVG + 2 * M * HK; u.G = QKVG + 2 * M * HK + M * HV;
-    u.O = O; u.Z = Z; u.Gs = Gs; u.Xm = Xm; u.H2 = H2; u.F1 = F1; u.F2 = F2; u.FF = FF; u.ws = ws;
     /* ---- the forward, keeping each layer's input ---- */
     if (c->vocab > 0)
         for (r = 0; r < M; r++) memcpy(XS + r * D, lattn__lg(m, LATTN__LG_EMBED) + (int64_t)tokens[r] * D, (size_t)D * sizeof(float));
@@ -11546,18 +11571,20 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
     for (l = 0; l < L && st == LATTN_OK; l++) {
         float *X1 = XS + (l + 1) * M * D;
         memcpy(X1, XS + l * M * D, (size_t)(M * D) * sizeof(float));
+        lattn__lap_bind(&u, ctx->keep_activations ? l : 0, M, D, NQ, HK, HV, F, Hn, U, QKVG, O, Z, Gs, Xm, H2, F1, F2, FF, ws);
         st = lattn__laplace_layer(ctx, m, l, B, T, X1, NULL, NULL, LATTN_FORM_CHUNK, &u);
     }
     /* ---- the head and the loss (or dout), into dX ---- */
     if (st == LATTN_OK && c->vocab > 0) {
         const float *E = lattn__lg(m, LATTN__LG_EMBED);
         float *ge = grad + (E - m->arena);
-        lattn__layernorm_rows(nthr, M, D, XS + L * M * D, lattn__lg(m, LATTN__LG_NORM_W), lattn__lg(m, LATTN__LG_NORM_B), c->norm_eps, Hn);
+        float *Hf = dXm;                 /* the final norm's rows (dXm is free until the layers) */
+        lattn__layernorm_rows(nthr, M, D, XS + L * M * D, lattn__lg(m, LATTN__LG_NORM_W), lattn__lg(m, LATTN__LG_NORM_B), c->norm_eps, Hf);
         if (!dout) cnt = B * (T - 1);
         for (r = 0; r < M; r += RB) {
             const int64_t rb = LATTN__MIN(RB, M - r);
             if (dout) memcpy(Zl, dout + r * nout, (size_t)(rb * nout) * sizeof(float));
-            else lattn__linear(nthr, rb, nout, D, Hn + r * D, E, Zl, 0, ws);
+            else lattn__linear(nthr, rb, nout, D, Hf + r * D, E, Zl, 0, ws);
             for (i = 0; !dout && i < rb; i++) {   /* dz = (softmax(z) - onehot(next)) / count; the last token predicts nothing */
                 float *z = Zl + i * nout, mx, lse;
                 double sum = 0.0;
@@ -11575,7 +11602,7 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
                 for (k = 0; k < nout; k++) z[k] = expf(z[k] - lse) / (float)cnt;
                 z[target] -= 1.0f / (float)cnt;
             }
-            lattn__linear_backward(nthr, rb, nout, D, Hn + r * D, E, Zl, dH + r * D, 0, ge, 1, ws);
+            lattn__linear_backward(nthr, rb, nout, D, Hf + r * D, E, Zl, dH + r * D, 0, ge, 1, ws);
         }
         lattn__layernorm_rows_backward(M, D, XS + L * M * D, lattn__lg(m, LATTN__LG_NORM_W), c->norm_eps, dH, dX,
                                        grad + (lattn__lg(m, LATTN__LG_NORM_W) - m->arena), grad + (lattn__lg(m, LATTN__LG_NORM_B) - m->arena));
@@ -11585,20 +11612,23 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
     for (l = L - 1; l >= 0 && st == LATTN_OK; l--) {
         const float *Xin = XS + l * M * D, *Wq = lattn__lw(m, l, LATTN__LP_QKVG), *wn = lattn__lw(m, l, LATTN__LP_GNORM);
         float *g_qkvg = grad + (Wq - m->arena);
-        memcpy(dXm, Xin, (size_t)(M * D) * sizeof(float));   /* the layer recomputed on a copy (its output unused) */
-        st = lattn__laplace_layer(ctx, m, l, B, T, dXm, NULL, NULL, LATTN_FORM_CHUNK, &u);
+        lattn__lap_bind(&u, ctx->keep_activations ? l : 0, M, D, NQ, HK, HV, F, Hn, U, QKVG, O, Z, Gs, Xm, H2, F1, F2, FF, ws);
+        if (!ctx->keep_activations) {    /* the layer recomputed on a copy of its input (the copy's output unused) */
+            memcpy(dXm, Xin, (size_t)(M * D) * sizeof(float));
+            st = lattn__laplace_layer(ctx, m, l, B, T, dXm, NULL, NULL, LATTN_FORM_CHUNK, &u);
+        }
         if (st != LATTN_OK) break;
         /* the FFN */
-        lattn__linear_backward(nthr, M, D, F, FF, lattn__lw(m, l, LATTN__LP_W3), dX, dF, 0, grad + (lattn__lw(m, l, LATTN__LP_W3) - m->arena), 0, ws);
-        lattn__swiglu_backward(nthr, M * F, F1, F2, dF, dU2);
-        lattn__linear_backward(nthr, M, F, D, H2, lattn__lw(m, l, LATTN__LP_W1), dF, dH, 0, grad + (lattn__lw(m, l, LATTN__LP_W1) - m->arena), 0, ws);
-        lattn__linear_backward(nthr, M, F, D, H2, lattn__lw(m, l, LATTN__LP_W2), dU2, dH, 1, grad + (lattn__lw(m, l, LATTN__LP_W2) - m->arena), 0, ws);
-        lattn__layernorm_rows_backward(M, D, Xm, lattn__lw(m, l, LATTN__LP_LN2_W), c->norm_eps, dH, dXm,
+        lattn__linear_backward(nthr, M, D, F, u.FF, lattn__lw(m, l, LATTN__LP_W3), dX, dF, 0, grad + (lattn__lw(m, l, LATTN__LP_W3) - m->arena), 0, ws);
+        lattn__swiglu_backward(nthr, M * F, u.F1, u.F2, dF, dU2);
+        lattn__linear_backward(nthr, M, F, D, u.H2, lattn__lw(m, l, LATTN__LP_W1), dF, dH, 0, grad + (lattn__lw(m, l, LATTN__LP_W1) - m->arena), 0, ws);
+        lattn__linear_backward(nthr, M, F, D, u.H2, lattn__lw(m, l, LATTN__LP_W2), dU2, dH, 1, grad + (lattn__lw(m, l, LATTN__LP_W2) - m->arena), 0, ws);
+        lattn__layernorm_rows_backward(M, D, u.Xm, lattn__lw(m, l, LATTN__LP_LN2_W), c->norm_eps, dH, dXm,
                                        grad + (lattn__lw(m, l, LATTN__LP_LN2_W) - m->arena), grad + (lattn__lw(m, l, LATTN__LP_LN2_B) - m->arena));
         for (i = 0; i < M * D; i++) dXm[i] += dX[i];
         /* the mixer's output: dz = dx' W_o, then the gate */
-        lattn__linear_backward(nthr, M, D, HV, Z, lattn__lw(m, l, LATTN__LP_WO), dXm, dZ, 0, grad + (lattn__lw(m, l, LATTN__LP_WO) - m->arena), 0, ws);
-        lattn__gate_rows_backward(nthr, M * H, dv, O, u.G, wn, norm, swish, c->norm_eps, dZ, Gs, dO, dQKVG + 2 * M * HK + M * HV,
+        lattn__linear_backward(nthr, M, D, HV, u.Z, lattn__lw(m, l, LATTN__LP_WO), dXm, dZ, 0, grad + (lattn__lw(m, l, LATTN__LP_WO) - m->arena), 0, ws);
+        lattn__gate_rows_backward(nthr, M * H, dv, u.O, u.G, wn, norm, swish, c->norm_eps, dZ, u.Gs, dO, dQKVG + 2 * M * HK + M * HV,
                                   grad + (wn - m->arena));
         for (b = 0; b < B && st == LATTN_OK; b++) {   /* Simple GLA's backward, per sequence */
             lattn_la_args a = LATTN__ZERO;
@@ -11608,9 +11638,9 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
             a.H = H;
             a.K = dk;
             a.V = dv;
-            a.q = QKVG + b * T * HK;
-            a.k = QKVG + M * HK + b * T * HK;
-            a.v = QKVG + 2 * M * HK + b * T * HV;
+            a.q = u.Q + b * T * HK;
+            a.k = u.K + b * T * HK;
+            a.v = u.V + b * T * HV;
             a.g_gamma = m->g_gamma;
             g.dout = dO + b * T * HV;
             g.dq = dQKVG + b * T * HK;
@@ -11620,10 +11650,10 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
         }
         if (st != LATTN_OK) break;
         /* du = [dq|dk|dv|dg] W_qkvg (the four blocks), then the ShortConv and LN₁ */
-        lattn__linear_backward(nthr, M, HK, D, U, Wq, dQKVG, dUc, 0, g_qkvg, 0, ws);
-        lattn__linear_backward(nthr, M, HK, D, U, Wq + HK * D, dQKVG + M * HK, dUc, 1, g_qkvg + HK * D, 0, ws);
-        lattn__linear_backward(nthr, M, HV, D, U, Wq + 2 * HK * D, dQKVG + 2 * M * HK, dUc, 1, g_qkvg + 2 * HK * D, 0, ws);
-        lattn__linear_backward(nthr, M, HV, D, U, Wq + (2 * HK + HV) * D, dQKVG + 2 * M * HK + M * HV, dUc, 1, g_qkvg + (2 * HK + HV) * D, 0, ws);
+        lattn__linear_backward(nthr, M, HK, D, u.U, Wq, dQKVG, dUc, 0, g_qkvg, 0, ws);
+        lattn__linear_backward(nthr, M, HK, D, u.U, Wq + HK * D, dQKVG + M * HK, dUc, 1, g_qkvg + HK * D, 0, ws);
+        lattn__linear_backward(nthr, M, HV, D, u.U, Wq + 2 * HK * D, dQKVG + 2 * M * HK, dUc, 1, g_qkvg + 2 * HK * D, 0, ws);
+        lattn__linear_backward(nthr, M, HV, D, u.U, Wq + (2 * HK + HV) * D, dQKVG + 2 * M * HK + M * HV, dUc, 1, g_qkvg + (2 * HK + HV) * D, 0, ws);
         for (b = 0; b < B && st == LATTN_OK; b++) {
             lattn_shortconv_args ca = LATTN__ZERO;
             lattn_shortconv_grads cg = LATTN__ZERO;
@@ -11632,7 +11662,7 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
             ca.T = T;
             ca.D = D;
             ca.W = W;
-            ca.x = Hn + b * T * D;
+            ca.x = u.Hn + b * T * D;
             ca.w = lattn__lw(m, l, LATTN__LP_CONV);
             ca.silu = 1;
             cg.dout = dUc + b * T * D;

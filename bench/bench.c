@@ -643,7 +643,7 @@ static void ttt_release(ttt_u *u) {
 static void bench_ttt(void) {
     const int64_t T = g_quick ? 512 : 2048, H = 16, F = 64, b = 16;
     const int runs = g_quick ? 3 : 5;
-    double ms_p2[3] = { 0, 0, 0 }, ms_gdn[3] = { 0, 0, 0 };
+    double ms_p2[3] = { 0, 0, 0 }, ms_gdn[3] = { 0, 0, 0 }, ms_p2fb[3] = { 0, 0, 0 };
     char shape[96];
     int th, mlp;
     lattn_ctx ctx;
@@ -662,6 +662,22 @@ static void bench_ttt(void) {
         snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=64,S=2,C=64", (long long)T);
         row("prism_p2_mixer", shape, th, ms_p2[th], (double)T, fl, "gdn_chunk", ms_gdn[th]);
         g_chunk = 0;
+        {   /* P2's forward + backward (every input's gradient) for the comparison with TTT-MLP's */
+            const size_t nq = (size_t)(T * H * F), nh = (size_t)(T * H);
+            gbw_u p;
+            double pf, pb;
+            float *gb = (float *)malloc(sizeof(float) * (4 * nq + 3 * nh + 4 * nq + 2 * nh));
+            memset(&p, 0, sizeof p);
+            p.f = u;
+            p.f.a.chunk = 64;
+            p.g.dout = u.a.v;
+            p.g.dq = gb; p.g.dk = gb + nq; p.g.dv = gb + 2 * nq; p.g.dgk = gb + 3 * nq;
+            p.g.dbeta = gb + 4 * nq; p.g.dc = gb + 4 * nq + nh; p.g.dinj_b = gb + 4 * nq + 2 * nh;
+            p.g.dinj_kap = gb + 4 * nq + 4 * nh; p.g.dinj_d = gb + 6 * nq + 4 * nh;
+            time2(gbw_fwd_run, &p, gbw_bwd_run, &p, runs, &pf, &pb);
+            ms_p2fb[th] = pf + pb;
+            free(gb);
+        }
         gdr_release(&g); p2_release(&u);
     }
     for (mlp = 0; mlp < 2; mlp++) {
@@ -682,12 +698,17 @@ static void bench_ttt(void) {
             row(nm[2], shape, th, mst, (double)T, fl, "dual", md);
             {                            /* the outer gradient: the dual form's backward, and forward + backward */
                 double mb;
+                char sh2[96];
                 char nb[2][32];
                 time2(ttt_bwd_run, &u, NULL, NULL, runs, &mb, &unused);
                 snprintf(nb[0], sizeof nb[0], "%s_bwd", mlp ? "ttt_mlp" : "ttt_linear");
                 snprintf(nb[1], sizeof nb[1], "%s_fwd_bwd", mlp ? "ttt_mlp" : "ttt_linear");
                 row(nb[0], shape, th, mb, (double)T, 3.0 * fl, nm[0], md);
                 row(nb[1], shape, th, md + mb, (double)T, 4.0 * fl, nm[0], md);
+                if (mlp) {               /* PRISM P2 (S = 2) forward + backward against TTT-MLP's */
+                    snprintf(sh2, sizeof sh2, "T=%lld,H=16,K=V=64,S=2 vs TTT-MLP fwd+bwd", (long long)T);
+                    row("prism_p2_fwd_bwd_vs_ttt_mlp", sh2, th, ms_p2fb[th], (double)T, 0, "ttt_mlp_fwd_bwd", md + mb);
+                }
             }
             if (mlp) {                   /* PRISM P2 (S = 2) against TTT-MLP (dual) at the same width */
                 snprintf(shape, sizeof shape, "T=%lld,H=16,K=V=64,S=2 vs TTT-MLP", (long long)T);
@@ -776,23 +797,29 @@ static void bench_laplace(void) {
         t.grad = (float *)malloc(sizeof(float) * u.m.n_params);
         t.dx = (float *)calloc((size_t)(u.T * 8 * 8192) + 4 * 1024 * 1024, sizeof(float));
         for (th = 1; th <= 2; th++) {
-            double mt, mg;
+            double mt, mg, mk, unused;
             ctx.n_threads = th;
             time2(lp_train_run, &t, lp_gemms_run, &t, g_quick ? 1 : 3, &mt, &mg);
+            ctx.keep_activations = 1;
+            time2(lp_train_run, &t, NULL, NULL, g_quick ? 1 : 3, &mk, &unused);
+            ctx.keep_activations = 0;
             row("laplace_layer_train", "3B layer, T=256, fwd+bwd", th, mt, (double)u.T, 8.0 * P * (double)u.T, NULL, 0);
             row("laplace_layer_train_gemms", "3B layer, T=256, its GEMMs", th, mg, (double)u.T, 8.0 * P * (double)u.T, "laplace_layer_train", mt);
+            row("laplace_layer_train_keep", "3B layer, T=256, activations kept", th, mk, (double)u.T, 6.0 * P * (double)u.T, "laplace_layer_train", mt);
         }
-        for (k = 0; k < (g_quick ? 1 : 2); k++) {
-            float *x2 = (float *)calloc((size_t)(Ts[k] * c.D), sizeof(float)), *g2 = (float *)malloc(sizeof(float) * u.m.n_params);
+        for (k = 0; k < (g_quick ? 2 : 4); k++) {
+            float *x2 = (float *)calloc((size_t)(Ts[k / 2] * c.D), sizeof(float)), *g2 = (float *)malloc(sizeof(float) * u.m.n_params);
             lattn_ctx_init(&cc);
             cc.n_threads = 2;
+            cc.keep_activations = (int)(k % 2);
             memset(&cnt, 0, sizeof cnt);
             cc.allocator.alloc = lp_alloc;
             cc.allocator.free = lp_free;
             cc.allocator.user = &cnt;
-            lattn_laplace_backward(&cc, &u.m, 1, Ts[k], NULL, x2, x2, NULL, g2, NULL);
-            printf("laplace_layer_train  3B layer, T=%lld: peak workspace %.1f MB (%.0f KB per token), weights %.1f MB\n", (long long)Ts[k],
-                   (double)cnt.peak / 1e6, (double)cnt.peak / 1e3 / (double)Ts[k], 4.0 * (double)u.m.n_params / 1e6);
+            lattn_laplace_backward(&cc, &u.m, 1, Ts[k / 2], NULL, x2, x2, NULL, g2, NULL);
+            printf("laplace_layer_train  3B layer, T=%lld, %s: peak workspace %.1f MB (%.0f KB per token), weights %.1f MB\n",
+                   (long long)Ts[k / 2], k % 2 ? "activations kept" : "layer recomputed", (double)cnt.peak / 1e6,
+                   (double)cnt.peak / 1e3 / (double)Ts[k / 2], 4.0 * (double)u.m.n_params / 1e6);
             free(x2); free(g2);
         }
         free(t.grad); free(t.dx);

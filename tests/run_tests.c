@@ -5377,8 +5377,8 @@ static double laplace_loss(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t
 /* lattn_laplace_backward (float32) against central differences of lattn_laplace_forward_ref
    (double): a few coordinates of every weight tensor (and of x), the loss of the model (tied head,
    cross-entropy) with the default gate and with σ gates without the norm, and a hidden-state block
-   (vocab = 0) under an upstream dout; the reported loss; the same bits at 1 and 2 threads;
-   refusals. */
+   (vocab = 0) under an upstream dout; the reported loss; the same bits at 1 and 2 threads and with
+   every activation kept (keep_activations); refusals. */
 static void test_laplace_backward(lattn_ctx *ctx, lattn_rng *r) {
     int var;
     for (var = 0; var < 3; var++) {
@@ -5407,6 +5407,11 @@ static void test_laplace_backward(lattn_ctx *ctx, lattn_rng *r) {
         CHECK(lattn_laplace_backward(ctx, &m, B, T, tok, x, dout, NULL, grad2, NULL) == LATTN_OK && same_bits(grad, grad2, m.n_params),
               "laplace backward: the same bits at 1 and 2 threads");
         ctx->n_threads = 1;
+        ctx->keep_activations = 1;
+        poison(grad2, m.n_params);
+        CHECK(lattn_laplace_backward(ctx, &m, B, T, tok, x, dout, NULL, grad2, NULL) == LATTN_OK && same_bits(grad, grad2, m.n_params),
+              "laplace backward: every activation kept = each layer recomputed, bit for bit");
+        ctx->keep_activations = 0;
         l0 = laplace_loss(ctx, &m, B, T, tok, x, dout, out, o64);
         if (c.vocab > 0) CHECK(fabs(loss - l0) <= 1e-5 * fabs(l0), "laplace backward: the loss %.9g = forward_ref's %.9g", loss, l0);
         for (ti = 0; ti < m.n_tensors + (x ? 1 : 0); ti++) {
