@@ -11961,10 +11961,30 @@ static lattn_gdr_args lattn__gdn_core(const lattn_gdn_layer *m, int64_t B, int64
     a.beta = beta + b * T * c->H;
     return a;
 }
+/* The projections of M rows of x: q, k, v into P as three [M][·] blocks, a, b [M][H] and the gate
+   input G [M][H·V]; then the gates g = -exp(A_log)·softplus(a + dt_bias) and β = (2·)sigmoid(b)
+   into g and beta (they may be a and b: in place). */
+static void lattn__gdn_project(int nthr, const lattn_gdn_layer *m, int64_t M, const float *x, float *P, float *a, float *b, float *G,
+                               float *g, float *beta, float *ws) {
+    const lattn_gdn_config *c = &m->cfg;
+    const int64_t D = c->D, H = c->H, HK = H * c->K, HV = H * c->V;
+    int64_t i;
+    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_Q), P, 0, ws);
+    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_K), P + M * HK, 0, ws);
+    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_V), P + 2 * M * HK, 0, ws);
+    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_A), a, 0, ws);
+    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), b, 0, ws);
+    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_G), G, 0, ws);
+    for (i = 0; i < M * H; i++) {
+        const float u = a[i] + lattn__gdw(m, LATTN__GD_DT)[i % H];
+        g[i] = -expf(lattn__gdw(m, LATTN__GD_ALOG)[i % H]) * (u > 20.0f ? u : log1pf(expf(u)));
+        beta[i] = (c->allow_neg_eigval ? 2.0f : 1.0f) / (1.0f + expf(-b[i]));
+    }
+}
 static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T, const float *x,
                                    float *y, float *state, lattn_form form, const char *who) {
     const lattn_gdn_config *c;
-    int64_t D, H, K, V, W, HK, HV, SF, M, b, i, ch;
+    int64_t D, H, K, V, W, HK, HV, SF, M, b, ch;
     int nthr = lattn__threads(ctx);
     float *buf, *st_in, *st_out, *P, *Cv, *A, *Bt, *G, *O, *ws;
     size_t n, tmp;
@@ -12000,19 +12020,7 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
     ws = O + M * HV;
     if (state) memcpy(st_in, state, (size_t)(B * SF) * sizeof(float));
     else memset(st_in, 0, (size_t)(B * SF) * sizeof(float));
-    /* projections: q, k, v into P as three [M][·] blocks; a, b, g */
-    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_Q), P, 0, ws);
-    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_K), P + M * HK, 0, ws);
-    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_V), P + 2 * M * HK, 0, ws);
-    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_A), A, 0, ws);
-    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), Bt, 0, ws);
-    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_G), G, 0, ws);
-    for (i = 0; i < M * H; i++) {        /* g = -exp(A_log)·softplus(a + dt_bias);  β = (2·)sigmoid(b) */
-        int64_t h = i % H;
-        float u = A[i] + lattn__gdw(m, LATTN__GD_DT)[h];
-        A[i] = -expf(lattn__gdw(m, LATTN__GD_ALOG)[h]) * (u > 20.0f ? u : log1pf(expf(u)));
-        Bt[i] = (c->allow_neg_eigval ? 2.0f : 1.0f) / (1.0f + expf(-Bt[i]));
-    }
+    lattn__gdn_project(nthr, m, M, x, P, A, Bt, G, A, Bt, ws);
     for (b = 0; b < B && st == LATTN_OK; b++) {
         int64_t off = 0;
         lattn_gdr_args a;
@@ -12101,17 +12109,7 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
         lattn__carve_floats(buf, part, sz, 17);
     }
     /* ---- forward, keeping a, b, G (raw), the conv outputs and O ---- */
-    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_Q), P, 0, ws);
-    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_K), P + M * HK, 0, ws);
-    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_V), P + 2 * M * HK, 0, ws);
-    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_A), Ar, 0, ws);
-    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), Br, 0, ws);
-    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_G), Gr, 0, ws);
-    for (i = 0; i < M * H; i++) {
-        const float u = Ar[i] + lattn__gdw(m, LATTN__GD_DT)[i % H];
-        gl[i] = -expf(lattn__gdw(m, LATTN__GD_ALOG)[i % H]) * (u > 20.0f ? u : log1pf(expf(u)));
-        bt[i] = (c->allow_neg_eigval ? 2.0f : 1.0f) / (1.0f + expf(-Br[i]));
-    }
+    lattn__gdn_project(nthr, m, M, x, P, Ar, Br, Gr, gl, bt, ws);
     for (b = 0; b < B && st == LATTN_OK; b++) {
         lattn_gdr_args a;
         int64_t off = 0;
