@@ -9894,9 +9894,10 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a)
        ∂ℒ/∂S0 = dS + Qdᵀ dO + Edᵀ dY
    and the gates: dGm = Qd ⊙ dQd + Ed ⊙ dEd - Ek ⊙ dEk - Σ Kwk ⊙ dKwk (+ Σ_v U ⊙ S1 on the last
    row), dg_t = Σ_{τ >= t} dGm_τ inside the chunk (summed over the keys for g). The chunk-start
-   states are checkpointed by a forward pass over the states alone, [chunks + 1][K][V] per thread:
-   recomputing them would cost the forward's state products a second time; storing them costs
-   4·K·V bytes per chunk (64 KB at K = V = 128). */
+   states are checkpointed by a forward pass over the states alone, [chunks + 1][K][V] per thread,
+   with each chunk's A, Ξ and Y: recomputing them would cost the forward's state products and the
+   solve a second time; storing them costs 4·(K·V + C² + 2·C·V) bytes per chunk (144 KB at C = 64,
+   K = V = 128). */
 typedef struct lattn__gdr_bw {
     float *ck, *U, *ST;                  /* chunk-start states [N + 1][K][V], ∂ℒ/∂S, S0ᵀ [V][K] */
     float *sv;                           /* per chunk [C][C] A, [C][V] Ξ and Y, kept by the state pass */
@@ -9922,7 +9923,7 @@ static void lattn__gdr_bw_carve(const lattn_gdr_args *a, const lattn__gdr_bw_dim
                                &w->dek, &w->kw, &w->dkw, &w->vw, &w->dvw, &w->dz, &w->B, &w->M, &w->D, &w->N,
                                &w->gm, &w->X, &w->Xi, &w->dgm, &w->bet, &w->nbet, &w->cc, &w->dbet, &w->gw };
     const int64_t C = z->C, CK = C * a->K, CV = C * a->V, CG = C * z->Kg, CC = C * C;
-    const int64_t n[32] = { (z->N + 1) * a->K * a->V, a->K * a->V, a->K * a->V, z->N * (CC + 2 * CV), CK, CK, CK, CK, CK, CK, CK, CK,
+    const int64_t n[31] = { (z->N + 1) * a->K * a->V, a->K * a->V, a->K * a->V, z->N * (CC + 2 * CV), CK, CK, CK, CK, CK, CK, CK, CK,
                             CK, z->P * CK, z->P * CK, z->P * CV, z->P * CV, CV, CC, CC, CC, CC, CG, CG, CG, CG,
                             C, C, C, C, 4 * C + z->gw };
     lattn__carve_floats(base, part, n, 31);
