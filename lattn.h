@@ -11677,7 +11677,6 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
         for (i = 0; i < M * D; i++) dX[i] += dXm[i];
     }
     if (st == LATTN_OK && dx) memcpy(dx, dX, (size_t)(M * D) * sizeof(float));
-    (void)k;
     if (st == LATTN_OK && c->vocab > 0) {   /* the embedding rows */
         float *ge = grad + (lattn__lg(m, LATTN__LG_EMBED) - m->arena);
         for (r = 0; r < M; r++) lattn_vec_axpy((size_t)D, 1.0f, dX + r * D, ge + (int64_t)tokens[r] * D);
