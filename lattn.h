@@ -1535,6 +1535,21 @@ LATTN_API lattn_status lattn_prism_p2_forward(lattn_ctx *ctx, const lattn_prism_
                                             const float *x, float *y, float *state);
 LATTN_API lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, const float *x,
                                            float *y, float *state);
+/* Backward (>>prism.backward). The gradients of ℒ = Σ dy·y (+ Σ dstate·(the final states), P2) with
+   respect to every parameter, into grad / grad64 (each optional; the arena's layout, p->n_params
+   values: grad[i] belongs to p->arena[i]), and to the input, dx [B][T][D] (optional). Clamps pass no
+   gradient, as torch.clamp's do in the official code. P2: state, the initial states (NULL: fresh
+   sequences); dstate (optional, needs state): in, the final states' gradient; out, the initial
+   states'. _ref: double throughout, the forward recomputed per row (P1 keeps its chunk-start states,
+   P2 every state: T·D·d doubles). The float32 P2 form: the mixer by lattn_gdr_chunk_backward at chunk
+   p->C (0: the core's default), the projections in double as in its forward. */
+LATTN_API lattn_status lattn_prism_p1_backward_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T, const float *x,
+                                                   const float *dy, float *grad, double *grad64, float *dx);
+LATTN_API lattn_status lattn_prism_p2_backward_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T, const float *x,
+                                                   const float *state, const float *dy, float *grad, double *grad64, float *dx,
+                                                   float *dstate);
+LATTN_API lattn_status lattn_prism_p2_backward(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T, const float *x,
+                                               const float *state, const float *dy, float *grad, float *dx, float *dstate);
 
 
 #endif /* LATTN_NO_MODELS */
@@ -12494,127 +12509,130 @@ static void lattn__prism_output(const lattn_prism_p1 *p, int64_t T, const float 
     }
 }
 
+/* Step 7 for one row: the chunked recurrence of every head, r->o from r's rows. work: 2d² + d + 3Cd
+   doubles; Ms (may be NULL) keeps each chunk's start state M_n, [H][T/C][d][d]. */
+static void lattn__prism_p1_mix(const lattn_prism_p1 *p, int64_t T, int64_t C, const lattn__prism_rows *r, double *work,
+                                double *Ms) {
+    const int64_t D = p->D, H = p->H, S = p->S, R = p->R, d = D / H, F = 4 * D + 2 * R * S + H * S, N = T / C;
+    double *M = work, *dS = M + d * d, *kb = dS + d * d, *lam = kb + d, *Ls = lam + C * d, *Le = Ls + C * d;
+    int64_t i, j, l, h, n, s, m;
+    for (h = 0; h < H; h++) {
+        for (i = 0; i < d * d; i++) M[i] = 0.0;
+        for (n = 0; n < N; n++) {
+            int64_t t0 = n * C;
+            double bbar = 0, kn = 0;
+            if (Ms) memcpy(Ms + (h * N + n) * d * d, M, sizeof(double) * (size_t)(d * d));
+            for (i = 0; i < d; i++) {                        /* λ, Ls (prefix), Le (suffix), Lt */
+                double acc = 0;
+                for (s = 0; s < C; s++) {
+                    lam[s * d + i] = log(LATTN__MAX(r->gk[(t0 + s) * D + h * d + i], 1e-6));
+                    acc += lam[s * d + i];
+                    Ls[s * d + i] = lattn__clampd(acc, -20.0, 20.0);
+                }
+                acc = 0;
+                for (s = C - 1; s >= 0; s--) { acc += lam[s * d + i]; Le[s * d + i] = lattn__clampd(acc, -20.0, 20.0); }
+                lam[i] = lattn__clampd(acc, -20.0, 20.0);        /* Lt of key i (λ's first row, no longer needed) */
+            }
+            /* outputs of the chunk from M_n and the intra-chunk scores */
+            for (s = 0; s < C; s++) {
+                int64_t ts = t0 + s;
+                const double *q = r->F + ts * F + 2 * D + h * d;
+                double *os = r->o + ts * D + h * d;
+                for (i = 0; i < d; i++) r->w1[i] = q[i] * exp(Ls[s * d + i]);     /* q~_s */
+                for (j = 0; j < d; j++) {
+                    double acc = 0;
+                    for (i = 0; i < d; i++) acc += M[i * d + j] * r->w1[i];
+                    os[j] = acc;
+                }
+                for (m = 0; m <= s; m++) {
+                    int64_t tm = t0 + m;
+                    const double *km = r->F + tm * F + 3 * D + h * d, *vm = r->F + tm * F + D + h * d;
+                    double sc = 0;
+                    for (i = 0; i < d; i++) {
+                        double kc = km[i];
+                        for (l = 0; l < S; l++) kc += r->kap[(tm * S + l) * D + h * d + i];
+                        sc += r->w1[i] * (kc / LATTN__MAX(exp(Ls[m * d + i]) + 1e-3, 1e-6));
+                    }
+                    sc = lattn__clampd(sc, -100.0, 100.0);
+                    for (j = 0; j < d; j++) {
+                        double vc = vm[j];
+                        for (l = 0; l < S; l++) vc += r->bl[(tm * S + l) * H + h] * r->del[(tm * S + l) * D + h * d + j];
+                        os[j] += sc * vc;
+                    }
+                }
+            }
+            if (n == N - 1) break;                           /* the last chunk's state is never used */
+            /* dS_n, the chunk's mean key and β */
+            for (i = 0; i < d * d; i++) dS[i] = 0.0;
+            for (i = 0; i < d; i++) kb[i] = 0.0;
+            for (s = 0; s < C; s++) {
+                int64_t ts = t0 + s;
+                const double *ks = r->F + ts * F + 3 * D + h * d, *vs = r->F + ts * F + D + h * d;
+                for (i = 0; i < d; i++) {
+                    double e = exp(Le[s * d + i]);
+                    kb[i] += ks[i];
+                    for (j = 0; j < d; j++) {
+                        double acc = ks[i] * vs[j];
+                        for (l = 0; l < S; l++)
+                            acc += r->kap[(ts * S + l) * D + h * d + i] * r->bl[(ts * S + l) * H + h] * r->del[(ts * S + l) * D + h * d + j];
+                        dS[i * d + j] += e * acc;
+                    }
+                }
+                bbar += r->bt[ts * H + h];
+            }
+            bbar /= (double)C;
+            for (i = 0; i < d; i++) { kb[i] /= (double)C; kn += kb[i] * kb[i]; }
+            kn = sqrt(kn) + 1e-6;
+            for (i = 0; i < d; i++) kb[i] /= kn;
+            /* M <- clamp(Diag(e^{Lt}) (M - β̄ k̄ (k̄ᵀ M)) + dS, ±50) */
+            for (j = 0; j < d; j++) {
+                double acc = 0;
+                for (i = 0; i < d; i++) acc += kb[i] * M[i * d + j];
+                r->w2[j] = acc;
+            }
+            for (i = 0; i < d; i++)
+                for (j = 0; j < d; j++) {
+                    double mm = (M[i * d + j] - bbar * kb[i] * r->w2[j]) * exp(lam[i]) + dS[i * d + j];
+                    M[i * d + j] = lattn__clampd(mm, -50.0, 50.0);
+                }
+        }
+    }
+}
+/* The block's size checks (T a multiple of the chunk size C = min(p->C, T), tau > 0). */
+static lattn_status lattn__prism_p1_args(lattn_ctx *ctx, const char *who, const lattn_prism_p1 *p, int64_t B, int64_t T,
+                                         const float *x, const void *y, int64_t *C) {
+    int64_t dims[2];
+    if (!p || !p->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
+    *C = LATTN__MIN(p->C, T);
+    if (*C < 1 || T % *C != 0)
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: T = %lld is not a multiple of the chunk size %lld (the official code's reshapes)",
+                           who, (long long)T, (long long)*C);
+    if (!(p->tau > 0)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tau must be positive", who);
+    dims[0] = B * T;
+    dims[1] = 4 * p->D + 2 * p->R * p->S + p->H * p->S + 3 * p->S * p->D + 16 * p->D;
+    return lattn__check_count(ctx, who, "the workspace", 2, dims);
+}
+
 LATTN__DEF lattn_status lattn_prism_p1_forward_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                            const float *x, float *y, double *y64) {
     const char *who = "lattn_prism_p1_forward_ref";
-    int64_t D, H, S, R, d, C, F, N, b, i, j, l, h, n, s, m;
-    double *buf, *M, *dS, *kb, *lam, *Ls, *Le;
+    int64_t D, d, C, b;
+    double *buf, *work;
     lattn__prism_rows r;
     size_t cnt;
-    if (!p || !p->arena || !x || !y) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
-    if (B < 1 || T < 1) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
+    LATTN__TRY(lattn__prism_p1_args(ctx, who, p, B, T, x, y, &C));
     D = p->D;
-    H = p->H;
-    S = p->S;
-    R = p->R;
-    d = D / H;
-    C = LATTN__MIN(p->C, T);
-    if (C < 1 || T % C != 0)
-        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: T = %lld is not a multiple of the chunk size %lld (the official code's reshapes)",
-                           who, (long long)T, (long long)C);
-    if (!(p->tau > 0)) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: tau must be positive", who);
-    F = 4 * D + 2 * R * S + H * S;
-    N = T / C;
-    {   /* per batch row: x̂, F, r.gk, β, r.P, κ, b, δ, r.o [T][...]; chunk work: M, dS [d][d], k̄, λ, Ls, Le */
-        int64_t dims[2];
-        dims[0] = T;
-        dims[1] = 3 * D + F + H + 3 * S * D + S * H + D + 2 * D + 8 * D;
-        LATTN__TRY(lattn__check_count(ctx, who, "the workspace", 2, dims));
-        cnt = lattn__prism_ws(p, T) + (size_t)(2 * d * d + d + 3 * C * d);
-    }
+    d = D / p->H;
+    cnt = lattn__prism_ws(p, T) + (size_t)(2 * d * d + d + 3 * C * d);
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    M = lattn__prism_carve(p, T, buf, &r);   /* then the chunk work: M, dS [d][d], k̄ [d], λ, Ls, Le [C][d] */
-    dS = M + d * d;
-    kb = dS + d * d;
-    lam = kb + d;
-    Ls = lam + C * d;
-    Le = Ls + C * d;
+    work = lattn__prism_carve(p, T, buf, &r);
     for (b = 0; b < B; b++) {
         const float *xb = x + b * T * D;
-        lattn__prism_project(p, T, xb, NULL, &r);   /* steps 1-6 */
-        /* 7. the chunked recurrence, per head */
-        for (h = 0; h < H; h++) {
-            for (i = 0; i < d * d; i++) M[i] = 0.0;
-            for (n = 0; n < N; n++) {
-                int64_t t0 = n * C;
-                double bbar = 0, kn = 0;
-                for (i = 0; i < d; i++) {                        /* λ, Ls (prefix), Le (suffix), Lt */
-                    double acc = 0;
-                    for (s = 0; s < C; s++) {
-                        lam[s * d + i] = log(LATTN__MAX(r.gk[(t0 + s) * D + h * d + i], 1e-6));
-                        acc += lam[s * d + i];
-                        Ls[s * d + i] = lattn__clampd(acc, -20.0, 20.0);
-                    }
-                    acc = 0;
-                    for (s = C - 1; s >= 0; s--) { acc += lam[s * d + i]; Le[s * d + i] = lattn__clampd(acc, -20.0, 20.0); }
-                    lam[i] = lattn__clampd(acc, -20.0, 20.0);        /* Lt of key i (λ's first row, no longer needed) */
-                }
-                /* outputs of the chunk from M_n and the intra-chunk scores */
-                for (s = 0; s < C; s++) {
-                    int64_t ts = t0 + s;
-                    const double *q = r.F + ts * F + 2 * D + h * d;
-                    double *os = r.o + ts * D + h * d;
-                    for (i = 0; i < d; i++) r.w1[i] = q[i] * exp(Ls[s * d + i]);     /* q~_s */
-                    for (j = 0; j < d; j++) {
-                        double acc = 0;
-                        for (i = 0; i < d; i++) acc += M[i * d + j] * r.w1[i];
-                        os[j] = acc;
-                    }
-                    for (m = 0; m <= s; m++) {
-                        int64_t tm = t0 + m;
-                        const double *km = r.F + tm * F + 3 * D + h * d, *vm = r.F + tm * F + D + h * d;
-                        double sc = 0;
-                        for (i = 0; i < d; i++) {
-                            double kc = km[i];
-                            for (l = 0; l < S; l++) kc += r.kap[(tm * S + l) * D + h * d + i];
-                            sc += r.w1[i] * (kc / LATTN__MAX(exp(Ls[m * d + i]) + 1e-3, 1e-6));
-                        }
-                        sc = lattn__clampd(sc, -100.0, 100.0);
-                        for (j = 0; j < d; j++) {
-                            double vc = vm[j];
-                            for (l = 0; l < S; l++) vc += r.bl[(tm * S + l) * H + h] * r.del[(tm * S + l) * D + h * d + j];
-                            os[j] += sc * vc;
-                        }
-                    }
-                }
-                if (n == N - 1) break;                           /* the last chunk's state is never used */
-                /* dS_n, the chunk's mean key and β */
-                for (i = 0; i < d * d; i++) dS[i] = 0.0;
-                for (i = 0; i < d; i++) kb[i] = 0.0;
-                for (s = 0; s < C; s++) {
-                    int64_t ts = t0 + s;
-                    const double *ks = r.F + ts * F + 3 * D + h * d, *vs = r.F + ts * F + D + h * d;
-                    for (i = 0; i < d; i++) {
-                        double e = exp(Le[s * d + i]);
-                        kb[i] += ks[i];
-                        for (j = 0; j < d; j++) {
-                            double acc = ks[i] * vs[j];
-                            for (l = 0; l < S; l++)
-                                acc += r.kap[(ts * S + l) * D + h * d + i] * r.bl[(ts * S + l) * H + h] * r.del[(ts * S + l) * D + h * d + j];
-                            dS[i * d + j] += e * acc;
-                        }
-                    }
-                    bbar += r.bt[ts * H + h];
-                }
-                bbar /= (double)C;
-                for (i = 0; i < d; i++) { kb[i] /= (double)C; kn += kb[i] * kb[i]; }
-                kn = sqrt(kn) + 1e-6;
-                for (i = 0; i < d; i++) kb[i] /= kn;
-                /* M <- clamp(Diag(e^{Lt}) (M - β̄ k̄ (k̄ᵀ M)) + dS, ±50) */
-                for (j = 0; j < d; j++) {
-                    double acc = 0;
-                    for (i = 0; i < d; i++) acc += kb[i] * M[i * d + j];
-                    r.w2[j] = acc;
-                }
-                for (i = 0; i < d; i++)
-                    for (j = 0; j < d; j++) {
-                        double mm = (M[i * d + j] - bbar * kb[i] * r.w2[j]) * exp(lam[i]) + dS[i * d + j];
-                        M[i * d + j] = lattn__clampd(mm, -50.0, 50.0);
-                    }
-            }
-        }
-        lattn__prism_output(p, T, xb, r.xh, r.F, r.o, r.w1, r.w2, y + b * T * D, y64 ? y64 + b * T * D : NULL);   /* step 8 */
+        lattn__prism_project(p, T, xb, NULL, &r);                  /* steps 1-6 */
+        lattn__prism_p1_mix(p, T, C, &r, work, NULL);              /* 7 */
+        lattn__prism_output(p, T, xb, r.xh, r.F, r.o, r.w1, r.w2, y + b * T * D, y64 ? y64 + b * T * D : NULL);   /* 8 */
     }
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
@@ -12676,19 +12694,50 @@ static lattn_status lattn__prism_p2_args(lattn_ctx *ctx, const char *who, const 
     return lattn__check_count(ctx, who, "the workspace", 2, dims);
 }
 
+/* Step 7 of P2 for one row in double, token by token: St [H][d][d] the heads' states (in and out);
+   Sall (may be NULL) keeps the states after every token, [T][H][d][d]; kh: d doubles of scratch. */
+static void lattn__prism_p2_mix(const lattn_prism_p1 *p, int64_t T, const lattn__prism_rows *r, double *St, double *Sall,
+                                double *kh) {
+    const int64_t D = p->D, H = p->H, S = p->S, d = D / H, F = 4 * D + 2 * p->R * S + H * S;
+    int64_t t, h, i, j, l;
+    for (t = 0; t < T; t++) {
+        for (h = 0; h < H; h++) {
+            const double *q = r->F + t * F + 2 * D + h * d, *k = r->F + t * F + 3 * D + h * d, *v = r->F + t * F + D + h * d;
+            double *Sh = St + h * d * d, nk = 0, beta = r->bt[t * H + h];
+            for (i = 0; i < d; i++) nk += k[i] * k[i];
+            nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
+            for (i = 0; i < d; i++) kh[i] = k[i] * nk;
+            /* S' = Diag(gk) S; w = S'ᵀ k̂; S = S' - β k̂ wᵀ + k vᵀ + Σ_l κ_l (b_l δ_l)ᵀ; o = Sᵀ q */
+            for (j = 0; j < d; j++) {
+                double w = 0;
+                for (i = 0; i < d; i++) { Sh[i * d + j] *= r->gk[t * D + h * d + i]; w += kh[i] * Sh[i * d + j]; }
+                for (i = 0; i < d; i++) {
+                    double add = k[i] * v[j] - beta * kh[i] * w;
+                    for (l = 0; l < S; l++)
+                        add += r->kap[(t * S + l) * D + h * d + i] * r->bl[(t * S + l) * H + h] * r->del[(t * S + l) * D + h * d + j];
+                    Sh[i * d + j] += add;
+                }
+            }
+            for (j = 0; j < d; j++) {
+                double acc = 0;
+                for (i = 0; i < d; i++) acc += Sh[i * d + j] * q[i];
+                r->o[t * D + h * d + j] = acc;
+            }
+        }
+        if (Sall) memcpy(Sall + t * H * d * d, St, sizeof(double) * (size_t)(H * d * d));
+    }
+}
 LATTN__DEF lattn_status lattn_prism_p2_forward_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T,
                                            const float *x, float *y, float *state, double *y64) {
     const char *who = "lattn_prism_p2_forward_ref";
-    int64_t D, H, S, d, F, SF, b, t, i, j, l, h;
+    int64_t D, H, d, SF, b, i;
     double *buf, *St;
     lattn__prism_rows r;
     size_t cnt;
     LATTN__TRY(lattn__prism_p2_args(ctx, who, p, B, T, x, y));
     D = p->D;
     H = p->H;
-    S = p->S;
     d = D / H;
-    F = 4 * D + 2 * p->R * S + H * S;
     SF = lattn__prism_p2_state_floats(p);
     if (T == 0) return lattn__ok(ctx);
     cnt = lattn__prism_ws(p, T) + (size_t)(H * d * d + d);
@@ -12697,34 +12746,10 @@ LATTN__DEF lattn_status lattn_prism_p2_forward_ref(lattn_ctx *ctx, const lattn_p
     St = lattn__prism_carve(p, T, buf, &r);
     for (b = 0; b < B; b++) {
         const float *xb = x + b * T * D;
-        double *kh = St + H * d * d;
         for (i = 0; i < D * p->Kc; i++) r.cache[i] = state ? (double)state[b * SF + i] : 0.0;
         for (i = 0; i < H * d * d; i++) St[i] = state ? (double)state[b * SF + D * p->Kc + i] : 0.0;
         lattn__prism_project(p, T, xb, r.cache, &r);
-        for (t = 0; t < T; t++)
-            for (h = 0; h < H; h++) {
-                const double *q = r.F + t * F + 2 * D + h * d, *k = r.F + t * F + 3 * D + h * d, *v = r.F + t * F + D + h * d;
-                double *Sh = St + h * d * d, nk = 0, beta = r.bt[t * H + h];
-                for (i = 0; i < d; i++) nk += k[i] * k[i];
-                nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
-                for (i = 0; i < d; i++) kh[i] = k[i] * nk;
-                /* S' = Diag(r.gk) S; w = S'ᵀ k̂; S = S' - β k̂ wᵀ + k vᵀ + Σ_l κ_l (b_l δ_l)ᵀ; r.o = Sᵀ q */
-                for (j = 0; j < d; j++) {
-                    double w = 0;
-                    for (i = 0; i < d; i++) { Sh[i * d + j] *= r.gk[t * D + h * d + i]; w += kh[i] * Sh[i * d + j]; }
-                    for (i = 0; i < d; i++) {
-                        double add = k[i] * v[j] - beta * kh[i] * w;
-                        for (l = 0; l < S; l++)
-                            add += r.kap[(t * S + l) * D + h * d + i] * r.bl[(t * S + l) * H + h] * r.del[(t * S + l) * D + h * d + j];
-                        Sh[i * d + j] += add;
-                    }
-                }
-                for (j = 0; j < d; j++) {
-                    double acc = 0;
-                    for (i = 0; i < d; i++) acc += Sh[i * d + j] * q[i];
-                    r.o[t * D + h * d + j] = acc;
-                }
-            }
+        lattn__prism_p2_mix(p, T, &r, St, NULL, St + H * d * d);
         lattn__prism_output(p, T, xb, r.xh, r.F, r.o, r.w1, r.w2, y + b * T * D, y64 ? y64 + b * T * D : NULL);
         if (state) {
             for (i = 0; i < D * p->Kc; i++) state[b * SF + i] = (float)r.cache[i];
@@ -12735,87 +12760,100 @@ LATTN__DEF lattn_status lattn_prism_p2_forward_ref(lattn_ctx *ctx, const lattn_p
     return lattn__ok(ctx);
 }
 
+/* The delta-rule core's float inputs for one row, token-major [T][H][·], from r's rows. The erase key k̂
+   and the write key k are parallel: k vᵀ = k̂ (c v)ᵀ with c = |k|_ε = sqrt(|k|² + ε), so k̂ is the
+   core's one key (e = k) and the erase and base write merge as in GDN (the chunk kernel then has one
+   write pair fewer). fb: 5TD + 2TH + TSH + 2TSD floats (q, k, v, log gk, o, c, β, the injections). */
+static void lattn__prism_p2_core(const lattn_prism_p1 *p, int64_t T, const lattn__prism_rows *r, float *fb, lattn_gdr_args *a) {
+    const int64_t D = p->D, H = p->H, S = p->S, d = D / H, F = 4 * D + 2 * p->R * S + H * S;
+    float *q, *k, *v, *g, *of, *c, *be, *ib, *ik, *id;
+    int64_t t, h, i, l;
+    {
+        float **const part[10] = { &q, &k, &v, &g, &of, &c, &be, &ib, &ik, &id };
+        const int64_t n[10] = { T * D, T * D, T * D, T * D, T * D, T * H, T * H, T * S * H, T * S * D, T * S * D };
+        lattn__carve_floats(fb, part, n, 10);
+    }
+    for (t = 0; t < T; t++) {
+        for (h = 0; h < H; h++) {
+            double nk = 0;
+            for (i = 0; i < d; i++) nk += r->F[t * F + 3 * D + h * d + i] * r->F[t * F + 3 * D + h * d + i];
+            nk = sqrt(nk + LATTN__L2_EPS);
+            for (i = 0; i < d; i++) {
+                int64_t ch = h * d + i;
+                q[t * D + ch] = (float)r->F[t * F + 2 * D + ch];
+                k[t * D + ch] = (float)(r->F[t * F + 3 * D + ch] / nk);
+                v[t * D + ch] = (float)r->F[t * F + D + ch];
+                g[t * D + ch] = (float)log(r->gk[t * D + ch]);
+                for (l = 0; l < S; l++) {
+                    ik[((t * H + h) * S + l) * d + i] = (float)r->kap[(t * S + l) * D + ch];
+                    id[((t * H + h) * S + l) * d + i] = (float)r->del[(t * S + l) * D + ch];
+                }
+            }
+            c[t * H + h] = (float)nk;
+            be[t * H + h] = (float)r->bt[t * H + h];
+            for (l = 0; l < S; l++) ib[(t * H + h) * S + l] = (float)r->bl[(t * S + l) * H + h];
+        }
+    }
+    memset(a, 0, sizeof *a);
+    a->B = 1;
+    a->T = T;
+    a->H = H;
+    a->K = d;
+    a->V = d;
+    a->q = q;
+    a->k = k;
+    a->v = v;
+    a->c = c;
+    a->beta = be;
+    a->gk = g;
+    a->L = S;
+    a->inj_b = ib;
+    a->inj_kap = ik;
+    a->inj_d = id;
+    a->scale = 1.0;
+    a->o = of;
+    a->chunk = (int)LATTN__MIN(p->C, 1 << 20);
+}
+static size_t lattn__prism_p2_core_floats(const lattn_prism_p1 *p, int64_t T) {
+    return (size_t)(T * (5 * p->D + 2 * p->H + p->S * p->H + 2 * p->S * p->D));
+}
+
 /* _chunk and _step: steps 1-6 (double), the recurrence on the core in float32, step 8 (double). */
 static lattn_status lattn__prism_p2_run(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T, const float *x,
                                         float *y, float *state, lattn_form form, const char *who) {
-    int64_t D, H, S, d, F, SF, b, t, i, l, h;
+    int64_t D, H, d, SF, b, i;
     double *buf;
     lattn__prism_rows r;
-    float *fb, *q, *k, *v, *c, *be, *g, *ib, *ik, *id, *of, *S0, *S1;
+    float *fb, *S0, *S1;
     size_t cnt, fcnt;
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__prism_p2_args(ctx, who, p, B, T, x, y));
     if (form == LATTN_FORM_STEP && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: state is NULL", who);
     D = p->D;
     H = p->H;
-    S = p->S;
     d = D / H;
-    F = 4 * D + 2 * p->R * S + H * S;
     SF = lattn__prism_p2_state_floats(p);
     if (T == 0) return lattn__ok(ctx);
     cnt = lattn__prism_ws(p, T);
-    fcnt = (size_t)(T * (5 * D + 2 * H + S * H + 2 * S * D)) + 2 * (size_t)(H * d * d);
+    fcnt = lattn__prism_p2_core_floats(p, T) + 2 * (size_t)(H * d * d);
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
     if (lattn__alloc_floats(ctx, &fb, fcnt, who) != LATTN_OK) { lattn__free(ctx, buf); return LATTN_E_NOMEM; }
     lattn__prism_carve(p, T, buf, &r);
-    {   /* the core's inputs and outputs, token-major, and the two head-state buffers */
-        float **const part[12] = { &q, &k, &v, &g, &of, &c, &be, &ib, &ik, &id, &S0, &S1 };
-        const int64_t n[12] = { T * D, T * D, T * D, T * D, T * D, T * H, T * H, T * S * H, T * S * D, T * S * D, H * d * d, H * d * d };
-        lattn__carve_floats(fb, part, n, 12);
-    }
+    S0 = fb + lattn__prism_p2_core_floats(p, T);
+    S1 = S0 + H * d * d;
     for (b = 0; b < B && st == LATTN_OK; b++) {
         const float *xb = x + b * T * D;
-        lattn_gdr_args a = LATTN__ZERO;
+        lattn_gdr_args a;
         for (i = 0; i < D * p->Kc; i++) r.cache[i] = state ? (double)state[b * SF + i] : 0.0;
         lattn__prism_project(p, T, xb, r.cache, &r);
-        /* the core's inputs, token-major [T][H][·]. The erase key k̂ and the write key k are parallel:
-           k vᵀ = k̂ (c v)ᵀ with c = |k|_ε = sqrt(|k|² + ε), so k̂ is the core's one key (e = k) and the
-           erase and base write merge as in GDN (the chunk kernel then has one write pair fewer) */
-        for (t = 0; t < T; t++) {
-            for (h = 0; h < H; h++) {
-                double nk = 0;
-                for (i = 0; i < d; i++) nk += r.F[t * F + 3 * D + h * d + i] * r.F[t * F + 3 * D + h * d + i];
-                nk = sqrt(nk + LATTN__L2_EPS);
-                for (i = 0; i < d; i++) {
-                    int64_t ch = h * d + i;
-                    q[t * D + ch] = (float)r.F[t * F + 2 * D + ch];
-                    k[t * D + ch] = (float)(r.F[t * F + 3 * D + ch] / nk);
-                    v[t * D + ch] = (float)r.F[t * F + D + ch];
-                    g[t * D + ch] = (float)log(r.gk[t * D + ch]);
-                    for (l = 0; l < S; l++) {
-                        ik[((t * H + h) * S + l) * d + i] = (float)r.kap[(t * S + l) * D + ch];
-                        id[((t * H + h) * S + l) * d + i] = (float)r.del[(t * S + l) * D + ch];
-                    }
-                }
-                c[t * H + h] = (float)nk;
-                be[t * H + h] = (float)r.bt[t * H + h];
-                for (l = 0; l < S; l++) ib[(t * H + h) * S + l] = (float)r.bl[(t * S + l) * H + h];
-            }
-        }
+        lattn__prism_p2_core(p, T, &r, fb, &a);
         for (i = 0; i < H * d * d; i++) S0[i] = state ? state[b * SF + D * p->Kc + i] : 0.0f;
-        a.B = 1;
-        a.T = T;
-        a.H = H;
-        a.K = d;
-        a.V = d;
-        a.q = q;
-        a.k = k;
-        a.v = v;
-        a.c = c;
-        a.beta = be;
-        a.gk = g;
-        a.L = S;
-        a.inj_b = ib;
-        a.inj_kap = ik;
-        a.inj_d = id;
-        a.scale = 1.0;
         a.h0 = S0;
         a.ht = S1;
-        a.o = of;
         st = form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
         if (st != LATTN_OK) break;
-        for (i = 0; i < T * D; i++) r.o[i] = of[i];
+        for (i = 0; i < T * D; i++) r.o[i] = a.o[i];
         lattn__prism_output(p, T, xb, r.xh, r.F, r.o, r.w1, r.w2, y + b * T * D, NULL);
         if (state) {
             for (i = 0; i < D * p->Kc; i++) state[b * SF + i] = (float)r.cache[i];
@@ -12833,6 +12871,682 @@ LATTN__DEF lattn_status lattn_prism_p2_forward(lattn_ctx *ctx, const lattn_prism
 LATTN__DEF lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, const float *x,
                                             float *y, float *state) {
     return lattn__prism_p2_run(ctx, p, B, 1, x, y, state, LATTN_FORM_STEP, "lattn_prism_p2_step");
+}
+
+/* >>prism.backward ---------------------------------------------------------------------------------
+   The gradients of ℒ = Σ dy·y (+ Σ dstate·(the final state), P2) through the block, steps 8 … 1 in
+   reverse, in double around the mixer:
+     8  out = x + W_o2 a + b_o2, a = SiLU(h), h = W_o1 z + b_o1, z = u ∘ LN_out(y1), y1 = SiLU(W_g x̂ + b_g) ∘ o:
+        dx = dy;  dh = W_o2ᵀ dy ∘ SiLU'(h);  dz = W_o1ᵀ dh;  du = dz ∘ LN_out(y1);  dy1 = LN_outᵀ(dz ∘ u);
+        do = dy1 ∘ SiLU(W_g x̂ + b_g);  dx̂ += W_gᵀ (dy1 ∘ o ∘ SiLU')
+     7  the mixer in reverse: P1 by chunks (lattn__prism_p1_mix_backward), P2 the delta-rule core's backward
+     6  δ_l = P_l π_l v, π_{l+1} = π_l (1 - P_l), for l = S … 1:  dP_l = dδ_l π_l v - dπ_{l+1} π_l,
+        dπ_l = dδ_l P_l v + dπ_{l+1} (1 - P_l),  dv += dδ_l P_l π_l  (R3: π = 1, no carry);
+        P = σ(·), b = σ(·): d· = dP P (1 - P); the up-projections' products (R2 sends κ_l's gradient to
+        κ_1, R4 and R5 to the base key)
+     5  β = σ(W_b x̂):  dW_b += (dβ β (1 - β)) x̂ᵀ
+     4  gk = clamp(σ(z)^(1/τ), floor, 1), σ clamped below at 1e-6: dz = dgk gk (1 - σ) / τ where neither
+        clamp is active, else 0 (torch.clamp's gradient), then the gate's two linears
+     3  F = W_f a + b_f;  2  a = LN_anchor(conv(x̂) + b), the conv reaching Kc - 1 tokens back (into
+        P2's carried history);  1  x̂ = LN_in(x)
+   LayerNorm in reverse (x̂ = (x - μ) ρ, y = x̂ w + b, g = dy ∘ w): dw += dy x̂, db += dy,
+   dx = ρ (g - mean(g) - x̂ mean(g x̂)). */
+static void lattn__ln_backward_d(int64_t n, const double *x, const float *w, const double *dy, double *dw, double *db,
+                                 double *dx) {
+    double m = 0, v = 0, mg = 0, mgx = 0;
+    int64_t i;
+    for (i = 0; i < n; i++) m += x[i];
+    m /= (double)n;
+    for (i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
+    v = 1.0 / sqrt(v / (double)n + 1e-5);
+    for (i = 0; i < n; i++) {
+        const double xh = (x[i] - m) * v, g = dy[i] * (double)w[i];
+        dw[i] += dy[i] * xh;
+        db[i] += dy[i];
+        mg += g;
+        mgx += g * xh;
+    }
+    mg /= (double)n;
+    mgx /= (double)n;
+    for (i = 0; i < n; i++) dx[i] = v * (dy[i] * (double)w[i] - mg - (x[i] - m) * v * mgx);
+}
+/* A parameter's gradient in G (the arena's layout). */
+static double *lattn__prism_grad(const lattn_prism_p1 *p, double *G, const float *param) { return G + (param - p->arena); }
+
+/* Step 8 in reverse for T tokens of one row: the parameters' gradients into G, du into dr->F, do
+   into dr->o, dx̂ into dr->xh (added). sc: 18D doubles. */
+static void lattn__prism_output_backward(const lattn_prism_p1 *p, int64_t T, const lattn__prism_rows *r, const float *dy,
+                                         const lattn__prism_rows *dr, double *G, double *sc) {
+    const int64_t D = p->D, F = 4 * D + 2 * p->R * p->S + p->H * p->S;
+    double *gp = sc, *y1 = gp + D, *ln = y1 + D, *z = ln + D, *dz = z + D, *dy1 = dz + D, *h = dy1 + D, *a = h + 4 * D, *dh = a + 4 * D;
+    double *Gg_w = lattn__prism_grad(p, G, p->g_w), *Gg_b = lattn__prism_grad(p, G, p->g_b);
+    double *Go0_w = lattn__prism_grad(p, G, p->o0_w), *Go0_b = lattn__prism_grad(p, G, p->o0_b);
+    double *Go2_w = lattn__prism_grad(p, G, p->o2_w), *Go2_b = lattn__prism_grad(p, G, p->o2_b);
+    int64_t t, i, c;
+    for (t = 0; t < T; t++) {
+        const double *xh = r->xh + t * D, *u = r->F + t * F, *o = r->o + t * D;
+        const float *dyt = dy + t * D;
+        for (c = 0; c < D; c++) {                        /* the forward again: gate, y1, LN_out, z, h */
+            double acc = p->g_b[c];
+            for (i = 0; i < D; i++) acc += (double)p->g_w[c * D + i] * xh[i];
+            gp[c] = acc;
+            y1[c] = lattn__silu_d(acc) * o[c];
+        }
+        lattn__ln_d(D, y1, p->ln_out_w, p->ln_out_b, ln);
+        for (c = 0; c < D; c++) z[c] = u[c] * ln[c];
+        for (i = 0; i < 4 * D; i++) {
+            double acc = p->o0_b[i];
+            for (c = 0; c < D; c++) acc += (double)p->o0_w[i * D + c] * z[c];
+            h[i] = acc;
+            a[i] = lattn__silu_d(acc);
+            dh[i] = 0.0;
+        }
+        for (c = 0; c < D; c++) {                        /* out = x + W_o2 a + b_o2 */
+            const double g = dyt[c];
+            Go2_b[c] += g;
+            for (i = 0; i < 4 * D; i++) {
+                Go2_w[c * 4 * D + i] += g * a[i];
+                dh[i] += (double)p->o2_w[c * 4 * D + i] * g;
+            }
+        }
+        for (c = 0; c < D; c++) dz[c] = 0.0;
+        for (i = 0; i < 4 * D; i++) {                    /* a = SiLU(W_o1 z + b_o1) */
+            const double g = dh[i] * lattn__silu_grad_d(h[i]);
+            Go0_b[i] += g;
+            for (c = 0; c < D; c++) {
+                Go0_w[i * D + c] += g * z[c];
+                dz[c] += (double)p->o0_w[i * D + c] * g;
+            }
+        }
+        for (c = 0; c < D; c++) {                        /* z = u ∘ LN_out(y1): du, then dz becomes dLN_out */
+            dr->F[t * F + c] += dz[c] * ln[c];
+            dz[c] *= u[c];
+        }
+        lattn__ln_backward_d(D, y1, p->ln_out_w, dz, lattn__prism_grad(p, G, p->ln_out_w), lattn__prism_grad(p, G, p->ln_out_b), dy1);
+        for (c = 0; c < D; c++) {                        /* y1 = SiLU(W_g x̂ + b_g) ∘ o */
+            const double g = dy1[c] * o[c] * lattn__silu_grad_d(gp[c]);
+            dr->o[t * D + c] = dy1[c] * lattn__silu_d(gp[c]);
+            Gg_b[c] += g;
+            for (i = 0; i < D; i++) {
+                Gg_w[c * D + i] += g * xh[i];
+                dr->xh[t * D + i] += (double)p->g_w[c * D + i] * g;
+            }
+        }
+    }
+}
+
+/* The anchor conv's input at token t, tap j: x̂ of token t - Kc + 1 + j, or before the row's start
+   the carried history cache0 ([D][Kc], newest last; NULL: zeros). */
+static double lattn__prism_conv_in(const lattn_prism_p1 *p, const lattn__prism_rows *r, const double *cache0, int64_t t,
+                                   int64_t j, int64_t c) {
+    const int64_t tt = t - p->Kc + 1 + j;
+    if (tt >= 0) return r->xh[tt * p->D + c];
+    return cache0 ? cache0[c * p->Kc + t + 1 + j] : 0.0;
+}
+/* Steps 6 … 1 in reverse for T tokens of one row: from dr's rows (dF, dgk, dβ, dκ, db, dδ; dP is
+   written here, dx̂ completed) to the parameters' gradients in G and dxd [T][D] (LN_in's input; the
+   residual's dy is not in it). dcache (may be NULL) gets the gradient of cache0. sc: 6D + 2rg + S + 1. */
+static void lattn__prism_project_backward(const lattn_prism_p1 *p, int64_t T, const float *xb, const double *cache0,
+                                          const lattn__prism_rows *r, const lattn__prism_rows *dr, double *G, double *dcache,
+                                          double *dxd, double *sc) {
+    const int64_t D = p->D, H = p->H, S = p->S, R = p->R, Kc = p->Kc, rg = p->rg, F = 4 * D + 2 * R * S + H * S;
+    const double floor_ = LATTN__MAX(p->gate_min, 0.01);
+    const int retain = !(p->ablate & LATTN_PRISM_R3);
+    double *pi = sc, *ag = pi + S + 1, *z1 = ag + D, *dz1 = z1 + rg, *cv = dz1 + rg, *an = cv + D, *dan = an + D, *dcv = dan + D;
+    double *Gup_g = lattn__prism_grad(p, G, p->up_gain), *Gup_k = lattn__prism_grad(p, G, p->up_k);
+    double *Gb_w = lattn__prism_grad(p, G, p->b_w);
+    double *G0_w = lattn__prism_grad(p, G, p->gate0_w), *G0_b = lattn__prism_grad(p, G, p->gate0_b);
+    double *G1_w = lattn__prism_grad(p, G, p->gate1_w), *G1_b = lattn__prism_grad(p, G, p->gate1_b);
+    double *Gf_w = lattn__prism_grad(p, G, p->fused_w), *Gf_b = lattn__prism_grad(p, G, p->fused_b);
+    double *Gc_w = lattn__prism_grad(p, G, p->conv_w), *Gc_b = lattn__prism_grad(p, G, p->conv_b);
+    int64_t t, i, j, l, h, c;
+    for (t = 0; t < T; t++) {
+        const double *xh = r->xh + t * D, *Ft = r->F + t * F;
+        double *dF = dr->F + t * F, *dxh = dr->xh + t * D;
+        for (c = 0; c < D; c++) {                        /* 6. the split */
+            const double v = Ft[D + c];
+            double dpi = 0.0;                            /* ∂ℒ/∂π_{l+1} */
+            pi[0] = 1.0;
+            for (l = 0; l < S; l++) pi[l + 1] = pi[l] * (1.0 - r->P[(t * S + l) * D + c]);
+            for (l = S - 1; l >= 0; l--) {
+                const int64_t o = (t * S + l) * D + c;
+                const double P = r->P[o], ret = retain ? pi[l] : 1.0, dd = dr->del[o];
+                dr->P[o] = dd * ret * v - (retain ? dpi * pi[l] : 0.0);
+                dF[D + c] += dd * P * ret;
+                dpi = retain ? dd * P * v + dpi * (1.0 - P) : 0.0;
+            }
+        }
+        for (l = S - 1; l >= 0; l--) {                   /* P_l = σ(gain_l Wg_up[l]), κ_l, b_l */
+            const double *gd = Ft + 4 * D + l * R, *kd = Ft + 4 * D + R * S + l * R;
+            const int base = (p->ablate & LATTN_PRISM_R5) || (l == 0 && (p->ablate & LATTN_PRISM_R4));
+            const int first = !base && l > 0 && (p->ablate & LATTN_PRISM_R2);
+            const double *dkap = dr->kap + (t * S + l) * D;
+            for (c = 0; c < D; c++) {
+                const double P = r->P[(t * S + l) * D + c];
+                ag[c] = dr->P[(t * S + l) * D + c] * P * (1.0 - P);
+            }
+            for (i = 0; i < R; i++) {
+                const float *wg = p->up_gain + (l * R + i) * D, *wk = p->up_k + (l * R + i) * D;
+                double *gg = Gup_g + (l * R + i) * D, *gk = Gup_k + (l * R + i) * D, sg = 0, sk = 0;
+                for (c = 0; c < D; c++) {
+                    gg[c] += ag[c] * gd[i];
+                    sg += (double)wg[c] * ag[c];
+                }
+                if (!base && !first)
+                    for (c = 0; c < D; c++) {
+                        gk[c] += dkap[c] * kd[i];
+                        sk += (double)wk[c] * dkap[c];
+                    }
+                dF[4 * D + l * R + i] += sg;
+                dF[4 * D + R * S + l * R + i] += sk;
+            }
+            for (c = 0; c < D; c++) {
+                if (base) dF[3 * D + c] += dkap[c];
+                else if (first) dr->kap[t * S * D + c] += dkap[c];
+            }
+            for (h = 0; h < H; h++) {
+                const double b = r->bl[(t * S + l) * H + h];
+                dF[4 * D + 2 * R * S + l * H + h] += dr->bl[(t * S + l) * H + h] * b * (1.0 - b);
+            }
+        }
+        for (h = 0; h < H; h++) {                        /* 5. β = σ(W_b x̂) */
+            const double b = r->bt[t * H + h], g = dr->bt[t * H + h] * b * (1.0 - b);
+            for (c = 0; c < D; c++) {
+                Gb_w[h * D + c] += g * xh[c];
+                dxh[c] += (double)p->b_w[h * D + c] * g;
+            }
+        }
+        for (i = 0; i < rg; i++) {                       /* 4. the decay gate */
+            double acc = p->gate0_b[i];
+            for (c = 0; c < D; c++) acc += (double)p->gate0_w[i * D + c] * xh[c];
+            z1[i] = acc;
+            dz1[i] = 0.0;
+        }
+        for (c = 0; c < D; c++) {
+            double acc = p->gate1_b[c], s, g1, g = 0.0;
+            for (i = 0; i < rg; i++) acc += (double)p->gate1_w[c * rg + i] * z1[i];
+            s = lattn__sigmoid_d(acc);
+            g1 = exp(log(LATTN__MAX(s, 1e-6)) / p->tau);
+            if (s >= 1e-6 && g1 >= floor_ && g1 <= 1.0) g = dr->gk[t * D + c] * g1 * (1.0 - s) / p->tau;
+            G1_b[c] += g;
+            for (i = 0; i < rg; i++) {
+                G1_w[c * rg + i] += g * z1[i];
+                dz1[i] += (double)p->gate1_w[c * rg + i] * g;
+            }
+        }
+        for (i = 0; i < rg; i++) {
+            G0_b[i] += dz1[i];
+            for (c = 0; c < D; c++) {
+                G0_w[i * D + c] += dz1[i] * xh[c];
+                dxh[c] += (double)p->gate0_w[i * D + c] * dz1[i];
+            }
+        }
+        for (c = 0; c < D; c++) {                        /* 2. the anchor conv again */
+            double acc = p->conv_b[c];
+            for (j = 0; j < Kc; j++) acc += (double)p->conv_w[c * Kc + j] * lattn__prism_conv_in(p, r, cache0, t, j, c);
+            cv[c] = acc;
+            dan[c] = 0.0;
+        }
+        lattn__ln_d(D, cv, p->anchor_w, p->anchor_b, an);
+        for (i = 0; i < F; i++) {                        /* 3. F = W_f a + b_f */
+            const double g = dF[i];
+            Gf_b[i] += g;
+            for (c = 0; c < D; c++) {
+                Gf_w[i * D + c] += g * an[c];
+                dan[c] += (double)p->fused_w[i * D + c] * g;
+            }
+        }
+        lattn__ln_backward_d(D, cv, p->anchor_w, dan, lattn__prism_grad(p, G, p->anchor_w), lattn__prism_grad(p, G, p->anchor_b), dcv);
+        for (c = 0; c < D; c++) {                        /* 2. the conv */
+            Gc_b[c] += dcv[c];
+            for (j = 0; j < Kc; j++) {
+                const int64_t tt = t - Kc + 1 + j;
+                const double gin = (double)p->conv_w[c * Kc + j] * dcv[c];
+                Gc_w[c * Kc + j] += dcv[c] * lattn__prism_conv_in(p, r, cache0, t, j, c);
+                if (tt >= 0) dr->xh[tt * D + c] += gin;
+                else if (dcache) dcache[c * Kc + t + 1 + j] += gin;
+            }
+        }
+    }
+    for (t = 0; t < T; t++) {                            /* 1. x̂ = LN_in(x), every dx̂ complete */
+        for (c = 0; c < D; c++) cv[c] = xb[t * D + c];
+        lattn__ln_backward_d(D, cv, p->ln_in_w, dr->xh + t * D, lattn__prism_grad(p, G, p->ln_in_w), lattn__prism_grad(p, G, p->ln_in_b),
+                             dxd + t * D);
+    }
+}
+
+/* Step 7 of P1 in reverse for one row, per head, chunks n = N-1 … 0 with U = ∂ℒ/∂M_{n+1}:
+     update   mm = Diag(e^{Lt}) A + dS_n, A = M_n - β̄ k̄ wᵀ, w = M_nᵀ k̄, M_{n+1} = clamp(mm, ±50):
+              Ū = U where |mm| <= 50 (else 0);  d(dS_n) = Ū;  dLt_i = e^{Lt_i} Σ_j Ū_ij A_ij;
+              dA = Diag(e^{Lt}) Ū;  dβ̄ = -k̄ᵀ dA w;  dw = -β̄ dAᵀ k̄;  dk̄ = -β̄ dA w + M_n dw;
+              ∂ℒ/∂M_n = dA + k̄ dwᵀ;  k̄ = k_m / (|k_m| + 1e-6), k_m and β̄ the chunk's means
+     dS_n     = Σ_s (e^{Le_s} ∘ k_s) v_sᵀ + Σ_l (e^{Le_s} ∘ κ_l,s) (b_l,s δ_l,s)ᵀ, each outer product in reverse
+     outputs  o_s = M_nᵀ q~_s + Σ_{m<=s} clamp(q~_s · (kc_m / (e^{Ls_m} + 1e-3)), ±100) vc_m, q~ = q ∘ e^{Ls}:
+              ∂ℒ/∂M_n += q~_s do_sᵀ; a clamped score passes no gradient
+   then the clamped prefix (Ls), suffix (Le) and total (Lt) sums of λ = log gk back to gk
+   (dgk = dλ / gk). Ms: the chunk-start states (lattn__prism_p1_mix); work: 4d² + 9d + 5Cd doubles. */
+static void lattn__prism_p1_mix_backward(const lattn_prism_p1 *p, int64_t T, int64_t C, const lattn__prism_rows *r,
+                                         const double *Ms, const lattn__prism_rows *dr, double *work) {
+    const int64_t D = p->D, H = p->H, S = p->S, d = D / H, F = 4 * D + 2 * p->R * S + H * S, N = T / C;
+    double *U = work, *Un = U + d * d, *dS = Un + d * d, *Ub = dS + d * d;
+    double *km = Ub + d * d, *kb = km + d, *w = kb + d, *dkb = w + d, *dw = dkb + d, *Lt = dw + d, *dLt = Lt + d, *qt = dLt + d, *dqt = qt + d;
+    double *lam = dqt + d, *Ls = lam + C * d, *Le = Ls + C * d, *dLs = Le + C * d, *dLe = dLs + C * d;
+    int64_t h, n, s, m, i, j, l;
+#define LATTN__P1_IN(x) ((x) >= -20.0 && (x) <= 20.0)   /* a clamp of ±20 passes the gradient */
+    for (h = 0; h < H; h++) {
+        const int64_t o = h * d;
+        for (i = 0; i < d * d; i++) U[i] = 0.0;
+        for (n = N - 1; n >= 0; n--) {
+            const int64_t t0 = n * C;
+            const double *M = Ms + (h * N + n) * d * d;
+            for (i = 0; i < d; i++) {                    /* λ and its raw prefix, suffix and total sums */
+                double acc = 0;
+                for (s = 0; s < C; s++) {
+                    lam[s * d + i] = log(LATTN__MAX(r->gk[(t0 + s) * D + o + i], 1e-6));
+                    acc += lam[s * d + i];
+                    Ls[s * d + i] = acc;
+                    dLs[s * d + i] = 0.0;
+                    dLe[s * d + i] = 0.0;
+                }
+                Lt[i] = acc;
+                dLt[i] = 0.0;
+                for (acc = 0, s = C - 1; s >= 0; s--) { acc += lam[s * d + i]; Le[s * d + i] = acc; }
+            }
+            for (i = 0; i < d * d; i++) Un[i] = 0.0;
+            if (n < N - 1) {                             /* the update to M_{n+1} */
+                double bbar = 0, nrm = 0, dbb = 0, dot = 0;
+                for (i = 0; i < d * d; i++) dS[i] = 0.0;
+                for (i = 0; i < d; i++) { km[i] = 0.0; dkb[i] = 0.0; dw[i] = 0.0; }
+                for (s = 0; s < C; s++) {
+                    const int64_t ts = t0 + s;
+                    const double *ks = r->F + ts * F + 3 * D + o, *vs = r->F + ts * F + D + o;
+                    for (i = 0; i < d; i++) {
+                        const double e = exp(lattn__clampd(Le[s * d + i], -20.0, 20.0));
+                        km[i] += ks[i];
+                        for (j = 0; j < d; j++) {
+                            double acc = ks[i] * vs[j];
+                            for (l = 0; l < S; l++)
+                                acc += r->kap[(ts * S + l) * D + o + i] * r->bl[(ts * S + l) * H + h] * r->del[(ts * S + l) * D + o + j];
+                            dS[i * d + j] += e * acc;
+                        }
+                    }
+                    bbar += r->bt[ts * H + h];
+                }
+                bbar /= (double)C;
+                for (i = 0; i < d; i++) { km[i] /= (double)C; nrm += km[i] * km[i]; }
+                nrm = sqrt(nrm);
+                for (i = 0; i < d; i++) kb[i] = km[i] / (nrm + 1e-6);
+                for (j = 0; j < d; j++) {
+                    double acc = 0;
+                    for (i = 0; i < d; i++) acc += kb[i] * M[i * d + j];
+                    w[j] = acc;
+                }
+                for (i = 0; i < d; i++) {
+                    const double et = exp(lattn__clampd(Lt[i], -20.0, 20.0));
+                    for (j = 0; j < d; j++) {
+                        const double A = M[i * d + j] - bbar * kb[i] * w[j], mm = A * et + dS[i * d + j];
+                        const double ub = (mm >= -50.0 && mm <= 50.0) ? U[i * d + j] : 0.0, dA = ub * et;
+                        Ub[i * d + j] = ub;
+                        dLt[i] += dA * A;
+                        Un[i * d + j] += dA;
+                        dbb -= dA * kb[i] * w[j];
+                        dkb[i] -= bbar * dA * w[j];
+                        dw[j] -= bbar * dA * kb[i];
+                    }
+                }
+                for (i = 0; i < d; i++)
+                    for (j = 0; j < d; j++) {
+                        Un[i * d + j] += kb[i] * dw[j];
+                        dkb[i] += M[i * d + j] * dw[j];
+                    }
+                for (i = 0; i < d; i++) dot += dkb[i] * km[i];   /* k̄ = k_m / (|k_m| + ε) */
+                for (i = 0; i < d; i++) dkb[i] = dkb[i] / (nrm + 1e-6) - (nrm > 0 ? km[i] * dot / ((nrm + 1e-6) * (nrm + 1e-6) * nrm) : 0.0);
+                for (s = 0; s < C; s++) {
+                    const int64_t ts = t0 + s;
+                    const double *ks = r->F + ts * F + 3 * D + o, *vs = r->F + ts * F + D + o;
+                    double *dks = dr->F + ts * F + 3 * D + o, *dvs = dr->F + ts * F + D + o;
+                    dr->bt[ts * H + h] += dbb / (double)C;
+                    for (i = 0; i < d; i++) {            /* the chunk's outer products in dS_n */
+                        const double e = exp(lattn__clampd(Le[s * d + i], -20.0, 20.0));
+                        double gv = 0, de = 0;
+                        dks[i] += dkb[i] / (double)C;
+                        for (j = 0; j < d; j++) {
+                            gv += Ub[i * d + j] * vs[j];
+                            dvs[j] += e * ks[i] * Ub[i * d + j];
+                        }
+                        dks[i] += e * gv;
+                        de += ks[i] * gv;
+                        for (l = 0; l < S; l++) {
+                            const int64_t il = (ts * S + l) * D + o;
+                            const double b = r->bl[(ts * S + l) * H + h], ka = r->kap[il + i];
+                            double gd = 0;
+                            for (j = 0; j < d; j++) {
+                                gd += Ub[i * d + j] * r->del[il + j];
+                                dr->del[il + j] += e * b * ka * Ub[i * d + j];
+                            }
+                            dr->kap[il + i] += e * b * gd;
+                            dr->bl[(ts * S + l) * H + h] += e * ka * gd;
+                            de += ka * b * gd;
+                        }
+                        dLe[s * d + i] += e * de;
+                    }
+                }
+            }
+            for (s = 0; s < C; s++) {                    /* the chunk's outputs */
+                const int64_t ts = t0 + s;
+                const double *q = r->F + ts * F + 2 * D + o, *dos = dr->o + ts * D + o;
+                for (i = 0; i < d; i++) qt[i] = q[i] * exp(lattn__clampd(Ls[s * d + i], -20.0, 20.0));
+                for (i = 0; i < d; i++) {
+                    double acc = 0;
+                    for (j = 0; j < d; j++) {
+                        acc += M[i * d + j] * dos[j];
+                        Un[i * d + j] += qt[i] * dos[j];
+                    }
+                    dqt[i] = acc;
+                }
+                for (m = 0; m <= s; m++) {
+                    const int64_t tm = t0 + m;
+                    const double *kmm = r->F + tm * F + 3 * D + o, *vm = r->F + tm * F + D + o;
+                    double raw = 0, sc, dsc = 0;
+                    for (i = 0; i < d; i++) {
+                        double kc = kmm[i];
+                        for (l = 0; l < S; l++) kc += r->kap[(tm * S + l) * D + o + i];
+                        raw += qt[i] * kc / (exp(lattn__clampd(Ls[m * d + i], -20.0, 20.0)) + 1e-3);
+                    }
+                    sc = lattn__clampd(raw, -100.0, 100.0);
+                    for (j = 0; j < d; j++) {
+                        double vc = vm[j];
+                        dr->F[tm * F + D + o + j] += sc * dos[j];
+                        for (l = 0; l < S; l++) {
+                            const int64_t il = (tm * S + l) * D + o;
+                            const double b = r->bl[(tm * S + l) * H + h];
+                            vc += b * r->del[il + j];
+                            dr->del[il + j] += sc * b * dos[j];
+                            dr->bl[(tm * S + l) * H + h] += sc * r->del[il + j] * dos[j];
+                        }
+                        dsc += vc * dos[j];
+                    }
+                    if (!(raw >= -100.0 && raw <= 100.0)) continue;
+                    for (i = 0; i < d; i++) {
+                        const double em = exp(lattn__clampd(Ls[m * d + i], -20.0, 20.0)), den = em + 1e-3;
+                        double kc = kmm[i], dkc = dsc * qt[i] / den;
+                        for (l = 0; l < S; l++) {
+                            kc += r->kap[(tm * S + l) * D + o + i];
+                            dr->kap[(tm * S + l) * D + o + i] += dkc;
+                        }
+                        dr->F[tm * F + 3 * D + o + i] += dkc;
+                        dqt[i] += dsc * kc / den;
+                        dLs[m * d + i] -= dsc * qt[i] * kc * em / (den * den);
+                    }
+                }
+                for (i = 0; i < d; i++) {
+                    dr->F[ts * F + 2 * D + o + i] += dqt[i] * exp(lattn__clampd(Ls[s * d + i], -20.0, 20.0));
+                    dLs[s * d + i] += dqt[i] * qt[i];
+                }
+            }
+            for (i = 0; i < d; i++) {                    /* λ = log gk through the clamped sums */
+                double pre = 0, suf = 0;
+                const double tot = LATTN__P1_IN(Lt[i]) ? dLt[i] : 0.0;
+                for (s = C - 1; s >= 0; s--) {
+                    if (LATTN__P1_IN(Ls[s * d + i])) pre += dLs[s * d + i];
+                    lam[s * d + i] = pre + tot;
+                }
+                for (s = 0; s < C; s++) {
+                    if (LATTN__P1_IN(Le[s * d + i])) suf += dLe[s * d + i];
+                    dr->gk[(t0 + s) * D + o + i] += (lam[s * d + i] + suf) / r->gk[(t0 + s) * D + o + i];
+                }
+            }
+            for (i = 0; i < d * d; i++) U[i] = Un[i];
+        }
+    }
+#undef LATTN__P1_IN
+}
+
+/* Step 7 of P2 in reverse for one row, in double (the recurrence of lattn_gdr_ref_backward for P2's
+   call: erase key k̂, write k vᵀ with the raw k, per-key gates gk as factors). U [H][d][d]: in,
+   ∂ℒ/∂S_T; out, ∂ℒ/∂S_0. S0: the row's initial states; Sall: the states after every token
+   (lattn__prism_p2_mix). work: 4d doubles. */
+static void lattn__prism_p2_mix_backward(const lattn_prism_p1 *p, int64_t T, const lattn__prism_rows *r, const double *S0,
+                                         const double *Sall, double *U, const lattn__prism_rows *dr, double *work) {
+    const int64_t D = p->D, H = p->H, S = p->S, d = D / H, F = 4 * D + 2 * p->R * S + H * S;
+    double *kh = work, *w = kh + d, *u = w + d, *dkh = u + d;
+    int64_t h, t, i, j, l;
+    for (h = 0; h < H; h++) {
+        const int64_t o = h * d;
+        double *Uh = U + h * d * d;
+        for (t = T - 1; t >= 0; t--) {
+            const double *Sp = t ? Sall + ((t - 1) * H + h) * d * d : S0 + h * d * d, *St = Sall + (t * H + h) * d * d;
+            const double *q = r->F + t * F + 2 * D + o, *k = r->F + t * F + 3 * D + o, *v = r->F + t * F + D + o;
+            const double *gk = r->gk + t * D + o, *dos = dr->o + t * D + o, beta = r->bt[t * H + h];
+            double *dq = dr->F + t * F + 2 * D + o, *dk = dr->F + t * F + 3 * D + o, *dv = dr->F + t * F + D + o;
+            double nk = 0, dot = 0;
+            for (i = 0; i < d; i++) nk += k[i] * k[i];
+            nk = sqrt(nk + LATTN__L2_EPS);
+            for (i = 0; i < d; i++) kh[i] = k[i] / nk;
+            for (i = 0; i < d; i++) {                    /* read-out o = S_tᵀ q */
+                double acc = 0;
+                for (j = 0; j < d; j++) {
+                    acc += St[i * d + j] * dos[j];
+                    Uh[i * d + j] += q[i] * dos[j];
+                }
+                dq[i] += acc;
+            }
+            for (i = 0; i < d; i++)                      /* write: S += k vᵀ + Σ_l κ_l (b_l δ_l)ᵀ */
+                for (j = 0; j < d; j++) {
+                    dk[i] += Uh[i * d + j] * v[j];
+                    dv[j] += k[i] * Uh[i * d + j];
+                }
+            for (l = 0; l < S; l++) {
+                const int64_t il = (t * S + l) * D + o;
+                const double b = r->bl[(t * S + l) * H + h];
+                for (i = 0; i < d; i++) {
+                    double gd = 0;
+                    for (j = 0; j < d; j++) {
+                        gd += Uh[i * d + j] * r->del[il + j];
+                        dr->del[il + j] += b * r->kap[il + i] * Uh[i * d + j];
+                    }
+                    dr->kap[il + i] += b * gd;
+                    dr->bl[(t * S + l) * H + h] += r->kap[il + i] * gd;
+                }
+            }
+            for (j = 0; j < d; j++) {                    /* erase: S' = Diag(gk) S_{t-1}, w = S'ᵀ k̂, u = Uᵀ k̂ */
+                double aw = 0, au = 0;
+                for (i = 0; i < d; i++) {
+                    aw += gk[i] * Sp[i * d + j] * kh[i];
+                    au += Uh[i * d + j] * kh[i];
+                }
+                w[j] = aw;
+                u[j] = au;
+                dr->bt[t * H + h] -= au * aw;
+            }
+            for (i = 0; i < d; i++) {
+                double acc = 0;
+                for (j = 0; j < d; j++) acc += Uh[i * d + j] * w[j] + gk[i] * Sp[i * d + j] * u[j];
+                dkh[i] = -beta * acc;
+            }
+            for (i = 0; i < d; i++) {                    /* U <- (I - β k̂ k̂ᵀ) U, then the gate */
+                double acc = 0;
+                for (j = 0; j < d; j++) {
+                    Uh[i * d + j] -= beta * kh[i] * u[j];
+                    acc += Uh[i * d + j] * Sp[i * d + j];
+                    Uh[i * d + j] *= gk[i];
+                }
+                dr->gk[t * D + o + i] += acc;
+            }
+            for (i = 0; i < d; i++) dot += kh[i] * dkh[i];   /* k̂ = k / |k|_ε */
+            for (i = 0; i < d; i++) dk[i] += (dkh[i] - kh[i] * dot) / nk;
+        }
+    }
+}
+
+/* Step 7 of P2 in reverse on the float32 core: lattn_gdr_chunk_backward for the call a (its forward
+   run, a->o written) with dout = dr->o and dht (may be NULL), then its gradients into dr's rows
+   (k̂ = k / c and c = |k|_ε back to the raw k, the log gate back to gk) and ∂ℒ/∂S_0 into U.
+   gb: the gradients in lattn__prism_p2_core's layout of fb; dh0: [H][d][d] floats. */
+static lattn_status lattn__prism_p2_chunk_backward(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t T, const lattn__prism_rows *r,
+                                                   const lattn_gdr_args *a, const float *fb, float *gb, const float *dht, float *dh0,
+                                                   double *U, const lattn__prism_rows *dr) {
+    const int64_t D = p->D, H = p->H, S = p->S, d = D / H, F = 4 * D + 2 * p->R * S + H * S;
+    lattn_gdr_grads g = LATTN__ZERO;
+    int64_t t, h, i, l;
+    g.dq = gb + (a->q - fb);
+    g.dk = gb + (a->k - fb);
+    g.dv = gb + (a->v - fb);
+    g.dgk = gb + (a->gk - fb);
+    g.dc = gb + (a->c - fb);
+    g.dbeta = gb + (a->beta - fb);
+    g.dinj_b = gb + (a->inj_b - fb);
+    g.dinj_kap = gb + (a->inj_kap - fb);
+    g.dinj_d = gb + (a->inj_d - fb);
+    g.dout = gb + (a->o - fb);
+    for (i = 0; i < T * D; i++) gb[(a->o - fb) + i] = (float)dr->o[i];
+    g.dht = dht;
+    g.dh0 = dh0;
+    LATTN__TRY(lattn_gdr_chunk_backward(ctx, a, &g));
+    for (t = 0; t < T; t++)
+        for (h = 0; h < H; h++) {
+            const int64_t o = h * d;
+            const double nk = a->c[t * H + h];
+            double dot = 0;
+            for (i = 0; i < d; i++) dot += r->F[t * F + 3 * D + o + i] / nk * (double)g.dk[t * D + o + i];
+            for (i = 0; i < d; i++) {
+                const int64_t ch = o + i;
+                const double kh = r->F[t * F + 3 * D + ch] / nk;
+                dr->F[t * F + 2 * D + ch] += g.dq[t * D + ch];
+                dr->F[t * F + 3 * D + ch] += ((double)g.dk[t * D + ch] - kh * dot) / nk + (double)g.dc[t * H + h] * kh;
+                dr->F[t * F + D + ch] += g.dv[t * D + ch];
+                dr->gk[t * D + ch] += (double)g.dgk[t * D + ch] / r->gk[t * D + ch];
+                for (l = 0; l < S; l++) {
+                    dr->kap[(t * S + l) * D + ch] += g.dinj_kap[((t * H + h) * S + l) * d + i];
+                    dr->del[(t * S + l) * D + ch] += g.dinj_d[((t * H + h) * S + l) * d + i];
+                }
+            }
+            dr->bt[t * H + h] += g.dbeta[t * H + h];
+            for (l = 0; l < S; l++) dr->bl[(t * S + l) * H + h] += g.dinj_b[(t * H + h) * S + l];
+        }
+    for (i = 0; i < H * d * d; i++) U[i] = dh0[i];
+    return LATTN_OK;
+}
+
+typedef enum { LATTN__PRISM_P1_REF, LATTN__PRISM_P2_REF, LATTN__PRISM_P2_CHUNK } lattn__prism_bwd;
+/* The three backward passes: per batch row, the forward again (keeping what the mixer's reverse
+   needs: P1 its chunk-start states, P2 _ref every state, P2 _chunk the core's inputs), then steps
+   8, 7, 6 … 1 in reverse. */
+static lattn_status lattn__prism_backward(lattn_ctx *ctx, const char *who, lattn__prism_bwd kind, const lattn_prism_p1 *p,
+                                          int64_t B, int64_t T, const float *x, const float *state, const float *dy, float *grad,
+                                          double *grad64, float *dx, float *dstate) {
+    int64_t D, H, S, d, Kc, SF, C = 1, N = 0, b, i, c, m;
+    size_t cnt, fcnt, hd;
+    double *buf, *G, *dxd, *sc, *cache0, *dcache, *S0, *St, *U, *mix;
+    float *fb = NULL, *gb = NULL, *f0 = NULL;
+    lattn__prism_rows r, dr;
+    lattn_status st = LATTN_OK;
+    if (!p || !p->arena || !x || !dy) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    if (dstate && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: dstate needs the initial states", who);
+    if (kind == LATTN__PRISM_P1_REF) LATTN__TRY(lattn__prism_p1_args(ctx, who, p, B, T, x, dy, &C));
+    else LATTN__TRY(lattn__prism_p2_args(ctx, who, p, B, T, x, dy));
+    D = p->D;
+    H = p->H;
+    S = p->S;
+    d = D / H;
+    Kc = p->Kc;
+    SF = lattn__prism_p2_state_floats(p);
+    hd = (size_t)(H * d * d);
+    {
+        int64_t dims[3];
+        dims[0] = T + 1;
+        dims[1] = D;
+        dims[2] = d;
+        LATTN__TRY(lattn__check_count(ctx, who, "the kept states", 3, dims));
+    }
+    if (kind == LATTN__PRISM_P1_REF) N = T / C;
+    /* r's rows, dr's rows, G, dxd, scratch, the conv history and its gradient, S0, St, U, the mixer's part */
+    cnt = 2 * lattn__prism_ws(p, T) + p->n_params + (size_t)(T * D + 18 * D + 2 * p->rg + S + 1 + 2 * D * Kc) + 3 * hd;
+    cnt += kind == LATTN__PRISM_P1_REF ? (size_t)(N * D * d + 4 * d * d + 9 * d + 5 * C * d)
+         : kind == LATTN__PRISM_P2_REF ? (size_t)(T * D * d + 4 * d) : 0;
+    fcnt = kind == LATTN__PRISM_P2_CHUNK ? 2 * lattn__prism_p2_core_floats(p, T) + 2 * hd : 0;
+    LATTN__TRY(lattn__alloc_doubles(ctx, &buf, cnt, who));
+    if (fcnt && lattn__alloc_floats(ctx, &fb, fcnt, who) != LATTN_OK) { lattn__free(ctx, buf); return LATTN_E_NOMEM; }
+    if (fb) {
+        gb = fb + lattn__prism_p2_core_floats(p, T);
+        f0 = gb + lattn__prism_p2_core_floats(p, T);
+    }
+    G = lattn__prism_carve(p, T, lattn__prism_carve(p, T, buf, &r), &dr);
+    for (i = 0; i < (int64_t)p->n_params; i++) G[i] = 0.0;
+    dxd = G + p->n_params;
+    sc = dxd + T * D;
+    cache0 = sc + 18 * D + 2 * p->rg + S + 1;
+    dcache = cache0 + D * Kc;
+    S0 = dcache + D * Kc;
+    St = S0 + hd;
+    U = St + hd;
+    mix = U + hd;
+    for (b = 0; b < B && st == LATTN_OK; b++) {
+        const float *xb = x + b * T * D, *dyb = dy + b * T * D;
+        lattn_gdr_args a;
+        for (i = 0; i < (int64_t)lattn__prism_ws(p, T); i++) dr.xh[i] = 0.0;   /* every gradient row, in one block */
+        for (i = 0; i < D * Kc; i++) {
+            cache0[i] = state ? (double)state[b * SF + i] : 0.0;
+            r.cache[i] = cache0[i];
+            dcache[i] = 0.0;
+        }
+        for (i = 0; i < (int64_t)hd; i++) {
+            S0[i] = state ? (double)state[b * SF + D * Kc + i] : 0.0;
+            St[i] = S0[i];
+            U[i] = dstate ? (double)dstate[b * SF + D * Kc + i] : 0.0;
+        }
+        lattn__prism_project(p, T, xb, kind == LATTN__PRISM_P1_REF ? NULL : r.cache, &r);   /* 1-6 */
+        if (kind == LATTN__PRISM_P1_REF) lattn__prism_p1_mix(p, T, C, &r, mix + N * D * d, mix);   /* 7 */
+        else if (kind == LATTN__PRISM_P2_REF) lattn__prism_p2_mix(p, T, &r, St, mix, mix + T * D * d);
+        else {
+            lattn__prism_p2_core(p, T, &r, fb, &a);
+            for (i = 0; i < (int64_t)hd; i++) f0[i] = (float)S0[i];
+            a.h0 = f0;
+            st = lattn_gdr_chunk(ctx, &a);
+            if (st != LATTN_OK) break;
+            for (i = 0; i < T * D; i++) r.o[i] = a.o[i];
+        }
+        lattn__prism_output_backward(p, T, &r, dyb, &dr, G, sc);                            /* 8 */
+        if (kind == LATTN__PRISM_P1_REF) lattn__prism_p1_mix_backward(p, T, C, &r, mix, &dr, mix + N * D * d);   /* 7 */
+        else if (kind == LATTN__PRISM_P2_REF) lattn__prism_p2_mix_backward(p, T, &r, S0, mix, U, &dr, mix + T * D * d);
+        else st = lattn__prism_p2_chunk_backward(ctx, p, T, &r, &a, fb, gb, dstate ? dstate + b * SF + D * Kc : NULL, f0 + hd, U, &dr);
+        if (st != LATTN_OK) break;
+        if (dstate)                                      /* the final conv history: x̂ of the last Kc tokens */
+            for (c = 0; c < D; c++)
+                for (m = 0; m < Kc; m++) {
+                    const double g = dstate[b * SF + c * Kc + m];
+                    if (T - Kc + m >= 0) dr.xh[(T - Kc + m) * D + c] += g;
+                    else dcache[c * Kc + m + T] += g;
+                }
+        lattn__prism_project_backward(p, T, xb, kind == LATTN__PRISM_P1_REF ? NULL : cache0, &r, &dr, G, dcache, dxd, sc);   /* 6-1 */
+        if (dx)
+            for (i = 0; i < T * D; i++) dx[b * T * D + i] = (float)((double)dyb[i] + dxd[i]);
+        if (dstate) {
+            for (i = 0; i < D * Kc; i++) dstate[b * SF + i] = (float)dcache[i];
+            for (i = 0; i < (int64_t)hd; i++) dstate[b * SF + D * Kc + i] = (float)U[i];
+        }
+    }
+    if (st == LATTN_OK)
+        for (i = 0; i < (int64_t)p->n_params; i++) {
+            if (grad) grad[i] = (float)G[i];
+            if (grad64) grad64[i] = G[i];
+        }
+    lattn__free(ctx, fb);
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+LATTN__DEF lattn_status lattn_prism_p1_backward_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T, const float *x,
+                                                    const float *dy, float *grad, double *grad64, float *dx) {
+    return lattn__prism_backward(ctx, "lattn_prism_p1_backward_ref", LATTN__PRISM_P1_REF, p, B, T, x, NULL, dy, grad, grad64, dx, NULL);
+}
+LATTN__DEF lattn_status lattn_prism_p2_backward_ref(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T, const float *x,
+                                                    const float *state, const float *dy, float *grad, double *grad64, float *dx,
+                                                    float *dstate) {
+    return lattn__prism_backward(ctx, "lattn_prism_p2_backward_ref", LATTN__PRISM_P2_REF, p, B, T, x, state, dy, grad, grad64, dx, dstate);
+}
+LATTN__DEF lattn_status lattn_prism_p2_backward(lattn_ctx *ctx, const lattn_prism_p1 *p, int64_t B, int64_t T, const float *x,
+                                                const float *state, const float *dy, float *grad, float *dx, float *dstate) {
+    return lattn__prism_backward(ctx, "lattn_prism_p2_backward", LATTN__PRISM_P2_CHUNK, p, B, T, x, state, dy, grad, NULL, dx, dstate);
 }
 
 /* ---- P0: the paper's per-token model ------------------------------------------------------------ */

@@ -5353,6 +5353,195 @@ static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
         lattn_gdn_free(ctx, &m);
     }
 }
+/* The loss Σ dy·y of a PRISM block (P1, or P2 from the initial states s0) from forward_ref's float64 output. */
+static double prism_loss(lattn_ctx *ctx, const lattn_prism_p1 *p, int p2, int64_t B, int64_t T, const float *x, const float *s0, float *s,
+                         size_t ns, const float *dy, float *y, double *y64) {
+    double l = 0;
+    size_t i;
+    if (p2) {
+        if (s0) memcpy(s, s0, ns * sizeof(float));
+        lattn_prism_p2_forward_ref(ctx, p, B, T, x, y, s0 ? s : NULL, y64);
+    } else
+        lattn_prism_p1_forward_ref(ctx, p, B, T, x, y, y64);
+    for (i = 0; i < (size_t)(B * T * p->D); i++) l += (double)dy[i] * y64[i];
+    return l;
+}
+/* PRISM backward: P1's and P2's backward_ref against central differences of their forward_ref (every
+   tensor, x and P2's initial states; the block as published and the ablations R2 + R4, R3, R5); P2's
+   carried states (the backward of a split sequence, the final states' gradient passed back, equals the
+   whole one's); P2's float32 backward against its _ref at chunks 16 and 64 (the gradients do not depend on
+   the chunk size); the official PRISMBlock's float64 autograd (prism_block_grad_*, ≤ 1e-10); refusals. */
+static void test_prism_backward(lattn_ctx *ctx, lattn_rng *r) {
+    static const int abl[4] = { 0, LATTN_PRISM_R2 | LATTN_PRISM_R4, LATTN_PRISM_R3, LATTN_PRISM_R5 };
+    lattn_prism_config pc;
+    int p2, ai, ci;
+    memset(&pc, 0, sizeof pc);
+    pc.seq_len = 64; pc.D = 8; pc.n_layers = 1; pc.H = 2; pc.S = 2; pc.R = 5; pc.Kc = 3; pc.rg = 3;
+    for (p2 = 0; p2 < 2; p2++)
+        for (ai = 0; ai < 4; ai++) {
+            const int64_t B = 2, T = 12, D = pc.D;
+            lattn_prism_p1 p;
+            size_t nx, ns = 0, i;
+            float *x, *dy, *y, *g, *dx, *s0 = NULL, *s = NULL, *ds = NULL;
+            double *g64, *y64, worst = 0;
+            int64_t ti;
+            int bad = 0;
+            if (p2 && (ai == 1 || ai == 3)) continue;
+            CHECK(lattn_prism_p1_init(ctx, &p, &pc, 21 + (uint64_t)ai) == LATTN_OK, "prism init: %s", lattn_ctx_error(ctx));
+            for (i = 0; i < p.n_params; i++) p.arena[i] += 0.2f * (float)lattn_rng_normal_d(r);
+            p.C = 4;                     /* P1: three chunks */
+            p.ablate = abl[ai];
+            nx = (size_t)(B * T * D);
+            x = fnormal(r, nx); dy = fnormal(r, nx); y = fnew(nx); dx = fnew(nx); g = fnew(p.n_params);
+            g64 = (double *)malloc(p.n_params * sizeof(double)); y64 = (double *)malloc(nx * sizeof(double));
+            if (p2) {
+                lattn_prism_p2_state_floats(&p, &ns);
+                ns *= (size_t)B;
+                s0 = fnormal(r, ns); s = fnew(ns); ds = fnew(ns);
+                for (i = 0; i < ns; i++) { s0[i] *= 0.3f; ds[i] = 0.0f; }
+                CHECK(lattn_prism_p2_backward_ref(ctx, &p, B, T, x, s0, dy, g, g64, dx, ds) == LATTN_OK, "p2 backward_ref: %s", lattn_ctx_error(ctx));
+            } else
+                CHECK(lattn_prism_p1_backward_ref(ctx, &p, B, T, x, dy, g, g64, dx) == LATTN_OK, "p1 backward_ref: %s", lattn_ctx_error(ctx));
+            for (ti = 0; ti < p.n_tensors + 2; ti++) {   /* every tensor, x, the initial states */
+                float *base = ti < p.n_tensors ? p.tensors[ti].data : ti == p.n_tensors ? x : s0;
+                const size_t cnt = ti < p.n_tensors ? p.tensors[ti].count : ti == p.n_tensors ? nx : ns;
+                double gmax = 0;
+                size_t c;
+                if (!base) continue;
+                for (c = 0; c < cnt; c++)
+                    gmax = fmax(gmax, fabs(ti < p.n_tensors ? g64[(p.tensors[ti].data - p.arena) + c] : (double)(ti == p.n_tensors ? dx : ds)[c]));
+                for (c = lattn_rng_next(r) % 3; c < cnt; c += 1 + (size_t)(lattn_rng_next(r) % (cnt / 6 + 1))) {
+                    const double ad = ti < p.n_tensors ? g64[(p.tensors[ti].data - p.arena) + c] : (double)(ti == p.n_tensors ? dx : ds)[c];
+                    double fd, e;
+                    FD_RICHARDSON(&base[c], prism_loss(ctx, &p, p2, B, T, x, s0, s, ns, dy, y, y64), fd);
+                    e = fabs(fd - ad) / fmax(fabs(ad), 1e-3 * gmax + 1e-300);
+                    worst = fmax(worst, ti < p.n_tensors ? e : 0.0);
+                    if (!(e <= (ti < p.n_tensors ? 1e-6 : 1e-5))) {   /* dx and dstate are floats */
+                        bad++;
+                        if (bad < 4) printf("  prism backward: %s[%zu] %.9g, differences %.9g\n", ti < p.n_tensors ? p.tensors[ti].name : ti == p.n_tensors ? "x" : "state", c, ad, fd);
+                    }
+                }
+            }
+            if (getenv("LATTN_TEST_VERBOSE")) printf("  prism %s backward_ref (ablate %d): worst weight %.3g against central differences\n", p2 ? "P2" : "P1", abl[ai], worst);
+            CHECK(bad == 0, "PRISM %s backward_ref = central differences of forward_ref (every tensor, x%s; ablate %d): worst %.3g", p2 ? "P2" : "P1",
+                  p2 ? ", state" : "", abl[ai], worst);
+            for (i = 0; i < p.n_params; i++) if ((float)g64[i] != g[i]) break;
+            CHECK(i == p.n_params, "prism backward_ref: grad = (float)grad64");
+            if (p2) {                    /* a split sequence: 5 then 7 tokens, the final states' gradient passed back */
+                const int64_t T1 = 5, T2 = T - T1;
+                float *xa = fnew((size_t)(B * T1 * D)), *xb = fnew((size_t)(B * T2 * D)), *da = fnew((size_t)(B * T1 * D)), *db = fnew((size_t)(B * T2 * D));
+                float *dxa = fnew((size_t)(B * T1 * D)), *dxb = fnew((size_t)(B * T2 * D)), *sm = fnew(ns), *dsm = fnew(ns), *ya = fnew((size_t)(B * T1 * D));
+                double *ga = (double *)malloc(p.n_params * sizeof(double)), *gb = (double *)malloc(p.n_params * sizeof(double)), e = 0;
+                int64_t b, t;
+                for (b = 0; b < B; b++)
+                    for (t = 0; t < T; t++) {
+                        float *dst = t < T1 ? xa + (b * T1 + t) * D : xb + (b * T2 + t - T1) * D, *dd = t < T1 ? da + (b * T1 + t) * D : db + (b * T2 + t - T1) * D;
+                        memcpy(dst, x + (b * T + t) * D, (size_t)D * sizeof(float));
+                        memcpy(dd, dy + (b * T + t) * D, (size_t)D * sizeof(float));
+                    }
+                memcpy(sm, s0, ns * sizeof(float));
+                lattn_prism_p2_forward_ref(ctx, &p, B, T1, xa, ya, sm, NULL);   /* the states after 5 tokens */
+                for (i = 0; i < ns; i++) dsm[i] = 0.0f;
+                CHECK(lattn_prism_p2_backward_ref(ctx, &p, B, T2, xb, sm, db, NULL, gb, dxb, dsm) == LATTN_OK &&
+                      lattn_prism_p2_backward_ref(ctx, &p, B, T1, xa, s0, da, NULL, ga, dxa, dsm) == LATTN_OK, "p2 backward_ref, split");
+                for (i = 0; i < p.n_params; i++) ga[i] += gb[i];
+                e = rel_rms_dd(ga, g64, p.n_params);
+                for (b = 0; b < B; b++) {
+                    e = fmax(e, rel_rms(dxa + b * T1 * D, dx + b * T * D, (size_t)(T1 * D)));
+                    e = fmax(e, rel_rms(dxb + b * T2 * D, dx + (b * T + T1) * D, (size_t)(T2 * D)));
+                }
+                e = fmax(e, rel_rms(dsm, ds, ns));
+                CHECK(e <= 1e-6, "p2 backward_ref: a sequence split in two, dstate carried back, = the whole (%.3g)", e);
+                free(xa); free(xb); free(da); free(db); free(dxa); free(dxb); free(sm); free(dsm); free(ya); free(ga); free(gb);
+            }
+            if (p2) {                    /* the float32 form at two chunk sizes, T = 70, a nonzero final-state gradient */
+                const int64_t T3 = 70;
+                const size_t n3 = (size_t)(B * T3 * D);
+                float *x3 = fnormal(r, n3), *dy3 = fnormal(r, n3), *dsr = fnew(ns), *dsc = fnew(ns), *dsi = fnormal(r, ns);
+                float *gr = fnew(p.n_params), *gc = fnew(p.n_params), *dxr = fnew(n3), *dxc = fnew(n3), *gprev = fnew(p.n_params);
+                double e = 0, inv = 0;
+                int cc;
+                memcpy(dsr, dsi, ns * sizeof(float));
+                CHECK(lattn_prism_p2_backward_ref(ctx, &p, B, T3, x3, s0, dy3, gr, NULL, dxr, dsr) == LATTN_OK, "p2 backward_ref T = 70");
+                for (cc = 0; cc < 2; cc++) {
+                    p.C = cc ? 64 : 16;
+                    memcpy(dsc, dsi, ns * sizeof(float));
+                    poison(gc, p.n_params); poison(dxc, n3);
+                    CHECK(lattn_prism_p2_backward(ctx, &p, B, T3, x3, s0, dy3, gc, dxc, dsc) == LATTN_OK, "p2 backward: %s", lattn_ctx_error(ctx));
+                    e = 0;
+                    for (ti = 0; ti < p.n_tensors; ti++) {
+                        const size_t o = (size_t)(p.tensors[ti].data - p.arena);
+                        e = fmax(e, rel_rms(gc + o, gr + o, p.tensors[ti].count));
+                        if (cc) inv = fmax(inv, rel_rms(gc + o, gprev + o, p.tensors[ti].count));
+                    }
+                    e = fmax(e, fmax(rel_rms(dxc, dxr, n3), rel_rms(dsc, dsr, ns)));
+                    if (getenv("LATTN_TEST_VERBOSE")) printf("  prism P2 backward (float32, C = %lld, ablate %d): worst tensor %.3g against _ref\n", (long long)p.C, abl[ai], e);
+                    CHECK(e <= 1e-5, "p2 backward (float32, chunk %lld) = backward_ref, every tensor, dx, dstate (ablate %d): %.3g", (long long)p.C, abl[ai], e);
+                    memcpy(gprev, gc, p.n_params * sizeof(float));
+                }
+                CHECK(inv <= 1e-5, "p2 backward: the gradients at chunks 16 and 64 agree (%.3g)", inv);
+                free(x3); free(dy3); free(dsr); free(dsc); free(dsi); free(gr); free(gc); free(dxr); free(dxc); free(gprev);
+                p.C = 4;
+            }
+            if (ai == 0) {               /* refusals write nothing */
+                float *g3 = fnew(p.n_params);
+                if (p2) {
+                    CHECK(lattn_prism_p2_backward(ctx, &p, B, T, x, NULL, dy, g3, NULL, ds) == LATTN_E_NULL, "p2 backward: dstate without state");
+                    CHECK(lattn_prism_p2_backward(ctx, &p, B, T, NULL, s0, dy, g3, NULL, NULL) == LATTN_E_NULL, "p2 backward: x NULL");
+                    CHECK(lattn_prism_p2_backward_ref(ctx, &p, 0, T, x, s0, dy, g3, NULL, NULL, NULL) == LATTN_E_SHAPE, "p2 backward_ref: B = 0");
+                    CHECK(lattn_prism_p2_backward_ref(ctx, &p, B, -1, x, s0, dy, g3, NULL, NULL, NULL) == LATTN_E_SHAPE, "p2 backward_ref: T < 0");
+                    CHECK(lattn_prism_p2_backward(ctx, NULL, B, T, x, s0, dy, g3, NULL, NULL) == LATTN_E_NULL, "p2 backward: NULL block");
+                } else {
+                    CHECK(lattn_prism_p1_backward_ref(ctx, &p, B, T, x, NULL, g3, NULL, dx) == LATTN_E_NULL, "p1 backward_ref: dy NULL");
+                    CHECK(lattn_prism_p1_backward_ref(ctx, &p, B, 10, x, dy, g3, NULL, NULL) == LATTN_E_SHAPE, "p1 backward_ref: T not a multiple of C");
+                    p.tau = 0;
+                    CHECK(lattn_prism_p1_backward_ref(ctx, &p, B, T, x, dy, g3, NULL, NULL) == LATTN_E_DOMAIN, "p1 backward_ref: tau = 0");
+                    p.tau = 16;
+                }
+                for (i = 0; i < p.n_params; i++) if (!isnan(g3[i])) break;
+                CHECK(i == p.n_params, "prism backward: nothing written by a refused call");
+                free(g3);
+            }
+            free(x); free(dy); free(y); free(dx); free(g); free(g64); free(y64); free(s0); free(s); free(ds);
+            lattn_prism_p1_free(ctx, &p);
+        }
+    for (ci = 0; ci < 2; ci++) {         /* the official block, float64 autograd */
+        char path[256];
+        lattn_st_file f;
+        lattn_prism_p1 p;
+        const lattn_st_tensor *tx;
+        float *x, *dy, *dx;
+        double *g64, *want, worst = 0, e;
+        int64_t ti;
+        size_t n;
+        snprintf(path, sizeof path, "tests/external/grad/prism_block_grad_%d.safetensors", ci);
+        if (lattn_st_load(ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
+        CHECK(lattn_prism_p1_init_st(ctx, &p, &f, "") == LATTN_OK, "%s: %s", path, lattn_ctx_error(ctx));
+        p.C = atoi(lattn_st_meta(&f, "chunk_size"));
+        tx = lattn_st_find(&f, "x");
+        x = tensor_f32(&f, "x"); dy = tensor_f32(&f, "dy"); dx = fnew(tx->count);
+        g64 = (double *)malloc(p.n_params * sizeof(double));
+        CHECK(lattn_prism_p1_backward_ref(ctx, &p, tx->shape[0], tx->shape[1], x, dy, NULL, g64, dx) == LATTN_OK, "%s: %s", path, lattn_ctx_error(ctx));
+        for (ti = 0; ti < p.n_tensors; ti++) {
+            char nm[96];
+            snprintf(nm, sizeof nm, "grad.%s", p.tensors[ti].name);
+            want = tensor_f64(&f, nm, &n);
+            CHECK(want && n == p.tensors[ti].count, "%s: %s present", path, nm);
+            if (!want) continue;
+            e = rel_rms_dd(g64 + (p.tensors[ti].data - p.arena), want, n);
+            worst = fmax(worst, e);
+            CHECK(e <= 1e-10, "%s: %s = the official block's float64 autograd (%.3g)", path, nm, e);
+            free(want);
+        }
+        want = tensor_f64(&f, "dx", &n);
+        e = rel_rms_d(dx, want, n);
+        CHECK(e <= 1e-6, "%s: dx = the official dx (%.3g, float)", path, e);
+        if (getenv("LATTN_TEST_VERBOSE")) printf("  %s: P1 backward_ref, worst weight gradient %.3g, dx %.3g (float)\n", path, worst, e);
+        free(want); free(x); free(dy); free(dx); free(g64);
+        lattn_prism_p1_free(ctx, &p);
+        lattn_st_free(ctx, &f);
+    }
+}
 /* The Laplace model's loss from forward_ref's float64 output: the mean next-token cross-entropy
    (vocab > 0) or Σ dout·out. */
 static double laplace_loss(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T, const int32_t *tok, const float *x,
@@ -6856,6 +7045,7 @@ static void test_backward(void) {
     test_gdr_chunk_backward(&ctx, &r);
     test_gdn_backward(&ctx, &r);
     test_laplace_backward(&ctx, &r);
+    test_prism_backward(&ctx, &r);
     test_attn_backward(&ctx, &r);
     test_attn_chunk_backward(&ctx, &r);
     test_tf_backward(&ctx, &r);
