@@ -20091,6 +20091,44 @@ static lattn_status lattn__case_gdn(lattn__case *k, lattn_form form) {
 
 /* PRISM P1 (mixer "prism_p1"): the official block's tensors under "in.<official name>", in.x
    [B][T][D] -> out.y, chunk size from "chunk" (default 128, capped at T as the code does). */
+/* A layer's gradient case: in.x [B][T][D] and in.dout (∂ℒ/∂y) -> out.dx (optional) and out.d<name>
+   for every tensor of the layer (its arena and tensor list), by run (the layer's backward_ref or
+   backward); fresh sequences. */
+typedef lattn_status (*lattn__case_grad_fn)(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T, const float *x,
+                                            const float *dy, float *grad, float *dx);
+static lattn_status lattn__case_layer_grad(lattn__case *k, lattn_form form, const void *layer, int64_t D, const float *arena, size_t n_params,
+                                           const lattn_tensor *tensors, int64_t n_tensors, lattn__case_grad_fn run) {
+    const lattn_st_tensor *tx;
+    const float *x, *dy;
+    float *dx, *grad, *dst;
+    char nm[LATTN_NAME_MAX + 8];
+    int64_t i;
+    lattn_status st;
+    LATTN__TRY(lattn__case_in(k, "in.x", 1, &x, &tx));
+    LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
+    if (tx->shape[2] != D) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.x must be [B][T][%lld]", (long long)D);
+    LATTN__TRY(lattn__case_in(k, "in.dout", 1, &dy, NULL));
+    LATTN__TRY(lattn__case_count(k, "in.dout", (int64_t)tx->count));
+    LATTN__TRY(lattn__case_count(k, "out.dx", (int64_t)tx->count));
+    LATTN__TRY(lattn__case_out(k, "out.dx", &dx));
+    if (!(grad = (float *)lattn__case_keep(k, n_params * sizeof(float) + 1))) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
+    st = run(k->ctx, layer, form, tx->shape[0], tx->shape[1], x, dy, grad, dx);
+    for (i = 0; st == LATTN_OK && i < n_tensors; i++) {
+        snprintf(nm, sizeof nm, "out.d%s", tensors[i].name);
+        st = lattn__case_count(k, nm, (int64_t)tensors[i].count);
+        if (st == LATTN_OK) st = lattn__case_out(k, nm, &dst);
+        if (st == LATTN_OK && !dst) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: a gradient case needs %s", nm);
+        if (st == LATTN_OK) memcpy(dst, grad + (tensors[i].data - arena), tensors[i].count * sizeof(float));
+    }
+    return st;
+}
+static lattn_status lattn__p1_case_grad(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T, const float *x,
+                                        const float *dy, float *grad, float *dx) {
+    if (form != LATTN_FORM_REF) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: prism_p1 has no %s form", lattn_form_name(form));
+    return lattn_prism_p1_backward_ref(ctx, (const lattn_prism_p1 *)layer, B, T, x, dy, grad, NULL, dx);
+}
+/* PRISM P1 (mixer "prism_p1"): the block's tensors under "in.", "chunk" the official chunk size; x -> y
+   (ref form), or with pass "backward" a gradient case. */
 static lattn_status lattn__case_prism(lattn__case *k, lattn_form form) {
     lattn_prism_p1 p;
     const lattn_st_tensor *tx;
@@ -20100,6 +20138,11 @@ static lattn_status lattn__case_prism(lattn__case *k, lattn_form form) {
     if (form != LATTN_FORM_REF) return lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: prism_p1 has no %s form", lattn_form_name(form));
     LATTN__TRY(lattn_prism_p1_init_st(k->ctx, &p, k->c, "in."));
     p.C = lattn__case_int(k, "chunk", 128);
+    if (lattn__case_pass(k) == 1) {
+        st = lattn__case_layer_grad(k, form, &p, p.D, p.arena, p.n_params, p.tensors, p.n_tensors, lattn__p1_case_grad);
+        lattn_prism_p1_free(k->ctx, &p);
+        return st;
+    }
     st = lattn__case_in(k, "in.x", 1, &x, &tx);
     if (st == LATTN_OK) st = lattn__case_dims(k, tx, 3, "in.x");
     if (st == LATTN_OK && tx->shape[2] != p.D) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.x must be [B][T][%lld]", (long long)p.D);
@@ -20118,14 +20161,23 @@ static lattn_status lattn__p2_case_run(lattn_ctx *ctx, const void *layer, lattn_
     if (form == LATTN_FORM_CHUNK) return lattn_prism_p2_forward(ctx, p, B, T, x, y, state);
     return lattn_prism_p2_step(ctx, p, B, x, y, state);
 }
+static lattn_status lattn__p2_case_grad(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T, const float *x,
+                                        const float *dy, float *grad, float *dx) {
+    const lattn_prism_p1 *p = (const lattn_prism_p1 *)layer;
+    if (form == LATTN_FORM_REF) return lattn_prism_p2_backward_ref(ctx, p, B, T, x, NULL, dy, grad, NULL, dx, NULL);
+    if (form == LATTN_FORM_CHUNK) return lattn_prism_p2_backward(ctx, p, B, T, x, NULL, dy, grad, dx, NULL);
+    return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: a prism_p2 gradient case has no %s form", lattn_form_name(form));
+}
 /* PRISM P2 (mixer "prism_p2"): the block's tensors as for prism_p1, a layer case (x, state0 ->
-   y, state); "chunk" is the _chunk form's chunk size (0: the profile's). */
+   y, state), or with pass "backward" a gradient case; "chunk" is the _chunk form's chunk size (0:
+   the core's default). */
 static lattn_status lattn__case_p2(lattn__case *k, lattn_form form) {
     lattn_prism_p1 p;
     lattn_status st;
     LATTN__TRY(lattn_prism_p1_init_st(k->ctx, &p, k->c, "in."));
     p.C = lattn__case_int(k, "chunk", 0);
-    st = lattn__case_layer(k, form, &p, p.D, lattn__prism_p2_state_floats(&p), lattn__p2_case_run);
+    st = lattn__case_pass(k) == 1 ? lattn__case_layer_grad(k, form, &p, p.D, p.arena, p.n_params, p.tensors, p.n_tensors, lattn__p2_case_grad)
+                                  : lattn__case_layer(k, form, &p, p.D, lattn__prism_p2_state_floats(&p), lattn__p2_case_run);
     lattn_prism_p1_free(k->ctx, &p);
     return st;
 }
@@ -20144,34 +20196,12 @@ static lattn_status lattn__ttt_case_run(lattn_ctx *ctx, const void *layer, lattn
     if (form == LATTN_FORM_CHUNK) return lattn_ttt_layer_forward(ctx, m, B, T, x, y, state);
     return lattn_ttt_layer_step(ctx, m, B, x, y, state);
 }
-/* A TTT gradient case: in.x [B][T][D] and in.dout (∂ℒ/∂y) -> out.dx (optional) and out.d<name> for
-   every tensor, by lattn_ttt_layer_backward_ref or lattn_ttt_layer_backward; fresh sequences. */
-static lattn_status lattn__case_ttt_grad(lattn__case *k, lattn_form form, const lattn_ttt_layer *m) {
-    const lattn_st_tensor *tx;
-    const float *x, *dy;
-    float *dx, *grad, *dst;
-    char nm[LATTN_NAME_MAX + 8];
-    int64_t i;
-    lattn_status st;
-    LATTN__TRY(lattn__case_in(k, "in.x", 1, &x, &tx));
-    LATTN__TRY(lattn__case_dims(k, tx, 3, "in.x"));
-    if (tx->shape[2] != m->cfg.D) return lattn__fail(k->ctx, LATTN_E_FORMAT, "case: in.x must be [B][T][%lld]", (long long)m->cfg.D);
-    LATTN__TRY(lattn__case_in(k, "in.dout", 1, &dy, NULL));
-    LATTN__TRY(lattn__case_count(k, "in.dout", (int64_t)tx->count));
-    LATTN__TRY(lattn__case_count(k, "out.dx", (int64_t)tx->count));
-    LATTN__TRY(lattn__case_out(k, "out.dx", &dx));
-    if (!(grad = (float *)lattn__case_keep(k, m->n_params * sizeof(float) + 1))) return lattn__fail(k->ctx, LATTN_E_NOMEM, "case: out of memory");
-    if (form == LATTN_FORM_REF) st = lattn_ttt_layer_backward_ref(k->ctx, m, tx->shape[0], tx->shape[1], x, NULL, dy, grad, NULL, dx, NULL);
-    else if (form == LATTN_FORM_CHUNK) st = lattn_ttt_layer_backward(k->ctx, m, tx->shape[0], tx->shape[1], x, NULL, dy, grad, dx, NULL);
-    else st = lattn__fail(k->ctx, LATTN_E_UNSUPPORTED, "case: a TTT gradient case has no %s form", lattn_form_name(form));
-    for (i = 0; st == LATTN_OK && i < m->n_tensors; i++) {
-        snprintf(nm, sizeof nm, "out.d%s", m->tensors[i].name);
-        st = lattn__case_count(k, nm, (int64_t)m->tensors[i].count);
-        if (st == LATTN_OK) st = lattn__case_out(k, nm, &dst);
-        if (st == LATTN_OK && !dst) st = lattn__fail(k->ctx, LATTN_E_FORMAT, "case: a gradient case needs %s", nm);
-        if (st == LATTN_OK) memcpy(dst, grad + (m->tensors[i].data - m->arena), m->tensors[i].count * sizeof(float));
-    }
-    return st;
+static lattn_status lattn__ttt_case_grad(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T, const float *x,
+                                         const float *dy, float *grad, float *dx) {
+    const lattn_ttt_layer *m = (const lattn_ttt_layer *)layer;
+    if (form == LATTN_FORM_REF) return lattn_ttt_layer_backward_ref(ctx, m, B, T, x, NULL, dy, grad, NULL, dx, NULL);
+    if (form == LATTN_FORM_CHUNK) return lattn_ttt_layer_backward(ctx, m, B, T, x, NULL, dy, grad, dx, NULL);
+    return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: a TTT gradient case has no %s form", lattn_form_name(form));
 }
 /* The TTT layer (mixer "ttt_layer"): the official tensor names under "in.", a layer case; _chunk is
    the dual form, _step the primal one token at a time. */
@@ -20179,7 +20209,7 @@ static lattn_status lattn__case_ttt(lattn__case *k, lattn_form form) {
     lattn_ttt_layer m;
     lattn_status st;
     LATTN__TRY(lattn_ttt_layer_init_st(k->ctx, &m, k->c, "in."));
-    st = lattn__case_pass(k) == 1 ? lattn__case_ttt_grad(k, form, &m)
+    st = lattn__case_pass(k) == 1 ? lattn__case_layer_grad(k, form, &m, m.cfg.D, m.arena, m.n_params, m.tensors, m.n_tensors, lattn__ttt_case_grad)
                                   : lattn__case_layer(k, form, &m, m.cfg.D, lattn__ttt_state_floats(&m.cfg), lattn__ttt_case_run);
     lattn_ttt_layer_free(k->ctx, &m);
     return st;
@@ -20205,7 +20235,7 @@ LATTN__DEF int lattn_case_forms(const lattn_st_file *c, lattn_form *out, int max
     const lattn_form *f = rfs;
     int n = 3, i;
     if (!m) return 0;
-    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = 2;   /* gradient cases: ref, chunk */
+    if (lattn_st_meta(c, "pass") && strcmp(lattn_st_meta(c, "pass"), "backward") == 0) n = strcmp(m, "prism_p1") == 0 ? 1 : 2;   /* ref, chunk */
     else if (lattn__is_la(m)) { f = la; n = 4; }
     else if (strcmp(m, "gdr") == 0 || strcmp(m, "attention") == 0 || strcmp(m, "transformer") == 0 || strcmp(m, "sps") == 0) { f = gdr; n = 3; }
     else if (strcmp(m, "prism_p1") == 0) n = 1;

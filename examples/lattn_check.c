@@ -602,26 +602,27 @@ static int external_train(const char *path, const lattn_st_file *f) {
     return ok;
 }
 
-/* A TTT gradient file (ttt_*_grad_*: the official TTTLinear / TTTMLP under float64 autograd) as a
-   lattn gradient case of mixer ttt_layer: hidden_states -> in.x, dy -> in.dout, the parameters under
-   their names -> in.<name>, dhidden_states -> out.dx, grad.<name> -> out.d<name>; y and the
-   positions (t mod b in the layer) left out. Both forms, lattn_ttt_layer_backward_ref and
-   lattn_ttt_layer_backward, at 1e-5. */
-static int external_ttt_grad(const char *path, const lattn_st_file *f) {
-    const char *meta[8];
-    lattn_st_entry e[48];
-    char names[48][80];
+/* A layer's gradient file as a lattn gradient case: the official TTTLinear / TTTMLP (ttt_*_grad_*,
+   mixer ttt_layer: hidden_states, dy, dhidden_states) or PRISMBlock (prism_block_grad_*, mixer
+   prism_p1: x, dy, dx, at the file's chunk_size) under float64 autograd: the input -> in.x, dy ->
+   in.dout, the parameters under their names -> in.<name>, the input's gradient -> out.dx,
+   grad.<name> -> out.d<name>; y and the positions left out. Every form the mixer has, at 1e-5. */
+static int external_layer_grad(const char *path, const lattn_st_file *f, int prism) {
+    const char *meta[8], *xn = prism ? "x" : "hidden_states", *dxn = prism ? "dx" : "dhidden_states";
+    lattn_st_entry e[64];
+    char names[64][80];
     int64_t i;
     int ne = 0, nm = 0;
-    meta[nm++] = "mixer"; meta[nm++] = "ttt_layer";
+    meta[nm++] = "mixer"; meta[nm++] = prism ? "prism_p1" : "ttt_layer";
     meta[nm++] = "pass"; meta[nm++] = "backward";
     meta[nm++] = "tol_fp32"; meta[nm++] = "1e-5";
-    for (i = 0; i < f->n_tensors && ne < 48; i++) {
+    if (prism) { meta[nm++] = "chunk"; meta[nm++] = lattn_st_meta(f, "chunk_size") ? lattn_st_meta(f, "chunk_size") : "128"; }
+    for (i = 0; i < f->n_tensors && ne < 64; i++) {
         const lattn_st_tensor *t = &f->tensors[i];
         if (strcmp(t->name, "y") == 0 || strcmp(t->name, "position_ids") == 0) continue;
-        if (strcmp(t->name, "hidden_states") == 0) snprintf(names[ne], sizeof names[ne], "in.x");
+        if (strcmp(t->name, xn) == 0) snprintf(names[ne], sizeof names[ne], "in.x");
         else if (strcmp(t->name, "dy") == 0) snprintf(names[ne], sizeof names[ne], "in.dout");
-        else if (strcmp(t->name, "dhidden_states") == 0) snprintf(names[ne], sizeof names[ne], "out.dx");
+        else if (strcmp(t->name, dxn) == 0) snprintf(names[ne], sizeof names[ne], "out.dx");
         else if (strncmp(t->name, "grad.", 5) == 0) snprintf(names[ne], sizeof names[ne], "out.d%s", t->name + 5);
         else snprintf(names[ne], sizeof names[ne], "in.%s", t->name);
         e[ne].name = names[ne]; e[ne].dtype = t->dtype; e[ne].ndim = t->ndim; e[ne].shape = t->shape; e[ne].data = t->data;
@@ -667,8 +668,8 @@ static int cmd_external(const char *path) {
         lattn_st_free(&g_ctx, &f);
         return r < 0 ? 2 : r ? 0 : 1;
     }
-    if (src && strstr(src, "ttt.py") && lattn_st_find(&f, "dy")) {
-        r = external_ttt_grad(path, &f);
+    if (src && (strstr(src, "ttt.py") || strstr(src, "PRISMBlock")) && lattn_st_find(&f, "dy")) {
+        r = external_layer_grad(path, &f, strstr(src, "PRISMBlock") != NULL);
         lattn_st_free(&g_ctx, &f);
         return r < 0 ? 2 : r ? 0 : 1;
     }

@@ -131,6 +131,10 @@ static const gcase CASES[] = {
       "PRISM P1 at chunk 64 = min(128, T): the official default; differs from prism_p1_c32 (the code's chunk dependence)" },
     { "prism_p2_small", "prism_p2", 2, 37, 2, 32, 0, 2, 0, 0, 1, 0, 16, NULL, {0}, 0, 1002,
       "PRISM P2 (per-token, on the delta-rule core), initial state, chunk 16" },
+    { "prism_p1_grad_c16", "prism_p1", 2, 48, 2, 24, 0, 2, 0, 0, 0, 0, 16, NULL, {0}, 0, 1004,
+      "the gradients (lattn_prism_p1_backward_ref) of PRISM P1 at chunk 16 (three chunks): dx and every weight's under the official names" },
+    { "prism_p2_grad_small", "prism_p2", 2, 37, 2, 32, 0, 2, 0, 0, 0, 0, 16, NULL, {0}, 0, 1005,
+      "the gradients (lattn_prism_p2_backward_ref) of a PRISM P2 block, fresh sequences, chunk 16 for the float32 form: dx and every weight's" },
     /* prism_p0: D in K, heads in H, solver steps in W, conv width 4 */
     { "prism_p0_small", "prism_p0", 2, 33, 3, 36, 0, 3, 0, 0, 1, 0, 16, NULL, {0}, 0, 1003,
       "PRISM P0 (the paper's model with lattn's documented choices), 3 solver steps, initial state" },
@@ -696,7 +700,21 @@ static int build_prism(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) 
         lattn_prism_p1_init_st(ctx, &p, &pf, "in.") != LATTN_OK) return 0;
     p.C = c->chunk;
     sx[0] = B; sx[1] = T; sx[2] = D;
-    {
+    if (strstr(c->id, "_grad")) {   /* fresh sequences: x, dout -> dx and every weight's gradient (also in float64) */
+        float *x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0), *dy = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0);
+        float *gf = (float *)keep(g, p.n_params * 4), *dx = (float *)keep(g, (size_t)(B * T * D) * 4);
+        double *gd = (double *)keep(g, p.n_params * 8);
+        meta(g, "pass", "backward");
+        add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.dout", LATTN_DTYPE_F32, 3, sx, dy);
+        add(g, "out.dx", LATTN_DTYPE_F32, 3, sx, dx);
+        st = is_p2 ? lattn_prism_p2_backward_ref(ctx, &p, B, T, x, NULL, dy, gf, gd, dx, NULL)
+                   : lattn_prism_p1_backward_ref(ctx, &p, B, T, x, dy, gf, gd, dx);
+        for (i = 0; i < p.n_tensors; i++) {
+            const size_t off = (size_t)(p.tensors[i].data - p.arena);
+            snprintf(nmb, sizeof nmb, "out.d%s", p.tensors[i].name); add(g, nmb, LATTN_DTYPE_F32, p.tensors[i].ndim, p.tensors[i].shape, gf + off);
+            snprintf(nmb, sizeof nmb, "out64.d%s", p.tensors[i].name); add(g, nmb, LATTN_DTYPE_F64, p.tensors[i].ndim, p.tensors[i].shape, gd + off);
+        }
+    } else {
         float *x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0), *y = (float *)keep(g, (size_t)(B * T * D) * 4);
         add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x);
         if (is_p2) {
