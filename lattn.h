@@ -1388,14 +1388,22 @@ LATTN_API lattn_status lattn_gdn_forward(lattn_ctx *ctx, const lattn_gdn_layer *
                                          const float *x, float *y, float *state);
 LATTN_API lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, const float *x,
                                       float *y, float *state);
-/* The gradients of ℒ = Σ ⟨dy, y⟩ in float32: every weight into grad (the arena's layout, written),
-   dx [B][T][D] and dstate [B][state floats] (the initial state's: the conv caches and the delta-rule
-   states) where set; state as the forward's (NULL: zero). The forward runs once keeping its
+/* The gradients of ℒ = Σ ⟨dy, y⟩ + Σ ⟨dstate, the final state⟩ in float32: every weight into grad
+   (the arena's layout, written), dx [B][T][D] where set; state as the forward's (NULL: zero);
+   dstate [B][state floats] (optional, needs state): in, the final state's gradient; out, the initial
+   state's (the conv caches and the delta-rule states). The forward runs once keeping its
    activations; then the output gate, lattn_gdr_chunk_backward, the gates, the ShortConvs and the
    projections, each on threaded GEMMs. */
 LATTN_API lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
                                           const float *x, const float *state, const float *dy, float *grad, float *dx,
                                           float *dstate);
+/* The same gradients in double (>>gdnlayer.backward_ref): the forward token by token keeping every
+   state ((T+1)·H·K·V doubles per sequence), then every step in reverse; grad and grad64 (each
+   optional; grad[i] belongs to m->arena[i]); dstate needs state (in, the final state's gradient;
+   out, the initial state's). */
+LATTN_API lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T, const float *x,
+                                              const float *state, const float *dy, float *grad, double *grad64, float *dx,
+                                              float *dstate);
 
 
 /* ================================================================================================ */
@@ -12084,12 +12092,13 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
     const lattn_gdn_config *c;
     int64_t D, H, K, V, W, HK, HV, SF, M, b, i, ch, NP;
     int nthr = lattn__threads(ctx);
-    float *buf, *P, *Cv, *Ar, *Br, *Gr, *O, *Z, *gl, *bt, *dP, *dCv, *dA, *dB, *dG, *dO, *dw, *ws;
+    float *buf, *P, *Cv, *Ar, *Br, *Gr, *O, *Z, *gl, *bt, *dP, *dCv, *dA, *dB, *dG, *dO, *dw, *dsin, *ws;
     double *hsum;
     size_t n, tmp;
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, dy));
     if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
+    if (dstate && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: dstate needs the initial states", who);
     c = &m->cfg;
     D = c->D;
     H = c->H;
@@ -12103,12 +12112,11 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
     NP = 2 * HK + HV;
     memset(grad, 0, m->n_params * sizeof(float));
     if (dx) memset(dx, 0, (size_t)(M * D) * sizeof(float));
-    if (dstate) memset(dstate, 0, (size_t)(B * SF) * sizeof(float));
-    if (T == 0) return lattn__ok(ctx);
+    if (T == 0) return lattn__ok(ctx);   /* dstate passes through */
     /* P, Cv, dP, dCv [M][2HK + HV]; a, b, the gates g and β, da, db [M][H]; G, O, Z, dG, dO [M][HV];
        a conv weight's gradient; the GEMMs' workspaces */
     if (lattn_size_mul(&n, (size_t)M, 4 * (size_t)NP + 6 * (size_t)H + 5 * (size_t)HV) ||
-        lattn_size_add(&n, n, (size_t)(LATTN__MAX(HK, HV) * W)) ||
+        lattn_size_add(&n, n, (size_t)(LATTN__MAX(HK, HV) * W)) || lattn_size_add(&n, n, dstate ? (size_t)(B * SF) : 0) ||
         lattn_size_mul(&tmp, (size_t)nthr, LATTN__MAX(LATTN__LIN_WS(LATTN__MAX(D, HV)), LATTN__LINB_WS)) || lattn_size_add(&n, n, tmp))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
@@ -12118,10 +12126,14 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
         return st;
     }
     {
-        float **const part[17] = { &P, &Cv, &dP, &dCv, &Ar, &Br, &gl, &bt, &dA, &dB, &Gr, &O, &Z, &dG, &dO, &dw, &ws };
-        const int64_t sz[17] = { M * NP, M * NP, M * NP, M * NP, M * H, M * H, M * H, M * H, M * H, M * H,
-                                 M * HV, M * HV, M * HV, M * HV, M * HV, LATTN__MAX(HK, HV) * W, 0 };
-        lattn__carve_floats(buf, part, sz, 17);
+        float **const part[18] = { &P, &Cv, &dP, &dCv, &Ar, &Br, &gl, &bt, &dA, &dB, &Gr, &O, &Z, &dG, &dO, &dw, &dsin, &ws };
+        const int64_t sz[18] = { M * NP, M * NP, M * NP, M * NP, M * H, M * H, M * H, M * H, M * H, M * H,
+                                 M * HV, M * HV, M * HV, M * HV, M * HV, LATTN__MAX(HK, HV) * W, dstate ? B * SF : 0, 0 };
+        lattn__carve_floats(buf, part, sz, 18);
+    }
+    if (dstate) {                        /* the final state's gradient in, the initial state's out */
+        memcpy(dsin, dstate, (size_t)(B * SF) * sizeof(float));
+        memset(dstate, 0, (size_t)(B * SF) * sizeof(float));
     }
     /* ---- forward, keeping a, b, G (raw), the conv outputs and O ---- */
     lattn__gdn_project(nthr, m, M, x, P, Ar, Br, Gr, gl, bt, ws);
@@ -12160,6 +12172,7 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
         gg.dv = dCv + 2 * M * HK + b * T * HV;
         gg.dg = dA + b * T * H;
         gg.dbeta = dB + b * T * H;
+        gg.dht = dstate ? dsin + b * SF + off : NULL;
         gg.dh0 = dstate ? dstate + b * SF + off : NULL;
         st = lattn_gdr_chunk_backward(ctx, &a, &gg);
         for (ch = 0, off = 0; ch < 3 && st == LATTN_OK; ch++) {
@@ -12171,6 +12184,7 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
             cg.dout = dCv + base + b * T * Dc;
             cg.dx = dP + base + b * T * Dc;
             cg.dw = dw;
+            cg.dht = dstate ? dsin + b * SF + off : NULL;
             cg.dh0 = dstate ? dstate + b * SF + off : NULL;
             st = lattn_shortconv_chunk_backward(ctx, &ca, &cg);
             for (i = 0; i < Dc * W; i++) gw[i] += dw[i];
@@ -12205,6 +12219,275 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
     lattn__free(ctx, hsum);
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+
+/* >>gdnlayer.backward_ref --------------------------------------------------------------------------
+   The same gradients in double: per sequence the forward token by token keeping every activation and
+   every state, then in reverse:
+     y = W_o z:                      dW_o += dy zᵀ;  dz = W_oᵀ dy
+     z = RMSNorm(o)·w ⊙ SiLU(x W_gᵀ): lattn__gate_row_backward_d
+     the delta rule, t = T-1 … 0:    the recurrence of lattn_gdr_ref_backward (e = k̂, c = β, a per-head gate)
+     g = -e^{A_log} softplus(u):     dA_log += dg g;  du = -dg e^{A_log} σ(u), u = x W_aᵀ + dt_bias
+     β = s σ(x W_bᵀ):                d(x W_bᵀ) = dβ s σ (1 - σ)
+     q̂ = q / |q|_ε (k̂ alike):         dq = (dq̂ - q̂ (q̂·dq̂)) / |q|_ε
+     q = SiLU(conv_W(p)), p = x W_qᵀ: the conv's taps back over p (and the carried cache), then the projections.
+   The final state's gradient reaches the tokens whose projections the final conv caches hold. */
+/* lattn__gate_row_d in reverse: d = ∂ℒ/∂(the gated row) -> dov (the row before the gate), dg (the
+   gate's input), dw (the norm's weight, added; may be NULL); o, g the forward's inputs.
+   RMSNorm: n = o r, r = (mean o² + ε)^-1/2:  do = r (dn - n mean(dn ∘ n)). */
+static void lattn__gate_row_backward_d(int64_t dv, const double *o, const double *g, const float *w, int norm, int swish, double eps,
+                                       const double *d, double *dov, double *dg, double *dw) {
+    const double r = norm ? lattn__rsqrt_mean_sq_d(dv, o, eps) : 1.0;
+    double dot = 0;
+    int64_t j;
+    for (j = 0; j < dv; j++) {
+        const double s = swish ? lattn__silu_d(g[j]) : lattn__sigmoid_d(g[j]);
+        const double ds = swish ? lattn__silu_grad_d(g[j]) : s * (1.0 - s), wn = norm ? (double)w[j] : 1.0, n = o[j] * r;
+        dg[j] = d[j] * n * wn * ds;
+        if (norm && dw) dw[j] += d[j] * n * s;
+        dov[j] = d[j] * wn * s;                          /* ∂ℒ/∂n */
+        dot += dov[j] * n;
+    }
+    for (j = 0; norm && j < dv; j++) dov[j] = r * (dov[j] - o[j] * r * dot / (double)dv);
+}
+/* The ShortConv's input at token t, tap j of channel ch: the projection p of token t - W + 1 + j, or
+   before the sequence's start the carried cache ([Z][W], newest last). */
+static double lattn__gdn_conv_in(int64_t Z, int64_t W, const double *p, const double *cache, int64_t t, int64_t j, int64_t ch) {
+    const int64_t tt = t - W + 1 + j;
+    return tt >= 0 ? p[tt * Z + ch] : cache[ch * W + t + 1 + j];
+}
+/* The conv taps of channel ch of q | k | v. */
+static const float *lattn__gdn_conv_w(const lattn_gdn_layer *m, int64_t ch) {
+    const int64_t HK = m->cfg.H * m->cfg.K, W = m->cfg.conv_w;
+    return ch < HK ? lattn__gdw(m, LATTN__GD_QC) + ch * W : ch < 2 * HK ? lattn__gdw(m, LATTN__GD_KC) + (ch - HK) * W
+                                                                         : lattn__gdw(m, LATTN__GD_VC) + (ch - 2 * HK) * W;
+}
+LATTN__DEF lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T, const float *x,
+                                               const float *state, const float *dy, float *grad, double *grad64, float *dx,
+                                               float *dstate) {
+    const char *who = "lattn_gdn_backward_ref";
+    const lattn_gdn_config *c;
+    int64_t D, H, K, V, W, HK, HV, Z, SF, RW, b, t, i, j, h, ch, k2;
+    double *buf, *G, *xd, *P, *Cz, *Ar, *Br, *Gr, *O, *gl, *bt, *Sa, *dP, *dZ, *dA, *dB, *dG, *dO, *cache, *dcache, *U, *row, *drow, sc, bs;
+    size_t n;
+    LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, dy));
+    if (dstate && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: dstate needs the initial states", who);
+    c = &m->cfg;
+    D = c->D;
+    H = c->H;
+    K = c->K;
+    V = c->V;
+    W = c->conv_w;
+    HK = H * K;
+    HV = H * V;
+    Z = 2 * HK + HV;
+    SF = lattn__gdn_state_floats(c);
+    sc = 1.0 / sqrt((double)K);
+    bs = c->allow_neg_eigval ? 2.0 : 1.0;
+    {
+        int64_t d3[3];
+        d3[0] = T + 1;
+        d3[1] = HK;
+        d3[2] = V;
+        LATTN__TRY(lattn__check_count(ctx, who, "the kept states", 3, d3));
+    }
+    RW = D + Z + 2 * (K + V);
+    n = m->n_params + (size_t)(T * (D + 4 * Z + 6 * H + 4 * HV)) + (size_t)((T + 1) * HK * V) + 2 * (size_t)(Z * W) + (size_t)(HK * V) +
+        2 * (size_t)RW;
+    LATTN__TRY(lattn__alloc_doubles(ctx, &buf, n, who));
+    {   /* G; per sequence x, the activations (p, the conv outputs, a, b, the output gate's input, o, g, β)
+           and their gradients, the states, the conv caches and their gradients, U, two row scratches */
+        double **const part[22] = { &G, &xd, &P, &Cz, &Ar, &Br, &Gr, &O, &gl, &bt, &Sa, &dP, &dZ, &dA, &dB, &dG, &dO, &cache, &dcache, &U,
+                                    &row, &drow };
+        const int64_t cnt[22] = { (int64_t)m->n_params, T * D, T * Z, T * Z, T * H, T * H, T * HV, T * HV, T * H, T * H, (T + 1) * HK * V,
+                                  T * Z, T * Z, T * H, T * H, T * HV, T * HV, Z * W, Z * W, HK * V, RW, RW };
+        lattn__carve_doubles(buf, part, cnt, 22);
+    }
+    for (i = 0; i < (int64_t)m->n_params; i++) G[i] = 0.0;
+    for (b = 0; b < B; b++) {
+        const float *xb = x + b * T * D, *dyb = dy + b * T * D;
+        for (i = 0; i < Z * W; i++) {
+            cache[i] = state ? (double)state[b * SF + i] : 0.0;
+            dcache[i] = 0.0;
+        }
+        for (i = 0; i < HK * V; i++) {
+            Sa[i] = state ? (double)state[b * SF + Z * W + i] : 0.0;
+            U[i] = dstate ? (double)dstate[b * SF + Z * W + i] : 0.0;
+        }
+        for (i = 0; i < T * Z; i++) { dP[i] = 0.0; dZ[i] = 0.0; }
+        for (t = 0; t < T; t++) {                        /* the forward, keeping everything */
+            double *xt = xd + t * D;
+            for (i = 0; i < D; i++) xt[i] = xb[t * D + i];
+            lattn__matvec_d(HK, D, lattn__gdw(m, LATTN__GD_Q), xt, P + t * Z, 0);
+            lattn__matvec_d(HK, D, lattn__gdw(m, LATTN__GD_K), xt, P + t * Z + HK, 0);
+            lattn__matvec_d(HV, D, lattn__gdw(m, LATTN__GD_V), xt, P + t * Z + 2 * HK, 0);
+            for (ch = 0; ch < Z; ch++) {
+                const float *w = lattn__gdn_conv_w(m, ch);
+                double acc = 0;
+                for (j = 0; j < W; j++) acc += (double)w[j] * lattn__gdn_conv_in(Z, W, P, cache, t, j, ch);
+                Cz[t * Z + ch] = acc;
+            }
+            lattn__matvec_d(H, D, lattn__gdw(m, LATTN__GD_A), xt, Ar + t * H, 0);
+            lattn__matvec_d(H, D, lattn__gdw(m, LATTN__GD_B), xt, Br + t * H, 0);
+            lattn__matvec_d(HV, D, lattn__gdw(m, LATTN__GD_G), xt, Gr + t * HV, 0);
+            for (h = 0; h < H; h++) {
+                double *q = row, *k = row + K, nq = 0, nk = 0, al;
+                const double *Sp = Sa + (t * H + h) * K * V;
+                double *Sn = Sa + ((t + 1) * H + h) * K * V;
+                gl[t * H + h] = -exp((double)lattn__gdw(m, LATTN__GD_ALOG)[h]) * lattn__softplus_d(Ar[t * H + h] + lattn__gdw(m, LATTN__GD_DT)[h]);
+                bt[t * H + h] = bs * lattn__sigmoid_d(Br[t * H + h]);
+                al = exp(gl[t * H + h]);
+                for (i = 0; i < K; i++) {
+                    q[i] = lattn__silu_d(Cz[t * Z + h * K + i]);
+                    k[i] = lattn__silu_d(Cz[t * Z + HK + h * K + i]);
+                    nq += q[i] * q[i];
+                    nk += k[i] * k[i];
+                }
+                nq = 1.0 / sqrt(nq + LATTN__L2_EPS);
+                nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
+                for (j = 0; j < V; j++) {                /* S = α S;  u = β (v - Sᵀ k̂);  S += k̂ uᵀ;  o = s Sᵀ q̂ */
+                    const double v = lattn__silu_d(Cz[t * Z + 2 * HK + h * V + j]);
+                    double u = 0, o = 0;
+                    for (i = 0; i < K; i++) u += al * Sp[i * V + j] * k[i] * nk;
+                    u = bt[t * H + h] * (v - u);
+                    for (i = 0; i < K; i++) {
+                        Sn[i * V + j] = al * Sp[i * V + j] + k[i] * nk * u;
+                        o += sc * q[i] * nq * Sn[i * V + j];
+                    }
+                    O[t * HV + h * V + j] = o;
+                }
+            }
+        }
+        for (t = 0; t < T; t++) {                        /* y = W_o z, z = the gated o */
+            double *z = row;
+            for (i = 0; i < HV; i++) z[i] = O[t * HV + i];
+            for (h = 0; h < H; h++) lattn__gate_row_d(V, z + h * V, Gr + t * HV + h * V, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps);
+            for (i = 0; i < HV; i++) drow[i] = 0.0;
+            for (i = 0; i < D; i++) {
+                const float *wo = lattn__gdw(m, LATTN__GD_O) + i * HV;
+                double *go = G + (wo - m->arena);
+                for (j = 0; j < HV; j++) {
+                    go[j] += (double)dyb[t * D + i] * z[j];
+                    drow[j] += (double)wo[j] * (double)dyb[t * D + i];
+                }
+            }
+            for (h = 0; h < H; h++)
+                lattn__gate_row_backward_d(V, O + t * HV + h * V, Gr + t * HV + h * V, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps,
+                                           drow + h * V, dO + t * HV + h * V, dG + t * HV + h * V, G + (lattn__gdw(m, LATTN__GD_ON) - m->arena));
+        }
+        for (h = 0; h < H; h++)                          /* the delta rule in reverse */
+            for (t = T - 1; t >= 0; t--) {
+                const double *Sp = Sa + (t * H + h) * K * V, *Sn = Sa + ((t + 1) * H + h) * K * V, *dob = dO + t * HV + h * V;
+                double *Uh = U + h * K * V, *q = row, *k = row + K, *dq = drow, *dk = drow + K, *w = row + 2 * K, *u = w + V;
+                const double al = exp(gl[t * H + h]), beta = bt[t * H + h];
+                double nq = 0, nk = 0, dbeta = 0, dal = 0, dotq = 0, dotk = 0;
+                for (i = 0; i < K; i++) {
+                    q[i] = lattn__silu_d(Cz[t * Z + h * K + i]);
+                    k[i] = lattn__silu_d(Cz[t * Z + HK + h * K + i]);
+                    nq += q[i] * q[i];
+                    nk += k[i] * k[i];
+                }
+                nq = sqrt(nq + LATTN__L2_EPS);
+                nk = sqrt(nk + LATTN__L2_EPS);
+                for (i = 0; i < K; i++) { q[i] /= nq; k[i] /= nk; dk[i] = 0.0; }
+                for (i = 0; i < K; i++) {                /* read-out o = s S_tᵀ q̂ */
+                    double acc = 0;
+                    for (j = 0; j < V; j++) {
+                        acc += Sn[i * V + j] * dob[j];
+                        Uh[i * V + j] += sc * q[i] * dob[j];
+                    }
+                    dq[i] = sc * acc;
+                }
+                for (j = 0; j < V; j++) {                /* write β k̂ vᵀ; w = S'ᵀ k̂, u = Uᵀ k̂ */
+                    const double v = lattn__silu_d(Cz[t * Z + 2 * HK + h * V + j]);
+                    double aw = 0, au = 0;
+                    for (i = 0; i < K; i++) {
+                        aw += al * Sp[i * V + j] * k[i];
+                        au += Uh[i * V + j] * k[i];
+                        dk[i] += beta * Uh[i * V + j] * v;
+                    }
+                    w[j] = aw;
+                    u[j] = au;
+                    dbeta += au * v - au * aw;
+                    dZ[t * Z + 2 * HK + h * V + j] += beta * au;
+                }
+                for (i = 0; i < K; i++) {                /* erase: dk̂ -= β (U w + S' u) */
+                    double acc = 0;
+                    for (j = 0; j < V; j++) acc += Uh[i * V + j] * w[j] + al * Sp[i * V + j] * u[j];
+                    dk[i] -= beta * acc;
+                }
+                for (i = 0; i < K; i++)                  /* U <- α (I - β k̂ k̂ᵀ) U */
+                    for (j = 0; j < V; j++) {
+                        Uh[i * V + j] -= beta * k[i] * u[j];
+                        dal += Uh[i * V + j] * Sp[i * V + j];
+                        Uh[i * V + j] *= al;
+                    }
+                for (i = 0; i < K; i++) { dotq += q[i] * dq[i]; dotk += k[i] * dk[i]; }
+                for (i = 0; i < K; i++) {
+                    dZ[t * Z + h * K + i] += (dq[i] - q[i] * dotq) / nq;
+                    dZ[t * Z + HK + h * K + i] += (dk[i] - k[i] * dotk) / nk;
+                }
+                {                                        /* the gates */
+                    const double dg = dal * al, ea = exp((double)lattn__gdw(m, LATTN__GD_ALOG)[h]);
+                    const double uu = Ar[t * H + h] + lattn__gdw(m, LATTN__GD_DT)[h], s = lattn__sigmoid_d(Br[t * H + h]);
+                    dA[t * H + h] = -dg * ea * lattn__sigmoid_d(uu);
+                    G[lattn__gdw(m, LATTN__GD_ALOG) - m->arena + h] += dg * gl[t * H + h];
+                    G[lattn__gdw(m, LATTN__GD_DT) - m->arena + h] += dA[t * H + h];
+                    dB[t * H + h] = dbeta * bs * s * (1.0 - s);
+                }
+            }
+        if (dstate)                                      /* the final conv caches: p of the last W tokens */
+            for (ch = 0; ch < Z; ch++)
+                for (j = 0; j < W; j++) {
+                    const double g = dstate[b * SF + ch * W + j];
+                    if (T - W + j >= 0) dP[(T - W + j) * Z + ch] += g;
+                    else dcache[ch * W + j + T] += g;
+                }
+        for (t = 0; t < T; t++)                          /* the ShortConvs with SiLU */
+            for (ch = 0; ch < Z; ch++) {
+                const float *w = lattn__gdn_conv_w(m, ch);
+                const double g = dZ[t * Z + ch] * lattn__silu_grad_d(Cz[t * Z + ch]);
+                for (j = 0; j < W; j++) {
+                    const int64_t tt = t - W + 1 + j;
+                    G[w - m->arena + j] += g * lattn__gdn_conv_in(Z, W, P, cache, t, j, ch);
+                    if (tt >= 0) dP[tt * Z + ch] += (double)w[j] * g;
+                    else dcache[ch * W + t + 1 + j] += (double)w[j] * g;
+                }
+            }
+        for (t = 0; t < T; t++) {                        /* the six projections */
+            static const int proj[6] = { LATTN__GD_Q, LATTN__GD_K, LATTN__GD_V, LATTN__GD_A, LATTN__GD_B, LATTN__GD_G };
+            const double *src[6];
+            const int64_t rows[6] = { HK, HK, HV, H, H, HV };
+            const double *xt = xd + t * D;
+            src[0] = dP + t * Z;
+            src[1] = dP + t * Z + HK;
+            src[2] = dP + t * Z + 2 * HK;
+            src[3] = dA + t * H;
+            src[4] = dB + t * H;
+            src[5] = dG + t * HV;
+            for (i = 0; i < D; i++) row[i] = 0.0;
+            for (k2 = 0; k2 < 6; k2++) {
+                const float *Wp = lattn__gdw(m, proj[k2]);
+                double *gw = G + (Wp - m->arena);
+                for (i = 0; i < rows[k2]; i++)
+                    for (j = 0; j < D; j++) {
+                        gw[i * D + j] += src[k2][i] * xt[j];
+                        row[j] += (double)Wp[i * D + j] * src[k2][i];
+                    }
+            }
+            if (dx) for (i = 0; i < D; i++) dx[b * T * D + t * D + i] = (float)row[i];
+        }
+        if (dstate) {
+            for (i = 0; i < Z * W; i++) dstate[b * SF + i] = (float)dcache[i];
+            for (i = 0; i < HK * V; i++) dstate[b * SF + Z * W + i] = (float)U[i];
+        }
+    }
+    for (i = 0; i < (int64_t)m->n_params; i++) {
+        if (grad) grad[i] = (float)G[i];
+        if (grad64) grad64[i] = G[i];
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
 }
 
 /* ================================================================================================ */
@@ -20064,33 +20347,6 @@ static lattn_status lattn__laplace_case_run(lattn_ctx *ctx, const void *layer, l
     if (form == LATTN_FORM_CHUNK) return lattn_laplace_forward(ctx, m, B, T, NULL, x, y, state);
     return lattn_laplace_step(ctx, m, B, NULL, x, y, state);
 }
-static lattn_status lattn__case_laplace(lattn__case *k, lattn_form form) {
-    lattn_laplace_model m;
-    lattn_status st;
-    LATTN__TRY(lattn_laplace_init_st(k->ctx, &m, k->c, "in."));
-    st = m.cfg.vocab != 0 ? lattn__fail(k->ctx, LATTN_E_FORMAT, "case: laplace_layer needs vocab 0")
-                          : lattn__case_layer(k, form, &m, m.cfg.D, lattn__laplace_state_floats(&m.cfg), lattn__laplace_case_run);
-    lattn_laplace_free(k->ctx, &m);
-    return st;
-}
-static lattn_status lattn__gdn_case_run(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T,
-                                        const float *x, float *y, float *state) {
-    const lattn_gdn_layer *m = (const lattn_gdn_layer *)layer;
-    if (form == LATTN_FORM_REF) return lattn_gdn_forward_ref(ctx, m, B, T, x, y, state, NULL);
-    if (form == LATTN_FORM_CHUNK) return lattn_gdn_forward(ctx, m, B, T, x, y, state);
-    return lattn_gdn_step(ctx, m, B, x, y, state);
-}
-static lattn_status lattn__case_gdn(lattn__case *k, lattn_form form) {
-    lattn_gdn_layer m;
-    lattn_status st;
-    LATTN__TRY(lattn_gdn_init_st(k->ctx, &m, k->c, "in."));
-    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn__gdn_state_floats(&m.cfg), lattn__gdn_case_run);
-    lattn_gdn_free(k->ctx, &m);
-    return st;
-}
-
-/* PRISM P1 (mixer "prism_p1"): the official block's tensors under "in.<official name>", in.x
-   [B][T][D] -> out.y, chunk size from "chunk" (default 128, capped at T as the code does). */
 /* A layer's gradient case: in.x [B][T][D] and in.dout (∂ℒ/∂y) -> out.dx (optional) and out.d<name>
    for every tensor of the layer (its arena and tensor list), by run (the layer's backward_ref or
    backward); fresh sequences. */
@@ -20122,6 +20378,43 @@ static lattn_status lattn__case_layer_grad(lattn__case *k, lattn_form form, cons
     }
     return st;
 }
+static lattn_status lattn__case_laplace(lattn__case *k, lattn_form form) {
+    lattn_laplace_model m;
+    lattn_status st;
+    LATTN__TRY(lattn_laplace_init_st(k->ctx, &m, k->c, "in."));
+    st = m.cfg.vocab != 0 ? lattn__fail(k->ctx, LATTN_E_FORMAT, "case: laplace_layer needs vocab 0")
+                          : lattn__case_layer(k, form, &m, m.cfg.D, lattn__laplace_state_floats(&m.cfg), lattn__laplace_case_run);
+    lattn_laplace_free(k->ctx, &m);
+    return st;
+}
+static lattn_status lattn__gdn_case_run(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T,
+                                        const float *x, float *y, float *state) {
+    const lattn_gdn_layer *m = (const lattn_gdn_layer *)layer;
+    if (form == LATTN_FORM_REF) return lattn_gdn_forward_ref(ctx, m, B, T, x, y, state, NULL);
+    if (form == LATTN_FORM_CHUNK) return lattn_gdn_forward(ctx, m, B, T, x, y, state);
+    return lattn_gdn_step(ctx, m, B, x, y, state);
+}
+static lattn_status lattn__gdn_case_grad(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T, const float *x,
+                                         const float *dy, float *grad, float *dx) {
+    const lattn_gdn_layer *m = (const lattn_gdn_layer *)layer;
+    if (form == LATTN_FORM_REF) return lattn_gdn_backward_ref(ctx, m, B, T, x, NULL, dy, grad, NULL, dx, NULL);
+    if (form == LATTN_FORM_CHUNK) return lattn_gdn_backward(ctx, m, B, T, x, NULL, dy, grad, dx, NULL);
+    return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: a gdn_layer gradient case has no %s form", lattn_form_name(form));
+}
+/* The Gated DeltaNet layer (mixer "gdn_layer"): the configuration from "gdn.*", the tensors under
+   "in."; a layer case, or with pass "backward" a gradient case. */
+static lattn_status lattn__case_gdn(lattn__case *k, lattn_form form) {
+    lattn_gdn_layer m;
+    lattn_status st;
+    LATTN__TRY(lattn_gdn_init_st(k->ctx, &m, k->c, "in."));
+    st = lattn__case_pass(k) == 1 ? lattn__case_layer_grad(k, form, &m, m.cfg.D, m.arena, m.n_params, m.tensors, m.n_tensors, lattn__gdn_case_grad)
+                                  : lattn__case_layer(k, form, &m, m.cfg.D, lattn__gdn_state_floats(&m.cfg), lattn__gdn_case_run);
+    lattn_gdn_free(k->ctx, &m);
+    return st;
+}
+
+/* PRISM P1 (mixer "prism_p1"): the official block's tensors under "in.<official name>", in.x
+   [B][T][D] -> out.y, chunk size from "chunk" (default 128, capped at T as the code does). */
 static lattn_status lattn__p1_case_grad(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T, const float *x,
                                         const float *dy, float *grad, float *dx) {
     if (form != LATTN_FORM_REF) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: prism_p1 has no %s form", lattn_form_name(form));

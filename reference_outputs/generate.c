@@ -141,6 +141,8 @@ static const gcase CASES[] = {
     /* gdn_layer: heads in H, K in K, V in V, conv width in W, D in chunk */
     { "gdn_layer_small", "gdn_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 901,
       "one Gated DeltaNet layer (D 24, 2 heads of 10 x 12, fla initialisation of A_log and dt_bias), initial state" },
+    { "gdn_layer_grad_small", "gdn_layer", 2, 21, 2, 10, 12, 4, 0, 0, 0, 0, 24, NULL, {0}, 0, 902,
+      "the gradients (lattn_gdn_backward_ref) of one Gated DeltaNet layer, fresh sequences: dx and every weight's (fla's names)" },
     /* attention: H_kv in bias, window in W (norm = 1: windowed, else causal) */
     { "attention_causal", "attention", 2, 150, 4, 48, 40, 0, 2, 0, 0, 0, 64, NULL, {0}, 0, 1101,
       "causal softmax attention, 4 query heads over 2 KV heads (GQA), K 48, V 40, T not a multiple of the tile" },
@@ -521,6 +523,44 @@ static int build_gdr(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     return report(c, ctx, st);
 }
 
+/* A gradient case of a layer: in.x and in.dout (random normal), then out.dx and, for every tensor of
+   the layer (its arena and tensor list), out.d<name> and out64.d<name> from run (the layer's
+   backward_ref on fresh sequences). */
+typedef lattn_status (*grad_fn)(lattn_ctx *ctx, const void *layer, int64_t B, int64_t T, const float *x, const float *dy, float *grad,
+                                double *grad64, float *dx);
+static lattn_status grad_case(gout *g, lattn_rng *rng, lattn_ctx *ctx, const void *layer, int64_t B, int64_t T, int64_t D, const float *arena,
+                              size_t n_params, const lattn_tensor *tensors, int64_t n_tensors, grad_fn run) {
+    float *x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0), *dy = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0);
+    float *gf = (float *)keep(g, n_params * 4), *dx = (float *)keep(g, (size_t)(B * T * D) * 4);
+    double *gd = (double *)keep(g, n_params * 8);
+    int64_t sx[3], i;
+    lattn_status st;
+    sx[0] = B; sx[1] = T; sx[2] = D;
+    meta(g, "pass", "backward");
+    add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.dout", LATTN_DTYPE_F32, 3, sx, dy);
+    add(g, "out.dx", LATTN_DTYPE_F32, 3, sx, dx);
+    st = run(ctx, layer, B, T, x, dy, gf, gd, dx);
+    for (i = 0; i < n_tensors; i++) {
+        const size_t off = (size_t)(tensors[i].data - arena);
+        char nm[80];
+        snprintf(nm, sizeof nm, "out.d%s", tensors[i].name); add(g, nm, LATTN_DTYPE_F32, tensors[i].ndim, tensors[i].shape, gf + off);
+        snprintf(nm, sizeof nm, "out64.d%s", tensors[i].name); add(g, nm, LATTN_DTYPE_F64, tensors[i].ndim, tensors[i].shape, gd + off);
+    }
+    return st;
+}
+static lattn_status gdn_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
+    return lattn_gdn_backward_ref(ctx, (const lattn_gdn_layer *)l, B, T, x, NULL, dy, gr, g64, dx, NULL);
+}
+static lattn_status p1_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
+    return lattn_prism_p1_backward_ref(ctx, (const lattn_prism_p1 *)l, B, T, x, dy, gr, g64, dx);
+}
+static lattn_status p2_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
+    return lattn_prism_p2_backward_ref(ctx, (const lattn_prism_p1 *)l, B, T, x, NULL, dy, gr, g64, dx, NULL);
+}
+static lattn_status ttt_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
+    return lattn_ttt_layer_backward_ref(ctx, (const lattn_ttt_layer *)l, B, T, x, NULL, dy, gr, g64, dx, NULL);
+}
+
 static int build_gdn_layer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     const int64_t B = c->B, T = c->T;
     lattn_status st = LATTN_OK;
@@ -549,9 +589,12 @@ static int build_gdn_layer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *r
         memcpy(t->data, w, t->count * 4);
         add_weight(g, t, w);
     }
-    layer_inputs(g, rng, B, T, D, SF, 1.0f, &io);
-    st = lattn_gdn_forward_ref(ctx, &m, B, T, io.x, io.y, io.s, NULL);
-    layer_outputs(g, &io);
+    if (strstr(c->id, "_grad")) st = grad_case(g, rng, ctx, &m, B, T, D, m.arena, m.n_params, m.tensors, m.n_tensors, gdn_grad);
+    else {
+        layer_inputs(g, rng, B, T, D, SF, 1.0f, &io);
+        st = lattn_gdn_forward_ref(ctx, &m, B, T, io.x, io.y, io.s, NULL);
+        layer_outputs(g, &io);
+    }
     lattn_gdn_free(ctx, &m);
     return report(c, ctx, st);
 }
@@ -700,21 +743,8 @@ static int build_prism(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) 
         lattn_prism_p1_init_st(ctx, &p, &pf, "in.") != LATTN_OK) return 0;
     p.C = c->chunk;
     sx[0] = B; sx[1] = T; sx[2] = D;
-    if (strstr(c->id, "_grad")) {   /* fresh sequences: x, dout -> dx and every weight's gradient (also in float64) */
-        float *x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0), *dy = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0);
-        float *gf = (float *)keep(g, p.n_params * 4), *dx = (float *)keep(g, (size_t)(B * T * D) * 4);
-        double *gd = (double *)keep(g, p.n_params * 8);
-        meta(g, "pass", "backward");
-        add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.dout", LATTN_DTYPE_F32, 3, sx, dy);
-        add(g, "out.dx", LATTN_DTYPE_F32, 3, sx, dx);
-        st = is_p2 ? lattn_prism_p2_backward_ref(ctx, &p, B, T, x, NULL, dy, gf, gd, dx, NULL)
-                   : lattn_prism_p1_backward_ref(ctx, &p, B, T, x, dy, gf, gd, dx);
-        for (i = 0; i < p.n_tensors; i++) {
-            const size_t off = (size_t)(p.tensors[i].data - p.arena);
-            snprintf(nmb, sizeof nmb, "out.d%s", p.tensors[i].name); add(g, nmb, LATTN_DTYPE_F32, p.tensors[i].ndim, p.tensors[i].shape, gf + off);
-            snprintf(nmb, sizeof nmb, "out64.d%s", p.tensors[i].name); add(g, nmb, LATTN_DTYPE_F64, p.tensors[i].ndim, p.tensors[i].shape, gd + off);
-        }
-    } else {
+    if (strstr(c->id, "_grad")) st = grad_case(g, rng, ctx, &p, B, T, D, p.arena, p.n_params, p.tensors, p.n_tensors, is_p2 ? p2_grad : p1_grad);
+    else {
         float *x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0), *y = (float *)keep(g, (size_t)(B * T * D) * 4);
         add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x);
         if (is_p2) {
@@ -782,22 +812,8 @@ static int build_ttt_layer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *r
         if (lattn_st_serialize(ctx, te, ne, g->meta, g->nm_meta, &tb, &tn) != LATTN_OK || lattn_st_parse(ctx, tb, tn, &tf) != LATTN_OK ||
             lattn_ttt_layer_init_st(ctx, &m, &tf, "in.") != LATTN_OK) return 0;
     }
-    if (strstr(c->id, "_grad")) {   /* fresh sequences: x, dout -> dx and every weight's gradient (also in float64) */
-        float *x = rand_f(g, rng, (size_t)(B * T * tc.D), 1, 0, 0), *dy = rand_f(g, rng, (size_t)(B * T * tc.D), 1, 0, 0);
-        float *gf = (float *)keep(g, m.n_params * 4), *dx = (float *)keep(g, (size_t)(B * T * tc.D) * 4);
-        double *gd = (double *)keep(g, m.n_params * 8);
-        int64_t sx[3];
-        sx[0] = B; sx[1] = T; sx[2] = tc.D;
-        meta(g, "pass", "backward");
-        add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.dout", LATTN_DTYPE_F32, 3, sx, dy);
-        add(g, "out.dx", LATTN_DTYPE_F32, 3, sx, dx);
-        st = lattn_ttt_layer_backward_ref(ctx, &m, B, T, x, NULL, dy, gf, gd, dx, NULL);
-        for (i = 0; i < m.n_tensors; i++) {
-            const size_t off = (size_t)(m.tensors[i].data - m.arena);
-            char nm[80];
-            snprintf(nm, sizeof nm, "out.d%s", m.tensors[i].name); add(g, nm, LATTN_DTYPE_F32, m.tensors[i].ndim, m.tensors[i].shape, gf + off);
-            snprintf(nm, sizeof nm, "out64.d%s", m.tensors[i].name); add(g, nm, LATTN_DTYPE_F64, m.tensors[i].ndim, m.tensors[i].shape, gd + off);
-        }
+    if (strstr(c->id, "_grad")) {   /* fresh sequences */
+        st = grad_case(g, rng, ctx, &m, B, T, tc.D, m.arena, m.n_params, m.tensors, m.n_tensors, ttt_grad);
         lattn_ttt_layer_free(ctx, &m); lattn_st_free(ctx, &tf); lattn_free(ctx, tb);
         return report(c, ctx, st);
     }

@@ -5312,6 +5312,7 @@ static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
         y64 = (double *)malloc(nx * sizeof(double));
         grad = fnew(m.n_params); grad2 = fnew(m.n_params); dx = fnew(nx); dst = fnew(ns);
         ctx->n_threads = 1;
+        memset(dst, 0, ns * sizeof(float));
         CHECK(lattn_gdn_backward(ctx, &m, B, T, x, s0, dy, grad, dx, dst) == LATTN_OK, "gdn backward: %s", lattn_ctx_error(ctx));
         ctx->n_threads = 2;
         CHECK(lattn_gdn_backward(ctx, &m, B, T, x, s0, dy, grad2, NULL, NULL) == LATTN_OK && same_bits(grad, grad2, m.n_params),
@@ -5339,12 +5340,52 @@ static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
         }
         if (getenv("LATTN_TEST_VERBOSE")) printf("  gdn backward (neg eigval %d): worst %.3g against central differences\n", neg, worst);
         CHECK(bad == 0, "GDN layer backward = central differences of forward_ref (every tensor, x, state; neg eigval %d): worst %.3g", neg, worst);
+        {   /* backward_ref: central differences in double; the float32 form against it under a final-state gradient */
+            float *gr = fnew(m.n_params), *dxr = fnew(nx), *dsr = fnew(ns), *dsi = fnormal(r, ns), *dsf = fnew(ns), *dxf = fnew(nx);
+            double *g64 = (double *)malloc(m.n_params * sizeof(double)), w2 = 0, e = 0;
+            int bad2 = 0;
+            memset(dsr, 0, ns * sizeof(float));
+            CHECK(lattn_gdn_backward_ref(ctx, &m, B, T, x, s0, dy, gr, g64, dxr, dsr) == LATTN_OK, "gdn backward_ref: %s", lattn_ctx_error(ctx));
+            for (ti = 0; ti < m.n_tensors + 2; ti++) {
+                float *base = ti < m.n_tensors ? m.tensors[ti].data : ti == m.n_tensors ? x : s0;
+                const size_t cnt = ti < m.n_tensors ? m.tensors[ti].count : ti == m.n_tensors ? nx : ns;
+                double gmax = 0;
+                int k;
+                for (i = 0; i < cnt; i++)
+                    gmax = fmax(gmax, fabs(ti < m.n_tensors ? g64[(m.tensors[ti].data - m.arena) + i] : (double)(ti == m.n_tensors ? dxr : dsr)[i]));
+                for (k = 0; k < 3; k++) {
+                    const size_t c0 = (size_t)(lattn_rng_next(r) % cnt);
+                    const double ad = ti < m.n_tensors ? g64[(m.tensors[ti].data - m.arena) + c0] : (double)(ti == m.n_tensors ? dxr : dsr)[c0];
+                    double fd, ee;
+                    FD_RICHARDSON(&base[c0], gdn_loss(ctx, &m, B, T, x, s0, s, ns, dy, y, y64), fd);
+                    ee = fabs(fd - ad) / fmax(fabs(ad), 1e-3 * gmax + 1e-300);
+                    if (ti < m.n_tensors) w2 = fmax(w2, ee);
+                    bad2 += !(ee <= (ti < m.n_tensors ? 1e-6 : 1e-5));
+                }
+            }
+            if (getenv("LATTN_TEST_VERBOSE")) printf("  gdn backward_ref (neg eigval %d): worst weight %.3g against central differences\n", neg, w2);
+            CHECK(bad2 == 0, "GDN layer backward_ref = central differences of forward_ref (every tensor, x, state; neg eigval %d): worst %.3g", neg, w2);
+            memcpy(dsr, dsi, ns * sizeof(float));
+            memcpy(dsf, dsi, ns * sizeof(float));
+            CHECK(lattn_gdn_backward_ref(ctx, &m, B, T, x, s0, dy, gr, NULL, dxr, dsr) == LATTN_OK &&
+                  lattn_gdn_backward(ctx, &m, B, T, x, s0, dy, grad2, dxf, dsf) == LATTN_OK, "gdn backward with a final-state gradient");
+            for (ti = 0; ti < m.n_tensors; ti++) {
+                const size_t o = (size_t)(m.tensors[ti].data - m.arena);
+                e = fmax(e, rel_rms(grad2 + o, gr + o, m.tensors[ti].count));
+            }
+            e = fmax(e, fmax(rel_rms(dxf, dxr, nx), rel_rms(dsf, dsr, ns)));
+            CHECK(e <= 1e-5, "GDN layer backward (float32) = backward_ref per tensor, dx and dstate, under a final-state gradient (neg eigval %d): %.3g", neg, e);
+            free(gr); free(dxr); free(dsr); free(dsi); free(dsf); free(dxf); free(g64);
+        }
         if (neg) {                       /* refused without writing */
             float *g3 = fnew(m.n_params);
             CHECK(lattn_gdn_backward(ctx, &m, B, T, x, s0, dy, NULL, dx, NULL) == LATTN_E_NULL, "gdn backward: grad NULL");
             CHECK(lattn_gdn_backward(ctx, &m, B, T, x, s0, NULL, g3, NULL, NULL) == LATTN_E_NULL, "gdn backward: dy NULL");
             CHECK(lattn_gdn_backward(ctx, &m, 0, T, x, s0, dy, g3, NULL, NULL) == LATTN_E_SHAPE, "gdn backward: B = 0");
             CHECK(lattn_gdn_backward(ctx, &m, B, -1, x, s0, dy, g3, NULL, NULL) == LATTN_E_SHAPE, "gdn backward: T < 0");
+            CHECK(lattn_gdn_backward(ctx, &m, B, T, x, NULL, dy, g3, NULL, dst) == LATTN_E_NULL, "gdn backward: dstate without state");
+            CHECK(lattn_gdn_backward_ref(ctx, &m, B, T, x, NULL, dy, g3, NULL, NULL, dst) == LATTN_E_NULL, "gdn backward_ref: dstate without state");
+            CHECK(lattn_gdn_backward_ref(ctx, &m, B, T, x, s0, NULL, g3, NULL, NULL, NULL) == LATTN_E_NULL, "gdn backward_ref: dy NULL");
             for (i = 0; i < m.n_params; i++) if (!isnan(g3[i])) break;
             CHECK(i == m.n_params, "gdn backward: nothing written by a refused call");
             free(g3);
