@@ -78,9 +78,8 @@
    gradient of every input out, d + its name): shortconv, scan, ssm, s4d, la, tcn, gdr, attn and
    ttt, each with the double _ref_backward and the float32 _chunk_backward (LATTN_MIXER_BACKWARD). A model's backward takes its forward's inputs and the
    output's gradient (or none: the model's loss) and writes every weight's gradient in the arena's
-   layout: backward_ref (double) and backward (float32) of tcn_demo, tf, sps and ttt_layer; backward
-   (float32, checked against central differences of forward_ref) of laplace and gdn
-   (LATTN_MODEL_FORMS).
+   layout: backward_ref (double) of every model, backward (float32) of every model with a fast
+   forward; prism_p1, chunk-level and double only, has backward_ref alone (LATTN_MODEL_FORMS).
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -97,7 +96,8 @@
      forward_ref  double, token by token (and a float64 copy of the output, *64)
      forward      float32: threaded GEMMs around the mixers' _chunk
      step         one token of B sequences on their states (GEMVs around the mixers' _step)
-     backward_ref, backward   the gradients of every weight (and the input), double and float32
+     backward_ref, backward   the gradients of every weight (and the input), double and float32:
+                  every model below has backward_ref, and backward where it has forward
    and its weights live in one arena of named tensors, with one grammar:
      init (configuration, seed)   init_st (a parsed safetensors file, a name prefix)   init_file (path)
      serialize (to memory)   save (to a path)   tensor (one by name)   free
@@ -134,9 +134,12 @@
      >>delta       the delta rule core GDR+I (DeltaNet, Gated DeltaNet, PRISM's injections): _ref,
                    _chunk (the WY transform on the tiler), _step, _ref_backward, _chunk_backward
      >>safetensors hardened safetensors reader and writer (golden cases, weights)
-     >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step, backward
-     >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate; backward
-     >>prism       PRISM P1, the official LM block (chunk-size dependent), matching the official code
+     >>laplace     the Laplace layer and model: weights arena, forward_ref, forward, step, backward,
+                   backward_ref (laplace.backward_ref)
+     >>gdnlayer    the Gated DeltaNet layer: projections, ShortConv, gates, output gate; backward,
+                   backward_ref (gdnlayer.backward_ref)
+     >>prism       PRISM P1, the official LM block (chunk-size dependent), matching the official code;
+                   P2 and P0 on the delta-rule core; their backward (prism.backward, prism.p0_backward)
      >>ttt         TTT-Linear / TTT-MLP: _ref, _chunk (dual form), _step (primal form), the outer
                    gradient (_ref_backward, _chunk_backward); the TTT layer and its backward
      >>attn        softmax attention: masks (causal, window, full, any function), GQA, _ref, _chunk
@@ -455,11 +458,14 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
 /* X(model, verb) for every model function; X(model) for the models with the weights grammar
    (init, init_st, serialize, tensor, free; init_file and save without LATTN_NO_STDIO). */
 #define LATTN_MODEL_FORMS(X)                                                                         \
-    X(laplace, forward_ref) X(laplace, forward) X(laplace, step) X(laplace, backward)                \
-    X(gdn, forward_ref) X(gdn, forward) X(gdn, step) X(gdn, backward)                                \
+    X(laplace, forward_ref) X(laplace, forward) X(laplace, step)                                     \
+    X(laplace, backward_ref) X(laplace, backward)                                                    \
+    X(gdn, forward_ref) X(gdn, forward) X(gdn, step) X(gdn, backward_ref) X(gdn, backward)           \
     X(prism_p0, forward_ref) X(prism_p0, forward) X(prism_p0, step)                                  \
-    X(prism_p1, forward_ref)                                                                         \
+    X(prism_p0, backward_ref) X(prism_p0, backward)                                                  \
+    X(prism_p1, forward_ref) X(prism_p1, backward_ref)                                               \
     X(prism_p2, forward_ref) X(prism_p2, forward) X(prism_p2, step)                                  \
+    X(prism_p2, backward_ref) X(prism_p2, backward)                                                  \
     X(ttt_layer, forward_ref) X(ttt_layer, forward) X(ttt_layer, step)                               \
     X(ttt_layer, backward_ref) X(ttt_layer, backward)                                                \
     X(tf, forward_ref) X(tf, forward) X(tf, step) X(tf, backward_ref) X(tf, backward)                \
@@ -1533,6 +1539,16 @@ LATTN_API lattn_status lattn_prism_p0_forward(lattn_ctx *ctx, const lattn_prism_
                                             const float *x, float *y, float *state);
 LATTN_API lattn_status lattn_prism_p0_step(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, const float *x,
                                            float *y, float *state);
+/* P0's gradients (>>prism.p0_backward), with the grammar of P2's: every weight into grad / grad64
+   (optional, the arena's layout), dx (optional), state the initial states (NULL: fresh), dstate
+   (optional, needs state: in, the final states' gradient; out, the initial states'). _ref: double,
+   every state kept (T·D·d doubles); the float32 form: the recurrence by lattn_gdr_chunk_backward,
+   the token-wise part in double. */
+LATTN_API lattn_status lattn_prism_p0_backward_ref(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T, const float *x,
+                                                   const float *state, const float *dy, float *grad, double *grad64, float *dx,
+                                                   float *dstate);
+LATTN_API lattn_status lattn_prism_p0_backward(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T, const float *x,
+                                               const float *state, const float *dy, float *grad, float *dx, float *dstate);
 
 /* The solver's closed form (spec §4.3, the LM code's δ without GELU): L steps of
        δ_l = P_l ∘ r_l,  r_{l+1} = r_l - δ_l,  r_1 = v
@@ -11584,7 +11600,7 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
     const lattn_laplace_config *c;
     int64_t D, H, dk, dv, W, L, M, F, HK, HV, NQ, nout, l, b, r, i, k, cnt = 0;
     const int64_t RB = 64;               /* logits rows at a time */
-    int nthr = lattn__threads(ctx), norm, swish;
+    int nthr = lattn__threads(ctx), norm, swish, keep = ctx && ctx->keep_activations;
     float *mem, *XS, *Hn, *U, *QKVG, *O, *Z, *Gs, *Xm, *H2, *F1, *F2, *FF, *dX, *dXm, *dH, *dF, *dU2, *dZ, *dO, *dQKVG, *dUc, *dw, *Zl, *ws;
     lattn__lap_buf u;
     double nll = 0.0;
@@ -11613,7 +11629,7 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
     if (dx) memset(dx, 0, (size_t)(M * D) * sizeof(float));
     if (T == 0) return lattn__ok(ctx);
     {   /* the layer inputs; the recomputed layer; its gradients; the head's rows; packing */
-        const int64_t kl = ctx->keep_activations ? L : 1;   /* the layer's activations: every layer's, or one set */
+        const int64_t kl = keep ? L : 1;   /* the layer's activations: every layer's, or one set */
         const int64_t rows[] = { L + 1, kl, kl, kl, kl, kl, kl, kl, kl, kl, kl, kl, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, nthr };
         const int64_t width[] = { M * D, M * D, M * D, M * NQ, M * HV, M * HV, M * HV, M * D, M * D, M * F, M * F, M * F, M * D,
                                   M * D, M * D, M * F, M * F, M * HV, M * HV, M * NQ, M * D, D * W, RB * nout,
@@ -11640,7 +11656,7 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
     for (l = 0; l < L && st == LATTN_OK; l++) {
         float *X1 = XS + (l + 1) * M * D;
         memcpy(X1, XS + l * M * D, (size_t)(M * D) * sizeof(float));
-        lattn__lap_bind(&u, ctx->keep_activations ? l : 0, M, D, NQ, HK, HV, F, Hn, U, QKVG, O, Z, Gs, Xm, H2, F1, F2, FF, ws);
+        lattn__lap_bind(&u, keep ? l : 0, M, D, NQ, HK, HV, F, Hn, U, QKVG, O, Z, Gs, Xm, H2, F1, F2, FF, ws);
         st = lattn__laplace_layer(ctx, m, l, B, T, X1, NULL, NULL, LATTN_FORM_CHUNK, &u);
     }
     /* ---- the head and the loss (or dout), into dX ---- */
@@ -11681,8 +11697,8 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
     for (l = L - 1; l >= 0 && st == LATTN_OK; l--) {
         const float *Xin = XS + l * M * D, *Wq = lattn__lw(m, l, LATTN__LP_QKVG), *wn = lattn__lw(m, l, LATTN__LP_GNORM);
         float *g_qkvg = grad + (Wq - m->arena);
-        lattn__lap_bind(&u, ctx->keep_activations ? l : 0, M, D, NQ, HK, HV, F, Hn, U, QKVG, O, Z, Gs, Xm, H2, F1, F2, FF, ws);
-        if (!ctx->keep_activations) {    /* the layer recomputed on a copy of its input (the copy's output unused) */
+        lattn__lap_bind(&u, keep ? l : 0, M, D, NQ, HK, HV, F, Hn, U, QKVG, O, Z, Gs, Xm, H2, F1, F2, FF, ws);
+        if (!keep) {    /* the layer recomputed on a copy of its input (the copy's output unused) */
             memcpy(dXm, Xin, (size_t)(M * D) * sizeof(float));
             st = lattn__laplace_layer(ctx, m, l, B, T, dXm, NULL, NULL, LATTN_FORM_CHUNK, &u);
         }
@@ -14211,13 +14227,95 @@ static lattn_status lattn__p0_args(lattn_ctx *ctx, const char *who, const lattn_
     dims[2] = m->cfg.D + m->cfg.Kc;
     return lattn__check_count(ctx, who, "the workspace", 3, dims);
 }
+/* The recurrence of one row in double, token by token: S [H][d][d] (in: the initial states, out:
+   the final ones) -> o [T][D]; Sall (may be NULL) keeps the states after every token [T][H][d][d]. */
+static void lattn__p0_mix(const lattn_prism_p0 *m, int64_t T, const double *q, const double *al, const double *kl, const double *dl,
+                          const double *bl, double *S, double *Sall, double *o) {
+    const int64_t D = m->cfg.D, H = m->cfg.H, L = m->cfg.L, d = D / H;
+    int64_t t, h, i, j, l;
+    for (t = 0; t < T; t++) {
+        for (h = 0; h < H; h++) {
+            double *Sh = S + h * d * d, a = al[t * H + h], be = bl[(t * L) * H + h];
+            const double *k1 = kl + (t * L) * D + h * d;
+            for (j = 0; j < d; j++) {          /* S = α (S - β_1 k_1 (k_1ᵀ S)) + Σ_l β_l k_l δ_lᵀ */
+                double w = 0;
+                for (i = 0; i < d; i++) w += k1[i] * Sh[i * d + j];
+                for (i = 0; i < d; i++) {
+                    double add = 0;
+                    for (l = 0; l < L; l++)
+                        add += bl[(t * L + l) * H + h] * kl[(t * L + l) * D + h * d + i] * dl[(t * L + l) * D + h * d + j];
+                    Sh[i * d + j] = a * (Sh[i * d + j] - be * k1[i] * w) + add;
+                }
+            }
+            for (j = 0; j < d; j++) {
+                double acc = 0;
+                for (i = 0; i < d; i++) acc += Sh[i * d + j] * q[t * D + h * d + i];
+                o[t * D + h * d + j] = acc / sqrt((double)d);
+            }
+        }
+        if (Sall) memcpy(Sall + t * H * d * d, S, sizeof(double) * (size_t)(H * d * d));
+    }
+}
+/* The core's call for one row (gate log α, e = k_1, c = 0, L injections), its float inputs carved
+   from fb: T·(3D + 3H + 2LD + LH) floats. */
+static void lattn__p0_core(const lattn_prism_p0 *m, int64_t T, const double *q, const double *al, const double *kl, const double *dl,
+                           const double *bl, float *fb, lattn_gdr_args *a) {
+    const int64_t D = m->cfg.D, H = m->cfg.H, L = m->cfg.L, d = D / H;
+    float *fq, *fe, *fo, *fg, *fc, *fbe, *fv, *ib, *ik, *id;
+    int64_t t, h, i, l;
+    {
+        float **const part[10] = { &fq, &fe, &fo, &fg, &fc, &fbe, &fv, &ib, &ik, &id };
+        const int64_t n[10] = { T * D, T * D, T * D, T * H, T * H, T * H, T * D, T * L * H, T * L * D, T * L * D };
+        lattn__carve_floats(fb, part, n, 10);
+    }
+    for (t = 0; t < T; t++)
+        for (h = 0; h < H; h++) {
+            fg[t * H + h] = (float)log(al[t * H + h]);
+            fc[t * H + h] = 0.0f;
+            fbe[t * H + h] = (float)bl[(t * L) * H + h];
+            for (i = 0; i < d; i++) {
+                fq[t * D + h * d + i] = (float)q[t * D + h * d + i];
+                fe[t * D + h * d + i] = (float)kl[(t * L) * D + h * d + i];
+                fv[t * D + h * d + i] = 0.0f;                     /* the base write is off (c = 0) */
+            }
+            for (l = 0; l < L; l++) {
+                ib[(t * H + h) * L + l] = (float)bl[(t * L + l) * H + h];
+                for (i = 0; i < d; i++) {
+                    ik[((t * H + h) * L + l) * d + i] = (float)kl[(t * L + l) * D + h * d + i];
+                    id[((t * H + h) * L + l) * d + i] = (float)dl[(t * L + l) * D + h * d + i];
+                }
+            }
+        }
+    memset(a, 0, sizeof *a);
+    a->B = 1;
+    a->T = T;
+    a->H = H;
+    a->K = d;
+    a->V = d;
+    a->q = fq;
+    a->k = fe;
+    a->v = fv;
+    a->e = fe;
+    a->c = fc;
+    a->beta = fbe;
+    a->g = fg;
+    a->L = L;
+    a->inj_b = ib;
+    a->inj_kap = ik;
+    a->inj_d = id;
+    a->scale = 1.0 / sqrt((double)d);
+    a->o = fo;
+}
+static size_t lattn__p0_core_floats(const lattn_prism_p0 *m, int64_t T) {
+    return (size_t)(T * (4 * m->cfg.D + 3 * m->cfg.H + 2 * m->cfg.L * m->cfg.D + m->cfg.L * m->cfg.H));
+}
 /* One row through P0; the recurrence in double (form REF) or on the core (CHUNK: _chunk, STEP: _step). */
 static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T, const float *x, float *y,
                                   float *state, double *y64, lattn_form form, const char *who) {
     const int64_t D = m ? m->cfg.D : 0, H = m ? m->cfg.H : 1, L = m ? m->cfg.L : 0, Kc = m ? m->cfg.Kc : 0;
-    int64_t d, SF, b, t, i, j, l, h;
+    int64_t d, SF, b, t, i, j;
     double *buf, *cache, *u, *q, *v, *al, *kl, *dl, *bl, *r, *o, *S;
-    float *fb = NULL;
+    float *fb = NULL, *S0, *S1;
     size_t cnt;
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__p0_args(ctx, who, m, B, T, x, y));
@@ -14228,7 +14326,7 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
     cnt = (size_t)(D * Kc + T * (5 * D + H + 2 * L * D + L * H) + H * d * d + D);
     if (lattn_size_mul(&cnt, cnt, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, cnt)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    if (form != LATTN_FORM_REF && lattn__alloc_floats(ctx, &fb, (size_t)(T * (5 * D + H + 2 * L * D + 2 * L * H) + 2 * H * d * d), who) != LATTN_OK) {
+    if (form != LATTN_FORM_REF && lattn__alloc_floats(ctx, &fb, lattn__p0_core_floats(m, T) + (size_t)(2 * H * d * d), who) != LATTN_OK) {
         lattn__free(ctx, buf);
         return LATTN_E_NOMEM;
     }
@@ -14237,79 +14335,25 @@ static lattn_status lattn__p0_run(lattn_ctx *ctx, const lattn_prism_p0 *m, int64
         const int64_t n[11] = { D * Kc, T * D, T * D, T * D, T * D, T * H, T * L * D, T * L * D, T * L * H, H * d * d, D };
         lattn__carve_doubles(buf, part, n, 11);
     }
+    S0 = fb ? fb + lattn__p0_core_floats(m, T) : NULL;
+    S1 = S0 ? S0 + H * d * d : NULL;
     for (b = 0; b < B && st == LATTN_OK; b++) {
         const float *xb = x + b * T * D;
         for (i = 0; i < D * Kc; i++) cache[i] = state ? (double)state[b * SF + i] : 0.0;
         lattn__p0_project(m, T, xb, cache, u, q, v, al, kl, dl, bl, r);
         if (form == LATTN_FORM_REF) {                /* the recurrence in double, token by token */
             for (i = 0; i < H * d * d; i++) S[i] = state ? (double)state[b * SF + D * Kc + i] : 0.0;
-            for (t = 0; t < T; t++)
-                for (h = 0; h < H; h++) {
-                    double *Sh = S + h * d * d, a = al[t * H + h], be = bl[(t * L) * H + h];
-                    const double *k1 = kl + (t * L) * D + h * d;
-                    for (j = 0; j < d; j++) {  /* S = α (S - β_1 k_1 (k_1ᵀ S)) + Σ_l β_l k_l δ_lᵀ */
-                        double w = 0;
-                        for (i = 0; i < d; i++) w += k1[i] * Sh[i * d + j];
-                        for (i = 0; i < d; i++) {
-                            double add = 0;
-                            for (l = 0; l < L; l++)
-                                add += bl[(t * L + l) * H + h] * kl[(t * L + l) * D + h * d + i] * dl[(t * L + l) * D + h * d + j];
-                            Sh[i * d + j] = a * (Sh[i * d + j] - be * k1[i] * w) + add;
-                        }
-                    }
-                    for (j = 0; j < d; j++) {
-                        double acc = 0;
-                        for (i = 0; i < d; i++) acc += Sh[i * d + j] * q[t * D + h * d + i];
-                        o[t * D + h * d + j] = acc / sqrt((double)d);
-                    }
-                }
+            lattn__p0_mix(m, T, q, al, kl, dl, bl, S, NULL, o);
             if (state) for (i = 0; i < H * d * d; i++) state[b * SF + D * Kc + i] = (float)S[i];
-        } else {                         /* on the core: gate log α, e = k_1, c = 0, L injections */
-            lattn_gdr_args a = LATTN__ZERO;
-            float *fq = fb, *fe = fq + T * D, *fo = fe + T * D, *fg = fo + T * D, *fc = fg + T * H, *fbe = fc + T * H;
-            float *fv = fbe + T * H, *ib = fv + T * D, *ik = ib + T * L * H, *id = ik + T * L * D, *S0 = id + T * L * D, *S1 = S0 + H * d * d;
-            for (t = 0; t < T; t++)
-                for (h = 0; h < H; h++) {
-                    fg[t * H + h] = (float)log(al[t * H + h]);
-                    fc[t * H + h] = 0.0f;
-                    fbe[t * H + h] = (float)bl[(t * L) * H + h];
-                    for (i = 0; i < d; i++) {
-                        fq[t * D + h * d + i] = (float)q[t * D + h * d + i];
-                        fe[t * D + h * d + i] = (float)kl[(t * L) * D + h * d + i];
-                        fv[t * D + h * d + i] = 0.0f;                     /* the base write is off (c = 0) */
-                    }
-                    for (l = 0; l < L; l++) {
-                        ib[(t * H + h) * L + l] = (float)bl[(t * L + l) * H + h];
-                        for (i = 0; i < d; i++) {
-                            ik[((t * H + h) * L + l) * d + i] = (float)kl[(t * L + l) * D + h * d + i];
-                            id[((t * H + h) * L + l) * d + i] = (float)dl[(t * L + l) * D + h * d + i];
-                        }
-                    }
-                }
+        } else {                         /* on the core */
+            lattn_gdr_args a;
+            lattn__p0_core(m, T, q, al, kl, dl, bl, fb, &a);
             for (i = 0; i < H * d * d; i++) S0[i] = state ? state[b * SF + D * Kc + i] : 0.0f;
-            a.B = 1;
-            a.T = T;
-            a.H = H;
-            a.K = d;
-            a.V = d;
-            a.q = fq;
-            a.k = fe;
-            a.v = fv;
-            a.e = fe;
-            a.c = fc;
-            a.beta = fbe;
-            a.g = fg;
-            a.L = L;
-            a.inj_b = ib;
-            a.inj_kap = ik;
-            a.inj_d = id;
-            a.scale = 1.0 / sqrt((double)d);
             a.h0 = S0;
             a.ht = S1;
-            a.o = fo;
             st = form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
             if (st != LATTN_OK) break;
-            for (i = 0; i < T * D; i++) o[i] = fo[i];
+            for (i = 0; i < T * D; i++) o[i] = a.o[i];
             if (state) memcpy(state + b * SF + D * Kc, S1, sizeof(float) * (size_t)(H * d * d));
         }
         for (t = 0; t < T; t++) {        /* y = W_o o */
@@ -14337,6 +14381,306 @@ LATTN__DEF lattn_status lattn_prism_p0_forward(lattn_ctx *ctx, const lattn_prism
 LATTN__DEF lattn_status lattn_prism_p0_step(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, const float *x,
                                             float *y, float *state) {
     return lattn__p0_run(ctx, m, B, 1, x, y, state, NULL, LATTN_FORM_STEP, "lattn_prism_p0_step");
+}
+
+/* >>prism.p0_backward ------------------------------------------------------------------------------
+   P0's gradients, per sequence: the token-wise part again (lattn__p0_project), the recurrence (every
+   state kept in double by _ref; on the core by the float32 form), then in reverse:
+     y = W_o o:                          dW_o += dy oᵀ;  do = W_oᵀ dy
+     the recurrence, t = T-1 … 0 (U = ∂ℒ/∂S_t, s = d^-1/2, e = k̂_1):
+       o = s S_tᵀ q:                     U += s q doᵀ;  dq = s S_t do
+       S_t = S' - β_1 e (eᵀ S') + Σ_l β_l k_l δ_lᵀ, S' = α S_{t-1}:
+                                         dk_l += β_l U δ_l;  dδ_l += β_l Uᵀ k_l;  dβ_l += k_lᵀ U δ_l;
+                                         with w = S'ᵀ e, u = Uᵀ e: dβ_1 -= u·w;  de -= β_1 (U w + S' u);
+                                         U ← U - β_1 e uᵀ;  dα = Σ U ∘ S_{t-1};  U ← α U
+     the solver, l = L … 1 (m = p_l ∘ r_l, δ_l = GELU(m), r_{l+1} = r_l - δ_l; ρ = ∂ℒ/∂r_{l+1}, 0 at L + 1):
+                                         dm = (dδ_l - ρ) GELU'(m);  dp_l = dm ∘ r_l;  ρ ← ρ + dm ∘ p_l
+     r_1 = v - u (dv = ρ, du -= ρ); k̂_1 = k_1 / |k_1|_ε per head; α, β_l = σ(·); the linears of u;
+     u = SiLU(conv(x)), the conv reaching into the carried history.
+   The final state's gradient (dstate) enters as U and at the tokens the final conv history holds. */
+static double lattn__gelu_grad_d(double x) {
+    return 0.5 * (1.0 + erf(x * 0.70710678118654752440)) + x * exp(-0.5 * x * x) * 0.39894228040143267794;
+}
+/* The recurrence of one row in reverse, in double: U [H][d][d] (in ∂ℒ/∂S_T, out ∂ℒ/∂S_0); S0 the
+   initial states, Sall every state after it; the gradients added into dq [T][D], dα [T][H], dk, dδ
+   [T][L][D], dβ [T][L][H] (dk_1 with respect to the normalised k̂_1). w: 2d doubles. */
+static void lattn__p0_mix_backward(const lattn_prism_p0 *m, int64_t T, const double *q, const double *al, const double *kl,
+                                   const double *dl, const double *bl, const double *S0, const double *Sall, const double *dob, double *U,
+                                   double *dq, double *dal, double *dk, double *dd, double *db, double *w) {
+    const int64_t D = m->cfg.D, H = m->cfg.H, L = m->cfg.L, d = D / H;
+    const double s = 1.0 / sqrt((double)d);
+    double *u = w + d;
+    int64_t h, t, i, j, l;
+    for (h = 0; h < H; h++) {
+        double *Uh = U + h * d * d;
+        for (t = T - 1; t >= 0; t--) {
+            const int64_t o = h * d;
+            const double *Sp = t ? Sall + ((t - 1) * H + h) * d * d : S0 + h * d * d, *St = Sall + (t * H + h) * d * d;
+            const double *e = kl + (t * L) * D + o, *dot = dob + t * D + o, a = al[t * H + h], b1 = bl[(t * L) * H + h];
+            double da = 0;
+            for (i = 0; i < d; i++) {                    /* read-out */
+                double acc = 0;
+                for (j = 0; j < d; j++) {
+                    acc += St[i * d + j] * dot[j];
+                    Uh[i * d + j] += s * q[t * D + o + i] * dot[j];
+                }
+                dq[t * D + o + i] += s * acc;
+            }
+            for (l = 0; l < L; l++) {                    /* injections */
+                const double *kap = kl + (t * L + l) * D + o, *del = dl + (t * L + l) * D + o, bb = bl[(t * L + l) * H + h];
+                for (i = 0; i < d; i++) {
+                    double gd = 0;
+                    for (j = 0; j < d; j++) {
+                        gd += Uh[i * d + j] * del[j];
+                        dd[(t * L + l) * D + o + j] += bb * kap[i] * Uh[i * d + j];
+                    }
+                    dk[(t * L + l) * D + o + i] += bb * gd;
+                    db[(t * L + l) * H + h] += kap[i] * gd;
+                }
+            }
+            for (j = 0; j < d; j++) {                    /* erase: w = S'ᵀ e, u = Uᵀ e */
+                double aw = 0, au = 0;
+                for (i = 0; i < d; i++) {
+                    aw += a * Sp[i * d + j] * e[i];
+                    au += Uh[i * d + j] * e[i];
+                }
+                w[j] = aw;
+                u[j] = au;
+                db[(t * L) * H + h] -= au * aw;
+            }
+            for (i = 0; i < d; i++) {
+                double acc = 0;
+                for (j = 0; j < d; j++) acc += Uh[i * d + j] * w[j] + a * Sp[i * d + j] * u[j];
+                dk[(t * L) * D + o + i] -= b1 * acc;
+            }
+            for (i = 0; i < d; i++)                      /* U <- α (I - β_1 e eᵀ) U */
+                for (j = 0; j < d; j++) {
+                    Uh[i * d + j] -= b1 * e[i] * u[j];
+                    da += Uh[i * d + j] * Sp[i * d + j];
+                    Uh[i * d + j] *= a;
+                }
+            dal[t * H + h] += da;
+        }
+    }
+}
+/* The recurrence of one row in reverse on the float32 core: lattn_gdr_chunk_backward for the call a
+   (its forward run) with dout = dob and dht (may be NULL), its gradients added as
+   lattn__p0_mix_backward's (the log gate back to α) and ∂ℒ/∂S_0 into U. gb: the gradients in
+   lattn__p0_core's layout of fb; dh0: [H][d][d] floats. */
+static lattn_status lattn__p0_chunk_backward(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t T, const lattn_gdr_args *a, const float *fb,
+                                             float *gb, const float *dht, float *dh0, const double *al, const double *dob, double *U, double *dq,
+                                             double *dal, double *dk, double *dd, double *db) {
+    const int64_t D = m->cfg.D, H = m->cfg.H, L = m->cfg.L, d = D / H;
+    lattn_gdr_grads g = LATTN__ZERO;
+    float *dout = gb + (a->o - fb);
+    int64_t t, h, i, l;
+    g.dq = gb + (a->q - fb);
+    g.de = gb + (a->e - fb);
+    g.dbeta = gb + (a->beta - fb);
+    g.dg = gb + (a->g - fb);
+    g.dinj_b = gb + (a->inj_b - fb);
+    g.dinj_kap = gb + (a->inj_kap - fb);
+    g.dinj_d = gb + (a->inj_d - fb);
+    for (i = 0; i < T * D; i++) dout[i] = (float)dob[i];
+    g.dout = dout;
+    g.dht = dht;
+    g.dh0 = dh0;
+    LATTN__TRY(lattn_gdr_chunk_backward(ctx, a, &g));
+    for (t = 0; t < T; t++)
+        for (h = 0; h < H; h++) {
+            dal[t * H + h] += (double)g.dg[t * H + h] / al[t * H + h];
+            db[(t * L) * H + h] += g.dbeta[t * H + h];
+            for (i = 0; i < d; i++) {
+                dq[t * D + h * d + i] += g.dq[t * D + h * d + i];
+                dk[(t * L) * D + h * d + i] += g.de[t * D + h * d + i];
+            }
+            for (l = 0; l < L; l++) {
+                db[(t * L + l) * H + h] += g.dinj_b[(t * H + h) * L + l];
+                for (i = 0; i < d; i++) {
+                    dk[(t * L + l) * D + h * d + i] += g.dinj_kap[((t * H + h) * L + l) * d + i];
+                    dd[(t * L + l) * D + h * d + i] += g.dinj_d[((t * H + h) * L + l) * d + i];
+                }
+            }
+        }
+    for (i = 0; i < H * d * d; i++) U[i] = dh0[i];
+    return LATTN_OK;
+}
+/* One linear of u in reverse at one token: dW += dz uᵀ, db += dz (bi < 0: no bias), du += Wᵀ dz. */
+static void lattn__p0_linear_backward(const lattn_prism_p0 *m, int64_t wi, int64_t bi, int64_t rows, const double *u, const double *dz,
+                                      double *G, double *du) {
+    int64_t i;
+    lattn__matvec_backward_d(rows, m->cfg.D, lattn__p0w(m, wi), u, dz, G + (lattn__p0w(m, wi) - m->arena), du);
+    for (i = 0; bi >= 0 && i < rows; i++) G[lattn__p0w(m, bi) - m->arena + i] += dz[i];
+}
+static lattn_status lattn__p0_backward(lattn_ctx *ctx, const char *who, lattn_form form, const lattn_prism_p0 *m, int64_t B, int64_t T,
+                                       const float *x, const float *state, const float *dy, float *grad, double *grad64, float *dx,
+                                       float *dstate) {
+    int64_t D, H, L, Kc, d, SF, hd, b, t, i, j, l, h, c;
+    double *buf, *G, *cache0, *cache, *dcache, *u, *q, *v, *al, *kl, *dl, *bl, *o, *dob, *dxd, *dq, *dal, *dk, *dd, *db;
+    double *S0, *St, *U, *r, *pl, *rho, *du, *z, *w, *Sall;
+    float *fb = NULL, *gb = NULL, *f0 = NULL;
+    size_t cnt, nf = 0;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__p0_args(ctx, who, m, B, T, x, dy));
+    if (dstate && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: dstate needs the initial states", who);
+    D = m->cfg.D;
+    H = m->cfg.H;
+    L = m->cfg.L;
+    Kc = m->cfg.Kc;
+    d = D / H;
+    hd = H * d * d;
+    SF = lattn__prism_p0_state_floats(&m->cfg);
+    {
+        int64_t d3[3];
+        d3[0] = T + 1;
+        d3[1] = D;
+        d3[2] = d;
+        LATTN__TRY(lattn__check_count(ctx, who, "the kept states", 3, d3));
+    }
+    cnt = m->n_params + (size_t)(3 * D * Kc + T * (8 * D + 2 * H + 4 * L * D + 2 * L * H) + 3 * hd + (2 * L + 5) * D + 2 * d);
+    if (form == LATTN_FORM_REF) cnt += (size_t)(T * hd);
+    LATTN__TRY(lattn__alloc_doubles(ctx, &buf, cnt, who));
+    if (form != LATTN_FORM_REF) {
+        nf = lattn__p0_core_floats(m, T);
+        if (lattn__alloc_floats(ctx, &fb, 2 * nf + (size_t)(2 * hd), who) != LATTN_OK) {
+            lattn__free(ctx, buf);
+            return LATTN_E_NOMEM;
+        }
+        gb = fb + nf;
+        f0 = gb + nf;
+    }
+    {   /* G; the conv history (initial, running) and its gradient; the forward's rows and their gradients;
+           S0, St, U; per token the solver's residuals r_1..r_{L+1}, p_l, ρ, du, a row z, w; every state (_ref) */
+        double **const part[29] = { &G, &cache0, &cache, &dcache, &u, &q, &v, &o, &dob, &dxd, &al, &kl, &dl, &bl, &dq, &dal, &dk, &dd, &db,
+                                    &S0, &St, &U, &r, &pl, &rho, &du, &z, &w, &Sall };
+        const int64_t n[29] = { (int64_t)m->n_params, D * Kc, D * Kc, D * Kc, T * D, T * D, T * D, T * D, T * D, T * D, T * H, T * L * D,
+                                T * L * D, T * L * H, T * D, T * H, T * L * D, T * L * D, T * L * H, hd, hd, hd, (L + 1) * D, L * D, D, D,
+                                D, 2 * d, form == LATTN_FORM_REF ? T * hd : 0 };
+        lattn__carve_doubles(buf, part, n, 29);
+    }
+    for (i = 0; i < (int64_t)m->n_params; i++) G[i] = 0.0;
+    for (b = 0; b < B; b++) {
+        const float *xb = x + b * T * D, *dyb = dy + b * T * D;
+        lattn_gdr_args a;
+        for (i = 0; i < D * Kc; i++) {
+            cache0[i] = state ? (double)state[b * SF + i] : 0.0;
+            cache[i] = cache0[i];
+            dcache[i] = 0.0;
+        }
+        for (i = 0; i < hd; i++) {
+            S0[i] = state ? (double)state[b * SF + D * Kc + i] : 0.0;
+            St[i] = S0[i];
+            U[i] = dstate ? (double)dstate[b * SF + D * Kc + i] : 0.0;
+        }
+        for (i = 0; i < T * D; i++) { dq[i] = 0.0; dob[i] = 0.0; dxd[i] = 0.0; }
+        for (i = 0; i < T * H; i++) dal[i] = 0.0;
+        for (i = 0; i < T * L * D; i++) { dk[i] = 0.0; dd[i] = 0.0; }
+        for (i = 0; i < T * L * H; i++) db[i] = 0.0;
+        lattn__p0_project(m, T, xb, cache, u, q, v, al, kl, dl, bl, r);
+        if (form == LATTN_FORM_REF) lattn__p0_mix(m, T, q, al, kl, dl, bl, St, Sall, o);
+        else {
+            lattn__p0_core(m, T, q, al, kl, dl, bl, fb, &a);
+            for (i = 0; i < hd; i++) f0[i] = (float)S0[i];
+            a.h0 = f0;
+            st = lattn_gdr_chunk(ctx, &a);
+            if (st != LATTN_OK) break;
+            for (i = 0; i < T * D; i++) o[i] = a.o[i];
+        }
+        for (t = 0; t < T; t++) {                        /* y = W_o o */
+            for (i = 0; i < D; i++) z[i] = dyb[t * D + i];
+            lattn__matvec_backward_d(D, D, lattn__p0w(m, LATTN__P0_O), o + t * D, z, G + (lattn__p0w(m, LATTN__P0_O) - m->arena), dob + t * D);
+        }
+        if (form == LATTN_FORM_REF) lattn__p0_mix_backward(m, T, q, al, kl, dl, bl, S0, Sall, dob, U, dq, dal, dk, dd, db, w);
+        else st = lattn__p0_chunk_backward(ctx, m, T, &a, fb, gb, dstate ? dstate + b * SF + D * Kc : NULL, f0 + hd, al, dob, U, dq, dal, dk, dd, db);
+        if (st != LATTN_OK) break;
+        if (dstate)                                      /* the final conv history: x of the last Kc tokens */
+            for (c = 0; c < D; c++)
+                for (j = 0; j < Kc; j++) {
+                    const double g = dstate[b * SF + c * Kc + j];
+                    if (T - Kc + j >= 0) dxd[(T - Kc + j) * D + c] += g;
+                    else dcache[c * Kc + j + T] += g;
+                }
+        for (t = 0; t < T; t++) {                        /* the token-wise part in reverse */
+            const double *ut = u + t * D;
+            for (c = 0; c < D; c++) { du[c] = 0.0; rho[c] = 0.0; r[c] = v[t * D + c] - ut[c]; }
+            for (l = 0; l < L; l++) {                    /* the solver's p_l and residuals again */
+                lattn__matvec_d(D, D, lattn__p0w(m, LATTN__P0_G + 4 * l + 1), ut, pl + l * D, 0);
+                for (c = 0; c < D; c++) r[(l + 1) * D + c] = r[l * D + c] - lattn__gelu_d(pl[l * D + c] * r[l * D + c]);
+            }
+            for (l = L - 1; l >= 0; l--) {
+                for (c = 0; c < D; c++) {
+                    const double gm = (dd[(t * L + l) * D + c] - rho[c]) * lattn__gelu_grad_d(pl[l * D + c] * r[l * D + c]);
+                    z[c] = gm * r[l * D + c];            /* dp_l */
+                    rho[c] += gm * pl[l * D + c];
+                }
+                lattn__p0_linear_backward(m, LATTN__P0_G + 4 * l + 1, -1, D, ut, z, G, du);
+            }
+            lattn__p0_linear_backward(m, LATTN__P0_V, -1, D, ut, rho, G, du);   /* r_1 = v - u */
+            for (c = 0; c < D; c++) du[c] -= rho[c];
+            for (l = 0; l < L; l++) {                    /* k_l (k_1 through its normalisation), β_l */
+                double *dkl = dk + (t * L + l) * D;
+                if (l == 0) {
+                    lattn__matvec_d(D, D, lattn__p0w(m, LATTN__P0_G), ut, z, 0);
+                    for (h = 0; h < H; h++) {
+                        const double *kh = kl + (t * L) * D + h * d;
+                        double nk = 0, dot = 0;
+                        for (i = 0; i < d; i++) {
+                            nk += z[h * d + i] * z[h * d + i];
+                            dot += kh[i] * dkl[h * d + i];
+                        }
+                        nk = sqrt(nk + LATTN__L2_EPS);
+                        for (i = 0; i < d; i++) dkl[h * d + i] = (dkl[h * d + i] - kh[i] * dot) / nk;
+                    }
+                }
+                lattn__p0_linear_backward(m, LATTN__P0_G + 4 * l, -1, D, ut, dkl, G, du);
+                for (h = 0; h < H; h++) {
+                    const double be = bl[(t * L + l) * H + h];
+                    z[h] = db[(t * L + l) * H + h] * be * (1.0 - be);
+                }
+                lattn__p0_linear_backward(m, LATTN__P0_G + 4 * l + 2, LATTN__P0_G + 4 * l + 3, H, ut, z, G, du);
+            }
+            for (h = 0; h < H; h++) z[h] = dal[t * H + h] * al[t * H + h] * (1.0 - al[t * H + h]);
+            lattn__p0_linear_backward(m, LATTN__P0_AW, LATTN__P0_AB, H, ut, z, G, du);
+            lattn__p0_linear_backward(m, LATTN__P0_Q, -1, D, ut, dq + t * D, G, du);
+            for (c = 0; c < D; c++) {                    /* u = SiLU(conv(x)) */
+                const float *cw = lattn__p0w(m, LATTN__P0_CONV) + c * Kc;
+                double acc = 0, g;
+                for (j = 0; j < Kc; j++) {
+                    const int64_t tt = t - Kc + 1 + j;
+                    acc += (double)cw[j] * (tt >= 0 ? (double)xb[tt * D + c] : cache0[c * Kc + t + 1 + j]);
+                }
+                g = du[c] * lattn__silu_grad_d(acc);
+                for (j = 0; j < Kc; j++) {
+                    const int64_t tt = t - Kc + 1 + j;
+                    G[cw - m->arena + j] += g * (tt >= 0 ? (double)xb[tt * D + c] : cache0[c * Kc + t + 1 + j]);
+                    if (tt >= 0) dxd[tt * D + c] += (double)cw[j] * g;
+                    else dcache[c * Kc + t + 1 + j] += (double)cw[j] * g;
+                }
+            }
+        }
+        if (dx) for (i = 0; i < T * D; i++) dx[b * T * D + i] = (float)dxd[i];
+        if (dstate) {
+            for (i = 0; i < D * Kc; i++) dstate[b * SF + i] = (float)dcache[i];
+            for (i = 0; i < hd; i++) dstate[b * SF + D * Kc + i] = (float)U[i];
+        }
+    }
+    if (st == LATTN_OK)
+        for (i = 0; i < (int64_t)m->n_params; i++) {
+            if (grad) grad[i] = (float)G[i];
+            if (grad64) grad64[i] = G[i];
+        }
+    lattn__free(ctx, fb);
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+LATTN__DEF lattn_status lattn_prism_p0_backward_ref(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T, const float *x,
+                                                    const float *state, const float *dy, float *grad, double *grad64, float *dx,
+                                                    float *dstate) {
+    return lattn__p0_backward(ctx, "lattn_prism_p0_backward_ref", LATTN_FORM_REF, m, B, T, x, state, dy, grad, grad64, dx, dstate);
+}
+LATTN__DEF lattn_status lattn_prism_p0_backward(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T, const float *x,
+                                                const float *state, const float *dy, float *grad, float *dx, float *dstate) {
+    return lattn__p0_backward(ctx, "lattn_prism_p0_backward", LATTN_FORM_CHUNK, m, B, T, x, state, dy, grad, NULL, dx, dstate);
 }
 
 #endif /* LATTN_NO_MODELS */
@@ -20748,12 +21092,21 @@ static lattn_status lattn__case_ttt(lattn__case *k, lattn_form form) {
     return st;
 }
 
-/* PRISM P0 (mixer "prism_p0"): a layer case with the p0.* configuration and the tensors under "in.". */
+static lattn_status lattn__p0_case_grad(lattn_ctx *ctx, const void *layer, lattn_form form, int64_t B, int64_t T, const float *x,
+                                        const float *dy, float *grad, float *dx) {
+    const lattn_prism_p0 *m = (const lattn_prism_p0 *)layer;
+    if (form == LATTN_FORM_REF) return lattn_prism_p0_backward_ref(ctx, m, B, T, x, NULL, dy, grad, NULL, dx, NULL);
+    if (form == LATTN_FORM_CHUNK) return lattn_prism_p0_backward(ctx, m, B, T, x, NULL, dy, grad, dx, NULL);
+    return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "case: a prism_p0 gradient case has no %s form", lattn_form_name(form));
+}
+/* PRISM P0 (mixer "prism_p0"): a layer case with the p0.* configuration and the tensors under "in.",
+   or with pass "backward" a gradient case. */
 static lattn_status lattn__case_p0(lattn__case *k, lattn_form form) {
     lattn_prism_p0 m;
     lattn_status st;
     LATTN__TRY(lattn_prism_p0_init_st(k->ctx, &m, k->c, "in."));
-    st = lattn__case_layer(k, form, &m, m.cfg.D, lattn__prism_p0_state_floats(&m.cfg), lattn__p0_case_run);
+    st = lattn__case_pass(k) == 1 ? lattn__case_layer_grad(k, form, &m, m.cfg.D, m.arena, m.n_params, m.tensors, m.n_tensors, lattn__p0_case_grad)
+                                  : lattn__case_layer(k, form, &m, m.cfg.D, lattn__prism_p0_state_floats(&m.cfg), lattn__p0_case_run);
     lattn_prism_p0_free(k->ctx, &m);
     return st;
 }
@@ -20884,7 +21237,14 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                [0, 2], h0/dht, variable lengths); the gradient case's chunk form; the gates' chunk
                length rule (lattn__gdr_key_len) also reads per-head gates; lattn_gdn_backward and
                lattn_laplace_backward (float32: every weight, dx, the cross-entropy of the tied head;
-               each layer recomputed from its kept input); the Laplace layer as lattn__laplace_layer. */
+               each layer recomputed from its kept input); the Laplace layer as lattn__laplace_layer.
+   2026-12-04  PRISM's backward: lattn_prism_p1_backward_ref (the official block's clamps as torch's),
+               lattn_prism_p2_backward_ref and lattn_prism_p2_backward (the core's chunked backward),
+               lattn_prism_p0_backward_ref and lattn_prism_p0_backward; lattn_gdn_backward_ref and
+               lattn_laplace_backward_ref in double; lattn_gdn_backward takes the final state's
+               gradient (dstate in and out); golden gradient cases of every layer (laplace_layer,
+               gdn_layer, prism_p0, prism_p1, prism_p2) and the official PRISMBlock's gradients in
+               lattn-check external; one layer-gradient case runner. */
 
 #endif /* LATTN_IMPLEMENTATION */
 

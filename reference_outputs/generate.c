@@ -140,6 +140,8 @@ static const gcase CASES[] = {
     /* prism_p0: D in K, heads in H, solver steps in W, conv width 4 */
     { "prism_p0_small", "prism_p0", 2, 33, 3, 36, 0, 3, 0, 0, 1, 0, 16, NULL, {0}, 0, 1003,
       "PRISM P0 (the paper's model with lattn's documented choices), 3 solver steps, initial state" },
+    { "prism_p0_grad_small", "prism_p0", 2, 33, 3, 36, 0, 3, 0, 0, 0, 0, 16, NULL, {0}, 0, 1006,
+      "the gradients (lattn_prism_p0_backward_ref) of a PRISM P0 block, 3 solver steps, fresh sequences: dx and every weight's" },
     /* gdn_layer: heads in H, K in K, V in V, conv width in W, D in chunk */
     { "gdn_layer_small", "gdn_layer", 2, 21, 2, 10, 12, 4, 0, 0, 1, 0, 24, NULL, {0}, 0, 901,
       "one Gated DeltaNet layer (D 24, 2 heads of 10 x 12, fla initialisation of A_log and dt_bias), initial state" },
@@ -203,7 +205,10 @@ static float *rand_f(gout *g, lattn_rng *r, size_t n, int normal, float lo, floa
     if (normal) lattn_rng_fill_normal(r, p, n, 0.0f, 1.0f); else lattn_rng_fill_uniform(r, p, n, lo, hi);
     return p;
 }
+/* Metadata key k = v (a key set again takes the new value in its place). */
 static void meta(gout *g, const char *k, const char *v) {
+    int i;
+    for (i = 0; i < g->nm_meta; i++) if (strcmp(g->meta[2 * i], k) == 0) { g->meta[2 * i + 1] = v; return; }
     if (g->nm_meta == 32) { fprintf(stderr, "generate: more than 32 metadata entries\n"); exit(1); }
     g->meta[2 * g->nm_meta] = k; g->meta[2 * g->nm_meta + 1] = v; g->nm_meta++; }
 static const char *num(gout *g, double x) { snprintf(g->mbuf[g->nmb], 64, "%.17g", x); return g->mbuf[g->nmb++]; }
@@ -410,7 +415,7 @@ static int build_ssm(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rng) {
 
 /* A gradient case of a layer: in.x and in.dout (random normal), then out.dx and, for every tensor of
    the layer (its arena and tensor list), out.d<name> and out64.d<name> from run (the layer's
-   backward_ref on fresh sequences). */
+   backward_ref on fresh sequences); float32 forms within 1e-4. */
 typedef lattn_status (*grad_fn)(lattn_ctx *ctx, const void *layer, int64_t B, int64_t T, const float *x, const float *dy, float *grad,
                                 double *grad64, float *dx);
 static lattn_status grad_case(gout *g, lattn_rng *rng, lattn_ctx *ctx, const void *layer, int64_t B, int64_t T, int64_t D, const float *arena,
@@ -422,6 +427,7 @@ static lattn_status grad_case(gout *g, lattn_rng *rng, lattn_ctx *ctx, const voi
     lattn_status st;
     sx[0] = B; sx[1] = T; sx[2] = D;
     meta(g, "pass", "backward");
+    meta(g, "tol_fp32", "1e-4");   /* a bias's or a gate's gradient sums over every token, with cancellation */
     add(g, "in.x", LATTN_DTYPE_F32, 3, sx, x); add(g, "in.dout", LATTN_DTYPE_F32, 3, sx, dy);
     add(g, "out.dx", LATTN_DTYPE_F32, 3, sx, dx);
     st = run(ctx, layer, B, T, x, dy, gf, gd, dx);
@@ -445,6 +451,9 @@ static lattn_status p2_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T,
 static lattn_status laplace_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64,
                                  float *dx) {
     return lattn_laplace_backward_ref(ctx, (const lattn_laplace_model *)l, B, T, NULL, x, dy, NULL, gr, g64, dx);
+}
+static lattn_status p0_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
+    return lattn_prism_p0_backward_ref(ctx, (const lattn_prism_p0 *)l, B, T, x, NULL, dy, gr, g64, dx, NULL);
 }
 static lattn_status ttt_grad(lattn_ctx *ctx, const void *l, int64_t B, int64_t T, const float *x, const float *dy, float *gr, double *g64, float *dx) {
     return lattn_ttt_layer_backward_ref(ctx, (const lattn_ttt_layer *)l, B, T, x, NULL, dy, gr, g64, dx, NULL);
@@ -863,9 +872,12 @@ static int build_prism_p0(const gcase *c, gout *g, lattn_ctx *ctx, lattn_rng *rn
         memcpy(t->data, w, t->count * 4);
         add_weight(g, t, w);
     }
-    layer_inputs(g, rng, B, T, D, SF, 0.3f, &io);
-    st = lattn_prism_p0_forward_ref(ctx, &m, B, T, io.x, io.y, io.s, NULL);
-    layer_outputs(g, &io);
+    if (strstr(c->id, "_grad")) st = grad_case(g, rng, ctx, &m, B, T, D, m.arena, m.n_params, m.tensors, m.n_tensors, p0_grad);
+    else {
+        layer_inputs(g, rng, B, T, D, SF, 0.3f, &io);
+        st = lattn_prism_p0_forward_ref(ctx, &m, B, T, io.x, io.y, io.s, NULL);
+        layer_outputs(g, &io);
+    }
     lattn_prism_p0_free(ctx, &m);
     return report(c, ctx, st);
 }

@@ -5407,11 +5407,22 @@ static double prism_loss(lattn_ctx *ctx, const lattn_prism_p1 *p, int p2, int64_
     for (i = 0; i < (size_t)(B * T * p->D); i++) l += (double)dy[i] * y64[i];
     return l;
 }
+/* The loss Σ dy·y of a P0 block from the initial states s0, from forward_ref's float64 output. */
+static double p0_loss(lattn_ctx *ctx, const lattn_prism_p0 *m, int64_t B, int64_t T, const float *x, const float *s0, float *s, size_t ns,
+                      const float *dy, float *y, double *y64) {
+    double l = 0;
+    size_t i;
+    memcpy(s, s0, ns * sizeof(float));
+    lattn_prism_p0_forward_ref(ctx, m, B, T, x, y, s, y64);
+    for (i = 0; i < (size_t)(B * T * m->cfg.D); i++) l += (double)dy[i] * y64[i];
+    return l;
+}
 /* PRISM backward: P1's and P2's backward_ref against central differences of their forward_ref (every
    tensor, x and P2's initial states; the block as published and the ablations R2 + R4, R3, R5); P2's
    carried states (the backward of a split sequence, the final states' gradient passed back, equals the
    whole one's); P2's float32 backward against its _ref at chunks 16 and 64 (the gradients do not depend on
-   the chunk size); the official PRISMBlock's float64 autograd (prism_block_grad_*, ≤ 1e-10); refusals. */
+   the chunk size); P0's backward_ref against central differences and its float32 form against _ref; the official
+   PRISMBlock's float64 autograd (prism_block_grad_*, ≤ 1e-10); refusals. */
 static void test_prism_backward(lattn_ctx *ctx, lattn_rng *r) {
     static const int abl[4] = { 0, LATTN_PRISM_R2 | LATTN_PRISM_R4, LATTN_PRISM_R3, LATTN_PRISM_R5 };
     lattn_prism_config pc;
@@ -5546,6 +5557,62 @@ static void test_prism_backward(lattn_ctx *ctx, lattn_rng *r) {
             free(x); free(dy); free(y); free(dx); free(g); free(g64); free(y64); free(s0); free(s); free(ds);
             lattn_prism_p1_free(ctx, &p);
         }
+    {   /* P0: central differences of its forward_ref; the float32 form against _ref under a final-state gradient */
+        const int64_t B = 2, T = 21;
+        lattn_prism_p0_config c0;
+        lattn_prism_p0 m;
+        size_t nx, ns = 0, i;
+        float *x, *dy, *y, *s0, *s, *ds, *dsi, *g, *g2, *dx, *dx2, *ds2;
+        double *g64, *y64, worst = 0, e = 0;
+        int64_t ti;
+        int bad = 0;
+        c0.D = 12; c0.H = 2; c0.L = 3; c0.Kc = 4;
+        CHECK(lattn_prism_p0_init(ctx, &m, &c0, 31) == LATTN_OK, "p0 init");
+        for (i = 0; i < m.n_params; i++) m.arena[i] += 0.1f * (float)lattn_rng_normal_d(r);
+        lattn_prism_p0_state_floats(&c0, &ns);
+        ns *= (size_t)B;
+        nx = (size_t)(B * T * c0.D);
+        x = fnormal(r, nx); dy = fnormal(r, nx); y = fnew(nx); dx = fnew(nx); dx2 = fnew(nx); g = fnew(m.n_params); g2 = fnew(m.n_params);
+        s0 = fnormal(r, ns); s = fnew(ns); ds = fnew(ns); dsi = fnormal(r, ns); ds2 = fnew(ns);
+        g64 = (double *)malloc(m.n_params * sizeof(double)); y64 = (double *)malloc(nx * sizeof(double));
+        for (i = 0; i < ns; i++) { s0[i] *= 0.3f; ds[i] = 0.0f; }
+        CHECK(lattn_prism_p0_backward_ref(ctx, &m, B, T, x, s0, dy, g, g64, dx, ds) == LATTN_OK, "p0 backward_ref: %s", lattn_ctx_error(ctx));
+        for (ti = 0; ti < m.n_tensors + 2; ti++) {
+            float *base = ti < m.n_tensors ? m.tensors[ti].data : ti == m.n_tensors ? x : s0;
+            const size_t cnt = ti < m.n_tensors ? m.tensors[ti].count : ti == m.n_tensors ? nx : ns;
+            double gmax = 0;
+            int k;
+            for (i = 0; i < cnt; i++) gmax = fmax(gmax, fabs(ti < m.n_tensors ? g64[(m.tensors[ti].data - m.arena) + i] : (double)(ti == m.n_tensors ? dx : ds)[i]));
+            for (k = 0; k < 3; k++) {
+                const size_t c1 = (size_t)(lattn_rng_next(r) % cnt);
+                const double ad = ti < m.n_tensors ? g64[(m.tensors[ti].data - m.arena) + c1] : (double)(ti == m.n_tensors ? dx : ds)[c1];
+                double fd, ee;
+                FD_RICHARDSON(&base[c1], p0_loss(ctx, &m, B, T, x, s0, s, ns, dy, y, y64), fd);
+                ee = fabs(fd - ad) / fmax(fabs(ad), 1e-3 * gmax + 1e-300);
+                if (ti < m.n_tensors) worst = fmax(worst, ee);
+                if (!(ee <= 1e-5) && ++bad < 4)
+                    printf("  p0 backward_ref: %s[%zu] %.9g, differences %.9g\n", ti < m.n_tensors ? m.tensors[ti].name : ti == m.n_tensors ? "x" : "state", c1, ad, fd);
+            }
+        }
+        if (getenv("LATTN_TEST_VERBOSE")) printf("  prism P0 backward_ref: worst weight %.3g against central differences\n", worst);
+        CHECK(bad == 0, "PRISM P0 backward_ref = central differences of forward_ref (every tensor, x, state): worst %.3g", worst);
+        memcpy(ds, dsi, ns * sizeof(float));
+        memcpy(ds2, dsi, ns * sizeof(float));
+        poison(g2, m.n_params); poison(dx2, nx);
+        CHECK(lattn_prism_p0_backward_ref(ctx, &m, B, T, x, s0, dy, g, NULL, dx, ds) == LATTN_OK &&
+              lattn_prism_p0_backward(ctx, &m, B, T, x, s0, dy, g2, dx2, ds2) == LATTN_OK, "p0 backward: %s", lattn_ctx_error(ctx));
+        for (ti = 0; ti < m.n_tensors; ti++) {
+            const size_t o = (size_t)(m.tensors[ti].data - m.arena);
+            e = fmax(e, rel_rms(g2 + o, g + o, m.tensors[ti].count));
+        }
+        e = fmax(e, fmax(rel_rms(dx2, dx, nx), rel_rms(ds2, ds, ns)));
+        if (getenv("LATTN_TEST_VERBOSE")) printf("  prism P0 backward (float32) against _ref: worst tensor %.3g\n", e);
+        CHECK(e <= 1e-4, "PRISM P0 backward (float32) = backward_ref per tensor, dx and dstate, under a final-state gradient: %.3g", e);
+        CHECK(lattn_prism_p0_backward(ctx, &m, B, T, x, NULL, dy, g2, NULL, ds2) == LATTN_E_NULL, "p0 backward: dstate without state");
+        CHECK(lattn_prism_p0_backward_ref(ctx, &m, B, T, x, s0, NULL, g2, NULL, NULL, NULL) == LATTN_E_NULL, "p0 backward_ref: dy NULL");
+        free(x); free(dy); free(y); free(s0); free(s); free(ds); free(dsi); free(g); free(g2); free(dx); free(dx2); free(ds2); free(g64); free(y64);
+        lattn_prism_p0_free(ctx, &m);
+    }
     for (ci = 0; ci < 2; ci++) {         /* the official block, float64 autograd */
         char path[256];
         lattn_st_file f;
