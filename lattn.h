@@ -11193,6 +11193,32 @@ static void lattn__layernorm_backward_d(int64_t n, const double *x, const float 
     mgx /= (double)n;
     for (i = 0; i < n; i++) dx[i] = v * (dy[i] * (double)w[i] - mg - (x[i] - m) * v * mgx);
 }
+/* A model's gradients G in double (n values, the arena's layout) out to grad and grad64 (each may be NULL). */
+static void lattn__grad_out(size_t n, const double *G, float *grad, double *grad64) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (grad) grad[i] = (float)G[i];
+        if (grad64) grad64[i] = G[i];
+    }
+}
+/* A causal depthwise conv's input in double at token t, tap j (of W, the newest last) of channel c: row
+   t - W + 1 + j of the sequence seq [T][stride], or before its start the carried history cache
+   ([C][W], newest last; NULL: zeros). */
+static double lattn__conv_in_d(const double *seq, int64_t stride, const double *cache, int64_t W, int64_t t, int64_t j, int64_t c) {
+    const int64_t tt = t - W + 1 + j;
+    if (tt >= 0) return seq[tt * stride + c];
+    return cache ? cache[c * W + t + 1 + j] : 0.0;
+}
+/* The gradient of a conv's final history (dhist [C][W], newest last) back to where each entry came
+   from: the last W rows of the sequence (dseq [T][stride]) or, when T < W, the initial history (dcache). */
+static void lattn__conv_history_backward(int64_t C, int64_t W, int64_t T, const float *dhist, double *dseq, int64_t stride, double *dcache) {
+    int64_t c, j;
+    for (c = 0; c < C; c++)
+        for (j = 0; j < W; j++) {
+            if (T - W + j >= 0) dseq[(T - W + j) * stride + c] += dhist[c * W + j];
+            else dcache[c * W + j + T] += dhist[c * W + j];
+        }
+}
 /* y[j] (+)= W[j]·x over the rows of a [rows][n] weight. */
 static void lattn__matvec_d(int64_t rows, int64_t n, const float *W, const double *x, double *y, int acc) {
     int64_t j, i;
@@ -11994,10 +12020,7 @@ LATTN__DEF lattn_status lattn_laplace_backward_ref(lattn_ctx *ctx, const lattn_l
         }
     }
     if (loss && cnt > 0) *loss = nll / (double)cnt;
-    for (i = 0; i < (int64_t)m->n_params; i++) {
-        if (grad) grad[i] = (float)G[i];
-        if (grad64) grad64[i] = G[i];
-    }
+    lattn__grad_out(m->n_params, G, grad, grad64);
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
 }
@@ -12526,12 +12549,6 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
      q̂ = q / |q|_ε (k̂ alike):         dq = (dq̂ - q̂ (q̂·dq̂)) / |q|_ε
      q = SiLU(conv_W(p)), p = x W_qᵀ: the conv's taps back over p (and the carried cache), then the projections.
    The final state's gradient reaches the tokens whose projections the final conv caches hold. */
-/* The ShortConv's input at token t, tap j of channel ch: the projection p of token t - W + 1 + j, or
-   before the sequence's start the carried cache ([Z][W], newest last). */
-static double lattn__gdn_conv_in(int64_t Z, int64_t W, const double *p, const double *cache, int64_t t, int64_t j, int64_t ch) {
-    const int64_t tt = t - W + 1 + j;
-    return tt >= 0 ? p[tt * Z + ch] : cache[ch * W + t + 1 + j];
-}
 /* The conv taps of channel ch of q | k | v. */
 static const float *lattn__gdn_conv_w(const lattn_gdn_layer *m, int64_t ch) {
     const int64_t HK = m->cfg.H * m->cfg.K, W = m->cfg.conv_w;
@@ -12600,7 +12617,7 @@ LATTN__DEF lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_l
             for (ch = 0; ch < Z; ch++) {
                 const float *w = lattn__gdn_conv_w(m, ch);
                 double acc = 0;
-                for (j = 0; j < W; j++) acc += (double)w[j] * lattn__gdn_conv_in(Z, W, P, cache, t, j, ch);
+                for (j = 0; j < W; j++) acc += (double)w[j] * lattn__conv_in_d(P, Z, cache, W, t, j, ch);
                 Cz[t * Z + ch] = acc;
             }
             lattn__matvec_d(H, D, lattn__gdw(m, LATTN__GD_A), xt, Ar + t * H, 0);
@@ -12712,20 +12729,14 @@ LATTN__DEF lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_l
                     dB[t * H + h] = dbeta * bs * s * (1.0 - s);
                 }
             }
-        if (dstate)                                      /* the final conv caches: p of the last W tokens */
-            for (ch = 0; ch < Z; ch++)
-                for (j = 0; j < W; j++) {
-                    const double g = dstate[b * SF + ch * W + j];
-                    if (T - W + j >= 0) dP[(T - W + j) * Z + ch] += g;
-                    else dcache[ch * W + j + T] += g;
-                }
+        if (dstate) lattn__conv_history_backward(Z, W, T, dstate + b * SF, dP, Z, dcache);   /* the final caches: p */
         for (t = 0; t < T; t++)                          /* the ShortConvs with SiLU */
             for (ch = 0; ch < Z; ch++) {
                 const float *w = lattn__gdn_conv_w(m, ch);
                 const double g = dZ[t * Z + ch] * lattn__silu_grad_d(Cz[t * Z + ch]);
                 for (j = 0; j < W; j++) {
                     const int64_t tt = t - W + 1 + j;
-                    G[w - m->arena + j] += g * lattn__gdn_conv_in(Z, W, P, cache, t, j, ch);
+                    G[w - m->arena + j] += g * lattn__conv_in_d(P, Z, cache, W, t, j, ch);
                     if (tt >= 0) dP[tt * Z + ch] += (double)w[j] * g;
                     else dcache[ch * W + t + 1 + j] += (double)w[j] * g;
                 }
@@ -12758,10 +12769,7 @@ LATTN__DEF lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_l
             for (i = 0; i < HK * V; i++) dstate[b * SF + Z * W + i] = (float)U[i];
         }
     }
-    for (i = 0; i < (int64_t)m->n_params; i++) {
-        if (grad) grad[i] = (float)G[i];
-        if (grad64) grad64[i] = G[i];
-    }
+    lattn__grad_out(m->n_params, G, grad, grad64);
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
 }
@@ -13506,14 +13514,6 @@ static void lattn__prism_output_backward(const lattn_prism_p1 *p, int64_t T, con
     }
 }
 
-/* The anchor conv's input at token t, tap j: x̂ of token t - Kc + 1 + j, or before the row's start
-   the carried history cache0 ([D][Kc], newest last; NULL: zeros). */
-static double lattn__prism_conv_in(const lattn_prism_p1 *p, const lattn__prism_rows *r, const double *cache0, int64_t t,
-                                   int64_t j, int64_t c) {
-    const int64_t tt = t - p->Kc + 1 + j;
-    if (tt >= 0) return r->xh[tt * p->D + c];
-    return cache0 ? cache0[c * p->Kc + t + 1 + j] : 0.0;
-}
 /* Steps 6 … 1 in reverse for T tokens of one row: from dr's rows (dF, dgk, dβ, dκ, db, dδ; dP is
    written here, dx̂ completed) to the parameters' gradients in G and dxd [T][D] (LN_in's input; the
    residual's dy is not in it). dcache (may be NULL) gets the gradient of cache0. sc: 6D + 2rg + S + 1. */
@@ -13614,7 +13614,7 @@ static void lattn__prism_project_backward(const lattn_prism_p1 *p, int64_t T, co
         }
         for (c = 0; c < D; c++) {                        /* 2. the anchor conv again */
             double acc = p->conv_b[c];
-            for (j = 0; j < Kc; j++) acc += (double)p->conv_w[c * Kc + j] * lattn__prism_conv_in(p, r, cache0, t, j, c);
+            for (j = 0; j < Kc; j++) acc += (double)p->conv_w[c * Kc + j] * lattn__conv_in_d(r->xh, D, cache0, Kc, t, j, c);
             cv[c] = acc;
             dan[c] = 0.0;
         }
@@ -13633,7 +13633,7 @@ static void lattn__prism_project_backward(const lattn_prism_p1 *p, int64_t T, co
             for (j = 0; j < Kc; j++) {
                 const int64_t tt = t - Kc + 1 + j;
                 const double gin = (double)p->conv_w[c * Kc + j] * dcv[c];
-                Gc_w[c * Kc + j] += dcv[c] * lattn__prism_conv_in(p, r, cache0, t, j, c);
+                Gc_w[c * Kc + j] += dcv[c] * lattn__conv_in_d(r->xh, D, cache0, Kc, t, j, c);
                 if (tt >= 0) dr->xh[tt * D + c] += gin;
                 else if (dcache) dcache[c * Kc + t + 1 + j] += gin;
             }
@@ -13966,7 +13966,7 @@ typedef enum { LATTN__PRISM_P1_REF, LATTN__PRISM_P2_REF, LATTN__PRISM_P2_CHUNK }
 static lattn_status lattn__prism_backward(lattn_ctx *ctx, const char *who, lattn__prism_bwd kind, const lattn_prism_p1 *p,
                                           int64_t B, int64_t T, const float *x, const float *state, const float *dy, float *grad,
                                           double *grad64, float *dx, float *dstate) {
-    int64_t D, H, S, d, Kc, SF, C = 1, N = 0, b, i, c, m;
+    int64_t D, H, S, d, Kc, SF, C = 1, N = 0, b, i;
     size_t cnt, fcnt, hd;
     double *buf, *G, *dxd, *sc, *cache0, *dcache, *S0, *St, *U, *mix;
     float *fb = NULL, *gb = NULL, *f0 = NULL;
@@ -14042,13 +14042,7 @@ static lattn_status lattn__prism_backward(lattn_ctx *ctx, const char *who, lattn
         else if (kind == LATTN__PRISM_P2_REF) lattn__prism_p2_mix_backward(p, T, &r, S0, mix, U, &dr, mix + T * D * d);
         else st = lattn__prism_p2_chunk_backward(ctx, p, T, &r, &a, fb, gb, dstate ? dstate + b * SF + D * Kc : NULL, f0 + hd, U, &dr);
         if (st != LATTN_OK) break;
-        if (dstate)                                      /* the final conv history: x̂ of the last Kc tokens */
-            for (c = 0; c < D; c++)
-                for (m = 0; m < Kc; m++) {
-                    const double g = dstate[b * SF + c * Kc + m];
-                    if (T - Kc + m >= 0) dr.xh[(T - Kc + m) * D + c] += g;
-                    else dcache[c * Kc + m + T] += g;
-                }
+        if (dstate) lattn__conv_history_backward(D, Kc, T, dstate + b * SF, dr.xh, D, dcache);   /* the final history: x̂ */
         lattn__prism_project_backward(p, T, xb, kind == LATTN__PRISM_P1_REF ? NULL : cache0, &r, &dr, G, dcache, dxd, sc);   /* 6-1 */
         if (dx)
             for (i = 0; i < T * D; i++) dx[b * T * D + i] = (float)((double)dyb[i] + dxd[i]);
@@ -14057,11 +14051,7 @@ static lattn_status lattn__prism_backward(lattn_ctx *ctx, const char *who, lattn
             for (i = 0; i < (int64_t)hd; i++) dstate[b * SF + D * Kc + i] = (float)U[i];
         }
     }
-    if (st == LATTN_OK)
-        for (i = 0; i < (int64_t)p->n_params; i++) {
-            if (grad) grad[i] = (float)G[i];
-            if (grad64) grad64[i] = G[i];
-        }
+    if (st == LATTN_OK) lattn__grad_out(p->n_params, G, grad, grad64);
     lattn__free(ctx, fb);
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
@@ -14593,13 +14583,7 @@ static lattn_status lattn__p0_backward(lattn_ctx *ctx, const char *who, lattn_fo
         if (form == LATTN_FORM_REF) lattn__p0_mix_backward(m, T, q, al, kl, dl, bl, S0, Sall, dob, U, dq, dal, dk, dd, db, w);
         else st = lattn__p0_chunk_backward(ctx, m, T, &a, fb, gb, dstate ? dstate + b * SF + D * Kc : NULL, f0 + hd, al, dob, U, dq, dal, dk, dd, db);
         if (st != LATTN_OK) break;
-        if (dstate)                                      /* the final conv history: x of the last Kc tokens */
-            for (c = 0; c < D; c++)
-                for (j = 0; j < Kc; j++) {
-                    const double g = dstate[b * SF + c * Kc + j];
-                    if (T - Kc + j >= 0) dxd[(T - Kc + j) * D + c] += g;
-                    else dcache[c * Kc + j + T] += g;
-                }
+        if (dstate) lattn__conv_history_backward(D, Kc, T, dstate + b * SF, dxd, D, dcache);   /* the final history: x */
         for (t = 0; t < T; t++) {                        /* the token-wise part in reverse */
             const double *ut = u + t * D;
             for (c = 0; c < D; c++) { du[c] = 0.0; rho[c] = 0.0; r[c] = v[t * D + c] - ut[c]; }
@@ -14664,11 +14648,7 @@ static lattn_status lattn__p0_backward(lattn_ctx *ctx, const char *who, lattn_fo
             for (i = 0; i < hd; i++) dstate[b * SF + D * Kc + i] = (float)U[i];
         }
     }
-    if (st == LATTN_OK)
-        for (i = 0; i < (int64_t)m->n_params; i++) {
-            if (grad) grad[i] = (float)G[i];
-            if (grad64) grad64[i] = G[i];
-        }
+    if (st == LATTN_OK) lattn__grad_out(m->n_params, G, grad, grad64);
     lattn__free(ctx, fb);
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;

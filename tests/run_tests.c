@@ -4095,6 +4095,31 @@ static void fd_compare(double fd, double ad, double gmax, double *worst, int *ba
     *worst = fmax(*worst, e);
     *bad += !(e <= 1e-6);
 }
+/* The worst relative RMS over a model's tensors of gradient a against b (both in the arena's layout). */
+static double worst_tensor(const float *a, const float *b, const float *arena, const lattn_tensor *t, int64_t nt) {
+    double e = 0;
+    int64_t i;
+    for (i = 0; i < nt; i++) e = fmax(e, rel_rms(a + (t[i].data - arena), b + (t[i].data - arena), t[i].count));
+    return e;
+}
+/* A model's float64 gradients g64 against an official file's grad.<name> (each ≤ 1e-10); the worst. */
+static double official_grads(const char *path, const lattn_st_file *f, const double *g64, const float *arena, const lattn_tensor *t, int64_t nt) {
+    double worst = 0, e, *want;
+    size_t n;
+    int64_t i;
+    for (i = 0; i < nt; i++) {
+        char nm[96];
+        snprintf(nm, sizeof nm, "grad.%s", t[i].name);
+        want = tensor_f64(f, nm, &n);
+        CHECK(want && n == t[i].count, "%s: %s present", path, nm);
+        if (!want) continue;
+        e = rel_rms_dd(g64 + (t[i].data - arena), want, n);
+        worst = fmax(worst, e);
+        CHECK(e <= 1e-10, "%s: %s = the official module's float64 autograd (%.3g)", path, nm, e);
+        free(want);
+    }
+    return worst;
+}
 /* ℒ = Σ dout·o + Σ dht·ht (+ Σ dzt·zt) from _ref's float64 outputs. */
 static double la_loss(lattn_ctx *ctx, lattn_la_args a, const float *dout, const float *dht, const float *dzt, size_t no, size_t ns,
                       size_t nz, double *o64, double *h64, double *z64, float *o, float *ht, float *zt) {
@@ -5369,10 +5394,7 @@ static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
             memcpy(dsf, dsi, ns * sizeof(float));
             CHECK(lattn_gdn_backward_ref(ctx, &m, B, T, x, s0, dy, gr, NULL, dxr, dsr) == LATTN_OK &&
                   lattn_gdn_backward(ctx, &m, B, T, x, s0, dy, grad2, dxf, dsf) == LATTN_OK, "gdn backward with a final-state gradient");
-            for (ti = 0; ti < m.n_tensors; ti++) {
-                const size_t o = (size_t)(m.tensors[ti].data - m.arena);
-                e = fmax(e, rel_rms(grad2 + o, gr + o, m.tensors[ti].count));
-            }
+            e = worst_tensor(grad2, gr, m.arena, m.tensors, m.n_tensors);
             e = fmax(e, fmax(rel_rms(dxf, dxr, nx), rel_rms(dsf, dsr, ns)));
             CHECK(e <= 1e-4, "GDN layer backward (float32) = backward_ref per tensor, dx and dstate, under a final-state gradient (neg eigval %d): %.3g", neg, e);
             free(gr); free(dxr); free(dsr); free(dsi); free(dsf); free(dxf); free(g64);
@@ -5520,12 +5542,8 @@ static void test_prism_backward(lattn_ctx *ctx, lattn_rng *r) {
                     memcpy(dsc, dsi, ns * sizeof(float));
                     poison(gc, p.n_params); poison(dxc, n3);
                     CHECK(lattn_prism_p2_backward(ctx, &p, B, T3, x3, s0, dy3, gc, dxc, dsc) == LATTN_OK, "p2 backward: %s", lattn_ctx_error(ctx));
-                    e = 0;
-                    for (ti = 0; ti < p.n_tensors; ti++) {
-                        const size_t o = (size_t)(p.tensors[ti].data - p.arena);
-                        e = fmax(e, rel_rms(gc + o, gr + o, p.tensors[ti].count));
-                        if (cc) inv = fmax(inv, rel_rms(gc + o, gprev + o, p.tensors[ti].count));
-                    }
+                    e = worst_tensor(gc, gr, p.arena, p.tensors, p.n_tensors);
+                    if (cc) inv = worst_tensor(gc, gprev, p.arena, p.tensors, p.n_tensors);
                     e = fmax(e, fmax(rel_rms(dxc, dxr, n3), rel_rms(dsc, dsr, ns)));
                     if (getenv("LATTN_TEST_VERBOSE")) printf("  prism P2 backward (float32, C = %lld, ablate %d): worst tensor %.3g against _ref\n", (long long)p.C, abl[ai], e);
                     CHECK(e <= 1e-4, "p2 backward (float32, chunk %lld) = backward_ref, every tensor, dx, dstate (ablate %d): %.3g", (long long)p.C, abl[ai], e);
@@ -5601,10 +5619,7 @@ static void test_prism_backward(lattn_ctx *ctx, lattn_rng *r) {
         poison(g2, m.n_params); poison(dx2, nx);
         CHECK(lattn_prism_p0_backward_ref(ctx, &m, B, T, x, s0, dy, g, NULL, dx, ds) == LATTN_OK &&
               lattn_prism_p0_backward(ctx, &m, B, T, x, s0, dy, g2, dx2, ds2) == LATTN_OK, "p0 backward: %s", lattn_ctx_error(ctx));
-        for (ti = 0; ti < m.n_tensors; ti++) {
-            const size_t o = (size_t)(m.tensors[ti].data - m.arena);
-            e = fmax(e, rel_rms(g2 + o, g + o, m.tensors[ti].count));
-        }
+        e = worst_tensor(g2, g, m.arena, m.tensors, m.n_tensors);
         e = fmax(e, fmax(rel_rms(dx2, dx, nx), rel_rms(ds2, ds, ns)));
         if (getenv("LATTN_TEST_VERBOSE")) printf("  prism P0 backward (float32) against _ref: worst tensor %.3g\n", e);
         CHECK(e <= 1e-4, "PRISM P0 backward (float32) = backward_ref per tensor, dx and dstate, under a final-state gradient: %.3g", e);
@@ -5620,7 +5635,6 @@ static void test_prism_backward(lattn_ctx *ctx, lattn_rng *r) {
         const lattn_st_tensor *tx;
         float *x, *dy, *dx;
         double *g64, *want, worst = 0, e;
-        int64_t ti;
         size_t n;
         snprintf(path, sizeof path, "tests/external/grad/prism_block_grad_%d.safetensors", ci);
         if (lattn_st_load(ctx, path, &f) != LATTN_OK) { CHECK(0, "load %s", path); continue; }
@@ -5630,17 +5644,7 @@ static void test_prism_backward(lattn_ctx *ctx, lattn_rng *r) {
         x = tensor_f32(&f, "x"); dy = tensor_f32(&f, "dy"); dx = fnew(tx->count);
         g64 = (double *)malloc(p.n_params * sizeof(double));
         CHECK(lattn_prism_p1_backward_ref(ctx, &p, tx->shape[0], tx->shape[1], x, dy, NULL, g64, dx) == LATTN_OK, "%s: %s", path, lattn_ctx_error(ctx));
-        for (ti = 0; ti < p.n_tensors; ti++) {
-            char nm[96];
-            snprintf(nm, sizeof nm, "grad.%s", p.tensors[ti].name);
-            want = tensor_f64(&f, nm, &n);
-            CHECK(want && n == p.tensors[ti].count, "%s: %s present", path, nm);
-            if (!want) continue;
-            e = rel_rms_dd(g64 + (p.tensors[ti].data - p.arena), want, n);
-            worst = fmax(worst, e);
-            CHECK(e <= 1e-10, "%s: %s = the official block's float64 autograd (%.3g)", path, nm, e);
-            free(want);
-        }
+        worst = official_grads(path, &f, g64, p.arena, p.tensors, p.n_tensors);
         want = tensor_f64(&f, "dx", &n);
         e = rel_rms_d(dx, want, n);
         CHECK(e <= 1e-6, "%s: dx = the official dx (%.3g, float)", path, e);
@@ -5763,10 +5767,7 @@ static void test_laplace_backward(lattn_ctx *ctx, lattn_rng *r) {
             if (getenv("LATTN_TEST_VERBOSE")) printf("  laplace backward_ref (%d): worst weight %.3g against central differences\n", var, w2);
             CHECK(bad2 == 0, "Laplace backward_ref = central differences of forward_ref (%s; every tensor): worst %.3g",
                   var == 0 ? "LM, cross-entropy" : var == 1 ? "LM, sigmoid gate without the norm" : "hidden states, dout", w2);
-            for (ti = 0; ti < m.n_tensors; ti++) {
-                const size_t o = (size_t)(m.tensors[ti].data - m.arena);
-                e = fmax(e, rel_rms(grad + o, gr + o, m.tensors[ti].count));
-            }
+            e = worst_tensor(grad, gr, m.arena, m.tensors, m.n_tensors);
             e = fmax(e, rel_rms(dx, dxr, nx));
             if (getenv("LATTN_TEST_VERBOSE")) printf("  laplace backward (float32, %d) against backward_ref: worst tensor %.3g\n", var, e);
             CHECK(e <= 1e-4, "Laplace backward (float32) = backward_ref per tensor and dx (%d): %.3g", var, e);
@@ -6974,17 +6975,7 @@ static void test_ttt_layer_backward(lattn_ctx *ctx, lattn_rng *r) {
         g64 = (double *)malloc(m.n_params * sizeof(double));
         CHECK(lattn_ttt_layer_backward_ref(ctx, &m, tx->shape[0], tx->shape[1], x, NULL, dy, NULL, g64, dx, NULL) == LATTN_OK, "%s: %s", path,
               lattn_ctx_error(ctx));
-        for (ti = 0; ti < m.n_tensors; ti++) {
-            char nm[96];
-            snprintf(nm, sizeof nm, "grad.%s", m.tensors[ti].name);
-            want = tensor_f64(&f, nm, &n);
-            CHECK(want && n == m.tensors[ti].count, "%s: %s present", path, nm);
-            if (!want) continue;
-            e = rel_rms_dd(g64 + (m.tensors[ti].data - m.arena), want, n);
-            worst = fmax(worst, e);
-            CHECK(e <= 1e-10, "%s: %s = the official layer's float64 autograd (%.3g)", path, nm, e);
-            free(want);
-        }
+        worst = official_grads(path, &f, g64, m.arena, m.tensors, m.n_tensors);
         want = tensor_f64(&f, "dhidden_states", &n);
         e = rel_rms_d(dx, want, n);
         CHECK(e <= 1e-6, "%s: dx = dhidden_states (%.3g, float)", path, e);
