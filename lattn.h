@@ -8228,6 +8228,9 @@ struct lattn__scratch {
     unsigned char *tiles;
     size_t tiles_bytes;
     int busy;                              /* a call holds it (contexts run one call at a time) */
+    unsigned char *flat;                   /* the flat workspace of the kernels that carve their own */
+    size_t flat_bytes;
+    int flat_busy;
 };
 /* A kept tiler as new: its host arena stays, everything else is reset to the profile p. */
 static void lattn__tiler_renew(lattn_tiler *t, const lattn_dev_profile *p) {
@@ -8244,6 +8247,7 @@ LATTN__DEF void lattn_ctx_trim(lattn_ctx *ctx) {
     if (!ctx || !ctx->scratch) return;
     for (i = 0; i < LATTN_MAX_THREADS; i++) lattn_tiler_destroy(ctx, ctx->scratch->tl[i]);
     lattn__free(ctx, ctx->scratch->tiles);
+    lattn__free(ctx, ctx->scratch->flat);
     lattn__free(ctx, ctx->scratch);
     ctx->scratch = NULL;
 }
@@ -8260,6 +8264,34 @@ LATTN__DEF void lattn_ctx_free(lattn_ctx *ctx) {
     ctx->n_threads = nt;
     ctx->keep_workspace = keep;
 }
+/* The kept scratch of a context with keep_workspace, made on first use (NULL without one, or out of memory). */
+static struct lattn__scratch *lattn__scratch_get(lattn_ctx *ctx) {
+    if (!ctx || !ctx->keep_workspace) return NULL;
+    if (!ctx->scratch && (ctx->scratch = (struct lattn__scratch *)lattn__alloc(ctx, sizeof *ctx->scratch)) != NULL)
+        memset(ctx->scratch, 0, sizeof *ctx->scratch);
+    return ctx->scratch;
+}
+/* A kernel's flat workspace of `bytes`: with ctx.keep_workspace the context's kept block (grown when
+   too small, so that later calls of the same shape allocate and fault in nothing), else a fresh
+   allocation; *kept says which. NULL: out of memory. Give it back with lattn__flat_give. */
+static void *lattn__flat_take(lattn_ctx *ctx, size_t bytes, int *kept) {
+    struct lattn__scratch *sc = lattn__scratch_get(ctx);
+    *kept = 0;
+    if (!sc || sc->flat_busy) return lattn__alloc(ctx, bytes);
+    if (sc->flat_bytes < bytes) {
+        lattn__free(ctx, sc->flat);
+        sc->flat = (unsigned char *)lattn__alloc(ctx, bytes);
+        sc->flat_bytes = sc->flat ? bytes : 0;
+        if (!sc->flat) return NULL;
+    }
+    sc->flat_busy = 1;
+    *kept = 1;
+    return sc->flat;
+}
+static void lattn__flat_give(lattn_ctx *ctx, void *p, int kept) {
+    if (kept) ctx->scratch->flat_busy = 0;
+    else lattn__free(ctx, p);
+}
 static lattn_status lattn__team_make(lattn_ctx *ctx, lattn__team *tm, const char *who, int64_t items, size_t tsz,
                                      lattn__tiles_alloc_fn alloc, const void *plan) {
     const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
@@ -8272,11 +8304,7 @@ static lattn_status lattn__team_make(lattn_ctx *ctx, lattn__team *tm, const char
     tm->n = (int)LATTN__MIN((int64_t)lattn__threads(ctx), LATTN__MAX(items, 1));
     alloc(NULL, plan, NULL, &host);
     if (ctx && ctx->keep_workspace) {         /* the kept workspace, made on first use */
-        if (!ctx->scratch) {
-            ctx->scratch = (struct lattn__scratch *)lattn__alloc(ctx, sizeof *ctx->scratch);
-            if (!ctx->scratch) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
-            memset(ctx->scratch, 0, sizeof *ctx->scratch);
-        }
+        if (!lattn__scratch_get(ctx)) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
         if (!ctx->scratch->busy) sc = ctx->scratch;
     }
     if (sc) {
@@ -10242,7 +10270,7 @@ LATTN__DEF lattn_status lattn_gdr_chunk_backward(lattn_ctx *ctx, const lattn_gdr
     int64_t *starts = NULL;
     int64_t w, per, m;
     size_t cnt;
-    int nthr;
+    int nthr, kept = 0;
     lattn_status st;
     LATTN__TRY(lattn__gdr_check(ctx, who, a, 0, &dm));
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
@@ -10267,11 +10295,12 @@ LATTN__DEF lattn_status lattn_gdr_chunk_backward(lattn_ctx *ctx, const lattn_gdr
         (double)SIZE_MAX / 16)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
     per = lattn__gdr_bw_floats(a, &z);
-    if (lattn_size_mul(&cnt, (size_t)per, (size_t)nthr) != LATTN_OK)
+    if (lattn_size_mul(&cnt, (size_t)per, (size_t)nthr) != LATTN_OK || lattn_size_mul(&cnt, cnt, sizeof(float)) != LATTN_OK ||
+        lattn_size_add(&cnt, cnt, (size_t)(z.N + 1) * (size_t)nthr * sizeof(int64_t) + sizeof(float)) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
-    st = lattn__alloc_floats(ctx, &ws, cnt, who);
-    if (st == LATTN_OK) starts = (int64_t *)lattn__alloc_array(ctx, (size_t)(z.N + 1) * (size_t)nthr, sizeof(int64_t), who, &st);
-    if (st == LATTN_OK) {
+    st = (ws = (float *)lattn__flat_take(ctx, cnt, &kept)) != NULL ? LATTN_OK : lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    if (st == LATTN_OK) {               /* the chunk starts after the floats: an int64 block, 8-byte aligned */
+        starts = (int64_t *)(void *)(ws + (size_t)per * (size_t)nthr + ((size_t)per * (size_t)nthr) % 2);
         LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
         for (w = 0; w < dm.n * a->H; w++) {
             const int id = lattn__thread_id();
@@ -10283,8 +10312,7 @@ LATTN__DEF lattn_status lattn_gdr_chunk_backward(lattn_ctx *ctx, const lattn_gdr
             lattn__gdr_bw_item(a, g, &dm, &z, &b, w / a->H, tok0, len, w % a->H);
         }
     }
-    lattn__free(ctx, starts);
-    lattn__free(ctx, ws);
+    if (ws) lattn__flat_give(ctx, ws, kept);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 

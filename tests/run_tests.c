@@ -5280,8 +5280,16 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 gc.dq = o[0]; gc.dk = o[1]; gc.dv = o[2]; gc.dbeta = o[3]; gc.dg = o[4]; gc.dgk = o[5]; gc.de = o[6]; gc.dc = o[7];
                 gc.dinj_b = o[8]; gc.dinj_kap = o[9]; gc.dinj_d = o[10]; gc.dh0 = o[11];
                 ctx->n_threads = w ? 3 - th : th;
+                ctx->keep_workspace = w;         /* the second run in the kept workspace: its repeat allocates nothing */
                 CHECK(lattn_gdr_chunk_backward(ctx, &a, &gc) == LATTN_OK, "gdr chunk backward: %s", lattn_ctx_error(ctx));
+                if (w) {
+                    const uint64_t n0 = ctx->n_allocs;
+                    CHECK(lattn_gdr_chunk_backward(ctx, &a, &gc) == LATTN_OK && ctx->n_allocs == n0,
+                          "gdr chunk backward: a repeat in the kept workspace allocates nothing (%llu)", (unsigned long long)(ctx->n_allocs - n0));
+                }
             }
+            lattn_ctx_trim(ctx);
+            ctx->keep_workspace = 0;
             ctx->n_threads = 1;
             for (w = 0; w < 12; w++) {
                 const int used = w < 4 || w == 11 || (w == 4 && a.g) || (w == 5 && a.gk) || (w == 6 && a.e) || (w == 7 && a.c) || (w >= 8 && w <= 10 && L > 0);
