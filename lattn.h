@@ -1499,7 +1499,8 @@ LATTN_API lattn_status lattn_prism_p1_init_file(lattn_ctx *ctx, lattn_prism_p1 *
    pass the core e = k = k̂ and merge the two terms as GDN does. The state of one
    sequence (lattn_prism_p2_state_floats): the anchor conv's history of x̂ [D][Kc] (newest last),
    then the heads' states [H][d][d]; NULL state = a fresh sequence. _ref: double throughout; _chunk:
-   the recurrence by lattn_gdr_chunk (projections in double in this version); _step: T = 1 by
+   the recurrence by lattn_gdr_chunk at chunk p->C (0: the core's default; any chunk gives the same
+   result within rounding), the projections in double in this version; _step: T = 1 by
    lattn_gdr_step. */
 /* P0 (spec §4.1): the paper's per-token model, with lattn's documented choices where the paper is
    silent: H heads of width d = D/H; u = SiLU(ShortConv_Kc(x)) (depthwise, no bias); q = W_q u,
