@@ -2220,6 +2220,85 @@ LATTN_API lattn_status lattn_optim_save(lattn_ctx *ctx, const lattn_optim *o, co
 LATTN_API lattn_status lattn_optim_init_file(lattn_ctx *ctx, lattn_optim *o, const lattn_tensor *tensors, int64_t n_tensors, const char *path);
 #endif
 LATTN_API void lattn_optim_free(lattn_ctx *ctx, lattn_optim *o);
+
+/* >>net: a language model of any sequence of blocks, its loss and its training step ------------- */
+/* A net is tokens → embedding E [vocab][D] → blocks → RMSNorm·g → logits = ·Eᵀ (the head tied to
+   the embedding), with the mean cross-entropy over the positions that have a target. Each block is
+   one of lattn's layers at the net's width D, H heads of D/H (the hybrids the PRISM write-up argues
+   for, "PRISM with a few attention layers", are a list such as "prism ffn prism ffn attn"):
+     laplace   the Laplace layer (>>laplace, one layer, vocab 0): its LayerNorms, ShortConv, Simple
+               GLA with RetNet's fixed decays, output gate, GLU FFN of width ffn, both residuals
+     attn      the transformer layer (>>transformer, one layer, vocab 0): RMSNorm, causal softmax
+               attention with RoPE, SwiGLU FFN of width ffn, both residuals
+     gdn       x + GDN(RMSNorm(x)·g): the Gated DeltaNet layer (>>gdnlayer, ShortConv width 4)
+     prism     the PRISM P2 block (>>prism: its LayerNorms, anchor conv (Kc 4), solver of prism_S
+               steps and rank prism_R, output MLP and residual)
+     ttt       the TTT Block (>>ttt, ffn > 0): TTT-MLP (or TTT-Linear, ttt_mlp = 0) with mini-batch
+               ttt_mini_batch, its RMSNorms, SwiGLU FFN of width ffn, both residuals
+     ffn       x + W_d (SiLU(W_g h) ⊙ W_u h),  h = RMSNorm(x)·g   (a SwiGLU MLP of width ffn)
+   Tensors: embeddings.weight [vocab][D], then block i's tensors under "blocks.{i}." with the layer's
+   own names (a gdn block: norm.weight [D] and its layer's under "blocks.{i}.mixer."; an ffn block:
+   norm.weight, gate_proj.weight, up_proj.weight [ffn][D], down_proj.weight [D][ffn]), then
+   norm.weight [D]; one arena, so lattn_optim runs over the whole net. lattn_net_init draws each
+   layer as its own init does (seed + 1 + i for block i) and the net's tensors as every layer does
+   (matrices and the embedding N(0, 0.02²), norm gains 1).
+   Targets: targets [B][T] holds the token each position must predict, or a negative value where
+   there is none (PyTorch's ignore_index); targets NULL is next-token prediction (position t
+   predicts tokens[t + 1]; the last position predicts nothing). */
+typedef enum lattn_block_kind {
+    LATTN_BLOCK_LAPLACE, LATTN_BLOCK_ATTN, LATTN_BLOCK_GDN, LATTN_BLOCK_PRISM, LATTN_BLOCK_TTT, LATTN_BLOCK_FFN
+} lattn_block_kind;
+#define LATTN_NET_MAX_BLOCKS 64
+typedef struct lattn_net_config {
+    int64_t vocab, D, H, ffn;            /* vocabulary (> 0), width, heads of D/H, FFN width */
+    int64_t n_blocks;
+    lattn_block_kind blocks[LATTN_NET_MAX_BLOCKS];
+    int64_t prism_S, prism_R;            /* PRISM solver steps (2) and rank (D/4) */
+    int64_t ttt_mlp, ttt_mini_batch;     /* TTT-MLP (1) or TTT-Linear (0); mini-batch (16) */
+    float norm_eps;                      /* the net's RMSNorms and the layers' epsilon (1e-5) */
+} lattn_net_config;
+/* A configuration from a list of block names separated by spaces or commas ("gdn ffn gdn ffn"),
+   with ffn = 4D and the defaults above. LATTN_E_DOMAIN for an unknown name, no block or more than
+   LATTN_NET_MAX_BLOCKS; the sizes are checked by lattn_net_init. */
+LATTN_API lattn_status lattn_net_config_parse(lattn_ctx *ctx, lattn_net_config *c, const char *blocks, int64_t vocab, int64_t D,
+                                              int64_t H);
+LATTN_API const char *lattn_block_name(lattn_block_kind k);   /* "laplace", "attn", ...; "unknown" */
+typedef struct lattn_net {
+    lattn_net_config cfg;
+    float *arena; size_t n_params;       /* every weight, tensors[] in order */
+    lattn_tensor *tensors;
+    int64_t n_tensors;
+    struct lattn__net_block *blk;        /* [n_blocks]: each block's layer, viewing the arena */
+} lattn_net;
+LATTN_API lattn_status lattn_net_init(lattn_ctx *ctx, lattn_net *m, const lattn_net_config *c, uint64_t seed);
+LATTN_API void lattn_net_free(lattn_ctx *ctx, lattn_net *m);
+LATTN_API lattn_tensor *lattn_net_tensor(const lattn_net *m, const char *name);
+/* Weights as safetensors, the configuration as "net.<field>" metadata ("net.blocks": the list of
+   names), and back; a missing or misshapen tensor or field is LATTN_E_FORMAT and leaves *m empty. */
+LATTN_API lattn_status lattn_net_serialize(lattn_ctx *ctx, const lattn_net *m, unsigned char **out, size_t *size);
+LATTN_API lattn_status lattn_net_init_st(lattn_ctx *ctx, lattn_net *m, const lattn_st_file *f, const char *prefix);
+#ifndef LATTN_NO_STDIO
+LATTN_API lattn_status lattn_net_save(lattn_ctx *ctx, const lattn_net *m, const char *path);
+LATTN_API lattn_status lattn_net_init_file(lattn_ctx *ctx, lattn_net *m, const char *path);
+#endif
+/* Forward over B fresh sequences of T tokens (ids in [0, vocab)): logits [B][T][vocab] (may be
+   NULL) and *loss (optional; NaN when no position has a target). Each block runs its fast form. */
+LATTN_API lattn_status lattn_net_forward(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
+                                         const int32_t *targets, float *logits, double *loss);
+/* The gradient of the loss with respect to every weight, into grad (n_params values, the arena's
+   layout, written): the forward once keeping each block's input, the head and the loss, then each
+   block's backward (the layers' float32 backward forms, which recompute what they need) from the
+   last to the first, then the embedding's rows. *loss (optional) receives the loss. */
+LATTN_API lattn_status lattn_net_backward(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
+                                          const int32_t *targets, double *loss, float *grad);
+/* One training step: the gradients of n_micro micro-batches (tokens and targets [n_micro][B][T];
+   targets may be NULL) added in order and divided by n_micro (gradient accumulation: the step of
+   the mean of the micro-batches' losses), clipped to max_norm (lattn_grad_clip; INFINITY: not
+   clipped), then lattn_optim_step(o, factor). *loss (optional): the mean loss; *grad_norm
+   (optional): the gradient's norm before clipping. o must have been made for m's tensors. */
+LATTN_API lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_optim *o, double factor, double max_norm,
+                                            int64_t n_micro, int64_t B, int64_t T, const int32_t *tokens,
+                                            const int32_t *targets, double *loss, double *grad_norm);
 #endif /* LATTN_NO_MODELS */
 #ifndef LATTN_NO_CONFORMANCE
 /* ================================================================================================ */
@@ -4163,15 +4242,12 @@ static lattn_status lattn__cfg_read(lattn_ctx *ctx, const char *who, const lattn
     }
     return LATTN_OK;
 }
-/* The tensors of an arena as safetensors (float32) with the configuration's metadata. */
-static lattn_status lattn__arena_serialize(lattn_ctx *ctx, const char *who, const lattn_tensor *tab, int64_t nt,
-                                           const lattn__cfield *fl, int n_fl, unsigned char **out, size_t *size) {
-    char vals[LATTN__CFG_MAX][32];
-    const char *meta[2 * LATTN__CFG_MAX];
+/* The tensors of an arena as safetensors (float32) with n_meta metadata pairs (key, value). */
+static lattn_status lattn__arena_serialize_meta(lattn_ctx *ctx, const char *who, const lattn_tensor *tab, int64_t nt,
+                                                const char **meta, int n_meta, unsigned char **out, size_t *size) {
     lattn_st_entry *e;
     int64_t i;
     lattn_status st;
-    lattn__cfg_write(fl, n_fl, vals, meta);
     e = (lattn_st_entry *)lattn__alloc(ctx, (size_t)nt * sizeof *e);
     if (!e) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
     for (i = 0; i < nt; i++) {
@@ -4181,9 +4257,17 @@ static lattn_status lattn__arena_serialize(lattn_ctx *ctx, const char *who, cons
         e[i].shape = tab[i].shape;
         e[i].data = tab[i].data;
     }
-    st = lattn_st_serialize(ctx, e, nt, meta, n_fl, out, size);
+    st = lattn_st_serialize(ctx, e, nt, meta, n_meta, out, size);
     lattn__free(ctx, e);
     return st;
+}
+/* The tensors of an arena as safetensors (float32) with the configuration's metadata. */
+static lattn_status lattn__arena_serialize(lattn_ctx *ctx, const char *who, const lattn_tensor *tab, int64_t nt,
+                                           const lattn__cfield *fl, int n_fl, unsigned char **out, size_t *size) {
+    char vals[LATTN__CFG_MAX][32];
+    const char *meta[2 * LATTN__CFG_MAX];
+    lattn__cfg_write(fl, n_fl, vals, meta);
+    return lattn__arena_serialize_meta(ctx, who, tab, nt, meta, n_fl, out, size);
 }
 /* Every tensor of the arena from `prefix`+name in f, with exactly its shape (any float dtype). */
 static lattn_status lattn__arena_load(lattn_ctx *ctx, const char *who, lattn_tensor *tab, int64_t nt,
@@ -12838,13 +12922,10 @@ static void lattn__p1_shapes(int64_t D, int64_t H, int64_t S, int64_t R, int64_t
         { 1, D, 0, 0 }, { 3, S, R, D }, { 3, S, R, D } };
     memcpy(w, v, sizeof v);
 }
-/* The block's tensor table and arena (weights uninitialised) from its sizes, and the named views
-   (p->fused_w, ...) into it, in arena order. */
-static lattn_status lattn__p1_alloc(lattn_ctx *ctx, const char *who, lattn_prism_p1 *p, int64_t D, int64_t H, int64_t S,
-                                    int64_t R, int64_t Kc, int64_t rg) {
+/* The named views (p->fused_w, ...) onto the tensors, in table order. */
+static void lattn__p1_views(lattn_prism_p1 *p) {
     const float **view[LATTN__P1_N];
-    int64_t w[LATTN__P1_N][4];
-    int i, d;
+    int i;
     view[LATTN__P1_FW] = &p->fused_w;
     view[LATTN__P1_FB] = &p->fused_b;
     view[LATTN__P1_CW] = &p->conv_w;
@@ -12868,6 +12949,14 @@ static lattn_status lattn__p1_alloc(lattn_ctx *ctx, const char *who, lattn_prism
     view[LATTN__P1_O2B] = &p->o2_b;
     view[LATTN__P1_UG] = &p->up_gain;
     view[LATTN__P1_UK] = &p->up_k;
+    for (i = 0; i < LATTN__P1_N; i++) *view[i] = p->tensors[i].data;
+}
+/* The block's tensor table and arena (weights uninitialised) from its sizes, and the named views
+   (p->fused_w, ...) into it, in arena order. */
+static lattn_status lattn__p1_alloc(lattn_ctx *ctx, const char *who, lattn_prism_p1 *p, int64_t D, int64_t H, int64_t S,
+                                    int64_t R, int64_t Kc, int64_t rg) {
+    int64_t w[LATTN__P1_N][4];
+    int i, d;
     lattn__p1_shapes(D, H, S, R, Kc, rg, w);
     LATTN__TRY(lattn__table_new(ctx, who, LATTN__P1_N, 0, &p->tensors));
     for (i = 0; i < LATTN__P1_N; i++) {
@@ -12881,7 +12970,7 @@ static lattn_status lattn__p1_alloc(lattn_ctx *ctx, const char *who, lattn_prism
         return LATTN_E_NOMEM;
     }
     p->n_tensors = LATTN__P1_N;
-    for (i = 0; i < LATTN__P1_N; i++) *view[i] = p->tensors[i].data;
+    lattn__p1_views(p);
     p->D = D;
     p->H = H;
     p->S = S;
@@ -15738,17 +15827,8 @@ static int64_t lattn__tt_count(const int64_t *w) {
     for (d = 1; d <= w[0]; d++) n *= w[d];
     return n;
 }
-/* The tensor table (the tensors of this configuration, under their names in a file: the Block's
-   TTT layer under seq_modeling_block.) and the arena for a checked configuration, every named view
-   bound (NULL when absent). */
-static lattn_status lattn__tt_alloc(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_ttt_config *c, int64_t w[LATTN__TT_N][4],
-                                    const char *who) {
-    float **view[LATTN__TT_N];
-    int64_t nt = 0;
-    int i, d;
-    memset(m, 0, sizeof *m);
-    LATTN__TRY(lattn__tt_check_cfg(ctx, who, c));
-    lattn__tt_shapes(c, w);
+/* The layer's named views (m->q_w, ...) in the order of its tensors' kinds. */
+static void lattn__tt_views(lattn_ttt_layer *m, float **view[LATTN__TT_N]) {
     view[0] = &m->q_w;
     view[1] = &m->k_w;
     view[2] = &m->v_w;
@@ -15770,6 +15850,19 @@ static lattn_status lattn__tt_alloc(lattn_ctx *ctx, lattn_ttt_layer *m, const la
     view[18] = &m->gate_w;
     view[19] = &m->up_w;
     view[20] = &m->down_w;
+}
+/* The tensor table (the tensors of this configuration, under their names in a file: the Block's
+   TTT layer under seq_modeling_block.) and the arena for a checked configuration, every named view
+   bound (NULL when absent). */
+static lattn_status lattn__tt_alloc(lattn_ctx *ctx, lattn_ttt_layer *m, const lattn_ttt_config *c, int64_t w[LATTN__TT_N][4],
+                                    const char *who) {
+    float **view[LATTN__TT_N];
+    int64_t nt = 0;
+    int i, d;
+    memset(m, 0, sizeof *m);
+    LATTN__TRY(lattn__tt_check_cfg(ctx, who, c));
+    lattn__tt_shapes(c, w);
+    lattn__tt_views(m, view);
     LATTN__TRY(lattn__table_new(ctx, who, LATTN__TT_N, 0, &m->tensors));
     for (i = 0; i < LATTN__TT_N; i++) {
         lattn_tensor *t = &m->tensors[nt];
@@ -20056,6 +20149,533 @@ LATTN__DEF lattn_status lattn_optim_init_file(lattn_ctx *ctx, lattn_optim *o, co
     return st;
 }
 #endif
+
+/* >>net implementation ---------------------------------------------------------------------------- */
+/* A block: its layer (the union member of its kind; none for ffn), which views the net's arena once
+   lattn_net_init has moved it there, and the net's own tensors of gdn and ffn blocks. */
+struct lattn__net_block {
+    lattn_block_kind kind;
+    int64_t t0, n_own;                   /* first tensor in the net's table; how many are the net's */
+    int owned;                           /* 1 while the layer still owns its arena (during init) */
+    float *norm, *wg, *wu, *wd;          /* gdn: norm; ffn: norm and the SwiGLU matrices */
+    union { lattn_laplace_model lap; lattn_tf_model tf; lattn_gdn_layer gdn; lattn_prism_p1 pr; lattn_ttt_layer ttt; } u;
+};
+static const char *const lattn__block_names[6] = { "laplace", "attn", "gdn", "prism", "ttt", "ffn" };
+LATTN__DEF const char *lattn_block_name(lattn_block_kind k) {
+    return (unsigned)k <= (unsigned)LATTN_BLOCK_FFN ? lattn__block_names[k] : "unknown";
+}
+LATTN__DEF lattn_status lattn_net_config_parse(lattn_ctx *ctx, lattn_net_config *c, const char *blocks, int64_t vocab, int64_t D,
+                                               int64_t H) {
+    const char *who = "lattn_net_config_parse", *p = blocks;
+    if (!c || !blocks) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration or block list is NULL", who);
+    memset(c, 0, sizeof *c);
+    c->vocab = vocab;
+    c->D = D;
+    c->H = H;
+    c->ffn = D > 0 && D <= (1 << 16) ? 4 * D : 0;
+    c->prism_S = 2;
+    c->prism_R = LATTN__MAX(D / 4, 1);
+    c->ttt_mlp = 1;
+    c->ttt_mini_batch = 16;
+    c->norm_eps = 1e-5f;
+    for (;;) {
+        size_t n;
+        int k;
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        for (n = 0; p[n] && p[n] != ' ' && p[n] != ','; n++) {}
+        for (k = 0; k < 6 && !(strlen(lattn__block_names[k]) == n && strncmp(p, lattn__block_names[k], n) == 0); k++) {}
+        if (k == 6)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: unknown block '%.*s' (laplace, attn, gdn, prism, ttt or ffn)", who,
+                               (int)LATTN__MIN(n, (size_t)40), p);
+        if (c->n_blocks == LATTN_NET_MAX_BLOCKS) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: more than %d blocks", who, LATTN_NET_MAX_BLOCKS);
+        c->blocks[c->n_blocks++] = (lattn_block_kind)k;
+        p += n;
+    }
+    if (c->n_blocks == 0) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: the list names no block", who);
+    return lattn__ok(ctx);
+}
+static lattn_status lattn__net_check(lattn_ctx *ctx, const char *who, const lattn_net_config *c) {
+    int64_t i;
+    if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
+    if (c->vocab < 1 || c->vocab > (1 << 24) || c->D < 2 || c->D > (1 << 16) || c->H < 1 || c->D % c->H || c->ffn < 1 ||
+        c->ffn > (1 << 20) || c->n_blocks < 1 || c->n_blocks > LATTN_NET_MAX_BLOCKS || (c->ttt_mlp != 0 && c->ttt_mlp != 1) ||
+        !(c->norm_eps > 0 && c->norm_eps < 1))
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: vocab = %lld, D = %lld, H = %lld, ffn = %lld, %lld blocks, ttt_mlp = %lld, "
+                           "norm_eps = %g (vocab in [1, 2^24], D in [2, 2^16] with H dividing it, ffn in [1, 2^20], 1 to %d "
+                           "blocks, ttt_mlp 0 or 1, norm_eps in (0, 1))", who, (long long)c->vocab, (long long)c->D, (long long)c->H,
+                           (long long)c->ffn, (long long)c->n_blocks, (long long)c->ttt_mlp, (double)c->norm_eps, LATTN_NET_MAX_BLOCKS);
+    for (i = 0; i < c->n_blocks; i++)
+        if ((unsigned)c->blocks[i] > (unsigned)LATTN_BLOCK_FFN)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: block %lld has kind %d", who, (long long)i, (int)c->blocks[i]);
+    return LATTN_OK;
+}
+/* The layer of block b at the net's width, drawn by its own init. */
+static lattn_status lattn__net_layer_init(lattn_ctx *ctx, const lattn_net_config *c, struct lattn__net_block *b, uint64_t seed) {
+    const int64_t hd = c->D / c->H;
+    if (b->kind == LATTN_BLOCK_LAPLACE) {
+        lattn_laplace_config lc = lattn_laplace_config_small();
+        lc.n_layers = 1;
+        lc.D = c->D;
+        lc.H = c->H;
+        lc.K = hd;
+        lc.V = hd;
+        lc.ffn = c->ffn;
+        lc.conv_w = 4;
+        lc.vocab = 0;
+        lc.norm_eps = c->norm_eps;
+        return lattn_laplace_init(ctx, &b->u.lap, &lc, seed);
+    }
+    if (b->kind == LATTN_BLOCK_ATTN) {
+        lattn_tf_config tc = lattn_tf_config_small();
+        tc.n_layers = 1;
+        tc.D = c->D;
+        tc.H = c->H;
+        tc.H_kv = c->H;
+        tc.K = hd;
+        tc.ffn = c->ffn;
+        tc.vocab = 0;
+        tc.norm_eps = c->norm_eps;
+        return lattn_tf_init(ctx, &b->u.tf, &tc, seed);
+    }
+    if (b->kind == LATTN_BLOCK_GDN) {
+        lattn_gdn_config gc = lattn_gdn_config_default();
+        gc.D = c->D;
+        gc.H = c->H;
+        gc.K = hd;
+        gc.V = hd;
+        gc.norm_eps = c->norm_eps;
+        return lattn_gdn_init(ctx, &b->u.gdn, &gc, seed);
+    }
+    if (b->kind == LATTN_BLOCK_PRISM) {
+        lattn_prism_config pc = lattn_prism_config_large_130m();
+        pc.vocab = c->vocab;
+        pc.D = c->D;
+        pc.n_layers = 1;
+        pc.H = c->H;
+        pc.S = c->prism_S;
+        pc.R = c->prism_R;
+        pc.Kc = 4;
+        return lattn_prism_p1_init(ctx, &b->u.pr, &pc, seed);
+    }
+    if (b->kind == LATTN_BLOCK_TTT) {
+        lattn_ttt_config tc = lattn_ttt_config_default();
+        tc.D = c->D;
+        tc.H = c->H;
+        tc.mini_batch = c->ttt_mini_batch;
+        tc.mlp = (int)c->ttt_mlp;
+        tc.ffn = c->ffn;
+        return lattn_ttt_layer_init(ctx, &b->u.ttt, &tc, seed);
+    }
+    return LATTN_OK;                     /* ffn: the net's own tensors only */
+}
+/* The common fields of the block's layer (every layer struct has arena, n_params, tensors and
+   n_tensors); all NULL for an ffn block. */
+typedef struct lattn__net_layer { float **arena; size_t *n_params; lattn_tensor **tensors; int64_t *n_tensors; } lattn__net_layer;
+#define LATTN__NET_LAYER(f) { &b->u.f.arena, &b->u.f.n_params, &b->u.f.tensors, &b->u.f.n_tensors }
+static lattn__net_layer lattn__net_layer_of(struct lattn__net_block *b) {
+    lattn__net_layer lap = LATTN__NET_LAYER(lap), tf = LATTN__NET_LAYER(tf), gdn = LATTN__NET_LAYER(gdn), pr = LATTN__NET_LAYER(pr);
+    lattn__net_layer ttt = LATTN__NET_LAYER(ttt), none = { NULL, NULL, NULL, NULL };
+    switch (b->kind) {
+    case LATTN_BLOCK_LAPLACE: return lap;
+    case LATTN_BLOCK_ATTN: return tf;
+    case LATTN_BLOCK_GDN: return gdn;
+    case LATTN_BLOCK_PRISM: return pr;
+    case LATTN_BLOCK_TTT: return ttt;
+    default: return none;
+    }
+}
+/* The layer's weights copied to dst in the net's arena, its views moved there, its own arena freed. */
+static void lattn__net_move(lattn_ctx *ctx, struct lattn__net_block *b, float *dst) {
+    lattn__net_layer l = lattn__net_layer_of(b);
+    float *old = l.arena ? *l.arena : NULL;
+    int64_t j;
+    if (!old) return;
+    memcpy(dst, old, *l.n_params * sizeof(float));
+    for (j = 0; j < *l.n_tensors; j++) (*l.tensors)[j].data = dst + ((*l.tensors)[j].data - old);
+    if (b->kind == LATTN_BLOCK_PRISM) lattn__p1_views(&b->u.pr);
+    if (b->kind == LATTN_BLOCK_TTT) {
+        float **view[LATTN__TT_N];
+        int i;
+        lattn__tt_views(&b->u.ttt, view);
+        for (i = 0; i < LATTN__TT_N; i++)
+            if (*view[i]) *view[i] = dst + (*view[i] - old);
+    }
+    lattn__free(ctx, old);
+    *l.arena = dst;
+    b->owned = 0;
+}
+/* The net's own tensors of a block kind: gdn its norm; ffn the norm and the three matrices. */
+static int64_t lattn__net_own(lattn_block_kind k) { return k == LATTN_BLOCK_GDN ? 1 : k == LATTN_BLOCK_FFN ? 4 : 0; }
+static void lattn__net_shape(lattn_tensor *t, int ndim, int64_t d0, int64_t d1) {
+    t->ndim = ndim;
+    t->shape[0] = d0;
+    t->shape[1] = d1;
+}
+LATTN__DEF void lattn_net_free(lattn_ctx *ctx, lattn_net *m) {
+    int64_t i;
+    if (!m) return;
+    for (i = 0; m->blk && i < m->cfg.n_blocks; i++) {
+        lattn__net_layer l = lattn__net_layer_of(&m->blk[i]);
+        if (!l.arena) continue;
+        if (m->blk[i].owned) lattn__free(ctx, *l.arena);
+        lattn__free(ctx, *l.tensors);
+    }
+    lattn__free(ctx, m->blk);
+    lattn__free(ctx, m->tensors);
+    lattn__free(ctx, m->arena);
+    memset(m, 0, sizeof *m);
+}
+/* Names and shapes of the net's table: the embedding, each block's own tensors then its layer's
+   under "blocks.{i}." (a gdn layer's under "blocks.{i}.mixer."), the final norm. */
+static lattn_status lattn__net_table(lattn_ctx *ctx, const char *who, lattn_net *m) {
+    static const char *const own[4] = { "norm.weight", "gate_proj.weight", "up_proj.weight", "down_proj.weight" };
+    const lattn_net_config *c = &m->cfg;
+    int64_t i, j, t = 1;
+    snprintf(m->tensors[0].name, LATTN_NAME_MAX, "embeddings.weight");
+    lattn__net_shape(&m->tensors[0], 2, c->vocab, c->D);
+    for (i = 0; i < c->n_blocks; i++) {
+        struct lattn__net_block *b = &m->blk[i];
+        lattn__net_layer l = lattn__net_layer_of(b);
+        b->t0 = t;
+        b->n_own = lattn__net_own(b->kind);
+        for (j = 0; j < b->n_own; j++, t++) {
+            snprintf(m->tensors[t].name, LATTN_NAME_MAX, "blocks.%lld.%s", (long long)i, own[j]);
+            if (j == 0) lattn__net_shape(&m->tensors[t], 1, c->D, 0);
+            else if (j < 3) lattn__net_shape(&m->tensors[t], 2, c->ffn, c->D);
+            else lattn__net_shape(&m->tensors[t], 2, c->D, c->ffn);
+        }
+        for (j = 0; l.arena && j < *l.n_tensors; j++, t++) {
+            const lattn_tensor *s = &(*l.tensors)[j];
+            int n = snprintf(m->tensors[t].name, LATTN_NAME_MAX, "blocks.%lld.%s%s", (long long)i,
+                             b->kind == LATTN_BLOCK_GDN ? "mixer." : "", s->name);
+            if (n < 0 || n >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tensor name of block %lld too long", who, (long long)i);
+            m->tensors[t].ndim = s->ndim;
+            memcpy(m->tensors[t].shape, s->shape, sizeof s->shape);
+        }
+    }
+    snprintf(m->tensors[t].name, LATTN_NAME_MAX, "norm.weight");
+    lattn__net_shape(&m->tensors[t], 1, c->D, 0);
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_net_init(lattn_ctx *ctx, lattn_net *m, const lattn_net_config *c, uint64_t seed) {
+    const char *who = "lattn_net_init";
+    lattn_rng r = lattn_rng_seed(seed);
+    lattn_status st = LATTN_OK;
+    int64_t i, nt = 2;
+    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "%s: net is NULL", who);
+    memset(m, 0, sizeof *m);
+    LATTN__TRY(lattn__net_check(ctx, who, c));
+    m->cfg = *c;
+    m->blk = (struct lattn__net_block *)lattn__alloc(ctx, (size_t)c->n_blocks * sizeof *m->blk);
+    if (!m->blk) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    memset(m->blk, 0, (size_t)c->n_blocks * sizeof *m->blk);
+    for (i = 0; i < c->n_blocks && st == LATTN_OK; i++) {
+        struct lattn__net_block *b = &m->blk[i];
+        lattn__net_layer l;
+        b->kind = c->blocks[i];
+        st = lattn__net_layer_init(ctx, c, b, seed + 1 + (uint64_t)i);
+        l = lattn__net_layer_of(b);
+        b->owned = st == LATTN_OK && l.arena;
+        nt += lattn__net_own(b->kind) + (b->owned ? *l.n_tensors : 0);
+    }
+    if (st == LATTN_OK) st = lattn__table_new(ctx, who, nt, 0, &m->tensors);
+    if (st == LATTN_OK) st = lattn__net_table(ctx, who, m);
+    if (st == LATTN_OK && (st = lattn__arena_bind(ctx, who, m->tensors, nt, &m->arena, &m->n_params)) != LATTN_OK) m->tensors = NULL;
+    if (st != LATTN_OK) {
+        lattn_net_free(ctx, m);
+        return st;
+    }
+    m->n_tensors = nt;
+    lattn__arena_init(m->tensors, 1, &r);                  /* the net's own tensors drawn, the layers' moved in */
+    for (i = 0; i < c->n_blocks; i++) {
+        struct lattn__net_block *b = &m->blk[i];
+        lattn_tensor *own = &m->tensors[b->t0];
+        lattn__arena_init(own, b->n_own, &r);
+        if (b->n_own > 0) b->norm = own[0].data;
+        if (b->n_own == 4) {
+            b->wg = own[1].data;
+            b->wu = own[2].data;
+            b->wd = own[3].data;
+        }
+        lattn__net_move(ctx, b, own[b->n_own].data);
+    }
+    lattn__arena_init(&m->tensors[nt - 1], 1, &r);
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_tensor *lattn_net_tensor(const lattn_net *m, const char *name) {
+    return m ? lattn__arena_find(m->tensors, m->n_tensors, name) : NULL;
+}
+/* The configuration's numbers in safetensors metadata ("net.<field>"; the block list is "net.blocks"). */
+#define LATTN__NET_NF 9
+static void lattn__net_fields(lattn_net_config *c, lattn__cfield *fl) {
+    static const char *const keys[8] = { "net.vocab", "net.D", "net.H", "net.ffn", "net.prism_S", "net.prism_R", "net.ttt_mlp",
+                                         "net.ttt_mini_batch" };
+    int64_t *p[8];
+    int i;
+    p[0] = &c->vocab;
+    p[1] = &c->D;
+    p[2] = &c->H;
+    p[3] = &c->ffn;
+    p[4] = &c->prism_S;
+    p[5] = &c->prism_R;
+    p[6] = &c->ttt_mlp;
+    p[7] = &c->ttt_mini_batch;
+    memset(fl, 0, LATTN__NET_NF * sizeof *fl);
+    for (i = 0; i < 8; i++) {
+        fl[i].key = keys[i];
+        fl[i].i = p[i];
+    }
+    fl[8].key = "net.norm_eps";
+    fl[8].f = &c->norm_eps;
+}
+LATTN__DEF lattn_status lattn_net_serialize(lattn_ctx *ctx, const lattn_net *m, unsigned char **out, size_t *size) {
+    char vals[LATTN__NET_NF][32], list[LATTN_NET_MAX_BLOCKS * 8 + 1] = "";
+    const char *meta[2 * LATTN__NET_NF + 2];
+    lattn__cfield fl[LATTN__NET_NF];
+    lattn_net_config c;
+    int64_t i;
+    if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_net_serialize: NULL argument");
+    c = m->cfg;
+    lattn__net_fields(&c, fl);
+    lattn__cfg_write(fl, LATTN__NET_NF, vals, meta);
+    for (i = 0; i < c.n_blocks; i++) {
+        if (i > 0) strcat(list, " ");
+        strcat(list, lattn_block_name(c.blocks[i]));
+    }
+    meta[2 * LATTN__NET_NF] = "net.blocks";
+    meta[2 * LATTN__NET_NF + 1] = list;
+    return lattn__arena_serialize_meta(ctx, "lattn_net_serialize", m->tensors, m->n_tensors, meta, LATTN__NET_NF + 1, out, size);
+}
+LATTN__DEF lattn_status lattn_net_init_st(lattn_ctx *ctx, lattn_net *m, const lattn_st_file *f, const char *prefix) {
+    const char *who = "lattn_net_init_st", *list;
+    lattn__cfield fl[LATTN__NET_NF];
+    lattn_net_config c;
+    lattn_status st;
+    if (!m) return lattn__fail(ctx, LATTN_E_NULL, "%s: net is NULL", who);
+    memset(m, 0, sizeof *m);
+    if (!f || !prefix) return lattn__fail(ctx, LATTN_E_NULL, "%s: file or prefix is NULL", who);
+    if (!(list = lattn_st_meta(f, "net.blocks"))) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata has no \"net.blocks\"", who);
+    if ((st = lattn_net_config_parse(ctx, &c, list, 1, 2, 1)) != LATTN_OK) return lattn__as_format(ctx, st);
+    lattn__net_fields(&c, fl);
+    LATTN__TRY(lattn__cfg_read(ctx, who, f, fl, LATTN__NET_NF));
+    if ((st = lattn_net_init(ctx, m, &c, 0)) != LATTN_OK) return lattn__as_format(ctx, st);
+    if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) lattn_net_free(ctx, m);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+#ifndef LATTN_NO_STDIO
+LATTN__MODEL_FILES(net, lattn_net)
+#endif
+
+/* ---- the net's forward and backward ------------------------------------------------------------ */
+/* Workspace of a run: rows [M][D] (Hn, dHn: a gdn or ffn block's normed input and its gradient),
+   [M][ffn] (F1, F2, FF, dF, dU: an ffn block's), the head's logits in blocks of LATTN__NET_RB rows,
+   and the GEMMs' per-thread blocks. */
+#define LATTN__NET_RB 64
+typedef struct lattn__net_ws { float *Hn, *dHn, *F1, *F2, *FF, *dF, *dU, *Z, *lin; int nthr; } lattn__net_ws;
+/* Block b forward, X -> Y [B][T][D]. */
+static lattn_status lattn__net_block_forward(lattn_ctx *ctx, const lattn_net *m, struct lattn__net_block *b, int64_t B, int64_t T,
+                                             const float *X, float *Y, const lattn__net_ws *w) {
+    const int64_t M = B * T, D = m->cfg.D, F = m->cfg.ffn;
+    int64_t i;
+    switch (b->kind) {
+    case LATTN_BLOCK_LAPLACE: return lattn_laplace_forward(ctx, &b->u.lap, B, T, NULL, X, Y, NULL);
+    case LATTN_BLOCK_ATTN: return lattn_tf_forward(ctx, &b->u.tf, B, T, NULL, X, Y, NULL, NULL);
+    case LATTN_BLOCK_PRISM: return lattn_prism_p2_forward(ctx, &b->u.pr, B, T, X, Y, NULL);
+    case LATTN_BLOCK_TTT: return lattn_ttt_layer_forward(ctx, &b->u.ttt, B, T, X, Y, NULL);
+    default: break;
+    }
+    lattn__rmsnorm_rows(w->nthr, M, D, X, b->norm, m->cfg.norm_eps, w->Hn);
+    if (b->kind == LATTN_BLOCK_GDN) {
+        LATTN__TRY(lattn_gdn_forward(ctx, &b->u.gdn, B, T, w->Hn, Y, NULL));
+        for (i = 0; i < M * D; i++) Y[i] += X[i];
+        return LATTN_OK;
+    }
+    lattn__linear(w->nthr, M, F, D, w->Hn, b->wg, w->F1, 0, w->lin);
+    lattn__linear(w->nthr, M, F, D, w->Hn, b->wu, w->F2, 0, w->lin);
+    lattn__swiglu_rows(w->nthr, M, F, w->F1, w->F2, w->FF);
+    memcpy(Y, X, (size_t)(M * D) * sizeof(float));
+    lattn__linear(w->nthr, M, D, F, w->FF, b->wd, Y, 1, w->lin);
+    return LATTN_OK;
+}
+/* Block b backward: X its input, dY its output's gradient -> dX, and its weights' gradient into g
+   (the net's gradient at the block's first tensor). */
+static lattn_status lattn__net_block_backward(lattn_ctx *ctx, const lattn_net *m, struct lattn__net_block *b, int64_t B, int64_t T,
+                                              const float *X, const float *dY, float *dX, float *g, const lattn__net_ws *w) {
+    const int64_t M = B * T, D = m->cfg.D, F = m->cfg.ffn;
+    const float eps = m->cfg.norm_eps;
+    switch (b->kind) {
+    case LATTN_BLOCK_LAPLACE: return lattn_laplace_backward(ctx, &b->u.lap, B, T, NULL, X, dY, NULL, g, dX);
+    case LATTN_BLOCK_ATTN: return lattn_tf_backward(ctx, &b->u.tf, B, T, NULL, X, dY, NULL, g, dX);
+    case LATTN_BLOCK_PRISM: return lattn_prism_p2_backward(ctx, &b->u.pr, B, T, X, NULL, dY, g, dX, NULL);
+    case LATTN_BLOCK_TTT: return lattn_ttt_layer_backward(ctx, &b->u.ttt, B, T, X, NULL, dY, g, dX, NULL);
+    default: break;
+    }
+    lattn__rmsnorm_rows(w->nthr, M, D, X, b->norm, eps, w->Hn);
+    if (b->kind == LATTN_BLOCK_GDN) {
+        LATTN__TRY(lattn_gdn_backward(ctx, &b->u.gdn, B, T, w->Hn, NULL, dY, g + D, w->dHn, NULL));
+    } else {                                                 /* ffn: recomputed, then differentiated */
+        lattn__linear(w->nthr, M, F, D, w->Hn, b->wg, w->F1, 0, w->lin);
+        lattn__linear(w->nthr, M, F, D, w->Hn, b->wu, w->F2, 0, w->lin);
+        lattn__swiglu_rows(w->nthr, M, F, w->F1, w->F2, w->FF);
+        lattn__linear_backward(w->nthr, M, D, F, w->FF, b->wd, dY, w->dF, 0, g + (b->wd - b->norm), 0, w->lin);
+        lattn__swiglu_backward(w->nthr, M * F, w->F1, w->F2, w->dF, w->dU);
+        lattn__linear_backward(w->nthr, M, F, D, w->Hn, b->wg, w->dF, w->dHn, 0, g + (b->wg - b->norm), 0, w->lin);
+        lattn__linear_backward(w->nthr, M, F, D, w->Hn, b->wu, w->dU, w->dHn, 1, g + (b->wu - b->norm), 0, w->lin);
+    }
+    memcpy(dX, dY, (size_t)(M * D) * sizeof(float));
+    lattn__rmsnorm_rows_backward(w->nthr, M, D, X, b->norm, eps, w->dHn, dX, g, 0);
+    return LATTN_OK;
+}
+/* The target of row r (sequence r / T, position r % T), negative for none. */
+static int64_t lattn__net_target(int64_t T, const int32_t *tokens, const int32_t *targets, int64_t r) {
+    return targets ? targets[r] : r % T + 1 < T ? tokens[r + 1] : -1;
+}
+/* The head and the loss over the last block's rows XL [M][D]: Hn = RMSNorm(XL)·g, z = Hn Eᵀ in
+   blocks of LATTN__NET_RB rows, the mean cross-entropy over the rows with a target. logits
+   (optional) receives z. With grad: dz = (softmax(z) - onehot) / count, the embedding's gradient
+   from the head (written), dXL (written) and the final norm's gradient. */
+static double lattn__net_head(const lattn_net *m, int64_t M, int64_t T, const int32_t *tokens, const int32_t *targets,
+                              const float *XL, float *logits, float *grad, float *dXL, const lattn__net_ws *w) {
+    const int64_t V = m->cfg.vocab, D = m->cfg.D;
+    const float *E = m->tensors[0].data, *g = m->tensors[m->n_tensors - 1].data;
+    int64_t r, t, k, cnt = 0;
+    double nll = 0.0;
+    for (r = 0; r < M; r++) cnt += lattn__net_target(T, tokens, targets, r) >= 0;
+    lattn__rmsnorm_rows(w->nthr, M, D, XL, g, m->cfg.norm_eps, w->Hn);
+    for (t = 0; t < M; t += LATTN__NET_RB) {
+        const int64_t rb = LATTN__MIN(LATTN__NET_RB, M - t);
+        lattn__linear(w->nthr, rb, V, D, w->Hn + t * D, E, w->Z, 0, w->lin);
+        if (logits) memcpy(logits + t * V, w->Z, (size_t)(rb * V) * sizeof(float));
+        for (r = 0; r < rb; r++) {
+            const int64_t target = lattn__net_target(T, tokens, targets, t + r);
+            float *z = w->Z + r * V;
+            double sum = 0.0, lse;
+            float mx;
+            if (target < 0) {
+                memset(z, 0, (size_t)V * sizeof(float));
+                continue;
+            }
+            mx = lattn_vec_max((size_t)V, z);
+            for (k = 0; k < V; k++) sum += exp((double)(z[k] - mx));
+            lse = (double)mx + log(sum);
+            nll += lse - (double)z[target];
+            for (k = 0; k < V; k++) z[k] = (float)exp((double)z[k] - lse) / (float)cnt;
+            z[target] -= 1.0f / (float)cnt;
+        }
+        if (grad) lattn__linear_backward(w->nthr, rb, V, D, w->Hn + t * D, E, w->Z, w->dHn + t * D, 0, grad, t > 0, w->lin);
+    }
+    if (grad) {
+        memset(dXL, 0, (size_t)(M * D) * sizeof(float));
+        lattn__rmsnorm_rows_backward(w->nthr, M, D, XL, g, m->cfg.norm_eps, w->dHn, dXL, grad + (g - m->arena), 0);
+    }
+    return cnt > 0 ? nll / (double)cnt : NAN;
+}
+static lattn_status lattn__net_args(lattn_ctx *ctx, const char *who, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
+                                    const int32_t *targets) {
+    size_t rows, n;
+    int64_t r;
+    if (!m || !m->arena || !m->blk) return lattn__fail(ctx, LATTN_E_NULL, "%s: net is NULL or not initialised", who);
+    if (B < 0 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
+    if (lattn_size_mul(&rows, (size_t)B, (size_t)T) != LATTN_OK || lattn_size_mul(&n, rows, (size_t)(m->cfg.D + m->cfg.ffn)) != LATTN_OK ||
+        lattn_size_mul(&n, n, (size_t)(m->cfg.n_blocks + 8)) != LATTN_OK || n > (size_t)PTRDIFF_MAX / sizeof(float))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: B = %lld, T = %lld: the activations overflow", who, (long long)B, (long long)T);
+    if (rows > 0 && !tokens) return lattn__fail(ctx, LATTN_E_NULL, "%s: tokens is NULL", who);
+    for (r = 0; r < (int64_t)rows; r++) {
+        if (tokens[r] < 0 || tokens[r] >= m->cfg.vocab)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: token %lld is %d (vocabulary %lld)", who, (long long)r, tokens[r], (long long)m->cfg.vocab);
+        if (targets && targets[r] >= m->cfg.vocab)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: target %lld is %d (vocabulary %lld)", who, (long long)r, targets[r], (long long)m->cfg.vocab);
+    }
+    return LATTN_OK;
+}
+/* A run of the net over checked arguments: the embedding, every block (keeping each block's input
+   when grad is set), the head and the loss; with grad, then every block's backward from the last,
+   then the embedding's rows (in row order). */
+static lattn_status lattn__net_run(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
+                                   const int32_t *targets, float *logits, double *loss, float *grad, const char *who) {
+    const lattn_net_config *c = &m->cfg;
+    const int64_t M = B * T, D = c->D, F = c->ffn, NB = c->n_blocks, nx = grad ? NB + 1 : 2;
+    const int64_t lin = LATTN__MAX((int64_t)LATTN__LIN_WS(LATTN__MAX(D, F)), (int64_t)LATTN__LINB_WS);
+    lattn__net_ws w;
+    float *mem, *XS, *dX, *dY;
+    int64_t i, r, nf = 0;
+    lattn_status st = LATTN_OK;
+    double l;
+    if (loss) *loss = NAN;
+    if (M == 0) {
+        if (grad) memset(grad, 0, m->n_params * sizeof(float));
+        return lattn__ok(ctx);
+    }
+    for (i = 0; i < NB; i++) nf |= c->blocks[i] == LATTN_BLOCK_FFN;
+    w.nthr = lattn__threads(ctx);
+    nf = nf ? M * F : 0;
+    LATTN__TRY(lattn__alloc_floats(ctx, &mem, (size_t)((nx + 4) * M * D + 5 * nf + LATTN__NET_RB * c->vocab + w.nthr * lin), who));
+    {
+        float **const part[] = { &XS, &dX, &dY, &w.Hn, &w.dHn, &w.F1, &w.F2, &w.FF, &w.dF, &w.dU, &w.Z, &w.lin };
+        const int64_t size[] = { nx * M * D, M * D, M * D, M * D, M * D, nf, nf, nf, nf, nf, LATTN__NET_RB * c->vocab, w.nthr * lin };
+        lattn__carve_floats(mem, part, size, 12);
+    }
+    for (r = 0; r < M; r++) memcpy(XS + r * D, m->tensors[0].data + (int64_t)tokens[r] * D, (size_t)D * sizeof(float));
+    for (i = 0; i < NB && st == LATTN_OK; i++)
+        st = lattn__net_block_forward(ctx, m, &m->blk[i], B, T, XS + (grad ? i : i % 2) * M * D, XS + (grad ? i + 1 : (i + 1) % 2) * M * D, &w);
+    if (st == LATTN_OK) {
+        l = lattn__net_head(m, M, T, tokens, targets, XS + (grad ? NB : NB % 2) * M * D, logits, grad, dY, &w);
+        if (loss) *loss = l;
+    }
+    for (i = NB - 1; grad && i >= 0 && st == LATTN_OK; i--) {
+        struct lattn__net_block *b = &m->blk[i];
+        float *swap = dX;
+        st = lattn__net_block_backward(ctx, m, b, B, T, XS + i * M * D, dY, dX, grad + (m->tensors[b->t0].data - m->arena), &w);
+        dX = dY;
+        dY = swap;
+    }
+    for (r = 0; grad && st == LATTN_OK && r < M; r++) lattn_vec_axpy((size_t)D, 1.0f, dY + r * D, grad + (int64_t)tokens[r] * D);
+    lattn__free(ctx, mem);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+LATTN__DEF lattn_status lattn_net_forward(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
+                                          const int32_t *targets, float *logits, double *loss) {
+    LATTN__TRY(lattn__net_args(ctx, "lattn_net_forward", m, B, T, tokens, targets));
+    return lattn__net_run(ctx, m, B, T, tokens, targets, logits, loss, NULL, "lattn_net_forward");
+}
+LATTN__DEF lattn_status lattn_net_backward(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
+                                           const int32_t *targets, double *loss, float *grad) {
+    LATTN__TRY(lattn__net_args(ctx, "lattn_net_backward", m, B, T, tokens, targets));
+    if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "lattn_net_backward: grad is NULL");
+    return lattn__net_run(ctx, m, B, T, tokens, targets, NULL, loss, grad, "lattn_net_backward");
+}
+LATTN__DEF lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_optim *o, double factor, double max_norm,
+                                             int64_t n_micro, int64_t B, int64_t T, const int32_t *tokens,
+                                             const int32_t *targets, double *loss, double *grad_norm) {
+    const char *who = "lattn_net_train_step";
+    float *g = NULL, *acc = NULL;
+    double l, sum = 0.0, norm = NAN;
+    size_t per, i;
+    int64_t k;
+    lattn_status st = LATTN_OK;
+    if (!m || !o) return lattn__fail(ctx, LATTN_E_NULL, "%s: net or optimizer is NULL", who);
+    if (o->tensors != m->tensors || o->n_tensors != m->n_tensors)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: the optimizer was not made for this net's tensors", who);
+    if (n_micro < 1 || n_micro > (1 << 20)) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_micro = %lld", who, (long long)n_micro);
+    LATTN__TRY(lattn__net_args(ctx, who, m, B, T, tokens, targets));
+    per = (size_t)(B * T);
+    for (k = 1; k < n_micro; k++) LATTN__TRY(lattn__net_args(ctx, who, m, B, T, tokens + k * per, targets ? targets + k * per : NULL));
+    LATTN__TRY(lattn__alloc_floats(ctx, &g, m->n_params * (n_micro > 1 ? 2 : 1), who));
+    acc = n_micro > 1 ? g + m->n_params : NULL;
+    for (k = 0; k < n_micro && st == LATTN_OK; k++) {
+        st = lattn__net_run(ctx, m, B, T, tokens + k * per, targets ? targets + k * per : NULL, NULL, &l, k == 0 || !acc ? g : acc, who);
+        for (i = 0; k > 0 && st == LATTN_OK && i < m->n_params; i++) g[i] += acc[i];
+        sum += l;
+    }
+    for (i = 0; acc && st == LATTN_OK && i < m->n_params; i++) g[i] /= (float)n_micro;
+    if (st == LATTN_OK) st = lattn_grad_clip(ctx, NULL, m->n_params, g, max_norm, &norm);
+    if (st == LATTN_OK) st = lattn_optim_step(ctx, o, factor, g);
+    lattn__free(ctx, g);
+    if (loss) *loss = sum / (double)n_micro;
+    if (grad_norm) *grad_norm = norm;
+    return st;
+}
 #endif /* LATTN_NO_MODELS */
 
 #ifndef LATTN_NO_CONFORMANCE

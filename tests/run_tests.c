@@ -7283,6 +7283,196 @@ static void clip_rank(const lattn_comm *comm, void *arg) {
     a->st[comm->rank] = lattn_grad_clip(&ctx, comm, a->n[comm->rank], a->g[comm->rank], 1.0, &a->norm[comm->rank]);
     lattn_ctx_free(&ctx);
 }
+/* ---- the net: any sequence of blocks, its loss, its training step -------------------------------- */
+/* The net's loss at its current weights (float32 forward). */
+static double net_loss(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tok, const int32_t *tgt) {
+    double l = NAN;
+    if (lattn_net_forward(ctx, m, B, T, tok, tgt, NULL, &l) != LATTN_OK) return NAN;
+    return l;
+}
+/* Each tensor's gradient against central differences of the loss along a random unit direction of
+   that tensor: the best of four steps (the forward is float32, so a small step meets rounding and
+   a large one curvature: the TTT biases are strongly curved). Returns the worst excess over the
+   bound 2e-2 |g·u| + 2e-6 (<= 0: within). */
+static double net_fd_worst(lattn_ctx *ctx, lattn_net *m, int64_t B, int64_t T, const int32_t *tok, const int32_t *tgt, const float *g,
+                           lattn_rng *rng, char *worst_name) {
+    static const double hs[4] = { 1e-2, 1e-3, 1e-4, 1e-5 };
+    float *w0 = fnew(m->n_params), *u = fnew(m->n_params);
+    double worst = -1;
+    int64_t i;
+    memcpy(w0, m->arena, m->n_params * sizeof(float));
+    for (i = 0; i < m->n_tensors; i++) {
+        lattn_tensor *t = &m->tensors[i];
+        const size_t off = (size_t)(t->data - m->arena);
+        double n2 = 0, gu = 0, best = HUGE_VAL;
+        size_t j;
+        int k;
+        for (j = 0; j < t->count; j++) { u[j] = (float)lattn_rng_normal_d(rng); n2 += (double)u[j] * u[j]; }
+        for (j = 0; j < t->count; j++) { u[j] = (float)(u[j] / sqrt(n2)); gu += (double)u[j] * g[off + j]; }
+        for (k = 0; k < 4; k++) {
+            double lp, lm;
+            for (j = 0; j < t->count; j++) t->data[j] = (float)(w0[off + j] + hs[k] * u[j]);
+            lp = net_loss(ctx, m, B, T, tok, tgt);
+            for (j = 0; j < t->count; j++) t->data[j] = (float)(w0[off + j] - hs[k] * u[j]);
+            lm = net_loss(ctx, m, B, T, tok, tgt);
+            memcpy(t->data, w0 + off, t->count * sizeof(float));
+            best = LATTN__MIN(best, fabs((lp - lm) / (2 * hs[k]) - gu));
+        }
+        if (best - (2e-2 * fabs(gu) + 2e-6) > worst) {
+            worst = best - (2e-2 * fabs(gu) + 2e-6);
+            snprintf(worst_name, 96, "%s (|g·u| %.3g, error %.3g)", t->name, fabs(gu), best);
+        }
+    }
+    free(w0);
+    free(u);
+    return worst;
+}
+static void test_net(void) {
+    lattn_ctx ctx;
+    lattn_rng rng = lattn_rng_seed(g_seed + 97);
+    lattn_net_config c;
+    lattn_net m;
+    const int64_t V = 50, B = 2, T = g_quick ? 21 : 37;
+    int32_t tok[4 * 37], tgt[4 * 37];
+    float *g, *g2;
+    double l1 = 0, l2 = 0, worst;
+    char name[96] = "";
+    int64_t i;
+    lattn_ctx_init(&ctx);
+    for (i = 0; i < 4 * T; i++) {
+        tok[i] = (int32_t)(lattn_rng_next(&rng) % V);
+        tgt[i] = lattn_rng_next(&rng) % 3 == 0 ? (int32_t)(lattn_rng_next(&rng) % V) : -100;   /* MQAR-style: a third of the rows */
+    }
+    CHECK(lattn_net_config_parse(&ctx, &c, "laplace, attn gdn prism ttt ffn", V, 32, 4) == LATTN_OK && c.n_blocks == 6 &&
+          lattn_net_init(&ctx, &m, &c, 7) == LATTN_OK, "a net of every block kind: %s", lattn_ctx_error(&ctx));
+    if (!m.arena) return;
+    g = fnew(m.n_params);
+    g2 = fnew(m.n_params);
+    {   /* gradients: finite differences per tensor, next-token targets and sparse targets */
+        int pass;
+        for (pass = 0; pass < 2; pass++) {
+            const int32_t *tg = pass ? tgt : NULL;
+            poison(g, m.n_params);
+            CHECK(lattn_net_backward(&ctx, &m, B, T, tok, tg, &l1, g) == LATTN_OK && isfinite(l1), "net backward: %s", lattn_ctx_error(&ctx));
+            worst = net_fd_worst(&ctx, &m, B, T, tok, tg, g, &rng, name);
+            CHECK(worst <= 0, "net gradient (%s targets) against differences: worst %s", pass ? "sparse" : "next-token", name);
+            if (getenv("LATTN_TEST_VERBOSE")) printf("    net FD (%s targets): worst %s, excess %.3g\n", pass ? "sparse" : "next-token", name, worst);
+        }
+    }
+    {   /* the same bits at 1 and 2 threads; the forward's loss equals the backward's */
+        ctx.n_threads = 1;
+        CHECK(lattn_net_backward(&ctx, &m, B, T, tok, tgt, &l1, g) == LATTN_OK, "1 thread");
+        ctx.n_threads = 2;
+        poison(g2, m.n_params);
+        CHECK(lattn_net_backward(&ctx, &m, B, T, tok, tgt, &l2, g2) == LATTN_OK && same_bits(g, g2, m.n_params) &&
+              memcmp(&l1, &l2, sizeof l1) == 0, "net gradient: the same bits at 1 and 2 threads");
+        CHECK(net_loss(&ctx, &m, B, T, tok, tgt) == l1, "forward and backward give one loss");
+        ctx.n_threads = 0;
+    }
+    {   /* the train step: accumulation as the mean of the micro-batches, a resumed run bit for bit */
+        lattn_net a, b2, r;
+        lattn_optim oa, ob, orr;
+        unsigned char *wb = NULL, *ob_buf = NULL;
+        size_t nw = 0, no = 0;
+        double la = 0, gn = 0, first = 0;
+        lattn_st_file fw, fo;
+        int s;
+        memset(&a, 0, sizeof a);
+        CHECK(lattn_net_config_parse(&ctx, &c, "gdn ffn attn", V, 32, 4) == LATTN_OK && lattn_net_init(&ctx, &a, &c, 3) == LATTN_OK &&
+              lattn_net_init(&ctx, &b2, &c, 3) == LATTN_OK && lattn_optim_init(&ctx, &oa, a.tensors, a.n_tensors, 1) == LATTN_OK &&
+              lattn_optim_init(&ctx, &ob, b2.tensors, b2.n_tensors, 1) == LATTN_OK, "two nets and their optimizers");
+        {   /* accumulation: step of 2 micro-batches = the manual mean of their gradients */
+            float *ga = fnew(a.n_params), *gb = fnew(a.n_params);
+            size_t j;
+            CHECK(lattn_net_backward(&ctx, &b2, B, T, tok, tgt, NULL, ga) == LATTN_OK &&
+                  lattn_net_backward(&ctx, &b2, B, T, tok + B * T, tgt + B * T, NULL, gb) == LATTN_OK, "micro-batch gradients");
+            for (j = 0; j < a.n_params; j++) ga[j] = (ga[j] + gb[j]) / 2.0f;
+            CHECK(lattn_grad_clip(&ctx, NULL, a.n_params, ga, 1.0, NULL) == LATTN_OK && lattn_optim_step(&ctx, &ob, 1.0, ga) == LATTN_OK, "manual step");
+            CHECK(lattn_net_train_step(&ctx, &a, &oa, 1.0, 1.0, 2, B, T, tok, tgt, &la, &gn) == LATTN_OK && isfinite(la) && gn > 0,
+                  "train step: %s", lattn_ctx_error(&ctx));
+            CHECK(same_bits(a.arena, b2.arena, a.n_params), "2 micro-batches: the step of their mean gradient, bit for bit");
+            free(ga);
+            free(gb);
+        }
+        for (s = 0; s < 2; s++) CHECK(lattn_net_train_step(&ctx, &a, &oa, 1.0, INFINITY, 1, B, T, tok, NULL, &la, NULL) == LATTN_OK, "step");
+        CHECK(lattn_net_serialize(&ctx, &a, &wb, &nw) == LATTN_OK && lattn_optim_serialize(&ctx, &oa, &ob_buf, &no) == LATTN_OK &&
+              lattn_st_parse(&ctx, wb, nw, &fw) == LATTN_OK && lattn_st_parse(&ctx, ob_buf, no, &fo) == LATTN_OK &&
+              lattn_net_init_st(&ctx, &r, &fw, "") == LATTN_OK && lattn_optim_init_st(&ctx, &orr, r.tensors, r.n_tensors, &fo, "") == LATTN_OK,
+              "checkpoint: weights and optimizer state as safetensors, and back: %s", lattn_ctx_error(&ctx));
+        for (s = 0; s < 3; s++) {
+            CHECK(lattn_net_train_step(&ctx, &a, &oa, 0.5, INFINITY, 1, B, T, tok + s % 2 * B * T, NULL, &la, NULL) == LATTN_OK &&
+                  lattn_net_train_step(&ctx, &r, &orr, 0.5, INFINITY, 1, B, T, tok + s % 2 * B * T, NULL, &l2, NULL) == LATTN_OK, "steps");
+        }
+        CHECK(r.arena && same_bits(a.arena, r.arena, a.n_params) && la == l2, "a resumed run takes the same steps, bit for bit");
+        for (s = 0; s < 30; s++) {   /* one batch learned: the loss falls */
+            CHECK(lattn_net_train_step(&ctx, &a, &oa, 3.0, 1.0, 1, B, T, tok, NULL, &la, NULL) == LATTN_OK, "step");
+            if (s == 0) first = la;
+        }
+        CHECK(la < 0.5 * first, "30 steps on one batch: loss %.4f -> %.4f", first, la);
+        {   /* refusals */
+            int32_t bad[4] = { 1, 2, 3, 50 };
+            CHECK(lattn_net_train_step(&ctx, &a, &ob, 1.0, 1.0, 1, B, T, tok, NULL, NULL, NULL) == LATTN_E_DOMAIN, "another net's optimizer refused");
+            CHECK(lattn_net_train_step(&ctx, &a, &oa, 1.0, 1.0, 0, B, T, tok, NULL, NULL, NULL) == LATTN_E_SHAPE, "0 micro-batches refused");
+            CHECK(lattn_net_forward(&ctx, &a, 1, 4, bad, NULL, NULL, &la) == LATTN_E_DOMAIN, "a token out of the vocabulary refused");
+            bad[3] = 1;
+            CHECK(lattn_net_forward(&ctx, &a, 1, 4, tok, bad, NULL, &la) == LATTN_OK, "targets in range");
+            bad[0] = 50;
+            CHECK(lattn_net_forward(&ctx, &a, 1, 4, tok, bad, NULL, &la) == LATTN_E_DOMAIN, "a target out of the vocabulary refused");
+            CHECK(lattn_net_forward(&ctx, &a, 1, 4, NULL, NULL, NULL, &la) == LATTN_E_NULL && lattn_net_forward(&ctx, &a, -1, 4, tok, NULL, NULL, &la) == LATTN_E_SHAPE &&
+                  lattn_net_forward(&ctx, &a, INT64_MAX / 2, 4, tok, NULL, NULL, &la) == LATTN_E_OVERFLOW &&
+                  lattn_net_backward(&ctx, &a, 1, 4, tok, NULL, NULL, NULL) == LATTN_E_NULL, "NULL, negative and overflowing sizes refused");
+            poison(g, a.n_params);
+            CHECK(lattn_net_backward(&ctx, &a, 0, 4, tok, NULL, &la, g) == LATTN_OK && isnan(la) && g[0] == 0 && g[a.n_params - 1] == 0,
+                  "B = 0: a zero gradient and a NaN loss");
+            CHECK(lattn_net_forward(&ctx, &a, 1, 1, tok, NULL, NULL, &la) == LATTN_OK && isnan(la), "T = 1, next-token targets: no target, NaN loss");
+        }
+        lattn_st_free(&ctx, &fw);
+        lattn_st_free(&ctx, &fo);
+        lattn_free(&ctx, wb);
+        lattn_free(&ctx, ob_buf);
+        lattn_optim_free(&ctx, &oa);
+        lattn_optim_free(&ctx, &ob);
+        lattn_optim_free(&ctx, &orr);
+        lattn_net_free(&ctx, &a);
+        lattn_net_free(&ctx, &b2);
+        lattn_net_free(&ctx, &r);
+    }
+    {   /* configurations and files that are refused */
+        lattn_net x;
+        lattn_net_config d;
+        unsigned char *buf = NULL;
+        size_t nb = 0;
+        lattn_st_file f;
+        const char *meta[2] = { "net.blocks", "gdn mamba" };
+        lattn_st_entry e;
+        int64_t shape[1] = { 1 };
+        float one = 1;
+        CHECK(lattn_net_config_parse(&ctx, &d, "gdn mamba", V, 32, 4) == LATTN_E_DOMAIN && strstr(lattn_ctx_error(&ctx), "mamba"), "an unknown block named in the error");
+        CHECK(lattn_net_config_parse(&ctx, &d, " , ", V, 32, 4) == LATTN_E_DOMAIN && lattn_net_config_parse(&ctx, NULL, "gdn", V, 32, 4) == LATTN_E_NULL,
+              "an empty list and NULL refused");
+        CHECK(lattn_net_config_parse(&ctx, &d, "gdn", 0, 32, 4) == LATTN_OK && lattn_net_init(&ctx, &x, &d, 1) == LATTN_E_SHAPE && !x.arena, "vocab 0 refused");
+        CHECK(lattn_net_config_parse(&ctx, &d, "gdn", V, 30, 4) == LATTN_OK && lattn_net_init(&ctx, &x, &d, 1) == LATTN_E_SHAPE, "H not dividing D refused");
+        d.D = 32;
+        d.blocks[0] = (lattn_block_kind)9;
+        CHECK(lattn_net_init(&ctx, &x, &d, 1) == LATTN_E_DOMAIN, "an unknown kind refused");
+        CHECK(lattn_net_config_parse(&ctx, &d, "ttt", V, 30, 6) == LATTN_OK && lattn_net_init(&ctx, &x, &d, 1) == LATTN_E_SHAPE && !x.arena,
+              "a layer's own refusal (odd TTT heads) passes through, nothing left allocated");
+        e.name = "embeddings.weight"; e.dtype = LATTN_DTYPE_F32; e.ndim = 1; e.shape = shape; e.data = &one;
+        CHECK(lattn_st_serialize(&ctx, &e, 1, meta, 1, &buf, &nb) == LATTN_OK && lattn_st_parse(&ctx, buf, nb, &f) == LATTN_OK &&
+              lattn_net_init_st(&ctx, &x, &f, "") == LATTN_E_FORMAT && !x.arena, "a file naming an unknown block: LATTN_E_FORMAT");
+        lattn_st_free(&ctx, &f);
+        lattn_free(&ctx, buf);
+        meta[1] = "gdn";
+        CHECK(lattn_st_serialize(&ctx, &e, 1, meta, 1, &buf, &nb) == LATTN_OK && lattn_st_parse(&ctx, buf, nb, &f) == LATTN_OK &&
+              lattn_net_init_st(&ctx, &x, &f, "") == LATTN_E_FORMAT && !x.arena, "a file without the sizes: LATTN_E_FORMAT");
+        lattn_st_free(&ctx, &f);
+        lattn_free(&ctx, buf);
+    }
+    free(g);
+    free(g2);
+    lattn_net_free(&ctx, &m);
+}
+
 static void test_train(void) {
     lattn_ctx ctx;
     lattn_rng rng = lattn_rng_seed(g_seed + 91);
@@ -8255,7 +8445,7 @@ int main(int argc, char **argv) {
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
         { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt },
-        { "backward", test_backward }, { "optim", test_optim }, { "sharded", test_sharded }, { "train", test_train }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
+        { "backward", test_backward }, { "optim", test_optim }, { "sharded", test_sharded }, { "train", test_train }, { "net", test_net }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     const int n_areas = (int)(sizeof areas / sizeof areas[0]);
