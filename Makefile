@@ -6,6 +6,7 @@
 #   make muon-mpi     the sharded Muon step on 4 MPI processes (where mpicc exists)
 #   make train-tcn    the seed article's TCN demo trained in C, against its own training run
 #   make sps-grads    the SPS paper's gradient analysis in miniature (SPS against Standard)
+#   make mqar         multi-query associative recall: every architecture trained at one width
 #   make readme-check every C program of README.md built and run
 # Variants: make test CC=clang | make test EXTRA=-DLATTN_NO_SIMD OMP= | make test BUILD=build/x
 CC      ?= gcc
@@ -21,7 +22,7 @@ ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
 
 TESTS    = $(BUILD)/run_tests
 EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/tiler_sweep $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check \
-           $(BUILD)/train_tcn $(BUILD)/sps_grads
+           $(BUILD)/train_tcn $(BUILD)/sps_grads $(BUILD)/mqar
 BENCH    = $(BUILD)/bench
 # The MPI example only where an MPI compiler exists (Debian: libopenmpi-dev openmpi-bin).
 MPICC   ?= $(shell command -v mpicc 2>/dev/null)
@@ -29,7 +30,7 @@ ifneq ($(MPICC),)
 EXAMPLES += $(BUILD)/muon_mpi
 endif
 
-.PHONY: all test test-quick demo bench examples muon-mpi train-tcn sps-grads clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
+.PHONY: all test test-quick demo bench examples muon-mpi train-tcn sps-grads mqar clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
 all: $(TESTS) $(EXAMPLES) $(BENCH)
 
 $(BUILD):
@@ -61,6 +62,11 @@ train-tcn: $(BUILD)/train_tcn
 
 sps-grads: $(BUILD)/sps_grads
 	./$(BUILD)/sps_grads
+
+# Multi-query associative recall: every architecture trained at one width (MQAR_ARGS: see mqar.c).
+MQAR_ARGS ?= --steps 500 --T 64 --P 4,8
+mqar: $(BUILD)/mqar
+	./$(BUILD)/mqar $(MQAR_ARGS)
 
 $(BUILD)/bench: bench/bench.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)

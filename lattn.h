@@ -32,8 +32,10 @@
    cache blocking, with `trn2` and chunk 128 the same code is the Trainium tiling path, with `h100`
    and chunk 64 it is the GPU path.
 
-   Not covered: the backward of PRISM's blocks, backward_ref of the Laplace model and the GDN
-   layer, GPU execution, half precision.
+   On top, lattn_net (>>net) builds a language model from any list of these layers and trains it:
+   loss, backward, gradient accumulation, the optimizers (>>optim), checkpoints.
+
+   Not covered: GPU execution, half precision.
 
    =====================================================================================================
    USE
@@ -79,7 +81,9 @@
    ttt, each with the double _ref_backward and the float32 _chunk_backward (LATTN_MIXER_BACKWARD). A model's backward takes its forward's inputs and the
    output's gradient (or none: the model's loss) and writes every weight's gradient in the arena's
    layout: backward_ref (double) of every model, backward (float32) of every model with a fast
-   forward; prism_p1, chunk-level and double only, has backward_ref alone (LATTN_MODEL_FORMS).
+   forward; prism_p1, chunk-level and double only, has backward_ref alone (LATTN_MODEL_FORMS); the
+   net, a composition of the other layers, has forward and backward (its layers' _ref forms are
+   theirs).
 
      family      args struct            _ref  _parallel  _chunk                        _step
      shortconv   lattn_shortconv_args    x               x  channels x time blocks      x
@@ -112,6 +116,9 @@
      tf          lattn_tf_model            x          x       x       x       a KV cache (lattn_tf_cache)
      sps         the tf model              x          x       x      (tf's)   lattn_sps_cache (+ prefill)
      tcn_demo    lattn_tcn_demo            x          x               x       (reads the last token)
+     net         lattn_net                            x               x       (fresh sequences; a composition
+                                                                              of the layers above: forward,
+                                                                              backward, train_step)
 
    =====================================================================================================
    TABLE OF CONTENTS  (grep the tag, e.g.  grep -n '>>tiler' lattn.h)
@@ -150,6 +157,7 @@
                    forward_ref, forward (blocked stream layout), prefill, step (list + window ring)
      >>optim       optimizers: AdamW exactly as PyTorch's single-tensor path; Muon (NS5); sharded
                    Muon over a caller's collectives; schedules, clipping, the arena optimizer
+     >>net         a language model of any list of blocks: loss, backward, train step, checkpoints
      >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
@@ -470,8 +478,9 @@ LATTN_API int lattn_form_parse(const char *name, lattn_form *f);  /* 1 when know
     X(ttt_layer, backward_ref) X(ttt_layer, backward)                                                \
     X(tf, forward_ref) X(tf, forward) X(tf, step) X(tf, backward_ref) X(tf, backward)                \
     X(sps, forward_ref) X(sps, forward) X(sps, step) X(sps, backward_ref) X(sps, backward)           \
-    X(tcn_demo, forward_ref) X(tcn_demo, forward) X(tcn_demo, backward_ref) X(tcn_demo, backward)
-#define LATTN_MODEL_WEIGHTS(X) X(laplace) X(gdn) X(prism_p0) X(prism_p1) X(ttt_layer) X(tf) X(tcn_demo)
+    X(tcn_demo, forward_ref) X(tcn_demo, forward) X(tcn_demo, backward_ref) X(tcn_demo, backward)    \
+    X(net, forward) X(net, backward)
+#define LATTN_MODEL_WEIGHTS(X) X(laplace) X(gdn) X(prism_p0) X(prism_p1) X(ttt_layer) X(tf) X(tcn_demo) X(net)
 /* X(family, form) for every backward function: lattn_<family>_<form>_backward. */
 #define LATTN_MIXER_BACKWARD(X)                                                                      \
     X(shortconv, ref) X(shortconv, chunk) X(scan, ref) X(scan, chunk) X(ssm, ref) X(ssm, chunk)      \
@@ -21873,7 +21882,10 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                lattn_laplace_backward_ref in double; lattn_gdn_backward takes the final state's
                gradient (dstate in and out); golden gradient cases of every layer (laplace_layer,
                gdn_layer, prism_p0, prism_p1, prism_p2) and the official PRISMBlock's gradients in
-               lattn-check external; one layer-gradient case runner. */
+               lattn-check external; one layer-gradient case runner.
+   2026-12-04  lattn_net: a language model of any list of blocks (laplace, attn, gdn, prism, ttt,
+               ffn) with a tied head, its cross-entropy over given or next-token targets, backward,
+               train step (gradient accumulation, clipping, lattn_optim), safetensors checkpoints. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
