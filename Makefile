@@ -7,6 +7,7 @@
 #   make train-tcn    the seed article's TCN demo trained in C, against its own training run
 #   make sps-grads    the SPS paper's gradient analysis in miniature (SPS against Standard)
 #   make mqar         multi-query associative recall: every architecture trained at one width
+#   make evaluate     throughput, memory and decoding memory against T for every architecture (+ SVG)
 #   make readme-check every C program of README.md built and run
 # Variants: make test CC=clang | make test EXTRA=-DLATTN_NO_SIMD OMP= | make test BUILD=build/x
 CC      ?= gcc
@@ -22,7 +23,7 @@ ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
 
 TESTS    = $(BUILD)/run_tests
 EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/tiler_sweep $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check \
-           $(BUILD)/train_tcn $(BUILD)/sps_grads $(BUILD)/mqar
+           $(BUILD)/train_tcn $(BUILD)/sps_grads $(BUILD)/mqar $(BUILD)/evaluate
 BENCH    = $(BUILD)/bench
 # The MPI example only where an MPI compiler exists (Debian: libopenmpi-dev openmpi-bin).
 MPICC   ?= $(shell command -v mpicc 2>/dev/null)
@@ -30,16 +31,16 @@ ifneq ($(MPICC),)
 EXAMPLES += $(BUILD)/muon_mpi
 endif
 
-.PHONY: all test test-quick demo bench examples muon-mpi train-tcn sps-grads mqar clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
+.PHONY: all test test-quick demo bench examples muon-mpi train-tcn sps-grads mqar evaluate clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
 all: $(TESTS) $(EXAMPLES) $(BENCH)
 
 $(BUILD):
 	mkdir -p $(BUILD)
 
-$(BUILD)/run_tests: tests/run_tests.c lattn.h | $(BUILD)
+$(BUILD)/run_tests: tests/run_tests.c lattn.h examples/svg_plot.h examples/comm_threads.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
-$(BUILD)/%: examples/%.c lattn.h | $(BUILD)
+$(BUILD)/%: examples/%.c lattn.h examples/svg_plot.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
 $(BUILD)/lattn-check: examples/lattn_check.c lattn.h | $(BUILD)
@@ -64,9 +65,14 @@ sps-grads: $(BUILD)/sps_grads
 	./$(BUILD)/sps_grads
 
 # Multi-query associative recall: every architecture trained at one width (MQAR_ARGS: see mqar.c).
-MQAR_ARGS ?= --steps 500 --T 64 --P 4,8
+MQAR_ARGS ?= --steps 1500 --T 64 --P 4,8
 mqar: $(BUILD)/mqar
 	./$(BUILD)/mqar $(MQAR_ARGS)
+
+# The article's evaluation method for every architecture: a Markdown table and SVG charts in $(BUILD).
+EVAL_ARGS ?= --T 256,512,1024,2048
+evaluate: $(BUILD)/evaluate
+	./$(BUILD)/evaluate --out $(BUILD) $(EVAL_ARGS)
 
 $(BUILD)/bench: bench/bench.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)

@@ -2300,6 +2300,10 @@ LATTN_API lattn_status lattn_net_forward(lattn_ctx *ctx, const lattn_net *m, int
    last to the first, then the embedding's rows. *loss (optional) receives the loss. */
 LATTN_API lattn_status lattn_net_backward(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
                                           const int32_t *targets, double *loss, float *grad);
+/* Floats one sequence's decoding memory holds after T tokens: the recurrent blocks' states
+   (lattn_laplace_state_floats, ...; constant in T) and the attention blocks' KV caches (2·D·T each).
+   LATTN_E_OVERFLOW when it does not fit a size_t. */
+LATTN_API lattn_status lattn_net_state_floats(lattn_ctx *ctx, const lattn_net *m, int64_t T, size_t *out);
 /* One training step: the gradients of n_micro micro-batches (tokens and targets [n_micro][B][T];
    targets may be NULL) added in order and divided by n_micro (gradient accumulation: the step of
    the mean of the micro-batches' losses), clipped to max_norm (lattn_grad_clip; INFINITY: not
@@ -20653,6 +20657,27 @@ LATTN__DEF lattn_status lattn_net_backward(lattn_ctx *ctx, const lattn_net *m, i
     LATTN__TRY(lattn__net_args(ctx, "lattn_net_backward", m, B, T, tokens, targets));
     if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "lattn_net_backward: grad is NULL");
     return lattn__net_run(ctx, m, B, T, tokens, targets, NULL, loss, grad, "lattn_net_backward");
+}
+LATTN__DEF lattn_status lattn_net_state_floats(lattn_ctx *ctx, const lattn_net *m, int64_t T, size_t *out) {
+    const char *who = "lattn_net_state_floats";
+    size_t total = 0, n = 0;
+    int64_t i;
+    if (!m || !m->blk || !out) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
+    if (T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: T = %lld", who, (long long)T);
+    for (i = 0; i < m->cfg.n_blocks; i++) {
+        const struct lattn__net_block *b = &m->blk[i];
+        lattn_status st = LATTN_OK;
+        n = 0;
+        if (b->kind == LATTN_BLOCK_LAPLACE) st = lattn_laplace_state_floats(&b->u.lap.cfg, &n);
+        else if (b->kind == LATTN_BLOCK_GDN) st = lattn_gdn_state_floats(&b->u.gdn.cfg, &n);
+        else if (b->kind == LATTN_BLOCK_PRISM) st = lattn_prism_p2_state_floats(&b->u.pr, &n);
+        else if (b->kind == LATTN_BLOCK_TTT) st = lattn_ttt_state_floats(&b->u.ttt.cfg, &n);
+        else if (b->kind == LATTN_BLOCK_ATTN) st = lattn_size_mul(&n, (size_t)(2 * m->cfg.D), (size_t)T);
+        if (st != LATTN_OK || lattn_size_add(&total, total, n) != LATTN_OK)
+            return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: T = %lld overflows", who, (long long)T);
+    }
+    *out = total;
+    return lattn__ok(ctx);
 }
 LATTN__DEF lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_optim *o, double factor, double max_norm,
                                              int64_t n_micro, int64_t B, int64_t T, const int32_t *tokens,

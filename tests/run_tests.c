@@ -7,6 +7,8 @@
 #define LATTN_IMPLEMENTATION
 #include "../lattn.h"
 #include "../examples/comm_threads.h"
+#include "../examples/svg_plot.h"
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7473,6 +7475,72 @@ static void test_net(void) {
     lattn_net_free(&ctx, &m);
 }
 
+/* Is the file at path well-formed XML of the kind svg_chart writes (every tag closed in order, no
+   stray '<' or '&' in text), an <svg> root, and holding want_lines polylines? */
+static int svg_well_formed(const char *path, int want_lines) {
+    char stack[32][16], *buf;
+    long n;
+    int depth = 0, lines = 0, roots = 0, ok = 1;
+    FILE *f = fopen(path, "rb");
+    const char *p;
+    if (!f) return 0;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    buf = (char *)malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) ok = 0;
+    fclose(f);
+    if (!ok || n < 100) { free(buf); return 0; }
+    buf[n] = '\0';
+    for (p = buf; *p && ok; p++) {
+        if (*p == '&') ok = !strncmp(p, "&lt;", 4) || !strncmp(p, "&gt;", 4) || !strncmp(p, "&amp;", 5) || !strncmp(p, "&quot;", 6) || !strncmp(p, "&apos;", 6);
+        if (*p != '<') continue;
+        {
+            const char *e = strchr(p, '>');
+            int closing = p[1] == '/', selfc, len = 0;
+            char name[16];
+            if (!e) { ok = 0; break; }
+            selfc = e[-1] == '/';
+            while (len < 15 && isalpha((unsigned char)p[1 + closing + len])) { name[len] = p[1 + closing + len]; len++; }
+            name[len] = '\0';
+            if (len == 0 || memchr(p + 1, '<', (size_t)(e - p - 1))) ok = 0;
+            else if (closing) ok = depth > 0 && strcmp(stack[--depth], name) == 0;
+            else if (!selfc) {
+                if (depth == 0) roots++;
+                if (depth == 32) ok = 0; else strcpy(stack[depth++], name);
+            }
+            lines += !closing && strcmp(name, "polyline") == 0;
+            if (depth == 0 && !closing && !selfc) ok = 0;   /* unreachable: a root is pushed */
+            p = e;
+        }
+    }
+    ok = ok && depth == 0 && roots == 1 && strncmp(buf, "<svg ", 5) == 0 && lines == want_lines;
+    free(buf);
+    return ok;
+}
+static void test_svg(void) {
+    static const double x[4] = { 256, 512, 1024, 2048 }, y1[4] = { 1e4, 9e3, NAN, 5e3 }, y2[4] = { 3e4, 2e4, 1e4, 0 };
+    svg_series s[2] = { { "a & <b>", 4, x, y1 }, { "c", 4, x, y2 } };
+    svg_axes ax = { "title \"quoted\"", "T", "tokens / s", 1, 1 };
+    const char *path = "build/test_chart.svg";
+    CHECK(svg_chart(path, &ax, s, 2) == 0 && svg_well_formed(path, 2), "an SVG chart (log axes, a NaN and a 0 left out, escaped names) is well-formed");
+    ax.logx = ax.logy = 0;
+    s[0].n = 0;
+    CHECK(svg_chart(path, &ax, s, 2) == 0 && svg_well_formed(path, 2), "linear axes, an empty series: well-formed");
+    CHECK(svg_chart("build/no/such/dir/x.svg", &ax, s, 2) == -1, "an unwritable path: -1");
+    {   /* the checker itself rejects a tag left open and a raw '&' */
+        static const char *const broken[2] = { "<svg x=\"1\"><g><polyline/><polyline/></svg>", "<svg x=\"1\"><text>a & b</text><polyline/><polyline/></svg>" };
+        int k, rejected = 1;
+        for (k = 0; k < 2; k++) {
+            FILE *f = fopen(path, "w");
+            if (f) { fprintf(f, "%s%100s\n", broken[k], ""); fclose(f); }
+            rejected &= !svg_well_formed(path, 2);
+        }
+        CHECK(rejected, "the SVG checker rejects an unclosed tag and a raw '&'");
+    }
+    remove(path);
+}
+
 static void test_train(void) {
     lattn_ctx ctx;
     lattn_rng rng = lattn_rng_seed(g_seed + 91);
@@ -8446,7 +8514,7 @@ int main(int argc, char **argv) {
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
         { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt },
-        { "backward", test_backward }, { "optim", test_optim }, { "sharded", test_sharded }, { "train", test_train }, { "net", test_net }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
+        { "backward", test_backward }, { "optim", test_optim }, { "sharded", test_sharded }, { "train", test_train }, { "net", test_net }, { "svg", test_svg }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     const int n_areas = (int)(sizeof areas / sizeof areas[0]);
