@@ -8,6 +8,7 @@
 #   make sps-grads    the SPS paper's gradient analysis in miniature (SPS against Standard)
 #   make mqar         multi-query associative recall: every architecture trained at one width
 #   make evaluate     throughput, memory and decoding memory against T for every architecture (+ SVG)
+#   make charlm       a character-level LM on the KJV Bible (package bible-kjv) for three architectures
 #   make readme-check every C program of README.md built and run
 # Variants: make test CC=clang | make test EXTRA=-DLATTN_NO_SIMD OMP= | make test BUILD=build/x
 CC      ?= gcc
@@ -23,7 +24,7 @@ ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
 
 TESTS    = $(BUILD)/run_tests
 EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/tiler_sweep $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check \
-           $(BUILD)/train_tcn $(BUILD)/sps_grads $(BUILD)/mqar $(BUILD)/evaluate
+           $(BUILD)/train_tcn $(BUILD)/sps_grads $(BUILD)/mqar $(BUILD)/evaluate $(BUILD)/charlm
 BENCH    = $(BUILD)/bench
 # The MPI example only where an MPI compiler exists (Debian: libopenmpi-dev openmpi-bin).
 MPICC   ?= $(shell command -v mpicc 2>/dev/null)
@@ -31,7 +32,7 @@ ifneq ($(MPICC),)
 EXAMPLES += $(BUILD)/muon_mpi
 endif
 
-.PHONY: all test test-quick demo bench examples muon-mpi train-tcn sps-grads mqar evaluate clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
+.PHONY: all test test-quick demo bench examples muon-mpi train-tcn sps-grads mqar evaluate charlm clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
 all: $(TESTS) $(EXAMPLES) $(BENCH)
 
 $(BUILD):
@@ -73,6 +74,15 @@ mqar: $(BUILD)/mqar
 EVAL_ARGS ?= --T 256,512,1024,2048
 evaluate: $(BUILD)/evaluate
 	./$(BUILD)/evaluate --out $(BUILD) $(EVAL_ARGS)
+
+# A character-level language model on the King James Bible of the Debian package bible-kjv
+# (apt-get install bible-kjv; never downloaded here), for several architectures.
+CHARLM_ARGS ?= --steps 600 --eval 50
+$(BUILD)/kjv.txt: | $(BUILD)
+	@command -v bible >/dev/null || { echo "charlm: no 'bible' program (apt-get install bible-kjv)"; exit 1; }
+	bible -f "Gen1:1-Rev22:21" | sed 's/^[^ ]* //' > $@.tmp && mv $@.tmp $@
+charlm: $(BUILD)/charlm $(BUILD)/kjv.txt
+	./$(BUILD)/charlm $(BUILD)/kjv.txt --svg $(BUILD)/charlm_loss.svg $(CHARLM_ARGS)
 
 $(BUILD)/bench: bench/bench.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
