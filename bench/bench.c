@@ -1098,6 +1098,75 @@ static void bench_adamw(void) {
     free(u.w); free(u.g); free(u.m); free(u.v);
 }
 
+/* ---- a GDN language model of ~10 M parameters at T = 512 (the net): a training step, and its parts:
+   the GDN layers (projections + mixer, forward + backward, lattn_gdn_backward on the same shapes),
+   the optimizer (lattn_optim_step, AdamW), the rest (the FFN and head GEMMs, the norms, the
+   embedding) = the step less the two. FLOPs counted as 6·parameters·tokens (the mixers' own work
+   not counted), against the measured peak ------------------------------------------------------- */
+typedef struct { lattn_ctx *ctx; lattn_net *m; lattn_optim *o; lattn_gdn_layer *g; int32_t *tok; float *x, *dy, *grad, *gg, *dx; int64_t B, T; } net_u;
+static void net_step_run(void *p) {
+    net_u *u = (net_u *)p;
+    lattn_net_train_step(u->ctx, u->m, u->o, 1e-3, 1.0, 1, u->B, u->T, u->tok, NULL, NULL, NULL);
+}
+static void net_optim_run(void *p) {
+    net_u *u = (net_u *)p;
+    lattn_optim_step(u->ctx, u->o, 1e-3, u->grad);
+}
+static void net_gdn_run(void *p) {
+    net_u *u = (net_u *)p;
+    lattn_gdn_backward(u->ctx, u->g, u->B, u->T, u->x, NULL, u->dy, u->gg, u->dx, NULL);
+}
+static void bench_net(void) {
+    lattn_ctx ctx;
+    lattn_net m;
+    lattn_optim o;
+    lattn_net_config c;
+    lattn_gdn_layer g;
+    net_u u;
+    lattn_rng r = lattn_rng_seed(3);
+    const int64_t B = g_quick ? 1 : 4, T = g_quick ? 128 : 512, n_gdn = 4;
+    char shape[64];
+    int th;
+    size_t i;
+    if (!wanted("net_train")) return;
+    lattn_ctx_init(&ctx);
+    if (lattn_net_config_parse(&ctx, &c, "gdn ffn gdn ffn gdn ffn gdn ffn", 256, 384, 6) != LATTN_OK || lattn_net_init(&ctx, &m, &c, 1) != LATTN_OK ||
+        lattn_optim_init(&ctx, &o, m.tensors, m.n_tensors, 0) != LATTN_OK) {
+        printf("net: %s\n", lattn_ctx_error(&ctx));
+        return;
+    }
+    {
+        lattn_gdn_config gc = lattn_gdn_config_default();
+        gc.D = 384; gc.H = 6; gc.K = 64; gc.V = 64;
+        if (lattn_gdn_init(&ctx, &g, &gc, 2) != LATTN_OK) return;
+    }
+    u.ctx = &ctx; u.m = &m; u.o = &o; u.g = &g; u.B = B; u.T = T;
+    u.tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)(B * T));
+    u.x = (float *)malloc(sizeof(float) * (size_t)(B * T * 384));
+    u.dy = (float *)malloc(sizeof(float) * (size_t)(B * T * 384));
+    u.dx = (float *)malloc(sizeof(float) * (size_t)(B * T * 384));
+    u.grad = (float *)malloc(sizeof(float) * m.n_params);
+    u.gg = (float *)malloc(sizeof(float) * g.n_params);
+    for (i = 0; i < (size_t)(B * T); i++) u.tok[i] = (int32_t)(lattn_rng_next(&r) % 256);
+    lattn_rng_fill_normal(&r, u.x, (size_t)(B * T * 384), 0, 1);
+    lattn_rng_fill_normal(&r, u.dy, (size_t)(B * T * 384), 0, 1e-3f);
+    lattn_rng_fill_normal(&r, u.grad, m.n_params, 0, 1e-3f);
+    snprintf(shape, sizeof shape, "%.1fM params, B=%lld T=%lld", (double)m.n_params / 1e6, (long long)B, (long long)T);
+    for (th = 1; th <= 2; th++) {
+        double ms, mo, mg, unused;
+        ctx.n_threads = th;
+        time2(net_step_run, &u, net_optim_run, &u, g_quick ? 3 : 5, &ms, &mo);
+        time2(net_gdn_run, &u, NULL, NULL, g_quick ? 3 : 5, &mg, &unused);
+        row("net_train_step_gdn10m", shape, th, ms, (double)(B * T), 6.0 * (double)m.n_params * (double)(B * T), NULL, 0);
+        printf("    share of the step: GDN layers %.0f %% (4 x %.1f ms), optimizer %.1f %% (%.2f ms), FFN/head GEMMs and the rest %.0f %%\n",
+               100.0 * (double)n_gdn * mg / ms, mg, 100.0 * mo / ms, mo, 100.0 * (ms - (double)n_gdn * mg - mo) / ms);
+    }
+    free(u.tok); free(u.x); free(u.dy); free(u.dx); free(u.grad); free(u.gg);
+    lattn_gdn_free(&ctx, &g);
+    lattn_optim_free(&ctx, &o);
+    lattn_net_free(&ctx, &m);
+}
+
 /* ---- Muon's NS5 in fp32 on the Laplace shapes (GEMM-bound: 5·(4m²n + 2m³) FLOPs, m = min, n =
    max of the sides), one timed run each (seconds per matrix) against the peak of the same run ------ */
 static void bench_muon(void) {
@@ -1585,6 +1654,7 @@ int main(int argc, char **argv) {
     bench_ssm();
     bench_s4d();
     bench_adamw();
+    bench_net();
     bench_muon();
     bench_muon_sharded();
     bench_attn();
