@@ -2308,7 +2308,9 @@ LATTN_API lattn_status lattn_net_state_floats(lattn_ctx *ctx, const lattn_net *m
    targets may be NULL) added in order and divided by n_micro (gradient accumulation: the step of
    the mean of the micro-batches' losses), clipped to max_norm (lattn_grad_clip; INFINITY: not
    clipped), then lattn_optim_step(o, factor). *loss (optional): the mean loss; *grad_norm
-   (optional): the gradient's norm before clipping. o must have been made for m's tensors. */
+   (optional): the gradient's norm before clipping. o must have been made for m's tensors.
+   In a training loop set ctx.keep_workspace = 1: the layers' largest workspaces (tens of MB) are
+   then kept between steps instead of being mapped and faulted in again at every step. */
 LATTN_API lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_optim *o, double factor, double max_norm,
                                             int64_t n_micro, int64_t B, int64_t T, const int32_t *tokens,
                                             const int32_t *targets, double *loss, double *grad_norm);
@@ -11757,6 +11759,7 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
     lattn__lap_buf u;
     double nll = 0.0;
     size_t n = 0, tmp;
+    int kept = 0;                        /* the workspace is the context's kept block (keep_workspace) */
     lattn_status st = LATTN_OK;
     if (loss) *loss = NAN;
     if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
@@ -11794,7 +11797,8 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
         for (p = 0; p < np; p++)
             if (lattn_size_mul(&tmp, (size_t)rows[p], (size_t)width[p]) != LATTN_OK || lattn_size_add(&n, n, tmp) != LATTN_OK)
                 return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
-        LATTN__TRY(lattn__alloc_floats(ctx, &base, n, who));
+        if (lattn_size_mul(&tmp, n, sizeof(float)) != LATTN_OK || !(base = (float *)lattn__flat_take(ctx, tmp, &kept)))
+            return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu floats of workspace", who, n);
         for (p = 0; p < np; p++) {
             *part[p] = base;
             base += rows[p] * width[p];
@@ -11917,7 +11921,7 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
         float *ge = grad + (lattn__lg(m, LATTN__LG_EMBED) - m->arena);
         for (r = 0; r < M; r++) lattn_vec_axpy((size_t)D, 1.0f, dX + r * D, ge + (int64_t)tokens[r] * D);
     }
-    lattn__free(ctx, mem);
+    lattn__flat_give(ctx, mem, kept);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
@@ -18539,6 +18543,7 @@ static lattn_status lattn__tf_bwd_run(lattn_ctx *ctx, const lattn_tf_model *m, i
     lattn_status st = LATTN_OK;
     double nll = 0.0;
     size_t n = 0, tmp;
+    int kept = 0;                        /* the workspace is the context's kept block (keep_workspace) */
     int i;
     /* per part: rows x width (floats) */
     const int64_t rows[] = { 2, L + 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, RB, nthr, npos };
@@ -18556,7 +18561,8 @@ static lattn_status lattn__tf_bwd_run(lattn_ctx *ctx, const lattn_tf_model *m, i
     for (i = 0; i < nparts; i++)
         if (lattn_size_mul(&tmp, (size_t)rows[i], (size_t)width[i]) != LATTN_OK || lattn_size_add(&n, n, tmp) != LATTN_OK)
             return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
-    LATTN__TRY(lattn__alloc_floats(ctx, &mem, n, who));
+    if (lattn_size_mul(&tmp, n, sizeof(float)) != LATTN_OK || !(mem = (float *)lattn__flat_take(ctx, tmp, &kept)))
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu floats of workspace", who, n);
     PI = (int64_t *)(void *)mem;
     {
         float *base = mem + 2 * M;
@@ -18654,7 +18660,7 @@ static lattn_status lattn__tf_bwd_run(lattn_ctx *ctx, const lattn_tf_model *m, i
     for (r = 0; st == LATTN_OK && c->vocab > 0 && r < M; r++)   /* the embedding's rows, in row order */
         for (k = 0; k < d; k++) ge[(int64_t)rw->ids[r] * d + k] += dX[r * d + k];
     if (st == LATTN_OK && dx) memcpy(dx, dX, (size_t)(M * d) * sizeof(float));
-    lattn__free(ctx, mem);
+    lattn__flat_give(ctx, mem, kept);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 static lattn_status lattn__tf_bwd_args(lattn_ctx *ctx, const char *who, const lattn_tf_model *m, int64_t B, int64_t T,

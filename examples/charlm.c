@@ -58,6 +58,7 @@ int main(int argc, char **argv) {
     int a, i, ns = 0, bad = 0;
     if (argc < 2) { fprintf(stderr, "usage: charlm TEXT [--steps N] [--eval K] [--arch LIST] [--svg PATH] [--threads N]\n"); return 2; }
     lattn_ctx_init(&ctx);
+    ctx.keep_workspace = 1;                        /* the layers' workspaces kept between steps */
     for (i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--steps")) steps = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--eval")) every = atoll(argv[i + 1]);

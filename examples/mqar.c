@@ -106,6 +106,7 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "unknown option %s\n", argv[i]); return 2; }
     }
     lattn_ctx_init(&ctx);
+    ctx.keep_workspace = 1;                        /* the layers' workspaces kept between steps */
     printf("MQAR: vocabulary %d, batch %d, %lld steps, lr %g, width %lld (4 heads), test %d sequences, seed %llu\n", VOCAB, BATCH,
            (long long)steps, lr, (long long)D, N_TEST, (unsigned long long)seed);
     printf("| arch | params | T | pairs | accuracy at T | at 2T | at 4T | final loss | train s |\n|---|---|---|---|---|---|---|---|---|\n");

@@ -7369,6 +7369,13 @@ static void test_net(void) {
         CHECK(lattn_net_backward(&ctx, &m, B, T, tok, tgt, &l2, g2) == LATTN_OK && same_bits(g, g2, m.n_params) &&
               memcmp(&l1, &l2, sizeof l1) == 0, "net gradient: the same bits at 1 and 2 threads");
         CHECK(net_loss(&ctx, &m, B, T, tok, tgt) == l1, "forward and backward give one loss");
+        ctx.keep_workspace = 1;                          /* the kept workspaces: the same bits, twice */
+        poison(g2, m.n_params);
+        CHECK(lattn_net_backward(&ctx, &m, B, T, tok, tgt, &l2, g2) == LATTN_OK && same_bits(g, g2, m.n_params) &&
+              lattn_net_backward(&ctx, &m, B, T, tok, tgt, &l2, g2) == LATTN_OK && same_bits(g, g2, m.n_params),
+              "net gradient with the context's kept workspace: the same bits on two calls");
+        lattn_ctx_trim(&ctx);
+        ctx.keep_workspace = 0;
         ctx.n_threads = 0;
     }
     {   /* the train step: accumulation as the mean of the micro-batches, a resumed run bit for bit */
