@@ -8323,14 +8323,15 @@ typedef struct lattn__team {
     int kept;                              /* the tilers and tiles belong to ctx->scratch */
 } lattn__team;
 /* A context's kept workspace: the last team's tilers and tile buffer, reused when large enough. */
+#define LATTN__FLAT_SLOTS 3
 struct lattn__scratch {
     lattn_tiler *tl[LATTN_MAX_THREADS];
     unsigned char *tiles;
     size_t tiles_bytes;
     int busy;                              /* a call holds it (contexts run one call at a time) */
-    unsigned char *flat;                   /* the flat workspace of the kernels that carve their own */
-    size_t flat_bytes;
-    int flat_busy;
+    unsigned char *flat[LATTN__FLAT_SLOTS];  /* the flat workspaces of the kernels that carve their own: */
+    size_t flat_bytes[LATTN__FLAT_SLOTS];    /* a model's (the net), its layer's, the core the layer calls */
+    int flat_busy[LATTN__FLAT_SLOTS];
 };
 /* A kept tiler as new: its host arena stays, everything else is reset to the profile p. */
 static void lattn__tiler_renew(lattn_tiler *t, const lattn_dev_profile *p) {
@@ -8347,7 +8348,7 @@ LATTN__DEF void lattn_ctx_trim(lattn_ctx *ctx) {
     if (!ctx || !ctx->scratch) return;
     for (i = 0; i < LATTN_MAX_THREADS; i++) lattn_tiler_destroy(ctx, ctx->scratch->tl[i]);
     lattn__free(ctx, ctx->scratch->tiles);
-    lattn__free(ctx, ctx->scratch->flat);
+    for (i = 0; i < LATTN__FLAT_SLOTS; i++) lattn__free(ctx, ctx->scratch->flat[i]);
     lattn__free(ctx, ctx->scratch);
     ctx->scratch = NULL;
 }
@@ -8372,25 +8373,37 @@ static struct lattn__scratch *lattn__scratch_get(lattn_ctx *ctx) {
     return ctx->scratch;
 }
 /* A kernel's flat workspace of `bytes`: with ctx.keep_workspace the context's kept block (grown when
-   too small, so that later calls of the same shape allocate and fault in nothing), else a fresh
-   allocation; *kept says which. NULL: out of memory. Give it back with lattn__flat_give. */
+   too small, so that later calls of the same shape allocate and fault in nothing; a free one of
+   LATTN__FLAT_SLOTS, so a net, its layer and the kernel the layer calls each keep theirs), else a fresh
+   allocation; *kept says which (the slot + 1, or 0). NULL: out of memory. Give it back with
+   lattn__flat_give. */
 static void *lattn__flat_take(lattn_ctx *ctx, size_t bytes, int *kept) {
     struct lattn__scratch *sc = lattn__scratch_get(ctx);
+    int i;
     *kept = 0;
-    if (!sc || sc->flat_busy) return lattn__alloc(ctx, bytes);
-    if (sc->flat_bytes < bytes) {
-        lattn__free(ctx, sc->flat);
-        sc->flat = (unsigned char *)lattn__alloc(ctx, bytes);
-        sc->flat_bytes = sc->flat ? bytes : 0;
-        if (!sc->flat) return NULL;
+    for (i = 0; sc && i < LATTN__FLAT_SLOTS && sc->flat_busy[i]; i++) {}
+    if (!sc || i == LATTN__FLAT_SLOTS) return lattn__alloc(ctx, bytes);
+    if (sc->flat_bytes[i] < bytes) {
+        lattn__free(ctx, sc->flat[i]);
+        sc->flat[i] = (unsigned char *)lattn__alloc(ctx, bytes);
+        sc->flat_bytes[i] = sc->flat[i] ? bytes : 0;
+        if (!sc->flat[i]) return NULL;
     }
-    sc->flat_busy = 1;
-    *kept = 1;
-    return sc->flat;
+    sc->flat_busy[i] = 1;
+    *kept = i + 1;
+    return sc->flat[i];
 }
 static void lattn__flat_give(lattn_ctx *ctx, void *p, int kept) {
-    if (kept) ctx->scratch->flat_busy = 0;
+    if (kept) ctx->scratch->flat_busy[kept - 1] = 0;
     else lattn__free(ctx, p);
+}
+/* n floats of flat workspace (lattn__flat_take), the size checked: LATTN_E_NOMEM or _OVERFLOW. */
+static lattn_status lattn__flat_floats(lattn_ctx *ctx, size_t n, const char *who, float **out, int *kept) {
+    size_t bytes;
+    *kept = 0;
+    if (lattn_size_mul(&bytes, n, sizeof(float)) != LATTN_OK) return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
+    if (!(*out = (float *)lattn__flat_take(ctx, bytes, kept))) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes", who, bytes);
+    return LATTN_OK;
 }
 static lattn_status lattn__team_make(lattn_ctx *ctx, lattn__team *tm, const char *who, int64_t items, size_t tsz,
                                      lattn__tiles_alloc_fn alloc, const void *plan) {
@@ -11797,8 +11810,7 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
         for (p = 0; p < np; p++)
             if (lattn_size_mul(&tmp, (size_t)rows[p], (size_t)width[p]) != LATTN_OK || lattn_size_add(&n, n, tmp) != LATTN_OK)
                 return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
-        if (lattn_size_mul(&tmp, n, sizeof(float)) != LATTN_OK || !(base = (float *)lattn__flat_take(ctx, tmp, &kept)))
-            return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu floats of workspace", who, n);
+        LATTN__TRY(lattn__flat_floats(ctx, n, who, &base, &kept));
         for (p = 0; p < np; p++) {
             *part[p] = base;
             base += rows[p] * width[p];
@@ -12542,6 +12554,7 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
     float *buf, *P, *Cv, *Ar, *Br, *Gr, *O, *Z, *gl, *bt, *dP, *dCv, *dA, *dB, *dG, *dO, *dw, *dsin, *ws;
     double *hsum;
     size_t n, tmp;
+    int kept;                            /* the workspace is the context's kept block (keep_workspace) */
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, dy));
     if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
@@ -12566,10 +12579,10 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
         lattn_size_add(&n, n, (size_t)(LATTN__MAX(HK, HV) * W)) || lattn_size_add(&n, n, dstate ? (size_t)(B * SF) : 0) ||
         lattn_size_mul(&tmp, (size_t)nthr, LATTN__MAX(LATTN__LIN_WS(LATTN__MAX(D, HV)), LATTN__LINB_WS)) || lattn_size_add(&n, n, tmp))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
-    LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
+    LATTN__TRY(lattn__flat_floats(ctx, n, who, &buf, &kept));
     st = lattn__alloc_doubles(ctx, &hsum, (size_t)(2 * H), who);
     if (st != LATTN_OK) {
-        lattn__free(ctx, buf);
+        lattn__flat_give(ctx, buf, kept);
         return st;
     }
     {
@@ -12664,7 +12677,7 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
         lattn__linear_backward(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_G), dG, dx, 1, grad + (lattn__gdw(m, LATTN__GD_G) - m->arena), 0, ws);
     }
     lattn__free(ctx, hsum);
-    lattn__free(ctx, buf);
+    lattn__flat_give(ctx, buf, kept);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
@@ -16502,6 +16515,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_backward(lattn_ctx *ctx, const lattn_ttt
     const char *who = "lattn_ttt_layer_backward";
     const lattn_ttt_config *c;
     int nthr = lattn__threads(ctx);
+    int kept = 0;                        /* the workspace is the context's kept block (keep_workspace) */
     int64_t D, H, F, F1, P, mb, SF, Fn, M, b, h, i, *pos;
     float *buf, *Xn, *Q, *K, *V, *O, *LRp, *LR, *S0, *dS, *tok, *cs, *Rw, *Gp, *Rg, *Hh, *Fr, *Gg, *U, *Ac, *dA, *dB, *dQ, *dK, *dV, *dO;
     float *dLR, *dXn, *dtok, *ws;
@@ -16529,7 +16543,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_backward(lattn_ctx *ctx, const lattn_ttt
                                   M * D, M * D, M * D, M * H, M * D, mb };
         size_t n = (size_t)(2 * B) + (size_t)nthr * LATTN__MAX(LATTN__LINB_WS, LATTN__LIN_WS(LATTN__MAX(D, Fn)));
         for (i = 0; i < 28; i++) n += (size_t)cnt[i];
-        LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
+        LATTN__TRY(lattn__flat_floats(ctx, n, who, &buf, &kept));
         pos = (int64_t *)(void *)buf;
         lattn__carve_floats(buf + 2 * B, part, cnt, 28);
         ws = dtok + mb;
@@ -16624,7 +16638,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_backward(lattn_ctx *ctx, const lattn_ttt
         }
     for (b = 0; dstate && b < B; b++) dstate[b * SF + SF - 1] = 0.0f;
 done:
-    lattn__free(ctx, buf);
+    lattn__flat_give(ctx, buf, kept);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
@@ -18561,8 +18575,7 @@ static lattn_status lattn__tf_bwd_run(lattn_ctx *ctx, const lattn_tf_model *m, i
     for (i = 0; i < nparts; i++)
         if (lattn_size_mul(&tmp, (size_t)rows[i], (size_t)width[i]) != LATTN_OK || lattn_size_add(&n, n, tmp) != LATTN_OK)
             return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
-    if (lattn_size_mul(&tmp, n, sizeof(float)) != LATTN_OK || !(mem = (float *)lattn__flat_take(ctx, tmp, &kept)))
-        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu floats of workspace", who, n);
+    LATTN__TRY(lattn__flat_floats(ctx, n, who, &mem, &kept));
     PI = (int64_t *)(void *)mem;
     {
         float *base = mem + 2 * M;
@@ -20619,6 +20632,7 @@ static lattn_status lattn__net_run(lattn_ctx *ctx, const lattn_net *m, int64_t B
     lattn__net_ws w;
     float *mem, *XS, *dX, *dY;
     int64_t i, r, nf = 0;
+    int kept;
     lattn_status st = LATTN_OK;
     double l;
     if (loss) *loss = NAN;
@@ -20629,7 +20643,7 @@ static lattn_status lattn__net_run(lattn_ctx *ctx, const lattn_net *m, int64_t B
     for (i = 0; i < NB; i++) nf |= c->blocks[i] == LATTN_BLOCK_FFN;
     w.nthr = lattn__threads(ctx);
     nf = nf ? M * F : 0;
-    LATTN__TRY(lattn__alloc_floats(ctx, &mem, (size_t)((nx + 4) * M * D + 5 * nf + LATTN__NET_RB * c->vocab + w.nthr * lin), who));
+    LATTN__TRY(lattn__flat_floats(ctx, (size_t)((nx + 4) * M * D + 5 * nf + LATTN__NET_RB * c->vocab + w.nthr * lin), who, &mem, &kept));
     {
         float **const part[] = { &XS, &dX, &dY, &w.Hn, &w.dHn, &w.F1, &w.F2, &w.FF, &w.dF, &w.dU, &w.Z, &w.lin };
         const int64_t size[] = { nx * M * D, M * D, M * D, M * D, M * D, nf, nf, nf, nf, nf, LATTN__NET_RB * c->vocab, w.nthr * lin };
@@ -20650,7 +20664,7 @@ static lattn_status lattn__net_run(lattn_ctx *ctx, const lattn_net *m, int64_t B
         dY = swap;
     }
     for (r = 0; grad && st == LATTN_OK && r < M; r++) lattn_vec_axpy((size_t)D, 1.0f, dY + r * D, grad + (int64_t)tokens[r] * D);
-    lattn__free(ctx, mem);
+    lattn__flat_give(ctx, mem, kept);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 LATTN__DEF lattn_status lattn_net_forward(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
