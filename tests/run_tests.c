@@ -7418,6 +7418,21 @@ static void test_net(void) {
             if (s == 0) first = la;
         }
         CHECK(g_quick || la < 0.5 * first, "30 steps on one batch: loss %.4f -> %.4f", first, la);
+        {   /* Muon for the hidden matrices, AdamW for the rest (lattn_optim_init's split), through the net */
+            lattn_optim om;
+            int64_t k, n_muon = 0;
+            double lm0 = 0, lm = 0;
+            CHECK(lattn_optim_init(&ctx, &om, a.tensors, a.n_tensors, 1) == LATTN_OK, "Muon + AdamW over the net");
+            for (k = 0; k < a.n_tensors; k++) n_muon += om.rules[k].kind == LATTN_OPT_MUON;
+            for (s = 0; s < (g_quick ? 2 : 10); s++) {
+                CHECK(lattn_net_train_step(&ctx, &a, &om, 1.0, 1.0, 1, B, T, tok + B * T, NULL, &lm, NULL) == LATTN_OK, "Muon step");
+                if (s == 0) lm0 = lm;
+            }
+            CHECK(n_muon > 0 && lattn_net_tensor(&a, "embeddings.weight") == &a.tensors[0] &&
+                  om.rules[0].kind == LATTN_OPT_ADAMW && isfinite(lm) && (g_quick || lm < lm0),
+                  "%lld matrices on Muon, the embedding on AdamW; the loss %.4f -> %.4f", (long long)n_muon, lm0, lm);
+            lattn_optim_free(&ctx, &om);
+        }
         {   /* refusals */
             int32_t bad[4] = { 1, 2, 3, 50 };
             CHECK(lattn_net_train_step(&ctx, &a, &ob, 1.0, 1.0, 1, B, T, tok, NULL, NULL, NULL) == LATTN_E_DOMAIN, "another net's optimizer refused");
