@@ -8397,7 +8397,9 @@ static void lattn__flat_give(lattn_ctx *ctx, void *p, int kept) {
     if (kept) ctx->scratch->flat_busy[kept - 1] = 0;
     else lattn__free(ctx, p);
 }
-/* n floats of flat workspace (lattn__flat_take), the size checked: LATTN_E_NOMEM or _OVERFLOW. */
+#ifndef LATTN_NO_MODELS
+/* n floats of flat workspace (lattn__flat_take), the size checked: LATTN_E_NOMEM or _OVERFLOW (the
+   models' backward passes and the net). */
 static lattn_status lattn__flat_floats(lattn_ctx *ctx, size_t n, const char *who, float **out, int *kept) {
     size_t bytes;
     *kept = 0;
@@ -8405,6 +8407,7 @@ static lattn_status lattn__flat_floats(lattn_ctx *ctx, size_t n, const char *who
     if (!(*out = (float *)lattn__flat_take(ctx, bytes, kept))) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes", who, bytes);
     return LATTN_OK;
 }
+#endif
 static lattn_status lattn__team_make(lattn_ctx *ctx, lattn__team *tm, const char *who, int64_t items, size_t tsz,
                                      lattn__tiles_alloc_fn alloc, const void *plan) {
     const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
