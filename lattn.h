@@ -317,13 +317,14 @@ extern "C" {
     X(LATTN_E_BANK_OVERFLOW,  -14, "tiler: PSUM tile larger than one bank")                         \
     X(LATTN_E_UNSUPPORTED,    -15, "not supported in this build or configuration")             \
     X(LATTN_E_FORMAT,         -16, "malformed or hostile file")                                      \
-    X(LATTN_E_IO,             -17, "file could not be read or written")
+    X(LATTN_E_IO,             -17, "file could not be read or written")                              \
+    X(LATTN_E_FULL,           -18, "no free slot in the pool")
 
 typedef enum lattn_status {
 #define LATTN__STATUS_ENUM(name, value, msg) name = value,
     LATTN_STATUS_LIST(LATTN__STATUS_ENUM)
 #undef LATTN__STATUS_ENUM
-    LATTN_STATUS_MIN = -17
+    LATTN_STATUS_MIN = -18
 } lattn_status;
 
 /* A static string for every code ("unknown status" for anything else). */
@@ -2314,6 +2315,62 @@ LATTN_API lattn_status lattn_net_state_floats(lattn_ctx *ctx, const lattn_net *m
 LATTN_API lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_optim *o, double factor, double max_norm,
                                             int64_t n_micro, int64_t B, int64_t T, const int32_t *tokens,
                                             const int32_t *targets, double *loss, double *grad_norm);
+
+/* >>serve: continuous-batched decoding from a pool of fixed slots ---------------------------------- */
+/* A pool holds the decoding memory of n_slots sequences, allocated once: the Laplace write-up's
+   engine, one fixed page per sequence. For a Laplace model a slot is one sequence's state
+   (lattn_laplace_state_floats: 29,491,200 bytes at 3B, whatever the context length); for a
+   transformer it is a KV page of cap tokens per layer (2·L·cap·H_kv·K floats). A sequence is
+   admitted into a free slot (fresh memory, position 0), prefilled with its prompt, advanced one
+   token at a time together with the other live slots, reset at EOS (fresh memory, same slot) and
+   evicted. The model must have a vocabulary (tokens in, logits out).
+   Prefill runs in its own call (lattn_pool_prefill: the chunked forward on one slot), never inside
+   a step, so a step's latency never carries a prompt.
+   lattn_pool_step advances a list of distinct live slots by one token each in one batch. Every
+   projection reads its weights once for the whole batch (a GEMM, not a GEMV per sequence) with one
+   accumulator per output walking K in an order fixed by K alone, and each slot's mixer (the
+   recurrence, or attention over its KV page) runs on that slot's memory alone. So a slot's logits
+   and memory are the same bits whatever the batch: alone or among 64, in any order, beside any
+   other sequences, padded to a fixed width with pad rows (slot -1: token 0 on a fresh scratch slot,
+   its logits row written and meaningless) or not, and for every thread count. Production engines
+   generally do not promise this; the tests check it byte for byte. */
+typedef struct lattn_pool {
+    int64_t n_slots;
+    int64_t cap;                         /* transformer: tokens one slot holds; 0 for a Laplace model */
+    size_t slot_floats;                  /* floats of one slot's memory */
+    int64_t *pos;                        /* [n_slots] tokens each slot has seen; -1: free */
+    float *state;                        /* Laplace: [n_slots + 1][slot_floats] (the last: the pad rows' scratch) */
+    lattn_tf_cache kv;                   /* transformer: the KV pages, B = n_slots + 1 (the last: scratch) */
+    const lattn_laplace_model *laplace;  /* the model served: one of the two, the other NULL */
+    const lattn_tf_model *tf;
+} lattn_pool;
+LATTN_API lattn_status lattn_pool_init_laplace(lattn_ctx *ctx, lattn_pool *p, const lattn_laplace_model *m, int64_t n_slots);
+LATTN_API lattn_status lattn_pool_init_tf(lattn_ctx *ctx, lattn_pool *p, const lattn_tf_model *m, int64_t n_slots, int64_t cap);
+LATTN_API void lattn_pool_free(lattn_ctx *ctx, lattn_pool *p);
+/* The lowest free slot into *slot, its memory fresh, its position 0; LATTN_E_FULL when every slot is live. */
+LATTN_API lattn_status lattn_pool_admit(lattn_ctx *ctx, lattn_pool *p, int64_t *slot);
+/* A live slot's memory made fresh (a new document starts; the slot stays live). */
+LATTN_API lattn_status lattn_pool_reset(lattn_ctx *ctx, lattn_pool *p, int64_t slot);
+/* A live slot freed. */
+LATTN_API lattn_status lattn_pool_evict(lattn_ctx *ctx, lattn_pool *p, int64_t slot);
+/* T prompt tokens into a live slot, continuing from its memory: logits [T][vocab] of each token.
+   Laplace: the chunked forward (lattn_laplace_forward) on the slot's state. Transformer: the
+   chunked forward filling the KV page when the slot is fresh, else one step per token; the page must
+   hold the tokens (LATTN_E_SHAPE, nothing written). */
+LATTN_API lattn_status lattn_pool_prefill(lattn_ctx *ctx, lattn_pool *p, int64_t slot, int64_t T, const int32_t *tokens,
+                                          float *logits);
+/* One token for each of n rows: slots [n] (distinct live slots, or -1 for a pad row), tokens [n]
+   (a pad row's is not read) -> logits [n][vocab]. Every argument is checked before any slot is
+   written; a refused call changes nothing. */
+LATTN_API lattn_status lattn_pool_step(lattn_ctx *ctx, lattn_pool *p, int64_t n, const int64_t *slots, const int32_t *tokens,
+                                       float *logits);
+/* A live slot's memory as safetensors ("state" [slot_floats], or "k" and "v" [L][pos][H_kv·K];
+   metadata "pool.model", "pool.config" (the model's sizes) and "pool.pos"), into a buffer to
+   release with lattn_free; and back into a live slot of a pool for the same model and sizes.
+   Anything else (another model or shape, a position past the page, a wrong tensor) is
+   LATTN_E_FORMAT and leaves the slot unchanged. */
+LATTN_API lattn_status lattn_pool_save_slot(lattn_ctx *ctx, const lattn_pool *p, int64_t slot, unsigned char **out, size_t *size);
+LATTN_API lattn_status lattn_pool_load_slot(lattn_ctx *ctx, lattn_pool *p, int64_t slot, const lattn_st_file *f);
 #endif /* LATTN_NO_MODELS */
 #ifndef LATTN_NO_CONFORMANCE
 /* ================================================================================================ */
@@ -11503,23 +11560,74 @@ LATTN__DEF lattn_status lattn_laplace_forward_ref(lattn_ctx *ctx, const lattn_la
     return lattn__ok(ctx);
 }
 
-/* Y[M][N] (+)= X[M][K]·W[N][K]ᵀ, W stored as a torch Linear stores its weight. Decoding (M <= 4)
-   reads each weight row once for all M inputs (a GEMV: the step is bound by weight traffic);
-   otherwise the SGEMM kernel runs on column blocks of LATTN__LIN_NB spread over the threads. Each
-   output is computed by one thread in an order fixed by the shape: bit-identical for any thread
-   count. ws: LATTN__LIN_WS(K) floats per thread. */
+/* Y[M][N] (+)= X[M][K]·W[N][K]ᵀ, W stored as a torch Linear stores its weight (flags: LATTN__LIN_ACC
+   adds to Y). Small M (<= 4) reads each weight row once for all M inputs (a GEMV: such a call is
+   bound by weight traffic); otherwise the SGEMM kernel runs on column blocks of LATTN__LIN_NB spread
+   over the threads. Each output is computed by one thread in an order fixed by the shape: bit-identical
+   for any thread count. LATTN__LIN_DEC (the decoding steps) makes each row's bits independent of M
+   too (>>serve's batch invariance): lattn__linear_dec for every M. ws: LATTN__LIN_WS(K) floats per
+   thread. */
 #define LATTN__LIN_NB 256
 #define LATTN__LIN_WS(K) lattn__gemm_ws(LATTN__LIN_NB, K)
 #define LATTN__LINB_WS lattn__gemm_ws(LATTN__NC, LATTN__KC)   /* lattn__linear_backward's, a thread */
+enum { LATTN__LIN_ACC = 1, LATTN__LIN_DEC = 2 };
+/* The batch-invariant product for decoding: Y[i][j] (+)= X_i·W_j for rows i < M and weight rows
+   j0 <= j < j0 + nc. Every output is one vector accumulator walking K a vector at a time (the
+   tail masked), then summed across its lanes: its bits depend on K alone, never on M, on the row's
+   place in the batch or on its neighbours. Blocks of 4 input rows x 2 weight rows share their loads
+   (8 accumulators, 6 loads per 8 FMAs), so a batch reads each weight row once; rows past M re-read
+   row 0 and their sums are dropped. */
+static void lattn__linear_dec(int64_t M, int64_t j0, int64_t nc, int64_t K, const float *X, const float *W, float *Y,
+                              int64_t N, int acc) {
+    int64_t i0, j, k, r;
+    for (j = j0; j < j0 + nc; j += 2)
+        for (i0 = 0; i0 < M; i0 += 4) {
+            const float *w0 = W + j * K, *w1 = W + LATTN__MIN(j + 1, j0 + nc - 1) * K;
+            const float *x0 = X + i0 * K, *x1 = X + (i0 + 1 < M ? i0 + 1 : i0) * K;
+            const float *x2 = X + (i0 + 2 < M ? i0 + 2 : i0) * K, *x3 = X + (i0 + 3 < M ? i0 + 3 : i0) * K;
+            lattn__vf c00 = lattn__vzero(), c01 = lattn__vzero(), c10 = lattn__vzero(), c11 = lattn__vzero();
+            lattn__vf c20 = lattn__vzero(), c21 = lattn__vzero(), c30 = lattn__vzero(), c31 = lattn__vzero();
+            lattn__vf a, b0, b1;
+            float s[8];
+            /* one step of the 8 accumulators, the vectors loaded by LD (full, then the masked tail) */
+#define LATTN__DEC_STEP(LD)                                                                         \
+            b0 = LD(w0 + k); b1 = LD(w1 + k);                                                       \
+            a = LD(x0 + k); c00 = lattn__vfma(a, b0, c00); c01 = lattn__vfma(a, b1, c01);          \
+            a = LD(x1 + k); c10 = lattn__vfma(a, b0, c10); c11 = lattn__vfma(a, b1, c11);          \
+            a = LD(x2 + k); c20 = lattn__vfma(a, b0, c20); c21 = lattn__vfma(a, b1, c21);          \
+            a = LD(x3 + k); c30 = lattn__vfma(a, b0, c30); c31 = lattn__vfma(a, b1, c31);
+#define LATTN__DEC_TAIL(p) lattn__vload_n(p, (size_t)(K - k))
+            for (k = 0; k + LATTN__VW <= K; k += LATTN__VW) {
+                LATTN__DEC_STEP(lattn__vload)
+            }
+            if (k < K) {
+                LATTN__DEC_STEP(LATTN__DEC_TAIL)
+            }
+#undef LATTN__DEC_TAIL
+#undef LATTN__DEC_STEP
+            s[0] = lattn__vhsum(c00); s[1] = lattn__vhsum(c01);
+            s[2] = lattn__vhsum(c10); s[3] = lattn__vhsum(c11);
+            s[4] = lattn__vhsum(c20); s[5] = lattn__vhsum(c21);
+            s[6] = lattn__vhsum(c30); s[7] = lattn__vhsum(c31);
+            for (r = 0; r < 4 && i0 + r < M; r++) {
+                float *y = Y + (i0 + r) * N + j;
+                y[0] = acc ? y[0] + s[2 * r] : s[2 * r];
+                if (j + 1 < j0 + nc) y[1] = acc ? y[1] + s[2 * r + 1] : s[2 * r + 1];
+            }
+        }
+}
 static void lattn__linear(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, float *Y,
-                          int acc, float *ws) {
+                          int flags, float *ws) {
+    const int acc = (flags & LATTN__LIN_ACC) != 0;
     int64_t blk, nb = (N + LATTN__LIN_NB - 1) / LATTN__LIN_NB;
     (void)nthr;                                   /* unused without OpenMP */
     if (M <= 0 || N <= 0) return;
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (blk = 0; blk < nb; blk++) {
         int64_t j0 = blk * LATTN__LIN_NB, nc = LATTN__MIN(LATTN__LIN_NB, N - j0), i, j;
-        if (M <= 4)
+        if (flags & LATTN__LIN_DEC)
+            lattn__linear_dec(M, j0, nc, K, X, W, Y, N, acc);
+        else if (M <= 4)
             for (j = j0; j < j0 + nc; j++)
                 for (i = 0; i < M; i++) {
                     float s = lattn_vec_dot((size_t)K, X + i * K, W + j * K);
@@ -11580,11 +11688,13 @@ static void lattn__gate_rows_backward(int nthr, int64_t rows, int64_t dv, const 
 }
 /* The activations of one layer; the forward runs Z = O, Gs = G, H2 = Hn, FF = F1 in place, the
    backward keeps them apart (and x' in Xm). */
-typedef struct lattn__lap_buf { float *Hn, *U, *Q, *K, *V, *G, *O, *Z, *Gs, *Xm, *H2, *F1, *F2, *FF, *ws; } lattn__lap_buf;
+typedef struct lattn__lap_buf { float *Hn, *U, *Q, *K, *V, *G, *O, *Z, *Gs, *Xm, *H2, *F1, *F2, *FF, *ws; int lin; } lattn__lap_buf;
 /* Layer l over the B·T rows of X, in place (X becomes the layer's output); the conv caches and GLA
-   states of every sequence from st_in into st_out (NULL: zero, not kept). */
+   states of every sequence from st_in into st_out (NULL: zero, not kept; they may be the same
+   memory), sequence b's at state index slot[b] (slot NULL: b). */
 static lattn_status lattn__laplace_layer(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t l, int64_t B, int64_t T, float *X,
-                                         const float *st_in, float *st_out, lattn_form form, const lattn__lap_buf *u) {
+                                         const float *st_in, float *st_out, const int64_t *slot, lattn_form form,
+                                         const lattn__lap_buf *u) {
     const lattn_laplace_config *c = &m->cfg;
     const int64_t D = c->D, H = c->H, dk = c->K, dv = c->V, W = c->conv_w, M = B * T;
     const int64_t SF = lattn__laplace_state_floats(c), LS = SF / c->n_layers;
@@ -11606,16 +11716,16 @@ static lattn_status lattn__laplace_layer(lattn_ctx *ctx, const lattn_laplace_mod
         ca.x = u->Hn + b * T * D;
         ca.w = lattn__lw(m, l, LATTN__LP_CONV);
         ca.silu = 1;
-        ca.h0 = st_in ? st_in + b * SF + l * LS : NULL;
+        ca.h0 = st_in ? st_in + (slot ? slot[b] : b) * SF + l * LS : NULL;
         ca.y = u->U + b * T * D;
-        ca.ht = st_out ? st_out + b * SF + l * LS : NULL;
+        ca.ht = st_out ? st_out + (slot ? slot[b] : b) * SF + l * LS : NULL;
         st = form == LATTN_FORM_STEP ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_chunk(ctx, &ca);
     }
     /* q | k | v | g = u W_qkvgᵀ, each into its own [B][T][H][d] buffer */
-    lattn__linear(nthr, M, H * dk, D, u->U, Wq, u->Q, 0, u->ws);
-    lattn__linear(nthr, M, H * dk, D, u->U, Wq + H * dk * D, u->K, 0, u->ws);
-    lattn__linear(nthr, M, H * dv, D, u->U, Wq + 2 * H * dk * D, u->V, 0, u->ws);
-    lattn__linear(nthr, M, H * dv, D, u->U, Wq + (2 * H * dk + H * dv) * D, u->G, 0, u->ws);
+    lattn__linear(nthr, M, H * dk, D, u->U, Wq, u->Q, u->lin, u->ws);
+    lattn__linear(nthr, M, H * dk, D, u->U, Wq + H * dk * D, u->K, u->lin, u->ws);
+    lattn__linear(nthr, M, H * dv, D, u->U, Wq + 2 * H * dk * D, u->V, u->lin, u->ws);
+    lattn__linear(nthr, M, H * dv, D, u->U, Wq + (2 * H * dk + H * dv) * D, u->G, u->lin, u->ws);
     /* o = Simple GLA with the fixed decays, per sequence on its own GLA states */
     for (b = 0; b < B && st == LATTN_OK; b++) {
         lattn_la_args a = LATTN__ZERO;
@@ -11628,8 +11738,8 @@ static lattn_status lattn__laplace_layer(lattn_ctx *ctx, const lattn_laplace_mod
         a.k = u->K + b * T * H * dk;
         a.v = u->V + b * T * H * dv;
         a.g_gamma = m->g_gamma;
-        a.h0 = st_in ? st_in + b * SF + l * LS + D * W : NULL;
-        a.ht = st_out ? st_out + b * SF + l * LS + D * W : NULL;
+        a.h0 = st_in ? st_in + (slot ? slot[b] : b) * SF + l * LS + D * W : NULL;
+        a.ht = st_out ? st_out + (slot ? slot[b] : b) * SF + l * LS + D * W : NULL;
         a.o = u->O + b * T * H * dv;
         st = form == LATTN_FORM_STEP ? lattn_la_step(ctx, &a) : lattn_la_chunk(ctx, &a);
     }
@@ -11637,23 +11747,25 @@ static lattn_status lattn__laplace_layer(lattn_ctx *ctx, const lattn_laplace_mod
     if (u->Z != u->O) memcpy(u->Z, u->O, (size_t)(M * H * dv) * sizeof(float));
     if (u->Gs != u->G) memcpy(u->Gs, u->G, (size_t)(M * H * dv) * sizeof(float));
     lattn__gate_rows(nthr, M * H, dv, u->Z, u->Gs, lattn__lw(m, l, LATTN__LP_GNORM), norm, swish, c->norm_eps);   /* y = gate(o, g) */
-    lattn__linear(nthr, M, D, H * dv, u->Z, lattn__lw(m, l, LATTN__LP_WO), X, 1, u->ws);     /* x += y W_oᵀ */
+    lattn__linear(nthr, M, D, H * dv, u->Z, lattn__lw(m, l, LATTN__LP_WO), X, u->lin | LATTN__LIN_ACC, u->ws);     /* x += y W_oᵀ */
     if (u->Xm) memcpy(u->Xm, X, (size_t)(M * D) * sizeof(float));
     /* x += (SiLU(h2 W1ᵀ) ⊙ h2 W2ᵀ) W3ᵀ,  h2 = LayerNorm2(x) */
     lattn__layernorm_rows(nthr, M, D, X, lattn__lw(m, l, LATTN__LP_LN2_W), lattn__lw(m, l, LATTN__LP_LN2_B), c->norm_eps, u->H2);
-    lattn__linear(nthr, M, c->ffn, D, u->H2, lattn__lw(m, l, LATTN__LP_W1), u->F1, 0, u->ws);
-    lattn__linear(nthr, M, c->ffn, D, u->H2, lattn__lw(m, l, LATTN__LP_W2), u->F2, 0, u->ws);
+    lattn__linear(nthr, M, c->ffn, D, u->H2, lattn__lw(m, l, LATTN__LP_W1), u->F1, u->lin, u->ws);
+    lattn__linear(nthr, M, c->ffn, D, u->H2, lattn__lw(m, l, LATTN__LP_W2), u->F2, u->lin, u->ws);
     lattn__swiglu_rows(nthr, M, c->ffn, u->F1, u->F2, u->FF);
-    lattn__linear(nthr, M, D, c->ffn, u->FF, lattn__lw(m, l, LATTN__LP_W3), X, 1, u->ws);
+    lattn__linear(nthr, M, D, c->ffn, u->FF, lattn__lw(m, l, LATTN__LP_W3), X, u->lin | LATTN__LIN_ACC, u->ws);
     return LATTN_OK;
 }
 
 /* The fast forward (decode = 0: lattn_shortconv_chunk + lattn_la_chunk over T tokens) and the step
    (decode = 1, T = 1: lattn_shortconv_step + lattn_la_step), layer by layer over all B·T tokens.
-   The state is advanced in a copy and committed at the end, so a failure leaves it untouched. */
+   The state is advanced in a copy and committed at the end, so a failure leaves it untouched.
+   slot (a pool's, >>serve): sequence b's state is state[slot[b]], advanced in place (the pool has
+   checked every argument, so nothing can fail once a state is written). */
 static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
                                        const int32_t *tokens, const float *x, float *out, float *state,
-                                       lattn_form form, const char *who) {
+                                       const int64_t *slot, lattn_form form, const char *who) {
     const lattn_laplace_config *c;
     int64_t D, H, dk, dv, SF, M, l, r, nout;
     int nthr = lattn__threads(ctx);
@@ -11675,14 +11787,14 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
        the GEMM workspaces (all products bounded by lattn__laplace_args / the configuration check) */
     attn = (size_t)(D + 2 * H * dk + 3 * H * dv);
     ffn = 2 * (size_t)c->ffn;
-    if (lattn_size_mul(&n, (size_t)B, 2 * (size_t)SF) || lattn_size_mul(&tmp, (size_t)M, 2 * (size_t)D + LATTN__MAX(attn, ffn)) ||
+    if (lattn_size_mul(&n, slot ? 0 : (size_t)B, 2 * (size_t)SF) || lattn_size_mul(&tmp, (size_t)M, 2 * (size_t)D + LATTN__MAX(attn, ffn)) ||
         lattn_size_add(&n, n, tmp) || lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(D, LATTN__MAX(c->ffn, H * dv)))) ||
         lattn_size_add(&n, n, tmp))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
-    st_in = buf;
-    st_out = st_in + B * SF;
-    X = st_out + B * SF;
+    st_in = slot ? state : buf;
+    st_out = slot ? state : st_in + B * SF;
+    X = slot ? buf : st_out + B * SF;
     Hn = X + M * D;
     U = Hn + M * D;
     Q = U + M * D;
@@ -11693,8 +11805,10 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
     F1 = U;
     F2 = F1 + M * c->ffn;
     ws = U + M * (int64_t)LATTN__MAX(attn, ffn);
-    if (state) memcpy(st_in, state, (size_t)(B * SF) * sizeof(float));
-    else memset(st_in, 0, (size_t)(B * SF) * sizeof(float));
+    if (!slot) {
+        if (state) memcpy(st_in, state, (size_t)(B * SF) * sizeof(float));
+        else memset(st_in, 0, (size_t)(B * SF) * sizeof(float));
+    }
     if (c->vocab > 0)
         for (r = 0; r < M; r++) memcpy(X + r * D, lattn__lg(m, LATTN__LG_EMBED) + (int64_t)tokens[r] * D, (size_t)D * sizeof(float));
     else memcpy(X, x, (size_t)(M * D) * sizeof(float));
@@ -11703,25 +11817,26 @@ static lattn_status lattn__laplace_run(lattn_ctx *ctx, const lattn_laplace_model
         lattn__lap_buf u;
         u.Hn = Hn; u.U = U; u.Q = Q; u.K = Kb; u.V = Vb; u.G = G; u.O = O; u.Z = O; u.Gs = G; u.Xm = NULL;
         u.H2 = Hn; u.F1 = F1; u.F2 = F2; u.FF = F1; u.ws = ws;
-        st = lattn__laplace_layer(ctx, m, l, B, T, X, st_in, st_out, form, &u);
+        u.lin = form == LATTN_FORM_STEP ? LATTN__LIN_DEC : 0;
+        st = lattn__laplace_layer(ctx, m, l, B, T, X, st_in, st_out, slot, form, &u);
     }
     if (st == LATTN_OK) {
         if (c->vocab > 0) {
             lattn__layernorm_rows(nthr, M, D, X, lattn__lg(m, LATTN__LG_NORM_W), lattn__lg(m, LATTN__LG_NORM_B), c->norm_eps, Hn);
-            lattn__linear(nthr, M, nout, D, Hn, lattn__lg(m, LATTN__LG_EMBED), out, 0, ws);
+            lattn__linear(nthr, M, nout, D, Hn, lattn__lg(m, LATTN__LG_EMBED), out, form == LATTN_FORM_STEP ? LATTN__LIN_DEC : 0, ws);
         } else memcpy(out, X, (size_t)(M * D) * sizeof(float));
-        if (state) memcpy(state, st_out, (size_t)(B * SF) * sizeof(float));
+        if (state && !slot) memcpy(state, st_out, (size_t)(B * SF) * sizeof(float));
     }
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 LATTN__DEF lattn_status lattn_laplace_forward(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
                                               const int32_t *tokens, const float *x, float *out, float *state) {
-    return lattn__laplace_run(ctx, m, B, T, tokens, x, out, state, LATTN_FORM_CHUNK, "lattn_laplace_forward");
+    return lattn__laplace_run(ctx, m, B, T, tokens, x, out, state, NULL, LATTN_FORM_CHUNK, "lattn_laplace_forward");
 }
 LATTN__DEF lattn_status lattn_laplace_step(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B,
                                            const int32_t *tokens, const float *x, float *out, float *state) {
-    return lattn__laplace_run(ctx, m, B, 1, tokens, x, out, state, LATTN_FORM_STEP, "lattn_laplace_step");
+    return lattn__laplace_run(ctx, m, B, 1, tokens, x, out, state, NULL, LATTN_FORM_STEP, "lattn_laplace_step");
 }
 
 /* --- backward: each layer's input kept, each layer recomputed and differentiated in reverse ----- */
@@ -11762,6 +11877,7 @@ static void lattn__lap_bind(lattn__lap_buf *u, int64_t l, int64_t M, int64_t D, 
     u->F2 = F2 + l * M * F;
     u->FF = FF + l * M * F;
     u->ws = ws;
+    u->lin = 0;
 }
 LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_laplace_model *m, int64_t B, int64_t T,
                                                const int32_t *tokens, const float *x, const float *dout, double *loss,
@@ -11828,7 +11944,7 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
         float *X1 = XS + (l + 1) * M * D;
         memcpy(X1, XS + l * M * D, (size_t)(M * D) * sizeof(float));
         lattn__lap_bind(&u, keep ? l : 0, M, D, NQ, HK, HV, F, Hn, U, QKVG, O, Z, Gs, Xm, H2, F1, F2, FF, ws);
-        st = lattn__laplace_layer(ctx, m, l, B, T, X1, NULL, NULL, LATTN_FORM_CHUNK, &u);
+        st = lattn__laplace_layer(ctx, m, l, B, T, X1, NULL, NULL, NULL, LATTN_FORM_CHUNK, &u);
     }
     /* ---- the head and the loss (or dout), into dX ---- */
     if (st == LATTN_OK && c->vocab > 0) {
@@ -11871,7 +11987,7 @@ LATTN__DEF lattn_status lattn_laplace_backward(lattn_ctx *ctx, const lattn_lapla
         lattn__lap_bind(&u, keep ? l : 0, M, D, NQ, HK, HV, F, Hn, U, QKVG, O, Z, Gs, Xm, H2, F1, F2, FF, ws);
         if (!keep) {    /* the layer recomputed on a copy of its input (the copy's output unused) */
             memcpy(dXm, Xin, (size_t)(M * D) * sizeof(float));
-            st = lattn__laplace_layer(ctx, m, l, B, T, dXm, NULL, NULL, LATTN_FORM_CHUNK, &u);
+            st = lattn__laplace_layer(ctx, m, l, B, T, dXm, NULL, NULL, NULL, LATTN_FORM_CHUNK, &u);
         }
         if (st != LATTN_OK) break;
         /* the FFN */
@@ -17491,51 +17607,59 @@ static void lattn__attn_merge(int64_t H, int64_t V, int64_t nseg, float *parts, 
 static lattn_status lattn__attn_steps(lattn_ctx *ctx, const lattn_attn_args *a);
 /* >>attn.step ------------------------------------------------------------------------------------
    each query against its KV cache (or the call's own keys), segments of 512 keys merged by lse */
-LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a, lattn_kv_cache *c) {
+/* The step on a cache: row b of the call is cache sequence slot[b] (slot NULL: b, and the cache
+   holds exactly the call's B sequences), so a pool's live slots decode as one batch (>>serve). Each
+   row's result depends on its own cache entries alone. */
+static lattn_status lattn__attn_step_slots(lattn_ctx *ctx, const lattn_attn_args *a, lattn_kv_cache *c, const int64_t *slot) {
     const char *who = "lattn_attn_step";
     lattn__attn_dims dm;
     int64_t b, w, K, V, ns;
     size_t n, P;
     float *ws;
     int nthr = lattn__threads(ctx);
-    if (!c) return lattn__attn_steps(ctx, a);
     LATTN__TRY(lattn__attn_check(ctx, who, a, 1, &dm));
     if (a->T != 1 || a->offsets) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: with a cache, needs T == 1 and no offsets", who);
     if (a->mask == LATTN_MASK_FULL) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: a decoder cannot see future keys (mask FULL)", who);
     if (!c->k || !c->v || !c->len) return lattn__fail(ctx, LATTN_E_NULL, "%s: the cache's buffers are NULL", who);
     K = a->K;
     V = a->V;
-    if (c->B != a->B || c->H_kv != dm.Hkv || c->K != K || c->V != V || c->cap < 1)
+    if ((slot ? c->B < 1 : c->B != a->B) || c->H_kv != dm.Hkv || c->K != K || c->V != V || c->cap < 1)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: cache [%lld][%lld][%lld][%lld|%lld] does not match the call", who,
                            (long long)c->B, (long long)c->cap, (long long)c->H_kv, (long long)c->K, (long long)c->V);
+#define LATTN__CS(b) (slot ? slot[b] : (b))             /* the cache sequence of row b */
     for (b = 0; b < a->B; b++)
-        if (c->len[b] < 0 || c->len[b] >= c->cap)
+        if (LATTN__CS(b) < 0 || LATTN__CS(b) >= c->B || c->len[LATTN__CS(b)] < 0 || c->len[LATTN__CS(b)] >= c->cap)
             return lattn__fail(ctx, LATTN_E_SHAPE, "%s: cache of sequence %lld holds %lld of %lld entries", who,
-                               (long long)b, (long long)c->len[b], (long long)c->cap);
-    for (b = 0, ns = 1; b < a->B; b++) ns = LATTN__MAX(ns, lattn__attn_nseg(a, c->len[b]));
+                               (long long)b, (long long)(LATTN__CS(b) >= 0 && LATTN__CS(b) < c->B ? c->len[LATTN__CS(b)] : -1),
+                               (long long)c->cap);
+    for (b = 0, ns = 1; b < a->B; b++) ns = LATTN__MAX(ns, lattn__attn_nseg(a, c->len[LATTN__CS(b)]));
     P = (size_t)(a->H * (V + 2));
     if (lattn_size_mul(&n, (size_t)(a->B * ns), P) != LATTN_OK || lattn_size_add(&n, n, (size_t)nthr * (size_t)(a->H * LATTN__AQ_BLK)) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, n, who));
     for (b = 0; b < a->B; b++) {
-        int64_t e = (b * c->cap + c->len[b]) * dm.Hkv;
+        int64_t e = (LATTN__CS(b) * c->cap + c->len[LATTN__CS(b)]) * dm.Hkv;
         memcpy(c->k + e * K, a->k + b * dm.Hkv * K, (size_t)(dm.Hkv * K) * sizeof(float));
         memcpy(c->v + e * V, a->v + b * dm.Hkv * V, (size_t)(dm.Hkv * V) * sizeof(float));
     }
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < a->B * ns; w++) {                                /* (sequence, segment) */
-        int64_t bb = w / ns, sg = w % ns;
-        if (sg < lattn__attn_nseg(a, c->len[bb]))
-            lattn__attn_seg(a, &dm, bb, 1, a->q + bb * a->H * K, 0, c->k + bb * c->cap * dm.Hkv * K, dm.Hkv * K,
-                            c->v + bb * c->cap * dm.Hkv * V, dm.Hkv * V, c->len[bb], sg, ws + (size_t)w * P, 0,
+        int64_t bb = w / ns, sg = w % ns, cb = LATTN__CS(bb);
+        if (sg < lattn__attn_nseg(a, c->len[cb]))
+            lattn__attn_seg(a, &dm, bb, 1, a->q + bb * a->H * K, 0, c->k + cb * c->cap * dm.Hkv * K, dm.Hkv * K,
+                            c->v + cb * c->cap * dm.Hkv * V, dm.Hkv * V, c->len[cb], sg, ws + (size_t)w * P, 0,
                             ws + (size_t)(a->B * ns) * P + (size_t)lattn__thread_id() * (size_t)(a->H * LATTN__AQ_BLK));
     }
     for (b = 0; b < a->B; b++)
-        lattn__attn_merge(a->H, V, lattn__attn_nseg(a, c->len[b]), ws + (size_t)(b * ns) * P, a->o + b * a->H * V,
+        lattn__attn_merge(a->H, V, lattn__attn_nseg(a, c->len[LATTN__CS(b)]), ws + (size_t)(b * ns) * P, a->o + b * a->H * V,
                           a->lse ? a->lse + b * a->H : NULL);
-    for (b = 0; b < a->B; b++) c->len[b]++;
+    for (b = 0; b < a->B; b++) c->len[LATTN__CS(b)]++;
+#undef LATTN__CS
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_attn_step(lattn_ctx *ctx, const lattn_attn_args *a, lattn_kv_cache *c) {
+    return c ? lattn__attn_step_slots(ctx, a, c, NULL) : lattn__attn_steps(ctx, a);
 }
 
 /* _step without a cache, the decoder's loop over a whole call: query i of a sequence meets keys [0, i] of the same
@@ -18011,7 +18135,7 @@ static void lattn__tf_rope_rows(int nthr, const lattn_tf_config *c, int64_t M, c
 /* The two halves of a layer around attention, shared by the forward, the step and the SPS step:
    rows X [M][d] → q, k (RoPE at table entries pi[r], NULL: r), v; and after attention's O,
    X += O W_oᵀ, then X += (SiLU(b W_gᵀ) ⊙ b W_uᵀ) W_dᵀ with b = RMSNorm(X). F1 aliases QKV. */
-typedef struct lattn__tf_buf { float *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *ws; } lattn__tf_buf;
+typedef struct lattn__tf_buf { float *X, *Hn, *QKV, *Q, *Kb, *Vb, *O, *F1, *F2, *CS, *ws; int lin; } lattn__tf_buf;
 /* Floats per row of a layer's buffers: X, Hn, then the attention half (QKV, Q, K and V rows of kvw,
    O) overlaid by the MLP half (F1, F2). */
 static int64_t lattn__tf_buf_row(const lattn_tf_config *c, int64_t kvw) {
@@ -18028,6 +18152,7 @@ static float *lattn__tf_buf_carve(const lattn_tf_config *c, int64_t M, int64_t k
     lattn__carve_floats(base, part, n, 8);
     u->F1 = u->QKV;
     u->F2 = u->F1 + M * c->ffn;
+    u->lin = 0;                          /* a step sets LATTN__LIN_DEC */
     return u->CS + ncs * c->K;
 }
 /* SwiGLU's product over rows [M][F]: out = SiLU(G) ⊙ U (out may be G). */
@@ -18046,17 +18171,17 @@ static void lattn__swiglu_rows(int nthr, int64_t M, int64_t F, const float *G, c
 static void lattn__tf_pre(int nthr, const lattn_tf_model *m, int64_t l, int64_t M, const int64_t *pi, const lattn__tf_buf *u) {
     const lattn_tf_config *c = &m->cfg;
     lattn__rmsnorm_rows(nthr, M, c->D, u->X, lattn__tw(m, l, LATTN__TF_LN1), c->norm_eps, u->Hn);
-    lattn__linear(nthr, M, (c->H + 2 * c->H_kv) * c->K, c->D, u->Hn, lattn__tw(m, l, LATTN__TF_QKV), u->QKV, 0, u->ws);
+    lattn__linear(nthr, M, (c->H + 2 * c->H_kv) * c->K, c->D, u->Hn, lattn__tw(m, l, LATTN__TF_QKV), u->QKV, u->lin, u->ws);
     lattn__tf_rope_rows(nthr, c, M, pi, u->QKV, u->Q, u->Kb, u->Vb, u->CS);
 }
 static void lattn__tf_post(int nthr, const lattn_tf_model *m, int64_t l, int64_t M, const lattn__tf_buf *u) {
     const lattn_tf_config *c = &m->cfg;
-    lattn__linear(nthr, M, c->D, c->H * c->K, u->O, lattn__tw(m, l, LATTN__TF_WO), u->X, 1, u->ws);   /* x += o W_oᵀ */
+    lattn__linear(nthr, M, c->D, c->H * c->K, u->O, lattn__tw(m, l, LATTN__TF_WO), u->X, u->lin | LATTN__LIN_ACC, u->ws);   /* x += o W_oᵀ */
     lattn__rmsnorm_rows(nthr, M, c->D, u->X, lattn__tw(m, l, LATTN__TF_LN2), c->norm_eps, u->Hn);
-    lattn__linear(nthr, M, c->ffn, c->D, u->Hn, lattn__tw(m, l, LATTN__TF_WG), u->F1, 0, u->ws);
-    lattn__linear(nthr, M, c->ffn, c->D, u->Hn, lattn__tw(m, l, LATTN__TF_WU), u->F2, 0, u->ws);
+    lattn__linear(nthr, M, c->ffn, c->D, u->Hn, lattn__tw(m, l, LATTN__TF_WG), u->F1, u->lin, u->ws);
+    lattn__linear(nthr, M, c->ffn, c->D, u->Hn, lattn__tw(m, l, LATTN__TF_WU), u->F2, u->lin, u->ws);
     lattn__swiglu_rows(nthr, M, c->ffn, u->F1, u->F2, u->F1);
-    lattn__linear(nthr, M, c->D, c->ffn, u->F1, lattn__tw(m, l, LATTN__TF_WD), u->X, 1, u->ws);             /* x += f W_dᵀ */
+    lattn__linear(nthr, M, c->D, c->ffn, u->F1, lattn__tw(m, l, LATTN__TF_WD), u->X, u->lin | LATTN__LIN_ACC, u->ws);             /* x += f W_dᵀ */
 }
 
 /* The attention call of a layer over the rows (mask, documents, heads), q, k, v, o from u. */
@@ -18107,9 +18232,11 @@ static void lattn__tf_rope_table(const lattn_tf_config *c, int64_t n, const int6
 
 /* The fast forward (decode = 0) over the rows rw describes, and the step (decode = 1, one row per
    sequence at the cache's positions, cache required), layer by layer over all B·R rows: threaded
-   GEMMs (lattn__linear), lattn_attn_chunk or lattn_attn_step. A plain forward may prefill a cache. */
+   GEMMs (lattn__linear), lattn_attn_chunk or lattn_attn_step. A plain forward may prefill a cache.
+   slot: NULL, the cache holds the call's B sequences; else row b is the cache's sequence slot[b]
+   (distinct, in range: a pool's slots, >>serve). */
 static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const lattn__tf_rows *rw, float *out,
-                                  double *loss, lattn_tf_cache *cache, lattn_form form, const char *who) {
+                                  double *loss, lattn_tf_cache *cache, const int64_t *slot, lattn_form form, const char *who) {
     const lattn_tf_config *c = &m->cfg;
     const int64_t d = c->D, H = c->H, Hk = c->H_kv, hd = c->K, R = rw->R, M = B * R;
     const int64_t nout = c->vocab > 0 ? c->vocab : d, MO = B * rw->T, RB = 64;
@@ -18120,14 +18247,15 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     lattn__tf_buf u;
     size_t n, tmp;
     lattn_status st = LATTN_OK;
+#define LATTN__TS(b) (slot ? slot[b] : (b))           /* the cache sequence of row b */
     if (form != LATTN_FORM_STEP && loss) *loss = NAN;
     if (cache) {
         if (!cache->k || !cache->len) return lattn__fail(ctx, LATTN_E_NULL, "%s: the cache is not initialised", who);
-        if (cache->B != B || cache->n_layers != c->n_layers || cache->H_kv != Hk || cache->K != hd)
+        if ((slot ? cache->B < 1 : cache->B != B) || cache->n_layers != c->n_layers || cache->H_kv != Hk || cache->K != hd)
             return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the cache was made for another model or batch", who);
         for (b = 0; b < B; b++)
             for (l = 0; l < c->n_layers; l++) {
-                int64_t len = cache->len[l * B + b];
+                int64_t len = cache->len[l * cache->B + LATTN__TS(b)];
                 if (form == LATTN_FORM_STEP ? len + 1 > cache->cap : len != 0 || R > cache->cap)
                     return lattn__fail(ctx, LATTN_E_SHAPE, form == LATTN_FORM_STEP ? "%s: the cache of sequence %lld is full (%lld entries)"
                                                                : "%s: prefill needs an empty cache with room for T (sequence %lld, %lld entries)",
@@ -18147,7 +18275,9 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
     PI = (int64_t *)(void *)buf;
     LG = lattn__tf_buf_carve(c, M, Hk * hd, npos, buf + 2 * M, &u);
     u.ws = LG + RB * nout;
-    lattn__tf_rope_table(c, npos, form == LATTN_FORM_STEP ? cache->pos : NULL, u.CS);
+    u.lin = form == LATTN_FORM_STEP ? LATTN__LIN_DEC : 0;
+    for (r = 0; form == LATTN_FORM_STEP && r < M; r++) PI[r] = cache->pos[LATTN__TS(r)];   /* each row's position */
+    lattn__tf_rope_table(c, npos, form == LATTN_FORM_STEP ? PI : NULL, u.CS);
     for (r = 0; r < M; r++) PI[r] = form == LATTN_FORM_STEP ? r : rw->pos ? rw->pos[r] : r % R;
     if (c->vocab > 0)
         for (r = 0; r < M; r++) memcpy(u.X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)rw->ids[r] * d, (size_t)d * sizeof(float));
@@ -18160,22 +18290,22 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         a = lattn__tf_attn_args(c, rw, B, &u);
         if (form == LATTN_FORM_STEP) {
             lattn_kv_cache kv;
-            kv.B = B;
+            kv.B = cache->B;
             kv.cap = cache->cap;
             kv.H_kv = Hk;
             kv.K = hd;
             kv.V = hd;
-            kv.k = cache->k + l * B * cache->cap * Hk * hd;
-            kv.v = cache->v + l * B * cache->cap * Hk * hd;
-            kv.len = cache->len + l * B;
-            st = lattn_attn_step(ctx, &a, &kv);
+            kv.k = cache->k + l * cache->B * cache->cap * Hk * hd;
+            kv.v = cache->v + l * cache->B * cache->cap * Hk * hd;
+            kv.len = cache->len + l * cache->B;
+            st = lattn__attn_step_slots(ctx, &a, &kv, slot);
         } else {
             st = lattn_attn_chunk(ctx, &a);
             for (b = 0; st == LATTN_OK && cache && b < B; b++) {   /* prefill: the keys and values stay */
-                int64_t e = (l * B + b) * cache->cap * Hk * hd;
+                int64_t e = (l * cache->B + LATTN__TS(b)) * cache->cap * Hk * hd;
                 memcpy(cache->k + e, u.Kb + b * R * Hk * hd, (size_t)(R * Hk * hd) * sizeof(float));
                 memcpy(cache->v + e, u.Vb + b * R * Hk * hd, (size_t)(R * Hk * hd) * sizeof(float));
-                cache->len[l * B + b] = R;
+                cache->len[l * cache->B + LATTN__TS(b)] = R;
             }
         }
         if (st != LATTN_OK) break;
@@ -18191,7 +18321,7 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         for (r = 0; r < MO; r += RB) {
             int64_t rb = LATTN__MIN(RB, MO - r), i;
             float *z = out ? out + r * nout : LG;
-            lattn__linear(nthr, rb, nout, d, u.Hn + r * d, lattn__tg(m, LATTN__TG_EMBED), z, 0, u.ws);
+            lattn__linear(nthr, rb, nout, d, u.Hn + r * d, lattn__tg(m, LATTN__TG_EMBED), z, u.lin, u.ws);
             for (i = 0; form != LATTN_FORM_STEP && loss && i < rb; i++) {
                 int64_t row = r + i, k;
                 float mx;
@@ -18205,9 +18335,14 @@ static lattn_status lattn__tf_run(lattn_ctx *ctx, const lattn_tf_model *m, int64
         }
         if (form != LATTN_FORM_STEP && loss && cnt > 0) *loss = nll / (double)cnt;
     } else if (st == LATTN_OK) memcpy(out, u.X, (size_t)(MO * d) * sizeof(float));
-    if (st == LATTN_OK && cache) for (b = 0; b < B; b++) cache->pos[b] = form == LATTN_FORM_STEP ? cache->pos[b] + 1 : R;
+    if (st == LATTN_OK && cache)
+        for (b = 0; b < B; b++) cache->pos[LATTN__TS(b)] = form == LATTN_FORM_STEP ? cache->pos[LATTN__TS(b)] + 1 : R;
     else if (cache)                                              /* a failure at layer l: undo layers < l */
-        for (r = 0; r < l * B; r++) cache->len[r] = form == LATTN_FORM_STEP ? cache->len[r] - 1 : 0;
+        for (r = 0; r < l * B; r++) {
+            int64_t *len = cache->len + r / B * cache->B + LATTN__TS(r % B);
+            *len = form == LATTN_FORM_STEP ? *len - 1 : 0;
+        }
+#undef LATTN__TS
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
@@ -18216,14 +18351,14 @@ LATTN__DEF lattn_status lattn_tf_forward(lattn_ctx *ctx, const lattn_tf_model *m
     lattn__tf_rows rw;
     LATTN__TRY(lattn__tf_args(ctx, "lattn_tf_forward", m, B, T, tokens, x, logits, loss));
     lattn__tf_rows_plain(&rw, T, tokens, x);
-    return lattn__tf_run(ctx, m, B, &rw, logits, loss, cache, LATTN_FORM_CHUNK, "lattn_tf_forward");
+    return lattn__tf_run(ctx, m, B, &rw, logits, loss, cache, NULL, LATTN_FORM_CHUNK, "lattn_tf_forward");
 }
 LATTN__DEF lattn_status lattn_tf_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
                                       const float *x, float *logits, lattn_tf_cache *cache) {
     lattn__tf_rows rw;
     LATTN__TRY(lattn__tf_args(ctx, "lattn_tf_step", m, B, 1, tokens, x, logits, NULL));
     lattn__tf_rows_plain(&rw, 1, tokens, x);
-    return lattn__tf_run(ctx, m, B, &rw, logits, NULL, cache, LATTN_FORM_STEP, "lattn_tf_step");
+    return lattn__tf_run(ctx, m, B, &rw, logits, NULL, cache, NULL, LATTN_FORM_STEP, "lattn_tf_step");
 }
 
 /* ---- backward ----------------------------------------------------------------------------------- */
@@ -18556,7 +18691,7 @@ static lattn_status lattn__tf_bwd_run(lattn_ctx *ctx, const lattn_tf_model *m, i
     float *mem, *XS, *Xin, *Hn2, *Xm, *LSE, *FF, *dX, *dXm, *dH, *dF, *dU, *dO, *dQ, *dK, *dV, *dQKV, *Xr, *dXr, *dHn, *Z;
     float *gw[LATTN__TF_N], *ge = NULL;
     int64_t *PI, l, r, t, k, cnt = 0;
-    lattn__tf_buf u;
+    lattn__tf_buf u = LATTN__ZERO;
     lattn_status st = LATTN_OK;
     double nll = 0.0;
     size_t n = 0, tmp;
@@ -18887,7 +19022,7 @@ LATTN__DEF lattn_status lattn_sps_forward(lattn_ctx *ctx, const lattn_tf_model *
     lattn__sps_plan pl;
     lattn_status st;
     LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, logits, loss, 1, &pl));
-    st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, LATTN_FORM_CHUNK, who);
+    st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, NULL, LATTN_FORM_CHUNK, who);
     lattn__free(ctx, pl.mem);
     return st;
 }
@@ -19061,7 +19196,7 @@ LATTN__DEF lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *
     fill.tokens = tokens;
     pl.rw.kv_hook = lattn__sps_fill_fn;
     pl.rw.hook_user = &fill;
-    st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, LATTN_FORM_CHUNK, who);
+    st = lattn__tf_run(ctx, m, B, &pl.rw, logits, loss, NULL, NULL, LATTN_FORM_CHUNK, who);
     lattn__free(ctx, pl.mem);
     if (st != LATTN_OK) {                                        /* the cache stays fresh */
         for (l = 0; l < c->n_layers * B; l++) c->list_len[l] = c->ring_len[l] = c->ring_pos[l] = 0;
@@ -19118,6 +19253,7 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
     parts = lattn__tf_buf_carve(tc, M, wd, M, buf, &u);
     u.ws = parts + (size_t)(M * np) * P;
+    u.lin = LATTN__LIN_DEC;
     /* nothing can fail from here on: the cache changes */
     for (b = 0; b < B; b++)
         if (c->doc_start[b])
@@ -19175,7 +19311,7 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
         c->doc_start[b] = tokens[b] == c->cfg.pad_id && c->cfg.pad_id >= 0 ? 2 : tokens[b] == c->cfg.eos_id;
     }
     lattn__rmsnorm_rows(nthr, B, d, u.X, lattn__tg(m, LATTN__TG_NORM), tc->norm_eps, u.Hn);
-    lattn__linear(nthr, B, V, d, u.Hn, lattn__tg(m, LATTN__TG_EMBED), logits, 0, u.ws);
+    lattn__linear(nthr, B, V, d, u.Hn, lattn__tg(m, LATTN__TG_EMBED), logits, u.lin, u.ws);
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
 }
@@ -20732,6 +20868,284 @@ LATTN__DEF lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn
     if (loss) *loss = sum / (double)n_micro;
     if (grad_norm) *grad_norm = norm;
     return st;
+}
+/* ================================================================================================ */
+/* >>serve implementation                                                                           */
+/* ================================================================================================ */
+/* The pool's checks. Every function that takes a slot starts here. */
+static lattn_status lattn__pool_check(lattn_ctx *ctx, const char *who, const lattn_pool *p, int64_t slot, int live) {
+    if (!p || !p->pos) return lattn__fail(ctx, LATTN_E_NULL, "%s: the pool is NULL or not initialised", who);
+    if (slot < 0 || slot >= p->n_slots)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: slot %lld is outside [0, %lld)", who, (long long)slot, (long long)p->n_slots);
+    if (live && p->pos[slot] < 0) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: slot %lld is free (evicted or never admitted)", who,
+                                                     (long long)slot);
+    return LATTN_OK;
+}
+/* Fresh memory for slot s (s = n_slots: the scratch slot of the pad rows). */
+static void lattn__pool_clear(lattn_pool *p, int64_t s) {
+    if (p->laplace) memset(p->state + (size_t)s * p->slot_floats, 0, p->slot_floats * sizeof(float));
+    else lattn_tf_cache_reset(&p->kv, s);
+}
+/* The pool's bookkeeping: n_slots positions, all free. */
+static lattn_status lattn__pool_start(lattn_ctx *ctx, const char *who, lattn_pool *p, int64_t n_slots) {
+    int64_t s;
+    p->pos = (int64_t *)lattn__alloc(ctx, (size_t)n_slots * sizeof(int64_t));
+    if (!p->pos) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    for (s = 0; s < n_slots; s++) p->pos[s] = -1;
+    p->n_slots = n_slots;
+    return LATTN_OK;
+}
+LATTN__DEF lattn_status lattn_pool_init_laplace(lattn_ctx *ctx, lattn_pool *p, const lattn_laplace_model *m, int64_t n_slots) {
+    const char *who = "lattn_pool_init_laplace";
+    size_t sf, n;
+    if (!p) return lattn__fail(ctx, LATTN_E_NULL, "%s: pool is NULL", who);
+    memset(p, 0, sizeof *p);
+    if (!m || !m->arena) return lattn__fail(ctx, LATTN_E_NULL, "%s: model is NULL", who);
+    if (m->cfg.vocab < 1) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: the model has no vocabulary (tokens in, logits out)", who);
+    if (n_slots < 1 || n_slots >= (int64_t)1 << 40) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_slots = %lld", who, (long long)n_slots);
+    LATTN__TRY(lattn_laplace_state_floats(&m->cfg, &sf));
+    if (lattn_size_mul(&n, (size_t)n_slots + 1, sf) != LATTN_OK || n > SIZE_MAX / sizeof(float))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: %lld slots of %zu floats overflow", who, (long long)n_slots, sf);
+    LATTN__TRY(lattn__alloc_floats(ctx, &p->state, n, who));
+    if (lattn__pool_start(ctx, who, p, n_slots) != LATTN_OK) {
+        lattn__free(ctx, p->state);
+        memset(p, 0, sizeof *p);
+        return LATTN_E_NOMEM;
+    }
+    p->slot_floats = sf;
+    p->laplace = m;
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_pool_init_tf(lattn_ctx *ctx, lattn_pool *p, const lattn_tf_model *m, int64_t n_slots, int64_t cap) {
+    const char *who = "lattn_pool_init_tf";
+    if (!p) return lattn__fail(ctx, LATTN_E_NULL, "%s: pool is NULL", who);
+    memset(p, 0, sizeof *p);
+    if (!m || !m->arena) return lattn__fail(ctx, LATTN_E_NULL, "%s: model is NULL", who);
+    if (m->cfg.vocab < 1) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: the model has no vocabulary (tokens in, logits out)", who);
+    if (n_slots < 1 || n_slots >= (int64_t)1 << 40) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_slots = %lld", who, (long long)n_slots);
+    LATTN__TRY(lattn_tf_cache_init(ctx, &p->kv, m, n_slots + 1, cap));
+    if (lattn__pool_start(ctx, who, p, n_slots) != LATTN_OK) {
+        lattn_tf_cache_free(ctx, &p->kv);
+        memset(p, 0, sizeof *p);
+        return LATTN_E_NOMEM;
+    }
+    p->cap = cap;
+    p->slot_floats = (size_t)(2 * m->cfg.n_layers * cap * m->cfg.H_kv * m->cfg.K);
+    p->tf = m;
+    return lattn__ok(ctx);
+}
+LATTN__DEF void lattn_pool_free(lattn_ctx *ctx, lattn_pool *p) {
+    if (!p) return;
+    lattn__free(ctx, p->state);
+    lattn__free(ctx, p->pos);
+    lattn_tf_cache_free(ctx, &p->kv);
+    memset(p, 0, sizeof *p);
+}
+LATTN__DEF lattn_status lattn_pool_admit(lattn_ctx *ctx, lattn_pool *p, int64_t *slot) {
+    const char *who = "lattn_pool_admit";
+    int64_t s;
+    if (!p || !p->pos || !slot) return lattn__fail(ctx, LATTN_E_NULL, "%s: the pool or slot is NULL", who);
+    for (s = 0; s < p->n_slots && p->pos[s] >= 0; s++) {}
+    if (s == p->n_slots) return lattn__fail(ctx, LATTN_E_FULL, "%s: all %lld slots are live", who, (long long)p->n_slots);
+    lattn__pool_clear(p, s);
+    p->pos[s] = 0;
+    *slot = s;
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_pool_reset(lattn_ctx *ctx, lattn_pool *p, int64_t slot) {
+    LATTN__TRY(lattn__pool_check(ctx, "lattn_pool_reset", p, slot, 1));
+    lattn__pool_clear(p, slot);
+    p->pos[slot] = 0;
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_pool_evict(lattn_ctx *ctx, lattn_pool *p, int64_t slot) {
+    LATTN__TRY(lattn__pool_check(ctx, "lattn_pool_evict", p, slot, 1));
+    p->pos[slot] = -1;
+    return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_pool_prefill(lattn_ctx *ctx, lattn_pool *p, int64_t slot, int64_t T, const int32_t *tokens,
+                                           float *logits) {
+    const char *who = "lattn_pool_prefill";
+    lattn__tf_rows rw;
+    int64_t t;
+    lattn_status st = LATTN_OK;
+    LATTN__TRY(lattn__pool_check(ctx, who, p, slot, 1));
+    if (p->laplace) {
+        LATTN__TRY(lattn__laplace_run(ctx, p->laplace, 1, T, tokens, NULL, logits, p->state + (size_t)slot * p->slot_floats, NULL,
+                                      LATTN_FORM_CHUNK, who));
+        p->pos[slot] += T;
+        return lattn__ok(ctx);
+    }
+    LATTN__TRY(lattn__tf_args(ctx, who, p->tf, 1, T, tokens, NULL, logits, NULL));
+    if (T > p->cap - p->pos[slot])
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: %lld tokens do not fit slot %lld (%lld of %lld used)", who, (long long)T,
+                           (long long)slot, (long long)p->pos[slot], (long long)p->cap);
+    if (T == 0) return lattn__ok(ctx);
+    if (p->pos[slot] == 0) {                                  /* a fresh page: the chunked forward fills it */
+        lattn__tf_rows_plain(&rw, T, tokens, NULL);
+        st = lattn__tf_run(ctx, p->tf, 1, &rw, logits, NULL, &p->kv, &slot, LATTN_FORM_CHUNK, who);
+    } else
+        for (t = 0; t < T && st == LATTN_OK; t++) {          /* continuing a page: token by token */
+            lattn__tf_rows_plain(&rw, 1, tokens + t, NULL);
+            st = lattn__tf_run(ctx, p->tf, 1, &rw, logits + t * p->tf->cfg.vocab, NULL, &p->kv, &slot, LATTN_FORM_STEP, who);
+        }
+    p->pos[slot] = p->kv.pos[slot];
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+LATTN__DEF lattn_status lattn_pool_step(lattn_ctx *ctx, lattn_pool *p, int64_t n, const int64_t *slots, const int32_t *tokens,
+                                        float *logits) {
+    const char *who = "lattn_pool_step";
+    int64_t i, *map;
+    int32_t *tok;
+    unsigned char *seen;
+    lattn__tf_rows rw;
+    lattn_status st;
+    if (!p || !p->pos) return lattn__fail(ctx, LATTN_E_NULL, "%s: the pool is NULL or not initialised", who);
+    if (n < 0 || n > p->n_slots * 64) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n = %lld rows", who, (long long)n);
+    if (n == 0) return lattn__ok(ctx);
+    if (!slots || !tokens || !logits) return lattn__fail(ctx, LATTN_E_NULL, "%s: slots, tokens or logits is NULL", who);
+    /* the rows' cache indices (a pad row: the scratch slot) and tokens, then the slots seen */
+    map = (int64_t *)lattn__alloc(ctx, (size_t)n * (sizeof(int64_t) + sizeof(int32_t)) + (size_t)p->n_slots);
+    if (!map) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    tok = (int32_t *)(void *)(map + n);
+    seen = (unsigned char *)(tok + n);
+    memset(seen, 0, (size_t)p->n_slots);
+    for (i = 0, st = LATTN_OK; i < n && st == LATTN_OK; i++) {
+        map[i] = slots[i] < 0 ? p->n_slots : slots[i];
+        tok[i] = slots[i] < 0 ? 0 : tokens[i];
+        if (slots[i] < -1) st = lattn__fail(ctx, LATTN_E_DOMAIN, "%s: slots[%lld] = %lld (a pad row is -1)", who, (long long)i, (long long)slots[i]);
+        else if (slots[i] >= 0 && (st = lattn__pool_check(ctx, who, p, slots[i], 1)) != LATTN_OK) {}
+        else if (slots[i] >= 0 && seen[slots[i]]++)
+            st = lattn__fail(ctx, LATTN_E_DOMAIN, "%s: slot %lld appears twice in one step", who, (long long)slots[i]);
+        else if (slots[i] >= 0 && p->tf && p->pos[slots[i]] >= p->cap)
+            st = lattn__fail(ctx, LATTN_E_SHAPE, "%s: slot %lld's page is full (%lld tokens)", who, (long long)slots[i], (long long)p->cap);
+    }
+    if (st == LATTN_OK) st = p->laplace ? lattn__laplace_args(ctx, who, p->laplace, n, 1, tok, NULL, logits)
+                                        : lattn__tf_args(ctx, who, p->tf, n, 1, tok, NULL, logits, NULL);
+    if (st == LATTN_OK) {
+        lattn__pool_clear(p, p->n_slots);
+        if (p->laplace) st = lattn__laplace_run(ctx, p->laplace, n, 1, tok, NULL, logits, p->state, map, LATTN_FORM_STEP, who);
+        else {
+            lattn__tf_rows_plain(&rw, 1, tok, NULL);
+            st = lattn__tf_run(ctx, p->tf, n, &rw, logits, NULL, &p->kv, map, LATTN_FORM_STEP, who);
+        }
+    }
+    for (i = 0; st == LATTN_OK && i < n; i++)
+        if (slots[i] >= 0) p->pos[slots[i]]++;
+    lattn__free(ctx, map);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
+}
+/* "laplace L=2 D=64 ..." or "tf L=2 D=64 ...": the sizes a slot's memory depends on. */
+static void lattn__pool_config(const lattn_pool *p, char *buf, size_t cap) {
+    if (p->laplace) {
+        const lattn_laplace_config *c = &p->laplace->cfg;
+        snprintf(buf, cap, "laplace L=%lld D=%lld H=%lld K=%lld V=%lld W=%lld", (long long)c->n_layers, (long long)c->D,
+                 (long long)c->H, (long long)c->K, (long long)c->V, (long long)c->conv_w);
+    } else {
+        const lattn_tf_config *c = &p->tf->cfg;
+        snprintf(buf, cap, "tf L=%lld D=%lld H=%lld H_kv=%lld K=%lld", (long long)c->n_layers, (long long)c->D, (long long)c->H,
+                 (long long)c->H_kv, (long long)c->K);
+    }
+}
+LATTN__DEF lattn_status lattn_pool_save_slot(lattn_ctx *ctx, const lattn_pool *p, int64_t slot, unsigned char **out, size_t *size) {
+    const char *who = "lattn_pool_save_slot";
+    char cfg[160], pos[32];
+    const char *meta[6];
+    lattn_st_entry e[2];
+    int64_t shape[3], l, W;
+    float *buf = NULL;
+    lattn_status st;
+    LATTN__TRY(lattn__pool_check(ctx, who, p, slot, 1));
+    if (!out || !size) return lattn__fail(ctx, LATTN_E_NULL, "%s: out or size is NULL", who);
+    lattn__pool_config(p, cfg, sizeof cfg);
+    snprintf(pos, sizeof pos, "%lld", (long long)p->pos[slot]);
+    meta[0] = "pool.model";
+    meta[1] = p->laplace ? "laplace" : "tf";
+    meta[2] = "pool.config";
+    meta[3] = cfg;
+    meta[4] = "pool.pos";
+    meta[5] = pos;
+    e[0].dtype = e[1].dtype = LATTN_DTYPE_F32;
+    e[0].shape = e[1].shape = shape;
+    if (p->laplace) {
+        shape[0] = (int64_t)p->slot_floats;
+        e[0].name = "state";
+        e[0].ndim = 1;
+        e[0].data = p->state + (size_t)slot * p->slot_floats;
+        return lattn_st_serialize(ctx, e, 1, meta, 3, out, size);
+    }
+    W = p->kv.H_kv * p->kv.K;                                  /* a page's first pos entries of every layer, gathered */
+    shape[0] = p->kv.n_layers;
+    shape[1] = p->pos[slot];
+    shape[2] = W;
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(2 * shape[0] * LATTN__MAX(shape[1], 1) * W), who));
+    for (l = 0; l < p->kv.n_layers; l++) {
+        const size_t src = (size_t)((l * p->kv.B + slot) * p->kv.cap * W), dst = (size_t)(l * shape[1] * W), cnt = (size_t)(shape[1] * W);
+        memcpy(buf + dst, p->kv.k + src, cnt * sizeof(float));
+        memcpy(buf + (size_t)(shape[0] * shape[1] * W) + dst, p->kv.v + src, cnt * sizeof(float));
+    }
+    e[0].name = "k";
+    e[1].name = "v";
+    e[0].ndim = e[1].ndim = 3;
+    e[0].data = buf;
+    e[1].data = buf + shape[0] * shape[1] * W;
+    st = lattn_st_serialize(ctx, e, 2, meta, 3, out, size);
+    lattn__free(ctx, buf);
+    return st;
+}
+/* Tensor `name` of f as float32 [n0][n1][n2] (n = n0·n1·n2, the dimensions given: ndim of them). */
+static lattn_status lattn__pool_tensor(lattn_ctx *ctx, const char *who, const lattn_st_file *f, const char *name, int ndim,
+                                       const int64_t *shape, float *out) {
+    const lattn_st_tensor *t = lattn_st_find(f, name);
+    size_t n = 1;
+    int i;
+    if (!t || t->ndim != ndim) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: tensor \"%s\" is missing or has another rank", who, name);
+    for (i = 0; i < ndim; i++) {
+        if (t->shape[i] != shape[i]) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: tensor \"%s\" has another shape", who, name);
+        n *= (size_t)shape[i];
+    }
+    return lattn_st_to_f32(ctx, t, out, n) == LATTN_OK ? LATTN_OK : lattn__fail(ctx, LATTN_E_FORMAT, "%s: tensor \"%s\" is not float", who, name);
+}
+LATTN__DEF lattn_status lattn_pool_load_slot(lattn_ctx *ctx, lattn_pool *p, int64_t slot, const lattn_st_file *f) {
+    const char *who = "lattn_pool_load_slot";
+    char cfg[160], *end;
+    const char *model, *fcfg, *fpos;
+    int64_t shape[3], l, W, pos;
+    float *buf;
+    lattn_status st;
+    LATTN__TRY(lattn__pool_check(ctx, who, p, slot, 1));
+    if (!f) return lattn__fail(ctx, LATTN_E_NULL, "%s: file is NULL", who);
+    lattn__pool_config(p, cfg, sizeof cfg);
+    model = lattn_st_meta(f, "pool.model");
+    fcfg = lattn_st_meta(f, "pool.config");
+    fpos = lattn_st_meta(f, "pool.pos");
+    if (!model || !fcfg || !fpos || strcmp(model, p->laplace ? "laplace" : "tf") != 0 || strcmp(fcfg, cfg) != 0)
+        return lattn__fail(ctx, LATTN_E_FORMAT, "%s: the file holds a slot of another model or shape (want \"%s\")", who, cfg);
+    errno = 0;
+    pos = (int64_t)strtoll(fpos, &end, 10);
+    if (end == fpos || *end || errno || pos < 0 || (p->tf && pos > p->cap))
+        return lattn__fail(ctx, LATTN_E_FORMAT, "%s: pool.pos = \"%s\" is not a position this pool can hold", who, fpos);
+    W = p->tf ? p->kv.H_kv * p->kv.K : 0;
+    shape[0] = p->tf ? p->kv.n_layers : (int64_t)p->slot_floats;
+    shape[1] = pos;
+    shape[2] = W;
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, p->laplace ? p->slot_floats : (size_t)(2 * shape[0] * LATTN__MAX(pos, 1) * W), who));
+    if (p->laplace) st = lattn__pool_tensor(ctx, who, f, "state", 1, shape, buf);
+    else if ((st = lattn__pool_tensor(ctx, who, f, "k", 3, shape, buf)) == LATTN_OK)
+        st = lattn__pool_tensor(ctx, who, f, "v", 3, shape, buf + shape[0] * pos * W);
+    if (st == LATTN_OK && p->laplace) memcpy(p->state + (size_t)slot * p->slot_floats, buf, p->slot_floats * sizeof(float));
+    for (l = 0; st == LATTN_OK && p->tf && l < p->kv.n_layers; l++) {
+        const size_t dst = (size_t)((l * p->kv.B + slot) * p->kv.cap * W), src = (size_t)(l * pos * W), cnt = (size_t)(pos * W);
+        memcpy(p->kv.k + dst, buf + src, cnt * sizeof(float));
+        memcpy(p->kv.v + dst, buf + (size_t)(shape[0] * pos * W) + src, cnt * sizeof(float));
+        p->kv.len[l * p->kv.B + slot] = pos;
+    }
+    if (st == LATTN_OK) {
+        if (p->tf) p->kv.pos[slot] = pos;
+        p->pos[slot] = pos;
+    }
+    lattn__free(ctx, buf);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 #endif /* LATTN_NO_MODELS */
 

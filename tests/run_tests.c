@@ -7275,6 +7275,293 @@ static int has_form(const verb *v, int n, const char *family, const char *form) 
     return 0;
 }
 /* ---------------------------------------------------------------------------------------------- */
+/* serve: the pool, its batched step and batch invariance                                         */
+/* ---------------------------------------------------------------------------------------------- */
+#define SV_SEQS 6
+#define SV_MAXP 21
+#define SV_MAXG 9
+/* Six sequences, each a prompt of P tokens then G teacher-forced tokens, decoded in one of several
+   batch compositions; every decoded row's logits and the final slot's bytes are kept. */
+typedef struct {
+    int is_tf;
+    lattn_laplace_model lap;
+    lattn_tf_model tf;
+    int64_t vocab, P[SV_SEQS], G[SV_SEQS];
+    int32_t tok[SV_SEQS][SV_MAXP + SV_MAXG];
+} sv_case;
+typedef struct {
+    float *logits[SV_SEQS];              /* [P + G][vocab]: the prompt's, then each step's */
+    unsigned char *slot[SV_SEQS];        /* the saved slot after the last token */
+    size_t slot_size[SV_SEQS];
+} sv_out;
+/* How a run batches: n_slots, sequence i admitted at step start[i] (in that order, so it gets
+   whichever slot is free), rows shuffled each step (shuffle), padded with -1 rows to width pad
+   (0: none), threads. */
+typedef struct { int64_t n_slots, start[SV_SEQS], pad; int shuffle, threads; } sv_plan;
+static lattn_status sv_pool(lattn_ctx *ctx, sv_case *c, lattn_pool *p, int64_t n_slots) {
+    return c->is_tf ? lattn_pool_init_tf(ctx, p, &c->tf, n_slots, SV_MAXP + SV_MAXG) : lattn_pool_init_laplace(ctx, p, &c->lap, n_slots);
+}
+static int sv_run(sv_case *c, const sv_plan *pl, sv_out *o, uint64_t seed) {
+    lattn_ctx ctx;
+    lattn_pool p;
+    lattn_rng r = lattn_rng_seed(seed);
+    int64_t slot[SV_SEQS], done[SV_SEQS], rows[64], step, i, n, left = SV_SEQS;
+    int32_t toks[64];
+    float *lg = fnew((size_t)(64 * c->vocab));
+    int ok = 1;
+    lattn_ctx_init(&ctx);
+    ctx.n_threads = pl->threads;
+    if (sv_pool(&ctx, c, &p, pl->n_slots) != LATTN_OK) { free(lg); return 0; }
+    for (i = 0; i < SV_SEQS; i++) { slot[i] = -1; done[i] = 0; o->logits[i] = fnew((size_t)((c->P[i] + c->G[i]) * c->vocab)); }
+    for (step = 0; ok && left > 0; step++) {
+        for (i = 0; ok && i < SV_SEQS; i++)
+            if (pl->start[i] == step) {
+                ok &= lattn_pool_admit(&ctx, &p, &slot[i]) == LATTN_OK;
+                ok &= lattn_pool_prefill(&ctx, &p, slot[i], c->P[i], c->tok[i], o->logits[i]) == LATTN_OK;
+            }
+        for (i = 0, n = 0; i < SV_SEQS; i++)
+            if (slot[i] >= 0 && done[i] < c->G[i]) { rows[n] = i; n++; }
+        if (pl->shuffle)
+            for (i = n - 1; i > 0; i--) { int64_t j = (int64_t)(lattn_rng_next(&r) % (uint64_t)(i + 1)), t = rows[i]; rows[i] = rows[j]; rows[j] = t; }
+        {
+            int64_t sl[64], m = 0, k;
+            for (k = 0; k < n; k++) {
+                if (pl->pad && lattn_rng_next(&r) % 2) { sl[m] = -1; toks[m++] = 7; }   /* a pad row between */
+                sl[m] = slot[rows[k]];
+                toks[m++] = c->tok[rows[k]][c->P[rows[k]] + done[rows[k]]];
+            }
+            while (pl->pad && m < pl->pad) { sl[m] = -1; toks[m++] = 0; }
+            if (m == 0) continue;
+            poison(lg, (size_t)(64 * c->vocab));
+            ok &= lattn_pool_step(&ctx, &p, m, sl, toks, lg) == LATTN_OK;
+            for (k = 0, m = 0; ok && k < n; k++) {
+                int64_t s = rows[k];
+                while (sl[m] < 0) m++;
+                memcpy(o->logits[s] + (c->P[s] + done[s]) * c->vocab, lg + m * c->vocab, (size_t)c->vocab * sizeof(float));
+                m++;
+                if (++done[s] == c->G[s]) {
+                    ok &= lattn_pool_save_slot(&ctx, &p, slot[s], &o->slot[s], &o->slot_size[s]) == LATTN_OK;
+                    ok &= lattn_pool_evict(&ctx, &p, slot[s]) == LATTN_OK;
+                    slot[s] = -1;
+                    left--;
+                }
+            }
+        }
+    }
+    if (!ok) printf("  sv_run: %s\n", lattn_ctx_error(&ctx));
+    lattn_pool_free(&ctx, &p);
+    free(lg);
+    return ok;
+}
+static void sv_free(sv_out *o, lattn_ctx *ctx) {
+    int i;
+    for (i = 0; i < SV_SEQS; i++) { free(o->logits[i]); lattn_free(ctx, o->slot[i]); }
+}
+static int sv_same(const sv_case *c, const sv_out *a, const sv_out *b) {
+    int i, same = 1;
+    for (i = 0; i < SV_SEQS; i++)
+        same &= same_bits(a->logits[i], b->logits[i], (size_t)((c->P[i] + c->G[i]) * c->vocab)) && a->slot_size[i] == b->slot_size[i] &&
+                memcmp(a->slot[i], b->slot[i], a->slot_size[i]) == 0;
+    return same;
+}
+/* The refusals of one pool: each leaves every slot's bytes as they were. */
+static void sv_refusals(sv_case *c) {
+    lattn_ctx ctx;
+    lattn_pool p;
+    int64_t s0 = -1, s1 = -1, s2 = -1, sl[3];
+    int32_t tk[3] = { 1, 2, 3 };
+    unsigned char *b0 = NULL, *b1 = NULL, *a0 = NULL, *a1 = NULL, *other = NULL;
+    size_t n0 = 0, n1 = 0, m0 = 0, m1 = 0, no = 0;
+    float *lg = fnew((size_t)((SV_MAXP + SV_MAXG) * c->vocab));
+    lattn_st_file f;
+    const char *name = c->is_tf ? "tf" : "laplace";
+    lattn_ctx_init(&ctx);
+    CHECK(sv_pool(&ctx, c, &p, 2) == LATTN_OK && lattn_pool_admit(&ctx, &p, &s0) == LATTN_OK && lattn_pool_admit(&ctx, &p, &s1) == LATTN_OK &&
+          s0 == 0 && s1 == 1, "%s pool: two slots admitted", name);
+    if (!p.pos) { free(lg); return; }
+    CHECK(lattn_pool_prefill(&ctx, &p, s0, 5, c->tok[0], lg) == LATTN_OK && lattn_pool_prefill(&ctx, &p, s1, 3, c->tok[1], lg) == LATTN_OK,
+          "%s pool: prefill", name);
+    lattn_pool_save_slot(&ctx, &p, s0, &b0, &n0);
+    lattn_pool_save_slot(&ctx, &p, s1, &b1, &n1);
+    CHECK(lattn_pool_admit(&ctx, &p, &s2) == LATTN_E_FULL && s2 == -1, "%s pool: admitting into a full pool is LATTN_E_FULL", name);
+    sl[0] = s0; sl[1] = s1;
+    tk[1] = (int32_t)c->vocab;
+    CHECK(lattn_pool_step(&ctx, &p, 2, sl, tk, lg) == LATTN_E_DOMAIN, "%s pool: a token out of the vocabulary is refused", name);
+    tk[1] = 2;
+    sl[1] = s0;
+    CHECK(lattn_pool_step(&ctx, &p, 2, sl, tk, lg) == LATTN_E_DOMAIN, "%s pool: a slot twice in one step is refused", name);
+    sl[1] = -2;
+    CHECK(lattn_pool_step(&ctx, &p, 2, sl, tk, lg) == LATTN_E_DOMAIN, "%s pool: slot -2 is refused", name);
+    sl[1] = 2;
+    CHECK(lattn_pool_step(&ctx, &p, 2, sl, tk, lg) == LATTN_E_DOMAIN, "%s pool: a slot past the pool is refused", name);
+    CHECK(lattn_pool_step(&ctx, &p, 2, sl, NULL, lg) == LATTN_E_NULL && lattn_pool_step(&ctx, &p, -1, sl, tk, lg) == LATTN_E_SHAPE &&
+          lattn_pool_step(&ctx, NULL, 1, sl, tk, lg) == LATTN_E_NULL && lattn_pool_step(&ctx, &p, 0, NULL, NULL, NULL) == LATTN_OK,
+          "%s pool: NULL, negative and empty steps", name);
+    CHECK(lattn_pool_evict(&ctx, &p, s1) == LATTN_OK && lattn_pool_step(&ctx, &p, 1, &s1, tk, lg) == LATTN_E_DOMAIN &&
+          lattn_pool_evict(&ctx, &p, s1) == LATTN_E_DOMAIN && lattn_pool_reset(&ctx, &p, s1) == LATTN_E_DOMAIN &&
+          lattn_pool_save_slot(&ctx, &p, s1, &a1, &m1) == LATTN_E_DOMAIN && lattn_pool_prefill(&ctx, &p, s1, 1, tk, lg) == LATTN_E_DOMAIN,
+          "%s pool: stepping, evicting, resetting, saving or prefilling an evicted slot is refused", name);
+    CHECK(lattn_pool_admit(&ctx, &p, &s2) == LATTN_OK && s2 == s1, "%s pool: the evicted slot is admitted again", name);
+    if (c->is_tf) {
+        int32_t big[SV_MAXP + SV_MAXG + 1];
+        memset(big, 0, sizeof big);
+        CHECK(lattn_pool_prefill(&ctx, &p, s2, 4, big, NULL) == LATTN_E_NULL &&
+              lattn_pool_prefill(&ctx, &p, s2, SV_MAXP + SV_MAXG + 1, big, lg) == LATTN_E_SHAPE && p.pos[s2] == 0,
+              "tf pool: a prompt past the page or without logits is refused");
+    }
+    /* the refusals above left slot 0 as it was */
+    lattn_pool_save_slot(&ctx, &p, s0, &a0, &m0);
+    CHECK(a0 && m0 == n0 && memcmp(a0, b0, n0) == 0, "%s pool: every refused call left slot 0's bytes unchanged", name);
+    lattn_free(&ctx, a0);
+    a0 = NULL;
+    /* restore: a slot of this pool's model loads; another model's or shape's file is refused, nothing changed */
+    CHECK(lattn_st_parse(&ctx, b1, n1, &f) == LATTN_OK && lattn_pool_load_slot(&ctx, &p, s2, &f) == LATTN_OK &&
+          lattn_pool_save_slot(&ctx, &p, s2, &a1, &m1) == LATTN_OK && m1 == n1 && memcmp(a1, b1, n1) == 0,
+          "%s pool: a saved slot restores byte for byte", name);
+    lattn_st_free(&ctx, &f);
+    {
+        sv_case d = *c;
+        lattn_pool q;
+        lattn_laplace_config lc = lattn_laplace_config_small();
+        lattn_tf_config tc = lattn_tf_config_small();
+        int64_t s;
+        d.is_tf = !c->is_tf;                              /* the other model */
+        if (c->is_tf) { lc.vocab = c->vocab; lattn_laplace_init(&ctx, &d.lap, &lc, 3); }
+        else { tc.vocab = c->vocab; lattn_tf_init(&ctx, &d.tf, &tc, 3); }
+        if (sv_pool(&ctx, &d, &q, 1) == LATTN_OK && lattn_pool_admit(&ctx, &q, &s) == LATTN_OK &&
+            lattn_pool_save_slot(&ctx, &q, s, &other, &no) == LATTN_OK && lattn_st_parse(&ctx, other, no, &f) == LATTN_OK) {
+            CHECK(lattn_pool_load_slot(&ctx, &p, s0, &f) == LATTN_E_FORMAT, "%s pool: a slot of another model is LATTN_E_FORMAT", name);
+            lattn_st_free(&ctx, &f);
+        } else CHECK(0, "the other model's slot: %s", lattn_ctx_error(&ctx));
+        lattn_pool_free(&ctx, &q);
+        if (c->is_tf) lattn_laplace_free(&ctx, &d.lap); else lattn_tf_free(&ctx, &d.tf);
+    }
+    {   /* hostile edits of this model's file: another shape in the config, a position past the page, a missing tensor */
+        static const char *const from[3] = { "L=2 D=64", "\"pool.pos\":\"3\"", "\"v\":" };
+        static const char *const to[3] = { "L=2 D=65", "\"pool.pos\":\"9\"", "\"w\":" };
+        int e, refused = 1;
+        for (e = 0; e < 3; e++) {
+            unsigned char *h = (unsigned char *)malloc(n1);
+            char *at;
+            memcpy(h, b1, n1);
+            at = strstr((char *)h + 8, from[e]);
+            if (!at || (e == 1 && !c->is_tf) || (e == 2 && !c->is_tf)) { free(h); continue; }
+            memcpy(at, to[e], strlen(to[e]));
+            if (e == 1) p.cap = 8;                        /* a page of 8: position 9 does not fit */
+            if (lattn_st_parse(&ctx, h, n1, &f) == LATTN_OK) {
+                refused &= lattn_pool_load_slot(&ctx, &p, s0, &f) == LATTN_E_FORMAT;
+                lattn_st_free(&ctx, &f);
+            }
+            if (e == 1) p.cap = SV_MAXP + SV_MAXG;
+            free(h);
+        }
+        lattn_pool_save_slot(&ctx, &p, s0, &a0, &m0);
+        CHECK(refused && a0 && m0 == n0 && memcmp(a0, b0, n0) == 0, "%s pool: hostile slot files are LATTN_E_FORMAT, slot 0 unchanged", name);
+    }
+    lattn_free(&ctx, a0); lattn_free(&ctx, a1); lattn_free(&ctx, b0); lattn_free(&ctx, b1); lattn_free(&ctx, other);
+    lattn_pool_free(&ctx, &p);
+    free(lg);
+}
+static void test_serve(void) {
+    lattn_ctx ctx;
+    lattn_rng r = lattn_rng_seed(g_seed + 131);
+    int mdl;
+    lattn_ctx_init(&ctx);
+    for (mdl = 0; mdl < 2; mdl++) {
+        sv_case c;
+        sv_out alone, o;
+        sv_plan pl;
+        const char *name = mdl ? "tf" : "laplace";
+        int i, k, ok;
+        memset(&c, 0, sizeof c);
+        c.is_tf = mdl;
+        c.vocab = 97;
+        if (mdl) {
+            lattn_tf_config tc = lattn_tf_config_small();
+            tc.vocab = c.vocab;
+            tc.D = 48;                                    /* K = 12: not a multiple of the vector width */
+            tc.H = 4; tc.H_kv = 2; tc.K = 12; tc.ffn = 100;
+            if (lattn_tf_init(&ctx, &c.tf, &tc, 11) != LATTN_OK) { CHECK(0, "tf init: %s", lattn_ctx_error(&ctx)); continue; }
+        } else {
+            lattn_laplace_config lc = lattn_laplace_config_small();
+            lc.vocab = c.vocab;
+            lc.ffn = 100;
+            if (lattn_laplace_init(&ctx, &c.lap, &lc, 11) != LATTN_OK) { CHECK(0, "laplace init: %s", lattn_ctx_error(&ctx)); continue; }
+        }
+        for (i = 0; i < SV_SEQS; i++) {
+            c.P[i] = i == 0 ? 0 : i == 1 ? 1 : (int64_t)(lattn_rng_next(&r) % SV_MAXP);
+            c.G[i] = 1 + (int64_t)(lattn_rng_next(&r) % SV_MAXG);
+            for (k = 0; k < SV_MAXP + SV_MAXG; k++) c.tok[i][k] = (int32_t)(lattn_rng_next(&r) % (uint64_t)c.vocab);
+        }
+        /* the reference: each sequence alone in a pool of one, one after the other */
+        memset(&pl, 0, sizeof pl);
+        pl.n_slots = 1;
+        pl.threads = 1;
+        for (i = 0; i < SV_SEQS; i++) pl.start[i] = i * (SV_MAXG + 1);
+        memset(&alone, 0, sizeof alone);
+        ok = sv_run(&c, &pl, &alone, 1);
+        CHECK(ok, "%s: every sequence decoded alone", name);
+        if (ok) {   /* the steps compute the model: each sequence's logits against one forward over all its tokens */
+            double worst = 0;
+            for (i = 0; i < SV_SEQS; i++) {
+                const int64_t T = c.P[i] + c.G[i];
+                float *ref = fnew((size_t)(T * c.vocab));
+                lattn_status st = mdl ? lattn_tf_forward(&ctx, &c.tf, 1, T, c.tok[i], NULL, ref, NULL, NULL)
+                                      : lattn_laplace_forward(&ctx, &c.lap, 1, T, c.tok[i], NULL, ref, NULL);
+                double e = st == LATTN_OK ? rel_rms(alone.logits[i], ref, (size_t)(T * c.vocab)) : HUGE_VAL;
+                worst = e > worst ? e : worst;
+                free(ref);
+            }
+            CHECK(worst <= 1e-5, "%s: prefill + steps match the forward over each whole sequence (rel RMS %.2e <= 1e-5)", name, worst);
+        }
+        {   /* the compositions: all at once; staggered and shuffled with pad rows; 2 threads; a wide padded batch */
+            static const struct { int64_t slots, pad; int shuffle, threads, stagger; const char *what; } comp[5] = {
+                { 6, 0, 0, 1, 0, "all six in one batch" },
+                { 8, 0, 1, 1, 1, "admitted as they arrive, rows shuffled every step" },
+                { 3, 0, 1, 1, 1, "three slots reused by six sequences" },
+                { 8, 12, 1, 2, 1, "pad rows between and after, width 12, 2 threads" },
+                { 64, 64, 1, 2, 0, "64 slots padded to a batch of 64, 2 threads" } };
+            int q;
+            for (q = 0; q < 5 && ok; q++) {
+                memset(&pl, 0, sizeof pl);
+                pl.n_slots = comp[q].slots;
+                pl.pad = comp[q].pad;
+                pl.shuffle = comp[q].shuffle;
+                pl.threads = comp[q].threads;
+                for (i = 0; i < SV_SEQS; i++) pl.start[i] = comp[q].stagger ? (int64_t)(lattn_rng_next(&r) % 7) : 0;
+                if (comp[q].slots == 3) for (i = 0; i < SV_SEQS; i++) pl.start[i] = i < 3 ? 0 : 10 + i;
+                memset(&o, 0, sizeof o);
+                CHECK(sv_run(&c, &pl, &o, 100 + (uint64_t)q) && sv_same(&c, &alone, &o),
+                      "%s: %s gives every sequence's logits and final slot bit for bit as decoding it alone", name, comp[q].what);
+                sv_free(&o, &ctx);
+            }
+        }
+        sv_free(&alone, &ctx);
+        sv_refusals(&c);
+        if (mdl) lattn_tf_free(&ctx, &c.tf); else lattn_laplace_free(&ctx, &c.lap);
+    }
+    {   /* init refusals */
+        lattn_pool p;
+        lattn_laplace_model m;
+        lattn_laplace_config lc = lattn_laplace_config_small();
+        lc.vocab = 0;
+        CHECK(lattn_pool_init_laplace(&ctx, NULL, NULL, 1) == LATTN_E_NULL && lattn_pool_init_laplace(&ctx, &p, NULL, 1) == LATTN_E_NULL &&
+              p.pos == NULL, "pool init: NULL pool or model");
+        if (lattn_laplace_init(&ctx, &m, &lc, 1) == LATTN_OK) {
+            CHECK(lattn_pool_init_laplace(&ctx, &p, &m, 4) == LATTN_E_UNSUPPORTED && p.pos == NULL, "pool init: a model without vocabulary");
+            m.cfg.vocab = 10;
+            CHECK(lattn_pool_init_laplace(&ctx, &p, &m, 0) == LATTN_E_SHAPE && lattn_pool_init_laplace(&ctx, &p, &m, -3) == LATTN_E_SHAPE &&
+                  lattn_pool_init_laplace(&ctx, &p, &m, (int64_t)1 << 50) == LATTN_E_SHAPE && p.pos == NULL,
+                  "pool init: zero, negative and absurd slot counts");
+            CHECK(lattn_pool_init_laplace(&ctx, &p, &m, (int64_t)1 << 39) != LATTN_OK && p.pos == NULL && p.state == NULL,
+                  "pool init: a pool that cannot be allocated is refused cleanly");
+            lattn_laplace_free(&ctx, &m);
+        }
+        lattn_pool_free(&ctx, NULL);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 /* train: schedules, gradient clipping, the arena optimizer and its saved state                   */
 /* ---------------------------------------------------------------------------------------------- */
 typedef struct clip_run { float *g[3]; size_t n[3]; double norm[3]; lattn_status st[3]; float *before[3]; } clip_run;
@@ -8536,7 +8823,7 @@ int main(int argc, char **argv) {
         { "errors", test_errors }, { "alloc", test_alloc }, { "conv", test_conv }, { "scan", test_scan }, { "ssm", test_ssm }, { "s4d", test_s4d }, { "tcn", test_tcn },
         { "la", test_la }, { "gla", test_gla }, { "laplace", test_laplace }, { "io", test_io }, { "external", test_external },
         { "delta", test_delta }, { "gdnlayer", test_gdnlayer }, { "prism", test_prism }, { "attn", test_attn }, { "transformer", test_transformer }, { "sps", test_sps }, { "ttt", test_ttt },
-        { "backward", test_backward }, { "optim", test_optim }, { "sharded", test_sharded }, { "train", test_train }, { "net", test_net }, { "svg", test_svg }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
+        { "backward", test_backward }, { "optim", test_optim }, { "sharded", test_sharded }, { "train", test_train }, { "net", test_net }, { "serve", test_serve }, { "svg", test_svg }, { "verbs", test_verbs }, { "models", test_models }, { "hardening", test_hardening }, { "split", test_split }
     };
     const char *env = getenv("LATTN_TEST_SEED");
     const int n_areas = (int)(sizeof areas / sizeof areas[0]);
