@@ -11574,46 +11574,65 @@ enum { LATTN__LIN_ACC = 1, LATTN__LIN_DEC = 2 };
 /* The batch-invariant product for decoding: Y[i][j] (+)= X_i·W_j for rows i < M and weight rows
    j0 <= j < j0 + nc. Every output is one vector accumulator walking K a vector at a time (the
    tail masked), then summed across its lanes: its bits depend on K alone, never on M, on the row's
-   place in the batch or on its neighbours. Blocks of 4 input rows x 2 weight rows share their loads
-   (8 accumulators, 6 loads per 8 FMAs), so a batch reads each weight row once; rows past M re-read
-   row 0 and their sums are dropped. */
+   place in the batch or on its neighbours, whatever tile computes it. Tiles of DEC_MR input rows x
+   DEC_NR weight rows share their loads (6 x 4 = 24 accumulators in the 32 registers of AVX-512,
+   4 x 2 elsewhere), so a batch reads each weight row once; rows past the edge re-read a valid row
+   and their sums are dropped. */
+#if LATTN__VW == 16
+#  define LATTN__DEC_MR 6
+#  define LATTN__DEC_NR 4
+#  define LATTN__DEC_ROWS(F) F(0) F(1) F(2) F(3) F(4) F(5)
+#  define LATTN__DEC_COLS(F, r) F(r, 0) F(r, 1) F(r, 2) F(r, 3)
+#else
+#  define LATTN__DEC_MR 4
+#  define LATTN__DEC_NR 2
+#  define LATTN__DEC_ROWS(F) F(0) F(1) F(2) F(3)
+#  define LATTN__DEC_COLS(F, r) F(r, 0) F(r, 1)
+#endif
 static void lattn__linear_dec(int64_t M, int64_t j0, int64_t nc, int64_t K, const float *X, const float *W, float *Y,
                               int64_t N, int acc) {
-    int64_t i0, j, k, r;
-    for (j = j0; j < j0 + nc; j += 2)
-        for (i0 = 0; i0 < M; i0 += 4) {
-            const float *w0 = W + j * K, *w1 = W + LATTN__MIN(j + 1, j0 + nc - 1) * K;
-            const float *x0 = X + i0 * K, *x1 = X + (i0 + 1 < M ? i0 + 1 : i0) * K;
-            const float *x2 = X + (i0 + 2 < M ? i0 + 2 : i0) * K, *x3 = X + (i0 + 3 < M ? i0 + 3 : i0) * K;
-            lattn__vf c00 = lattn__vzero(), c01 = lattn__vzero(), c10 = lattn__vzero(), c11 = lattn__vzero();
-            lattn__vf c20 = lattn__vzero(), c21 = lattn__vzero(), c30 = lattn__vzero(), c31 = lattn__vzero();
-            lattn__vf a, b0, b1;
-            float s[8];
-            /* one step of the 8 accumulators, the vectors loaded by LD (full, then the masked tail) */
-#define LATTN__DEC_STEP(LD)                                                                         \
-            b0 = LD(w0 + k); b1 = LD(w1 + k);                                                       \
-            a = LD(x0 + k); c00 = lattn__vfma(a, b0, c00); c01 = lattn__vfma(a, b1, c01);          \
-            a = LD(x1 + k); c10 = lattn__vfma(a, b0, c10); c11 = lattn__vfma(a, b1, c11);          \
-            a = LD(x2 + k); c20 = lattn__vfma(a, b0, c20); c21 = lattn__vfma(a, b1, c21);          \
-            a = LD(x3 + k); c30 = lattn__vfma(a, b0, c30); c31 = lattn__vfma(a, b1, c31);
-#define LATTN__DEC_TAIL(p) lattn__vload_n(p, (size_t)(K - k))
+    int64_t i0, j, k;
+    int r, q;
+    for (j = j0; j < j0 + nc; j += LATTN__DEC_NR)
+        for (i0 = 0; i0 < M; i0 += LATTN__DEC_MR) {
+            const float *w[LATTN__DEC_NR], *x[LATTN__DEC_MR];
+            float s[LATTN__DEC_MR][LATTN__DEC_NR];
+            lattn__vf b[LATTN__DEC_NR], a;
+            /* the tile's accumulators c<r><q>, named so that they live in registers */
+#define LATTN__DEC_ZERO(r, q) lattn__vf c##r##q = lattn__vzero();
+#define LATTN__DEC_ZERO_ROW(r) LATTN__DEC_COLS(LATTN__DEC_ZERO, r)
+            LATTN__DEC_ROWS(LATTN__DEC_ZERO_ROW)
+#undef LATTN__DEC_ZERO_ROW
+#undef LATTN__DEC_ZERO
+            for (q = 0; q < LATTN__DEC_NR; q++) w[q] = W + LATTN__MIN(j + q, j0 + nc - 1) * K;
+            for (r = 0; r < LATTN__DEC_MR; r++) x[r] = X + (i0 + r < M ? i0 + r : i0) * K;
+            /* one step of every accumulator, the vectors loaded by LATTN__DEC_LD (full, then the masked tail) */
+#define LATTN__DEC_FMA(r, q) c##r##q = lattn__vfma(a, b[q], c##r##q);
+#define LATTN__DEC_ROW(r) a = LATTN__DEC_LD(x[r] + k); LATTN__DEC_COLS(LATTN__DEC_FMA, r)
+#define LATTN__DEC_STEP for (q = 0; q < LATTN__DEC_NR; q++) b[q] = LATTN__DEC_LD(w[q] + k); LATTN__DEC_ROWS(LATTN__DEC_ROW)
+#define LATTN__DEC_LD(p) lattn__vload(p)
             for (k = 0; k + LATTN__VW <= K; k += LATTN__VW) {
-                LATTN__DEC_STEP(lattn__vload)
+                LATTN__DEC_STEP
             }
+#undef LATTN__DEC_LD
+#define LATTN__DEC_LD(p) lattn__vload_n(p, (size_t)(K - k))
             if (k < K) {
-                LATTN__DEC_STEP(LATTN__DEC_TAIL)
+                LATTN__DEC_STEP
             }
-#undef LATTN__DEC_TAIL
+#undef LATTN__DEC_LD
 #undef LATTN__DEC_STEP
-            s[0] = lattn__vhsum(c00); s[1] = lattn__vhsum(c01);
-            s[2] = lattn__vhsum(c10); s[3] = lattn__vhsum(c11);
-            s[4] = lattn__vhsum(c20); s[5] = lattn__vhsum(c21);
-            s[6] = lattn__vhsum(c30); s[7] = lattn__vhsum(c31);
-            for (r = 0; r < 4 && i0 + r < M; r++) {
-                float *y = Y + (i0 + r) * N + j;
-                y[0] = acc ? y[0] + s[2 * r] : s[2 * r];
-                if (j + 1 < j0 + nc) y[1] = acc ? y[1] + s[2 * r + 1] : s[2 * r + 1];
-            }
+#undef LATTN__DEC_ROW
+#undef LATTN__DEC_FMA
+#define LATTN__DEC_SUM(r, q) s[r][q] = lattn__vhsum(c##r##q);
+#define LATTN__DEC_SUM_ROW(r) LATTN__DEC_COLS(LATTN__DEC_SUM, r)
+            LATTN__DEC_ROWS(LATTN__DEC_SUM_ROW)
+#undef LATTN__DEC_SUM_ROW
+#undef LATTN__DEC_SUM
+            for (r = 0; r < LATTN__DEC_MR && i0 + r < M; r++)
+                for (q = 0; q < LATTN__DEC_NR && j + q < j0 + nc; q++) {
+                    float *y = Y + (i0 + r) * N + j + q;
+                    *y = acc ? *y + s[r][q] : s[r][q];
+                }
         }
 }
 static void lattn__linear(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, float *Y,

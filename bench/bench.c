@@ -1542,6 +1542,116 @@ static void bench_sps(void) {
     lattn_tf_free(&ctx, &m);
 }
 
+/* ---- serving: a pool's batched decoding step at 3B width, batch 1 .. 64 (>>serve) ------------------ */
+typedef struct { lattn_ctx *ctx; lattn_pool *p; int64_t n; int64_t *slots; int32_t *tok; float *lg; } srv_u;
+static void srv_step_run(void *q) {
+    srv_u *u = (srv_u *)q;
+    lattn_pool_step(u->ctx, u->p, u->n, u->slots, u->tok, u->lg);
+}
+/* Every slot of the pool live at position ctx: a transformer's pages filled with ctx synthetic
+   keys and values (a real prefill of 8,192 tokens at this width would take minutes here; a step's
+   work depends on the page's length, not its contents), a Laplace state with synthetic values. */
+static void srv_fill(lattn_pool *p, int64_t ctx, lattn_rng *r) {
+    int64_t s, l;
+    for (s = 0; s < p->n_slots; s++) {
+        p->pos[s] = ctx;
+        if (p->laplace) lattn_rng_fill_normal(r, p->state + (size_t)s * p->slot_floats, p->slot_floats, 0, 0.1f);
+        for (l = 0; p->tf && l < p->kv.n_layers; l++) {
+            const size_t w = (size_t)(p->kv.H_kv * p->kv.K), at = (size_t)((l * p->kv.B + s) * p->kv.cap) * w;
+            lattn_rng_fill_normal(r, p->kv.k + at, (size_t)ctx * w, 0, 1);
+            lattn_rng_fill_normal(r, p->kv.v + at, (size_t)ctx * w, 0, 1);
+            p->kv.len[l * p->kv.B + s] = ctx;
+        }
+        if (p->tf) p->kv.pos[s] = ctx;
+    }
+}
+static void bench_serve(void) {
+    lattn_laplace_config lc = lattn_laplace_config_3b();
+    lattn_tf_config tc;
+    lattn_laplace_model lm;
+    lattn_tf_model tm;
+    lattn_ctx ctx;
+    lattn_rng r = lattn_rng_seed(77);
+    const int64_t L = g_quick ? 1 : 4, maxb = g_quick ? 16 : 64, ctx_len = 512, runs = g_quick ? 3 : 5;
+    int64_t slots[64], b, k;
+    int32_t tok[64];
+    float *lg;
+    double ms1[2] = { 0, 0 };
+    size_t wbytes[2];
+    if (!wanted("serve")) return;
+    lattn_ctx_init(&ctx);
+    ctx.n_threads = 2;
+    lc.n_layers = L;
+    lc.vocab = 256;
+    tc = lattn_tf_config_small();
+    tc.n_layers = L;                              /* the transformer at the same width: GQA 24 / 12 heads of 128, */
+    tc.D = lc.D;                                  /* 12 KiB of KV per token and layer (a 24-layer model at 8,192 */
+    tc.H = 24;                                    /* tokens: 82 x the Laplace model's 29.5 MB state) */
+    tc.H_kv = 12;
+    tc.K = 128;
+    tc.ffn = lc.ffn;
+    tc.vocab = lc.vocab;
+    if (lattn_laplace_init(&ctx, &lm, &lc, 1) != LATTN_OK || lattn_tf_init(&ctx, &tm, &tc, 2) != LATTN_OK) {
+        printf("serve: %s\n", lattn_ctx_error(&ctx));
+        return;
+    }
+    wbytes[0] = 4 * lm.n_params;
+    wbytes[1] = 4 * tm.n_params;
+    lg = (float *)malloc((size_t)(64 * lc.vocab) * sizeof(float));
+    for (b = 0; b < 64; b++) { slots[b] = b; tok[b] = (int32_t)(b * 37 % lc.vocab); }
+    for (k = 0; k < 2; k++) {                     /* k = 0: Laplace, 1: transformer (context 512) */
+        lattn_pool p;
+        srv_u u;
+        const char *name = k ? "serve_tf_step" : "serve_laplace_step";
+        lattn_status st = k ? lattn_pool_init_tf(&ctx, &p, &tm, maxb, ctx_len + 8 * runs + 16) : lattn_pool_init_laplace(&ctx, &p, &lm, maxb);
+        if (st != LATTN_OK) { printf("serve: %s\n", lattn_ctx_error(&ctx)); continue; }
+        srv_fill(&p, ctx_len, &r);
+        u.ctx = &ctx; u.p = &p; u.slots = slots; u.tok = tok; u.lg = lg;
+        for (b = 1; b <= maxb; b *= 2) {
+            double ms, unused, P = (double)(k ? tm.n_params : lm.n_params);
+            char shape[64];
+            u.n = b;
+            time2(srv_step_run, &u, NULL, NULL, (int)runs, &ms, &unused);
+            if (b == 1) ms1[k] = ms;
+            g_bytes = (double)wbytes[k] + (double)b * 4.0 * (k ? (double)(2 * L * ctx_len * tc.H_kv * tc.K) : 2.0 * (double)p.slot_floats);
+            snprintf(shape, sizeof shape, "3B width, %lld layers, batch %lld", (long long)L, (long long)b);
+            row(name, shape, 2, ms, (double)b, 2.0 * P * (double)b, b > 1 ? "batch 1 (tokens/s)" : NULL, (double)b * ms1[k]);
+        }
+        lattn_pool_free(&ctx, &p);
+    }
+    for (k = 0; k < 2; k++) {                     /* the per-token cost after a prompt of 2,048 against 8,192 tokens */
+        const int64_t cl[2] = { 2048, g_quick ? 4096 : 8192 };
+        double ms[2], unused;
+        int c;
+        for (c = 0; c < 2; c++) {
+            lattn_pool p;
+            srv_u u;
+            char shape[64];
+            lattn_status st = k ? lattn_pool_init_tf(&ctx, &p, &tm, 1, cl[c] + 8 * runs + 16) : lattn_pool_init_laplace(&ctx, &p, &lm, 1);
+            if (st != LATTN_OK) { printf("serve: %s\n", lattn_ctx_error(&ctx)); ms[c] = NAN; continue; }
+            srv_fill(&p, cl[c], &r);
+            u.ctx = &ctx; u.p = &p; u.slots = slots; u.tok = tok; u.lg = lg; u.n = 1;
+            time2(srv_step_run, &u, NULL, NULL, (int)runs + 2, &ms[c], &unused);
+            snprintf(shape, sizeof shape, "3B width, %lld layers, prompt %lld", (long long)L, (long long)cl[c]);
+            row(k ? "serve_tf_prompt" : "serve_laplace_prompt", shape, 2, ms[c], 1, 0, c ? "prompt 2048" : NULL, ms[0]);
+            lattn_pool_free(&ctx, &p);
+        }
+        printf("%-22s per-token cost at prompt %lld / 2048: %+.1f %%\n", k ? "serve_tf_prompt" : "serve_laplace_prompt",
+               (long long)cl[1], 100.0 * (ms[1] / ms[0] - 1.0));
+    }
+    {   /* memory per sequence at the full 24 layers: the Laplace state against the same-width KV cache at 8,192 tokens */
+        lattn_laplace_config full = lattn_laplace_config_3b();
+        size_t sf = 0;
+        double kv = 24.0 * 2.0 * 8192.0 * (double)(tc.H_kv * tc.K) * 4.0;
+        lattn_laplace_state_floats(&full, &sf);
+        printf("serve memory per sequence (24 layers, float32): Laplace state %.0f bytes; transformer KV at 8192 tokens %.0f bytes = %.1f x\n",
+               4.0 * (double)sf, kv, kv / (4.0 * (double)sf));
+    }
+    free(lg);
+    lattn_laplace_free(&ctx, &lm);
+    lattn_tf_free(&ctx, &tm);
+}
+
 /* ---- scaling: the four chunk kernels of the many-core floors at B = 1, each thread count ---------- */
 static int g_threads[16] = { 1, 2 }, g_nthreads = 2, g_threads_given;
 static void peak_team_run(void *p) {        /* the FMA chains on every thread of the team at once */
@@ -1660,6 +1770,7 @@ int main(int argc, char **argv) {
     bench_attn();
     bench_attn_backward();
     bench_sps();
+    bench_serve();
     bench_scaling();
     fclose(g_out);
     return 0;
