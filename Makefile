@@ -23,7 +23,7 @@ LDLIBS  ?= -lm -pthread
 ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
 
 TESTS    = $(BUILD)/run_tests
-EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/tiler_sweep $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check \
+EXAMPLES = $(BUILD)/tour $(BUILD)/tiler_demo $(BUILD)/tiler_sweep $(BUILD)/laplace_decode $(BUILD)/sps_decode $(BUILD)/lattn-check $(BUILD)/serve \
            $(BUILD)/train_tcn $(BUILD)/sps_grads $(BUILD)/mqar $(BUILD)/evaluate $(BUILD)/charlm
 BENCH    = $(BUILD)/bench
 # The MPI example only where an MPI compiler exists (Debian: libopenmpi-dev openmpi-bin).
@@ -32,7 +32,7 @@ ifneq ($(MPICC),)
 EXAMPLES += $(BUILD)/muon_mpi
 endif
 
-.PHONY: all test test-quick demo bench examples muon-mpi train-tcn sps-grads mqar evaluate charlm clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
+.PHONY: all test test-quick demo bench examples muon-mpi train-tcn sps-grads mqar evaluate charlm serve clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
 all: $(TESTS) $(EXAMPLES) $(BENCH)
 
 $(BUILD):
@@ -83,6 +83,12 @@ $(BUILD)/kjv.txt: | $(BUILD)
 	bible -f "Gen1:1-Rev22:21" | sed 's/^[^ ]* //' > $@.tmp && mv $@.tmp $@
 charlm: $(BUILD)/charlm $(BUILD)/kjv.txt
 	./$(BUILD)/charlm $(BUILD)/kjv.txt --svg $(BUILD)/charlm_loss.svg $(CHARLM_ARGS)
+
+# Continuous batching from a pool of slots on a simulated request stream, checked against decoding
+# each request alone (SERVE_ARGS: see serve.c; --model 3b --layers 2 for the 3B layer width).
+SERVE_ARGS ?=
+serve: $(BUILD)/serve
+	./$(BUILD)/serve $(SERVE_ARGS)
 
 $(BUILD)/bench: bench/bench.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
