@@ -1479,18 +1479,18 @@ static void bench_attn(void) {
 
 /* ---- the SPS transformer against Standard at the paper's XS size (d 512, 8 layers, vocab 50304) ------ */
 typedef struct {
-    lattn_ctx *ctx; lattn_tf_model *m; lattn_sps_config s; int64_t T; int32_t *tok; float *lg; double loss;
+    lattn_ctx *ctx; lattn_tf_model *m; lattn_sps_config s; int64_t T, B; int32_t *tok; float *lg; double loss;
     lattn_sps_cache c; int64_t *save;
 } sps_u;
 static void sps_fwd_run(void *p) { sps_u *u = (sps_u *)p; lattn_sps_forward(u->ctx, u->m, &u->s, 1, u->T, u->tok, NULL, &u->loss); }
-/* 32 decoding steps after the prefilled context (the cache's counters restored before each run) */
+/* 32 decoding steps of B sequences after the prefilled context (the cache's counters restored before each run) */
 static void sps_dec_run(void *p) {
     sps_u *u = (sps_u *)p;
-    int64_t n = 3 * u->c.n_layers + 1;
+    int64_t n = (3 * u->c.n_layers + 1) * u->B;
     int i;
     memcpy(u->c.list_len, u->save, (size_t)n * sizeof(int64_t));
-    u->c.doc_start[0] = 0;
-    for (i = 0; i < 32; i++) lattn_sps_step(u->ctx, u->m, 1, u->tok + i, u->lg, &u->c);
+    memset(u->c.doc_start, 0, (size_t)u->B * sizeof(int));
+    for (i = 0; i < 32; i++) lattn_sps_step(u->ctx, u->m, u->B, u->tok + i * u->B, u->lg, &u->c);
 }
 static void bench_sps(void) {
     lattn_tf_config c = lattn_tf_config_sps("xs");
@@ -1507,12 +1507,12 @@ static void bench_sps(void) {
     ctx.n_threads = 1;
     if (lattn_tf_init(&ctx, &m, &c, 5) != LATTN_OK) return;
     for (k = 0; k < 2; k++) {                    /* u[0]: SPS (w = 64), u[1]: Standard */
-        u[k].ctx = &ctx; u[k].m = &m; u[k].T = T;
+        u[k].ctx = &ctx; u[k].m = &m; u[k].T = T; u[k].B = 1;
         u[k].s = lattn_sps_config_default(k ? LATTN_SPS_STANDARD : LATTN_SPS_SPS);
-        u[k].tok = (int32_t *)malloc((size_t)T * sizeof(int32_t));
-        u[k].lg = (float *)malloc((size_t)(P * c.vocab) * sizeof(float));
-        u[k].save = (int64_t *)malloc((size_t)(3 * c.n_layers + 1) * sizeof(int64_t));
-        for (i = 0; i < T; i++) u[k].tok[i] = (int32_t)(i * 7919 % 50000);
+        u[k].tok = (int32_t *)malloc((size_t)LATTN__MAX(T, 16 * 256) * sizeof(int32_t));   /* the batch-16 prefill's too */
+        u[k].lg = (float *)malloc((size_t)(LATTN__MAX(P, 16 * 256) * c.vocab) * sizeof(float));
+        u[k].save = (int64_t *)malloc((size_t)(3 * c.n_layers + 1) * 16 * sizeof(int64_t));
+        for (i = 0; i < LATTN__MAX(T, 16 * 256); i++) u[k].tok[i] = (int32_t)(i * 7919 % 50000);
     }
     (void)r;
     /* forward (prefill / training forward) at T: Standard's FLOPs, 2·params·T + causal scores 4·d·T²/2 per layer */
@@ -1521,17 +1521,23 @@ static void bench_sps(void) {
     snprintf(shape, sizeof shape, "XS (d 512, L 8), T=%lld, w=64", (long long)T);
     row("sps_forward", shape, 1, ms, (double)T, fl, "standard", mt);
     row("sps_standard_forward", shape, 1, mt, (double)T, fl, NULL, 0);
-    /* decode: 32 steps after a prefilled context of P tokens */
-    for (k = 0; k < 2; k++) {
-        u[k].T = P;
-        if (lattn_sps_cache_init(&ctx, &u[k].c, &m, &u[k].s, 1, P + 40) != LATTN_OK ||
-            lattn_sps_prefill(&ctx, &m, 1, P, u[k].tok, u[k].lg, NULL, &u[k].c) != LATTN_OK) { printf("sps: %s\n", lattn_ctx_error(&ctx)); return; }
-        memcpy(u[k].save, u[k].c.list_len, (size_t)(3 * c.n_layers + 1) * sizeof(int64_t));
+    /* decode: 32 steps after a prefilled context of P tokens, one sequence; then 16 sequences after a
+       context of P16 tokens each (tokens [32][16] from the same table) */
+    for (i = 0; i < 2; i++) {
+        const int64_t B = i ? 16 : 1, Pb = i ? (g_quick ? 64 : 256) : P;
+        for (k = 0; k < 2; k++) {
+            u[k].T = Pb;
+            u[k].B = B;
+            if (lattn_sps_cache_init(&ctx, &u[k].c, &m, &u[k].s, B, Pb + 40) != LATTN_OK ||
+                lattn_sps_prefill(&ctx, &m, B, Pb, u[k].tok, u[k].lg, NULL, &u[k].c) != LATTN_OK) { printf("sps: %s\n", lattn_ctx_error(&ctx)); return; }
+            memcpy(u[k].save, u[k].c.list_len, (size_t)((3 * c.n_layers + 1) * B) * sizeof(int64_t));
+        }
+        time2(sps_dec_run, &u[0], sps_dec_run, &u[1], 5, &ms, &mt);
+        snprintf(shape, sizeof shape, "XS, B=%lld, context %lld, 32 tokens, w=64", (long long)B, (long long)Pb);
+        row(i ? "sps_decode_b16" : "sps_decode", shape, 1, ms / 32, (double)B, 0, "standard", mt / 32);
+        row(i ? "sps_standard_decode_b16" : "sps_standard_decode", shape, 1, mt / 32, (double)B, 0, NULL, 0);
+        for (k = 0; i == 0 && k < 2; k++) lattn_sps_cache_free(&ctx, &u[k].c);
     }
-    time2(sps_dec_run, &u[0], sps_dec_run, &u[1], 5, &ms, &mt);
-    snprintf(shape, sizeof shape, "XS, context %lld, 32 tokens, w=64", (long long)P);
-    row("sps_decode", shape, 1, ms / 32, 1, 0, "standard", mt / 32);
-    row("sps_standard_decode", shape, 1, mt / 32, 1, 0, NULL, 0);
     {   /* KV memory (bf16, the repo's cache) at the benchmark's n = 4096, and weights + KV: printed
            (a count, not a timing row; tests assert the formula) */
         double kv_s = lattn_sps_kv_bytes(&c, &u[0].s, 4096, 2), kv_t = lattn_sps_kv_bytes(&c, &u[1].s, 4096, 2), wb = 2.0 * (double)lattn__tf_params(&c);
