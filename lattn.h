@@ -2320,12 +2320,13 @@ LATTN_API lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_
 /* A pool holds the decoding memory of n_slots sequences, allocated once: the Laplace write-up's
    engine, one fixed page per sequence. For a Laplace model a slot is one sequence's state
    (lattn_laplace_state_floats: 29,491,200 bytes at 3B, whatever the context length); for a
-   transformer it is a KV page of cap tokens per layer (2·L·cap·H_kv·K floats). A sequence is
+   transformer it is a KV page of cap tokens per layer (2·L·cap·H_kv·K floats); for a net, both
+   kinds, block by block (so GDN, PRISM P2, TTT and hybrids decode from a pool too). A sequence is
    admitted into a free slot (fresh memory, position 0), prefilled with its prompt, advanced one
    token at a time together with the other live slots, reset at EOS (fresh memory, same slot) and
    evicted. The model must have a vocabulary (tokens in, logits out).
-   Prefill runs in its own call (lattn_pool_prefill: the chunked forward on one slot), never inside
-   a step, so a step's latency never carries a prompt.
+   Prefill runs in its own call (lattn_pool_prefill: the chunked forward on one slot; for a net,
+   one step per token), never inside a step, so a step's latency never carries a prompt.
    lattn_pool_step advances a list of distinct live slots by one token each in one batch. Every
    projection reads its weights once for the whole batch (a GEMM, not a GEMV per sequence) with one
    accumulator per output walking K in an order fixed by K alone, and each slot's mixer (the
@@ -2336,16 +2337,21 @@ LATTN_API lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_
    generally do not promise this; the tests check it byte for byte. */
 typedef struct lattn_pool {
     int64_t n_slots;
-    int64_t cap;                         /* transformer: tokens one slot holds; 0 for a Laplace model */
-    size_t slot_floats;                  /* floats of one slot's memory */
+    int64_t cap;                         /* tokens one KV page holds (transformer, a net's attention blocks); else 0 */
+    size_t slot_floats;                  /* floats of one slot's fixed-size state (Laplace, a net's recurrent blocks) */
     int64_t *pos;                        /* [n_slots] tokens each slot has seen; -1: free */
-    float *state;                        /* Laplace: [n_slots + 1][slot_floats] (the last: the pad rows' scratch) */
-    lattn_tf_cache kv;                   /* transformer: the KV pages, B = n_slots + 1 (the last: scratch) */
-    const lattn_laplace_model *laplace;  /* the model served: one of the two, the other NULL */
+    float *state;                        /* [n_slots + 1][slot_floats] (the last: the pad rows' scratch) */
+    lattn_tf_cache *kv;                  /* [n_kv] KV pages, B = n_slots + 1 (the last: scratch): the transformer's, */
+    int64_t n_kv;                        /* or one per attention block of a net */
+    const lattn_laplace_model *laplace;  /* the model served: one of the three, the others NULL */
     const lattn_tf_model *tf;
+    const lattn_net *net;
 } lattn_pool;
 LATTN_API lattn_status lattn_pool_init_laplace(lattn_ctx *ctx, lattn_pool *p, const lattn_laplace_model *m, int64_t n_slots);
 LATTN_API lattn_status lattn_pool_init_tf(lattn_ctx *ctx, lattn_pool *p, const lattn_tf_model *m, int64_t n_slots, int64_t cap);
+/* A net of any blocks (>>net): a slot holds every recurrent block's state (Laplace, GDN, PRISM P2,
+   TTT) and a KV page of cap tokens for each attention block (cap ignored without one). */
+LATTN_API lattn_status lattn_pool_init_net(lattn_ctx *ctx, lattn_pool *p, const lattn_net *m, int64_t n_slots, int64_t cap);
 LATTN_API void lattn_pool_free(lattn_ctx *ctx, lattn_pool *p);
 /* The lowest free slot into *slot, its memory fresh, its position 0; LATTN_E_FULL when every slot is live. */
 LATTN_API lattn_status lattn_pool_admit(lattn_ctx *ctx, lattn_pool *p, int64_t *slot);
@@ -2355,8 +2361,8 @@ LATTN_API lattn_status lattn_pool_reset(lattn_ctx *ctx, lattn_pool *p, int64_t s
 LATTN_API lattn_status lattn_pool_evict(lattn_ctx *ctx, lattn_pool *p, int64_t slot);
 /* T prompt tokens into a live slot, continuing from its memory: logits [T][vocab] of each token.
    Laplace: the chunked forward (lattn_laplace_forward) on the slot's state. Transformer: the
-   chunked forward filling the KV page when the slot is fresh, else one step per token; the page must
-   hold the tokens (LATTN_E_SHAPE, nothing written). */
+   chunked forward filling the KV page when the slot is fresh, else one step per token. Net: one
+   step per token. KV pages must hold the tokens (LATTN_E_SHAPE, nothing written). */
 LATTN_API lattn_status lattn_pool_prefill(lattn_ctx *ctx, lattn_pool *p, int64_t slot, int64_t T, const int32_t *tokens,
                                           float *logits);
 /* One token for each of n rows: slots [n] (distinct live slots, or -1 for a pad row), tokens [n]
@@ -2364,8 +2370,9 @@ LATTN_API lattn_status lattn_pool_prefill(lattn_ctx *ctx, lattn_pool *p, int64_t
    written; a refused call changes nothing. */
 LATTN_API lattn_status lattn_pool_step(lattn_ctx *ctx, lattn_pool *p, int64_t n, const int64_t *slots, const int32_t *tokens,
                                        float *logits);
-/* A live slot's memory as safetensors ("state" [slot_floats], or "k" and "v" [L][pos][H_kv·K];
-   metadata "pool.model", "pool.config" (the model's sizes) and "pool.pos"), into a buffer to
+/* A live slot's memory as safetensors ("state" [slot_floats] where there is one, "k.c" and "v.c"
+   [L][pos][H_kv·K] for each KV page c; metadata "pool.model", "pool.config" (the model's sizes)
+   and "pool.pos"), into a buffer to
    release with lattn_free; and back into a live slot of a pool for the same model and sizes.
    Anything else (another model or shape, a position past the page, a wrong tensor) is
    LATTN_E_FORMAT and leaves the slot unchanged. */
@@ -12584,17 +12591,17 @@ static lattn_gdr_args lattn__gdn_core(const lattn_gdn_layer *m, int64_t B, int64
 /* The projections of M rows of x: q, k, v into P as three [M][·] blocks, a, b [M][H] and the gate
    input G [M][H·V]; then the gates g = -exp(A_log)·softplus(a + dt_bias) and β = (2·)sigmoid(b)
    into g and beta (they may be a and b: in place). */
-static void lattn__gdn_project(int nthr, const lattn_gdn_layer *m, int64_t M, const float *x, float *P, float *a, float *b, float *G,
-                               float *g, float *beta, float *ws) {
+static void lattn__gdn_project(int nthr, int lin, const lattn_gdn_layer *m, int64_t M, const float *x, float *P, float *a, float *b,
+                               float *G, float *g, float *beta, float *ws) {
     const lattn_gdn_config *c = &m->cfg;
     const int64_t D = c->D, H = c->H, HK = H * c->K, HV = H * c->V;
     int64_t i;
-    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_Q), P, 0, ws);
-    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_K), P + M * HK, 0, ws);
-    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_V), P + 2 * M * HK, 0, ws);
-    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_A), a, 0, ws);
-    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), b, 0, ws);
-    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_G), G, 0, ws);
+    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_Q), P, lin, ws);
+    lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_K), P + M * HK, lin, ws);
+    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_V), P + 2 * M * HK, lin, ws);
+    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_A), a, lin, ws);
+    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), b, lin, ws);
+    lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_G), G, lin, ws);
     for (i = 0; i < M * H; i++) {
         const float u = a[i] + lattn__gdw(m, LATTN__GD_DT)[i % H];
         g[i] = -expf(lattn__gdw(m, LATTN__GD_ALOG)[i % H]) * (u > 20.0f ? u : log1pf(expf(u)));
@@ -12640,7 +12647,7 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
     ws = O + M * HV;
     if (state) memcpy(st_in, state, (size_t)(B * SF) * sizeof(float));
     else memset(st_in, 0, (size_t)(B * SF) * sizeof(float));
-    lattn__gdn_project(nthr, m, M, x, P, A, Bt, G, A, Bt, ws);
+    lattn__gdn_project(nthr, form == LATTN_FORM_STEP ? LATTN__LIN_DEC : 0, m, M, x, P, A, Bt, G, A, Bt, ws);
     for (b = 0; b < B && st == LATTN_OK; b++) {
         int64_t off = 0;
         lattn_gdr_args a;
@@ -12660,7 +12667,7 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
     }
     if (st == LATTN_OK) {
         lattn__gate_rows(nthr, M * H, V, O, G, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps);
-        lattn__linear(nthr, M, D, HV, O, lattn__gdw(m, LATTN__GD_O), y, 0, ws);
+        lattn__linear(nthr, M, D, HV, O, lattn__gdw(m, LATTN__GD_O), y, form == LATTN_FORM_STEP ? LATTN__LIN_DEC : 0, ws);
         if (state) memcpy(state, st_out, (size_t)(B * SF) * sizeof(float));
     }
     lattn__free(ctx, buf);
@@ -12734,7 +12741,7 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
         memset(dstate, 0, (size_t)(B * SF) * sizeof(float));
     }
     /* ---- forward, keeping a, b, G (raw), the conv outputs and O ---- */
-    lattn__gdn_project(nthr, m, M, x, P, Ar, Br, Gr, gl, bt, ws);
+    lattn__gdn_project(nthr, 0, m, M, x, P, Ar, Br, Gr, gl, bt, ws);
     for (b = 0; b < B && st == LATTN_OK; b++) {
         lattn_gdr_args a;
         int64_t off = 0;
@@ -16512,16 +16519,16 @@ static void lattn__tt_rope_rows(const lattn_ttt_config *c, int64_t B, int64_t T,
    [b] with the RoPE table cs [b][F], the states S [B][SF - 1] (from state, or fresh) and their
    positions pos [B]; a set up for lattn_ttt_chunk or _step (o and ht the caller's). ws: the
    threads' LATTN__LIN_WS(D). */
-static void lattn__tt_inputs(int nthr, const lattn_ttt_layer *m, int64_t B, int64_t T, const float *X, const float *state,
+static void lattn__tt_inputs(int nthr, int lin, const lattn_ttt_layer *m, int64_t B, int64_t T, const float *X, const float *state,
                              int64_t *pos, float *Q, float *K, float *V, float *LR, float *LRp, float *S, float *tok, float *cs,
                              float *ws, lattn_ttt_args *a) {
     const lattn_ttt_config *c = &m->cfg;
     const int64_t D = c->D, H = c->H, F = D / H, mb = c->mini_batch, SF = lattn__ttt_state_floats(c), M = B * T;
     int64_t b, t, i;
-    lattn__linear(nthr, M, D, D, X, m->q_w, Q, 0, ws);
-    lattn__linear(nthr, M, D, D, X, m->k_w, K, 0, ws);
-    lattn__linear(nthr, M, D, D, X, m->v_w, V, 0, ws);
-    lattn__linear(nthr, M, H, D, X, m->lr_w, LR, 0, ws);
+    lattn__linear(nthr, M, D, D, X, m->q_w, Q, lin, ws);
+    lattn__linear(nthr, M, D, D, X, m->k_w, K, lin, ws);
+    lattn__linear(nthr, M, D, D, X, m->v_w, V, lin, ws);
+    lattn__linear(nthr, M, H, D, X, m->lr_w, LR, lin, ws);
     for (i = 0; i < M * H; i++) {        /* lr = base_lr σ(<lr_w, x> + lr_b) / F */
         double z = (double)(LR[i] + m->lr_b[i % H]);
         if (LRp) LRp[i] = (float)z;
@@ -16561,7 +16568,7 @@ static void lattn__tt_inputs(int nthr, const lattn_ttt_layer *m, int64_t B, int6
 /* The float32 TTT layer: threaded GEMMs around lattn_ttt_chunk (form CHUNK) or lattn_ttt_step (STEP). */
 static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, int64_t B, int64_t T,
                                       const float *x, float *y, float *state, lattn_form form, const char *who) {
-    int nthr = lattn__threads(ctx);
+    const int nthr = lattn__threads(ctx), lin = form == LATTN_FORM_STEP ? LATTN__LIN_DEC : 0;
     int64_t D, H, F, mb, SF, M, b, i, *pos;
     float *buf, *Q, *K, *V, *O, *G, *LR, *S, *tok, *cs, *ws;
     lattn_ttt_args a = LATTN__ZERO;
@@ -16583,18 +16590,18 @@ static lattn_status lattn__tt_forward(lattn_ctx *ctx, const lattn_ttt_layer *m, 
         const int64_t cnt[10] = { M * D, M * D, M * D, M * D, M * D, M * H, B * SF, mb, mb * F, 0 };
         lattn__carve_floats(buf + 2 * B, part, cnt, 10);
     }
-    lattn__tt_inputs(nthr, m, B, T, x, state, pos, Q, K, V, LR, NULL, S, tok, cs, ws, &a);
+    lattn__tt_inputs(nthr, lin, m, B, T, x, state, pos, Q, K, V, LR, NULL, S, tok, cs, ws, &a);
     a.o = O;
     a.ht = S;
     st = form == LATTN_FORM_STEP ? lattn_ttt_step(ctx, &a) : lattn_ttt_chunk(ctx, &a);
     if (st == LATTN_OK) {
         lattn__layernorm_rows(nthr, M, D, O, m->post_w, m->post_b, (float)LATTN__TTT_EPS, Q);
         if (m->cfg.use_gate) {
-            lattn__linear(nthr, M, D, D, x, m->g_w, G, 0, ws);
+            lattn__linear(nthr, M, D, D, x, m->g_w, G, lin, ws);
             lattn__gelu_tanh_n((size_t)(M * D), G, G, O);
             for (i = 0; i < M * D; i++) Q[i] *= G[i];
         }
-        lattn__linear(nthr, M, D, D, Q, m->o_w, y, 0, ws);
+        lattn__linear(nthr, M, D, D, Q, m->o_w, y, lin, ws);
         for (b = 0; state && b < B; b++) {
             memcpy(state + b * SF, S + b * (SF - 1), (size_t)(SF - 1) * sizeof(float));
             state[b * SF + SF - 1] = (float)((pos[b] + T) % mb);
@@ -16626,11 +16633,11 @@ static lattn_status lattn__ttt_layer_run(lattn_ctx *ctx, const lattn_ttt_layer *
     if (st == LATTN_OK) {
         for (i = 0; i < M * D; i++) y[i] += x[i];                    /* h = x + TTT(seq_norm(x)) */
         lattn__rmsnorm_rows(nthr, M, D, y, m->ffn_norm, (float)LATTN__TTT_EPS, Hn);
-        lattn__linear(nthr, M, Fn, D, Hn, m->gate_w, G, 0, ws);
-        lattn__linear(nthr, M, Fn, D, Hn, m->up_w, U, 0, ws);
+        lattn__linear(nthr, M, Fn, D, Hn, m->gate_w, G, form == LATTN_FORM_STEP ? LATTN__LIN_DEC : 0, ws);
+        lattn__linear(nthr, M, Fn, D, Hn, m->up_w, U, form == LATTN_FORM_STEP ? LATTN__LIN_DEC : 0, ws);
         lattn_vec_silu((size_t)(M * Fn), G, G);
         for (i = 0; i < M * Fn; i++) G[i] *= U[i];
-        lattn__linear(nthr, M, D, Fn, G, m->down_w, y, 1, ws);     /* y = h + SwiGLU(ffn_norm(h)) */
+        lattn__linear(nthr, M, D, Fn, G, m->down_w, y, LATTN__LIN_ACC | (form == LATTN_FORM_STEP ? LATTN__LIN_DEC : 0), ws);     /* y = h + SwiGLU(ffn_norm(h)) */
     }
     lattn__free(ctx, buf);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
@@ -16690,7 +16697,7 @@ LATTN__DEF lattn_status lattn_ttt_layer_backward(lattn_ctx *ctx, const lattn_ttt
     /* ---- forward, keeping what the backward reads ---- */
     if (Fn) lattn__rmsnorm_rows(nthr, M, D, x, m->seq_norm, (float)LATTN__TTT_EPS, Xn);
     else memcpy(Xn, x, (size_t)(M * D) * sizeof(float));
-    lattn__tt_inputs(nthr, m, B, T, Xn, state, pos, Q, K, V, LR, LRp, S0, tok, cs, ws, &a);
+    lattn__tt_inputs(nthr, 0, m, B, T, Xn, state, pos, Q, K, V, LR, LRp, S0, tok, cs, ws, &a);
     a.o = O;
     for (b = 0; b < B; b++)
         for (i = 0; i < SF - 1; i++) dS[b * (SF - 1) + i] = dstate ? dstate[b * SF + i] : 0.0f;
@@ -20900,38 +20907,67 @@ static lattn_status lattn__pool_check(lattn_ctx *ctx, const char *who, const lat
                                                      (long long)slot);
     return LATTN_OK;
 }
-/* Fresh memory for slot s (s = n_slots: the scratch slot of the pad rows). */
-static void lattn__pool_clear(lattn_pool *p, int64_t s) {
-    if (p->laplace) memset(p->state + (size_t)s * p->slot_floats, 0, p->slot_floats * sizeof(float));
-    else lattn_tf_cache_reset(&p->kv, s);
+/* The state floats of a net's block (0 for attention and ffn: pages or nothing). */
+static size_t lattn__net_block_floats(const struct lattn__net_block *b) {
+    size_t n = 0;
+    if (b->kind == LATTN_BLOCK_LAPLACE) lattn_laplace_state_floats(&b->u.lap.cfg, &n);
+    else if (b->kind == LATTN_BLOCK_GDN) lattn_gdn_state_floats(&b->u.gdn.cfg, &n);
+    else if (b->kind == LATTN_BLOCK_PRISM) lattn_prism_p2_state_floats(&b->u.pr, &n);
+    else if (b->kind == LATTN_BLOCK_TTT) lattn_ttt_state_floats(&b->u.ttt.cfg, &n);
+    return n;
 }
-/* The pool's bookkeeping: n_slots positions, all free. */
-static lattn_status lattn__pool_start(lattn_ctx *ctx, const char *who, lattn_pool *p, int64_t n_slots) {
-    int64_t s;
-    p->pos = (int64_t *)lattn__alloc(ctx, (size_t)n_slots * sizeof(int64_t));
-    if (!p->pos) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
-    for (s = 0; s < n_slots; s++) p->pos[s] = -1;
+/* Fresh memory for slot s (s = n_slots: the scratch slot of the pad rows): zeros, but a TTT block
+   starts from its learned inner weights; empty pages. */
+static void lattn__pool_clear(lattn_pool *p, int64_t s) {
+    float *st = p->state ? p->state + (size_t)s * p->slot_floats : NULL;
+    int64_t c;
+    if (st) memset(st, 0, p->slot_floats * sizeof(float));
+    for (c = 0; st && p->net && c < p->net->cfg.n_blocks; c++) {
+        if (p->net->blk[c].kind == LATTN_BLOCK_TTT) lattn_ttt_layer_state_init(&p->net->blk[c].u.ttt, st);
+        st += lattn__net_block_floats(&p->net->blk[c]);
+    }
+    for (c = 0; c < p->n_kv; c++) lattn_tf_cache_reset(&p->kv[c], s);
+}
+/* A pool of n_slots slots of sf state floats and n_kv KV pages of cap tokens (the models' caches:
+   tf[c]), all free. On failure nothing stays allocated. */
+static lattn_status lattn__pool_make(lattn_ctx *ctx, const char *who, lattn_pool *p, int64_t n_slots, size_t sf,
+                                     const lattn_tf_model *const *tf, int64_t n_kv, int64_t cap) {
+    size_t n;
+    int64_t s, c;
+    if (n_slots < 1 || n_slots >= (int64_t)1 << 40) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_slots = %lld", who, (long long)n_slots);
+    if (n_kv > 0 && (cap < 1 || cap >= (int64_t)1 << 40)) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: cap = %lld", who, (long long)cap);
+    if (lattn_size_mul(&n, (size_t)n_slots + 1, sf) != LATTN_OK || n > SIZE_MAX / sizeof(float))
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: %lld slots of %zu floats overflow", who, (long long)n_slots, sf);
     p->n_slots = n_slots;
+    p->slot_floats = sf;
+    p->cap = n_kv > 0 ? cap : 0;
+    p->pos = (int64_t *)lattn__alloc(ctx, (size_t)n_slots * sizeof(int64_t));
+    if (n_kv > 0) p->kv = (lattn_tf_cache *)lattn__alloc(ctx, (size_t)n_kv * sizeof(lattn_tf_cache));
+    if (sf > 0) p->state = (float *)lattn__alloc(ctx, n * sizeof(float));
+    if (!p->pos || (n_kv > 0 && !p->kv) || (sf > 0 && !p->state)) {
+        lattn_pool_free(ctx, p);
+        return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
+    }
+    for (c = 0; c < n_kv; c++) memset(&p->kv[c], 0, sizeof p->kv[c]);
+    for (c = 0; c < n_kv; c++, p->n_kv++) {
+        lattn_status st = lattn_tf_cache_init(ctx, &p->kv[c], tf[c], n_slots + 1, cap);
+        if (st != LATTN_OK) {
+            lattn_pool_free(ctx, p);
+            return st;
+        }
+    }
+    for (s = 0; s < n_slots; s++) p->pos[s] = -1;
     return LATTN_OK;
 }
 LATTN__DEF lattn_status lattn_pool_init_laplace(lattn_ctx *ctx, lattn_pool *p, const lattn_laplace_model *m, int64_t n_slots) {
     const char *who = "lattn_pool_init_laplace";
-    size_t sf, n;
+    size_t sf;
     if (!p) return lattn__fail(ctx, LATTN_E_NULL, "%s: pool is NULL", who);
     memset(p, 0, sizeof *p);
     if (!m || !m->arena) return lattn__fail(ctx, LATTN_E_NULL, "%s: model is NULL", who);
     if (m->cfg.vocab < 1) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: the model has no vocabulary (tokens in, logits out)", who);
-    if (n_slots < 1 || n_slots >= (int64_t)1 << 40) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_slots = %lld", who, (long long)n_slots);
     LATTN__TRY(lattn_laplace_state_floats(&m->cfg, &sf));
-    if (lattn_size_mul(&n, (size_t)n_slots + 1, sf) != LATTN_OK || n > SIZE_MAX / sizeof(float))
-        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: %lld slots of %zu floats overflow", who, (long long)n_slots, sf);
-    LATTN__TRY(lattn__alloc_floats(ctx, &p->state, n, who));
-    if (lattn__pool_start(ctx, who, p, n_slots) != LATTN_OK) {
-        lattn__free(ctx, p->state);
-        memset(p, 0, sizeof *p);
-        return LATTN_E_NOMEM;
-    }
-    p->slot_floats = sf;
+    LATTN__TRY(lattn__pool_make(ctx, who, p, n_slots, sf, NULL, 0, 0));
     p->laplace = m;
     return lattn__ok(ctx);
 }
@@ -20941,23 +20977,34 @@ LATTN__DEF lattn_status lattn_pool_init_tf(lattn_ctx *ctx, lattn_pool *p, const 
     memset(p, 0, sizeof *p);
     if (!m || !m->arena) return lattn__fail(ctx, LATTN_E_NULL, "%s: model is NULL", who);
     if (m->cfg.vocab < 1) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: the model has no vocabulary (tokens in, logits out)", who);
-    if (n_slots < 1 || n_slots >= (int64_t)1 << 40) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_slots = %lld", who, (long long)n_slots);
-    LATTN__TRY(lattn_tf_cache_init(ctx, &p->kv, m, n_slots + 1, cap));
-    if (lattn__pool_start(ctx, who, p, n_slots) != LATTN_OK) {
-        lattn_tf_cache_free(ctx, &p->kv);
-        memset(p, 0, sizeof *p);
-        return LATTN_E_NOMEM;
-    }
-    p->cap = cap;
-    p->slot_floats = (size_t)(2 * m->cfg.n_layers * cap * m->cfg.H_kv * m->cfg.K);
+    LATTN__TRY(lattn__pool_make(ctx, who, p, n_slots, 0, &m, 1, cap));
     p->tf = m;
     return lattn__ok(ctx);
 }
+LATTN__DEF lattn_status lattn_pool_init_net(lattn_ctx *ctx, lattn_pool *p, const lattn_net *m, int64_t n_slots, int64_t cap) {
+    const char *who = "lattn_pool_init_net";
+    const lattn_tf_model *tf[LATTN_NET_MAX_BLOCKS];
+    size_t sf = 0;
+    int64_t i, n_kv = 0;
+    if (!p) return lattn__fail(ctx, LATTN_E_NULL, "%s: pool is NULL", who);
+    memset(p, 0, sizeof *p);
+    if (!m || !m->arena || !m->blk) return lattn__fail(ctx, LATTN_E_NULL, "%s: net is NULL or not initialised", who);
+    for (i = 0; i < m->cfg.n_blocks; i++) {
+        if (m->blk[i].kind == LATTN_BLOCK_ATTN) tf[n_kv++] = &m->blk[i].u.tf;
+        if (lattn_size_add(&sf, sf, lattn__net_block_floats(&m->blk[i])) != LATTN_OK)
+            return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the state overflows", who);
+    }
+    LATTN__TRY(lattn__pool_make(ctx, who, p, n_slots, sf, tf, n_kv, cap));
+    p->net = m;
+    return lattn__ok(ctx);
+}
 LATTN__DEF void lattn_pool_free(lattn_ctx *ctx, lattn_pool *p) {
+    int64_t c;
     if (!p) return;
+    for (c = 0; c < p->n_kv; c++) lattn_tf_cache_free(ctx, &p->kv[c]);
+    lattn__free(ctx, p->kv);
     lattn__free(ctx, p->state);
     lattn__free(ctx, p->pos);
-    lattn_tf_cache_free(ctx, &p->kv);
     memset(p, 0, sizeof *p);
 }
 LATTN__DEF lattn_status lattn_pool_admit(lattn_ctx *ctx, lattn_pool *p, int64_t *slot) {
@@ -20982,11 +21029,84 @@ LATTN__DEF lattn_status lattn_pool_evict(lattn_ctx *ctx, lattn_pool *p, int64_t 
     p->pos[slot] = -1;
     return lattn__ok(ctx);
 }
+
+/* One decoding step of a net for n rows, row r on slot map[r] (checked): each block's step on the
+   rows' states, gathered per block into a contiguous copy and put back after the last block (so a
+   failure leaves every state as it was, and the KV pages' new entries are taken back), then the head. */
+static lattn_status lattn__net_step(lattn_ctx *ctx, lattn_pool *p, int64_t n, const int64_t *map, const int32_t *tok, float *logits,
+                                    const char *who) {
+    const lattn_net *m = p->net;
+    const int64_t D = m->cfg.D, F = m->cfg.ffn, SF = (int64_t)p->slot_floats, NB = m->cfg.n_blocks;
+    const int nthr = lattn__threads(ctx);
+    size_t most = 0, cnt;
+    float *mem, *X, *Y, *Hn, *F1, *F2, *S, *Sb, *lin, *swap;
+    int64_t i, r, off = 0, c = 0;
+    lattn__tf_rows rw;
+    lattn_status st = LATTN_OK;
+    for (i = 0; i < NB; i++) most = LATTN__MAX(most, lattn__net_block_floats(&m->blk[i]));
+    cnt = (size_t)(n * (3 * D + 2 * F + SF) + n * (int64_t)most) + (size_t)nthr * LATTN__LIN_WS(LATTN__MAX(D, F));
+    LATTN__TRY(lattn__alloc_floats(ctx, &mem, cnt, who));
+    {
+        float **const part[7] = { &X, &Y, &Hn, &F1, &F2, &S, &Sb };
+        const int64_t size[7] = { n * D, n * D, n * D, n * F, n * F, n * SF, n * (int64_t)most };
+        lattn__carve_floats(mem, part, size, 7);
+        lin = Sb + n * (int64_t)most;
+    }
+    for (r = 0; r < n; r++) {
+        if (SF) memcpy(S + r * SF, p->state + map[r] * SF, (size_t)SF * sizeof(float));
+        memcpy(X + r * D, m->tensors[0].data + (int64_t)tok[r] * D, (size_t)D * sizeof(float));
+    }
+    for (i = 0; i < NB && st == LATTN_OK; i++) {
+        const struct lattn__net_block *b = &m->blk[i];
+        const int64_t bf = (int64_t)lattn__net_block_floats(b);
+        for (r = 0; r < n; r++) memcpy(Sb + r * bf, S + r * SF + off, (size_t)bf * sizeof(float));
+        switch (b->kind) {
+        case LATTN_BLOCK_LAPLACE: st = lattn_laplace_step(ctx, &b->u.lap, n, NULL, X, Y, Sb); break;
+        case LATTN_BLOCK_PRISM: st = lattn_prism_p2_step(ctx, &b->u.pr, n, X, Y, Sb); break;
+        case LATTN_BLOCK_TTT: st = lattn_ttt_layer_step(ctx, &b->u.ttt, n, X, Y, Sb); break;
+        case LATTN_BLOCK_ATTN:
+            lattn__tf_rows_plain(&rw, 1, NULL, X);
+            st = lattn__tf_run(ctx, &b->u.tf, n, &rw, Y, NULL, &p->kv[c], map, LATTN_FORM_STEP, who);
+            c += st == LATTN_OK;
+            break;
+        case LATTN_BLOCK_GDN:
+            lattn__rmsnorm_rows(nthr, n, D, X, b->norm, m->cfg.norm_eps, Hn);
+            st = lattn_gdn_step(ctx, &b->u.gdn, n, Hn, Y, Sb);
+            for (r = 0; st == LATTN_OK && r < n * D; r++) Y[r] += X[r];
+            break;
+        case LATTN_BLOCK_FFN:
+            lattn__rmsnorm_rows(nthr, n, D, X, b->norm, m->cfg.norm_eps, Hn);
+            lattn__linear(nthr, n, F, D, Hn, b->wg, F1, LATTN__LIN_DEC, lin);
+            lattn__linear(nthr, n, F, D, Hn, b->wu, F2, LATTN__LIN_DEC, lin);
+            lattn__swiglu_rows(nthr, n, F, F1, F2, F1);
+            memcpy(Y, X, (size_t)(n * D) * sizeof(float));
+            lattn__linear(nthr, n, D, F, F1, b->wd, Y, LATTN__LIN_DEC | LATTN__LIN_ACC, lin);
+            break;
+        }
+        for (r = 0; st == LATTN_OK && r < n; r++) memcpy(S + r * SF + off, Sb + r * bf, (size_t)bf * sizeof(float));
+        off += bf;
+        swap = X;
+        X = Y;
+        Y = swap;
+    }
+    if (st == LATTN_OK) {
+        lattn__rmsnorm_rows(nthr, n, D, X, m->tensors[m->n_tensors - 1].data, m->cfg.norm_eps, Hn);
+        lattn__linear(nthr, n, m->cfg.vocab, D, Hn, m->tensors[0].data, logits, LATTN__LIN_DEC, lin);
+        for (r = 0; SF && r < n; r++) memcpy(p->state + map[r] * SF, S + r * SF, (size_t)SF * sizeof(float));
+    } else                                                   /* the pages (one layer each) that took this step's entry give it back */
+        for (; c > 0; c--)
+            for (r = 0; r < n; r++) {
+                p->kv[c - 1].len[map[r]]--;
+                p->kv[c - 1].pos[map[r]]--;
+            }
+    lattn__free(ctx, mem);
+    return st;
+}
 LATTN__DEF lattn_status lattn_pool_prefill(lattn_ctx *ctx, lattn_pool *p, int64_t slot, int64_t T, const int32_t *tokens,
                                            float *logits) {
     const char *who = "lattn_pool_prefill";
     lattn__tf_rows rw;
-    int64_t t;
+    int64_t t, V;
     lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__pool_check(ctx, who, p, slot, 1));
     if (p->laplace) {
@@ -20995,20 +21115,25 @@ LATTN__DEF lattn_status lattn_pool_prefill(lattn_ctx *ctx, lattn_pool *p, int64_
         p->pos[slot] += T;
         return lattn__ok(ctx);
     }
-    LATTN__TRY(lattn__tf_args(ctx, who, p->tf, 1, T, tokens, NULL, logits, NULL));
-    if (T > p->cap - p->pos[slot])
+    V = p->tf ? p->tf->cfg.vocab : p->net->cfg.vocab;
+    if (p->tf) LATTN__TRY(lattn__tf_args(ctx, who, p->tf, 1, T, tokens, NULL, logits, NULL));
+    else LATTN__TRY(lattn__net_args(ctx, who, p->net, 1, T, tokens, NULL));
+    if (T > 0 && !logits) return lattn__fail(ctx, LATTN_E_NULL, "%s: logits is NULL", who);
+    if (p->n_kv > 0 && T > p->cap - p->pos[slot])
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: %lld tokens do not fit slot %lld (%lld of %lld used)", who, (long long)T,
                            (long long)slot, (long long)p->pos[slot], (long long)p->cap);
-    if (T == 0) return lattn__ok(ctx);
-    if (p->pos[slot] == 0) {                                  /* a fresh page: the chunked forward fills it */
+    if (p->tf && p->pos[slot] == 0 && T > 0) {                /* a fresh page: the chunked forward fills it */
         lattn__tf_rows_plain(&rw, T, tokens, NULL);
-        st = lattn__tf_run(ctx, p->tf, 1, &rw, logits, NULL, &p->kv, &slot, LATTN_FORM_CHUNK, who);
+        st = lattn__tf_run(ctx, p->tf, 1, &rw, logits, NULL, p->kv, &slot, LATTN_FORM_CHUNK, who);
+        p->pos[slot] += st == LATTN_OK ? T : 0;
     } else
-        for (t = 0; t < T && st == LATTN_OK; t++) {          /* continuing a page: token by token */
-            lattn__tf_rows_plain(&rw, 1, tokens + t, NULL);
-            st = lattn__tf_run(ctx, p->tf, 1, &rw, logits + t * p->tf->cfg.vocab, NULL, &p->kv, &slot, LATTN_FORM_STEP, who);
+        for (t = 0; t < T && st == LATTN_OK; t++) {          /* token by token */
+            if (p->tf) {
+                lattn__tf_rows_plain(&rw, 1, tokens + t, NULL);
+                st = lattn__tf_run(ctx, p->tf, 1, &rw, logits + t * V, NULL, p->kv, &slot, LATTN_FORM_STEP, who);
+            } else st = lattn__net_step(ctx, p, 1, &slot, tokens + t, logits + t * V, who);
+            p->pos[slot] += st == LATTN_OK;
         }
-    p->pos[slot] = p->kv.pos[slot];
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 LATTN__DEF lattn_status lattn_pool_step(lattn_ctx *ctx, lattn_pool *p, int64_t n, const int64_t *slots, const int32_t *tokens,
@@ -21017,10 +21142,11 @@ LATTN__DEF lattn_status lattn_pool_step(lattn_ctx *ctx, lattn_pool *p, int64_t n
     int64_t i, *map;
     int32_t *tok;
     unsigned char *seen;
+    int pads = 0;
     lattn__tf_rows rw;
     lattn_status st;
     if (!p || !p->pos) return lattn__fail(ctx, LATTN_E_NULL, "%s: the pool is NULL or not initialised", who);
-    if (n < 0 || n > p->n_slots * 64) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n = %lld rows", who, (long long)n);
+    if (n < 0 || n > p->n_slots * 64) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n = %lld rows (at most 64 per slot)", who, (long long)n);
     if (n == 0) return lattn__ok(ctx);
     if (!slots || !tokens || !logits) return lattn__fail(ctx, LATTN_E_NULL, "%s: slots, tokens or logits is NULL", who);
     /* the rows' cache indices (a pad row: the scratch slot) and tokens, then the slots seen */
@@ -21032,87 +21158,103 @@ LATTN__DEF lattn_status lattn_pool_step(lattn_ctx *ctx, lattn_pool *p, int64_t n
     for (i = 0, st = LATTN_OK; i < n && st == LATTN_OK; i++) {
         map[i] = slots[i] < 0 ? p->n_slots : slots[i];
         tok[i] = slots[i] < 0 ? 0 : tokens[i];
+        pads |= slots[i] < 0;
         if (slots[i] < -1) st = lattn__fail(ctx, LATTN_E_DOMAIN, "%s: slots[%lld] = %lld (a pad row is -1)", who, (long long)i, (long long)slots[i]);
         else if (slots[i] >= 0 && (st = lattn__pool_check(ctx, who, p, slots[i], 1)) != LATTN_OK) {}
         else if (slots[i] >= 0 && seen[slots[i]]++)
             st = lattn__fail(ctx, LATTN_E_DOMAIN, "%s: slot %lld appears twice in one step", who, (long long)slots[i]);
-        else if (slots[i] >= 0 && p->tf && p->pos[slots[i]] >= p->cap)
+        else if (slots[i] >= 0 && p->n_kv > 0 && p->pos[slots[i]] >= p->cap)
             st = lattn__fail(ctx, LATTN_E_SHAPE, "%s: slot %lld's page is full (%lld tokens)", who, (long long)slots[i], (long long)p->cap);
     }
     if (st == LATTN_OK) st = p->laplace ? lattn__laplace_args(ctx, who, p->laplace, n, 1, tok, NULL, logits)
-                                        : lattn__tf_args(ctx, who, p->tf, n, 1, tok, NULL, logits, NULL);
+                             : p->tf ? lattn__tf_args(ctx, who, p->tf, n, 1, tok, NULL, logits, NULL)
+                                     : lattn__net_args(ctx, who, p->net, n, 1, tok, NULL);
     if (st == LATTN_OK) {
-        lattn__pool_clear(p, p->n_slots);
+        if (pads) lattn__pool_clear(p, p->n_slots);
         if (p->laplace) st = lattn__laplace_run(ctx, p->laplace, n, 1, tok, NULL, logits, p->state, map, LATTN_FORM_STEP, who);
-        else {
+        else if (p->tf) {
             lattn__tf_rows_plain(&rw, 1, tok, NULL);
-            st = lattn__tf_run(ctx, p->tf, n, &rw, logits, NULL, &p->kv, map, LATTN_FORM_STEP, who);
-        }
+            st = lattn__tf_run(ctx, p->tf, n, &rw, logits, NULL, p->kv, map, LATTN_FORM_STEP, who);
+        } else st = lattn__net_step(ctx, p, n, map, tok, logits, who);
     }
     for (i = 0; st == LATTN_OK && i < n; i++)
         if (slots[i] >= 0) p->pos[slots[i]]++;
     lattn__free(ctx, map);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
-/* "laplace L=2 D=64 ..." or "tf L=2 D=64 ...": the sizes a slot's memory depends on. */
+/* "laplace L=2 D=64 ...", "tf L=2 D=64 ..." or "net laplace,attn D=64 ...": the sizes a slot's memory depends on. */
 static void lattn__pool_config(const lattn_pool *p, char *buf, size_t cap) {
     if (p->laplace) {
         const lattn_laplace_config *c = &p->laplace->cfg;
         snprintf(buf, cap, "laplace L=%lld D=%lld H=%lld K=%lld V=%lld W=%lld", (long long)c->n_layers, (long long)c->D,
                  (long long)c->H, (long long)c->K, (long long)c->V, (long long)c->conv_w);
-    } else {
+    } else if (p->tf) {
         const lattn_tf_config *c = &p->tf->cfg;
         snprintf(buf, cap, "tf L=%lld D=%lld H=%lld H_kv=%lld K=%lld", (long long)c->n_layers, (long long)c->D, (long long)c->H,
                  (long long)c->H_kv, (long long)c->K);
+    } else {
+        const lattn_net_config *c = &p->net->cfg;
+        size_t k = (size_t)snprintf(buf, cap, "net D=%lld H=%lld S=%lld R=%lld mlp=%lld mb=%lld", (long long)c->D, (long long)c->H,
+                                    (long long)c->prism_S, (long long)c->prism_R, (long long)c->ttt_mlp, (long long)c->ttt_mini_batch);
+        int64_t i;
+        for (i = 0; i < c->n_blocks && k < cap; i++) k += (size_t)snprintf(buf + k, cap - k, " %s", lattn_block_name(c->blocks[i]));
     }
 }
+#define LATTN__POOL_CFG 640                  /* the configuration string's room (64 block names) */
 LATTN__DEF lattn_status lattn_pool_save_slot(lattn_ctx *ctx, const lattn_pool *p, int64_t slot, unsigned char **out, size_t *size) {
     const char *who = "lattn_pool_save_slot";
-    char cfg[160], pos[32];
+    char cfg[LATTN__POOL_CFG], pos[32], names[2 * LATTN_NET_MAX_BLOCKS][16];
     const char *meta[6];
-    lattn_st_entry e[2];
-    int64_t shape[3], l, W;
+    lattn_st_entry e[2 * LATTN_NET_MAX_BLOCKS + 1];
+    int64_t shape[2 * LATTN_NET_MAX_BLOCKS + 1][3], c, l, ne = 0;
     float *buf = NULL;
+    size_t W = 0, page;
     lattn_status st;
     LATTN__TRY(lattn__pool_check(ctx, who, p, slot, 1));
     if (!out || !size) return lattn__fail(ctx, LATTN_E_NULL, "%s: out or size is NULL", who);
+    memset(e, 0, sizeof e);
     lattn__pool_config(p, cfg, sizeof cfg);
     snprintf(pos, sizeof pos, "%lld", (long long)p->pos[slot]);
     meta[0] = "pool.model";
-    meta[1] = p->laplace ? "laplace" : "tf";
+    meta[1] = p->laplace ? "laplace" : p->tf ? "tf" : "net";
     meta[2] = "pool.config";
     meta[3] = cfg;
     meta[4] = "pool.pos";
     meta[5] = pos;
-    e[0].dtype = e[1].dtype = LATTN_DTYPE_F32;
-    e[0].shape = e[1].shape = shape;
-    if (p->laplace) {
-        shape[0] = (int64_t)p->slot_floats;
-        e[0].name = "state";
-        e[0].ndim = 1;
-        e[0].data = p->state + (size_t)slot * p->slot_floats;
-        return lattn_st_serialize(ctx, e, 1, meta, 3, out, size);
+    for (c = 0, page = 0; c < p->n_kv; c++) page += (size_t)(p->kv[c].n_layers * p->pos[slot] * p->kv[c].H_kv * p->kv[c].K);
+    if (p->n_kv > 0) LATTN__TRY(lattn__alloc_floats(ctx, &buf, 2 * LATTN__MAX(page, 1), who));
+    if (p->slot_floats) {
+        shape[ne][0] = (int64_t)p->slot_floats;
+        e[ne].name = "state";
+        e[ne].ndim = 1;
+        e[ne].data = p->state + (size_t)slot * p->slot_floats;
+        ne++;
     }
-    W = p->kv.H_kv * p->kv.K;                                  /* a page's first pos entries of every layer, gathered */
-    shape[0] = p->kv.n_layers;
-    shape[1] = p->pos[slot];
-    shape[2] = W;
-    LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)(2 * shape[0] * LATTN__MAX(shape[1], 1) * W), who));
-    for (l = 0; l < p->kv.n_layers; l++) {
-        const size_t src = (size_t)((l * p->kv.B + slot) * p->kv.cap * W), dst = (size_t)(l * shape[1] * W), cnt = (size_t)(shape[1] * W);
-        memcpy(buf + dst, p->kv.k + src, cnt * sizeof(float));
-        memcpy(buf + (size_t)(shape[0] * shape[1] * W) + dst, p->kv.v + src, cnt * sizeof(float));
+    for (c = 0, page = 0; c < p->n_kv; c++) {               /* each page's first pos entries of every layer, gathered */
+        const lattn_tf_cache *kv = &p->kv[c];
+        int k;
+        W = (size_t)(kv->H_kv * kv->K);
+        for (k = 0; k < 2; k++, ne++) {
+            shape[ne][0] = kv->n_layers;
+            shape[ne][1] = p->pos[slot];
+            shape[ne][2] = (int64_t)W;
+            snprintf(names[2 * c + k], sizeof names[0], "%s.%lld", k ? "v" : "k", (long long)c);
+            e[ne].name = names[2 * c + k];
+            e[ne].ndim = 3;
+            e[ne].data = buf + page;
+            for (l = 0; l < kv->n_layers; l++, page += (size_t)p->pos[slot] * W)
+                memcpy(buf + page, (k ? kv->v : kv->k) + (size_t)((l * kv->B + slot) * kv->cap) * W, (size_t)p->pos[slot] * W * sizeof(float));
+        }
     }
-    e[0].name = "k";
-    e[1].name = "v";
-    e[0].ndim = e[1].ndim = 3;
-    e[0].data = buf;
-    e[1].data = buf + shape[0] * shape[1] * W;
-    st = lattn_st_serialize(ctx, e, 2, meta, 3, out, size);
+    for (c = 0; c < ne; c++) {
+        e[c].dtype = LATTN_DTYPE_F32;
+        e[c].shape = shape[c];
+    }
+    st = lattn_st_serialize(ctx, e, ne, meta, 3, out, size);
     lattn__free(ctx, buf);
     return st;
 }
-/* Tensor `name` of f as float32 [n0][n1][n2] (n = n0·n1·n2, the dimensions given: ndim of them). */
+/* Tensor `name` of f as float32 of exactly the shape given (ndim dimensions) into out. */
 static lattn_status lattn__pool_tensor(lattn_ctx *ctx, const char *who, const lattn_st_file *f, const char *name, int ndim,
                                        const int64_t *shape, float *out) {
     const lattn_st_tensor *t = lattn_st_find(f, name);
@@ -21127,40 +21269,48 @@ static lattn_status lattn__pool_tensor(lattn_ctx *ctx, const char *who, const la
 }
 LATTN__DEF lattn_status lattn_pool_load_slot(lattn_ctx *ctx, lattn_pool *p, int64_t slot, const lattn_st_file *f) {
     const char *who = "lattn_pool_load_slot";
-    char cfg[160], *end;
+    char cfg[LATTN__POOL_CFG], name[32], *end;
     const char *model, *fcfg, *fpos;
-    int64_t shape[3], l, W, pos;
+    int64_t shape[3], c, l, pos;
     float *buf;
-    lattn_status st;
+    size_t page = 0, at;
+    lattn_status st = LATTN_OK;
     LATTN__TRY(lattn__pool_check(ctx, who, p, slot, 1));
     if (!f) return lattn__fail(ctx, LATTN_E_NULL, "%s: file is NULL", who);
     lattn__pool_config(p, cfg, sizeof cfg);
     model = lattn_st_meta(f, "pool.model");
     fcfg = lattn_st_meta(f, "pool.config");
     fpos = lattn_st_meta(f, "pool.pos");
-    if (!model || !fcfg || !fpos || strcmp(model, p->laplace ? "laplace" : "tf") != 0 || strcmp(fcfg, cfg) != 0)
+    if (!model || !fcfg || !fpos || strcmp(model, p->laplace ? "laplace" : p->tf ? "tf" : "net") != 0 || strcmp(fcfg, cfg) != 0)
         return lattn__fail(ctx, LATTN_E_FORMAT, "%s: the file holds a slot of another model or shape (want \"%s\")", who, cfg);
     errno = 0;
     pos = (int64_t)strtoll(fpos, &end, 10);
-    if (end == fpos || *end || errno || pos < 0 || (p->tf && pos > p->cap))
+    if (end == fpos || *end || errno || pos < 0 || (p->n_kv > 0 && pos > p->cap))
         return lattn__fail(ctx, LATTN_E_FORMAT, "%s: pool.pos = \"%s\" is not a position this pool can hold", who, fpos);
-    W = p->tf ? p->kv.H_kv * p->kv.K : 0;
-    shape[0] = p->tf ? p->kv.n_layers : (int64_t)p->slot_floats;
-    shape[1] = pos;
-    shape[2] = W;
-    LATTN__TRY(lattn__alloc_floats(ctx, &buf, p->laplace ? p->slot_floats : (size_t)(2 * shape[0] * LATTN__MAX(pos, 1) * W), who));
-    if (p->laplace) st = lattn__pool_tensor(ctx, who, f, "state", 1, shape, buf);
-    else if ((st = lattn__pool_tensor(ctx, who, f, "k", 3, shape, buf)) == LATTN_OK)
-        st = lattn__pool_tensor(ctx, who, f, "v", 3, shape, buf + shape[0] * pos * W);
-    if (st == LATTN_OK && p->laplace) memcpy(p->state + (size_t)slot * p->slot_floats, buf, p->slot_floats * sizeof(float));
-    for (l = 0; st == LATTN_OK && p->tf && l < p->kv.n_layers; l++) {
-        const size_t dst = (size_t)((l * p->kv.B + slot) * p->kv.cap * W), src = (size_t)(l * pos * W), cnt = (size_t)(pos * W);
-        memcpy(p->kv.k + dst, buf + src, cnt * sizeof(float));
-        memcpy(p->kv.v + dst, buf + (size_t)(shape[0] * pos * W) + src, cnt * sizeof(float));
-        p->kv.len[l * p->kv.B + slot] = pos;
+    for (c = 0; c < p->n_kv; c++) page += (size_t)(p->kv[c].n_layers * pos * p->kv[c].H_kv * p->kv[c].K);
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, LATTN__MAX(p->slot_floats + 2 * page, 1), who));
+    shape[0] = (int64_t)p->slot_floats;                     /* read everything, then write the slot */
+    if (p->slot_floats) st = lattn__pool_tensor(ctx, who, f, "state", 1, shape, buf);
+    for (c = 0, at = p->slot_floats; st == LATTN_OK && c < 2 * p->n_kv; c++) {
+        const lattn_tf_cache *kv = &p->kv[c / 2];
+        shape[0] = kv->n_layers;
+        shape[1] = pos;
+        shape[2] = kv->H_kv * kv->K;
+        snprintf(name, sizeof name, "%s.%lld", c % 2 ? "v" : "k", (long long)(c / 2));
+        st = lattn__pool_tensor(ctx, who, f, name, 3, shape, buf + at);
+        at += (size_t)(shape[0] * pos * shape[2]);
     }
     if (st == LATTN_OK) {
-        if (p->tf) p->kv.pos[slot] = pos;
+        if (p->slot_floats) memcpy(p->state + (size_t)slot * p->slot_floats, buf, p->slot_floats * sizeof(float));
+        for (c = 0, at = p->slot_floats; c < 2 * p->n_kv; c++) {
+            lattn_tf_cache *kv = &p->kv[c / 2];
+            const size_t W = (size_t)(kv->H_kv * kv->K);
+            for (l = 0; l < kv->n_layers; l++, at += (size_t)pos * W) {
+                memcpy((c % 2 ? kv->v : kv->k) + (size_t)((l * kv->B + slot) * kv->cap) * W, buf + at, (size_t)pos * W * sizeof(float));
+                kv->len[l * kv->B + slot] = pos;
+            }
+            kv->pos[slot] = pos;
+        }
         p->pos[slot] = pos;
     }
     lattn__free(ctx, buf);

@@ -1562,13 +1562,13 @@ static void srv_fill(lattn_pool *p, int64_t ctx, lattn_rng *r) {
     for (s = 0; s < p->n_slots; s++) {
         p->pos[s] = ctx;
         if (p->laplace) lattn_rng_fill_normal(r, p->state + (size_t)s * p->slot_floats, p->slot_floats, 0, 0.1f);
-        for (l = 0; p->tf && l < p->kv.n_layers; l++) {
-            const size_t w = (size_t)(p->kv.H_kv * p->kv.K), at = (size_t)((l * p->kv.B + s) * p->kv.cap) * w;
-            lattn_rng_fill_normal(r, p->kv.k + at, (size_t)ctx * w, 0, 1);
-            lattn_rng_fill_normal(r, p->kv.v + at, (size_t)ctx * w, 0, 1);
-            p->kv.len[l * p->kv.B + s] = ctx;
+        for (l = 0; p->tf && l < p->kv[0].n_layers; l++) {
+            const size_t w = (size_t)(p->kv[0].H_kv * p->kv[0].K), at = (size_t)((l * p->kv[0].B + s) * p->kv[0].cap) * w;
+            lattn_rng_fill_normal(r, p->kv[0].k + at, (size_t)ctx * w, 0, 1);
+            lattn_rng_fill_normal(r, p->kv[0].v + at, (size_t)ctx * w, 0, 1);
+            p->kv[0].len[l * p->kv[0].B + s] = ctx;
         }
-        if (p->tf) p->kv.pos[s] = ctx;
+        if (p->tf) p->kv[0].pos[s] = ctx;
     }
 }
 static void bench_serve(void) {
