@@ -10,9 +10,11 @@
                           backward at that T (a counting allocator; the kept workspace included),
                           against T;
      decoding memory      lattn_net_state_floats: the bytes one sequence holds after T tokens (a
-                          constant state, or a KV cache that grows: whether the model streams).
-   It prints a Markdown table and writes four SVG charts (examples/svg_plot.h) into DIR (default
-   build): throughput_vs_T.svg, prefill_vs_T.svg, memory_vs_T.svg, state_vs_T.svg.
+                          constant state, or a KV cache that grows: whether the model streams);
+     per-token latency    one decoding step (lattn_pool_step on a one-slot lattn_pool_init_net) after
+                          a context of T tokens, median of 3.
+   It prints a Markdown table and writes five SVG charts (examples/svg_plot.h) into DIR (default
+   build): throughput_vs_T.svg, prefill_vs_T.svg, memory_vs_T.svg, state_vs_T.svg, decode_vs_T.svg.
 
    Usage: evaluate [--out DIR] [--T LIST] [--arch LIST] [--threads N]     (LIST comma-separated) */
 #define _POSIX_C_SOURCE 199309L
@@ -63,7 +65,7 @@ static int cmp(const void *a, const void *b) { double x = *(const double *)a, y 
 int main(int argc, char **argv) {
     const char *out = "build", *only = NULL;
     int64_t Ts[MAX_T] = { 256, 512, 1024, 2048 }, nT = 4, ti;
-    double Tx[MAX_T], tput[N_ARCH][MAX_T], pre[N_ARCH][MAX_T], mem[N_ARCH][MAX_T], state[N_ARCH][MAX_T];
+    double Tx[MAX_T], tput[N_ARCH][MAX_T], pre[N_ARCH][MAX_T], mem[N_ARCH][MAX_T], state[N_ARCH][MAX_T], dec[N_ARCH][MAX_T];
     svg_series s[N_ARCH];
     char path[512];
     counter cnt = { 0, 0 };
@@ -86,7 +88,8 @@ int main(int argc, char **argv) {
     ctx.keep_workspace = 1;                        /* the layers' workspaces kept between calls */
     for (ti = 0; ti < nT; ti++) Tx[ti] = (double)Ts[ti];
     printf("evaluate: width %d, %d heads, vocabulary %d, batch %d; %s\n\n", D, HEADS, VOCAB, BATCH, lattn_build_info());
-    printf("| arch | params | T | train tokens/s | prefill ms (1 seq) | peak activation MB | decoding state MB |\n|---|---|---|---|---|---|---|\n");
+    printf("| arch | params | T | train tokens/s | prefill ms (1 seq) | peak activation MB | decoding state MB | ms per token after T |\n"
+           "|---|---|---|---|---|---|---|---|\n");
     for (a = 0; a < N_ARCH; a++) {
         lattn_net_config c;
         lattn_net m;
@@ -130,8 +133,27 @@ int main(int argc, char **argv) {
             pre[ns][ti] = 1e3 * t[reps / 2];
             if (lattn_net_state_floats(&ctx, &m, T, &sf) != LATTN_OK) return 1;
             state[ns][ti] = 4.0 * (double)sf / 1e6;
-            printf("| %s | %zu | %lld | %.0f | %.1f | %.1f | %.3f |\n", archs[a].name, m.n_params, (long long)T, tput[ns][ti], pre[ns][ti],
-                   mem[ns][ti], state[ns][ti]);
+            {   /* one decoding step after a context of T tokens, in a one-slot pool */
+                lattn_pool p;
+                int64_t slot;
+                float *lg = (float *)malloc((size_t)(T * VOCAB) * sizeof *lg);
+                if (lattn_pool_init_net(&ctx, &p, &m, 1, T + reps) != LATTN_OK || lattn_pool_admit(&ctx, &p, &slot) != LATTN_OK ||
+                    lattn_pool_prefill(&ctx, &p, slot, T, tok, lg) != LATTN_OK) {
+                    printf("%s: %s\n", archs[a].name, lattn_ctx_error(&ctx));
+                    return 1;
+                }
+                for (k = 0; k < reps; k++) {
+                    t0 = now();
+                    if (lattn_pool_step(&ctx, &p, 1, &slot, tok + T + k, lg) != LATTN_OK) return 1;
+                    t[k] = now() - t0;
+                }
+                qsort(t, (size_t)reps, sizeof t[0], cmp);
+                dec[ns][ti] = 1e3 * t[reps / 2];
+                lattn_pool_free(&ctx, &p);
+                free(lg);
+            }
+            printf("| %s | %zu | %lld | %.0f | %.1f | %.1f | %.3f | %.3f |\n", archs[a].name, m.n_params, (long long)T, tput[ns][ti],
+                   pre[ns][ti], mem[ns][ti], state[ns][ti], dec[ns][ti]);
             fflush(stdout);
         }
         s[ns].name = archs[a].name;
@@ -143,14 +165,16 @@ int main(int argc, char **argv) {
         lattn_net_free(&ctx, &m);
     }
     {
-        static const char *const files[4] = { "throughput_vs_T.svg", "prefill_vs_T.svg", "memory_vs_T.svg", "state_vs_T.svg" };
-        static const char *const titles[4] = { "Training throughput (forward + backward)", "Prefill latency, one sequence",
-                                                "Peak activation memory of a training step", "Decoding memory of one sequence" };
-        static const char *const ylabels[4] = { "tokens / s", "ms", "MB", "MB" };
+        static const char *const files[5] = { "throughput_vs_T.svg", "prefill_vs_T.svg", "memory_vs_T.svg", "state_vs_T.svg",
+                                              "decode_vs_T.svg" };
+        static const char *const titles[5] = { "Training throughput (forward + backward)", "Prefill latency, one sequence",
+                                                "Peak activation memory of a training step", "Decoding memory of one sequence",
+                                                "Per-token decoding latency after T tokens" };
+        static const char *const ylabels[5] = { "tokens / s", "ms", "MB", "MB", "ms" };
         int f;
-        for (f = 0; f < 4; f++) {
+        for (f = 0; f < 5; f++) {
             svg_axes ax;
-            for (a = 0; a < ns; a++) s[a].y = f == 0 ? tput[a] : f == 1 ? pre[a] : f == 2 ? mem[a] : state[a];
+            for (a = 0; a < ns; a++) s[a].y = f == 0 ? tput[a] : f == 1 ? pre[a] : f == 2 ? mem[a] : f == 3 ? state[a] : dec[a];
             ax.title = titles[f];
             ax.xlabel = "sequence length T";
             ax.ylabel = ylabels[f];
