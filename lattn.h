@@ -11582,19 +11582,21 @@ enum { LATTN__LIN_ACC = 1, LATTN__LIN_DEC = 2 };
    j0 <= j < j0 + nc. Every output is one vector accumulator walking K a vector at a time (the
    tail masked), then summed across its lanes: its bits depend on K alone, never on M, on the row's
    place in the batch or on its neighbours, whatever tile computes it. Tiles of DEC_MR input rows x
-   DEC_NR weight rows share their loads (6 x 4 = 24 accumulators in the 32 registers of AVX-512,
-   4 x 2 elsewhere), so a batch reads each weight row once; rows past the edge re-read a valid row
-   and their sums are dropped. */
+   DEC_NR weight rows share their loads (4 x 4: 16 accumulators and their 8 operands in the 32
+   registers of AVX-512; 4 x 2 elsewhere), so a batch reads each weight row once; rows past the
+   edge re-read a valid row and their sums are dropped. */
 #if LATTN__VW == 16
-#  define LATTN__DEC_MR 6
+#  define LATTN__DEC_MR 4
 #  define LATTN__DEC_NR 4
-#  define LATTN__DEC_ROWS(F) F(0) F(1) F(2) F(3) F(4) F(5)
+#  define LATTN__DEC_ROWS(F) F(0) F(1) F(2) F(3)
 #  define LATTN__DEC_COLS(F, r) F(r, 0) F(r, 1) F(r, 2) F(r, 3)
+#  define LATTN__DEC_WS(F) F(0) F(1) F(2) F(3)
 #else
 #  define LATTN__DEC_MR 4
 #  define LATTN__DEC_NR 2
 #  define LATTN__DEC_ROWS(F) F(0) F(1) F(2) F(3)
 #  define LATTN__DEC_COLS(F, r) F(r, 0) F(r, 1)
+#  define LATTN__DEC_WS(F) F(0) F(1)
 #endif
 static void lattn__linear_dec(int64_t M, int64_t j0, int64_t nc, int64_t K, const float *X, const float *W, float *Y,
                               int64_t N, int acc) {
@@ -11604,7 +11606,6 @@ static void lattn__linear_dec(int64_t M, int64_t j0, int64_t nc, int64_t K, cons
         for (i0 = 0; i0 < M; i0 += LATTN__DEC_MR) {
             const float *w[LATTN__DEC_NR], *x[LATTN__DEC_MR];
             float s[LATTN__DEC_MR][LATTN__DEC_NR];
-            lattn__vf b[LATTN__DEC_NR], a;
             /* the tile's accumulators c<r><q>, named so that they live in registers */
 #define LATTN__DEC_ZERO(r, q) lattn__vf c##r##q = lattn__vzero();
 #define LATTN__DEC_ZERO_ROW(r) LATTN__DEC_COLS(LATTN__DEC_ZERO, r)
@@ -11614,9 +11615,11 @@ static void lattn__linear_dec(int64_t M, int64_t j0, int64_t nc, int64_t K, cons
             for (q = 0; q < LATTN__DEC_NR; q++) w[q] = W + LATTN__MIN(j + q, j0 + nc - 1) * K;
             for (r = 0; r < LATTN__DEC_MR; r++) x[r] = X + (i0 + r < M ? i0 + r : i0) * K;
             /* one step of every accumulator, the vectors loaded by LATTN__DEC_LD (full, then the masked tail) */
-#define LATTN__DEC_FMA(r, q) c##r##q = lattn__vfma(a, b[q], c##r##q);
-#define LATTN__DEC_ROW(r) a = LATTN__DEC_LD(x[r] + k); LATTN__DEC_COLS(LATTN__DEC_FMA, r)
-#define LATTN__DEC_STEP for (q = 0; q < LATTN__DEC_NR; q++) b[q] = LATTN__DEC_LD(w[q] + k); LATTN__DEC_ROWS(LATTN__DEC_ROW)
+#define LATTN__DEC_FMA(r, q) c##r##q = lattn__vfma(a##r, b##q, c##r##q);
+#define LATTN__DEC_ROW(r) LATTN__DEC_COLS(LATTN__DEC_FMA, r)
+#define LATTN__DEC_X(r) const lattn__vf a##r = LATTN__DEC_LD(x[r] + k);
+#define LATTN__DEC_W(q) const lattn__vf b##q = LATTN__DEC_LD(w[q] + k);
+#define LATTN__DEC_STEP LATTN__DEC_WS(LATTN__DEC_W) LATTN__DEC_ROWS(LATTN__DEC_X) LATTN__DEC_ROWS(LATTN__DEC_ROW)
 #define LATTN__DEC_LD(p) lattn__vload(p)
             for (k = 0; k + LATTN__VW <= K; k += LATTN__VW) {
                 LATTN__DEC_STEP
@@ -11628,6 +11631,8 @@ static void lattn__linear_dec(int64_t M, int64_t j0, int64_t nc, int64_t K, cons
             }
 #undef LATTN__DEC_LD
 #undef LATTN__DEC_STEP
+#undef LATTN__DEC_W
+#undef LATTN__DEC_X
 #undef LATTN__DEC_ROW
 #undef LATTN__DEC_FMA
 #define LATTN__DEC_SUM(r, q) s[r][q] = lattn__vhsum(c##r##q);
