@@ -33,7 +33,8 @@
    and chunk 64 it is the GPU path.
 
    On top, lattn_net (>>net) builds a language model from any list of these layers and trains it:
-   loss, backward, gradient accumulation, the optimizers (>>optim), checkpoints.
+   loss, backward, gradient accumulation, the optimizers (>>optim), checkpoints; lattn_pool (>>serve)
+   decodes many sequences at once from fixed slots, each sequence's bits independent of the batch.
 
    Not covered: GPU execution, half precision.
 
@@ -99,7 +100,7 @@
    A model (or block) is called as lattn_<model>_<verb>(ctx, model, B, T, inputs, outputs, state):
      forward_ref  double, token by token (and a float64 copy of the output, *64)
      forward      float32: threaded GEMMs around the mixers' _chunk
-     step         one token of B sequences on their states (GEMVs around the mixers' _step)
+     step         one token of B sequences on their states (batch-invariant GEMMs around the mixers' _step)
      backward_ref, backward   the gradients of every weight (and the input), double and float32:
                   every model below has backward_ref, and backward where it has forward
    and its weights live in one arena of named tensors, with one grammar:
@@ -118,7 +119,8 @@
      tcn_demo    lattn_tcn_demo            x          x               x       (reads the last token)
      net         lattn_net                            x               x       (fresh sequences; a composition
                                                                               of the layers above: forward,
-                                                                              backward, train_step)
+                                                                              backward, train_step; decoding
+                                                                              through lattn_pool_init_net)
 
    =====================================================================================================
    TABLE OF CONTENTS  (grep the tag, e.g.  grep -n '>>tiler' lattn.h)
@@ -158,6 +160,8 @@
      >>optim       optimizers: AdamW exactly as PyTorch's single-tensor path; Muon (NS5); sharded
                    Muon over a caller's collectives; schedules, clipping, the arena optimizer
      >>net         a language model of any list of blocks: loss, backward, train step, checkpoints
+     >>serve       a pool of decoding slots (Laplace, transformer, any net): admit, prefill, a
+                   batch-invariant step over any live slots, reset, evict, slot save / load
      >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
      >>simd        the SIMD back ends
@@ -22521,7 +22525,11 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                lattn-check external; one layer-gradient case runner.
    2026-12-04  lattn_net: a language model of any list of blocks (laplace, attn, gdn, prism, ttt,
                ffn) with a tied head, its cross-entropy over given or next-token targets, backward,
-               train step (gradient accumulation, clipping, lattn_optim), safetensors checkpoints. */
+               train step (gradient accumulation, clipping, lattn_optim), safetensors checkpoints.
+   2026-12-04  lattn_pool (>>serve): fixed decoding slots for the Laplace model, the transformer and
+               any net; admit, prefill, reset, evict, slot save / load; LATTN_E_FULL. Every decoding
+               step's GEMMs batch-invariant (lattn__linear_dec: one accumulator per output along K),
+               so a sequence's bits do not depend on the batch; the step forms' bits changed. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
