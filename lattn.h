@@ -20852,6 +20852,15 @@ LATTN__DEF lattn_status lattn_net_backward(lattn_ctx *ctx, const lattn_net *m, i
     if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "lattn_net_backward: grad is NULL");
     return lattn__net_run(ctx, m, B, T, tokens, targets, NULL, loss, grad, "lattn_net_backward");
 }
+/* The state floats of a net's block (0 for attention and ffn: KV pages or nothing). */
+static size_t lattn__net_block_floats(const struct lattn__net_block *b) {
+    size_t n = 0;
+    if (b->kind == LATTN_BLOCK_LAPLACE) lattn_laplace_state_floats(&b->u.lap.cfg, &n);
+    else if (b->kind == LATTN_BLOCK_GDN) lattn_gdn_state_floats(&b->u.gdn.cfg, &n);
+    else if (b->kind == LATTN_BLOCK_PRISM) lattn_prism_p2_state_floats(&b->u.pr, &n);
+    else if (b->kind == LATTN_BLOCK_TTT) lattn_ttt_state_floats(&b->u.ttt.cfg, &n);
+    return n;
+}
 LATTN__DEF lattn_status lattn_net_state_floats(lattn_ctx *ctx, const lattn_net *m, int64_t T, size_t *out) {
     const char *who = "lattn_net_state_floats";
     size_t total = 0, n = 0;
@@ -20861,12 +20870,8 @@ LATTN__DEF lattn_status lattn_net_state_floats(lattn_ctx *ctx, const lattn_net *
     for (i = 0; i < m->cfg.n_blocks; i++) {
         const struct lattn__net_block *b = &m->blk[i];
         lattn_status st = LATTN_OK;
-        n = 0;
-        if (b->kind == LATTN_BLOCK_LAPLACE) st = lattn_laplace_state_floats(&b->u.lap.cfg, &n);
-        else if (b->kind == LATTN_BLOCK_GDN) st = lattn_gdn_state_floats(&b->u.gdn.cfg, &n);
-        else if (b->kind == LATTN_BLOCK_PRISM) st = lattn_prism_p2_state_floats(&b->u.pr, &n);
-        else if (b->kind == LATTN_BLOCK_TTT) st = lattn_ttt_state_floats(&b->u.ttt.cfg, &n);
-        else if (b->kind == LATTN_BLOCK_ATTN) st = lattn_size_mul(&n, (size_t)(2 * m->cfg.D), (size_t)T);
+        n = lattn__net_block_floats(b);                  /* the layers' sizes were checked by their inits */
+        if (b->kind == LATTN_BLOCK_ATTN) st = lattn_size_mul(&n, (size_t)(2 * m->cfg.D), (size_t)T);
         if (st != LATTN_OK || lattn_size_add(&total, total, n) != LATTN_OK)
             return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: T = %lld overflows", who, (long long)T);
     }
@@ -20915,15 +20920,6 @@ static lattn_status lattn__pool_check(lattn_ctx *ctx, const char *who, const lat
     if (live && p->pos[slot] < 0) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: slot %lld is free (evicted or never admitted)", who,
                                                      (long long)slot);
     return LATTN_OK;
-}
-/* The state floats of a net's block (0 for attention and ffn: pages or nothing). */
-static size_t lattn__net_block_floats(const struct lattn__net_block *b) {
-    size_t n = 0;
-    if (b->kind == LATTN_BLOCK_LAPLACE) lattn_laplace_state_floats(&b->u.lap.cfg, &n);
-    else if (b->kind == LATTN_BLOCK_GDN) lattn_gdn_state_floats(&b->u.gdn.cfg, &n);
-    else if (b->kind == LATTN_BLOCK_PRISM) lattn_prism_p2_state_floats(&b->u.pr, &n);
-    else if (b->kind == LATTN_BLOCK_TTT) lattn_ttt_state_floats(&b->u.ttt.cfg, &n);
-    return n;
 }
 /* Fresh memory for slot s (s = n_slots: the scratch slot of the pad rows): zeros, but a TTT block
    starts from its learned inner weights; empty pages. */
