@@ -1380,11 +1380,26 @@ LATTN_API lattn_status lattn_laplace_backward_ref(lattn_ctx *ctx, const lattn_la
    them as fla does: A ~ U(0, 16), dt log-uniform in [1e-3, 1e-1] (clamped >= 1e-4) with
    dt_bias = softplus⁻¹(dt), convolutions U(±W^-1/2), o_norm 1, matrices N(0, 0.02²). State of one
    sequence (lattn_gdn_state_floats): the conv caches of q, k, v ([H·K][W], [H·K][W], [H·V][W], fla's
-   W columns, newest last), then the delta-rule states [H][K][V]; zeros for a fresh sequence. */
+   W columns, newest last), then the delta-rule states [H][K][V]; zeros for a fresh sequence.
+
+   The same layer around two other cores (mixer), everything else held fixed, so that a comparison
+   of the three measures the recurrence alone (the ablation of the GDN paper's Table 1 and Zoology's
+   MQAR comparisons):
+     LATTN_GDN_GLA     gated linear attention (Yang et al. 2024) with one data-dependent gate per key
+                       channel, GDN's parametrisation per channel: gk = -exp(A_log[h]) ·
+                       softplus(x W_aᵀ + dt_bias), a_proj.weight [H·K][D], dt_bias [H·K], A_log [H];
+                       S_t = Diag(e^{gk_t}) S_{t-1} + k_t v_tᵀ, o = s S_tᵀ q (lattn_la_chunk)
+     LATTN_GDN_LINEAR  plain linear attention (Katharopoulos et al. 2020): S_t = S_{t-1} + k_t v_tᵀ,
+                       no a_proj, A_log or dt_bias
+   Neither has b_proj (no β), and q, k are not L2-normalised (fla's GLA and linear-attention layers
+   do not normalise them; the output RMSNorm bounds the readout). allow_neg_eigval is the delta
+   core's only. Files written without "gdn.mixer" are the delta core. */
+typedef enum lattn_gdn_mixer { LATTN_GDN_DELTA, LATTN_GDN_GLA, LATTN_GDN_LINEAR } lattn_gdn_mixer;
 typedef struct lattn_gdn_config {
     int64_t D, H, K, V, conv_w;
     int allow_neg_eigval;
     float norm_eps;                      /* output RMSNorm epsilon (1e-5) */
+    lattn_gdn_mixer mixer;               /* LATTN_GDN_DELTA (the default) */
 } lattn_gdn_config;
 LATTN_API lattn_gdn_config lattn_gdn_config_default(void);   /* fla: D 2048, H 6, K 256, V 512, W 4 */
 typedef struct lattn_gdn_layer {
@@ -1407,7 +1422,8 @@ LATTN_API lattn_status lattn_gdn_init_file(lattn_ctx *ctx, lattn_gdn_layer *m, c
 /* Floats of one sequence's state: (2·H·K + H·V)·W + H·K·V; LATTN_E_SHAPE on overflow or a bad size. */
 LATTN_API lattn_status lattn_gdn_state_floats(const lattn_gdn_config *c, size_t *out);
 /* x, y [B][T][D]; state NULL or [B][state floats] (initial in, final out). _ref: double, token by
-   token; forward: threaded GEMMs and lattn_gdr_chunk; step: T = 1, GEMV and lattn_gdr_step. */
+   token; forward: threaded GEMMs and lattn_gdr_chunk (lattn_la_chunk for GLA and linear); step:
+   T = 1, the decoding GEMM and lattn_gdr_step (lattn_la_step). */
 LATTN_API lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
                                              const float *x, float *y, float *state, double *y64);
 LATTN_API lattn_status lattn_gdn_forward(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
@@ -1418,8 +1434,8 @@ LATTN_API lattn_status lattn_gdn_step(lattn_ctx *ctx, const lattn_gdn_layer *m, 
    (the arena's layout, written), dx [B][T][D] where set; state as the forward's (NULL: zero);
    dstate [B][state floats] (optional, needs state): in, the final state's gradient; out, the initial
    state's (the conv caches and the delta-rule states). The forward runs once keeping its
-   activations; then the output gate, lattn_gdr_chunk_backward, the gates, the ShortConvs and the
-   projections, each on threaded GEMMs. */
+   activations; then the output gate, lattn_gdr_chunk_backward (lattn_la_chunk_backward for GLA
+   and linear), the gates, the ShortConvs and the projections, each on threaded GEMMs. */
 LATTN_API lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T,
                                           const float *x, const float *state, const float *dy, float *grad, float *dx,
                                           float *dstate);
@@ -12333,6 +12349,7 @@ LATTN__DEF lattn_gdn_config lattn_gdn_config_default(void) {
     c.conv_w = 4;
     c.allow_neg_eigval = 0;
     c.norm_eps = 1e-5f;
+    c.mixer = LATTN_GDN_DELTA;
     return c;
 }
 enum { LATTN__GD_Q, LATTN__GD_K, LATTN__GD_V, LATTN__GD_A, LATTN__GD_B, LATTN__GD_G, LATTN__GD_O,
@@ -12341,6 +12358,24 @@ static const char *const lattn__gd_names[LATTN__GD_N] = {
     "q_proj.weight", "k_proj.weight", "v_proj.weight", "a_proj.weight", "b_proj.weight", "g_proj.weight",
     "o_proj.weight", "q_conv1d.weight", "k_conv1d.weight", "v_conv1d.weight", "A_log", "dt_bias", "o_norm.weight"
 };
+static const char *const lattn__gd_mixers[3] = { "delta", "gla", "linear" };
+/* Whether the mixer's layer has tensor i: b_proj is the delta core's, a_proj, A_log and dt_bias the
+   gated cores'. */
+static int lattn__gd_has(lattn_gdn_mixer mx, int i) {
+    if (i == LATTN__GD_B) return mx == LATTN_GDN_DELTA;
+    if (i == LATTN__GD_A || i == LATTN__GD_ALOG || i == LATTN__GD_DT) return mx != LATTN_GDN_LINEAR;
+    return 1;
+}
+/* The table slot of tensor i: the number of present tensors before it. */
+static int lattn__gd_slot(lattn_gdn_mixer mx, int i) {
+    int j, n = 0;
+    for (j = 0; j < i; j++) n += lattn__gd_has(mx, j);
+    return n;
+}
+/* Log gates per head and token: 1 (delta), K (GLA, one per key channel), 0 (linear). */
+static int64_t lattn__gd_gates(const lattn_gdn_config *c) {
+    return c->mixer == LATTN_GDN_DELTA ? 1 : c->mixer == LATTN_GDN_GLA ? c->K : 0;
+}
 static int64_t lattn__gdn_state_floats(const lattn_gdn_config *c) {
     int64_t t[3][4];
     if (!c) return -1;
@@ -12368,6 +12403,8 @@ static lattn_status lattn__gdn_check_cfg(lattn_ctx *ctx, const char *who, const 
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: every size must be >= 1", who);
     if (!(c->norm_eps > 0.0f) || !isfinite(c->norm_eps))
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: norm_eps must be positive and finite", who);
+    if ((unsigned)c->mixer > (unsigned)LATTN_GDN_LINEAR)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: mixer %d is not a lattn_gdn_mixer", who, (int)c->mixer);
     t[0][0] = 4;
     t[0][1] = c->H;
     t[0][2] = LATTN__MAX(c->K, c->V);
@@ -12377,38 +12414,48 @@ static lattn_status lattn__gdn_check_cfg(lattn_ctx *ctx, const char *who, const 
     return LATTN_OK;
 }
 static lattn_status lattn__gdn_alloc(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_gdn_config *c, const char *who) {
-    int64_t i, HK, HV;
+    int64_t HK, HV, nt = 0;
+    int i;
     memset(m, 0, sizeof *m);
     LATTN__TRY(lattn__gdn_check_cfg(ctx, who, c));
     HK = c->H * c->K;
     HV = c->H * c->V;
     LATTN__TRY(lattn__table_new(ctx, who, LATTN__GD_N, 0, &m->tensors));
     for (i = 0; i < LATTN__GD_N; i++) {
-        lattn_tensor *t = &m->tensors[i];
-        static const int rows[LATTN__GD_N] = { 0, 0, 1, 2, 2, 1, 3, 0, 0, 1, 2, 2, 4 };   /* HK, HV, H, D, V */
-        int64_t n0 = rows[i] == 0 ? HK : rows[i] == 1 ? HV : rows[i] == 2 ? c->H : rows[i] == 3 ? c->D : c->V;
+        lattn_tensor *t = &m->tensors[nt];
+        static const int rows[LATTN__GD_N] = { 0, 0, 1, 5, 2, 1, 3, 0, 0, 1, 2, 5, 4 };   /* HK, HV, H, D, V, gates */
+        const int64_t gates = c->H * lattn__gd_gates(c);
+        int64_t n0 = rows[i] == 0 ? HK : rows[i] == 1 ? HV : rows[i] == 2 ? c->H : rows[i] == 3 ? c->D : rows[i] == 4 ? c->V : gates;
+        if (!lattn__gd_has(c->mixer, i)) continue;
         snprintf(t->name, sizeof t->name, "%s", lattn__gd_names[i]);
         t->shape[0] = n0;
         t->ndim = i >= LATTN__GD_ALOG ? 1 : 2;
         t->shape[1] = i == LATTN__GD_O ? HV : i >= LATTN__GD_QC ? c->conv_w : c->D;
+        nt++;
     }
-    if (lattn__arena_bind(ctx, who, m->tensors, LATTN__GD_N, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
+    if (lattn__arena_bind(ctx, who, m->tensors, nt, &m->arena, &m->n_params) != LATTN_OK) { memset(m, 0, sizeof *m); return LATTN_E_NOMEM; }
     m->cfg = *c;
-    m->n_tensors = LATTN__GD_N;
+    m->n_tensors = nt;
     return LATTN_OK;
 }
+/* Tensor i of the layer (lattn__gd_has must hold). */
+static float *lattn__gdw_mut(const lattn_gdn_layer *m, int i) { return m->tensors[lattn__gd_slot(m->cfg.mixer, i)].data; }
+static const float *lattn__gdw(const lattn_gdn_layer *m, int i) { return lattn__gdw_mut(m, i); }
 LATTN__DEF lattn_status lattn_gdn_init(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_gdn_config *c, uint64_t seed) {
     lattn_rng r = lattn_rng_seed(seed);
-    int64_t i;
+    int64_t h, j, G;
     if (!m) return lattn__fail(ctx, LATTN_E_NULL, "lattn_gdn_init: layer is NULL");
     LATTN__TRY(lattn__gdn_alloc(ctx, m, c, "lattn_gdn_init"));
     lattn__arena_init(m->tensors, m->n_tensors, &r);
-    for (i = 0; i < c->H; i++) {         /* fla: A ~ U(0, 16); dt log-uniform in [1e-3, 1e-1], >= 1e-4 */
+    G = lattn__gd_gates(c);
+    for (h = 0; h < c->H && G > 0; h++) {   /* fla: A ~ U(0, 16); dt log-uniform in [1e-3, 1e-1], >= 1e-4 */
         double A = 16.0 * LATTN__MAX((double)lattn_rng_uniform(&r), 1e-6);
-        double dt = exp(log(1e-3) + (double)lattn_rng_uniform(&r) * (log(1e-1) - log(1e-3)));
-        dt = LATTN__MAX(dt, 1e-4);
-        m->tensors[LATTN__GD_ALOG].data[i] = (float)log(A);
-        m->tensors[LATTN__GD_DT].data[i] = (float)(dt + log(-expm1(-dt)));             /* softplus⁻¹(dt) */
+        lattn__gdw_mut(m, LATTN__GD_ALOG)[h] = (float)log(A);
+        for (j = 0; j < G; j++) {        /* one dt per gate channel of the head */
+            double dt = exp(log(1e-3) + (double)lattn_rng_uniform(&r) * (log(1e-1) - log(1e-3)));
+            dt = LATTN__MAX(dt, 1e-4);
+            lattn__gdw_mut(m, LATTN__GD_DT)[h * G + j] = (float)(dt + log(-expm1(-dt)));   /* softplus⁻¹(dt) */
+        }
     }
     return lattn__ok(ctx);
 }
@@ -12438,15 +12485,26 @@ static int lattn__gdn_fields(lattn_gdn_config *c, int64_t *neg, lattn__cfield *f
     fl[6].f = &c->norm_eps;
     return 7;
 }
+/* The mixer's field, appended as fl[n]: written for GLA and linear only, read when present. */
+static int lattn__gdn_mixer_field(lattn__cfield *fl, int n, int *mixer) {
+    memset(&fl[n], 0, sizeof fl[n]);
+    fl[n].key = "gdn.mixer";
+    fl[n].e = mixer;
+    fl[n].names = lattn__gd_mixers;
+    fl[n].n_names = 3;
+    return n + 1;
+}
 LATTN__DEF lattn_status lattn_gdn_serialize(lattn_ctx *ctx, const lattn_gdn_layer *m, unsigned char **out, size_t *size) {
     lattn__cfield fl[LATTN__CFG_MAX];
     lattn_gdn_config c;
     int64_t neg;
-    int n;
+    int n, mixer;
     if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_gdn_serialize: NULL argument");
     c = m->cfg;
     neg = c.allow_neg_eigval;
+    mixer = (int)c.mixer;
     n = lattn__gdn_fields(&c, &neg, fl);
+    if (c.mixer != LATTN_GDN_DELTA) n = lattn__gdn_mixer_field(fl, n, &mixer);
     return lattn__arena_serialize(ctx, "lattn_gdn_serialize", m->tensors, m->n_tensors, fl, n, out, size);
 }
 LATTN__DEF lattn_status lattn_gdn_init_st(lattn_ctx *ctx, lattn_gdn_layer *m, const lattn_st_file *f, const char *prefix) {
@@ -12454,16 +12512,18 @@ LATTN__DEF lattn_status lattn_gdn_init_st(lattn_ctx *ctx, lattn_gdn_layer *m, co
     lattn_gdn_config c = lattn_gdn_config_default();
     lattn__cfield fl[LATTN__CFG_MAX];
     int64_t neg = 0;
-    int n;
+    int n, mixer = (int)LATTN_GDN_DELTA;
     lattn_status st;
     if (!m || !f) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     memset(m, 0, sizeof *m);
     if (!prefix) prefix = "";
     if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
     n = lattn__gdn_fields(&c, &neg, fl);
+    if (lattn_st_meta(f, "gdn.mixer")) n = lattn__gdn_mixer_field(fl, n, &mixer);
     LATTN__TRY(lattn__cfg_read(ctx, who, f, fl, n));
     if (neg != 0 && neg != 1) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: gdn.allow_neg_eigval must be 0 or 1", who);
     c.allow_neg_eigval = (int)neg;
+    c.mixer = (lattn_gdn_mixer)mixer;
     if ((st = lattn__gdn_alloc(ctx, m, &c, who)) != LATTN_OK) return lattn__as_format(ctx, st);
     if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) { lattn_gdn_free(ctx, m); return st; }
     return lattn__ok(ctx);
@@ -12471,7 +12531,6 @@ LATTN__DEF lattn_status lattn_gdn_init_st(lattn_ctx *ctx, lattn_gdn_layer *m, co
 #ifndef LATTN_NO_STDIO
 LATTN__MODEL_FILES(gdn, lattn_gdn_layer)
 #endif
-static const float *lattn__gdw(const lattn_gdn_layer *m, int i) { return m->tensors[i].data; }
 static lattn_status lattn__gdn_args(lattn_ctx *ctx, const char *who, const lattn_gdn_layer *m, int64_t B, int64_t T,
                                     const float *x, const float *y) {
     int64_t d[3];
@@ -12488,8 +12547,8 @@ LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_la
                                               const float *x, float *y, float *state, double *y64) {
     const char *who = "lattn_gdn_forward_ref";
     const lattn_gdn_config *c;
-    int64_t D, H, K, V, W, HK, HV, SF, b, t, i, j, h, ch;
-    double *buf, *st, *xd, *z, *a, *bb, *gg, *o, *out, sc;
+    int64_t D, H, K, V, W, HK, HV, SF, G, b, t, i, j, h, ch;
+    double *buf, *st, *xd, *z, *a, *bb, *gg, *o, *out, *al, sc;
     size_t n;
     LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, y));
     c = &m->cfg;
@@ -12501,14 +12560,16 @@ LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_la
     HK = H * K;
     HV = H * V;
     SF = lattn__gdn_state_floats(c);
+    G = lattn__gd_gates(c);
     sc = 1.0 / sqrt((double)K);
-    n = (size_t)SF + (size_t)D + (size_t)(2 * HK + HV) + 2 * (size_t)H + 2 * (size_t)HV + (size_t)D;
+    n = (size_t)SF + (size_t)D + (size_t)(2 * HK + HV) + (size_t)(H * G) + (size_t)H + 2 * (size_t)HV + (size_t)D + (size_t)K;
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
         return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate the workspace", who);
-    {   /* the state, the input row, q | k | v, the gates a and β [H], the output gate, the mixer's output, the row out */
-        double **const part[8] = { &st, &xd, &z, &a, &bb, &gg, &o, &out };
-        const int64_t cnt[8] = { SF, D, 2 * HK + HV, H, H, HV, HV, D };
-        lattn__carve_doubles(buf, part, cnt, 8);
+    {   /* the state, the input row, q | k | v, the gate inputs a [H·G] and β [H], the output gate, the
+           mixer's output, the row out, one head's decays */
+        double **const part[9] = { &st, &xd, &z, &a, &bb, &gg, &o, &out, &al };
+        const int64_t cnt[9] = { SF, D, 2 * HK + HV, H * G, H, HV, HV, D, K };
+        lattn__carve_doubles(buf, part, cnt, 9);
     }
     for (b = 0; b < B; b++) {
         for (i = 0; i < SF; i++) st[i] = state ? (double)state[b * SF + i] : 0.0;
@@ -12529,21 +12590,30 @@ LATTN__DEF lattn_status lattn_gdn_forward_ref(lattn_ctx *ctx, const lattn_gdn_la
                 for (j = 0; j < W; j++) acc += (double)w[j] * cache[j];
                 z[ch] = lattn__silu_d(acc);
             }
-            lattn__matvec_d(H, D, lattn__gdw(m, LATTN__GD_A), xd, a, 0);
-            lattn__matvec_d(H, D, lattn__gdw(m, LATTN__GD_B), xd, bb, 0);
+            if (G > 0) lattn__matvec_d(H * G, D, lattn__gdw(m, LATTN__GD_A), xd, a, 0);
+            if (c->mixer == LATTN_GDN_DELTA) lattn__matvec_d(H, D, lattn__gdw(m, LATTN__GD_B), xd, bb, 0);
             lattn__matvec_d(HV, D, lattn__gdw(m, LATTN__GD_G), xd, gg, 0);
             for (h = 0; h < H; h++) {
                 double *q = z + h * K, *k = z + HK + h * K, *v = z + 2 * HK + h * V, *Sh = S + h * K * V, *oh = o + h * V;
-                double g = -exp((double)lattn__gdw(m, LATTN__GD_ALOG)[h]) * lattn__softplus_d(a[h] + lattn__gdw(m, LATTN__GD_DT)[h]);
-                double beta = (c->allow_neg_eigval ? 2.0 : 1.0) * lattn__sigmoid_d(bb[h]), nq = 0, nk = 0, al = exp(g);
-                for (i = 0; i < K; i++) { nq += q[i] * q[i]; nk += k[i] * k[i]; }
-                nq = 1.0 / sqrt(nq + LATTN__L2_EPS);
-                nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
-                /* S = α S;  u = β (v - Sᵀ k̂);  S += k̂ uᵀ;  o = s Sᵀ q̂ */
+                double beta = 0, nq = 1, nk = 1;
+                for (i = 0; i < K; i++) {        /* the decay of key channel i: its gate's, the head's, or none */
+                    const int64_t gi = h * G + (G > 1 ? i : 0);
+                    al[i] = G > 0 ? exp(-exp((double)lattn__gdw(m, LATTN__GD_ALOG)[h]) * lattn__softplus_d(a[gi] + lattn__gdw(m, LATTN__GD_DT)[gi]))
+                                  : 1.0;
+                }
+                if (c->mixer == LATTN_GDN_DELTA) {
+                    beta = (c->allow_neg_eigval ? 2.0 : 1.0) * lattn__sigmoid_d(bb[h]);
+                    nq = 0;
+                    nk = 0;
+                    for (i = 0; i < K; i++) { nq += q[i] * q[i]; nk += k[i] * k[i]; }
+                    nq = 1.0 / sqrt(nq + LATTN__L2_EPS);
+                    nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
+                }
+                /* S = Diag(α) S;  u = β (v - Sᵀ k̂) (delta) or v;  S += k̂ uᵀ;  o = s Sᵀ q̂ */
                 for (j = 0; j < V; j++) {
                     double u = 0;
-                    for (i = 0; i < K; i++) { Sh[i * V + j] *= al; u += Sh[i * V + j] * k[i] * nk; }
-                    u = beta * (v[j] - u);
+                    for (i = 0; i < K; i++) { Sh[i * V + j] *= al[i]; u += Sh[i * V + j] * k[i] * nk; }
+                    u = c->mixer == LATTN_GDN_DELTA ? beta * (v[j] - u) : v[j];
                     oh[j] = 0;
                     for (i = 0; i < K; i++) { Sh[i * V + j] += k[i] * nk * u; oh[j] += sc * q[i] * nq * Sh[i * V + j]; }
                 }
@@ -12597,24 +12667,65 @@ static lattn_gdr_args lattn__gdn_core(const lattn_gdn_layer *m, int64_t B, int64
     a.beta = beta + b * T * c->H;
     return a;
 }
-/* The projections of M rows of x: q, k, v into P as three [M][·] blocks, a, b [M][H] and the gate
-   input G [M][H·V]; then the gates g = -exp(A_log)·softplus(a + dt_bias) and β = (2·)sigmoid(b)
-   into g and beta (they may be a and b: in place). */
+/* The linear-attention core's arguments for batch row b (GLA and linear mixers): q, k, v from the
+   conv outputs Cv, the per-key log gates gk [B·T][H·K] (GLA; unused otherwise). */
+static lattn_la_args lattn__gdn_la(const lattn_gdn_layer *m, int64_t B, int64_t T, int64_t b, const float *Cv, const float *gk) {
+    const lattn_gdn_config *c = &m->cfg;
+    const int64_t HK = c->H * c->K, HV = c->H * c->V, M = B * T;
+    lattn_la_args a = LATTN__ZERO;
+    a.B = 1;
+    a.T = T;
+    a.H = c->H;
+    a.K = c->K;
+    a.V = c->V;
+    a.q = Cv + b * T * HK;
+    a.k = Cv + M * HK + b * T * HK;
+    a.v = Cv + 2 * M * HK + b * T * HV;
+    a.gk = c->mixer == LATTN_GDN_GLA ? gk + b * T * HK : NULL;
+    return a;
+}
+/* The core of batch row b, chunked or one step: the delta rule, GLA or linear attention on the conv
+   outputs Cv with the gates g and β, from the state h0 to ht (NULL: not wanted), into o. */
+static lattn_status lattn__gdn_mix(lattn_ctx *ctx, const lattn_gdn_layer *m, lattn_form form, int64_t B, int64_t T, int64_t b,
+                                   const float *Cv, const float *g, const float *beta, const float *h0, float *ht, float *o) {
+    if (m->cfg.mixer == LATTN_GDN_DELTA) {
+        lattn_gdr_args a = lattn__gdn_core(m, B, T, b, Cv, g, beta);
+        a.h0 = h0;
+        a.ht = ht;
+        a.o = o;
+        return form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
+    } else {
+        lattn_la_args a = lattn__gdn_la(m, B, T, b, Cv, g);
+        a.h0 = h0;
+        a.ht = ht;
+        a.o = o;
+        return form == LATTN_FORM_STEP ? lattn_la_step(ctx, &a) : lattn_la_chunk(ctx, &a);
+    }
+}
+/* The projections of M rows of x: q, k, v into P as three [M][·] blocks, the gate inputs a
+   [M][H·G] and b [M][H] (delta) and the output gate's input G [M][H·V]; then the log gates
+   g = -exp(A_log)·softplus(a + dt_bias) and β = (2·)sigmoid(b) into g and beta (they may be a and
+   b: in place). */
 static void lattn__gdn_project(int nthr, int lin, const lattn_gdn_layer *m, int64_t M, const float *x, float *P, float *a, float *b,
                                float *G, float *g, float *beta, float *ws) {
     const lattn_gdn_config *c = &m->cfg;
-    const int64_t D = c->D, H = c->H, HK = H * c->K, HV = H * c->V;
+    const int64_t D = c->D, H = c->H, HK = H * c->K, HV = H * c->V, NG = H * lattn__gd_gates(c);
     int64_t i;
     lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_Q), P, lin, ws);
     lattn__linear(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_K), P + M * HK, lin, ws);
     lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_V), P + 2 * M * HK, lin, ws);
-    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_A), a, lin, ws);
-    lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), b, lin, ws);
     lattn__linear(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_G), G, lin, ws);
-    for (i = 0; i < M * H; i++) {
-        const float u = a[i] + lattn__gdw(m, LATTN__GD_DT)[i % H];
-        g[i] = -expf(lattn__gdw(m, LATTN__GD_ALOG)[i % H]) * (u > 20.0f ? u : log1pf(expf(u)));
-        beta[i] = (c->allow_neg_eigval ? 2.0f : 1.0f) / (1.0f + expf(-b[i]));
+    if (NG > 0) {
+        const float *alog = lattn__gdw(m, LATTN__GD_ALOG), *dt = lattn__gdw(m, LATTN__GD_DT);
+        lattn__linear(nthr, M, NG, D, x, lattn__gdw(m, LATTN__GD_A), a, lin, ws);
+        for (i = 0; i < M * NG; i++) {
+            const float u = a[i] + dt[i % NG];
+            g[i] = -expf(alog[i % NG / (NG / H)]) * (u > 20.0f ? u : log1pf(expf(u)));
+        }
+    }
+    if (c->mixer == LATTN_GDN_DELTA) {
+        lattn__linear(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), b, lin, ws);
+        for (i = 0; i < M * H; i++) beta[i] = (c->allow_neg_eigval ? 2.0f : 1.0f) / (1.0f + expf(-b[i]));
     }
 }
 static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int64_t T, const float *x,
@@ -12638,10 +12749,10 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
     SF = lattn__gdn_state_floats(c);
     M = B * T;
     if (T == 0) return lattn__ok(ctx);
-    /* two state copies; projections P (q | k | v), their conv outputs Cv, a, b, the gate input G,
-       the mixer output O; GEMM workspaces */
+    /* two state copies; projections P (q | k | v), their conv outputs Cv, a [M][H·K] at most, b, the
+       gate input G, the mixer output O; GEMM workspaces */
     if (lattn_size_mul(&n, (size_t)B, 2 * (size_t)SF) ||
-        lattn_size_mul(&tmp, (size_t)M, 2 * (size_t)(2 * HK + HV) + 2 * (size_t)H + 2 * (size_t)HV) || lattn_size_add(&n, n, tmp) ||
+        lattn_size_mul(&tmp, (size_t)M, 2 * (size_t)(2 * HK + HV) + (size_t)HK + (size_t)H + 2 * (size_t)HV) || lattn_size_add(&n, n, tmp) ||
         lattn_size_mul(&tmp, (size_t)nthr, LATTN__LIN_WS(LATTN__MAX(D, HV))) || lattn_size_add(&n, n, tmp))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, n, who));
@@ -12650,7 +12761,7 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
     P = st_out + B * SF;
     Cv = P + M * (2 * HK + HV);
     A = Cv + M * (2 * HK + HV);
-    Bt = A + M * H;
+    Bt = A + M * HK;
     G = Bt + M * H;
     O = G + M * HV;
     ws = O + M * HV;
@@ -12659,7 +12770,6 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
     lattn__gdn_project(nthr, form == LATTN_FORM_STEP ? LATTN__LIN_DEC : 0, m, M, x, P, A, Bt, G, A, Bt, ws);
     for (b = 0; b < B && st == LATTN_OK; b++) {
         int64_t off = 0;
-        lattn_gdr_args a;
         for (ch = 0; ch < 3 && st == LATTN_OK; ch++) {       /* the three ShortConvs + SiLU */
             lattn_shortconv_args ca = lattn__gdn_conv(m, B, T, b, (int)ch, P, Cv);
             ca.h0 = st_in + b * SF + off;
@@ -12667,12 +12777,7 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
             st = form == LATTN_FORM_STEP ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_chunk(ctx, &ca);
             off += ca.D * W;
         }
-        if (st != LATTN_OK) break;
-        a = lattn__gdn_core(m, B, T, b, Cv, A, Bt);
-        a.h0 = st_in + b * SF + off;
-        a.ht = st_out + b * SF + off;
-        a.o = O + b * T * HV;
-        st = form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
+        if (st == LATTN_OK) st = lattn__gdn_mix(ctx, m, form, B, T, b, Cv, A, Bt, st_in + b * SF + off, st_out + b * SF + off, O + b * T * HV);
     }
     if (st == LATTN_OK) {
         lattn__gate_rows(nthr, M * H, V, O, G, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps);
@@ -12703,7 +12808,7 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
                                            float *dstate) {
     const char *who = "lattn_gdn_backward";
     const lattn_gdn_config *c;
-    int64_t D, H, K, V, W, HK, HV, SF, M, b, i, ch, NP;
+    int64_t D, H, K, V, W, HK, HV, SF, M, b, i, ch, NP, NG;
     int nthr = lattn__threads(ctx);
     float *buf, *P, *Cv, *Ar, *Br, *Gr, *O, *Z, *gl, *bt, *dP, *dCv, *dA, *dB, *dG, *dO, *dw, *dsin, *ws;
     double *hsum;
@@ -12724,24 +12829,25 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
     SF = lattn__gdn_state_floats(c);
     M = B * T;
     NP = 2 * HK + HV;
+    NG = H * lattn__gd_gates(c);
     memset(grad, 0, m->n_params * sizeof(float));
     if (dx) memset(dx, 0, (size_t)(M * D) * sizeof(float));
     if (T == 0) return lattn__ok(ctx);   /* dstate passes through */
-    /* P, Cv, dP, dCv [M][2HK + HV]; a, b, the gates g and β, da, db [M][H]; G, O, Z, dG, dO [M][HV];
-       a conv weight's gradient; the GEMMs' workspaces */
-    if (lattn_size_mul(&n, (size_t)M, 4 * (size_t)NP + 6 * (size_t)H + 5 * (size_t)HV) ||
+    /* P, Cv, dP, dCv [M][2HK + HV]; a, the log gates g, da [M][NG]; b, β, db [M][H]; G, O, Z, dG, dO
+       [M][HV]; a conv weight's gradient; the GEMMs' workspaces */
+    if (lattn_size_mul(&n, (size_t)M, 4 * (size_t)NP + 3 * (size_t)NG + 3 * (size_t)H + 5 * (size_t)HV) ||
         lattn_size_add(&n, n, (size_t)(LATTN__MAX(HK, HV) * W)) || lattn_size_add(&n, n, dstate ? (size_t)(B * SF) : 0) ||
         lattn_size_mul(&tmp, (size_t)nthr, LATTN__MAX(LATTN__LIN_WS(LATTN__MAX(D, HV)), LATTN__LINB_WS)) || lattn_size_add(&n, n, tmp))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
     LATTN__TRY(lattn__flat_floats(ctx, n, who, &buf, &kept));
-    st = lattn__alloc_doubles(ctx, &hsum, (size_t)(2 * H), who);
+    st = lattn__alloc_doubles(ctx, &hsum, (size_t)(H + NG), who);
     if (st != LATTN_OK) {
         lattn__flat_give(ctx, buf, kept);
         return st;
     }
     {
         float **const part[18] = { &P, &Cv, &dP, &dCv, &Ar, &Br, &gl, &bt, &dA, &dB, &Gr, &O, &Z, &dG, &dO, &dw, &dsin, &ws };
-        const int64_t sz[18] = { M * NP, M * NP, M * NP, M * NP, M * H, M * H, M * H, M * H, M * H, M * H,
+        const int64_t sz[18] = { M * NP, M * NP, M * NP, M * NP, M * NG, M * H, M * NG, M * H, M * NG, M * H,
                                  M * HV, M * HV, M * HV, M * HV, M * HV, LATTN__MAX(HK, HV) * W, dstate ? B * SF : 0, 0 };
         lattn__carve_floats(buf, part, sz, 18);
     }
@@ -12752,7 +12858,6 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
     /* ---- forward, keeping a, b, G (raw), the conv outputs and O ---- */
     lattn__gdn_project(nthr, 0, m, M, x, P, Ar, Br, Gr, gl, bt, ws);
     for (b = 0; b < B && st == LATTN_OK; b++) {
-        lattn_gdr_args a;
         int64_t off = 0;
         for (ch = 0; ch < 3 && st == LATTN_OK; ch++) {
             lattn_shortconv_args ca = lattn__gdn_conv(m, B, T, b, (int)ch, P, Cv);
@@ -12760,10 +12865,8 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
             st = lattn_shortconv_chunk(ctx, &ca);
             off += ca.D * W;
         }
-        a = lattn__gdn_core(m, B, T, b, Cv, gl, bt);
-        a.h0 = state ? state + b * SF + off : NULL;
-        a.o = O + b * T * HV;
-        if (st == LATTN_OK) st = lattn_gdr_chunk(ctx, &a);
+        if (st == LATTN_OK)
+            st = lattn__gdn_mix(ctx, m, LATTN_FORM_CHUNK, B, T, b, Cv, gl, bt, state ? state + b * SF + off : NULL, NULL, O + b * T * HV);
     }
     if (st == LATTN_OK) {
         /* ---- the output side: Z (SiLU(G) into dG for the while), dZ = dy W_o, the gate's backward ---- */
@@ -12776,19 +12879,35 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
                                   grad + (lattn__gdw(m, LATTN__GD_ON) - m->arena));
     }
     for (b = 0; b < B && st == LATTN_OK; b++) {   /* ---- the core, then the ShortConvs ---- */
-        lattn_gdr_args a = lattn__gdn_core(m, B, T, b, Cv, gl, bt);
-        lattn_gdr_grads gg = LATTN__ZERO;
         int64_t off = (2 * HK + HV) * W;
-        a.h0 = state ? state + b * SF + off : NULL;
-        gg.dout = dO + b * T * HV;
-        gg.dq = dCv + b * T * HK;
-        gg.dk = dCv + M * HK + b * T * HK;
-        gg.dv = dCv + 2 * M * HK + b * T * HV;
-        gg.dg = dA + b * T * H;
-        gg.dbeta = dB + b * T * H;
-        gg.dht = dstate ? dsin + b * SF + off : NULL;
-        gg.dh0 = dstate ? dstate + b * SF + off : NULL;
-        st = lattn_gdr_chunk_backward(ctx, &a, &gg);
+        const float *h0 = state ? state + b * SF + off : NULL, *dht = dstate ? dsin + b * SF + off : NULL;
+        float *dh0 = dstate ? dstate + b * SF + off : NULL;
+        if (c->mixer == LATTN_GDN_DELTA) {
+            lattn_gdr_args a = lattn__gdn_core(m, B, T, b, Cv, gl, bt);
+            lattn_gdr_grads gg = LATTN__ZERO;
+            a.h0 = h0;
+            gg.dout = dO + b * T * HV;
+            gg.dq = dCv + b * T * HK;
+            gg.dk = dCv + M * HK + b * T * HK;
+            gg.dv = dCv + 2 * M * HK + b * T * HV;
+            gg.dg = dA + b * T * H;
+            gg.dbeta = dB + b * T * H;
+            gg.dht = dht;
+            gg.dh0 = dh0;
+            st = lattn_gdr_chunk_backward(ctx, &a, &gg);
+        } else {
+            lattn_la_args a = lattn__gdn_la(m, B, T, b, Cv, gl);
+            lattn_la_grads lg = LATTN__ZERO;
+            a.h0 = h0;
+            lg.dout = dO + b * T * HV;
+            lg.dq = dCv + b * T * HK;
+            lg.dk = dCv + M * HK + b * T * HK;
+            lg.dv = dCv + 2 * M * HK + b * T * HV;
+            lg.dgk = NG > 0 ? dA + b * T * NG : NULL;
+            lg.dht = dht;
+            lg.dh0 = dh0;
+            st = lattn_la_chunk_backward(ctx, &a, &lg);
+        }
         for (ch = 0, off = 0; ch < 3 && st == LATTN_OK; ch++) {
             lattn_shortconv_args ca = lattn__gdn_conv(m, B, T, b, (int)ch, P, NULL);
             const int64_t Dc = ca.D, base = ch * M * HK;
@@ -12805,29 +12924,34 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
             off += Dc * W;
         }
     }
-    if (st == LATTN_OK) {
-        float *gal = grad + (lattn__gdw(m, LATTN__GD_ALOG) - m->arena), *gdt = grad + (lattn__gdw(m, LATTN__GD_DT) - m->arena);
-        for (i = 0; i < 2 * H; i++) hsum[i] = 0.0;
-        for (i = 0; i < M * H; i++) {    /* ---- the gates: da, db; dA_log, ddt_bias per head, rows in order ---- */
-            const int64_t h = i % H;
-            const double u = (double)Ar[i] + lattn__gdw(m, LATTN__GD_DT)[h], su = 1.0 / (1.0 + exp(-u));
-            const double sb = 1.0 / (1.0 + exp(-(double)Br[i]));
-            const float da = (float)(dA[i] * -exp((double)lattn__gdw(m, LATTN__GD_ALOG)[h]) * su);
+    if (st == LATTN_OK && NG > 0) {      /* ---- the log gates: da; dA_log per head, ddt_bias per gate, rows in order ---- */
+        const float *alog = lattn__gdw(m, LATTN__GD_ALOG), *dt = lattn__gdw(m, LATTN__GD_DT);
+        float *gal = grad + (alog - m->arena), *gdt = grad + (dt - m->arena);
+        for (i = 0; i < H + NG; i++) hsum[i] = 0.0;
+        for (i = 0; i < M * NG; i++) {
+            const int64_t j = i % NG, h = j / (NG / H);
+            const double u = (double)Ar[i] + dt[j], su = 1.0 / (1.0 + exp(-u));
+            const float da = (float)(dA[i] * -exp((double)alog[h]) * su);
             hsum[h] += (double)dA[i] * gl[i];
-            hsum[H + h] += da;
+            hsum[H + j] += da;
             dA[i] = da;
+        }
+        for (i = 0; i < H; i++) gal[i] = (float)hsum[i];
+        for (i = 0; i < NG; i++) gdt[i] = (float)hsum[H + i];
+    }
+    if (st == LATTN_OK && c->mixer == LATTN_GDN_DELTA)   /* ---- β = s σ(b): db ---- */
+        for (i = 0; i < M * H; i++) {
+            const double sb = 1.0 / (1.0 + exp(-(double)Br[i]));
             dB[i] = (float)(dB[i] * (c->allow_neg_eigval ? 2.0 : 1.0) * sb * (1.0 - sb));
         }
-        for (i = 0; i < H; i++) {
-            gal[i] = (float)hsum[i];
-            gdt[i] = (float)hsum[H + i];
-        }
-        /* ---- the projections ---- */
+    if (st == LATTN_OK) {                /* ---- the projections ---- */
         lattn__linear_backward(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_Q), dP, dx, 1, grad + (lattn__gdw(m, LATTN__GD_Q) - m->arena), 0, ws);
         lattn__linear_backward(nthr, M, HK, D, x, lattn__gdw(m, LATTN__GD_K), dP + M * HK, dx, 1, grad + (lattn__gdw(m, LATTN__GD_K) - m->arena), 0, ws);
         lattn__linear_backward(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_V), dP + 2 * M * HK, dx, 1, grad + (lattn__gdw(m, LATTN__GD_V) - m->arena), 0, ws);
-        lattn__linear_backward(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_A), dA, dx, 1, grad + (lattn__gdw(m, LATTN__GD_A) - m->arena), 0, ws);
-        lattn__linear_backward(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), dB, dx, 1, grad + (lattn__gdw(m, LATTN__GD_B) - m->arena), 0, ws);
+        if (NG > 0)
+            lattn__linear_backward(nthr, M, NG, D, x, lattn__gdw(m, LATTN__GD_A), dA, dx, 1, grad + (lattn__gdw(m, LATTN__GD_A) - m->arena), 0, ws);
+        if (c->mixer == LATTN_GDN_DELTA)
+            lattn__linear_backward(nthr, M, H, D, x, lattn__gdw(m, LATTN__GD_B), dB, dx, 1, grad + (lattn__gdw(m, LATTN__GD_B) - m->arena), 0, ws);
         lattn__linear_backward(nthr, M, HV, D, x, lattn__gdw(m, LATTN__GD_G), dG, dx, 1, grad + (lattn__gdw(m, LATTN__GD_G) - m->arena), 0, ws);
     }
     lattn__free(ctx, hsum);
@@ -12857,8 +12981,9 @@ LATTN__DEF lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_l
                                                float *dstate) {
     const char *who = "lattn_gdn_backward_ref";
     const lattn_gdn_config *c;
-    int64_t D, H, K, V, W, HK, HV, Z, SF, RW, b, t, i, j, h, ch, k2;
+    int64_t D, H, K, V, W, HK, HV, Z, SF, RW, NG, GH, b, t, i, j, h, ch, k2;
     double *buf, *G, *xd, *P, *Cz, *Ar, *Br, *Gr, *O, *gl, *bt, *Sa, *dP, *dZ, *dA, *dB, *dG, *dO, *cache, *dcache, *U, *row, *drow, sc, bs;
+    const int delta = m && m->cfg.mixer == LATTN_GDN_DELTA;
     size_t n;
     LATTN__TRY(lattn__gdn_args(ctx, who, m, B, T, x, dy));
     if (dstate && !state) return lattn__fail(ctx, LATTN_E_NULL, "%s: dstate needs the initial states", who);
@@ -12872,6 +12997,8 @@ LATTN__DEF lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_l
     HV = H * V;
     Z = 2 * HK + HV;
     SF = lattn__gdn_state_floats(c);
+    GH = lattn__gd_gates(c);
+    NG = H * GH;
     sc = 1.0 / sqrt((double)K);
     bs = c->allow_neg_eigval ? 2.0 : 1.0;
     {
@@ -12881,16 +13008,16 @@ LATTN__DEF lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_l
         d3[2] = V;
         LATTN__TRY(lattn__check_count(ctx, who, "the kept states", 3, d3));
     }
-    RW = D + Z + 2 * (K + V);
-    n = m->n_params + (size_t)(T * (D + 4 * Z + 6 * H + 4 * HV)) + (size_t)((T + 1) * HK * V) + 2 * (size_t)(Z * W) + (size_t)(HK * V) +
-        2 * (size_t)RW;
+    RW = D + Z + 2 * (K + V);            /* >= 3K + 2V: q, k, w, u and the decays (row); dq, dk, dα (drow) */
+    n = m->n_params + (size_t)(T * (D + 4 * Z + 3 * NG + 3 * H + 4 * HV)) + (size_t)((T + 1) * HK * V) + 2 * (size_t)(Z * W) +
+        (size_t)(HK * V) + 2 * (size_t)RW;
     LATTN__TRY(lattn__alloc_doubles(ctx, &buf, n, who));
     {   /* G; per sequence x, the activations (p, the conv outputs, a, b, the output gate's input, o, g, β)
            and their gradients, the states, the conv caches and their gradients, U, two row scratches */
         double **const part[22] = { &G, &xd, &P, &Cz, &Ar, &Br, &Gr, &O, &gl, &bt, &Sa, &dP, &dZ, &dA, &dB, &dG, &dO, &cache, &dcache, &U,
                                     &row, &drow };
-        const int64_t cnt[22] = { (int64_t)m->n_params, T * D, T * Z, T * Z, T * H, T * H, T * HV, T * HV, T * H, T * H, (T + 1) * HK * V,
-                                  T * Z, T * Z, T * H, T * H, T * HV, T * HV, Z * W, Z * W, HK * V, RW, RW };
+        const int64_t cnt[22] = { (int64_t)m->n_params, T * D, T * Z, T * Z, T * NG, T * H, T * HV, T * HV, T * NG, T * H, (T + 1) * HK * V,
+                                  T * Z, T * Z, T * NG, T * H, T * HV, T * HV, Z * W, Z * W, HK * V, RW, RW };
         lattn__carve_doubles(buf, part, cnt, 22);
     }
     for (i = 0; i < (int64_t)m->n_params; i++) G[i] = 0.0;
@@ -12917,31 +13044,35 @@ LATTN__DEF lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_l
                 for (j = 0; j < W; j++) acc += (double)w[j] * lattn__conv_in_d(P, Z, cache, W, t, j, ch);
                 Cz[t * Z + ch] = acc;
             }
-            lattn__matvec_d(H, D, lattn__gdw(m, LATTN__GD_A), xt, Ar + t * H, 0);
-            lattn__matvec_d(H, D, lattn__gdw(m, LATTN__GD_B), xt, Br + t * H, 0);
+            if (NG > 0) lattn__matvec_d(NG, D, lattn__gdw(m, LATTN__GD_A), xt, Ar + t * NG, 0);
+            if (delta) lattn__matvec_d(H, D, lattn__gdw(m, LATTN__GD_B), xt, Br + t * H, 0);
             lattn__matvec_d(HV, D, lattn__gdw(m, LATTN__GD_G), xt, Gr + t * HV, 0);
+            for (i = 0; i < NG; i++)
+                gl[t * NG + i] = -exp((double)lattn__gdw(m, LATTN__GD_ALOG)[i / GH]) * lattn__softplus_d(Ar[t * NG + i] + lattn__gdw(m, LATTN__GD_DT)[i]);
             for (h = 0; h < H; h++) {
-                double *q = row, *k = row + K, nq = 0, nk = 0, al;
+                double *q = row, *k = row + K, *al = row + 2 * K + 2 * V, nq = 1, nk = 1;
                 const double *Sp = Sa + (t * H + h) * K * V;
                 double *Sn = Sa + ((t + 1) * H + h) * K * V;
-                gl[t * H + h] = -exp((double)lattn__gdw(m, LATTN__GD_ALOG)[h]) * lattn__softplus_d(Ar[t * H + h] + lattn__gdw(m, LATTN__GD_DT)[h]);
-                bt[t * H + h] = bs * lattn__sigmoid_d(Br[t * H + h]);
-                al = exp(gl[t * H + h]);
                 for (i = 0; i < K; i++) {
+                    al[i] = NG > 0 ? exp(gl[t * NG + h * GH + (GH > 1 ? i : 0)]) : 1.0;
                     q[i] = lattn__silu_d(Cz[t * Z + h * K + i]);
                     k[i] = lattn__silu_d(Cz[t * Z + HK + h * K + i]);
-                    nq += q[i] * q[i];
-                    nk += k[i] * k[i];
                 }
-                nq = 1.0 / sqrt(nq + LATTN__L2_EPS);
-                nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
-                for (j = 0; j < V; j++) {                /* S = α S;  u = β (v - Sᵀ k̂);  S += k̂ uᵀ;  o = s Sᵀ q̂ */
+                if (delta) {
+                    bt[t * H + h] = bs * lattn__sigmoid_d(Br[t * H + h]);
+                    nq = 0;
+                    nk = 0;
+                    for (i = 0; i < K; i++) { nq += q[i] * q[i]; nk += k[i] * k[i]; }
+                    nq = 1.0 / sqrt(nq + LATTN__L2_EPS);
+                    nk = 1.0 / sqrt(nk + LATTN__L2_EPS);
+                }
+                for (j = 0; j < V; j++) {                /* S = Diag(α) S;  u = β (v - Sᵀ k̂) or v;  S += k̂ uᵀ;  o = s Sᵀ q̂ */
                     const double v = lattn__silu_d(Cz[t * Z + 2 * HK + h * V + j]);
                     double u = 0, o = 0;
-                    for (i = 0; i < K; i++) u += al * Sp[i * V + j] * k[i] * nk;
-                    u = bt[t * H + h] * (v - u);
+                    for (i = 0; i < K; i++) u += al[i] * Sp[i * V + j] * k[i] * nk;
+                    u = delta ? bt[t * H + h] * (v - u) : v;
                     for (i = 0; i < K; i++) {
-                        Sn[i * V + j] = al * Sp[i * V + j] + k[i] * nk * u;
+                        Sn[i * V + j] = al[i] * Sp[i * V + j] + k[i] * nk * u;
                         o += sc * q[i] * nq * Sn[i * V + j];
                     }
                     O[t * HV + h * V + j] = o;
@@ -12965,20 +13096,23 @@ LATTN__DEF lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_l
                 lattn__gate_row_backward_d(V, O + t * HV + h * V, Gr + t * HV + h * V, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps,
                                            drow + h * V, dO + t * HV + h * V, dG + t * HV + h * V, G + (lattn__gdw(m, LATTN__GD_ON) - m->arena));
         }
-        for (h = 0; h < H; h++)                          /* the delta rule in reverse */
+        for (h = 0; h < H; h++)                          /* the core in reverse (delta: e = k̂, c = β; else c = 1, no erase) */
             for (t = T - 1; t >= 0; t--) {
                 const double *Sp = Sa + (t * H + h) * K * V, *Sn = Sa + ((t + 1) * H + h) * K * V, *dob = dO + t * HV + h * V;
                 double *Uh = U + h * K * V, *q = row, *k = row + K, *dq = drow, *dk = drow + K, *w = row + 2 * K, *u = w + V;
-                const double al = exp(gl[t * H + h]), beta = bt[t * H + h];
-                double nq = 0, nk = 0, dbeta = 0, dal = 0, dotq = 0, dotk = 0;
+                double *al = u + V, *dal = drow + 2 * K;           /* per key channel: α and ∂ℒ/∂α (one slot per gate) */
+                const double beta = delta ? bt[t * H + h] : 0.0, wr = delta ? beta : 1.0;
+                double nq = 0, nk = 0, dbeta = 0, dotq = 0, dotk = 0;
                 for (i = 0; i < K; i++) {
+                    al[i] = NG > 0 ? exp(gl[t * NG + h * GH + (GH > 1 ? i : 0)]) : 1.0;
+                    dal[i] = 0.0;
                     q[i] = lattn__silu_d(Cz[t * Z + h * K + i]);
                     k[i] = lattn__silu_d(Cz[t * Z + HK + h * K + i]);
                     nq += q[i] * q[i];
                     nk += k[i] * k[i];
                 }
-                nq = sqrt(nq + LATTN__L2_EPS);
-                nk = sqrt(nk + LATTN__L2_EPS);
+                nq = delta ? sqrt(nq + LATTN__L2_EPS) : 1.0;
+                nk = delta ? sqrt(nk + LATTN__L2_EPS) : 1.0;
                 for (i = 0; i < K; i++) { q[i] /= nq; k[i] /= nk; dk[i] = 0.0; }
                 for (i = 0; i < K; i++) {                /* read-out o = s S_tᵀ q̂ */
                     double acc = 0;
@@ -12988,42 +13122,53 @@ LATTN__DEF lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_l
                     }
                     dq[i] = sc * acc;
                 }
-                for (j = 0; j < V; j++) {                /* write β k̂ vᵀ; w = S'ᵀ k̂, u = Uᵀ k̂ */
+                for (j = 0; j < V; j++) {                /* write c k̂ vᵀ; w = S'ᵀ k̂, u = Uᵀ k̂ */
                     const double v = lattn__silu_d(Cz[t * Z + 2 * HK + h * V + j]);
                     double aw = 0, au = 0;
                     for (i = 0; i < K; i++) {
-                        aw += al * Sp[i * V + j] * k[i];
+                        aw += al[i] * Sp[i * V + j] * k[i];
                         au += Uh[i * V + j] * k[i];
-                        dk[i] += beta * Uh[i * V + j] * v;
+                        dk[i] += wr * Uh[i * V + j] * v;
                     }
                     w[j] = aw;
                     u[j] = au;
                     dbeta += au * v - au * aw;
-                    dZ[t * Z + 2 * HK + h * V + j] += beta * au;
+                    dZ[t * Z + 2 * HK + h * V + j] += wr * au;
                 }
-                for (i = 0; i < K; i++) {                /* erase: dk̂ -= β (U w + S' u) */
+                for (i = 0; i < K && delta; i++) {       /* erase: dk̂ -= β (U w + S' u) */
                     double acc = 0;
-                    for (j = 0; j < V; j++) acc += Uh[i * V + j] * w[j] + al * Sp[i * V + j] * u[j];
+                    for (j = 0; j < V; j++) acc += Uh[i * V + j] * w[j] + al[i] * Sp[i * V + j] * u[j];
                     dk[i] -= beta * acc;
                 }
-                for (i = 0; i < K; i++)                  /* U <- α (I - β k̂ k̂ᵀ) U */
+                for (i = 0; i < K; i++)                  /* U <- Diag(α) (I - β k̂ k̂ᵀ) U */
                     for (j = 0; j < V; j++) {
-                        Uh[i * V + j] -= beta * k[i] * u[j];
-                        dal += Uh[i * V + j] * Sp[i * V + j];
-                        Uh[i * V + j] *= al;
+                        if (delta) Uh[i * V + j] -= beta * k[i] * u[j];
+                        dal[GH > 1 ? i : 0] += Uh[i * V + j] * Sp[i * V + j];
+                        Uh[i * V + j] *= al[i];
                     }
-                for (i = 0; i < K; i++) { dotq += q[i] * dq[i]; dotk += k[i] * dk[i]; }
-                for (i = 0; i < K; i++) {
-                    dZ[t * Z + h * K + i] += (dq[i] - q[i] * dotq) / nq;
-                    dZ[t * Z + HK + h * K + i] += (dk[i] - k[i] * dotk) / nk;
+                if (delta) {                             /* through the L2 normalisations */
+                    for (i = 0; i < K; i++) { dotq += q[i] * dq[i]; dotk += k[i] * dk[i]; }
+                    for (i = 0; i < K; i++) {
+                        dZ[t * Z + h * K + i] += (dq[i] - q[i] * dotq) / nq;
+                        dZ[t * Z + HK + h * K + i] += (dk[i] - k[i] * dotk) / nk;
+                    }
+                    {
+                        const double s = lattn__sigmoid_d(Br[t * H + h]);
+                        dB[t * H + h] = dbeta * bs * s * (1.0 - s);
+                    }
+                } else {
+                    for (i = 0; i < K; i++) {
+                        dZ[t * Z + h * K + i] += dq[i];
+                        dZ[t * Z + HK + h * K + i] += dk[i];
+                    }
                 }
-                {                                        /* the gates */
-                    const double dg = dal * al, ea = exp((double)lattn__gdw(m, LATTN__GD_ALOG)[h]);
-                    const double uu = Ar[t * H + h] + lattn__gdw(m, LATTN__GD_DT)[h], s = lattn__sigmoid_d(Br[t * H + h]);
-                    dA[t * H + h] = -dg * ea * lattn__sigmoid_d(uu);
-                    G[lattn__gdw(m, LATTN__GD_ALOG) - m->arena + h] += dg * gl[t * H + h];
-                    G[lattn__gdw(m, LATTN__GD_DT) - m->arena + h] += dA[t * H + h];
-                    dB[t * H + h] = dbeta * bs * s * (1.0 - s);
+                for (i = 0; i < GH; i++) {               /* the log gates of the head */
+                    const int64_t gi = h * GH + i;
+                    const double dg = dal[i] * al[i], ea = exp((double)lattn__gdw(m, LATTN__GD_ALOG)[h]);
+                    const double uu = Ar[t * NG + gi] + lattn__gdw(m, LATTN__GD_DT)[gi];
+                    dA[t * NG + gi] = -dg * ea * lattn__sigmoid_d(uu);
+                    G[lattn__gdw(m, LATTN__GD_ALOG) - m->arena + h] += dg * gl[t * NG + gi];
+                    G[lattn__gdw(m, LATTN__GD_DT) - m->arena + gi] += dA[t * NG + gi];
                 }
             }
         if (dstate) lattn__conv_history_backward(Z, W, T, dstate + b * SF, dP, Z, dcache);   /* the final caches: p */
@@ -13038,21 +13183,24 @@ LATTN__DEF lattn_status lattn_gdn_backward_ref(lattn_ctx *ctx, const lattn_gdn_l
                     else dcache[ch * W + t + 1 + j] += (double)w[j] * g;
                 }
             }
-        for (t = 0; t < T; t++) {                        /* the six projections */
+        for (t = 0; t < T; t++) {                        /* the projections (six for delta) */
             static const int proj[6] = { LATTN__GD_Q, LATTN__GD_K, LATTN__GD_V, LATTN__GD_A, LATTN__GD_B, LATTN__GD_G };
             const double *src[6];
-            const int64_t rows[6] = { HK, HK, HV, H, H, HV };
+            const int64_t rows[6] = { HK, HK, HV, NG, H, HV };
             const double *xt = xd + t * D;
             src[0] = dP + t * Z;
             src[1] = dP + t * Z + HK;
             src[2] = dP + t * Z + 2 * HK;
-            src[3] = dA + t * H;
+            src[3] = dA + t * NG;
             src[4] = dB + t * H;
             src[5] = dG + t * HV;
             for (i = 0; i < D; i++) row[i] = 0.0;
             for (k2 = 0; k2 < 6; k2++) {
-                const float *Wp = lattn__gdw(m, proj[k2]);
-                double *gw = G + (Wp - m->arena);
+                const float *Wp;
+                double *gw;
+                if (!lattn__gd_has(c->mixer, proj[k2])) continue;
+                Wp = lattn__gdw(m, proj[k2]);
+                gw = G + (Wp - m->arena);
                 for (i = 0; i < rows[k2]; i++)
                     for (j = 0; j < D; j++) {
                         gw[i * D + j] += src[k2][i] * xt[j];

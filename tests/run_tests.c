@@ -2555,21 +2555,34 @@ static lattn_status gdn_alloc_run_fn(lattn_ctx *ctx, void *user) {
     lattn_gdn_free(ctx, &mb);
     return st;
 }
+/* Two GDN-layer configurations are the same (field by field: the struct has padding). */
+static int same_gdn_cfg(const lattn_gdn_config *a, const lattn_gdn_config *b) {
+    return a->D == b->D && a->H == b->H && a->K == b->K && a->V == b->V && a->conv_w == b->conv_w &&
+           a->allow_neg_eigval == b->allow_neg_eigval && same_bits(&a->norm_eps, &b->norm_eps, 1) && a->mixer == b->mixer;
+}
+/* The GDN layer's four variants: the delta core with β in [0, 1] and in [0, 2], GLA, linear. */
+static const char *gdn_variant(lattn_gdn_config *c, int v) {
+    static const char *const names[4] = { "delta", "delta, neg eigval", "gla", "linear" };
+    c->allow_neg_eigval = v == 1;
+    c->mixer = v < 2 ? LATTN_GDN_DELTA : v == 2 ? LATTN_GDN_GLA : LATTN_GDN_LINEAR;
+    return names[v];
+}
 static void test_gdnlayer(void) {
     lattn_rng r = lattn_rng_seed(g_seed + 17);
     lattn_ctx ctx;
     lattn_gdn_config c = lattn_gdn_config_default();
     lattn_gdn_layer m;
-    int64_t B = 2, T = g_quick ? 21 : 45, SF, D, neg;
+    int64_t B = 2, T = g_quick ? 21 : 45, SF, D;
     size_t i;
+    int v;
     lattn_ctx_init(&ctx);
     c.D = 48; c.H = 3; c.K = 20; c.V = 28;         /* head dims off the vector width */
     CHECK(lattn__gdn_state_floats(&c) == (2 * 3 * 20 + 3 * 28) * 4 + 3 * 20 * 28, "GDN state floats");
-    for (neg = 0; neg < 2; neg++) {
+    for (v = 0; v < 4; v++) {
         float *x, *y0, *y1, *y2, *s0, *s1, *s2, *sin, *xi, *yi;
         int64_t t, b;
         lattn_status st;
-        c.allow_neg_eigval = (int)neg;
+        const char *vn = gdn_variant(&c, v);
         CHECK(lattn_gdn_init(&ctx, &m, &c, 3) == LATTN_OK, "gdn init: %s", lattn_ctx_error(&ctx));
         for (i = 0; i < m.n_params; i++) m.arena[i] += 0.05f * (float)lattn_rng_normal_d(&r);   /* off the init */
         D = c.D; SF = lattn__gdn_state_floats(&c);
@@ -2586,10 +2599,27 @@ static void test_gdnlayer(void) {
         }
         CHECK(st == LATTN_OK, "gdn step: %s", lattn_ctx_error(&ctx));
         CHECK(rel_rms(y1, y0, (size_t)(B * T * D)) <= 1e-5 && rel_rms(s1, s0, (size_t)(B * SF)) <= 1e-5,
-              "GDN layer forward vs _ref (neg eigval %d): y %.3g state %.3g", (int)neg, rel_rms(y1, y0, (size_t)(B * T * D)), rel_rms(s1, s0, (size_t)(B * SF)));
+              "GDN layer forward vs _ref (%s): y %.3g state %.3g", vn, rel_rms(y1, y0, (size_t)(B * T * D)), rel_rms(s1, s0, (size_t)(B * SF)));
         CHECK(rel_rms(y2, y0, (size_t)(B * T * D)) <= 1e-5 && rel_rms(s2, s0, (size_t)(B * SF)) <= 1e-5,
-              "GDN layer T steps vs _ref: y %.3g state %.3g", rel_rms(y2, y0, (size_t)(B * T * D)), rel_rms(s2, s0, (size_t)(B * SF)));
-        if (!neg) {                      /* prefill split in two calls = one call; threads bit-identical */
+              "GDN layer T steps vs _ref (%s): y %.3g state %.3g", vn, rel_rms(y2, y0, (size_t)(B * T * D)), rel_rms(s2, s0, (size_t)(B * SF)));
+        if (v >= 2) {                    /* the mixer's tensors and its file round trip */
+            unsigned char *sb = NULL;
+            size_t sn = 0;
+            lattn_st_file f;
+            lattn_gdn_layer m2;
+            const int64_t gates = v == 2 ? c.H * c.K : 0;
+            CHECK(lattn_gdn_tensor(&m, "b_proj.weight") == NULL && (lattn_gdn_tensor(&m, "A_log") != NULL) == (v == 2) &&
+                  (v == 3 || (lattn_gdn_tensor(&m, "a_proj.weight")->shape[0] == gates && lattn_gdn_tensor(&m, "dt_bias")->shape[0] == gates)) &&
+                  m.n_tensors == (v == 2 ? 12 : 9), "GDN layer (%s): its tensors", vn);
+            CHECK(lattn_gdn_serialize(&ctx, &m, &sb, &sn) == LATTN_OK && lattn_st_parse(&ctx, sb, sn, &f) == LATTN_OK &&
+                  lattn_st_meta(&f, "gdn.mixer") && strcmp(lattn_st_meta(&f, "gdn.mixer"), vn) == 0 &&
+                  lattn_gdn_init_st(&ctx, &m2, &f, "") == LATTN_OK && same_gdn_cfg(&m2.cfg, &m.cfg) && m2.n_params == m.n_params &&
+                  same_bits(m2.arena, m.arena, m.n_params), "GDN layer (%s): file round trip with gdn.mixer", vn);
+            lattn_gdn_free(&ctx, &m2);
+            lattn_st_free(&ctx, &f);
+            lattn_free(&ctx, sb);
+        }
+        if (v != 1) {                    /* prefill split in two calls = one call; threads bit-identical */
             int64_t T1 = 13;
             float *xa = fnew((size_t)(T1 * D)), *xb = fnew((size_t)((T - T1) * D)), *ya = fnew((size_t)(T1 * D)), *yb = fnew((size_t)((T - T1) * D));
             float *sa = fdup(sin, (size_t)SF), *sb = fdup(sin, (size_t)SF), *y3 = fnew((size_t)(T * D));
@@ -2597,7 +2627,7 @@ static void test_gdnlayer(void) {
             lattn_gdn_forward(&ctx, &m, 1, T, x, y3, sb);
             lattn_gdn_forward(&ctx, &m, 1, T1, xa, ya, sa); lattn_gdn_forward(&ctx, &m, 1, T - T1, xb, yb, sa);
             CHECK(rel_rms(ya, y3, (size_t)(T1 * D)) <= 1e-5 && rel_rms(yb, y3 + T1 * D, (size_t)((T - T1) * D)) <= 1e-5 &&
-                  rel_rms(sa, sb, (size_t)SF) <= 1e-5, "GDN layer: prefill in two calls = one");
+                  rel_rms(sa, sb, (size_t)SF) <= 1e-5, "GDN layer (%s): prefill in two calls = one", vn);
 #ifdef _OPENMP
             {
                 int nt, same = 1;
@@ -2607,7 +2637,7 @@ static void test_gdnlayer(void) {
                     same &= same_bits(y1, y2, (size_t)(B * T * D)) && same_bits(s1, s2, (size_t)(B * SF));
                 }
                 ctx.n_threads = 0;
-                CHECK(same, "GDN layer forward bit-identical on 1, 2, 3 threads");
+                CHECK(same, "GDN layer (%s) forward bit-identical on 1, 2, 3 threads", vn);
             }
 #endif
             free(xa); free(xb); free(ya); free(yb); free(sa); free(sb); free(y3);
@@ -2620,7 +2650,7 @@ static void test_gdnlayer(void) {
         lattn_tensor *al, *dt;
         float xx[48], yy[48];
         int badc = 0, total = 0;
-        c.allow_neg_eigval = 0;
+        gdn_variant(&c, 0);
         lattn_gdn_init(&ctx, &m, &c, 5);
         al = lattn_gdn_tensor(&m, "A_log"); dt = lattn_gdn_tensor(&m, "dt_bias");
         CHECK(al && dt && lattn_gdn_tensor(&m, "q_conv1d.weight")->shape[1] == 4 && lattn_gdn_tensor(&m, "o_proj.weight")->shape[1] == 84 &&
@@ -2639,7 +2669,7 @@ static void test_gdnlayer(void) {
             lattn_gdn_layer m2;
             CHECK(lattn_gdn_serialize(&ctx, &m, &sb, &sn) == LATTN_OK && lattn_st_parse(&ctx, sb, sn, &f) == LATTN_OK, "gdn serialize");
             CHECK(lattn_gdn_init_st(&ctx, &m2, &f, "") == LATTN_OK && m2.n_params == m.n_params && same_bits(m2.arena, m.arena, m.n_params) &&
-                  memcmp(&m2.cfg, &m.cfg, sizeof m.cfg) == 0, "gdn load: the same weights and configuration");
+                  same_gdn_cfg(&m2.cfg, &m.cfg) && lattn_st_meta(&f, "gdn.mixer") == NULL, "gdn load: the same weights and configuration (no gdn.mixer)");
             lattn_gdn_free(&ctx, &m2);
             CHECK(lattn_gdn_init_st(&ctx, &m2, &f, "in.") == LATTN_E_FORMAT && m2.arena == NULL, "gdn load: missing tensors refused");
             lattn_st_free(&ctx, &f);
@@ -2650,6 +2680,7 @@ static void test_gdnlayer(void) {
         bad.K = 0; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_SHAPE && m.arena == NULL, "gdn init K = 0");
         bad = c; bad.D = INT64_MAX / 8; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_OVERFLOW, "gdn init overflowing D");
         bad = c; bad.norm_eps = NAN; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_DOMAIN, "gdn init NaN eps");
+        bad = c; bad.mixer = (lattn_gdn_mixer)3; CHECK(lattn_gdn_init(&ctx, &m, &bad, 1) == LATTN_E_DOMAIN && m.arena == NULL, "gdn init: mixer 3 refused");
         {
             gdn_alloc_run u;
             u.c = &c; u.x = xx; u.y = yy;
@@ -5328,8 +5359,9 @@ static double gdn_loss(lattn_ctx *ctx, const lattn_gdn_layer *m, int64_t B, int6
    bits at 1 and 2 threads; refusals. */
 static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
     int neg;
-    for (neg = 0; neg < 2; neg++) {
+    for (neg = 0; neg < 4; neg++) {      /* the four variants of gdn_variant */
         lattn_gdn_config c = lattn_gdn_config_default();
+        const char *vn = gdn_variant(&c, neg);
         lattn_gdn_layer m;
         const int64_t B = 2, T = 70;
         int64_t SF, D, ti;
@@ -5337,7 +5369,7 @@ static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
         float *x, *s0, *s, *dy, *y, *grad, *grad2, *dx, *dst;
         double *y64, worst = 0;
         int bad = 0;
-        c.D = 10; c.H = 2; c.K = 5; c.V = 6; c.conv_w = 4; c.allow_neg_eigval = neg;
+        c.D = 10; c.H = 2; c.K = 5; c.V = 6; c.conv_w = 4;
         CHECK(lattn_gdn_init(ctx, &m, &c, 11 + (uint64_t)neg) == LATTN_OK, "gdn init: %s", lattn_ctx_error(ctx));
         for (i = 0; i < m.n_params; i++) m.arena[i] += 0.1f * (float)lattn_rng_normal_d(r);
         D = c.D; SF = lattn__gdn_state_floats(&c);
@@ -5373,8 +5405,8 @@ static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
                 }
             }
         }
-        if (getenv("LATTN_TEST_VERBOSE")) printf("  gdn backward (neg eigval %d): worst %.3g against central differences\n", neg, worst);
-        CHECK(bad == 0, "GDN layer backward = central differences of forward_ref (every tensor, x, state; neg eigval %d): worst %.3g", neg, worst);
+        if (getenv("LATTN_TEST_VERBOSE")) printf("  gdn backward (%s): worst %.3g against central differences\n", vn, worst);
+        CHECK(bad == 0, "GDN layer backward = central differences of forward_ref (every tensor, x, state; %s): worst %.3g", vn, worst);
         {   /* backward_ref: central differences in double; the float32 form against it under a final-state gradient */
             float *gr = fnew(m.n_params), *dxr = fnew(nx), *dsr = fnew(ns), *dsi = fnormal(r, ns), *dsf = fnew(ns), *dxf = fnew(nx);
             double *g64 = (double *)malloc(m.n_params * sizeof(double)), w2 = 0, e = 0;
@@ -5398,18 +5430,18 @@ static void test_gdn_backward(lattn_ctx *ctx, lattn_rng *r) {
                     bad2 += !(ee <= 1e-5);           /* the differences' noise: the float inputs' rounding of x ± h */
                 }
             }
-            if (getenv("LATTN_TEST_VERBOSE")) printf("  gdn backward_ref (neg eigval %d): worst weight %.3g against central differences\n", neg, w2);
-            CHECK(bad2 == 0, "GDN layer backward_ref = central differences of forward_ref (every tensor, x, state; neg eigval %d): worst %.3g", neg, w2);
+            if (getenv("LATTN_TEST_VERBOSE")) printf("  gdn backward_ref (%s): worst weight %.3g against central differences\n", vn, w2);
+            CHECK(bad2 == 0, "GDN layer backward_ref = central differences of forward_ref (every tensor, x, state; %s): worst %.3g", vn, w2);
             memcpy(dsr, dsi, ns * sizeof(float));
             memcpy(dsf, dsi, ns * sizeof(float));
             CHECK(lattn_gdn_backward_ref(ctx, &m, B, T, x, s0, dy, gr, NULL, dxr, dsr) == LATTN_OK &&
                   lattn_gdn_backward(ctx, &m, B, T, x, s0, dy, grad2, dxf, dsf) == LATTN_OK, "gdn backward with a final-state gradient");
             e = worst_tensor(grad2, gr, m.arena, m.tensors, m.n_tensors);
             e = fmax(e, fmax(rel_rms(dxf, dxr, nx), rel_rms(dsf, dsr, ns)));
-            CHECK(e <= 1e-4, "GDN layer backward (float32) = backward_ref per tensor, dx and dstate, under a final-state gradient (neg eigval %d): %.3g", neg, e);
+            CHECK(e <= 1e-4, "GDN layer backward (float32) = backward_ref per tensor, dx and dstate, under a final-state gradient (%s): %.3g", vn, e);
             free(gr); free(dxr); free(dsr); free(dsi); free(dsf); free(dxf); free(g64);
         }
-        if (neg) {                       /* refused without writing */
+        if (neg == 1) {                  /* refused without writing */
             float *g3 = fnew(m.n_params);
             CHECK(lattn_gdn_backward(ctx, &m, B, T, x, s0, dy, NULL, dx, NULL) == LATTN_E_NULL, "gdn backward: grad NULL");
             CHECK(lattn_gdn_backward(ctx, &m, B, T, x, s0, NULL, g3, NULL, NULL) == LATTN_E_NULL, "gdn backward: dy NULL");
