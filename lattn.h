@@ -2261,13 +2261,15 @@ LATTN_API void lattn_optim_free(lattn_ctx *ctx, lattn_optim *o);
      attn      the transformer layer (>>transformer, one layer, vocab 0): RMSNorm, causal softmax
                attention with RoPE, SwiGLU FFN of width ffn, both residuals
      gdn       x + GDN(RMSNorm(x)·g): the Gated DeltaNet layer (>>gdnlayer, ShortConv width 4)
+     gla, la   the same with the GDN layer's GLA or linear-attention core (lattn_gdn_config.mixer):
+               the delta rule against gating against neither, all else equal
      prism     the PRISM P2 block (>>prism: its LayerNorms, anchor conv (Kc 4), solver of prism_S
                steps and rank prism_R, output MLP and residual)
      ttt       the TTT Block (>>ttt, ffn > 0): TTT-MLP (or TTT-Linear, ttt_mlp = 0) with mini-batch
                ttt_mini_batch, its RMSNorms, SwiGLU FFN of width ffn, both residuals
      ffn       x + W_d (SiLU(W_g h) ⊙ W_u h),  h = RMSNorm(x)·g   (a SwiGLU MLP of width ffn)
    Tensors: embeddings.weight [vocab][D], then block i's tensors under "blocks.{i}." with the layer's
-   own names (a gdn block: norm.weight [D] and its layer's under "blocks.{i}.mixer."; an ffn block:
+   own names (a gdn, gla or la block: norm.weight [D] and its layer's under "blocks.{i}.mixer."; an ffn block:
    norm.weight, gate_proj.weight, up_proj.weight [ffn][D], down_proj.weight [D][ffn]), then
    norm.weight [D]; one arena, so lattn_optim runs over the whole net. lattn_net_init draws each
    layer as its own init does (seed + 1 + i for block i) and the net's tensors as every layer does
@@ -2276,7 +2278,8 @@ LATTN_API void lattn_optim_free(lattn_ctx *ctx, lattn_optim *o);
    there is none (PyTorch's ignore_index); targets NULL is next-token prediction (position t
    predicts tokens[t + 1]; the last position predicts nothing). */
 typedef enum lattn_block_kind {
-    LATTN_BLOCK_LAPLACE, LATTN_BLOCK_ATTN, LATTN_BLOCK_GDN, LATTN_BLOCK_PRISM, LATTN_BLOCK_TTT, LATTN_BLOCK_FFN
+    LATTN_BLOCK_LAPLACE, LATTN_BLOCK_ATTN, LATTN_BLOCK_GDN, LATTN_BLOCK_PRISM, LATTN_BLOCK_TTT, LATTN_BLOCK_FFN,
+    LATTN_BLOCK_GLA, LATTN_BLOCK_LA
 } lattn_block_kind;
 #define LATTN_NET_MAX_BLOCKS 64
 typedef struct lattn_net_config {
@@ -20506,7 +20509,7 @@ LATTN__DEF lattn_status lattn_optim_init_file(lattn_ctx *ctx, lattn_optim *o, co
 
 /* >>net implementation ---------------------------------------------------------------------------- */
 /* A block: its layer (the union member of its kind; none for ffn), which views the net's arena once
-   lattn_net_init has moved it there, and the net's own tensors of gdn and ffn blocks. */
+   lattn_net_init has moved it there, and the net's own tensors of gdn (gla, la) and ffn blocks. */
 struct lattn__net_block {
     lattn_block_kind kind;
     int64_t t0, n_own;                   /* first tensor in the net's table; how many are the net's */
@@ -20514,9 +20517,11 @@ struct lattn__net_block {
     float *norm, *wg, *wu, *wd;          /* gdn: norm; ffn: norm and the SwiGLU matrices */
     union { lattn_laplace_model lap; lattn_tf_model tf; lattn_gdn_layer gdn; lattn_prism_p1 pr; lattn_ttt_layer ttt; } u;
 };
-static const char *const lattn__block_names[6] = { "laplace", "attn", "gdn", "prism", "ttt", "ffn" };
+static const char *const lattn__block_names[8] = { "laplace", "attn", "gdn", "prism", "ttt", "ffn", "gla", "la" };
+/* gdn, gla and la blocks: x + the GDN layer (with its mixer) of RMSNorm(x)·g. */
+static int lattn__net_gdn(lattn_block_kind k) { return k == LATTN_BLOCK_GDN || k == LATTN_BLOCK_GLA || k == LATTN_BLOCK_LA; }
 LATTN__DEF const char *lattn_block_name(lattn_block_kind k) {
-    return (unsigned)k <= (unsigned)LATTN_BLOCK_FFN ? lattn__block_names[k] : "unknown";
+    return (unsigned)k <= (unsigned)LATTN_BLOCK_LA ? lattn__block_names[k] : "unknown";
 }
 LATTN__DEF lattn_status lattn_net_config_parse(lattn_ctx *ctx, lattn_net_config *c, const char *blocks, int64_t vocab, int64_t D,
                                                int64_t H) {
@@ -20538,9 +20543,9 @@ LATTN__DEF lattn_status lattn_net_config_parse(lattn_ctx *ctx, lattn_net_config 
         while (*p == ' ' || *p == ',') p++;
         if (!*p) break;
         for (n = 0; p[n] && p[n] != ' ' && p[n] != ','; n++) {}
-        for (k = 0; k < 6 && !(strlen(lattn__block_names[k]) == n && strncmp(p, lattn__block_names[k], n) == 0); k++) {}
-        if (k == 6)
-            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: unknown block '%.*s' (laplace, attn, gdn, prism, ttt or ffn)", who,
+        for (k = 0; k < 8 && !(strlen(lattn__block_names[k]) == n && strncmp(p, lattn__block_names[k], n) == 0); k++) {}
+        if (k == 8)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: unknown block '%.*s' (laplace, attn, gdn, gla, la, prism, ttt or ffn)", who,
                                (int)LATTN__MIN(n, (size_t)40), p);
         if (c->n_blocks == LATTN_NET_MAX_BLOCKS) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: more than %d blocks", who, LATTN_NET_MAX_BLOCKS);
         c->blocks[c->n_blocks++] = (lattn_block_kind)k;
@@ -20560,7 +20565,7 @@ static lattn_status lattn__net_check(lattn_ctx *ctx, const char *who, const latt
                            "blocks, ttt_mlp 0 or 1, norm_eps in (0, 1))", who, (long long)c->vocab, (long long)c->D, (long long)c->H,
                            (long long)c->ffn, (long long)c->n_blocks, (long long)c->ttt_mlp, (double)c->norm_eps, LATTN_NET_MAX_BLOCKS);
     for (i = 0; i < c->n_blocks; i++)
-        if ((unsigned)c->blocks[i] > (unsigned)LATTN_BLOCK_FFN)
+        if ((unsigned)c->blocks[i] > (unsigned)LATTN_BLOCK_LA)
             return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: block %lld has kind %d", who, (long long)i, (int)c->blocks[i]);
     return LATTN_OK;
 }
@@ -20592,13 +20597,14 @@ static lattn_status lattn__net_layer_init(lattn_ctx *ctx, const lattn_net_config
         tc.norm_eps = c->norm_eps;
         return lattn_tf_init(ctx, &b->u.tf, &tc, seed);
     }
-    if (b->kind == LATTN_BLOCK_GDN) {
+    if (lattn__net_gdn(b->kind)) {
         lattn_gdn_config gc = lattn_gdn_config_default();
         gc.D = c->D;
         gc.H = c->H;
         gc.K = hd;
         gc.V = hd;
         gc.norm_eps = c->norm_eps;
+        gc.mixer = b->kind == LATTN_BLOCK_GLA ? LATTN_GDN_GLA : b->kind == LATTN_BLOCK_LA ? LATTN_GDN_LINEAR : LATTN_GDN_DELTA;
         return lattn_gdn_init(ctx, &b->u.gdn, &gc, seed);
     }
     if (b->kind == LATTN_BLOCK_PRISM) {
@@ -20633,7 +20639,9 @@ static lattn__net_layer lattn__net_layer_of(struct lattn__net_block *b) {
     switch (b->kind) {
     case LATTN_BLOCK_LAPLACE: return lap;
     case LATTN_BLOCK_ATTN: return tf;
-    case LATTN_BLOCK_GDN: return gdn;
+    case LATTN_BLOCK_GDN:
+    case LATTN_BLOCK_GLA:
+    case LATTN_BLOCK_LA: return gdn;
     case LATTN_BLOCK_PRISM: return pr;
     case LATTN_BLOCK_TTT: return ttt;
     default: return none;
@@ -20660,7 +20668,7 @@ static void lattn__net_move(lattn_ctx *ctx, struct lattn__net_block *b, float *d
     b->owned = 0;
 }
 /* The net's own tensors of a block kind: gdn its norm; ffn the norm and the three matrices. */
-static int64_t lattn__net_own(lattn_block_kind k) { return k == LATTN_BLOCK_GDN ? 1 : k == LATTN_BLOCK_FFN ? 4 : 0; }
+static int64_t lattn__net_own(lattn_block_kind k) { return lattn__net_gdn(k) ? 1 : k == LATTN_BLOCK_FFN ? 4 : 0; }
 static void lattn__net_shape(lattn_tensor *t, int ndim, int64_t d0, int64_t d1) {
     t->ndim = ndim;
     t->shape[0] = d0;
@@ -20702,7 +20710,7 @@ static lattn_status lattn__net_table(lattn_ctx *ctx, const char *who, lattn_net 
         for (j = 0; l.arena && j < *l.n_tensors; j++, t++) {
             const lattn_tensor *s = &(*l.tensors)[j];
             int n = snprintf(m->tensors[t].name, LATTN_NAME_MAX, "blocks.%lld.%s%s", (long long)i,
-                             b->kind == LATTN_BLOCK_GDN ? "mixer." : "", s->name);
+                             lattn__net_gdn(b->kind) ? "mixer." : "", s->name);
             if (n < 0 || n >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tensor name of block %lld too long", who, (long long)i);
             m->tensors[t].ndim = s->ndim;
             memcpy(m->tensors[t].shape, s->shape, sizeof s->shape);
@@ -20840,7 +20848,7 @@ static lattn_status lattn__net_block_forward(lattn_ctx *ctx, const lattn_net *m,
     default: break;
     }
     lattn__rmsnorm_rows(w->nthr, M, D, X, b->norm, m->cfg.norm_eps, w->Hn);
-    if (b->kind == LATTN_BLOCK_GDN) {
+    if (lattn__net_gdn(b->kind)) {
         LATTN__TRY(lattn_gdn_forward(ctx, &b->u.gdn, B, T, w->Hn, Y, NULL));
         for (i = 0; i < M * D; i++) Y[i] += X[i];
         return LATTN_OK;
@@ -20866,7 +20874,7 @@ static lattn_status lattn__net_block_backward(lattn_ctx *ctx, const lattn_net *m
     default: break;
     }
     lattn__rmsnorm_rows(w->nthr, M, D, X, b->norm, eps, w->Hn);
-    if (b->kind == LATTN_BLOCK_GDN) {
+    if (lattn__net_gdn(b->kind)) {
         LATTN__TRY(lattn_gdn_backward(ctx, &b->u.gdn, B, T, w->Hn, NULL, dY, g + D, w->dHn, NULL));
     } else {                                                 /* ffn: recomputed, then differentiated */
         lattn__linear(w->nthr, M, F, D, w->Hn, b->wg, w->F1, 0, w->lin);
@@ -21004,7 +21012,7 @@ LATTN__DEF lattn_status lattn_net_backward(lattn_ctx *ctx, const lattn_net *m, i
 static size_t lattn__net_block_floats(const struct lattn__net_block *b) {
     size_t n = 0;
     if (b->kind == LATTN_BLOCK_LAPLACE) lattn_laplace_state_floats(&b->u.lap.cfg, &n);
-    else if (b->kind == LATTN_BLOCK_GDN) lattn_gdn_state_floats(&b->u.gdn.cfg, &n);
+    else if (lattn__net_gdn(b->kind)) lattn_gdn_state_floats(&b->u.gdn.cfg, &n);
     else if (b->kind == LATTN_BLOCK_PRISM) lattn_prism_p2_state_floats(&b->u.pr, &n);
     else if (b->kind == LATTN_BLOCK_TTT) lattn_ttt_state_floats(&b->u.ttt.cfg, &n);
     return n;
@@ -21223,6 +21231,8 @@ static lattn_status lattn__net_step(lattn_ctx *ctx, lattn_pool *p, int64_t n, co
             c += st == LATTN_OK;
             break;
         case LATTN_BLOCK_GDN:
+        case LATTN_BLOCK_GLA:
+        case LATTN_BLOCK_LA:
             lattn__rmsnorm_rows(nthr, n, D, X, b->norm, m->cfg.norm_eps, Hn);
             st = lattn_gdn_step(ctx, &b->u.gdn, n, Hn, Y, Sb);
             for (r = 0; st == LATTN_OK && r < n * D; r++) Y[r] += X[r];
