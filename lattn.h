@@ -12967,7 +12967,8 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
    every state, then in reverse:
      y = W_o z:                      dW_o += dy zᵀ;  dz = W_oᵀ dy
      z = RMSNorm(o)·w ⊙ SiLU(x W_gᵀ): lattn__gate_row_backward_d
-     the delta rule, t = T-1 … 0:    the recurrence of lattn_gdr_ref_backward (e = k̂, c = β, a per-head gate)
+     the delta rule, t = T-1 … 0:    the recurrence of lattn_gdr_ref_backward (e = k̂, c = β, a per-head gate;
+                                     GLA and linear: c = 1, no erase, per-key or no gates, q and k not normalised)
      g = -e^{A_log} softplus(u):     dA_log += dg g;  du = -dg e^{A_log} σ(u), u = x W_aᵀ + dt_bias
      β = s σ(x W_bᵀ):                d(x W_bᵀ) = dβ s σ (1 - σ)
      q̂ = q / |q|_ε (k̂ alike):         dq = (dq̂ - q̂ (q̂·dq̂)) / |q|_ε

@@ -5,7 +5,8 @@
    key again; there the model must emit the key's value. Every other position is token 0 with no
    target. Zoology places the queries with power-law gaps; here they are uniform over the query
    span. The seeds' claims, in miniature: softmax attention solves the task; the delta rule (GDN)
-   beats a fixed-decay linear mixer (the Laplace layer, Simple GLA); PRISM's rank-L writes help
+   beats plain linear attention and gating (la, gla: the same layer around the other two cores)
+   and a fixed-decay linear mixer (the Laplace layer, Simple GLA); PRISM's rank-L writes help
    precise retrieval over GDN.
 
    Each architecture is a lattn_net of two mixer blocks with their MLPs, trained with AdamW (lr
@@ -17,7 +18,7 @@
    build/mqar_accuracy.svg).
 
    Usage: mqar [--steps N] [--lr LR] [--T LIST] [--P LIST] [--D D] [--arch LIST] [--seed S] [--svg PATH]
-       LIST: comma-separated (T 64,128; P 4,8); arch names: laplace attn gdn prism ttt
+       LIST: comma-separated (T 64,128; P 4,8); arch names: laplace attn la gla gdn prism ttt
    Exit status 1 when a run fails or any accuracy is not a number. */
 #define _POSIX_C_SOURCE 199309L
 #define LATTN_IMPLEMENTATION
@@ -32,15 +33,103 @@
 #define BATCH 32
 #define N_TEST 512
 
-/* The architectures: their block lists at the same width. */
-static const struct { const char *name, *blocks; } archs[] = {
-    { "laplace", "laplace laplace" },    /* Simple GLA with fixed decays, its own MLP */
-    { "attn", "attn attn" },             /* softmax attention, RoPE, SwiGLU */
-    { "gdn", "gdn ffn gdn ffn" },        /* Gated DeltaNet + SwiGLU */
-    { "prism", "prism prism" },          /* PRISM P2, S = 2, its own output MLP */
-    { "ttt", "ttt ttt" },                /* TTT-MLP Block */
+/* The architectures at the same width: a lattn_net's block list, or (blocks NULL) a two-layer
+   transformer (lattn_tf_model) run as an SPS variant. */
+static const struct { const char *name, *blocks; lattn_sps_variant variant; } archs[] = {
+    { "laplace", "laplace laplace", LATTN_SPS_STANDARD },    /* Simple GLA with fixed decays, its own MLP */
+    { "attn", "attn attn", LATTN_SPS_STANDARD },             /* softmax attention, RoPE, SwiGLU */
+    { "la", "la ffn la ffn", LATTN_SPS_STANDARD },           /* linear attention in the GDN layer + SwiGLU */
+    { "gla", "gla ffn gla ffn", LATTN_SPS_STANDARD },        /* GLA (per-key gates) in the GDN layer + SwiGLU */
+    { "gdn", "gdn ffn gdn ffn", LATTN_SPS_STANDARD },        /* Gated DeltaNet + SwiGLU */
+    { "prism", "prism prism", LATTN_SPS_STANDARD },          /* PRISM P2, S = 2, its own output MLP */
+    { "ttt", "ttt ttt", LATTN_SPS_STANDARD },                /* TTT-MLP Block */
+    { "std", NULL, LATTN_SPS_STANDARD },                     /* the SPS paper's Standard transformer */
+    { "sps", NULL, LATTN_SPS_SPS },                          /* the same weights' shape with a ρ slot per token, w 64 */
 };
 #define N_ARCH (int)(sizeof archs / sizeof archs[0])
+
+/* One architecture's model: a net, or a transformer with its SPS variant (the predict token is
+   the extra vocabulary entry VOCAB; no EOS, no pads), with its optimizer and scratch. */
+typedef struct {
+    int is_tf;
+    lattn_net net;
+    lattn_tf_model tf;
+    lattn_sps_config sps;
+    lattn_optim opt;
+    float *grad, *dlog;                  /* the transformer's gradient and logits / their gradient */
+    int64_t vocab;                       /* logits per row: VOCAB, or VOCAB + 1 */
+} model;
+static lattn_status model_init(lattn_ctx *ctx, model *md, int a, int64_t D, uint64_t seed) {
+    lattn_status st;
+    memset(md, 0, sizeof *md);
+    md->is_tf = archs[a].blocks == NULL;
+    if (!md->is_tf) {
+        lattn_net_config c;
+        md->vocab = VOCAB;
+        if ((st = lattn_net_config_parse(ctx, &c, archs[a].blocks, VOCAB, D, 4)) != LATTN_OK || (st = lattn_net_init(ctx, &md->net, &c, seed)) != LATTN_OK)
+            return st;
+        return lattn_optim_init(ctx, &md->opt, md->net.tensors, md->net.n_tensors, 0);
+    } else {                             /* the net's attn blocks' shape: 4 heads of D/4, SwiGLU of 4D */
+        lattn_tf_config c = lattn_tf_config_small();
+        c.n_layers = 2;
+        c.D = D;
+        c.H = 4;
+        c.H_kv = 4;
+        c.K = D / 4;
+        c.ffn = 4 * D;
+        c.vocab = VOCAB + 1;
+        c.norm_eps = 1e-5f;
+        md->vocab = VOCAB + 1;
+        md->sps = lattn_sps_config_default(archs[a].variant);
+        md->sps.predict_id = VOCAB;
+        md->sps.eos_id = -1;
+        md->sps.pad_id = -1;
+        if ((st = lattn_tf_init(ctx, &md->tf, &c, seed)) != LATTN_OK) return st;
+        md->grad = (float *)malloc(md->tf.n_params * sizeof(float));
+        return lattn_optim_init(ctx, &md->opt, md->tf.tensors, md->tf.n_tensors, 0);
+    }
+}
+static size_t model_params(const model *md) { return md->is_tf ? md->tf.n_params : md->net.n_params; }
+/* Logits [n][T][vocab] of n sequences. */
+static lattn_status model_logits(lattn_ctx *ctx, const model *md, int64_t n, int64_t T, const int32_t *tok, float *logits) {
+    return md->is_tf ? lattn_sps_forward(ctx, &md->tf, &md->sps, n, T, tok, logits, NULL) : lattn_net_forward(ctx, &md->net, n, T, tok, NULL, logits, NULL);
+}
+/* One training step on the query positions (the mean cross-entropy over the rows with a target),
+   gradients clipped at norm 1, the optimizer's step at the schedule's factor f. A transformer:
+   its logits, the loss's gradient with respect to them, lattn_sps_backward of that. */
+static lattn_status model_step(lattn_ctx *ctx, model *md, double f, int64_t B, int64_t T, const int32_t *tok, const int32_t *tgt,
+                               float *dlog, double *loss) {
+    const int64_t V = md->vocab;
+    int64_t r, k, n = 0;
+    double l = 0;
+    lattn_status st;
+    if (!md->is_tf) return lattn_net_train_step(ctx, &md->net, &md->opt, f, 1.0, 1, B, T, tok, tgt, loss, NULL);
+    if ((st = lattn_sps_forward(ctx, &md->tf, &md->sps, B, T, tok, dlog, NULL)) != LATTN_OK) return st;
+    for (r = 0; r < B * T; r++) n += tgt[r] >= 0;
+    for (r = 0; r < B * T; r++) {        /* softmax - one-hot, over the rows with a target */
+        float *z = dlog + r * V;
+        double mx = z[0], sum = 0;
+        if (tgt[r] < 0) {
+            memset(z, 0, (size_t)V * sizeof *z);
+            continue;
+        }
+        for (k = 1; k < V; k++) mx = z[k] > mx ? z[k] : mx;
+        for (k = 0; k < V; k++) sum += exp((double)z[k] - mx);
+        l += log(sum) + mx - (double)z[tgt[r]];
+        for (k = 0; k < V; k++) z[k] = (float)((exp((double)z[k] - mx) / sum - (k == tgt[r])) / (double)n);
+    }
+    *loss = l / (double)n;
+    if ((st = lattn_sps_backward(ctx, &md->tf, &md->sps, B, T, tok, dlog, NULL, md->grad, NULL)) != LATTN_OK ||
+        (st = lattn_grad_clip(ctx, NULL, md->tf.n_params, md->grad, 1.0, NULL)) != LATTN_OK)
+        return st;
+    return lattn_optim_step(ctx, &md->opt, f, md->grad);
+}
+static void model_free(lattn_ctx *ctx, model *md) {
+    lattn_optim_free(ctx, &md->opt);
+    if (md->is_tf) lattn_tf_free(ctx, &md->tf);
+    else lattn_net_free(ctx, &md->net);
+    free(md->grad);
+}
 
 /* n sequences of T tokens with P pairs: tokens and targets (-100 where none). */
 static void make_batch(lattn_rng *r, int64_t n, int64_t T, int64_t P, int32_t *tok, int32_t *tgt) {
@@ -78,6 +167,17 @@ static int64_t parse_list(const char *s, int64_t *out, int max) {
     }
     return n;
 }
+/* Whether name is one of the comma- or space-separated names of list. */
+static int listed(const char *list, const char *name) {
+    const size_t n = strlen(name);
+    while (*list) {
+        size_t k = strcspn(list, ", ");
+        if (k == n && strncmp(list, name, n) == 0) return 1;
+        list += k;
+        list += strspn(list, ", ");
+    }
+    return 0;
+}
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -114,26 +214,23 @@ int main(int argc, char **argv) {
         for (pi = 0; pi < nP; pi++)
             for (a = 0; a < N_ARCH; a++) {
                 const int64_t T = Ts[ti], P = Ps[pi];
-                lattn_net_config c;
-                lattn_net m;
-                lattn_optim o;
+                model md;
                 lattn_lr_schedule sch;
                 lattn_rng r = lattn_rng_seed(seed * 1000 + (uint64_t)(ti * 10 + pi));
                 int32_t *tok, *tgt;
                 float *logits;
                 double loss = NAN, f, t0, secs;
                 int64_t s, b, t, x, hit = 0, total = 0;
-                if (only && !strstr(only, archs[a].name)) continue;
+                if (only && !listed(only, archs[a].name)) continue;
                 if (P > 64 || 3 * P > T) continue;
                 tok = (int32_t *)malloc((size_t)(N_TEST * 4 * T) * sizeof *tok);
                 tgt = (int32_t *)malloc((size_t)(N_TEST * 4 * T) * sizeof *tgt);
-                logits = (float *)malloc((size_t)(16 * 4 * T * VOCAB) * sizeof *logits);
-                if (lattn_net_config_parse(&ctx, &c, archs[a].blocks, VOCAB, D, 4) != LATTN_OK || lattn_net_init(&ctx, &m, &c, seed) != LATTN_OK ||
-                    lattn_optim_init(&ctx, &o, m.tensors, m.n_tensors, 0) != LATTN_OK) {
+                logits = (float *)malloc((size_t)((BATCH > 16 ? BATCH : 16) * 4 * T * (VOCAB + 1)) * sizeof *logits);
+                if (model_init(&ctx, &md, a, D, seed) != LATTN_OK) {
                     printf("%s: %s\n", archs[a].name, lattn_ctx_error(&ctx));
                     return 1;
                 }
-                o.adamw.lr = lr;
+                md.opt.adamw.lr = lr;
                 sch.shape = LATTN_LR_COSINE;
                 sch.warmup = steps / 20;
                 sch.decay = 0;
@@ -142,22 +239,21 @@ int main(int argc, char **argv) {
                 t0 = now();
                 for (s = 1; s <= steps; s++) {
                     make_batch(&r, BATCH, T, P, tok, tgt);
-                    if (lattn_lr_factor(&ctx, &sch, s, &f) != LATTN_OK ||
-                        lattn_net_train_step(&ctx, &m, &o, f, 1.0, 1, BATCH, T, tok, tgt, &loss, NULL) != LATTN_OK) {
+                    if (lattn_lr_factor(&ctx, &sch, s, &f) != LATTN_OK || model_step(&ctx, &md, f, BATCH, T, tok, tgt, logits, &loss) != LATTN_OK) {
                         printf("%s: %s\n", archs[a].name, lattn_ctx_error(&ctx));
                         return 1;
                     }
                 }
                 secs = now() - t0;
-                printf("| %s | %zu | %lld | %lld |", archs[a].name, m.n_params, (long long)T, (long long)P);
+                printf("| %s | %zu | %lld | %lld |", archs[a].name, model_params(&md), (long long)T, (long long)P);
                 for (x = 1; x <= 4; x *= 2) {             /* trained at T, tested at T, 2T, 4T (train short, test long) */
                     const int64_t TT = x * T;
                     hit = total = 0;
                     make_batch(&r, N_TEST, TT, P, tok, tgt);
                     for (b = 0; b < N_TEST; b += 16) {    /* accuracy: argmax at every query position */
-                        if (lattn_net_forward(&ctx, &m, 16, TT, tok + b * TT, NULL, logits, NULL) != LATTN_OK) return 1;
-                        for (t = 0; t < 16 * TT; t++) {
-                            const float *z = logits + t * VOCAB;
+                        if (model_logits(&ctx, &md, 16, TT, tok + b * TT, logits) != LATTN_OK) return 1;
+                        for (t = 0; t < 16 * TT; t++) {   /* over the data's vocabulary (not SPS's predict token) */
+                            const float *z = logits + t * md.vocab;
                             int32_t best = 0, k;
                             if (tgt[b * TT + t] < 0) continue;
                             for (k = 1; k < VOCAB; k++) if (z[k] > z[best]) best = k;
@@ -181,8 +277,7 @@ int main(int argc, char **argv) {
                     ns++;
                 }
                 fflush(stdout);
-                lattn_optim_free(&ctx, &o);
-                lattn_net_free(&ctx, &m);
+                model_free(&ctx, &md);
                 free(tok);
                 free(tgt);
                 free(logits);
