@@ -2263,13 +2263,15 @@ LATTN_API void lattn_optim_free(lattn_ctx *ctx, lattn_optim *o);
      gdn       x + GDN(RMSNorm(x)·g): the Gated DeltaNet layer (>>gdnlayer, ShortConv width 4)
      gla, la   the same with the GDN layer's GLA or linear-attention core (lattn_gdn_config.mixer):
                the delta rule against gating against neither, all else equal
+     p0        x + P0(RMSNorm(x)·g): the PRISM paper's model (>>prism P0, prism_S solver steps,
+               ShortConv width 4)
      prism     the PRISM P2 block (>>prism: its LayerNorms, anchor conv (Kc 4), solver of prism_S
                steps and rank prism_R, output MLP and residual)
      ttt       the TTT Block (>>ttt, ffn > 0): TTT-MLP (or TTT-Linear, ttt_mlp = 0) with mini-batch
                ttt_mini_batch, its RMSNorms, SwiGLU FFN of width ffn, both residuals
      ffn       x + W_d (SiLU(W_g h) ⊙ W_u h),  h = RMSNorm(x)·g   (a SwiGLU MLP of width ffn)
    Tensors: embeddings.weight [vocab][D], then block i's tensors under "blocks.{i}." with the layer's
-   own names (a gdn, gla or la block: norm.weight [D] and its layer's under "blocks.{i}.mixer."; an ffn block:
+   own names (a gdn, gla, la or p0 block: norm.weight [D] and its layer's under "blocks.{i}.mixer."; an ffn block:
    norm.weight, gate_proj.weight, up_proj.weight [ffn][D], down_proj.weight [D][ffn]), then
    norm.weight [D]; one arena, so lattn_optim runs over the whole net. lattn_net_init draws each
    layer as its own init does (seed + 1 + i for block i) and the net's tensors as every layer does
@@ -2279,7 +2281,7 @@ LATTN_API void lattn_optim_free(lattn_ctx *ctx, lattn_optim *o);
    predicts tokens[t + 1]; the last position predicts nothing). */
 typedef enum lattn_block_kind {
     LATTN_BLOCK_LAPLACE, LATTN_BLOCK_ATTN, LATTN_BLOCK_GDN, LATTN_BLOCK_PRISM, LATTN_BLOCK_TTT, LATTN_BLOCK_FFN,
-    LATTN_BLOCK_GLA, LATTN_BLOCK_LA
+    LATTN_BLOCK_GLA, LATTN_BLOCK_LA, LATTN_BLOCK_P0
 } lattn_block_kind;
 #define LATTN_NET_MAX_BLOCKS 64
 typedef struct lattn_net_config {
@@ -2344,7 +2346,8 @@ LATTN_API lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_
    engine, one fixed page per sequence. For a Laplace model a slot is one sequence's state
    (lattn_laplace_state_floats: 29,491,200 bytes at 3B, whatever the context length); for a
    transformer it is a KV page of cap tokens per layer (2·L·cap·H_kv·K floats); for a net, both
-   kinds, block by block (so GDN, PRISM P2, TTT and hybrids decode from a pool too). A sequence is
+   kinds, block by block (so GDN, GLA, linear attention, PRISM P2 and P0, TTT and hybrids decode from a
+   pool too). A sequence is
    admitted into a free slot (fresh memory, position 0), prefilled with its prompt, advanced one
    token at a time together with the other live slots, reset at EOS (fresh memory, same slot) and
    evicted. The model must have a vocabulary (tokens in, logits out).
@@ -20510,19 +20513,21 @@ LATTN__DEF lattn_status lattn_optim_init_file(lattn_ctx *ctx, lattn_optim *o, co
 
 /* >>net implementation ---------------------------------------------------------------------------- */
 /* A block: its layer (the union member of its kind; none for ffn), which views the net's arena once
-   lattn_net_init has moved it there, and the net's own tensors of gdn (gla, la) and ffn blocks. */
+   lattn_net_init has moved it there, and the net's own tensors of wrapped (gdn, gla, la, p0) and ffn blocks. */
 struct lattn__net_block {
     lattn_block_kind kind;
     int64_t t0, n_own;                   /* first tensor in the net's table; how many are the net's */
     int owned;                           /* 1 while the layer still owns its arena (during init) */
-    float *norm, *wg, *wu, *wd;          /* gdn: norm; ffn: norm and the SwiGLU matrices */
-    union { lattn_laplace_model lap; lattn_tf_model tf; lattn_gdn_layer gdn; lattn_prism_p1 pr; lattn_ttt_layer ttt; } u;
+    float *norm, *wg, *wu, *wd;          /* wrapped blocks: norm; ffn: norm and the SwiGLU matrices */
+    union { lattn_laplace_model lap; lattn_tf_model tf; lattn_gdn_layer gdn; lattn_prism_p1 pr; lattn_ttt_layer ttt; lattn_prism_p0 p0; } u;
 };
-static const char *const lattn__block_names[8] = { "laplace", "attn", "gdn", "prism", "ttt", "ffn", "gla", "la" };
-/* gdn, gla and la blocks: x + the GDN layer (with its mixer) of RMSNorm(x)·g. */
-static int lattn__net_gdn(lattn_block_kind k) { return k == LATTN_BLOCK_GDN || k == LATTN_BLOCK_GLA || k == LATTN_BLOCK_LA; }
+static const char *const lattn__block_names[9] = { "laplace", "attn", "gdn", "prism", "ttt", "ffn", "gla", "la", "p0" };
+/* The blocks the net wraps as x + layer(RMSNorm(x)·g): gdn, gla, la (the GDN layer with its core) and p0. */
+static int lattn__net_wrapped(lattn_block_kind k) {
+    return k == LATTN_BLOCK_GDN || k == LATTN_BLOCK_GLA || k == LATTN_BLOCK_LA || k == LATTN_BLOCK_P0;
+}
 LATTN__DEF const char *lattn_block_name(lattn_block_kind k) {
-    return (unsigned)k <= (unsigned)LATTN_BLOCK_LA ? lattn__block_names[k] : "unknown";
+    return (unsigned)k <= (unsigned)LATTN_BLOCK_P0 ? lattn__block_names[k] : "unknown";
 }
 LATTN__DEF lattn_status lattn_net_config_parse(lattn_ctx *ctx, lattn_net_config *c, const char *blocks, int64_t vocab, int64_t D,
                                                int64_t H) {
@@ -20544,9 +20549,9 @@ LATTN__DEF lattn_status lattn_net_config_parse(lattn_ctx *ctx, lattn_net_config 
         while (*p == ' ' || *p == ',') p++;
         if (!*p) break;
         for (n = 0; p[n] && p[n] != ' ' && p[n] != ','; n++) {}
-        for (k = 0; k < 8 && !(strlen(lattn__block_names[k]) == n && strncmp(p, lattn__block_names[k], n) == 0); k++) {}
-        if (k == 8)
-            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: unknown block '%.*s' (laplace, attn, gdn, gla, la, prism, ttt or ffn)", who,
+        for (k = 0; k < 9 && !(strlen(lattn__block_names[k]) == n && strncmp(p, lattn__block_names[k], n) == 0); k++) {}
+        if (k == 9)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: unknown block '%.*s' (laplace, attn, gdn, gla, la, p0, prism, ttt or ffn)", who,
                                (int)LATTN__MIN(n, (size_t)40), p);
         if (c->n_blocks == LATTN_NET_MAX_BLOCKS) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: more than %d blocks", who, LATTN_NET_MAX_BLOCKS);
         c->blocks[c->n_blocks++] = (lattn_block_kind)k;
@@ -20566,7 +20571,7 @@ static lattn_status lattn__net_check(lattn_ctx *ctx, const char *who, const latt
                            "blocks, ttt_mlp 0 or 1, norm_eps in (0, 1))", who, (long long)c->vocab, (long long)c->D, (long long)c->H,
                            (long long)c->ffn, (long long)c->n_blocks, (long long)c->ttt_mlp, (double)c->norm_eps, LATTN_NET_MAX_BLOCKS);
     for (i = 0; i < c->n_blocks; i++)
-        if ((unsigned)c->blocks[i] > (unsigned)LATTN_BLOCK_LA)
+        if ((unsigned)c->blocks[i] > (unsigned)LATTN_BLOCK_P0)
             return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: block %lld has kind %d", who, (long long)i, (int)c->blocks[i]);
     return LATTN_OK;
 }
@@ -20598,7 +20603,15 @@ static lattn_status lattn__net_layer_init(lattn_ctx *ctx, const lattn_net_config
         tc.norm_eps = c->norm_eps;
         return lattn_tf_init(ctx, &b->u.tf, &tc, seed);
     }
-    if (lattn__net_gdn(b->kind)) {
+    if (b->kind == LATTN_BLOCK_P0) {
+        lattn_prism_p0_config pc;
+        pc.D = c->D;
+        pc.H = c->H;
+        pc.L = c->prism_S;
+        pc.Kc = 4;
+        return lattn_prism_p0_init(ctx, &b->u.p0, &pc, seed);
+    }
+    if (lattn__net_wrapped(b->kind)) {   /* gdn, gla, la */
         lattn_gdn_config gc = lattn_gdn_config_default();
         gc.D = c->D;
         gc.H = c->H;
@@ -20636,7 +20649,7 @@ typedef struct lattn__net_layer { float **arena; size_t *n_params; lattn_tensor 
 #define LATTN__NET_LAYER(f) { &b->u.f.arena, &b->u.f.n_params, &b->u.f.tensors, &b->u.f.n_tensors }
 static lattn__net_layer lattn__net_layer_of(struct lattn__net_block *b) {
     lattn__net_layer lap = LATTN__NET_LAYER(lap), tf = LATTN__NET_LAYER(tf), gdn = LATTN__NET_LAYER(gdn), pr = LATTN__NET_LAYER(pr);
-    lattn__net_layer ttt = LATTN__NET_LAYER(ttt), none = { NULL, NULL, NULL, NULL };
+    lattn__net_layer ttt = LATTN__NET_LAYER(ttt), p0 = LATTN__NET_LAYER(p0), none = { NULL, NULL, NULL, NULL };
     switch (b->kind) {
     case LATTN_BLOCK_LAPLACE: return lap;
     case LATTN_BLOCK_ATTN: return tf;
@@ -20645,6 +20658,7 @@ static lattn__net_layer lattn__net_layer_of(struct lattn__net_block *b) {
     case LATTN_BLOCK_LA: return gdn;
     case LATTN_BLOCK_PRISM: return pr;
     case LATTN_BLOCK_TTT: return ttt;
+    case LATTN_BLOCK_P0: return p0;
     default: return none;
     }
 }
@@ -20668,8 +20682,8 @@ static void lattn__net_move(lattn_ctx *ctx, struct lattn__net_block *b, float *d
     *l.arena = dst;
     b->owned = 0;
 }
-/* The net's own tensors of a block kind: gdn its norm; ffn the norm and the three matrices. */
-static int64_t lattn__net_own(lattn_block_kind k) { return lattn__net_gdn(k) ? 1 : k == LATTN_BLOCK_FFN ? 4 : 0; }
+/* The net's own tensors of a block kind: a wrapped block (gdn, gla, la, p0) its norm; ffn the norm and the three matrices. */
+static int64_t lattn__net_own(lattn_block_kind k) { return lattn__net_wrapped(k) ? 1 : k == LATTN_BLOCK_FFN ? 4 : 0; }
 static void lattn__net_shape(lattn_tensor *t, int ndim, int64_t d0, int64_t d1) {
     t->ndim = ndim;
     t->shape[0] = d0;
@@ -20711,7 +20725,7 @@ static lattn_status lattn__net_table(lattn_ctx *ctx, const char *who, lattn_net 
         for (j = 0; l.arena && j < *l.n_tensors; j++, t++) {
             const lattn_tensor *s = &(*l.tensors)[j];
             int n = snprintf(m->tensors[t].name, LATTN_NAME_MAX, "blocks.%lld.%s%s", (long long)i,
-                             lattn__net_gdn(b->kind) ? "mixer." : "", s->name);
+                             lattn__net_wrapped(b->kind) ? "mixer." : "", s->name);
             if (n < 0 || n >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: tensor name of block %lld too long", who, (long long)i);
             m->tensors[t].ndim = s->ndim;
             memcpy(m->tensors[t].shape, s->shape, sizeof s->shape);
@@ -20836,6 +20850,14 @@ LATTN__MODEL_FILES(net, lattn_net)
    and the GEMMs' per-thread blocks. */
 #define LATTN__NET_RB 64
 typedef struct lattn__net_ws { float *Hn, *dHn, *F1, *F2, *FF, *dF, *dU, *Z, *lin; int nthr; } lattn__net_ws;
+/* A wrapped block's layer over the normed rows Hn into Y: the forward (states S NULL: fresh) or
+   one decoding step (S the rows' states, advanced). */
+static lattn_status lattn__net_inner(lattn_ctx *ctx, const struct lattn__net_block *b, lattn_form form, int64_t B, int64_t T,
+                                     const float *Hn, float *Y, float *S) {
+    if (b->kind == LATTN_BLOCK_P0)
+        return form == LATTN_FORM_STEP ? lattn_prism_p0_step(ctx, &b->u.p0, B, Hn, Y, S) : lattn_prism_p0_forward(ctx, &b->u.p0, B, T, Hn, Y, S);
+    return form == LATTN_FORM_STEP ? lattn_gdn_step(ctx, &b->u.gdn, B, Hn, Y, S) : lattn_gdn_forward(ctx, &b->u.gdn, B, T, Hn, Y, S);
+}
 /* Block b forward, X -> Y [B][T][D]. */
 static lattn_status lattn__net_block_forward(lattn_ctx *ctx, const lattn_net *m, struct lattn__net_block *b, int64_t B, int64_t T,
                                              const float *X, float *Y, const lattn__net_ws *w) {
@@ -20849,8 +20871,8 @@ static lattn_status lattn__net_block_forward(lattn_ctx *ctx, const lattn_net *m,
     default: break;
     }
     lattn__rmsnorm_rows(w->nthr, M, D, X, b->norm, m->cfg.norm_eps, w->Hn);
-    if (lattn__net_gdn(b->kind)) {
-        LATTN__TRY(lattn_gdn_forward(ctx, &b->u.gdn, B, T, w->Hn, Y, NULL));
+    if (lattn__net_wrapped(b->kind)) {
+        LATTN__TRY(lattn__net_inner(ctx, b, LATTN_FORM_CHUNK, B, T, w->Hn, Y, NULL));
         for (i = 0; i < M * D; i++) Y[i] += X[i];
         return LATTN_OK;
     }
@@ -20875,7 +20897,9 @@ static lattn_status lattn__net_block_backward(lattn_ctx *ctx, const lattn_net *m
     default: break;
     }
     lattn__rmsnorm_rows(w->nthr, M, D, X, b->norm, eps, w->Hn);
-    if (lattn__net_gdn(b->kind)) {
+    if (b->kind == LATTN_BLOCK_P0) {
+        LATTN__TRY(lattn_prism_p0_backward(ctx, &b->u.p0, B, T, w->Hn, NULL, dY, g + D, w->dHn, NULL));
+    } else if (lattn__net_wrapped(b->kind)) {
         LATTN__TRY(lattn_gdn_backward(ctx, &b->u.gdn, B, T, w->Hn, NULL, dY, g + D, w->dHn, NULL));
     } else {                                                 /* ffn: recomputed, then differentiated */
         lattn__linear(w->nthr, M, F, D, w->Hn, b->wg, w->F1, 0, w->lin);
@@ -21013,7 +21037,8 @@ LATTN__DEF lattn_status lattn_net_backward(lattn_ctx *ctx, const lattn_net *m, i
 static size_t lattn__net_block_floats(const struct lattn__net_block *b) {
     size_t n = 0;
     if (b->kind == LATTN_BLOCK_LAPLACE) lattn_laplace_state_floats(&b->u.lap.cfg, &n);
-    else if (lattn__net_gdn(b->kind)) lattn_gdn_state_floats(&b->u.gdn.cfg, &n);
+    else if (b->kind == LATTN_BLOCK_P0) lattn_prism_p0_state_floats(&b->u.p0.cfg, &n);
+    else if (lattn__net_wrapped(b->kind)) lattn_gdn_state_floats(&b->u.gdn.cfg, &n);
     else if (b->kind == LATTN_BLOCK_PRISM) lattn_prism_p2_state_floats(&b->u.pr, &n);
     else if (b->kind == LATTN_BLOCK_TTT) lattn_ttt_state_floats(&b->u.ttt.cfg, &n);
     return n;
@@ -21234,8 +21259,9 @@ static lattn_status lattn__net_step(lattn_ctx *ctx, lattn_pool *p, int64_t n, co
         case LATTN_BLOCK_GDN:
         case LATTN_BLOCK_GLA:
         case LATTN_BLOCK_LA:
+        case LATTN_BLOCK_P0:
             lattn__rmsnorm_rows(nthr, n, D, X, b->norm, m->cfg.norm_eps, Hn);
-            st = lattn_gdn_step(ctx, &b->u.gdn, n, Hn, Y, Sb);
+            st = lattn__net_inner(ctx, b, LATTN_FORM_STEP, n, 1, Hn, Y, Sb);
             for (r = 0; st == LATTN_OK && r < n * D; r++) Y[r] += X[r];
             break;
         case LATTN_BLOCK_FFN:

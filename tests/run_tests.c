@@ -7533,7 +7533,7 @@ static void test_serve(void) {
         c.vocab = 97;
         if (mdl == 2) {                                   /* every block kind, D 24 (not a multiple of the vector width) */
             lattn_net_config nc;
-            if (lattn_net_config_parse(&ctx, &nc, "laplace attn gdn prism ttt ffn gla la", c.vocab, 24, 2) != LATTN_OK ||
+            if (lattn_net_config_parse(&ctx, &nc, "laplace attn gdn prism ttt ffn gla la p0", c.vocab, 24, 2) != LATTN_OK ||
                 lattn_net_init(&ctx, &c.net, &nc, 11) != LATTN_OK) { CHECK(0, "net init: %s", lattn_ctx_error(&ctx)); continue; }
         } else if (mdl) {
             lattn_tf_config tc = lattn_tf_config_small();
@@ -7695,8 +7695,9 @@ static void test_net(void) {
         tok[i] = (int32_t)(lattn_rng_next(&rng) % V);
         tgt[i] = lattn_rng_next(&rng) % 3 == 0 ? (int32_t)(lattn_rng_next(&rng) % V) : -100;   /* MQAR-style: a third of the rows */
     }
-    CHECK(lattn_net_config_parse(&ctx, &c, "laplace, attn gdn prism ttt ffn gla la", V, 32, 4) == LATTN_OK && c.n_blocks == 8 &&
-          c.blocks[6] == LATTN_BLOCK_GLA && c.blocks[7] == LATTN_BLOCK_LA && strcmp(lattn_block_name(LATTN_BLOCK_LA), "la") == 0 &&
+    CHECK(lattn_net_config_parse(&ctx, &c, "laplace, attn gdn prism ttt ffn gla la p0", V, 32, 4) == LATTN_OK && c.n_blocks == 9 &&
+          c.blocks[6] == LATTN_BLOCK_GLA && c.blocks[7] == LATTN_BLOCK_LA && c.blocks[8] == LATTN_BLOCK_P0 &&
+          strcmp(lattn_block_name(LATTN_BLOCK_P0), "p0") == 0 && strcmp(lattn_block_name((lattn_block_kind)9), "unknown") == 0 &&
           lattn_net_init(&ctx, &m, &c, 7) == LATTN_OK, "a net of every block kind: %s", lattn_ctx_error(&ctx));
     if (!m.arena) return;
     g = fnew(m.n_params);
