@@ -2346,11 +2346,10 @@ LATTN_API lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_
    engine, one fixed page per sequence. For a Laplace model a slot is one sequence's state
    (lattn_laplace_state_floats: 29,491,200 bytes at 3B, whatever the context length); for a
    transformer it is a KV page of cap tokens per layer (2·L·cap·H_kv·K floats); for a net, both
-   kinds, block by block (so GDN, GLA, linear attention, PRISM P2 and P0, TTT and hybrids decode from a
-   pool too). A sequence is
-   admitted into a free slot (fresh memory, position 0), prefilled with its prompt, advanced one
-   token at a time together with the other live slots, reset at EOS (fresh memory, same slot) and
-   evicted. The model must have a vocabulary (tokens in, logits out).
+   kinds, block by block (so GDN, GLA, linear attention, PRISM P2 and P0, TTT and hybrids decode
+   from a pool too). A sequence is admitted into a free slot (fresh memory, position 0), prefilled
+   with its prompt, advanced one token at a time together with the other live slots, reset at EOS
+   (fresh memory, same slot) and evicted. The model must have a vocabulary (tokens in, logits out).
    Prefill runs in its own call (lattn_pool_prefill: the chunked forward on one slot; for a net,
    one step per token), never inside a step, so a step's latency never carries a prompt.
    lattn_pool_step advances a list of distinct live slots by one token each in one batch. Every
