@@ -19401,19 +19401,23 @@ LATTN__DEF lattn_status lattn_sps_prefill(lattn_ctx *ctx, const lattn_tf_model *
 /* One step (spec §4): rows [x_t; ρ] (Standard: [x_t]) at position pos[b]; each row attends to the
    ring, then the list, then the current x key (the ρ row also to its own key), each store a
    partial softmax (flash-decoding segments) merged in that order; then the stores grow. */
-LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
-                                       float *logits, lattn_sps_cache *c) {
-    const char *who = "lattn_sps_step";
+/* One step of B rows; row b on cache row map[b] (NULL: row b), and a row on cache row pad (-1:
+   none) is a pad row: it attends to its own keys alone (the pad row stays empty), its token is
+   not read and nothing of it is kept. The rows' cache rows are distinct but for pad rows. */
+static lattn_status lattn__sps_step_rows(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int64_t *map, int64_t pad,
+                                         const int32_t *tokens, float *logits, lattn_sps_cache *c, const char *who) {
     const lattn_tf_config *tc;
-    int64_t S, d, H, Hk, hd, M, wd, l, r, b, t, np, V;
+    int64_t S, d, H, Hk, hd, M, wd, l, r, b, t, np, V, CB;
     int nthr = lattn__threads(ctx);
     float *buf, *parts;
     size_t n, P, tmp;
     lattn_attn_args qa = LATTN__ZERO;
     lattn__attn_dims dm;
     lattn__tf_buf u;
-    LATTN__TRY(lattn__sps_cache_ok(ctx, who, m, c, B));
+    LATTN__TRY(lattn__sps_cache_ok(ctx, who, m, c, map ? c->B : B));
     LATTN__TRY(lattn__tf_args(ctx, who, m, B, 1, tokens, NULL, logits, NULL));
+#define LATTN__SR(b) (map ? map[b] : (b))                 /* the cache row of step row b */
+#define LATTN__SLIVE(b) (LATTN__SR(b) != pad)
     tc = &m->cfg;
     S = c->cfg.variant == LATTN_SPS_STANDARD ? 1 : 2;
     d = tc->D;
@@ -19423,13 +19427,16 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     M = B * S;
     wd = c->width;
     V = tc->vocab;
+    CB = c->B;
     for (b = 0; b < B; b++) {
-        if (!c->doc_start[b] && c->list_len[b] + 1 > c->cap)
+        const int64_t cb = LATTN__SR(b);
+        if (!LATTN__SLIVE(b)) continue;
+        if (!c->doc_start[cb] && c->list_len[cb] + 1 > c->cap)
             return lattn__fail(ctx, LATTN_E_SHAPE, "%s: the document of sequence %lld fills the cache (%lld tokens)", who,
-                               (long long)b, (long long)c->cap);
-        if (c->cfg.pad_id >= 0 && tokens[b] == c->cfg.pad_id && c->doc_start[b] != 2)
+                               (long long)cb, (long long)c->cap);
+        if (c->cfg.pad_id >= 0 && tokens[b] == c->cfg.pad_id && c->doc_start[cb] != 2)
             return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: sequence %lld: a pad after a real token (SPS takes left pads only, as the official code)",
-                               who, (long long)b);
+                               who, (long long)cb);
     }
     /* partials per (sequence, row): ring and list segments, and the current keys */
     np = (c->ring + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + (c->cap + LATTN__AQ_SEG - 1) / LATTN__AQ_SEG + 1;   /* per row */
@@ -19445,13 +19452,13 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
     u.lin = LATTN__LIN_DEC;
     /* nothing can fail from here on: the cache changes */
     for (b = 0; b < B; b++)
-        if (c->doc_start[b])
-            for (l = 0; l < c->n_layers; l++) c->list_len[l * B + b] = c->ring_len[l * B + b] = c->ring_pos[l * B + b] = 0;
+        if (LATTN__SLIVE(b) && c->doc_start[LATTN__SR(b)])
+            for (l = 0; l < c->n_layers; l++) c->list_len[l * CB + LATTN__SR(b)] = c->ring_len[l * CB + LATTN__SR(b)] = c->ring_pos[l * CB + LATTN__SR(b)] = 0;
     for (r = 0; r < M; r++) {
-        int32_t id = r % S ? c->cfg.predict_id : tokens[r / S];
+        int32_t id = r % S ? c->cfg.predict_id : LATTN__SLIVE(r / S) ? tokens[r / S] : 0;
         memcpy(u.X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)id * d, (size_t)d * sizeof(float));
         for (t = 0; t < hd / 2; t++) {
-            double an = lattn__rope_angle(tc, c->pos[r / S], t);
+            double an = lattn__rope_angle(tc, c->pos[LATTN__SR(r / S)], t);
             u.CS[r * hd + 2 * t] = (float)cos(an);
             u.CS[r * hd + 2 * t + 1] = (float)sin(an);
         }
@@ -19468,16 +19475,16 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
         lattn__tf_pre(nthr, m, l, M, NULL, &u);
         LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
         for (b = 0; b < B; b++) {                                /* both rows of a sequence share each store's reads */
-            const int64_t i = l * B + b;
+            const int64_t cb = LATTN__SR(b), i = l * CB + cb;
             float *pr = parts + (size_t)(b * S * np) * P, *sc = u.ws + (size_t)nthr * LATTN__LIN_WS(LATTN__MAX(d, LATTN__MAX(tc->ffn, H * hd))) +
                                                                (size_t)lattn__thread_id() * (size_t)(2 * H * LATTN__AQ_BLK);
             int64_t k = 0, sg, e, rr;
             struct { const float *k, *v; int64_t n; } st2[2];
-            st2[0].k = lattn__sps_at(c, 1, 0, l, b, 0);
-            st2[0].v = lattn__sps_at(c, 1, 1, l, b, 0);
+            st2[0].k = lattn__sps_at(c, 1, 0, l, cb, 0);
+            st2[0].v = lattn__sps_at(c, 1, 1, l, cb, 0);
             st2[0].n = c->ring ? c->ring_len[i] : 0;
-            st2[1].k = lattn__sps_at(c, 0, 0, l, b, 0);
-            st2[1].v = lattn__sps_at(c, 0, 1, l, b, 0);
+            st2[1].k = lattn__sps_at(c, 0, 0, l, cb, 0);
+            st2[1].v = lattn__sps_at(c, 0, 1, l, cb, 0);
             st2[1].n = c->list_len[i];
             for (e = 0; e < 2; e++)                              /* the ring, then the list */
                 for (sg = 0; st2[e].n > 0 && sg < lattn__attn_nseg(&qa, st2[e].n - 1); sg++, k++)
@@ -19490,19 +19497,27 @@ LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, 
                 lattn__attn_merge(H, hd, k + 1, prr, u.O + (b * S + rr) * H * hd, NULL);
             }
         }
-        for (b = 0; b < B; b++) lattn__sps_push(c, l, b, u.Kb + b * S * wd, u.Vb + b * S * wd);
+        for (b = 0; b < B; b++)
+            if (LATTN__SLIVE(b)) lattn__sps_push(c, l, LATTN__SR(b), u.Kb + b * S * wd, u.Vb + b * S * wd);
         lattn__tf_post(nthr, m, l, M, &u);
     }
     for (b = 0; b < B; b++) {                                    /* the readout row, the tied head */
-        int64_t ro = S == 1 || c->cfg.variant == LATTN_SPS_REVERSE ? 0 : 1;
+        const int64_t ro = S == 1 || c->cfg.variant == LATTN_SPS_REVERSE ? 0 : 1, cb = LATTN__SR(b);
         memmove(u.X + b * d, u.X + (b * S + ro) * d, (size_t)d * sizeof(float));
-        c->pos[b]++;
-        c->doc_start[b] = tokens[b] == c->cfg.pad_id && c->cfg.pad_id >= 0 ? 2 : tokens[b] == c->cfg.eos_id;
+        if (!LATTN__SLIVE(b)) continue;
+        c->pos[cb]++;
+        c->doc_start[cb] = tokens[b] == c->cfg.pad_id && c->cfg.pad_id >= 0 ? 2 : tokens[b] == c->cfg.eos_id;
     }
+#undef LATTN__SR
+#undef LATTN__SLIVE
     lattn__rmsnorm_rows(nthr, B, d, u.X, lattn__tg(m, LATTN__TG_NORM), tc->norm_eps, u.Hn);
     lattn__linear(nthr, B, V, d, u.Hn, lattn__tg(m, LATTN__TG_EMBED), logits, u.lin, u.ws);
     lattn__free(ctx, buf);
     return lattn__ok(ctx);
+}
+LATTN__DEF lattn_status lattn_sps_step(lattn_ctx *ctx, const lattn_tf_model *m, int64_t B, const int32_t *tokens,
+                                       float *logits, lattn_sps_cache *c) {
+    return lattn__sps_step_rows(ctx, m, B, NULL, -1, tokens, logits, c, "lattn_sps_step");
 }
 
 #endif /* LATTN_NO_MODELS */
