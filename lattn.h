@@ -2369,14 +2369,22 @@ typedef struct lattn_pool {
     lattn_tf_cache *kv;                  /* [n_kv] KV pages, B = n_slots + 1 (the last: scratch): the transformer's, */
     int64_t n_kv;                        /* or one per attention block of a net */
     const lattn_laplace_model *laplace;  /* the model served: one of the three, the others NULL */
-    const lattn_tf_model *tf;
+    const lattn_tf_model *tf;            /* (the transformer, or the SPS model with sps below) */
     const lattn_net *net;
+    lattn_sps_cache sps;                 /* SPS: the list and ring, B = n_slots + 1 (the last: the pad rows', always empty) */
 } lattn_pool;
 LATTN_API lattn_status lattn_pool_init_laplace(lattn_ctx *ctx, lattn_pool *p, const lattn_laplace_model *m, int64_t n_slots);
 LATTN_API lattn_status lattn_pool_init_tf(lattn_ctx *ctx, lattn_pool *p, const lattn_tf_model *m, int64_t n_slots, int64_t cap);
-/* A net of any blocks (>>net): a slot holds every recurrent block's state (Laplace, GDN, PRISM P2,
-   TTT) and a KV page of cap tokens for each attention block (cap ignored without one). */
+/* A net of any blocks (>>net): a slot holds every recurrent block's state (Laplace, GDN, GLA,
+   linear attention, PRISM P2 and P0, TTT) and a KV page of cap tokens for each attention block
+   (cap ignored without one). */
 LATTN_API lattn_status lattn_pool_init_net(lattn_ctx *ctx, lattn_pool *p, const lattn_net *m, int64_t n_slots, int64_t cap);
+/* An SPS transformer (>>sps) with its variant s: a slot holds the persistent list of its current
+   document (cap entries per layer) and the window ring (lattn_sps_cache); an EOS starts a new
+   document in the same slot. Prefill is one step per token; a document longer than cap is
+   LATTN_E_SHAPE before anything is written. */
+LATTN_API lattn_status lattn_pool_init_sps(lattn_ctx *ctx, lattn_pool *p, const lattn_tf_model *m, const lattn_sps_config *s,
+                                           int64_t n_slots, int64_t cap);
 LATTN_API void lattn_pool_free(lattn_ctx *ctx, lattn_pool *p);
 /* The lowest free slot into *slot, its memory fresh, its position 0; LATTN_E_FULL when every slot is live. */
 LATTN_API lattn_status lattn_pool_admit(lattn_ctx *ctx, lattn_pool *p, int64_t *slot);
@@ -2396,8 +2404,9 @@ LATTN_API lattn_status lattn_pool_prefill(lattn_ctx *ctx, lattn_pool *p, int64_t
 LATTN_API lattn_status lattn_pool_step(lattn_ctx *ctx, lattn_pool *p, int64_t n, const int64_t *slots, const int32_t *tokens,
                                        float *logits);
 /* A live slot's memory as safetensors ("state" [slot_floats] where there is one, "k.c" and "v.c"
-   [L][pos][H_kv·K] for each KV page c; metadata "pool.model", "pool.config" (the model's sizes)
-   and "pool.pos"), into a buffer to
+   [L][pos][H_kv·K] for each KV page c; SPS: the list "k.0", "v.0" [L][n][H_kv·K] and the ring
+   "rk.0", "rv.0" [L][r][H_kv·K] as stored, with "pool.sps" = "r ring_pos doc_start"; metadata
+   "pool.model", "pool.config" (the model's sizes) and "pool.pos"), into a buffer to
    release with lattn_free; and back into a live slot of a pool for the same model and sizes.
    Anything else (another model or shape, a position past the page, a wrong tensor) is
    LATTN_E_FORMAT and leaves the slot unchanged. */
@@ -21128,6 +21137,14 @@ static void lattn__pool_clear(lattn_pool *p, int64_t s) {
         st += lattn__net_block_floats(&p->net->blk[c]);
     }
     for (c = 0; c < p->n_kv; c++) lattn_tf_cache_reset(&p->kv[c], s);
+    for (c = 0; p->sps.k && c < p->sps.n_layers; c++) {
+        const int64_t i = c * p->sps.B + s;
+        p->sps.list_len[i] = p->sps.ring_len[i] = p->sps.ring_pos[i] = 0;
+    }
+    if (p->sps.k) {
+        p->sps.pos[s] = 0;
+        p->sps.doc_start[s] = 2;
+    }
 }
 /* A pool of n_slots slots of sf state floats and n_kv KV pages of cap tokens (the models' caches:
    tf[c]), all free. On failure nothing stays allocated. */
@@ -21199,9 +21216,27 @@ LATTN__DEF lattn_status lattn_pool_init_net(lattn_ctx *ctx, lattn_pool *p, const
     p->net = m;
     return lattn__ok(ctx);
 }
+LATTN__DEF lattn_status lattn_pool_init_sps(lattn_ctx *ctx, lattn_pool *p, const lattn_tf_model *m, const lattn_sps_config *s,
+                                            int64_t n_slots, int64_t cap) {
+    const char *who = "lattn_pool_init_sps";
+    lattn_status st;
+    if (!p) return lattn__fail(ctx, LATTN_E_NULL, "%s: pool is NULL", who);
+    memset(p, 0, sizeof *p);
+    if (!m || !m->arena || !s) return lattn__fail(ctx, LATTN_E_NULL, "%s: model or SPS configuration is NULL", who);
+    if (m->cfg.vocab < 1) return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: the model has no vocabulary (tokens in, logits out)", who);
+    LATTN__TRY(lattn__pool_make(ctx, who, p, n_slots, 0, NULL, 0, 0));
+    if ((st = lattn_sps_cache_init(ctx, &p->sps, m, s, n_slots + 1, cap)) != LATTN_OK) {
+        lattn_pool_free(ctx, p);
+        return st;
+    }
+    p->cap = cap;
+    p->tf = m;
+    return lattn__ok(ctx);
+}
 LATTN__DEF void lattn_pool_free(lattn_ctx *ctx, lattn_pool *p) {
     int64_t c;
     if (!p) return;
+    lattn_sps_cache_free(ctx, &p->sps);
     for (c = 0; c < p->n_kv; c++) lattn_tf_cache_free(ctx, &p->kv[c]);
     lattn__free(ctx, p->kv);
     lattn__free(ctx, p->state);
@@ -21306,6 +21341,24 @@ static lattn_status lattn__net_step(lattn_ctx *ctx, lattn_pool *p, int64_t n, co
     lattn__free(ctx, mem);
     return st;
 }
+/* Whether T tokens can follow in SPS slot s: every document within the list's cap, pads only
+   before a document's first real token (what lattn_sps_step would refuse midway). */
+static lattn_status lattn__pool_sps_fits(lattn_ctx *ctx, const char *who, const lattn_sps_cache *c, int64_t s, int64_t T,
+                                         const int32_t *tokens) {
+    int64_t n = c->list_len[s], t;
+    int ds = c->doc_start[s];
+    for (t = 0; t < T; t++) {
+        const int pad = c->cfg.pad_id >= 0 && tokens[t] == c->cfg.pad_id;
+        if (ds) n = 0;
+        if (n + 1 > c->cap)
+            return lattn__fail(ctx, LATTN_E_SHAPE, "%s: token %lld takes slot %lld's document past %lld tokens", who, (long long)t, (long long)s,
+                               (long long)c->cap);
+        if (pad && ds != 2) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: token %lld is a pad after a real token", who, (long long)t);
+        n++;
+        ds = pad ? 2 : tokens[t] == c->cfg.eos_id;
+    }
+    return LATTN_OK;
+}
 LATTN__DEF lattn_status lattn_pool_prefill(lattn_ctx *ctx, lattn_pool *p, int64_t slot, int64_t T, const int32_t *tokens,
                                            float *logits) {
     const char *who = "lattn_pool_prefill";
@@ -21326,13 +21379,15 @@ LATTN__DEF lattn_status lattn_pool_prefill(lattn_ctx *ctx, lattn_pool *p, int64_
     if (p->n_kv > 0 && T > p->cap - p->pos[slot])
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: %lld tokens do not fit slot %lld (%lld of %lld used)", who, (long long)T,
                            (long long)slot, (long long)p->pos[slot], (long long)p->cap);
-    if (p->tf && p->pos[slot] == 0 && T > 0) {                /* a fresh page: the chunked forward fills it */
+    if (p->sps.k) LATTN__TRY(lattn__pool_sps_fits(ctx, who, &p->sps, slot, T, tokens));
+    if (p->tf && !p->sps.k && p->pos[slot] == 0 && T > 0) {   /* a fresh page: the chunked forward fills it */
         lattn__tf_rows_plain(&rw, T, tokens, NULL);
         st = lattn__tf_run(ctx, p->tf, 1, &rw, logits, NULL, p->kv, &slot, LATTN_FORM_CHUNK, who);
         p->pos[slot] += st == LATTN_OK ? T : 0;
     } else
         for (t = 0; t < T && st == LATTN_OK; t++) {          /* token by token */
-            if (p->tf) {
+            if (p->sps.k) st = lattn__sps_step_rows(ctx, p->tf, 1, &slot, p->n_slots, tokens + t, logits + t * V, &p->sps, who);
+            else if (p->tf) {
                 lattn__tf_rows_plain(&rw, 1, tokens + t, NULL);
                 st = lattn__tf_run(ctx, p->tf, 1, &rw, logits + t * V, NULL, p->kv, &slot, LATTN_FORM_STEP, who);
             } else st = lattn__net_step(ctx, p, 1, &slot, tokens + t, logits + t * V, who);
@@ -21376,6 +21431,7 @@ LATTN__DEF lattn_status lattn_pool_step(lattn_ctx *ctx, lattn_pool *p, int64_t n
     if (st == LATTN_OK) {
         if (pads) lattn__pool_clear(p, p->n_slots);
         if (p->laplace) st = lattn__laplace_run(ctx, p->laplace, n, 1, tok, NULL, logits, p->state, map, LATTN_FORM_STEP, who);
+        else if (p->sps.k) st = lattn__sps_step_rows(ctx, p->tf, n, map, p->n_slots, tok, logits, &p->sps, who);
         else if (p->tf) {
             lattn__tf_rows_plain(&rw, 1, tok, NULL);
             st = lattn__tf_run(ctx, p->tf, n, &rw, logits, NULL, p->kv, map, LATTN_FORM_STEP, who);
@@ -21386,9 +21442,14 @@ LATTN__DEF lattn_status lattn_pool_step(lattn_ctx *ctx, lattn_pool *p, int64_t n
     lattn__free(ctx, map);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
-/* "laplace L=2 D=64 ...", "tf L=2 D=64 ..." or "net laplace,attn D=64 ...": the sizes a slot's memory depends on. */
+/* "laplace L=2 D=64 ...", "tf L=2 D=64 ...", "sps sps w=64 L=2 ..." or "net D=64 ... laplace attn": the sizes a slot's memory depends on. */
 static void lattn__pool_config(const lattn_pool *p, char *buf, size_t cap) {
-    if (p->laplace) {
+    if (p->sps.k) {
+        const lattn_tf_config *c = &p->tf->cfg;
+        snprintf(buf, cap, "sps %s w=%lld eos=%d pad=%d L=%lld D=%lld H=%lld H_kv=%lld K=%lld", lattn_sps_variant_name(p->sps.cfg.variant),
+                 (long long)p->sps.cfg.w, (int)p->sps.cfg.eos_id, (int)p->sps.cfg.pad_id, (long long)c->n_layers, (long long)c->D,
+                 (long long)c->H, (long long)c->H_kv, (long long)c->K);
+    } else if (p->laplace) {
         const lattn_laplace_config *c = &p->laplace->cfg;
         snprintf(buf, cap, "laplace L=%lld D=%lld H=%lld K=%lld V=%lld W=%lld", (long long)c->n_layers, (long long)c->D,
                  (long long)c->H, (long long)c->K, (long long)c->V, (long long)c->conv_w);
@@ -21405,10 +21466,106 @@ static void lattn__pool_config(const lattn_pool *p, char *buf, size_t cap) {
     }
 }
 #define LATTN__POOL_CFG 640                  /* the configuration string's room (64 block names) */
+/* Tensor `name` of f as float32 of exactly the shape given (ndim dimensions) into out. */
+static lattn_status lattn__pool_tensor(lattn_ctx *ctx, const char *who, const lattn_st_file *f, const char *name, int ndim,
+                                       const int64_t *shape, float *out) {
+    const lattn_st_tensor *t = lattn_st_find(f, name);
+    size_t n = 1;
+    int i;
+    if (!t || t->ndim != ndim) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: tensor \"%s\" is missing or has another rank", who, name);
+    for (i = 0; i < ndim; i++) {
+        if (t->shape[i] != shape[i]) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: tensor \"%s\" has another shape", who, name);
+        n *= (size_t)shape[i];
+    }
+    return lattn_st_to_f32(ctx, t, out, n) == LATTN_OK ? LATTN_OK : lattn__fail(ctx, LATTN_E_FORMAT, "%s: tensor \"%s\" is not float", who, name);
+}
+/* The model's name in a slot file. */
+static const char *lattn__pool_model(const lattn_pool *p) { return p->sps.k ? "sps" : p->laplace ? "laplace" : p->tf ? "tf" : "net"; }
+/* An SPS slot's list [L][n][W] and ring [L][r][W] (as stored) as "k.0", "v.0", "rk.0", "rv.0",
+   with "pool.sps" = "r ring_pos doc_start" after the three common metadata pairs in meta. */
+static lattn_status lattn__pool_sps_save(lattn_ctx *ctx, const char *who, const lattn_pool *p, int64_t slot, const char **meta,
+                                         unsigned char **out, size_t *size) {
+    const lattn_sps_cache *c = &p->sps;
+    const int64_t L = c->n_layers, W = c->width, n = c->list_len[slot], r = c->ring_len[slot];
+    static const char *const names[4] = { "k.0", "v.0", "rk.0", "rv.0" };
+    lattn_st_entry e[4];
+    int64_t shape[4][3], l;
+    char extra[64];
+    float *buf;
+    size_t at = 0;
+    int k, ne = c->ring > 0 ? 4 : 2;
+    lattn_status st;
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)LATTN__MAX(2 * L * (n + r) * W, 1), who));
+    memset(e, 0, sizeof e);
+    for (k = 0; k < ne; k++) {                           /* each layer's first n (r) entries, gathered */
+        const int64_t len = k < 2 ? n : r;
+        shape[k][0] = L;
+        shape[k][1] = len;
+        shape[k][2] = W;
+        e[k].name = names[k];
+        e[k].dtype = LATTN_DTYPE_F32;
+        e[k].ndim = 3;
+        e[k].shape = shape[k];
+        e[k].data = buf + at;
+        for (l = 0; l < L; l++, at += (size_t)(len * W))
+            memcpy(buf + at, lattn__sps_at(c, k >= 2, k % 2, l, slot, 0), (size_t)(len * W) * sizeof(float));
+    }
+    snprintf(extra, sizeof extra, "%lld %lld %d", (long long)r, (long long)c->ring_pos[slot], c->doc_start[slot]);
+    meta[6] = "pool.sps";
+    meta[7] = extra;
+    st = lattn_st_serialize(ctx, e, ne, meta, 4, out, size);
+    lattn__free(ctx, buf);
+    return st;
+}
+/* An SPS slot from a file whose model and configuration matched: the list length from "k.0",
+   every count checked against this pool, everything read before the slot is written. */
+static lattn_status lattn__pool_sps_load(lattn_ctx *ctx, const char *who, lattn_pool *p, int64_t slot, const lattn_st_file *f, int64_t pos) {
+    lattn_sps_cache *c = &p->sps;
+    const int64_t L = c->n_layers, W = c->width;
+    static const char *const names[4] = { "k.0", "v.0", "rk.0", "rv.0" };
+    const lattn_st_tensor *t = lattn_st_find(f, "k.0");
+    const char *x = lattn_st_meta(f, "pool.sps");
+    long long r = -1, rp = -1;
+    int ds = -1, k, used = 0;
+    int64_t n, shape[3], l;
+    float *buf;
+    size_t at = 0;
+    lattn_status st = LATTN_OK;
+    if (!t || t->ndim != 3 || !x || sscanf(x, "%lld %lld %d%n", &r, &rp, &ds, &used) != 3 || x[used] != '\0')
+        return lattn__fail(ctx, LATTN_E_FORMAT, "%s: the SPS slot's list or \"pool.sps\" is missing", who);
+    n = t->shape[1];
+    if (n < 0 || n > c->cap || n > pos || r < 0 || r > c->ring || r > n || rp < 0 || rp >= LATTN__MAX(c->ring, 1) || ds < 0 || ds > 2)
+        return lattn__fail(ctx, LATTN_E_FORMAT, "%s: list %lld, ring %lld at %lld, doc_start %d: not a state this pool can hold", who,
+                           (long long)n, r, rp, ds);
+    LATTN__TRY(lattn__alloc_floats(ctx, &buf, (size_t)LATTN__MAX(2 * L * (n + r) * W, 1), who));
+    for (k = 0; k < (c->ring > 0 ? 4 : 2) && st == LATTN_OK; k++) {
+        shape[0] = L;
+        shape[1] = k < 2 ? n : (int64_t)r;
+        shape[2] = W;
+        st = lattn__pool_tensor(ctx, who, f, names[k], 3, shape, buf + at);
+        at += (size_t)(L * shape[1] * W);
+    }
+    for (k = 0, at = 0; st == LATTN_OK && k < (c->ring > 0 ? 4 : 2); k++) {
+        const int64_t len = k < 2 ? n : (int64_t)r;
+        for (l = 0; l < L; l++, at += (size_t)(len * W)) memcpy(lattn__sps_at(c, k >= 2, k % 2, l, slot, 0), buf + at, (size_t)(len * W) * sizeof(float));
+    }
+    for (l = 0; st == LATTN_OK && l < L; l++) {
+        c->list_len[l * c->B + slot] = n;
+        c->ring_len[l * c->B + slot] = (int64_t)r;
+        c->ring_pos[l * c->B + slot] = (int64_t)rp;
+    }
+    if (st == LATTN_OK) {
+        c->pos[slot] = pos;
+        c->doc_start[slot] = ds;
+        p->pos[slot] = pos;
+    }
+    lattn__free(ctx, buf);
+    return st;
+}
 LATTN__DEF lattn_status lattn_pool_save_slot(lattn_ctx *ctx, const lattn_pool *p, int64_t slot, unsigned char **out, size_t *size) {
     const char *who = "lattn_pool_save_slot";
     char cfg[LATTN__POOL_CFG], pos[32], names[2 * LATTN_NET_MAX_BLOCKS][16];
-    const char *meta[6];
+    const char *meta[8];
     lattn_st_entry e[2 * LATTN_NET_MAX_BLOCKS + 1];
     int64_t shape[2 * LATTN_NET_MAX_BLOCKS + 1][3], c, l, ne = 0;
     float *buf = NULL;
@@ -21420,11 +21577,12 @@ LATTN__DEF lattn_status lattn_pool_save_slot(lattn_ctx *ctx, const lattn_pool *p
     lattn__pool_config(p, cfg, sizeof cfg);
     snprintf(pos, sizeof pos, "%lld", (long long)p->pos[slot]);
     meta[0] = "pool.model";
-    meta[1] = p->laplace ? "laplace" : p->tf ? "tf" : "net";
+    meta[1] = lattn__pool_model(p);
     meta[2] = "pool.config";
     meta[3] = cfg;
     meta[4] = "pool.pos";
     meta[5] = pos;
+    if (p->sps.k) return lattn__pool_sps_save(ctx, who, p, slot, meta, out, size);
     for (c = 0, page = 0; c < p->n_kv; c++) page += (size_t)(p->kv[c].n_layers * p->pos[slot] * p->kv[c].H_kv * p->kv[c].K);
     if (p->n_kv > 0) LATTN__TRY(lattn__alloc_floats(ctx, &buf, 2 * LATTN__MAX(page, 1), who));
     if (p->slot_floats) {
@@ -21458,19 +21616,6 @@ LATTN__DEF lattn_status lattn_pool_save_slot(lattn_ctx *ctx, const lattn_pool *p
     lattn__free(ctx, buf);
     return st;
 }
-/* Tensor `name` of f as float32 of exactly the shape given (ndim dimensions) into out. */
-static lattn_status lattn__pool_tensor(lattn_ctx *ctx, const char *who, const lattn_st_file *f, const char *name, int ndim,
-                                       const int64_t *shape, float *out) {
-    const lattn_st_tensor *t = lattn_st_find(f, name);
-    size_t n = 1;
-    int i;
-    if (!t || t->ndim != ndim) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: tensor \"%s\" is missing or has another rank", who, name);
-    for (i = 0; i < ndim; i++) {
-        if (t->shape[i] != shape[i]) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: tensor \"%s\" has another shape", who, name);
-        n *= (size_t)shape[i];
-    }
-    return lattn_st_to_f32(ctx, t, out, n) == LATTN_OK ? LATTN_OK : lattn__fail(ctx, LATTN_E_FORMAT, "%s: tensor \"%s\" is not float", who, name);
-}
 LATTN__DEF lattn_status lattn_pool_load_slot(lattn_ctx *ctx, lattn_pool *p, int64_t slot, const lattn_st_file *f) {
     const char *who = "lattn_pool_load_slot";
     char cfg[LATTN__POOL_CFG], name[32], *end;
@@ -21485,12 +21630,16 @@ LATTN__DEF lattn_status lattn_pool_load_slot(lattn_ctx *ctx, lattn_pool *p, int6
     model = lattn_st_meta(f, "pool.model");
     fcfg = lattn_st_meta(f, "pool.config");
     fpos = lattn_st_meta(f, "pool.pos");
-    if (!model || !fcfg || !fpos || strcmp(model, p->laplace ? "laplace" : p->tf ? "tf" : "net") != 0 || strcmp(fcfg, cfg) != 0)
+    if (!model || !fcfg || !fpos || strcmp(model, lattn__pool_model(p)) != 0 || strcmp(fcfg, cfg) != 0)
         return lattn__fail(ctx, LATTN_E_FORMAT, "%s: the file holds a slot of another model or shape (want \"%s\")", who, cfg);
     errno = 0;
     pos = (int64_t)strtoll(fpos, &end, 10);
     if (end == fpos || *end || errno || pos < 0 || (p->n_kv > 0 && pos > p->cap))
         return lattn__fail(ctx, LATTN_E_FORMAT, "%s: pool.pos = \"%s\" is not a position this pool can hold", who, fpos);
+    if (p->sps.k) {
+        LATTN__TRY(lattn__pool_sps_load(ctx, who, p, slot, f, pos));
+        return lattn__ok(ctx);
+    }
     for (c = 0; c < p->n_kv; c++) page += (size_t)(p->kv[c].n_layers * pos * p->kv[c].H_kv * p->kv[c].K);
     LATTN__TRY(lattn__alloc_floats(ctx, &buf, LATTN__MAX(p->slot_floats + 2 * page, 1), who));
     shape[0] = (int64_t)p->slot_floats;                     /* read everything, then write the slot */

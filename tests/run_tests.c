@@ -7315,9 +7315,10 @@ static int has_form(const verb *v, int n, const char *family, const char *form) 
 /* Six sequences, each a prompt of P tokens then G teacher-forced tokens, decoded in one of several
    batch compositions; every decoded row's logits and the final slot's bytes are kept. */
 typedef struct {
-    int is_tf;                           /* 0 Laplace, 1 transformer, 2 a net of every block kind */
+    int is_tf;                           /* 0 Laplace, 1 transformer, 2 a net of every block kind, 3 SPS */
     lattn_laplace_model lap;
-    lattn_tf_model tf;
+    lattn_tf_model tf;                   /* (1 and 3) */
+    lattn_sps_config sps;
     lattn_net net;
     int64_t vocab, P[SV_SEQS], G[SV_SEQS];
     int32_t tok[SV_SEQS][SV_MAXP + SV_MAXG];
@@ -7332,7 +7333,8 @@ typedef struct {
    (0: none), threads. */
 typedef struct { int64_t n_slots, start[SV_SEQS], pad; int shuffle, threads; } sv_plan;
 static lattn_status sv_pool(lattn_ctx *ctx, sv_case *c, lattn_pool *p, int64_t n_slots) {
-    return c->is_tf == 2 ? lattn_pool_init_net(ctx, p, &c->net, n_slots, SV_MAXP + SV_MAXG)
+    return c->is_tf == 3 ? lattn_pool_init_sps(ctx, p, &c->tf, &c->sps, n_slots, SV_MAXP + SV_MAXG)
+         : c->is_tf == 2 ? lattn_pool_init_net(ctx, p, &c->net, n_slots, SV_MAXP + SV_MAXG)
          : c->is_tf ? lattn_pool_init_tf(ctx, p, &c->tf, n_slots, SV_MAXP + SV_MAXG) : lattn_pool_init_laplace(ctx, p, &c->lap, n_slots);
 }
 static int sv_run(sv_case *c, const sv_plan *pl, sv_out *o, uint64_t seed) {
@@ -7408,7 +7410,8 @@ static void sv_refusals(sv_case *c) {
     size_t n0 = 0, n1 = 0, m0 = 0, m1 = 0, no = 0;
     float *lg = fnew((size_t)((SV_MAXP + SV_MAXG) * c->vocab));
     lattn_st_file f;
-    const char *name = c->is_tf == 2 ? "net" : c->is_tf ? "tf" : "laplace";
+    static const char *const names[4] = { "laplace", "tf", "net", "sps" };
+    const char *name = names[c->is_tf];
     lattn_ctx_init(&ctx);
     CHECK(sv_pool(&ctx, c, &p, 2) == LATTN_OK && lattn_pool_admit(&ctx, &p, &s0) == LATTN_OK && lattn_pool_admit(&ctx, &p, &s1) == LATTN_OK &&
           s0 == 0 && s1 == 1, "%s pool: two slots admitted", name);
@@ -7470,16 +7473,17 @@ static void sv_refusals(sv_case *c) {
         lattn_pool_free(&ctx, &q);
         if (c->is_tf) lattn_laplace_free(&ctx, &d.lap); else lattn_tf_free(&ctx, &d.tf);
     }
-    {   /* hostile edits of this model's file: another shape in the config, a position past the page, a missing tensor */
-        static const char *const from[3] = { " D=", "\"pool.pos\":\"3\"", "\"v.0\":" };
-        static const char *const to[3] = { " E=", "\"pool.pos\":\"9\"", "\"w.0\":" };
+    {   /* hostile edits of this model's file: another shape in the config, a position past the page, a
+           missing tensor, an SPS ring longer than the pool's */
+        static const char *const from[4] = { " D=", "\"pool.pos\":\"3\"", "\"v.0\":", "\"pool.sps\":\"3 " };
+        static const char *const to[4] = { " E=", "\"pool.pos\":\"9\"", "\"w.0\":", "\"pool.sps\":\"9 " };
         int e, refused = 1;
-        for (e = 0; e < 3; e++) {
+        for (e = 0; e < 4; e++) {
             unsigned char *h = (unsigned char *)malloc(n1);
             char *at;
             memcpy(h, b1, n1);
             at = strstr((char *)h + 8, from[e]);
-            if (!at || (e == 1 && !c->is_tf) || (e == 2 && !c->is_tf)) { free(h); continue; }
+            if (!at || (e == 1 && (c->is_tf == 0 || c->is_tf == 3)) || (e == 2 && !c->is_tf)) { free(h); continue; }
             memcpy(at, to[e], strlen(to[e]));
             if (e == 1) p.cap = 8;                        /* a page of 8: position 9 does not fit */
             if (lattn_st_parse(&ctx, h, n1, &f) == LATTN_OK) {
@@ -7522,11 +7526,12 @@ static void test_serve(void) {
     lattn_rng r = lattn_rng_seed(g_seed + 131);
     int mdl;
     lattn_ctx_init(&ctx);
-    for (mdl = 0; mdl < 3; mdl++) {
+    for (mdl = 0; mdl < 4; mdl++) {
         sv_case c;
         sv_out alone, o;
         sv_plan pl;
-        const char *name = mdl == 2 ? "net" : mdl ? "tf" : "laplace";
+        static const char *const names[4] = { "laplace", "tf", "net", "sps" };
+        const char *name = names[mdl];
         int i, k, ok;
         memset(&c, 0, sizeof c);
         c.is_tf = mdl;
@@ -7540,6 +7545,8 @@ static void test_serve(void) {
             tc.vocab = c.vocab;
             tc.D = 48;                                    /* K = 12: not a multiple of the vector width */
             tc.H = 4; tc.H_kv = 2; tc.K = 12; tc.ffn = 100;
+            c.sps = lattn_sps_config_default(LATTN_SPS_SPS);   /* SPS: a window of 4, EOS 5 (documents end inside) */
+            c.sps.w = 4; c.sps.predict_id = (int32_t)c.vocab - 1; c.sps.eos_id = 5; c.sps.pad_id = -1;
             if (lattn_tf_init(&ctx, &c.tf, &tc, 11) != LATTN_OK) { CHECK(0, "tf init: %s", lattn_ctx_error(&ctx)); continue; }
         } else {
             lattn_laplace_config lc = lattn_laplace_config_small();
@@ -7550,8 +7557,10 @@ static void test_serve(void) {
         for (i = 0; i < SV_SEQS; i++) {
             c.P[i] = i == 0 ? 0 : i == 1 ? 1 : (int64_t)(lattn_rng_next(&r) % SV_MAXP);
             c.G[i] = 1 + (int64_t)(lattn_rng_next(&r) % SV_MAXG);
-            for (k = 0; k < SV_MAXP + SV_MAXG; k++) c.tok[i][k] = (int32_t)(lattn_rng_next(&r) % (uint64_t)c.vocab);
+            for (k = 0; k < SV_MAXP + SV_MAXG; k++) c.tok[i][k] = (int32_t)(lattn_rng_next(&r) % (uint64_t)(c.vocab - (mdl == 3)));
         }
+        if (mdl == 3) c.tok[2][3] = c.tok[4][1] = 5;      /* an EOS in a prompt, then one decoded */
+        if (mdl == 3) c.G[4] = SV_MAXG;
         /* the reference: each sequence alone in a pool of one, one after the other */
         memset(&pl, 0, sizeof pl);
         pl.n_slots = 1;
@@ -7565,7 +7574,8 @@ static void test_serve(void) {
             for (i = 0; i < SV_SEQS; i++) {
                 const int64_t T = c.P[i] + c.G[i];
                 float *ref = fnew((size_t)(T * c.vocab));
-                lattn_status st = mdl == 2 ? lattn_net_forward(&ctx, &c.net, 1, T, c.tok[i], NULL, ref, NULL)
+                lattn_status st = mdl == 3 ? lattn_sps_forward(&ctx, &c.tf, &c.sps, 1, T, c.tok[i], ref, NULL)
+                                : mdl == 2 ? lattn_net_forward(&ctx, &c.net, 1, T, c.tok[i], NULL, ref, NULL)
                                 : mdl ? lattn_tf_forward(&ctx, &c.tf, 1, T, c.tok[i], NULL, ref, NULL, NULL)
                                       : lattn_laplace_forward(&ctx, &c.lap, 1, T, c.tok[i], NULL, ref, NULL);
                 double e = st == LATTN_OK ? rel_rms(alone.logits[i], ref, (size_t)(T * c.vocab)) : HUGE_VAL;
@@ -7618,6 +7628,19 @@ static void test_serve(void) {
                   lattn_pool_init_laplace(&ctx, &p, &m, (int64_t)1 << 50) == LATTN_E_SHAPE && p.pos == NULL,
                   "pool init: zero, negative and absurd slot counts");
             lattn_laplace_free(&ctx, &m);
+        }
+        {
+            lattn_tf_model tm;
+            lattn_tf_config tc = lattn_tf_config_small();
+            lattn_sps_config sc = lattn_sps_config_default(LATTN_SPS_SPS);
+            sc.predict_id = 1; sc.eos_id = 2; sc.pad_id = -1;
+            if (lattn_tf_init(&ctx, &tm, &tc, 1) == LATTN_OK) {
+                CHECK(lattn_pool_init_sps(&ctx, &p, &tm, NULL, 2, 8) == LATTN_E_NULL && lattn_pool_init_sps(&ctx, &p, &tm, &sc, 2, 0) == LATTN_E_SHAPE &&
+                      lattn_pool_init_sps(&ctx, &p, &tm, &sc, 0, 8) == LATTN_E_SHAPE && p.pos == NULL, "SPS pool init: no configuration, cap 0, no slots");
+                sc.predict_id = 999;
+                CHECK(lattn_pool_init_sps(&ctx, &p, &tm, &sc, 2, 8) != LATTN_OK && p.pos == NULL, "SPS pool init: a predict id past the vocabulary");
+                lattn_tf_free(&ctx, &tm);
+            }
         }
         lattn_pool_free(&ctx, NULL);
     }
