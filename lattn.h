@@ -110,12 +110,14 @@
      model       struct               forward_ref  forward  step   weights   state
      laplace     lattn_laplace_model       x          x       x       x       lattn_laplace_state_floats
      gdn         lattn_gdn_layer           x          x       x       x       lattn_gdn_state_floats
+                 (cfg.mixer: the delta rule, GLA or linear attention)
      prism_p0    lattn_prism_p0            x          x       x       x       lattn_prism_p0_state_floats
      prism_p1    lattn_prism_p1            x                          x       (chunk-level: no per-token form)
      prism_p2    the P1 block              x          x       x      (P1's)   lattn_prism_p2_state_floats
      ttt_layer   lattn_ttt_layer           x          x       x       x       lattn_ttt_state_floats
      tf          lattn_tf_model            x          x       x       x       a KV cache (lattn_tf_cache)
-     sps         the tf model              x          x       x      (tf's)   lattn_sps_cache (+ prefill)
+     sps         the tf model              x          x       x      (tf's)   lattn_sps_cache (+ prefill;
+                                                                              lattn_pool_init_sps)
      tcn_demo    lattn_tcn_demo            x          x               x       (reads the last token)
      net         lattn_net                            x               x       (fresh sequences; a composition
                                                                               of the layers above: forward,
@@ -160,7 +162,7 @@
      >>optim       optimizers: AdamW exactly as PyTorch's single-tensor path; Muon (NS5); sharded
                    Muon over a caller's collectives; schedules, clipping, the arena optimizer
      >>net         a language model of any list of blocks: loss, backward, train step, checkpoints
-     >>serve       a pool of decoding slots (Laplace, transformer, any net): admit, prefill, a
+     >>serve       a pool of decoding slots (Laplace, transformer, SPS, any net): admit, prefill, a
                    batch-invariant step over any live slots, reset, evict, slot save / load
      >>conformance golden-case runner and comparison (the checker's engine)
      >>impl        ---- implementation (only with LATTN_IMPLEMENTATION) ----
@@ -22873,7 +22875,9 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
    2026-12-04  lattn_pool (>>serve): fixed decoding slots for the Laplace model, the transformer and
                any net; admit, prefill, reset, evict, slot save / load; LATTN_E_FULL. Every decoding
                step's GEMMs batch-invariant (lattn__linear_dec: one accumulator per output along K),
-               so a sequence's bits do not depend on the batch; the step forms' bits changed. */
+               so a sequence's bits do not depend on the batch; the step forms' bits changed.
+   2026-12-04  lattn_gdn_config.mixer: the GDN layer around a GLA (per-key gates) or linear-attention
+               core; net blocks gla, la and p0; lattn_pool_init_sps (the SPS list and ring per slot). */
 
 #endif /* LATTN_IMPLEMENTATION */
 
