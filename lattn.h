@@ -12663,11 +12663,18 @@ static lattn_shortconv_args lattn__gdn_conv(const lattn_gdn_layer *m, int64_t B,
     ca.silu = 1;
     return ca;
 }
+/* Batch row b's q, k, v in the conv outputs Cv (three blocks of B·T rows). */
+static void lattn__gdn_qkv(const lattn_gdn_config *c, int64_t B, int64_t T, int64_t b, const float *Cv, const float **q, const float **k,
+                           const float **v) {
+    const int64_t HK = c->H * c->K, M = B * T;
+    *q = Cv + b * T * HK;
+    *k = Cv + M * HK + b * T * HK;
+    *v = Cv + 2 * M * HK + b * T * c->H * c->V;
+}
 /* The core's arguments for batch row b: q, k, v from the conv outputs Cv, the gates g and β [B·T][H]. */
 static lattn_gdr_args lattn__gdn_core(const lattn_gdn_layer *m, int64_t B, int64_t T, int64_t b, const float *Cv, const float *g,
                                       const float *beta) {
     const lattn_gdn_config *c = &m->cfg;
-    const int64_t HK = c->H * c->K, HV = c->H * c->V, M = B * T;
     lattn_gdr_args a = LATTN__ZERO;
     a.B = 1;
     a.T = T;
@@ -12676,9 +12683,7 @@ static lattn_gdr_args lattn__gdn_core(const lattn_gdn_layer *m, int64_t B, int64
     a.V = c->V;
     a.l2norm = 1;
     a.allow_neg_eigval = c->allow_neg_eigval;
-    a.q = Cv + b * T * HK;
-    a.k = Cv + M * HK + b * T * HK;
-    a.v = Cv + 2 * M * HK + b * T * HV;
+    lattn__gdn_qkv(c, B, T, b, Cv, &a.q, &a.k, &a.v);
     a.g = g + b * T * c->H;
     a.beta = beta + b * T * c->H;
     return a;
@@ -12687,17 +12692,14 @@ static lattn_gdr_args lattn__gdn_core(const lattn_gdn_layer *m, int64_t B, int64
    conv outputs Cv, the per-key log gates gk [B·T][H·K] (GLA; unused otherwise). */
 static lattn_la_args lattn__gdn_la(const lattn_gdn_layer *m, int64_t B, int64_t T, int64_t b, const float *Cv, const float *gk) {
     const lattn_gdn_config *c = &m->cfg;
-    const int64_t HK = c->H * c->K, HV = c->H * c->V, M = B * T;
     lattn_la_args a = LATTN__ZERO;
     a.B = 1;
     a.T = T;
     a.H = c->H;
     a.K = c->K;
     a.V = c->V;
-    a.q = Cv + b * T * HK;
-    a.k = Cv + M * HK + b * T * HK;
-    a.v = Cv + 2 * M * HK + b * T * HV;
-    a.gk = c->mixer == LATTN_GDN_GLA ? gk + b * T * HK : NULL;
+    lattn__gdn_qkv(c, B, T, b, Cv, &a.q, &a.k, &a.v);
+    a.gk = c->mixer == LATTN_GDN_GLA ? gk + b * T * c->H * c->K : NULL;
     return a;
 }
 /* The core of batch row b, chunked or one step: the delta rule, GLA or linear attention on the conv
