@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
         lattn_rng r = lattn_rng_seed(11), rv = lattn_rng_seed(12);
         double loss = 0, sum = 0, fct, t0, secs;
         int64_t s, k = 0;
-        if (only && !strstr(only, archs[a].name)) continue;
+        if (only && !svg_listed(only, archs[a].name)) continue;
         if (lattn_net_config_parse(&ctx, &c, archs[a].blocks, VOCAB, D, 4) != LATTN_OK || lattn_net_init(&ctx, &m, &c, 1) != LATTN_OK ||
             lattn_optim_init(&ctx, &o, m.tensors, m.n_tensors, 0) != LATTN_OK) {
             printf("%s: %s\n", archs[a].name, lattn_ctx_error(&ctx));

@@ -33,7 +33,7 @@
 #define MAX_T 8
 
 static const struct { const char *name, *blocks; } archs[] = {
-    { "laplace", "laplace laplace" }, { "attn", "attn attn" }, { "gdn", "gdn ffn gdn ffn" },
+    { "laplace", "laplace laplace" }, { "attn", "attn attn" }, { "la", "la ffn la ffn" }, { "gla", "gla ffn gla ffn" }, { "gdn", "gdn ffn gdn ffn" },
     { "prism", "prism prism" }, { "ttt", "ttt ttt" },
 };
 #define N_ARCH (int)(sizeof archs / sizeof archs[0])
@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
         float *grad;
         int32_t *tok;
         lattn_rng r = lattn_rng_seed(5);
-        if (only && !strstr(only, archs[a].name)) continue;
+        if (only && !svg_listed(only, archs[a].name)) continue;
         if (lattn_net_config_parse(&ctx, &c, archs[a].blocks, VOCAB, D, HEADS) != LATTN_OK || lattn_net_init(&ctx, &m, &c, 1) != LATTN_OK) {
             printf("%s: %s\n", archs[a].name, lattn_ctx_error(&ctx));
             return 1;

@@ -167,17 +167,6 @@ static int64_t parse_list(const char *s, int64_t *out, int max) {
     }
     return n;
 }
-/* Whether name is one of the comma- or space-separated names of list. */
-static int listed(const char *list, const char *name) {
-    const size_t n = strlen(name);
-    while (*list) {
-        size_t k = strcspn(list, ", ");
-        if (k == n && strncmp(list, name, n) == 0) return 1;
-        list += k;
-        list += strspn(list, ", ");
-    }
-    return 0;
-}
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -221,7 +210,7 @@ int main(int argc, char **argv) {
                 float *logits;
                 double loss = NAN, f, t0, secs;
                 int64_t s, b, t, x, hit = 0, total = 0;
-                if (only && !listed(only, archs[a].name)) continue;
+                if (only && !svg_listed(only, archs[a].name)) continue;
                 if (P > 64 || 3 * P > T) continue;
                 tok = (int32_t *)malloc((size_t)(N_TEST * 4 * T) * sizeof *tok);
                 tgt = (int32_t *)malloc((size_t)(N_TEST * 4 * T) * sizeof *tgt);

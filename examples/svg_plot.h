@@ -4,18 +4,33 @@
    svg_chart(path, &chart, series, n) writes one chart: each series a polyline with a dot at each
    point and a legend entry; axes linear or base-2 logarithmic; ticks at round values (or, on a log
    axis, at powers of 2); a point that is not finite, or not positive on a log axis, is left out.
-   Returns 0, or -1 when the file cannot be written. */
+   Returns 0, or -1 when the file cannot be written.
+
+   svg_listed(list, name): whether name is one of the comma- or space-separated names of list (the
+   examples' --arch filters). */
 #ifndef SVG_PLOT_H
 #define SVG_PLOT_H
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct svg_series { const char *name; int n; const double *x, *y; } svg_series;
 typedef struct svg_axes { const char *title, *xlabel, *ylabel; int logx, logy; } svg_axes;
 
 enum { SVG_W = 640, SVG_H = 400, SVG_L = 70, SVG_R = 150, SVG_T = 40, SVG_B = 50 };
-static const char *const svg_colors[8] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf" };
+static const char *const svg_colors[10] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+                                             "#7f7f7f", "#bcbd22" };
 
+static int svg_listed(const char *list, const char *name) {
+    const size_t n = strlen(name);
+    while (*list) {
+        size_t k = strcspn(list, ", ");
+        if (k == n && strncmp(list, name, n) == 0) return 1;
+        list += k;
+        list += strspn(list, ", ");
+    }
+    return 0;
+}
 static int svg_ok(double v, int logv) { return isfinite(v) && (!logv || v > 0); }
 static double svg_tr(double v, int logv) { return logv ? log2(v) : v; }
 /* Pixel of value v on an axis from lo to hi (transformed values) over [p0, p1]. */
@@ -86,7 +101,7 @@ static int svg_chart(const char *path, const svg_axes *ax, const svg_series *s, 
     svg_text(f, ax->ylabel);
     fputs("</text>\n", f);
     for (i = 0; i < ns; i++) {
-        const char *col = svg_colors[i % 8];
+        const char *col = svg_colors[i % 10];
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
         for (j = 0; j < s[i].n; j++)
             if (svg_ok(s[i].x[j], ax->logx) && svg_ok(s[i].y[j], ax->logy))

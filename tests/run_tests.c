@@ -7925,6 +7925,8 @@ static void test_svg(void) {
     s[0].n = 0;
     CHECK(svg_chart(path, &ax, s, 2) == 0 && svg_well_formed(path, 2), "linear axes, an empty series: well-formed");
     CHECK(svg_chart("build/no/such/dir/x.svg", &ax, s, 2) == -1, "an unwritable path: -1");
+    CHECK(svg_listed("la,gla attn", "la") && svg_listed("la,gla attn", "gla") && svg_listed("la,gla attn", "attn") && !svg_listed("gla", "la") &&
+          !svg_listed("laplace", "la") && !svg_listed("", "la"), "--arch lists: whole names only (la is not in gla or laplace)");
     {   /* the checker itself rejects a tag left open and a raw '&' */
         static const char *const broken[2] = { "<svg x=\"1\"><g><polyline/><polyline/></svg>", "<svg x=\"1\"><text>a & b</text><polyline/><polyline/></svg>" };
         int k, rejected = 1;
