@@ -56,7 +56,7 @@ static void svg_ticks(FILE *f, int vertical, double lo, double hi, int logv) {
     const double a0 = vertical ? SVG_H - SVG_B : SVG_L, a1 = vertical ? SVG_T : SVG_W - SVG_R;
     double v, step = logv ? 1.0 : svg_step(hi - lo);
     for (v = ceil(lo / step - 1e-9) * step; v <= hi + 1e-9 * (hi - lo); v += step) {
-        double p = svg_px(v, lo, hi, a0, a1), shown = logv ? pow(2.0, v) : v;
+        double p = svg_px(v, lo, hi, a0, a1), shown = logv ? pow(2.0, v) : v + 0.0;   /* + 0.0: 0, not -0 */
         if (vertical) {
             fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", SVG_L, p, SVG_W - SVG_R, p);
             fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%g</text>\n", SVG_L - 6, p + 4, shown);
