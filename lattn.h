@@ -19326,6 +19326,11 @@ static float *lattn__sps_at(const lattn_sps_cache *c, int ring, int v, int64_t l
     float *base = ring ? (v ? c->rv : c->rk) : (v ? c->v : c->k);
     return base + ((l * c->B + b) * (ring ? c->ring : c->cap) + e) * c->width;
 }
+/* Cache row b emptied in every layer (a new document). */
+static void lattn__sps_row_clear(lattn_sps_cache *c, int64_t b) {
+    int64_t l;
+    for (l = 0; l < c->n_layers; l++) c->list_len[l * c->B + b] = c->ring_len[l * c->B + b] = c->ring_pos[l * c->B + b] = 0;
+}
 /* After layer l's attention: the windowed row joins the ring (a full ring overwrites its oldest
    entry), the persistent row joins the list. k, v: the two rows (x, ρ) of this token. */
 static void lattn__sps_push(lattn_sps_cache *c, int64_t l, int64_t b, const float *k, const float *v) {
@@ -19465,8 +19470,7 @@ static lattn_status lattn__sps_step_rows(lattn_ctx *ctx, const lattn_tf_model *m
     u.lin = LATTN__LIN_DEC;
     /* nothing can fail from here on: the cache changes */
     for (b = 0; b < B; b++)
-        if (LATTN__SLIVE(b) && c->doc_start[LATTN__SR(b)])
-            for (l = 0; l < c->n_layers; l++) c->list_len[l * CB + LATTN__SR(b)] = c->ring_len[l * CB + LATTN__SR(b)] = c->ring_pos[l * CB + LATTN__SR(b)] = 0;
+        if (LATTN__SLIVE(b) && c->doc_start[LATTN__SR(b)]) lattn__sps_row_clear(c, LATTN__SR(b));
     for (r = 0; r < M; r++) {
         int32_t id = r % S ? c->cfg.predict_id : LATTN__SLIVE(r / S) ? tokens[r / S] : 0;
         memcpy(u.X + r * d, lattn__tg(m, LATTN__TG_EMBED) + (int64_t)id * d, (size_t)d * sizeof(float));
@@ -21141,11 +21145,8 @@ static void lattn__pool_clear(lattn_pool *p, int64_t s) {
         st += lattn__net_block_floats(&p->net->blk[c]);
     }
     for (c = 0; c < p->n_kv; c++) lattn_tf_cache_reset(&p->kv[c], s);
-    for (c = 0; p->sps.k && c < p->sps.n_layers; c++) {
-        const int64_t i = c * p->sps.B + s;
-        p->sps.list_len[i] = p->sps.ring_len[i] = p->sps.ring_pos[i] = 0;
-    }
     if (p->sps.k) {
+        lattn__sps_row_clear(&p->sps, s);
         p->sps.pos[s] = 0;
         p->sps.doc_start[s] = 2;
     }
