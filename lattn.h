@@ -1026,6 +1026,7 @@ typedef struct lattn_tcn_demo {
     lattn_tensor *tensors;
     int64_t n_tensors;
     lattn_tcn_layer layers[LATTN_TCN_MAX_LAYERS];   /* views of the encoder's tensors */
+    double *arena64;                     /* NULL, or the weights in double (lattn_tcn_demo_weights64) */
 } lattn_tcn_demo;
 LATTN_API lattn_status lattn_tcn_demo_init(lattn_ctx *ctx, lattn_tcn_demo *m, const lattn_tcn_demo_config *c,
                                            uint64_t seed);
@@ -1035,6 +1036,11 @@ LATTN_API lattn_status lattn_tcn_demo_serialize(lattn_ctx *ctx, const lattn_tcn_
                                                 size_t *size);
 LATTN_API void lattn_tcn_demo_free(lattn_ctx *ctx, lattn_tcn_demo *m);
 LATTN_API lattn_tensor *lattn_tcn_demo_tensor(const lattn_tcn_demo *m, const char *name);
+/* Training in double: m->arena64 becomes a double copy of the weights (the arena's layout, copied
+   from the float arena at this call), and from then on the _ref forms read it instead of the float
+   arena; a double optimizer (lattn_adamw_step64 with backward_ref's grad64) updates it in place.
+   The float forms keep reading the float arena. Freed by lattn_tcn_demo_free. */
+LATTN_API lattn_status lattn_tcn_demo_weights64(lattn_ctx *ctx, lattn_tcn_demo *m);
 #ifndef LATTN_NO_STDIO
 LATTN_API lattn_status lattn_tcn_demo_save(lattn_ctx *ctx, const lattn_tcn_demo *m, const char *path);
 LATTN_API lattn_status lattn_tcn_demo_init_file(lattn_ctx *ctx, lattn_tcn_demo *m, const char *path);
@@ -6394,16 +6400,39 @@ LATTN__DEF lattn_status lattn_tcn_state_floats(int64_t d, int64_t k, int64_t n_l
     return LATTN_OK;
 }
 
+/* A layer's weights in double. The double forms read only these: converted once from the float
+   layers, or a model's double weights (lattn_tcn_demo_weights64). */
+typedef struct lattn__tcn_d { const double *w, *b, *ln_w, *ln_b; } lattn__tcn_d;
+/* a's layers in double: Ld[l] views *mem, which the caller frees. */
+static lattn_status lattn__tcn_layers_d(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, lattn__tcn_d *Ld, double **mem) {
+    const int64_t d = a->D, nw = d * d * a->W, nl = nw + 3 * d;
+    int64_t l, i;
+    LATTN__TRY(lattn__alloc_doubles(ctx, mem, (size_t)(a->n_layers * nl), who));
+    for (l = 0; l < a->n_layers; l++) {
+        const lattn_tcn_layer *L = &a->layers[l];
+        double *p = *mem + l * nl;
+        for (i = 0; i < nw; i++) p[i] = L->w[i];
+        for (i = 0; i < d; i++) {
+            p[nw + i] = L->b[i];
+            p[nw + d + i] = L->ln_w[i];
+            p[nw + 2 * d + i] = L->ln_b[i];
+        }
+        Ld[l].w = p;
+        Ld[l].b = p + nw;
+        Ld[l].ln_w = p + nw + d;
+        Ld[l].ln_b = p + nw + 2 * d;
+    }
+    return LATTN_OK;
+}
 /* LayerNorm (eps 1e-5, biased variance) then exact GELU then residual, on one row, in double. */
-static void lattn__tcn_post_d(int64_t d, const double *c, const float *lw, const float *lb,
-                              const double *res, double *out) {
+static void lattn__tcn_post_d(int64_t d, const double *c, const lattn__tcn_d *L, const double *res, double *out) {
     double mean = 0, var = 0; int64_t i;
     for (i = 0; i < d; i++) mean += c[i];
     mean /= (double)d;
     for (i = 0; i < d; i++) var += (c[i] - mean) * (c[i] - mean);
     var /= (double)d;
     for (i = 0; i < d; i++)
-        out[i] = lattn__gelu_d((c[i] - mean) / sqrt(var + 1e-5) * lw[i] + lb[i]) + res[i];
+        out[i] = lattn__gelu_d((c[i] - mean) / sqrt(var + 1e-5) * L->ln_w[i] + L->ln_b[i]) + res[i];
 }
 /* The row's LayerNorm statistics as the float32 forms compute them: the mean, 1/σ. */
 static float lattn__tcn_stats(int64_t d, const float *c, float *inv) {
@@ -6428,27 +6457,27 @@ static void lattn__tcn_taps_d(int64_t d, int64_t k, int64_t l, int64_t t, const 
         for (i = 0; i < d; i++) z[i * k + j] = p >= 0 ? x[p * d + i] : 0.0;
     }
 }
-static void lattn__tcn_conv_d(int64_t d, int64_t k, const lattn_tcn_layer *L, const double *z, double *c) {
+static void lattn__tcn_conv_d(int64_t d, int64_t k, const lattn__tcn_d *L, const double *z, double *c) {
     int64_t o, i;
     for (o = 0; o < d; o++) {
         double acc = L->b[o];
-        for (i = 0; i < d * k; i++) acc += (double)L->w[o * d * k + i] * z[i];
+        for (i = 0; i < d * k; i++) acc += L->w[o * d * k + i] * z[i];
         c[o] = acc;
     }
 }
 /* The stack in double on one batch row: acts[0] = x (T·D), acts[l + 1] = layer l of acts[l]; z, c scratch. */
-static void lattn__tcn_row_d(const lattn_tcn_args *a, double *acts, double *z, double *c) {
+static void lattn__tcn_row_d(const lattn_tcn_args *a, const lattn__tcn_d *Ld, double *acts, double *z, double *c) {
     const int64_t d = a->D, k = a->W, T = a->T;
     int64_t l, t;
     for (l = 0; l < a->n_layers; l++)
         for (t = 0; t < T; t++) {
             lattn__tcn_taps_d(d, k, l, t, acts + l * T * d, z);
-            lattn__tcn_conv_d(d, k, &a->layers[l], z, c);
-            lattn__tcn_post_d(d, c, a->layers[l].ln_w, a->layers[l].ln_b, acts + l * T * d + t * d, acts + (l + 1) * T * d + t * d);
+            lattn__tcn_conv_d(d, k, &Ld[l], z, c);
+            lattn__tcn_post_d(d, c, &Ld[l], acts + l * T * d + t * d, acts + (l + 1) * T * d + t * d);
         }
 }
 /* The stack in double over the batch: input xf (float) or xd (double), output yf and / or yd. */
-static lattn_status lattn__tcn_ref_d(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, const float *xf, const double *xd,
+static lattn_status lattn__tcn_ref_d(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, const lattn__tcn_d *Ld, const float *xf, const double *xd,
                                      float *yf, double *yd) {
     const int64_t d = a->D, k = a->W, T = a->T, L = a->n_layers;
     int64_t b, i;
@@ -6464,16 +6493,21 @@ static lattn_status lattn__tcn_ref_d(lattn_ctx *ctx, const char *who, const latt
     }
     for (b = 0; b < a->B; b++) {
         for (i = 0; i < T * d; i++) acts[i] = xd ? xd[b * T * d + i] : (double)xf[b * T * d + i];
-        lattn__tcn_row_d(a, acts, z, c);
+        lattn__tcn_row_d(a, Ld, acts, z, c);
         for (i = 0; i < T * d; i++) lattn__put(yf, yd, b * T * d + i, acts[L * T * d + i]);
     }
     lattn__free(ctx, acts);
     return LATTN_OK;
 }
 LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
+    lattn__tcn_d Ld[LATTN_TCN_MAX_LAYERS];
+    double *wd;
+    lattn_status st;
     LATTN__TRY(lattn__tcn_check(ctx, "lattn_tcn_ref", a, 1));
-    LATTN__TRY(lattn__tcn_ref_d(ctx, "lattn_tcn_ref", a, a->x, NULL, a->y, a->y64));
-    return lattn__ok(ctx);
+    LATTN__TRY(lattn__tcn_layers_d(ctx, "lattn_tcn_ref", a, Ld, &wd));
+    st = lattn__tcn_ref_d(ctx, "lattn_tcn_ref", a, Ld, a->x, NULL, a->y, a->y64);
+    lattn__free(ctx, wd);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
 /* >>tcn.ref_backward ---------------------------------------------------------------------------------
@@ -6482,7 +6516,7 @@ LATTN__DEF lattn_status lattn_tcn_ref(lattn_ctx *ctx, const lattn_tcn_args *a) {
        dc = (dĉ - mean(dĉ) - ĉ·mean(dĉ ⊙ ĉ)) / σ with dĉ = dn ⊙ γ;     db += dc
        dW[:, :, j] += dc ⊗ x[t - (W-1-j)·2^l];   dx[t - (W-1-j)·2^l] += W[:, :, j]ᵀ dc;   dx[t] += G (residual)
    GELU'(n) = Φ(n) + n·φ(n). dwts: per layer [D·D·W | D | D | D], summed over the batch. */
-static lattn_status lattn__tcn_bw_d(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, const float *xf, const double *xd,
+static lattn_status lattn__tcn_bw_d(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, const lattn__tcn_d *Ld, const float *xf, const double *xd,
                                     const float *dyf, const double *dyd, double *dx, double *dwts) {
     const int64_t d = a->D, k = a->W, T = a->T, L = a->n_layers, nl = d * d * k + 3 * d;
     int64_t b, l, t, i, j, o;
@@ -6503,9 +6537,9 @@ static lattn_status lattn__tcn_bw_d(lattn_ctx *ctx, const char *who, const lattn
             acts[i] = xd ? xd[b * T * d + i] : (double)xf[b * T * d + i];
             G[i] = dyd ? dyd[b * T * d + i] : (double)dyf[b * T * d + i];
         }
-        lattn__tcn_row_d(a, acts, z, c);
+        lattn__tcn_row_d(a, Ld, acts, z, c);
         for (l = L - 1; l >= 0; l--) {
-            const lattn_tcn_layer *Ly = &a->layers[l];
+            const lattn__tcn_d *Ly = &Ld[l];
             const double *xl = acts + l * T * d;
             double *dw = dwts ? dwts + l * nl : NULL;
             const int64_t dil = (int64_t)1 << l;
@@ -6519,14 +6553,14 @@ static lattn_status lattn__tcn_bw_d(lattn_ctx *ctx, const char *who, const lattn
                 for (o = 0; o < d; o++) var += (c[o] - mean) * (c[o] - mean);
                 sd = sqrt(var / (double)d + 1e-5);
                 for (o = 0; o < d; o++) {
-                    const double ch = (c[o] - mean) / sd, nn = ch * (double)Ly->ln_w[o] + (double)Ly->ln_b[o];
+                    const double ch = (c[o] - mean) / sd, nn = ch * Ly->ln_w[o] + Ly->ln_b[o];
                     const double gp = 0.5 * (1.0 + erf(nn * 0.70710678118654752440)) + nn * exp(-0.5 * nn * nn) * 0.39894228040143267794;
                     const double dn = G[t * d + o] * gp;
                     if (dw) {
                         dw[d * d * k + d + o] += dn * ch;
                         dw[d * d * k + 2 * d + o] += dn;
                     }
-                    dc[o] = dn * (double)Ly->ln_w[o];  /* dĉ */
+                    dc[o] = dn * Ly->ln_w[o];  /* dĉ */
                     m1 += dc[o];
                     m2 += dc[o] * ch;
                     c[o] = ch;
@@ -6543,7 +6577,7 @@ static lattn_status lattn__tcn_bw_d(lattn_ctx *ctx, const char *who, const lattn
                     for (o = 0; o < d; o++)
                         for (i = 0; i < d; i++) {
                             if (dw) dw[(o * d + i) * k + j] += dc[o] * xl[p * d + i];
-                            Gin[p * d + i] += (double)Ly->w[(o * d + i) * k + j] * dc[o];
+                            Gin[p * d + i] += Ly->w[(o * d + i) * k + j] * dc[o];
                         }
                 }
             }
@@ -6556,7 +6590,8 @@ static lattn_status lattn__tcn_bw_d(lattn_ctx *ctx, const char *who, const lattn
 }
 LATTN__DEF lattn_status lattn_tcn_ref_backward(lattn_ctx *ctx, const lattn_tcn_args *a, const lattn_tcn_grads *g) {
     const char *who = "lattn_tcn_ref_backward";
-    double *dx = NULL, *dw = NULL;
+    lattn__tcn_d Ld[LATTN_TCN_MAX_LAYERS];
+    double *dx = NULL, *dw = NULL, *wd;
     int64_t l, i, nl, n;
     lattn_status st;
     LATTN__TRY(lattn__tcn_check(ctx, who, a, 0));
@@ -6564,9 +6599,13 @@ LATTN__DEF lattn_status lattn_tcn_ref_backward(lattn_ctx *ctx, const lattn_tcn_a
     if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
     n = a->B * a->T * a->D;
     nl = a->D * a->D * a->W + 3 * a->D;
-    LATTN__TRY(lattn__alloc_doubles(ctx, &dx, (size_t)(n + a->n_layers * nl), who));
+    LATTN__TRY(lattn__tcn_layers_d(ctx, who, a, Ld, &wd));
+    if ((st = lattn__alloc_doubles(ctx, &dx, (size_t)(n + a->n_layers * nl), who)) != LATTN_OK) {
+        lattn__free(ctx, wd);
+        return st;
+    }
     dw = dx + n;
-    st = lattn__tcn_bw_d(ctx, who, a, a->x, NULL, g->dout, NULL, dx, dw);
+    st = lattn__tcn_bw_d(ctx, who, a, Ld, a->x, NULL, g->dout, NULL, dx, dw);
     for (i = 0; st == LATTN_OK && i < n; i++) lattn__put(g->dx, g->dx64, i, dx[i]);
     for (l = 0; st == LATTN_OK && g->layers && l < a->n_layers; l++) {
         const lattn_tcn_layer_grads *lg = &g->layers[l];
@@ -6580,6 +6619,7 @@ LATTN__DEF lattn_status lattn_tcn_ref_backward(lattn_ctx *ctx, const lattn_tcn_a
         }
     }
     lattn__free(ctx, dx);
+    lattn__free(ctx, wd);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
@@ -6958,8 +6998,16 @@ LATTN__DEF lattn_status lattn_tcn_demo_serialize(lattn_ctx *ctx, const lattn_tcn
     if (!m || !m->tensors || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "%s: NULL argument", who);
     return lattn__arena_serialize(ctx, who, m->tensors, m->n_tensors, NULL, 0, out, size);
 }
+LATTN__DEF lattn_status lattn_tcn_demo_weights64(lattn_ctx *ctx, lattn_tcn_demo *m) {
+    size_t i;
+    if (!m || !m->arena) return lattn__fail(ctx, LATTN_E_NULL, "lattn_tcn_demo_weights64: model is NULL or not initialised");
+    if (!m->arena64) LATTN__TRY(lattn__alloc_doubles(ctx, &m->arena64, m->n_params, "lattn_tcn_demo_weights64"));
+    for (i = 0; i < m->n_params; i++) m->arena64[i] = m->arena[i];
+    return lattn__ok(ctx);
+}
 LATTN__DEF void lattn_tcn_demo_free(lattn_ctx *ctx, lattn_tcn_demo *m) {
     if (!m) return;
+    lattn__free(ctx, m->arena64);
     lattn__free(ctx, m->arena);
     lattn__free(ctx, m->tensors);
     memset(m, 0, sizeof *m);
@@ -6984,15 +7032,39 @@ static lattn_tcn_args lattn__tcn_demo_args(const lattn_tcn_demo *m, int64_t B, i
     a.layers = m->layers;
     return a;
 }
-/* h = x W_inᵀ + b_in for every token, into hf (float) or hd (double). */
-static void lattn__tcn_demo_embed(const lattn_tcn_demo *m, int64_t rows, const float *x, float *hf, double *hd) {
+/* Element i of tensor k: from the double weights w64 (the arena's layout) or, w64 NULL, the float arena. */
+static double lattn__tcn_demo_wt(const lattn_tcn_demo *m, const double *w64, int64_t k, int64_t i) {
+    const float *p = m->tensors[k].data + i;
+    return w64 ? w64[p - m->arena] : (double)*p;
+}
+/* The double forms' weights: m->arena64, or a copy of the float arena in *tmp (freed by the caller);
+   Ld[l] views the encoder's layers in them. */
+static lattn_status lattn__tcn_demo_d(lattn_ctx *ctx, const char *who, const lattn_tcn_demo *m, lattn__tcn_d *Ld, const double **w64,
+                                      double **tmp) {
+    int64_t l;
+    size_t i;
+    *tmp = NULL;
+    if (!m->arena64) {
+        LATTN__TRY(lattn__alloc_doubles(ctx, tmp, m->n_params, who));
+        for (i = 0; i < m->n_params; i++) (*tmp)[i] = m->arena[i];
+    }
+    *w64 = m->arena64 ? m->arena64 : *tmp;
+    for (l = 0; l < m->cfg.n_layers; l++) {
+        Ld[l].w = *w64 + (m->tensors[2 + 4 * l].data - m->arena);
+        Ld[l].b = *w64 + (m->tensors[3 + 4 * l].data - m->arena);
+        Ld[l].ln_w = *w64 + (m->tensors[4 + 4 * l].data - m->arena);
+        Ld[l].ln_b = *w64 + (m->tensors[5 + 4 * l].data - m->arena);
+    }
+    return LATTN_OK;
+}
+/* h = x W_inᵀ + b_in for every token, into hf (float) or hd (double), the weights as lattn__tcn_demo_wt reads them. */
+static void lattn__tcn_demo_embed(const lattn_tcn_demo *m, const double *w64, int64_t rows, const float *x, float *hf, double *hd) {
     const int64_t d = m->cfg.D, d_in = m->cfg.d_in;
-    const float *w_in = m->tensors[0].data, *b_in = m->tensors[1].data;
     int64_t t, o, i;
     for (t = 0; t < rows; t++)
         for (o = 0; o < d; o++) {
-            double acc = b_in[o];
-            for (i = 0; i < d_in; i++) acc += (double)w_in[o * d_in + i] * x[t * d_in + i];
+            double acc = lattn__tcn_demo_wt(m, w64, 1, o);
+            for (i = 0; i < d_in; i++) acc += lattn__tcn_demo_wt(m, w64, 0, o * d_in + i) * x[t * d_in + i];
             lattn__put(hf, hd, t * d + o, acc);
         }
 }
@@ -7016,23 +7088,30 @@ static lattn_status lattn__tcn_demo_run(lattn_ctx *ctx, const lattn_tcn_demo *m,
     d = m->cfg.D;
     a = lattn__tcn_demo_args(m, B, T);
     if (form == LATTN_FORM_REF) {
-        double *h;
-        const float *w_out = m->tensors[m->n_tensors - 2].data, *b_out = m->tensors[m->n_tensors - 1].data;
-        LATTN__TRY(lattn__alloc_doubles(ctx, &h, n, who));
-        lattn__tcn_demo_embed(m, B * T, x, NULL, h);
-        st = lattn__tcn_ref_d(ctx, who, &a, NULL, h, NULL, h + B * T * d);
+        lattn__tcn_d Ld[LATTN_TCN_MAX_LAYERS];
+        const double *w64;
+        double *h, *tmp;
+        const int64_t ko = m->n_tensors - 2;
+        LATTN__TRY(lattn__tcn_demo_d(ctx, who, m, Ld, &w64, &tmp));
+        if ((st = lattn__alloc_doubles(ctx, &h, n, who)) != LATTN_OK) {
+            lattn__free(ctx, tmp);
+            return st;
+        }
+        lattn__tcn_demo_embed(m, w64, B * T, x, NULL, h);
+        st = lattn__tcn_ref_d(ctx, who, &a, Ld, NULL, h, NULL, h + B * T * d);
         for (b = 0; st == LATTN_OK && b < B; b++) {
             const double *last = h + B * T * d + (b * T + T - 1) * d;
-            double acc = b_out[0];
-            for (o = 0; o < d; o++) acc += (double)w_out[o] * last[o];
+            double acc = lattn__tcn_demo_wt(m, w64, ko + 1, 0);
+            for (o = 0; o < d; o++) acc += lattn__tcn_demo_wt(m, w64, ko, o) * last[o];
             lattn__put(out, out64, b, acc);
         }
         lattn__free(ctx, h);
+        lattn__free(ctx, tmp);
     } else {
         float *h;
         const float *w_out = m->tensors[m->n_tensors - 2].data, *b_out = m->tensors[m->n_tensors - 1].data;
         LATTN__TRY(lattn__alloc_floats(ctx, &h, n, who));
-        lattn__tcn_demo_embed(m, B * T, x, h, NULL);
+        lattn__tcn_demo_embed(m, NULL, B * T, x, h, NULL);
         a.x = h;
         a.y = h + B * T * d;
         st = lattn_tcn_chunk(ctx, &a);
@@ -7060,40 +7139,44 @@ LATTN__DEF lattn_status lattn_tcn_demo_forward(lattn_ctx *ctx, const lattn_tcn_d
 LATTN__DEF lattn_status lattn_tcn_demo_backward_ref(lattn_ctx *ctx, const lattn_tcn_demo *m, int64_t B, int64_t T,
                                                     const float *x, const double *dout, float *grad, double *grad64, float *dx) {
     const char *who = "lattn_tcn_demo_backward_ref";
+    lattn__tcn_d Ld[LATTN_TCN_MAX_LAYERS];
     lattn_tcn_args a;
-    int64_t b, t, o, i, l, d, d_in, nl, L;
+    int64_t b, t, o, i, l, d, d_in, nl, L, ko;
     size_t n;
-    double *h, *y, *dy, *dh, *dw, *gs;
-    const float *w_in, *w_out;
+    double *h, *y, *dy, *dh, *dw, *gs, *tmp;
+    const double *w64;
     lattn_status st;
     LATTN__TRY(lattn__tcn_demo_check(ctx, who, m, B, T, x, dout, &n));
     d = m->cfg.D;
     d_in = m->cfg.d_in;
     L = m->cfg.n_layers;
     nl = d * d * m->cfg.W + 3 * d;
-    w_in = m->tensors[0].data;
-    w_out = m->tensors[m->n_tensors - 2].data;
+    ko = m->n_tensors - 2;
     a = lattn__tcn_demo_args(m, B, T);
-    LATTN__TRY(lattn__alloc_doubles(ctx, &h, 2 * n + (size_t)(L * nl) + m->n_params, who));   /* h, y, dy, dh; layer sums; the arena's */
+    LATTN__TRY(lattn__tcn_demo_d(ctx, who, m, Ld, &w64, &tmp));
+    if ((st = lattn__alloc_doubles(ctx, &h, 2 * n + (size_t)(L * nl) + m->n_params, who)) != LATTN_OK) {   /* h, y, dy, dh; layer sums; the arena's */
+        lattn__free(ctx, tmp);
+        return st;
+    }
     y = h + B * T * d;
     dy = y + B * T * d;
     dh = dy + B * T * d;
     dw = dh + B * T * d;
     gs = dw + L * nl;
-    lattn__tcn_demo_embed(m, B * T, x, NULL, h);
-    st = lattn__tcn_ref_d(ctx, who, &a, NULL, h, NULL, y);
+    lattn__tcn_demo_embed(m, w64, B * T, x, NULL, h);
+    st = lattn__tcn_ref_d(ctx, who, &a, Ld, NULL, h, NULL, y);
     memset(dy, 0, (size_t)(B * T * d) * sizeof(double));
     memset(gs, 0, m->n_params * sizeof(double));
     for (b = 0; st == LATTN_OK && b < B; b++) {   /* the head */
         const double *last = y + (b * T + T - 1) * d;
-        double *dwo = gs + (m->tensors[m->n_tensors - 2].data - m->arena);
+        double *dwo = gs + (m->tensors[ko].data - m->arena);
         for (o = 0; o < d; o++) {
             dwo[o] += dout[b] * last[o];
-            dy[(b * T + T - 1) * d + o] = dout[b] * (double)w_out[o];
+            dy[(b * T + T - 1) * d + o] = dout[b] * lattn__tcn_demo_wt(m, w64, ko, o);
         }
         gs[m->tensors[m->n_tensors - 1].data - m->arena] += dout[b];
     }
-    if (st == LATTN_OK) st = lattn__tcn_bw_d(ctx, who, &a, NULL, h, NULL, dy, dh, dw);
+    if (st == LATTN_OK) st = lattn__tcn_bw_d(ctx, who, &a, Ld, NULL, h, NULL, dy, dh, dw);
     for (l = 0; st == LATTN_OK && l < L; l++) {   /* the layers' sums into their tensors */
         const int64_t nw = d * d * m->cfg.W;
         double *p = dw + l * nl;
@@ -7115,11 +7198,12 @@ LATTN__DEF lattn_status lattn_tcn_demo_backward_ref(lattn_ctx *ctx, const lattn_
     for (t = 0; st == LATTN_OK && dx && t < B * T; t++)
         for (i = 0; i < d_in; i++) {
             double acc = 0;
-            for (o = 0; o < d; o++) acc += dh[t * d + o] * (double)w_in[o * d_in + i];
+            for (o = 0; o < d; o++) acc += dh[t * d + o] * lattn__tcn_demo_wt(m, w64, 0, o * d_in + i);
             dx[t * d_in + i] = (float)acc;
         }
     for (i = 0; st == LATTN_OK && i < (int64_t)m->n_params; i++) lattn__put(grad, grad64, i, gs[i]);
     lattn__free(ctx, h);
+    lattn__free(ctx, tmp);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 /* float32: the embedding into h, the stack's backward (its forward's output y on the way), the head
@@ -7150,7 +7234,7 @@ LATTN__DEF lattn_status lattn_tcn_demo_backward(lattn_ctx *ctx, const lattn_tcn_
     y = h + B * T * d;
     dy = y + B * T * d;
     dh = dy + B * T * d;
-    lattn__tcn_demo_embed(m, B * T, x, h, NULL);
+    lattn__tcn_demo_embed(m, NULL, B * T, x, h, NULL);
     memset(dy, 0, (size_t)(B * T * d) * sizeof(float));
     for (b = 0; b < B; b++)
         for (o = 0; o < d; o++) dy[(b * T + T - 1) * d + o] = dout[b] * w_out[o];

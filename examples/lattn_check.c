@@ -526,10 +526,11 @@ static int external_optim(const char *path, const lattn_st_file *f, const char *
 
 /* The seed article's training run (tcn_demo_train_*: DemoModel's initial weights, 20 batches, the
    float64 losses and the weights after 20 AdamW updates): lattn trains the model from those weights
-   on those batches, the ref form with the double forward and backward (lattn_tcn_demo_forward_ref,
-   _backward_ref), the chunk form in float32 (_forward, _backward), AdamW by lattn_optim over the
-   arena (every tensor decayed, as torch.optim.AdamW(model.parameters())), and compares every loss
-   and every final weight tensor (relative RMS, 1e-5: float32 weights in both forms). */
+   on those batches and compares every loss and every final weight tensor (relative RMS).
+   The ref form trains in double, as the file's run did: double weights (lattn_tcn_demo_weights64),
+   the double forward and backward (_forward_ref, _backward_ref) and lattn_adamw_step64 over the whole
+   arena; tolerance 1e-10. The chunk form trains in float32: _forward, _backward and lattn_optim over
+   the arena; tolerance 1e-5. Every tensor is decayed, as torch.optim.AdamW(model.parameters()). */
 static int external_train(const char *path, const lattn_st_file *f) {
     const lattn_st_tensor *tx = lattn_st_find(f, "x"), *tt = lattn_st_find(f, "target"), *tl = lattn_st_find(f, "loss");
     int form, ok = 1;
@@ -539,19 +540,24 @@ static int external_train(const char *path, const lattn_st_file *f) {
     }
     for (form = 0; form < 2; form++) {
         const int64_t S = tx->shape[0], B = tx->shape[1], T = tx->shape[2], per = B * T * tx->shape[3];
+        const double tol = form ? 1e-5 : 1e-10;
+        const lattn_adamw_config ac = lattn_adamw_default();
         lattn_tcn_demo m;
         lattn_optim o;
         lattn_cmp r;
         float *x = (float *)malloc(tx->count * sizeof(float)), *grad = NULL, *pred = (float *)malloc((size_t)B * sizeof(float)), *dout = (float *)malloc((size_t)B * sizeof(float));
         double *target = (double *)malloc(tt->count * sizeof(double)), *want = (double *)malloc(tl->count * sizeof(double)), *loss = (double *)malloc(tl->count * sizeof(double));
-        double *p64 = (double *)malloc((size_t)B * sizeof(double)), *d64 = (double *)malloc((size_t)B * sizeof(double));
+        double *p64 = (double *)malloc((size_t)B * sizeof(double)), *d64 = (double *)malloc((size_t)B * sizeof(double)), *g64 = NULL;
+        double worst = 0;
         int64_t s, b, i;
         int pass = 1;
-        if (lattn_tcn_demo_init_st(&g_ctx, &m, f, "") != LATTN_OK || lattn_optim_init(&g_ctx, &o, m.tensors, m.n_tensors, 0) != LATTN_OK) {
+        if (lattn_tcn_demo_init_st(&g_ctx, &m, f, "") != LATTN_OK || lattn_optim_init(&g_ctx, &o, m.tensors, m.n_tensors, 0) != LATTN_OK ||
+            (!form && lattn_tcn_demo_weights64(&g_ctx, &m) != LATTN_OK)) {
             printf("FAIL %s [%s]: %s\n", path, form ? "chunk" : "ref", lattn_ctx_error(&g_ctx));
             return 0;
         }
         grad = (float *)malloc(m.n_params * sizeof(float));
+        g64 = (double *)calloc(3 * m.n_params, sizeof(double));   /* the gradient, AdamW's two moments */
         for (i = 0; i < m.n_tensors; i++) o.rules[i].decay = 1;
         lattn_st_to_f32(&g_ctx, tx, x, tx->count);
         lattn_st_to_f64(&g_ctx, tt, target, tt->count);
@@ -568,13 +574,15 @@ static int external_train(const char *path, const lattn_st_file *f) {
                 dout[b] = (float)d64[b];
             }
             if (st == LATTN_OK)
-                st = form ? lattn_tcn_demo_backward(&g_ctx, &m, B, T, xs, dout, grad, NULL) : lattn_tcn_demo_backward_ref(&g_ctx, &m, B, T, xs, d64, grad, NULL, NULL);
-            if (st == LATTN_OK) st = lattn_optim_step(&g_ctx, &o, 1.0, grad);
+                st = form ? lattn_tcn_demo_backward(&g_ctx, &m, B, T, xs, dout, grad, NULL) : lattn_tcn_demo_backward_ref(&g_ctx, &m, B, T, xs, d64, NULL, g64, NULL);
+            if (st == LATTN_OK)
+                st = form ? lattn_optim_step(&g_ctx, &o, 1.0, grad)
+                          : lattn_adamw_step64(&g_ctx, &ac, s + 1, m.n_params, m.arena64, g64, g64 + m.n_params, g64 + 2 * m.n_params);
             if (st != LATTN_OK) { printf("  FAIL step %lld: %s\n", (long long)s + 1, lattn_ctx_error(&g_ctx)); pass = 0; }
         }
-        lattn_compare(loss, want, (size_t)S, 1e-5, &r);
+        lattn_compare(loss, want, (size_t)S, tol, &r);
         pass &= r.pass;
-        printf("  %s loss       rel_rms %.3e  max_abs %.3e  [tol 1e-05, %lld steps]\n", r.pass ? "PASS" : "FAIL", r.rel_rms, r.max_abs, (long long)S);
+        printf("  %s loss       rel_rms %.3e  max_abs %.3e  [tol %.0e, %lld steps]\n", r.pass ? "PASS" : "FAIL", r.rel_rms, r.max_abs, tol, (long long)S);
         for (i = 0; i < m.n_tensors; i++) {
             char name[96];
             const lattn_st_tensor *w;
@@ -586,16 +594,18 @@ static int external_train(const char *path, const lattn_st_file *f) {
             wv = (double *)malloc(w->count * sizeof(double));
             gv = (double *)malloc(w->count * sizeof(double));
             lattn_st_to_f64(&g_ctx, w, wv, w->count);
-            for (k = 0; k < w->count; k++) gv[k] = m.tensors[i].data[k];
-            lattn_compare(gv, wv, w->count, 1e-5, &r);
+            for (k = 0; k < w->count; k++) gv[k] = form ? m.tensors[i].data[k] : m.arena64[(m.tensors[i].data - m.arena) + (int64_t)k];
+            lattn_compare(gv, wv, w->count, tol, &r);
             pass &= r.pass;
+            if (r.rel_rms > worst) worst = r.rel_rms;
             if (!r.pass || i == 0 || i + 1 == m.n_tensors)
-                printf("  %s %-10s rel_rms %.3e  max_abs %.3e  [tol 1e-05]\n", r.pass ? "PASS" : "FAIL", name, r.rel_rms, r.max_abs);
+                printf("  %s %-10s rel_rms %.3e  max_abs %.3e  [tol %.0e]\n", r.pass ? "PASS" : "FAIL", name, r.rel_rms, r.max_abs, tol);
             free(wv); free(gv);
         }
+        printf("  worst final weight tensor: rel_rms %.3e\n", worst);
         printf("%s %s (%lld AdamW steps from the article's weights) [%s]\n", pass ? "PASS" : "FAIL", path, (long long)S, form ? "chunk" : "ref");
         ok &= pass;
-        free(x); free(grad); free(pred); free(dout); free(target); free(want); free(loss); free(p64); free(d64);
+        free(x); free(grad); free(pred); free(dout); free(target); free(want); free(loss); free(p64); free(d64); free(g64);
         lattn_optim_free(&g_ctx, &o);
         lattn_tcn_demo_free(&g_ctx, &m);
     }

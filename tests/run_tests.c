@@ -8337,7 +8337,41 @@ static void test_models(void) {
                 }
                 free(target); free(g64);
             }
+            {   /* double weights (lattn_tcn_demo_weights64): the _ref forms read them, the float forms do not;
+                   grad64 = central differences of forward_ref in the double weights */
+                double got2[32], up[32], dn[32], dout[32], *g64 = (double *)malloc(m.n_params * sizeof(double)), worst = 0;
+                float f1[32], f2[32];
+                const size_t probe[4] = { 5, 70, m.n_params / 2, m.n_params - 1 };
+                int k;
+                for (i = 0; i < 32; i++) dout[i] = 0.1 * (i % 5) - 0.2;
+                CHECK(lattn_tcn_demo_weights64(&ctx, NULL) == LATTN_E_NULL, "weights64: NULL model");
+                CHECK(lattn_tcn_demo_weights64(&ctx, &m) == LATTN_OK && m.arena64 && m.arena64[3] == (double)m.arena[3], "weights64: a copy");
+                CHECK(lattn_tcn_demo_forward_ref(&ctx, &m, 32, 16, x, NULL, got2) == LATTN_E_NULL, "weights64: out is still required");
+                CHECK(lattn_tcn_demo_forward_ref(&ctx, &m, 32, 16, x, out, got2) == LATTN_OK && memcmp(got, got2, sizeof got) == 0,
+                      "weights64: the same weights give the same bits");
+                lattn_tcn_demo_forward(&ctx, &m, 32, 16, x, f1);
+                m.arena64[probe[2]] += 1e-3;
+                lattn_tcn_demo_forward(&ctx, &m, 32, 16, x, f2);
+                lattn_tcn_demo_forward_ref(&ctx, &m, 32, 16, x, out, got2);
+                CHECK(memcmp(f1, f2, sizeof f1) == 0 && memcmp(got, got2, sizeof got) != 0, "weights64: read by forward_ref only");
+                m.arena64[probe[2]] -= 1e-3;
+                CHECK(lattn_tcn_demo_backward_ref(&ctx, &m, 32, 16, x, dout, NULL, g64, NULL) == LATTN_OK, "weights64: backward_ref");
+                for (k = 0; k < 4; k++) {
+                    const double w0 = m.arena64[probe[k]], h = 1e-5 * (fabs(w0) + 1e-2);
+                    double fd = 0;
+                    m.arena64[probe[k]] = w0 + h;
+                    lattn_tcn_demo_forward_ref(&ctx, &m, 32, 16, x, out, up);
+                    m.arena64[probe[k]] = w0 - h;
+                    lattn_tcn_demo_forward_ref(&ctx, &m, 32, 16, x, out, dn);
+                    m.arena64[probe[k]] = w0;
+                    for (i = 0; i < 32; i++) fd += dout[i] * (up[i] - dn[i]) / (2 * h);
+                    worst = fmax(worst, fabs(fd - g64[probe[k]]) / fmax(fabs(g64[probe[k]]), 1e-6));
+                }
+                CHECK(worst <= 1e-6, "weights64: backward_ref's grad64 = central differences in the double weights (worst %.3g)", worst);
+                free(g64);
+            }
             lattn_tcn_demo_free(&ctx, &m);
+            CHECK(m.arena64 == NULL, "weights64: freed with the model");
             free(x); free(want);
             lattn_st_free(&ctx, &f);
         }
