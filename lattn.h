@@ -2286,7 +2286,13 @@ LATTN_API void lattn_optim_free(lattn_ctx *ctx, lattn_optim *o);
    (matrices and the embedding N(0, 0.02²), norm gains 1).
    Targets: targets [B][T] holds the token each position must predict, or a negative value where
    there is none (PyTorch's ignore_index); targets NULL is next-token prediction (position t
-   predicts tokens[t + 1]; the last position predicts nothing). */
+   predicts tokens[t + 1]; the last position predicts nothing).
+   A regression net (d_in > 0 and d_out > 0; vocab is not used) reads features instead of tokens and
+   predicts values with the mean squared error (PyTorch's MSELoss):
+       h_0 = x W_inᵀ + b_in        in_proj.weight [D][d_in], in_proj.bias [D] (in place of the embedding)
+       out = RMSNorm(h_L)·g W_oᵀ + b_o   norm.weight [D], then head.weight [d_out][D], head.bias [d_out]
+       ℒ   = mean over the targets present of (out - y)²     (y NaN: no target there)
+   through the _x verbs (lattn_net_forward_x, ...); the token verbs refuse it, and it has no pool. */
 typedef enum lattn_block_kind {
     LATTN_BLOCK_LAPLACE, LATTN_BLOCK_ATTN, LATTN_BLOCK_GDN, LATTN_BLOCK_PRISM, LATTN_BLOCK_TTT, LATTN_BLOCK_FFN,
     LATTN_BLOCK_GLA, LATTN_BLOCK_LA, LATTN_BLOCK_P0
@@ -2299,6 +2305,7 @@ typedef struct lattn_net_config {
     int64_t prism_S, prism_R;            /* PRISM solver steps (2) and rank (D/4) */
     int64_t ttt_mlp, ttt_mini_batch;     /* TTT-MLP (1) or TTT-Linear (0); mini-batch (16) */
     float norm_eps;                      /* the net's RMSNorms and the layers' epsilon (1e-5) */
+    int64_t d_in, d_out;                 /* 0, 0: a language model; both > 0: a regression net (below) */
 } lattn_net_config;
 /* A configuration from a list of block names separated by spaces or commas ("gdn ffn gdn ffn"),
    with ffn = 4D and the defaults above. LATTN_E_DOMAIN for an unknown name, no block or more than
@@ -2348,6 +2355,16 @@ LATTN_API lattn_status lattn_net_state_floats(lattn_ctx *ctx, const lattn_net *m
 LATTN_API lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_optim *o, double factor, double max_norm,
                                             int64_t n_micro, int64_t B, int64_t T, const int32_t *tokens,
                                             const int32_t *targets, double *loss, double *grad_norm);
+/* The same three verbs for a regression net: x [B][T][d_in] in place of the tokens, y [B][T][d_out]
+   (NaN where a position has no target; forward: NULL gives no loss) in place of the targets, and
+   out [B][T][d_out] (may be NULL) in place of the logits; *loss is the mean squared error. */
+LATTN_API lattn_status lattn_net_forward_x(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const float *x, const float *y,
+                                           float *out, double *loss);
+LATTN_API lattn_status lattn_net_backward_x(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const float *x, const float *y,
+                                            double *loss, float *grad);
+LATTN_API lattn_status lattn_net_train_step_x(lattn_ctx *ctx, lattn_net *m, lattn_optim *o, double factor, double max_norm,
+                                              int64_t n_micro, int64_t B, int64_t T, const float *x, const float *y, double *loss,
+                                              double *grad_norm);
 
 /* >>serve: continuous-batched decoding from a pool of fixed slots ---------------------------------- */
 /* A pool holds the decoding memory of n_slots sequences, allocated once: the Laplace write-up's
@@ -20678,7 +20695,10 @@ LATTN__DEF lattn_status lattn_net_config_parse(lattn_ctx *ctx, lattn_net_config 
 static lattn_status lattn__net_check(lattn_ctx *ctx, const char *who, const lattn_net_config *c) {
     int64_t i;
     if (!c) return lattn__fail(ctx, LATTN_E_NULL, "%s: configuration is NULL", who);
-    if (c->vocab < 1 || c->vocab > (1 << 24) || c->D < 2 || c->D > (1 << 16) || c->H < 1 || c->D % c->H || c->ffn < 1 ||
+    if (c->d_in < 0 || c->d_out < 0 || (c->d_in > 0) != (c->d_out > 0) || c->d_in > (1 << 20) || c->d_out > (1 << 20))
+        return lattn__fail(ctx, LATTN_E_SHAPE, "%s: d_in = %lld, d_out = %lld (both 0, or both in [1, 2^20])", who, (long long)c->d_in,
+                           (long long)c->d_out);
+    if ((c->d_in == 0 && c->vocab < 1) || c->vocab > (1 << 24) || c->D < 2 || c->D > (1 << 16) || c->H < 1 || c->D % c->H || c->ffn < 1 ||
         c->ffn > (1 << 20) || c->n_blocks < 1 || c->n_blocks > LATTN_NET_MAX_BLOCKS || (c->ttt_mlp != 0 && c->ttt_mlp != 1) ||
         !(c->norm_eps > 0 && c->norm_eps < 1))
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: vocab = %lld, D = %lld, H = %lld, ffn = %lld, %lld blocks, ttt_mlp = %lld, "
@@ -20738,7 +20758,7 @@ static lattn_status lattn__net_layer_init(lattn_ctx *ctx, const lattn_net_config
     }
     if (b->kind == LATTN_BLOCK_PRISM) {
         lattn_prism_config pc = lattn_prism_config_large_130m();
-        pc.vocab = c->vocab;
+        pc.vocab = LATTN__MAX(c->vocab, 1);
         pc.D = c->D;
         pc.n_layers = 1;
         pc.H = c->H;
@@ -20823,9 +20843,16 @@ LATTN__DEF void lattn_net_free(lattn_ctx *ctx, lattn_net *m) {
 static lattn_status lattn__net_table(lattn_ctx *ctx, const char *who, lattn_net *m) {
     static const char *const own[4] = { "norm.weight", "gate_proj.weight", "up_proj.weight", "down_proj.weight" };
     const lattn_net_config *c = &m->cfg;
-    int64_t i, j, t = 1;
-    snprintf(m->tensors[0].name, LATTN_NAME_MAX, "embeddings.weight");
-    lattn__net_shape(&m->tensors[0], 2, c->vocab, c->D);
+    int64_t i, j, t = c->d_in > 0 ? 2 : 1;
+    if (c->d_in > 0) {
+        snprintf(m->tensors[0].name, LATTN_NAME_MAX, "in_proj.weight");
+        lattn__net_shape(&m->tensors[0], 2, c->D, c->d_in);
+        snprintf(m->tensors[1].name, LATTN_NAME_MAX, "in_proj.bias");
+        lattn__net_shape(&m->tensors[1], 1, c->D, 0);
+    } else {
+        snprintf(m->tensors[0].name, LATTN_NAME_MAX, "embeddings.weight");
+        lattn__net_shape(&m->tensors[0], 2, c->vocab, c->D);
+    }
     for (i = 0; i < c->n_blocks; i++) {
         struct lattn__net_block *b = &m->blk[i];
         lattn__net_layer l = lattn__net_layer_of(b);
@@ -20848,16 +20875,25 @@ static lattn_status lattn__net_table(lattn_ctx *ctx, const char *who, lattn_net 
     }
     snprintf(m->tensors[t].name, LATTN_NAME_MAX, "norm.weight");
     lattn__net_shape(&m->tensors[t], 1, c->D, 0);
+    if (c->d_out > 0) {
+        snprintf(m->tensors[t + 1].name, LATTN_NAME_MAX, "head.weight");
+        lattn__net_shape(&m->tensors[t + 1], 2, c->d_out, c->D);
+        snprintf(m->tensors[t + 2].name, LATTN_NAME_MAX, "head.bias");
+        lattn__net_shape(&m->tensors[t + 2], 1, c->d_out, 0);
+    }
     return LATTN_OK;
 }
+/* The index of the final norm.weight (the head's two tensors follow it in a regression net). */
+static int64_t lattn__net_norm_at(const lattn_net *m) { return m->n_tensors - (m->cfg.d_out > 0 ? 3 : 1); }
 LATTN__DEF lattn_status lattn_net_init(lattn_ctx *ctx, lattn_net *m, const lattn_net_config *c, uint64_t seed) {
     const char *who = "lattn_net_init";
     lattn_rng r = lattn_rng_seed(seed);
     lattn_status st = LATTN_OK;
-    int64_t i, nt = 2;
+    int64_t i, nt;
     if (!m) return lattn__fail(ctx, LATTN_E_NULL, "%s: net is NULL", who);
     memset(m, 0, sizeof *m);
     LATTN__TRY(lattn__net_check(ctx, who, c));
+    nt = c->d_in > 0 ? 5 : 2;                             /* in_proj (2) or the embedding; the norm, the head (2) */
     m->cfg = *c;
     m->blk = (struct lattn__net_block *)lattn__alloc(ctx, (size_t)c->n_blocks * sizeof *m->blk);
     if (!m->blk) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: out of memory", who);
@@ -20879,7 +20915,7 @@ LATTN__DEF lattn_status lattn_net_init(lattn_ctx *ctx, lattn_net *m, const lattn
         return st;
     }
     m->n_tensors = nt;
-    lattn__arena_init(m->tensors, 1, &r);                  /* the net's own tensors drawn, the layers' moved in */
+    lattn__arena_init(m->tensors, m->blk[0].t0, &r);      /* the net's own tensors drawn, the layers' moved in */
     for (i = 0; i < c->n_blocks; i++) {
         struct lattn__net_block *b = &m->blk[i];
         lattn_tensor *own = &m->tensors[b->t0];
@@ -20892,15 +20928,17 @@ LATTN__DEF lattn_status lattn_net_init(lattn_ctx *ctx, lattn_net *m, const lattn
         }
         lattn__net_move(ctx, b, own[b->n_own].data);
     }
-    lattn__arena_init(&m->tensors[nt - 1], 1, &r);
+    lattn__arena_init(&m->tensors[lattn__net_norm_at(m)], nt - lattn__net_norm_at(m), &r);
     return lattn__ok(ctx);
 }
 LATTN__DEF lattn_tensor *lattn_net_tensor(const lattn_net *m, const char *name) {
     return m ? lattn__arena_find(m->tensors, m->n_tensors, name) : NULL;
 }
-/* The configuration's numbers in safetensors metadata ("net.<field>"; the block list is "net.blocks"). */
+/* The configuration's numbers in safetensors metadata ("net.<field>"; the block list is "net.blocks").
+   A regression net adds "net.d_in" and "net.d_out"; a file without them is a language model.
+   Returns the number of fields (LATTN__NET_NF, or 2 more for a regression net). */
 #define LATTN__NET_NF 9
-static void lattn__net_fields(lattn_net_config *c, lattn__cfield *fl) {
+static int lattn__net_fields(lattn_net_config *c, lattn__cfield *fl) {
     static const char *const keys[8] = { "net.vocab", "net.D", "net.H", "net.ffn", "net.prism_S", "net.prism_R", "net.ttt_mlp",
                                          "net.ttt_mini_batch" };
     int64_t *p[8];
@@ -20920,28 +20958,36 @@ static void lattn__net_fields(lattn_net_config *c, lattn__cfield *fl) {
     }
     fl[8].key = "net.norm_eps";
     fl[8].f = &c->norm_eps;
+    if (c->d_in == 0) return LATTN__NET_NF;
+    memset(fl + LATTN__NET_NF, 0, 2 * sizeof *fl);
+    fl[LATTN__NET_NF].key = "net.d_in";
+    fl[LATTN__NET_NF].i = &c->d_in;
+    fl[LATTN__NET_NF + 1].key = "net.d_out";
+    fl[LATTN__NET_NF + 1].i = &c->d_out;
+    return LATTN__NET_NF + 2;
 }
 LATTN__DEF lattn_status lattn_net_serialize(lattn_ctx *ctx, const lattn_net *m, unsigned char **out, size_t *size) {
-    char vals[LATTN__NET_NF][32], list[LATTN_NET_MAX_BLOCKS * 8 + 1] = "";
-    const char *meta[2 * LATTN__NET_NF + 2];
-    lattn__cfield fl[LATTN__NET_NF];
+    char vals[LATTN__NET_NF + 2][32], list[LATTN_NET_MAX_BLOCKS * 8 + 1] = "";
+    const char *meta[2 * LATTN__NET_NF + 6];
+    lattn__cfield fl[LATTN__NET_NF + 2];
     lattn_net_config c;
     int64_t i;
+    int nf;
     if (!m || !m->arena || !out || !size) return lattn__fail(ctx, LATTN_E_NULL, "lattn_net_serialize: NULL argument");
     c = m->cfg;
-    lattn__net_fields(&c, fl);
-    lattn__cfg_write(fl, LATTN__NET_NF, vals, meta);
+    nf = lattn__net_fields(&c, fl);
+    lattn__cfg_write(fl, nf, vals, meta);
     for (i = 0; i < c.n_blocks; i++) {
         if (i > 0) strcat(list, " ");
         strcat(list, lattn_block_name(c.blocks[i]));
     }
-    meta[2 * LATTN__NET_NF] = "net.blocks";
-    meta[2 * LATTN__NET_NF + 1] = list;
-    return lattn__arena_serialize_meta(ctx, "lattn_net_serialize", m->tensors, m->n_tensors, meta, LATTN__NET_NF + 1, out, size);
+    meta[2 * nf] = "net.blocks";
+    meta[2 * nf + 1] = list;
+    return lattn__arena_serialize_meta(ctx, "lattn_net_serialize", m->tensors, m->n_tensors, meta, nf + 1, out, size);
 }
 LATTN__DEF lattn_status lattn_net_init_st(lattn_ctx *ctx, lattn_net *m, const lattn_st_file *f, const char *prefix) {
     const char *who = "lattn_net_init_st", *list;
-    lattn__cfield fl[LATTN__NET_NF];
+    lattn__cfield fl[LATTN__NET_NF + 2];
     lattn_net_config c;
     lattn_status st;
     if (!m) return lattn__fail(ctx, LATTN_E_NULL, "%s: net is NULL", who);
@@ -20949,8 +20995,8 @@ LATTN__DEF lattn_status lattn_net_init_st(lattn_ctx *ctx, lattn_net *m, const la
     if (!f || !prefix) return lattn__fail(ctx, LATTN_E_NULL, "%s: file or prefix is NULL", who);
     if (!(list = lattn_st_meta(f, "net.blocks"))) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata has no \"net.blocks\"", who);
     if ((st = lattn_net_config_parse(ctx, &c, list, 1, 2, 1)) != LATTN_OK) return lattn__as_format(ctx, st);
-    lattn__net_fields(&c, fl);
-    LATTN__TRY(lattn__cfg_read(ctx, who, f, fl, LATTN__NET_NF));
+    c.d_in = lattn_st_meta(f, "net.d_in") != NULL;        /* any nonzero value asks for the two fields */
+    LATTN__TRY(lattn__cfg_read(ctx, who, f, fl, lattn__net_fields(&c, fl)));
     if ((st = lattn_net_init(ctx, m, &c, 0)) != LATTN_OK) return lattn__as_format(ctx, st);
     if ((st = lattn__arena_load(ctx, who, m->tensors, m->n_tensors, f, prefix)) != LATTN_OK) lattn_net_free(ctx, m);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
@@ -21033,24 +21079,35 @@ static lattn_status lattn__net_block_backward(lattn_ctx *ctx, const lattn_net *m
 static int64_t lattn__net_target(int64_t T, const int32_t *tokens, const int32_t *targets, int64_t r) {
     return targets ? targets[r] : r % T + 1 < T ? tokens[r + 1] : -1;
 }
+/* One micro-batch's data: tokens and targets (a language model) or x and y (a regression net). */
+typedef struct lattn__net_io { const int32_t *tokens, *targets; const float *x, *y; } lattn__net_io;
+/* The micro-batch k of n_micro stored one after another, each of `rows` positions. */
+static lattn__net_io lattn__net_io_at(const lattn_net *m, const lattn__net_io *io, int64_t k, int64_t rows) {
+    lattn__net_io r = *io;
+    if (r.tokens) r.tokens += k * rows;
+    if (r.targets) r.targets += k * rows;
+    if (r.x) r.x += k * rows * m->cfg.d_in;
+    if (r.y) r.y += k * rows * m->cfg.d_out;
+    return r;
+}
 /* The head and the loss over the last block's rows XL [M][D]: Hn = RMSNorm(XL)·g, z = Hn Eᵀ in
    blocks of LATTN__NET_RB rows, the mean cross-entropy over the rows with a target. logits
    (optional) receives z. With grad: dz = (softmax(z) - onehot) / count, the embedding's gradient
    from the head (written), dXL (written) and the final norm's gradient. */
-static double lattn__net_head(const lattn_net *m, int64_t M, int64_t T, const int32_t *tokens, const int32_t *targets,
+static double lattn__net_head(const lattn_net *m, int64_t M, int64_t T, const lattn__net_io *io,
                               const float *XL, float *logits, float *grad, float *dXL, const lattn__net_ws *w) {
     const int64_t V = m->cfg.vocab, D = m->cfg.D;
-    const float *E = m->tensors[0].data, *g = m->tensors[m->n_tensors - 1].data;
+    const float *E = m->tensors[0].data, *g = m->tensors[lattn__net_norm_at(m)].data;
     int64_t r, t, k, cnt = 0;
     double nll = 0.0;
-    for (r = 0; r < M; r++) cnt += lattn__net_target(T, tokens, targets, r) >= 0;
+    for (r = 0; r < M; r++) cnt += lattn__net_target(T, io->tokens, io->targets, r) >= 0;
     lattn__rmsnorm_rows(w->nthr, M, D, XL, g, m->cfg.norm_eps, w->Hn);
     for (t = 0; t < M; t += LATTN__NET_RB) {
         const int64_t rb = LATTN__MIN(LATTN__NET_RB, M - t);
         lattn__linear(w->nthr, rb, V, D, w->Hn + t * D, E, w->Z, 0, w->lin);
         if (logits) memcpy(logits + t * V, w->Z, (size_t)(rb * V) * sizeof(float));
         for (r = 0; r < rb; r++) {
-            const int64_t target = lattn__net_target(T, tokens, targets, t + r);
+            const int64_t target = lattn__net_target(T, io->tokens, io->targets, t + r);
             float *z = w->Z + r * V;
             double sum = 0.0, lse;
             float mx;
@@ -21073,32 +21130,91 @@ static double lattn__net_head(const lattn_net *m, int64_t M, int64_t T, const in
     }
     return cnt > 0 ? nll / (double)cnt : NAN;
 }
-static lattn_status lattn__net_args(lattn_ctx *ctx, const char *who, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
-                                    const int32_t *targets) {
+/* The regression head and its loss over XL [M][D]: Hn = RMSNorm(XL)·g, out = Hn W_oᵀ + b_o in blocks
+   of LATTN__NET_RB rows, the mean of (out - y)² over the targets present (y NULL: none). out
+   (optional) receives the predictions. With grad: ∂ℒ/∂out = 2 (out - y) / count (0 where no target),
+   the head's gradients (written), dXL (written) and the final norm's gradient. */
+static double lattn__net_head_mse(const lattn_net *m, int64_t M, const float *y, const float *XL, float *out, float *grad, float *dXL,
+                                  const lattn__net_ws *w) {
+    const int64_t O = m->cfg.d_out, D = m->cfg.D, at = lattn__net_norm_at(m);
+    const float *g = m->tensors[at].data, *Wo = m->tensors[at + 1].data, *bo = m->tensors[at + 2].data;
+    float *gb = grad ? grad + (bo - m->arena) : NULL;
+    int64_t r, t, k, cnt = 0;
+    double sse = 0.0;
+    for (k = 0; y && k < M * O; k++) cnt += !isnan(y[k]);
+    lattn__rmsnorm_rows(w->nthr, M, D, XL, g, m->cfg.norm_eps, w->Hn);
+    if (gb) memset(gb, 0, (size_t)O * sizeof(float));
+    for (t = 0; t < M; t += LATTN__NET_RB) {
+        const int64_t rb = LATTN__MIN(LATTN__NET_RB, M - t);
+        lattn__linear(w->nthr, rb, O, D, w->Hn + t * D, Wo, w->Z, 0, w->lin);
+        for (r = 0; r < rb; r++) lattn_vec_axpy((size_t)O, 1.0f, bo, w->Z + r * O);
+        if (out) memcpy(out + t * O, w->Z, (size_t)(rb * O) * sizeof(float));
+        for (k = 0; k < rb * O; k++) {
+            const float target = y ? y[t * O + k] : NAN;
+            const double e = (double)w->Z[k] - (double)target;
+            if (isnan(target)) {
+                w->Z[k] = 0.0f;
+                continue;
+            }
+            sse += e * e;
+            w->Z[k] = (float)(2.0 * e / (double)cnt);
+        }
+        if (!grad) continue;
+        lattn__linear_backward(w->nthr, rb, O, D, w->Hn + t * D, Wo, w->Z, w->dHn + t * D, 0, grad + (Wo - m->arena), t > 0, w->lin);
+        for (r = 0; r < rb; r++) lattn_vec_axpy((size_t)O, 1.0f, w->Z + r * O, gb);
+    }
+    if (grad) {
+        memset(dXL, 0, (size_t)(M * D) * sizeof(float));
+        lattn__rmsnorm_rows_backward(w->nthr, M, D, XL, g, m->cfg.norm_eps, w->dHn, dXL, grad + (g - m->arena), 0);
+    }
+    return cnt > 0 ? sse / (double)cnt : NAN;
+}
+/* The arguments of a verb: the net, the sizes, and the data of the verb's kind (reg: the _x verbs). */
+static lattn_status lattn__net_args(lattn_ctx *ctx, const char *who, const lattn_net *m, int64_t B, int64_t T, const lattn__net_io *io,
+                                    int reg) {
     size_t rows, n;
     int64_t r;
     if (!m || !m->arena || !m->blk) return lattn__fail(ctx, LATTN_E_NULL, "%s: net is NULL or not initialised", who);
+    if ((m->cfg.d_in > 0) != reg)
+        return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: %s", who, reg ? "a language model takes tokens (lattn_net_forward, ...)"
+                                                                   : "a regression net takes features (lattn_net_forward_x, ...)");
     if (B < 0 || T < 0) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: B = %lld, T = %lld", who, (long long)B, (long long)T);
-    if (lattn_size_mul(&rows, (size_t)B, (size_t)T) != LATTN_OK || lattn_size_mul(&n, rows, (size_t)(m->cfg.D + m->cfg.ffn)) != LATTN_OK ||
+    if (lattn_size_mul(&rows, (size_t)B, (size_t)T) != LATTN_OK ||
+        lattn_size_mul(&n, rows, (size_t)(m->cfg.D + m->cfg.ffn + m->cfg.d_in + m->cfg.d_out)) != LATTN_OK ||
         lattn_size_mul(&n, n, (size_t)(m->cfg.n_blocks + 8)) != LATTN_OK || n > (size_t)PTRDIFF_MAX / sizeof(float))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: B = %lld, T = %lld: the activations overflow", who, (long long)B, (long long)T);
-    if (rows > 0 && !tokens) return lattn__fail(ctx, LATTN_E_NULL, "%s: tokens is NULL", who);
+    if (reg) {
+        if (rows > 0 && !io->x) return lattn__fail(ctx, LATTN_E_NULL, "%s: x is NULL", who);
+        return LATTN_OK;
+    }
+    if (rows > 0 && !io->tokens) return lattn__fail(ctx, LATTN_E_NULL, "%s: tokens is NULL", who);
     for (r = 0; r < (int64_t)rows; r++) {
-        if (tokens[r] < 0 || tokens[r] >= m->cfg.vocab)
-            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: token %lld is %d (vocabulary %lld)", who, (long long)r, tokens[r], (long long)m->cfg.vocab);
-        if (targets && targets[r] >= m->cfg.vocab)
-            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: target %lld is %d (vocabulary %lld)", who, (long long)r, targets[r], (long long)m->cfg.vocab);
+        if (io->tokens[r] < 0 || io->tokens[r] >= m->cfg.vocab)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: token %lld is %d (vocabulary %lld)", who, (long long)r, io->tokens[r],
+                               (long long)m->cfg.vocab);
+        if (io->targets && io->targets[r] >= m->cfg.vocab)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: target %lld is %d (vocabulary %lld)", who, (long long)r, io->targets[r],
+                               (long long)m->cfg.vocab);
     }
     return LATTN_OK;
 }
-/* A run of the net over checked arguments: the embedding, every block (keeping each block's input
-   when grad is set), the head and the loss; with grad, then every block's backward from the last,
-   then the embedding's rows (in row order). */
-static lattn_status lattn__net_run(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
-                                   const int32_t *targets, float *logits, double *loss, float *grad, const char *who) {
+/* The arguments of a token verb without targets (the pool's). */
+static lattn_status lattn__net_tokens(lattn_ctx *ctx, const char *who, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens) {
+    lattn__net_io io;
+    memset(&io, 0, sizeof io);
+    io.tokens = tokens;
+    return lattn__net_args(ctx, who, m, B, T, &io, 0);
+}
+/* A run of the net over checked arguments: the embedding (or in_proj), every block (keeping each
+   block's input when grad is set), the head and the loss; with grad, then every block's backward
+   from the last, then the embedding's rows (in row order) or in_proj's gradients. out: the logits
+   or the regression outputs. */
+static lattn_status lattn__net_run(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const lattn__net_io *io,
+                                   float *out, double *loss, float *grad, const char *who) {
     const lattn_net_config *c = &m->cfg;
     const int64_t M = B * T, D = c->D, F = c->ffn, NB = c->n_blocks, nx = grad ? NB + 1 : 2;
-    const int64_t lin = LATTN__MAX((int64_t)LATTN__LIN_WS(LATTN__MAX(D, F)), (int64_t)LATTN__LINB_WS);
+    const int64_t lin = LATTN__MAX((int64_t)LATTN__LIN_WS(LATTN__MAX(LATTN__MAX(D, F), c->d_in)), (int64_t)LATTN__LINB_WS);
+    const int64_t nz = LATTN__NET_RB * (c->d_out > 0 ? c->d_out : c->vocab);
     lattn__net_ws w;
     float *mem, *XS, *dX, *dY;
     int64_t i, r, nf = 0;
@@ -21113,17 +21229,22 @@ static lattn_status lattn__net_run(lattn_ctx *ctx, const lattn_net *m, int64_t B
     for (i = 0; i < NB; i++) nf |= c->blocks[i] == LATTN_BLOCK_FFN;
     w.nthr = lattn__threads(ctx);
     nf = nf ? M * F : 0;
-    LATTN__TRY(lattn__flat_floats(ctx, (size_t)((nx + 4) * M * D + 5 * nf + LATTN__NET_RB * c->vocab + w.nthr * lin), who, &mem, &kept));
+    LATTN__TRY(lattn__flat_floats(ctx, (size_t)((nx + 4) * M * D + 5 * nf + nz + w.nthr * lin), who, &mem, &kept));
     {
         float **const part[] = { &XS, &dX, &dY, &w.Hn, &w.dHn, &w.F1, &w.F2, &w.FF, &w.dF, &w.dU, &w.Z, &w.lin };
-        const int64_t size[] = { nx * M * D, M * D, M * D, M * D, M * D, nf, nf, nf, nf, nf, LATTN__NET_RB * c->vocab, w.nthr * lin };
+        const int64_t size[] = { nx * M * D, M * D, M * D, M * D, M * D, nf, nf, nf, nf, nf, nz, w.nthr * lin };
         lattn__carve_floats(mem, part, size, 12);
     }
-    for (r = 0; r < M; r++) memcpy(XS + r * D, m->tensors[0].data + (int64_t)tokens[r] * D, (size_t)D * sizeof(float));
+    if (c->d_in > 0) {                                    /* h_0 = x W_inᵀ + b_in */
+        lattn__linear(w.nthr, M, D, c->d_in, io->x, m->tensors[0].data, XS, 0, w.lin);
+        for (r = 0; r < M; r++) lattn_vec_axpy((size_t)D, 1.0f, m->tensors[1].data, XS + r * D);
+    } else
+        for (r = 0; r < M; r++) memcpy(XS + r * D, m->tensors[0].data + (int64_t)io->tokens[r] * D, (size_t)D * sizeof(float));
     for (i = 0; i < NB && st == LATTN_OK; i++)
         st = lattn__net_block_forward(ctx, m, &m->blk[i], B, T, XS + (grad ? i : i % 2) * M * D, XS + (grad ? i + 1 : (i + 1) % 2) * M * D, &w);
     if (st == LATTN_OK) {
-        l = lattn__net_head(m, M, T, tokens, targets, XS + (grad ? NB : NB % 2) * M * D, logits, grad, dY, &w);
+        const float *XL = XS + (grad ? NB : NB % 2) * M * D;
+        l = c->d_out > 0 ? lattn__net_head_mse(m, M, io->y, XL, out, grad, dY, &w) : lattn__net_head(m, M, T, io, XL, out, grad, dY, &w);
         if (loss) *loss = l;
     }
     for (i = NB - 1; grad && i >= 0 && st == LATTN_OK; i--) {
@@ -21133,20 +21254,41 @@ static lattn_status lattn__net_run(lattn_ctx *ctx, const lattn_net *m, int64_t B
         dX = dY;
         dY = swap;
     }
-    for (r = 0; grad && st == LATTN_OK && r < M; r++) lattn_vec_axpy((size_t)D, 1.0f, dY + r * D, grad + (int64_t)tokens[r] * D);
+    if (grad && st == LATTN_OK && c->d_in > 0) {          /* dW_in = dh_0ᵀ x, db_in = Σ dh_0 (rows in order) */
+        float *gb = grad + (m->tensors[1].data - m->arena);
+        lattn__linear_backward(w.nthr, M, D, c->d_in, io->x, m->tensors[0].data, dY, NULL, 0, grad, 0, w.lin);
+        memset(gb, 0, (size_t)D * sizeof(float));
+        for (r = 0; r < M; r++) lattn_vec_axpy((size_t)D, 1.0f, dY + r * D, gb);
+    } else
+        for (r = 0; grad && st == LATTN_OK && r < M; r++) lattn_vec_axpy((size_t)D, 1.0f, dY + r * D, grad + (int64_t)io->tokens[r] * D);
     lattn__flat_give(ctx, mem, kept);
     return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 LATTN__DEF lattn_status lattn_net_forward(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
                                           const int32_t *targets, float *logits, double *loss) {
-    LATTN__TRY(lattn__net_args(ctx, "lattn_net_forward", m, B, T, tokens, targets));
-    return lattn__net_run(ctx, m, B, T, tokens, targets, logits, loss, NULL, "lattn_net_forward");
+    const lattn__net_io io = { tokens, targets, NULL, NULL };
+    LATTN__TRY(lattn__net_args(ctx, "lattn_net_forward", m, B, T, &io, 0));
+    return lattn__net_run(ctx, m, B, T, &io, logits, loss, NULL, "lattn_net_forward");
 }
 LATTN__DEF lattn_status lattn_net_backward(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tokens,
                                            const int32_t *targets, double *loss, float *grad) {
-    LATTN__TRY(lattn__net_args(ctx, "lattn_net_backward", m, B, T, tokens, targets));
+    const lattn__net_io io = { tokens, targets, NULL, NULL };
+    LATTN__TRY(lattn__net_args(ctx, "lattn_net_backward", m, B, T, &io, 0));
     if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "lattn_net_backward: grad is NULL");
-    return lattn__net_run(ctx, m, B, T, tokens, targets, NULL, loss, grad, "lattn_net_backward");
+    return lattn__net_run(ctx, m, B, T, &io, NULL, loss, grad, "lattn_net_backward");
+}
+LATTN__DEF lattn_status lattn_net_forward_x(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const float *x, const float *y,
+                                            float *out, double *loss) {
+    const lattn__net_io io = { NULL, NULL, x, y };
+    LATTN__TRY(lattn__net_args(ctx, "lattn_net_forward_x", m, B, T, &io, 1));
+    return lattn__net_run(ctx, m, B, T, &io, out, loss, NULL, "lattn_net_forward_x");
+}
+LATTN__DEF lattn_status lattn_net_backward_x(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const float *x, const float *y,
+                                             double *loss, float *grad) {
+    const lattn__net_io io = { NULL, NULL, x, y };
+    LATTN__TRY(lattn__net_args(ctx, "lattn_net_backward_x", m, B, T, &io, 1));
+    if (!grad || (B * T > 0 && !y)) return lattn__fail(ctx, LATTN_E_NULL, "lattn_net_backward_x: y or grad is NULL");
+    return lattn__net_run(ctx, m, B, T, &io, NULL, loss, grad, "lattn_net_backward_x");
 }
 /* The state floats of a net's block (0 for attention and ffn: KV pages or nothing). */
 static size_t lattn__net_block_floats(const struct lattn__net_block *b) {
@@ -21175,26 +21317,30 @@ LATTN__DEF lattn_status lattn_net_state_floats(lattn_ctx *ctx, const lattn_net *
     *out = total;
     return lattn__ok(ctx);
 }
-LATTN__DEF lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_optim *o, double factor, double max_norm,
-                                             int64_t n_micro, int64_t B, int64_t T, const int32_t *tokens,
-                                             const int32_t *targets, double *loss, double *grad_norm) {
-    const char *who = "lattn_net_train_step";
+/* The training step of both kinds of net (reg: the _x verbs), over n_micro micro-batches of io. */
+static lattn_status lattn__net_train(lattn_ctx *ctx, lattn_net *m, lattn_optim *o, double factor, double max_norm, int64_t n_micro,
+                                     int64_t B, int64_t T, const lattn__net_io *io, int reg, double *loss, double *grad_norm,
+                                     const char *who) {
     float *g = NULL, *acc = NULL;
     double l, sum = 0.0, norm = NAN;
-    size_t per, i;
+    size_t i;
     int64_t k;
     lattn_status st = LATTN_OK;
     if (!m || !o) return lattn__fail(ctx, LATTN_E_NULL, "%s: net or optimizer is NULL", who);
     if (o->tensors != m->tensors || o->n_tensors != m->n_tensors)
         return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: the optimizer was not made for this net's tensors", who);
     if (n_micro < 1 || n_micro > (1 << 20)) return lattn__fail(ctx, LATTN_E_SHAPE, "%s: n_micro = %lld", who, (long long)n_micro);
-    LATTN__TRY(lattn__net_args(ctx, who, m, B, T, tokens, targets));
-    per = (size_t)(B * T);
-    for (k = 1; k < n_micro; k++) LATTN__TRY(lattn__net_args(ctx, who, m, B, T, tokens + k * per, targets ? targets + k * per : NULL));
+    LATTN__TRY(lattn__net_args(ctx, who, m, B, T, io, reg));
+    if (reg && B * T > 0 && !io->y) return lattn__fail(ctx, LATTN_E_NULL, "%s: y is NULL", who);
+    for (k = 1; k < n_micro; k++) {
+        const lattn__net_io part = lattn__net_io_at(m, io, k, B * T);
+        LATTN__TRY(lattn__net_args(ctx, who, m, B, T, &part, reg));
+    }
     LATTN__TRY(lattn__alloc_floats(ctx, &g, m->n_params * (n_micro > 1 ? 2 : 1), who));
     acc = n_micro > 1 ? g + m->n_params : NULL;
     for (k = 0; k < n_micro && st == LATTN_OK; k++) {
-        st = lattn__net_run(ctx, m, B, T, tokens + k * per, targets ? targets + k * per : NULL, NULL, &l, k == 0 || !acc ? g : acc, who);
+        const lattn__net_io part = lattn__net_io_at(m, io, k, B * T);
+        st = lattn__net_run(ctx, m, B, T, &part, NULL, &l, k == 0 || !acc ? g : acc, who);
         for (i = 0; k > 0 && st == LATTN_OK && i < m->n_params; i++) g[i] += acc[i];
         sum += l;
     }
@@ -21205,6 +21351,18 @@ LATTN__DEF lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn
     if (loss) *loss = sum / (double)n_micro;
     if (grad_norm) *grad_norm = norm;
     return st;
+}
+LATTN__DEF lattn_status lattn_net_train_step(lattn_ctx *ctx, lattn_net *m, lattn_optim *o, double factor, double max_norm,
+                                             int64_t n_micro, int64_t B, int64_t T, const int32_t *tokens,
+                                             const int32_t *targets, double *loss, double *grad_norm) {
+    const lattn__net_io io = { tokens, targets, NULL, NULL };
+    return lattn__net_train(ctx, m, o, factor, max_norm, n_micro, B, T, &io, 0, loss, grad_norm, "lattn_net_train_step");
+}
+LATTN__DEF lattn_status lattn_net_train_step_x(lattn_ctx *ctx, lattn_net *m, lattn_optim *o, double factor, double max_norm,
+                                               int64_t n_micro, int64_t B, int64_t T, const float *x, const float *y, double *loss,
+                                               double *grad_norm) {
+    const lattn__net_io io = { NULL, NULL, x, y };
+    return lattn__net_train(ctx, m, o, factor, max_norm, n_micro, B, T, &io, 1, loss, grad_norm, "lattn_net_train_step_x");
 }
 /* ================================================================================================ */
 /* >>serve implementation                                                                           */
@@ -21296,6 +21454,7 @@ LATTN__DEF lattn_status lattn_pool_init_net(lattn_ctx *ctx, lattn_pool *p, const
     if (!p) return lattn__fail(ctx, LATTN_E_NULL, "%s: pool is NULL", who);
     memset(p, 0, sizeof *p);
     if (!m || !m->arena || !m->blk) return lattn__fail(ctx, LATTN_E_NULL, "%s: net is NULL or not initialised", who);
+    if (m->cfg.d_in > 0) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: a regression net does not decode tokens", who);
     for (i = 0; i < m->cfg.n_blocks; i++) {
         if (m->blk[i].kind == LATTN_BLOCK_ATTN) tf[n_kv++] = &m->blk[i].u.tf;
         if (lattn_size_add(&sf, sf, lattn__net_block_floats(&m->blk[i])) != LATTN_OK)
@@ -21463,7 +21622,7 @@ LATTN__DEF lattn_status lattn_pool_prefill(lattn_ctx *ctx, lattn_pool *p, int64_
     }
     V = p->tf ? p->tf->cfg.vocab : p->net->cfg.vocab;
     if (p->tf) LATTN__TRY(lattn__tf_args(ctx, who, p->tf, 1, T, tokens, NULL, logits, NULL));
-    else LATTN__TRY(lattn__net_args(ctx, who, p->net, 1, T, tokens, NULL));
+    else LATTN__TRY(lattn__net_tokens(ctx, who, p->net, 1, T, tokens));
     if (T > 0 && !logits) return lattn__fail(ctx, LATTN_E_NULL, "%s: logits is NULL", who);
     if (p->n_kv > 0 && T > p->cap - p->pos[slot])
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: %lld tokens do not fit slot %lld (%lld of %lld used)", who, (long long)T,
@@ -21516,7 +21675,7 @@ LATTN__DEF lattn_status lattn_pool_step(lattn_ctx *ctx, lattn_pool *p, int64_t n
     }
     if (st == LATTN_OK) st = p->laplace ? lattn__laplace_args(ctx, who, p->laplace, n, 1, tok, NULL, logits)
                              : p->tf ? lattn__tf_args(ctx, who, p->tf, n, 1, tok, NULL, logits, NULL)
-                                     : lattn__net_args(ctx, who, p->net, n, 1, tok, NULL);
+                                     : lattn__net_tokens(ctx, who, p->net, n, 1, tok);
     if (st == LATTN_OK) {
         if (pads) lattn__pool_clear(p, p->n_slots);
         if (p->laplace) st = lattn__laplace_run(ctx, p->laplace, n, 1, tok, NULL, logits, p->state, map, LATTN_FORM_STEP, who);

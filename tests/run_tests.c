@@ -7658,17 +7658,19 @@ static void clip_rank(const lattn_comm *comm, void *arg) {
     lattn_ctx_free(&ctx);
 }
 /* ---- the net: any sequence of blocks, its loss, its training step -------------------------------- */
+/* A net's batch: tokens and targets, or (a regression net) features and targets. */
+typedef struct net_data { const int32_t *tok, *tgt; const float *x, *y; } net_data;
 /* The net's loss at its current weights (float32 forward). */
-static double net_loss(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const int32_t *tok, const int32_t *tgt) {
+static double net_loss(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T, const net_data *d) {
     double l = NAN;
-    if (lattn_net_forward(ctx, m, B, T, tok, tgt, NULL, &l) != LATTN_OK) return NAN;
-    return l;
+    lattn_status st = d->x ? lattn_net_forward_x(ctx, m, B, T, d->x, d->y, NULL, &l) : lattn_net_forward(ctx, m, B, T, d->tok, d->tgt, NULL, &l);
+    return st == LATTN_OK ? l : NAN;
 }
 /* Each tensor's gradient against central differences of the loss along a random unit direction of
    that tensor: the best of four steps (the forward is float32, so a small step meets rounding and
    a large one curvature: the TTT biases are strongly curved). Returns the worst excess over the
    bound 2e-2 |g·u| + 2e-6 (<= 0: within). */
-static double net_fd_worst(lattn_ctx *ctx, lattn_net *m, int64_t B, int64_t T, const int32_t *tok, const int32_t *tgt, const float *g,
+static double net_fd_worst(lattn_ctx *ctx, lattn_net *m, int64_t B, int64_t T, const net_data *d, const float *g,
                            lattn_rng *rng, char *worst_name) {
     static const double hs[4] = { 1e-2, 1e-3, 1e-4, 1e-5 };
     float *w0 = fnew(m->n_params), *u = fnew(m->n_params);
@@ -7686,15 +7688,15 @@ static double net_fd_worst(lattn_ctx *ctx, lattn_net *m, int64_t B, int64_t T, c
         for (k = 0; k < 4; k++) {
             double lp, lm;
             for (j = 0; j < t->count; j++) t->data[j] = (float)(w0[off + j] + hs[k] * u[j]);
-            lp = net_loss(ctx, m, B, T, tok, tgt);
+            lp = net_loss(ctx, m, B, T, d);
             for (j = 0; j < t->count; j++) t->data[j] = (float)(w0[off + j] - hs[k] * u[j]);
-            lm = net_loss(ctx, m, B, T, tok, tgt);
+            lm = net_loss(ctx, m, B, T, d);
             memcpy(t->data, w0 + off, t->count * sizeof(float));
             best = LATTN__MIN(best, fabs((lp - lm) / (2 * hs[k]) - gu));
         }
         if (best - (2e-2 * fabs(gu) + 2e-6) > worst) {
             worst = best - (2e-2 * fabs(gu) + 2e-6);
-            snprintf(worst_name, 96, "%s (|g·u| %.3g, error %.3g)", t->name, fabs(gu), best);
+            snprintf(worst_name, 96, "%.48s (|g·u| %.3g, error %.3g)", t->name, fabs(gu), best);
         }
     }
     free(w0);
@@ -7729,21 +7731,23 @@ static void test_net(void) {
         int pass;
         for (pass = g_quick; pass < 2; pass++) {   /* --quick: sparse targets only */
             const int32_t *tg = pass ? tgt : NULL;
+            const net_data nd = { tok, tg, NULL, NULL };
             poison(g, m.n_params);
             CHECK(lattn_net_backward(&ctx, &m, B, T, tok, tg, &l1, g) == LATTN_OK && isfinite(l1), "net backward: %s", lattn_ctx_error(&ctx));
-            worst = net_fd_worst(&ctx, &m, B, T, tok, tg, g, &rng, name);
+            worst = net_fd_worst(&ctx, &m, B, T, &nd, g, &rng, name);
             CHECK(worst <= 0, "net gradient (%s targets) against differences: worst %s", pass ? "sparse" : "next-token", name);
             if (getenv("LATTN_TEST_VERBOSE")) printf("    net FD (%s targets): worst %s, excess %.3g\n", pass ? "sparse" : "next-token", name, worst);
         }
     }
     {   /* the same bits at 1 and 2 threads; the forward's loss equals the backward's */
+        const net_data nd = { tok, tgt, NULL, NULL };
         ctx.n_threads = 1;
         CHECK(lattn_net_backward(&ctx, &m, B, T, tok, tgt, &l1, g) == LATTN_OK, "1 thread");
         ctx.n_threads = 2;
         poison(g2, m.n_params);
         CHECK(lattn_net_backward(&ctx, &m, B, T, tok, tgt, &l2, g2) == LATTN_OK && same_bits(g, g2, m.n_params) &&
               memcmp(&l1, &l2, sizeof l1) == 0, "net gradient: the same bits at 1 and 2 threads");
-        CHECK(net_loss(&ctx, &m, B, T, tok, tgt) == l1, "forward and backward give one loss");
+        CHECK(net_loss(&ctx, &m, B, T, &nd) == l1, "forward and backward give one loss");
         ctx.keep_workspace = 1;                          /* the kept workspaces: the same bits, twice */
         poison(g2, m.n_params);
         CHECK(lattn_net_backward(&ctx, &m, B, T, tok, tgt, &l2, g2) == LATTN_OK && same_bits(g, g2, m.n_params) &&
@@ -7835,6 +7839,96 @@ static void test_net(void) {
         lattn_net_free(&ctx, &a);
         lattn_net_free(&ctx, &b2);
         lattn_net_free(&ctx, &r);
+    }
+    {   /* a regression net (features in, values out, the mean squared error): gradients against
+           differences, y with gaps, threads, the file round trip, the train step, the refusals */
+        const int64_t Tr = g_quick ? 9 : 17, din = 3, dout = 2;
+        lattn_net_config rc;
+        lattn_net rn, rl;
+        lattn_optim ro;
+        lattn_pool pl;
+        float *xr = fnormal(&rng, (size_t)(2 * B * Tr * din)), *yr = fnormal(&rng, (size_t)(2 * B * Tr * dout)), *gr, *gr2;
+        float *o1 = fnew((size_t)(B * Tr * dout)), *o2 = fnew((size_t)(B * Tr * dout));
+        unsigned char *buf = NULL;
+        size_t nb = 0;
+        lattn_st_file f;
+        double lr1 = 0, lr2 = 0, first = 0;
+        int32_t one_tok = 0;
+        int s2;
+        for (i = 0; i < 2 * B * Tr * dout; i++)
+            if (i % 5 == 1) yr[i] = NAN;                        /* positions without a target */
+        memset(&rn, 0, sizeof rn);
+        CHECK(lattn_net_config_parse(&ctx, &rc, g_quick ? "gdn ffn attn" : "gdn ffn attn prism la", 0, 32, 4) == LATTN_OK, "parse");
+        rc.d_in = din;
+        rc.d_out = dout;
+        CHECK(lattn_net_init(&ctx, &rn, &rc, 5) == LATTN_OK && strcmp(rn.tensors[0].name, "in_proj.weight") == 0 &&
+              rn.tensors[0].shape[0] == 32 && rn.tensors[0].shape[1] == din && strcmp(rn.tensors[rn.n_tensors - 2].name, "head.weight") == 0 &&
+              strcmp(rn.tensors[rn.n_tensors - 3].name, "norm.weight") == 0 && rn.tensors[rn.n_tensors - 1].data[0] == 0.0f,
+              "regression net: in_proj, norm, head [d_out][D] with a zero bias: %s", lattn_ctx_error(&ctx));
+        if (rn.arena) {
+            const net_data nd = { NULL, NULL, xr, yr };
+            gr = fnew(rn.n_params);
+            gr2 = fnew(rn.n_params);
+            poison(gr, rn.n_params);
+            CHECK(lattn_net_backward_x(&ctx, &rn, B, Tr, xr, yr, &lr1, gr) == LATTN_OK && isfinite(lr1), "backward_x: %s", lattn_ctx_error(&ctx));
+            worst = net_fd_worst(&ctx, &rn, B, Tr, &nd, gr, &rng, name);
+            CHECK(worst <= 0, "regression net gradient (MSE, y with gaps) against differences: worst %s", name);
+            {   /* the loss by hand from the outputs */
+                double sse = 0;
+                int64_t cnt = 0;
+                poison(o1, (size_t)(B * Tr * dout));
+                CHECK(lattn_net_forward_x(&ctx, &rn, B, Tr, xr, yr, o1, &lr2) == LATTN_OK && lr2 == lr1, "forward_x: the backward's loss");
+                for (i = 0; i < B * Tr * dout; i++)
+                    if (!isnan(yr[i])) { sse += ((double)o1[i] - yr[i]) * ((double)o1[i] - yr[i]); cnt++; }
+                CHECK(fabs(sse / (double)cnt - lr2) <= 1e-12 * lr2, "the loss is the mean squared error over the targets present");
+                CHECK(lattn_net_forward_x(&ctx, &rn, B, Tr, xr, NULL, o2, &lr2) == LATTN_OK && isnan(lr2) && same_bits(o1, o2, (size_t)(B * Tr * dout)),
+                      "forward_x without targets: the same outputs, no loss");
+            }
+            ctx.n_threads = 2;
+            poison(gr2, rn.n_params);
+            CHECK(lattn_net_backward_x(&ctx, &rn, B, Tr, xr, yr, &lr2, gr2) == LATTN_OK && same_bits(gr, gr2, rn.n_params), "regression: 1 and 2 threads, the same bits");
+            ctx.n_threads = 0;
+            CHECK(lattn_net_serialize(&ctx, &rn, &buf, &nb) == LATTN_OK && lattn_st_parse(&ctx, buf, nb, &f) == LATTN_OK &&
+                  lattn_st_meta(&f, "net.d_in") && lattn_net_init_st(&ctx, &rl, &f, "") == LATTN_OK && rl.cfg.d_in == din && rl.cfg.d_out == dout &&
+                  lattn_net_forward_x(&ctx, &rl, B, Tr, xr, yr, o2, &lr2) == LATTN_OK && same_bits(o1, o2, (size_t)(B * Tr * dout)),
+                  "regression net: saved with net.d_in / net.d_out and loaded, the same outputs: %s", lattn_ctx_error(&ctx));
+            lattn_st_free(&ctx, &f);
+            lattn_free(&ctx, buf);
+            lattn_net_free(&ctx, &rl);
+            CHECK(lattn_net_forward(&ctx, &rn, 1, 1, &one_tok, NULL, NULL, &lr2) == LATTN_E_DOMAIN &&
+                  lattn_net_forward_x(&ctx, &m, 1, 1, xr, NULL, NULL, &lr2) == LATTN_E_DOMAIN &&
+                  lattn_net_backward_x(&ctx, &rn, B, Tr, xr, NULL, &lr2, gr2) == LATTN_E_NULL &&
+                  lattn_net_forward_x(&ctx, &rn, B, Tr, NULL, yr, NULL, &lr2) == LATTN_E_NULL &&
+                  lattn_pool_init_net(&ctx, &pl, &rn, 2, 8) == LATTN_E_DOMAIN, "the token verbs, the pool and missing data refused");
+            CHECK(lattn_optim_init(&ctx, &ro, rn.tensors, rn.n_tensors, 0) == LATTN_OK, "AdamW over the regression net");
+            {   /* 2 micro-batches: the step of the mean gradient; then the loss falls on one batch */
+                float *gb = fnew(rn.n_params);
+                lattn_net rb2;
+                lattn_optim ob2;
+                size_t j;
+                CHECK(lattn_net_init(&ctx, &rb2, &rc, 5) == LATTN_OK && lattn_optim_init(&ctx, &ob2, rb2.tensors, rb2.n_tensors, 0) == LATTN_OK &&
+                      lattn_net_backward_x(&ctx, &rb2, B, Tr, xr + B * Tr * din, yr + B * Tr * dout, NULL, gb) == LATTN_OK, "second micro-batch");
+                for (j = 0; j < rn.n_params; j++) gb[j] = (gr[j] + gb[j]) / 2.0f;
+                CHECK(lattn_grad_clip(&ctx, NULL, rn.n_params, gb, 1.0, NULL) == LATTN_OK && lattn_optim_step(&ctx, &ob2, 1.0, gb) == LATTN_OK &&
+                      lattn_net_train_step_x(&ctx, &rn, &ro, 1.0, 1.0, 2, B, Tr, xr, yr, &lr2, NULL) == LATTN_OK &&
+                      same_bits(rn.arena, rb2.arena, rn.n_params), "train_step_x over 2 micro-batches = the step of their mean gradient");
+                lattn_optim_free(&ctx, &ob2);
+                lattn_net_free(&ctx, &rb2);
+                free(gb);
+            }
+            for (s2 = 0; s2 < (g_quick ? 0 : 40); s2++) {
+                CHECK(lattn_net_train_step_x(&ctx, &rn, &ro, 3.0, 1.0, 1, B, Tr, xr, yr, &lr2, NULL) == LATTN_OK, "step");
+                if (s2 == 0) first = lr2;
+            }
+            CHECK(g_quick || lr2 < 0.5 * first, "40 steps on one batch: the MSE falls %.4f -> %.4f", first, lr2);
+            lattn_optim_free(&ctx, &ro);
+            free(gr);
+            free(gr2);
+        }
+        rc.d_out = 0;
+        CHECK(lattn_net_init(&ctx, &rl, &rc, 5) == LATTN_E_SHAPE && !rl.arena, "d_in without d_out refused");
+        lattn_net_free(&ctx, &rn);
+        free(xr); free(yr); free(o1); free(o2);
     }
     {   /* configurations and files that are refused */
         lattn_net x;
