@@ -32,8 +32,8 @@
    cache blocking, with `trn2` and chunk 128 the same code is the Trainium tiling path, with `h100`
    and chunk 64 it is the GPU path.
 
-   On top, lattn_net (>>net) builds a language model from any list of these layers and trains it:
-   loss, backward, gradient accumulation, the optimizers (>>optim), checkpoints; lattn_pool (>>serve)
+   On top, lattn_net (>>net) builds a language model (or a regression net) from any list of these
+   layers and trains it: loss, backward, gradient accumulation, the optimizers (>>optim), checkpoints; lattn_pool (>>serve)
    decodes many sequences at once from fixed slots, each sequence's bits independent of the batch.
 
    Not covered: GPU execution, half precision.
@@ -118,11 +118,14 @@
      tf          lattn_tf_model            x          x       x       x       a KV cache (lattn_tf_cache)
      sps         the tf model              x          x       x      (tf's)   lattn_sps_cache (+ prefill;
                                                                               lattn_pool_init_sps)
-     tcn_demo    lattn_tcn_demo            x          x               x       (reads the last token)
+     tcn_demo    lattn_tcn_demo            x          x               x       (reads the last token; trains
+                                                                              in double on weights64)
      net         lattn_net                            x               x       (fresh sequences; a composition
                                                                               of the layers above: forward,
                                                                               backward, train_step; decoding
-                                                                              through lattn_pool_init_net)
+                                                                              through lattn_pool_init_net; a
+                                                                              regression net: the same verbs
+                                                                              with _x, features in, MSE)
 
    =====================================================================================================
    TABLE OF CONTENTS  (grep the tag, e.g.  grep -n '>>tiler' lattn.h)
