@@ -41,10 +41,10 @@ $(BUILD):
 $(BUILD)/run_tests: tests/run_tests.c lattn.h examples/svg_plot.h examples/comm_threads.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
-$(BUILD)/%: examples/%.c lattn.h examples/svg_plot.h | $(BUILD)
+$(BUILD)/%: examples/%.c lattn.h examples/svg_plot.h examples/torch_rng.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
-$(BUILD)/lattn-check: examples/lattn_check.c lattn.h | $(BUILD)
+$(BUILD)/lattn-check: examples/lattn_check.c lattn.h examples/torch_rng.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
 $(BUILD)/muon_mpi: examples/muon_mpi.c lattn.h | $(BUILD)
@@ -82,7 +82,7 @@ $(BUILD)/kjv.txt: | $(BUILD)
 	@command -v bible >/dev/null || { echo "charlm: no 'bible' program (apt-get install bible-kjv)"; exit 1; }
 	bible -f "Gen1:1-Rev22:21" | sed 's/^[^ ]* //' > $@.tmp && mv $@.tmp $@
 charlm: $(BUILD)/charlm $(BUILD)/kjv.txt
-	./$(BUILD)/charlm $(BUILD)/kjv.txt --svg $(BUILD)/charlm_loss.svg $(CHARLM_ARGS)
+	./$(BUILD)/charlm $(BUILD)/kjv.txt --svg $(BUILD)/charlm_loss.svg --svg-long $(BUILD)/charlm_long.svg $(CHARLM_ARGS)
 
 # Continuous batching from a pool of slots on a simulated request stream, checked against decoding
 # each request alone (SERVE_ARGS: see serve.c; --model 3b --layers 2 for the 3B layer width).

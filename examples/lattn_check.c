@@ -18,6 +18,7 @@
        cc -std=c99 -O2 -march=native -I.. lattn_check.c -lm -o lattn-check */
 #define LATTN_IMPLEMENTATION
 #include "../lattn.h"
+#include "torch_rng.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -530,9 +531,41 @@ static int external_optim(const char *path, const lattn_st_file *f, const char *
    The ref form trains in double, as the file's run did: double weights (lattn_tcn_demo_weights64),
    the double forward and backward (_forward_ref, _backward_ref) and lattn_adamw_step64 over the whole
    arena; tolerance 1e-10. The chunk form trains in float32: _forward, _backward and lattn_optim over
-   the arena; tolerance 1e-5. Every tensor is decayed, as torch.optim.AdamW(model.parameters()). */
+   the arena; tolerance 1e-5. Every tensor is decayed, as torch.optim.AdamW(model.parameters()).
+   Where the file has the article's float32 curve (loss_f32_script), the chunk form then trains on to
+   its end on the batches PyTorch's generator gives after torch.manual_seed(torch_manual_seed)
+   (torch_rng.h, which must redraw the initial weights bit for bit) and compares every loss with the
+   curve: the largest relative difference, tolerance 1e-4. */
+/* One training step of the demo model on batch xs with targets tgt [B]: the MSE loss into *loss, the
+   gradient, the AdamW update. form 0: double (weights64, backward_ref's grad64, lattn_adamw_step64 at
+   step s + 1); form 1: float32 (lattn_optim). */
+static lattn_status tcn_train_step(int form, lattn_tcn_demo *m, lattn_optim *o, int64_t s, int64_t B, int64_t T, const float *xs,
+                                   const double *tgt, float *grad, double *g64, double *loss) {
+    const lattn_adamw_config ac = lattn_adamw_default();
+    float *pred = (float *)malloc((size_t)B * sizeof(float)), *dout = (float *)malloc((size_t)B * sizeof(float));
+    double *p64 = (double *)malloc((size_t)B * sizeof(double)), *d64 = (double *)malloc((size_t)B * sizeof(double));
+    lattn_status st = !pred || !dout || !p64 || !d64 ? LATTN_E_NOMEM
+                    : form ? lattn_tcn_demo_forward(&g_ctx, m, B, T, xs, pred) : lattn_tcn_demo_forward_ref(&g_ctx, m, B, T, xs, pred, p64);
+    int64_t b;
+    *loss = 0;
+    for (b = 0; st == LATTN_OK && b < B; b++) {
+        const double e = (form ? (double)pred[b] : p64[b]) - tgt[b];
+        *loss += e * e / (double)B;
+        d64[b] = 2.0 * e / (double)B;
+        dout[b] = (float)d64[b];
+    }
+    if (st == LATTN_OK)
+        st = form ? lattn_tcn_demo_backward(&g_ctx, m, B, T, xs, dout, grad, NULL) : lattn_tcn_demo_backward_ref(&g_ctx, m, B, T, xs, d64, NULL, g64, NULL);
+    if (st == LATTN_OK)
+        st = form ? lattn_optim_step(&g_ctx, o, 1.0, grad)
+                  : lattn_adamw_step64(&g_ctx, &ac, s + 1, m->n_params, m->arena64, g64, g64 + m->n_params, g64 + 2 * m->n_params);
+    free(pred); free(dout); free(p64); free(d64);
+    return st;
+}
 static int external_train(const char *path, const lattn_st_file *f) {
     const lattn_st_tensor *tx = lattn_st_find(f, "x"), *tt = lattn_st_find(f, "target"), *tl = lattn_st_find(f, "loss");
+    const lattn_st_tensor *tc = lattn_st_find(f, "loss_f32_script");
+    const char *seed = lattn_st_meta(f, "torch_manual_seed");
     int form, ok = 1;
     if (!tx || !tt || !tl || tx->ndim != 4 || tt->count != (size_t)(tx->shape[0] * tx->shape[1]) || tl->count != (size_t)tx->shape[0]) {
         fprintf(stderr, "lattn-check: %s: x [S][B][T][d_in], target [S][B] and loss [S] are needed\n", path);
@@ -541,14 +574,15 @@ static int external_train(const char *path, const lattn_st_file *f) {
     for (form = 0; form < 2; form++) {
         const int64_t S = tx->shape[0], B = tx->shape[1], T = tx->shape[2], per = B * T * tx->shape[3];
         const double tol = form ? 1e-5 : 1e-10;
-        const lattn_adamw_config ac = lattn_adamw_default();
+        const int curve = form && tc && seed && tx->shape[3] == 2 && tc->count > (size_t)S;   /* on to the end of the float32 curve */
         lattn_tcn_demo m;
         lattn_optim o;
         lattn_cmp r;
-        float *x = (float *)malloc(tx->count * sizeof(float)), *grad = NULL, *pred = (float *)malloc((size_t)B * sizeof(float)), *dout = (float *)malloc((size_t)B * sizeof(float));
-        double *target = (double *)malloc(tt->count * sizeof(double)), *want = (double *)malloc(tl->count * sizeof(double)), *loss = (double *)malloc(tl->count * sizeof(double));
-        double *p64 = (double *)malloc((size_t)B * sizeof(double)), *d64 = (double *)malloc((size_t)B * sizeof(double)), *g64 = NULL;
-        double worst = 0;
+        float *x = (float *)malloc(tx->count * sizeof(float)), *xr = (float *)malloc((size_t)per * sizeof(float)), *grad = NULL;
+        double *target = (double *)malloc(tt->count * sizeof(double)), *want = (double *)malloc(tl->count * sizeof(double));
+        double *loss = (double *)malloc((curve ? tc->count : tl->count) * sizeof(double)), *g64 = NULL, worst = 0;
+        torch_rng g;
+        size_t same_w = 0, n_drawn = 0;
         int64_t s, b, i;
         int pass = 1;
         if (lattn_tcn_demo_init_st(&g_ctx, &m, f, "") != LATTN_OK || lattn_optim_init(&g_ctx, &o, m.tensors, m.n_tensors, 0) != LATTN_OK ||
@@ -558,26 +592,16 @@ static int external_train(const char *path, const lattn_st_file *f) {
         }
         grad = (float *)malloc(m.n_params * sizeof(float));
         g64 = (double *)calloc(3 * m.n_params, sizeof(double));   /* the gradient, AdamW's two moments */
+        if (curve) {                                               /* the article's generator, past the stored batches */
+            same_w = torch_demo_init(&g, (uint32_t)strtoul(seed, NULL, 10), &m, &n_drawn);
+            for (s = 0; s < S; s++) torch_randn(&g, xr, (size_t)per);
+        }
         for (i = 0; i < m.n_tensors; i++) o.rules[i].decay = 1;
         lattn_st_to_f32(&g_ctx, tx, x, tx->count);
         lattn_st_to_f64(&g_ctx, tt, target, tt->count);
         lattn_st_to_f64(&g_ctx, tl, want, tl->count);
         for (s = 0; s < S && pass; s++) {
-            const float *xs = x + s * per;
-            lattn_status st;
-            loss[s] = 0;
-            st = form ? lattn_tcn_demo_forward(&g_ctx, &m, B, T, xs, pred) : lattn_tcn_demo_forward_ref(&g_ctx, &m, B, T, xs, pred, p64);
-            for (b = 0; b < B; b++) {
-                const double e = (form ? (double)pred[b] : p64[b]) - target[s * B + b];
-                loss[s] += e * e / (double)B;
-                d64[b] = 2.0 * e / (double)B;
-                dout[b] = (float)d64[b];
-            }
-            if (st == LATTN_OK)
-                st = form ? lattn_tcn_demo_backward(&g_ctx, &m, B, T, xs, dout, grad, NULL) : lattn_tcn_demo_backward_ref(&g_ctx, &m, B, T, xs, d64, NULL, g64, NULL);
-            if (st == LATTN_OK)
-                st = form ? lattn_optim_step(&g_ctx, &o, 1.0, grad)
-                          : lattn_adamw_step64(&g_ctx, &ac, s + 1, m.n_params, m.arena64, g64, g64 + m.n_params, g64 + 2 * m.n_params);
+            const lattn_status st = tcn_train_step(form, &m, &o, s, B, T, x + s * per, target + s * B, grad, g64, &loss[s]);
             if (st != LATTN_OK) { printf("  FAIL step %lld: %s\n", (long long)s + 1, lattn_ctx_error(&g_ctx)); pass = 0; }
         }
         lattn_compare(loss, want, (size_t)S, tol, &r);
@@ -603,9 +627,25 @@ static int external_train(const char *path, const lattn_st_file *f) {
             free(wv); free(gv);
         }
         printf("  worst final weight tensor: rel_rms %.3e\n", worst);
-        printf("%s %s (%lld AdamW steps from the article's weights) [%s]\n", pass ? "PASS" : "FAIL", path, (long long)S, form ? "chunk" : "ref");
+        if (curve && pass) {                                       /* steps S + 1 ... on the redrawn batches */
+            double *ref = (double *)malloc(tc->count * sizeof(double)), tgt[4096], wc = 0;
+            lattn_st_to_f64(&g_ctx, tc, ref, tc->count);
+            for (s = S; s < (int64_t)tc->count && pass && B <= 4096; s++) {
+                torch_randn(&g, xr, (size_t)per);
+                for (b = 0; b < B; b++) tgt[b] = (double)(xr[(b * T + T - 1) * 2] + xr[(b * T + T - 1) * 2 + 1]);   /* float32, as torch adds */
+                if (tcn_train_step(form, &m, &o, s, B, T, xr, tgt, grad, g64, &loss[s]) != LATTN_OK) pass = 0;
+            }
+            for (s = 0; s < (int64_t)tc->count; s++)
+                if (!(fabs(loss[s] - ref[s]) <= wc * ref[s])) wc = fabs(loss[s] - ref[s]) / ref[s];   /* NaN counts */
+            pass &= same_w == n_drawn && wc <= 1e-4;
+            printf("  %s float32 curve: %zu of %zu initial weights redrawn by PyTorch's generator, %zu losses within %.3e [tol 1e-04]\n",
+                   same_w == n_drawn && wc <= 1e-4 ? "PASS" : "FAIL", same_w, n_drawn, tc->count, wc);
+            free(ref);
+        }
+        printf("%s %s (%lld AdamW steps from the article's weights) [%s]\n", pass ? "PASS" : "FAIL", path, curve ? (long long)tc->count : (long long)S,
+               form ? "chunk" : "ref");
         ok &= pass;
-        free(x); free(grad); free(pred); free(dout); free(target); free(want); free(loss); free(p64); free(d64); free(g64);
+        free(x); free(xr); free(grad); free(target); free(want); free(loss); free(g64);
         lattn_optim_free(&g_ctx, &o);
         lattn_tcn_demo_free(&g_ctx, &m);
     }
