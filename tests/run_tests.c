@@ -4775,30 +4775,41 @@ static void test_s4d_backward(lattn_ctx *ctx, lattn_rng *r) {
                 free(dy); free(dht);
                 s4d_free(&c);
             }
-    {   /* the adjoint over 20000 tokens with |Ā| = 1 - 5e-6: carried between blocks by Ā^64 from
-           double it stays within 1.5e-6 (a plain float recurrence drifts to ~3e-6) */
+    {   /* the adjoint over 20000 tokens with |Ā| = 1 - 5e-6, carried between blocks by Ā^64 from double.
+           Its error is a sum of roundings, so a single draw is noisy: over 40 draws dh0 had a mean
+           relative RMS of 4.0e-7 and dA_re 6.1e-7 (sd 3.8e-7, worst 1.7e-6), where a plain float
+           recurrence drifts to ~3e-6. The test takes the mean of 8 draws (4 with --quick) against
+           1.5e-6 (over 6 standard deviations of that mean), and every draw against 5e-6. */
         const int64_t T = 20000, N = 16;
-        s4d_case c;
-        float *dy, *got[10], *want[10];
-        size_t n[10];
-        lattn_s4d_grads g = LATTN__ZERO;
-        int k;
-        s4d_make(&c, r, 1, T, 1, N, 1);
-        c.p[6][0] = -11.5f;
-        c.a.h0 = NULL;
-        dy = fnormal(r, c.ny);
-        n[0] = c.ny;
-        for (k = 1; k < 9; k++) n[k] = k < 7 ? (size_t)N : 1;
-        n[9] = c.ns;
-        for (k = 0; k < 10; k++) { want[k] = fnew(n[k]); got[k] = fnew(n[k]); }
-        g.dout = dy;
-        s4d_bw_run(ctx, &c.a, &g, want, n, 0);
-        s4d_bw_run(ctx, &c.a, &g, got, n, 1);
-        CHECK(rel_rms(got[9], want[9], n[9]) <= 1.5e-6 && rel_rms(got[1], want[1], n[1]) <= 1.5e-6,
-              "s4d_chunk_backward over 20000 tokens, |Ā| near 1: dh0 %.3g, dA_re %.3g", rel_rms(got[9], want[9], n[9]), rel_rms(got[1], want[1], n[1]));
-        for (k = 0; k < 10; k++) { free(want[k]); free(got[k]); }
-        free(dy);
-        s4d_free(&c);
+        const int draws = g_quick ? 4 : 8;
+        double mean[2] = { 0, 0 }, worst = 0;
+        int d;
+        for (d = 0; d < draws; d++) {
+            s4d_case c;
+            float *dy, *got[10], *want[10];
+            size_t n[10];
+            lattn_s4d_grads g = LATTN__ZERO;
+            int k;
+            s4d_make(&c, r, 1, T, 1, N, 1);
+            c.p[6][0] = -11.5f;
+            c.a.h0 = NULL;
+            dy = fnormal(r, c.ny);
+            n[0] = c.ny;
+            for (k = 1; k < 9; k++) n[k] = k < 7 ? (size_t)N : 1;
+            n[9] = c.ns;
+            for (k = 0; k < 10; k++) { want[k] = fnew(n[k]); got[k] = fnew(n[k]); }
+            g.dout = dy;
+            s4d_bw_run(ctx, &c.a, &g, want, n, 0);
+            s4d_bw_run(ctx, &c.a, &g, got, n, 1);
+            mean[0] += rel_rms(got[9], want[9], n[9]) / draws;
+            mean[1] += rel_rms(got[1], want[1], n[1]) / draws;
+            worst = fmax(worst, fmax(rel_rms(got[9], want[9], n[9]), rel_rms(got[1], want[1], n[1])));
+            for (k = 0; k < 10; k++) { free(want[k]); free(got[k]); }
+            free(dy);
+            s4d_free(&c);
+        }
+        CHECK(mean[0] <= 1.5e-6 && mean[1] <= 1.5e-6 && worst <= 5e-6,
+              "s4d_chunk_backward over 20000 tokens, |Ā| near 1, %d draws: mean dh0 %.3g, dA_re %.3g; worst %.3g", draws, mean[0], mean[1], worst);
     }
     {   /* refused without writing */
         s4d_case c;
