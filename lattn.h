@@ -23126,7 +23126,10 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                step's GEMMs batch-invariant (lattn__linear_dec: one accumulator per output along K),
                so a sequence's bits do not depend on the batch; the step forms' bits changed.
    2026-12-04  lattn_gdn_config.mixer: the GDN layer around a GLA (per-key gates) or linear-attention
-               core; net blocks gla, la and p0; lattn_pool_init_sps (the SPS list and ring per slot). */
+               core; net blocks gla, la and p0; lattn_pool_init_sps (the SPS list and ring per slot).
+   2026-12-05  lattn_tcn_demo_weights64 (the demo model trained in double; the TCN's double forms read
+               double layers); regression nets (lattn_net_config.d_in / d_out, the mean squared
+               error, lattn_net_forward_x / backward_x / train_step_x). */
 
 #endif /* LATTN_IMPLEMENTATION */
 
