@@ -33,8 +33,9 @@
    and chunk 64 it is the GPU path.
 
    On top, lattn_net (>>net) builds a language model (or a regression net) from any list of these
-   layers and trains it: loss, backward, gradient accumulation, the optimizers (>>optim), checkpoints; lattn_pool (>>serve)
-   decodes many sequences at once from fixed slots, each sequence's bits independent of the batch.
+   layers and trains it: loss, backward, gradient accumulation, the optimizers (>>optim),
+   checkpoints; lattn_pool (>>serve) decodes many sequences at once from fixed slots, each
+   sequence's bits independent of the batch.
 
    Not covered: GPU execution, half precision.
 
@@ -2308,7 +2309,7 @@ typedef struct lattn_net_config {
     int64_t prism_S, prism_R;            /* PRISM solver steps (2) and rank (D/4) */
     int64_t ttt_mlp, ttt_mini_batch;     /* TTT-MLP (1) or TTT-Linear (0); mini-batch (16) */
     float norm_eps;                      /* the net's RMSNorms and the layers' epsilon (1e-5) */
-    int64_t d_in, d_out;                 /* 0, 0: a language model; both > 0: a regression net (below) */
+    int64_t d_in, d_out;                 /* 0, 0: a language model; both > 0: a regression net (above) */
 } lattn_net_config;
 /* A configuration from a list of block names separated by spaces or commas ("gdn ffn gdn ffn"),
    with ffn = 4D and the defaults above. LATTN_E_DOMAIN for an unknown name, no block or more than
