@@ -6428,7 +6428,10 @@ typedef struct lattn__tcn_d { const double *w, *b, *ln_w, *ln_b; } lattn__tcn_d;
 static lattn_status lattn__tcn_layers_d(lattn_ctx *ctx, const char *who, const lattn_tcn_args *a, lattn__tcn_d *Ld, double **mem) {
     const int64_t d = a->D, nw = d * d * a->W, nl = nw + 3 * d;
     int64_t l, i;
-    LATTN__TRY(lattn__alloc_doubles(ctx, mem, (size_t)(a->n_layers * nl), who));
+    size_t n;
+    if (lattn_size_mul(&n, (size_t)a->n_layers, (size_t)nl) != LATTN_OK)
+        return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the weights overflow", who);
+    LATTN__TRY(lattn__alloc_doubles(ctx, mem, n, who));
     for (l = 0; l < a->n_layers; l++) {
         const lattn_tcn_layer *L = &a->layers[l];
         double *p = *mem + l * nl;
