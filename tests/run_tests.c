@@ -7903,9 +7903,39 @@ static void test_net(void) {
                   lattn_st_meta(&f, "net.d_in") && lattn_net_init_st(&ctx, &rl, &f, "") == LATTN_OK && rl.cfg.d_in == din && rl.cfg.d_out == dout &&
                   lattn_net_forward_x(&ctx, &rl, B, Tr, xr, yr, o2, &lr2) == LATTN_OK && same_bits(o1, o2, (size_t)(B * Tr * dout)),
                   "regression net: saved with net.d_in / net.d_out and loaded, the same outputs: %s", lattn_ctx_error(&ctx));
+            lattn_net_free(&ctx, &rl);
+            {   /* the same file without net.d_out, or with net.d_out = 0: LATTN_E_FORMAT, nothing left allocated */
+                lattn_st_entry *e = (lattn_st_entry *)malloc((size_t)f.n_tensors * sizeof *e);
+                const char *meta[64];
+                unsigned char *b2 = NULL;
+                size_t n2 = 0;
+                lattn_st_file f2;
+                int64_t k, nm;
+                int v, refused = 1;
+                for (k = 0; k < f.n_tensors; k++) {
+                    e[k].name = f.tensors[k].name; e[k].dtype = f.tensors[k].dtype; e[k].ndim = f.tensors[k].ndim;
+                    e[k].shape = f.tensors[k].shape; e[k].data = f.tensors[k].data;
+                }
+                for (v = 0; v < 2; v++) {
+                    for (k = 0, nm = 0; k < f.n_meta && nm < 31; k++) {
+                        if (strcmp(f.meta_keys[k], "net.d_out") == 0 && v == 0) continue;
+                        meta[2 * nm] = f.meta_keys[k];
+                        meta[2 * nm + 1] = strcmp(f.meta_keys[k], "net.d_out") == 0 ? "0" : f.meta_values[k];
+                        nm++;
+                    }
+                    memset(&rl, 0, sizeof rl);
+                    memset(&f2, 0, sizeof f2);
+                    b2 = NULL;
+                    refused &= lattn_st_serialize(&ctx, e, f.n_tensors, meta, nm, &b2, &n2) == LATTN_OK &&
+                               lattn_st_parse(&ctx, b2, n2, &f2) == LATTN_OK && lattn_net_init_st(&ctx, &rl, &f2, "") == LATTN_E_FORMAT && !rl.arena;
+                    lattn_st_free(&ctx, &f2);
+                    lattn_free(&ctx, b2);
+                }
+                CHECK(refused, "a regression net's file without net.d_out, or with d_out 0: LATTN_E_FORMAT");
+                free(e);
+            }
             lattn_st_free(&ctx, &f);
             lattn_free(&ctx, buf);
-            lattn_net_free(&ctx, &rl);
             CHECK(lattn_net_forward(&ctx, &rn, 1, 1, &one_tok, NULL, NULL, &lr2) == LATTN_E_DOMAIN &&
                   lattn_net_forward_x(&ctx, &m, 1, 1, xr, NULL, NULL, &lr2) == LATTN_E_DOMAIN &&
                   lattn_net_backward_x(&ctx, &rn, B, Tr, xr, NULL, &lr2, gr2) == LATTN_E_NULL &&
