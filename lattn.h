@@ -7061,23 +7061,19 @@ static double lattn__tcn_demo_wt(const lattn_tcn_demo *m, const double *w64, int
     const float *p = m->tensors[k].data + i;
     return w64 ? w64[p - m->arena] : (double)*p;
 }
-/* The double forms' weights: m->arena64, or a copy of the float arena in *tmp (freed by the caller);
-   Ld[l] views the encoder's layers in them. */
-static lattn_status lattn__tcn_demo_d(lattn_ctx *ctx, const char *who, const lattn_tcn_demo *m, lattn__tcn_d *Ld, const double **w64,
-                                      double **tmp) {
+/* The double forms' weights: views of m->arena64 (*w64), or, without it, a's layers converted into
+   *tmp (freed by the caller) with *w64 NULL (the embedding and the head read the float arena). */
+static lattn_status lattn__tcn_demo_d(lattn_ctx *ctx, const char *who, const lattn_tcn_demo *m, const lattn_tcn_args *a, lattn__tcn_d *Ld,
+                                      const double **w64, double **tmp) {
     int64_t l;
-    size_t i;
     *tmp = NULL;
-    if (!m->arena64) {
-        LATTN__TRY(lattn__alloc_doubles(ctx, tmp, m->n_params, who));
-        for (i = 0; i < m->n_params; i++) (*tmp)[i] = m->arena[i];
-    }
-    *w64 = m->arena64 ? m->arena64 : *tmp;
+    *w64 = m->arena64;
+    if (!m->arena64) return lattn__tcn_layers_d(ctx, who, a, Ld, tmp);
     for (l = 0; l < m->cfg.n_layers; l++) {
-        Ld[l].w = *w64 + (m->tensors[2 + 4 * l].data - m->arena);
-        Ld[l].b = *w64 + (m->tensors[3 + 4 * l].data - m->arena);
-        Ld[l].ln_w = *w64 + (m->tensors[4 + 4 * l].data - m->arena);
-        Ld[l].ln_b = *w64 + (m->tensors[5 + 4 * l].data - m->arena);
+        Ld[l].w = m->arena64 + (m->layers[l].w - m->arena);
+        Ld[l].b = m->arena64 + (m->layers[l].b - m->arena);
+        Ld[l].ln_w = m->arena64 + (m->layers[l].ln_w - m->arena);
+        Ld[l].ln_b = m->arena64 + (m->layers[l].ln_b - m->arena);
     }
     return LATTN_OK;
 }
@@ -7116,7 +7112,7 @@ static lattn_status lattn__tcn_demo_run(lattn_ctx *ctx, const lattn_tcn_demo *m,
         const double *w64;
         double *h, *tmp;
         const int64_t ko = m->n_tensors - 2;
-        LATTN__TRY(lattn__tcn_demo_d(ctx, who, m, Ld, &w64, &tmp));
+        LATTN__TRY(lattn__tcn_demo_d(ctx, who, m, &a, Ld, &w64, &tmp));
         if ((st = lattn__alloc_doubles(ctx, &h, n, who)) != LATTN_OK) {
             lattn__free(ctx, tmp);
             return st;
@@ -7177,7 +7173,7 @@ LATTN__DEF lattn_status lattn_tcn_demo_backward_ref(lattn_ctx *ctx, const lattn_
     nl = d * d * m->cfg.W + 3 * d;
     ko = m->n_tensors - 2;
     a = lattn__tcn_demo_args(m, B, T);
-    LATTN__TRY(lattn__tcn_demo_d(ctx, who, m, Ld, &w64, &tmp));
+    LATTN__TRY(lattn__tcn_demo_d(ctx, who, m, &a, Ld, &w64, &tmp));
     if ((st = lattn__alloc_doubles(ctx, &h, 2 * n + (size_t)(L * nl) + m->n_params, who)) != LATTN_OK) {   /* h, y, dy, dh; layer sums; the arena's */
         lattn__free(ctx, tmp);
         return st;

@@ -538,14 +538,13 @@ static int external_optim(const char *path, const lattn_st_file *f, const char *
    curve: the largest relative difference, tolerance 1e-4. */
 /* One training step of the demo model on batch xs with targets tgt [B]: the MSE loss into *loss, the
    gradient, the AdamW update. form 0: double (weights64, backward_ref's grad64, lattn_adamw_step64 at
-   step s + 1); form 1: float32 (lattn_optim). */
+   step s + 1); form 1: float32 (lattn_optim). fb: 2B floats, db: 2B doubles of scratch. */
 static lattn_status tcn_train_step(int form, lattn_tcn_demo *m, lattn_optim *o, int64_t s, int64_t B, int64_t T, const float *xs,
-                                   const double *tgt, float *grad, double *g64, double *loss) {
+                                   const double *tgt, float *grad, double *g64, float *fb, double *db, double *loss) {
     const lattn_adamw_config ac = lattn_adamw_default();
-    float *pred = (float *)malloc((size_t)B * sizeof(float)), *dout = (float *)malloc((size_t)B * sizeof(float));
-    double *p64 = (double *)malloc((size_t)B * sizeof(double)), *d64 = (double *)malloc((size_t)B * sizeof(double));
-    lattn_status st = !pred || !dout || !p64 || !d64 ? LATTN_E_NOMEM
-                    : form ? lattn_tcn_demo_forward(&g_ctx, m, B, T, xs, pred) : lattn_tcn_demo_forward_ref(&g_ctx, m, B, T, xs, pred, p64);
+    float *pred = fb, *dout = fb + B;
+    double *p64 = db, *d64 = db + B;
+    lattn_status st = form ? lattn_tcn_demo_forward(&g_ctx, m, B, T, xs, pred) : lattn_tcn_demo_forward_ref(&g_ctx, m, B, T, xs, pred, p64);
     int64_t b;
     *loss = 0;
     for (b = 0; st == LATTN_OK && b < B; b++) {
@@ -559,7 +558,6 @@ static lattn_status tcn_train_step(int form, lattn_tcn_demo *m, lattn_optim *o, 
     if (st == LATTN_OK)
         st = form ? lattn_optim_step(&g_ctx, o, 1.0, grad)
                   : lattn_adamw_step64(&g_ctx, &ac, s + 1, m->n_params, m->arena64, g64, g64 + m->n_params, g64 + 2 * m->n_params);
-    free(pred); free(dout); free(p64); free(d64);
     return st;
 }
 static int external_train(const char *path, const lattn_st_file *f) {
@@ -579,6 +577,8 @@ static int external_train(const char *path, const lattn_st_file *f) {
         lattn_optim o;
         lattn_cmp r;
         float *x = (float *)malloc(tx->count * sizeof(float)), *xr = (float *)malloc((size_t)per * sizeof(float)), *grad = NULL;
+        float *fb = (float *)malloc(2 * (size_t)B * sizeof(float));
+        double *db = (double *)malloc(2 * (size_t)B * sizeof(double));
         double *target = (double *)malloc(tt->count * sizeof(double)), *want = (double *)malloc(tl->count * sizeof(double));
         double *loss = (double *)malloc((curve ? tc->count : tl->count) * sizeof(double)), *g64 = NULL, worst = 0;
         torch_rng g;
@@ -601,7 +601,7 @@ static int external_train(const char *path, const lattn_st_file *f) {
         lattn_st_to_f64(&g_ctx, tt, target, tt->count);
         lattn_st_to_f64(&g_ctx, tl, want, tl->count);
         for (s = 0; s < S && pass; s++) {
-            const lattn_status st = tcn_train_step(form, &m, &o, s, B, T, x + s * per, target + s * B, grad, g64, &loss[s]);
+            const lattn_status st = tcn_train_step(form, &m, &o, s, B, T, x + s * per, target + s * B, grad, g64, fb, db, &loss[s]);
             if (st != LATTN_OK) { printf("  FAIL step %lld: %s\n", (long long)s + 1, lattn_ctx_error(&g_ctx)); pass = 0; }
         }
         lattn_compare(loss, want, (size_t)S, tol, &r);
@@ -633,7 +633,7 @@ static int external_train(const char *path, const lattn_st_file *f) {
             for (s = S; s < (int64_t)tc->count && pass && B <= 4096; s++) {
                 torch_randn(&g, xr, (size_t)per);
                 for (b = 0; b < B; b++) tgt[b] = (double)(xr[(b * T + T - 1) * 2] + xr[(b * T + T - 1) * 2 + 1]);   /* float32, as torch adds */
-                if (tcn_train_step(form, &m, &o, s, B, T, xr, tgt, grad, g64, &loss[s]) != LATTN_OK) pass = 0;
+                if (tcn_train_step(form, &m, &o, s, B, T, xr, tgt, grad, g64, fb, db, &loss[s]) != LATTN_OK) pass = 0;
             }
             for (s = 0; s < (int64_t)tc->count; s++)
                 if (!(fabs(loss[s] - ref[s]) <= wc * ref[s])) wc = fabs(loss[s] - ref[s]) / ref[s];   /* NaN counts */
@@ -645,7 +645,7 @@ static int external_train(const char *path, const lattn_st_file *f) {
         printf("%s %s (%lld AdamW steps from the article's weights) [%s]\n", pass ? "PASS" : "FAIL", path, curve ? (long long)tc->count : (long long)S,
                form ? "chunk" : "ref");
         ok &= pass;
-        free(x); free(xr); free(grad); free(target); free(want); free(loss); free(g64);
+        free(x); free(xr); free(grad); free(target); free(want); free(loss); free(g64); free(fb); free(db);
         lattn_optim_free(&g_ctx, &o);
         lattn_tcn_demo_free(&g_ctx, &m);
     }
