@@ -3203,9 +3203,12 @@ LATTN__DEF void lattn_vec_silu(size_t n, const float *x, float *y) { lattn__vec_
        for ir in M step MR:  for jr in panels:  micro-kernel MR x NR over KC
    A is not packed: the micro-kernel broadcasts A[i][k] straight from memory with strides (rs, cs)
    — (lda, 1) for A, (1, lda) for Aᵀ — so Aᵀ·B costs nothing extra. The MR x KC strip of A stays in
-   L1 while the packed KC x NC block of B streams from L2. */
+   L1 while the packed KC x NC block of B streams from L2. op(B) = Bᵀ (every x·Wᵀ projection) is
+   packed by TB x TB register transposes; NC = 256 leaves L2 room for the C rows the block updates
+   (at M = 256, N = 8192, K = 3072 on Zen 5: scalar gathers and NC = 512 gave 167 GFLOP/s, the
+   transposes 188, NC = 256 195). */
 #define LATTN__KC 256
-#define LATTN__NC 512
+#define LATTN__NC 256
 /* Internal flag: op(A)[i][k] = 0 for k > i, so row block i0.. stops the contraction at i0 + MR. */
 #define LATTN__GEMM_TRIU_A 16
 
@@ -3222,7 +3225,14 @@ static void lattn__pack_b(int transb, const float *B, int64_t ldb, int64_t k0, i
     int64_t p, k, j;
     for (p = 0; p < nc; p += LATTN__NR) {
         int64_t w = LATTN__MIN(LATTN__NR, nc - p);
-        for (k = 0; k < kc; k++, bp += LATTN__NR) {
+        k = 0;
+#ifdef LATTN__TB
+        if (transb && w == LATTN__NR)       /* op(B) = Bᵀ: TB x TB blocks transposed in registers */
+            for (; k + LATTN__TB <= kc; k += LATTN__TB, bp += LATTN__TB * LATTN__NR)
+                for (j = 0; j < LATTN__NR; j += LATTN__TB)
+                    lattn__tblock(B + (j0 + p + j) * ldb + k0 + k, (size_t)ldb, bp + j, LATTN__NR);
+#endif
+        for (; k < kc; k++, bp += LATTN__NR) {
             if (!transb && w == LATTN__NR) {
                 const float *src = B + (k0 + k) * ldb + j0 + p;
                 lattn__vstore(bp, lattn__vload(src));

@@ -223,8 +223,35 @@ static void test_vec(void) {
 /* ---------------------------------------------------------------------------------------------- */
 /* gemm                                                                                           */
 /* ---------------------------------------------------------------------------------------------- */
+/* One lattn_sgemm call against a naive double loop: the worst error relative to Σ|a·b| + 1 (1e9 when
+   an element it must not touch changed). */
+static double gemm_case(lattn_ctx *ctx, lattn_rng *r, int M, int N, int K, int fl) {
+    int lda = ((fl & 1) ? M : K) + 3, ldb = ((fl & 2) ? K : N) + 1, ldc = N + 2, i, j, k;
+    float *A = fnormal(r, (size_t)((fl & 1) ? K : M) * lda), *B = fnormal(r, (size_t)((fl & 2) ? N : K) * ldb);
+    float *C = fnormal(r, (size_t)M * ldc), *C0 = fdup(C, (size_t)M * ldc);
+    double err = 0;
+    lattn_sgemm(ctx, fl, M, N, K, A, lda, B, ldb, C, ldc);
+    for (i = 0; i < M; i++)
+        for (j = 0; j < N + 2; j++) {
+            double s = 0, want, sc = 0;
+            if (j >= N || ((fl & 8) && j > i)) { if (!same_bits(&C[i * ldc + j], &C0[i * ldc + j], 1)) err = 1e9; continue; }
+            for (k = 0; k < K; k++) {
+                double av = (fl & 1) ? A[k * lda + i] : A[i * lda + k];
+                double bv = (fl & 2) ? B[j * ldb + k] : B[k * ldb + j];
+                s += av * bv; sc += fabs(av * bv);
+            }
+            want = s + ((fl & 4) ? C0[i * ldc + j] : 0);
+            err = fmax(err, fabs(C[i * ldc + j] - want) / (sc + 1));
+        }
+    free(A); free(B); free(C); free(C0);
+    return err;
+}
+
 static void test_gemm(void) {
     static const int sz[] = { 1, 7, 17, 64, 129, 200 };
+    /* past one packed block in N and K (several column blocks, several K blocks, partial panels,
+       K not a multiple of the vector width): (M, N, K) */
+    static const int big[][3] = { { 9, 300, 530 }, { 70, 531, 300 } };
     const int nsz = g_quick ? 4 : 6;
     lattn_rng r = lattn_rng_seed(g_seed);
     lattn_ctx ctx;
@@ -234,29 +261,18 @@ static void test_gemm(void) {
         for (b = 0; b < nsz; b++)
             for (c = 0; c < nsz; c++)
                 for (fl = 0; fl < 16; fl++) {
-                    int M = sz[a], N = sz[b], K = sz[c], i, j, k;
-                    int lda = ((fl & 1) ? M : K) + 3, ldb = ((fl & 2) ? K : N) + 1, ldc = N + 2;
-                    float *A = fnormal(&r, (size_t)((fl & 1) ? K : M) * lda), *B = fnormal(&r, (size_t)((fl & 2) ? N : K) * ldb);
-                    float *C = fnormal(&r, (size_t)M * ldc), *C0 = fdup(C, (size_t)M * ldc);
-                    double err = 0;
-                    if ((a + b + c + fl) % 3 && !(M == 200 || N == 200 || K == 200)) { free(A); free(B); free(C); free(C0); continue; }
+                    double err;
+                    if ((a + b + c + fl) % 3 && !(sz[a] == 200 || sz[b] == 200 || sz[c] == 200)) continue;
                     cases++;
-                    lattn_sgemm(&ctx, fl, M, N, K, A, lda, B, ldb, C, ldc);
-                    for (i = 0; i < M; i++)
-                        for (j = 0; j < N + 2; j++) {
-                            double s = 0, want, sc = 0;
-                            if (j >= N || ((fl & 8) && j > i)) { if (!same_bits(&C[i * ldc + j], &C0[i * ldc + j], 1)) err = 1e9; continue; }
-                            for (k = 0; k < K; k++) {
-                                double av = (fl & 1) ? A[k * lda + i] : A[i * lda + k];
-                                double bv = (fl & 2) ? B[j * ldb + k] : B[k * ldb + j];
-                                s += av * bv; sc += fabs(av * bv);
-                            }
-                            want = s + ((fl & 4) ? C0[i * ldc + j] : 0);
-                            err = fmax(err, fabs(C[i * ldc + j] - want) / (sc + 1));
-                        }
-                    if (err > 2e-6) { bad++; printf("  gemm M=%d N=%d K=%d flags=%d err %g\n", M, N, K, fl, err); }
-                    free(A); free(B); free(C); free(C0);
+                    err = gemm_case(&ctx, &r, sz[a], sz[b], sz[c], fl);
+                    if (err > 2e-6) { bad++; printf("  gemm M=%d N=%d K=%d flags=%d err %g\n", sz[a], sz[b], sz[c], fl, err); }
                 }
+    for (a = 0; a < 2; a++)
+        for (fl = 0; fl < 8; fl++) {
+            double err = gemm_case(&ctx, &r, big[a][0], big[a][1], big[a][2], fl);
+            cases++;
+            if (err > 2e-6) { bad++; printf("  gemm M=%d N=%d K=%d flags=%d err %g\n", big[a][0], big[a][1], big[a][2], fl, err); }
+        }
     CHECK(bad == 0 && cases > 100, "sgemm variants against a naive loop (%d cases, %d bad)", cases, bad);
     CHECK(lattn_sgemm(&ctx, 0, -1, 2, 2, NULL, 2, NULL, 2, NULL, 2) == LATTN_E_SHAPE, "sgemm negative size");
     CHECK(lattn_sgemm(&ctx, 0, 2, 2, 2, NULL, 2, NULL, 2, NULL, 2) == LATTN_E_NULL, "sgemm NULL");
