@@ -3206,7 +3206,7 @@ LATTN__DEF void lattn_vec_silu(size_t n, const float *x, float *y) { lattn__vec_
    L1 while the packed KC x NC block of B streams from L2. op(B) = Bᵀ (every x·Wᵀ projection) is
    packed by TB x TB register transposes; NC = 256 leaves L2 room for the C rows the block updates
    (at M = 256, N = 8192, K = 3072 on Zen 5: scalar gathers and NC = 512 gave 167 GFLOP/s, the
-   transposes 188, NC = 256 195). */
+   transposes 188, NC = 256 195, the prefetch below 205-210). */
 #define LATTN__KC 256
 #define LATTN__NC 256
 /* Internal flag: op(A)[i][k] = 0 for k > i, so row block i0.. stops the contraction at i0 + MR. */
@@ -3219,7 +3219,10 @@ static size_t lattn__gemm_ws(int64_t N, int64_t K) {
 }
 
 /* Pack op(B)[k0:k0+kc][j0:j0+nc] as panels of NR columns: panel p holds, for each k, the NR values
-   op(B)[k][j0 + p·NR + 0..NR-1], zero-padded past nc. */
+   op(B)[k][j0 + p·NR + 0..NR-1], zero-padded past nc. The pack reads B from memory (weights do not
+   stay in cache between calls), so it asks for the lines LATTN__PACK_AHEAD floats further along
+   each row it reads before it needs them (+4-6 % at the shapes of the comment above). */
+#define LATTN__PACK_AHEAD 64
 static void lattn__pack_b(int transb, const float *B, int64_t ldb, int64_t k0, int64_t kc,
                           int64_t j0, int64_t nc, float *bp) {
     int64_t p, k, j;
@@ -3229,12 +3232,17 @@ static void lattn__pack_b(int transb, const float *B, int64_t ldb, int64_t k0, i
 #ifdef LATTN__TB
         if (transb && w == LATTN__NR)       /* op(B) = Bᵀ: TB x TB blocks transposed in registers */
             for (; k + LATTN__TB <= kc; k += LATTN__TB, bp += LATTN__TB * LATTN__NR)
-                for (j = 0; j < LATTN__NR; j += LATTN__TB)
-                    lattn__tblock(B + (j0 + p + j) * ldb + k0 + k, (size_t)ldb, bp + j, LATTN__NR);
+                for (j = 0; j < LATTN__NR; j += LATTN__TB) {
+                    const float *src = B + (j0 + p + j) * ldb + k0 + k;
+                    int r;
+                    for (r = 0; r < LATTN__TB; r++) LATTN__PREFETCH_L2((uintptr_t)(src + r * ldb + LATTN__PACK_AHEAD));
+                    lattn__tblock(src, (size_t)ldb, bp + j, LATTN__NR);
+                }
 #endif
         for (; k < kc; k++, bp += LATTN__NR) {
             if (!transb && w == LATTN__NR) {
                 const float *src = B + (k0 + k) * ldb + j0 + p;
+                LATTN__PREFETCH_L2((uintptr_t)(src + LATTN__PACK_AHEAD));
                 lattn__vstore(bp, lattn__vload(src));
 #if LATTN__NRV == 2
                 lattn__vstore(bp + LATTN__VW, lattn__vload(src + LATTN__VW));

@@ -727,19 +727,21 @@ static void lp_step_run(void *p) { lp_u *u = (lp_u *)p; lattn_laplace_step(u->ct
 typedef struct { lp_u f; float *grad, *dx; } lpt_u;
 static void lp_train_run(void *p) { lpt_u *u = (lpt_u *)p; lattn_laplace_backward(u->f.ctx, &u->f.m, 1, u->f.T, NULL, u->f.x, u->f.y, NULL, u->grad, u->dx); }
 /* The step's GEMMs alone, the same calls on the same shapes: per matrix W [N][K] the forward twice
-   (the forward, the layer's recomputation) and the backward's two products. */
+   (the forward, the layer's recomputation) and the backward's two products. In u->dx, past the
+   training step's dx (the first M·8192 floats): x (standard normal, filled once), y = dy, dx, then
+   the packing workspace. */
 static void lp_gemms_run(void *p) {
     lpt_u *u = (lpt_u *)p;
     const lattn_laplace_config *c = &u->f.m.cfg;
     const int64_t M = u->f.T, D = c->D, HQ = c->H * (2 * c->K + 2 * c->V), HV = c->H * c->V, F = c->ffn;
     const int64_t N[5] = { HQ, D, F, F, D }, K[5] = { D, HV, D, D, F };
     const int nthr = lattn__threads(u->f.ctx);
-    float *ws = u->dx + M * 8192;        /* past the activations used below */
+    float *x = u->dx + M * 8192, *y = x + M * 8192, *dx = y + M * 8192, *ws = dx + M * 8192;
     int i, pass;
     for (i = 0; i < 5; i++) {
         const float *W = u->f.m.arena;
-        for (pass = 0; pass < 2; pass++) lattn__linear(nthr, M, N[i], K[i], u->dx, W, u->dx + M * 16384, 0, ws);
-        lattn__linear_backward(nthr, M, N[i], K[i], u->dx, W, u->dx + M * 16384, u->dx + M * 4 * 8192, 0, u->grad, 0, ws);
+        for (pass = 0; pass < 2; pass++) lattn__linear(nthr, M, N[i], K[i], x, W, y, 0, ws);
+        lattn__linear_backward(nthr, M, N[i], K[i], x, W, y, dx, 0, u->grad, 0, ws);
     }
 }
 /* Live and peak bytes of the context's allocations (a size header before each block). */
@@ -796,6 +798,7 @@ static void bench_laplace(void) {
         t.f = u;
         t.grad = (float *)malloc(sizeof(float) * u.m.n_params);
         t.dx = (float *)calloc((size_t)(u.T * 8 * 8192) + 4 * 1024 * 1024, sizeof(float));
+        lattn_rng_fill_normal(&r, t.dx + u.T * 8192, (size_t)(u.T * 8192), 0, 1);   /* lp_gemms_run's x */
         for (th = 1; th <= 2; th++) {
             double mt, mg, mk, unused;
             ctx.n_threads = th;
