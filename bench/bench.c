@@ -790,7 +790,9 @@ static void bench_laplace(void) {
     }
     {   /* a training step (forward + backward, no optimizer): tokens/s, and its GEMMs alone; FLOPs
            counted: the matrices' 8·P per token (forward, the recomputation, the backward's two
-           products); the mixer's are not counted. Then the peak workspace at T = 256 and 2048. */
+           products); the mixer's are not counted. The context keeps its workspace between steps,
+           as a training loop sets it (ctx.keep_workspace). Then the peak workspace at T = 256 and
+           2048. */
         lpt_u t;
         lp_count cnt;
         lattn_ctx cc;
@@ -799,6 +801,7 @@ static void bench_laplace(void) {
         t.grad = (float *)malloc(sizeof(float) * u.m.n_params);
         t.dx = (float *)calloc((size_t)(u.T * 8 * 8192) + 4 * 1024 * 1024, sizeof(float));
         lattn_rng_fill_normal(&r, t.dx + u.T * 8192, (size_t)(u.T * 8192), 0, 1);   /* lp_gemms_run's x */
+        ctx.keep_workspace = 1;
         for (th = 1; th <= 2; th++) {
             double mt, mg, mk, unused;
             ctx.n_threads = th;
@@ -828,6 +831,7 @@ static void bench_laplace(void) {
         free(t.grad); free(t.dx);
     }
     lattn_laplace_free(&ctx, &u.m);
+    lattn_ctx_free(&ctx);
     free(u.x); free(u.y); free(u.state);
 }
 
