@@ -128,6 +128,35 @@ static void bench_gemm(void) {
         free(u.A); free(u.B); free(u.C); free(u.ws);
     }
 }
+/* A projection's three products at the 3B FFN's shape, weights W [N][K] = [8192][3072] read from
+   memory, T = 256 rows: the forward y = x·Wᵀ (B transposed: the pack transposes), the backward's
+   dX = dY·W and dW = dYᵀ·x (A transposed). One call each, 1 thread. */
+typedef struct { int which; float *x, *W, *y, *ws; } proj_u;
+static void proj_run(void *p) {
+    proj_u *u = (proj_u *)p;
+    const int64_t T = 256, N = 8192, K = 3072;
+    if (u->which == 0) lattn__sgemm(LATTN_GEMM_TRANS_B, T, N, K, u->x, K, u->W, K, u->y, N, u->ws);
+    else if (u->which == 1) lattn__sgemm(0, T, K, N, u->y, N, u->W, K, u->x, K, u->ws);
+    else lattn__sgemm(LATTN_GEMM_TRANS_A, N, K, T, u->y, N, u->x, K, u->W, K, u->ws);
+}
+static void bench_gemm_proj(void) {
+    static const char *const name[3] = { "gemm_xWt", "gemm_dYW", "gemm_dYtx" };
+    const size_t T = 256, N = 8192, K = 3072;
+    lattn_rng r = lattn_rng_seed(2);
+    proj_u u;
+    int i;
+    if (!wanted("gemm")) return;
+    u.x = (float *)malloc(T * K * 4); u.W = (float *)malloc(N * K * 4); u.y = (float *)malloc(T * N * 4);
+    u.ws = (float *)malloc(lattn__gemm_ws((int64_t)N, (int64_t)N) * 4);
+    lattn_rng_fill_normal(&r, u.x, T * K, 0, 1); lattn_rng_fill_normal(&r, u.W, N * K, 0, 0.02f); lattn_rng_fill_normal(&r, u.y, T * N, 0, 1);
+    for (i = 0; i < 3; i++) {
+        double ms, unused;
+        u.which = i;
+        time2(proj_run, &u, NULL, NULL, g_quick ? 3 : 5, &ms, &unused);
+        row(name[i], "3B FFN: T=256, W [8192][3072]", 1, ms, (double)T, 2.0 * (double)(T * N * K), NULL, 0);
+    }
+    free(u.x); free(u.W); free(u.y); free(u.ws);
+}
 
 /* ---- tiler accounting overhead: the matmuls of 64 linear-attention chunks (C=64, K=V=64), through
    the tiler on the cpu profile against bare SGEMM calls on the same buffers ------------------------ */
@@ -1762,6 +1791,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     bench_gemm();
+    bench_gemm_proj();
     bench_tiler();
     bench_la();
     bench_gla();
