@@ -3206,7 +3206,8 @@ LATTN__DEF void lattn_vec_silu(size_t n, const float *x, float *y) { lattn__vec_
    L1 while the packed KC x NC block of B streams from L2. op(B) = Bᵀ (every x·Wᵀ projection) is
    packed by TB x TB register transposes; NC = 256 leaves L2 room for the C rows the block updates
    (at M = 256, N = 8192, K = 3072 on Zen 5: scalar gathers and NC = 512 gave 167 GFLOP/s, the
-   transposes 188, NC = 256 195, the prefetch below 205-210). */
+   transposes 188, NC = 256 195, the prefetch below 205-210); Aᵀ far apart (dW = dYᵀ·x) copies its
+   strips (198 -> 206). */
 #define LATTN__KC 256
 #define LATTN__NC 256
 /* Internal flag: op(A)[i][k] = 0 for k > i, so row block i0.. stops the contraction at i0 + MR. */
@@ -3354,6 +3355,10 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
     /* a short contraction over rows of B (the tiler's products: K <= 128 partitions) reads full
        NR-wide panels of B where they lie; packing would copy more than the kernel reuses */
     int in_place = !(flags & LATTN_GEMM_TRANS_B) && K <= 128, triu = (flags & LATTN__GEMM_TRIU_A) != 0;
+    /* Aᵀ with rows a page or more apart: each k of a strip would touch its own page, so the strip is
+       copied once into MR-wide rows and read from there by every panel */
+    const int pack_a = rs == 1 && cs >= 1024;
+    float apack[LATTN__MR * LATTN__KC];
     int64_t jc, pc, ir, jr;
     LATTN_ASSERT(ldc >= N && ws != NULL);
     if (M <= 0 || N <= 0) return;
@@ -3374,11 +3379,19 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
                 lattn__pack_b(0, B, ldb, pc, kc, jc + nc / LATTN__NR * LATTN__NR, nc % LATTN__NR, ws + nc / LATTN__NR * LATTN__NR * kc);
             for (ir = 0; ir < M; ir += LATTN__MR) {
                 int m = (int)LATTN__MIN((int64_t)LATTN__MR, M - ir);
+                const int64_t kk = triu ? LATTN__MAX(0, LATTN__MIN(kc, ir + m - pc)) : kc;
                 const float *a = A + ir * rs + pc * cs;
+                int64_t ars = rs, acs = cs;
+                if (pack_a) {                       /* the strip's kk rows of m floats, side by side */
+                    int64_t k;
+                    for (k = 0; k < kk; k++) memcpy(apack + k * LATTN__MR, a + k * cs, (size_t)m * sizeof(float));
+                    a = apack;
+                    acs = LATTN__MR;
+                }
                 for (jr = 0; jr < nc; jr += LATTN__NR) {
                     int n = (int)LATTN__MIN((int64_t)LATTN__NR, nc - jr), direct = in_place && n == LATTN__NR;
                     if (lower && jc + jr > ir + m - 1) break;   /* block entirely above diagonal */
-                    lattn__ukernel(triu ? LATTN__MAX(0, LATTN__MIN(kc, ir + m - pc)) : kc, a, rs, cs,
+                    lattn__ukernel(kk, a, ars, acs,
                                    direct ? B + pc * ldb + jc + jr : ws + jr * kc, direct ? ldb : LATTN__NR,
                                    C + ir * ldc + jc + jr, ldc, acc,
                                    m, n, ir, jc + jr, lower);

@@ -250,8 +250,9 @@ static double gemm_case(lattn_ctx *ctx, lattn_rng *r, int M, int N, int K, int f
 static void test_gemm(void) {
     static const int sz[] = { 1, 7, 17, 64, 129, 200 };
     /* past one packed block in N and K (several column blocks, several K blocks, partial panels,
-       K not a multiple of the vector width): (M, N, K) */
-    static const int big[][3] = { { 9, 300, 530 }, { 70, 531, 300 } };
+       K not a multiple of the vector width), and Aᵀ with rows 1103 floats apart (its strips are
+       copied): (M, N, K) */
+    static const int big[][3] = { { 9, 300, 530 }, { 70, 531, 300 }, { 1100, 40, 300 } };
     const int nsz = g_quick ? 4 : 6;
     lattn_rng r = lattn_rng_seed(g_seed);
     lattn_ctx ctx;
@@ -267,7 +268,7 @@ static void test_gemm(void) {
                     err = gemm_case(&ctx, &r, sz[a], sz[b], sz[c], fl);
                     if (err > 2e-6) { bad++; printf("  gemm M=%d N=%d K=%d flags=%d err %g\n", sz[a], sz[b], sz[c], fl, err); }
                 }
-    for (a = 0; a < 2; a++)
+    for (a = 0; a < 3; a++)
         for (fl = 0; fl < 8; fl++) {
             double err = gemm_case(&ctx, &r, big[a][0], big[a][1], big[a][2], fl);
             cases++;
