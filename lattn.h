@@ -18939,21 +18939,25 @@ static lattn_status lattn__tf_ref_bwd_rows(lattn_ctx *ctx, const lattn_tf_model 
 
 /* The two GEMMs of a linear layer's backward (Y = X Wᵀ; X [M][K], W [N][K], dY [M][N]): dX = dY W
    (added to dX when acc_x; dX NULL: skipped) and dW = dYᵀ X (added when acc_w). Blocks of
-   LATTN__LIN_NB output columns of dX and rows of dW over the threads, each block by one thread in an
-   order fixed by the shape: the same bits at any thread count. ws: LATTN__LINB_WS floats a thread. */
+   LATTN__LIN_NB output columns of dX and rows of dW, each block by one thread: the same bits at any
+   thread count. A dX block costs M·NB·N multiply-adds and a dW block M·NB·K, so the dearer kind is
+   handed out first and the threads take the next block as they finish (dynamic): the cheap blocks
+   fill the end. ws: LATTN__LINB_WS floats a thread. */
 static void lattn__linear_backward(int nthr, int64_t M, int64_t N, int64_t K, const float *X, const float *W, const float *dY,
                                    float *dX, int acc_x, float *dW, int acc_w, float *ws) {
     const int64_t nbx = dX ? (K + LATTN__LIN_NB - 1) / LATTN__LIN_NB : 0, nbw = (N + LATTN__LIN_NB - 1) / LATTN__LIN_NB;
+    const int dw_first = K > N;
     int64_t blk;
     (void)nthr;
-    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
+    LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
     for (blk = 0; blk < nbx + nbw; blk++) {
         float *w = ws + (size_t)lattn__thread_id() * LATTN__LINB_WS;
-        if (blk < nbx) {
-            const int64_t k0 = blk * LATTN__LIN_NB, kc = LATTN__MIN(LATTN__LIN_NB, K - k0);
+        const int64_t b = dw_first ? (blk < nbw ? nbx + blk : blk - nbw) : blk;   /* < nbx: a dX block */
+        if (b < nbx) {
+            const int64_t k0 = b * LATTN__LIN_NB, kc = LATTN__MIN(LATTN__LIN_NB, K - k0);
             lattn__sgemm(acc_x ? LATTN_GEMM_ACCUMULATE : 0, M, kc, N, dY, N, W + k0, K, dX + k0, K, w);
         } else {
-            const int64_t n0 = (blk - nbx) * LATTN__LIN_NB, nr = LATTN__MIN(LATTN__LIN_NB, N - n0);
+            const int64_t n0 = (b - nbx) * LATTN__LIN_NB, nr = LATTN__MIN(LATTN__LIN_NB, N - n0);
             lattn__sgemm(LATTN_GEMM_TRANS_A | (acc_w ? LATTN_GEMM_ACCUMULATE : 0), nr, K, M, dY + n0, N, X, K, dW + n0 * K, K, w);
         }
     }
