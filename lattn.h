@@ -13545,93 +13545,139 @@ static double lattn__clampd(double x, double lo, double hi) { return x < lo ? lo
 /* The per-row workspace of the PRISM block in double, carved from one buffer (lattn__prism_ws
    doubles): x̂ [T][D], the fused projection F [T][F], the decay gate gk [T][D], β [T][H], the
    solver's P, κ, δ [T][S][D] and b [T][S][H], the read-out o [T][D], the anchor conv's history
-   cache [D][Kc], and scratch w1 (4D + rg) and w2 (8D). */
+   cache [D][Kc], and scratch w1 (4D + rg) and w2 (8D) for each of LATTN__PRISM_TB tokens. */
+#define LATTN__PRISM_TB 8                /* tokens a block (lattn__prism_output and its backward) */
 typedef struct lattn__prism_rows { double *xh, *F, *gk, *bt, *P, *kap, *del, *bl, *o, *cache, *w1, *w2; } lattn__prism_rows;
 static size_t lattn__prism_ws(const lattn_prism_p1 *p, int64_t T) {
     const int64_t D = p->D, H = p->H, S = p->S, F = 4 * D + 2 * p->R * S + H * S;
-    return (size_t)(T * (3 * D + F + H + 3 * S * D + S * H)) + (size_t)(D * p->Kc + 12 * D + p->rg);
+    return (size_t)(T * (3 * D + F + H + 3 * S * D + S * H)) + (size_t)(D * p->Kc + LATTN__PRISM_TB * (12 * D + p->rg));
 }
 /* The rows from buf; returns the first double after them. */
 static double *lattn__prism_carve(const lattn_prism_p1 *p, int64_t T, double *buf, lattn__prism_rows *r) {
     const int64_t D = p->D, H = p->H, S = p->S, F = 4 * D + 2 * p->R * S + H * S;
     double **const part[12] = { &r->xh, &r->F, &r->gk, &r->bt, &r->P, &r->kap, &r->del, &r->bl, &r->o, &r->cache, &r->w1, &r->w2 };
-    const int64_t n[12] = { T * D, T * F, T * D, T * H, T * S * D, T * S * D, T * S * D, T * S * H, T * D, D * p->Kc, 4 * D + p->rg, 8 * D };
+    const int64_t n[12] = { T * D, T * F, T * D, T * H, T * S * D, T * S * D, T * S * D, T * S * H, T * D, D * p->Kc,
+                            LATTN__PRISM_TB * (4 * D + p->rg), LATTN__PRISM_TB * 8 * D };
     lattn__carve_doubles(buf, part, n, 12);
-    return r->w2 + 8 * D;
+    return r->w2 + LATTN__PRISM_TB * 8 * D;
 }
 
+/* acc[j] += Σ_i w[i]·x[j·ldx + i] for the n <= LATTN__PRISM_TB tokens of a block (acc holds each
+   sum's first term), each sum in the order i = 0, 1, …: one row of W read once for n independent
+   chains (a single chain waits on its adder every step). */
+static void lattn__prism_dots(int64_t K, const float *w, const double *x, int64_t ldx, int64_t n, double *acc) {
+    int64_t i, j;
+    if (n == 8) {
+        const double *x0 = x, *x1 = x + ldx, *x2 = x + 2 * ldx, *x3 = x + 3 * ldx;
+        const double *x4 = x + 4 * ldx, *x5 = x + 5 * ldx, *x6 = x + 6 * ldx, *x7 = x + 7 * ldx;
+        double a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], a4 = acc[4], a5 = acc[5], a6 = acc[6], a7 = acc[7];
+        for (i = 0; i < K; i++) {
+            const double wi = w[i];
+            a0 += wi * x0[i];
+            a1 += wi * x1[i];
+            a2 += wi * x2[i];
+            a3 += wi * x3[i];
+            a4 += wi * x4[i];
+            a5 += wi * x5[i];
+            a6 += wi * x6[i];
+            a7 += wi * x7[i];
+        }
+        acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+        acc[4] = a4; acc[5] = a5; acc[6] = a6; acc[7] = a7;
+        return;
+    }
+    for (j = 0; j < n; j++)
+        for (i = 0; i < K; i++) acc[j] += (double)w[i] * x[j * ldx + i];
+}
+/* acc[j] = v for the n tokens of a block. */
+static void lattn__prism_fill(double *acc, int64_t n, double v) {
+    int64_t j;
+    for (j = 0; j < n; j++) acc[j] = v;
+}
+static void lattn__prism_rest(const lattn_prism_p1 *p, int64_t t, const lattn__prism_rows *w);
 /* Steps 1-6 of the block for T tokens of one row, in double: x̂, the fused projection F, the decay
    gate gk, β, and the solver's P, κ, δ, b. cache: the anchor conv's history of x̂ ([D][Kc], newest
-   last; read and advanced), or NULL for the official zero padding; the results in w's rows. */
+   last; read and advanced), or NULL for the official zero padding; the results in w's rows. The
+   anchors of LATTN__PRISM_TB tokens share each read of the fused projection's rows. */
 static void lattn__prism_project(const lattn_prism_p1 *p, int64_t T, const float *xb, double *cache,
                                  const lattn__prism_rows *w) {
-    const int64_t D = p->D, H = p->H, S = p->S, R = p->R, Kc = p->Kc, F = 4 * D + 2 * R * S + H * S;
-    const double floor_ = LATTN__MAX(p->gate_min, 0.01);
-    int64_t t, i, j, l, h, c;
+    const int64_t D = p->D, Kc = p->Kc, F = 4 * D + 2 * p->R * p->S + p->H * p->S;
+    double dots[LATTN__PRISM_TB];
+    int64_t t0, nb, t, i, j, c;
     for (t = 0; t < T; t++) {            /* 1. x̂ = LN_in(x) */
         for (i = 0; i < D; i++) w->w1[i] = xb[t * D + i];
         lattn__layernorm_d(D, w->w1, p->ln_in_w, p->ln_in_b, 1e-5, w->xh + t * D);
     }
-    for (t = 0; t < T; t++) {
-        /* 2. anchor: causal depthwise conv with bias over x̂ (history from the cache or zeros), LN_anchor */
-        for (c = 0; c < D; c++) {
-            double acc = p->conv_b[c];
-            if (cache) {
-                for (j = 0; j + 1 < Kc; j++) cache[c * Kc + j] = cache[c * Kc + j + 1];
-                cache[c * Kc + Kc - 1] = w->xh[t * D + c];
-                for (j = 0; j < Kc; j++) acc += (double)p->conv_w[c * Kc + j] * cache[c * Kc + j];
-            } else
-                for (j = 0; j < Kc; j++) {
-                    int64_t tt = t - Kc + 1 + j;
-                    if (tt >= 0) acc += (double)p->conv_w[c * Kc + j] * w->xh[tt * D + c];
-                }
-            w->w1[c] = acc;
-        }
-        lattn__layernorm_d(D, w->w1, p->anchor_w, p->anchor_b, 1e-5, w->w2);
-        /* 3. the fused projection of the anchor */
-        for (i = 0; i < F; i++) {
-            double acc = p->fused_b[i];
-            for (c = 0; c < D; c++) acc += (double)p->fused_w[i * D + c] * w->w2[c];
-            w->F[t * F + i] = acc;
-        }
-        /* 4. decay gate from x̂: sigmoid(W2 (W1 x̂ + b1) + b2), max 1e-6, ^(1/τ), clamp [floor, 1] */
-        for (i = 0; i < p->rg; i++) {
-            double acc = p->gate0_b[i];
-            for (c = 0; c < D; c++) acc += (double)p->gate0_w[i * D + c] * w->xh[t * D + c];
-            w->w1[i] = acc;
-        }
-        for (c = 0; c < D; c++) {
-            double acc = p->gate1_b[c], g;
-            for (i = 0; i < p->rg; i++) acc += (double)p->gate1_w[c * p->rg + i] * w->w1[i];
-            g = lattn__sigmoid_d(acc);
-            g = exp(log(LATTN__MAX(g, 1e-6)) / p->tau);
-            w->gk[t * D + c] = lattn__clampd(g, floor_, 1.0);
-        }
-        /* 5. β = sigmoid(W_b x̂) per head */
-        for (h = 0; h < H; h++) {
-            double acc = 0;
-            for (c = 0; c < D; c++) acc += (double)p->b_w[h * D + c] * w->xh[t * D + c];
-            w->bt[t * H + h] = lattn__sigmoid_d(acc);
-        }
-        /* 6. solver: P_l, κ_l, b_l, then δ_l = P_l ∘ π_l ∘ v (lattn_prism_split) */
-        for (l = 0; l < S; l++) {
-            const double *gd = w->F + t * F + 4 * D + l * R, *kd = w->F + t * F + 4 * D + R * S + l * R;
+    for (t0 = 0; t0 < T; t0 += nb) {
+        nb = LATTN__MIN((int64_t)LATTN__PRISM_TB, T - t0);
+        for (t = t0; t < t0 + nb; t++) {
+            /* 2. anchor: causal depthwise conv with bias over x̂ (history from the cache or zeros), LN_anchor */
             for (c = 0; c < D; c++) {
-                double ag = 0, ak = 0, Pc;
-                for (i = 0; i < R; i++) {
-                    ag += gd[i] * (double)p->up_gain[(l * R + i) * D + c];
-                    ak += kd[i] * (double)p->up_k[(l * R + i) * D + c];
-                }
-                if ((p->ablate & LATTN_PRISM_R5) || (l == 0 && (p->ablate & LATTN_PRISM_R4))) ak = w->F[t * F + 3 * D + c];   /* base k */
-                else if (l > 0 && (p->ablate & LATTN_PRISM_R2)) ak = w->kap[(t * S) * D + c];                                 /* κ_1 */
-                Pc = lattn__sigmoid_d(ag);
-                w->P[(t * S + l) * D + c] = Pc;
-                w->kap[(t * S + l) * D + c] = ak;
+                double acc = p->conv_b[c];
+                if (cache) {
+                    for (j = 0; j + 1 < Kc; j++) cache[c * Kc + j] = cache[c * Kc + j + 1];
+                    cache[c * Kc + Kc - 1] = w->xh[t * D + c];
+                    for (j = 0; j < Kc; j++) acc += (double)p->conv_w[c * Kc + j] * cache[c * Kc + j];
+                } else
+                    for (j = 0; j < Kc; j++) {
+                        int64_t tt = t - Kc + 1 + j;
+                        if (tt >= 0) acc += (double)p->conv_w[c * Kc + j] * w->xh[tt * D + c];
+                    }
+                w->w1[c] = acc;
             }
-            for (h = 0; h < H; h++) w->bl[(t * S + l) * H + h] = lattn__sigmoid_d(w->F[t * F + 4 * D + 2 * R * S + l * H + h]);
+            lattn__layernorm_d(D, w->w1, p->anchor_w, p->anchor_b, 1e-5, w->w2 + (t - t0) * D);
         }
-        lattn_prism_split(D, S, w->P + t * S * D, w->F + t * F + D, !(p->ablate & LATTN_PRISM_R3), w->del + t * S * D, NULL);
+        /* 3. the fused projection of the block's anchors */
+        for (i = 0; i < F; i++) {
+            lattn__prism_fill(dots, nb, p->fused_b[i]);
+            lattn__prism_dots(D, p->fused_w + i * D, w->w2, D, nb, dots);
+            for (j = 0; j < nb; j++) w->F[(t0 + j) * F + i] = dots[j];
+        }
+        for (t = t0; t < t0 + nb; t++) lattn__prism_rest(p, t, w);
     }
+}
+/* Steps 4-6 of token t (after its fused projection). */
+static void lattn__prism_rest(const lattn_prism_p1 *p, int64_t t, const lattn__prism_rows *w) {
+    const int64_t D = p->D, H = p->H, S = p->S, R = p->R, F = 4 * D + 2 * R * S + H * S;
+    const double floor_ = LATTN__MAX(p->gate_min, 0.01);
+    int64_t i, l, h, c;
+    /* 4. decay gate from x̂: sigmoid(W2 (W1 x̂ + b1) + b2), max 1e-6, ^(1/τ), clamp [floor, 1] */
+    for (i = 0; i < p->rg; i++) {
+        double acc = p->gate0_b[i];
+        for (c = 0; c < D; c++) acc += (double)p->gate0_w[i * D + c] * w->xh[t * D + c];
+        w->w1[i] = acc;
+    }
+    for (c = 0; c < D; c++) {
+        double acc = p->gate1_b[c], g;
+        for (i = 0; i < p->rg; i++) acc += (double)p->gate1_w[c * p->rg + i] * w->w1[i];
+        g = lattn__sigmoid_d(acc);
+        g = exp(log(LATTN__MAX(g, 1e-6)) / p->tau);
+        w->gk[t * D + c] = lattn__clampd(g, floor_, 1.0);
+    }
+    /* 5. β = sigmoid(W_b x̂) per head */
+    for (h = 0; h < H; h++) {
+        double acc = 0;
+        for (c = 0; c < D; c++) acc += (double)p->b_w[h * D + c] * w->xh[t * D + c];
+        w->bt[t * H + h] = lattn__sigmoid_d(acc);
+    }
+    /* 6. solver: P_l, κ_l, b_l, then δ_l = P_l ∘ π_l ∘ v (lattn_prism_split) */
+    for (l = 0; l < S; l++) {
+        const double *gd = w->F + t * F + 4 * D + l * R, *kd = w->F + t * F + 4 * D + R * S + l * R;
+        for (c = 0; c < D; c++) {
+            double ag = 0, ak = 0, Pc;
+            for (i = 0; i < R; i++) {
+                ag += gd[i] * (double)p->up_gain[(l * R + i) * D + c];
+                ak += kd[i] * (double)p->up_k[(l * R + i) * D + c];
+            }
+            if ((p->ablate & LATTN_PRISM_R5) || (l == 0 && (p->ablate & LATTN_PRISM_R4))) ak = w->F[t * F + 3 * D + c];   /* base k */
+            else if (l > 0 && (p->ablate & LATTN_PRISM_R2)) ak = w->kap[(t * S) * D + c];                                 /* κ_1 */
+            Pc = lattn__sigmoid_d(ag);
+            w->P[(t * S + l) * D + c] = Pc;
+            w->kap[(t * S + l) * D + c] = ak;
+        }
+        for (h = 0; h < H; h++) w->bl[(t * S + l) * H + h] = lattn__sigmoid_d(w->F[t * F + 4 * D + 2 * R * S + l * H + h]);
+    }
+    lattn_prism_split(D, S, w->P + t * S * D, w->F + t * F + D, !(p->ablate & LATTN_PRISM_R3), w->del + t * S * D, NULL);
 }
 LATTN__DEF void lattn_prism_split(int64_t n, int64_t L, const double *P, const double *v, int retain, double *delta,
                                  double *rest) {
@@ -13645,29 +13691,38 @@ LATTN__DEF void lattn_prism_split(int64_t n, int64_t L, const double *P, const d
         if (rest) rest[c] = pi * v[c];
     }
 }
-/* Step 8: y = SiLU(W_g x̂ + b) ∘ o; z = u ∘ LN_out(y); out = x + W_o2 SiLU(W_o1 z + b_o1) + b_o2. */
+/* Step 8: y = SiLU(W_g x̂ + b) ∘ o; z = u ∘ LN_out(y); out = x + W_o2 SiLU(W_o1 z + b_o1) + b_o2.
+   Tokens in blocks of LATTN__PRISM_TB, the token loop inside each weight row's loop (a row is read
+   once a block; every sum in the token-by-token order). w1: D, w2: 5D doubles a token. */
 static void lattn__prism_output(const lattn_prism_p1 *p, int64_t T, const float *xb, const double *xh, const double *F_,
                                 const double *o, double *w1, double *w2, float *y, double *y64) {
     const int64_t D = p->D, F = 4 * D + 2 * p->R * p->S + p->H * p->S;
-    int64_t t, i, c;
-    for (t = 0; t < T; t++) {
+    double acc[LATTN__PRISM_TB];
+    int64_t t0, nb, j, i, c;
+    for (t0 = 0; t0 < T; t0 += nb) {
+        nb = LATTN__MIN((int64_t)LATTN__PRISM_TB, T - t0);
         for (c = 0; c < D; c++) {
-            double acc = p->g_b[c];
-            for (i = 0; i < D; i++) acc += (double)p->g_w[c * D + i] * xh[t * D + i];
-            w1[c] = lattn__silu_d(acc) * o[t * D + c];
+            lattn__prism_fill(acc, nb, p->g_b[c]);
+            lattn__prism_dots(D, p->g_w + c * D, xh + t0 * D, D, nb, acc);
+            for (j = 0; j < nb; j++) w1[j * D + c] = lattn__silu_d(acc[j]) * o[(t0 + j) * D + c];
         }
-        lattn__layernorm_d(D, w1, p->ln_out_w, p->ln_out_b, 1e-5, w2);
-        for (c = 0; c < D; c++) w2[c] *= F_[t * F + c];           /* u ∘ LN_out(y) */
+        for (j = 0; j < nb; j++) {
+            double *z = w2 + j * 5 * D;
+            lattn__layernorm_d(D, w1 + j * D, p->ln_out_w, p->ln_out_b, 1e-5, z);
+            for (c = 0; c < D; c++) z[c] *= F_[(t0 + j) * F + c];      /* u ∘ LN_out(y) */
+        }
         for (i = 0; i < 4 * D; i++) {
-            double acc = p->o0_b[i];
-            for (c = 0; c < D; c++) acc += (double)p->o0_w[i * D + c] * w2[c];
-            w2[D + i] = lattn__silu_d(acc);
+            lattn__prism_fill(acc, nb, p->o0_b[i]);
+            lattn__prism_dots(D, p->o0_w + i * D, w2, 5 * D, nb, acc);
+            for (j = 0; j < nb; j++) w2[j * 5 * D + D + i] = lattn__silu_d(acc[j]);
         }
         for (c = 0; c < D; c++) {
-            double acc = p->o2_b[c] + (double)xb[t * D + c];
-            for (i = 0; i < 4 * D; i++) acc += (double)p->o2_w[c * 4 * D + i] * w2[D + i];
-            y[t * D + c] = (float)acc;
-            if (y64) y64[t * D + c] = acc;
+            for (j = 0; j < nb; j++) acc[j] = p->o2_b[c] + (double)xb[(t0 + j) * D + c];
+            lattn__prism_dots(4 * D, p->o2_w + c * 4 * D, w2 + D, 5 * D, nb, acc);
+            for (j = 0; j < nb; j++) {
+                y[(t0 + j) * D + c] = (float)acc[j];
+                if (y64) y64[(t0 + j) * D + c] = acc[j];
+            }
         }
     }
 }
@@ -14057,64 +14112,88 @@ LATTN__DEF lattn_status lattn_prism_p2_step(lattn_ctx *ctx, const lattn_prism_p1
 static double *lattn__prism_grad(const lattn_prism_p1 *p, double *G, const float *param) { return G + (param - p->arena); }
 
 /* Step 8 in reverse for T tokens of one row: the parameters' gradients into G, du into dr->F, do
-   into dr->o, dx̂ into dr->xh (added). sc: 18D doubles. */
+   into dr->o, dx̂ into dr->xh (added). Tokens go in blocks of LATTN__PRISM_TB, the token loop
+   inside each weight row's loop: a row of W and of its gradient is read once a block, not once a
+   token, while every sum still adds its terms in the order of the token-by-token loop (the same
+   bits). sc: 18·D·LATTN__PRISM_TB doubles. */
 static void lattn__prism_output_backward(const lattn_prism_p1 *p, int64_t T, const lattn__prism_rows *r, const float *dy,
                                          const lattn__prism_rows *dr, double *G, double *sc) {
-    const int64_t D = p->D, F = 4 * D + 2 * p->R * p->S + p->H * p->S;
-    double *gp = sc, *y1 = gp + D, *ln = y1 + D, *z = ln + D, *dz = z + D, *dy1 = dz + D, *h = dy1 + D, *a = h + 4 * D, *dh = a + 4 * D;
+    const int64_t D = p->D, F = 4 * D + 2 * p->R * p->S + p->H * p->S, B = LATTN__PRISM_TB;
+    /* per token j of the block: gp, y1, ln, z, dz, dy1 [B][D]; h, a, dh [B][4D] */
+    double *gp = sc, *y1 = gp + B * D, *ln = y1 + B * D, *z = ln + B * D, *dz = z + B * D, *dy1 = dz + B * D;
+    double *h = dy1 + B * D, *a = h + 4 * B * D, *dh = a + 4 * B * D;
     double *Gg_w = lattn__prism_grad(p, G, p->g_w), *Gg_b = lattn__prism_grad(p, G, p->g_b);
     double *Go0_w = lattn__prism_grad(p, G, p->o0_w), *Go0_b = lattn__prism_grad(p, G, p->o0_b);
     double *Go2_w = lattn__prism_grad(p, G, p->o2_w), *Go2_b = lattn__prism_grad(p, G, p->o2_b);
-    int64_t t, i, c;
-    for (t = 0; t < T; t++) {
-        const double *xh = r->xh + t * D, *u = r->F + t * F, *o = r->o + t * D;
-        const float *dyt = dy + t * D;
+    double acc[LATTN__PRISM_TB];
+    int64_t t0, nb, j, i, c;
+    for (t0 = 0; t0 < T; t0 += nb) {
+        nb = LATTN__MIN(B, T - t0);
         for (c = 0; c < D; c++) {                        /* the forward again: gate, y1, LN_out, z, h */
-            double acc = p->g_b[c];
-            for (i = 0; i < D; i++) acc += (double)p->g_w[c * D + i] * xh[i];
-            gp[c] = acc;
-            y1[c] = lattn__silu_d(acc) * o[c];
+            lattn__prism_fill(acc, nb, p->g_b[c]);
+            lattn__prism_dots(D, p->g_w + c * D, r->xh + t0 * D, D, nb, acc);
+            for (j = 0; j < nb; j++) {
+                gp[j * D + c] = acc[j];
+                y1[j * D + c] = lattn__silu_d(acc[j]) * r->o[(t0 + j) * D + c];
+            }
         }
-        lattn__layernorm_d(D, y1, p->ln_out_w, p->ln_out_b, 1e-5, ln);
-        for (c = 0; c < D; c++) z[c] = u[c] * ln[c];
+        for (j = 0; j < nb; j++) {
+            lattn__layernorm_d(D, y1 + j * D, p->ln_out_w, p->ln_out_b, 1e-5, ln + j * D);
+            for (c = 0; c < D; c++) z[j * D + c] = r->F[(t0 + j) * F + c] * ln[j * D + c];
+        }
         for (i = 0; i < 4 * D; i++) {
-            double acc = p->o0_b[i];
-            for (c = 0; c < D; c++) acc += (double)p->o0_w[i * D + c] * z[c];
-            h[i] = acc;
-            a[i] = lattn__silu_d(acc);
-            dh[i] = 0.0;
-        }
-        for (c = 0; c < D; c++) {                        /* out = x + W_o2 a + b_o2 */
-            const double g = dyt[c];
-            Go2_b[c] += g;
-            for (i = 0; i < 4 * D; i++) {
-                Go2_w[c * 4 * D + i] += g * a[i];
-                dh[i] += (double)p->o2_w[c * 4 * D + i] * g;
+            lattn__prism_fill(acc, nb, p->o0_b[i]);
+            lattn__prism_dots(D, p->o0_w + i * D, z, D, nb, acc);
+            for (j = 0; j < nb; j++) {
+                h[j * 4 * D + i] = acc[j];
+                a[j * 4 * D + i] = lattn__silu_d(acc[j]);
+                dh[j * 4 * D + i] = 0.0;
             }
         }
-        for (c = 0; c < D; c++) dz[c] = 0.0;
-        for (i = 0; i < 4 * D; i++) {                    /* a = SiLU(W_o1 z + b_o1) */
-            const double g = dh[i] * lattn__silu_grad_d(h[i]);
-            Go0_b[i] += g;
+        for (c = 0; c < D; c++)                          /* out = x + W_o2 a + b_o2 */
+            for (j = 0; j < nb; j++) {
+                const double g = dy[(t0 + j) * D + c];
+                const double *aj = a + j * 4 * D;
+                double *dhj = dh + j * 4 * D;
+                Go2_b[c] += g;
+                for (i = 0; i < 4 * D; i++) {
+                    Go2_w[c * 4 * D + i] += g * aj[i];
+                    dhj[i] += (double)p->o2_w[c * 4 * D + i] * g;
+                }
+            }
+        for (i = 0; i < nb * D; i++) dz[i] = 0.0;
+        for (i = 0; i < 4 * D; i++)                      /* a = SiLU(W_o1 z + b_o1) */
+            for (j = 0; j < nb; j++) {
+                const double g = dh[j * 4 * D + i] * lattn__silu_grad_d(h[j * 4 * D + i]);
+                const double *zj = z + j * D;
+                double *dzj = dz + j * D;
+                Go0_b[i] += g;
+                for (c = 0; c < D; c++) {
+                    Go0_w[i * D + c] += g * zj[c];
+                    dzj[c] += (double)p->o0_w[i * D + c] * g;
+                }
+            }
+        for (j = 0; j < nb; j++) {                       /* z = u ∘ LN_out(y1): du, then dz becomes dLN_out */
+            const double *u = r->F + (t0 + j) * F;
             for (c = 0; c < D; c++) {
-                Go0_w[i * D + c] += g * z[c];
-                dz[c] += (double)p->o0_w[i * D + c] * g;
+                dr->F[(t0 + j) * F + c] += dz[j * D + c] * ln[j * D + c];
+                dz[j * D + c] *= u[c];
             }
+            lattn__layernorm_backward_d(D, y1 + j * D, p->ln_out_w, 1e-5, dz + j * D, lattn__prism_grad(p, G, p->ln_out_w),
+                                        lattn__prism_grad(p, G, p->ln_out_b), dy1 + j * D);
         }
-        for (c = 0; c < D; c++) {                        /* z = u ∘ LN_out(y1): du, then dz becomes dLN_out */
-            dr->F[t * F + c] += dz[c] * ln[c];
-            dz[c] *= u[c];
-        }
-        lattn__layernorm_backward_d(D, y1, p->ln_out_w, 1e-5, dz, lattn__prism_grad(p, G, p->ln_out_w), lattn__prism_grad(p, G, p->ln_out_b), dy1);
-        for (c = 0; c < D; c++) {                        /* y1 = SiLU(W_g x̂ + b_g) ∘ o */
-            const double g = dy1[c] * o[c] * lattn__silu_grad_d(gp[c]);
-            dr->o[t * D + c] = dy1[c] * lattn__silu_d(gp[c]);
-            Gg_b[c] += g;
-            for (i = 0; i < D; i++) {
-                Gg_w[c * D + i] += g * xh[i];
-                dr->xh[t * D + i] += (double)p->g_w[c * D + i] * g;
+        for (c = 0; c < D; c++)                          /* y1 = SiLU(W_g x̂ + b_g) ∘ o */
+            for (j = 0; j < nb; j++) {
+                const double *xh = r->xh + (t0 + j) * D, o = r->o[(t0 + j) * D + c], gpc = gp[j * D + c];
+                const double g = dy1[j * D + c] * o * lattn__silu_grad_d(gpc);
+                double *dxh = dr->xh + (t0 + j) * D;
+                dr->o[(t0 + j) * D + c] = dy1[j * D + c] * lattn__silu_d(gpc);
+                Gg_b[c] += g;
+                for (i = 0; i < D; i++) {
+                    Gg_w[c * D + i] += g * xh[i];
+                    dxh[i] += (double)p->g_w[c * D + i] * g;
+                }
             }
-        }
     }
 }
 
@@ -14596,7 +14675,7 @@ static lattn_status lattn__prism_backward(lattn_ctx *ctx, const char *who, lattn
     }
     if (kind == LATTN__PRISM_P1_REF) N = T / C;
     /* r's rows, dr's rows, G, dxd, scratch, the conv history and its gradient, S0, St, U, the mixer's part */
-    cnt = 2 * lattn__prism_ws(p, T) + p->n_params + (size_t)(T * D + 18 * D + 2 * p->rg + S + 1 + 2 * D * Kc) + 3 * hd;
+    cnt = 2 * lattn__prism_ws(p, T) + p->n_params + (size_t)(T * D + 18 * D * LATTN__PRISM_TB + 2 * p->rg + S + 1 + 2 * D * Kc) + 3 * hd;
     cnt += kind == LATTN__PRISM_P1_REF ? (size_t)(N * D * d + 4 * d * d + 9 * d + 5 * C * d)
          : kind == LATTN__PRISM_P2_REF ? (size_t)(T * D * d + 4 * d) : 0;
     fcnt = kind == LATTN__PRISM_P2_CHUNK ? 2 * lattn__prism_p2_core_floats(p, T) + 2 * hd : 0;
@@ -14610,7 +14689,7 @@ static lattn_status lattn__prism_backward(lattn_ctx *ctx, const char *who, lattn
     for (i = 0; i < (int64_t)p->n_params; i++) G[i] = 0.0;
     dxd = G + p->n_params;
     sc = dxd + T * D;
-    cache0 = sc + 18 * D + 2 * p->rg + S + 1;
+    cache0 = sc + 18 * D * LATTN__PRISM_TB + 2 * p->rg + S + 1;
     dcache = cache0 + D * Kc;
     S0 = dcache + D * Kc;
     St = S0 + hd;
