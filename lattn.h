@@ -13582,8 +13582,14 @@ static void lattn__prism_dots(int64_t K, const float *w, const double *x, int64_
             a6 += wi * x6[i];
             a7 += wi * x7[i];
         }
-        acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
-        acc[4] = a4; acc[5] = a5; acc[6] = a6; acc[7] = a7;
+        acc[0] = a0;
+        acc[1] = a1;
+        acc[2] = a2;
+        acc[3] = a3;
+        acc[4] = a4;
+        acc[5] = a5;
+        acc[6] = a6;
+        acc[7] = a7;
         return;
     }
     for (j = 0; j < n; j++)
