@@ -2551,9 +2551,12 @@ static void lattn__put(float *f, double *d, int64_t i, double v) {
 #  define LATTN__INLINE static __inline__
 /* a hint to fetch the line at address a (an integer) into L2; never faults */
 #  define LATTN__PREFETCH_L2(a) __builtin_prefetch((const void *)(a), 0, 2)
+/* the same for a line about to be written */
+#  define LATTN__PREFETCH_W(a) __builtin_prefetch((const void *)(a), 1, 2)
 #else
 #  define LATTN__INLINE static
 #  define LATTN__PREFETCH_L2(a) ((void)(a))
+#  define LATTN__PREFETCH_W(a) ((void)(a))
 #endif
 
 #define LATTN__MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -3037,6 +3040,10 @@ static lattn_status lattn__alloc_doubles(lattn_ctx *ctx, double **out, size_t n,
     *out = (double *)lattn__alloc_array(ctx, n, sizeof(double), what, &st);
     return st;
 }
+/* A kernel's flat workspace, kept in the context between calls with ctx.keep_workspace (>>tiler
+   implementation: lattn__flat_take): n floats, and its return. */
+static lattn_status lattn__flat_floats(lattn_ctx *ctx, size_t n, const char *who, float **out, int *kept);
+static void lattn__flat_give(lattn_ctx *ctx, void *p, int kept);
 
 /* Threads: the number a parallel region uses (1 without OpenMP). */
 /* The threads a call may start: ctx->n_threads (<= 0 or no context: OpenMP's default), clamped to
@@ -3210,8 +3217,23 @@ LATTN__DEF void lattn_vec_silu(size_t n, const float *x, float *y) { lattn__vec_
    strips (198 -> 206). */
 #define LATTN__KC 256
 #define LATTN__NC 256
-/* Internal flag: op(A)[i][k] = 0 for k > i, so row block i0.. stops the contraction at i0 + MR. */
+/* Internal flags: op(A)[i][k] = 0 for k > i (a causal block: row block i0.. stops its contraction
+   at i0 + MR), or = 0 for k < i (the transpose of one: row block i0.. starts it at i0). */
 #define LATTN__GEMM_TRIU_A 16
+#define LATTN__GEMM_TRIL_A 32
+
+/* Asks for rows [0, n) of w floats (row stride ld) in L2 ahead of their use. A kernel that walks one
+   head's rows reads them H·K floats apart, a page or more, where the hardware's stream prefetch does
+   not follow; the tiler's dma_load does the same for the next block of rows. */
+static void lattn__prefetch_rows(const float *x, int64_t n, int64_t ld, int64_t w, int write) {
+    int64_t r, f;
+    for (r = 0; r < n; r++)
+        for (f = 0; f < w + 15; f += 16) {
+            const uintptr_t p = (uintptr_t)(x + r * ld + LATTN__MIN(f, w - 1));
+            if (write) LATTN__PREFETCH_W(p);
+            else LATTN__PREFETCH_L2(p);
+        }
+}
 
 /* Floats of packing workspace for a call with these sizes (0 when nothing to do). */
 static size_t lattn__gemm_ws(int64_t N, int64_t K) {
@@ -3355,6 +3377,7 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
     /* a short contraction over rows of B (the tiler's products: K <= 128 partitions) reads full
        NR-wide panels of B where they lie; packing would copy more than the kernel reuses */
     int in_place = !(flags & LATTN_GEMM_TRANS_B) && K <= 128, triu = (flags & LATTN__GEMM_TRIU_A) != 0;
+    int tril = (flags & LATTN__GEMM_TRIL_A) != 0;
     /* Aᵀ with rows a page or more apart: each k of a strip would touch its own page, so the strip is
        copied once into MR-wide rows and read from there by every panel */
     const int pack_a = rs == 1 && cs >= 1024;
@@ -3379,8 +3402,10 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
                 lattn__pack_b(0, B, ldb, pc, kc, jc + nc / LATTN__NR * LATTN__NR, nc % LATTN__NR, ws + nc / LATTN__NR * LATTN__NR * kc);
             for (ir = 0; ir < M; ir += LATTN__MR) {
                 int m = (int)LATTN__MIN((int64_t)LATTN__MR, M - ir);
-                const int64_t kk = triu ? LATTN__MAX(0, LATTN__MIN(kc, ir + m - pc)) : kc;
-                const float *a = A + ir * rs + pc * cs;
+                /* the contraction's rows [k0, k0 + kk) of this block */
+                const int64_t k0 = tril ? LATTN__MAX(0, LATTN__MIN(kc, ir - pc)) : 0;
+                const int64_t kk = (triu ? LATTN__MAX(0, LATTN__MIN(kc, ir + m - pc)) : kc) - k0;
+                const float *a = A + ir * rs + (pc + k0) * cs;
                 int64_t ars = rs, acs = cs;
                 if (pack_a) {                       /* the strip's kk rows of m floats, side by side */
                     int64_t k;
@@ -3392,7 +3417,7 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
                     int n = (int)LATTN__MIN((int64_t)LATTN__NR, nc - jr), direct = in_place && n == LATTN__NR;
                     if (lower && jc + jr > ir + m - 1) break;   /* block entirely above diagonal */
                     lattn__ukernel(kk, a, ars, acs,
-                                   direct ? B + pc * ldb + jc + jr : ws + jr * kc, direct ? ldb : LATTN__NR,
+                                   direct ? B + (pc + k0) * ldb + jc + jr : ws + jr * kc + k0 * LATTN__NR, direct ? ldb : LATTN__NR,
                                    C + ir * ldc + jc + jr, ldc, acc,
                                    m, n, ir, jc + jr, lower);
                 }
@@ -4732,6 +4757,7 @@ LATTN__DEF lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const lat
     const char *who = "lattn_shortconv_chunk_backward";
     int64_t n, s, D, W, nblk = 0, ni, it, *blk, c, j, i;
     float *ws, *wt, *hist, *part, *ring;
+    int kept;
     size_t nws, npart, nring;
     int nthr;
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
@@ -4749,7 +4775,7 @@ LATTN__DEF lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const lat
     npart = (size_t)(ni * (W + 1) * D);
     nring = (size_t)(W * D);
     nws = ((size_t)(W * D) * (size_t)(1 + n) + npart + nring * (size_t)nthr + 1) / 2 * 2;   /* even: int64 block table follows */
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, nws + (size_t)(4 * nblk + 2), who));   /* 2 int64 a block */
+    LATTN__TRY(lattn__flat_floats(ctx, nws + (size_t)(4 * nblk + 2), who, &ws, &kept));   /* 2 int64 a block */
     wt = ws;
     hist = wt + W * D;
     part = hist + n * W * D;             /* per item: dw [W][D], then dbias [D] */
@@ -4830,7 +4856,7 @@ LATTN__DEF lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const lat
             if (j == W && g->dbias) g->dbias[c] = acc;
         }
     }
-    lattn__free(ctx, ws);
+    lattn__flat_give(ctx, ws, kept);
     return lattn__ok(ctx);
 }
 
@@ -5094,6 +5120,7 @@ LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sc
     int64_t w, nw, ncb, nblk, per;
     int nthr;
     float *ws;
+    int kept;
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
     LATTN__TRY(lattn__scan_check(ctx, who, a));
     nthr = lattn__threads(ctx);
@@ -5101,7 +5128,7 @@ LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sc
     nw = a->B * ncb;
     nblk = (a->T + R - 1) / R;
     per = (nblk + R + 3) * CB;           /* checkpoints, states h_{t-1} of a block, the state, U */
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(per * LATTN__MIN((int64_t)nthr, nw)), who));
+    LATTN__TRY(lattn__flat_floats(ctx, (size_t)(per * LATTN__MIN((int64_t)nthr, nw)), who, &ws, &kept));
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < nw; w++) {
         const int64_t b = w / ncb, c0 = (w % ncb) * CB, nc = LATTN__MIN(CB, a->N - c0), N = a->N;
@@ -5125,7 +5152,7 @@ LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sc
         }
         if (g->dh0) memcpy(g->dh0 + b * N + c0, U, (size_t)nc * sizeof(float));
     }
-    lattn__free(ctx, ws);
+    lattn__flat_give(ctx, ws, kept);
     return lattn__ok(ctx);
 }
 
@@ -5550,6 +5577,7 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
     size_t pth, nbc = 0, nit;
     int nthr;
     float *ws, *At, *An, *pbc, *part, *thr;
+    int kept;
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
     LATTN__TRY(lattn__ssm_check_in(ctx, who, a, &n, &G));
     if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
@@ -5569,8 +5597,8 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
     }
     nblk = (maxlen + R - 1) / R;
     pth = (size_t)((nblk + R + 4) * S + 2 * N * LATTN__VW + 3 * TL);
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(2 * Dp * N) + 2 * nbc + nit * (size_t)(S + 2 * TL) + pth * (size_t)nthr +
-                                                 2 * (nit + 1), who));
+    LATTN__TRY(lattn__flat_floats(ctx, (size_t)(2 * Dp * N) + 2 * nbc + nit * (size_t)(S + 2 * TL) + pth * (size_t)nthr + 2 * (nit + 1),
+                                  who, &ws, &kept));
     At = ws;
     An = At + Dp * N;
     pbc = An + Dp * N;                   /* the items' dBm rows, then their dCm rows */
@@ -5664,7 +5692,7 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
         if (g->dDskip && a->Dskip) g->dDskip[c] = sd;
         if (g->ddt_bias && a->dt_bias) g->ddt_bias[c] = sz;
     }
-    lattn__free(ctx, ws);
+    lattn__flat_give(ctx, ws, kept);
     return lattn__ok(ctx);
 }
 
@@ -6295,7 +6323,7 @@ LATTN__DEF lattn_status lattn_s4d_ref_backward(lattn_ctx *ctx, const lattn_s4d_a
 LATTN__DEF lattn_status lattn_s4d_chunk_backward(lattn_ctx *ctx, const lattn_s4d_args *a, const lattn_s4d_grads *g) {
     const char *who = "lattn_s4d_chunk_backward";
     int64_t w, D, N, Np, nblk, npart;
-    int nthr;
+    int nthr, kept;
     size_t per, cnt, np;
     float *ws;
     double *part;
@@ -6311,9 +6339,9 @@ LATTN__DEF lattn_status lattn_s4d_chunk_backward(lattn_ctx *ctx, const lattn_s4d
     if (lattn_size_mul(&per, (size_t)(LATTN__S4D_CONSTS + 4 + 2 + 4 + 2 * nblk + 2 * LATTN__S4D_BLOCK + 6 + 6), (size_t)Np) != LATTN_OK ||
         lattn_size_mul(&cnt, per, (size_t)nthr) != LATTN_OK || lattn_size_mul(&np, (size_t)(a->B * D), (size_t)npart) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, cnt, who));
+    LATTN__TRY(lattn__flat_floats(ctx, cnt, who, &ws, &kept));
     if ((st = lattn__alloc_doubles(ctx, &part, np, who)) != LATTN_OK) {
-        lattn__free(ctx, ws);
+        lattn__flat_give(ctx, ws, kept);
         return st;
     }
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
@@ -6410,7 +6438,7 @@ LATTN__DEF lattn_status lattn_s4d_chunk_backward(lattn_ctx *ctx, const lattn_s4d
         lattn__s4d_param_grads(a, g, w, part + w * npart);
     }
     lattn__free(ctx, part);
-    lattn__free(ctx, ws);
+    lattn__flat_give(ctx, ws, kept);
     return lattn__ok(ctx);
 }
 
@@ -8632,9 +8660,8 @@ static void lattn__flat_give(lattn_ctx *ctx, void *p, int kept) {
     if (kept) ctx->scratch->flat_busy[kept - 1] = 0;
     else lattn__free(ctx, p);
 }
-#ifndef LATTN_NO_MODELS
 /* n floats of flat workspace (lattn__flat_take), the size checked: LATTN_E_NOMEM or _OVERFLOW (the
-   models' backward passes and the net). */
+   backward kernels, the models' backward passes and the net). */
 static lattn_status lattn__flat_floats(lattn_ctx *ctx, size_t n, const char *who, float **out, int *kept) {
     size_t bytes;
     *kept = 0;
@@ -8642,7 +8669,6 @@ static lattn_status lattn__flat_floats(lattn_ctx *ctx, size_t n, const char *who
     if (!(*out = (float *)lattn__flat_take(ctx, bytes, kept))) return lattn__fail(ctx, LATTN_E_NOMEM, "%s: cannot allocate %zu bytes", who, bytes);
     return LATTN_OK;
 }
-#endif
 static lattn_status lattn__team_make(lattn_ctx *ctx, lattn__team *tm, const char *who, int64_t items, size_t tsz,
                                      lattn__tiles_alloc_fn alloc, const void *plan) {
     const lattn_dev_profile *pr = lattn_ctx_profile(ctx);
@@ -9210,8 +9236,8 @@ static void lattn__la_bw_chunk(const lattn_la_args *a, const lattn_la_grads *g, 
     lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, L, L, Vn, w->dOp, ldo, Vr, ldv, w->D, L, w->gw);   /* D = tril(dO Vᵀ) */
     lattn__sgemm(LATTN_GEMM_TRANS_B, L, Kf, Vn, w->dOp, ldo, S0, Vn, w->gq, Kf, w->gw);                    /* dO S0ᵀ */
     if (fits) {                          /* dΦq = s e^{b} ⊙ (D K̃ + dO S0ᵀ), gk = Dᵀ Q̃ */
-        lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, Kf, L, w->D, L, w->kt, Kf, w->gq, Kf, w->gw);
-        lattn__sgemm(LATTN_GEMM_TRANS_A, L, Kf, L, w->D, L, w->qt, Kf, w->gk, Kf, w->gw);
+        lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, Kf, L, w->D, L, w->kt, Kf, w->gq, Kf, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, Kf, L, w->D, L, w->qt, Kf, w->gk, Kf, w->gw);
         lattn__la_bw_rows(dphq + tok * ld + h * Kf, ld, dm->s, w->eb, w->gq, Kf, NULL, NULL, L, Kf, Kg);
     } else {
         lattn__la_bw_direct(dm, z, w, L, 1);
@@ -9220,7 +9246,7 @@ static void lattn__la_bw_chunk(const lattn_la_args *a, const lattn_la_grads *g, 
     lattn__sgemm(LATTN_GEMM_TRANS_B, L, Kf, Vn, Vr, ldv, w->U, Vn, w->tk, Kf, w->gw);                       /* V' Uᵀ */
     lattn__la_bw_rows(dphk + tok * ld + h * Kf, ld, 1.0f, fits ? w->ei : NULL, w->gk, Kf, w->wk, w->tk, L, Kf, Kg);
     if (g->dv) {                         /* dV' = Aᵀ dO' + (Φk ⊙ w) U */
-        lattn__sgemm(LATTN_GEMM_TRANS_A, L, Vn, L, w->A, L, w->dOp, ldo, dv, lddv, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, Vn, L, w->A, L, w->dOp, ldo, dv, lddv, w->gw);
         lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, Vn, Kf, w->kd, Kf, w->U, Vn, dv, lddv, w->gw);
         for (r = 0; dv == w->dv && r < L; r++) memcpy(g->dv + ((tok + r) * a->H + h) * V, w->dv + r * Vn, (size_t)V * sizeof(float));
     }
@@ -9260,6 +9286,22 @@ static void lattn__la_bw_gates(const lattn_la_args *a, const lattn_la_grads *g, 
         }
     }
 }
+/* The rows of chunk tok.. (L tokens, head h) that the next chunk of the walk reads, into L2 while
+   this one computes: K and V (the checkpoint pass), and with full Q, dO and the gradients' rows
+   (for writing). */
+static void lattn__la_bw_ahead(const lattn_la_args *a, const lattn_la_grads *g, const lattn__la_in *in, const lattn__la_bw_dims *z,
+                               int64_t tok, int64_t h, int64_t L, int full, const float *dphq, const float *dphk) {
+    const int64_t Kf = z->Kf, ld = a->H * Kf, e = tok * ld + h * Kf, ev = (tok * a->H + h) * a->V;
+    lattn__prefetch_rows(in->k + e, L, ld, Kf, 0);
+    lattn__prefetch_rows(a->v + ev, L, a->H * a->V, a->V, 0);
+    if (a->gk) lattn__prefetch_rows(a->gk + (tok * a->H + h) * a->K, L, a->H * a->K, a->K, 0);
+    if (!full) return;
+    lattn__prefetch_rows(in->q + e, L, ld, Kf, 0);
+    lattn__prefetch_rows(g->dout + ev, L, a->H * a->V, a->V, 0);
+    lattn__prefetch_rows(dphq + e, L, ld, Kf, 1);
+    lattn__prefetch_rows(dphk + e, L, ld, Kf, 1);
+    if (g->dv) lattn__prefetch_rows(g->dv + ev, L, a->H * a->V, a->V, 1);
+}
 /* One work item (sequence sq from tok0, len tokens; head h): the checkpoints, the chunks in reverse,
    dh0 / dz0, and the gates' gradients from dΦq, dΦk. */
 static void lattn__la_bw_item(const lattn_la_args *a, const lattn_la_grads *g, const lattn__la_dims *dm, const lattn__la_in *in,
@@ -9284,10 +9326,9 @@ static void lattn__la_bw_item(const lattn_la_args *a, const lattn_la_grads *g, c
         const float *S0 = w->ck + n * SV;
         float *S1 = w->ck + (n + 1) * SV;
         lattn__la_bw_load(a, in, dm, z, w, tok0 + n * C, h, L, 0);
-        for (i = 0; i < Kf; i++) {
-            const float e = expf(w->b[(L - 1) * z->Kg + (z->Kg > 1 ? i : 0)]);
-            for (j = 0; j < Vn; j++) S1[i * Vn + j] = e * S0[i * Vn + j];
-        }
+        if (n + 1 < nc) lattn__la_bw_ahead(a, g, in, z, tok0 + (n + 1) * C, h, LATTN__MIN(C, len - (n + 1) * C), 0, dphq, dphk);
+        for (i = 0; i < Kf; i++) w->fin[i] = expf(w->b[(L - 1) * z->Kg + (z->Kg > 1 ? i : 0)]);   /* the decay of row i */
+        lattn__la_bw_rows(S1, Vn, 1.0f, w->fin, S0, Vn, NULL, NULL, Kf, Vn, 1);
         lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, Kf, Vn, L, w->kd, Kf, w->vp, w->ldv, S1, Vn, w->gw);
     }
     w->sum = 0;
@@ -9303,6 +9344,7 @@ static void lattn__la_bw_item(const lattn_la_args *a, const lattn_la_grads *g, c
     for (n = nc - 1; n >= 0; n--) {
         const int L = (int)LATTN__MIN(C, len - n * C);
         const int fits = lattn__la_bw_load(a, in, dm, z, w, tok0 + n * C, h, L, 1);
+        if (n > 0) lattn__la_bw_ahead(a, g, in, z, tok0 + (n - 1) * C, h, C, 1, dphq, dphk);
         lattn__la_bw_chunk(a, g, dm, z, w, w->ck + n * SV, tok0 + n * C, h, L, fits, dphq, dphk);
         if (a->g || a->gk) lattn__la_bw_gates(a, g, in, z, w, dphq, dphk, tok0 + n * C, h, L);
     }
@@ -9347,7 +9389,7 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
     double *dbl = NULL;
     int64_t sq, w, maxlen = 0, rows, nw, K;
     size_t per, nd, cnt;
-    int nthr;
+    int nthr, kept = 0;
     lattn_status st;
     LATTN__TRY(lattn__la_check_in(ctx, who, a, &dm));
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
@@ -9390,10 +9432,10 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
         lattn_size_add(&cnt, cnt, nd) != LATTN_OK || lattn_size_add(&cnt, cnt, lattn__gemm_ws(K, rows)) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
     LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, who));
-    st = lattn__alloc_floats(ctx, &ws, cnt, who);
+    st = lattn__flat_floats(ctx, cnt, who, &ws, &kept);   /* kept between calls with ctx.keep_workspace */
     if (st == LATTN_OK) st = lattn__alloc_doubles(ctx, &dbl, (size_t)(nthr * 5 * K), who);
     if (st != LATTN_OK) {
-        lattn__free(ctx, ws);
+        if (ws) lattn__flat_give(ctx, ws, kept);
         lattn__free(ctx, in.buf);
         return st;
     }
@@ -9438,7 +9480,7 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
         }
     }
     lattn__free(ctx, dbl);
-    lattn__free(ctx, ws);
+    lattn__flat_give(ctx, ws, kept);
     lattn__free(ctx, in.buf);
     return lattn__ok(ctx);
 }
@@ -16295,7 +16337,7 @@ static void lattn__ttt_head_bwd(const lattn_ttt_args *a, const lattn_ttt_grads *
 LATTN__DEF lattn_status lattn_ttt_chunk_backward(lattn_ctx *ctx, const lattn_ttt_args *a, const lattn_ttt_grads *g) {
     const char *who = "lattn_ttt_chunk_backward";
     lattn__ttt_dims dm;
-    int nthr = lattn__threads(ctx);
+    int nthr = lattn__threads(ctx), kept;
     int64_t pr, np, sq, i, na, mx = 0;
     size_t per, n;
     float *ws, *acc;
@@ -16308,7 +16350,7 @@ LATTN__DEF lattn_status lattn_ttt_chunk_backward(lattn_ctx *ctx, const lattn_ttt
     per = lattn__ttt_bwd_ws(&dm, mx);
     if (lattn_size_mul(&n, per, (size_t)nthr) != LATTN_OK || lattn_size_add(&n, n, (size_t)(np * na)) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: workspace overflows", who);
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, n, who));
+    LATTN__TRY(lattn__flat_floats(ctx, n, who, &ws, &kept));
     acc = ws + per * (size_t)nthr;
     memset(acc, 0, (size_t)(np * na) * sizeof(float));
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
@@ -16333,7 +16375,7 @@ LATTN__DEF lattn_status lattn_ttt_chunk_backward(lattn_ctx *ctx, const lattn_ttt
         if (g->dln_w) g->dln_w[i] = sw;
         if (g->dln_b) g->dln_b[i] = sb;
     }
-    lattn__free(ctx, ws);
+    lattn__flat_give(ctx, ws, kept);
     return lattn__ok(ctx);
 }
 

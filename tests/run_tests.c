@@ -4330,13 +4330,19 @@ static void test_conv_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                     CHECK(rel_rms(got[k], want[k], n[k]) <= 1e-5, "shortconv_chunk_backward = shortconv_ref_backward: %s (T = %lld, D = %lld, W = %lld%s, %s): %.3g",
                           names[k], (long long)T, (long long)D, (long long)W, act ? ", SiLU" : "", vl ? "variable lengths" : "B = 2",
                           rel_rms(got[k], want[k], n[k]));
-                for (th = 2; th <= 3 && ti == 5; th++) {
+                for (th = 2; th <= 3 && ti == 5; th++) {   /* the same bits at any thread count; at 3 twice, in the kept workspace */
+                    int rep;
                     ctx->n_threads = th;
-                    conv_bw_run(ctx, &a, &g, again, n, 1);
-                    for (k = 0; k < 4; k++) same &= memcmp(got[k], again[k], n[k] * sizeof(float)) == 0;
+                    ctx->keep_workspace = th == 3;
+                    for (rep = 0; rep < 1 + (th == 3); rep++) {
+                        conv_bw_run(ctx, &a, &g, again, n, 1);
+                        for (k = 0; k < 4; k++) same &= memcmp(got[k], again[k], n[k] * sizeof(float)) == 0;
+                    }
                     ctx->n_threads = 1;
+                    ctx->keep_workspace = 0;
                 }
-                CHECK(same, "shortconv_chunk_backward: the same bits at 1, 2 and 3 threads (D = %lld, W = %lld)", (long long)D, (long long)W);
+                lattn_ctx_trim(ctx);
+                CHECK(same, "shortconv_chunk_backward: the same bits at 1, 2 and 3 threads, and in the kept workspace (D = %lld, W = %lld)", (long long)D, (long long)W);
                 for (k = 0; k < 4; k++) { free(want[k]); free(got[k]); free(again[k]); }
                 free(x); free(w); free(bias); free(h0); free(dy); free(dht);
             }
@@ -4443,13 +4449,19 @@ static void test_scan_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 for (w = 0; w < 3; w++)
                     CHECK(rel_rms(got[w], want[w], n[w]) <= 1e-5, "scan_chunk_backward = scan_ref_backward: %s (T = %lld, N = %lld, %s): %.3g",
                           names[w], (long long)T, (long long)N, ls ? "log" : "linear", rel_rms(got[w], want[w], n[w]));
-                for (th = 2; th <= 3 && ti == 5; th++) {
+                for (th = 2; th <= 3 && ti == 5; th++) {   /* the same bits at any thread count; at 3 twice, in the kept workspace */
+                    int rep;
                     ctx->n_threads = th;
-                    scan_bw_run(ctx, &a, &g, again, n, 1);
-                    for (w = 0; w < 3; w++) same &= memcmp(got[w], again[w], n[w] * sizeof(float)) == 0;
+                    ctx->keep_workspace = th == 3;
+                    for (rep = 0; rep < 1 + (th == 3); rep++) {
+                        scan_bw_run(ctx, &a, &g, again, n, 1);
+                        for (w = 0; w < 3; w++) same &= memcmp(got[w], again[w], n[w] * sizeof(float)) == 0;
+                    }
                     ctx->n_threads = 1;
+                    ctx->keep_workspace = 0;
                 }
-                CHECK(same, "scan_chunk_backward: the same bits at 1, 2 and 3 threads (N = %lld)", (long long)N);
+                lattn_ctx_trim(ctx);
+                CHECK(same, "scan_chunk_backward: the same bits at 1, 2 and 3 threads, and in the kept workspace (N = %lld)", (long long)N);
                 for (w = 0; w < 3; w++) { free(want[w]); free(got[w]); free(again[w]); }
                 free(av); free(bv); free(h0); free(dy); free(dht);
             }
@@ -4654,13 +4666,19 @@ static void test_ssm_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                     CHECK(rel_rms(got[k], want[k], m) <= 1e-5, "ssm_chunk_backward = ssm_ref_backward: %s (T = %lld, D = %lld, G = %lld, N = %lld, %s): %.3g",
                           names[k], (long long)T, (long long)D, (long long)G, (long long)N, vl ? "variable lengths" : "B = 2", rel_rms(got[k], want[k], m));
                 }
-                for (th = 2; th <= 3 && ti == 5; th++) {
+                for (th = 2; th <= 3 && ti == 5; th++) {   /* the same bits at any thread count; at 3 twice, in the kept workspace */
+                    int rep;
                     ctx->n_threads = th;
-                    ssm_bw_run(ctx, &a, &g, again, n, 1);
-                    for (k = 0; k < 9; k++) same &= memcmp(got[k], again[k], n[k] * sizeof(float)) == 0;
+                    ctx->keep_workspace = th == 3;
+                    for (rep = 0; rep < 1 + (th == 3); rep++) {
+                        ssm_bw_run(ctx, &a, &g, again, n, 1);
+                        for (k = 0; k < 9; k++) same &= memcmp(got[k], again[k], n[k] * sizeof(float)) == 0;
+                    }
                     ctx->n_threads = 1;
+                    ctx->keep_workspace = 0;
                 }
-                CHECK(same, "ssm_chunk_backward: the same bits at 1, 2 and 3 threads (D = %lld, G = %lld)", (long long)D, (long long)G);
+                lattn_ctx_trim(ctx);
+                CHECK(same, "ssm_chunk_backward: the same bits at 1, 2 and 3 threads, and in the kept workspace (D = %lld, G = %lld)", (long long)D, (long long)G);
                 for (k = 0; k < 9; k++) { free(want[k]); free(got[k]); free(again[k]); }
                 free(x); free(dt); free(A); free(Bm); free(Cm); free(Ds_); free(bias); free(z); free(h0); free(dy); free(dht);
             }
@@ -4781,13 +4799,19 @@ static void test_s4d_backward(lattn_ctx *ctx, lattn_rng *r) {
                     CHECK(e <= 1e-5, "s4d_chunk_backward = s4d_ref_backward: %s (T = %lld, N = %lld, %s): %.3g", names[k], (long long)T,
                           (long long)N, cplx ? "complex" : "real", e);
                 }
-                for (th = 2; th <= 3 && ti == 5; th++) {
+                for (th = 2; th <= 3 && ti == 5; th++) {   /* the same bits at any thread count; at 3 twice, in the kept workspace */
+                    int rep;
                     ctx->n_threads = th;
-                    s4d_bw_run(ctx, &c.a, &g, again, n, 1);
-                    for (k = 0; k < 10; k++) same &= memcmp(got[k], again[k], n[k] * sizeof(float)) == 0;
+                    ctx->keep_workspace = th == 3;
+                    for (rep = 0; rep < 1 + (th == 3); rep++) {
+                        s4d_bw_run(ctx, &c.a, &g, again, n, 1);
+                        for (k = 0; k < 10; k++) same &= memcmp(got[k], again[k], n[k] * sizeof(float)) == 0;
+                    }
                     ctx->n_threads = 1;
+                    ctx->keep_workspace = 0;
                 }
-                CHECK(same, "s4d_chunk_backward: the same bits at 1, 2 and 3 threads (T = %lld, N = %lld)", (long long)T, (long long)N);
+                lattn_ctx_trim(ctx);
+                CHECK(same, "s4d_chunk_backward: the same bits at 1, 2 and 3 threads, and in the kept workspace (T = %lld, N = %lld)", (long long)T, (long long)N);
                 for (k = 0; k < 10; k++) { free(want[k]); free(got[k]); free(again[k]); }
                 free(dy); free(dht);
                 s4d_free(&c);
@@ -4941,13 +4965,19 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                               names[w], gates[gi], (int)fm, mi == 5 ? " untied" : "", nz ? ", normalised" : "", (long long)T,
                               vl ? "variable lengths" : "B = 2", err);
                     }
-                    for (th = 2; th <= 3 && ti == 5; th++) {   /* the same bits at any thread count */
+                    for (th = 2; th <= 3 && ti == 5; th++) {   /* the same bits at any thread count; at 3 twice, in the kept workspace */
+                        int rep;
                         ctx->n_threads = th;
-                        la_bw_run(ctx, &a, &g, again, n, 1);
-                        for (w = 0; w < 11; w++) same &= memcmp(got[w], again[w], n[w] * sizeof(float)) == 0;
+                        ctx->keep_workspace = th == 3;
+                        for (rep = 0; rep < 1 + (th == 3); rep++) {
+                            la_bw_run(ctx, &a, &g, again, n, 1);
+                            for (w = 0; w < 11; w++) same &= memcmp(got[w], again[w], n[w] * sizeof(float)) == 0;
+                        }
                         ctx->n_threads = 1;
+                        ctx->keep_workspace = 0;
                     }
-                    CHECK(same, "la_chunk_backward: the same bits at 1, 2 and 3 threads (gate %s, map %d)", gates[gi], (int)fm);
+                    lattn_ctx_trim(ctx);
+                    CHECK(same, "la_chunk_backward: the same bits at 1, 2 and 3 threads, and in the kept workspace (gate %s, map %d)", gates[gi], (int)fm);
                     for (w = 0; w < 11; w++) { free(want[w]); free(got[w]); free(again[w]); }
                     free(q); free(k); free(v); free(h0); free(gk); free(gh); free(z0); free(fw); free(fb); free(fwk); free(fbk);
                     free(dout); free(dht); free(dzt);
@@ -6037,13 +6067,19 @@ static void test_attn_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 CHECK(rel_rms(got[w], want[w], n[w]) <= 1e-5, "attn_chunk_backward = attn_ref_backward: %s (%s, %s, T = %lld, K = %lld, V = %lld, %s%s): %.3g",
                       names[w], masks[mi], gqa ? "GQA" : "MHA", (long long)T, (long long)K, (long long)V, vl ? "variable lengths" : "B = 2",
                       saved ? ", forward saved" : "", rel_rms(got[w], want[w], n[w]));
-            for (th = 2; th <= 3 && ti == 5; th++) {
+            for (th = 2; th <= 3 && ti == 5; th++) {   /* the same bits at any thread count; at 3 twice, in the kept workspace */
+                int rep;
                 ctx->n_threads = th;
-                attn_bw_run(ctx, &a, &g, again, n, 1);
-                for (w = 0; w < 3; w++) same &= memcmp(got[w], again[w], n[w] * sizeof(float)) == 0;
+                ctx->keep_workspace = th == 3;
+                for (rep = 0; rep < 1 + (th == 3); rep++) {
+                    attn_bw_run(ctx, &a, &g, again, n, 1);
+                    for (w = 0; w < 3; w++) same &= memcmp(got[w], again[w], n[w] * sizeof(float)) == 0;
+                }
                 ctx->n_threads = 1;
+                ctx->keep_workspace = 0;
             }
-            CHECK(same, "attn_chunk_backward: the same bits at 1, 2 and 3 threads (%s)", masks[mi]);
+            lattn_ctx_trim(ctx);
+            CHECK(same, "attn_chunk_backward: the same bits at 1, 2 and 3 threads, and in the kept workspace (%s)", masks[mi]);
             for (w = 0; w < 3; w++) { free(want[w]); free(got[w]); free(again[w]); }
             free(q); free(k); free(v); free(dout); free(dlse); free(o); free(lse);
         }
