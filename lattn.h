@@ -1128,6 +1128,11 @@ typedef struct lattn_la_args {
     int64_t n_seqs;
     float *o;
     float *ht, *zt;                      /* optional final state / key sum */
+    float *states;                       /* optional, _chunk and _chunk_backward: the chunk-start states
+                                            [N][H][n_c + 1][K'][V'] (V' = V + normalize, n_c the chunks of
+                                            the longest sequence, the last slot the final state): the
+                                            forward writes them, the backward reads them instead of
+                                            recomputing them (the same chunk: 0 is the profile's default) */
     double *o64, *ht64, *zt64;           /* _ref only, optional: float64 copies of o, ht, zt */
     int chunk;                           /* _chunk: tokens per chunk (0 = the profile's default) */
     lattn_sched schedule;                /* _chunk without dynamic gates */
@@ -1173,8 +1178,9 @@ typedef struct lattn_la_grads {
    the normaliser and its key sum. */
 LATTN_API lattn_status lattn_la_ref_backward(lattn_ctx *ctx, const lattn_la_args *a, const lattn_la_grads *g);
 /* The backward of _chunk in float32: chunks of a->chunk tokens (0 = 64) in reverse on the SGEMM
-   kernel, the chunk-start states checkpointed by a pass over the chunk states, one work item per
-   (sequence, head): the same bits at any thread count. Every gate kind, feature map and the
+   kernel, the chunk-start states checkpointed by a pass over the chunk states, or read from
+   a->states as _chunk wrote them (then 0 is the profile's default chunk, as in _chunk), one work
+   item per (sequence, head): the same bits at any thread count. Every gate kind, feature map and the
    normaliser; the float outputs only (the *64 fields are _ref_backward's). On a Trainium profile
    (ctx->profile trn1/2/3) it runs on the tiler instead, spec sbuf_tiler.md §5.3: the fixed decays
    with the identity map (the Laplace mixer), K and the chunk (0 = the profile's 128) within the
@@ -8223,6 +8229,24 @@ static lattn_status lattn__la_scores_key(lattn_tiler *t, lattn__la_tiles *x, con
 /* The states of a work item's nh heads in (dir 0: initial state and key sums, or zeros) or out
    (dir 1: final state and key sums, when asked). Head j's state is columns [j·Vn, (j+1)·Vn) of the
    state tiles; value columns [v0, v0 + vw). */
+/* Where the forward writes its chunk-start states (F14): per (sequence, head) n slots of [K'][V'] at
+   base + ((sq·H + h)·n + chunk)·K'·V', V' = V + normalize; with fin the slot after the sequence's last
+   chunk takes its final state (a->states, for lattn_la_chunk_backward). base NULL: none. */
+typedef struct lattn__la_ck { float *base; int64_t n; int fin; } lattn__la_ck;
+/* F14 for head j of the item (head h): its state into slot `slot`, the value columns [v0, v0 + vw)
+   and, from the block that holds the last values, the normaliser's column after them. */
+static lattn_status lattn__la_ck_store(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, const lattn_la_args *a,
+                                       const lattn__la_ck *ck, int64_t sq, int64_t h, int j, int64_t slot, int64_t v0, int vw) {
+    const int64_t Vp = a->V + (a->normalize ? 1 : 0);
+    const int wide = a->normalize && v0 + vw == a->V;
+    float *dst = ck->base + ((sq * a->H + h) * ck->n + slot) * p->Kf * Vp + v0;
+    int kt;
+    for (kt = 0; kt < p->nkt; kt++) {
+        lattn_tile state = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), j * p->Vn, vw + wide);
+        LATTN__TRY(lattn_dma_store(t, dst + (int64_t)kt * p->kp * Vp, Vp, &state));
+    }
+    return LATTN_OK;
+}
 static lattn_status lattn__la_states(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, const lattn_la_args *a,
                                      int dir, int64_t sq, int64_t h0, int nh, int64_t v0, int vw) {
     int j, kt;
@@ -8242,12 +8266,20 @@ static lattn_status lattn__la_states(lattn_tiler *t, lattn__la_tiles *x, const l
     return LATTN_OK;
 }
 
+/* The final states (a->ht, a->zt; the checkpoints' last slot with ck->fin) of the item's heads. */
+static lattn_status lattn__la_finish(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, const lattn_la_args *a,
+                                     const lattn__la_ck *ck, int64_t len, int64_t sq, int64_t h0, int nh, int64_t v0, int vw) {
+    int j;
+    for (j = 0; ck->fin && j < nh; j++) LATTN__TRY(lattn__la_ck_store(t, x, p, a, ck, sq, h0 + j, j, (len + p->C - 1) / p->C, v0, vw));
+    return lattn__la_states(t, x, p, a, 1, sq, h0, nh, v0, vw);
+}
+
 /* Gated chunks: one (sequence, block of hb heads) on one tiler: chunks outer, heads inner, so the
    rows the DMA reads for consecutive heads are neighbours in memory. */
 static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
                                           const lattn_la_args *a, const lattn__la_in *in, float s,
                                           int64_t tok0, int64_t len, int64_t sq, int64_t h0, int nh,
-                                          int64_t v0, int vw) {
+                                          int64_t v0, int vw, const lattn__la_ck *ck) {
     const int64_t H = a->H, VS = a->V, ldq = H * p->Kf;
     const int V = vw, Vn = vw + (a->normalize ? 1 : 0);   /* value columns [v0, v0 + vw) */
     int kt, c0, j;
@@ -8310,6 +8342,7 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
                 LATTN__TRY(lattn_tile_copy(t, &ocols, &op));
             }
             LATTN__TRY(lattn__la_store_o(t, x, a, L, V, a->o + (tok * H + h) * VS + v0));
+            if (ck->base) LATTN__TRY(lattn__la_ck_store(t, x, p, a, ck, sq, h, j, c0 / p->C, v0, vw));   /* F14 */
             for (kt = 0; kt < p->nkt; kt++) {
                 int kw = lattn__kw(p, kt);
                 lattn_tile el = lattn_tile_view(&x->el, 0, kw, 0, 1);
@@ -8327,7 +8360,7 @@ static lattn_status lattn__la_chunk_block(lattn_tiler *t, lattn__la_tiles *x, co
             }
             lattn_tiler_mark_step(t);
         }
-    return lattn__la_states(t, x, p, a, 1, sq, h0, nh, v0, vw);
+    return lattn__la_finish(t, x, p, a, ck, len, sq, h0, nh, v0, vw);
 }
 
 /* Plain chunks (linear attention, or the fixed decays): a chunk of L <= C tokens is nb blocks of
@@ -8402,7 +8435,8 @@ static lattn_status lattn__la_plain_scores(lattn_tiler *t, lattn__la_tiles *x, c
     return LATTN_OK;
 }
 static lattn_status lattn__la_plain_rest(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p, const lattn_la_args *a,
-                                         int64_t tok, int64_t h, int L, int j, int64_t n, int64_t v0, int vw, float *ck) {
+                                         int64_t tok, int64_t h, int L, int j, int64_t n, int64_t v0, int vw,
+                                         const lattn__la_ck *ck, int64_t sq) {
     const int Vn = vw + (a->normalize ? 1 : 0), so = j * p->Vn;
     const float lg = p->fixed ? (a->g_gamma[h] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : a->g_gamma[h]) : 0.0f;
     int r, c, kt, vb0;
@@ -8440,10 +8474,7 @@ static lattn_status lattn__la_plain_rest(lattn_tiler *t, lattn__la_tiles *x, con
         }
         LATTN__TRY(lattn_tile_ts(t, &krb, &krb, &wcol, 0.0f, LATTN_TOP_MUL));
     }
-    for (kt = 0; ck && kt < p->nkt; kt++) {   /* F14: S before its update, the backward's checkpoint [K'][V] */
-        lattn_tile state = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), so, vw);
-        LATTN__TRY(lattn_dma_store(t, ck + (int64_t)kt * p->kp * a->V + v0, a->V, &state));
-    }
+    if (ck->base) LATTN__TRY(lattn__la_ck_store(t, x, p, a, ck, sq, h, j, n, v0, vw));   /* F14: S before its update */
     for (kt = 0; kt < p->nkt; kt++) {
         const int kw = lattn__kw(p, kt);
         for (vb0 = 0; vb0 < Vn; vb0 += p->vb) {
@@ -8461,11 +8492,10 @@ static lattn_status lattn__la_plain_rest(lattn_tiler *t, lattn__la_tiles *x, con
     }
     return LATTN_OK;
 }
-/* ck (NULL: none): the sequence's checkpoints [H][ckn chunks][K'][V], written by F14. */
 static lattn_status lattn__la_chunk_plain(lattn_tiler *t, lattn__la_tiles *x, const lattn__la_plan *p,
                                           const lattn_la_args *a, const lattn__la_in *in, float s,
                                           int64_t tok0, int64_t len, int64_t sq, int64_t h0, int nh,
-                                          int64_t v0, int vw, float *ck, int64_t ckn) {
+                                          int64_t v0, int vw, const lattn__la_ck *ck) {
     const int par = p->sched == LATTN_SCHED_CHUNK_PARALLEL;
     int64_t c0;
     int j, b;
@@ -8501,13 +8531,12 @@ static lattn_status lattn__la_chunk_plain(lattn_tiler *t, lattn__la_tiles *x, co
             LATTN__TRY(lattn__la_plain_rows(t, x, p, a, in, tok0 + c0, h0 + j, L, v0, vw, 1));
             LATTN__TRY(lattn__la_plain_cols(t, x, p, s, L, !par));
             if (!par) LATTN__TRY(lattn__la_plain_scores(t, x, p, L, j, 0));
-            LATTN__TRY(lattn__la_plain_rest(t, x, p, a, tok0 + c0, h0 + j, L, j, c0 / p->C, v0, vw,
-                                            ck ? ck + ((h0 + j) * ckn + c0 / p->C) * p->Kf * a->V : NULL));
+            LATTN__TRY(lattn__la_plain_rest(t, x, p, a, tok0 + c0, h0 + j, L, j, c0 / p->C, v0, vw, ck, sq));
             if (!par) lattn_tiler_mark_step(t);
         }
         if (par) lattn_tiler_mark_step(t);   /* one body: the chunk of every head */
     }
-    return lattn__la_states(t, x, p, a, 1, sq, h0, nh, v0, vw);
+    return lattn__la_finish(t, x, p, a, ck, len, sq, h0, nh, v0, vw);
 }
 
 /* The work split of the chunked kernels, one rule for all of them: items of (sequence, block of hb
@@ -8739,8 +8768,8 @@ static lattn_status lattn__la_tiles_fn(lattn_tiler *t, const void *plan, void *t
 /* >>linattn.chunk --------------------------------------------------------------------------------
    per chunk: O = (s·QKᵀ ⊙ decay mask) V + s (Q ⊙ e^b) S,  S = diag(e^{b_L}) S + (K ⊙ e^{b_L - b})ᵀ V,
    on the tiler (the cpu profile's cache blocking, the Trainium and GPU paths) */
-/* The forward on the tiler; ck (NULL: none) receives every chunk's start state (F14), [n_seqs][H][ckn][K'][V]. */
-static lattn_status lattn__la_chunk_run(lattn_ctx *ctx, const lattn_la_args *a, float *ck, int64_t ckn) {
+/* The forward on the tiler; ck receives every chunk's start state (F14); NULL: a->states, when set. */
+static lattn_status lattn__la_chunk_run(lattn_ctx *ctx, const lattn_la_args *a, const lattn__la_ck *ck) {
     lattn__la_dims dm;
     lattn__la_in in;
     lattn__la_plan plan;
@@ -8749,6 +8778,7 @@ static lattn_status lattn__la_chunk_run(lattn_ctx *ctx, const lattn_la_args *a, 
     lattn_status st;
     const lattn_dev_profile *pr;
     lattn_la_args ar;
+    lattn__la_ck own;
     float *gam = NULL;
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_chunk", a, &dm));
     LATTN__TRY(lattn__profile(ctx, &pr));
@@ -8758,7 +8788,7 @@ static lattn_status lattn__la_chunk_run(lattn_ctx *ctx, const lattn_la_args *a, 
         ar = *a;
         ar.g_gamma = gam;
         ar.retnet_decay = 0;
-        st = lattn__la_chunk_run(ctx, &ar, ck, ckn);
+        st = lattn__la_chunk_run(ctx, &ar, ck);
         lattn__free(ctx, gam);
         return st;
     }
@@ -8781,6 +8811,14 @@ static lattn_status lattn__la_chunk_run(lattn_ctx *ctx, const lattn_la_args *a, 
     }
     nblk = (a->H + plan.hb - 1) / plan.hb;
     nvb = (a->V + plan.vw - 1) / plan.vw;
+    if (!ck) {                           /* the caller's checkpoints: every chunk's start and the end */
+        int64_t sq, t0, len, mx = 0;
+        for (sq = 0; sq < dm.n; sq++) { lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
+        own.base = a->states;
+        own.n = (mx + plan.C - 1) / plan.C + 1;
+        own.fin = a->states != NULL;
+        ck = &own;
+    }
     LATTN__TRY(lattn__la_map(ctx, a, &dm, &in, "lattn_la_chunk"));
     st = lattn__team_make(ctx, &tm, "lattn_la_chunk", dm.n * nblk * nvb, sizeof(lattn__la_tiles), lattn__la_tiles_fn, &plan);
     if (st == LATTN_OK) {
@@ -8791,16 +8829,15 @@ static lattn_status lattn__la_chunk_run(lattn_ctx *ctx, const lattn_la_args *a, 
             const int nh = (int)LATTN__MIN((int64_t)plan.hb, a->H - h0), vw = (int)LATTN__MIN((int64_t)plan.vw, a->V - v0);
             lattn__seq(a->offsets, a->T, sq, &tok0, &len);
             if (tm.tl[id]->err != LATTN_OK) continue;
-            if (plan.gate) lattn__la_chunk_block(tm.tl[id], (lattn__la_tiles *)tm.tiles + id, &plan, a, &in, dm.s, tok0, len, sq, h0, nh, v0, vw);
-            else lattn__la_chunk_plain(tm.tl[id], (lattn__la_tiles *)tm.tiles + id, &plan, a, &in, dm.s, tok0, len, sq, h0, nh, v0, vw,
-                                       ck ? ck + sq * a->H * ckn * dm.Kf * a->V : NULL, ckn);
+            if (plan.gate) lattn__la_chunk_block(tm.tl[id], (lattn__la_tiles *)tm.tiles + id, &plan, a, &in, dm.s, tok0, len, sq, h0, nh, v0, vw, ck);
+            else lattn__la_chunk_plain(tm.tl[id], (lattn__la_tiles *)tm.tiles + id, &plan, a, &in, dm.s, tok0, len, sq, h0, nh, v0, vw, ck);
         }
     }
     st = lattn__team_end(ctx, &tm, "lattn_la_chunk", st);
     lattn__free(ctx, in.buf);
     return st;
 }
-LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a) { return lattn__la_chunk_run(ctx, a, NULL, 0); }
+LATTN__DEF lattn_status lattn_la_chunk(lattn_ctx *ctx, const lattn_la_args *a) { return lattn__la_chunk_run(ctx, a, NULL); }
 
 /* >>linattn.tiled_backward -----------------------------------------------------------------------
    The fixed-decay backward on a device profile's tiler, spec sbuf_tiler.md §5.3 chunk for chunk.
@@ -9029,7 +9066,11 @@ static lattn_status lattn__la_backward_tiled(lattn_ctx *ctx, const lattn_la_args
     fa.zt = NULL;
     fa.o64 = NULL;
     fa.ht64 = NULL;
-    st = lattn__la_chunk_run(ctx, &fa, ck, ckn);
+    fa.states = NULL;
+    {
+        const lattn__la_ck own = { ck, ckn, 0 };
+        st = lattn__la_chunk_run(ctx, &fa, &own);
+    }
     plan.C = (int)C;
     plan.K = (int)a->K;
     plan.V = (int)a->V;
@@ -9087,14 +9128,15 @@ typedef struct lattn__la_bw {
     float *acc, *cmp, *fin;              /* [K']: the gate identity's running sums (and their compensation), Σ_j S_T ⊙ dS_T */
     double sum, fsum;                    /* per head: the running sum, Σ fin */
 } lattn__la_bw;
-/* chunk C, K', gate columns Kg, value columns Vn (V + the ones column), chunks N, packing floats gw */
-typedef struct lattn__la_bw_dims { int64_t C, Kf, Kg, Vn, N, gw; } lattn__la_bw_dims;
+/* chunk C, K', gate columns Kg, value columns Vn (V + the ones column), chunks N, packing floats gw,
+   checkpoint slots in the workspace (N + 1, or 1 with the forward's a->states) */
+typedef struct lattn__la_bw_dims { int64_t C, Kf, Kg, Vn, N, gw, nck; } lattn__la_bw_dims;
 static void lattn__la_bw_carve(const lattn__la_bw_dims *z, float *base, lattn__la_bw *w) {
     float **const part[24] = { &w->ck, &w->U, &w->q, &w->k, &w->qt, &w->kt, &w->kd, &w->gq, &w->gk, &w->tk,
                                &w->b, &w->eb, &w->ei, &w->wk, &w->v, &w->dO, &w->dv, &w->on, &w->A, &w->D,
                                &w->acc, &w->cmp, &w->fin, &w->gw };
     const int64_t CK = z->C * z->Kf, CG = z->C * z->Kg, CV = z->C * z->Vn, SV = z->Kf * z->Vn;
-    const int64_t n[24] = { (z->N + 1) * SV, SV, CK, CK, CK, CK, CK, CK, CK, CK, CG, CG, CG, CG, CV, CV, CV, CV,
+    const int64_t n[24] = { z->nck * SV, SV, CK, CK, CK, CK, CK, CK, CK, CK, CG, CG, CG, CG, CV, CV, CV, CV,
                             z->C * z->C, z->C * z->C, z->Kf, z->Kf, z->Kf, z->gw };
     lattn__carve_floats(base, part, n, 24);
 }
@@ -9309,7 +9351,8 @@ static void lattn__la_bw_item(const lattn_la_args *a, const lattn_la_grads *g, c
                               float *dphq, float *dphk) {
     const int64_t Kf = z->Kf, Vn = z->Vn, V = a->V, SV = Kf * Vn, sidx = (sq * a->H + h) * Kf, C = z->C;
     const int64_t nc = (len + C - 1) / C;
-    const float *ST = w->ck + nc * SV;
+    const float *ck = a->states ? a->states + (sq * a->H + h) * (z->N + 1) * SV : w->ck;   /* the forward's, or this pass's */
+    const float *ST = ck + nc * SV;
     int64_t n, i, j;
     for (i = 0; i < Kf; i++) {           /* S' = [h0, z0], U' = [dht, dzt] */
         for (j = 0; j < V; j++) {
@@ -9321,7 +9364,7 @@ static void lattn__la_bw_item(const lattn_la_args *a, const lattn_la_grads *g, c
             w->U[i * Vn + V] = g->dzt ? g->dzt[sidx + i] : 0.0f;
         }
     }
-    for (n = 0; n < nc; n++) {           /* the chunk states forward: S_n = diag(e^{b_last}) S_{n-1} + (Φk ⊙ w)ᵀ V' */
+    for (n = 0; !a->states && n < nc; n++) {   /* the chunk states forward: S_n = diag(e^{b_last}) S_{n-1} + (Φk ⊙ w)ᵀ V' */
         const int L = (int)LATTN__MIN(C, len - n * C);
         const float *S0 = w->ck + n * SV;
         float *S1 = w->ck + (n + 1) * SV;
@@ -9345,7 +9388,7 @@ static void lattn__la_bw_item(const lattn_la_args *a, const lattn_la_grads *g, c
         const int L = (int)LATTN__MIN(C, len - n * C);
         const int fits = lattn__la_bw_load(a, in, dm, z, w, tok0 + n * C, h, L, 1);
         if (n > 0) lattn__la_bw_ahead(a, g, in, z, tok0 + (n - 1) * C, h, C, 1, dphq, dphk);
-        lattn__la_bw_chunk(a, g, dm, z, w, w->ck + n * SV, tok0 + n * C, h, L, fits, dphq, dphk);
+        lattn__la_bw_chunk(a, g, dm, z, w, ck + n * SV, tok0 + n * C, h, L, fits, dphq, dphk);
         if (a->g || a->gk) lattn__la_bw_gates(a, g, in, z, w, dphq, dphk, tok0 + n * C, h, L);
     }
     for (i = 0; i < Kf; i++) {
@@ -9415,17 +9458,18 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
     K = a->K;
     rows = a->B * a->T * a->H;
     nw = lattn__fmap_rows(a->fmap, K);
-    z.C = a->chunk > 0 ? a->chunk : 64;
+    z.C = a->chunk > 0 ? a->chunk : a->states ? lattn_ctx_profile(ctx)->default_chunk : 64;
     z.Kf = dm.Kf;
     z.Kg = dm.gate == LATTN__GATE_KEY ? dm.Kf : 1;
     z.Vn = a->V + (a->normalize ? 1 : 0);
     z.N = LATTN__MAX((maxlen + z.C - 1) / z.C, 1);
+    z.nck = a->states ? 1 : z.N + 1;
     z.gw = (int64_t)LATTN__MAX(LATTN__MAX(lattn__gemm_ws(z.C, z.Kf), lattn__gemm_ws(z.C, z.Vn)),
                                LATTN__MAX(lattn__gemm_ws(z.Kf, LATTN__MAX(z.C, z.Vn)), lattn__gemm_ws(z.Vn, LATTN__MAX(z.C, z.Kf))));
     nthr = lattn__threads(ctx);
     /* per thread: checkpoints, U, 8 [C][K'] and 4 [C][Kg] and 4 [C][Vn] rows, two [C][C], 3 [K'], packing;
        then dΦq, dΦk and the maps' dy for every row, and the weight product's packing */
-    if (lattn_size_mul(&per, (size_t)z.N + 2, (size_t)(z.Kf * z.Vn)) != LATTN_OK ||
+    if (lattn_size_mul(&per, (size_t)z.nck + 1, (size_t)(z.Kf * z.Vn)) != LATTN_OK ||
         lattn_size_add(&per, per, (size_t)(z.C * (8 * z.Kf + 4 * z.Kg + 4 * z.Vn + 2 * z.C) + 3 * z.Kf + z.gw)) != LATTN_OK ||
         lattn_size_mul(&cnt, per, (size_t)nthr) != LATTN_OK ||
         lattn_size_mul(&nd, (size_t)rows, (size_t)(2 * dm.Kf + 2 * nw)) != LATTN_OK ||

@@ -338,15 +338,19 @@ static void bench_gla(void) {
 }
 
 /* ---- backward: forward + backward against the forward (linear attention family) ---------------- */
-/* Rows <kernel>_fwd (lattn_la_chunk at C = 64), <kernel>_bwd (lattn_la_chunk_backward, every input's
-   gradient, chunk 64) and <kernel>_fwd_bwd (their sum) with baseline the forward row: speedup = forward
+/* Rows <kernel>_fwd (lattn_la_chunk at C = 64), <kernel>_fwd_states (the same writing a->states, the
+   chunk-start states the backward reads), <kernel>_bwd (lattn_la_chunk_backward from those states,
+   every input's gradient), <kernel>_bwd_recompute (the backward recomputing the states itself) and
+   <kernel>_fwd_bwd (forward with states + backward) with baseline the forward row: speedup = forward
    ms / (forward + backward) ms, so >= 0.333 means at most 3.0x. GFLOP/s: the forward's nominal
-   4·T·H·K·V; the backward's 10·T·H·K·V (its five T·K·V products: the chunk-state pass, dO·Sᵀ, V·Uᵀ,
-   (Φk ⊙ w)·U and Q̃ᵀ·dO; the chunk-local L x L products are not counted). Simple GLA: per-head gates
-   logsigmoid(x)/16; GLA: per-key gates likewise. */
-typedef struct { la_u f; lattn_la_grads g; } bw_u;
-static void bw_fwd_run(void *p) { bw_u *u = (bw_u *)p; lattn_la_chunk(u->f.ctx, &u->f.a); }
-static void bw_bwd_run(void *p) { bw_u *u = (bw_u *)p; lattn_la_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+   4·T·H·K·V; the backward's 8·T·H·K·V (its four T·K·V products: dO·Sᵀ, V·Uᵀ, (Φk ⊙ w)·U and Q̃ᵀ·dO;
+   10 with the chunk-state pass of _bwd_recompute; the chunk-local L x L products are not counted).
+   Simple GLA: per-head gates logsigmoid(x)/16; GLA: per-key gates likewise. */
+typedef struct { la_u f; lattn_la_grads g; float *states; } bw_u;
+static void bw_fwd_run(void *p) { bw_u *u = (bw_u *)p; u->f.a.states = NULL; lattn_la_chunk(u->f.ctx, &u->f.a); }
+static void bw_fwds_run(void *p) { bw_u *u = (bw_u *)p; u->f.a.states = u->states; lattn_la_chunk(u->f.ctx, &u->f.a); }
+static void bw_bwd_run(void *p) { bw_u *u = (bw_u *)p; u->f.a.states = u->states; lattn_la_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+static void bw_bwdr_run(void *p) { bw_u *u = (bw_u *)p; u->f.a.states = NULL; lattn_la_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
 static void bench_backward(void) {
     static const struct { const char *name; int64_t T, H, K, V; int kind; } ks[5] = {
         { "simple_gla", 2048, 16, 96, 192, 1 }, { "gla", 2048, 16, 96, 192, 2 },
@@ -359,9 +363,9 @@ static void bench_backward(void) {
             lattn_ctx ctx;
             lattn_rng r = lattn_rng_seed(31);
             bw_u u;
-            char shape[96], nm[3][40];
+            char shape[96], nm[5][40];
             float *gate = NULL;
-            double mf, mb, fl = 4.0 * T * H * K * V;
+            double mf, mfs, mb, mbr, fl = 4.0 * T * H * K * V;
             size_t i;
             if (!wanted(ks[ki].name) && !wanted("backward")) continue;
             if (g_quick && ki >= 2) continue;
@@ -387,16 +391,24 @@ static void bench_backward(void) {
             u.g.dv = (float *)malloc(sizeof(float) * nv);
             if (ks[ki].kind == 1) u.g.dg = (float *)malloc(sizeof(float) * ng);
             if (ks[ki].kind == 2) u.g.dgk = (float *)malloc(sizeof(float) * ng);
-            time2(bw_fwd_run, &u, bw_bwd_run, &u, g_quick ? 3 : 7, &mf, &mb);
+            u.states = (float *)malloc(sizeof(float) * (size_t)(H * (T / 64 + 1) * K * V));
+            time2(bw_fwd_run, &u, bw_fwds_run, &u, g_quick ? 3 : 7, &mf, &mfs);
+            time2(bw_bwd_run, &u, bw_bwdr_run, &u, g_quick ? 3 : 7, &mb, &mbr);
             snprintf(shape, sizeof shape, "T=%lld,H=%lld,K=%lld,V=%lld,C=64", (long long)T, (long long)H, (long long)K, (long long)V);
             snprintf(nm[0], sizeof nm[0], "%s_fwd", ks[ki].name);
-            snprintf(nm[1], sizeof nm[1], "%s_bwd", ks[ki].name);
-            snprintf(nm[2], sizeof nm[2], "%s_fwd_bwd", ks[ki].name);
+            snprintf(nm[1], sizeof nm[1], "%s_fwd_states", ks[ki].name);
+            snprintf(nm[2], sizeof nm[2], "%s_bwd", ks[ki].name);
+            snprintf(nm[3], sizeof nm[3], "%s_bwd_recompute", ks[ki].name);
+            snprintf(nm[4], sizeof nm[4], "%s_fwd_bwd", ks[ki].name);
             row(nm[0], shape, th, mf, (double)T, fl, NULL, 0);
-            row(nm[1], shape, th, mb, (double)T, 2.5 * fl, nm[0], mf);
-            row(nm[2], shape, th, mf + mb, (double)T, 3.5 * fl, nm[0], mf);
+            row(nm[1], shape, th, mfs, (double)T, fl, nm[0], mf);
+            row(nm[2], shape, th, mb, (double)T, 2.0 * fl, nm[0], mf);
+            row(nm[3], shape, th, mbr, (double)T, 2.5 * fl, nm[0], mf);
+            row(nm[4], shape, th, mfs + mb, (double)T, 3.0 * fl, nm[0], mf);
             u.f.a.g = NULL;
             u.f.a.gk = NULL;
+            u.f.a.states = NULL;
+            free(u.states);
             free(gate);
             free(u.g.dq); free(u.g.dk); free(u.g.dv); free(u.g.dg); free(u.g.dgk);
             la_release(&u.f);

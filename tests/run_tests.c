@@ -4965,6 +4965,24 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                               names[w], gates[gi], (int)fm, mi == 5 ? " untied" : "", nz ? ", normalised" : "", (long long)T,
                               vl ? "variable lengths" : "B = 2", err);
                     }
+                    {   /* the forward's checkpoints: _chunk writes a->states (NaN-poisoned), _chunk_backward reads them */
+                        lattn_la_args as = a;
+                        const size_t nst = (size_t)(N * H * ((T + C - 1) / C + 1) * Kf * (V + nz));
+                        float *st = fnew(nst + 1), *o = fnew(nv + 1);
+                        as.states = st;
+                        as.o = o;
+                        CHECK(lattn_la_chunk(ctx, &as) == LATTN_OK, "la_chunk writing its states: %s", lattn_ctx_error(ctx));
+                        la_bw_run(ctx, &as, &g, again, n, 1);
+                        for (w = 0; w < 11; w++) {
+                            const double err = w == 4 || w == 5 ? gate_grad_err(again[w], want[w], n[w], q, want[0], k, want[1], w == 5 ? K : 1)
+                                                                : rel_rms(again[w], want[w], n[w]);
+                            CHECK(err <= tol, "la_chunk_backward from the forward's states = la_ref_backward: %s (gate %s, map %d%s%s, T = %lld, %s): %.3g",
+                                  names[w], gates[gi], (int)fm, mi == 5 ? " untied" : "", nz ? ", normalised" : "", (long long)T,
+                                  vl ? "variable lengths" : "B = 2", err);
+                        }
+                        free(st);
+                        free(o);
+                    }
                     for (th = 2; th <= 3 && ti == 5; th++) {   /* the same bits at any thread count; at 3 twice, in the kept workspace */
                         int rep;
                         ctx->n_threads = th;
@@ -5011,6 +5029,47 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
         for (w = 0; w < 4; w++) CHECK(rel_rms(y[w], x[w], n[w]) <= 1e-6, "la_chunk_backward: Simple GLA with constant gates = the fixed decay (%s)", names[w]);
         for (w = 0; w < 11; w++) { free(x[w]); free(y[w]); }
         free(q); free(k); free(v); free(dout); free(dht); free(zero); free(gh);
+    }
+    {   /* the forward's states from value blocks (V = 150 on 3 threads: three blocks, the normaliser's
+           column from the last), the default chunk, the plain and the gated paths */
+        const int64_t T = 77, H = 1, K = 7, V = 150;
+        const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V);
+        float *q = fnormal(r, nq), *k = fnormal(r, nq), *v = fnormal(r, nv), *dout = fnormal(r, nv);
+        float *gh = frand(r, (size_t)(T * H), -0.5f, -0.01f), *gk = frand(r, nq, -0.5f, -0.01f), gg[1] = { -0.1f };
+        float *x[11], *y[11], *o = fnew(nv);
+        size_t n[11];
+        int gi, nz, w;
+        for (gi = 0; gi < 3; gi++)
+            for (nz = 0; nz < 2; nz++) {
+                const int64_t nc = (T + 31) / 32;          /* the cpu profile's default chunk */
+                float *st = fnew((size_t)(H * (nc + 1) * K * (V + nz)));
+                lattn_la_args a = LATTN__ZERO, as;
+                lattn_la_grads g = LATTN__ZERO;
+                a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.normalize = nz;
+                if (gi == 0) a.g_gamma = gg;
+                if (gi == 1) a.g = gh;
+                if (gi == 2) a.gk = gk;
+                n[0] = n[1] = nq; n[2] = nv; n[3] = (size_t)(H * K * V); n[4] = gi == 2 ? nq : 0; n[5] = gi == 1 ? (size_t)(T * H) : 0;
+                n[6] = nz ? (size_t)(H * K) : 0; n[7] = n[8] = n[9] = n[10] = 0;
+                for (w = 0; w < 11; w++) { x[w] = fnew(n[w] + 1); y[w] = fnew(n[w] + 1); }
+                g.dout = dout;
+                la_bw_run(ctx, &a, &g, x, n, 0);
+                as = a;
+                as.states = st;
+                as.o = o;
+                ctx->n_threads = 3;
+                CHECK(lattn_la_chunk(ctx, &as) == LATTN_OK, "la_chunk writing its states in value blocks: %s", lattn_ctx_error(ctx));
+                ctx->n_threads = 1;
+                la_bw_run(ctx, &as, &g, y, n, 1);
+                for (w = 0; w < 7; w++) {
+                    const double e = w == 4 || w == 5 ? gate_grad_err(y[w], x[w], n[w], q, x[0], k, x[1], w == 5 ? K : 1) : rel_rms(y[w], x[w], n[w]);
+                    CHECK(e <= 1e-5, "la_chunk_backward from states written in value blocks = la_ref_backward: %s (gate %d%s): %.3g",
+                          names[w], gi, nz ? ", normalised" : "", e);
+                }
+                for (w = 0; w < 11; w++) { free(x[w]); free(y[w]); }
+                free(st);
+            }
+        free(q); free(k); free(v); free(dout); free(gh); free(gk); free(o);
     }
     {   /* refused without writing */
         float q[8], dq[8];
