@@ -23335,7 +23335,10 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                core; net blocks gla, la and p0; lattn_pool_init_sps (the SPS list and ring per slot).
    2026-12-05  lattn_tcn_demo_weights64 (the demo model trained in double; the TCN's double forms read
                double layers); regression nets (lattn_net_config.d_in / d_out, the mean squared
-               error, lattn_net_forward_x / backward_x / train_step_x). */
+               error, lattn_net_forward_x / backward_x / train_step_x).
+   2026-12-05  lattn_la_args.states: lattn_la_chunk writes its chunk-start states, and
+               lattn_la_chunk_backward reads them instead of recomputing them; the backward
+               kernels keep their workspace with ctx.keep_workspace. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
