@@ -10583,7 +10583,7 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     for (i = 0; (a->g || a->gk) && i < K; i++) lattn_vec_scale((size_t)V, w->X[(L - 1) * Kg + (Kg > 1 ? i : 0)], w->U + i * V);
     /* dΞ = incl(Qd Ekᵀ)ᵀ dO + Ek dS, then dZ by backward substitution */
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, K, w->qd, K, w->ek, K, w->M, w->gw);
-    lattn__sgemm(LATTN_GEMM_TRANS_A, L, V, L, w->M, L, dO, ldo, w->dz, V, w->gw);
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, V, L, w->M, L, dO, ldo, w->dz, V, w->gw);
     lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, K, w->ek, K, w->U, V, w->dz, V, w->gw);
     for (i = 0; i < L * L; i++) w->B[i] = w->nbet[i / L] * w->A[i];
     lattn__gdr_bw_subst(w->dz, (int)L, V, w->B, 1, w->gw);
@@ -10600,9 +10600,9 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__sgemm(LATTN__GEMM_TRIU_A, L, K, L, w->D, L, w->ek, K, w->ded, K, w->gw);
     lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, w->y, V, w->ST, K, w->ded, K, w->gw);
     lattn__sgemm(0, L, K, V, dO, ldo, w->ST, K, w->dqd, K, w->gw);
-    lattn__sgemm(LATTN_GEMM_TRANS_A, L, K, L, w->D, L, w->ed, K, w->dek, K, w->gw);
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, K, L, w->D, L, w->ed, K, w->dek, K, w->gw);
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, w->xi, V, w->M, w->gw);
-    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, L, K, L, w->M, L, w->qd, K, w->dek, K, w->gw);
+    lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIL_A, L, K, L, w->M, L, w->qd, K, w->dek, K, w->gw);
     lattn__gdr_bw_transpose(K, V, w->U, w->ST);   /* then dSᵀ for Ξ dSᵀ and Vw dSᵀ */
     lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, w->xi, V, w->ST, K, w->dek, K, w->gw);
     lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->M, L, w->ek, K, w->dqd, K, w->gw);
@@ -10612,13 +10612,13 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
         lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, vw, V, w->M, w->gw);      /* incl(dO Vwᵀ) */
         lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->D, L, kw, K, w->ded, K, w->gw);
         lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->M, L, kw, K, w->dqd, K, w->gw);
-        lattn__sgemm(LATTN_GEMM_TRANS_A, L, K, L, w->D, L, w->ed, K, dkw, K, w->gw);
-        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, L, K, L, w->M, L, w->qd, K, dkw, K, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, K, L, w->D, L, w->ed, K, dkw, K, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIL_A, L, K, L, w->M, L, w->qd, K, dkw, K, w->gw);
         lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, vw, V, w->ST, K, dkw, K, w->gw);
         lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, kw, K, w->D, w->gw);     /* strict(Ed Kwkᵀ) */
         lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, K, w->qd, K, kw, K, w->M, w->gw);     /* incl(Qd Kwkᵀ) */
-        lattn__sgemm(LATTN_GEMM_TRANS_A, L, V, L, w->D, L, w->y, V, dvw, V, w->gw);
-        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, L, V, L, w->M, L, dO, ldo, dvw, V, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, V, L, w->D, L, w->y, V, dvw, V, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIL_A, L, V, L, w->M, L, dO, ldo, dvw, V, w->gw);
         lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, K, kw, K, w->U, V, dvw, V, w->gw);
         if (a->g || a->gk) lattn__gdr_bw_gsum(w->dgm, Kg, NULL, NULL, NULL, NULL, kw, dkw, L, K);
     }
