@@ -9129,8 +9129,9 @@ typedef struct lattn__la_bw {
     double sum, fsum;                    /* per head: the running sum, Σ fin */
 } lattn__la_bw;
 /* chunk C, K', gate columns Kg, value columns Vn (V + the ones column), chunks N, packing floats gw,
-   checkpoint slots in the workspace (N + 1, or 1 with the forward's a->states) */
-typedef struct lattn__la_bw_dims { int64_t C, Kf, Kg, Vn, N, gw, nck; } lattn__la_bw_dims;
+   checkpoint slots in the workspace (N + 1, or 1 with the forward's a->states), slots a head has in
+   a->states (the longest sequence's chunks + 1) */
+typedef struct lattn__la_bw_dims { int64_t C, Kf, Kg, Vn, N, gw, nck, nst; } lattn__la_bw_dims;
 static void lattn__la_bw_carve(const lattn__la_bw_dims *z, float *base, lattn__la_bw *w) {
     float **const part[24] = { &w->ck, &w->U, &w->q, &w->k, &w->qt, &w->kt, &w->kd, &w->gq, &w->gk, &w->tk,
                                &w->b, &w->eb, &w->ei, &w->wk, &w->v, &w->dO, &w->dv, &w->on, &w->A, &w->D,
@@ -9351,7 +9352,7 @@ static void lattn__la_bw_item(const lattn_la_args *a, const lattn_la_grads *g, c
                               float *dphq, float *dphk) {
     const int64_t Kf = z->Kf, Vn = z->Vn, V = a->V, SV = Kf * Vn, sidx = (sq * a->H + h) * Kf, C = z->C;
     const int64_t nc = (len + C - 1) / C;
-    const float *ck = a->states ? a->states + (sq * a->H + h) * (z->N + 1) * SV : w->ck;   /* the forward's, or this pass's */
+    const float *ck = a->states ? a->states + (sq * a->H + h) * z->nst * SV : w->ck;   /* the forward's, or this pass's */
     const float *ST = ck + nc * SV;
     int64_t n, i, j;
     for (i = 0; i < Kf; i++) {           /* S' = [h0, z0], U' = [dht, dzt] */
@@ -9376,9 +9377,9 @@ static void lattn__la_bw_item(const lattn_la_args *a, const lattn_la_grads *g, c
     }
     w->sum = 0;
     w->fsum = 0;
-    for (i = 0; i < Kf; i++) {           /* the final state's share of every gate */
+    for (i = 0; i < Kf; i++) {           /* the final state's share of every gate (none without tokens) */
         double f = 0;
-        for (j = 0; j < Vn; j++) f += (double)ST[i * Vn + j] * w->U[i * Vn + j];
+        for (j = 0; len > 0 && j < Vn; j++) f += (double)ST[i * Vn + j] * w->U[i * Vn + j];
         w->fin[i] = (float)f;
         w->fsum += f;
         w->acc[i] = 0;
@@ -9464,6 +9465,7 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
     z.Vn = a->V + (a->normalize ? 1 : 0);
     z.N = LATTN__MAX((maxlen + z.C - 1) / z.C, 1);
     z.nck = a->states ? 1 : z.N + 1;
+    z.nst = (maxlen + z.C - 1) / z.C + 1;
     z.gw = (int64_t)LATTN__MAX(LATTN__MAX(lattn__gemm_ws(z.C, z.Kf), lattn__gemm_ws(z.C, z.Vn)),
                                LATTN__MAX(lattn__gemm_ws(z.Kf, LATTN__MAX(z.C, z.Vn)), lattn__gemm_ws(z.Vn, LATTN__MAX(z.C, z.Kf))));
     nthr = lattn__threads(ctx);

@@ -5031,7 +5031,8 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
         free(q); free(k); free(v); free(dout); free(dht); free(zero); free(gh);
     }
     {   /* the forward's states from value blocks (V = 150 on 3 threads: three blocks, the normaliser's
-           column from the last), the default chunk, the plain and the gated paths */
+           column from the last), the default chunk, the plain and the gated paths; the normalised
+           bound as in the grid above */
         const int64_t T = 77, H = 1, K = 7, V = 150;
         const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V);
         float *q = fnormal(r, nq), *k = fnormal(r, nq), *v = fnormal(r, nv), *dout = fnormal(r, nv);
@@ -5063,7 +5064,7 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 la_bw_run(ctx, &as, &g, y, n, 1);
                 for (w = 0; w < 7; w++) {
                     const double e = w == 4 || w == 5 ? gate_grad_err(y[w], x[w], n[w], q, x[0], k, x[1], w == 5 ? K : 1) : rel_rms(y[w], x[w], n[w]);
-                    CHECK(e <= 1e-5, "la_chunk_backward from states written in value blocks = la_ref_backward: %s (gate %d%s): %.3g",
+                    CHECK(e <= (nz ? 1e-4 : 1e-5), "la_chunk_backward from states written in value blocks = la_ref_backward: %s (gate %d%s): %.3g",
                           names[w], gi, nz ? ", normalised" : "", e);
                 }
                 for (w = 0; w < 11; w++) { free(x[w]); free(y[w]); }
