@@ -8768,6 +8768,16 @@ static lattn_status lattn__la_tiles_fn(lattn_tiler *t, const void *plan, void *t
 /* >>linattn.chunk --------------------------------------------------------------------------------
    per chunk: O = (s·QKᵀ ⊙ decay mask) V + s (Q ⊙ e^b) S,  S = diag(e^{b_L}) S + (K ⊙ e^{b_L - b})ᵀ V,
    on the tiler (the cpu profile's cache blocking, the Trainium and GPU paths) */
+/* A copy of the args with RetNet's decays as float log gates, as the fast forms run them (gam: H
+   floats the caller frees). */
+static lattn_status lattn__la_retnet_args(lattn_ctx *ctx, const lattn_la_args *a, lattn_la_args *ar, float **gam, const char *who) {
+    LATTN__TRY(lattn__alloc_floats(ctx, gam, (size_t)a->H, who));
+    lattn_retention_decay(a->H, *gam);
+    *ar = *a;
+    ar->g_gamma = *gam;
+    ar->retnet_decay = 0;
+    return LATTN_OK;
+}
 /* The forward on the tiler; ck receives every chunk's start state (F14); NULL: a->states, when set. */
 static lattn_status lattn__la_chunk_run(lattn_ctx *ctx, const lattn_la_args *a, const lattn__la_ck *ck) {
     lattn__la_dims dm;
@@ -8783,11 +8793,7 @@ static lattn_status lattn__la_chunk_run(lattn_ctx *ctx, const lattn_la_args *a, 
     LATTN__TRY(lattn__la_check(ctx, "lattn_la_chunk", a, &dm));
     LATTN__TRY(lattn__profile(ctx, &pr));
     if (a->retnet_decay) {               /* RetNet's decays as resident float log gates */
-        LATTN__TRY(lattn__alloc_floats(ctx, &gam, (size_t)a->H, "lattn_la_chunk"));
-        lattn_retention_decay(a->H, gam);
-        ar = *a;
-        ar.g_gamma = gam;
-        ar.retnet_decay = 0;
+        LATTN__TRY(lattn__la_retnet_args(ctx, a, &ar, &gam, "lattn_la_chunk"));
         st = lattn__la_chunk_run(ctx, &ar, ck);
         lattn__free(ctx, gam);
         return st;
@@ -9441,11 +9447,7 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
     if (a->chunk < 0 || a->chunk > LATTN_MAX_CHUNK)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d (0 = 64, else 1 .. %d)", who, a->chunk, LATTN_MAX_CHUNK);
     if (a->retnet_decay) {               /* RetNet's decays as float log gates, as _chunk runs them */
-        LATTN__TRY(lattn__alloc_floats(ctx, &gam, (size_t)a->H, who));
-        lattn_retention_decay(a->H, gam);
-        ar = *a;
-        ar.g_gamma = gam;
-        ar.retnet_decay = 0;
+        LATTN__TRY(lattn__la_retnet_args(ctx, a, &ar, &gam, who));
         st = lattn_la_chunk_backward(ctx, &ar, g);
         lattn__free(ctx, gam);
         return st;
