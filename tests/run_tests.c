@@ -4905,6 +4905,18 @@ static double gate_grad_err(const float *got, const float *want, size_t n, const
     }
     return n ? sqrt(num / fmax(fmax(den, dm), 1e-300)) : 0.0;
 }
+/* Every gradient of a fast backward (`what`) against the double form's: rel_rms, the gate gradients
+   by gate_grad_err; the case's description after it. */
+static void la_bw_check(float *const *got, float *const *want, const size_t *n, const float *q, const float *k, int64_t K, double tol,
+                        const char *what, const char *desc) {
+    static const char *const names[11] = { "dq", "dk", "dv", "dh0", "dgk", "dg", "dz0", "dfmap_w", "dfmap_b", "dfmap_wk", "dfmap_bk" };
+    int w;
+    for (w = 0; w < 11; w++) {
+        const double err = w == 4 || w == 5 ? gate_grad_err(got[w], want[w], n[w], q, want[0], k, want[1], w == 5 ? K : 1)
+                                            : rel_rms(got[w], want[w], n[w]);
+        CHECK(err <= tol, "%s = la_ref_backward: %s (%s): %.3g", what, names[w], desc, err);
+    }
+}
 static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
     static const char *const gates[7] = { "none", "g", "gk", "g_gamma", "retnet", "strong gk", "strong g" };
     static const lattn_fmap maps[6] = { LATTN_FMAP_IDENTITY, LATTN_FMAP_RELU, LATTN_FMAP_ELU1, LATTN_FMAP_HADAMARD,
@@ -4923,6 +4935,7 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                     const size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), ns = (size_t)(N * H * Kf * V), nzs = (size_t)(N * H * Kf);
                     float *q, *k, *v, *h0, *gk, *gh, gg[2] = { -0.3f, -0.05f }, *z0, *fw, *fb, *fwk, *fbk, *dout, *dht, *dzt;
                     float *want[11], *got[11], *again[11];
+                    char desc[128];
                     size_t n[11];
                     int64_t off[5];
                     lattn_la_args a = LATTN__ZERO;
@@ -4956,15 +4969,11 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                     n[9] = a.fmap_wk ? (size_t)(nwr * K) : 0; n[10] = a.fmap_wk ? (size_t)nwr : 0;
                     for (w = 0; w < 11; w++) { want[w] = fnew(n[w]); got[w] = fnew(n[w]); again[w] = fnew(n[w]); }
                     g.dout = dout; g.dht = dht; g.dzt = nz ? dzt : NULL;
+                    snprintf(desc, sizeof desc, "gate %s, map %d%s%s, T = %lld, %s", gates[gi], (int)fm, mi == 5 ? " untied" : "",
+                             nz ? ", normalised" : "", (long long)T, vl ? "variable lengths" : "B = 2");
                     la_bw_run(ctx, &a, &g, want, n, 0);
                     la_bw_run(ctx, &a, &g, got, n, 1);
-                    for (w = 0; w < 11; w++) {
-                        const double err = w == 4 || w == 5 ? gate_grad_err(got[w], want[w], n[w], q, want[0], k, want[1], w == 5 ? K : 1)
-                                                            : rel_rms(got[w], want[w], n[w]);
-                        CHECK(err <= tol, "la_chunk_backward = la_ref_backward: %s (gate %s, map %d%s%s, T = %lld, %s): %.3g",
-                              names[w], gates[gi], (int)fm, mi == 5 ? " untied" : "", nz ? ", normalised" : "", (long long)T,
-                              vl ? "variable lengths" : "B = 2", err);
-                    }
+                    la_bw_check(got, want, n, q, k, K, tol, "la_chunk_backward", desc);
                     {   /* the forward's checkpoints: _chunk writes a->states (NaN-poisoned), _chunk_backward reads them */
                         lattn_la_args as = a;
                         const size_t nst = (size_t)(N * H * ((T + C - 1) / C + 1) * Kf * (V + nz));
@@ -4973,13 +4982,7 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                         as.o = o;
                         CHECK(lattn_la_chunk(ctx, &as) == LATTN_OK, "la_chunk writing its states: %s", lattn_ctx_error(ctx));
                         la_bw_run(ctx, &as, &g, again, n, 1);
-                        for (w = 0; w < 11; w++) {
-                            const double err = w == 4 || w == 5 ? gate_grad_err(again[w], want[w], n[w], q, want[0], k, want[1], w == 5 ? K : 1)
-                                                                : rel_rms(again[w], want[w], n[w]);
-                            CHECK(err <= tol, "la_chunk_backward from the forward's states = la_ref_backward: %s (gate %s, map %d%s%s, T = %lld, %s): %.3g",
-                                  names[w], gates[gi], (int)fm, mi == 5 ? " untied" : "", nz ? ", normalised" : "", (long long)T,
-                                  vl ? "variable lengths" : "B = 2", err);
-                        }
+                        la_bw_check(again, want, n, q, k, K, tol, "la_chunk_backward from the forward's states", desc);
                         free(st);
                         free(o);
                     }
@@ -5038,6 +5041,7 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
         float *q = fnormal(r, nq), *k = fnormal(r, nq), *v = fnormal(r, nv), *dout = fnormal(r, nv);
         float *gh = frand(r, (size_t)(T * H), -0.5f, -0.01f), *gk = frand(r, nq, -0.5f, -0.01f), gg[1] = { -0.1f };
         float *x[11], *y[11], *o = fnew(nv);
+        char desc[64];
         size_t n[11];
         int gi, nz, w;
         for (gi = 0; gi < 3; gi++)
@@ -5062,11 +5066,8 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 CHECK(lattn_la_chunk(ctx, &as) == LATTN_OK, "la_chunk writing its states in value blocks: %s", lattn_ctx_error(ctx));
                 ctx->n_threads = 1;
                 la_bw_run(ctx, &as, &g, y, n, 1);
-                for (w = 0; w < 7; w++) {
-                    const double e = w == 4 || w == 5 ? gate_grad_err(y[w], x[w], n[w], q, x[0], k, x[1], w == 5 ? K : 1) : rel_rms(y[w], x[w], n[w]);
-                    CHECK(e <= (nz ? 1e-4 : 1e-5), "la_chunk_backward from states written in value blocks = la_ref_backward: %s (gate %d%s): %.3g",
-                          names[w], gi, nz ? ", normalised" : "", e);
-                }
+                snprintf(desc, sizeof desc, "gate %d%s", gi, nz ? ", normalised" : "");
+                la_bw_check(y, x, n, q, k, K, nz ? 1e-4 : 1e-5, "la_chunk_backward from states written in value blocks", desc);
                 for (w = 0; w < 11; w++) { free(x[w]); free(y[w]); }
                 free(st);
             }
