@@ -227,8 +227,9 @@
                aborts the process and never prints.
    Memory.     The caller owns every tensor. Workspace comes from the context's allocator and is
                released before the call returns, unless ctx.keep_workspace = 1: then the chunked
-               kernels keep their tilers and tiles in the context, reuse them in later calls of the
-               same or a smaller shape, and lattn_ctx_trim / lattn_ctx_free release them. Outputs
+               kernels and the backward passes keep their tilers, tiles and flat workspaces in the
+               context, reuse them in later calls of the same or a smaller shape, and
+               lattn_ctx_trim / lattn_ctx_free release them. Outputs
                never alias inputs unless a function says so.
 
    =====================================================================================================
