@@ -9362,13 +9362,13 @@ static void lattn__la_bw_item(const lattn_la_args *a, const lattn_la_grads *g, c
     const float *ck = a->states ? a->states + (sq * a->H + h) * z->nst * SV : w->ck;   /* the forward's, or this pass's */
     const float *ST = ck + nc * SV;
     int64_t n, i, j;
-    for (i = 0; i < Kf; i++) {           /* S' = [h0, z0], U' = [dht, dzt] */
+    for (i = 0; i < Kf; i++) {           /* S' = [h0, z0] (the forward's first slot with states), U' = [dht, dzt] */
         for (j = 0; j < V; j++) {
-            w->ck[i * Vn + j] = a->h0 ? a->h0[(sidx + i) * V + j] : 0.0f;
+            if (!a->states) w->ck[i * Vn + j] = a->h0 ? a->h0[(sidx + i) * V + j] : 0.0f;
             w->U[i * Vn + j] = g->dht ? g->dht[(sidx + i) * V + j] : 0.0f;
         }
         if (Vn > V) {
-            w->ck[i * Vn + V] = a->z0 ? a->z0[sidx + i] : 0.0f;
+            if (!a->states) w->ck[i * Vn + V] = a->z0 ? a->z0[sidx + i] : 0.0f;
             w->U[i * Vn + V] = g->dzt ? g->dzt[sidx + i] : 0.0f;
         }
     }
