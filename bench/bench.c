@@ -4,7 +4,7 @@
    the same process, interleaved, so that the ratio survives a noisy shared machine.
    Usage: bench [--quick] [--chunk=C] [--threads=LIST] [filter]   (filter: run rows whose name contains it)
    --threads=1,2,4,8,16: the scaling rows (scale_*: Simple GLA, GLA, GDN and causal attention at
-   B = 1) at each thread count, with "efficiency" = (1-thread ms) / (threads x ms) from the same run;
+   B = 1, forward and backward) at each thread count, with "efficiency" = (1-thread ms) / (threads x ms) from the same run;
    without it the scaling rows run at 1 and 2 threads. */
 #define _POSIX_C_SOURCE 200112L
 #define LATTN_IMPLEMENTATION
@@ -1732,8 +1732,13 @@ static void peak_team_run(void *p) {        /* the FMA chains on every thread of
         if (v.sink == 12345.0f) printf(" ");      /* keeps the work */
     }
 }
+static void bw_scale_run(void *p) { bw_u *u = (bw_u *)p; lattn_la_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+/* Kinds 0-3: the forwards of the floors (Simple GLA with fixed decays, GLA, GDN, causal attention);
+   4-7: their backwards at C = 64 on the same split (the LA backward reads the forward's states). */
 static void bench_scaling(void) {
-    static const char *names[4] = { "scale_simple_gla", "scale_gla", "scale_gdn", "scale_sdpa_causal" };
+    static const char *names[8] = { "scale_simple_gla", "scale_gla", "scale_gdn", "scale_sdpa_causal",
+                                    "scale_simple_gla_bwd", "scale_gla_bwd", "scale_gdn_bwd", "scale_sdpa_causal_bwd" };
+    const int64_t T = 2048, H = 16;
     double peak_ms[16];                          /* the team peak's time at each count (same work per thread) */
     int kind, ti;
     for (ti = 0; ti < g_nthreads; ti++) {        /* the peak per core with t cores busy: SMT and clocks show here */
@@ -1744,46 +1749,94 @@ static void bench_scaling(void) {
         peak_ms[ti] = ms;
         row("scale_peak", "fp32 FMA, 12 chains per thread", g_threads[ti], ms, 0, 2.0 * 12 * LATTN__VW * (double)u.iters * g_threads[ti], NULL, 0);
     }
-    for (kind = 0; kind < 4; kind++) {
+    for (kind = 0; kind < 8; kind++) {
+        const int family = kind % 4, bwd = kind >= 4;
+        const int64_t K = family < 2 ? 96 : 128, V = family < 2 ? 192 : 128;
+        const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V);
         lattn_ctx ctx;
-        la_u lu;
-        gdr_u gu;
-        attn_u au;
+        bw_u lu;
+        gbw_u gu;
+        attn_bw_u au;
         double ms1 = 0, ms, fl;
-        const char *shape = kind < 2 ? "B=1,T=2048,H=16,K=96,V=192,C=32" : kind == 2 ? "B=1,T=2048,H=16,K=V=128,C=32" : "B=1,T=2048,H=16,D=128";
+        bench_fn fn;
+        void *arg;
+        char shape[64];
         if (!wanted(names[kind])) continue;
         lattn_ctx_init(&ctx);
         ctx.keep_workspace = 1;                  /* later calls fault nothing in */
+        memset(&lu, 0, sizeof lu);
+        memset(&gu, 0, sizeof gu);
         memset(&au, 0, sizeof au);
-        if (kind < 2) { lu.ctx = &ctx; la_alloc(&lu, 2048, 16, 96, 192, kind, 11); fl = 4.0 * 2048 * 16 * 96 * 192; }
-        else if (kind == 2) { gu.ctx = &ctx; gdr_alloc(&gu, 2048, 16, 128, 128, 13); fl = 6.0 * 2048 * 16 * 128 * 128; }
-        else {
+        g_chunk = family == 3 ? 0 : bwd ? 64 : 32;
+        if (family < 2) {
+            lu.f.ctx = &ctx;
+            la_alloc(&lu.f, T, H, K, V, family, 11);
+            fl = 4.0 * (double)(T * H * K * V);
+            fn = bwd ? bw_scale_run : la_chunk_run;
+            arg = bwd ? (void *)&lu : (void *)&lu.f;
+            if (bwd) {
+                lu.states = (float *)malloc(sizeof(float) * (size_t)(H * (T / 64 + 1) * K * V));
+                lu.f.a.states = lu.states;
+                la_chunk_run(&lu.f);             /* the chunk-start states the backward reads */
+                lu.g.dout = lu.f.a.v;
+                lu.g.dq = (float *)malloc(sizeof(float) * nq);
+                lu.g.dk = (float *)malloc(sizeof(float) * nq);
+                lu.g.dv = (float *)malloc(sizeof(float) * nv);
+                if (family == 1) lu.g.dgk = (float *)malloc(sizeof(float) * nq);
+            }
+        } else if (family == 2) {
+            gu.f.ctx = &ctx;
+            gdr_alloc(&gu.f, T, H, K, V, 13);
+            fl = 6.0 * (double)(T * H * K * V);
+            fn = bwd ? gbw_bwd_run : gdr_chunk_run;
+            arg = bwd ? (void *)&gu : (void *)&gu.f;
+            if (bwd) {
+                gu.f.a.chunk = 64;
+                gu.g.dout = gu.f.a.v;
+                gu.g.dq = (float *)malloc(sizeof(float) * nq);
+                gu.g.dk = (float *)malloc(sizeof(float) * nq);
+                gu.g.dv = (float *)malloc(sizeof(float) * nv);
+                gu.g.dbeta = (float *)malloc(sizeof(float) * (size_t)(T * H));
+                gu.g.dg = (float *)malloc(sizeof(float) * (size_t)(T * H));
+            }
+        } else {
             lattn_rng r = lattn_rng_seed(17);
-            size_t n = (size_t)2048 * 16 * 128;
-            au.ctx = &ctx; memset(&au.a, 0, sizeof au.a);
-            au.a.B = 1; au.a.T = 2048; au.a.H = 16; au.a.K = au.a.V = 128;
-            au.a.q = (float *)malloc(n * 4); au.a.k = (float *)malloc(n * 4); au.a.v = (float *)malloc(n * 4); au.a.o = (float *)malloc(n * 4);
-            lattn_rng_fill_normal(&r, (float *)au.a.q, n, 0, 1); lattn_rng_fill_normal(&r, (float *)au.a.k, n, 0, 1);
-            lattn_rng_fill_normal(&r, (float *)au.a.v, n, 0, 1);
-            fl = 4.0 * 128 * 16 * 2048.0 * 2049.0 / 2.0;
+            au.f.ctx = &ctx;
+            au.f.a.B = 1; au.f.a.T = T; au.f.a.H = H; au.f.a.K = au.f.a.V = K;
+            au.f.a.q = (float *)malloc(nq * 4); au.f.a.k = (float *)malloc(nq * 4); au.f.a.v = (float *)malloc(nq * 4); au.f.a.o = (float *)malloc(nq * 4);
+            au.f.a.lse = (float *)malloc((size_t)(T * H) * 4);
+            lattn_rng_fill_normal(&r, (float *)au.f.a.q, nq, 0, 1); lattn_rng_fill_normal(&r, (float *)au.f.a.k, nq, 0, 1);
+            lattn_rng_fill_normal(&r, (float *)au.f.a.v, nq, 0, 1);
+            fl = 4.0 * (double)K * (double)H * (double)T * (double)(T + 1) / 2.0;
+            fn = bwd ? attn_bwd_run : attn_chunk_run;
+            arg = bwd ? (void *)&au : (void *)&au.f;
+            if (bwd) {
+                attn_chunk_run(&au.f);           /* the log-sum-exp the backward reads */
+                au.g.dout = au.f.a.v;
+                au.g.dq = (float *)malloc(nq * 4); au.g.dk = (float *)malloc(nq * 4); au.g.dv = (float *)malloc(nq * 4);
+            }
         }
-        g_chunk = kind < 3 ? 32 : 0;
+        if (bwd) fl *= family == 2 || family == 3 ? 2.5 : 2.0;    /* the backward rows' FLOP convention */
+        if (family == 3) snprintf(shape, sizeof shape, "B=1,T=2048,H=16,D=128");
+        else snprintf(shape, sizeof shape, "B=1,T=2048,H=16,K=%lld,V=%lld,C=%d", (long long)K, (long long)V, g_chunk);
         for (ti = 0; ti < g_nthreads; ti++) {
             ctx.n_threads = g_threads[ti];
-            time2(kind < 2 ? la_chunk_run : kind == 2 ? gdr_chunk_run : attn_chunk_run, kind < 2 ? (void *)&lu : kind == 2 ? (void *)&gu : (void *)&au,
-                  NULL, NULL, g_quick ? 3 : 7, &ms, NULL);
+            time2(fn, arg, NULL, NULL, g_quick ? 3 : 7, &ms, NULL);
             if (ti == 0) ms1 = ms * g_threads[0];          /* the first count is 1 unless told otherwise */
             g_eff = ms1 / ((double)g_threads[ti] * ms);
             g_eff_hw = g_eff * peak_ms[ti] / peak_ms[0];   /* against the cores' measured FMA capacity */
             printf("%-22s efficiency %.1f %% at %d threads (%.1f %% of what the FMA peak at %d threads allows)\n", "",
                    100.0 * g_eff, g_threads[ti], 100.0 * g_eff_hw, g_threads[ti]);
-            row(names[kind], shape, g_threads[ti], ms, 2048, fl, NULL, 0);
+            row(names[kind], shape, g_threads[ti], ms, (double)T, fl, NULL, 0);
         }
         g_chunk = 0;
         lattn_ctx_free(&ctx);
-        if (kind < 2) la_release(&lu);
-        else if (kind == 2) gdr_release(&gu);
-        else { free((void *)au.a.q); free((void *)au.a.k); free((void *)au.a.v); free(au.a.o); }
+        free(lu.states); free(lu.g.dq); free(lu.g.dk); free(lu.g.dv); free(lu.g.dgk);
+        if (family < 2) { lu.f.a.states = NULL; la_release(&lu.f); }
+        free(gu.g.dq); free(gu.g.dk); free(gu.g.dv); free(gu.g.dbeta); free(gu.g.dg);
+        if (family == 2) gdr_release(&gu.f);
+        free((void *)au.f.a.q); free((void *)au.f.a.k); free((void *)au.f.a.v); free(au.f.a.o); free(au.f.a.lse);
+        free(au.g.dq); free(au.g.dk); free(au.g.dv);
     }
 }
 
