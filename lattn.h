@@ -1234,6 +1234,10 @@ typedef struct lattn_gdr_args {
     const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
     int64_t n_seqs;
     float *o, *ht;                       /* ht optional */
+    float *xi;                           /* optional, [B][T][H][V]: _ref and _chunk write the erased
+                                            amounts Ξ_t = -β_t S'ᵀê_t (+ c_t v_t when e = k: fla's v_new,
+                                            the value the delta rule writes), _chunk_backward reads them
+                                            instead of solving for them again (any chunk) */
     double *o64, *ht64;                  /* _ref only, optional: float64 copies of o, ht */
     int chunk;                           /* _chunk: tokens per chunk (0 = the profile's default) */
 } lattn_gdr_args;
@@ -1265,9 +1269,10 @@ typedef struct lattn_gdr_grads {
 LATTN_API lattn_status lattn_gdr_ref_backward(lattn_ctx *ctx, const lattn_gdr_args *a, const lattn_gdr_grads *g);
 /* The chunked backward in float32 (every option of the core; a->chunk: 0 = 64): the chunk-start
    states checkpointed by a pass over the states, then the chunks in reverse, each a handful of
-   GEMMs and two triangular substitutions; gated chunks end early where the gates fall by more than
-   e^-20 inside them. One (sequence, head) per thread, so the result is the same at every thread
-   count. */
+   GEMMs and a triangular substitution; gated chunks end early where the gates fall by more than
+   e^-20 inside them. With a->xi (the forward's Ξ) the pass is one product per chunk, without it the
+   pass also solves each chunk for Ξ. One (sequence, head) per thread, so the result is the same at
+   every thread count. */
 LATTN_API lattn_status lattn_gdr_chunk_backward(lattn_ctx *ctx, const lattn_gdr_args *a, const lattn_gdr_grads *g);
 
 #ifndef LATTN_NO_MODELS
@@ -9627,6 +9632,8 @@ LATTN__DEF lattn_status lattn_gdr_ref(lattn_ctx *ctx, const lattn_gdr_args *a) {
                 for (j = 0; j < V; j++) w[j] = 0;                /* w = S'ᵀ e;  S' -= β e wᵀ */
                 for (i = 0; i < K; i++) for (j = 0; j < V; j++) w[j] += e[i] * S[i * V + j];
                 for (i = 0; i < K; i++) for (j = 0; j < V; j++) S[i * V + j] -= beta * e[i] * w[j];
+                for (j = 0; a->xi && j < V; j++)                 /* Ξ = -β w (+ c v when e = k) */
+                    a->xi[row * V + j] = (float)((a->e ? 0.0 : c * (double)v[j]) - beta * w[j]);
                 for (i = 0; i < K; i++)                          /* S += c k vᵀ */
                     for (j = 0; j < V; j++) S[i * V + j] += c * k[i] * (double)v[j];
                 for (l = 0; l < a->L; l++) {                     /* S += b κ dᵀ, per injection */
@@ -10299,8 +10306,9 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
             } else LATTN__TRY(lattn_tile_copy(t, &ocols, &big));
         }
         {
-            lattn_tile orows = lattn_tile_view(&x->ob, 0, L, 0, Vs);
+            lattn_tile orows = lattn_tile_view(&x->ob, 0, L, 0, Vs), xrows = lattn_tile_view(&x->xi, 0, L, 0, Vs);
             LATTN__TRY(lattn_dma_store(t, a->o + row * V + v0, H * V, &orows));
+            if (a->xi) LATTN__TRY(lattn_dma_store(t, a->xi + row * V + v0, H * V, &xrows));
         }
         /* ---- S = Γ_L S + (e^{γ_L-γ} E)ᵀ Ξ + Σ (e^{γ_L-γ} Kw)ᵀ Vw ---- */
         for (kt = 0; kt < p->nkt; kt++) {
@@ -10402,6 +10410,8 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a)
        dΞ = incl(Qd Ekᵀ)ᵀ dO + Ek dS;   dZ = (I + diag(β) A)⁻ᵀ dΞ   (backward substitution)
        dA = -diag(β) strict(dZ Ξᵀ);     dβ = -rowsum(A ⊙ strict(dZ Ξᵀ)) - rowsum(dZ ⊙ Y);   dY = -diag(β) dZ
        dEd = dA Ek + dY S0ᵀ + Σ strict(dY Vwᵀ) Kwk          dB0 = dZ
+   (Y itself is not needed: rowsum(dZ ⊙ Y) = rowsum(dZ S0ᵀ ⊙ Ed) + Σ rowsum(strict(dZ Vwᵀ) ⊙ strict(Ed Kwkᵀ)),
+   from the products dY S0ᵀ and strict(dY Vwᵀ) before their rows are scaled by -β)
        dEk = dAᵀ Ed + incl(dO Ξᵀ)ᵀ Qd + Ξ dSᵀ
        dQd = dO S0ᵀ + incl(dO Ξᵀ) Ek + Σ incl(dO Vwᵀ) Kwk
        dKwk = strict(dY Vwᵀ)ᵀ Ed + incl(dO Vwᵀ)ᵀ Qd + Vw dSᵀ
@@ -10409,17 +10419,17 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a)
        ∂ℒ/∂S0 = dS + Qdᵀ dO + Edᵀ dY
    and the gates: dGm = Qd ⊙ dQd + Ed ⊙ dEd - Ek ⊙ dEk - Σ Kwk ⊙ dKwk (+ Σ_v U ⊙ S1 on the last
    row), dg_t = Σ_{τ >= t} dGm_τ inside the chunk (summed over the keys for g). The chunk-start
-   states are checkpointed by a forward pass over the states alone, [chunks + 1][K][V] per thread,
-   with each chunk's A, Ξ and Y: recomputing them would cost the forward's state products and the
-   solve a second time; storing them costs 4·(K·V + C² + 2·C·V) bytes per chunk (144 KB at C = 64,
-   K = V = 128). */
+   states are checkpointed by a forward pass over the states alone, [chunks + 1][K][V] per thread.
+   Ξ is a value per token, the same for any chunking: the forward's a->xi gives it, and then that
+   pass is one product per chunk (S1 from S0 and Ξ); without it the pass solves each chunk for Ξ and
+   keeps it, 4·(K·V + C·V) bytes per chunk. A is recomputed in the reverse pass (C²·K/2 of work). */
 typedef struct lattn__gdr_bw {
     float *ck, *U, *ST;                  /* chunk-start states [N + 1][K][V], ∂ℒ/∂S, S0ᵀ [V][K] */
-    float *sv;                           /* per chunk [C][C] A, [C][V] Ξ and Y, kept by the state pass */
+    float *sv;                           /* per chunk [C][V] Ξ, kept by the state pass (one chunk's with a->xi) */
     float *qh, *kh, *eh;                 /* [C][K]: q̂, k̂, ê (normalised or raw) */
     float *qd, *ed, *ek, *dqd, *ded, *dek, *kw, *dkw;   /* [C][K], the pairs' [P][C][K] */
     float *vw, *dvw;                     /* [P][C][V] */
-    float *xi, *y, *A;                   /* the chunk's Ξ, Y (then dY) and A: slots of sv */
+    float *xi, *y, *A;                   /* the chunk's Ξ (a slot of sv), Y (then dY) [C][V], A [C][C] */
     float *dz;                           /* [C][V]: dΞ, then dZ */
     float *B, *M, *D, *N;                /* [C][C]: B = -diag(β) A, scratch */
     float *gm, *X, *Xi, *dgm;            /* [C][Kg] */
@@ -10430,18 +10440,18 @@ typedef struct lattn__gdr_bw {
 /* chunk C, gate columns Kg, pairs P (the first at j0), chunks N, packing floats gw */
 typedef struct lattn__gdr_bw_dims { int64_t C, Kg, P, j0, N, gw; } lattn__gdr_bw_dims;
 static int64_t lattn__gdr_bw_floats(const lattn_gdr_args *a, const lattn__gdr_bw_dims *z) {
-    const int64_t C = z->C, K = a->K, V = a->V;
-    return (z->N + 3) * K * V + z->N * C * (C + 2 * V) + C * (K * (9 + 2 * z->P) + V * (1 + 2 * z->P) + 4 * C + 4 * z->Kg + 8) + z->gw;
+    const int64_t C = z->C, K = a->K, V = a->V, Nx = a->xi ? 1 : z->N;
+    return (z->N + 3) * K * V + Nx * C * V + C * (K * (9 + 2 * z->P) + V * (2 + 2 * z->P) + 5 * C + 4 * z->Kg + 8) + z->gw;
 }
 static void lattn__gdr_bw_carve(const lattn_gdr_args *a, const lattn__gdr_bw_dims *z, float *base, lattn__gdr_bw *w) {
-    float **const part[31] = { &w->ck, &w->U, &w->ST, &w->sv, &w->qh, &w->kh, &w->eh, &w->qd, &w->ed, &w->ek, &w->dqd, &w->ded,
-                               &w->dek, &w->kw, &w->dkw, &w->vw, &w->dvw, &w->dz, &w->B, &w->M, &w->D, &w->N,
+    float **const part[33] = { &w->ck, &w->U, &w->ST, &w->sv, &w->y, &w->A, &w->qh, &w->kh, &w->eh, &w->qd, &w->ed, &w->ek, &w->dqd,
+                               &w->ded, &w->dek, &w->kw, &w->dkw, &w->vw, &w->dvw, &w->dz, &w->B, &w->M, &w->D, &w->N,
                                &w->gm, &w->X, &w->Xi, &w->dgm, &w->bet, &w->nbet, &w->cc, &w->dbet, &w->gw };
     const int64_t C = z->C, CK = C * a->K, CV = C * a->V, CG = C * z->Kg, CC = C * C;
-    const int64_t n[31] = { (z->N + 1) * a->K * a->V, a->K * a->V, a->K * a->V, z->N * (CC + 2 * CV), CK, CK, CK, CK, CK, CK, CK, CK,
-                            CK, z->P * CK, z->P * CK, z->P * CV, z->P * CV, CV, CC, CC, CC, CC, CG, CG, CG, CG,
+    const int64_t n[33] = { (z->N + 1) * a->K * a->V, a->K * a->V, a->K * a->V, (a->xi ? 1 : z->N) * CV, CV, CC, CK, CK, CK, CK, CK,
+                            CK, CK, CK, CK, z->P * CK, z->P * CK, z->P * CV, z->P * CV, CV, CC, CC, CC, CC, CG, CG, CG, CG,
                             C, C, C, C, 4 * C + z->gw };
-    lattn__carve_floats(base, part, n, 31);
+    lattn__carve_floats(base, part, n, 33);
     w->nq = w->dbet + C;
     w->nk = w->nq + C;
     w->ne = w->nk + C;
@@ -10490,13 +10500,21 @@ static void lattn__gdr_bw_gsum(float *dgm, int64_t Kg, const float *a, const flo
         if (Kg == 1) dgm[i] += lattn__vhsum(lattn__vsub(p, m));
     }
 }
-/* t [n][m] = xᵀ for x [m][n], in 16 x 16 blocks. */
+/* t [n][m] = xᵀ for x [m][n], in 16 x 16 blocks (by register transposes where whole). */
 static void lattn__gdr_bw_transpose(int64_t m, int64_t n, const float *x, float *t) {
     int64_t i0, j0, i, j;
     for (i0 = 0; i0 < m; i0 += 16)
-        for (j0 = 0; j0 < n; j0 += 16)
+        for (j0 = 0; j0 < n; j0 += 16) {
+#ifdef LATTN__TB
+            if (i0 + 16 <= m && j0 + 16 <= n) {
+                for (i = 0; i < 16; i += LATTN__TB)
+                    for (j = 0; j < 16; j += LATTN__TB) lattn__tblock(x + (i0 + i) * n + j0 + j, (size_t)n, t + (j0 + j) * m + i0 + i, (size_t)m);
+                continue;
+            }
+#endif
             for (j = j0; j < LATTN__MIN(j0 + 16, n); j++)
                 for (i = i0; i < LATTN__MIN(i0 + 16, m); i++) t[j * m + i] = x[i * n + j];
+        }
 }
 /* c = op(a) op(b) of L x L, only the lower triangle (diagonal included unless strict), the rest 0. */
 static void lattn__gdr_bw_tri(int flags, int strict, int L, int64_t n, const float *a, int64_t lda, const float *b, int64_t ldb,
@@ -10520,12 +10538,14 @@ static void lattn__gdr_bw_subst(float *x, int L, int64_t n, const float *B, int 
                 lattn_vec_axpy((size_t)n, up ? B[j * L + i] : B[i * L + j], x + j * n, x + i * n);
     }
 }
-/* One chunk of L tokens from tok: the rows, the gates (Gm, X, Xi), the sides, the pairs, β; then,
-   where S1 is set, A, Y, Ξ from S0 into the chunk's slots and the state at the chunk's end. */
+/* One chunk of L tokens from tok: the rows, the gates (Gm, X, Xi), the sides, the pairs, β, and Ξ
+   into w->xi from a->xi where given; then, where S1 is set, the state at the chunk's end (without
+   a->xi first A, Y and Ξ from S0), else A for the backward. */
 static void lattn__gdr_bw_fwd(const lattn_gdr_args *a, const lattn__gdr_dims *dm, const lattn__gdr_bw_dims *z,
                               lattn__gdr_bw *w, const float *S0, float *S1, int64_t tok, int64_t h, int L) {
     const int64_t H = a->H, K = a->K, V = a->V, Kg = z->Kg, ld = H * K, CK = z->C * K, CV = z->C * V, row = tok * H + h;
     const float *E = a->e ? w->eh : w->kh;
+    const int lean = S1 && a->xi;        /* the pass with the forward's Ξ: only what S1 needs */
     int64_t i, j, p;
     if (!S1) lattn__gdr_bw_norm(a->q + row * K, ld, L, K, a->l2norm, w->qh, w->nq);   /* the queries: the backward's only */
     lattn__gdr_bw_norm(a->k + row * K, ld, L, K, a->l2norm, w->kh, w->nk);
@@ -10538,7 +10558,7 @@ static void lattn__gdr_bw_fwd(const lattn_gdr_args *a, const lattn__gdr_dims *dm
     lattn_vec_exp((size_t)(L * Kg), w->gm, w->X);
     lattn_vec_exp((size_t)(L * Kg), w->Xi, w->Xi);
     if (!S1) lattn__la_bw_rows(w->qd, K, dm->s, w->X, w->qh, K, NULL, NULL, L, K, Kg);
-    lattn__la_bw_rows(w->ed, K, 1.0f, w->X, E, K, NULL, NULL, L, K, Kg);
+    if (!lean) lattn__la_bw_rows(w->ed, K, 1.0f, w->X, E, K, NULL, NULL, L, K, Kg);
     lattn__la_bw_rows(w->ek, K, 1.0f, w->Xi, E, K, NULL, NULL, L, K, Kg);
     for (i = 0; i < L; i++) {            /* pairs: (k, c·v), then (κ, b·d) */
         const int64_t r = row + i * H;
@@ -10551,21 +10571,23 @@ static void lattn__gdr_bw_fwd(const lattn_gdr_args *a, const lattn__gdr_dims *dm
             for (j = 0; j < V; j++) w->vw[p * CV + i * V + j] = b * a->inj_d[(r * a->L + p - 1) * V + j];
         }
     }
-    lattn__la_bw_rows(w->vw, V, 1.0f, w->cc, a->v + row * V, H * V, NULL, NULL, L, V, 1);
+    if (!lean || !z->j0) lattn__la_bw_rows(w->vw, V, 1.0f, w->cc, a->v + row * V, H * V, NULL, NULL, L, V, 1);
     if (a->e) memcpy(w->kw, w->kh, (size_t)(L * K) * sizeof(float));
     for (p = z->j0; p < z->P; p++) lattn__la_bw_rows(w->kw + p * CK, K, 1.0f, w->Xi, w->kw + p * CK, K, NULL, NULL, L, K, Kg);
+    if (a->xi) lattn__la_bw_rows(w->xi, V, 1.0f, NULL, a->xi + row * V, H * V, NULL, NULL, L, V, 1);
+    if (!S1 || !a->xi) lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, w->ek, K, w->A, w->gw);   /* A = strict(Ed Ekᵀ) */
     if (!S1) return;
-    /* A, Y = Ed S0 + Σ strict(Ed Kwkᵀ) Vw, Ξ = Z = B0 - β Y, then the forward substitution */
-    lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, w->ek, K, w->A, w->gw);
-    for (i = 0; i < L * L; i++) w->B[i] = w->nbet[i / L] * w->A[i];
-    lattn__sgemm(0, L, V, K, w->ed, K, S0, V, w->y, V, w->gw);
-    for (p = z->j0; p < z->P; p++) {
-        lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, w->kw + p * CK, K, w->N, w->gw);
-        lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, V, L, w->N, L, w->vw + p * CV, V, w->y, V, w->gw);
+    if (!a->xi) {                        /* Y = Ed S0 + Σ strict(Ed Kwkᵀ) Vw, Z = B0 - β Y, then the forward substitution */
+        for (i = 0; i < L * L; i++) w->B[i] = w->nbet[i / L] * w->A[i];
+        lattn__sgemm(0, L, V, K, w->ed, K, S0, V, w->y, V, w->gw);
+        for (p = z->j0; p < z->P; p++) {
+            lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, w->kw + p * CK, K, w->N, w->gw);
+            lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, V, L, w->N, L, w->vw + p * CV, V, w->y, V, w->gw);
+        }
+        if (z->j0) lattn__la_bw_rows(w->xi, V, 1.0f, NULL, w->vw, V, w->nbet, w->y, L, V, 1);
+        else lattn__la_bw_rows(w->xi, V, 1.0f, w->nbet, w->y, V, NULL, NULL, L, V, 1);
+        lattn__gdr_bw_subst(w->xi, L, V, w->B, 0, w->gw);
     }
-    if (z->j0) lattn__la_bw_rows(w->xi, V, 1.0f, NULL, w->vw, V, w->nbet, w->y, L, V, 1);
-    else lattn__la_bw_rows(w->xi, V, 1.0f, w->nbet, w->y, V, NULL, NULL, L, V, 1);
-    lattn__gdr_bw_subst(w->xi, L, V, w->B, 0, w->gw);
     memcpy(S1, S0, (size_t)(K * V) * sizeof(float));
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, K, V, L, w->ek, K, w->xi, V, S1, V, w->gw);
     for (p = z->j0; p < z->P; p++)
@@ -10592,18 +10614,20 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, K, w->ek, K, w->U, V, w->dz, V, w->gw);
     for (i = 0; i < L * L; i++) w->B[i] = w->nbet[i / L] * w->A[i];
     lattn__gdr_bw_subst(w->dz, (int)L, V, w->B, 1, w->gw);
-    /* dA and dβ from strict(dZ Ξᵀ); dβ -= dZ·Y, then dY = -β dZ in y */
+    /* dA and dβ from strict(dZ Ξᵀ), then dY = -β dZ in y */
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, V, w->dz, V, w->xi, V, w->D, w->gw);
     for (i = 0; i < L; i++) {
-        float db = -lattn_vec_dot((size_t)i, w->A + i * L, w->D + i * L) - lattn_vec_dot((size_t)V, w->dz + i * V, w->y + i * V);
-        w->dbet[i] = db;
+        w->dbet[i] = -lattn_vec_dot((size_t)i, w->A + i * L, w->D + i * L);
         lattn_vec_scale((size_t)i, -w->bet[i], w->D + i * L);
     }
     lattn__la_bw_rows(w->y, V, 1.0f, w->nbet, w->dz, V, NULL, NULL, L, V, 1);
-    /* dEd = dA Ek + dY S0ᵀ;  dEk = dAᵀ Ed + incl(dO Ξᵀ)ᵀ Qd + Ξ dSᵀ;  dQd = dO S0ᵀ + incl(dO Ξᵀ) Ek */
-    lattn__gdr_bw_transpose(K, V, S0, w->ST);   /* S0ᵀ once for dY S0ᵀ and dO S0ᵀ */
+    /* dEd = dA Ek + dY S0ᵀ;  dEk = dAᵀ Ed + incl(dO Ξᵀ)ᵀ Qd + Ξ dSᵀ;  dQd = dO S0ᵀ + incl(dO Ξᵀ) Ek;
+       dZ S0ᵀ first, in dek: dβ -= its rows · Ed (the dZ·Y of Y's first term), dEd += -β its rows */
+    lattn__gdr_bw_transpose(K, V, S0, w->ST);   /* S0ᵀ once for dZ S0ᵀ and dO S0ᵀ */
+    lattn__sgemm(0, L, K, V, w->dz, V, w->ST, K, w->dek, K, w->gw);
+    for (i = 0; i < L; i++) w->dbet[i] -= lattn_vec_dot((size_t)K, w->dek + i * K, w->ed + i * K);
     lattn__sgemm(LATTN__GEMM_TRIU_A, L, K, L, w->D, L, w->ek, K, w->ded, K, w->gw);
-    lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, w->y, V, w->ST, K, w->ded, K, w->gw);
+    lattn__la_bw_rows(w->ded, K, 1.0f, NULL, w->ded, K, w->nbet, w->dek, L, K, 1);
     lattn__sgemm(0, L, K, V, dO, ldo, w->ST, K, w->dqd, K, w->gw);
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, K, L, w->D, L, w->ed, K, w->dek, K, w->gw);
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, w->xi, V, w->M, w->gw);
@@ -10613,16 +10637,20 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->M, L, w->ek, K, w->dqd, K, w->gw);
     for (p = z->j0; p < z->P; p++) {     /* the write pairs in the sums */
         float *kw = w->kw + p * CK, *vw = w->vw + p * CV, *dkw = w->dkw + p * CK, *dvw = w->dvw + p * CV;
-        lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, V, w->y, V, vw, V, w->D, w->gw);      /* strict(dY Vwᵀ) */
+        lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, V, w->dz, V, vw, V, w->D, w->gw);     /* strict(dZ Vwᵀ) */
+        lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, kw, K, w->N, w->gw);     /* strict(Ed Kwkᵀ) */
+        for (i = 0; i < L; i++) {        /* dβ -= the dZ·Y of this pair, then strict(dY Vwᵀ) */
+            w->dbet[i] -= lattn_vec_dot((size_t)i, w->D + i * L, w->N + i * L);
+            lattn_vec_scale((size_t)i, -w->bet[i], w->D + i * L);
+        }
         lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, vw, V, w->M, w->gw);      /* incl(dO Vwᵀ) */
         lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->D, L, kw, K, w->ded, K, w->gw);
         lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->M, L, kw, K, w->dqd, K, w->gw);
         lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, K, L, w->D, L, w->ed, K, dkw, K, w->gw);
         lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIL_A, L, K, L, w->M, L, w->qd, K, dkw, K, w->gw);
         lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, vw, V, w->ST, K, dkw, K, w->gw);
-        lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, kw, K, w->D, w->gw);     /* strict(Ed Kwkᵀ) */
         lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, K, w->qd, K, kw, K, w->M, w->gw);     /* incl(Qd Kwkᵀ) */
-        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, V, L, w->D, L, w->y, V, dvw, V, w->gw);
+        lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, V, L, w->N, L, w->y, V, dvw, V, w->gw);
         lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIL_A, L, V, L, w->M, L, dO, ldo, dvw, V, w->gw);
         lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, V, K, kw, K, w->U, V, dvw, V, w->gw);
         if (a->g || a->gk) lattn__gdr_bw_gsum(w->dgm, Kg, NULL, NULL, NULL, NULL, kw, dkw, L, K);
@@ -10675,12 +10703,9 @@ static int64_t lattn__gdr_bw_chunks(const lattn_gdr_args *a, int64_t tok0, int64
     if (start) start[n] = tok0 + len;
     return n;
 }
-/* Chunk n's A, Ξ and Y in the saved area. */
+/* Chunk n's Ξ: its slot in the saved area (the one slot with a->xi). */
 static void lattn__gdr_bw_slots(const lattn_gdr_args *a, const lattn__gdr_bw_dims *z, lattn__gdr_bw *w, int64_t n) {
-    const int64_t CC = z->C * z->C, CV = z->C * a->V;
-    w->A = w->sv + n * (CC + 2 * CV);
-    w->xi = w->A + CC;
-    w->y = w->xi + CV;
+    w->xi = w->sv + (a->xi ? 0 : n) * z->C * a->V;
 }
 /* One work item (sequence sq from tok0, len tokens; head h): the checkpoints, the chunks in reverse, dh0. */
 static void lattn__gdr_bw_item(const lattn_gdr_args *a, const lattn_gdr_grads *g, const lattn__gdr_dims *dm,
@@ -12931,12 +12956,13 @@ static lattn_la_args lattn__gdn_la(const lattn_gdn_layer *m, int64_t B, int64_t 
 /* The core of batch row b, chunked or one step: the delta rule, GLA or linear attention on the conv
    outputs Cv with the gates g and β, from the state h0 to ht (NULL: not wanted), into o. */
 static lattn_status lattn__gdn_mix(lattn_ctx *ctx, const lattn_gdn_layer *m, lattn_form form, int64_t B, int64_t T, int64_t b,
-                                   const float *Cv, const float *g, const float *beta, const float *h0, float *ht, float *o) {
+                                   const float *Cv, const float *g, const float *beta, const float *h0, float *ht, float *o, float *xi) {
     if (m->cfg.mixer == LATTN_GDN_DELTA) {
         lattn_gdr_args a = lattn__gdn_core(m, B, T, b, Cv, g, beta);
         a.h0 = h0;
         a.ht = ht;
         a.o = o;
+        a.xi = xi;                       /* the backward's Ξ (NULL: not kept) */
         return form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
     } else {
         lattn_la_args a = lattn__gdn_la(m, B, T, b, Cv, g);
@@ -13021,7 +13047,7 @@ static lattn_status lattn__gdn_run(lattn_ctx *ctx, const lattn_gdn_layer *m, int
             st = form == LATTN_FORM_STEP ? lattn_shortconv_step(ctx, &ca) : lattn_shortconv_chunk(ctx, &ca);
             off += ca.D * W;
         }
-        if (st == LATTN_OK) st = lattn__gdn_mix(ctx, m, form, B, T, b, Cv, A, Bt, st_in + b * SF + off, st_out + b * SF + off, O + b * T * HV);
+        if (st == LATTN_OK) st = lattn__gdn_mix(ctx, m, form, B, T, b, Cv, A, Bt, st_in + b * SF + off, st_out + b * SF + off, O + b * T * HV, NULL);
     }
     if (st == LATTN_OK) {
         lattn__gate_rows(nthr, M * H, V, O, G, lattn__gdw(m, LATTN__GD_ON), 1, 1, c->norm_eps);
@@ -13054,7 +13080,7 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
     const lattn_gdn_config *c;
     int64_t D, H, K, V, W, HK, HV, SF, M, b, i, ch, NP, NG;
     int nthr = lattn__threads(ctx);
-    float *buf, *P, *Cv, *Ar, *Br, *Gr, *O, *Z, *gl, *bt, *dP, *dCv, *dA, *dB, *dG, *dO, *dw, *dsin, *ws;
+    float *buf, *P, *Cv, *Ar, *Br, *Gr, *O, *Z, *gl, *bt, *dP, *dCv, *dA, *dB, *dG, *dO, *dw, *dsin, *Xi, *ws;
     double *hsum;
     size_t n, tmp;
     int kept;                            /* the workspace is the context's kept block (keep_workspace) */
@@ -13078,8 +13104,8 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
     if (dx) memset(dx, 0, (size_t)(M * D) * sizeof(float));
     if (T == 0) return lattn__ok(ctx);   /* dstate passes through */
     /* P, Cv, dP, dCv [M][2HK + HV]; a, the log gates g, da [M][NG]; b, β, db [M][H]; G, O, Z, dG, dO
-       [M][HV]; a conv weight's gradient; the GEMMs' workspaces */
-    if (lattn_size_mul(&n, (size_t)M, 4 * (size_t)NP + 3 * (size_t)NG + 3 * (size_t)H + 5 * (size_t)HV) ||
+       (and the delta rule's Ξ) [M][HV]; a conv weight's gradient; the GEMMs' workspaces */
+    if (lattn_size_mul(&n, (size_t)M, 4 * (size_t)NP + 3 * (size_t)NG + 3 * (size_t)H + (c->mixer == LATTN_GDN_DELTA ? 6 : 5) * (size_t)HV) ||
         lattn_size_add(&n, n, (size_t)(LATTN__MAX(HK, HV) * W)) || lattn_size_add(&n, n, dstate ? (size_t)(B * SF) : 0) ||
         lattn_size_mul(&tmp, (size_t)nthr, LATTN__MAX(LATTN__LIN_WS(LATTN__MAX(D, HV)), LATTN__LINB_WS)) || lattn_size_add(&n, n, tmp))
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: workspace size overflows", who);
@@ -13090,10 +13116,11 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
         return st;
     }
     {
-        float **const part[18] = { &P, &Cv, &dP, &dCv, &Ar, &Br, &gl, &bt, &dA, &dB, &Gr, &O, &Z, &dG, &dO, &dw, &dsin, &ws };
-        const int64_t sz[18] = { M * NP, M * NP, M * NP, M * NP, M * NG, M * H, M * NG, M * H, M * NG, M * H,
-                                 M * HV, M * HV, M * HV, M * HV, M * HV, LATTN__MAX(HK, HV) * W, dstate ? B * SF : 0, 0 };
-        lattn__carve_floats(buf, part, sz, 18);
+        float **const part[19] = { &P, &Cv, &dP, &dCv, &Ar, &Br, &gl, &bt, &dA, &dB, &Gr, &O, &Z, &dG, &dO, &Xi, &dw, &dsin, &ws };
+        const int64_t sz[19] = { M * NP, M * NP, M * NP, M * NP, M * NG, M * H, M * NG, M * H, M * NG, M * H,
+                                 M * HV, M * HV, M * HV, M * HV, M * HV, c->mixer == LATTN_GDN_DELTA ? M * HV : 0,
+                                 LATTN__MAX(HK, HV) * W, dstate ? B * SF : 0, 0 };
+        lattn__carve_floats(buf, part, sz, 19);
     }
     if (dstate) {                        /* the final state's gradient in, the initial state's out */
         memcpy(dsin, dstate, (size_t)(B * SF) * sizeof(float));
@@ -13110,7 +13137,8 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
             off += ca.D * W;
         }
         if (st == LATTN_OK)
-            st = lattn__gdn_mix(ctx, m, LATTN_FORM_CHUNK, B, T, b, Cv, gl, bt, state ? state + b * SF + off : NULL, NULL, O + b * T * HV);
+            st = lattn__gdn_mix(ctx, m, LATTN_FORM_CHUNK, B, T, b, Cv, gl, bt, state ? state + b * SF + off : NULL, NULL, O + b * T * HV,
+                                c->mixer == LATTN_GDN_DELTA ? Xi + b * T * HV : NULL);
     }
     if (st == LATTN_OK) {
         /* ---- the output side: Z (SiLU(G) into dG for the while), dZ = dy W_o, the gate's backward ---- */
@@ -13130,6 +13158,7 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
             lattn_gdr_args a = lattn__gdn_core(m, B, T, b, Cv, gl, bt);
             lattn_gdr_grads gg = LATTN__ZERO;
             a.h0 = h0;
+            a.xi = Xi + b * T * HV;          /* the forward's Ξ */
             gg.dout = dO + b * T * HV;
             gg.dq = dCv + b * T * HK;
             gg.dk = dCv + M * HK + b * T * HK;

@@ -537,9 +537,11 @@ static void p2_release(gdr_u *u) {
    -0.005]); baseline the forward row, so speedup >= 0.333 means at most 3.0x. Then PRISM P2's mixer
    call (S = 2, p2_setup) forward + backward (every input's gradient) against GDN's: speedup >= 0.4
    means at most 2.5x. GFLOP/s: the forward's nominal 6·T·H·K·V; the backward's 2.5x that. */
-typedef struct { gdr_u f; lattn_gdr_grads g; } gbw_u;
-static void gbw_fwd_run(void *p) { gbw_u *u = (gbw_u *)p; lattn_gdr_chunk(u->f.ctx, &u->f.a); }
-static void gbw_bwd_run(void *p) { gbw_u *u = (gbw_u *)p; lattn_gdr_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+typedef struct { gdr_u f; lattn_gdr_grads g; float *xi; } gbw_u;
+static void gbw_fwd_run(void *p) { gbw_u *u = (gbw_u *)p; u->f.a.xi = NULL; lattn_gdr_chunk(u->f.ctx, &u->f.a); }
+static void gbw_fwdx_run(void *p) { gbw_u *u = (gbw_u *)p; u->f.a.xi = u->xi; lattn_gdr_chunk(u->f.ctx, &u->f.a); }
+static void gbw_bwd_run(void *p) { gbw_u *u = (gbw_u *)p; u->f.a.xi = u->xi; lattn_gdr_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+static void gbw_bwdr_run(void *p) { gbw_u *u = (gbw_u *)p; u->f.a.xi = NULL; lattn_gdr_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
 static void bench_gdn_backward(void) {
     const int64_t T = 2048, H = 16, K = 128, V = 128;
     const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V), nh = (size_t)(T * H);
@@ -548,7 +550,7 @@ static void bench_gdn_backward(void) {
     for (th = 1; th <= 2; th++) {
         lattn_ctx ctx;
         gbw_u u;
-        double mf, mb, fl = 6.0 * T * H * K * V;
+        double mf, mfx, mb, mbr, fl = 6.0 * T * H * K * V;
         const char *shape = "T=2048,H=16,K=V=128,C=64";
         lattn_ctx_init(&ctx);
         ctx.n_threads = th;
@@ -563,10 +565,14 @@ static void bench_gdn_backward(void) {
         u.g.dv = (float *)malloc(sizeof(float) * nv);
         u.g.dbeta = (float *)malloc(sizeof(float) * nh);
         u.g.dg = (float *)malloc(sizeof(float) * nh);
-        time2(gbw_fwd_run, &u, gbw_bwd_run, &u, g_quick ? 3 : 5, &mf, &mb);
+        u.xi = (float *)malloc(sizeof(float) * nv);
+        time2(gbw_fwd_run, &u, gbw_fwdx_run, &u, g_quick ? 3 : 5, &mf, &mfx);
+        time2(gbw_bwd_run, &u, gbw_bwdr_run, &u, g_quick ? 3 : 5, &mb, &mbr);
         row("gdn_fwd", shape, th, mf, (double)T, fl, NULL, 0);
+        row("gdn_fwd_xi", shape, th, mfx, (double)T, fl, "gdn_fwd", mf);
         row("gdn_bwd", shape, th, mb, (double)T, 2.5 * fl, "gdn_fwd", mf);
-        row("gdn_fwd_bwd", shape, th, mf + mb, (double)T, 3.5 * fl, "gdn_fwd", mf);
+        row("gdn_bwd_recompute", shape, th, mbr, (double)T, 2.5 * fl, "gdn_fwd", mf);
+        row("gdn_fwd_bwd", shape, th, mfx + mb, (double)T, 3.5 * fl, "gdn_fwd", mf);
         free(u.g.dbeta); free(u.g.dg);
         gdr_release(&u.f);
         {   /* PRISM P2's mixer, S = 2: per-key gates, a write scale, two injections */
@@ -576,6 +582,7 @@ static void bench_gdn_backward(void) {
             p.f.ctx = &ctx;
             p2_setup(&p.f, T, H, K, 2, 34);
             p.f.a.chunk = 64;
+            p.xi = u.xi;
             p.g = u.g;
             p.g.dout = p.f.a.v;
             p.g.dbeta = (float *)malloc(sizeof(float) * nh);
@@ -584,12 +591,12 @@ static void bench_gdn_backward(void) {
             p.g.dinj_b = (float *)malloc(sizeof(float) * nh * 2);
             p.g.dinj_kap = (float *)malloc(sizeof(float) * nq * 2);
             p.g.dinj_d = (float *)malloc(sizeof(float) * nv * 2);
-            time2(gbw_fwd_run, &p, gbw_bwd_run, &p, g_quick ? 3 : 5, &pf, &pb);
-            row("prism_p2_mixer_fwd_bwd", "T=2048,H=16,K=V=128,S=2,C=64", th, pf + pb, (double)T, 3.5 * fl, "gdn_fwd_bwd", mf + mb);
+            time2(gbw_fwdx_run, &p, gbw_bwd_run, &p, g_quick ? 3 : 5, &pf, &pb);
+            row("prism_p2_mixer_fwd_bwd", "T=2048,H=16,K=V=128,S=2,C=64", th, pf + pb, (double)T, 3.5 * fl, "gdn_fwd_bwd", mfx + mb);
             free(p.g.dbeta); free(p.g.dc); free(p.g.dgk); free(p.g.dinj_b); free(p.g.dinj_kap); free(p.g.dinj_d);
             p2_release(&p.f);
         }
-        free(u.g.dq); free(u.g.dk); free(u.g.dv);
+        free(u.g.dq); free(u.g.dk); free(u.g.dv); free(u.xi);
         lattn_ctx_free(&ctx);
     }
 }
@@ -1734,7 +1741,7 @@ static void peak_team_run(void *p) {        /* the FMA chains on every thread of
 }
 static void bw_scale_run(void *p) { bw_u *u = (bw_u *)p; lattn_la_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
 /* Kinds 0-3: the forwards of the floors (Simple GLA with fixed decays, GLA, GDN, causal attention);
-   4-7: their backwards at C = 64 on the same split (the LA backward reads the forward's states). */
+   4-7: their backwards at C = 64 on the same split (reading the forward's states, Ξ and log-sum-exp). */
 static void bench_scaling(void) {
     static const char *names[8] = { "scale_simple_gla", "scale_gla", "scale_gdn", "scale_sdpa_causal",
                                     "scale_simple_gla_bwd", "scale_gla_bwd", "scale_gdn_bwd", "scale_sdpa_causal_bwd" };
@@ -1792,6 +1799,8 @@ static void bench_scaling(void) {
             arg = bwd ? (void *)&gu : (void *)&gu.f;
             if (bwd) {
                 gu.f.a.chunk = 64;
+                gu.xi = (float *)malloc(sizeof(float) * nv);
+                gbw_fwdx_run(&gu);               /* the Ξ the backward reads */
                 gu.g.dout = gu.f.a.v;
                 gu.g.dq = (float *)malloc(sizeof(float) * nq);
                 gu.g.dk = (float *)malloc(sizeof(float) * nq);
@@ -1833,7 +1842,7 @@ static void bench_scaling(void) {
         lattn_ctx_free(&ctx);
         free(lu.states); free(lu.g.dq); free(lu.g.dk); free(lu.g.dv); free(lu.g.dgk);
         if (family < 2) { lu.f.a.states = NULL; la_release(&lu.f); }
-        free(gu.g.dq); free(gu.g.dk); free(gu.g.dv); free(gu.g.dbeta); free(gu.g.dg);
+        free(gu.g.dq); free(gu.g.dk); free(gu.g.dv); free(gu.g.dbeta); free(gu.g.dg); free(gu.xi);
         if (family == 2) gdr_release(&gu.f);
         free((void *)au.f.a.q); free((void *)au.f.a.k); free((void *)au.f.a.v); free(au.f.a.o); free(au.f.a.lse);
         free(au.g.dq); free(au.g.dk); free(au.g.dv);

@@ -5377,19 +5377,22 @@ static void test_gdr_backward(lattn_ctx *ctx, lattn_rng *r) {
    injections, variable lengths); per-head gates strong enough to end chunks early; per-key gates
    with an erase key and an injection; PRISM P2's mixer call (e = k, a write scale, per-key gates,
    two injections, no l2norm) at C = 16 and 64. T = 0, 1, C - 1, C, C + 1 and several chunks, K and V off the
-   vector width, batch 2, nonzero h0 and dht, outputs NaN-poisoned; the same bits at 1 and 2 threads. */
+   vector width, batch 2, nonzero h0 and dht, outputs NaN-poisoned; the same bits at 1 and 2 threads.
+   Each case again from the forward's Ξ (a->xi, NaN-poisoned, written by _chunk at another chunk
+   size; against _ref's Ξ to 1e-5), which the backward then reads instead of solving for it. */
 static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
     static const int64_t Ts[7] = { 0, 1, 15, 16, 17, 45, 130 };
     static const char *const names[12] = { "dq", "dk", "dv", "dbeta", "dg", "dgk", "de", "dc", "dinj_b", "dinj_kap", "dinj_d", "dh0" };
     int var, ti, nbad = 0;
-    double worst = 0;
+    double worst = 0, worst_xi = 0;
     for (var = 0; var < 7; var++)
         for (ti = 0; ti < 7; ti++) {
             const int vl = var == 3, C = ti == 6 ? (var == 4 ? 0 : 64) : 16, th = 1 + (int)(ti % 2);
             const int64_t T = Ts[ti], B = vl ? 1 : 2, H = 2, K = 13, V = 11, L = var == 3 || var == 6 ? 2 : var == 5 ? 1 : 0, N = vl ? 3 : B;
             const int64_t off[4] = { 0, T / 3, T / 3, T };
             const size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), nh = (size_t)(B * T * H), ns = (size_t)(N * H * K * V);
-            float *in[12], *dout = fnormal(r, nv + 1), *dht = fnormal(r, ns), *got[12], *got2[12];
+            float *in[12], *dout = fnormal(r, nv + 1), *dht = fnormal(r, ns), *got[12], *got2[12], *got3[12];
+            float *xi = fnew(nv + 1), *xr = fnew(nv + 1), *o = fnew(nv + 1);
             double *want[12];
             size_t nin[12], i;
             lattn_gdr_args a;
@@ -5422,19 +5425,33 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 want[w] = (double *)malloc((nin[w] + 1) * sizeof(double));
                 got[w] = fnew(nin[w] + 1);
                 got2[w] = fnew(nin[w] + 1);
+                got3[w] = fnew(nin[w] + 1);
             }
             gw.dout = gc.dout = dout; gw.dht = gc.dht = dht;
             gw.dq64 = want[0]; gw.dk64 = want[1]; gw.dv64 = want[2]; gw.dbeta64 = want[3]; gw.dg64 = want[4]; gw.dgk64 = want[5];
             gw.de64 = want[6]; gw.dc64 = want[7]; gw.dinj_b64 = want[8]; gw.dinj_kap64 = want[9]; gw.dinj_d64 = want[10]; gw.dh064 = want[11];
             CHECK(lattn_gdr_ref_backward(ctx, &a, &gw) == LATTN_OK, "gdr ref backward: %s", lattn_ctx_error(ctx));
-            for (w = 0; w < 2; w++) {
-                float **o = w ? got2 : got;
-                gc.dq = o[0]; gc.dk = o[1]; gc.dv = o[2]; gc.dbeta = o[3]; gc.dg = o[4]; gc.dgk = o[5]; gc.de = o[6]; gc.dc = o[7];
-                gc.dinj_b = o[8]; gc.dinj_kap = o[9]; gc.dinj_d = o[10]; gc.dh0 = o[11];
-                ctx->n_threads = w ? 3 - th : th;
-                ctx->keep_workspace = w;         /* the second run in the kept workspace: its repeat allocates nothing */
+            {   /* Ξ: _ref's, then _chunk's at another chunk size */
+                lattn_gdr_args f = a;
+                f.o = o;
+                f.xi = xr;
+                CHECK(lattn_gdr_ref(ctx, &f) == LATTN_OK, "gdr ref with xi: %s", lattn_ctx_error(ctx));
+                f.xi = xi;
+                f.chunk = C == 16 ? 32 : 16;
+                CHECK(lattn_gdr_chunk(ctx, &f) == LATTN_OK, "gdr chunk with xi: %s", lattn_ctx_error(ctx));
+                worst_xi = fmax(worst_xi, rel_rms(xi, xr, nv));
+                if (!(rel_rms(xi, xr, nv) <= 1e-5)) nbad++;
+            }
+            for (w = 0; w < 3; w++) {
+                float **o3 = w == 2 ? got3 : w ? got2 : got;
+                gc.dq = o3[0]; gc.dk = o3[1]; gc.dv = o3[2]; gc.dbeta = o3[3]; gc.dg = o3[4]; gc.dgk = o3[5]; gc.de = o3[6]; gc.dc = o3[7];
+                gc.dinj_b = o3[8]; gc.dinj_kap = o3[9]; gc.dinj_d = o3[10]; gc.dh0 = o3[11];
+                ctx->n_threads = w == 1 ? 3 - th : th;
+                ctx->keep_workspace = w == 1;    /* the second run in the kept workspace: its repeat allocates nothing */
+                a.xi = w == 2 ? xi : NULL;       /* the third from the forward's Ξ */
                 CHECK(lattn_gdr_chunk_backward(ctx, &a, &gc) == LATTN_OK, "gdr chunk backward: %s", lattn_ctx_error(ctx));
-                if (w) {
+                a.xi = NULL;
+                if (w == 1) {
                     const uint64_t n0 = ctx->n_allocs;
                     CHECK(lattn_gdr_chunk_backward(ctx, &a, &gc) == LATTN_OK && ctx->n_allocs == n0,
                           "gdr chunk backward: a repeat in the kept workspace allocates nothing (%llu)", (unsigned long long)(ctx->n_allocs - n0));
@@ -5445,21 +5462,22 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
             ctx->n_threads = 1;
             for (w = 0; w < 12; w++) {
                 const int used = w < 4 || w == 11 || (w == 4 && a.g) || (w == 5 && a.gk) || (w == 6 && a.e) || (w == 7 && a.c) || (w >= 8 && w <= 10 && L > 0);
-                const double e = used ? rel_rms_d(got[w], want[w], nin[w]) : 0.0;
+                const double e = used ? rel_rms_d(got[w], want[w], nin[w]) : 0.0, e3 = used ? rel_rms_d(got3[w], want[w], nin[w]) : 0.0;
                 if (!used) continue;
-                worst = fmax(worst, e);
-                if (e > 1e-5 || !same_bits(got[w], got2[w], nin[w])) {
+                worst = fmax(worst, fmax(e, e3));
+                if (e > 1e-5 || e3 > 1e-5 || !same_bits(got[w], got2[w], nin[w])) {
                     nbad++;
-                    if (nbad < 8) printf("  gdr chunk backward var %d, T = %lld, C = %d: %s off by %.3g%s\n", var, (long long)T, C, names[w], e,
-                                         same_bits(got[w], got2[w], nin[w]) ? "" : " (threads differ)");
+                    if (nbad < 8) printf("  gdr chunk backward var %d, T = %lld, C = %d: %s off by %.3g (from the forward's xi %.3g)%s\n", var,
+                                         (long long)T, C, names[w], e, e3, same_bits(got[w], got2[w], nin[w]) ? "" : " (threads differ)");
                 }
             }
-            for (w = 0; w < 12; w++) { free(want[w]); free(got[w]); free(got2[w]); free(in[w]); }
-            free(dout); free(dht);
+            for (w = 0; w < 12; w++) { free(want[w]); free(got[w]); free(got2[w]); free(got3[w]); free(in[w]); }
+            free(dout); free(dht); free(xi); free(xr); free(o);
         }
-    if (getenv("LATTN_TEST_VERBOSE")) printf("  gdr_chunk_backward: worst relative RMS %.3g\n", worst);
+    if (getenv("LATTN_TEST_VERBOSE")) printf("  gdr_chunk_backward: worst relative RMS %.3g, forward xi %.3g\n", worst, worst_xi);
     gdr_backward_refusals(ctx, lattn_gdr_chunk_backward, "gdr_chunk_backward");
-    CHECK(nbad == 0, "gdr_chunk_backward = gdr_ref_backward over 7 configurations x 7 lengths (worst relative RMS %.3g <= 1e-5), the same bits at 1 and 2 threads", worst);
+    CHECK(nbad == 0, "gdr_chunk_backward = gdr_ref_backward over 7 configurations x 7 lengths, recomputing Xi and from the forward's "
+          "(worst relative RMS %.3g <= 1e-5; the forward's xi %.3g <= 1e-5), the same bits at 1 and 2 threads", worst, worst_xi);
 }
 /* ℒ = Σ dy·y from the GDN layer's _ref (float64 output); the initial state copied first (the
    forward overwrites it). */
