@@ -23372,7 +23372,10 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                error, lattn_net_forward_x / backward_x / train_step_x).
    2026-12-05  lattn_la_args.states: lattn_la_chunk writes its chunk-start states, and
                lattn_la_chunk_backward reads them instead of recomputing them; the backward
-               kernels keep their workspace with ctx.keep_workspace. */
+               kernels keep their workspace with ctx.keep_workspace.
+   2026-12-05  lattn_gdr_args.xi: lattn_gdr_ref and lattn_gdr_chunk write the erased amounts Ξ,
+               lattn_gdr_chunk_backward reads them (its state pass then one product a chunk) and no
+               longer keeps Y (dβ from dZ S0ᵀ); lattn_gdn_backward passes Ξ from its forward. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
