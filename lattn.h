@@ -14804,7 +14804,7 @@ static lattn_status lattn__prism_backward(lattn_ctx *ctx, const char *who, lattn
     cnt = 2 * lattn__prism_ws(p, T) + p->n_params + (size_t)(T * D + 18 * D * LATTN__PRISM_TB + 2 * p->rg + S + 1 + 2 * D * Kc) + 3 * hd;
     cnt += kind == LATTN__PRISM_P1_REF ? (size_t)(N * D * d + 4 * d * d + 9 * d + 5 * C * d)
          : kind == LATTN__PRISM_P2_REF ? (size_t)(T * D * d + 4 * d) : 0;
-    fcnt = kind == LATTN__PRISM_P2_CHUNK ? 2 * lattn__prism_p2_core_floats(p, T) + 2 * hd : 0;
+    fcnt = kind == LATTN__PRISM_P2_CHUNK ? 2 * lattn__prism_p2_core_floats(p, T) + 2 * hd + (size_t)(T * D) : 0;   /* + Ξ */
     LATTN__TRY(lattn__alloc_doubles(ctx, &buf, cnt, who));
     if (fcnt && lattn__alloc_floats(ctx, &fb, fcnt, who) != LATTN_OK) { lattn__free(ctx, buf); return LATTN_E_NOMEM; }
     if (fb) {
@@ -14842,6 +14842,7 @@ static lattn_status lattn__prism_backward(lattn_ctx *ctx, const char *who, lattn
             lattn__prism_p2_core(p, T, &r, fb, &a);
             for (i = 0; i < (int64_t)hd; i++) f0[i] = (float)S0[i];
             a.h0 = f0;
+            a.xi = f0 + 2 * hd;              /* the forward's Ξ, for the core's backward */
             st = lattn_gdr_chunk(ctx, &a);
             if (st != LATTN_OK) break;
             for (i = 0; i < T * D; i++) r.o[i] = a.o[i];
@@ -15341,7 +15342,7 @@ static lattn_status lattn__p0_backward(lattn_ctx *ctx, const char *who, lattn_fo
     LATTN__TRY(lattn__alloc_doubles(ctx, &buf, cnt, who));
     if (form != LATTN_FORM_REF) {
         nf = lattn__p0_core_floats(m, T);
-        if (lattn__alloc_floats(ctx, &fb, 2 * nf + (size_t)(2 * hd), who) != LATTN_OK) {
+        if (lattn__alloc_floats(ctx, &fb, 2 * nf + (size_t)(2 * hd + T * D), who) != LATTN_OK) {   /* + Ξ */
             lattn__free(ctx, buf);
             return LATTN_E_NOMEM;
         }
@@ -15381,6 +15382,7 @@ static lattn_status lattn__p0_backward(lattn_ctx *ctx, const char *who, lattn_fo
             lattn__p0_core(m, T, q, al, kl, dl, bl, fb, &a);
             for (i = 0; i < hd; i++) f0[i] = (float)S0[i];
             a.h0 = f0;
+            a.xi = f0 + 2 * hd;              /* the forward's Ξ, for the core's backward */
             st = lattn_gdr_chunk(ctx, &a);
             if (st != LATTN_OK) break;
             for (i = 0; i < T * D; i++) o[i] = a.o[i];
@@ -23375,7 +23377,8 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
                kernels keep their workspace with ctx.keep_workspace.
    2026-12-05  lattn_gdr_args.xi: lattn_gdr_ref and lattn_gdr_chunk write the erased amounts Ξ,
                lattn_gdr_chunk_backward reads them (its state pass then one product a chunk) and no
-               longer keeps Y (dβ from dZ S0ᵀ); lattn_gdn_backward passes Ξ from its forward. */
+               longer keeps Y (dβ from dZ S0ᵀ); lattn_gdn_backward, lattn_prism_p2_backward and
+               lattn_prism_p0_backward pass Ξ from their forward. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
