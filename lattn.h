@@ -12962,7 +12962,7 @@ static lattn_status lattn__gdn_mix(lattn_ctx *ctx, const lattn_gdn_layer *m, lat
         a.h0 = h0;
         a.ht = ht;
         a.o = o;
-        a.xi = xi;                       /* the backward's Ξ (NULL: not kept) */
+        a.xi = xi;                       /* the backward's Ξ (NULL: not kept; the other cores keep none) */
         return form == LATTN_FORM_STEP ? lattn_gdr_step(ctx, &a) : lattn_gdr_chunk(ctx, &a);
     } else {
         lattn_la_args a = lattn__gdn_la(m, B, T, b, Cv, g);
@@ -13137,8 +13137,7 @@ LATTN__DEF lattn_status lattn_gdn_backward(lattn_ctx *ctx, const lattn_gdn_layer
             off += ca.D * W;
         }
         if (st == LATTN_OK)
-            st = lattn__gdn_mix(ctx, m, LATTN_FORM_CHUNK, B, T, b, Cv, gl, bt, state ? state + b * SF + off : NULL, NULL, O + b * T * HV,
-                                c->mixer == LATTN_GDN_DELTA ? Xi + b * T * HV : NULL);
+            st = lattn__gdn_mix(ctx, m, LATTN_FORM_CHUNK, B, T, b, Cv, gl, bt, state ? state + b * SF + off : NULL, NULL, O + b * T * HV, Xi + b * T * HV);
     }
     if (st == LATTN_OK) {
         /* ---- the output side: Z (SiLU(G) into dG for the while), dZ = dy W_o, the gate's backward ---- */

@@ -1739,7 +1739,6 @@ static void peak_team_run(void *p) {        /* the FMA chains on every thread of
         if (v.sink == 12345.0f) printf(" ");      /* keeps the work */
     }
 }
-static void bw_scale_run(void *p) { bw_u *u = (bw_u *)p; lattn_la_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
 /* Kinds 0-3: the forwards of the floors (Simple GLA with fixed decays, GLA, GDN, causal attention);
    4-7: their backwards at C = 64 on the same split (reading the forward's states, Ξ and log-sum-exp). */
 static void bench_scaling(void) {
@@ -1779,11 +1778,11 @@ static void bench_scaling(void) {
             lu.f.ctx = &ctx;
             la_alloc(&lu.f, T, H, K, V, family, 11);
             fl = 4.0 * (double)(T * H * K * V);
-            fn = bwd ? bw_scale_run : la_chunk_run;
+            fn = bwd ? bw_bwd_run : la_chunk_run;
             arg = bwd ? (void *)&lu : (void *)&lu.f;
             if (bwd) {
                 lu.states = (float *)malloc(sizeof(float) * (size_t)(H * (T / 64 + 1) * K * V));
-                lu.f.a.states = lu.states;
+                lu.f.a.states = lu.states;       /* as bw_bwd_run reads them */
                 la_chunk_run(&lu.f);             /* the chunk-start states the backward reads */
                 lu.g.dout = lu.f.a.v;
                 lu.g.dq = (float *)malloc(sizeof(float) * nq);
