@@ -858,12 +858,16 @@ LATTN_API lattn_status lattn_scan_step (lattn_ctx *ctx, const lattn_scan_args *a
    given: the decay, or its log in log space, 0 where the log is clamped). */
 typedef struct lattn_scan_grads {
     const float *dout, *dht;             /* [B][T][N], [B][N] (either may be NULL: zero) */
+    const float *h;                      /* [B][T][N], optional: the states h_t, i.e. the forward's y of these
+                                            inputs; the _chunk backward then reads h_{t-1} there instead of
+                                            recomputing the states (_ref recomputes them in double) */
     float *da, *db, *dh0;                /* [B][T][N], [B][T][N], [B][N] */
     double *da64, *db64, *dh064;
 } lattn_scan_grads;
 LATTN_API lattn_status lattn_scan_ref_backward(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g);
-/* The float32 backward (the _chunk form's): a reverse scan over blocks of 64 tokens, each block's
-   states recomputed from checkpoints of the forward's block-start states. */
+/* The float32 backward (the _chunk form's): a reverse scan over blocks of 16 tokens, each block's
+   states recomputed from checkpoints of its block-start states, or read from g->h: one pass that
+   reads a, dout and h and writes da and db. */
 LATTN_API lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g);
 
 /* ================================================================================================ */
@@ -908,8 +912,8 @@ typedef struct lattn_ssm_grads {
     double *dx64, *ddt64, *dz64, *dA64, *dBm64, *dCm64, *dDskip64, *ddt_bias64, *dh064;
 } lattn_ssm_grads;
 LATTN_API lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g);
-/* The float32 backward (the _chunk form's): the forward's tiles of 128 channels, blocks of 64 tokens
-   in reverse, each block's states recomputed from checkpoints of the forward's block-start states. */
+/* The float32 backward (the _chunk form's): the forward's tiles of 128 channels, blocks of 32 tokens
+   in reverse, each block's states and decays recomputed from checkpoints of its block-start states. */
 LATTN_API lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g);
 
 /* ================================================================================================ */
@@ -5122,7 +5126,9 @@ static void lattn__scan_rows_back(int64_t len, int64_t nc, int64_t N, const floa
    start of every block of 16 tokens; the backward then recomputes each block's states from its
    checkpoint while its rows are hot and runs the reverse scan over them. Rows of 16 KiB per block
    ran at twice the rate of 2 KiB ones (fewer pages touched per row). Memory per thread:
-   (T/16 + 20) x 4096 floats. One batch row of few channels is one item: the time split of the
+   (T/16 + 20) x 4096 floats. With the states given (g->h, the forward's y) there is nothing to
+   recompute: one reverse pass per item reads h_{t-1} from the row before and h0 for the first
+   token, with two rows of workspace. One batch row of few channels is one item: the time split of the
    forward has no backward counterpart here. */
 #define LATTN__SCAN_BW_CHANNELS 4096
 #define LATTN__SCAN_BW_ROWS 16
@@ -5139,13 +5145,30 @@ LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sc
     ncb = (a->N + CB - 1) / CB;
     nw = a->B * ncb;
     nblk = (a->T + R - 1) / R;
-    per = (nblk + R + 3) * CB;           /* checkpoints, states h_{t-1} of a block, the state, U */
+    per = g->h ? 2 * CB : (nblk + R + 3) * CB;   /* checkpoints, states h_{t-1} of a block, the state, U */
     LATTN__TRY(lattn__flat_floats(ctx, (size_t)(per * LATTN__MIN((int64_t)nthr, nw)), who, &ws, &kept));
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < nw; w++) {
         const int64_t b = w / ncb, c0 = (w % ncb) * CB, nc = LATTN__MIN(CB, a->N - c0), N = a->N;
-        float *ck = ws + (size_t)lattn__thread_id() * (size_t)per, *hp = ck + nblk * CB, *st = hp + (R + 1) * CB, *U = st + CB;
+        float *ck = ws + (size_t)lattn__thread_id() * (size_t)per, *hp, *st, *U;
         int64_t k;
+        if (g->h) {                      /* the states given: rows T-1 .. 1 read h_{t-1} from g->h, row 0 from h0 */
+            const size_t off = (size_t)(b * a->T * N + c0);
+            float *h0 = ck, *u = ck + CB;
+            if (g->dht) memcpy(u, g->dht + b * N + c0, (size_t)nc * sizeof(float)); else memset(u, 0, (size_t)nc * sizeof(float));
+            if (a->h0) memcpy(h0, a->h0 + b * N + c0, (size_t)nc * sizeof(float)); else memset(h0, 0, (size_t)nc * sizeof(float));
+            if (a->T > 1)
+                lattn__scan_rows_back(a->T - 1, nc, N, a->a + off + N, g->dout ? g->dout + off + N : NULL, a->log_space, g->h + off, N,
+                                      u, g->da ? g->da + off + N : NULL, g->db ? g->db + off + N : NULL);
+            if (a->T > 0)
+                lattn__scan_rows_back(1, nc, N, a->a + off, g->dout ? g->dout + off : NULL, a->log_space, h0, 0, u,
+                                      g->da ? g->da + off : NULL, g->db ? g->db + off : NULL);
+            if (g->dh0) memcpy(g->dh0 + b * N + c0, u, (size_t)nc * sizeof(float));
+            continue;
+        }
+        hp = ck + nblk * CB;
+        st = hp + (R + 1) * CB;
+        U = st + CB;
         if (a->h0) memcpy(st, a->h0 + b * N + c0, (size_t)nc * sizeof(float)); else memset(st, 0, (size_t)nc * sizeof(float));
         for (k = 0; k < nblk; k++) {     /* the checkpoints: each block's initial state */
             const size_t off = (size_t)((b * a->T + k * R) * N + c0);
@@ -5373,12 +5396,18 @@ LATTN__DEF lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_a
 }
 
 /* One token of the channels [c0, c1) (nv vectors): the fused discretisation, recurrence and
-   read-out. State n of vector v sits at st[(v·N + n)·VW]; At is A·log2(e) as [N][D]. Loop order:
-   states outer, vectors inner, so B_n and C_n are broadcast once for the whole tile; when the tile's
-   lanes span several groups, bl and cl hold each lane's B and C rows instead. sc is scratch for
-   Δ, Δ·x and the read-out of every vector; y_out NULL: the states only. */
-static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t c0, int64_t c1,
-                             const float *At, float *st, float *bl, float *cl, float *sc, float *y_out) {
+   read-out. State n of vector v sits at st[(v·N + n)·VW]; At is A·log2(e) as [N][D]. The token reads
+   the state from sin (st itself, or the previous token's slot) and writes it to st; e_out, if not
+   NULL, receives the decays e^{ΔA} in the same layout. When the tile's lanes lie in one group, B_n
+   and C_n are broadcast; else bl and cl hold each lane's B and C rows. sc receives Δ, Δ·x and the
+   read-out Σ C h of every vector; y_out NULL: the states only. The rows of token pf (none if pf < 0)
+   are asked into L2: one token's 128 channels are 512 bytes of a row D floats long, which the
+   hardware's stream prefetch does not follow from token to token. */
+static void lattn__ssm_rows_ahead(const float *p, int64_t pf, int64_t D, int64_t c0, int64_t c1, int write) {
+    if (p && pf >= 0) lattn__prefetch_rows(p + pf * D + c0, 1, D, c1 - c0, write);
+}
+static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t pf, int64_t c0, int64_t c1, const float *At,
+                             const float *sin, float *st, float *e_out, float *bl, float *cl, float *sc, float *y_out) {
     const int64_t D = a->D, N = a->N, per = D / G, nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
     const int64_t Dp = (D + LATTN__VW - 1) / LATTN__VW * LATTN__VW;   /* At's padded row length */
     const int one_group = c0 / per == (c1 - 1) / per;
@@ -5386,6 +5415,10 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
     const float *Bt = a->Bm + (tok * G + c0 / per) * N, *Ct = a->Cm + (tok * G + c0 / per) * N;
     float *dls = sc, *dxs = sc + nv * LATTN__VW, *ys = dxs + nv * LATTN__VW;
     int64_t k, v;
+    lattn__ssm_rows_ahead(a->dt, pf, D, c0, c1, 0);
+    lattn__ssm_rows_ahead(a->x, pf, D, c0, c1, 0);
+    lattn__ssm_rows_ahead(a->z, pf, D, c0, c1, 0);
+    lattn__ssm_rows_ahead(y_out, pf, D, c0, c1, 1);
     for (v = 0; v < nv; v++) {           /* Δ = softplus(dt + bias) and Δ·x per vector */
         int64_t c = c0 + v * LATTN__VW;
         size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
@@ -5408,14 +5441,16 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
         const float *Av = At + c0 + v * LATTN__VW, *sb = bl + v * N * LATTN__VW, *sc2 = cl + v * N * LATTN__VW;
         const lattn__vf dl = lattn__vload(dls + v * LATTN__VW), dx = lattn__vload(dxs + v * LATTN__VW);
         lattn__vf y0 = lattn__vzero(), y1 = lattn__vzero();
-        float *s = st + v * N * LATTN__VW;
+        const float *si = sin + v * N * LATTN__VW;
+        float *s = st + v * N * LATTN__VW, *ev = e_out ? e_out + v * N * LATTN__VW : NULL;
         /* two states per step: independent exp chains and two accumulators */
 #define LATTN__SSM_STATE(kk, y) {                                                                         \
             lattn__vf dA = lattn__vexp2_gate(lattn__vmax(lo, lattn__vmul(dl, lattn__vload(Av + (kk) * Dp)))); \
             lattn__vf vb = one_group ? lattn__vset1(Bt[kk]) : lattn__vload(sb + (kk) * LATTN__VW);          \
             lattn__vf vc = one_group ? lattn__vset1(Ct[kk]) : lattn__vload(sc2 + (kk) * LATTN__VW);         \
-            lattn__vf h = lattn__vfma(dA, lattn__vload(s + (kk) * LATTN__VW), lattn__vmul(dx, vb));         \
+            lattn__vf h = lattn__vfma(dA, lattn__vload(si + (kk) * LATTN__VW), lattn__vmul(dx, vb));        \
             lattn__vstore(s + (kk) * LATTN__VW, h);                                                         \
+            if (ev) lattn__vstore(ev + (kk) * LATTN__VW, dA);                                               \
             y = lattn__vfma(vc, h, y); }
         for (k = 0; k + 1 < N; k += 2) { LATTN__SSM_STATE(k, y0) LATTN__SSM_STATE(k + 1, y1) }
         if (k < N) LATTN__SSM_STATE(k, y0)
@@ -5465,7 +5500,8 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
                     int64_t c2 = c0 + v * LATTN__VW + l;
                     st[(v * N + kk) * LATTN__VW + l] = (c2 < c1 && a->h0) ? a->h0[(sq * D + c2) * N + kk] : 0.0f;
                 }
-        for (t = 0; t < len; t++) lattn__ssm_token(a, G, tok0 + t, c0, c1, At, st, bl, cl, sc, a->y);
+        for (t = 0; t < len; t++)
+            lattn__ssm_token(a, G, tok0 + t, t + 8 < len ? tok0 + t + 8 : -1, c0, c1, At, st, st, NULL, bl, cl, sc, a->y);
         if (a->ht)
             for (v = 0; v < nv; v++)
                 for (kk = 0; kk < N; kk++)
@@ -5481,7 +5517,7 @@ LATTN__DEF lattn_status lattn_ssm_chunk(lattn_ctx *ctx, const lattn_ssm_args *a)
 
 /* >>ssm.chunk_backward ---------------------------------------------------------------------------
    the reverse step of lattn_ssm_ref_backward per vector of channels, on the forward's tiles of 128
-   channels: blocks of 64 tokens in reverse, each block's states recomputed from a checkpoint */
+   channels: blocks of 32 tokens in reverse, each block's states and decays recomputed from a checkpoint */
 /* The gathered (per-lane) B and C rows of token tok for the tile's vectors, when its lanes span groups. */
 static void lattn__ssm_gather(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t c0, int64_t c1, float *bl, float *cl) {
     const int64_t per = a->D / G, N = a->N;
@@ -5494,24 +5530,32 @@ static void lattn__ssm_gather(const lattn_ssm_args *a, int64_t G, int64_t tok, i
         }
 }
 /* One token backward over the channels [c0, c1) of a tile, states in [vector][N][VW]: hq = h_t,
-   hp = h_{t-1}, U = ∂ℒ/∂h_t's part from the tokens after (in: times their decays; out: this
-   token's, times e^{ΔA}). Writes dx, ddt, dz of the token; pB, pC (the token's [groups of the
-   tile][N] rows of dBm, dCm, summed over the tile's channels); adds to the tile's dA (pa, as the
-   states), dDskip (pd) and ddt_bias (pz) sums. At = A·log2 e and An = A as [N][Dp]; acc is scratch
-   of 2·N vectors. */
+   hp = h_{t-1}, et = the token's decays e^{ΔA} and sc the token's Δ and read-out Σ C h_t, all kept
+   by the recompute (lattn__ssm_token); U = ∂ℒ/∂h_t's part from the tokens after (in: times their
+   decays; out: this token's, times e^{ΔA}). Per state n the step is u = U + dr C_n, U = u e^{ΔA},
+   q = U h_{t-1} (0 where the gate is clamped); dx and dΔ share Σ_n u B_n. Writes dx, ddt, dz of the
+   token; pB, pC (the token's [groups of the tile][N] rows of dBm, dCm, summed over the tile's
+   channels); adds to the tile's dA (pa, as the states), dDskip (pd) and ddt_bias (pz) sums. An = A
+   as [N][Dp]; acc is scratch of 2·N vectors. */
 typedef struct lattn__ssm_bw {
-    const float *At, *An;
+    const float *An;
     float *bl, *cl, *acc;
     int64_t G, Dp;
 } lattn__ssm_bw;
-static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads *g, const lattn__ssm_bw *b, int64_t tok, int64_t c0,
-                                  int64_t c1, const float *hq, const float *hp, float *U, float *pB, float *pC, float *pa, float *pd, float *pz) {
+static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads *g, const lattn__ssm_bw *b, int64_t tok, int64_t pf, int64_t c0,
+                                  int64_t c1, const float *hq, const float *hp, const float *et, const float *sc, float *U, float *pB,
+                                  float *pC, float *pa, float *pd, float *pz) {
     const int64_t D = a->D, N = a->N, per = D / b->G, nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW, g0 = c0 / per;
     const int one_group = g0 == (c1 - 1) / per;
-    const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN * 1.44269504f), zero = lattn__vzero(), one = lattn__vset1(1.0f);
-    const float *Bt = a->Bm + (tok * b->G + g0) * N, *Ct = a->Cm + (tok * b->G + g0) * N;
+    const lattn__vf elo = lattn__vexp2_gate(lattn__vset1(LATTN_LOG_GATE_MIN * 1.44269504f));   /* the clamped gate's decay */
+    const lattn__vf zero = lattn__vzero(), one = lattn__vset1(1.0f);
+    const float *Bt = a->Bm + (tok * b->G + g0) * N, *Ct = a->Cm + (tok * b->G + g0) * N, *rs = sc + 2 * nv * LATTN__VW;
     float *accB = b->acc, *accC = b->acc + N * LATTN__VW;
     int64_t v, k;
+    lattn__ssm_rows_ahead(g->dout, pf, D, c0, c1, 0);
+    lattn__ssm_rows_ahead(g->dx, pf, D, c0, c1, 1);
+    lattn__ssm_rows_ahead(g->ddt, pf, D, c0, c1, 1);
+    lattn__ssm_rows_ahead(g->dz, pf, D, c0, c1, 1);
     if (one_group) memset(b->acc, 0, sizeof(float) * (size_t)(2 * N * LATTN__VW));
     else {
         lattn__ssm_gather(a, b->G, tok, c0, c1, b->bl, b->cl);
@@ -5521,50 +5565,50 @@ static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads
     for (v = 0; v < nv; v++) {
         const int64_t c = c0 + v * LATTN__VW, i = tok * D + c;
         const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
-        const float *hv = hq + v * N * LATTN__VW, *pv = hp + v * N * LATTN__VW;
+        const float *hv = hq + v * N * LATTN__VW, *pv = hp + v * N * LATTN__VW, *ev = et + v * N * LATTN__VW;
         float *uv = U + v * N * LATTN__VW, *av = pa + v * N * LATTN__VW;
-        lattn__vf pre = lattn__vload_w(a->dt + i, w), x = lattn__vload_w(a->x + i, w), dl, dlx, r, dr, dx, ddl = zero;
-        if (a->dt_bias) pre = lattn__vadd(pre, lattn__vload_w(a->dt_bias + c, w));
-        dl = a->dt_softplus ? lattn__vsoftplus(pre) : pre;
-        dlx = lattn__vmul(dl, x);
-        r = a->Dskip ? lattn__vmul(lattn__vload_w(a->Dskip + c, w), x) : zero;   /* r = Σ C h_t + Dskip·x */
-        for (k = 0; k < N; k++)
-            r = lattn__vfma(one_group ? lattn__vset1(Ct[k]) : lattn__vload(b->cl + (v * N + k) * LATTN__VW), lattn__vload(hv + k * LATTN__VW), r);
-        dr = lattn__vload_w(g->dout + i, w);
+        const lattn__vf x = lattn__vload_w(a->x + i, w), dl = lattn__vload(sc + v * LATTN__VW), dlx = lattn__vmul(dl, x);
+        lattn__vf r = lattn__vload(rs + v * LATTN__VW), dr = lattn__vload_w(g->dout + i, w), dx = zero, sub = zero, ddl = zero;
+        if (a->Dskip) r = lattn__vfma(lattn__vload_w(a->Dskip + c, w), x, r);   /* r = Σ C h_t + Dskip·x */
         if (a->z) {                      /* y = r SiLU(z): dz = dy r SiLU'(z), dr = dy SiLU(z) */
             const lattn__vf z = lattn__vload_w(a->z + i, w), sg = lattn__vsigmoid(z);
             if (g->dz) lattn__vstore_w(g->dz + i, lattn__vmul(lattn__vmul(dr, r), lattn__vmul(sg, lattn__vfma(z, lattn__vsub(one, sg), one))), w);
             dr = lattn__vmul(dr, lattn__vmul(z, sg));
         }
-        dx = a->Dskip ? lattn__vmul(dr, lattn__vload_w(a->Dskip + c, w)) : zero;
-        if (a->Dskip) lattn__vstore(pd + v * LATTN__VW, lattn__vfma(dr, x, lattn__vload(pd + v * LATTN__VW)));
+        if (a->Dskip) {
+            dx = lattn__vmul(dr, lattn__vload_w(a->Dskip + c, w));
+            lattn__vstore(pd + v * LATTN__VW, lattn__vfma(dr, x, lattn__vload(pd + v * LATTN__VW)));
+        }
         for (k = 0; k < N; k++) {
             const lattn__vf vb = one_group ? lattn__vset1(Bt[k]) : lattn__vload(b->bl + (v * N + k) * LATTN__VW);
             const lattn__vf vc = one_group ? lattn__vset1(Ct[k]) : lattn__vload(b->cl + (v * N + k) * LATTN__VW);
-            const lattn__vf la = lattn__vmul(dl, lattn__vload(b->At + k * b->Dp + c));
-            const lattn__vf e = lattn__vexp2_gate(lattn__vmax(lo, la));
-            const lattn__vf u = lattn__vfma(dr, vc, lattn__vload(uv + k * LATTN__VW));
-            const lattn__vf q = lattn__vsel_lt(la, lo, zero, lattn__vmul(lattn__vmul(u, lattn__vload(pv + k * LATTN__VW)), e));   /* U h_{t-1} e^{ΔA}, 0 clamped */
-            const lattn__vf gB = lattn__vmul(u, dlx), gC = lattn__vmul(dr, lattn__vload(hv + k * LATTN__VW));
-            dx = lattn__vfma(lattn__vmul(u, dl), vb, dx);
-            ddl = lattn__vfma(u, lattn__vmul(vb, x), lattn__vfma(lattn__vload(b->An + k * b->Dp + c), q, ddl));
+            const lattn__vf e = lattn__vload(ev + k * LATTN__VW), u = lattn__vfma(dr, vc, lattn__vload(uv + k * LATTN__VW));
+            const lattn__vf ue = lattn__vmul(u, e), q = lattn__vsel_lt(elo, e, lattn__vmul(ue, lattn__vload(pv + k * LATTN__VW)), zero);
+            sub = lattn__vfma(u, vb, sub);
+            ddl = lattn__vfma(lattn__vload(b->An + k * b->Dp + c), q, ddl);
             lattn__vstore(av + k * LATTN__VW, lattn__vfma(dl, q, lattn__vload(av + k * LATTN__VW)));
-            lattn__vstore(uv + k * LATTN__VW, lattn__vmul(u, e));
+            lattn__vstore(uv + k * LATTN__VW, ue);
             if (one_group) {
-                lattn__vstore(accB + k * LATTN__VW, lattn__vadd(lattn__vload(accB + k * LATTN__VW), gB));
-                lattn__vstore(accC + k * LATTN__VW, lattn__vadd(lattn__vload(accC + k * LATTN__VW), gC));
+                lattn__vstore(accB + k * LATTN__VW, lattn__vfma(u, dlx, lattn__vload(accB + k * LATTN__VW)));
+                lattn__vstore(accC + k * LATTN__VW, lattn__vfma(dr, lattn__vload(hv + k * LATTN__VW), lattn__vload(accC + k * LATTN__VW)));
             } else {                     /* each lane into its group's row */
                 float lb[LATTN__VW], lc[LATTN__VW];
                 size_t l;
-                lattn__vstore(lb, gB);
-                lattn__vstore(lc, gC);
+                lattn__vstore(lb, lattn__vmul(u, dlx));
+                lattn__vstore(lc, lattn__vmul(dr, lattn__vload(hv + k * LATTN__VW)));
                 for (l = 0; l < w; l++) {
                     pB[((c + (int64_t)l) / per - g0) * N + k] += lb[l];
                     pC[((c + (int64_t)l) / per - g0) * N + k] += lc[l];
                 }
             }
         }
-        if (a->dt_softplus) ddl = lattn__vmul(ddl, lattn__vsigmoid(pre));
+        dx = lattn__vfma(sub, dl, dx);   /* dx += Δ Σ u B,  dΔ = x Σ u B + Σ A q */
+        ddl = lattn__vfma(sub, x, ddl);
+        if (a->dt_softplus) {
+            lattn__vf pre = lattn__vload_w(a->dt + i, w);
+            if (a->dt_bias) pre = lattn__vadd(pre, lattn__vload_w(a->dt_bias + c, w));
+            ddl = lattn__vmul(ddl, lattn__vsigmoid(pre));
+        }
         lattn__vstore(pz + v * LATTN__VW, lattn__vadd(lattn__vload(pz + v * LATTN__VW), ddl));
         if (g->dx) lattn__vstore_w(g->dx + i, dx, w);
         if (g->ddt) lattn__vstore_w(g->ddt + i, ddl, w);
@@ -5575,13 +5619,14 @@ static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads
     }
 }
 /* Float32, on the work items of the forward (sequence, tile of 128 channels), one thread each. Per
-   item: a forward pass keeps the state at the start of every block of 64 tokens; then, blocks in
-   reverse, the block's states are recomputed from its checkpoint and the tokens run backward.
+   item: a forward pass keeps the state at the start of every block of 32 tokens; then, blocks in
+   reverse, the block's states, decays, Δ and read-outs are recomputed from its checkpoint (about
+   half a megabyte: L2's reach) and the tokens run backward without another exponential.
    dBm and dCm of an item are its own rows (the tile's channels of each group), added over the
    tiles in order; dA, dDskip and ddt_bias are added over the sequences in order: any thread count
-   gives the same bits. Memory per thread: (T/64 + 68)·128·N floats; the items' dBm, dCm rows:
+   gives the same bits. Memory per thread: (T/32 + 69)·128·N + 384·32 floats; the items' dBm, dCm rows:
    2·T·N floats per tile and group it touches. */
-#define LATTN__SSM_BW_ROWS 64
+#define LATTN__SSM_BW_ROWS 32
 LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g) {
     const char *who = "lattn_ssm_chunk_backward";
     const int64_t TL = LATTN__SSM_TILE, R = LATTN__SSM_BW_ROWS;
@@ -5608,7 +5653,7 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
         for (k = 0; k < nt; k++) nbc += (size_t)(len * ((LATTN__MIN(D, (k + 1) * TL) - 1) / per - k * TL / per + 1) * N);
     }
     nblk = (maxlen + R - 1) / R;
-    pth = (size_t)((nblk + R + 4) * S + 2 * N * LATTN__VW + 3 * TL);
+    pth = (size_t)((nblk + 2 * R + 4) * S + 2 * N * LATTN__VW + 3 * TL * R);
     LATTN__TRY(lattn__flat_floats(ctx, (size_t)(2 * Dp * N) + 2 * nbc + nit * (size_t)(S + 2 * TL) + pth * (size_t)nthr + 2 * (nit + 1),
                                   who, &ws, &kept));
     At = ws;
@@ -5633,12 +5678,13 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
     for (w = 0; w < (int64_t)nit; w++) {
         const int64_t s2 = w / nt, c0 = (w % nt) * TL, c1 = LATTN__MIN(D, c0 + TL), nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
         const int64_t ng = (c1 - 1) / per - c0 / per + 1;
-        float *ck = thr + pth * (size_t)lattn__thread_id(), *hb = ck + nblk * S, *U = hb + (R + 1) * S, *bl = U + S, *cl = bl + S;
-        float *acc = cl + S, *sc = acc + 2 * N * LATTN__VW, *pa = part + (size_t)w * (size_t)(S + 2 * TL), *pd = pa + S, *pz = pd + TL;
+        float *ck = thr + pth * (size_t)lattn__thread_id(), *hb = ck + nblk * S, *eb = hb + (R + 1) * S, *U = eb + R * S, *bl = U + S;
+        float *cl = bl + S, *acc = cl + S, *sc = acc + 2 * N * LATTN__VW, *pa = part + (size_t)w * (size_t)(S + 2 * TL), *pd = pa + S;
+        float *pz = pd + TL;
         float *pB = pbc + boff[w], *pC = pbc + nbc + boff[w];
         int64_t tok0, len, t, kb, v, kk, l;
         lattn__ssm_bw bw;
-        bw.At = At; bw.An = An; bw.bl = bl; bw.cl = cl; bw.acc = acc; bw.G = G; bw.Dp = Dp;
+        bw.An = An; bw.bl = bl; bw.cl = cl; bw.acc = acc; bw.G = G; bw.Dp = Dp;
         lattn__seq(a->offsets, a->T, s2, &tok0, &len);
         for (v = 0; v < nv; v++)         /* [D][N] to [vector][N][VW]: h0 into ck (the first checkpoint), dht into U */
             for (kk = 0; kk < N; kk++)
@@ -5649,19 +5695,18 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
                 }
         for (kb = 0; kb * R < len; kb++) {   /* the checkpoints */
             memcpy(ck + kb * S, hb, sizeof(float) * (size_t)S);
-            for (t = kb * R; t < LATTN__MIN(len, kb * R + R); t++) lattn__ssm_token(a, G, tok0 + t, c0, c1, At, hb, bl, cl, sc, NULL);
+            for (t = kb * R; t < LATTN__MIN(len, kb * R + R); t++)
+                lattn__ssm_token(a, G, tok0 + t, t + 8 < len ? tok0 + t + 8 : -1, c0, c1, At, hb, hb, NULL, bl, cl, sc, NULL);
         }
         for (kb = (len + R - 1) / R - 1; kb >= 0; kb--) {
             const int64_t t0 = kb * R, t1 = LATTN__MIN(len, t0 + R);
             memcpy(hb, ck + kb * S, sizeof(float) * (size_t)S);
-            for (t = t0; t < t1; t++) {  /* hb[t - t0 + 1] = h_t */
-                float *h = hb + (t - t0 + 1) * S;
-                memcpy(h, h - S, sizeof(float) * (size_t)S);
-                lattn__ssm_token(a, G, tok0 + t, c0, c1, At, h, bl, cl, sc, NULL);
-            }
-            for (t = t1 - 1; t >= t0; t--)
-                lattn__ssm_token_back(a, g, &bw, tok0 + t, c0, c1, hb + (t - t0 + 1) * S, hb + (t - t0) * S, U,
-                                      pB + t * ng * N, pC + t * ng * N, pa, pd, pz);
+            for (t = t0; t < t1; t++)    /* hb[t - t0 + 1] = h_t, eb[t - t0] its decays, sc[t - t0] its Δ and read-out */
+                lattn__ssm_token(a, G, tok0 + t, t0 > 0 ? tok0 + t - R : -1, c0, c1, At, hb + (t - t0) * S, hb + (t - t0 + 1) * S,
+                                 eb + (t - t0) * S, bl, cl, sc + (t - t0) * 3 * TL, NULL);
+            for (t = t1 - 1; t >= t0; t--)   /* the next block's rows come in while this one runs */
+                lattn__ssm_token_back(a, g, &bw, tok0 + t, t0 > 0 ? tok0 + t - R : -1, c0, c1, hb + (t - t0 + 1) * S, hb + (t - t0) * S, eb + (t - t0) * S,
+                                      sc + (t - t0) * 3 * TL, U, pB + t * ng * N, pC + t * ng * N, pa, pd, pz);
         }
         for (v = 0; g->dh0 && v < nv; v++)
             for (kk = 0; kk < N; kk++)

@@ -4412,7 +4412,8 @@ static void test_scan_backward(lattn_ctx *ctx, lattn_rng *r) {
 }
 /* lattn_scan_chunk_backward against lattn_scan_ref_backward: T = 0, 1, 15, 16, 17, 200 (blocks of
    16), N across the 4096-channel item, linear and log decays (some clamped), h0 and dht set or not,
-   outputs NaN-poisoned; the same bits at 1, 2 and 3 threads. */
+   outputs NaN-poisoned; recomputing the states and reading them (g.h); the same bits at 1, 2 and 3
+   threads. */
 static void scan_bw_run(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g0, float *const *out, const size_t *n, int fast) {
     lattn_scan_grads g = *g0;
     int w;
@@ -4449,6 +4450,19 @@ static void test_scan_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 for (w = 0; w < 3; w++)
                     CHECK(rel_rms(got[w], want[w], n[w]) <= 1e-5, "scan_chunk_backward = scan_ref_backward: %s (T = %lld, N = %lld, %s): %.3g",
                           names[w], (long long)T, (long long)N, ls ? "log" : "linear", rel_rms(got[w], want[w], n[w]));
+                {   /* from the states: g.h = the _chunk forward's y (NaN-poisoned before it runs) */
+                    lattn_scan_args af = a;
+                    lattn_scan_grads gh = g;
+                    float *y = fnew(ny);
+                    af.y = y;
+                    CHECK(lattn_scan_chunk(ctx, &af) == LATTN_OK, "scan_chunk for the states: %s", lattn_ctx_error(ctx));
+                    gh.h = y;
+                    scan_bw_run(ctx, &a, &gh, again, n, 1);
+                    for (w = 0; w < 3; w++)
+                        CHECK(rel_rms(again[w], want[w], n[w]) <= 1e-5, "scan_chunk_backward from the states = scan_ref_backward: %s (T = %lld, N = %lld, %s): %.3g",
+                              names[w], (long long)T, (long long)N, ls ? "log" : "linear", rel_rms(again[w], want[w], n[w]));
+                    free(y);
+                }
                 for (th = 2; th <= 3 && ti == 5; th++) {   /* the same bits at any thread count; at 3 twice, in the kept workspace */
                     int rep;
                     ctx->n_threads = th;
