@@ -884,8 +884,11 @@ LATTN_API lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sca
    domain error. Identity: with N = K, one A per head and Δ shared within a head this is Simple
    GLA with q = Cm, k = Bm, v = Δ·x, g = Δ·A, scale 1 (tested). Forms (>>verbs): _ref (double),
    _chunk (float32; discretisation, recurrence and read-out fused per vector of channels inside
-   tiles of 128 tokens, so exp(ΔA) and ΔBx never exist beyond one vector; exp(ΔA) = 2^(Δ·A·log2 e)
-   by a polynomial that needs no range fix-ups), _step (float32, token by token; ht may equal h0). */
+   tiles of 128 channels, so exp(ΔA) and ΔBx never exist beyond one vector; exp(ΔA) = 2^(Δ·A·log2 e)
+   by a polynomial that needs no range fix-ups), _step (float32, token by token; ht may equal h0).
+   The backward runs over blocks of LATTN_SSM_BLOCK tokens, from the state at each block's start:
+   the forward can keep those (args.states, as Mamba's forward saves its chunk states). */
+#define LATTN_SSM_BLOCK 32
 typedef struct lattn_ssm_args {
     int64_t B, T, D, N, G;
     const float *x, *dt, *A, *Bm, *Cm;
@@ -895,6 +898,11 @@ typedef struct lattn_ssm_args {
     const int64_t *offsets;              /* optional: B == 1, offsets[0..n_seqs] */
     int64_t n_seqs;
     float *y, *ht;
+    float *states;                       /* optional, _chunk and _chunk_backward: the states at the start of
+                                            every block of LATTN_SSM_BLOCK tokens, [n][n_b + 1][D][N] (n the
+                                            sequences, n_b the blocks of the longest, the last slot the final
+                                            state): the forward writes them, the backward reads them instead
+                                            of running the forward again */
     double *y64, *ht64;                  /* _ref only, optional: float64 copies of y, ht */
 } lattn_ssm_args;
 LATTN_API lattn_status lattn_ssm_ref  (lattn_ctx *ctx, const lattn_ssm_args *a);
@@ -5467,11 +5475,39 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
     }
 }
 
+/* A tile's state [vector][N][VW] (channels [c0, c1)) from the rows [D][N] of src (NULL: zeros), and
+   back into the rows of dst. */
+static void lattn__ssm_tile_get(float *st, const float *src, int64_t c0, int64_t c1, int64_t N) {
+    const int64_t nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
+    int64_t v, k, l;
+    for (v = 0; v < nv; v++)
+        for (k = 0; k < N; k++)
+            for (l = 0; l < LATTN__VW; l++) {
+                const int64_t c = c0 + v * LATTN__VW + l;
+                st[(v * N + k) * LATTN__VW + l] = c < c1 && src ? src[c * N + k] : 0.0f;
+            }
+}
+static void lattn__ssm_tile_put(const float *st, float *dst, int64_t c0, int64_t c1, int64_t N) {
+    int64_t c, k;
+    for (c = c0; c < c1; c++)
+        for (k = 0; k < N; k++) dst[c * N + k] = st[(((c - c0) / LATTN__VW) * N + k) * LATTN__VW + (c - c0) % LATTN__VW];
+}
+/* The blocks of LATTN_SSM_BLOCK tokens of the longest sequence (args.states has n_b + 1 slots a sequence). */
+static int64_t lattn__ssm_blocks(const lattn_ssm_args *a, int64_t n) {
+    int64_t sq, tok0, len, maxlen = 0;
+    for (sq = 0; sq < n; sq++) {
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        maxlen = LATTN__MAX(maxlen, len);
+    }
+    return (maxlen + LATTN_SSM_BLOCK - 1) / LATTN_SSM_BLOCK;
+}
+
 /* The fast form and _step: work items are (sequence, 128 channels); within one, tokens outer, so
-   each token's rows stream once and the tile's state stays in L1. Any thread count, same bits. */
+   each token's rows stream once and the tile's state stays in L1. Any thread count, same bits.
+   states (NULL for _step): the block-start states and the final state, written as they pass. */
 #define LATTN__SSM_TILE 128
-static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, const char *who) {
-    int64_t n, G, w, nt, D, N, c, k, Dp;
+static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, float *states, const char *who) {
+    int64_t n, G, w, nt, D, N, c, k, Dp, nb;
     int nthr;
     size_t per;
     float *ws, *At;
@@ -5479,6 +5515,7 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
     D = a->D;
     N = a->N;
     nt = (D + LATTN__SSM_TILE - 1) / LATTN__SSM_TILE;
+    nb = states ? lattn__ssm_blocks(a, n) : 0;
     nthr = lattn__threads(ctx);
     per = (size_t)(3 * LATTN__SSM_TILE * N + 3 * LATTN__SSM_TILE);   /* state, per-lane B and C, scratch */
     Dp = (D + LATTN__VW - 1) / LATTN__VW * LATTN__VW;
@@ -5489,31 +5526,27 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, cons
         for (c = 0; c < Dp; c++) At[k * Dp + c] = c < D ? (float)((double)a->A[c * N + k] * 1.4426950408889634) : 0.0f;
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < n * nt; w++) {
-        int64_t sq = w / nt, c0 = (w % nt) * LATTN__SSM_TILE, c1 = LATTN__MIN(D, c0 + LATTN__SSM_TILE), tok0, len, v, kk, t, l;
-        int64_t nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
+        const int64_t sq = w / nt, c0 = (w % nt) * LATTN__SSM_TILE, c1 = LATTN__MIN(D, c0 + LATTN__SSM_TILE);
         float *st = ws + Dp * N + per * (size_t)lattn__thread_id(), *bl = st + LATTN__SSM_TILE * N, *cl = bl + LATTN__SSM_TILE * N;
-        float *sc = cl + LATTN__SSM_TILE * N;
+        float *sc = cl + LATTN__SSM_TILE * N, *slot = states ? states + sq * (nb + 1) * D * N : NULL;
+        int64_t tok0, len, t;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-        for (v = 0; v < nv; v++)         /* state in: [vector][N][VW] from [D][N] */
-            for (kk = 0; kk < N; kk++)
-                for (l = 0; l < LATTN__VW; l++) {
-                    int64_t c2 = c0 + v * LATTN__VW + l;
-                    st[(v * N + kk) * LATTN__VW + l] = (c2 < c1 && a->h0) ? a->h0[(sq * D + c2) * N + kk] : 0.0f;
-                }
-        for (t = 0; t < len; t++)
+        lattn__ssm_tile_get(st, a->h0 ? a->h0 + sq * D * N : NULL, c0, c1, N);
+        for (t = 0; t < len; t++) {
+            if (slot && t % LATTN_SSM_BLOCK == 0) lattn__ssm_tile_put(st, slot + t / LATTN_SSM_BLOCK * D * N, c0, c1, N);
             lattn__ssm_token(a, G, tok0 + t, t + 8 < len ? tok0 + t + 8 : -1, c0, c1, At, st, st, NULL, bl, cl, sc, a->y);
-        if (a->ht)
-            for (v = 0; v < nv; v++)
-                for (kk = 0; kk < N; kk++)
-                    for (l = 0; l < LATTN__VW && c0 + v * LATTN__VW + l < c1; l++)
-                        a->ht[(sq * D + c0 + v * LATTN__VW + l) * N + kk] = st[(v * N + kk) * LATTN__VW + l];
+        }
+        if (slot) lattn__ssm_tile_put(st, slot + nb * D * N, c0, c1, N);
+        if (a->ht) lattn__ssm_tile_put(st, a->ht + sq * D * N, c0, c1, N);
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
 }
 /* >>ssm.chunk ------------------------------------------------------------------------------------
-   the same recurrence fused per vector of channels inside tiles of 128 tokens */
-LATTN__DEF lattn_status lattn_ssm_chunk(lattn_ctx *ctx, const lattn_ssm_args *a) { return lattn__ssm_run(ctx, a, "lattn_ssm_chunk"); }
+   the same recurrence fused per vector of channels inside tiles of 128 channels */
+LATTN__DEF lattn_status lattn_ssm_chunk(lattn_ctx *ctx, const lattn_ssm_args *a) {
+    return lattn__ssm_run(ctx, a, a ? a->states : NULL, "lattn_ssm_chunk");
+}
 
 /* >>ssm.chunk_backward ---------------------------------------------------------------------------
    the reverse step of lattn_ssm_ref_backward per vector of channels, on the forward's tiles of 128
@@ -5626,11 +5659,10 @@ static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads
    tiles in order; dA, dDskip and ddt_bias are added over the sequences in order: any thread count
    gives the same bits. Memory per thread: (T/32 + 69)·128·N + 384·32 floats; the items' dBm, dCm rows:
    2·T·N floats per tile and group it touches. */
-#define LATTN__SSM_BW_ROWS 32
 LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g) {
     const char *who = "lattn_ssm_chunk_backward";
-    const int64_t TL = LATTN__SSM_TILE, R = LATTN__SSM_BW_ROWS;
-    int64_t n, G, nt, D, N, Dp, S, c, k, w, sq, maxlen = 0, nblk, per, *boff;
+    const int64_t TL = LATTN__SSM_TILE, R = LATTN_SSM_BLOCK;
+    int64_t n, G, nt, D, N, Dp, S, c, k, w, sq, nblk, per, *boff;
     size_t pth, nbc = 0, nit;
     int nthr;
     float *ws, *At, *An, *pbc, *part, *thr;
@@ -5649,11 +5681,10 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
     for (sq = 0; sq < n; sq++) {
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-        maxlen = LATTN__MAX(maxlen, len);
         for (k = 0; k < nt; k++) nbc += (size_t)(len * ((LATTN__MIN(D, (k + 1) * TL) - 1) / per - k * TL / per + 1) * N);
     }
-    nblk = (maxlen + R - 1) / R;
-    pth = (size_t)((nblk + 2 * R + 4) * S + 2 * N * LATTN__VW + 3 * TL * R);
+    nblk = lattn__ssm_blocks(a, n);
+    pth = (size_t)(((a->states ? 0 : nblk) + 2 * R + 4) * S + 2 * N * LATTN__VW + 3 * TL * R);   /* checkpoints kept here without states */
     LATTN__TRY(lattn__flat_floats(ctx, (size_t)(2 * Dp * N) + 2 * nbc + nit * (size_t)(S + 2 * TL) + pth * (size_t)nthr + 2 * (nit + 1),
                                   who, &ws, &kept));
     At = ws;
@@ -5676,31 +5707,28 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
     memset(part, 0, sizeof(float) * nit * (size_t)(S + 2 * TL));
     LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
     for (w = 0; w < (int64_t)nit; w++) {
-        const int64_t s2 = w / nt, c0 = (w % nt) * TL, c1 = LATTN__MIN(D, c0 + TL), nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
+        const int64_t s2 = w / nt, c0 = (w % nt) * TL, c1 = LATTN__MIN(D, c0 + TL);
         const int64_t ng = (c1 - 1) / per - c0 / per + 1;
-        float *ck = thr + pth * (size_t)lattn__thread_id(), *hb = ck + nblk * S, *eb = hb + (R + 1) * S, *U = eb + R * S, *bl = U + S;
+        float *ck = thr + pth * (size_t)lattn__thread_id(), *hb = ck + (a->states ? 0 : nblk) * S, *eb = hb + (R + 1) * S, *U = eb + R * S, *bl = U + S;
         float *cl = bl + S, *acc = cl + S, *sc = acc + 2 * N * LATTN__VW, *pa = part + (size_t)w * (size_t)(S + 2 * TL), *pd = pa + S;
         float *pz = pd + TL;
         float *pB = pbc + boff[w], *pC = pbc + nbc + boff[w];
-        int64_t tok0, len, t, kb, v, kk, l;
+        const float *slot = a->states ? a->states + s2 * (nblk + 1) * D * N : NULL;   /* the forward's block-start states */
+        int64_t tok0, len, t, kb;
         lattn__ssm_bw bw;
         bw.An = An; bw.bl = bl; bw.cl = cl; bw.acc = acc; bw.G = G; bw.Dp = Dp;
         lattn__seq(a->offsets, a->T, s2, &tok0, &len);
-        for (v = 0; v < nv; v++)         /* [D][N] to [vector][N][VW]: h0 into ck (the first checkpoint), dht into U */
-            for (kk = 0; kk < N; kk++)
-                for (l = 0; l < LATTN__VW; l++) {
-                    const int64_t c2 = c0 + v * LATTN__VW + l, j = (v * N + kk) * LATTN__VW + l;
-                    hb[j] = c2 < c1 && a->h0 ? a->h0[(s2 * D + c2) * N + kk] : 0.0f;
-                    U[j] = c2 < c1 && g->dht ? g->dht[(s2 * D + c2) * N + kk] : 0.0f;
-                }
-        for (kb = 0; kb * R < len; kb++) {   /* the checkpoints */
+        lattn__ssm_tile_get(U, g->dht ? g->dht + s2 * D * N : NULL, c0, c1, N);
+        lattn__ssm_tile_get(hb, a->h0 ? a->h0 + s2 * D * N : NULL, c0, c1, N);
+        for (kb = 0; !slot && kb * R < len; kb++) {   /* the checkpoints, without the forward's */
             memcpy(ck + kb * S, hb, sizeof(float) * (size_t)S);
             for (t = kb * R; t < LATTN__MIN(len, kb * R + R); t++)
                 lattn__ssm_token(a, G, tok0 + t, t + 8 < len ? tok0 + t + 8 : -1, c0, c1, At, hb, hb, NULL, bl, cl, sc, NULL);
         }
         for (kb = (len + R - 1) / R - 1; kb >= 0; kb--) {
             const int64_t t0 = kb * R, t1 = LATTN__MIN(len, t0 + R);
-            memcpy(hb, ck + kb * S, sizeof(float) * (size_t)S);
+            if (slot) lattn__ssm_tile_get(hb, slot + kb * D * N, c0, c1, N);
+            else memcpy(hb, ck + kb * S, sizeof(float) * (size_t)S);
             for (t = t0; t < t1; t++)    /* hb[t - t0 + 1] = h_t, eb[t - t0] its decays, sc[t - t0] its Δ and read-out */
                 lattn__ssm_token(a, G, tok0 + t, t0 > 0 ? tok0 + t - R : -1, c0, c1, At, hb + (t - t0) * S, hb + (t - t0 + 1) * S,
                                  eb + (t - t0) * S, bl, cl, sc + (t - t0) * 3 * TL, NULL);
@@ -5708,10 +5736,7 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
                 lattn__ssm_token_back(a, g, &bw, tok0 + t, t0 > 0 ? tok0 + t - R : -1, c0, c1, hb + (t - t0 + 1) * S, hb + (t - t0) * S, eb + (t - t0) * S,
                                       sc + (t - t0) * 3 * TL, U, pB + t * ng * N, pC + t * ng * N, pa, pd, pz);
         }
-        for (v = 0; g->dh0 && v < nv; v++)
-            for (kk = 0; kk < N; kk++)
-                for (l = 0; l < LATTN__VW && c0 + v * LATTN__VW + l < c1; l++)
-                    g->dh0[(s2 * D + c0 + v * LATTN__VW + l) * N + kk] = U[(v * N + kk) * LATTN__VW + l];
+        if (g->dh0) lattn__ssm_tile_put(U, g->dh0 + s2 * D * N, c0, c1, N);
     }
     for (sq = 0; sq < n && (g->dBm || g->dCm); sq++) {   /* dBm, dCm: the tiles' rows of each group, in tile order */
         int64_t tok0, len, t;
@@ -5759,7 +5784,7 @@ LATTN__DEF lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a) 
     int64_t n, G, sq, t, DN;
     float *S;
     lattn_status st = LATTN_OK;
-    if (a && a->T == 1 && !a->offsets && a->ht) return lattn__ssm_run(ctx, a, "lattn_ssm_step");
+    if (a && a->T == 1 && !a->offsets && a->ht) return lattn__ssm_run(ctx, a, NULL, "lattn_ssm_step");
     LATTN__TRY(lattn__ssm_check(ctx, "lattn_ssm_step", a, &n, &G));
     DN = a->D * a->N;
     LATTN__TRY(lattn__alloc_floats(ctx, &S, (size_t)DN, "lattn_ssm_step"));
@@ -5782,7 +5807,7 @@ LATTN__DEF lattn_status lattn_ssm_step(lattn_ctx *ctx, const lattn_ssm_args *a) 
             s.z = a->z ? a->z + tok * a->D : NULL;
             s.Bm = a->Bm + tok * G * a->N;
             s.Cm = a->Cm + tok * G * a->N;
-            st = lattn__ssm_run(ctx, &s, "lattn_ssm_step");
+            st = lattn__ssm_run(ctx, &s, NULL, "lattn_ssm_step");
         }
         if (a->ht) memcpy(a->ht + sq * DN, S, sizeof(float) * (size_t)DN);
     }

@@ -1118,10 +1118,11 @@ static void bench_ssm(void) {
     snprintf(shape, sizeof shape, "T=%lld,D=1536,N=16 (mamba-130m)", (long long)T);
     row("ssm_expf_loop", shape, 1, ml, (double)T, 4.0 * T * D * N, NULL, 0);
     row("ssm_fast", shape, 1, mf, (double)T, 4.0 * T * D * N, "ssm_expf_loop", ml);
-    {   /* the backward (every parameter's gradient) at 1 and 2 threads: FLOPs 14·T·D·N nominal (the
-           checkpoint and recompute passes 2 x 4, the reverse step's six products) */
+    {   /* the backward (every parameter's gradient) at 1 and 2 threads: FLOPs 10·T·D·N nominal (the
+           recompute pass 4, the reverse step's six products; 14 with the checkpoint pass) */
         ssm_b ub;
         int th;
+        float *states = (float *)malloc(sizeof(float) * (size_t)((T / LATTN_SSM_BLOCK + 2) * D * N));
         ub.f = u;
         memset(&ub.g, 0, sizeof ub.g);
         ub.g.dout = u.a.x;
@@ -1130,14 +1131,20 @@ static void bench_ssm(void) {
         ub.g.dCm = (float *)malloc(sizeof(float) * (size_t)(T * N)); ub.g.dDskip = (float *)malloc(sizeof(float) * (size_t)D);
         ub.g.ddt_bias = (float *)malloc(sizeof(float) * (size_t)D);
         ctx.keep_workspace = 1;            /* as a training loop runs: later calls fault nothing in */
-        for (th = 1; th <= 2; th++) {
-            double mff, mb;
+        for (th = 1; th <= 2; th++) {    /* _bwd reads the forward's block-start states, _bwd_recompute runs the forward again */
+            double mff, mfs, mb, mbr;
             ctx.n_threads = th;
-            time2(ssm_fast_run, &ub.f, ssm_bwd_run, &ub, 5, &mff, &mb);
+            ub.f.a.states = NULL;
+            time2(ssm_fast_run, &ub.f, ssm_bwd_run, &ub, 5, &mff, &mbr);
+            ub.f.a.states = states;
+            time2(ssm_fast_run, &ub.f, ssm_bwd_run, &ub, 5, &mfs, &mb);
             row("ssm_fwd", shape, th, mff, (double)T, 4.0 * T * D * N, NULL, 0);
-            row("ssm_bwd", shape, th, mb, (double)T, 14.0 * T * D * N, "ssm_fwd", mff);
-            row("ssm_fwd_bwd", shape, th, mff + mb, (double)T, 18.0 * T * D * N, "ssm_fwd", mff);
+            row("ssm_fwd_states", shape, th, mfs, (double)T, 4.0 * T * D * N, "ssm_fwd", mff);
+            row("ssm_bwd", shape, th, mb, (double)T, 10.0 * T * D * N, "ssm_fwd", mff);
+            row("ssm_bwd_recompute", shape, th, mbr, (double)T, 14.0 * T * D * N, "ssm_fwd", mff);
+            row("ssm_fwd_bwd", shape, th, mfs + mb, (double)T, 14.0 * T * D * N, "ssm_fwd", mff);
         }
+        free(states);
         free(ub.g.dx); free(ub.g.ddt); free(ub.g.dA); free(ub.g.dBm); free(ub.g.dCm); free(ub.g.dDskip); free(ub.g.ddt_bias);
         lattn_ctx_free(&ctx);
     }

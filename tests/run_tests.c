@@ -4624,10 +4624,11 @@ static void test_ssm_backward(lattn_ctx *ctx, lattn_rng *r) {
         lattn_st_free(ctx, &f);
     }
 }
-/* lattn_ssm_chunk_backward against lattn_ssm_ref_backward: T = 0, 1, 63, 64, 65, 150 (blocks of 64),
+/* lattn_ssm_chunk_backward against lattn_ssm_ref_backward: T = 0, 1, 31, 32, 33, 150 (blocks of 32),
    D = 5 (one group), 36 in 3 groups (vectors across groups), 260 in 2 groups (tiles across groups),
    N = 3 or 16; z, Dskip, dt_bias, h0, dht, softplus on or off, B = 2 or variable lengths, some
-   decays clamped; outputs NaN-poisoned; the same bits at 1, 2 and 3 threads. */
+   decays clamped; outputs NaN-poisoned; recomputing the block-start states and reading the
+   forward's (args.states); the same bits at 1, 2 and 3 threads. */
 static void ssm_bw_run(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g0, float *const *out, const size_t *n, int fast) {
     lattn_ssm_grads g = *g0;
     int w;
@@ -4639,7 +4640,7 @@ static void ssm_bw_run(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_
 }
 static void test_ssm_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
     static const char *const names[9] = { "dx", "ddt", "dA", "dBm", "dCm", "dDskip", "ddt_bias", "dz", "dh0" };
-    const int64_t Ts[6] = { 0, 1, 63, 64, 65, 150 }, Ds[3] = { 5, 36, 260 }, Gs[3] = { 1, 3, 2 }, Ns[2] = { 3, 16 };
+    const int64_t Ts[6] = { 0, 1, 31, 32, 33, 150 }, Ds[3] = { 5, 36, 260 }, Gs[3] = { 1, 3, 2 }, Ns[2] = { 3, 16 };
     int ti, di, ni, combo = 0;
     for (ti = 0; ti < 6; ti++)
         for (di = 0; di < 3; di++)
@@ -4679,6 +4680,29 @@ static void test_ssm_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                     size_t m = (k == 5 && !a.Dskip) || (k == 6 && !a.dt_bias) || (k == 7 && !a.z) ? 0 : n[k];
                     CHECK(rel_rms(got[k], want[k], m) <= 1e-5, "ssm_chunk_backward = ssm_ref_backward: %s (T = %lld, D = %lld, G = %lld, N = %lld, %s): %.3g",
                           names[k], (long long)T, (long long)D, (long long)G, (long long)N, vl ? "variable lengths" : "B = 2", rel_rms(got[k], want[k], m));
+                }
+                {   /* from the forward's block-start states: _chunk writes them (NaN-poisoned), the backward reads them */
+                    const int64_t longest = vl ? LATTN__MAX(T / 3, T - T / 3) : T, nbk = (longest + LATTN_SSM_BLOCK - 1) / LATTN_SSM_BLOCK;
+                    const size_t nst = (size_t)(NS * (nbk + 1) * D * N);
+                    float *st = fnew(nst), *y = fnew(nx), *y2 = fnew(nx), *ht = fnew(ns);
+                    lattn_ssm_args af = a;
+                    int s2, same_y, fin = 1;
+                    af.y = y2;
+                    CHECK(lattn_ssm_chunk(ctx, &af) == LATTN_OK, "ssm_chunk: %s", lattn_ctx_error(ctx));
+                    af.y = y; af.ht = ht; af.states = st;
+                    CHECK(lattn_ssm_chunk(ctx, &af) == LATTN_OK, "ssm_chunk with states: %s", lattn_ctx_error(ctx));
+                    same_y = memcmp(y, y2, nx * sizeof(float)) == 0;
+                    for (s2 = 0; s2 < NS; s2++) fin &= memcmp(st + (s2 * (nbk + 1) + nbk) * D * N, ht + s2 * D * N, (size_t)(D * N) * sizeof(float)) == 0;
+                    CHECK(same_y && fin, "ssm_chunk with states: y unchanged (%d), the last slot = ht (%d)", same_y, fin);
+                    af = a;
+                    af.states = st;
+                    ssm_bw_run(ctx, &af, &g, again, n, 1);
+                    for (k = 0; k < 9; k++) {
+                        size_t m = (k == 5 && !a.Dskip) || (k == 6 && !a.dt_bias) || (k == 7 && !a.z) ? 0 : n[k];
+                        CHECK(rel_rms(again[k], want[k], m) <= 1e-5, "ssm_chunk_backward from the states = ssm_ref_backward: %s (T = %lld, D = %lld, G = %lld, N = %lld, %s): %.3g",
+                              names[k], (long long)T, (long long)D, (long long)G, (long long)N, vl ? "variable lengths" : "B = 2", rel_rms(again[k], want[k], m));
+                    }
+                    free(st); free(y); free(y2); free(ht);
                 }
                 for (th = 2; th <= 3 && ti == 5; th++) {   /* the same bits at any thread count; at 3 twice, in the kept workspace */
                     int rep;
