@@ -4755,14 +4755,18 @@ LATTN__DEF lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortc
 /* Work items are fixed groups of blocks (at most 64, each with its own partial sums of dw and
    dbias, added in item order at the end): the split depends on the shape only, so any thread
    count gives the same bits. Each block recomputes the W-1 rows of dpre past its end; the block at
-   a sequence's start writes the history's gradient dh0, and dht is added after the blocks. */
+   a sequence's start writes the history's gradient dh0, and dht is added after the blocks. A block
+   runs in slices of 512 channels, so that the slice's weights, dw sums and dpre ring (3·W·2 KiB at
+   W = 4) stay in L1 while its rows stream: whole rows (6 KiB at D = 1536) kept four times as much
+   in flight and ran 2.1x the forward's time on one core, 3.6x on two (the cores' L2 traffic). */
 #define LATTN__CONV_BW_ITEMS 64
+#define LATTN__CONV_BW_SLICE 512
 static void lattn__conv_dpre_row(const lattn_shortconv_args *a, const float *wt, const float *hist, int64_t sq, int64_t tok0,
-                                 int64_t t, const float *dout, float *dp) {
+                                 int64_t t, int64_t c0, int64_t c1, const float *dout, float *dp) {
     const int64_t D = a->D, W = a->W;
     int64_t c, j;
-    for (c = 0; c < D; c += LATTN__VW) {
-        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, D - c);
+    for (c = c0; c < c1; c += LATTN__VW) {
+        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
         lattn__vf pre = a->bias ? lattn__vload_w(a->bias + c, w) : lattn__vzero(), d = lattn__vload_w(dout + c, w);
         for (j = 0; j < W; j++) {
             const int64_t p = t - (W - 1) + j;
@@ -4823,40 +4827,43 @@ LATTN__DEF lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const lat
         memset(pw, 0, sizeof(float) * (size_t)((W + 1) * D));
         for (b = nblk * it / ni; b < nblk * (it + 1) / ni; b++) {
             const int64_t sq = blk[2 * b], t0 = blk[2 * b + 1];
-            int64_t tok0, len, t, t1, cc, jj;
+            int64_t tok0, len, t, t1, cc, jj, c0;
             lattn__seq(a->offsets, a->T, sq, &tok0, &len);
             t1 = LATTN__MIN(len, t0 + LATTN__CONV_BLOCK);
-            for (t = t0; t < t1 + W - 1; t++) {
-                float *dp = rg + (t - t0) % W * D;
-                const int64_t p = t - (W - 1);          /* the input position whose dx is complete now */
-                if (t < len) lattn__conv_dpre_row(a, wt, hist, sq, tok0, t, g->dout + (tok0 + t) * D, dp);
-                else memset(dp, 0, sizeof(float) * (size_t)D);
-                for (cc = 0; t < t1 && cc < D; cc += LATTN__VW) {   /* dbias, dw of the block's rows */
-                    const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, D - cc);
-                    const lattn__vf d = lattn__vload_w(dp + cc, w);
-                    lattn__vstore_w(pb + cc, lattn__vadd(lattn__vload_w(pb + cc, w), d), w);
-                    for (jj = 0; jj < W; jj++) {
-                        const int64_t q = t - (W - 1) + jj;
-                        const float *xr = q >= 0 ? a->x + (tok0 + q) * D : hist + (sq * W + W + q) * D;
-                        lattn__vstore_w(pw + jj * D + cc, lattn__vfma(d, lattn__vload_w(xr + cc, w), lattn__vload_w(pw + jj * D + cc, w)), w);
+            for (c0 = 0; c0 < D; c0 += LATTN__CONV_BW_SLICE) {
+                const int64_t c1 = LATTN__MIN(D, c0 + LATTN__CONV_BW_SLICE);
+                for (t = t0; t < t1 + W - 1; t++) {
+                    float *dp = rg + (t - t0) % W * D;
+                    const int64_t p = t - (W - 1);          /* the input position whose dx is complete now */
+                    if (t < len) lattn__conv_dpre_row(a, wt, hist, sq, tok0, t, c0, c1, g->dout + (tok0 + t) * D, dp);
+                    else memset(dp + c0, 0, sizeof(float) * (size_t)(c1 - c0));
+                    for (cc = c0; t < t1 && cc < c1; cc += LATTN__VW) {   /* dbias, dw of the block's rows */
+                        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - cc);
+                        const lattn__vf d = lattn__vload_w(dp + cc, w);
+                        lattn__vstore_w(pb + cc, lattn__vadd(lattn__vload_w(pb + cc, w), d), w);
+                        for (jj = 0; jj < W; jj++) {
+                            const int64_t q = t - (W - 1) + jj;
+                            const float *xr = q >= 0 ? a->x + (tok0 + q) * D : hist + (sq * W + W + q) * D;
+                            lattn__vstore_w(pw + jj * D + cc, lattn__vfma(d, lattn__vload_w(xr + cc, w), lattn__vload_w(pw + jj * D + cc, w)), w);
+                        }
                     }
-                }
-                if (p < (t0 == 0 ? -(W - 1) : t0) || p >= t1) continue;
-                if (p >= 0 && !g->dx) continue;
-                if (p < 0 && !g->dh0) continue;
-                for (cc = 0; cc < D; cc += LATTN__VW) {   /* dx_p = Σ_j w[j] dpre_{p+W-1-j} */
-                    const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, D - cc);
-                    lattn__vf acc = lattn__vzero();
-                    float lane[LATTN__VW];
-                    size_t l;
-                    for (jj = 0; jj < W; jj++) {
-                        const int64_t r = p + (W - 1) - jj;
-                        if (r < t0) continue;               /* before the sequence: no term */
-                        acc = lattn__vfma(lattn__vload_w(wt + jj * D + cc, w), lattn__vload_w(rg + (r - t0) % W * D + cc, w), acc);
+                    if (p < (t0 == 0 ? -(W - 1) : t0) || p >= t1) continue;
+                    if (p >= 0 && !g->dx) continue;
+                    if (p < 0 && !g->dh0) continue;
+                    for (cc = c0; cc < c1; cc += LATTN__VW) {   /* dx_p = Σ_j w[j] dpre_{p+W-1-j} */
+                        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - cc);
+                        lattn__vf acc = lattn__vzero();
+                        float lane[LATTN__VW];
+                        size_t l;
+                        for (jj = 0; jj < W; jj++) {
+                            const int64_t r = p + (W - 1) - jj;
+                            if (r < t0) continue;               /* before the sequence: no term */
+                            acc = lattn__vfma(lattn__vload_w(wt + jj * D + cc, w), lattn__vload_w(rg + (r - t0) % W * D + cc, w), acc);
+                        }
+                        if (p >= 0) { lattn__vstore_w(g->dx + (tok0 + p) * D + cc, acc, w); continue; }
+                        lattn__vstore_w(lane, acc, w);              /* history: dh0 [D][W] */
+                        for (l = 0; l < w; l++) g->dh0[(sq * D + cc + (int64_t)l) * W + W + p] = lane[l];
                     }
-                    if (p >= 0) { lattn__vstore_w(g->dx + (tok0 + p) * D + cc, acc, w); continue; }
-                    lattn__vstore_w(lane, acc, w);              /* history: dh0 [D][W] */
-                    for (l = 0; l < w; l++) g->dh0[(sq * D + cc + (int64_t)l) * W + W + p] = lane[l];
                 }
             }
         }
@@ -4872,13 +4879,11 @@ LATTN__DEF lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const lat
                 if (p < 0 && g->dh0) g->dh0[(s * D + c) * W + W + p] += d;
             }
     }
-    for (c = 0; c < D && (g->dw || g->dbias); c++) {   /* the items' partial sums, in item order */
-        for (j = 0; j <= W; j++) {
-            float acc = 0.0f;
-            for (it = 0; it < ni; it++) acc += part[(it * (W + 1) + j) * D + c];
-            if (j < W && g->dw) g->dw[c * W + j] = acc;
-            if (j == W && g->dbias) g->dbias[c] = acc;
-        }
+    for (it = 1; it < ni && (g->dw || g->dbias); it++)   /* the items' partial sums, in item order, into item 0's rows */
+        lattn_vec_axpy((size_t)((W + 1) * D), 1.0f, part + it * (W + 1) * D, part);
+    for (c = 0; c < D; c++) {            /* no tokens: zeros */
+        for (j = 0; j < W && g->dw; j++) g->dw[c * W + j] = ni > 0 ? part[j * D + c] : 0.0f;
+        if (g->dbias) g->dbias[c] = ni > 0 ? part[W * D + c] : 0.0f;
     }
     lattn__flat_give(ctx, ws, kept);
     return lattn__ok(ctx);
