@@ -23452,7 +23452,11 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
    2026-12-05  lattn_gdr_args.xi: lattn_gdr_ref and lattn_gdr_chunk write the erased amounts Ξ,
                lattn_gdr_chunk_backward reads them (its state pass then one product a chunk) and no
                longer keeps Y (dβ from dZ S0ᵀ); lattn_gdn_backward, lattn_prism_p2_backward and
-               lattn_prism_p0_backward pass Ξ from their forward. */
+               lattn_prism_p0_backward pass Ξ from their forward.
+   2026-12-05  lattn_ssm_args.states and LATTN_SSM_BLOCK: lattn_ssm_chunk writes the state at the
+               start of every block of 32 tokens, lattn_ssm_chunk_backward reads them (blocks of 32,
+               was 64; each block's decays kept, no second exponential); lattn_scan_grads.h: the
+               scan backward reads the forward's states in one pass. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
