@@ -5657,12 +5657,14 @@ static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads
     }
 }
 /* Float32, on the work items of the forward (sequence, tile of 128 channels), one thread each. Per
-   item: a forward pass keeps the state at the start of every block of 32 tokens; then, blocks in
-   reverse, the block's states, decays, Δ and read-outs are recomputed from its checkpoint (about
-   half a megabyte: L2's reach) and the tokens run backward without another exponential.
+   item: the state at the start of every block of 32 tokens comes from args.states (the forward's)
+   or from a forward pass of its own; then, blocks in reverse, the block's states, decays, Δ and
+   read-outs are recomputed from its checkpoint (about half a megabyte: L2's reach) and the tokens
+   run backward without another exponential.
    dBm and dCm of an item are its own rows (the tile's channels of each group), added over the
    tiles in order; dA, dDskip and ddt_bias are added over the sequences in order: any thread count
-   gives the same bits. Memory per thread: (T/32 + 69)·128·N + 384·32 floats; the items' dBm, dCm rows:
+   gives the same bits. Memory per thread: (T/32 + 69)·128·N + 384·32 floats (T/32 fewer with
+   args.states); the items' dBm, dCm rows:
    2·T·N floats per tile and group it touches. */
 LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g) {
     const char *who = "lattn_ssm_chunk_backward";
