@@ -5594,8 +5594,7 @@ static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads
     lattn__ssm_rows_ahead(g->dx, pf, D, c0, c1, 1);
     lattn__ssm_rows_ahead(g->ddt, pf, D, c0, c1, 1);
     lattn__ssm_rows_ahead(g->dz, pf, D, c0, c1, 1);
-    if (one_group) memset(b->acc, 0, sizeof(float) * (size_t)(2 * N * LATTN__VW));
-    else {
+    if (!one_group) {
         lattn__ssm_gather(a, b->G, tok, c0, c1, b->bl, b->cl);
         memset(pB, 0, sizeof(float) * (size_t)(((c1 - 1) / per - g0 + 1) * N));
         memset(pC, 0, sizeof(float) * (size_t)(((c1 - 1) / per - g0 + 1) * N));
@@ -5626,9 +5625,9 @@ static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads
             ddl = lattn__vfma(lattn__vload(b->An + k * b->Dp + c), q, ddl);
             lattn__vstore(av + k * LATTN__VW, lattn__vfma(dl, q, lattn__vload(av + k * LATTN__VW)));
             lattn__vstore(uv + k * LATTN__VW, ue);
-            if (one_group) {
-                lattn__vstore(accB + k * LATTN__VW, lattn__vfma(u, dlx, lattn__vload(accB + k * LATTN__VW)));
-                lattn__vstore(accC + k * LATTN__VW, lattn__vfma(dr, lattn__vload(hv + k * LATTN__VW), lattn__vload(accC + k * LATTN__VW)));
+            if (one_group) {             /* the first vector starts the sums */
+                lattn__vstore(accB + k * LATTN__VW, lattn__vfma(u, dlx, v ? lattn__vload(accB + k * LATTN__VW) : zero));
+                lattn__vstore(accC + k * LATTN__VW, lattn__vfma(dr, lattn__vload(hv + k * LATTN__VW), v ? lattn__vload(accC + k * LATTN__VW) : zero));
             } else {                     /* each lane into its group's row */
                 float lb[LATTN__VW], lc[LATTN__VW];
                 size_t l;
