@@ -5486,16 +5486,34 @@ static void lattn__ssm_tile_get(float *st, const float *src, int64_t c0, int64_t
     const int64_t nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
     int64_t v, k, l;
     for (v = 0; v < nv; v++)
-        for (k = 0; k < N; k++)
+        for (k = 0; k < N; k++) {
+#if defined(LATTN__TB) && LATTN__TB == LATTN__VW
+            if (src && c0 + (v + 1) * LATTN__VW <= c1 && k + LATTN__TB <= N) {   /* whole blocks: register transposes */
+                lattn__tblock(src + (c0 + v * LATTN__VW) * N + k, (size_t)N, st + (v * N + k) * LATTN__VW, LATTN__VW);
+                k += LATTN__TB - 1;
+                continue;
+            }
+#endif
             for (l = 0; l < LATTN__VW; l++) {
                 const int64_t c = c0 + v * LATTN__VW + l;
                 st[(v * N + k) * LATTN__VW + l] = c < c1 && src ? src[c * N + k] : 0.0f;
             }
+        }
 }
 static void lattn__ssm_tile_put(const float *st, float *dst, int64_t c0, int64_t c1, int64_t N) {
-    int64_t c, k;
-    for (c = c0; c < c1; c++)
-        for (k = 0; k < N; k++) dst[c * N + k] = st[(((c - c0) / LATTN__VW) * N + k) * LATTN__VW + (c - c0) % LATTN__VW];
+    const int64_t nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
+    int64_t v, k, l;
+    for (v = 0; v < nv; v++)
+        for (k = 0; k < N; k++) {
+#if defined(LATTN__TB) && LATTN__TB == LATTN__VW
+            if (c0 + (v + 1) * LATTN__VW <= c1 && k + LATTN__TB <= N) {
+                lattn__tblock(st + (v * N + k) * LATTN__VW, LATTN__VW, dst + (c0 + v * LATTN__VW) * N + k, (size_t)N);
+                k += LATTN__TB - 1;
+                continue;
+            }
+#endif
+            for (l = 0; l < LATTN__VW && c0 + v * LATTN__VW + l < c1; l++) dst[(c0 + v * LATTN__VW + l) * N + k] = st[(v * N + k) * LATTN__VW + l];
+        }
 }
 /* The blocks of LATTN_SSM_BLOCK tokens of the longest sequence (args.states has n_b + 1 slots a sequence). */
 static int64_t lattn__ssm_blocks(const lattn_ssm_args *a, int64_t n) {

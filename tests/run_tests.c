@@ -4626,9 +4626,10 @@ static void test_ssm_backward(lattn_ctx *ctx, lattn_rng *r) {
 }
 /* lattn_ssm_chunk_backward against lattn_ssm_ref_backward: T = 0, 1, 31, 32, 33, 150 (blocks of 32),
    D = 5 (one group), 36 in 3 groups (vectors across groups), 260 in 2 groups (tiles across groups),
-   N = 3 or 16; z, Dskip, dt_bias, h0, dht, softplus on or off, B = 2 or variable lengths, some
-   decays clamped; outputs NaN-poisoned; recomputing the block-start states and reading the
-   forward's (args.states); the same bits at 1, 2 and 3 threads. */
+   N = 3 or 35 (whole and partial register transposes of the states); z, Dskip, dt_bias, h0, dht,
+   softplus on or off, B = 2 or variable lengths, some decays clamped; outputs NaN-poisoned;
+   recomputing the block-start states and reading the forward's (args.states); the same bits at
+   1, 2 and 3 threads. */
 static void ssm_bw_run(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g0, float *const *out, const size_t *n, int fast) {
     lattn_ssm_grads g = *g0;
     int w;
@@ -4640,7 +4641,7 @@ static void ssm_bw_run(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_
 }
 static void test_ssm_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
     static const char *const names[9] = { "dx", "ddt", "dA", "dBm", "dCm", "dDskip", "ddt_bias", "dz", "dh0" };
-    const int64_t Ts[6] = { 0, 1, 31, 32, 33, 150 }, Ds[3] = { 5, 36, 260 }, Gs[3] = { 1, 3, 2 }, Ns[2] = { 3, 16 };
+    const int64_t Ts[6] = { 0, 1, 31, 32, 33, 150 }, Ds[3] = { 5, 36, 260 }, Gs[3] = { 1, 3, 2 }, Ns[2] = { 3, 35 };
     int ti, di, ni, combo = 0;
     for (ti = 0; ti < 6; ti++)
         for (di = 0; di < 3; di++)
