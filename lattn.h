@@ -9247,6 +9247,21 @@ static void lattn__la_bw_carve(const lattn__la_bw_dims *z, float *base, lattn__l
                             z->C * z->C, z->C * z->C, z->Kf, z->Kf, z->Kf, z->gw };
     lattn__carve_floats(base, part, n, 24);
 }
+/* b[r][·] = b[r-1][·] + max(g[r·ldg + ·], LATTN_LOG_GATE_MIN) for L rows of Kg (b[-1] = 0): the
+   clamped log gates' cumsum inside a chunk, g's rows ldg apart (0: one row for all); g NULL: zeros. */
+static void lattn__gate_cumsum(float *b, const float *g, int64_t ldg, int64_t L, int64_t Kg) {
+    const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN);
+    int64_t r, i;
+    for (r = 0; r < L; r++) {
+        const float *gr = g ? g + r * ldg : NULL, *bp = r > 0 ? b + (r - 1) * Kg : NULL;
+        float *br = b + r * Kg;
+        for (i = 0; i + LATTN__VW <= Kg && gr; i += LATTN__VW) {
+            const lattn__vf gv = lattn__vmax(lattn__vload(gr + i), lo);
+            lattn__vstore(br + i, bp ? lattn__vadd(lattn__vload(bp + i), gv) : gv);
+        }
+        for (; i < Kg; i++) br[i] = (bp ? bp[i] : 0.0f) + (gr ? LATTN__MAX(gr[i], LATTN_LOG_GATE_MIN) : 0.0f);
+    }
+}
 /* dst[r][i] (row stride ld) = s·(fa[r][i]·x[r][i] + fb[r][i]·y[r][i]) for L rows of K' (x: row stride
    ldx, y: [L][K']), the factors [L][Kg] broadcast over the keys when Kg = 1; fa NULL: 1; y NULL: no
    second term. */
@@ -9287,17 +9302,9 @@ static int lattn__la_bw_load(const lattn_la_args *a, const lattn__la_in *in, con
     const float *Q = in->q + tok * ld + h * Kf, *K = in->k + tok * ld + h * Kf;
     int64_t r, i;
     int fits = 1;
-    for (r = 0; r < L; r++) {            /* b_r = b_{r-1} + max(gate_r, LATTN_LOG_GATE_MIN) */
-        const int64_t row = (tok + r) * a->H + h;
-        const float *gr = a->gk ? a->gk + row * a->K : a->g ? a->g + row : a->g_gamma ? a->g_gamma + h : NULL;
-        float *br = w->b + r * Kg;
-        const float *bp = r > 0 ? br - Kg : NULL;
-        for (i = 0; i + LATTN__VW <= Kg && gr; i += LATTN__VW) {
-            const lattn__vf gv = lattn__vmax(lattn__vload(gr + i), lattn__vset1(LATTN_LOG_GATE_MIN));
-            lattn__vstore(br + i, bp ? lattn__vadd(lattn__vload(bp + i), gv) : gv);
-        }
-        for (; i < Kg; i++) br[i] = (bp ? bp[i] : 0.0f) + (gr ? LATTN__MAX(gr[i], LATTN_LOG_GATE_MIN) : 0.0f);
-    }
+    if (a->gk) lattn__gate_cumsum(w->b, a->gk + (tok * a->H + h) * a->K, a->H * a->K, L, Kg);
+    else if (a->g) lattn__gate_cumsum(w->b, a->g + tok * a->H + h, a->H, L, Kg);
+    else lattn__gate_cumsum(w->b, a->g_gamma ? a->g_gamma + h : NULL, 0, L, Kg);
     for (i = 0; i < Kg; i++) fits &= w->b[(L - 1) * Kg + i] >= -LATTN__LA_SPAN;
     for (r = 0; r < L; r++)
         for (i = 0; i < Kg; i++) w->ei[r * Kg + i] = w->b[(L - 1) * Kg + i] - w->b[r * Kg + i];
@@ -10234,22 +10241,26 @@ static lattn_status lattn__gdr_keygates(lattn_tiler *t, lattn__gdr_tiles *x, con
    token). A host-side look at the gates (on a NeuronCore: a GpSimd partition-axis reduction before
    the chunk is issued). */
 static int lattn__gdr_key_len(const lattn_gdr_args *a, int64_t tok, int64_t h, int maxL) {
-    float sum[64];                       /* running sums of a block of keys, token by token (vectorises) */
+    float sum[64];                       /* running sums of a block of keys, token by token */
     const int64_t nk = a->gk ? a->K : 1;
     const float *gates = a->gk ? a->gk : a->g;
+    const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN), span = lattn__vset1(-LATTN__LA_SPAN);
+    const lattn__vf zero = lattn__vzero(), one = lattn__vset1(1.0f);
     int64_t d0, d;
     int L = maxL, n;
     for (d0 = 0; gates && d0 < nk; d0 += 64) {
         const int64_t nd = LATTN__MIN(nk - d0, 64);
-        for (d = 0; d < nd; d++) sum[d] = 0.0f;
+        memset(sum, 0, sizeof sum);
         for (n = 0; n < L; n++) {
             const float *g = gates + ((tok + n) * a->H + h) * nk + d0;
-            float lo = 0.0f;
-            for (d = 0; d < nd; d++) {
-                sum[d] += g[d] < LATTN_LOG_GATE_MIN ? LATTN_LOG_GATE_MIN : g[d];
-                lo = sum[d] < lo ? sum[d] : lo;
+            lattn__vf m = zero;              /* the block's lowest sum after this token */
+            for (d = 0; d < nd; d += LATTN__VW) {
+                const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, nd - d);
+                const lattn__vf sv = lattn__vadd(lattn__vload(sum + d), lattn__vmax(lattn__vload_w(g + d, w), lo));
+                lattn__vstore(sum + d, sv);
+                m = lattn__vmin(m, sv);
             }
-            if (lo < -LATTN__LA_SPAN) { L = LATTN__MAX(n, 1); break; }
+            if (lattn__vhsum(lattn__vsel_lt(m, span, one, zero)) > 0.0f) { L = LATTN__MAX(n, 1); break; }
         }
     }
     return L;
@@ -10640,34 +10651,32 @@ static void lattn__gdr_bw_fwd(const lattn_gdr_args *a, const lattn__gdr_dims *dm
     const int64_t H = a->H, K = a->K, V = a->V, Kg = z->Kg, ld = H * K, CK = z->C * K, CV = z->C * V, row = tok * H + h;
     const float *E = a->e ? w->eh : w->kh;
     const int lean = S1 && a->xi;        /* the pass with the forward's Ξ: only what S1 needs */
-    int64_t i, j, p;
+    int64_t i, p;
     if (!S1) lattn__gdr_bw_norm(a->q + row * K, ld, L, K, a->l2norm, w->qh, w->nq);   /* the queries: the backward's only */
     lattn__gdr_bw_norm(a->k + row * K, ld, L, K, a->l2norm, w->kh, w->nk);
     if (a->e) lattn__gdr_bw_norm(a->e + row * K, ld, L, K, a->l2norm, w->eh, w->ne);
-    for (i = 0; i < L * Kg; i++) {       /* Gm: the clamped gates' cumsum; X = e^{Gm}, Xi = e^{-Gm} */
-        const float *gr = a->gk ? a->gk + (row + (i / Kg) * H) * K + i % Kg : a->g ? a->g + row + i * H : NULL;
-        w->gm[i] = (i >= Kg ? w->gm[i - Kg] : 0.0f) + (gr ? LATTN__MAX(*gr, LATTN_LOG_GATE_MIN) : 0.0f);
-        w->Xi[i] = -w->gm[i];
-    }
+    if (a->gk) lattn__gate_cumsum(w->gm, a->gk + row * K, H * K, L, Kg);   /* Gm; X = e^{Gm}, Xi = e^{-Gm} */
+    else lattn__gate_cumsum(w->gm, a->g ? a->g + row : NULL, H, L, Kg);
+    for (i = 0; i < L * Kg; i++) w->Xi[i] = -w->gm[i];
     lattn_vec_exp((size_t)(L * Kg), w->gm, w->X);
     lattn_vec_exp((size_t)(L * Kg), w->Xi, w->Xi);
     if (!S1) lattn__la_bw_rows(w->qd, K, dm->s, w->X, w->qh, K, NULL, NULL, L, K, Kg);
     if (!lean) lattn__la_bw_rows(w->ed, K, 1.0f, w->X, E, K, NULL, NULL, L, K, Kg);
     lattn__la_bw_rows(w->ek, K, 1.0f, w->Xi, E, K, NULL, NULL, L, K, Kg);
-    for (i = 0; i < L; i++) {            /* pairs: (k, c·v), then (κ, b·d) */
+    for (i = 0; i < L; i++) {            /* pairs: (k, c·v), then (κ, b·d); their keys times Xi */
         const int64_t r = row + i * H;
         w->bet[i] = a->beta[r];
         w->nbet[i] = -a->beta[r];
         w->cc[i] = a->c ? a->c[r] : a->beta[r];
-        for (p = 1; p < z->P; p++) {
-            const float b = a->inj_b[r * a->L + p - 1];
-            memcpy(w->kw + p * CK + i * K, a->inj_kap + (r * a->L + p - 1) * K, (size_t)K * sizeof(float));
-            for (j = 0; j < V; j++) w->vw[p * CV + i * V + j] = b * a->inj_d[(r * a->L + p - 1) * V + j];
-        }
     }
     if (!lean || !z->j0) lattn__la_bw_rows(w->vw, V, 1.0f, w->cc, a->v + row * V, H * V, NULL, NULL, L, V, 1);
-    if (a->e) memcpy(w->kw, w->kh, (size_t)(L * K) * sizeof(float));
-    for (p = z->j0; p < z->P; p++) lattn__la_bw_rows(w->kw + p * CK, K, 1.0f, w->Xi, w->kw + p * CK, K, NULL, NULL, L, K, Kg);
+    if (a->e) lattn__la_bw_rows(w->kw, K, 1.0f, w->Xi, w->kh, K, NULL, NULL, L, K, Kg);
+    for (p = 1; p < z->P; p++) {
+        const int64_t o = row * a->L + p - 1, ldj = H * a->L;
+        for (i = 0; i < L; i++) w->tmp[i] = a->inj_b[o + i * ldj];
+        lattn__la_bw_rows(w->kw + p * CK, K, 1.0f, w->Xi, a->inj_kap + o * K, ldj * K, NULL, NULL, L, K, Kg);
+        lattn__la_bw_rows(w->vw + p * CV, V, 1.0f, w->tmp, a->inj_d + o * V, ldj * V, NULL, NULL, L, V, 1);
+    }
     if (a->xi) lattn__la_bw_rows(w->xi, V, 1.0f, NULL, a->xi + row * V, H * V, NULL, NULL, L, V, 1);
     if (!S1 || !a->xi) lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 1, L, K, w->ed, K, w->ek, K, w->A, w->gw);   /* A = strict(Ed Ekᵀ) */
     if (!S1) return;
@@ -10765,8 +10774,8 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__la_bw_rows(w->dqd, K, dm->s, w->X, w->dqd, K, NULL, NULL, L, K, Kg);
     lattn__gdr_bw_unnorm(w->qh, w->nq, a->l2norm, L, K, w->dqd, g->dq ? g->dq + row * K : NULL, H * K, w->tmp);
     lattn__la_bw_rows(dE, K, 1.0f, w->X, w->ded, K, w->Xi, w->dek, L, K, Kg);
-    for (p = z->j0; p < z->P; p++) lattn__la_bw_rows(w->dkw + p * CK, K, 1.0f, w->Xi, w->dkw + p * CK, K, NULL, NULL, L, K, Kg);
     if (a->e) {
+        lattn__la_bw_rows(w->dkw, K, 1.0f, w->Xi, w->dkw, K, NULL, NULL, L, K, Kg);
         lattn__gdr_bw_unnorm(w->eh, w->ne, a->l2norm, L, K, dE, g->de ? g->de + row * K : NULL, H * K, w->tmp);
         lattn__gdr_bw_unnorm(w->kh, w->nk, a->l2norm, L, K, w->dkw, g->dk ? g->dk + row * K : NULL, H * K, w->tmp);
     } else lattn__gdr_bw_unnorm(w->kh, w->nk, a->l2norm, L, K, dE, g->dk ? g->dk + row * K : NULL, H * K, w->tmp);
@@ -10777,13 +10786,15 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
         const float dc = lattn_vec_dot((size_t)V, v, dvw);
         if (a->c && g->dc) g->dc[r] = dc;
         if (g->dbeta) g->dbeta[r] = w->dbet[i] + (a->c ? 0.0f : dc);
-        for (p = 1; p < z->P; p++) {
-            const int64_t il = r * a->L + p - 1;
-            const float b = a->inj_b[il], *d = a->inj_d + il * V, *dv = w->dvw + p * CV + i * V;
-            if (g->dinj_b) g->dinj_b[il] = lattn_vec_dot((size_t)V, d, dv);
-            for (j = 0; g->dinj_d && j < V; j++) g->dinj_d[il * V + j] = b * dv[j];
-            if (g->dinj_kap) memcpy(g->dinj_kap + il * K, w->dkw + p * CK + i * K, (size_t)K * sizeof(float));
+    }
+    for (p = 1; p < z->P; p++) {         /* the injections: dκ = Xi ⊙ dKwk, db = d·dVw, dd = b dVw */
+        const int64_t o = row * a->L + p - 1, ldj = H * a->L;
+        for (i = 0; i < L; i++) {
+            w->tmp[i] = a->inj_b[o + i * ldj];
+            if (g->dinj_b) g->dinj_b[o + i * ldj] = lattn_vec_dot((size_t)V, a->inj_d + (o + i * ldj) * V, w->dvw + p * CV + i * V);
         }
+        if (g->dinj_d) lattn__la_bw_rows(g->dinj_d + o * V, ldj * V, 1.0f, w->tmp, w->dvw + p * CV, V, NULL, NULL, L, V, 1);
+        if (g->dinj_kap) lattn__la_bw_rows(g->dinj_kap + o * K, ldj * K, 1.0f, w->Xi, w->dkw + p * CK, K, NULL, NULL, L, K, Kg);
     }
 }
 /* The chunks of one (sequence, head): starts into start[0..n], returns n (one token at least each). */
@@ -10801,6 +10812,28 @@ static int64_t lattn__gdr_bw_chunks(const lattn_gdr_args *a, int64_t tok0, int64
 static void lattn__gdr_bw_slots(const lattn_gdr_args *a, const lattn__gdr_bw_dims *z, lattn__gdr_bw *w, int64_t n) {
     w->xi = w->sv + (a->xi ? 0 : n) * z->C * a->V;
 }
+/* The rows of chunk tok.. (L tokens, head h) that the next chunk of the walk reads, into L2 while
+   this one computes (as lattn__la_bw_ahead): the keys, gates, values, injections and Ξ (the state
+   pass), and with full the queries, dO and the gradients' rows (for writing). */
+static void lattn__gdr_bw_ahead(const lattn_gdr_args *a, const lattn_gdr_grads *g, int64_t tok, int64_t h, int64_t L, int full) {
+    const int64_t H = a->H, K = a->K, V = a->V, LK = a->L * K, LV = a->L * V, row = tok * H + h;
+    lattn__prefetch_rows(a->k + row * K, L, H * K, K, 0);
+    if (a->e) lattn__prefetch_rows(a->e + row * K, L, H * K, K, 0);
+    if (a->gk) lattn__prefetch_rows(a->gk + row * K, L, H * K, K, 0);
+    lattn__prefetch_rows(a->v + row * V, L, H * V, V, 0);
+    if (a->xi) lattn__prefetch_rows(a->xi + row * V, L, H * V, V, 0);
+    if (a->L) lattn__prefetch_rows(a->inj_kap + row * LK, L, H * LK, LK, 0);
+    if (a->L) lattn__prefetch_rows(a->inj_d + row * LV, L, H * LV, LV, 0);
+    if (!full) return;
+    lattn__prefetch_rows(a->q + row * K, L, H * K, K, 0);
+    lattn__prefetch_rows(g->dout + row * V, L, H * V, V, 0);
+    if (g->dq) lattn__prefetch_rows(g->dq + row * K, L, H * K, K, 1);
+    if (g->dk) lattn__prefetch_rows(g->dk + row * K, L, H * K, K, 1);
+    if (g->dv) lattn__prefetch_rows(g->dv + row * V, L, H * V, V, 1);
+    if (a->gk && g->dgk) lattn__prefetch_rows(g->dgk + row * K, L, H * K, K, 1);
+    if (a->L && g->dinj_kap) lattn__prefetch_rows(g->dinj_kap + row * LK, L, H * LK, LK, 1);
+    if (a->L && g->dinj_d) lattn__prefetch_rows(g->dinj_d + row * LV, L, H * LV, LV, 1);
+}
 /* One work item (sequence sq from tok0, len tokens; head h): the checkpoints, the chunks in reverse, dh0. */
 static void lattn__gdr_bw_item(const lattn_gdr_args *a, const lattn_gdr_grads *g, const lattn__gdr_dims *dm,
                                const lattn__gdr_bw_dims *z, lattn__gdr_bw *w, int64_t sq, int64_t tok0, int64_t len, int64_t h) {
@@ -10811,12 +10844,15 @@ static void lattn__gdr_bw_item(const lattn_gdr_args *a, const lattn_gdr_grads *g
     else memset(w->ck, 0, (size_t)SV * sizeof(float));
     if (g->dht) memcpy(w->U, g->dht + sidx, (size_t)SV * sizeof(float));
     else memset(w->U, 0, (size_t)SV * sizeof(float));
-    for (n = 0; n < nc; n++) {
+    for (n = 0; n < nc; n++) {           /* each chunk asks for the next one's rows; the last, for its own walk back */
+        const int64_t m = LATTN__MIN(n + 1, nc - 1);
+        lattn__gdr_bw_ahead(a, g, w->start[m], h, w->start[m + 1] - w->start[m], m == n);
         lattn__gdr_bw_slots(a, z, w, n);
         lattn__gdr_bw_fwd(a, dm, z, w, w->ck + n * SV, w->ck + (n + 1) * SV, w->start[n], h, (int)(w->start[n + 1] - w->start[n]));
     }
     for (n = nc - 1; n >= 0; n--) {
         const int L = (int)(w->start[n + 1] - w->start[n]);
+        if (n > 0) lattn__gdr_bw_ahead(a, g, w->start[n - 1], h, w->start[n] - w->start[n - 1], 1);
         lattn__gdr_bw_slots(a, z, w, n);
         lattn__gdr_bw_fwd(a, dm, z, w, w->ck + n * SV, NULL, w->start[n], h, L);
         lattn__gdr_bw_chunk(a, g, dm, z, w, w->ck + n * SV, w->ck + (n + 1) * SV, w->start[n], h, L);
@@ -10842,15 +10878,17 @@ LATTN__DEF lattn_status lattn_gdr_chunk_backward(lattn_ctx *ctx, const lattn_gdr
     z.Kg = a->gk ? a->K : 1;
     z.P = dm.P;
     z.j0 = a->e ? 0 : 1;
-    z.N = 1;
+    nthr = lattn__threads(ctx);
+    m = 1;
+    LATTN__PRAGMA(omp parallel for reduction(max: m) schedule(dynamic, 1) num_threads(nthr))
     for (w = 0; w < dm.n * a->H; w++) {  /* the most chunks of any item: the checkpoints' room */
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, w / a->H, &tok0, &len);
-        z.N = LATTN__MAX(z.N, lattn__gdr_bw_chunks(a, tok0, len, w % a->H, (int)z.C, NULL));
+        m = LATTN__MAX(m, lattn__gdr_bw_chunks(a, tok0, len, w % a->H, (int)z.C, NULL));
     }
+    z.N = m;
     m = LATTN__MAX(z.C, LATTN__MAX(a->K, a->V));
     z.gw = (int64_t)lattn__gemm_ws(m, m);
-    nthr = lattn__threads(ctx);
     if (((double)z.N + 3) * ((double)a->K * (double)a->V + (double)z.C * (double)(z.C + 2 * a->V)) +
         (double)z.C * (double)(a->K + a->V + z.C) * (double)(20 + 4 * z.P) >
         (double)SIZE_MAX / 16)
