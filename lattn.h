@@ -3450,6 +3450,34 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
     }
 }
 
+/* t [n][m] = xᵀ for x [m][n], in 16 x 16 blocks (by register transposes where whole). */
+static void lattn__transpose_mat(int64_t m, int64_t n, const float *x, float *t) {
+    int64_t i0, j0, i, j;
+    for (i0 = 0; i0 < m; i0 += 16)
+        for (j0 = 0; j0 < n; j0 += 16) {
+#ifdef LATTN__TB
+            if (i0 + 16 <= m && j0 + 16 <= n) {
+                for (i = 0; i < 16; i += LATTN__TB)
+                    for (j = 0; j < 16; j += LATTN__TB) lattn__tblock(x + (i0 + i) * n + j0 + j, (size_t)n, t + (j0 + j) * m + i0 + i, (size_t)m);
+                continue;
+            }
+#endif
+            for (j = j0; j < LATTN__MIN(j0 + 16, n); j++)
+                for (i = i0; i < LATTN__MIN(i0 + 16, m); i++) t[j * m + i] = x[i * n + j];
+        }
+}
+/* C [m][n] = A Bᵀ for A [m][k], B [n][k] (row strides lda, ldb). The SGEMM packs Bᵀ by transposing
+   its n·k floats; where those outnumber A's and C's (a wide state against a chunk's rows), C is made
+   as (B Aᵀ)ᵀ through tmp [n][m]: each entry the same fused multiply-adds in the same order, so the
+   same bits either way. */
+static void lattn__sgemm_abt(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B, int64_t ldb,
+                             float *C, float *tmp, float *ws) {
+    if (n * k > m * (k + n)) {
+        lattn__sgemm(LATTN_GEMM_TRANS_B, n, m, k, B, ldb, A, lda, tmp, m, ws);
+        lattn__transpose_mat(n, m, tmp, C);
+    } else lattn__sgemm(LATTN_GEMM_TRANS_B, m, n, k, A, lda, B, ldb, C, n, ws);
+}
+
 LATTN__DEF lattn_status lattn_sgemm(lattn_ctx *ctx, int flags, int64_t M, int64_t N, int64_t K,
                                     const float *A, int64_t lda, const float *B, int64_t ldb,
                                     float *C, int64_t ldc) {
@@ -9225,6 +9253,7 @@ static lattn_status lattn__la_backward_tiled(lattn_ctx *ctx, const lattn_la_args
 typedef struct lattn__la_bw {
     float *ck, *U;                       /* chunk-start states [N + 1][K'][Vn] (the last: S_T), ∂ℒ/∂S */
     float *q, *k, *qt, *kt, *kd, *gq, *gk, *tk;   /* [C][K'] rows: Φq, Φk (element-wise chunks), Q̃, K̃, Φk ⊙ w, products */
+    float *tr;                           /* [K'][C]: a product made transposed (lattn__sgemm_abt) */
     float *b, *eb, *ei, *wk;             /* [C][Kg]: b, e^{b}, e^{-b}, w */
     float *v, *dO, *dv, *on;             /* [C][Vn]: V', dO', dV', the recomputed O' (normalised) */
     const float *vp, *dOp;               /* V' and dO' rows as the products read them: v, dO or the inputs */
@@ -9239,13 +9268,13 @@ typedef struct lattn__la_bw {
    a->states (the longest sequence's chunks + 1) */
 typedef struct lattn__la_bw_dims { int64_t C, Kf, Kg, Vn, N, gw, nck, nst; } lattn__la_bw_dims;
 static void lattn__la_bw_carve(const lattn__la_bw_dims *z, float *base, lattn__la_bw *w) {
-    float **const part[24] = { &w->ck, &w->U, &w->q, &w->k, &w->qt, &w->kt, &w->kd, &w->gq, &w->gk, &w->tk,
+    float **const part[25] = { &w->ck, &w->U, &w->q, &w->k, &w->qt, &w->kt, &w->kd, &w->gq, &w->gk, &w->tk, &w->tr,
                                &w->b, &w->eb, &w->ei, &w->wk, &w->v, &w->dO, &w->dv, &w->on, &w->A, &w->D,
                                &w->acc, &w->cmp, &w->fin, &w->gw };
     const int64_t CK = z->C * z->Kf, CG = z->C * z->Kg, CV = z->C * z->Vn, SV = z->Kf * z->Vn;
-    const int64_t n[24] = { z->nck * SV, SV, CK, CK, CK, CK, CK, CK, CK, CK, CG, CG, CG, CG, CV, CV, CV, CV,
+    const int64_t n[25] = { z->nck * SV, SV, CK, CK, CK, CK, CK, CK, CK, CK, CK, CG, CG, CG, CG, CV, CV, CV, CV,
                             z->C * z->C, z->C * z->C, z->Kf, z->Kf, z->Kf, z->gw };
-    lattn__carve_floats(base, part, n, 24);
+    lattn__carve_floats(base, part, n, 25);
 }
 /* b[r][·] = b[r-1][·] + max(g[r·ldg + ·], LATTN_LOG_GATE_MIN) for L rows of Kg (b[-1] = 0): the
    clamped log gates' cumsum inside a chunk, g's rows ldg apart (0: one row for all); g NULL: zeros. */
@@ -9390,7 +9419,7 @@ static void lattn__la_bw_chunk(const lattn_la_args *a, const lattn_la_grads *g, 
     }
     memset(w->D, 0, (size_t)(L * L) * sizeof(float));
     lattn__sgemm(LATTN_GEMM_TRANS_B | LATTN_GEMM_LOWER, L, L, Vn, w->dOp, ldo, Vr, ldv, w->D, L, w->gw);   /* D = tril(dO Vᵀ) */
-    lattn__sgemm(LATTN_GEMM_TRANS_B, L, Kf, Vn, w->dOp, ldo, S0, Vn, w->gq, Kf, w->gw);                    /* dO S0ᵀ */
+    lattn__sgemm_abt(L, Kf, Vn, w->dOp, ldo, S0, Vn, w->gq, w->tr, w->gw);                                 /* dO S0ᵀ */
     if (fits) {                          /* dΦq = s e^{b} ⊙ (D K̃ + dO S0ᵀ), gk = Dᵀ Q̃ */
         lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, Kf, L, w->D, L, w->kt, Kf, w->gq, Kf, w->gw);
         lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, Kf, L, w->D, L, w->qt, Kf, w->gk, Kf, w->gw);
@@ -9399,7 +9428,7 @@ static void lattn__la_bw_chunk(const lattn_la_args *a, const lattn_la_grads *g, 
         lattn__la_bw_direct(dm, z, w, L, 1);
         lattn__la_bw_rows(dphq + tok * ld + h * Kf, ld, dm->s, NULL, w->tk, Kf, w->eb, w->gq, L, Kf, Kg);
     }
-    lattn__sgemm(LATTN_GEMM_TRANS_B, L, Kf, Vn, Vr, ldv, w->U, Vn, w->tk, Kf, w->gw);                       /* V' Uᵀ */
+    lattn__sgemm_abt(L, Kf, Vn, Vr, ldv, w->U, Vn, w->tk, w->tr, w->gw);                                    /* V' Uᵀ */
     lattn__la_bw_rows(dphk + tok * ld + h * Kf, ld, 1.0f, fits ? w->ei : NULL, w->gk, Kf, w->wk, w->tk, L, Kf, Kg);
     if (g->dv) {                         /* dV' = Aᵀ dO' + (Φk ⊙ w) U */
         lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, Vn, L, w->A, L, w->dOp, ldo, dv, lddv, w->gw);
@@ -9578,10 +9607,10 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
     z.gw = (int64_t)LATTN__MAX(LATTN__MAX(lattn__gemm_ws(z.C, z.Kf), lattn__gemm_ws(z.C, z.Vn)),
                                LATTN__MAX(lattn__gemm_ws(z.Kf, LATTN__MAX(z.C, z.Vn)), lattn__gemm_ws(z.Vn, LATTN__MAX(z.C, z.Kf))));
     nthr = lattn__threads(ctx);
-    /* per thread: checkpoints, U, 8 [C][K'] and 4 [C][Kg] and 4 [C][Vn] rows, two [C][C], 3 [K'], packing;
+    /* per thread: checkpoints, U, 9 [C][K'] and 4 [C][Kg] and 4 [C][Vn] rows, two [C][C], 3 [K'], packing;
        then dΦq, dΦk and the maps' dy for every row, and the weight product's packing */
     if (lattn_size_mul(&per, (size_t)z.nck + 1, (size_t)(z.Kf * z.Vn)) != LATTN_OK ||
-        lattn_size_add(&per, per, (size_t)(z.C * (8 * z.Kf + 4 * z.Kg + 4 * z.Vn + 2 * z.C) + 3 * z.Kf + z.gw)) != LATTN_OK ||
+        lattn_size_add(&per, per, (size_t)(z.C * (9 * z.Kf + 4 * z.Kg + 4 * z.Vn + 2 * z.C) + 3 * z.Kf + z.gw)) != LATTN_OK ||
         lattn_size_mul(&cnt, per, (size_t)nthr) != LATTN_OK ||
         lattn_size_mul(&nd, (size_t)rows, (size_t)(2 * dm.Kf + 2 * nw)) != LATTN_OK ||
         lattn_size_add(&cnt, cnt, nd) != LATTN_OK || lattn_size_add(&cnt, cnt, lattn__gemm_ws(K, rows)) != LATTN_OK)
@@ -10605,22 +10634,6 @@ static void lattn__gdr_bw_gsum(float *dgm, int64_t Kg, const float *a, const flo
         if (Kg == 1) dgm[i] += lattn__vhsum(lattn__vsub(p, m));
     }
 }
-/* t [n][m] = xᵀ for x [m][n], in 16 x 16 blocks (by register transposes where whole). */
-static void lattn__gdr_bw_transpose(int64_t m, int64_t n, const float *x, float *t) {
-    int64_t i0, j0, i, j;
-    for (i0 = 0; i0 < m; i0 += 16)
-        for (j0 = 0; j0 < n; j0 += 16) {
-#ifdef LATTN__TB
-            if (i0 + 16 <= m && j0 + 16 <= n) {
-                for (i = 0; i < 16; i += LATTN__TB)
-                    for (j = 0; j < 16; j += LATTN__TB) lattn__tblock(x + (i0 + i) * n + j0 + j, (size_t)n, t + (j0 + j) * m + i0 + i, (size_t)m);
-                continue;
-            }
-#endif
-            for (j = j0; j < LATTN__MIN(j0 + 16, n); j++)
-                for (i = i0; i < LATTN__MIN(i0 + 16, m); i++) t[j * m + i] = x[i * n + j];
-        }
-}
 /* c = op(a) op(b) of L x L, only the lower triangle (diagonal included unless strict), the rest 0. */
 static void lattn__gdr_bw_tri(int flags, int strict, int L, int64_t n, const float *a, int64_t lda, const float *b, int64_t ldb,
                               float *c, float *gw) {
@@ -10726,7 +10739,7 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__la_bw_rows(w->y, V, 1.0f, w->nbet, w->dz, V, NULL, NULL, L, V, 1);
     /* dEd = dA Ek + dY S0ᵀ;  dEk = dAᵀ Ed + incl(dO Ξᵀ)ᵀ Qd + Ξ dSᵀ;  dQd = dO S0ᵀ + incl(dO Ξᵀ) Ek;
        dZ S0ᵀ first, in dek: dβ -= its rows · Ed (the dZ·Y of Y's first term), dEd += -β its rows */
-    lattn__gdr_bw_transpose(K, V, S0, w->ST);   /* S0ᵀ once for dZ S0ᵀ and dO S0ᵀ */
+    lattn__transpose_mat(K, V, S0, w->ST);   /* S0ᵀ once for dZ S0ᵀ and dO S0ᵀ */
     lattn__sgemm(0, L, K, V, w->dz, V, w->ST, K, w->dek, K, w->gw);
     for (i = 0; i < L; i++) w->dbet[i] -= lattn_vec_dot((size_t)K, w->dek + i * K, w->ed + i * K);
     lattn__sgemm(LATTN__GEMM_TRIU_A, L, K, L, w->D, L, w->ek, K, w->ded, K, w->gw);
@@ -10735,7 +10748,7 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, K, L, w->D, L, w->ed, K, w->dek, K, w->gw);
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, w->xi, V, w->M, w->gw);
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIL_A, L, K, L, w->M, L, w->qd, K, w->dek, K, w->gw);
-    lattn__gdr_bw_transpose(K, V, w->U, w->ST);   /* then dSᵀ for Ξ dSᵀ and Vw dSᵀ */
+    lattn__transpose_mat(K, V, w->U, w->ST);   /* then dSᵀ for Ξ dSᵀ and Vw dSᵀ */
     lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, w->xi, V, w->ST, K, w->dek, K, w->gw);
     lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->M, L, w->ek, K, w->dqd, K, w->gw);
     for (p = z->j0; p < z->P; p++) {     /* the write pairs in the sums */

@@ -275,6 +275,25 @@ static void test_gemm(void) {
             if (err > 2e-6) { bad++; printf("  gemm M=%d N=%d K=%d flags=%d err %g\n", big[a][0], big[a][1], big[a][2], fl, err); }
         }
     CHECK(bad == 0 && cases > 100, "sgemm variants against a naive loop (%d cases, %d bad)", cases, bad);
+    {   /* A Bᵀ made as (B Aᵀ)ᵀ where Bᵀ is the wide operand: the same bits as the direct product, in
+           the regime that swaps (m, n, k) = (64, 256, 512), partial blocks (33, 170, 300), and one
+           that does not (64, 96, 192) */
+        static const int64_t sh[3][3] = { { 64, 256, 512 }, { 33, 170, 300 }, { 64, 96, 192 } };
+        int q, same = 1, swaps = 0;
+        for (q = 0; q < 3; q++) {
+            const int64_t m = sh[q][0], n = sh[q][1], k = sh[q][2];
+            float *A = fnew((size_t)(m * (k + 3))), *B = fnew((size_t)(n * k)), *c1 = fnew((size_t)(m * n)), *c2 = fnew((size_t)(m * n));
+            float *tmp = fnew((size_t)(m * n)), *ws = fnew(lattn__gemm_ws(LATTN__MAX(m, n), k));
+            lattn_rng_fill_normal(&r, A, (size_t)(m * (k + 3)), 0, 1);
+            lattn_rng_fill_normal(&r, B, (size_t)(n * k), 0, 1);
+            lattn__sgemm(LATTN_GEMM_TRANS_B, m, n, k, A, k + 3, B, k, c1, n, ws);
+            lattn__sgemm_abt(m, n, k, A, k + 3, B, k, c2, tmp, ws);
+            same &= memcmp(c1, c2, sizeof(float) * (size_t)(m * n)) == 0;
+            swaps += n * k > m * (k + n);
+            free(A); free(B); free(c1); free(c2); free(tmp); free(ws);
+        }
+        CHECK(same && swaps == 2, "A Bᵀ through (B Aᵀ)ᵀ: the same bits as the direct product (%d of 3 shapes swap)", swaps);
+    }
     CHECK(lattn_sgemm(&ctx, 0, -1, 2, 2, NULL, 2, NULL, 2, NULL, 2) == LATTN_E_SHAPE, "sgemm negative size");
     CHECK(lattn_sgemm(&ctx, 0, 2, 2, 2, NULL, 2, NULL, 2, NULL, 2) == LATTN_E_NULL, "sgemm NULL");
     CHECK(lattn_sgemm(&ctx, 64, 2, 2, 2, NULL, 2, NULL, 2, NULL, 2) == LATTN_E_DOMAIN, "sgemm bad flags");
