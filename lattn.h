@@ -1250,6 +1250,12 @@ typedef struct lattn_gdr_args {
                                             amounts Ξ_t = -β_t S'ᵀê_t (+ c_t v_t when e = k: fla's v_new,
                                             the value the delta rule writes), _chunk_backward reads them
                                             instead of solving for them again (any chunk) */
+    float *states;                       /* optional, _chunk and _chunk_backward: the chunk-start states
+                                            [N][H][n_c + 1][K][V] (n_c = ⌈longest sequence / chunk⌉;
+                                            slot j the state at chunk j's start, the slot after a head's
+                                            last chunk its final state): the forward writes them, the
+                                            backward given xi too reads them instead of its pass over
+                                            the states (the same chunk: 0 is the forward's default) */
     double *o64, *ht64;                  /* _ref only, optional: float64 copies of o, ht */
     int chunk;                           /* _chunk: tokens per chunk (0 = the profile's default) */
 } lattn_gdr_args;
@@ -1279,12 +1285,14 @@ typedef struct lattn_gdr_grads {
 /* The backward of _ref in double: the recurrence in reverse time, every state of one head kept
    (T·K·V doubles); every option of the core. */
 LATTN_API lattn_status lattn_gdr_ref_backward(lattn_ctx *ctx, const lattn_gdr_args *a, const lattn_gdr_grads *g);
-/* The chunked backward in float32 (every option of the core; a->chunk: 0 = 64): the chunk-start
-   states checkpointed by a pass over the states, then the chunks in reverse, each a handful of
-   GEMMs and a triangular substitution; gated chunks end early where the gates fall by more than
-   e^-20 inside them. With a->xi (the forward's Ξ) the pass is one product per chunk, without it the
-   pass also solves each chunk for Ξ. One (sequence, head) per thread, so the result is the same at
-   every thread count. */
+/* The chunked backward in float32 (every option of the core; a->chunk: 0 = 64, or the forward's
+   default with a->states): the chunk-start states checkpointed by a pass over the states, then the
+   chunks in reverse, each a handful of GEMMs and a triangular substitution; gated chunks end early
+   where the gates fall by more than e^-20 inside them. With a->xi (the forward's Ξ) the pass is one
+   product per chunk, without it the pass also solves each chunk for Ξ; with a->xi and a->states
+   (both written by _chunk) there is no pass, except for a head whose chunks end early where the
+   forward's did not (per-head gates), which makes its own. One (sequence, head) per thread, so the
+   result is the same at every thread count. */
 LATTN_API lattn_status lattn_gdr_chunk_backward(lattn_ctx *ctx, const lattn_gdr_args *a, const lattn_gdr_grads *g);
 
 #ifndef LATTN_NO_MODELS
@@ -10098,7 +10106,7 @@ typedef struct lattn__gdr_tiles {
 /* pair: Q·S and W·S as one product of 2C rows ([sQᵀ | Wᵀ] side by side, PSUM rows of both), where
    the profile's partitions hold 2C and W·S starts on a partition quadrant (C a multiple of 32; not on
    a GPU block, whose shared memory is the tight budget) */
-typedef struct lattn__gdr_plan { lattn__la_plan la; int P, own_e, keyed, pair; } lattn__gdr_plan;
+typedef struct lattn__gdr_plan { lattn__la_plan la; int P, own_e, keyed, pair; int64_t nst; } lattn__gdr_plan;   /* nst: a->states' slots per head */
 
 static lattn_status lattn__gdr_tiles_alloc(lattn_tiler *t, const lattn__gdr_plan *g, lattn__gdr_tiles *x, size_t *host_floats) {
     const lattn__la_plan *p = &g->la;
@@ -10295,6 +10303,15 @@ static int lattn__gdr_key_len(const lattn_gdr_args *a, int64_t tok, int64_t h, i
     return L;
 }
 
+/* The state tiles (value columns [v0, v0 + Vs)) into the [K][V] matrix at dst. */
+static lattn_status lattn__gdr_state_out(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__la_plan *p, float *dst, int64_t V, int64_t v0, int Vs) {
+    int kt;
+    for (kt = 0; kt < p->nkt; kt++) {
+        lattn_tile state = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), 0, Vs);
+        LATTN__TRY(lattn_dma_store(t, dst + (int64_t)kt * p->kp * V + v0, V, &state));
+    }
+    return LATTN_OK;
+}
 static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, const lattn__gdr_plan *g,
                                           const lattn_gdr_args *a, float s, int64_t tok0, int64_t len,
                                           int64_t sq, int64_t h, int64_t v0, int Vs) {
@@ -10304,14 +10321,17 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
     /* e = k (delta rule, GDN): the erase and the write share their key, so <E, Kw_0> = <E, E>,
        <sQ, Kw_0> = <sQ, E> and the two state terms merge: u = Ξ + c·v, fla's "new value" */
     const int j0 = g->own_e ? 0 : 1;
+    float *slot = a->states ? a->states + (sq * H + h) * g->nst * K * V : NULL;   /* chunk n's start state: slot n */
+    int64_t n = 0;
     int kt, c0, j, vb0, L;
     for (kt = 0; kt < p->nkt; kt++) {     /* initial state */
         lattn_tile state = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), 0, Vs);
         LATTN__TRY(a->h0 ? lattn_dma_load(t, &state, a->h0 + ((sq * H + h) * K + kt * p->kp) * V + v0, V) : lattn_tile_memset(t, &state, 0.0f));
     }
-    for (c0 = 0; c0 < len; c0 += L) {
+    for (c0 = 0; c0 < len; c0 += L, n++) {
         int64_t tok = tok0 + c0, row = tok * H + h;
         lattn_tile qr, E, ew, bet, nbet, wu, at, mqe, sc, cv, ccol;
+        if (slot && n < g->nst) LATTN__TRY(lattn__gdr_state_out(t, x, p, slot + n * K * V, V, v0, Vs));
         L = (int)LATTN__MIN((int64_t)p->C, len - c0);
         if (keyed) L = lattn__gdr_key_len(a, tok, h, L);
         qr = lattn_tile_view(&x->qr, 0, L, 0, (int)K);
@@ -10477,11 +10497,22 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
         }
         lattn_tiler_mark_step(t);
     }
-    for (kt = 0; kt < p->nkt && a->ht; kt++) {
-        lattn_tile state = lattn_tile_view(&x->s[kt], 0, lattn__kw(p, kt), 0, Vs);
-        LATTN__TRY(lattn_dma_store(t, a->ht + ((sq * H + h) * K + kt * p->kp) * V + v0, V, &state));
-    }
+    if (slot && n < g->nst) LATTN__TRY(lattn__gdr_state_out(t, x, p, slot + n * K * V, V, v0, Vs));   /* the final state */
+    if (a->ht) LATTN__TRY(lattn__gdr_state_out(t, x, p, a->ht + (sq * H + h) * K * V, V, v0, Vs));
     return LATTN_OK;
+}
+/* The forward's chunk: a->chunk, else 32 on a GPU profile (the WY kernel's tiles in shared memory),
+   else the profile's default; and the slots a head has in a->states. */
+static int lattn__gdr_fwd_chunk(const lattn_dev_profile *pr, const lattn_gdr_args *a) {
+    return a->chunk > 0 ? a->chunk : pr->kind == LATTN_DEV_GPU ? 32 : pr->default_chunk;
+}
+static int64_t lattn__gdr_slots(const lattn_gdr_args *a, int64_t n, int64_t C) {
+    int64_t sq, tok0, len, mx = 0;
+    for (sq = 0; sq < n; sq++) {
+        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
+        mx = LATTN__MAX(mx, len);
+    }
+    return (mx + C - 1) / C + 1;
 }
 
 static lattn_status lattn__gdr_tiles_fn(lattn_tiler *t, const void *plan, void *tiles, size_t *host_floats) {
@@ -10507,8 +10538,9 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a)
     memset(&plan, 0, sizeof plan);
     /* The WY kernel keeps ~20 tiles live per head; a GPU block's 227 KB of shared memory holds them
        at C = 32 (fla's C = 64 spreads the same work over five kernels), so that is the GPU default. */
-    chunk = a->chunk == 0 && pr->kind == LATTN_DEV_GPU ? 32 : a->chunk;
+    chunk = a->chunk < 0 || a->chunk > LATTN_MAX_CHUNK ? a->chunk : lattn__gdr_fwd_chunk(pr, a);
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, dm.n, a->H, 1, lattn__threads(ctx), 0, 0, 0, &plan.la));
+    plan.nst = lattn__gdr_slots(a, dm.n, plan.la.C);
     plan.P = (int)dm.P;
     plan.own_e = a->e != NULL;
     plan.keyed = a->gk != NULL;
@@ -10556,7 +10588,9 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a)
    states are checkpointed by a forward pass over the states alone, [chunks + 1][K][V] per thread.
    Ξ is a value per token, the same for any chunking: the forward's a->xi gives it, and then that
    pass is one product per chunk (S1 from S0 and Ξ); without it the pass solves each chunk for Ξ and
-   keeps it, 4·(K·V + C·V) bytes per chunk. A is recomputed in the reverse pass (C²·K/2 of work). */
+   keeps it, 4·(K·V + C·V) bytes per chunk. The forward's a->states, taken at its own chunks, replace
+   the pass where the chunks agree (lattn__gdr_bw_kept). A is recomputed in the reverse pass (C²·K/2
+   of work). */
 typedef struct lattn__gdr_bw {
     float *ck, *U, *ST;                  /* chunk-start states [N + 1][K][V], ∂ℒ/∂S, S0ᵀ [V][K] */
     float *sv;                           /* per chunk [C][V] Ξ, kept by the state pass (one chunk's with a->xi) */
@@ -10572,7 +10606,7 @@ typedef struct lattn__gdr_bw {
     int64_t *start;                      /* [N + 1] chunk starts */
 } lattn__gdr_bw;
 /* chunk C, gate columns Kg, pairs P (the first at j0), chunks N, packing floats gw */
-typedef struct lattn__gdr_bw_dims { int64_t C, Kg, P, j0, N, gw; } lattn__gdr_bw_dims;
+typedef struct lattn__gdr_bw_dims { int64_t C, Kg, P, j0, N, gw, nst; } lattn__gdr_bw_dims;   /* nst: a->states' slots per head (0: none) */
 static int64_t lattn__gdr_bw_floats(const lattn_gdr_args *a, const lattn__gdr_bw_dims *z) {
     const int64_t C = z->C, K = a->K, V = a->V, Nx = a->xi ? 1 : z->N;
     return (z->N + 3) * K * V + Nx * C * V + C * (K * (9 + 2 * z->P) + V * (2 + 2 * z->P) + 5 * C + 4 * z->Kg + 8) + z->gw;
@@ -10847,28 +10881,42 @@ static void lattn__gdr_bw_ahead(const lattn_gdr_args *a, const lattn_gdr_grads *
     if (a->L && g->dinj_kap) lattn__prefetch_rows(g->dinj_kap + row * LK, L, H * LK, LK, 1);
     if (a->L && g->dinj_d) lattn__prefetch_rows(g->dinj_d + row * LV, L, H * LV, LV, 1);
 }
-/* One work item (sequence sq from tok0, len tokens; head h): the checkpoints, the chunks in reverse, dh0. */
+/* Whether the forward's a->states hold this item's chunk starts: with Ξ given, slots for all nc + 1,
+   and the forward's chunks the same (per-key gates: the same rule; else every chunk but the last
+   whole, as the forward cut them). */
+static int lattn__gdr_bw_kept(const lattn_gdr_args *a, const lattn__gdr_bw_dims *z, const int64_t *start, int64_t nc) {
+    int64_t n;
+    if (!a->states || !a->xi || nc >= z->nst) return 0;
+    for (n = 0; !a->gk && n + 1 < nc; n++)
+        if (start[n + 1] - start[n] != z->C) return 0;
+    return 1;
+}
+/* One work item (sequence sq from tok0, len tokens; head h): the checkpoints (or the forward's), the
+   chunks in reverse, dh0. */
 static void lattn__gdr_bw_item(const lattn_gdr_args *a, const lattn_gdr_grads *g, const lattn__gdr_dims *dm,
                                const lattn__gdr_bw_dims *z, lattn__gdr_bw *w, int64_t sq, int64_t tok0, int64_t len, int64_t h) {
     const int64_t SV = a->K * a->V, sidx = (sq * a->H + h) * SV;
     const int64_t nc = lattn__gdr_bw_chunks(a, tok0, len, h, (int)z->C, w->start);
+    const int kept = lattn__gdr_bw_kept(a, z, w->start, nc);
+    const float *ck = kept ? a->states + (sq * a->H + h) * z->nst * SV : w->ck;
     int64_t n;
-    if (a->h0) memcpy(w->ck, a->h0 + sidx, (size_t)SV * sizeof(float));
-    else memset(w->ck, 0, (size_t)SV * sizeof(float));
+    if (!kept && a->h0) memcpy(w->ck, a->h0 + sidx, (size_t)SV * sizeof(float));
+    if (!kept && !a->h0) memset(w->ck, 0, (size_t)SV * sizeof(float));
     if (g->dht) memcpy(w->U, g->dht + sidx, (size_t)SV * sizeof(float));
     else memset(w->U, 0, (size_t)SV * sizeof(float));
-    for (n = 0; n < nc; n++) {           /* each chunk asks for the next one's rows; the last, for its own walk back */
+    for (n = 0; !kept && n < nc; n++) {   /* each chunk asks for the next one's rows; the last, for its own walk back */
         const int64_t m = LATTN__MIN(n + 1, nc - 1);
         lattn__gdr_bw_ahead(a, g, w->start[m], h, w->start[m + 1] - w->start[m], m == n);
         lattn__gdr_bw_slots(a, z, w, n);
         lattn__gdr_bw_fwd(a, dm, z, w, w->ck + n * SV, w->ck + (n + 1) * SV, w->start[n], h, (int)(w->start[n + 1] - w->start[n]));
     }
+    if (kept && nc > 0) lattn__gdr_bw_ahead(a, g, w->start[nc - 1], h, w->start[nc] - w->start[nc - 1], 1);
     for (n = nc - 1; n >= 0; n--) {
         const int L = (int)(w->start[n + 1] - w->start[n]);
         if (n > 0) lattn__gdr_bw_ahead(a, g, w->start[n - 1], h, w->start[n] - w->start[n - 1], 1);
         lattn__gdr_bw_slots(a, z, w, n);
-        lattn__gdr_bw_fwd(a, dm, z, w, w->ck + n * SV, NULL, w->start[n], h, L);
-        lattn__gdr_bw_chunk(a, g, dm, z, w, w->ck + n * SV, w->ck + (n + 1) * SV, w->start[n], h, L);
+        lattn__gdr_bw_fwd(a, dm, z, w, ck + n * SV, NULL, w->start[n], h, L);
+        lattn__gdr_bw_chunk(a, g, dm, z, w, ck + n * SV, ck + (n + 1) * SV, w->start[n], h, L);
     }
     if (g->dh0) memcpy(g->dh0 + sidx, w->U, (size_t)SV * sizeof(float));
 }
@@ -10887,7 +10935,8 @@ LATTN__DEF lattn_status lattn_gdr_chunk_backward(lattn_ctx *ctx, const lattn_gdr
     if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
     if (a->chunk < 0 || a->chunk > LATTN_MAX_CHUNK)
         return lattn__fail(ctx, LATTN_E_SHAPE, "%s: chunk = %d (0 = 64, else 1 .. %d)", who, a->chunk, LATTN_MAX_CHUNK);
-    z.C = a->chunk > 0 ? a->chunk : 64;
+    z.C = a->chunk > 0 ? a->chunk : a->states ? lattn__gdr_fwd_chunk(lattn_ctx_profile(ctx), a) : 64;
+    z.nst = a->states ? lattn__gdr_slots(a, dm.n, z.C) : 0;
     z.Kg = a->gk ? a->K : 1;
     z.P = dm.P;
     z.j0 = a->e ? 0 : 1;

@@ -534,14 +534,23 @@ static void p2_release(gdr_u *u) {
 /* ---- backward: Gated DeltaNet forward + backward against the forward ------------------------------ */
 /* Rows gdn_fwd (lattn_gdr_chunk, C = 64), gdn_bwd (lattn_gdr_chunk_backward: dq, dk, dv, dβ, dg,
    dh0 is not asked) and gdn_fwd_bwd, on gdr_alloc's inputs (l2norm, per-head gates in [-0.2,
-   -0.005]); baseline the forward row, so speedup >= 0.333 means at most 3.0x. Then PRISM P2's mixer
-   call (S = 2, p2_setup) forward + backward (every input's gradient) against GDN's: speedup >= 0.4
-   means at most 2.5x. GFLOP/s: the forward's nominal 6·T·H·K·V; the backward's 2.5x that. */
-typedef struct { gdr_u f; lattn_gdr_grads g; float *xi; } gbw_u;
-static void gbw_fwd_run(void *p) { gbw_u *u = (gbw_u *)p; u->f.a.xi = NULL; lattn_gdr_chunk(u->f.ctx, &u->f.a); }
-static void gbw_fwdx_run(void *p) { gbw_u *u = (gbw_u *)p; u->f.a.xi = u->xi; lattn_gdr_chunk(u->f.ctx, &u->f.a); }
-static void gbw_bwd_run(void *p) { gbw_u *u = (gbw_u *)p; u->f.a.xi = u->xi; lattn_gdr_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
-static void gbw_bwdr_run(void *p) { gbw_u *u = (gbw_u *)p; u->f.a.xi = NULL; lattn_gdr_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+   -0.005]); baseline the forward row, so speedup >= 0.333 means at most 3.0x. The training pair
+   is the forward keeping Ξ and the chunk-start states (gdn_fwd_saved) and the backward reading
+   them (gdn_bwd); gdn_fwd_xi and gdn_bwd_xi keep and read Ξ alone, gdn_bwd_recompute neither.
+   Then PRISM P2's mixer call (S = 2, p2_setup) forward + backward (every input's gradient, the
+   same pair) against GDN's: speedup >= 0.4 means at most 2.5x. GFLOP/s: the forward's nominal
+   6·T·H·K·V; the backward's 2.5x that. */
+typedef struct { gdr_u f; lattn_gdr_grads g; float *xi, *states; } gbw_u;
+static void gbw_set(gbw_u *u, int xi, int states) {
+    u->f.a.xi = xi ? u->xi : NULL;
+    u->f.a.states = states ? u->states : NULL;
+}
+static void gbw_fwd_run(void *p) { gbw_u *u = (gbw_u *)p; gbw_set(u, 0, 0); lattn_gdr_chunk(u->f.ctx, &u->f.a); }
+static void gbw_fwdx_run(void *p) { gbw_u *u = (gbw_u *)p; gbw_set(u, 1, 0); lattn_gdr_chunk(u->f.ctx, &u->f.a); }
+static void gbw_fwds_run(void *p) { gbw_u *u = (gbw_u *)p; gbw_set(u, 1, 1); lattn_gdr_chunk(u->f.ctx, &u->f.a); }
+static void gbw_bwd_run(void *p) { gbw_u *u = (gbw_u *)p; gbw_set(u, 1, 1); lattn_gdr_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+static void gbw_bwdx_run(void *p) { gbw_u *u = (gbw_u *)p; gbw_set(u, 1, 0); lattn_gdr_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+static void gbw_bwdr_run(void *p) { gbw_u *u = (gbw_u *)p; gbw_set(u, 0, 0); lattn_gdr_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
 static void bench_gdn_backward(void) {
     const int64_t T = 2048, H = 16, K = 128, V = 128;
     const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V), nh = (size_t)(T * H);
@@ -550,7 +559,7 @@ static void bench_gdn_backward(void) {
     for (th = 1; th <= 2; th++) {
         lattn_ctx ctx;
         gbw_u u;
-        double mf, mfx, mb, mbr, fl = 6.0 * T * H * K * V;
+        double mf, mfx, mfs, mb, mbx, mbr, fl = 6.0 * T * H * K * V;
         const char *shape = "T=2048,H=16,K=V=128,C=64";
         lattn_ctx_init(&ctx);
         ctx.n_threads = th;
@@ -566,13 +575,17 @@ static void bench_gdn_backward(void) {
         u.g.dbeta = (float *)malloc(sizeof(float) * nh);
         u.g.dg = (float *)malloc(sizeof(float) * nh);
         u.xi = (float *)malloc(sizeof(float) * nv);
-        time2(gbw_fwd_run, &u, gbw_fwdx_run, &u, g_quick ? 3 : 5, &mf, &mfx);
-        time2(gbw_bwd_run, &u, gbw_bwdr_run, &u, g_quick ? 3 : 5, &mb, &mbr);
+        u.states = (float *)malloc(sizeof(float) * (size_t)((T / 64 + 1) * H * K * V));
+        time2(gbw_fwd_run, &u, gbw_fwds_run, &u, g_quick ? 3 : 5, &mf, &mfs);
+        time2(gbw_bwd_run, &u, gbw_bwdx_run, &u, g_quick ? 3 : 5, &mb, &mbx);
+        time2(gbw_bwdr_run, &u, gbw_fwdx_run, &u, g_quick ? 3 : 5, &mbr, &mfx);
         row("gdn_fwd", shape, th, mf, (double)T, fl, NULL, 0);
         row("gdn_fwd_xi", shape, th, mfx, (double)T, fl, "gdn_fwd", mf);
+        row("gdn_fwd_saved", shape, th, mfs, (double)T, fl, "gdn_fwd", mf);
         row("gdn_bwd", shape, th, mb, (double)T, 2.5 * fl, "gdn_fwd", mf);
+        row("gdn_bwd_xi", shape, th, mbx, (double)T, 2.5 * fl, "gdn_fwd", mf);
         row("gdn_bwd_recompute", shape, th, mbr, (double)T, 2.5 * fl, "gdn_fwd", mf);
-        row("gdn_fwd_bwd", shape, th, mfx + mb, (double)T, 3.5 * fl, "gdn_fwd", mf);
+        row("gdn_fwd_bwd", shape, th, mfs + mb, (double)T, 3.5 * fl, "gdn_fwd", mf);
         free(u.g.dbeta); free(u.g.dg);
         gdr_release(&u.f);
         {   /* PRISM P2's mixer, S = 2: per-key gates, a write scale, two injections */
@@ -583,6 +596,7 @@ static void bench_gdn_backward(void) {
             p2_setup(&p.f, T, H, K, 2, 34);
             p.f.a.chunk = 64;
             p.xi = u.xi;
+            p.states = u.states;
             p.g = u.g;
             p.g.dout = p.f.a.v;
             p.g.dbeta = (float *)malloc(sizeof(float) * nh);
@@ -591,12 +605,12 @@ static void bench_gdn_backward(void) {
             p.g.dinj_b = (float *)malloc(sizeof(float) * nh * 2);
             p.g.dinj_kap = (float *)malloc(sizeof(float) * nq * 2);
             p.g.dinj_d = (float *)malloc(sizeof(float) * nv * 2);
-            time2(gbw_fwdx_run, &p, gbw_bwd_run, &p, g_quick ? 3 : 5, &pf, &pb);
-            row("prism_p2_mixer_fwd_bwd", "T=2048,H=16,K=V=128,S=2,C=64", th, pf + pb, (double)T, 3.5 * fl, "gdn_fwd_bwd", mfx + mb);
+            time2(gbw_fwds_run, &p, gbw_bwd_run, &p, g_quick ? 3 : 5, &pf, &pb);
+            row("prism_p2_mixer_fwd_bwd", "T=2048,H=16,K=V=128,S=2,C=64", th, pf + pb, (double)T, 3.5 * fl, "gdn_fwd_bwd", mfs + mb);
             free(p.g.dbeta); free(p.g.dc); free(p.g.dgk); free(p.g.dinj_b); free(p.g.dinj_kap); free(p.g.dinj_d);
             p2_release(&p.f);
         }
-        free(u.g.dq); free(u.g.dk); free(u.g.dv); free(u.xi);
+        free(u.g.dq); free(u.g.dk); free(u.g.dv); free(u.xi); free(u.states);
         lattn_ctx_free(&ctx);
     }
 }
@@ -1816,7 +1830,8 @@ static void bench_scaling(void) {
             if (bwd) {
                 gu.f.a.chunk = 64;
                 gu.xi = (float *)malloc(sizeof(float) * nv);
-                gbw_fwdx_run(&gu);               /* the Ξ the backward reads */
+                gu.states = (float *)malloc(sizeof(float) * (size_t)(H * (T / 64 + 1) * K * V));
+                gbw_fwds_run(&gu);               /* the Ξ and the chunk-start states the backward reads */
                 gu.g.dout = gu.f.a.v;
                 gu.g.dq = (float *)malloc(sizeof(float) * nq);
                 gu.g.dk = (float *)malloc(sizeof(float) * nq);

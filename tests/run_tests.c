@@ -5437,7 +5437,11 @@ static void test_gdr_backward(lattn_ctx *ctx, lattn_rng *r) {
    two injections, no l2norm) at C = 16 and 64. T = 0, 1, C - 1, C, C + 1 and several chunks, K and V off the
    vector width, batch 2, nonzero h0 and dht, outputs NaN-poisoned; the same bits at 1 and 2 threads.
    Each case again from the forward's Ξ (a->xi, NaN-poisoned, written by _chunk at another chunk
-   size; against _ref's Ξ to 1e-5), which the backward then reads instead of solving for it. */
+   size; against _ref's Ξ to 1e-5), which the backward then reads instead of solving for it; and
+   from the forward's Ξ and chunk-start states (a->states, NaN-poisoned, written by _chunk at the
+   same chunk), which replace its pass over the states: they are read (poisoned again, the gradients
+   turn NaN), except where the backward's chunks end early and the forward's do not (the strong
+   per-head gates: the backward makes its own, and the gradients from the states still match). */
 static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
     static const int64_t Ts[7] = { 0, 1, 15, 16, 17, 45, 130 };
     static const char *const names[12] = { "dq", "dk", "dv", "dbeta", "dg", "dgk", "de", "dc", "dinj_b", "dinj_kap", "dinj_d", "dh0" };
@@ -5450,7 +5454,11 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
             const int64_t off[4] = { 0, T / 3, T / 3, T };
             const size_t nq = (size_t)(B * T * H * K), nv = (size_t)(B * T * H * V), nh = (size_t)(B * T * H), ns = (size_t)(N * H * K * V);
             float *in[12], *dout = fnormal(r, nv + 1), *dht = fnormal(r, ns), *got[12], *got2[12], *got3[12];
-            float *xi = fnew(nv + 1), *xr = fnew(nv + 1), *o = fnew(nv + 1);
+            float *xi = fnew(nv + 1), *xr = fnew(nv + 1), *o = fnew(nv + 1), *xs = fnew(nv + 1), *got4[12];
+            const int Cf = C > 0 ? C : lattn_ctx_profile(ctx)->default_chunk;
+            const int64_t nst = ((vl ? T - T / 3 : T) + Cf - 1) / Cf + 1;
+            const size_t nsl = (size_t)(N * H * nst * K * V);
+            float *sts = fnew(nsl + 1);
             double *want[12];
             size_t nin[12], i;
             lattn_gdr_args a;
@@ -5484,6 +5492,7 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 got[w] = fnew(nin[w] + 1);
                 got2[w] = fnew(nin[w] + 1);
                 got3[w] = fnew(nin[w] + 1);
+                got4[w] = fnew(nin[w] + 1);
             }
             gw.dout = gc.dout = dout; gw.dht = gc.dht = dht;
             gw.dq64 = want[0]; gw.dk64 = want[1]; gw.dv64 = want[2]; gw.dbeta64 = want[3]; gw.dg64 = want[4]; gw.dgk64 = want[5];
@@ -5499,16 +5508,37 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 CHECK(lattn_gdr_chunk(ctx, &f) == LATTN_OK, "gdr chunk with xi: %s", lattn_ctx_error(ctx));
                 worst_xi = fmax(worst_xi, rel_rms(xi, xr, nv));
                 if (!(rel_rms(xi, xr, nv) <= 1e-5)) nbad++;
+                f.xi = xs;               /* Ξ and the states at the backward's chunk */
+                f.states = sts;
+                f.chunk = C;
+                CHECK(lattn_gdr_chunk(ctx, &f) == LATTN_OK, "gdr chunk with states: %s", lattn_ctx_error(ctx));
             }
-            for (w = 0; w < 3; w++) {
-                float **o3 = w == 2 ? got3 : w ? got2 : got;
+            for (w = 0; w < 4; w++) {
+                float **o3 = w == 3 ? got4 : w == 2 ? got3 : w ? got2 : got;
                 gc.dq = o3[0]; gc.dk = o3[1]; gc.dv = o3[2]; gc.dbeta = o3[3]; gc.dg = o3[4]; gc.dgk = o3[5]; gc.de = o3[6]; gc.dc = o3[7];
                 gc.dinj_b = o3[8]; gc.dinj_kap = o3[9]; gc.dinj_d = o3[10]; gc.dh0 = o3[11];
                 ctx->n_threads = w == 1 ? 3 - th : th;
                 ctx->keep_workspace = w == 1;    /* the second run in the kept workspace: its repeat allocates nothing */
-                a.xi = w == 2 ? xi : NULL;       /* the third from the forward's Ξ */
+                a.xi = w == 2 ? xi : w == 3 ? xs : NULL;   /* the third from the forward's Ξ, the fourth with its states */
+                a.states = w == 3 ? sts : NULL;
                 CHECK(lattn_gdr_chunk_backward(ctx, &a, &gc) == LATTN_OK, "gdr chunk backward: %s", lattn_ctx_error(ctx));
+                if (w == 3 && T > 0 && var != 4) {   /* the states are read: poisoned, the gradients turn NaN */
+                    lattn_gdr_grads gp = LATTN__ZERO;
+                    float *dq2 = fnew(nq + 1);
+                    size_t nnan = 0;
+                    for (i = 0; i < nsl; i++) sts[i] = NAN;
+                    gp.dout = dout;
+                    gp.dq = dq2;
+                    CHECK(lattn_gdr_chunk_backward(ctx, &a, &gp) == LATTN_OK, "gdr chunk backward, poisoned states: %s", lattn_ctx_error(ctx));
+                    for (i = 0; i < nq; i++) nnan += dq2[i] != dq2[i];
+                    if (nnan == 0) {
+                        nbad++;
+                        printf("  gdr chunk backward var %d, T = %lld: the forward's states were not read\n", var, (long long)T);
+                    }
+                    free(dq2);
+                }
                 a.xi = NULL;
+                a.states = NULL;
                 if (w == 1) {
                     const uint64_t n0 = ctx->n_allocs;
                     CHECK(lattn_gdr_chunk_backward(ctx, &a, &gc) == LATTN_OK && ctx->n_allocs == n0,
@@ -5521,21 +5551,23 @@ static void test_gdr_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
             for (w = 0; w < 12; w++) {
                 const int used = w < 4 || w == 11 || (w == 4 && a.g) || (w == 5 && a.gk) || (w == 6 && a.e) || (w == 7 && a.c) || (w >= 8 && w <= 10 && L > 0);
                 const double e = used ? rel_rms_d(got[w], want[w], nin[w]) : 0.0, e3 = used ? rel_rms_d(got3[w], want[w], nin[w]) : 0.0;
+                const double e4 = used ? rel_rms_d(got4[w], want[w], nin[w]) : 0.0;
                 if (!used) continue;
-                worst = fmax(worst, fmax(e, e3));
-                if (e > 1e-5 || e3 > 1e-5 || !same_bits(got[w], got2[w], nin[w])) {
+                worst = fmax(worst, fmax(e, fmax(e3, e4)));
+                if (e > 1e-5 || e3 > 1e-5 || e4 > 1e-5 || !same_bits(got[w], got2[w], nin[w])) {
                     nbad++;
-                    if (nbad < 8) printf("  gdr chunk backward var %d, T = %lld, C = %d: %s off by %.3g (from the forward's xi %.3g)%s\n", var,
-                                         (long long)T, C, names[w], e, e3, same_bits(got[w], got2[w], nin[w]) ? "" : " (threads differ)");
+                    if (nbad < 8) printf("  gdr chunk backward var %d, T = %lld, C = %d: %s off by %.3g (from the forward's xi %.3g, and states %.3g)%s\n",
+                                         var, (long long)T, C, names[w], e, e3, e4, same_bits(got[w], got2[w], nin[w]) ? "" : " (threads differ)");
                 }
             }
-            for (w = 0; w < 12; w++) { free(want[w]); free(got[w]); free(got2[w]); free(got3[w]); free(in[w]); }
-            free(dout); free(dht); free(xi); free(xr); free(o);
+            for (w = 0; w < 12; w++) { free(want[w]); free(got[w]); free(got2[w]); free(got3[w]); free(got4[w]); free(in[w]); }
+            free(dout); free(dht); free(xi); free(xr); free(o); free(xs); free(sts);
         }
     if (getenv("LATTN_TEST_VERBOSE")) printf("  gdr_chunk_backward: worst relative RMS %.3g, forward xi %.3g\n", worst, worst_xi);
     gdr_backward_refusals(ctx, lattn_gdr_chunk_backward, "gdr_chunk_backward");
-    CHECK(nbad == 0, "gdr_chunk_backward = gdr_ref_backward over 7 configurations x 7 lengths, recomputing Xi and from the forward's "
-          "(worst relative RMS %.3g <= 1e-5; the forward's xi %.3g <= 1e-5), the same bits at 1 and 2 threads", worst, worst_xi);
+    CHECK(nbad == 0, "gdr_chunk_backward = gdr_ref_backward over 7 configurations x 7 lengths, recomputing Xi, from the forward's "
+          "and from its Xi and states (worst relative RMS %.3g <= 1e-5; the forward's xi %.3g <= 1e-5), the same bits at 1 and 2 threads",
+          worst, worst_xi);
 }
 /* ℒ = Σ dy·y from the GDN layer's _ref (float64 output); the initial state copied first (the
    forward overwrites it). */
