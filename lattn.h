@@ -10501,10 +10501,10 @@ static lattn_status lattn__gdr_chunk_item(lattn_tiler *t, lattn__gdr_tiles *x, c
     if (a->ht) LATTN__TRY(lattn__gdr_state_out(t, x, p, a->ht + (sq * H + h) * K * V, V, v0, Vs));
     return LATTN_OK;
 }
-/* The forward's chunk: a->chunk, else 32 on a GPU profile (the WY kernel's tiles in shared memory),
-   else the profile's default; and the slots a head has in a->states. */
+/* The forward's chunk: a->chunk, or for 0 32 on a GPU profile (the WY kernel's tiles in shared
+   memory), else the profile's default; and the slots a head has in a->states. */
 static int lattn__gdr_fwd_chunk(const lattn_dev_profile *pr, const lattn_gdr_args *a) {
-    return a->chunk > 0 ? a->chunk : pr->kind == LATTN_DEV_GPU ? 32 : pr->default_chunk;
+    return a->chunk != 0 ? a->chunk : pr->kind == LATTN_DEV_GPU ? 32 : pr->default_chunk;
 }
 static int64_t lattn__gdr_slots(const lattn_gdr_args *a, int64_t n, int64_t C) {
     int64_t sq, tok0, len, mx = 0;
@@ -10538,7 +10538,7 @@ LATTN__DEF lattn_status lattn_gdr_chunk(lattn_ctx *ctx, const lattn_gdr_args *a)
     memset(&plan, 0, sizeof plan);
     /* The WY kernel keeps ~20 tiles live per head; a GPU block's 227 KB of shared memory holds them
        at C = 32 (fla's C = 64 spreads the same work over five kernels), so that is the GPU default. */
-    chunk = a->chunk < 0 || a->chunk > LATTN_MAX_CHUNK ? a->chunk : lattn__gdr_fwd_chunk(pr, a);
+    chunk = lattn__gdr_fwd_chunk(pr, a);
     LATTN__TRY(lattn__la_plan_make(ctx, pr, chunk, a->K, a->V, dm.n, a->H, 1, lattn__threads(ctx), 0, 0, 0, &plan.la));
     plan.nst = lattn__gdr_slots(a, dm.n, plan.la.C);
     plan.P = (int)dm.P;
