@@ -5092,23 +5092,25 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
         free(q); free(k); free(v); free(dout); free(dht); free(zero); free(gh);
     }
     {   /* the forward's states from value blocks (V = 150 on 3 threads: three blocks, the normaliser's
-           column from the last), the default chunk, the plain and the gated paths; the normalised
-           bound as in the grid above */
+           column from the last), the default chunk, the plain and the gated paths; normalised as in
+           the grid above: a positive map (ELU + 1) and q, k halved, so no denominator nears 0 */
         const int64_t T = 77, H = 1, K = 7, V = 150;
         const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V);
-        float *q = fnormal(r, nq), *k = fnormal(r, nq), *v = fnormal(r, nv), *dout = fnormal(r, nv);
+        float *q = fnormal(r, nq), *k = fnormal(r, nq), *v = fnormal(r, nv), *dout = fnormal(r, nv), *qh = fnew(nq), *kh = fnew(nq);
         float *gh = frand(r, (size_t)(T * H), -0.5f, -0.01f), *gk = frand(r, nq, -0.5f, -0.01f), gg[1] = { -0.1f };
         float *x[11], *y[11], *o = fnew(nv);
         char desc[64];
-        size_t n[11];
+        size_t n[11], i;
         int gi, nz, w;
+        for (i = 0; i < nq; i++) { qh[i] = 0.5f * q[i]; kh[i] = 0.5f * k[i]; }
         for (gi = 0; gi < 3; gi++)
             for (nz = 0; nz < 2; nz++) {
                 const int64_t nc = (T + 31) / 32;          /* the cpu profile's default chunk */
                 float *st = fnew((size_t)(H * (nc + 1) * K * (V + nz)));
                 lattn_la_args a = LATTN__ZERO, as;
                 lattn_la_grads g = LATTN__ZERO;
-                a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.normalize = nz;
+                a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = nz ? qh : q; a.k = nz ? kh : k; a.v = v; a.normalize = nz;
+                if (nz) a.fmap = LATTN_FMAP_ELU1;
                 if (gi == 0) a.g_gamma = gg;
                 if (gi == 1) a.g = gh;
                 if (gi == 2) a.gk = gk;
@@ -5125,11 +5127,11 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 ctx->n_threads = 1;
                 la_bw_run(ctx, &as, &g, y, n, 1);
                 snprintf(desc, sizeof desc, "gate %d%s", gi, nz ? ", normalised" : "");
-                la_bw_check(y, x, n, q, k, K, nz ? 1e-4 : 1e-5, "la_chunk_backward from states written in value blocks", desc);
+                la_bw_check(y, x, n, a.q, a.k, K, nz ? 1e-4 : 1e-5, "la_chunk_backward from states written in value blocks", desc);
                 for (w = 0; w < 11; w++) { free(x[w]); free(y[w]); }
                 free(st);
             }
-        free(q); free(k); free(v); free(dout); free(gh); free(gk); free(o);
+        free(q); free(k); free(qh); free(kh); free(v); free(dout); free(gh); free(gk); free(o);
     }
     {   /* refused without writing */
         float q[8], dq[8];
