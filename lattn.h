@@ -4382,6 +4382,15 @@ static void lattn__seq(const int64_t *off, int64_t T, int64_t i, int64_t *tok0, 
     if (off) { *tok0 = off[i]; *len = off[i + 1] - off[i]; }
     else     { *tok0 = i * T;  *len = T; }
 }
+/* The longest of n sequences (as lattn__seq). */
+static int64_t lattn__longest(const int64_t *off, int64_t T, int64_t n) {
+    int64_t i, tok0, len, mx = 0;
+    for (i = 0; i < n; i++) {
+        lattn__seq(off, T, i, &tok0, &len);
+        mx = LATTN__MAX(mx, len);
+    }
+    return mx;
+}
 /* Check that the products of the given dimension lists fit; message names the tensor. */
 static lattn_status lattn__check_count(lattn_ctx *ctx, const char *who, const char *what, int n, const int64_t *d) {
     size_t c;
@@ -5553,12 +5562,7 @@ static void lattn__ssm_tile_put(const float *st, float *dst, int64_t c0, int64_t
 }
 /* The blocks of LATTN_SSM_BLOCK tokens of the longest sequence (args.states has n_b + 1 slots a sequence). */
 static int64_t lattn__ssm_blocks(const lattn_ssm_args *a, int64_t n) {
-    int64_t sq, tok0, len, maxlen = 0;
-    for (sq = 0; sq < n; sq++) {
-        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-        maxlen = LATTN__MAX(maxlen, len);
-    }
-    return (maxlen + LATTN_SSM_BLOCK - 1) / LATTN_SSM_BLOCK;
+    return (lattn__longest(a->offsets, a->T, n) + LATTN_SSM_BLOCK - 1) / LATTN_SSM_BLOCK;
 }
 
 /* The fast form and _step: work items are (sequence, 128 channels); within one, tokens outer, so
@@ -8938,12 +8942,12 @@ static lattn_status lattn__la_chunk_run(lattn_ctx *ctx, const lattn_la_args *a, 
     LATTN__TRY(lattn__la_plan_make(ctx, pr, a->chunk, dm.Kf, a->V, dm.n, a->H, 2, lattn__threads(ctx), a->normalize, dm.gate,
                                    a->g_gamma && !a->g && !a->gk, &plan));
     if (a->schedule != LATTN_SCHED_STREAMING) {
-        int64_t sq, t0, len, mx = 0;
+        int64_t mx;
         if (a->schedule != LATTN_SCHED_CHUNK_PARALLEL || plan.gate || pr->kind == LATTN_DEV_GPU)
             return lattn__fail(ctx, a->schedule == LATTN_SCHED_CHUNK_PARALLEL ? LATTN_E_UNSUPPORTED : LATTN_E_DOMAIN,
                                "lattn_la_chunk: schedule %d (the chunk-parallel schedule takes linear attention or fixed decays, "
                                "off a gpu profile)", a->schedule);
-        for (sq = 0; sq < dm.n; sq++) { lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
+        mx = lattn__longest(a->offsets, a->T, dm.n);
         plan.sched = LATTN_SCHED_CHUNK_PARALLEL;
         plan.hb = (int)a->H;             /* one work item holds every head: the port's batched program */
         plan.N = (int)LATTN__MAX((int64_t)1, (mx + plan.C - 1) / plan.C);
@@ -8954,10 +8958,8 @@ static lattn_status lattn__la_chunk_run(lattn_ctx *ctx, const lattn_la_args *a, 
     nblk = (a->H + plan.hb - 1) / plan.hb;
     nvb = (a->V + plan.vw - 1) / plan.vw;
     if (!ck) {                           /* the caller's checkpoints: every chunk's start and the end */
-        int64_t sq, t0, len, mx = 0;
-        for (sq = 0; sq < dm.n; sq++) { lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
         own.base = a->states;
-        own.n = (mx + plan.C - 1) / plan.C + 1;
+        own.n = (lattn__longest(a->offsets, a->T, dm.n) + plan.C - 1) / plan.C + 1;
         own.fin = a->states != NULL;
         ck = &own;
     }
@@ -10507,12 +10509,7 @@ static int lattn__gdr_fwd_chunk(const lattn_dev_profile *pr, const lattn_gdr_arg
     return a->chunk != 0 ? a->chunk : pr->kind == LATTN_DEV_GPU ? 32 : pr->default_chunk;
 }
 static int64_t lattn__gdr_slots(const lattn_gdr_args *a, int64_t n, int64_t C) {
-    int64_t sq, tok0, len, mx = 0;
-    for (sq = 0; sq < n; sq++) {
-        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-        mx = LATTN__MAX(mx, len);
-    }
-    return (mx + C - 1) / C + 1;
+    return (lattn__longest(a->offsets, a->T, n) + C - 1) / C + 1;
 }
 
 static lattn_status lattn__gdr_tiles_fn(lattn_tiler *t, const void *plan, void *tiles, size_t *host_floats) {
@@ -15895,7 +15892,7 @@ LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
     H = a->H;
     {   /* the longest sequence sets the buffers */
         int64_t mx = 0;
-        for (sq = 0; sq < dm.n; sq++) { int64_t t0, len; lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
+        mx = lattn__longest(a->offsets, a->T, dm.n);
         n = (size_t)(2 * dm.P + mx * (4 * F + 1) + dm.b + 5 * dm.F1 + 3 * F);
     }
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))
@@ -16157,7 +16154,7 @@ LATTN__DEF lattn_status lattn_ttt_ref_backward(lattn_ctx *ctx, const lattn_ttt_a
     F = dm.F;
     H = a->H;
     P = dm.P;
-    for (sq = 0; sq < dm.n; sq++) { int64_t t0, len; lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
+    mx = lattn__longest(a->offsets, a->T, dm.n);
     n = lattn__ttt_bwd_doubles(F, a->mlp, dm.b, mx) + (size_t)(4 * P + 2 * dm.b + 2 * H * F + mx * (8 * F + 2));
     LATTN__TRY(lattn__alloc_doubles(ctx, &buf, n, who));
     {
@@ -16617,7 +16614,7 @@ LATTN__DEF lattn_status lattn_ttt_chunk_backward(lattn_ctx *ctx, const lattn_ttt
     LATTN__TRY(lattn__ttt_check(ctx, who, a, 1, &dm));
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
     if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
-    for (sq = 0; sq < dm.n; sq++) { int64_t t0, len; lattn__seq(a->offsets, a->T, sq, &t0, &len); mx = LATTN__MAX(mx, len); }
+    mx = lattn__longest(a->offsets, a->T, dm.n);
     np = dm.n * a->H;
     na = dm.b + 2 * dm.F;
     per = lattn__ttt_bwd_ws(&dm, mx);
