@@ -1418,10 +1418,12 @@ static void test_gla(void) {
                         ctx.profile = NULL;
                         eo = rel_rms(o1, o0, c.no); eh = rel_rms(h1, h0, c.ns);
                         if (norm) ez = rel_rms(z1, z0, c.nz);
-                        /* variant 1 has hard resets (-inf, clamped to LATTN_LOG_GATE_MIN): a cumsum
-                           over 200 tokens then reaches ~-800 and carries ~1e-5 absolute error in the
-                           exponent, the extreme-gate regime of spec §7.2 (bound 1e-4) */
-                        double tol = variant == 1 && (form == 1 || chunks[ci] > 128) ? 1e-4 : 1e-5;
+                        /* variant 1 has hard resets (-inf, clamped to LATTN_LOG_GATE_MIN = -64) every
+                           17 tokens: a chunk of 64 tokens or more holds four, its fp32 cumsum reaches
+                           -256 (ulp 3e-5) and carries ~1e-5 absolute error in the exponent, the
+                           extreme-gate regime of spec §7.2 (bound 1e-4; chunk 128 at T = 65 measured
+                           1.2e-5 at LATTN_TEST_SEED = 7); so does the parallel form's, over the whole sequence */
+                        double tol = variant == 1 && (form == 1 || chunks[ci] >= 64) ? 1e-4 : 1e-5;
                         CHECK(s == LATTN_OK && eo <= tol && eh <= tol && ez <= tol,
                               "%s form %d chunk %d vs ref (variant %d T=%lld K=%lld V=%lld): o %g ht %g zt %g [%s]",
                               kinds[kind], form, chunks[ci], variant, (long long)T, (long long)K, (long long)V, eo, eh, ez,
@@ -4139,20 +4141,35 @@ static double rel_rms_dd(const double *x, const double *y, size_t n) {
 /* The gradient in coordinate *x by central differences at h = 2^-12 and h/2 (the float steps
    actually taken), Richardson-extrapolated so the h² term cancels; LOSS is re-evaluated with *x
    moved, and *x is restored. (At h = 2^-10 the h⁴ term left up to 2e-6 of relative error where
-   LATTN_TEST_SEED = 7 or 55 drew a strongly curved TCN or attention case.) */
+   LATTN_TEST_SEED = 7 or 55 drew a strongly curved TCN or attention case.) Where x0 - h or x0 + h
+   crosses into a binade of coarser floats, the step that side is rounded: the points x0 + a and
+   x0 - b with a != b, and the plain difference quotient is off by f''·(a - b)/2 (1.3e-6 of relative
+   error in a TTT-MLP case at LATTN_TEST_SEED = 12345). Then the three-point form for unequal
+   steps, (b²·(f(x0+a) - f0) - a²·(f(x0-b) - f0)) / (a·b·(a + b)), with f0 = f(x0), is exact for
+   quadratics as the central difference is. */
 #define FD_RICHARDSON(x, LOSS, out)                                                                  \
     do {                                                                                             \
         const float x0_ = *(x), h_ = 1.0f / 4096;                                                    \
-        double d_[2];                                                                                \
-        int i_;                                                                                      \
+        double d_[2], f0_ = 0.0;                                                                     \
+        int i_, have_f0_ = 0;                                                                        \
         for (i_ = 0; i_ < 2; i_++) {                                                                 \
             const float p_ = x0_ + h_ / (float)(1 + i_), m_ = x0_ - h_ / (float)(1 + i_);            \
+            const double a_ = (double)p_ - (double)x0_, b_ = (double)x0_ - (double)m_;               \
             double lp_, lm_;                                                                         \
             *(x) = p_;                                                                               \
             lp_ = (LOSS);                                                                            \
             *(x) = m_;                                                                               \
             lm_ = (LOSS);                                                                            \
-            d_[i_] = (lp_ - lm_) / ((double)p_ - (double)m_);                                        \
+            if (a_ == b_) {                                                                          \
+                d_[i_] = (lp_ - lm_) / (a_ + b_);                                                    \
+                continue;                                                                            \
+            }                                                                                        \
+            if (!have_f0_) {                                                                         \
+                *(x) = x0_;                                                                          \
+                f0_ = (LOSS);                                                                        \
+                have_f0_ = 1;                                                                        \
+            }                                                                                        \
+            d_[i_] = (b_ * b_ * (lp_ - f0_) - a_ * a_ * (lm_ - f0_)) / (a_ * b_ * (a_ + b_));        \
         }                                                                                            \
         *(x) = x0_;                                                                                  \
         (out) = (4.0 * d_[1] - d_[0]) / 3.0;                                                         \
