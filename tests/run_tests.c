@@ -4181,11 +4181,31 @@ static void fd_compare(double fd, double ad, double gmax, double *worst, int *ba
     *worst = fmax(*worst, e);
     *bad += !(e <= 1e-6);
 }
-/* The worst relative RMS over a model's tensors of gradient a against b (both in the arena's layout). */
+/* The worst error over a model's tensors of gradient a against b (both in the arena's layout): each
+   tensor's RMS difference over its own RMS, or over the RMS of the whole gradient b where the
+   tensor's is smaller. A gate's bias sums terms that cancel to a hundredth of their size, and its
+   float32 error follows the terms: in PRISM P0 at LATTN_TEST_SEED = 42, 5.4e-4 of its own RMS and
+   7e-6 of the whole gradient's. A NaN anywhere: HUGE_VAL. */
 static double worst_tensor(const float *a, const float *b, const float *arena, const lattn_tensor *t, int64_t nt) {
-    double e = 0;
+    double e = 0, all = 0;
+    size_t n = 0, j;
     int64_t i;
-    for (i = 0; i < nt; i++) e = fmax(e, rel_rms(a + (t[i].data - arena), b + (t[i].data - arena), t[i].count));
+    for (i = 0; i < nt; i++)
+        for (j = 0, n += t[i].count; j < t[i].count; j++) all += (double)b[(t[i].data - arena) + j] * b[(t[i].data - arena) + j];
+    all = n > 0 ? sqrt(all / (double)n) : 0.0;
+    for (i = 0; i < nt; i++) {
+        const float *x = a + (t[i].data - arena), *y = b + (t[i].data - arena);
+        double num = 0, den = 0, floor_;
+        for (j = 0; j < t[i].count; j++) {
+            if (x[j] != x[j] || y[j] != y[j]) return HUGE_VAL;
+            num += ((double)x[j] - y[j]) * ((double)x[j] - y[j]);
+            den += (double)y[j] * y[j];
+        }
+        if (t[i].count == 0) continue;
+        floor_ = fmax(sqrt(den / (double)t[i].count), all);
+        if (floor_ == 0) e = num == 0 ? e : HUGE_VAL;
+        else e = fmax(e, sqrt(num / (double)t[i].count) / floor_);
+    }
     return e;
 }
 /* A model's float64 gradients g64 against an official file's grad.<name> (each ≤ 1e-10); the worst. */
@@ -7921,7 +7941,11 @@ static double net_loss(lattn_ctx *ctx, const lattn_net *m, int64_t B, int64_t T,
 /* Each tensor's gradient against central differences of the loss along a random unit direction of
    that tensor: the best of four steps (the forward is float32, so a small step meets rounding and
    a large one curvature: the TTT biases are strongly curved). Returns the worst excess over the
-   bound 2e-2 |g·u| + 2e-6 (<= 0: within). */
+   bound 2e-2 |g·u| + 1e-4 ‖g‖ + 2e-6 (<= 0: within), ‖g‖ the tensor's gradient norm: where u
+   happens to be nearly orthogonal to g, the float32 forward's differences and the float32
+   gradient still differ by about 1e-5 ‖g‖ (1.2e-5 to 2.8e-5 at LATTN_TEST_SEED = 3 and 55); an
+   error of a fraction ε of ‖g‖ in a tensor of n entries shows as about ε ‖g‖ / √n along u, so the
+   bound still fails ε above 0.3 % at n = 1024. */
 static double net_fd_worst(lattn_ctx *ctx, lattn_net *m, int64_t B, int64_t T, const net_data *d, const float *g,
                            lattn_rng *rng, char *worst_name) {
     static const double hs[4] = { 1e-2, 1e-3, 1e-4, 1e-5 };
@@ -7932,9 +7956,10 @@ static double net_fd_worst(lattn_ctx *ctx, lattn_net *m, int64_t B, int64_t T, c
     for (i = 0; i < m->n_tensors; i++) {
         lattn_tensor *t = &m->tensors[i];
         const size_t off = (size_t)(t->data - m->arena);
-        double n2 = 0, gu = 0, best = HUGE_VAL;
+        double n2 = 0, gu = 0, gn = 0, best = HUGE_VAL, bound;
         size_t j;
         int k;
+        for (j = 0; j < t->count; j++) gn += (double)g[off + j] * g[off + j];
         for (j = 0; j < t->count; j++) { u[j] = (float)lattn_rng_normal_d(rng); n2 += (double)u[j] * u[j]; }
         for (j = 0; j < t->count; j++) { u[j] = (float)(u[j] / sqrt(n2)); gu += (double)u[j] * g[off + j]; }
         for (k = 0; k < 4; k++) {
@@ -7946,8 +7971,9 @@ static double net_fd_worst(lattn_ctx *ctx, lattn_net *m, int64_t B, int64_t T, c
             memcpy(t->data, w0 + off, t->count * sizeof(float));
             best = LATTN__MIN(best, fabs((lp - lm) / (2 * hs[k]) - gu));
         }
-        if (best - (2e-2 * fabs(gu) + 2e-6) > worst) {
-            worst = best - (2e-2 * fabs(gu) + 2e-6);
+        bound = 2e-2 * fabs(gu) + 1e-4 * sqrt(gn) + 2e-6;
+        if (best - bound > worst) {
+            worst = best - bound;
             snprintf(worst_name, 96, "%.48s (|g·u| %.3g, error %.3g)", t->name, fabs(gu), best);
         }
     }
