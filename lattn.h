@@ -4680,11 +4680,7 @@ LATTN__DEF lattn_status lattn_shortconv_ref_backward(lattn_ctx *ctx, const lattn
     if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
     D = a->D;
     W = a->W;
-    for (s = 0; s < n; s++) {
-        int64_t tok0, len;
-        lattn__seq(a->offsets, a->T, s, &tok0, &len);
-        maxlen = LATTN__MAX(maxlen, len);
-    }
+    maxlen = lattn__longest(a->offsets, a->T, n);
     /* per channel dpre [len] and the input gradient over positions -W .. len-1; the sums dw, dbias */
     cnt = (size_t)(2 * maxlen + W) + (size_t)(D * W + D);
     LATTN__TRY(lattn__alloc_doubles(ctx, &dpre, cnt, who));
@@ -5373,11 +5369,7 @@ LATTN__DEF lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_a
     if (a->T > 0 && !g->dout) return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL", who);
     D = a->D;
     N = a->N;
-    for (sq = 0; sq < n; sq++) {
-        int64_t tok0, len;
-        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-        maxlen = LATTN__MAX(maxlen, len);
-    }
+    maxlen = lattn__longest(a->offsets, a->T, n);
     nbc = (size_t)(a->B * a->T * G * N);  /* dBm, then dCm, summed over the channels of a group */
     cnt = (size_t)((maxlen + 1) * N + N + D * N + 2 * D) + 2 * nbc;
     LATTN__TRY(lattn__alloc_doubles(ctx, &H, cnt, who));
@@ -7772,11 +7764,7 @@ LATTN__DEF lattn_status lattn_la_ref_backward(lattn_ctx *ctx, const lattn_la_arg
     V = a->V;
     Kf = dm.Kf;
     nw = lattn__fmap_rows(a->fmap, K);
-    for (sq = 0; sq < dm.n; sq++) {
-        int64_t tok0, len;
-        lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-        maxlen = LATTN__MAX(maxlen, len);
-    }
+    maxlen = lattn__longest(a->offsets, a->T, dm.n);
     if (lattn_size_mul(&n, (size_t)(maxlen + 2), (size_t)(Kf * V + Kf)) != LATTN_OK ||
         lattn_size_add(&n, n, (size_t)(6 * Kf + 2 * K + V + 3 * K + 2 * nw * (K + 1))) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the states of one head overflow", who);
@@ -9181,7 +9169,7 @@ static lattn_status lattn__la_backward_tiled(lattn_ctx *ctx, const lattn_la_args
     lattn__team tm;
     lattn_la_args fa;
     float *ck = NULL, *o = NULL;
-    int64_t sq, w, maxlen = 0, ckn, nblk;
+    int64_t w, maxlen, ckn, nblk;
     size_t nck, no;
     lattn_status st;
     if (!a->g_gamma || a->g || a->gk || a->fmap != LATTN_FMAP_IDENTITY || a->normalize || a->K > plim || C > plim ||
@@ -9193,11 +9181,7 @@ static lattn_status lattn__la_backward_tiled(lattn_ctx *ctx, const lattn_la_args
         return lattn__fail(ctx, LATTN_E_UNSUPPORTED, "%s: fixed decays have no gate, normaliser or map gradient to write", who);
     if (a->T > 0 && (!g->dq || !g->dk || !g->dv))
         return lattn__fail(ctx, LATTN_E_NULL, "%s: the tiled backward writes dq, dk and dv: one of them is NULL", who);
-    for (sq = 0; sq < dm->n; sq++) {
-        int64_t t0, len;
-        lattn__seq(a->offsets, a->T, sq, &t0, &len);
-        maxlen = LATTN__MAX(maxlen, len);
-    }
+    maxlen = lattn__longest(a->offsets, a->T, dm->n);
     ckn = LATTN__MAX((maxlen + C - 1) / C, 1);
     if (lattn_size_mul(&nck, (size_t)(dm->n * a->H * ckn), (size_t)(a->K * a->V)) != LATTN_OK ||
         lattn_size_mul(&no, (size_t)(a->B * a->T * a->H), (size_t)a->V) != LATTN_OK)
@@ -9583,7 +9567,7 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
     lattn_la_args ar;
     float *gam = NULL, *ws = NULL, *dph = NULL, *dyb = NULL, *gwW;
     double *dbl = NULL;
-    int64_t sq, w, maxlen = 0, rows, nw, K;
+    int64_t w, maxlen, rows, nw, K;
     size_t per, nd, cnt;
     int nthr, kept = 0;
     lattn_status st;
@@ -9599,11 +9583,7 @@ LATTN__DEF lattn_status lattn_la_chunk_backward(lattn_ctx *ctx, const lattn_la_a
         return st;
     }
     if (lattn_ctx_profile(ctx)->kind != LATTN_DEV_CPU) return lattn__la_backward_tiled(ctx, a, g, &dm, who);
-    for (sq = 0; sq < dm.n; sq++) {
-        int64_t t0, len;
-        lattn__seq(a->offsets, a->T, sq, &t0, &len);
-        maxlen = LATTN__MAX(maxlen, len);
-    }
+    maxlen = lattn__longest(a->offsets, a->T, dm.n);
     K = a->K;
     rows = a->B * a->T * a->H;
     nw = lattn__fmap_rows(a->fmap, K);
@@ -9830,11 +9810,7 @@ LATTN__DEF lattn_status lattn_gdr_ref_backward(lattn_ctx *ctx, const lattn_gdr_a
     H = a->H;
     K = a->K;
     V = a->V;
-    for (sq = 0; sq < dm.n; sq++) {
-        int64_t t0, len;
-        lattn__seq(a->offsets, a->T, sq, &t0, &len);
-        maxlen = LATTN__MAX(maxlen, len);
-    }
+    maxlen = lattn__longest(a->offsets, a->T, dm.n);
     if (lattn_size_mul(&cnt, (size_t)(maxlen + 3), (size_t)(K * V)) != LATTN_OK || lattn_size_add(&cnt, cnt, (size_t)(6 * K + 2 * V)) != LATTN_OK)
         return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the states of one head overflow", who);
     LATTN__TRY(lattn__alloc_doubles(ctx, &S, cnt, who));
@@ -17507,7 +17483,7 @@ done:
 typedef struct lattn__attn_dims { int64_t n, Hkv, G, maxlen; double sd; float s; } lattn__attn_dims;
 /* need_o: a forward form (o is written); the backward reads q, k, v only. */
 static lattn_status lattn__attn_check(lattn_ctx *ctx, const char *who, const lattn_attn_args *a, int need_o, lattn__attn_dims *dm) {
-    int64_t d[4], i;
+    int64_t d[4];
     if (!a) return lattn__fail(ctx, LATTN_E_NULL, "%s: args is NULL", who);
     LATTN__TRY(lattn__check_seqs(ctx, who, a->B, a->T, a->offsets, a->n_seqs, &dm->n));
     dm->Hkv = a->H_kv == 0 ? a->H : a->H_kv;
@@ -17531,11 +17507,7 @@ static lattn_status lattn__attn_check(lattn_ctx *ctx, const char *who, const lat
     if (a->T > 0 && (!a->q || !a->k || !a->v || (need_o && !a->o))) return lattn__fail(ctx, LATTN_E_NULL, "%s: q, k, v or o is NULL", who);
     dm->sd = a->scale != 0.0 ? a->scale : 1.0 / sqrt((double)a->K);
     dm->s = (float)dm->sd;
-    for (i = 0, dm->maxlen = 0; i < dm->n; i++) {
-        int64_t t0, len;
-        lattn__seq(a->offsets, a->T, i, &t0, &len);
-        dm->maxlen = LATTN__MAX(dm->maxlen, len);
-    }
+    dm->maxlen = lattn__longest(a->offsets, a->T, dm->n);
     return LATTN_OK;
 }
 /* visible(i, j) of the mask in sequence sq (sequence-local indices). */
