@@ -7381,6 +7381,14 @@ static void test_backward(void) {
     lattn_rng r = lattn_rng_seed(g_seed + 23);
     int gi, mi, vl, nz, ci;
     lattn_ctx_init(&ctx);
+    {   /* the differences themselves: f(x) = e^{3x} at x0 = 1 - 2^-24, where x0 + h rounds to the
+           coarser floats above 1 (an uneven step: the plain quotient is off by 9e-8 relative) */
+        float x = 1.0f - ldexp(1.0, -24);
+        double fd;
+        FD_RICHARDSON(&x, exp(3.0 * (double)x), fd);
+        CHECK(fabs(fd / (3.0 * exp(3.0 * (double)x)) - 1.0) < 1e-10 && x == 1.0f - ldexp(1.0, -24),
+              "FD_RICHARDSON across a binade: relative error %.3g", fabs(fd / (3.0 * exp(3.0 * (double)x)) - 1.0));
+    }
     {   /* TTT on a stream of its own: the tests below keep their draws */
         lattn_rng rt = lattn_rng_seed(g_seed + 71);
         test_ttt_backward(&ctx, &rt);
