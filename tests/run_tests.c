@@ -4141,21 +4141,25 @@ static double rel_rms_dd(const double *x, const double *y, size_t n) {
 /* The gradient in coordinate *x by central differences at h = 2^-12 and h/2 (the float steps
    actually taken), Richardson-extrapolated so the h² term cancels; LOSS is re-evaluated with *x
    moved, and *x is restored. (At h = 2^-10 the h⁴ term left up to 2e-6 of relative error where
-   LATTN_TEST_SEED = 7 or 55 drew a strongly curved TCN or attention case.) Where x0 - h or x0 + h
-   crosses into a binade of coarser floats, the step that side is rounded: the points x0 + a and
-   x0 - b with a != b, and the plain difference quotient is off by f''·(a - b)/2 (1.3e-6 of relative
-   error in a TTT-MLP case at LATTN_TEST_SEED = 12345). Then the three-point form for unequal
-   steps, (b²·(f(x0+a) - f0) - a²·(f(x0-b) - f0)) / (a·b·(a + b)), with f0 = f(x0), is exact for
+   LATTN_TEST_SEED = 7 or 55 drew a strongly curved TCN or attention case.) Where the two quotients
+   differ by more than 1e-3 of their size the function is strongly curved there (a LayerNorm over
+   three nearly equal values: 1.2e-6 left at LATTN_TEST_SEED = 7), and a third level at h/4
+   cancels the h⁴ term too. Where x0 - h or x0 + h crosses into a binade of coarser floats, the
+   step that side is rounded: the points x0 + a and x0 - b with a != b, and the plain difference
+   quotient is off by f''·(a - b)/2 (1.3e-6 of relative error in a TTT-MLP case at
+   LATTN_TEST_SEED = 12345). Then the three-point form for unequal steps,
+   (b²·(f(x0+a) - f0) - a²·(f(x0-b) - f0)) / (a·b·(a + b)), with f0 = f(x0), is exact for
    quadratics as the central difference is. */
 #define FD_RICHARDSON(x, LOSS, out)                                                                  \
     do {                                                                                             \
         const float x0_ = *(x), h_ = 1.0f / 4096;                                                    \
-        double d_[2], f0_ = 0.0;                                                                     \
+        double d_[3], f0_ = 0.0;                                                                     \
         int i_, have_f0_ = 0;                                                                        \
-        for (i_ = 0; i_ < 2; i_++) {                                                                 \
-            const float p_ = x0_ + h_ / (float)(1 + i_), m_ = x0_ - h_ / (float)(1 + i_);            \
+        for (i_ = 0; i_ < 3; i_++) {                                                                 \
+            const float p_ = x0_ + h_ / (float)(1 << i_), m_ = x0_ - h_ / (float)(1 << i_);          \
             const double a_ = (double)p_ - (double)x0_, b_ = (double)x0_ - (double)m_;               \
             double lp_, lm_;                                                                         \
+            if (i_ == 2 && !(fabs(d_[0] - d_[1]) > 1e-3 * fabs(d_[1]))) break;                      \
             *(x) = p_;                                                                               \
             lp_ = (LOSS);                                                                            \
             *(x) = m_;                                                                               \
@@ -4172,7 +4176,7 @@ static double rel_rms_dd(const double *x, const double *y, size_t n) {
             d_[i_] = (b_ * b_ * (lp_ - f0_) - a_ * a_ * (lm_ - f0_)) / (a_ * b_ * (a_ + b_));        \
         }                                                                                            \
         *(x) = x0_;                                                                                  \
-        (out) = (4.0 * d_[1] - d_[0]) / 3.0;                                                         \
+        (out) = i_ == 3 ? (64.0 * d_[2] - 20.0 * d_[1] + d_[0]) / 45.0 : (4.0 * d_[1] - d_[0]) / 3.0; \
     } while (0)
 /* One coordinate's finite difference against the analytic gradient: the relative error with the
    floor 1e-3·max|grad| goes into *worst, and a miss of 1e-6 into *bad. */
