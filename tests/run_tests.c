@@ -64,6 +64,28 @@ static double rel_rms(const float *x, const float *y, size_t n) {
     if (den == 0) return num == 0 ? 0 : HUGE_VAL;
     return sqrt(num / den);
 }
+/* The root mean square of x. */
+static double rms_of(const float *x, size_t n) {
+    double s = 0;
+    size_t i;
+    for (i = 0; i < n; i++) s += (double)x[i] * x[i];
+    return n > 0 ? sqrt(s / (double)n) : 0.0;
+}
+/* The RMS of x - y over the larger of y's RMS and fl (a scale the caller knows the terms of y to have):
+   a sum whose terms cancel to far below their size carries their float32 rounding. NaN: HUGE_VAL. */
+static double rel_rms_floor(const float *x, const float *y, size_t n, double fl) {
+    double num = 0, den = 0, d;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (x[i] != x[i] || y[i] != y[i]) return HUGE_VAL;
+        num += ((double)x[i] - y[i]) * ((double)x[i] - y[i]);
+        den += (double)y[i] * y[i];
+    }
+    if (n == 0) return 0;
+    d = fmax(sqrt(den / (double)n), fl);
+    if (d == 0) return num == 0 ? 0 : HUGE_VAL;
+    return sqrt(num / (double)n) / d;
+}
 static int same_bits(const float *x, const float *y, size_t n) { return memcmp(x, y, n * sizeof(float)) == 0; }
 static float *fdup(const float *x, size_t n) { float *p = fnew(n); memcpy(p, x, n * sizeof(float)); return p; }
 
@@ -4197,19 +4219,7 @@ static double worst_tensor(const float *a, const float *b, const float *arena, c
     for (i = 0; i < nt; i++)
         for (j = 0, n += t[i].count; j < t[i].count; j++) all += (double)b[(t[i].data - arena) + j] * b[(t[i].data - arena) + j];
     all = n > 0 ? sqrt(all / (double)n) : 0.0;
-    for (i = 0; i < nt; i++) {
-        const float *x = a + (t[i].data - arena), *y = b + (t[i].data - arena);
-        double num = 0, den = 0, floor_;
-        for (j = 0; j < t[i].count; j++) {
-            if (x[j] != x[j] || y[j] != y[j]) return HUGE_VAL;
-            num += ((double)x[j] - y[j]) * ((double)x[j] - y[j]);
-            den += (double)y[j] * y[j];
-        }
-        if (t[i].count == 0) continue;
-        floor_ = fmax(sqrt(den / (double)t[i].count), all);
-        if (floor_ == 0) e = num == 0 ? e : HUGE_VAL;
-        else e = fmax(e, sqrt(num / (double)t[i].count) / floor_);
-    }
+    for (i = 0; i < nt; i++) e = fmax(e, rel_rms_floor(a + (t[i].data - arena), b + (t[i].data - arena), t[i].count, all));
     return e;
 }
 /* A model's float64 gradients g64 against an official file's grad.<name> (each ≤ 1e-10); the worst. */
@@ -7361,10 +7371,13 @@ static void test_ttt_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                     CHECK(lattn_ttt_chunk_backward(ctx, &c.a, &g2) == LATTN_OK, "ttt chunk backward: %s", lattn_ctx_error(ctx));
                     for (w = 0; w < 8; w++) {
                         if (n_thr == 1) {
-                            const double e = rel_rms(got[w], ref[w], nin[w]);
-                            worst = fmax(worst, e);
                             /* dtok: sums over every pair and token that cancel, so the float32 rounding of their
-                               terms sets the relative error: 1e-4, and 1e-3 at b = 1 (one factor for all tokens) */
+                               terms sets the relative error: 1e-4, and 1e-3 at b = 1 (one factor for all tokens);
+                               it sums the factors dlr sums, so it is judged at least at a thousandth of dlr's
+                               RMS (at LATTN_TEST_SEED = 26 one token's four terms of RMS 11 cancelled to 5e-4) */
+                            const double e = w == 4 ? rel_rms_floor(got[w], ref[w], nin[w], 1e-3 * rms_of(ref[3], nin[3]))
+                                                    : rel_rms(got[w], ref[w], nin[w]);
+                            worst = fmax(worst, e);
                             if (!(e <= (w != 4 ? 1e-5 : b > 1 ? 1e-4 : 1e-3)) && nin[w] > 0) pass = 0;
                         } else if (memcmp(got[w], ref[w], nin[w] * sizeof(float)) != 0) pass = 0;
                     }
