@@ -5644,7 +5644,7 @@ static void lattn__ssm_lanes_add(lattn__vf u, lattn__vf dlx, lattn__vf dr, lattn
    of u B_n and A q (dx, dΔ) do across n; then dx and dΔ of each vector. Every sum runs in the order
    of the plain loop (vectors, then n), so the blocking leaves the bits as they were. Mamba-130m
    shapes on Zen 4, old and new code alternating: 7 % less time on one thread, 15 % on two (pairs);
-   blocks of four vectors spill their 26 live vectors and gained 2 %. */
+   blocks of four vectors spill their 26 live vectors and gained 2 %; on a 16-core Xeon no change. */
 #define LATTN__SSM_VB 2
 typedef struct lattn__ssm_bw {
     const float *An;
