@@ -5617,6 +5617,10 @@ static void lattn__ssm_gather(const lattn_ssm_args *a, int64_t G, int64_t tok, i
             cl[(v * N + k) * LATTN__VW + l] = a->Cm[(tok * G + gi) * N + k];
         }
 }
+/* The groups of B and C rows that tile ti (channels ti·128 .. of D, per channels a group) touches. */
+static int64_t lattn__ssm_tile_groups(int64_t D, int64_t per, int64_t ti) {
+    return (LATTN__MIN(D, (ti + 1) * LATTN__SSM_TILE) - 1) / per - ti * LATTN__SSM_TILE / per + 1;
+}
 /* A tile whose lanes span groups: each lane's u·Δx and dr·h_n into its group's row of pB, pC at n = k. */
 static void lattn__ssm_lanes_add(lattn__vf u, lattn__vf dlx, lattn__vf dr, lattn__vf h, int64_t c, int64_t c1, int64_t per, int64_t g0,
                                  int64_t N, int64_t k, float *pB, float *pC) {
@@ -5669,8 +5673,8 @@ static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads
     lattn__ssm_rows_ahead(g->dz, pf, D, c0, c1, 1);
     if (!one_group) {
         lattn__ssm_gather(a, b->G, tok, c0, c1, b->bl, b->cl);
-        memset(pB, 0, sizeof(float) * (size_t)(((c1 - 1) / per - g0 + 1) * N));
-        memset(pC, 0, sizeof(float) * (size_t)(((c1 - 1) / per - g0 + 1) * N));
+        memset(pB, 0, sizeof(float) * (size_t)(lattn__ssm_tile_groups(D, per, c0 / LATTN__SSM_TILE) * N));
+        memset(pC, 0, sizeof(float) * (size_t)(lattn__ssm_tile_groups(D, per, c0 / LATTN__SSM_TILE) * N));
     }
     for (v = 0; v < nv; v++) {           /* dr = ∂ℒ/∂(the read-out), Δx, the Dskip part of dx */
         const int64_t c = c0 + v * LATTN__VW, i = tok * D + c;
@@ -5787,7 +5791,7 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
     for (sq = 0; sq < n; sq++) {
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-        for (k = 0; k < nt; k++) nbc += (size_t)(len * ((LATTN__MIN(D, (k + 1) * TL) - 1) / per - k * TL / per + 1) * N);
+        for (k = 0; k < nt; k++) nbc += (size_t)(len * lattn__ssm_tile_groups(D, per, k) * N);
     }
     nblk = lattn__ssm_blocks(a, n);
     pth = (size_t)(((a->states ? 0 : nblk) + 2 * R + 4) * S + 2 * N * LATTN__VW + 3 * TL * R + 5 * TL);   /* checkpoints kept here without states */
@@ -5808,13 +5812,13 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
         for (k = 0; k < nt; k++)
-            boff[sq * nt + k + 1] = boff[sq * nt + k] + len * ((LATTN__MIN(D, (k + 1) * TL) - 1) / per - k * TL / per + 1) * N;
+            boff[sq * nt + k + 1] = boff[sq * nt + k] + len * lattn__ssm_tile_groups(D, per, k) * N;
     }
     memset(part, 0, sizeof(float) * nit * (size_t)(S + 2 * TL));
     LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
     for (w = 0; w < (int64_t)nit; w++) {
         const int64_t s2 = w / nt, c0 = (w % nt) * TL, c1 = LATTN__MIN(D, c0 + TL);
-        const int64_t ng = (c1 - 1) / per - c0 / per + 1;
+        const int64_t ng = lattn__ssm_tile_groups(D, per, w % nt);
         float *ck = thr + pth * (size_t)lattn__thread_id(), *hb = ck + (a->states ? 0 : nblk) * S, *eb = hb + (R + 1) * S, *U = eb + R * S, *bl = U + S;
         float *cl = bl + S, *acc = cl + S, *sc = acc + 2 * N * LATTN__VW, *pa = part + (size_t)w * (size_t)(S + 2 * TL), *pd = pa + S;
         float *pz = pd + TL;
@@ -5854,7 +5858,7 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
                 for (kk = 0; kk < N; kk++) {
                     float sb = 0.0f, scc = 0.0f;
                     for (ti = gi * per / TL; ti <= ((gi + 1) * per - 1) / TL; ti++) {
-                        const int64_t it = sq * nt + ti, ng = (LATTN__MIN(D, (ti + 1) * TL) - 1) / per - ti * TL / per + 1;
+                        const int64_t it = sq * nt + ti, ng = lattn__ssm_tile_groups(D, per, ti);
                         const int64_t j = boff[it] + (t * ng + gi - ti * TL / per) * N + kk;
                         sb += pbc[j];
                         scc += pbc[nbc + j];
@@ -15917,8 +15921,7 @@ LATTN__DEF lattn_status lattn_ttt_ref(lattn_ctx *ctx, const lattn_ttt_args *a) {
     F = dm.F;
     H = a->H;
     {   /* the longest sequence sets the buffers */
-        int64_t mx = 0;
-        mx = lattn__longest(a->offsets, a->T, dm.n);
+        const int64_t mx = lattn__longest(a->offsets, a->T, dm.n);
         n = (size_t)(2 * dm.P + mx * (4 * F + 1) + dm.b + 5 * dm.F1 + 3 * F);
     }
     if (lattn_size_mul(&n, n, sizeof(double)) != LATTN_OK || !(buf = (double *)lattn__alloc(ctx, n)))

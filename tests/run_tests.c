@@ -53,17 +53,6 @@ static void use_chunk(lattn_ctx *ctx, lattn_dev_profile *p, int C) {
     p->default_chunk = C;
     ctx->profile = p;
 }
-/* relative RMS error of x against the reference y; NaN anywhere gives +inf; 0/0 = 0 */
-static double rel_rms(const float *x, const float *y, size_t n) {
-    double num = 0, den = 0; size_t i;
-    for (i = 0; i < n; i++) {
-        double d = (double)x[i] - (double)y[i];
-        if (x[i] != x[i] || y[i] != y[i]) return HUGE_VAL;
-        num += d * d; den += (double)y[i] * y[i];
-    }
-    if (den == 0) return num == 0 ? 0 : HUGE_VAL;
-    return sqrt(num / den);
-}
 /* The root mean square of x. */
 static double rms_of(const float *x, size_t n) {
     double s = 0;
@@ -86,6 +75,8 @@ static double rel_rms_floor(const float *x, const float *y, size_t n, double fl)
     if (d == 0) return num == 0 ? 0 : HUGE_VAL;
     return sqrt(num / (double)n) / d;
 }
+/* Relative RMS of two float arrays (NaN anywhere: HUGE_VAL). */
+static double rel_rms(const float *x, const float *y, size_t n) { return rel_rms_floor(x, y, n, 0.0); }
 static int same_bits(const float *x, const float *y, size_t n) { return memcmp(x, y, n * sizeof(float)) == 0; }
 static float *fdup(const float *x, size_t n) { float *p = fnew(n); memcpy(p, x, n * sizeof(float)); return p; }
 
