@@ -4347,7 +4347,7 @@ static void test_conv_backward(lattn_ctx *ctx, lattn_rng *r) {
     }
 }
 /* lattn_shortconv_chunk_backward against lattn_shortconv_ref_backward: T = 0, 1, 63, 64, 65, 200
-   (blocks of 64), D not a multiple of the vector width, W = 1, 3, 4, SiLU or not, bias, h0 and dht
+   (blocks of 64), D not a multiple of the vector width, W = 1, 3, 4, 6 (taps in groups of 4), SiLU or not, bias, h0 and dht
    set or not, B = 2 or variable lengths (one sequence shorter than W, one empty); outputs
    NaN-poisoned; the same bits at 1, 2 and 3 threads. */
 static void conv_bw_run(lattn_ctx *ctx, const lattn_shortconv_args *a, const lattn_shortconv_grads *g0, float *const *out,
@@ -4361,11 +4361,11 @@ static void conv_bw_run(lattn_ctx *ctx, const lattn_shortconv_args *a, const lat
 }
 static void test_conv_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
     static const char *const names[4] = { "dx", "dw", "dbias", "dh0" };
-    const int64_t Ts[6] = { 0, 1, 63, 64, 65, 200 }, Ds[3] = { 3, 17, 40 }, Ws[3] = { 1, 3, 4 };
+    const int64_t Ts[6] = { 0, 1, 63, 64, 65, 200 }, Ds[3] = { 3, 17, 40 }, Ws[4] = { 1, 3, 4, 6 };
     int ti, di, wi, combo = 0;
     for (ti = 0; ti < 6; ti++)
         for (di = 0; di < 3; di++)
-            for (wi = 0; wi < 3; wi++) {
+            for (wi = 0; wi < 4; wi++) {
                 const int vl = combo % 2, act = combo / 2 % 2;
                 const int64_t T = Ts[ti], D = Ds[di], W = Ws[wi], B = vl ? 1 : 2, N = vl ? 3 : B;
                 const size_t nx = (size_t)(B * T * D), ns = (size_t)(N * D * W), n[4] = { nx, (size_t)(D * W), (size_t)D, ns };
