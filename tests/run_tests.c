@@ -4474,7 +4474,7 @@ static void test_scan_backward(lattn_ctx *ctx, lattn_rng *r) {
 /* lattn_scan_chunk_backward against lattn_scan_ref_backward: T = 0, 1, 15, 16, 17, 200 (blocks of
    16), N across the 4096-channel item, linear and log decays (some clamped), h0 and dht set or not,
    outputs NaN-poisoned; recomputing the states and reading them (g.h); the same bits at 1, 2 and 3
-   threads. */
+   threads; outputs of 16 MiB, which go around the caches, at rows and pointers off a line. */
 static void scan_bw_run(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g0, float *const *out, const size_t *n, int fast) {
     lattn_scan_grads g = *g0;
     int w;
@@ -4540,6 +4540,35 @@ static void test_scan_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 for (w = 0; w < 3; w++) { free(want[w]); free(got[w]); free(again[w]); }
                 free(av); free(bv); free(h0); free(dy); free(dht);
             }
+    if (!g_quick) {   /* outputs of 16 MiB and more, stored around the caches: rows of 8195 floats (each row
+                         off a line by another amount), db 3 floats off a line, da 1 (then 3) */
+        const int64_t T = 520, N = 8195;
+        const size_t ny = (size_t)(T * N), n[3] = { ny, ny, (size_t)N };
+        float *av = frand(r, ny, 0.5f, 1.0f), *bv = fnormal(r, ny), *dy = fnormal(r, ny), *y = fnew(ny), *want[3], *got[3], *buf[2];
+        lattn_scan_args a;
+        lattn_scan_grads g = LATTN__ZERO;
+        int w, th;
+        memset(&a, 0, sizeof a);
+        a.B = 1; a.T = T; a.N = N; a.a = av; a.b = bv; a.y = y;
+        g.dout = dy;
+        for (w = 0; w < 3; w++) want[w] = fnew(n[w]);
+        buf[0] = fnew(ny + 4); buf[1] = fnew(ny + 4);
+        got[1] = buf[1] + 3; got[2] = fnew((size_t)N);
+        scan_bw_run(ctx, &a, &g, want, n, 0);
+        CHECK(lattn_scan_chunk(ctx, &a) == LATTN_OK, "scan_chunk for the states: %s", lattn_ctx_error(ctx));
+        for (th = 1; th <= 2; th++) {    /* recomputing the states, then reading them */
+            ctx->n_threads = th;
+            g.h = th == 2 ? y : NULL;
+            got[0] = buf[0] + (th == 2 ? 3 : 1);
+            scan_bw_run(ctx, &a, &g, got, n, 1);
+            for (w = 0; w < 3; w++)
+                CHECK(rel_rms(got[w], want[w], n[w]) <= 1e-5, "scan_chunk_backward = scan_ref_backward: %s, outputs stored around the caches (%s): %.3g",
+                      names[w], th == 2 ? "the states read, 2 threads" : "the states recomputed", rel_rms(got[w], want[w], n[w]));
+        }
+        ctx->n_threads = 1;
+        for (w = 0; w < 3; w++) free(want[w]);
+        free(buf[0]); free(buf[1]); free(got[2]); free(av); free(bv); free(dy); free(y);
+    }
     {   /* refused without writing: no grads; a positive log decay */
         float x[4] = { 0.5f, 0.5f, 0.5f, 0.5f }, d[4];
         lattn_scan_args a;
