@@ -3160,8 +3160,8 @@ LATTN__INLINE lattn__vf lattn__vload_w(const float *x, size_t w) {
 LATTN__INLINE void lattn__vstore_w(float *y, lattn__vf v, size_t w) {
     if (w == LATTN__VW) lattn__vstore(y, v); else lattn__vstore_n(y, v, w);
 }
-/* An output's w lanes: with nt, a whole line-aligned vector goes around the caches (an output not
-   read again soon, whose lines a cached store would first read from memory); else vstore_w. */
+/* An output's w lanes: with nt, a whole vector at its alignment goes around the caches (an output
+   not read again soon, whose lines a cached store would first read from memory); else vstore_w. */
 LATTN__INLINE void lattn__vstore_out(float *y, lattn__vf v, size_t w, int nt) {
     if (nt && w == LATTN__VW && (uintptr_t)y % (LATTN__VW * sizeof(float)) == 0) lattn__vstream(y, v);
     else lattn__vstore_w(y, v, w);
@@ -4904,11 +4904,11 @@ LATTN__DEF lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const lat
     }
     ni = LATTN__MIN(nblk, (int64_t)LATTN__CONV_BW_ITEMS);
     nrow = (size_t)(LATTN__CONV_BLOCK + 2 * W + LATTN__CONV_TAPS);
-    ncol = (size_t)(LATTN__CONV_BLOCK + W - 1) * LATTN__VW + 2 * nrow;
+    ncol = ((size_t)(LATTN__CONV_BLOCK + W - 1) * LATTN__VW + 2 * nrow + 15) / 16 * 16;   /* whole lines a thread */
     npart = (size_t)(ni * (W + 1) * D);
     nws = (ncol * (size_t)nthr + (size_t)(W * D) * (size_t)(1 + n) + npart + 1) / 2 * 2;   /* even: int64 block table follows */
     LATTN__TRY(lattn__flat_floats(ctx, nws + (size_t)(4 * nblk + 2), who, &ws, &kept));   /* 2 int64 a block */
-    cols = ws;                           /* per thread: a block's input rows (pointers, 2 floats each), its dpre column */
+    cols = ws;                           /* per thread: a block's dpre column, then its input rows (pointers, 2 floats each) */
     wt = cols + ncol * (size_t)nthr;
     hist = wt + W * D;
     part = hist + n * W * D;             /* per item: dw [W][D], then dbias [D] */
@@ -4926,8 +4926,8 @@ LATTN__DEF lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const lat
     if (g->dh0) memset(g->dh0, 0, sizeof(float) * (size_t)(n * D * W));
     LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
     for (it = 0; it < ni; it++) {
-        float *pw = part + it * (W + 1) * D, *col = cols + ncol * (size_t)lattn__thread_id() + 2 * nrow;
-        const float **xr = (const float **)(void *)(col - 2 * nrow);
+        float *pw = part + it * (W + 1) * D, *col = cols + ncol * (size_t)lattn__thread_id();
+        const float **xr = (const float **)(void *)(col + ncol - 2 * nrow);
         int64_t b, cc, r;
         memset(pw, 0, sizeof(float) * (size_t)((W + 1) * D));
         for (b = nblk * it / ni; b < nblk * (it + 1) / ni; b++) {
