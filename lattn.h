@@ -4741,6 +4741,10 @@ LATTN__DEF lattn_status lattn_shortconv_ref_backward(lattn_ctx *ctx, const lattn
    sequence is staged as W rows [W][D] so that every tap reads a contiguous row. Threads take fixed
    blocks of 64 tokens (the split depends on the shape only). */
 #define LATTN__CONV_BLOCK 64
+/* Row q of sequence sq's input: x, or the history before the sequence (q < 0). */
+static const float *lattn__conv_row(const lattn_shortconv_args *a, const float *hist, int64_t sq, int64_t tok0, int64_t q) {
+    return q >= 0 ? a->x + (tok0 + q) * a->D : hist + (sq * a->W + a->W + q) * a->D;
+}
 LATTN__DEF lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortconv_args *a) {
     int64_t n, s, D, W, nblk_total = 0, *blk_start = NULL, b;
     float *ws, *wt, *hist;
@@ -4782,7 +4786,7 @@ LATTN__DEF lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortc
                                         : lattn__vzero();
                 for (j = 0; j < W; j++) {
                     int64_t p = t - (W - 1) + j;
-                    const float *xr = p >= 0 ? a->x + (tok0 + p) * D : hist + (sq * W + W + p) * D;
+                    const float *xr = lattn__conv_row(a, hist, sq, tok0, p);
                     if (w == LATTN__VW) acc = lattn__vfma(lattn__vload(wt + j * D + c), lattn__vload(xr + c), acc);
                     else acc = lattn__vfma(lattn__vload_n(wt + j * D + c, (size_t)w), lattn__vload_n(xr + c, (size_t)w), acc);
                 }
@@ -4798,7 +4802,7 @@ LATTN__DEF lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortc
             for (c = 0; c < D; c++)
                 for (j = 0; j < W; j++) {
                     int64_t p = len - W + j;
-                    a->ht[(s * D + c) * W + j] = p >= 0 ? a->x[(tok0 + p) * D + c] : hist[(s * W + W + p) * D + c];
+                    a->ht[(s * D + c) * W + j] = lattn__conv_row(a, hist, s, tok0, p)[c];
                 }
         }
     lattn__free(ctx, ws);
@@ -4824,10 +4828,6 @@ LATTN__DEF lattn_status lattn_shortconv_chunk(lattn_ctx *ctx, const lattn_shortc
 #define LATTN__CONV_BW_ITEMS 64
 #define LATTN__CONV_TAPS 4
 #define LATTN__CONV_AHEAD 64
-/* Row q of sequence sq's input: x, or the history before the sequence (q < 0). */
-static const float *lattn__conv_row(const lattn_shortconv_args *a, const float *hist, int64_t sq, int64_t tok0, int64_t q) {
-    return q >= 0 ? a->x + (tok0 + q) * a->D : hist + (sq * a->W + a->W + q) * a->D;
-}
 /* Block [t0, t0 + 64) of sequence sq, channels [c, c + w): its dpre column, dbias and dw terms
    (into pw [W][D] and pw + W·D), then dx (dh0 before the sequence). xr[i] is input row
    t0 - (W - 1) + i (a readable dummy past the sequence, for the padding taps of the last group). */
