@@ -5493,10 +5493,25 @@ LATTN__DEF lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_a
     return lattn__ok(ctx);
 }
 
+/* The fast forms work on tiles of 128 channels. A's columns (times scale) tile by tile, each tile's
+   as [N][128] (zeros past D): the 8 KiB a token reads lie on two pages, where a [N][D] layout put
+   them on N pages. */
+#define LATTN__SSM_TILE 128
+static void lattn__ssm_a_tiles(const float *A, int64_t D, int64_t N, double scale, float *dst) {
+    const int64_t nt = (D + LATTN__SSM_TILE - 1) / LATTN__SSM_TILE;
+    int64_t ti, k, l;
+    for (ti = 0; ti < nt; ti++)
+        for (k = 0; k < N; k++)
+            for (l = 0; l < LATTN__SSM_TILE; l++) {
+                const int64_t c = ti * LATTN__SSM_TILE + l;
+                dst[(ti * N + k) * LATTN__SSM_TILE + l] = c < D ? (float)((double)A[c * N + k] * scale) : 0.0f;
+            }
+}
+
 /* One token of the channels [c0, c1) (nv vectors): the fused discretisation, recurrence and
-   read-out. State n of vector v sits at st[(v·N + n)·VW]; At is A·log2(e) as [N][D]. The token reads
-   the state from sin (st itself, or the previous token's slot) and writes it to st; e_out, if not
-   NULL, receives the decays e^{ΔA} in the same layout. When the tile's lanes lie in one group, B_n
+   read-out. State n of vector v sits at st[(v·N + n)·VW]; At is the tile's A·log2(e)
+   (lattn__ssm_a_tiles). The token reads the state from sin (st itself, or the previous token's slot)
+   and writes it to st; e_out, if not NULL, receives the decays e^{ΔA} in the same layout. When the tile's lanes lie in one group, B_n
    and C_n are broadcast; else bl and cl hold each lane's B and C rows. sc receives Δ, Δ·x and the
    read-out Σ C h of every vector; y_out NULL: the states only. The rows of token pf (none if pf < 0)
    are asked into L2: one token's 128 channels are 512 bytes of a row D floats long, which the
@@ -5507,7 +5522,6 @@ static void lattn__ssm_rows_ahead(const float *p, int64_t pf, int64_t D, int64_t
 static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t pf, int64_t c0, int64_t c1, const float *At,
                              const float *sin, float *st, float *e_out, float *bl, float *cl, float *sc, float *y_out) {
     const int64_t D = a->D, N = a->N, per = D / G, nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW;
-    const int64_t Dp = (D + LATTN__VW - 1) / LATTN__VW * LATTN__VW;   /* At's padded row length */
     const int one_group = c0 / per == (c1 - 1) / per;
     const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN * 1.44269504f);       /* in log2 units */
     const float *Bt = a->Bm + (tok * G + c0 / per) * N, *Ct = a->Cm + (tok * G + c0 / per) * N;
@@ -5536,14 +5550,14 @@ static void lattn__ssm_token(const lattn_ssm_args *a, int64_t G, int64_t tok, in
         }
     }
     for (v = 0; v < nv; v++) {           /* per vector of channels: the N states in registers' reach */
-        const float *Av = At + c0 + v * LATTN__VW, *sb = bl + v * N * LATTN__VW, *sc2 = cl + v * N * LATTN__VW;
+        const float *Av = At + v * LATTN__VW, *sb = bl + v * N * LATTN__VW, *sc2 = cl + v * N * LATTN__VW;
         const lattn__vf dl = lattn__vload(dls + v * LATTN__VW), dx = lattn__vload(dxs + v * LATTN__VW);
         lattn__vf y0 = lattn__vzero(), y1 = lattn__vzero();
         const float *si = sin + v * N * LATTN__VW;
         float *s = st + v * N * LATTN__VW, *ev = e_out ? e_out + v * N * LATTN__VW : NULL;
         /* two states per step: independent exp chains and two accumulators */
 #define LATTN__SSM_STATE(kk, y) {                                                                         \
-            lattn__vf dA = lattn__vexp2_gate(lattn__vmax(lo, lattn__vmul(dl, lattn__vload(Av + (kk) * Dp)))); \
+            lattn__vf dA = lattn__vexp2_gate(lattn__vmax(lo, lattn__vmul(dl, lattn__vload(Av + (kk) * LATTN__SSM_TILE)))); \
             lattn__vf vb = one_group ? lattn__vset1(Bt[kk]) : lattn__vload(sb + (kk) * LATTN__VW);          \
             lattn__vf vc = one_group ? lattn__vset1(Ct[kk]) : lattn__vload(sc2 + (kk) * LATTN__VW);         \
             lattn__vf h = lattn__vfma(dA, lattn__vload(si + (kk) * LATTN__VW), lattn__vmul(dx, vb));        \
@@ -5608,9 +5622,8 @@ static int64_t lattn__ssm_blocks(const lattn_ssm_args *a, int64_t n) {
 /* The fast form and _step: work items are (sequence, 128 channels); within one, tokens outer, so
    each token's rows stream once and the tile's state stays in L1. Any thread count, same bits.
    states (NULL for _step): the block-start states and the final state, written as they pass. */
-#define LATTN__SSM_TILE 128
 static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, float *states, const char *who) {
-    int64_t n, G, w, nt, D, N, c, k, Dp, nb;
+    int64_t n, G, w, nt, D, N, nb;
     int nthr;
     size_t per;
     float *ws, *At;
@@ -5621,23 +5634,20 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, floa
     nb = states ? lattn__ssm_blocks(a, n) : 0;
     nthr = lattn__threads(ctx);
     per = (size_t)(3 * LATTN__SSM_TILE * N + 3 * LATTN__SSM_TILE);   /* state, per-lane B and C, scratch */
-    Dp = (D + LATTN__VW - 1) / LATTN__VW * LATTN__VW;
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(Dp * N) + per * (size_t)nthr, who));
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(nt * N * LATTN__SSM_TILE) + per * (size_t)nthr, who));
     At = ws;
-    /* A transposed and in log2 units, exp(ΔA) = 2^(Δ·A·log2 e); rows padded with zeros to whole vectors */
-    for (k = 0; k < N; k++)
-        for (c = 0; c < Dp; c++) At[k * Dp + c] = c < D ? (float)((double)a->A[c * N + k] * 1.4426950408889634) : 0.0f;
+    lattn__ssm_a_tiles(a->A, D, N, 1.4426950408889634, At);   /* in log2 units: exp(ΔA) = 2^(Δ·A·log2 e) */
     LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
     for (w = 0; w < n * nt; w++) {
         const int64_t sq = w / nt, c0 = (w % nt) * LATTN__SSM_TILE, c1 = LATTN__MIN(D, c0 + LATTN__SSM_TILE);
-        float *st = ws + Dp * N + per * (size_t)lattn__thread_id(), *bl = st + LATTN__SSM_TILE * N, *cl = bl + LATTN__SSM_TILE * N;
+        float *st = ws + nt * N * LATTN__SSM_TILE + per * (size_t)lattn__thread_id(), *bl = st + LATTN__SSM_TILE * N, *cl = bl + LATTN__SSM_TILE * N;
         float *sc = cl + LATTN__SSM_TILE * N, *slot = states ? states + sq * (nb + 1) * D * N : NULL;
         int64_t tok0, len, t;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
         lattn__ssm_tile_get(st, a->h0 ? a->h0 + sq * D * N : NULL, c0, c1, N);
         for (t = 0; t < len; t++) {
             if (slot && t % LATTN_SSM_BLOCK == 0) lattn__ssm_tile_put(st, slot + t / LATTN_SSM_BLOCK * D * N, c0, c1, N);
-            lattn__ssm_token(a, G, tok0 + t, t + 8 < len ? tok0 + t + 8 : -1, c0, c1, At, st, st, NULL, bl, cl, sc, a->y);
+            lattn__ssm_token(a, G, tok0 + t, t + 8 < len ? tok0 + t + 8 : -1, c0, c1, At + (w % nt) * N * LATTN__SSM_TILE, st, st, NULL, bl, cl, sc, a->y);
         }
         if (slot) lattn__ssm_tile_put(st, slot + nb * D * N, c0, c1, N);
         if (a->ht) lattn__ssm_tile_put(st, a->ht + sq * D * N, c0, c1, N);
@@ -5688,8 +5698,8 @@ static void lattn__ssm_lanes_add(lattn__vf u, lattn__vf dlx, lattn__vf dr, lattn
    decays; out: this token's, times e^{ΔA}). Per state n the step is u = U + dr C_n, U = u e^{ΔA},
    q = U h_{t-1} (0 where the gate is clamped); dx and dΔ share Σ_n u B_n. Writes dx, ddt, dz of the
    token; pB, pC (the token's [groups of the tile][N] rows of dBm, dCm, summed over the tile's
-   channels); adds to the tile's dA (pa, as the states), dDskip (pd) and ddt_bias (pz) sums. An = A
-   as [N][Dp]; acc is scratch of 2·N vectors, lane of 5·128 floats.
+   channels); adds to the tile's dA (pa, as the states), dDskip (pd) and ddt_bias (pz) sums. An = the
+   tile's A (lattn__ssm_a_tiles); acc is scratch of 2·N vectors, lane of 5·128 floats.
    Three passes over the tile's vectors: each vector's dr, Δx and Dskip part of dx (into lane); the
    states, LATTN__SSM_VB vectors at a time with n outer, so that the sums over the channels of
    u B_n Δx and dr h_n (dBm, dCm) stay in registers across the pair, as the per-vector sums over n
@@ -5701,7 +5711,7 @@ static void lattn__ssm_lanes_add(lattn__vf u, lattn__vf dlx, lattn__vf dr, lattn
 typedef struct lattn__ssm_bw {
     const float *An;
     float *bl, *cl, *acc, *lane;
-    int64_t G, Dp;
+    int64_t G;
 } lattn__ssm_bw;
 static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads *g, const lattn__ssm_bw *b, int64_t tok, int64_t pf, int64_t c0,
                                   int64_t c1, const float *hq, const float *hp, const float *et, const float *sc, float *U, float *pB,
@@ -5746,13 +5756,13 @@ static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads
     /* the states of vector v0 + j at n: o its offset; sB, sC the block's running dBm, dCm sums */
 #define LATTN__SSM_LANE_IN(j) lattn__vf dr##j = lattn__vload(ldr + (v0 + j) * LATTN__VW), dlx##j = lattn__vload(ldlx + (v0 + j) * LATTN__VW), \
                                         dl##j = lattn__vload(sc + (v0 + j) * LATTN__VW), sub##j = zero, ddl##j = zero;
-#define LATTN__SSM_LANE(j) {                                                                                       \
+#define LATTN__SSM_LANE(j, one_group) {                                                                            \
         const int64_t o = ((v0 + j) * N + k) * LATTN__VW;                                                          \
         const lattn__vf bj = one_group ? vb : lattn__vload(b->bl + o), cj = one_group ? vc : lattn__vload(b->cl + o); \
         const lattn__vf e = lattn__vload(et + o), u = lattn__vfma(dr##j, cj, lattn__vload(U + o)), ue = lattn__vmul(u, e); \
         const lattn__vf q = lattn__vsel_lt(elo, e, lattn__vmul(ue, lattn__vload(hp + o)), zero);                 \
         sub##j = lattn__vfma(u, bj, sub##j);                                                                       \
-        ddl##j = lattn__vfma(lattn__vload(b->An + k * b->Dp + c0 + (v0 + j) * LATTN__VW), q, ddl##j);             \
+        ddl##j = lattn__vfma(lattn__vload(b->An + k * TL + (v0 + j) * LATTN__VW), q, ddl##j);             \
         lattn__vstore(pa + o, lattn__vfma(dl##j, q, lattn__vload(pa + o)));                                        \
         lattn__vstore(U + o, ue);                                                                                  \
         if (one_group) {                                                                                           \
@@ -5762,7 +5772,7 @@ static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads
             lattn__ssm_lanes_add(u, dlx##j, dr##j, lattn__vload(hq + o), c0 + (v0 + j) * LATTN__VW, c1, per, g0, N, k, pB, pC); \
     }
 #define LATTN__SSM_LANE_OUT(j) lattn__vstore(lsub + (v0 + j) * LATTN__VW, sub##j); lattn__vstore(lddl + (v0 + j) * LATTN__VW, ddl##j);
-#define LATTN__SSM_STATES(LANES)                                                                                   \
+#define LATTN__SSM_STATES(LANES, one_group)                                                                        \
         for (k = 0; k < N; k++) {                                                                                  \
             const lattn__vf vb = one_group ? lattn__vset1(Bt[k]) : zero, vc = one_group ? lattn__vset1(Ct[k]) : zero; \
             lattn__vf sB = v0 > 0 ? lattn__vload(accB + k * LATTN__VW) : zero;                                     \
@@ -5775,11 +5785,13 @@ static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads
         nb = nv - v0 >= LATTN__SSM_VB ? LATTN__SSM_VB : 1;
         if (nb == LATTN__SSM_VB) {
             LATTN__SSM_LANE_IN(0) LATTN__SSM_LANE_IN(1)
-            LATTN__SSM_STATES(LATTN__SSM_LANE(0) LATTN__SSM_LANE(1))
+            if (one_group) LATTN__SSM_STATES(LATTN__SSM_LANE(0, 1) LATTN__SSM_LANE(1, 1), 1)
+            else LATTN__SSM_STATES(LATTN__SSM_LANE(0, 0) LATTN__SSM_LANE(1, 0), 0)
             LATTN__SSM_LANE_OUT(0) LATTN__SSM_LANE_OUT(1)
         } else {
             LATTN__SSM_LANE_IN(0)
-            LATTN__SSM_STATES(LATTN__SSM_LANE(0))
+            if (one_group) LATTN__SSM_STATES(LATTN__SSM_LANE(0, 1), 1)
+            else LATTN__SSM_STATES(LATTN__SSM_LANE(0, 0), 0)
             LATTN__SSM_LANE_OUT(0)
         }
     }
@@ -5820,7 +5832,7 @@ static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads
 LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g) {
     const char *who = "lattn_ssm_chunk_backward";
     const int64_t TL = LATTN__SSM_TILE, R = LATTN_SSM_BLOCK;
-    int64_t n, G, nt, D, N, Dp, S, c, k, w, sq, nblk, per, *boff;
+    int64_t n, G, nt, D, N, S, c, k, w, sq, nblk, per, *boff;
     size_t pth, nbc = 0, nit;
     int nthr;
     float *ws, *At, *An, *pbc, *part, *thr;
@@ -5833,7 +5845,6 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
     per = D / G;
     nt = (D + TL - 1) / TL;
     nthr = lattn__threads(ctx);
-    Dp = (D + LATTN__VW - 1) / LATTN__VW * LATTN__VW;
     S = TL * N;                          /* one tile's states */
     nit = (size_t)(n * nt);
     for (sq = 0; sq < n; sq++) {
@@ -5843,19 +5854,16 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
     }
     nblk = lattn__ssm_blocks(a, n);
     pth = (size_t)(((a->states ? 0 : nblk) + 2 * R + 4) * S + 2 * N * LATTN__VW + 3 * TL * R + 5 * TL);   /* checkpoints kept here without states */
-    LATTN__TRY(lattn__flat_floats(ctx, (size_t)(2 * Dp * N) + 2 * nbc + nit * (size_t)(S + 2 * TL) + pth * (size_t)nthr + 2 * (nit + 1),
+    LATTN__TRY(lattn__flat_floats(ctx, (size_t)(2 * nt * S) + 2 * nbc + nit * (size_t)(S + 2 * TL) + pth * (size_t)nthr + 2 * (nit + 1),
                                   who, &ws, &kept));
     At = ws;
-    An = At + Dp * N;
-    pbc = An + Dp * N;                   /* the items' dBm rows, then their dCm rows */
+    An = At + nt * S;
+    pbc = An + nt * S;                   /* the items' dBm rows, then their dCm rows */
     part = pbc + 2 * nbc;                /* per item: dA [vector][N][VW], dDskip, ddt_bias [TL] */
     thr = part + nit * (size_t)(S + 2 * TL);
     boff = (int64_t *)(void *)(thr + pth * (size_t)nthr);   /* per item: its first dBm row (8-byte aligned: every count before is even) */
-    for (k = 0; k < N; k++)
-        for (c = 0; c < Dp; c++) {
-            At[k * Dp + c] = c < D ? (float)((double)a->A[c * N + k] * 1.4426950408889634) : 0.0f;
-            An[k * Dp + c] = c < D ? a->A[c * N + k] : 0.0f;
-        }
+    lattn__ssm_a_tiles(a->A, D, N, 1.4426950408889634, At);
+    lattn__ssm_a_tiles(a->A, D, N, 1.0, An);
     for (sq = 0, boff[0] = 0; sq < n; sq++) {
         int64_t tok0, len;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
@@ -5867,6 +5875,7 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
     for (w = 0; w < (int64_t)nit; w++) {
         const int64_t s2 = w / nt, c0 = (w % nt) * TL, c1 = LATTN__MIN(D, c0 + TL);
         const int64_t ng = lattn__ssm_tile_groups(D, per, w % nt);
+        const float *Aw = At + (w % nt) * S;
         float *ck = thr + pth * (size_t)lattn__thread_id(), *hb = ck + (a->states ? 0 : nblk) * S, *eb = hb + (R + 1) * S, *U = eb + R * S, *bl = U + S;
         float *cl = bl + S, *acc = cl + S, *sc = acc + 2 * N * LATTN__VW, *pa = part + (size_t)w * (size_t)(S + 2 * TL), *pd = pa + S;
         float *pz = pd + TL;
@@ -5874,21 +5883,21 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
         const float *slot = a->states ? a->states + s2 * (nblk + 1) * D * N : NULL;   /* the forward's block-start states */
         int64_t tok0, len, t, kb;
         lattn__ssm_bw bw;
-        bw.An = An; bw.bl = bl; bw.cl = cl; bw.acc = acc; bw.lane = sc + 3 * TL * R; bw.G = G; bw.Dp = Dp;
+        bw.An = An + (w % nt) * S; bw.bl = bl; bw.cl = cl; bw.acc = acc; bw.lane = sc + 3 * TL * R; bw.G = G;
         lattn__seq(a->offsets, a->T, s2, &tok0, &len);
         lattn__ssm_tile_get(U, g->dht ? g->dht + s2 * D * N : NULL, c0, c1, N);
         lattn__ssm_tile_get(hb, a->h0 ? a->h0 + s2 * D * N : NULL, c0, c1, N);
         for (kb = 0; !slot && kb * R < len; kb++) {   /* the checkpoints, without the forward's */
             memcpy(ck + kb * S, hb, sizeof(float) * (size_t)S);
             for (t = kb * R; t < LATTN__MIN(len, kb * R + R); t++)
-                lattn__ssm_token(a, G, tok0 + t, t + 8 < len ? tok0 + t + 8 : -1, c0, c1, At, hb, hb, NULL, bl, cl, sc, NULL);
+                lattn__ssm_token(a, G, tok0 + t, t + 8 < len ? tok0 + t + 8 : -1, c0, c1, Aw, hb, hb, NULL, bl, cl, sc, NULL);
         }
         for (kb = (len + R - 1) / R - 1; kb >= 0; kb--) {
             const int64_t t0 = kb * R, t1 = LATTN__MIN(len, t0 + R);
             if (slot) lattn__ssm_tile_get(hb, slot + kb * D * N, c0, c1, N);
             else memcpy(hb, ck + kb * S, sizeof(float) * (size_t)S);
             for (t = t0; t < t1; t++)    /* hb[t - t0 + 1] = h_t, eb[t - t0] its decays, sc[t - t0] its Δ and read-out */
-                lattn__ssm_token(a, G, tok0 + t, t0 > 0 ? tok0 + t - R : -1, c0, c1, At, hb + (t - t0) * S, hb + (t - t0 + 1) * S,
+                lattn__ssm_token(a, G, tok0 + t, t0 > 0 ? tok0 + t - R : -1, c0, c1, Aw, hb + (t - t0) * S, hb + (t - t0 + 1) * S,
                                  eb + (t - t0) * S, bl, cl, sc + (t - t0) * 3 * TL, NULL);
             for (t = t1 - 1; t >= t0; t--)   /* the next block's rows come in while this one runs */
                 lattn__ssm_token_back(a, g, &bw, tok0 + t, t0 > 0 ? tok0 + t - R : -1, c0, c1, hb + (t - t0 + 1) * S, hb + (t - t0) * S, eb + (t - t0) * S,
