@@ -839,8 +839,8 @@ LATTN_API lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const latt
    chunk states of the matrix-state mixers (S_n = diag(decay) S_{n-1} + ΔS_n). Forms (>>verbs):
    _ref (sequential, double), _chunk (SIMD across channels; threads take blocks of channels when
    there are at least LATTN_SCAN_CHANNEL_SPLIT of them (or T fits one block), else blocks of time;
-   the choice and the block sizes depend on the shape only, so any thread count gives the same
-   bits), _step (float32, token by token; ht may equal h0). y and ht are each optional. */
+   the choice and the time blocks depend on the shape only, and channels are independent, so any
+   thread count gives the same bits; y of 16 MiB or more is stored around the caches), _step (float32, token by token; ht may equal h0). y and ht are each optional. */
 #define LATTN_SCAN_CHANNEL_SPLIT 1024
 #define LATTN_SCAN_TIME_BLOCK 4096
 typedef struct lattn_scan_args {
@@ -5094,24 +5094,34 @@ LATTN__DEF lattn_status lattn_scan_ref_backward(lattn_ctx *ctx, const lattn_scan
     return lattn__ok(ctx);
 }
 
+/* The floats before p's first vector-aligned address (0: p is aligned). */
+static size_t lattn__vhead(const float *p) {
+    return (size_t)(((uintptr_t)0 - (uintptr_t)p) % (LATTN__VW * sizeof(float))) / sizeof(float);
+}
 /* Scan `len` rows of nc channels (row stride N) from the state in st (updated in place); writes
    every row to h (row stride ldh) when given and, when prod is given, the product of the decays
-   into it. */
+   into it. With nt, h's whole vectors go around the caches (the caller fences): each row starts
+   with the part vector that brings h to the vector's alignment. */
 static void lattn__scan_rows(int64_t len, int64_t nc, int64_t N, const float *a, const float *b, int log_space,
-                             float *st, float *h, int64_t ldh, float *prod) {
+                             float *st, float *h, int64_t ldh, float *prod, int nt) {
     const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN);
     int64_t t, c;
     if (prod) for (c = 0; c < nc; c++) prod[c] = 1.0f;
     for (t = 0; t < len; t++) {
         const float *at = a + t * N, *bt = b + t * N;
         float *ht = h ? h + t * ldh : NULL;
-        for (c = 0; c < nc; c += LATTN__VW) {
-            size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, nc - c);
-            lattn__vf va = lattn__vload_w(at + c, w), vb = lattn__vload_w(bt + c, w), vh = lattn__vload_w(st + c, w);
+        const size_t head = nt && ht ? lattn__vhead(ht) : 0;
+        size_t w;
+        for (c = 0; c < nc; c += (int64_t)w) {
+            lattn__vf va, vb, vh;
+            w = (size_t)LATTN__MIN((int64_t)(c == 0 && head > 0 ? head : LATTN__VW), nc - c);
+            va = lattn__vload_w(at + c, w);
+            vb = lattn__vload_w(bt + c, w);
+            vh = lattn__vload_w(st + c, w);
             if (log_space) va = lattn__vexp(lattn__vmax(lo, va));
             vh = lattn__vfma(va, vh, vb);
             lattn__vstore_w(st + c, vh, w);
-            if (ht) lattn__vstore_w(ht + c, vh, w);
+            if (ht) lattn__vstore_out(ht + c, vh, w, nt);
             if (prod) lattn__vstore_w(prod + c, lattn__vmul(lattn__vload_w(prod + c, w), va), w);
         }
     }
@@ -5121,26 +5131,42 @@ static void lattn__scan_rows(int64_t len, int64_t nc, int64_t N, const float *a,
    (a1, b1) ∘ (a2, b2) = (a1 a2, a2 b1 + b2): blocks scanned locally, carries combined, blocks
    rescanned from their carries (or blocks of channels, each scanned whole) */
 #define LATTN__SCAN_CHANNEL_BLOCK 16384   /* 64 KiB of state: rows stream contiguously */
+#define LATTN__SCAN_MIN_CHANNELS 1024     /* a row's 4 KiB: the narrowest block when threads want more */
+#define LATTN__SCAN_NT_BYTES ((int64_t)16 << 20)   /* outputs this large are stored around the caches */
+/* The channel blocks of a row: blocks of at most cmax channels and, when the batch has fewer of
+   them than threads, narrower ones down to LATTN__SCAN_MIN_CHANNELS. Channels are independent, so
+   the width never changes a bit. Returns the width (whole cache lines), *ncb the blocks a row. */
+static int64_t lattn__scan_cblock(int64_t B, int64_t N, int nthr, int64_t cmax, int64_t *ncb) {
+    int64_t n = (N + cmax - 1) / cmax, cb;
+    if (B * n < nthr) n = LATTN__MIN(((int64_t)nthr + B - 1) / B, (N + LATTN__SCAN_MIN_CHANNELS - 1) / LATTN__SCAN_MIN_CHANNELS);
+    n = LATTN__MAX(n, 1);
+    cb = LATTN__MAX((N + n - 1) / n + 15, 16) / 16 * 16;
+    *ncb = (N + cb - 1) / cb;
+    return cb;
+}
 LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *a) {
     const int64_t N = a ? a->N : 0, T = a ? a->T : 0, TB = LATTN_SCAN_TIME_BLOCK;
     int64_t w, nw, nblk;
-    int nthr;
+    int nthr, nt;
     float *ws;
     LATTN__TRY(lattn__scan_check(ctx, "lattn_scan_chunk", a));
     nthr = lattn__threads(ctx);
+    /* a large y is not read again soon; rows of 4 KiB or more, so that a row's part vectors are rare */
+    nt = a->B * T * N >= LATTN__SCAN_NT_BYTES / (int64_t)sizeof(float) && N >= LATTN__SCAN_MIN_CHANNELS;
     if (a->B * N >= LATTN_SCAN_CHANNEL_SPLIT || T <= TB) {
         /* channel split: each work item scans blocks of channels over the whole sequence */
-        int64_t ncb = (N + LATTN__SCAN_CHANNEL_BLOCK - 1) / LATTN__SCAN_CHANNEL_BLOCK;
+        int64_t ncb, cb = lattn__scan_cblock(a->B, N, nthr, LATTN__SCAN_CHANNEL_BLOCK, &ncb);
         nw = a->B * ncb;
-        LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(LATTN__SCAN_CHANNEL_BLOCK * nthr), "lattn_scan_chunk"));
+        LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(cb * LATTN__MIN((int64_t)nthr, nw)), "lattn_scan_chunk"));
         LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
         for (w = 0; w < nw; w++) {
-            int64_t b = w / ncb, c0 = (w % ncb) * LATTN__SCAN_CHANNEL_BLOCK, nc = LATTN__MIN(LATTN__SCAN_CHANNEL_BLOCK, N - c0);
-            float *st = ws + (size_t)lattn__thread_id() * LATTN__SCAN_CHANNEL_BLOCK;
+            int64_t b = w / ncb, c0 = (w % ncb) * cb, nc = LATTN__MIN(cb, N - c0);
+            float *st = ws + (size_t)lattn__thread_id() * (size_t)cb;
             size_t off = (size_t)(b * T * N + c0);
             if (a->h0) memcpy(st, a->h0 + b * N + c0, (size_t)nc * sizeof(float)); else memset(st, 0, (size_t)nc * sizeof(float));
-            lattn__scan_rows(T, nc, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, N, NULL);
+            lattn__scan_rows(T, nc, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, N, NULL, nt);
             if (a->ht) memcpy(a->ht + b * N + c0, st, (size_t)nc * sizeof(float));
+            if (nt) lattn__vfence();
         }
         lattn__free(ctx, ws);
         return lattn__ok(ctx);
@@ -5156,7 +5182,7 @@ LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *
         size_t off = (size_t)((b * T + t0) * N);
         float *prod = ws + 2 * w * N, *loc = prod + N;
         memset(loc, 0, (size_t)N * sizeof(float));
-        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, loc, NULL, N, prod);
+        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, loc, NULL, N, prod, 0);
     }
     for (w = 0; w < nw; w++) {           /* carry_k = (Π a)_k · carry_{k-1} + local_k, in block order */
         int64_t b = w / nblk, k = w % nblk, c;
@@ -5174,8 +5200,9 @@ LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *
         size_t off = (size_t)((b * T + t0) * N);
         float *st = ws + 2 * w * N;
         if (!a->y && k != nblk - 1) continue;
-        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, N, NULL);
+        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, N, NULL, nt);
         if (a->ht && k == nblk - 1) memcpy(a->ht + b * N, st, (size_t)N * sizeof(float));
+        if (nt) lattn__vfence();
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
@@ -5195,7 +5222,7 @@ static void lattn__scan_rows_back(int64_t len, int64_t nc, int64_t N, const floa
     int64_t t, c;
     for (t = len - 1; t >= 0; t--) {
         const float *first = db ? db + t * N : da ? da + t * N : NULL;
-        const size_t head = nt && first ? (size_t)(((uintptr_t)0 - (uintptr_t)first) % (LATTN__VW * sizeof(float))) / sizeof(float) : 0;
+        const size_t head = nt && first ? lattn__vhead(first) : 0;
         size_t w;
         for (c = 0; c < nc; c += (int64_t)w) {
             const size_t i = (size_t)(t * N + c);
@@ -5216,8 +5243,9 @@ static void lattn__scan_rows_back(int64_t len, int64_t nc, int64_t N, const floa
         }
     }
 }
-/* Float32: work items of (batch row, block of 4096 channels), one thread each (the split depends on
-   the shape only: any thread count gives the same bits). A forward pass keeps the state at the
+/* Float32: work items of (batch row, block of up to 4096 channels, narrower when threads outnumber
+   the blocks: lattn__scan_cblock), one thread each; channels are independent, so any thread count
+   gives the same bits. A forward pass keeps the state at the
    start of every block of 16 tokens; the backward then recomputes each block's states from its
    checkpoint while its rows are hot and runs the reverse scan over them. Rows of 16 KiB per block
    ran at twice the rate of 2 KiB ones (fewer pages touched per row). Memory per thread:
@@ -5230,11 +5258,10 @@ static void lattn__scan_rows_back(int64_t len, int64_t nc, int64_t N, const floa
    31.7-32.6 ms against 40.3-44.9, 85-97 % of the triad, which stores through the caches). */
 #define LATTN__SCAN_BW_CHANNELS 4096
 #define LATTN__SCAN_BW_ROWS 16
-#define LATTN__SCAN_NT_BYTES ((int64_t)16 << 20)
 LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g) {
     const char *who = "lattn_scan_chunk_backward";
-    const int64_t CB = LATTN__SCAN_BW_CHANNELS, R = LATTN__SCAN_BW_ROWS;
-    int64_t w, nw, ncb, nblk, per;
+    const int64_t R = LATTN__SCAN_BW_ROWS;
+    int64_t w, nw, ncb, nblk, per, CB;
     int nthr, nt;
     float *ws;
     int kept;
@@ -5242,7 +5269,7 @@ LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sc
     LATTN__TRY(lattn__scan_check(ctx, who, a));
     nthr = lattn__threads(ctx);
     nt = a->B * a->T * a->N >= LATTN__SCAN_NT_BYTES / (int64_t)sizeof(float);
-    ncb = (a->N + CB - 1) / CB;
+    CB = lattn__scan_cblock(a->B, a->N, nthr, LATTN__SCAN_BW_CHANNELS, &ncb);
     nw = a->B * ncb;
     nblk = (a->T + R - 1) / R;
     per = g->h ? 2 * CB : (nblk + R + 3) * CB;   /* checkpoints, states h_{t-1} of a block, the state, U */
@@ -5274,7 +5301,7 @@ LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sc
         for (k = 0; k < nblk; k++) {     /* the checkpoints: each block's initial state */
             const size_t off = (size_t)((b * a->T + k * R) * N + c0);
             memcpy(ck + k * CB, st, (size_t)nc * sizeof(float));
-            lattn__scan_rows(LATTN__MIN(R, a->T - k * R), nc, N, a->a + off, a->b + off, a->log_space, st, NULL, 0, NULL);
+            lattn__scan_rows(LATTN__MIN(R, a->T - k * R), nc, N, a->a + off, a->b + off, a->log_space, st, NULL, 0, NULL, 0);
         }
         if (g->dht) memcpy(U, g->dht + b * N + c0, (size_t)nc * sizeof(float)); else memset(U, 0, (size_t)nc * sizeof(float));
         for (k = nblk - 1; k >= 0; k--) {
@@ -5282,7 +5309,7 @@ LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sc
             const int64_t len = LATTN__MIN(R, a->T - k * R);
             memcpy(hp, ck + k * CB, (size_t)nc * sizeof(float));
             memcpy(st, hp, (size_t)nc * sizeof(float));
-            lattn__scan_rows(len - 1, nc, N, a->a + off, a->b + off, a->log_space, st, hp + CB, CB, NULL);   /* hp[t] = h_{t-1} */
+            lattn__scan_rows(len - 1, nc, N, a->a + off, a->b + off, a->log_space, st, hp + CB, CB, NULL, 0);   /* hp[t] = h_{t-1} */
             lattn__scan_rows_back(len, nc, N, a->a + off, g->dout ? g->dout + off : NULL, a->log_space, hp, CB, U,
                                   g->da ? g->da + off : NULL, g->db ? g->db + off : NULL, nt);
         }

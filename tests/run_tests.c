@@ -4565,6 +4565,27 @@ static void test_scan_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
                 CHECK(rel_rms(got[w], want[w], n[w]) <= 1e-5, "scan_chunk_backward = scan_ref_backward: %s, outputs stored around the caches (%s): %.3g",
                       names[w], th == 2 ? "the states read, 2 threads" : "the states recomputed", rel_rms(got[w], want[w], n[w]));
         }
+        {   /* the forward's y of 16 MiB, stored around the caches: 1 to 3 floats off a line, the
+               channels in 1, 2 and 3 blocks (widths 8195, 4112 and 2736 as threads ask) */
+            float *ref = fnew(ny), *hr = fnew((size_t)N), *ht = fnew((size_t)N), *y1 = fnew(ny);
+            a.y = ref; a.ht = hr;
+            CHECK(lattn_scan_ref(ctx, &a) == LATTN_OK, "scan_ref: %s", lattn_ctx_error(ctx));
+            for (th = 1; th <= 3; th++) {
+                float *yb = buf[0] + th;
+                ctx->n_threads = th;
+                poison(buf[0], ny + 4);
+                poison(ht, (size_t)N);
+                a.y = yb; a.ht = ht;
+                CHECK(lattn_scan_chunk(ctx, &a) == LATTN_OK, "scan_chunk, y around the caches: %s", lattn_ctx_error(ctx));
+                CHECK(rel_rms(yb, ref, ny) <= 1e-5 && rel_rms(ht, hr, (size_t)N) <= 1e-5,
+                      "scan_chunk = scan_ref, y of 16 MiB stored around the caches, %d thread(s): %.3g, ht %.3g", th, rel_rms(yb, ref, ny),
+                      rel_rms(ht, hr, (size_t)N));
+                if (th == 1) memcpy(y1, yb, ny * sizeof(float));
+                else CHECK(same_bits(yb, y1, ny), "scan_chunk: the same bits at %d threads (channel blocks narrowed)", th);
+            }
+            a.y = y; a.ht = NULL;
+            free(ref); free(hr); free(ht); free(y1);
+        }
         ctx->n_threads = 1;
         for (w = 0; w < 3; w++) free(want[w]);
         free(buf[0]); free(buf[1]); free(got[2]); free(av); free(bv); free(dy); free(y);
