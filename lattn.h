@@ -5122,7 +5122,10 @@ static void lattn__scan_rows(int64_t len, int64_t nc, int64_t N, const float *a,
             vh = lattn__vfma(va, vh, vb);
             lattn__vstore_w(st + c, vh, w);
             if (ht) lattn__vstore_out(ht + c, vh, w, nt);
-            if (prod) lattn__vstore_w(prod + c, lattn__vmul(lattn__vload_w(prod + c, w), va), w);
+            if (prod) {                  /* a product under FLT_MIN counts as zero (see lattn_scan_chunk) */
+                const lattn__vf p = lattn__vmul(lattn__vload_w(prod + c, w), va);
+                lattn__vstore_w(prod + c, lattn__vsel_lt(lattn__vabs(p), lattn__vset1(FLT_MIN), lattn__vzero(), p), w);
+            }
         }
     }
 }
@@ -5172,7 +5175,9 @@ LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *
         return lattn__ok(ctx);
     }
     /* time split: (1) each block scanned from zero gives its carry (Π a, local h); (2) carries
-       combined in order with ∘; (3) each block rescanned from its true initial state */
+       combined in order with ∘; (3) each block rescanned from its true initial state. A block's
+       Π a under FLT_MIN is taken as zero: its term weighs less than 2^-126 of the carry before,
+       and subnormal operands stall some cores (decays of 0.5-1: 2.4x the time on a Xeon) */
     nblk = (T + TB - 1) / TB;
     nw = a->B * nblk;
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(2 * nw * N), "lattn_scan_chunk"));
@@ -5253,7 +5258,8 @@ static void lattn__scan_rows_back(int64_t len, int64_t nc, int64_t N, const floa
    recompute: one reverse pass per item reads h_{t-1} from the row before and h0 for the first
    token, with two rows of workspace. One batch row of few channels is one item: the time split of the
    forward has no backward counterpart here. Outputs of 16 MiB or more (da, db: B·T·N floats each)
-   are stored around the caches: a cached store first reads the line it writes, 7 transfers an
+   in rows of 1,024 channels or more (shorter rows would pay a part vector at each end: N = 64 ran
+   6.7x slower) are stored around the caches: a cached store first reads the line it writes, 7 transfers an
    element where 5 are needed (states given, T = 4096, N = 8192, one Zen 4 core, build/bench scan:
    31.7-32.6 ms against 40.3-44.9, 85-97 % of the triad, which stores through the caches). */
 #define LATTN__SCAN_BW_CHANNELS 4096
@@ -5268,7 +5274,7 @@ LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sc
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
     LATTN__TRY(lattn__scan_check(ctx, who, a));
     nthr = lattn__threads(ctx);
-    nt = a->B * a->T * a->N >= LATTN__SCAN_NT_BYTES / (int64_t)sizeof(float);
+    nt = a->B * a->T * a->N >= LATTN__SCAN_NT_BYTES / (int64_t)sizeof(float) && a->N >= LATTN__SCAN_MIN_CHANNELS;
     CB = lattn__scan_cblock(a->B, a->N, nthr, LATTN__SCAN_BW_CHANNELS, &ncb);
     nw = a->B * ncb;
     nblk = (a->T + R - 1) / R;

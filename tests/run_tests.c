@@ -638,6 +638,22 @@ static void test_scan(void) {
             free(a); free(b); free(h1); free(h2);
         }
     }
+    {   /* time split, a block's product of decays under FLT_MIN (0.9788^4096 ≈ 8e-39, taken as zero)
+           or just above it (0.98^4096 ≈ 1e-36), a large h0: the same states as _ref */
+        const int64_t T = 2 * LATTN_SCAN_TIME_BLOCK + 9, N = 6;
+        const size_t n = (size_t)(T * N);
+        float *a = fnew(n), *b = frand(&r, n, -1, 1), *h1 = fnew(n), *h2 = fnew(n), h0[6] = { 1e3f, -1e3f, 1e30f, 0, 5, -7 };
+        lattn_scan_args s;
+        size_t i;
+        for (i = 0; i < n; i++) a[i] = i % 2 ? 0.9788f : 0.98f;
+        memset(&s, 0, sizeof s);
+        s.B = 1; s.T = T; s.N = N; s.a = a; s.b = b; s.h0 = h0; s.y = h1;
+        lattn_scan_ref(&ctx, &s);
+        s.y = h2;
+        CHECK(lattn_scan_chunk(&ctx, &s) == LATTN_OK && rel_rms(h2, h1, n) <= 1e-5,
+              "scan time split with block products under FLT_MIN = scan_ref: %.3g", rel_rms(h2, h1, n));
+        free(a); free(b); free(h1); free(h2);
+    }
     {   /* errors: nothing written */
         float a[4] = { -1, 0.5f, -1, -1 }, b[4] = { 1, 1, 1, 1 }, h[4] = { NAN, NAN, NAN, NAN };
         lattn_scan_args s;
