@@ -840,7 +840,9 @@ LATTN_API lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const latt
    _ref (sequential, double), _chunk (SIMD across channels; threads take blocks of channels when
    there are at least LATTN_SCAN_CHANNEL_SPLIT of them (or T fits one block), else blocks of time;
    the choice and the time blocks depend on the shape only, and channels are independent, so any
-   thread count gives the same bits; y of 16 MiB or more is stored around the caches), _step (float32, token by token; ht may equal h0). y and ht are each optional. */
+   thread count gives the same bits; a y of 16 MiB or more in rows of 1,024 channels or more is
+   stored around the caches), _step (float32, token by token; ht may equal h0). y and ht are each
+   optional. */
 #define LATTN_SCAN_CHANNEL_SPLIT 1024
 #define LATTN_SCAN_TIME_BLOCK 4096
 typedef struct lattn_scan_args {
@@ -5154,7 +5156,8 @@ LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *
     float *ws;
     LATTN__TRY(lattn__scan_check(ctx, "lattn_scan_chunk", a));
     nthr = lattn__threads(ctx);
-    /* a large y is not read again soon; rows of 4 KiB or more, so that a row's part vectors are rare */
+    /* a large y is not read again soon; rows of 4 KiB or more (never on the time split, whose
+       rows are shorter), so that a row's part vectors are rare */
     nt = a->B * T * N >= LATTN__SCAN_NT_BYTES / (int64_t)sizeof(float) && N >= LATTN__SCAN_MIN_CHANNELS;
     if (a->B * N >= LATTN_SCAN_CHANNEL_SPLIT || T <= TB) {
         /* channel split: each work item scans blocks of channels over the whole sequence */
@@ -5205,9 +5208,8 @@ LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *
         size_t off = (size_t)((b * T + t0) * N);
         float *st = ws + 2 * w * N;
         if (!a->y && k != nblk - 1) continue;
-        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, N, NULL, nt);
+        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, N, NULL, 0);
         if (a->ht && k == nblk - 1) memcpy(a->ht + b * N, st, (size_t)N * sizeof(float));
-        if (nt) lattn__vfence();
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
@@ -5250,18 +5252,18 @@ static void lattn__scan_rows_back(int64_t len, int64_t nc, int64_t N, const floa
 }
 /* Float32: work items of (batch row, block of up to 4096 channels, narrower when threads outnumber
    the blocks: lattn__scan_cblock), one thread each; channels are independent, so any thread count
-   gives the same bits. A forward pass keeps the state at the
-   start of every block of 16 tokens; the backward then recomputes each block's states from its
-   checkpoint while its rows are hot and runs the reverse scan over them. Rows of 16 KiB per block
-   ran at twice the rate of 2 KiB ones (fewer pages touched per row). Memory per thread:
-   (T/16 + 20) x 4096 floats. With the states given (g->h, the forward's y) there is nothing to
-   recompute: one reverse pass per item reads h_{t-1} from the row before and h0 for the first
-   token, with two rows of workspace. One batch row of few channels is one item: the time split of the
-   forward has no backward counterpart here. Outputs of 16 MiB or more (da, db: B·T·N floats each)
-   in rows of 1,024 channels or more (shorter rows would pay a part vector at each end: N = 64 ran
-   6.7x slower) are stored around the caches: a cached store first reads the line it writes, 7 transfers an
-   element where 5 are needed (states given, T = 4096, N = 8192, one Zen 4 core, build/bench scan:
-   31.7-32.6 ms against 40.3-44.9, 85-97 % of the triad, which stores through the caches). */
+   gives the same bits. A forward pass keeps the state at the start of every block of 16 tokens;
+   the backward then recomputes each block's states from its checkpoint while its rows are hot and
+   runs the reverse scan over them. Rows of 16 KiB per block ran at twice the rate of 2 KiB ones
+   (fewer pages touched per row). Memory per thread: (T/16 + 20) x 4096 floats. With the states
+   given (g->h, the forward's y) there is nothing to recompute: one reverse pass per item reads
+   h_{t-1} from the row before and h0 for the first token, with two rows of workspace. One batch
+   row of few channels is one item: the time split of the forward has no backward counterpart
+   here. Outputs of 16 MiB or more (da, db: B·T·N floats each) in rows of 1,024 channels or more
+   (shorter rows would pay a part vector at each end: N = 64 ran 6.7x slower) are stored around the
+   caches: a cached store first reads the line it writes, 7 transfers an element where 5 are needed
+   (states given, T = 4096, N = 8192, one Zen 4 core, build/bench scan: 31.7-32.6 ms against
+   40.3-44.9, 85-97 % of the triad, which stores through the caches). */
 #define LATTN__SCAN_BW_CHANNELS 4096
 #define LATTN__SCAN_BW_ROWS 16
 LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_scan_args *a, const lattn_scan_grads *g) {
@@ -5543,9 +5545,10 @@ static void lattn__ssm_a_tiles(const float *A, int64_t D, int64_t N, double scal
 
 /* One token of the channels [c0, c1) (nv vectors): the fused discretisation, recurrence and
    read-out. State n of vector v sits at st[(v·N + n)·VW]; At is the tile's A·log2(e)
-   (lattn__ssm_a_tiles). The token reads the state from sin (st itself, or the previous token's slot)
-   and writes it to st; e_out, if not NULL, receives the decays e^{ΔA} in the same layout. When the tile's lanes lie in one group, B_n
-   and C_n are broadcast; else bl and cl hold each lane's B and C rows. sc receives Δ, Δ·x and the
+   (lattn__ssm_a_tiles). The token reads the state from sin (st itself, or the previous token's
+   slot) and writes it to st; e_out, if not NULL, receives the decays e^{ΔA} in the same layout.
+   When the tile's lanes lie in one group, B_n and C_n are broadcast; else bl and cl hold each
+   lane's B and C rows. sc receives Δ, Δ·x and the
    read-out Σ C h of every vector; y_out NULL: the states only. The rows of token pf (none if pf < 0)
    are asked into L2: one token's 128 channels are 512 bytes of a row D floats long, which the
    hardware's stream prefetch does not follow from token to token. */
