@@ -3162,10 +3162,14 @@ LATTN__INLINE lattn__vf lattn__vload_w(const float *x, size_t w) {
 LATTN__INLINE void lattn__vstore_w(float *y, lattn__vf v, size_t w) {
     if (w == LATTN__VW) lattn__vstore(y, v); else lattn__vstore_n(y, v, w);
 }
+/* The floats before p's first vector-aligned address (0: p is aligned). */
+LATTN__INLINE size_t lattn__vhead(const float *p) {
+    return (size_t)(((uintptr_t)0 - (uintptr_t)p) % (LATTN__VW * sizeof(float))) / sizeof(float);
+}
 /* An output's w lanes: with nt, a whole vector at its alignment goes around the caches (an output
    not read again soon, whose lines a cached store would first read from memory); else vstore_w. */
 LATTN__INLINE void lattn__vstore_out(float *y, lattn__vf v, size_t w, int nt) {
-    if (nt && w == LATTN__VW && (uintptr_t)y % (LATTN__VW * sizeof(float)) == 0) lattn__vstream(y, v);
+    if (nt && w == LATTN__VW && lattn__vhead(y) == 0) lattn__vstream(y, v);
     else lattn__vstore_w(y, v, w);
 }
 
@@ -3179,7 +3183,8 @@ LATTN__INLINE void lattn__copy_row(float *dst, const float *src, size_t n) {
    an output row is not read again soon, and a cached store would first read its lines from memory. */
 static void lattn__copy_row_nt(float *dst, const float *src, size_t n) {
     size_t i = 0;
-    for (; i < n && ((uintptr_t)(dst + i) % (LATTN__VW * sizeof(float))) != 0; i++) dst[i] = src[i];
+    const size_t head = LATTN__MIN(n, lattn__vhead(dst));
+    for (; i < head; i++) dst[i] = src[i];
     for (; i + LATTN__VW <= n; i += LATTN__VW) lattn__vstream(dst + i, lattn__vload(src + i));
     for (; i < n; i++) dst[i] = src[i];
 }
@@ -5096,10 +5101,6 @@ LATTN__DEF lattn_status lattn_scan_ref_backward(lattn_ctx *ctx, const lattn_scan
     return lattn__ok(ctx);
 }
 
-/* The floats before p's first vector-aligned address (0: p is aligned). */
-static size_t lattn__vhead(const float *p) {
-    return (size_t)(((uintptr_t)0 - (uintptr_t)p) % (LATTN__VW * sizeof(float))) / sizeof(float);
-}
 /* Scan `len` rows of nc channels (row stride N) from the state in st (updated in place); writes
    every row to h (row stride ldh) when given and, when prod is given, the product of the decays
    into it. With nt, h's whole vectors go around the caches (the caller fences): each row starts
@@ -5141,6 +5142,11 @@ static void lattn__scan_rows(int64_t len, int64_t nc, int64_t N, const float *a,
 /* The channel blocks of a row: blocks of at most cmax channels and, when the batch has fewer of
    them than threads, narrower ones down to LATTN__SCAN_MIN_CHANNELS. Channels are independent, so
    the width never changes a bit. Returns the width (whole cache lines), *ncb the blocks a row. */
+/* Whether the scan's outputs go around the caches: 16 MiB or more (not read again soon), in rows of
+   1,024 channels or more (a row's part vectors stay rare; N = 64 ran 6.7x slower). */
+static int lattn__scan_nt(const lattn_scan_args *a) {
+    return a->B * a->T * a->N >= LATTN__SCAN_NT_BYTES / (int64_t)sizeof(float) && a->N >= LATTN__SCAN_MIN_CHANNELS;
+}
 static int64_t lattn__scan_cblock(int64_t B, int64_t N, int nthr, int64_t cmax, int64_t *ncb) {
     int64_t n = (N + cmax - 1) / cmax, cb;
     if (B * n < nthr) n = LATTN__MIN(((int64_t)nthr + B - 1) / B, (N + LATTN__SCAN_MIN_CHANNELS - 1) / LATTN__SCAN_MIN_CHANNELS);
@@ -5156,9 +5162,7 @@ LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *
     float *ws;
     LATTN__TRY(lattn__scan_check(ctx, "lattn_scan_chunk", a));
     nthr = lattn__threads(ctx);
-    /* a large y is not read again soon; rows of 4 KiB or more (never on the time split, whose
-       rows are shorter), so that a row's part vectors are rare */
-    nt = a->B * T * N >= LATTN__SCAN_NT_BYTES / (int64_t)sizeof(float) && N >= LATTN__SCAN_MIN_CHANNELS;
+    nt = lattn__scan_nt(a);             /* never on the time split, whose rows are shorter */
     if (a->B * N >= LATTN_SCAN_CHANNEL_SPLIT || T <= TB) {
         /* channel split: each work item scans blocks of channels over the whole sequence */
         int64_t ncb, cb = lattn__scan_cblock(a->B, N, nthr, LATTN__SCAN_CHANNEL_BLOCK, &ncb);
@@ -5276,7 +5280,7 @@ LATTN__DEF lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sc
     if (!g) return lattn__fail(ctx, LATTN_E_NULL, "%s: grads is NULL", who);
     LATTN__TRY(lattn__scan_check(ctx, who, a));
     nthr = lattn__threads(ctx);
-    nt = a->B * a->T * a->N >= LATTN__SCAN_NT_BYTES / (int64_t)sizeof(float) && a->N >= LATTN__SCAN_MIN_CHANNELS;
+    nt = lattn__scan_nt(a);
     CB = lattn__scan_cblock(a->B, a->N, nthr, LATTN__SCAN_BW_CHANNELS, &ncb);
     nw = a->B * ncb;
     nblk = (a->T + R - 1) / R;
