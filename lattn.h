@@ -835,8 +835,9 @@ LATTN_API lattn_status lattn_shortconv_chunk_backward(lattn_ctx *ctx, const latt
    (l <= 0, clamped below at LATTN_LOG_GATE_MIN; a positive l is a domain error).
    The associative operator  (a1, b1) ∘ (a2, b2) = (a1·a2, a2·b1 + b2)  (apply left, then right)
    makes it parallel: the fast form scans fixed blocks of 4096 tokens locally, combines the block
-   carries with ∘, then rescans each block from its carry. The same operator passes the K x V
-   chunk states of the matrix-state mixers (S_n = diag(decay) S_{n-1} + ΔS_n). Forms (>>verbs):
+   carries with ∘ in a chain from block to block, and rescans each block from its carry while its
+   rows are still in cache. The same operator passes the K x V chunk states of the matrix-state
+   mixers (S_n = diag(decay) S_{n-1} + ΔS_n). Forms (>>verbs):
    _ref (sequential, double), _chunk (SIMD across channels; threads take blocks of channels when
    there are at least LATTN_SCAN_CHANNEL_SPLIT of them (or T fits one block), else blocks of time;
    the choice and the time blocks depend on the shape only, and channels are independent, so any
@@ -5134,19 +5135,19 @@ static void lattn__scan_rows(int64_t len, int64_t nc, int64_t N, const float *a,
 }
 
 /* >>scan.chunk -----------------------------------------------------------------------------------
-   (a1, b1) ∘ (a2, b2) = (a1 a2, a2 b1 + b2): blocks scanned locally, carries combined, blocks
+   (a1, b1) ∘ (a2, b2) = (a1 a2, a2 b1 + b2): blocks scanned locally, carries chained, blocks
    rescanned from their carries (or blocks of channels, each scanned whole) */
 #define LATTN__SCAN_CHANNEL_BLOCK 16384   /* 64 KiB of state: rows stream contiguously */
 #define LATTN__SCAN_MIN_CHANNELS 1024     /* a row's 4 KiB: the narrowest block when threads want more */
 #define LATTN__SCAN_NT_BYTES ((int64_t)16 << 20)   /* outputs this large are stored around the caches */
-/* The channel blocks of a row: blocks of at most cmax channels and, when the batch has fewer of
-   them than threads, narrower ones down to LATTN__SCAN_MIN_CHANNELS. Channels are independent, so
-   the width never changes a bit. Returns the width (whole cache lines), *ncb the blocks a row. */
 /* Whether the scan's outputs go around the caches: 16 MiB or more (not read again soon), in rows of
    1,024 channels or more (a row's part vectors stay rare; N = 64 ran 6.7x slower). */
 static int lattn__scan_nt(const lattn_scan_args *a) {
     return a->B * a->T * a->N >= LATTN__SCAN_NT_BYTES / (int64_t)sizeof(float) && a->N >= LATTN__SCAN_MIN_CHANNELS;
 }
+/* The channel blocks of a row: blocks of at most cmax channels and, when the batch has fewer of
+   them than threads, narrower ones down to LATTN__SCAN_MIN_CHANNELS. Channels are independent, so
+   the width never changes a bit. Returns the width (whole cache lines), *ncb the blocks a row. */
 static int64_t lattn__scan_cblock(int64_t B, int64_t N, int nthr, int64_t cmax, int64_t *ncb) {
     int64_t n = (N + cmax - 1) / cmax, cb;
     if (B * n < nthr) n = LATTN__MIN(((int64_t)nthr + B - 1) / B, (N + LATTN__SCAN_MIN_CHANNELS - 1) / LATTN__SCAN_MIN_CHANNELS);
@@ -5155,11 +5156,67 @@ static int64_t lattn__scan_cblock(int64_t B, int64_t N, int nthr, int64_t cmax, 
     *ncb = (N + cb - 1) / cb;
     return cb;
 }
+/* The time split (B·N < LATTN_SCAN_CHANNEL_SPLIT) as one chained pass: blocks of
+   LATTN_SCAN_TIME_BLOCK tokens are handed out in sequence order (lattn__chain_next); each scans
+   itself from zero, which gives its carry (Π a, local h), waits for the block before to post its
+   state at its end, posts its own, carry_k = (Π a)_k · carry_{k-1} + local_k, and with y wanted
+   runs again from its initial state, writing y while its rows are still in cache. A carry is the
+   same expression whichever thread computes it, so any thread count gives the same bits; a block
+   waits only for one handed out before it, so the chain always moves. A block's Π a under FLT_MIN
+   is taken as zero: its term weighs less than 2^-126 of the carry before, and subnormal operands
+   stall some cores (decays of 0.5-1: 2.4x the time on a Xeon). ws: 2N floats a block (batch row
+   major), flags: an int a block, zero. */
+static int64_t lattn__chain_next(int64_t *next) {
+    int64_t i;
+    LATTN__PRAGMA(omp atomic capture)
+    i = (*next)++;
+    return i;
+}
+static void lattn__chain_post(int *flag) {
+    LATTN__PRAGMA(omp flush)
+    LATTN__PRAGMA(omp atomic write)
+    *flag = 1;
+}
+static void lattn__chain_wait(int *flag) {
+    int v = 0;
+    while (!v) {
+        LATTN__PRAGMA(omp atomic read)
+        v = *flag;
+    }
+    LATTN__PRAGMA(omp flush)
+}
+static void lattn__scan_chain(const lattn_scan_args *a, int nthr, float *ws, int *flags) {
+    const int64_t N = a->N, T = a->T, TB = LATTN_SCAN_TIME_BLOCK, nblk = (T + TB - 1) / TB, nw = a->B * nblk;
+    int64_t next = 0;
+    (void)nthr;                          /* without OpenMP */
+    LATTN__PRAGMA(omp parallel num_threads(nthr))
+    for (;;) {
+        const int64_t w = lattn__chain_next(&next), b = w / nblk, k = w % nblk, t0 = k * TB, len = LATTN__MIN(TB, T - t0);
+        const size_t off = (size_t)((b * T + t0) * N);
+        float *st = ws + 2 * w * N, *loc = st + N;
+        int64_t c;
+        if (w >= nw) break;
+        if (k < nblk - 1) {              /* the last block's carry is nobody's */
+            memset(loc, 0, (size_t)N * sizeof(float));
+            lattn__scan_rows(len, N, N, a->a + off, a->b + off, a->log_space, loc, NULL, N, st, 0);
+        }
+        if (k > 0) lattn__chain_wait(flags + w - 1);
+        for (c = 0; c < N; c++) {
+            const float init = k > 0 ? ws[2 * (w - 1) * N + N + c] : a->h0 ? a->h0[b * N + c] : 0.0f;
+            if (k < nblk - 1) loc[c] = st[c] * init + loc[c];
+            st[c] = init;                /* now the block's initial state */
+        }
+        lattn__chain_post(flags + w);
+        if (!a->y && !(a->ht && k == nblk - 1)) continue;
+        lattn__scan_rows(len, N, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, N, NULL, 0);
+    }
+}
 LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *a) {
     const int64_t N = a ? a->N : 0, T = a ? a->T : 0, TB = LATTN_SCAN_TIME_BLOCK;
     int64_t w, nw, nblk;
-    int nthr, nt;
+    int nthr, nt, *flags;
     float *ws;
+    lattn_status st;
     LATTN__TRY(lattn__scan_check(ctx, "lattn_scan_chunk", a));
     nthr = lattn__threads(ctx);
     nt = lattn__scan_nt(a);             /* never on the time split, whose rows are shorter */
@@ -5181,42 +5238,19 @@ LATTN__DEF lattn_status lattn_scan_chunk(lattn_ctx *ctx, const lattn_scan_args *
         lattn__free(ctx, ws);
         return lattn__ok(ctx);
     }
-    /* time split: (1) each block scanned from zero gives its carry (Π a, local h); (2) carries
-       combined in order with ∘; (3) each block rescanned from its true initial state. A block's
-       Π a under FLT_MIN is taken as zero: its term weighs less than 2^-126 of the carry before,
-       and subnormal operands stall some cores (decays of 0.5-1: 2.4x the time on a Xeon) */
-    nblk = (T + TB - 1) / TB;
+    nblk = (T + TB - 1) / TB;           /* time split: one chained pass */
     nw = a->B * nblk;
+    nthr = (int)LATTN__MIN((int64_t)nthr, nw);
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(2 * nw * N), "lattn_scan_chunk"));
-    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-    for (w = 0; w < nw; w++) {
-        int64_t b = w / nblk, t0 = (w % nblk) * TB;
-        size_t off = (size_t)((b * T + t0) * N);
-        float *prod = ws + 2 * w * N, *loc = prod + N;
-        memset(loc, 0, (size_t)N * sizeof(float));
-        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, loc, NULL, N, prod, 0);
+    flags = (int *)lattn__alloc_array(ctx, (size_t)nw, sizeof(int), "lattn_scan_chunk", &st);
+    if (flags) {
+        memset(flags, 0, (size_t)nw * sizeof(int));
+        lattn__scan_chain(a, nthr, ws, flags);
+        for (w = 0; a->ht && w < a->B; w++) memcpy(a->ht + w * N, ws + 2 * (w * nblk + nblk - 1) * N, (size_t)N * sizeof(float));
     }
-    for (w = 0; w < nw; w++) {           /* carry_k = (Π a)_k · carry_{k-1} + local_k, in block order */
-        int64_t b = w / nblk, k = w % nblk, c;
-        float *prod = ws + 2 * w * N, *loc = prod + N;
-        const float *prev = k > 0 ? ws + 2 * (w - 1) * N + N : a->h0 ? a->h0 + b * N : NULL;
-        for (c = 0; c < N; c++) {
-            float init = prev ? prev[c] : 0.0f, carry = prod[c] * init + loc[c];
-            prod[c] = init;              /* now the block's initial state */
-            loc[c] = carry;
-        }
-    }
-    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-    for (w = 0; w < nw; w++) {           /* rescan (only the last block when h is not wanted) */
-        int64_t b = w / nblk, k = w % nblk, t0 = k * TB;
-        size_t off = (size_t)((b * T + t0) * N);
-        float *st = ws + 2 * w * N;
-        if (!a->y && k != nblk - 1) continue;
-        lattn__scan_rows(LATTN__MIN(TB, T - t0), N, N, a->a + off, a->b + off, a->log_space, st, a->y ? a->y + off : NULL, N, NULL, 0);
-        if (a->ht && k == nblk - 1) memcpy(a->ht + b * N, st, (size_t)N * sizeof(float));
-    }
+    lattn__free(ctx, flags);
     lattn__free(ctx, ws);
-    return lattn__ok(ctx);
+    return st == LATTN_OK ? lattn__ok(ctx) : st;
 }
 
 /* >>scan.chunk_backward --------------------------------------------------------------------------
