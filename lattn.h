@@ -18033,6 +18033,145 @@ static lattn_status lattn__fa_plan_make(lattn_ctx *ctx, const char *who, const l
     return LATTN_OK;
 }
 
+/* ---- the flash schedule on the cpu profile: the same items, the products on rows ------------------
+   The cpu has no partitions to honour, so its items skip the tiler's steps (the transposes of Q and P
+   into partition-major tiles, the copies out of PSUM, the column operations) and keep the
+   arithmetic: per item (sequence, head, group of qg query tiles) the query rows are copied once,
+   scaled by s; each visible key tile's Kᵀ is made once for the group (16 x 16 register transposes);
+   S = (s·Q)·Kᵀ; one pass over each row of S runs the online softmax
+       m' = max(m, max_j S_j),  c = e^{m - m'},  P = e^{S - m'} (in place),  ℓ = c·ℓ + Σ_j P_j,  O = c·O
+   and O += P·V reads P as rows. Invisible scores are -inf before the pass (their P is 0); a row that
+   sees no key keeps m = -FLT_MAX, ℓ = 0 and gets O = 0, lse = -inf, as the tiled schedule does. An
+   item is one thread's, so the bits do not depend on the thread count. The counters read as on the
+   other profiles: a visited tile pair is a step (ctx.stats.unrolled_steps), the rows an item copies
+   in are its DMA bytes (dma_in_bytes). Measured against the tiled
+   schedule (T = 2048, H = 16, D = 128, causal): 148-155 against 215-221 ms on a Xeon core,
+   11.7-12.8 against 16.9-18.3 ms on 16; the same time on a Zen 4 core (bench/RESULTS.md). */
+typedef struct lattn__fa_cpu { float *qs, *acc, *m, *l, *kr, *kt, *vr, *s, *gw; } lattn__fa_cpu;
+static size_t lattn__fa_cpu_floats(const lattn__fa_plan *p) {
+    const size_t C = (size_t)p->C, QC = (size_t)p->qg * C, K = (size_t)p->K, V = (size_t)p->V;
+    const size_t gw = LATTN__MAX(lattn__gemm_ws(p->C, p->K), lattn__gemm_ws(p->V, p->C));
+    return (QC * (K + V + 2) + C * (2 * K + V + C) + gw + 15) / 16 * 16;
+}
+static void lattn__fa_cpu_carve(const lattn__fa_plan *p, float *base, lattn__fa_cpu *w) {
+    const int64_t C = p->C, QC = (int64_t)p->qg * C;
+    w->qs = base;                        /* [qg·C][K] s·Q */
+    w->acc = w->qs + QC * p->K;          /* [qg·C][V] O */
+    w->m = w->acc + QC * p->V;           /* [qg·C] */
+    w->l = w->m + QC;                    /* [qg·C] */
+    w->kr = w->l + QC;                   /* [C][K] K rows */
+    w->kt = w->kr + C * p->K;            /* [K][C] Kᵀ */
+    w->vr = w->kt + C * p->K;            /* [C][V] V rows */
+    w->s = w->vr + C * p->V;             /* [C][C] S, then P */
+    w->gw = w->s + C * C;                /* the products' packing */
+}
+/* Query i (sequence-local) against keys j0 .. j0 + n - 1 of a partially visible block: invisible
+   scores set to -inf (causal and window masks by their range, FN masks key by key). */
+static void lattn__fa_cpu_mask(const lattn_attn_args *a, int64_t sq, int64_t i, int64_t j0, int n, float *row) {
+    int c;
+    if (a->mask == LATTN_MASK_CAUSAL || a->mask == LATTN_MASK_WINDOW) {
+        const int64_t hi = i - j0, lo = a->mask == LATTN_MASK_WINDOW ? i - a->window - j0 : 0;
+        for (c = 0; c < n; c++)
+            if (c > hi || c < lo) row[c] = -HUGE_VALF;
+        return;
+    }
+    for (c = 0; c < n; c++)
+        if (!lattn__vis(a, sq, i, j0 + c)) row[c] = -HUGE_VALF;
+}
+/* One (sequence, head, group of qg query tiles from i0), the section comment's schedule. */
+static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims *dm, const lattn__fa_plan *p, const lattn__fa_cpu *w,
+                               int64_t sq, int64_t t0, int64_t len, int64_t h, int64_t i0, uint64_t *steps, uint64_t *bytes) {
+    const int64_t H = a->H, Hkv = dm->Hkv, kvh = h / dm->G, K = p->K, V = p->V, C = p->C;
+    const int ng = (int)LATTN__MIN((int64_t)p->qg, (len - i0 + C - 1) / C);
+    const int band = a->mask == LATTN_MASK_CAUSAL || a->mask == LATTN_MASK_WINDOW;
+    int cls[LATTN__ATTN_QG], g;
+    int64_t j0, r, c;
+    for (g = 0; g < ng; g++) {           /* s·Q rows; m = -FLT_MAX, ℓ = 0, O = 0 */
+        const int64_t q0 = i0 + g * C, L = LATTN__MIN(C, len - q0);
+        for (r = 0; r < L; r++) {
+            const float *q = a->q + ((t0 + q0 + r) * H + h) * K;
+            float *d = w->qs + (g * C + r) * K;
+            for (c = 0; c < K; c++) d[c] = dm->s * q[c];
+            w->m[g * C + r] = -FLT_MAX;
+            w->l[g * C + r] = 0.0f;
+        }
+        memset(w->acc + g * C * V, 0, (size_t)(L * V) * sizeof(float));
+        *bytes += (uint64_t)(L * K) * sizeof(float);
+    }
+    for (j0 = 0; j0 < len; j0 += C) {
+        const int64_t Lk = LATTN__MIN(C, len - j0);
+        int any = 0;
+        for (g = 0; g < ng; g++) {
+            const int64_t q0 = i0 + g * C;
+            any |= (cls[g] = lattn__vis_block(a, sq, q0, LATTN__MIN(q0 + C, len), j0, j0 + Lk)) != LATTN_VIS_NONE;
+        }
+        if (!any) continue;
+        for (r = 0; r < Lk; r++) {       /* K rows into Kᵀ, V rows */
+            const int64_t kr = (t0 + j0 + r) * Hkv + kvh;
+            memcpy(w->kr + r * K, a->k + kr * K, (size_t)K * sizeof(float));
+            memcpy(w->vr + r * V, a->v + kr * V, (size_t)V * sizeof(float));
+        }
+        lattn__transpose_mat(Lk, K, w->kr, w->kt);
+        *bytes += (uint64_t)(Lk * (K + V)) * sizeof(float);
+        for (g = 0; g < ng; g++) {
+            const int64_t q0 = i0 + g * C, L = LATTN__MIN(C, len - q0);
+            const int diag = cls[g] == LATTN_VIS_SOME && band && j0 == q0;   /* keys past the row: not computed */
+            if (cls[g] == LATTN_VIS_NONE) continue;
+            lattn__sgemm(diag ? LATTN_GEMM_LOWER : 0, L, Lk, K, w->qs + g * C * K, K, w->kt, Lk, w->s, C, w->gw);
+            for (r = 0; r < L; r++) {    /* the online softmax, row by row */
+                float *sr = w->s + r * C, *mr = w->m + g * C + r, *lr = w->l + g * C + r, sum, mn, cf;
+                if (cls[g] == LATTN_VIS_SOME) lattn__fa_cpu_mask(a, sq, q0 + r, j0, (int)Lk, sr);
+                mn = lattn_vec_max((size_t)Lk, sr);
+                mn = mn > *mr ? mn : *mr;                /* (a NaN score spreads through P) */
+                cf = expf(*mr - mn);
+                lattn__act_row(LATTN_ACT_EXP, (int)Lk, sr, sr, 1.0f, -mn, &sum);
+                *lr = cf * *lr + sum;
+                *mr = mn;
+                if (cf != 1.0f) lattn_vec_scale((size_t)V, cf, w->acc + (g * C + r) * V);
+            }
+            lattn__sgemm(LATTN_GEMM_ACCUMULATE | (diag ? LATTN__GEMM_TRIU_A : 0), L, V, Lk, w->s, C, w->vr, V, w->acc + g * C * V, V, w->gw);
+            ++*steps;
+        }
+    }
+    for (g = 0; g < ng; g++) {           /* o = O / ℓ, lse = m + ln ℓ */
+        const int64_t q0 = i0 + g * C, L = LATTN__MIN(C, len - q0);
+        for (r = 0; r < L; r++) {
+            const int64_t row = (t0 + q0 + r) * H + h;
+            const float l = w->l[g * C + r], *o = w->acc + (g * C + r) * V;
+            const float d = l > FLT_MIN ? l : FLT_MIN;
+            if (a->lse) a->lse[row] = w->m[g * C + r] + logf(l);
+            for (c = 0; c < V; c++) a->o[row * V + c] = o[c] / d;
+        }
+    }
+}
+/* The cpu profile's forward: lattn_attn_chunk's items and order, lattn__fa_cpu_item each. */
+static lattn_status lattn__fa_cpu_run(lattn_ctx *ctx, const char *who, const lattn_attn_args *a, const lattn__attn_dims *dm,
+                                      const lattn__fa_plan *p, int64_t nq, int64_t items) {
+    const size_t per = lattn__fa_cpu_floats(p);
+    const int nthr = (int)LATTN__MIN((int64_t)lattn__threads(ctx), items);
+    float *ws;
+    int64_t w;
+    int kept;
+    size_t cnt;
+    uint64_t steps = 0, bytes = 0;
+    if (lattn_size_mul(&cnt, per, (size_t)nthr) != LATTN_OK) return lattn__fail(ctx, LATTN_E_OVERFLOW, "%s: the workspace overflows", who);
+    LATTN__TRY(lattn__flat_floats(ctx, cnt, who, &ws, &kept));
+    LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr) reduction(+: steps, bytes))
+    for (w = 0; w < items; w++) {
+        int64_t qt = nq - 1 - w / (dm->n * a->H), sq = w % (dm->n * a->H) / a->H, h = w % a->H, t0, len;
+        lattn__fa_cpu x;
+        lattn__fa_cpu_carve(p, ws + per * (size_t)lattn__thread_id(), &x);
+        lattn__seq(a->offsets, a->T, sq, &t0, &len);
+        if (qt * p->C * p->qg < len) lattn__fa_cpu_item(a, dm, p, &x, sq, t0, len, h, qt * p->C * p->qg, &steps, &bytes);
+    }
+    lattn__flat_give(ctx, ws, kept);
+    if (ctx) {
+        ctx->stats.unrolled_steps += steps;
+        ctx->stats.dma_in_bytes += bytes;
+    }
+    return lattn__ok(ctx);
+}
+
 /* >>attn.chunk -----------------------------------------------------------------------------------
    the flash schedule: per query tile, the visible key tiles in order with the running max m,
    sum ℓ and output O on chip (online softmax); invisible tiles skipped, partial ones masked */
@@ -18058,6 +18197,7 @@ LATTN__DEF lattn_status lattn_attn_chunk(lattn_ctx *ctx, const lattn_attn_args *
         if (plan.qg == 1 || items >= (int64_t)LATTN__ITEMS_PER_THREAD * lattn__threads(ctx)) break;
         plan.qg /= 2;
     }
+    if (pr->kind == LATTN_DEV_CPU) return lattn__fa_cpu_run(ctx, who, a, &dm, &plan, nq, items);
     st = lattn__team_make(ctx, &tm, who, items, sizeof(lattn__fa_tiles), lattn__fa_tiles_fn, &plan);
     if (st == LATTN_OK && a->mask == LATTN_MASK_FN)
         st = lattn__alloc_floats(ctx, &mbuf, (size_t)tm.n * (size_t)plan.C * (size_t)plan.C, who);
