@@ -18044,9 +18044,9 @@ static lattn_status lattn__fa_plan_make(lattn_ctx *ctx, const char *who, const l
    sees no key keeps m = -FLT_MAX, ℓ = 0 and gets O = 0, lse = -inf, as the tiled schedule does. An
    item is one thread's, so the bits do not depend on the thread count. The counters read as on the
    other profiles: a visited tile pair is a step (ctx.stats.unrolled_steps), the rows an item copies
-   in are its DMA bytes (dma_in_bytes). Measured against the tiled
-   schedule (T = 2048, H = 16, D = 128, causal): 148-155 against 215-221 ms on a Xeon core,
-   11.7-12.8 against 16.9-18.3 ms on 16; the same time on a Zen 4 core (bench/RESULTS.md). */
+   in are its DMA bytes (dma_in_bytes). Measured against the tiled schedule (T = 2048, H = 16,
+   causal, D = 128): 148-155 against 215-221 ms on a Xeon core, 11.7-12.8 against 16.9-18.3 ms on
+   16; on a Zen 4 core the same time, and 1.2-1.4x faster at D = 64 (bench/RESULTS.md). */
 typedef struct lattn__fa_cpu { float *qs, *acc, *m, *l, *kr, *kt, *vr, *s, *gw; } lattn__fa_cpu;
 static size_t lattn__fa_cpu_floats(const lattn__fa_plan *p) {
     const size_t C = (size_t)p->C, QC = (size_t)p->qg * C, K = (size_t)p->K, V = (size_t)p->V;
