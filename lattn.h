@@ -18066,15 +18066,9 @@ static void lattn__fa_cpu_carve(const lattn__fa_plan *p, float *base, lattn__fa_
     w->gw = w->s + C * C;                /* the products' packing */
 }
 /* Query i (sequence-local) against keys j0 .. j0 + n - 1 of a partially visible block: invisible
-   scores set to -inf (causal and window masks by their range, FN masks key by key). */
+   scores set to -inf. */
 static void lattn__fa_cpu_mask(const lattn_attn_args *a, int64_t sq, int64_t i, int64_t j0, int n, float *row) {
     int c;
-    if (a->mask == LATTN_MASK_CAUSAL || a->mask == LATTN_MASK_WINDOW) {
-        const int64_t hi = i - j0, lo = a->mask == LATTN_MASK_WINDOW ? i - a->window - j0 : 0;
-        for (c = 0; c < n; c++)
-            if (c > hi || c < lo) row[c] = -HUGE_VALF;
-        return;
-    }
     for (c = 0; c < n; c++)
         if (!lattn__vis(a, sq, i, j0 + c)) row[c] = -HUGE_VALF;
 }
@@ -18089,9 +18083,7 @@ static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims 
     for (g = 0; g < ng; g++) {           /* s·Q rows; m = -FLT_MAX, ℓ = 0, O = 0 */
         const int64_t q0 = i0 + g * C, L = LATTN__MIN(C, len - q0);
         for (r = 0; r < L; r++) {
-            const float *q = a->q + ((t0 + q0 + r) * H + h) * K;
-            float *d = w->qs + (g * C + r) * K;
-            for (c = 0; c < K; c++) d[c] = dm->s * q[c];
+            lattn__act_row(LATTN_ACT_IDENTITY, (int)K, a->q + ((t0 + q0 + r) * H + h) * K, w->qs + (g * C + r) * K, dm->s, 0.0f, NULL);
             w->m[g * C + r] = -FLT_MAX;
             w->l[g * C + r] = 0.0f;
         }
