@@ -3455,7 +3455,8 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
     int in_place = !(flags & LATTN_GEMM_TRANS_B) && K <= 128, triu = (flags & LATTN__GEMM_TRIU_A) != 0;
     int tril = (flags & LATTN__GEMM_TRIL_A) != 0;
     /* Aᵀ with rows a page or more apart: each k of a strip would touch its own page, so AG strips
-       at a time are copied once into MR-wide rows and read from there by every panel */
+       at a time are copied once into MR-wide rows and read from there by every panel (apack:
+       32 KiB of stack) */
     const int pack_a = rs == 1 && cs >= 1024;
     float apack[LATTN__AG * LATTN__MR * LATTN__KC];
     int64_t jc, pc, ir, jr;
