@@ -1,5 +1,6 @@
 /* lattn benchmarks: `make bench` prints a table and writes bench/last_run.jsonl (one JSON object per
-   row: name, shape, threads, ms, tokens_per_s, gflops, gbps, baseline, speedup, pct_peak).
+   row: name, shape, threads, ms, tokens_per_s, gflops, gbps, baseline, speedup, pct_peak); a
+   partial run (a filter, --quick, --chunk or --threads) writes build/bench_partial.jsonl instead.
    Every time is the median of >= 5 runs after a warm-up; a measured form and its baseline run in
    the same process, interleaved, so that the ratio survives a noisy shared machine.
    Usage: bench [--quick] [--chunk=C] [--threads=LIST] [filter]   (filter: run rows whose name contains it)
@@ -1898,8 +1899,11 @@ int main(int argc, char **argv) {
         }
         else g_filter = argv[i];
     }
-    g_out = fopen("bench/last_run.jsonl", "w");
-    if (!g_out) { fprintf(stderr, "cannot write bench/last_run.jsonl (run from the repository root)\n"); return 1; }
+    {   /* only a full run replaces the recorded rows; a partial one writes its rows under build/ */
+        const char *path = g_filter || g_quick || g_chunk || g_threads_given ? "build/bench_partial.jsonl" : "bench/last_run.jsonl";
+        g_out = fopen(path, "w");
+        if (!g_out) { fprintf(stderr, "cannot write %s (run from the repository root)\n", path); return 1; }
+    }
     printf("%s\n", lattn_build_info());
     printf("%-22s %-32s %2s %10s %12s %8s %7s %-18s %7s %s\n", "name", "shape", "th", "ms", "tokens/s", "GFLOP/s",
            "%peak", "baseline", "speedup", "GB/s");
