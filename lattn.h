@@ -3503,20 +3503,20 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
     }
 }
 
-/* t [n][m] = xᵀ for x [m][n], in 16 x 16 blocks (by register transposes where whole). */
-static void lattn__transpose_mat(int64_t m, int64_t n, const float *x, float *t) {
+/* t [n][m] = xᵀ for x [m][n] (rows ldx apart), in 16 x 16 blocks (by register transposes where whole). */
+static void lattn__transpose_mat(int64_t m, int64_t n, const float *x, int64_t ldx, float *t) {
     int64_t i0, j0, i, j;
     for (i0 = 0; i0 < m; i0 += 16)
         for (j0 = 0; j0 < n; j0 += 16) {
 #ifdef LATTN__TB
             if (i0 + 16 <= m && j0 + 16 <= n) {
                 for (i = 0; i < 16; i += LATTN__TB)
-                    for (j = 0; j < 16; j += LATTN__TB) lattn__tblock(x + (i0 + i) * n + j0 + j, (size_t)n, t + (j0 + j) * m + i0 + i, (size_t)m);
+                    for (j = 0; j < 16; j += LATTN__TB) lattn__tblock(x + (i0 + i) * ldx + j0 + j, (size_t)ldx, t + (j0 + j) * m + i0 + i, (size_t)m);
                 continue;
             }
 #endif
             for (j = j0; j < LATTN__MIN(j0 + 16, n); j++)
-                for (i = i0; i < LATTN__MIN(i0 + 16, m); i++) t[j * m + i] = x[i * n + j];
+                for (i = i0; i < LATTN__MIN(i0 + 16, m); i++) t[j * m + i] = x[i * ldx + j];
         }
 }
 /* C [m][n] = A Bᵀ for A [m][k], B [n][k] (row strides lda, ldb). The SGEMM packs Bᵀ by transposing
@@ -3527,7 +3527,7 @@ static void lattn__sgemm_abt(int64_t m, int64_t n, int64_t k, const float *A, in
                              float *C, float *tmp, float *ws) {
     if (n * k > m * (k + n)) {
         lattn__sgemm(LATTN_GEMM_TRANS_B, n, m, k, B, ldb, A, lda, tmp, m, ws);
-        lattn__transpose_mat(n, m, tmp, C);
+        lattn__transpose_mat(n, m, tmp, m, C);
     } else lattn__sgemm(LATTN_GEMM_TRANS_B, m, n, k, A, lda, B, ldb, C, n, ws);
 }
 
@@ -10953,7 +10953,7 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__la_bw_rows(w->y, V, 1.0f, w->nbet, w->dz, V, NULL, NULL, L, V, 1);
     /* dEd = dA Ek + dY S0ᵀ;  dEk = dAᵀ Ed + incl(dO Ξᵀ)ᵀ Qd + Ξ dSᵀ;  dQd = dO S0ᵀ + incl(dO Ξᵀ) Ek;
        dZ S0ᵀ first, in dek: dβ -= its rows · Ed (the dZ·Y of Y's first term), dEd += -β its rows */
-    lattn__transpose_mat(K, V, S0, w->ST);   /* S0ᵀ once for dZ S0ᵀ and dO S0ᵀ */
+    lattn__transpose_mat(K, V, S0, V, w->ST);   /* S0ᵀ once for dZ S0ᵀ and dO S0ᵀ */
     lattn__sgemm(0, L, K, V, w->dz, V, w->ST, K, w->dek, K, w->gw);
     for (i = 0; i < L; i++) w->dbet[i] -= lattn_vec_dot((size_t)K, w->dek + i * K, w->ed + i * K);
     lattn__sgemm(LATTN__GEMM_TRIU_A, L, K, L, w->D, L, w->ek, K, w->ded, K, w->gw);
@@ -10962,7 +10962,7 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, K, L, w->D, L, w->ed, K, w->dek, K, w->gw);
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, w->xi, V, w->M, w->gw);
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIL_A, L, K, L, w->M, L, w->qd, K, w->dek, K, w->gw);
-    lattn__transpose_mat(K, V, w->U, w->ST);   /* then dSᵀ for Ξ dSᵀ and Vw dSᵀ */
+    lattn__transpose_mat(K, V, w->U, V, w->ST);   /* then dSᵀ for Ξ dSᵀ and Vw dSᵀ */
     lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, w->xi, V, w->ST, K, w->dek, K, w->gw);
     lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->M, L, w->ek, K, w->dqd, K, w->gw);
     for (p = z->j0; p < z->P; p++) {     /* the write pairs in the sums */
@@ -18059,7 +18059,8 @@ static lattn_status lattn__fa_plan_make(lattn_ctx *ctx, const char *who, const l
    The cpu has no partitions to honour, so its items skip the tiler's steps (the transposes of Q and P
    into partition-major tiles, the copies out of PSUM, the column operations) and keep the
    arithmetic: per item (sequence, head, group of qg query tiles) the query rows are copied once,
-   scaled by s; each visible key tile's Kᵀ is made once for the group (16 x 16 register transposes);
+   scaled by s; each visible key tile's Kᵀ is made once for the group, straight from K's rows (16 x 16
+   register transposes), and its V rows copied once;
    S = (s·Q)·Kᵀ; one pass over each row of S runs the online softmax
        m' = max(m, max_j S_j),  c = e^{m - m'},  P = e^{S - m'} (in place),  ℓ = c·ℓ + Σ_j P_j,  O = c·O
    and O += P·V reads P as rows. Invisible scores are -inf before the pass (their P is 0); a row that
@@ -18069,11 +18070,11 @@ static lattn_status lattn__fa_plan_make(lattn_ctx *ctx, const char *who, const l
    in are its DMA bytes (dma_in_bytes). Measured against the tiled schedule (T = 2048, H = 16,
    causal, D = 128): 148-155 against 215-221 ms on a Xeon core, 11.7-12.8 against 16.9-18.3 ms on
    16; on a Zen 4 core the same time, and 1.2-1.4x faster at D = 64 (bench/RESULTS.md). */
-typedef struct lattn__fa_cpu { float *qs, *acc, *m, *l, *kr, *kt, *vr, *s, *gw; } lattn__fa_cpu;
+typedef struct lattn__fa_cpu { float *qs, *acc, *m, *l, *kt, *vr, *s, *gw; } lattn__fa_cpu;
 static size_t lattn__fa_cpu_floats(const lattn__fa_plan *p) {
     const size_t C = (size_t)p->C, QC = (size_t)p->qg * C, K = (size_t)p->K, V = (size_t)p->V;
     const size_t gw = LATTN__MAX(lattn__gemm_ws(p->C, p->K), lattn__gemm_ws(p->V, p->C));
-    return (QC * (K + V + 2) + C * (2 * K + V + C) + gw + 15) / 16 * 16;
+    return (QC * (K + V + 2) + C * (K + V + C) + gw + 15) / 16 * 16;
 }
 static void lattn__fa_cpu_carve(const lattn__fa_plan *p, float *base, lattn__fa_cpu *w) {
     const int64_t C = p->C, QC = (int64_t)p->qg * C;
@@ -18081,8 +18082,7 @@ static void lattn__fa_cpu_carve(const lattn__fa_plan *p, float *base, lattn__fa_
     w->acc = w->qs + QC * p->K;          /* [qg·C][V] O */
     w->m = w->acc + QC * p->V;           /* [qg·C] */
     w->l = w->m + QC;                    /* [qg·C] */
-    w->kr = w->l + QC;                   /* [C][K] K rows */
-    w->kt = w->kr + C * p->K;            /* [K][C] Kᵀ */
+    w->kt = w->l + QC;                   /* [K][C] Kᵀ */
     w->vr = w->kt + C * p->K;            /* [C][V] V rows */
     w->s = w->vr + C * p->V;             /* [C][C] S, then P */
     w->gw = w->s + C * C;                /* the products' packing */
@@ -18120,12 +18120,9 @@ static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims 
             any |= (cls[g] = lattn__vis_block(a, sq, q0, LATTN__MIN(q0 + C, len), j0, j0 + Lk)) != LATTN_VIS_NONE;
         }
         if (!any) continue;
-        for (r = 0; r < Lk; r++) {       /* K rows into Kᵀ, V rows */
-            const int64_t kr = (t0 + j0 + r) * Hkv + kvh;
-            memcpy(w->kr + r * K, a->k + kr * K, (size_t)K * sizeof(float));
-            memcpy(w->vr + r * V, a->v + kr * V, (size_t)V * sizeof(float));
-        }
-        lattn__transpose_mat(Lk, K, w->kr, w->kt);
+        for (r = 0; r < Lk; r++)         /* V rows */
+            memcpy(w->vr + r * V, a->v + ((t0 + j0 + r) * Hkv + kvh) * V, (size_t)V * sizeof(float));
+        lattn__transpose_mat(Lk, K, a->k + ((t0 + j0) * Hkv + kvh) * K, Hkv * K, w->kt);   /* Kᵀ from K's rows */
         *bytes += (uint64_t)(Lk * (K + V)) * sizeof(float);
         for (g = 0; g < ng; g++) {
             const int64_t q0 = i0 + g * C, L = LATTN__MIN(C, len - q0);
