@@ -18101,7 +18101,7 @@ static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims 
     const int ng = (int)LATTN__MIN((int64_t)p->qg, (len - i0 + C - 1) / C);
     const int band = a->mask == LATTN_MASK_CAUSAL || a->mask == LATTN_MASK_WINDOW;
     int cls[LATTN__ATTN_QG], g;
-    int64_t j0, r, c;
+    int64_t j0, r;
     for (g = 0; g < ng; g++) {           /* s·Q rows; m = -FLT_MAX, ℓ = 0, O = 0 */
         const int64_t q0 = i0 + g * C, L = LATTN__MIN(C, len - q0);
         for (r = 0; r < L; r++) {
@@ -18151,7 +18151,7 @@ static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims 
             const float l = w->l[g * C + r], *o = w->acc + (g * C + r) * V;
             const float d = l > FLT_MIN ? l : FLT_MIN;
             if (a->lse) a->lse[row] = w->m[g * C + r] + logf(l);
-            for (c = 0; c < V; c++) a->o[row * V + c] = o[c] / d;
+            lattn__row_op(LATTN_TOP_DIV, (int)V, o, &d, 0, a->o + row * V);
         }
     }
 }
