@@ -17717,7 +17717,7 @@ static lattn_status lattn__attn_check(lattn_ctx *ctx, const char *who, const lat
     return LATTN_OK;
 }
 /* visible(i, j) of the mask in sequence sq (sequence-local indices). */
-static int lattn__vis(const lattn_attn_args *a, int64_t sq, int64_t i, int64_t j) {
+LATTN__INLINE int lattn__vis(const lattn_attn_args *a, int64_t sq, int64_t i, int64_t j) {
     switch (a->mask) {
     case LATTN_MASK_CAUSAL: return j <= i;
     case LATTN_MASK_WINDOW: return j <= i && i - j <= a->window;
