@@ -3,6 +3,7 @@
 #   make test-quick   the same checks on smaller shapes (sanitizers, valgrind, qemu use it)
 #   make demo         the tour: every mixer, every form, error against _ref, tokens/s
 #   make bench        benchmark table; writes bench/last_run.jsonl
+#   make bench-openblas  the GEMMs of a training step beside OpenBLAS's (THREADS=1,2)
 #   make muon-mpi     the sharded Muon step on 4 MPI processes (where mpicc exists)
 #   make train-tcn    the seed article's TCN demo trained in C, against its own training run
 #   make sps-grads    the SPS paper's gradient analysis in miniature (SPS against Standard)
@@ -19,6 +20,7 @@ OPT     ?= -O2
 CFLAGS  ?= -std=c99 $(OPT) $(ARCH) -Wall -Wextra -pedantic
 EXTRA   ?=
 RUN     ?=
+THREADS ?= 1,2
 LDLIBS  ?= -lm -pthread
 ALL_CFLAGS = $(CFLAGS) $(OMP) $(EXTRA)
 
@@ -32,7 +34,7 @@ ifneq ($(MPICC),)
 EXAMPLES += $(BUILD)/muon_mpi
 endif
 
-.PHONY: all test test-quick demo bench examples muon-mpi train-tcn sps-grads mqar evaluate charlm serve clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
+.PHONY: all test test-quick demo bench bench-openblas examples muon-mpi train-tcn sps-grads mqar evaluate charlm serve clean compile-check fuzz fuzz-replay reference reference-check conformance readme-check
 all: $(TESTS) $(EXAMPLES) $(BENCH)
 
 $(BUILD):
@@ -125,6 +127,14 @@ demo: $(EXAMPLES)
 
 bench: $(BENCH)
 	./$(BUILD)/bench
+
+# lattn's GEMMs beside OpenBLAS's (Debian: libopenblas-dev) on a Laplace layer's training products,
+# after the FMA peak row of the same command.
+$(BUILD)/gemm_openblas: bench/gemm_openblas.c lattn.h | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -lopenblas $(LDLIBS)
+bench-openblas: $(BENCH) $(BUILD)/gemm_openblas
+	./$(BUILD)/bench peak
+	./$(BUILD)/gemm_openblas $(THREADS)
 
 # The header alone, as C99 and as C++11 (portable, -march=native, AVX-512 and AVX2 targets, and each
 # LATTN_NO_* switch), warnings as errors (both halves compiled).
