@@ -9645,6 +9645,7 @@ static void lattn__la_bw_chunk(const lattn_la_args *a, const lattn_la_grads *g, 
 static void lattn__la_bw_gates(const lattn_la_args *a, const lattn_la_grads *g, const lattn__la_in *in, const lattn__la_bw_dims *z,
                                lattn__la_bw *w, const float *dphq, const float *dphk, int64_t tok, int64_t h, int L) {
     const int64_t Kf = z->Kf, ld = a->H * Kf;
+    const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN);
     int64_t r, i;
     for (r = L - 1; r >= 0; r--) {
         const int64_t row = (tok + r) * a->H + h, e = (tok + r) * ld + h * Kf;
@@ -9665,16 +9666,18 @@ static void lattn__la_bw_gates(const lattn_la_args *a, const lattn_la_grads *g, 
             w->cmp[i] = (t - w->acc[i]) - y;
             w->acc[i] = t;
         }
-        if (g->dgk) {
+        if (g->dgk) {                    /* a vector at a time: the scalar loop's compare and branch took a third of this pass */
             float *d = g->dgk + row * a->K;
             const float *raw = a->gk + row * a->K;
-            for (i = 0; i < Kf; i++) d[i] = raw[i] < LATTN_LOG_GATE_MIN ? 0.0f : w->acc[i] + w->fin[i];
+            for (i = 0; i + LATTN__VW <= Kf; i += LATTN__VW)
+                lattn__vstore(d + i, lattn__vsel_lt(lattn__vload(raw + i), lo, lattn__vzero(), lattn__vadd(lattn__vload(w->acc + i), lattn__vload(w->fin + i))));
+            for (; i < Kf; i++) d[i] = raw[i] < LATTN_LOG_GATE_MIN ? 0.0f : w->acc[i] + w->fin[i];
         }
     }
 }
 /* The rows of chunk tok.. (L tokens, head h) that the next chunk of the walk reads, into L2 while
    this one computes: K and V (the checkpoint pass), and with full Q, dO and the gradients' rows
-   (for writing). */
+   (for writing: dΦq, dΦk, dV and the per-key gates' dgk). */
 static void lattn__la_bw_ahead(const lattn_la_args *a, const lattn_la_grads *g, const lattn__la_in *in, const lattn__la_bw_dims *z,
                                int64_t tok, int64_t h, int64_t L, int full, const float *dphq, const float *dphk) {
     const int64_t Kf = z->Kf, ld = a->H * Kf, e = tok * ld + h * Kf, ev = (tok * a->H + h) * a->V;
@@ -9687,6 +9690,7 @@ static void lattn__la_bw_ahead(const lattn_la_args *a, const lattn_la_grads *g, 
     lattn__prefetch_rows(dphq + e, L, ld, Kf, 1);
     lattn__prefetch_rows(dphk + e, L, ld, Kf, 1);
     if (g->dv) lattn__prefetch_rows(g->dv + ev, L, a->H * a->V, a->V, 1);
+    if (g->dgk) lattn__prefetch_rows(g->dgk + (tok * a->H + h) * a->K, L, a->H * a->K, a->K, 1);
 }
 /* One work item (sequence sq from tok0, len tokens; head h): the checkpoints, the chunks in reverse,
    dh0 / dz0, and the gates' gradients from dΦq, dΦk. */

@@ -5199,6 +5199,28 @@ static void test_la_chunk_backward(lattn_ctx *ctx, lattn_rng *r) {
         for (w = 0; w < 11; w++) { free(x[w]); free(y[w]); }
         free(q); free(k); free(v); free(dout); free(dht); free(zero); free(gh);
     }
+    {   /* per-key gates below LATTN_LOG_GATE_MIN are clamped and get dgk = 0, whole vectors and a tail (K = 19) */
+        const int64_t T = 40, H = 2, K = 19, V = 5;
+        const size_t nq = (size_t)(T * H * K), nv = (size_t)(T * H * V);
+        float *q = fnormal(r, nq), *k = fnormal(r, nq), *v = fnormal(r, nv), *dout = fnormal(r, nv), *gk = frand(r, nq, -0.5f, -0.01f);
+        float *x[11], *y[11];
+        size_t n[11] = { 0 }, i;
+        lattn_la_args a = LATTN__ZERO;
+        lattn_la_grads g = LATTN__ZERO;
+        int w, zeros = 1;
+        for (i = 0; i < nq; i += 5) gk[i] = 2.0f * LATTN_LOG_GATE_MIN;
+        n[0] = n[1] = n[4] = nq; n[2] = nv; n[3] = (size_t)(H * K * V);
+        for (w = 0; w < 11; w++) { x[w] = fnew(n[w]); y[w] = fnew(n[w]); }
+        a.B = 1; a.T = T; a.H = H; a.K = K; a.V = V; a.q = q; a.k = k; a.v = v; a.gk = gk; a.chunk = 16;
+        g.dout = dout;
+        la_bw_run(ctx, &a, &g, x, n, 0);
+        la_bw_run(ctx, &a, &g, y, n, 1);
+        la_bw_check(y, x, n, q, k, K, 1e-4, "la_chunk_backward", "clamped per-key gates, K = 19");
+        for (i = 0; i < nq; i += 5) zeros &= x[4][i] == 0.0f && y[4][i] == 0.0f;
+        CHECK(zeros, "la backward: a clamped per-key gate gets dgk = 0 (ref and chunk, K = 19)");
+        for (w = 0; w < 11; w++) { free(x[w]); free(y[w]); }
+        free(q); free(k); free(v); free(dout); free(gk);
+    }
     {   /* the forward's states from value blocks (V = 150 on 3 threads: three blocks, the normaliser's
            column from the last), the default chunk, the plain and the gated paths; normalised as in
            the grid above: a positive map (ELU + 1) and q, k halved, so no denominator nears 0 */
