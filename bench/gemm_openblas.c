@@ -29,6 +29,12 @@ int main(int argc, char **argv) {
     float *x = (float *)malloc(sizeof(float) * (size_t)(M * 8192)), *dx = (float *)malloc(sizeof(float) * (size_t)(M * 8192));
     float *y = (float *)malloc(sizeof(float) * (size_t)(M * 9216)), *ws;
     lattn_rng r = lattn_rng_seed(7);
+    const char *p;
+    for (p = list; *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p))
+        if (atoi(p) < 1 || atoi(p) > 256) {
+            fprintf(stderr, "gemm_openblas: thread counts are 1 to 256, comma-separated (got '%s')\n", list);
+            return 1;
+        }
     if (!W || !dW || !x || !dx || !y) return 1;
     lattn_rng_fill_normal(&r, W, big, 0, 0.02f);
     lattn_rng_fill_normal(&r, x, (size_t)(M * 8192), 0, 1);
@@ -40,7 +46,6 @@ int main(int argc, char **argv) {
         const int nthr = atoi(list);
         double t[4] = { 0, 0, 0, 0 }, fl = 0;
         int i, k, rep;
-        if (nthr < 1 || nthr > 256) return 1;
         ws = (float *)malloc(sizeof(float) * (size_t)nthr * LATTN__LIN_WS(8192));
         if (!ws) return 1;
         openblas_set_num_threads(nthr);
