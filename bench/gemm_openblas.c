@@ -21,6 +21,9 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
+/* The comma-separated list's next item. */
+static const char *next_item(const char *p) { return strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p); }
+
 int main(int argc, char **argv) {
     const int64_t M = 256, N[5] = { 9216, 3072, 8192, 8192, 3072 }, K[5] = { 3072, 3072, 3072, 3072, 8192 };
     const size_t big = (size_t)9216 * 3072;
@@ -30,7 +33,7 @@ int main(int argc, char **argv) {
     float *y = (float *)malloc(sizeof(float) * (size_t)(M * 9216)), *ws;
     lattn_rng r = lattn_rng_seed(7);
     const char *p;
-    for (p = list; *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p))
+    for (p = list; *p; p = next_item(p))
         if (atoi(p) < 1 || atoi(p) > 256) {
             fprintf(stderr, "gemm_openblas: thread counts are 1 to 256, comma-separated (got '%s')\n", list);
             return 1;
@@ -74,7 +77,7 @@ int main(int argc, char **argv) {
         printf("%7d   %9.1f   %12.1f   %9.1f   %12.1f   %.2f, %.2f\n", nthr, fl / t[0] * 1e-6, fl / t[1] * 1e-6,
                2 * fl / t[2] * 1e-6, 2 * fl / t[3] * 1e-6, t[1] / t[0], t[3] / t[2]);
         free(ws);
-        list = strchr(list, ',') ? strchr(list, ',') + 1 : list + strlen(list);
+        list = next_item(list);
     }
     free(W); free(dW); free(x); free(dx); free(y);
     return 0;
