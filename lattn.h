@@ -2668,6 +2668,14 @@ LATTN__INLINE float lattn__vhsum(lattn__vf v) {
     x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
     return _mm_cvtss_f32(x);
 }
+LATTN__INLINE float lattn__vhmax(lattn__vf v) {
+    __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v),
+                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 x = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+    x = _mm_max_ss(x, _mm_shuffle_ps(x, x, 1));
+    return _mm_cvtss_f32(x);
+}
 #  define lattn__vpow2i(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
 #  define lattn__vldexp(p, n) _mm512_scalef_ps(p, n)
 #  define LATTN__LDEXP_ANY_N                  /* scalef takes n = 128 without overflowing first */
@@ -2739,6 +2747,12 @@ LATTN__INLINE float lattn__vhsum(lattn__vf v) {
     x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
     return _mm_cvtss_f32(x);
 }
+LATTN__INLINE float lattn__vhmax(lattn__vf v) {
+    __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+    x = _mm_max_ss(x, _mm_shuffle_ps(x, x, 1));
+    return _mm_cvtss_f32(x);
+}
 LATTN__INLINE lattn__vf lattn__vpow2i(lattn__vf n) {
     __m256i i = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(i, 23));
@@ -2799,6 +2813,10 @@ LATTN__INLINE float lattn__vhsum(lattn__vf v) {
     float32x2_t h = vadd_f32(vget_low_f32(v), vget_high_f32(v));
     return vget_lane_f32(h, 0) + vget_lane_f32(h, 1);
 }
+LATTN__INLINE float lattn__vhmax(lattn__vf v) {
+    float32x2_t h = vpmax_f32(vget_low_f32(v), vget_high_f32(v));
+    return vget_lane_f32(vpmax_f32(h, h), 0);
+}
 LATTN__INLINE lattn__vf lattn__vpow2i(lattn__vf n) {
     int32x4_t i = vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127));
     return vreinterpretq_f32_s32(vshlq_n_s32(i, 23));
@@ -2840,6 +2858,7 @@ typedef float lattn__vf;
 #    define lattn__vfma(a, b, c) fmaf(a, b, c)
 #  endif
 #  define lattn__vhsum(v) (v)
+#  define lattn__vhmax(v) (v)
 #  define lattn__vpow2i(n) ldexpf(1.0f, (int)(n))
 LATTN__INLINE float lattn__vsplit(float x, float *e) {
     int ei; float m = frexpf(x, &ei);          /* m in [0.5, 1) */
@@ -2895,6 +2914,13 @@ LATTN__INLINE lattn__vf lattn__vexp(lattn__vf x) {
     y = lattn__vsel_lt(hi, x, lattn__vset1(HUGE_VALF), y);
     return y;
 }
+/* e^x for x <= 0 (or NaN): lattn__vexp without its overflow side (n >= -126 needs no fix-up), the
+   same values. Softmax weights e^{s - max}, sigmoid's and softplus's e^{-|x|}. */
+LATTN__INLINE lattn__vf lattn__vexp_neg(lattn__vf x) {
+    const lattn__vf lo = lattn__vset1(-87.33654f);
+    lattn__vf n, y = lattn__vexp_pn(lattn__vmax(lo, x), &n);   /* NaN in x stays NaN */
+    return lattn__vsel_lt(x, lo, lattn__vzero(), lattn__vldexp(y, n));
+}
 /* 2^x for a clamped log2 gate, x in [LATTN_LOG_GATE_MIN·log2(e), 0] (or NaN): x = n + f with
    |f| <= 1/2, 2^f by its degree-6 Taylor polynomial (relative error < 1.4e-7), no range fix-ups.
    The hot loops of the gated mixers pre-scale their log gates by log2(e) to call it. */
@@ -2943,13 +2969,13 @@ LATTN__INLINE lattn__vf lattn__vlog(lattn__vf x) {
 /* sigmoid(x) from z = exp(-|x|): 1/(1+z) for x >= 0, z/(1+z) for x < 0 — never overflows. */
 LATTN__INLINE lattn__vf lattn__vsigmoid(lattn__vf x) {
     const lattn__vf one = lattn__vset1(1.0f);
-    lattn__vf z = lattn__vexp(lattn__vsub(lattn__vzero(), lattn__vabs(x)));
+    lattn__vf z = lattn__vexp_neg(lattn__vsub(lattn__vzero(), lattn__vabs(x)));
     return lattn__vdiv(lattn__vsel_lt(x, lattn__vzero(), z, one), lattn__vadd(one, z));
 }
 /* softplus(x) = max(x, 0) + log1p(z), z = exp(-|x|) in (0, 1]: log1p(z) = 2 atanh(s) with
    s = z / (2 + z) <= 1/3, by the odd series to s^13 (truncation < 5e-9 relative). */
 LATTN__INLINE lattn__vf lattn__vsoftplus(lattn__vf x) {
-    lattn__vf z = lattn__vexp(lattn__vsub(lattn__vzero(), lattn__vabs(x)));
+    lattn__vf z = lattn__vexp_neg(lattn__vsub(lattn__vzero(), lattn__vabs(x)));
     lattn__vf s = lattn__vdiv(z, lattn__vadd(lattn__vset1(2.0f), z)), s2 = lattn__vmul(s, s);
     lattn__vf p = lattn__vset1(1.0f / 13.0f);
     p = lattn__vfma(p, s2, lattn__vset1(1.0f / 11.0f));
@@ -18091,12 +18117,48 @@ static void lattn__fa_cpu_carve(const lattn__fa_plan *p, float *base, lattn__fa_
     w->s = w->vr + C * p->V;             /* [C][C] S, then P */
     w->gw = w->s + C * C;                /* the products' packing */
 }
-/* Query i (sequence-local) against keys j0 .. j0 + n - 1 of a partially visible block: invisible
-   scores set to -inf. */
-static void lattn__fa_cpu_mask(const lattn_attn_args *a, int64_t sq, int64_t i, int64_t j0, int n, float *row) {
+/* Query i (sequence-local) against keys j0 .. j0 + n - 1 of a partially visible block: the visible
+   columns [*c0, *c1) (a band mask's are one run; c1 <= c0 when none), for a mask function every
+   column with its invisible scores set to -inf. */
+static void lattn__fa_cpu_mask(const lattn_attn_args *a, int64_t sq, int64_t i, int64_t j0, int n, float *row, int *c0, int *c1) {
     int c;
+    *c0 = 0;
+    *c1 = n;
+    if (a->mask == LATTN_MASK_CAUSAL || a->mask == LATTN_MASK_WINDOW) {
+        *c1 = (int)LATTN__MAX(0, LATTN__MIN((int64_t)n, i - j0 + 1));
+        if (a->mask == LATTN_MASK_WINDOW) *c0 = (int)LATTN__MIN((int64_t)n, LATTN__MAX(0, i - a->window - j0));
+        return;
+    }
     for (c = 0; c < n; c++)
         if (!lattn__vis(a, sq, i, j0 + c)) row[c] = -HUGE_VALF;
+}
+/* The online softmax's step on one row of n scores s, visible [c0, c1): m' = max(m, max s),
+   s <- e^{s - m'} (0 outside [c0, c1)), ℓ <- e^{m - m'}·ℓ + Σ s, m <- m'; returns e^{m - m'}, the
+   factor of the row of O. One pass for the max, one for the weights and their sum. */
+static float lattn__fa_cpu_softmax(int n, int c0, int c1, float *s, float *m, float *l) {
+    lattn__vf vmax = lattn__vset1(-HUGE_VALF), vsum = lattn__vzero(), vm;
+    float mx, cf;
+    int i;
+    for (i = c0; i + LATTN__VW <= c1; i += LATTN__VW) vmax = lattn__vmax(vmax, lattn__vload(s + i));
+    mx = lattn__vhmax(vmax);
+    mx = mx > *m ? mx : *m;
+    for (; i < c1; i++) mx = s[i] > mx ? s[i] : mx;
+    vm = lattn__vset1(mx);
+    for (i = c0; i + LATTN__VW <= c1; i += LATTN__VW) {   /* (a NaN score makes its weight NaN) */
+        lattn__vf p = lattn__vexp_neg(lattn__vsub(lattn__vload(s + i), vm));
+        lattn__vstore(s + i, p);
+        vsum = lattn__vadd(vsum, p);
+    }
+    if (i < c1) {
+        lattn__vstore_n(s + i, lattn__vexp_neg(lattn__vsub(lattn__vload_n(s + i, (size_t)(c1 - i)), vm)), (size_t)(c1 - i));
+        vsum = lattn__vadd(vsum, lattn__vload_n(s + i, (size_t)(c1 - i)));
+    }
+    for (i = 0; i < c0; i++) s[i] = 0.0f;
+    for (i = LATTN__MAX(c0, c1); i < n; i++) s[i] = 0.0f;
+    cf = expf(*m - mx);
+    *l = cf * *l + lattn__vhsum(vsum);
+    *m = mx;
+    return cf;
 }
 /* One (sequence, head, group of qg query tiles from i0), the section comment's schedule. */
 static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims *dm, const lattn__fa_plan *p, const lattn__fa_cpu *w,
@@ -18134,14 +18196,10 @@ static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims 
             if (cls[g] == LATTN_VIS_NONE) continue;
             lattn__sgemm(diag ? LATTN_GEMM_LOWER : 0, L, Lk, K, w->qs + g * C * K, K, w->kt, Lk, w->s, C, w->gw);
             for (r = 0; r < L; r++) {    /* the online softmax, row by row */
-                float *sr = w->s + r * C, *mr = w->m + g * C + r, *lr = w->l + g * C + r, sum, mn, cf;
-                if (cls[g] == LATTN_VIS_SOME) lattn__fa_cpu_mask(a, sq, q0 + r, j0, (int)Lk, sr);
-                mn = lattn_vec_max((size_t)Lk, sr);
-                mn = mn > *mr ? mn : *mr;                /* (a NaN score spreads through P) */
-                cf = expf(*mr - mn);
-                lattn__act_row(LATTN_ACT_EXP, (int)Lk, sr, sr, 1.0f, -mn, &sum);
-                *lr = cf * *lr + sum;
-                *mr = mn;
+                float *sr = w->s + r * C, cf;
+                int c0 = 0, c1 = (int)Lk;
+                if (cls[g] == LATTN_VIS_SOME) lattn__fa_cpu_mask(a, sq, q0 + r, j0, (int)Lk, sr, &c0, &c1);
+                cf = lattn__fa_cpu_softmax((int)Lk, c0, c1, sr, w->m + g * C + r, w->l + g * C + r);
                 if (cf != 1.0f) lattn_vec_scale((size_t)V, cf, w->acc + (g * C + r) * V);
             }
             lattn__sgemm(LATTN_GEMM_ACCUMULATE | (diag ? LATTN__GEMM_TRIU_A : 0), L, V, Lk, w->s, C, w->vr, V, w->acc + g * C * V, V, w->gw);
