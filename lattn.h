@@ -3302,6 +3302,10 @@ LATTN__DEF void lattn_vec_silu(size_t n, const float *x, float *y) { lattn__vec_
    at i0 + MR), or = 0 for k < i (the transpose of one: row block i0.. starts it at i0). */
 #define LATTN__GEMM_TRIU_A 16
 #define LATTN__GEMM_TRIL_A 32
+/* op(B) given already packed: its panels of NR columns (the last zero-padded), panel p at
+   B + p·NR·K as [K][NR]; ldb is not read. A caller that builds op(B) itself (attention's Kᵀ and V
+   tiles) writes it this way at no cost, and the micro-kernel reads each panel from consecutive lines. */
+#define LATTN__GEMM_PANEL_B 64
 
 /* Asks for rows [0, n) of w floats (row stride ld) in L2 ahead of their use. A kernel that walks one
    head's rows reads them H·K floats apart, a page or more, where the hardware's stream prefetch does
@@ -3479,14 +3483,14 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
     /* a short contraction over rows of B (the tiler's products: K <= 128 partitions) reads full
        NR-wide panels of B where they lie; packing would copy more than the kernel reuses */
     int in_place = !(flags & LATTN_GEMM_TRANS_B) && K <= 128, triu = (flags & LATTN__GEMM_TRIU_A) != 0;
-    int tril = (flags & LATTN__GEMM_TRIL_A) != 0;
+    int tril = (flags & LATTN__GEMM_TRIL_A) != 0, panels = (flags & LATTN__GEMM_PANEL_B) != 0;
     /* Aᵀ with rows a page or more apart: each k of a strip would touch its own page, so AG strips
        at a time are copied once into MR-wide rows and read from there by every panel (apack:
        32 KiB of stack) */
     const int pack_a = rs == 1 && cs >= 1024;
     float apack[LATTN__AG * LATTN__MR * LATTN__KC];
     int64_t jc, pc, ir, jr;
-    LATTN_ASSERT(ldc >= N && ws != NULL);
+    LATTN_ASSERT(ldc >= N && (ws != NULL || panels));
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {                                   /* empty sum: C = 0 (or unchanged) */
         if (!(flags & LATTN_GEMM_ACCUMULATE))
@@ -3500,7 +3504,9 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
         for (pc = 0; pc < K; pc += LATTN__KC) {
             int64_t kc = LATTN__MIN(LATTN__KC, K - pc);
             int acc = pc > 0 || (flags & LATTN_GEMM_ACCUMULATE);
-            if (!in_place) lattn__pack_b((flags & LATTN_GEMM_TRANS_B) != 0, B, ldb, pc, kc, jc, nc, ws);
+            if (panels)
+                ;                                   /* packed by the caller */
+            else if (!in_place) lattn__pack_b((flags & LATTN_GEMM_TRANS_B) != 0, B, ldb, pc, kc, jc, nc, ws);
             else if (nc % LATTN__NR)                    /* only the last, partial panel */
                 lattn__pack_b(0, B, ldb, pc, kc, jc + nc / LATTN__NR * LATTN__NR, nc % LATTN__NR, ws + nc / LATTN__NR * LATTN__NR * kc);
             for (ir = 0; ir < M; ir += LATTN__MR) {
@@ -3519,8 +3525,9 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
                 for (jr = 0; jr < nc; jr += LATTN__NR) {
                     int n = (int)LATTN__MIN((int64_t)LATTN__NR, nc - jr), direct = in_place && n == LATTN__NR;
                     if (lower && jc + jr > ir + m - 1) break;   /* block entirely above diagonal */
-                    lattn__ukernel(kk, a, ars, acs,
-                                   direct ? B + (pc + k0) * ldb + jc + jr : ws + jr * kc + k0 * LATTN__NR, direct ? ldb : LATTN__NR,
+                    const float *bp = panels ? B + (jc + jr) * K + (pc + k0) * LATTN__NR
+                                    : direct ? B + (pc + k0) * ldb + jc + jr : ws + jr * kc + k0 * LATTN__NR;
+                    lattn__ukernel(kk, a, ars, acs, bp, direct && !panels ? ldb : LATTN__NR,
                                    C + ir * ldc + jc + jr, ldc, acc,
                                    m, n, ir, jc + jr, lower);
                 }
@@ -3529,20 +3536,21 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
     }
 }
 
-/* t [n][m] = xᵀ for x [m][n] (rows ldx apart), in 16 x 16 blocks (by register transposes where whole). */
-static void lattn__transpose_mat(int64_t m, int64_t n, const float *x, int64_t ldx, float *t) {
+/* t [n][m] = xᵀ for x [m][n] (rows ldx apart, t's rows ldt apart), in 16 x 16 blocks (by register
+   transposes where whole). */
+static void lattn__transpose_mat(int64_t m, int64_t n, const float *x, int64_t ldx, float *t, int64_t ldt) {
     int64_t i0, j0, i, j;
     for (i0 = 0; i0 < m; i0 += 16)
         for (j0 = 0; j0 < n; j0 += 16) {
 #ifdef LATTN__TB
             if (i0 + 16 <= m && j0 + 16 <= n) {
                 for (i = 0; i < 16; i += LATTN__TB)
-                    for (j = 0; j < 16; j += LATTN__TB) lattn__tblock(x + (i0 + i) * ldx + j0 + j, (size_t)ldx, t + (j0 + j) * m + i0 + i, (size_t)m);
+                    for (j = 0; j < 16; j += LATTN__TB) lattn__tblock(x + (i0 + i) * ldx + j0 + j, (size_t)ldx, t + (j0 + j) * ldt + i0 + i, (size_t)ldt);
                 continue;
             }
 #endif
             for (j = j0; j < LATTN__MIN(j0 + 16, n); j++)
-                for (i = i0; i < LATTN__MIN(i0 + 16, m); i++) t[j * m + i] = x[i * ldx + j];
+                for (i = i0; i < LATTN__MIN(i0 + 16, m); i++) t[j * ldt + i] = x[i * ldx + j];
         }
 }
 /* C [m][n] = A Bᵀ for A [m][k], B [n][k] (row strides lda, ldb). The SGEMM packs Bᵀ by transposing
@@ -3553,7 +3561,7 @@ static void lattn__sgemm_abt(int64_t m, int64_t n, int64_t k, const float *A, in
                              float *C, float *tmp, float *ws) {
     if (n * k > m * (k + n)) {
         lattn__sgemm(LATTN_GEMM_TRANS_B, n, m, k, B, ldb, A, lda, tmp, m, ws);
-        lattn__transpose_mat(n, m, tmp, m, C);
+        lattn__transpose_mat(n, m, tmp, m, C, n);
     } else lattn__sgemm(LATTN_GEMM_TRANS_B, m, n, k, A, lda, B, ldb, C, n, ws);
 }
 
@@ -10983,7 +10991,7 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__la_bw_rows(w->y, V, 1.0f, w->nbet, w->dz, V, NULL, NULL, L, V, 1);
     /* dEd = dA Ek + dY S0ᵀ;  dEk = dAᵀ Ed + incl(dO Ξᵀ)ᵀ Qd + Ξ dSᵀ;  dQd = dO S0ᵀ + incl(dO Ξᵀ) Ek;
        dZ S0ᵀ first, in dek: dβ -= its rows · Ed (the dZ·Y of Y's first term), dEd += -β its rows */
-    lattn__transpose_mat(K, V, S0, V, w->ST);   /* S0ᵀ once for dZ S0ᵀ and dO S0ᵀ */
+    lattn__transpose_mat(K, V, S0, V, w->ST, K);   /* S0ᵀ once for dZ S0ᵀ and dO S0ᵀ */
     lattn__sgemm(0, L, K, V, w->dz, V, w->ST, K, w->dek, K, w->gw);
     for (i = 0; i < L; i++) w->dbet[i] -= lattn_vec_dot((size_t)K, w->dek + i * K, w->ed + i * K);
     lattn__sgemm(LATTN__GEMM_TRIU_A, L, K, L, w->D, L, w->ek, K, w->ded, K, w->gw);
@@ -10992,7 +11000,7 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, K, L, w->D, L, w->ed, K, w->dek, K, w->gw);
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, w->xi, V, w->M, w->gw);
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIL_A, L, K, L, w->M, L, w->qd, K, w->dek, K, w->gw);
-    lattn__transpose_mat(K, V, w->U, V, w->ST);   /* then dSᵀ for Ξ dSᵀ and Vw dSᵀ */
+    lattn__transpose_mat(K, V, w->U, V, w->ST, K);   /* then dSᵀ for Ξ dSᵀ and Vw dSᵀ */
     lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, w->xi, V, w->ST, K, w->dek, K, w->gw);
     lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->M, L, w->ek, K, w->dqd, K, w->gw);
     for (p = z->j0; p < z->P; p++) {     /* the write pairs in the sums */
@@ -18100,11 +18108,11 @@ static lattn_status lattn__fa_plan_make(lattn_ctx *ctx, const char *who, const l
    in are its DMA bytes (dma_in_bytes). Measured against the tiled schedule (T = 2048, H = 16,
    causal, D = 128): 148-155 against 215-221 ms on a Xeon core, 11.7-12.8 against 16.9-18.3 ms on
    16; on a Zen 4 core the same time, and 1.2-1.4x faster at D = 64 (bench/RESULTS.md). */
-typedef struct lattn__fa_cpu { float *qs, *acc, *m, *l, *kt, *vr, *s, *gw; } lattn__fa_cpu;
+typedef struct lattn__fa_cpu { float *qs, *acc, *m, *l, *kt, *vr, *s; } lattn__fa_cpu;
+#define LATTN__NR_UP(n) (((n) + LATTN__NR - 1) / LATTN__NR * LATTN__NR)
 static size_t lattn__fa_cpu_floats(const lattn__fa_plan *p) {
     const size_t C = (size_t)p->C, QC = (size_t)p->qg * C, K = (size_t)p->K, V = (size_t)p->V;
-    const size_t gw = LATTN__MAX(lattn__gemm_ws(p->C, p->K), lattn__gemm_ws(p->V, p->C));
-    return (QC * (K + V + 2) + C * (K + V + C) + gw + 15) / 16 * 16;
+    return (QC * (K + V + 2) + LATTN__NR_UP(C) * K + C * LATTN__NR_UP(V) + C * C + 15) / 16 * 16;
 }
 static void lattn__fa_cpu_carve(const lattn__fa_plan *p, float *base, lattn__fa_cpu *w) {
     const int64_t C = p->C, QC = (int64_t)p->qg * C;
@@ -18112,10 +18120,28 @@ static void lattn__fa_cpu_carve(const lattn__fa_plan *p, float *base, lattn__fa_
     w->acc = w->qs + QC * p->K;          /* [qg·C][V] O */
     w->m = w->acc + QC * p->V;           /* [qg·C] */
     w->l = w->m + QC;                    /* [qg·C] */
-    w->kt = w->l + QC;                   /* [K][C] Kᵀ */
-    w->vr = w->kt + C * p->K;            /* [C][V] V rows */
-    w->s = w->vr + C * p->V;             /* [C][C] S, then P */
-    w->gw = w->s + C * C;                /* the products' packing */
+    w->kt = w->l + QC;                   /* Kᵀ [K][C] as panels */
+    w->vr = w->kt + LATTN__NR_UP(C) * p->K;   /* V [C][V] as panels */
+    w->s = w->vr + C * LATTN__NR_UP(p->V);    /* [C][C] S, then P */
+}
+/* A key tile's operands as the SGEMM's panels (LATTN__GEMM_PANEL_B): Kᵀ [K][n] for S = (s·Q)·Kᵀ
+   and V [n][V] for O += P·V, from n rows of K and V (rows ldk, ldv apart), NR columns a panel,
+   the last zero-padded. */
+static void lattn__fa_cpu_kv(int64_t n, int64_t K, int64_t V, const float *k, int64_t ldk, const float *v, int64_t ldv,
+                             float *kt, float *vr) {
+    int64_t p, r, d;
+    for (p = 0; p < n; p += LATTN__NR) {         /* keys p .. p + w - 1: panel [K][NR] */
+        const int64_t w = LATTN__MIN((int64_t)LATTN__NR, n - p);
+        lattn__transpose_mat(w, K, k + p * ldk, ldk, kt + p * K, LATTN__NR);
+        for (d = 0; w < LATTN__NR && d < K; d++) memset(kt + p * K + d * LATTN__NR + w, 0, (size_t)(LATTN__NR - w) * sizeof(float));
+    }
+    for (p = 0; p < V; p += LATTN__NR) {         /* value columns p .. p + w - 1: panel [n][NR] */
+        const int64_t w = LATTN__MIN((int64_t)LATTN__NR, V - p);
+        for (r = 0; r < n; r++) {
+            memcpy(vr + p * n + r * LATTN__NR, v + r * ldv + p, (size_t)w * sizeof(float));
+            if (w < LATTN__NR) memset(vr + p * n + r * LATTN__NR + w, 0, (size_t)(LATTN__NR - w) * sizeof(float));
+        }
+    }
 }
 /* Query i (sequence-local) against keys j0 .. j0 + n - 1 of a partially visible block: the visible
    columns [*c0, *c1) (a band mask's are one run; c1 <= c0 when none), for a mask function every
@@ -18186,15 +18212,13 @@ static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims 
             any |= (cls[g] = lattn__vis_block(a, sq, q0, LATTN__MIN(q0 + C, len), j0, j0 + Lk)) != LATTN_VIS_NONE;
         }
         if (!any) continue;
-        for (r = 0; r < Lk; r++)         /* V rows */
-            memcpy(w->vr + r * V, a->v + ((t0 + j0 + r) * Hkv + kvh) * V, (size_t)V * sizeof(float));
-        lattn__transpose_mat(Lk, K, a->k + ((t0 + j0) * Hkv + kvh) * K, Hkv * K, w->kt);   /* Kᵀ from K's rows */
+        lattn__fa_cpu_kv(Lk, K, V, a->k + ((t0 + j0) * Hkv + kvh) * K, Hkv * K, a->v + ((t0 + j0) * Hkv + kvh) * V, Hkv * V, w->kt, w->vr);
         *bytes += (uint64_t)(Lk * (K + V)) * sizeof(float);
         for (g = 0; g < ng; g++) {
             const int64_t q0 = i0 + g * C, L = LATTN__MIN(C, len - q0);
             const int diag = cls[g] == LATTN_VIS_SOME && band && j0 == q0;   /* keys past the row: not computed */
             if (cls[g] == LATTN_VIS_NONE) continue;
-            lattn__sgemm(diag ? LATTN_GEMM_LOWER : 0, L, Lk, K, w->qs + g * C * K, K, w->kt, Lk, w->s, C, w->gw);
+            lattn__sgemm(LATTN__GEMM_PANEL_B | (diag ? LATTN_GEMM_LOWER : 0), L, Lk, K, w->qs + g * C * K, K, w->kt, 0, w->s, C, NULL);
             for (r = 0; r < L; r++) {    /* the online softmax, row by row */
                 float *sr = w->s + r * C, cf;
                 int c0 = 0, c1 = (int)Lk;
@@ -18202,7 +18226,8 @@ static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims 
                 cf = lattn__fa_cpu_softmax((int)Lk, c0, c1, sr, w->m + g * C + r, w->l + g * C + r);
                 if (cf != 1.0f) lattn_vec_scale((size_t)V, cf, w->acc + (g * C + r) * V);
             }
-            lattn__sgemm(LATTN_GEMM_ACCUMULATE | (diag ? LATTN__GEMM_TRIU_A : 0), L, V, Lk, w->s, C, w->vr, V, w->acc + g * C * V, V, w->gw);
+            lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_PANEL_B | (diag ? LATTN__GEMM_TRIU_A : 0), L, V, Lk, w->s, C, w->vr, 0,
+                         w->acc + g * C * V, V, NULL);
             ++*steps;
         }
     }
