@@ -18097,17 +18097,20 @@ static lattn_status lattn__fa_plan_make(lattn_ctx *ctx, const char *who, const l
    The cpu has no partitions to honour, so its items skip the tiler's steps (the transposes of Q and P
    into partition-major tiles, the copies out of PSUM, the column operations) and keep the
    arithmetic: per item (sequence, head, group of qg query tiles) the query rows are copied once,
-   scaled by s; each visible key tile's Kᵀ is made once for the group, straight from K's rows (16 x 16
-   register transposes), and its V rows copied once;
-   S = (s·Q)·Kᵀ; one pass over each row of S runs the online softmax
+   scaled by s; each visible key tile's Kᵀ and V are written once for the group as the SGEMM's
+   packed panels, Kᵀ straight from K's rows (16 x 16 register transposes);
+   S = (s·Q)·Kᵀ; per row of S the online softmax (a pass for the max, one for the weights)
        m' = max(m, max_j S_j),  c = e^{m - m'},  P = e^{S - m'} (in place),  ℓ = c·ℓ + Σ_j P_j,  O = c·O
-   and O += P·V reads P as rows. Invisible scores are -inf before the pass (their P is 0); a row that
+   and O += P·V reads P as rows. A band mask gives each row its run of visible keys (P = 0 outside
+   it), a mask function sets invisible scores to -inf (P = 0); a row that
    sees no key keeps m = -FLT_MAX, ℓ = 0 and gets O = 0, lse = -inf, as the tiled schedule does. An
    item is one thread's, so the bits do not depend on the thread count. The counters read as on the
    other profiles: a visited tile pair is a step (ctx.stats.unrolled_steps), the rows an item copies
    in are its DMA bytes (dma_in_bytes). Measured against the tiled schedule (T = 2048, H = 16,
    causal, D = 128): 148-155 against 215-221 ms on a Xeon core, 11.7-12.8 against 16.9-18.3 ms on
-   16; on a Zen 4 core the same time, and 1.2-1.4x faster at D = 64 (bench/RESULTS.md). */
+   16; on a Zen 4 core the same time, and 1.2-1.4x faster at D = 64. The softmax in one function and
+   the panels: 133-135 -> 109-112 ms on a Zen 5 core, 2.0-2.4x ggml's flash_attn_ext at 16 Xeon
+   threads (bench/RESULTS.md). */
 typedef struct lattn__fa_cpu { float *qs, *acc, *m, *l, *kt, *vr, *s; } lattn__fa_cpu;
 #define LATTN__NR_UP(n) (((n) + LATTN__NR - 1) / LATTN__NR * LATTN__NR)
 static size_t lattn__fa_cpu_floats(const lattn__fa_plan *p) {
