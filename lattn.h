@@ -2625,6 +2625,16 @@ static void lattn__put(float *f, double *d, int64_t i, double v) {
      vpow2i(n)            2^n for integer-valued n in [-126, 127]; vldexp(p, n) = p·2^n
      vsplit(x, &e)        x = m·2^e with m in [sqrt(1/2), sqrt(2)), for positive normal x
    LATTN__NRV is the number of vectors per row of the GEMM micro-kernel (its width is NRV·VW). */
+/* x86: one float from the lanes of v reduced by op (add: lattn__vhsum, max: lattn__vhmax), by
+   halves: to eight lanes (LATTN__V8, per back end), four, two, one. */
+#define LATTN__X86_VREDUCE(name, op)                                                       \
+LATTN__INLINE float name(lattn__vf v) {                                                    \
+    __m256 h = LATTN__V8(op, v);                                                           \
+    __m128 x = _mm_##op##_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));      \
+    x = _mm_##op##_ps(x, _mm_movehl_ps(x, x));                                             \
+    x = _mm_##op##_ss(x, _mm_shuffle_ps(x, x, 1));                                         \
+    return _mm_cvtss_f32(x);                                                               \
+}
 #if !defined(LATTN_NO_SIMD) && defined(__AVX512F__) && !defined(LATTN_NO_AVX512)
 /* gcc 12's intrinsics start masked AVX-512 ops from _mm512_undefined_ps(), which in C++ is the
    self-initialisation `__m512 __Y = __Y;`: -Wuninitialized fires inside the system header at every
@@ -2660,22 +2670,9 @@ typedef __m512 lattn__vf;
 #  ifndef LATTN_NO_FMA
 #    define lattn__vfma(a, b, c) _mm512_fmadd_ps(a, b, c)
 #  endif
-LATTN__INLINE float lattn__vhsum(lattn__vf v) {
-    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v),
-                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-    __m128 x = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-    x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
-    return _mm_cvtss_f32(x);
-}
-LATTN__INLINE float lattn__vhmax(lattn__vf v) {
-    __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v),
-                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-    __m128 x = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
-    x = _mm_max_ss(x, _mm_shuffle_ps(x, x, 1));
-    return _mm_cvtss_f32(x);
-}
+#  define LATTN__V8(op, v) _mm256_##op##_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))
+LATTN__X86_VREDUCE(lattn__vhsum, add)
+LATTN__X86_VREDUCE(lattn__vhmax, max)
 #  define lattn__vpow2i(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
 #  define lattn__vldexp(p, n) _mm512_scalef_ps(p, n)
 #  define LATTN__LDEXP_ANY_N                  /* scalef takes n = 128 without overflowing first */
@@ -2741,18 +2738,9 @@ typedef __m256 lattn__vf;
 #  ifndef LATTN_NO_FMA
 #    define lattn__vfma(a, b, c) _mm256_fmadd_ps(a, b, c)
 #  endif
-LATTN__INLINE float lattn__vhsum(lattn__vf v) {
-    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-    x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
-    return _mm_cvtss_f32(x);
-}
-LATTN__INLINE float lattn__vhmax(lattn__vf v) {
-    __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
-    x = _mm_max_ss(x, _mm_shuffle_ps(x, x, 1));
-    return _mm_cvtss_f32(x);
-}
+#  define LATTN__V8(op, v) (v)
+LATTN__X86_VREDUCE(lattn__vhsum, add)
+LATTN__X86_VREDUCE(lattn__vhmax, max)
 LATTN__INLINE lattn__vf lattn__vpow2i(lattn__vf n) {
     __m256i i = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(i, 23));
