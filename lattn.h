@@ -3291,8 +3291,8 @@ LATTN__DEF void lattn_vec_silu(size_t n, const float *x, float *y) { lattn__vec_
 #define LATTN__GEMM_TRIU_A 16
 #define LATTN__GEMM_TRIL_A 32
 /* op(B) given already packed: its panels of NR columns (the last zero-padded), panel p at
-   B + p·NR·K as [K][NR]; ldb is not read. A caller that builds op(B) itself (attention's Kᵀ and V
-   tiles) writes it this way at no cost, and the micro-kernel reads each panel from consecutive lines. */
+   B + p·NR·K as [K][NR] (what lattn__pack_b writes); ldb is not read. A caller that packs op(B)
+   once for several products (attention's Kᵀ and V tiles, for a group of query tiles) passes it so. */
 #define LATTN__GEMM_PANEL_B 64
 
 /* Asks for rows [0, n) of w floats (row stride ld) in L2 ahead of their use. A kernel that walks one
@@ -3524,21 +3524,20 @@ static void lattn__sgemm(int flags, int64_t M, int64_t N, int64_t K, const float
     }
 }
 
-/* t [n][m] = xᵀ for x [m][n] (rows ldx apart, t's rows ldt apart), in 16 x 16 blocks (by register
-   transposes where whole). */
-static void lattn__transpose_mat(int64_t m, int64_t n, const float *x, int64_t ldx, float *t, int64_t ldt) {
+/* t [n][m] = xᵀ for x [m][n] (rows ldx apart), in 16 x 16 blocks (by register transposes where whole). */
+static void lattn__transpose_mat(int64_t m, int64_t n, const float *x, int64_t ldx, float *t) {
     int64_t i0, j0, i, j;
     for (i0 = 0; i0 < m; i0 += 16)
         for (j0 = 0; j0 < n; j0 += 16) {
 #ifdef LATTN__TB
             if (i0 + 16 <= m && j0 + 16 <= n) {
                 for (i = 0; i < 16; i += LATTN__TB)
-                    for (j = 0; j < 16; j += LATTN__TB) lattn__tblock(x + (i0 + i) * ldx + j0 + j, (size_t)ldx, t + (j0 + j) * ldt + i0 + i, (size_t)ldt);
+                    for (j = 0; j < 16; j += LATTN__TB) lattn__tblock(x + (i0 + i) * ldx + j0 + j, (size_t)ldx, t + (j0 + j) * m + i0 + i, (size_t)m);
                 continue;
             }
 #endif
             for (j = j0; j < LATTN__MIN(j0 + 16, n); j++)
-                for (i = i0; i < LATTN__MIN(i0 + 16, m); i++) t[j * ldt + i] = x[i * ldx + j];
+                for (i = i0; i < LATTN__MIN(i0 + 16, m); i++) t[j * m + i] = x[i * ldx + j];
         }
 }
 /* C [m][n] = A Bᵀ for A [m][k], B [n][k] (row strides lda, ldb). The SGEMM packs Bᵀ by transposing
@@ -3549,7 +3548,7 @@ static void lattn__sgemm_abt(int64_t m, int64_t n, int64_t k, const float *A, in
                              float *C, float *tmp, float *ws) {
     if (n * k > m * (k + n)) {
         lattn__sgemm(LATTN_GEMM_TRANS_B, n, m, k, B, ldb, A, lda, tmp, m, ws);
-        lattn__transpose_mat(n, m, tmp, m, C, n);
+        lattn__transpose_mat(n, m, tmp, m, C);
     } else lattn__sgemm(LATTN_GEMM_TRANS_B, m, n, k, A, lda, B, ldb, C, n, ws);
 }
 
@@ -10979,7 +10978,7 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__la_bw_rows(w->y, V, 1.0f, w->nbet, w->dz, V, NULL, NULL, L, V, 1);
     /* dEd = dA Ek + dY S0ᵀ;  dEk = dAᵀ Ed + incl(dO Ξᵀ)ᵀ Qd + Ξ dSᵀ;  dQd = dO S0ᵀ + incl(dO Ξᵀ) Ek;
        dZ S0ᵀ first, in dek: dβ -= its rows · Ed (the dZ·Y of Y's first term), dEd += -β its rows */
-    lattn__transpose_mat(K, V, S0, V, w->ST, K);   /* S0ᵀ once for dZ S0ᵀ and dO S0ᵀ */
+    lattn__transpose_mat(K, V, S0, V, w->ST);   /* S0ᵀ once for dZ S0ᵀ and dO S0ᵀ */
     lattn__sgemm(0, L, K, V, w->dz, V, w->ST, K, w->dek, K, w->gw);
     for (i = 0; i < L; i++) w->dbet[i] -= lattn_vec_dot((size_t)K, w->dek + i * K, w->ed + i * K);
     lattn__sgemm(LATTN__GEMM_TRIU_A, L, K, L, w->D, L, w->ek, K, w->ded, K, w->gw);
@@ -10988,7 +10987,7 @@ static void lattn__gdr_bw_chunk(const lattn_gdr_args *a, const lattn_gdr_grads *
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN__GEMM_TRIL_A, L, K, L, w->D, L, w->ed, K, w->dek, K, w->gw);
     lattn__gdr_bw_tri(LATTN_GEMM_TRANS_B, 0, L, V, dO, ldo, w->xi, V, w->M, w->gw);
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIL_A, L, K, L, w->M, L, w->qd, K, w->dek, K, w->gw);
-    lattn__transpose_mat(K, V, w->U, V, w->ST, K);   /* then dSᵀ for Ξ dSᵀ and Vw dSᵀ */
+    lattn__transpose_mat(K, V, w->U, V, w->ST);   /* then dSᵀ for Ξ dSᵀ and Vw dSᵀ */
     lattn__sgemm(LATTN_GEMM_ACCUMULATE, L, K, V, w->xi, V, w->ST, K, w->dek, K, w->gw);
     lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_TRIU_A, L, K, L, w->M, L, w->ek, K, w->dqd, K, w->gw);
     for (p = z->j0; p < z->P; p++) {     /* the write pairs in the sums */
@@ -18086,7 +18085,7 @@ static lattn_status lattn__fa_plan_make(lattn_ctx *ctx, const char *who, const l
    into partition-major tiles, the copies out of PSUM, the column operations) and keep the
    arithmetic: per item (sequence, head, group of qg query tiles) the query rows are copied once,
    scaled by s; each visible key tile's Kᵀ and V are written once for the group as the SGEMM's
-   packed panels, Kᵀ straight from K's rows (16 x 16 register transposes);
+   packed panels (lattn__pack_b: Kᵀ straight from K's rows by register transposes);
    S = (s·Q)·Kᵀ; per row of S the online softmax (a pass for the max, one for the weights)
        m' = max(m, max_j S_j),  c = e^{m - m'},  P = e^{S - m'} (in place),  ℓ = c·ℓ + Σ_j P_j,  O = c·O
    and O += P·V reads P as rows. A band mask gives each row its run of visible keys (P = 0 outside
@@ -18114,25 +18113,6 @@ static void lattn__fa_cpu_carve(const lattn__fa_plan *p, float *base, lattn__fa_
     w->kt = w->l + QC;                   /* Kᵀ [K][C] as panels */
     w->vr = w->kt + LATTN__NR_UP(C) * p->K;   /* V [C][V] as panels */
     w->s = w->vr + C * LATTN__NR_UP(p->V);    /* [C][C] S, then P */
-}
-/* A key tile's operands as the SGEMM's panels (LATTN__GEMM_PANEL_B): Kᵀ [K][n] for S = (s·Q)·Kᵀ
-   and V [n][V] for O += P·V, from n rows of K and V (rows ldk, ldv apart), NR columns a panel,
-   the last zero-padded. */
-static void lattn__fa_cpu_kv(int64_t n, int64_t K, int64_t V, const float *k, int64_t ldk, const float *v, int64_t ldv,
-                             float *kt, float *vr) {
-    int64_t p, r, d;
-    for (p = 0; p < n; p += LATTN__NR) {         /* keys p .. p + w - 1: panel [K][NR] */
-        const int64_t w = LATTN__MIN((int64_t)LATTN__NR, n - p);
-        lattn__transpose_mat(w, K, k + p * ldk, ldk, kt + p * K, LATTN__NR);
-        for (d = 0; w < LATTN__NR && d < K; d++) memset(kt + p * K + d * LATTN__NR + w, 0, (size_t)(LATTN__NR - w) * sizeof(float));
-    }
-    for (p = 0; p < V; p += LATTN__NR) {         /* value columns p .. p + w - 1: panel [n][NR] */
-        const int64_t w = LATTN__MIN((int64_t)LATTN__NR, V - p);
-        for (r = 0; r < n; r++) {
-            memcpy(vr + p * n + r * LATTN__NR, v + r * ldv + p, (size_t)w * sizeof(float));
-            if (w < LATTN__NR) memset(vr + p * n + r * LATTN__NR + w, 0, (size_t)(LATTN__NR - w) * sizeof(float));
-        }
-    }
 }
 /* Query i (sequence-local) against keys j0 .. j0 + n - 1 of a partially visible block: the visible
    columns [*c0, *c1) (a band mask's are one run; c1 <= c0 when none), for a mask function every
@@ -18203,7 +18183,8 @@ static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims 
             any |= (cls[g] = lattn__vis_block(a, sq, q0, LATTN__MIN(q0 + C, len), j0, j0 + Lk)) != LATTN_VIS_NONE;
         }
         if (!any) continue;
-        lattn__fa_cpu_kv(Lk, K, V, a->k + ((t0 + j0) * Hkv + kvh) * K, Hkv * K, a->v + ((t0 + j0) * Hkv + kvh) * V, Hkv * V, w->kt, w->vr);
+        lattn__pack_b(1, a->k + ((t0 + j0) * Hkv + kvh) * K, Hkv * K, 0, K, 0, Lk, w->kt);   /* Kᵀ, then V, as panels */
+        lattn__pack_b(0, a->v + ((t0 + j0) * Hkv + kvh) * V, Hkv * V, 0, Lk, 0, V, w->vr);
         *bytes += (uint64_t)(Lk * (K + V)) * sizeof(float);
         for (g = 0; g < ng; g++) {
             const int64_t q0 = i0 + g * C, L = LATTN__MIN(C, len - q0);
