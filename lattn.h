@@ -2584,12 +2584,15 @@ static void lattn__put(float *f, double *d, int64_t i, double v) {
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define LATTN__INLINE static __inline__
+/* inlined wherever it is called, for the constants of the call (a pass's state count) */
+#  define LATTN__INLINE_ALWAYS static __inline__ __attribute__((always_inline))
 /* a hint to fetch the line at address a (an integer) into L2; never faults */
 #  define LATTN__PREFETCH_L2(a) __builtin_prefetch((const void *)(a), 0, 2)
 /* the same for a line about to be written */
 #  define LATTN__PREFETCH_W(a) __builtin_prefetch((const void *)(a), 1, 2)
 #else
 #  define LATTN__INLINE static
+#  define LATTN__INLINE_ALWAYS static
 #  define LATTN__PREFETCH_L2(a) ((void)(a))
 #  define LATTN__PREFETCH_W(a) ((void)(a))
 #endif
@@ -5779,22 +5782,95 @@ LATTN__DEF lattn_status lattn_ssm_chunk(lattn_ctx *ctx, const lattn_ssm_args *a)
 }
 
 /* >>ssm.chunk_backward ---------------------------------------------------------------------------
-   the reverse step of lattn_ssm_ref_backward per vector of channels, on the forward's tiles of 128
-   channels: blocks of 32 tokens in reverse, each block's states and decays recomputed from a checkpoint */
-/* The gathered (per-lane) B and C rows of token tok for the tile's vectors, when its lanes span groups. */
-static void lattn__ssm_gather(const lattn_ssm_args *a, int64_t G, int64_t tok, int64_t c0, int64_t c1, float *bl, float *cl) {
-    const int64_t per = a->D / G, N = a->N;
-    int64_t c, k;
-    for (c = c0; c < c1; c++)
-        for (k = 0; k < N; k++) {
-            const int64_t v = (c - c0) / LATTN__VW, l = (c - c0) % LATTN__VW, gi = c / per;
-            bl[(v * N + k) * LATTN__VW + l] = a->Bm[(tok * G + gi) * N + k];
-            cl[(v * N + k) * LATTN__VW + l] = a->Cm[(tok * G + gi) * N + k];
-        }
-}
+   the reverse step of lattn_ssm_ref_backward on the forward's tiles of 128 channels: blocks of 32
+   tokens in reverse, each recomputed from its block-start state in passes over (one vector of
+   channels, four states) that hold the states and their gradients in registers */
+#define LATTN__SSM_KG 4
 /* The groups of B and C rows that tile ti (channels ti·128 .. of D, per channels a group) touches. */
 static int64_t lattn__ssm_tile_groups(int64_t D, int64_t per, int64_t ti) {
     return (LATTN__MIN(D, (ti + 1) * LATTN__SSM_TILE) - 1) / per - ti * LATTN__SSM_TILE / per + 1;
+}
+/* One block of a work item (a sequence, the tile of channels [c0, c1)): len tokens from token tok;
+   pf the first token of the block that runs next (-1: none), end the sequence's end; g NULL in the
+   checkpoint pass. Rows [vector][token][VW] of the block, read from memory once (lattn__ssm_rows_in): Δ (dl), Δx (dlx),
+   dr = ∂ℒ/∂(the read-out), x, softplus'(dt + bias) (sg), dout·SiLU'(z) (fz); the sums over the
+   states that the passes add to: Σ u B (sub), Σ A q (ddl), with z the read-out Σ C h (r; NULL
+   without z). A pass's [token][state][VW] buffers: the states from the block's start (hs: h_{t-1}
+   at row t), the decays (es), each lane's B and C where a vector's lanes span groups (bl, cl), and
+   the sums over the channels of u Δx and dr h, dBm's and dCm's (accB, accC). The tile's
+   [vector][N][VW] arrays: the block-start state hb, U = ∂ℒ/∂h, the dA sums pa. pB, pC: the item's
+   dBm and dCm rows [token][group of the tile][N] from the block's first token. */
+typedef struct lattn__ssm_blk {
+    const lattn_ssm_args *a;
+    const lattn_ssm_grads *g;
+    const float *At, *An;
+    int64_t G, per, g0, ng, tok, len, pf, end, c0, c1;
+    float *dl, *dlx, *dr, *x, *sg, *fz, *sub, *ddl, *r;
+    float *hs, *es, *bl, *cl, *accB, *accC;
+    float *hb, *U, *pa, *pB, *pC;
+} lattn__ssm_blk;
+#define LATTN__SSM_ROWS 9
+/* Row i of the block that runs next asked into L2: the rows are 512 bytes of rows D floats long,
+   which the hardware's prefetch does not follow, and one row a pass spreads the requests over the
+   block's work where a burst of them would queue. */
+static void lattn__ssm_ahead(const lattn__ssm_blk *b, int64_t i) {
+    const lattn_ssm_args *a = b->a;
+    const float *rd[4];
+    float *wr[3];
+    int k;
+    if (b->pf < 0 || i >= LATTN_SSM_BLOCK || b->pf + i >= b->end) return;
+    rd[0] = a->dt; rd[1] = a->x; rd[2] = b->g ? a->z : NULL; rd[3] = b->g ? b->g->dout : NULL;
+    wr[0] = b->g ? b->g->dx : NULL; wr[1] = b->g ? b->g->ddt : NULL; wr[2] = b->g ? b->g->dz : NULL;
+    for (k = 0; k < 4; k++) if (rd[k]) lattn__prefetch_rows(rd[k] + (b->pf + i) * a->D + b->c0, 1, a->D, b->c1 - b->c0, 0);
+    for (k = 0; k < 3; k++) if (wr[k]) lattn__prefetch_rows(wr[k] + (b->pf + i) * a->D + b->c0, 1, a->D, b->c1 - b->c0, 1);
+}
+/* The block's rows: Δ and Δx; with g also dr, x, sg, fz, and sub, ddl, r zeroed. */
+static void lattn__ssm_rows_in(const lattn__ssm_blk *b) {
+    const lattn_ssm_args *a = b->a;
+    const int64_t D = a->D, R = b->len, nv = (b->c1 - b->c0 + LATTN__VW - 1) / LATTN__VW;
+    const lattn__vf zero = lattn__vzero(), one = lattn__vset1(1.0f);
+    int64_t v, t;
+    for (v = 0; v < nv; v++) {
+        const int64_t c = b->c0 + v * LATTN__VW;
+        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, b->c1 - c);
+        for (t = 0; t < R; t++) {
+            const int64_t i = (b->tok + t) * D + c, o = (v * R + t) * LATTN__VW;
+            const lattn__vf x = lattn__vload_w(a->x + i, w);
+            lattn__vf pre = lattn__vload_w(a->dt + i, w), dl = pre, dr;
+            if (a->dt_bias) pre = dl = lattn__vadd(pre, lattn__vload_w(a->dt_bias + c, w));
+            if (a->dt_softplus) dl = lattn__vsoftplus(pre);
+            lattn__vstore(b->dl + o, dl);
+            lattn__vstore(b->dlx + o, lattn__vmul(dl, x));
+            if (!b->g) continue;
+            lattn__vstore(b->x + o, x);
+            lattn__vstore(b->sg + o, a->dt_softplus ? lattn__vsigmoid(pre) : one);
+            dr = lattn__vload_w(b->g->dout + i, w);
+            if (a->z) {                  /* y = r SiLU(z): dr = dout SiLU(z), dz = dout r SiLU'(z) */
+                const lattn__vf z = lattn__vload_w(a->z + i, w), sz = lattn__vsigmoid(z);
+                lattn__vstore(b->fz + o, lattn__vmul(dr, lattn__vmul(sz, lattn__vfma(z, lattn__vsub(one, sz), one))));
+                dr = lattn__vmul(dr, lattn__vmul(z, sz));
+                lattn__vstore(b->r + o, zero);
+            }
+            lattn__vstore(b->dr + o, dr);
+            lattn__vstore(b->sub + o, zero);
+            lattn__vstore(b->ddl + o, zero);
+        }
+    }
+}
+/* Each lane's B and C (zeros past c1) for the states k0 .. k0 + kn - 1 of vector v, whose lanes span groups. */
+static void lattn__ssm_lanes_get(const lattn__ssm_blk *b, int64_t v, int64_t k0, int kn) {
+    const lattn_ssm_args *a = b->a;
+    const int64_t N = a->N;
+    int64_t t, l;
+    int j;
+    for (t = 0; t < b->len; t++)
+        for (j = 0; j < kn; j++)
+            for (l = 0; l < LATTN__VW; l++) {
+                const int64_t c = b->c0 + v * LATTN__VW + l, i = ((t * LATTN__SSM_KG + j) * LATTN__VW) + l;
+                const int64_t src = ((b->tok + t) * b->G + c / b->per) * N + k0 + j;
+                b->bl[i] = c < b->c1 ? a->Bm[src] : 0.0f;
+                b->cl[i] = c < b->c1 ? a->Cm[src] : 0.0f;
+            }
 }
 /* A tile whose lanes span groups: each lane's u·Δx and dr·h_n into its group's row of pB, pC at n = k. */
 static void lattn__ssm_lanes_add(lattn__vf u, lattn__vf dlx, lattn__vf dr, lattn__vf h, int64_t c, int64_t c1, int64_t per, int64_t g0,
@@ -5809,146 +5885,174 @@ static void lattn__ssm_lanes_add(lattn__vf u, lattn__vf dlx, lattn__vf dr, lattn
         pC[((c + (int64_t)l) / per - g0) * N + k] += lc[l];
     }
 }
-/* One token backward over the channels [c0, c1) of a tile, states in [vector][N][VW]: hq = h_t,
-   hp = h_{t-1}, et = the token's decays e^{ΔA} and sc the token's Δ and read-out Σ C h_t, all kept
-   by the recompute (lattn__ssm_token); U = ∂ℒ/∂h_t's part from the tokens after (in: times their
-   decays; out: this token's, times e^{ΔA}). Per state n the step is u = U + dr C_n, U = u e^{ΔA},
-   q = U h_{t-1} (0 where the gate is clamped); dx and dΔ share Σ_n u B_n. Writes dx, ddt, dz of the
-   token; pB, pC (the token's [groups of the tile][N] rows of dBm, dCm, summed over the tile's
-   channels); adds to the tile's dA (pa, as the states), dDskip (pd) and ddt_bias (pz) sums. An = the
-   tile's A (lattn__ssm_a_tiles); acc is scratch of 2·N vectors, lane of 5·128 floats.
-   Three passes over the tile's vectors: each vector's dr, Δx and Dskip part of dx (into lane); the
-   states, LATTN__SSM_VB vectors at a time with n outer, so that the sums over the channels of
-   u B_n Δx and dr h_n (dBm, dCm) stay in registers across the pair, as the per-vector sums over n
-   of u B_n and A q (dx, dΔ) do across n; then dx and dΔ of each vector. Every sum runs in the order
-   of the plain loop (vectors, then n), so the blocking leaves the bits as they were. Mamba-130m
-   shapes on Zen 4, old and new code alternating: 7 % less time on one thread, 15 % on two (pairs);
-   blocks of four vectors spill their 26 live vectors and gained 2 %; on a 16-core Xeon no change. */
-#define LATTN__SSM_VB 2
-typedef struct lattn__ssm_bw {
-    const float *An;
-    float *bl, *cl, *acc, *lane;
-    int64_t G;
-} lattn__ssm_bw;
-static void lattn__ssm_token_back(const lattn_ssm_args *a, const lattn_ssm_grads *g, const lattn__ssm_bw *b, int64_t tok, int64_t pf, int64_t c0,
-                                  int64_t c1, const float *hq, const float *hp, const float *et, const float *sc, float *U, float *pB,
-                                  float *pC, float *pa, float *pd, float *pz) {
-    const int64_t D = a->D, N = a->N, per = D / b->G, nv = (c1 - c0 + LATTN__VW - 1) / LATTN__VW, g0 = c0 / per;
-    const int64_t TL = LATTN__SSM_TILE;
-    const int one_group = g0 == (c1 - 1) / per;
-    const lattn__vf elo = lattn__vexp2_gate(lattn__vset1(LATTN_LOG_GATE_MIN * 1.44269504f));   /* the clamped gate's decay */
-    const lattn__vf zero = lattn__vzero(), one = lattn__vset1(1.0f);
-    const float *Bt = a->Bm + (tok * b->G + g0) * N, *Ct = a->Cm + (tok * b->G + g0) * N, *rs = sc + 2 * nv * LATTN__VW;
-    float *accB = b->acc, *accC = b->acc + N * LATTN__VW;
-    float *ldr = b->lane, *ldlx = ldr + TL, *ldx = ldlx + TL, *lsub = ldx + TL, *lddl = lsub + TL;
-    int64_t v, v0, k, nb;
-    lattn__ssm_rows_ahead(g->dout, pf, D, c0, c1, 0);
-    lattn__ssm_rows_ahead(g->dx, pf, D, c0, c1, 1);
-    lattn__ssm_rows_ahead(g->ddt, pf, D, c0, c1, 1);
-    lattn__ssm_rows_ahead(g->dz, pf, D, c0, c1, 1);
-    if (!one_group) {
-        lattn__ssm_gather(a, b->G, tok, c0, c1, b->bl, b->cl);
-        memset(pB, 0, sizeof(float) * (size_t)(lattn__ssm_tile_groups(D, per, c0 / LATTN__SSM_TILE) * N));
-        memset(pC, 0, sizeof(float) * (size_t)(lattn__ssm_tile_groups(D, per, c0 / LATTN__SSM_TILE) * N));
+/* One pass: vector v of the tile, states k0 .. k0 + kn - 1 (kn, back and mixed constants where it
+   is called, so that h, U and P below live in registers; mixed: the vector's lanes span groups).
+   Forward over the block: e = e^{ΔA}, h_t = e h_{t-1} + Δx B; when back, kept in hs and es, and
+   r += Σ C h_t with z; else h is left in hb (the next block's start). Backward, tokens in reverse,
+   per state: u = U + dr C, U = u e, q = U h_{t-1} (0 where the gate is clamped), dA += Δ q; the
+   token's sums Σ u B and Σ A q over the states (dx, dΔ), u Δx and dr h_t over the channels (dBm,
+   dCm). */
+LATTN__INLINE_ALWAYS void lattn__ssm_pass(const lattn__ssm_blk *b, int64_t v, int64_t k0, const int kn, const int back, const int mixed) {
+    const int64_t N = b->a->N, R = b->len, KG = LATTN__SSM_KG, GN = b->G * N, o = v * N + k0, c = b->c0 + v * LATTN__VW;
+    const int64_t src = (b->tok * b->G + c / b->per) * N + k0;
+    const float *Bg = b->a->Bm + src, *Cg = b->a->Cm + src, *Av = b->At + k0 * LATTN__SSM_TILE + v * LATTN__VW;
+    const float *Anv = b->An + k0 * LATTN__SSM_TILE + v * LATTN__VW;
+    const float *dlv = b->dl + v * R * LATTN__VW, *dxv = b->dlx + v * R * LATTN__VW, *drv = b->dr + v * R * LATTN__VW;
+    float *rv = b->r ? b->r + v * R * LATTN__VW : NULL, *hs = b->hs, *es = b->es, *accB = b->accB, *accC = b->accC;
+    const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN * 1.44269504f), zero = lattn__vzero();
+    const lattn__vf elo = lattn__vexp2_gate(lo);   /* the clamped gate's decay */
+    lattn__vf h[LATTN__SSM_KG], U[LATTN__SSM_KG], P[LATTN__SSM_KG];
+    int64_t t;
+    int j;
+#define LATTN__SSM_B(t, j) (mixed ? lattn__vload(b->bl + ((t) * KG + (j)) * LATTN__VW) : lattn__vset1(Bg[(t) * GN + (j)]))
+#define LATTN__SSM_C(t, j) (mixed ? lattn__vload(b->cl + ((t) * KG + (j)) * LATTN__VW) : lattn__vset1(Cg[(t) * GN + (j)]))
+    LATTN__UNROLL
+    for (j = 0; j < kn; j++) {
+        h[j] = lattn__vload(b->hb + (o + j) * LATTN__VW);
+        if (back) lattn__vstore(hs + j * LATTN__VW, h[j]);
     }
-    for (v = 0; v < nv; v++) {           /* dr = ∂ℒ/∂(the read-out), Δx, the Dskip part of dx */
-        const int64_t c = c0 + v * LATTN__VW, i = tok * D + c;
-        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
-        const lattn__vf x = lattn__vload_w(a->x + i, w);
-        lattn__vf r = lattn__vload(rs + v * LATTN__VW), dr = lattn__vload_w(g->dout + i, w), dx = zero;
-        if (a->Dskip) r = lattn__vfma(lattn__vload_w(a->Dskip + c, w), x, r);   /* r = Σ C h_t + Dskip·x */
-        if (a->z) {                      /* y = r SiLU(z): dz = dy r SiLU'(z), dr = dy SiLU(z) */
-            const lattn__vf z = lattn__vload_w(a->z + i, w), sg = lattn__vsigmoid(z);
-            if (g->dz) lattn__vstore_w(g->dz + i, lattn__vmul(lattn__vmul(dr, r), lattn__vmul(sg, lattn__vfma(z, lattn__vsub(one, sg), one))), w);
-            dr = lattn__vmul(dr, lattn__vmul(z, sg));
+    for (t = 0; t < R; t++) {
+        const lattn__vf dl = lattn__vload(dlv + t * LATTN__VW), dx = lattn__vload(dxv + t * LATTN__VW);
+        lattn__vf y = zero;
+        LATTN__UNROLL
+        for (j = 0; j < kn; j++) {
+            const lattn__vf e = lattn__vexp2_gate(lattn__vmax(lo, lattn__vmul(dl, lattn__vload(Av + j * LATTN__SSM_TILE))));
+            h[j] = lattn__vfma(e, h[j], lattn__vmul(dx, LATTN__SSM_B(t, j)));
+            if (!back) continue;
+            lattn__vstore(hs + ((t + 1) * KG + j) * LATTN__VW, h[j]);
+            lattn__vstore(es + (t * KG + j) * LATTN__VW, e);
+            if (rv) y = lattn__vfma(LATTN__SSM_C(t, j), h[j], y);
         }
-        if (a->Dskip) {
-            dx = lattn__vmul(dr, lattn__vload_w(a->Dskip + c, w));
-            lattn__vstore(pd + v * LATTN__VW, lattn__vfma(dr, x, lattn__vload(pd + v * LATTN__VW)));
-        }
-        lattn__vstore(ldr + v * LATTN__VW, dr);
-        lattn__vstore(ldlx + v * LATTN__VW, lattn__vmul(lattn__vload(sc + v * LATTN__VW), x));
-        lattn__vstore(ldx + v * LATTN__VW, dx);
+        if (rv) lattn__vstore(rv + t * LATTN__VW, lattn__vadd(lattn__vload(rv + t * LATTN__VW), y));
     }
-    /* the states of vector v0 + j at n: o its offset; sB, sC the block's running dBm, dCm sums */
-#define LATTN__SSM_LANE_IN(j) lattn__vf dr##j = lattn__vload(ldr + (v0 + j) * LATTN__VW), dlx##j = lattn__vload(ldlx + (v0 + j) * LATTN__VW), \
-                                        dl##j = lattn__vload(sc + (v0 + j) * LATTN__VW), sub##j = zero, ddl##j = zero;
-#define LATTN__SSM_LANE(j, one_group) {                                                                            \
-        const int64_t o = ((v0 + j) * N + k) * LATTN__VW;                                                          \
-        const lattn__vf bj = one_group ? vb : lattn__vload(b->bl + o), cj = one_group ? vc : lattn__vload(b->cl + o); \
-        const lattn__vf e = lattn__vload(et + o), u = lattn__vfma(dr##j, cj, lattn__vload(U + o)), ue = lattn__vmul(u, e); \
-        const lattn__vf q = lattn__vsel_lt(elo, e, lattn__vmul(ue, lattn__vload(hp + o)), zero);                 \
-        sub##j = lattn__vfma(u, bj, sub##j);                                                                       \
-        ddl##j = lattn__vfma(lattn__vload(b->An + k * TL + (v0 + j) * LATTN__VW), q, ddl##j);             \
-        lattn__vstore(pa + o, lattn__vfma(dl##j, q, lattn__vload(pa + o)));                                        \
-        lattn__vstore(U + o, ue);                                                                                  \
-        if (one_group) {                                                                                           \
-            sB = lattn__vfma(u, dlx##j, sB);                                                                       \
-            sC = lattn__vfma(dr##j, lattn__vload(hq + o), sC);                                                     \
-        } else                                                                                                     \
-            lattn__ssm_lanes_add(u, dlx##j, dr##j, lattn__vload(hq + o), c0 + (v0 + j) * LATTN__VW, c1, per, g0, N, k, pB, pC); \
+    if (!back) {
+        LATTN__UNROLL
+        for (j = 0; j < kn; j++) lattn__vstore(b->hb + (o + j) * LATTN__VW, h[j]);
+        return;
     }
-#define LATTN__SSM_LANE_OUT(j) lattn__vstore(lsub + (v0 + j) * LATTN__VW, sub##j); lattn__vstore(lddl + (v0 + j) * LATTN__VW, ddl##j);
-#define LATTN__SSM_STATES(LANES, one_group)                                                                        \
-        for (k = 0; k < N; k++) {                                                                                  \
-            const lattn__vf vb = one_group ? lattn__vset1(Bt[k]) : zero, vc = one_group ? lattn__vset1(Ct[k]) : zero; \
-            lattn__vf sB = v0 > 0 ? lattn__vload(accB + k * LATTN__VW) : zero;                                     \
-            lattn__vf sC = v0 > 0 ? lattn__vload(accC + k * LATTN__VW) : zero;                                     \
-            LANES                                                                                                  \
-            lattn__vstore(accB + k * LATTN__VW, sB);                                                               \
-            lattn__vstore(accC + k * LATTN__VW, sC);                                                               \
-        }
-    for (v0 = 0; v0 < nv; v0 += nb) {
-        nb = nv - v0 >= LATTN__SSM_VB ? LATTN__SSM_VB : 1;
-        if (nb == LATTN__SSM_VB) {
-            LATTN__SSM_LANE_IN(0) LATTN__SSM_LANE_IN(1)
-            if (one_group) LATTN__SSM_STATES(LATTN__SSM_LANE(0, 1) LATTN__SSM_LANE(1, 1), 1)
-            else LATTN__SSM_STATES(LATTN__SSM_LANE(0, 0) LATTN__SSM_LANE(1, 0), 0)
-            LATTN__SSM_LANE_OUT(0) LATTN__SSM_LANE_OUT(1)
-        } else {
-            LATTN__SSM_LANE_IN(0)
-            if (one_group) LATTN__SSM_STATES(LATTN__SSM_LANE(0, 1), 1)
-            else LATTN__SSM_STATES(LATTN__SSM_LANE(0, 0), 0)
-            LATTN__SSM_LANE_OUT(0)
-        }
+    LATTN__UNROLL
+    for (j = 0; j < kn; j++) {
+        U[j] = lattn__vload(b->U + (o + j) * LATTN__VW);
+        P[j] = lattn__vload(b->pa + (o + j) * LATTN__VW);
     }
-#undef LATTN__SSM_STATES
-#undef LATTN__SSM_LANE_OUT
-#undef LATTN__SSM_LANE
-#undef LATTN__SSM_LANE_IN
-    for (v = 0; v < nv; v++) {           /* dx += Δ Σ u B,  dΔ = x Σ u B + Σ A q */
-        const int64_t c = c0 + v * LATTN__VW, i = tok * D + c;
-        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
-        const lattn__vf sub = lattn__vload(lsub + v * LATTN__VW);
-        const lattn__vf dx = lattn__vfma(sub, lattn__vload(sc + v * LATTN__VW), lattn__vload(ldx + v * LATTN__VW));
-        lattn__vf ddl = lattn__vfma(sub, lattn__vload_w(a->x + i, w), lattn__vload(lddl + v * LATTN__VW));
-        if (a->dt_softplus) {
-            lattn__vf pre = lattn__vload_w(a->dt + i, w);
-            if (a->dt_bias) pre = lattn__vadd(pre, lattn__vload_w(a->dt_bias + c, w));
-            ddl = lattn__vmul(ddl, lattn__vsigmoid(pre));
+    for (t = R - 1; t >= 0; t--) {
+        const lattn__vf dl = lattn__vload(dlv + t * LATTN__VW), dx = lattn__vload(dxv + t * LATTN__VW), dr = lattn__vload(drv + t * LATTN__VW);
+        lattn__vf su = zero, sd = zero;
+        LATTN__UNROLL
+        for (j = 0; j < kn; j++) {
+            const int64_t i = (t * KG + j) * LATTN__VW;
+            const lattn__vf e = lattn__vload(es + i), hq = lattn__vload(hs + i + KG * LATTN__VW);
+            const lattn__vf u = lattn__vfma(dr, LATTN__SSM_C(t, j), U[j]);
+            lattn__vf q;
+            U[j] = lattn__vmul(u, e);
+            q = lattn__vsel_lt(elo, e, lattn__vmul(U[j], lattn__vload(hs + i)), zero);
+            su = lattn__vfma(u, LATTN__SSM_B(t, j), su);
+            sd = lattn__vfma(lattn__vload(Anv + j * LATTN__SSM_TILE), q, sd);
+            P[j] = lattn__vfma(dl, q, P[j]);
+            if (mixed) {
+                lattn__ssm_lanes_add(u, dx, dr, hq, c, b->c1, b->per, b->g0, N, k0 + j, b->pB + t * b->ng * N, b->pC + t * b->ng * N);
+                continue;
+            }
+            lattn__vstore(accB + i, lattn__vfma(u, dx, lattn__vload(accB + i)));
+            lattn__vstore(accC + i, lattn__vfma(dr, hq, lattn__vload(accC + i)));
         }
-        lattn__vstore(pz + v * LATTN__VW, lattn__vadd(lattn__vload(pz + v * LATTN__VW), ddl));
-        if (g->dx) lattn__vstore_w(g->dx + i, dx, w);
-        if (g->ddt) lattn__vstore_w(g->ddt + i, ddl, w);
+        lattn__vstore(b->sub + (v * R + t) * LATTN__VW, lattn__vadd(lattn__vload(b->sub + (v * R + t) * LATTN__VW), su));
+        lattn__vstore(b->ddl + (v * R + t) * LATTN__VW, lattn__vadd(lattn__vload(b->ddl + (v * R + t) * LATTN__VW), sd));
     }
-    for (k = 0; one_group && k < N; k++) {
-        pB[k] = lattn__vhsum(lattn__vload(accB + k * LATTN__VW));
-        pC[k] = lattn__vhsum(lattn__vload(accC + k * LATTN__VW));
+#undef LATTN__SSM_B
+#undef LATTN__SSM_C
+    LATTN__UNROLL
+    for (j = 0; j < kn; j++) {
+        lattn__vstore(b->U + (o + j) * LATTN__VW, U[j]);
+        lattn__vstore(b->pa + (o + j) * LATTN__VW, P[j]);
+    }
+}
+/* The sums over the lanes of accB, accC (a run of vectors in group gv) into the rows of dBm, dCm;
+   the accumulators zeroed. */
+static void lattn__ssm_flush(const lattn__ssm_blk *b, int64_t gv, int64_t k0, int kn) {
+    const int64_t N = b->a->N;
+    int64_t t;
+    int j;
+    for (t = 0; t < b->len; t++)
+        for (j = 0; j < kn; j++) {
+            const int64_t i = (t * LATTN__SSM_KG + j) * LATTN__VW, row = (t * b->ng + gv - b->g0) * N + k0 + j;
+            b->pB[row] += lattn__vhsum(lattn__vload(b->accB + i));
+            b->pC[row] += lattn__vhsum(lattn__vload(b->accC + i));
+            lattn__vstore(b->accB + i, lattn__vzero());
+            lattn__vstore(b->accC + i, lattn__vzero());
+        }
+}
+/* The passes of a block over states k0 .. k0 + kn - 1, every vector of the tile in order; a run of
+   vectors within one group shares accB, accC, flushed where the run ends. */
+LATTN__INLINE_ALWAYS void lattn__ssm_passes(const lattn__ssm_blk *b, int64_t k0, const int kn, const int back) {
+    const int64_t nv = (b->c1 - b->c0 + LATTN__VW - 1) / LATTN__VW;
+    int64_t v;
+    for (v = 0; v < nv; v++) {
+        const int64_t c = b->c0 + v * LATTN__VW, gv = c / b->per;
+        lattn__ssm_ahead(b, k0 / LATTN__SSM_KG * nv + v);
+        if (gv != (LATTN__MIN(c + LATTN__VW, b->c1) - 1) / b->per) {
+            lattn__ssm_lanes_get(b, v, k0, kn);
+            lattn__ssm_pass(b, v, k0, kn, back, 1);
+            continue;
+        }
+        lattn__ssm_pass(b, v, k0, kn, back, 0);
+        if (back && (v + 1 == nv || (LATTN__MIN(c + 2 * LATTN__VW, b->c1) - 1) / b->per != gv)) lattn__ssm_flush(b, gv, k0, kn);
+    }
+}
+/* Every state of the block: passes of LATTN__SSM_KG states, then one state at a time. */
+static void lattn__ssm_states(const lattn__ssm_blk *b, int back) {
+    int64_t k;
+    for (k = 0; k + LATTN__SSM_KG <= b->a->N; k += LATTN__SSM_KG) {
+        if (back) lattn__ssm_passes(b, k, LATTN__SSM_KG, 1);
+        else lattn__ssm_passes(b, k, LATTN__SSM_KG, 0);
+    }
+    for (; k < b->a->N; k++) {
+        if (back) lattn__ssm_passes(b, k, 1, 1);
+        else lattn__ssm_passes(b, k, 1, 0);
+    }
+}
+/* The block's dx, ddt (and dz) rows from the sums of its passes; dDskip's and ddt_bias's sums into
+   pd, pz: dx = Δ Σ u B + dr Dskip, dΔ = (x Σ u B + Σ A q)·softplus', dz = dout SiLU'(z) (r + Dskip x). */
+static void lattn__ssm_rows_out(const lattn__ssm_blk *b, float *pd, float *pz) {
+    const lattn_ssm_args *a = b->a;
+    const lattn_ssm_grads *g = b->g;
+    const int64_t D = a->D, R = b->len, nv = (b->c1 - b->c0 + LATTN__VW - 1) / LATTN__VW;
+    int64_t v, t;
+    for (v = 0; v < nv; v++) {
+        const int64_t c = b->c0 + v * LATTN__VW;
+        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, b->c1 - c);
+        const lattn__vf dk = a->Dskip ? lattn__vload_w(a->Dskip + c, w) : lattn__vzero();
+        lattn__vf sdk = lattn__vload(pd + v * LATTN__VW), sz = lattn__vload(pz + v * LATTN__VW);
+        for (t = R - 1; t >= 0; t--) {
+            const int64_t i = (b->tok + t) * D + c, o = (v * R + t) * LATTN__VW;
+            const lattn__vf x = lattn__vload(b->x + o), sub = lattn__vload(b->sub + o), dr = lattn__vload(b->dr + o);
+            const lattn__vf dx = lattn__vfma(dr, dk, lattn__vmul(sub, lattn__vload(b->dl + o)));
+            const lattn__vf ddl = lattn__vmul(lattn__vfma(sub, x, lattn__vload(b->ddl + o)), lattn__vload(b->sg + o));
+            sdk = lattn__vfma(dr, x, sdk);
+            sz = lattn__vadd(sz, ddl);
+            if (a->z && g->dz) lattn__vstore_w(g->dz + i, lattn__vmul(lattn__vload(b->fz + o), lattn__vfma(dk, x, lattn__vload(b->r + o))), w);
+            if (g->dx) lattn__vstore_w(g->dx + i, dx, w);
+            if (g->ddt) lattn__vstore_w(g->ddt + i, ddl, w);
+        }
+        lattn__vstore(pd + v * LATTN__VW, sdk);
+        lattn__vstore(pz + v * LATTN__VW, sz);
     }
 }
 /* Float32, on the work items of the forward (sequence, tile of 128 channels), one thread each. Per
    item: the state at the start of every block of 32 tokens comes from args.states (the forward's)
-   or from a forward pass of its own; then, blocks in reverse, the block's states, decays, Δ and
-   read-outs are recomputed from its checkpoint (about half a megabyte: L2's reach) and the tokens
-   run backward without another exponential.
+   or from a forward pass of its own; then, blocks in reverse, the block's rows are read once
+   (lattn__ssm_rows_in), the passes over (vector, four states) recompute its states and decays from
+   the block's start and run its tokens backward with the states' gradients in registers, and the
+   rows of dx, ddt, dz are written (lattn__ssm_rows_out). A pass's buffers are a few KiB: the
+   recompute never leaves L1, where a token-by-token order over the whole tile kept half a megabyte
+   of states and decays in L2 and loaded and stored U and dA for every state and token.
    dBm and dCm of an item are its own rows (the tile's channels of each group), added over the
    tiles in order; dA, dDskip and ddt_bias are added over the sequences in order: any thread count
-   gives the same bits. Memory per thread: (T/32 + 69)·128·N + 384·32 + 5·128 floats (T/32 fewer with
-   args.states); the items' dBm, dCm rows:
-   2·T·N floats per tile and group it touches. */
+   gives the same bits. Memory per thread: (T/32 + 2)·128·N + 9·32·128 + 193·4·VW floats (T/32
+   fewer with args.states); the items' dBm, dCm rows: 2·T·N floats per tile and group it touches. */
 LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g) {
     const char *who = "lattn_ssm_chunk_backward";
-    const int64_t TL = LATTN__SSM_TILE, R = LATTN_SSM_BLOCK;
+    const int64_t TL = LATTN__SSM_TILE, R = LATTN_SSM_BLOCK, PB = LATTN__SSM_KG * LATTN__VW * R;
     int64_t n, G, nt, D, N, S, c, k, w, sq, nblk, per, *boff;
     size_t pth, nbc = 0, nit;
     int nthr;
@@ -5970,7 +6074,7 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
         for (k = 0; k < nt; k++) nbc += (size_t)(len * lattn__ssm_tile_groups(D, per, k) * N);
     }
     nblk = lattn__ssm_blocks(a, n);
-    pth = (size_t)(((a->states ? 0 : nblk) + 2 * R + 4) * S + 2 * N * LATTN__VW + 3 * TL * R + 5 * TL);   /* checkpoints kept here without states */
+    pth = (size_t)(((a->states ? 0 : nblk) + 2) * S + LATTN__SSM_ROWS * R * TL + 6 * PB + LATTN__SSM_KG * LATTN__VW);   /* checkpoints kept here without states */
     LATTN__TRY(lattn__flat_floats(ctx, (size_t)(2 * nt * S) + 2 * nbc + nit * (size_t)(S + 2 * TL) + pth * (size_t)nthr + 2 * (nit + 1),
                                   who, &ws, &kept));
     At = ws;
@@ -5990,37 +6094,50 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
     memset(part, 0, sizeof(float) * nit * (size_t)(S + 2 * TL));
     LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
     for (w = 0; w < (int64_t)nit; w++) {
-        const int64_t s2 = w / nt, c0 = (w % nt) * TL, c1 = LATTN__MIN(D, c0 + TL);
-        const int64_t ng = lattn__ssm_tile_groups(D, per, w % nt);
-        const float *Aw = At + (w % nt) * S;
-        float *ck = thr + pth * (size_t)lattn__thread_id(), *hb = ck + (a->states ? 0 : nblk) * S, *eb = hb + (R + 1) * S, *U = eb + R * S, *bl = U + S;
-        float *cl = bl + S, *acc = cl + S, *sc = acc + 2 * N * LATTN__VW, *pa = part + (size_t)w * (size_t)(S + 2 * TL), *pd = pa + S;
-        float *pz = pd + TL;
-        float *pB = pbc + boff[w], *pC = pbc + nbc + boff[w];
+        const int64_t s2 = w / nt, c0 = (w % nt) * TL;
+        float *ck = thr + pth * (size_t)lattn__thread_id(), *rows = ck + (a->states ? 0 : nblk) * S + 2 * S;
+        float *pass = rows + LATTN__SSM_ROWS * R * TL;
+        float *pd = part + (size_t)w * (size_t)(S + 2 * TL) + S, *pz = pd + TL;
         const float *slot = a->states ? a->states + s2 * (nblk + 1) * D * N : NULL;   /* the forward's block-start states */
-        int64_t tok0, len, t, kb;
-        lattn__ssm_bw bw;
-        bw.An = An + (w % nt) * S; bw.bl = bl; bw.cl = cl; bw.acc = acc; bw.lane = sc + 3 * TL * R; bw.G = G;
+        int64_t tok0, len, kb;
+        lattn__ssm_blk b;
+        b.a = a; b.At = At + (w % nt) * S; b.An = An + (w % nt) * S;
+        b.G = G; b.per = per; b.g0 = c0 / per; b.ng = lattn__ssm_tile_groups(D, per, w % nt); b.c0 = c0; b.c1 = LATTN__MIN(D, c0 + TL);
+        b.hb = rows - 2 * S; b.U = rows - S; b.pa = pd - S;
+        b.dl = rows; b.dlx = b.dl + R * TL; b.dr = b.dlx + R * TL; b.x = b.dr + R * TL; b.sg = b.x + R * TL; b.fz = b.sg + R * TL;
+        b.sub = b.fz + R * TL; b.ddl = b.sub + R * TL; b.r = a->z ? b.ddl + R * TL : NULL;
+        b.hs = pass; b.es = b.hs + PB + LATTN__SSM_KG * LATTN__VW; b.bl = b.es + PB; b.cl = b.bl + PB; b.accB = b.cl + PB; b.accC = b.accB + PB;
+        memset(b.accB, 0, sizeof(float) * (size_t)(2 * PB));
+        memset(pbc + boff[w], 0, sizeof(float) * (size_t)(boff[w + 1] - boff[w]));
+        memset(pbc + nbc + boff[w], 0, sizeof(float) * (size_t)(boff[w + 1] - boff[w]));
         lattn__seq(a->offsets, a->T, s2, &tok0, &len);
-        lattn__ssm_tile_get(U, g->dht ? g->dht + s2 * D * N : NULL, c0, c1, N);
-        lattn__ssm_tile_get(hb, a->h0 ? a->h0 + s2 * D * N : NULL, c0, c1, N);
+        b.end = tok0 + len;
+        lattn__ssm_tile_get(b.U, g->dht ? g->dht + s2 * D * N : NULL, b.c0, b.c1, N);
+        lattn__ssm_tile_get(b.hb, a->h0 ? a->h0 + s2 * D * N : NULL, b.c0, b.c1, N);
         for (kb = 0; !slot && kb * R < len; kb++) {   /* the checkpoints, without the forward's */
-            memcpy(ck + kb * S, hb, sizeof(float) * (size_t)S);
-            for (t = kb * R; t < LATTN__MIN(len, kb * R + R); t++)
-                lattn__ssm_token(a, G, tok0 + t, t + 8 < len ? tok0 + t + 8 : -1, c0, c1, Aw, hb, hb, NULL, bl, cl, sc, NULL);
+            memcpy(ck + kb * S, b.hb, sizeof(float) * (size_t)S);
+            if (kb * R + R >= len) break;
+            b.tok = tok0 + kb * R;
+            b.len = R;
+            b.pf = b.tok + R;
+            b.g = NULL;
+            lattn__ssm_rows_in(&b);
+            lattn__ssm_states(&b, 0);
         }
         for (kb = (len + R - 1) / R - 1; kb >= 0; kb--) {
-            const int64_t t0 = kb * R, t1 = LATTN__MIN(len, t0 + R);
-            if (slot) lattn__ssm_tile_get(hb, slot + kb * D * N, c0, c1, N);
-            else memcpy(hb, ck + kb * S, sizeof(float) * (size_t)S);
-            for (t = t0; t < t1; t++)    /* hb[t - t0 + 1] = h_t, eb[t - t0] its decays, sc[t - t0] its Δ and read-out */
-                lattn__ssm_token(a, G, tok0 + t, t0 > 0 ? tok0 + t - R : -1, c0, c1, Aw, hb + (t - t0) * S, hb + (t - t0 + 1) * S,
-                                 eb + (t - t0) * S, bl, cl, sc + (t - t0) * 3 * TL, NULL);
-            for (t = t1 - 1; t >= t0; t--)   /* the next block's rows come in while this one runs */
-                lattn__ssm_token_back(a, g, &bw, tok0 + t, t0 > 0 ? tok0 + t - R : -1, c0, c1, hb + (t - t0 + 1) * S, hb + (t - t0) * S, eb + (t - t0) * S,
-                                      sc + (t - t0) * 3 * TL, U, pB + t * ng * N, pC + t * ng * N, pa, pd, pz);
+            b.tok = tok0 + kb * R;
+            b.len = LATTN__MIN(len, kb * R + R) - kb * R;
+            b.pf = kb > 0 ? b.tok - R : -1;
+            b.g = g;
+            b.pB = pbc + boff[w] + kb * R * b.ng * N;
+            b.pC = b.pB + nbc;
+            if (slot) lattn__ssm_tile_get(b.hb, slot + kb * D * N, b.c0, b.c1, N);
+            else memcpy(b.hb, ck + kb * S, sizeof(float) * (size_t)S);
+            lattn__ssm_rows_in(&b);
+            lattn__ssm_states(&b, 1);
+            lattn__ssm_rows_out(&b, pd, pz);
         }
-        if (g->dh0) lattn__ssm_tile_put(U, g->dh0 + s2 * D * N, c0, c1, N);
+        if (g->dh0) lattn__ssm_tile_put(b.U, g->dh0 + s2 * D * N, b.c0, b.c1, N);
     }
     for (sq = 0; sq < n && (g->dBm || g->dCm); sq++) {   /* dBm, dCm: the tiles' rows of each group, in tile order */
         int64_t tok0, len, t;
