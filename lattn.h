@@ -5794,13 +5794,13 @@ static int64_t lattn__ssm_tile_groups(int64_t D, int64_t per, int64_t ti) {
    pf the first token of the block that runs next (-1: none), end the sequence's end; g NULL in the
    checkpoint pass. Rows [vector][token][VW] of the block, read from memory once
    (lattn__ssm_rows_in): Δ (dl), Δx (dlx), dr = ∂ℒ/∂(the read-out), x, softplus'(dt + bias) (sg),
-   dout·SiLU'(z) (fz); the sums over the
-   states that the passes add to: Σ u B (sub), Σ A q (ddl), with z the read-out Σ C h (r; NULL
-   without z). A pass's [token][state][VW] buffers: the states from the block's start (hs: h_{t-1}
-   at row t), the decays (es), each lane's B and C where a vector's lanes span groups (bl, cl), and
-   the sums over the channels of u Δx and dr h, dBm's and dCm's (accB, accC). The tile's
-   [vector][N][VW] arrays: the block-start state hb, U = ∂ℒ/∂h, the dA sums pa. pB, pC: the item's
-   dBm and dCm rows [token][group of the tile][N] from the block's first token. */
+   dout·SiLU'(z) (fz); the sums over the states that the passes add to: Σ u B (sub), Σ A q (ddl),
+   with z the read-out Σ C h (r; NULL without z). A pass's [token][state][VW] buffers: the states
+   from the block's start (hs: h_{t-1} at row t), the decays (es), each lane's B and C where a
+   vector's lanes span groups (bl, cl), and the sums over the channels of u Δx and dr h, dBm's and
+   dCm's (accB, accC). The tile's [vector][N][VW] arrays: the block-start state hb, U = ∂ℒ/∂h, the
+   dA sums pa. pB, pC: the item's dBm and dCm rows [token][group of the tile][N] from the block's
+   first token. */
 typedef struct lattn__ssm_blk {
     const lattn_ssm_args *a;
     const lattn_ssm_grads *g;
