@@ -2957,16 +2957,17 @@ LATTN__INLINE lattn__vf lattn__vlog(lattn__vf x) {
     r = lattn__vsel_lt(lattn__vset1(FLT_MAX), x, lattn__vset1(HUGE_VALF), r);
     return r;
 }
-/* sigmoid(x) from z = exp(-|x|): 1/(1+z) for x >= 0, z/(1+z) for x < 0 — never overflows. */
-LATTN__INLINE lattn__vf lattn__vsigmoid(lattn__vf x) {
+/* sigmoid(x) from z = exp(-|x|): 1/(1+z) for x >= 0, z/(1+z) for x < 0 — never overflows. The _z
+   forms take z (lattn__vexp_mabs), for a caller that needs the sigmoid and softplus of one x. */
+LATTN__INLINE lattn__vf lattn__vexp_mabs(lattn__vf x) { return lattn__vexp_neg(lattn__vsub(lattn__vzero(), lattn__vabs(x))); }
+LATTN__INLINE lattn__vf lattn__vsigmoid_z(lattn__vf x, lattn__vf z) {
     const lattn__vf one = lattn__vset1(1.0f);
-    lattn__vf z = lattn__vexp_neg(lattn__vsub(lattn__vzero(), lattn__vabs(x)));
     return lattn__vdiv(lattn__vsel_lt(x, lattn__vzero(), z, one), lattn__vadd(one, z));
 }
+LATTN__INLINE lattn__vf lattn__vsigmoid(lattn__vf x) { return lattn__vsigmoid_z(x, lattn__vexp_mabs(x)); }
 /* softplus(x) = max(x, 0) + log1p(z), z = exp(-|x|) in (0, 1]: log1p(z) = 2 atanh(s) with
    s = z / (2 + z) <= 1/3, by the odd series to s^13 (truncation < 5e-9 relative). */
-LATTN__INLINE lattn__vf lattn__vsoftplus(lattn__vf x) {
-    lattn__vf z = lattn__vexp_neg(lattn__vsub(lattn__vzero(), lattn__vabs(x)));
+LATTN__INLINE lattn__vf lattn__vsoftplus_z(lattn__vf x, lattn__vf z) {
     lattn__vf s = lattn__vdiv(z, lattn__vadd(lattn__vset1(2.0f), z)), s2 = lattn__vmul(s, s);
     lattn__vf p = lattn__vset1(1.0f / 13.0f);
     p = lattn__vfma(p, s2, lattn__vset1(1.0f / 11.0f));
@@ -2977,6 +2978,7 @@ LATTN__INLINE lattn__vf lattn__vsoftplus(lattn__vf x) {
     p = lattn__vfma(p, s2, lattn__vset1(1.0f));
     return lattn__vfma(lattn__vadd(s, s), p, lattn__vmax(lattn__vzero(), x));
 }
+LATTN__INLINE lattn__vf lattn__vsoftplus(lattn__vf x) { return lattn__vsoftplus_z(x, lattn__vexp_mabs(x)); }
 LATTN__INLINE lattn__vf lattn__vsilu(lattn__vf x) { return lattn__vmul(x, lattn__vsigmoid(x)); }
 
 /* ================================================================================================ */
@@ -5825,7 +5827,8 @@ static void lattn__ssm_ahead(const lattn__ssm_blk *b, int64_t i) {
     for (k = 0; k < 4; k++) if (rd[k]) lattn__prefetch_rows(rd[k] + (b->pf + i) * a->D + b->c0, 1, a->D, b->c1 - b->c0, 0);
     for (k = 0; k < 3; k++) if (wr[k]) lattn__prefetch_rows(wr[k] + (b->pf + i) * a->D + b->c0, 1, a->D, b->c1 - b->c0, 1);
 }
-/* The block's rows: Δ and Δx; with g also dr, x, sg, fz, and sub, ddl, r zeroed. */
+/* The block's rows: Δ and Δx; with g also dr, x, sg, fz (the passes over the first states write
+   sub, ddl and r, the others add to them). */
 static void lattn__ssm_rows_in(const lattn__ssm_blk *b) {
     const lattn_ssm_args *a = b->a;
     const int64_t D = a->D, R = b->len, nv = (b->c1 - b->c0 + LATTN__VW - 1) / LATTN__VW;
@@ -5837,24 +5840,25 @@ static void lattn__ssm_rows_in(const lattn__ssm_blk *b) {
         for (t = 0; t < R; t++) {
             const int64_t i = (b->tok + t) * D + c, o = (v * R + t) * LATTN__VW;
             const lattn__vf x = lattn__vload_w(a->x + i, w);
-            lattn__vf pre = lattn__vload_w(a->dt + i, w), dl = pre, dr;
-            if (a->dt_bias) pre = dl = lattn__vadd(pre, lattn__vload_w(a->dt_bias + c, w));
-            if (a->dt_softplus) dl = lattn__vsoftplus(pre);
+            lattn__vf pre = lattn__vload_w(a->dt + i, w), dl, ez = zero, dr;
+            if (a->dt_bias) pre = lattn__vadd(pre, lattn__vload_w(a->dt_bias + c, w));
+            dl = pre;
+            if (a->dt_softplus) {        /* softplus and its derivative, the sigmoid, share e^{-|pre|} */
+                ez = lattn__vexp_mabs(pre);
+                dl = lattn__vsoftplus_z(pre, ez);
+            }
             lattn__vstore(b->dl + o, dl);
             lattn__vstore(b->dlx + o, lattn__vmul(dl, x));
             if (!b->g) continue;
             lattn__vstore(b->x + o, x);
-            lattn__vstore(b->sg + o, a->dt_softplus ? lattn__vsigmoid(pre) : one);
+            lattn__vstore(b->sg + o, a->dt_softplus ? lattn__vsigmoid_z(pre, ez) : one);
             dr = lattn__vload_w(b->g->dout + i, w);
             if (a->z) {                  /* y = r SiLU(z): dr = dout SiLU(z), dz = dout r SiLU'(z) */
                 const lattn__vf z = lattn__vload_w(a->z + i, w), sz = lattn__vsigmoid(z);
                 lattn__vstore(b->fz + o, lattn__vmul(dr, lattn__vmul(sz, lattn__vfma(z, lattn__vsub(one, sz), one))));
                 dr = lattn__vmul(dr, lattn__vmul(z, sz));
-                lattn__vstore(b->r + o, zero);
             }
             lattn__vstore(b->dr + o, dr);
-            lattn__vstore(b->sub + o, zero);
-            lattn__vstore(b->ddl + o, zero);
         }
     }
 }
@@ -5924,7 +5928,7 @@ LATTN__INLINE_ALWAYS void lattn__ssm_pass(const lattn__ssm_blk *b, int64_t v, in
             lattn__vstore(es + (t * KG + j) * LATTN__VW, e);
             if (rv) y = lattn__vfma(LATTN__SSM_C(t, j), h[j], y);
         }
-        if (rv) lattn__vstore(rv + t * LATTN__VW, lattn__vadd(lattn__vload(rv + t * LATTN__VW), y));
+        if (back && rv) lattn__vstore(rv + t * LATTN__VW, k0 == 0 ? y : lattn__vadd(lattn__vload(rv + t * LATTN__VW), y));
     }
     if (!back) {
         LATTN__UNROLL
@@ -5957,8 +5961,8 @@ LATTN__INLINE_ALWAYS void lattn__ssm_pass(const lattn__ssm_blk *b, int64_t v, in
             lattn__vstore(accB + i, lattn__vfma(u, dx, lattn__vload(accB + i)));
             lattn__vstore(accC + i, lattn__vfma(dr, hq, lattn__vload(accC + i)));
         }
-        lattn__vstore(b->sub + (v * R + t) * LATTN__VW, lattn__vadd(lattn__vload(b->sub + (v * R + t) * LATTN__VW), su));
-        lattn__vstore(b->ddl + (v * R + t) * LATTN__VW, lattn__vadd(lattn__vload(b->ddl + (v * R + t) * LATTN__VW), sd));
+        lattn__vstore(b->sub + (v * R + t) * LATTN__VW, k0 == 0 ? su : lattn__vadd(lattn__vload(b->sub + (v * R + t) * LATTN__VW), su));
+        lattn__vstore(b->ddl + (v * R + t) * LATTN__VW, k0 == 0 ? sd : lattn__vadd(lattn__vload(b->ddl + (v * R + t) * LATTN__VW), sd));
     }
 #undef LATTN__SSM_B
 #undef LATTN__SSM_C
