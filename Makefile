@@ -96,12 +96,12 @@ $(BUILD)/bench: bench/bench.c lattn.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
 # The conformance checks first, the test runner last: its last line is "N passed, M failed".
-test: $(TESTS) $(BUILD)/lattn-check $(BUILD)/train_tcn
+test: $(TESTS) $(BUILD)/lattn-check $(BUILD)/train_tcn $(BUILD)/perturb $(BUILD)/generate
 	$(MAKE) --no-print-directory conformance reference-check
 	$(RUN) ./$(BUILD)/train_tcn > $(BUILD)/train_tcn.log && grep '^after 20' $(BUILD)/train_tcn.log
 	$(RUN) ./$(BUILD)/run_tests
 
-test-quick: $(TESTS) $(BUILD)/lattn-check
+test-quick: $(TESTS) $(BUILD)/lattn-check $(BUILD)/perturb
 	$(MAKE) --no-print-directory conformance
 	$(RUN) ./$(BUILD)/run_tests --quick
 
@@ -136,26 +136,49 @@ bench-openblas: $(BENCH) $(BUILD)/gemm_openblas
 	./$(BUILD)/bench peak
 	./$(BUILD)/gemm_openblas $(THREADS)
 
-# The header alone, as C99 and as C++11 (portable, -march=native, AVX-512 and AVX2 targets, and each
-# LATTN_NO_* switch), warnings as errors (both halves compiled).
-compile-check: | $(BUILD)
-	printf '#define LATTN_IMPLEMENTATION\n#include "lattn.h"\nint main(void){return lattn_simd_width() > 0 ? 0 : 1;}\n' > $(BUILD)/cc.c
-	cp $(BUILD)/cc.c $(BUILD)/cc.cpp
-	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -c $(BUILD)/cc.c -o $(BUILD)/cc_c.o
-	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp -c $(BUILD)/cc.c -o $(BUILD)/cc_omp.o
-	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp.o
-	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -march=native -fopenmp -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp_native.o
-	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -mavx512f -mavx512dq -mavx512bw -mavx512vl -mfma -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp_avx512.o
-	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -mavx2 -mfma -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp_avx2.o
-	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -DLATTN_STATIC -c $(BUILD)/cc.c -o $(BUILD)/cc_s.o
-	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_SIMD -c $(BUILD)/cc.c -o $(BUILD)/cc_n.o
-	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_MODELS -c $(BUILD)/cc.c -o $(BUILD)/cc_nm.o
-	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_CONFORMANCE -c $(BUILD)/cc.c -o $(BUILD)/cc_nc.o
-	$(CC) -I. -std=c99 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_STDIO -c $(BUILD)/cc.c -o $(BUILD)/cc_ns.o
-	$(CXX) -I. -std=c++11 -Wall -Wextra -pedantic -Werror -O2 -DLATTN_NO_MODELS -DLATTN_NO_CONFORMANCE -c $(BUILD)/cc.cpp -o $(BUILD)/cc_cpp_nmc.o
-	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -c tests/two_tu_a.c -o $(BUILD)/tu_a.o
-	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -O2 -march=native -c tests/two_tu_b.c -o $(BUILD)/tu_b.o
-	$(CC) -o $(BUILD)/two_tu $(BUILD)/tu_a.o $(BUILD)/tu_b.o -lm && ./$(BUILD)/two_tu
+# The header alone, as C99 and as C++11 (-O0, -O2, -O3; portable, -march=native, AVX-512 and AVX2
+# targets, and each LATTN_NO_* switch), warnings as errors (both halves compiled), and the header in
+# two translation units of one program. One object per variant, so `make -j` compiles them side by side.
+CHK = $(BUILD)/chk
+CHECK_C   = c_o0 c_o2 c_o3 c_omp c_static c_nosimd c_nomodels c_noconf c_nostdio
+CHECK_CXX = x_o0 x_o2 x_native_omp x_avx512 x_avx2 x_nomodels_noconf
+$(CHK)/c_o0.o:              CHECK = -std=c99 -O0
+$(CHK)/c_o2.o:              CHECK = -std=c99 -O2
+$(CHK)/c_o3.o:              CHECK = -std=c99 -O3 -march=native
+$(CHK)/c_omp.o:             CHECK = -std=c99 -O2 -fopenmp
+$(CHK)/c_static.o:          CHECK = -std=c99 -O2 -march=native -DLATTN_STATIC
+$(CHK)/c_nosimd.o:          CHECK = -std=c99 -O2 -DLATTN_NO_SIMD
+$(CHK)/c_nomodels.o:        CHECK = -std=c99 -O2 -DLATTN_NO_MODELS
+$(CHK)/c_noconf.o:          CHECK = -std=c99 -O2 -DLATTN_NO_CONFORMANCE
+$(CHK)/c_nostdio.o:         CHECK = -std=c99 -O2 -DLATTN_NO_STDIO
+$(CHK)/x_o0.o:              CHECK = -std=c++11 -O0
+$(CHK)/x_o2.o:              CHECK = -std=c++11 -O2
+$(CHK)/x_native_omp.o:      CHECK = -std=c++11 -O2 -march=native -fopenmp
+$(CHK)/x_avx512.o:          CHECK = -std=c++11 -O2 -mavx512f -mavx512dq -mavx512bw -mavx512vl -mfma
+$(CHK)/x_avx2.o:            CHECK = -std=c++11 -O2 -mavx2 -mfma
+$(CHK)/x_nomodels_noconf.o: CHECK = -std=c++11 -O2 -DLATTN_NO_MODELS -DLATTN_NO_CONFORMANCE
+WERROR = -Wall -Wextra -pedantic -Werror
+
+compile-check: $(CHECK_C:%=$(CHK)/%.o) $(CHECK_CXX:%=$(CHK)/%.o) $(CHK)/two_tu
+	./$(CHK)/two_tu
+
+$(CHK):
+	mkdir -p $(CHK)
+
+$(CHK)/cc.c $(CHK)/cc.cpp: | $(CHK)
+	printf '#define LATTN_IMPLEMENTATION\n#include "lattn.h"\nint main(void){return lattn_simd_width() > 0 ? 0 : 1;}\n' > $@
+
+$(CHK)/c_%.o: $(CHK)/cc.c lattn.h
+	$(CC) -I. $(WERROR) $(CHECK) -c $< -o $@
+
+$(CHK)/x_%.o: $(CHK)/cc.cpp lattn.h
+	$(CXX) -I. $(WERROR) $(CHECK) -c $< -o $@
+
+$(CHK)/tu_%.o: tests/two_tu_%.c lattn.h | $(CHK)
+	$(CC) -std=c99 $(WERROR) -O2 -march=native -c $< -o $@
+
+$(CHK)/two_tu: $(CHK)/tu_a.o $(CHK)/tu_b.o
+	$(CC) -o $@ $^ -lm
 
 clean:
 	rm -rf build

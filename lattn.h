@@ -4603,20 +4603,21 @@ static lattn_status lattn__arena_serialize_meta(lattn_ctx *ctx, const char *who,
 static lattn_status lattn__arena_serialize(lattn_ctx *ctx, const char *who, const lattn_tensor *tab, int64_t nt,
                                            const lattn__cfield *fl, int n_fl, unsigned char **out, size_t *size) {
     char vals[LATTN__CFG_MAX][32];
-    const char *meta[2 * LATTN__CFG_MAX];
+    const char *meta[2 * LATTN__CFG_MAX] = {0};
     lattn__cfg_write(fl, n_fl, vals, meta);
     return lattn__arena_serialize_meta(ctx, who, tab, nt, meta, n_fl, out, size);
 }
 /* Every tensor of the arena from `prefix`+name in f, with exactly its shape (any float dtype). */
 static lattn_status lattn__arena_load(lattn_ctx *ctx, const char *who, lattn_tensor *tab, int64_t nt,
                                       const lattn_st_file *f, const char *prefix) {
-    char name[2 * LATTN_NAME_MAX];
+    char name[2 * LATTN_NAME_MAX + 32];  /* the callers' prefixes: under LATTN_NAME_MAX, or an optimizer state's name */
     int64_t i;
     int d;
     for (i = 0; i < nt; i++) {
         lattn_tensor *t = &tab[i];
         const lattn_st_tensor *s;
-        snprintf(name, sizeof name, "%s%s", prefix, t->name);
+        if (snprintf(name, sizeof name, "%s%s", prefix, t->name) >= (int)sizeof name)
+            return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix '%s' is too long", who, prefix);
         s = lattn_st_find(f, name);
         if (!s) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: missing tensor '%s'", who, name);
         if (s->ndim != t->ndim || s->dtype == LATTN_DTYPE_I32 || s->dtype == LATTN_DTYPE_I64)
@@ -20047,7 +20048,7 @@ static lattn_status lattn__tf_bwd_run(lattn_ctx *ctx, const lattn_tf_model *m, i
 }
 static lattn_status lattn__tf_bwd_args(lattn_ctx *ctx, const char *who, const lattn_tf_model *m, int64_t B, int64_t T,
                                        const int32_t *tokens, const float *x, const float *dout, int grads) {
-    double unused;
+    double unused = 0.0;                 /* only checked for NULL */
     if (m && m->arena && m->cfg.vocab == 0 && !dout)
         return lattn__fail(ctx, LATTN_E_NULL, "%s: dout is NULL (a model without a vocabulary has no loss)", who);
     if (!grads) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
@@ -20266,7 +20267,7 @@ LATTN__DEF lattn_status lattn_sps_backward_ref(lattn_ctx *ctx, const lattn_tf_mo
     const char *who = "lattn_sps_backward_ref";
     lattn__sps_plan pl;
     lattn_status st;
-    double unused;
+    double unused = 0.0;                 /* only checked for NULL */
     if (!grad && !grad64) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
     LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, dout, &unused, 0, &pl));
     st = lattn__tf_ref_bwd_rows(ctx, m, B, &pl.rw, dout, loss, grad, grad64, dx, who);
@@ -20281,7 +20282,7 @@ LATTN__DEF lattn_status lattn_sps_backward(lattn_ctx *ctx, const lattn_tf_model 
     lattn__sps_plan pl;
     lattn_status st;
     float *rows = NULL;
-    double unused;
+    double unused = 0.0;                 /* only checked for NULL */
     int64_t i, u, j;
     if (!grad) return lattn__fail(ctx, LATTN_E_NULL, "%s: grad is NULL", who);
     LATTN__TRY(lattn__sps_rows(ctx, who, m, s, B, T, tokens, dout, &unused, 1, &pl));
@@ -21441,7 +21442,7 @@ LATTN__DEF lattn_status lattn_optim_serialize(lattn_ctx *ctx, const lattn_optim 
     lattn_optim cp;
     lattn__cfield fl[LATTN__OPTIM_NF];
     char vals[LATTN__CFG_MAX][32], (*names)[2 * LATTN_NAME_MAX + 32];
-    const char *meta[2 * LATTN__CFG_MAX];
+    const char *meta[2 * LATTN__CFG_MAX] = {0};
     lattn_st_entry *e;
     double *rules;
     int64_t i, ne = 0, ns, rshape[2];
@@ -21545,6 +21546,7 @@ LATTN__DEF lattn_status lattn_optim_init_st(lattn_ctx *ctx, lattn_optim *o, cons
     lattn_status st;
     LATTN__TRY(lattn__optim_bind(ctx, who, o, tensors, n_tensors));
     if (!f || !prefix) st = lattn__fail(ctx, LATTN_E_NULL, "%s: file or prefix is NULL", who);
+    else if (strlen(prefix) >= LATTN_NAME_MAX) st = lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
     else st = lattn__optim_read(ctx, who, o, f, prefix);
     if (st != LATTN_OK) { lattn_optim_free(ctx, o); return st; }
     return lattn__ok(ctx);
@@ -21896,7 +21898,7 @@ static int lattn__net_fields(lattn_net_config *c, lattn__cfield *fl) {
 }
 LATTN__DEF lattn_status lattn_net_serialize(lattn_ctx *ctx, const lattn_net *m, unsigned char **out, size_t *size) {
     char vals[LATTN__NET_NF + 2][32], list[LATTN_NET_MAX_BLOCKS * 8 + 1] = "";
-    const char *meta[2 * LATTN__NET_NF + 6];
+    const char *meta[2 * LATTN__NET_NF + 6] = {0};
     lattn__cfield fl[LATTN__NET_NF + 2];
     lattn_net_config c;
     int64_t i;
@@ -21921,6 +21923,7 @@ LATTN__DEF lattn_status lattn_net_init_st(lattn_ctx *ctx, lattn_net *m, const la
     if (!m) return lattn__fail(ctx, LATTN_E_NULL, "%s: net is NULL", who);
     memset(m, 0, sizeof *m);
     if (!f || !prefix) return lattn__fail(ctx, LATTN_E_NULL, "%s: file or prefix is NULL", who);
+    if (strlen(prefix) >= LATTN_NAME_MAX) return lattn__fail(ctx, LATTN_E_DOMAIN, "%s: prefix too long", who);
     if (!(list = lattn_st_meta(f, "net.blocks"))) return lattn__fail(ctx, LATTN_E_FORMAT, "%s: metadata has no \"net.blocks\"", who);
     if ((st = lattn_net_config_parse(ctx, &c, list, 1, 2, 1)) != LATTN_OK) return lattn__as_format(ctx, st);
     c.d_in = lattn_st_meta(f, "net.d_in") != NULL;        /* any nonzero value asks for the two fields */
@@ -22740,8 +22743,8 @@ static lattn_status lattn__pool_sps_load(lattn_ctx *ctx, const char *who, lattn_
 }
 LATTN__DEF lattn_status lattn_pool_save_slot(lattn_ctx *ctx, const lattn_pool *p, int64_t slot, unsigned char **out, size_t *size) {
     const char *who = "lattn_pool_save_slot";
-    char cfg[LATTN__POOL_CFG], pos[32], names[2 * LATTN_NET_MAX_BLOCKS][16];
-    const char *meta[8];
+    char cfg[LATTN__POOL_CFG], pos[32], names[2 * LATTN_NET_MAX_BLOCKS][24];
+    const char *meta[8] = {0};
     lattn_st_entry e[2 * LATTN_NET_MAX_BLOCKS + 1];
     int64_t shape[2 * LATTN_NET_MAX_BLOCKS + 1][3], c, l, ne = 0;
     float *buf = NULL;

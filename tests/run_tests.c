@@ -8370,6 +8370,12 @@ static void test_net(void) {
         meta[1] = "gdn";
         CHECK(lattn_st_serialize(&ctx, &e, 1, meta, 1, &buf, &nb) == LATTN_OK && lattn_st_parse(&ctx, buf, nb, &f) == LATTN_OK &&
               lattn_net_init_st(&ctx, &x, &f, "") == LATTN_E_FORMAT && !x.arena, "a file without the sizes: LATTN_E_FORMAT");
+        {
+            char longp[LATTN_NAME_MAX + 40];
+            memset(longp, 'p', sizeof longp - 1);
+            longp[sizeof longp - 1] = '\0';
+            CHECK(lattn_net_init_st(&ctx, &x, &f, longp) == LATTN_E_DOMAIN && !x.arena, "a prefix of LATTN_NAME_MAX characters or more: LATTN_E_DOMAIN");
+        }
         lattn_st_free(&ctx, &f);
         lattn_free(&ctx, buf);
     }
@@ -8669,6 +8675,13 @@ static void test_train(void) {
             CHECK(lattn_optim_init_st(&ctx, &oc, a.tensors, a.n_tensors - 1, &fl, "") == LATTN_E_FORMAT &&
                   lattn_optim_init_st(&ctx, &oc, ref.tensors + 1, a.n_tensors - 1, &fl, "") != LATTN_OK &&
                   lattn_optim_init_st(&ctx, &oc, a.tensors, a.n_tensors, &fl, "x.") == LATTN_E_FORMAT, "init_st: another table or prefix refused");
+            {
+                char longp[LATTN_NAME_MAX + 40];
+                memset(longp, 'p', sizeof longp - 1);
+                longp[sizeof longp - 1] = '\0';
+                CHECK(lattn_optim_init_st(&ctx, &oc, a.tensors, a.n_tensors, &fl, longp) == LATTN_E_DOMAIN && !oc.m && !oc.rules,
+                      "init_st: a prefix of LATTN_NAME_MAX characters or more refused, nothing left allocated");
+            }
             lattn_st_free(&ctx, &fl);
             {   /* a file whose rules or step are damaged */
                 static const char *const keys[3] = { "\"optim.step\":\"2\"", "\"optim.muon.ns_mode\":\"fp32\"", "\"optim.adamw.beta2\":\"0.999" };
