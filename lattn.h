@@ -18257,33 +18257,45 @@ static void lattn__fa_cpu_mask(const lattn_attn_args *a, int64_t sq, int64_t i, 
     for (c = 0; c < n; c++)
         if (!lattn__vis(a, sq, i, j0 + c)) row[c] = -HUGE_VALF;
 }
-/* The online softmax's step on one row of n scores s, visible [c0, c1): m' = max(m, max s),
-   s <- e^{s - m'} (0 outside [c0, c1)), ℓ <- e^{m - m'}·ℓ + Σ s, m <- m'; returns e^{m - m'}, the
-   factor of the row of O. One pass for the max, one for the weights and their sum. */
-static float lattn__fa_cpu_softmax(int n, int c0, int c1, float *s, float *m, float *l) {
-    lattn__vf vmax = lattn__vset1(-HUGE_VALF), vsum = lattn__vzero(), vm;
-    float mx, cf;
-    int i;
-    for (i = c0; i + LATTN__VW <= c1; i += LATTN__VW) vmax = lattn__vmax(vmax, lattn__vload(s + i));
-    mx = lattn__vhmax(vmax);
-    mx = mx > *m ? mx : *m;
-    for (; i < c1; i++) mx = s[i] > mx ? s[i] : mx;
-    vm = lattn__vset1(mx);
-    for (i = c0; i + LATTN__VW <= c1; i += LATTN__VW) {   /* (a NaN score makes its weight NaN) */
-        lattn__vf p = lattn__vexp_neg(lattn__vsub(lattn__vload(s + i), vm));
-        lattn__vstore(s + i, p);
-        vsum = lattn__vadd(vsum, p);
+/* The online softmax's step on R rows of n scores (rows ld apart in s), each visible [c0, c1):
+   m' = max(m, max s), s <- e^{s - m'} (0 outside [c0, c1)), ℓ <- e^{m - m'}·ℓ + Σ s, m <- m';
+   cf[r] = e^{m - m'}, the factor of row r of O. One pass for the max, one for the weights and their
+   sum, each row's operations in the same order for any R; R rows (a constant, at most 4) interleave
+   their chains (the max, the sums), which one row leaves waiting on each other. */
+LATTN__INLINE_ALWAYS void lattn__fa_cpu_softmax(const int R, int n, int c0, int c1, float *s, int64_t ld, float *m, float *l, float *cf) {
+    lattn__vf vmax[4], vsum[4], vm[4];
+    float mx[4];
+    int i = c0, j, r;
+    for (r = 0; r < R; r++) {
+        vmax[r] = lattn__vset1(-HUGE_VALF);
+        vsum[r] = lattn__vzero();
     }
-    if (i < c1) {
-        lattn__vstore_n(s + i, lattn__vexp_neg(lattn__vsub(lattn__vload_n(s + i, (size_t)(c1 - i)), vm)), (size_t)(c1 - i));
-        vsum = lattn__vadd(vsum, lattn__vload_n(s + i, (size_t)(c1 - i)));
+    for (; i + LATTN__VW <= c1; i += LATTN__VW)
+        for (r = 0; r < R; r++) vmax[r] = lattn__vmax(vmax[r], lattn__vload(s + r * ld + i));
+    for (r = 0; r < R; r++) {
+        mx[r] = lattn__vhmax(vmax[r]);
+        mx[r] = mx[r] > m[r] ? mx[r] : m[r];
+        for (j = i; j < c1; j++) mx[r] = s[r * ld + j] > mx[r] ? s[r * ld + j] : mx[r];
+        vm[r] = lattn__vset1(mx[r]);
     }
-    for (i = 0; i < c0; i++) s[i] = 0.0f;
-    for (i = LATTN__MAX(c0, c1); i < n; i++) s[i] = 0.0f;
-    cf = expf(*m - mx);
-    *l = cf * *l + lattn__vhsum(vsum);
-    *m = mx;
-    return cf;
+    for (i = c0; i + LATTN__VW <= c1; i += LATTN__VW)
+        for (r = 0; r < R; r++) {   /* (a NaN score makes its weight NaN) */
+            lattn__vf p = lattn__vexp_neg(lattn__vsub(lattn__vload(s + r * ld + i), vm[r]));
+            lattn__vstore(s + r * ld + i, p);
+            vsum[r] = lattn__vadd(vsum[r], p);
+        }
+    for (r = 0; r < R; r++) {
+        float *sr = s + r * ld;
+        if (i < c1) {
+            lattn__vstore_n(sr + i, lattn__vexp_neg(lattn__vsub(lattn__vload_n(sr + i, (size_t)(c1 - i)), vm[r])), (size_t)(c1 - i));
+            vsum[r] = lattn__vadd(vsum[r], lattn__vload_n(sr + i, (size_t)(c1 - i)));
+        }
+        for (j = 0; j < c0; j++) sr[j] = 0.0f;
+        for (j = LATTN__MAX(c0, c1); j < n; j++) sr[j] = 0.0f;
+        cf[r] = expf(m[r] - mx[r]);
+        l[r] = cf[r] * l[r] + lattn__vhsum(vsum[r]);
+        m[r] = mx[r];
+    }
 }
 /* One (sequence, head, group of qg query tiles from i0), the section comment's schedule. */
 static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims *dm, const lattn__fa_plan *p, const lattn__fa_cpu *w,
@@ -18292,7 +18304,7 @@ static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims 
     const int ng = (int)LATTN__MIN((int64_t)p->qg, (len - i0 + C - 1) / C);
     const int band = a->mask == LATTN_MASK_CAUSAL || a->mask == LATTN_MASK_WINDOW;
     int cls[LATTN__ATTN_QG], g;
-    int64_t j0, r;
+    int64_t j0, r, n;
     for (g = 0; g < ng; g++) {           /* s·Q rows; m = -FLT_MAX, ℓ = 0, O = 0 */
         const int64_t q0 = i0 + g * C, L = LATTN__MIN(C, len - q0);
         for (r = 0; r < L; r++) {
@@ -18319,12 +18331,15 @@ static void lattn__fa_cpu_item(const lattn_attn_args *a, const lattn__attn_dims 
             const int diag = cls[g] == LATTN_VIS_SOME && band && j0 == q0;   /* keys past the row: not computed */
             if (cls[g] == LATTN_VIS_NONE) continue;
             lattn__sgemm(LATTN__GEMM_PANEL_B | (diag ? LATTN_GEMM_LOWER : 0), L, Lk, K, w->qs + g * C * K, K, w->kt, 0, w->s, C, NULL);
-            for (r = 0; r < L; r++) {    /* the online softmax, row by row */
-                float *sr = w->s + r * C, cf;
-                int c0 = 0, c1 = (int)Lk;
+            for (r = 0; r < L; r += n) {   /* the online softmax: four whole rows at a time, a masked row alone */
+                float *sr = w->s + r * C, cf[4];
+                int c0 = 0, c1 = (int)Lk, k;
+                n = cls[g] == LATTN_VIS_ALL && r + 4 <= L ? 4 : 1;
                 if (cls[g] == LATTN_VIS_SOME) lattn__fa_cpu_mask(a, sq, q0 + r, j0, (int)Lk, sr, &c0, &c1);
-                cf = lattn__fa_cpu_softmax((int)Lk, c0, c1, sr, w->m + g * C + r, w->l + g * C + r);
-                if (cf != 1.0f) lattn_vec_scale((size_t)V, cf, w->acc + (g * C + r) * V);
+                if (n == 4) lattn__fa_cpu_softmax(4, (int)Lk, 0, (int)Lk, sr, C, w->m + g * C + r, w->l + g * C + r, cf);
+                else lattn__fa_cpu_softmax(1, (int)Lk, c0, c1, sr, C, w->m + g * C + r, w->l + g * C + r, cf);
+                for (k = 0; k < n; k++)
+                    if (cf[k] != 1.0f) lattn_vec_scale((size_t)V, cf[k], w->acc + (g * C + r + k) * V);
             }
             lattn__sgemm(LATTN_GEMM_ACCUMULATE | LATTN__GEMM_PANEL_B | (diag ? LATTN__GEMM_TRIU_A : 0), L, V, Lk, w->s, C, w->vr, 0,
                          w->acc + g * C * V, V, NULL);
