@@ -5742,38 +5742,56 @@ static int64_t lattn__ssm_blocks(const lattn_ssm_args *a, int64_t n) {
     return (lattn__longest(a->offsets, a->T, n) + LATTN_SSM_BLOCK - 1) / LATTN_SSM_BLOCK;
 }
 
-/* The fast form and _step: work items are (sequence, 128 channels); within one, tokens outer, so
-   each token's rows stream once and the tile's state stays in L1. Any thread count, same bits.
-   states (NULL for _step): the block-start states and the final state, written as they pass. */
+/* The fast form and _step: work items are (sequence, run of tiles of 128 channels), tpr tiles a run
+   (all of a sequence's on one thread, one each at many threads); within one, blocks of
+   LATTN_SSM_BLOCK tokens outer and the run's tiles inner, so a token's rows are read a tile after
+   another while their pages are fresh in the TLB, and each tile's state stays in L1 through a block.
+   Any thread count, same bits (a tile's arithmetic does not depend on its run). states (NULL for
+   _step): the block-start states and the final state, written as they pass. */
+static int64_t lattn__ssm_runs(int64_t nt, int64_t n, int nthr, int64_t *tpr) {
+    const int64_t runs = LATTN__MIN(nt, (nthr + n - 1) / n);
+    *tpr = (nt + runs - 1) / runs;
+    return (nt + *tpr - 1) / *tpr;
+}
 static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, float *states, const char *who) {
-    int64_t n, G, w, nt, D, N, nb;
+    const int64_t TL = LATTN__SSM_TILE;
+    int64_t n, G, w, nt, D, N, nb, runs, tpr;
     int nthr;
     size_t per;
     float *ws, *At;
     LATTN__TRY(lattn__ssm_check(ctx, who, a, &n, &G));
     D = a->D;
     N = a->N;
-    nt = (D + LATTN__SSM_TILE - 1) / LATTN__SSM_TILE;
+    nt = (D + TL - 1) / TL;
     nb = states ? lattn__ssm_blocks(a, n) : 0;
     nthr = lattn__threads(ctx);
-    per = (size_t)(3 * LATTN__SSM_TILE * N + 3 * LATTN__SSM_TILE);   /* state, per-lane B and C, scratch */
-    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(nt * N * LATTN__SSM_TILE) + per * (size_t)nthr, who));
+    runs = lattn__ssm_runs(nt, LATTN__MAX(n, 1), nthr, &tpr);
+    per = (size_t)(tpr * TL * N + 2 * TL * N + 3 * TL);   /* the run's states, per-lane B and C, scratch */
+    LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(nt * N * TL) + per * (size_t)nthr, who));
     At = ws;
     lattn__ssm_a_tiles(a->A, D, N, 1.4426950408889634, At);   /* in log2 units: exp(ΔA) = 2^(Δ·A·log2 e) */
-    LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
-    for (w = 0; w < n * nt; w++) {
-        const int64_t sq = w / nt, c0 = (w % nt) * LATTN__SSM_TILE, c1 = LATTN__MIN(D, c0 + LATTN__SSM_TILE);
-        float *st = ws + nt * N * LATTN__SSM_TILE + per * (size_t)lattn__thread_id(), *bl = st + LATTN__SSM_TILE * N, *cl = bl + LATTN__SSM_TILE * N;
-        float *sc = cl + LATTN__SSM_TILE * N, *slot = states ? states + sq * (nb + 1) * D * N : NULL;
-        int64_t tok0, len, t;
+    LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
+    for (w = 0; w < n * runs; w++) {
+        const int64_t sq = w / runs, k0 = w % runs * tpr, k1 = LATTN__MIN(nt, k0 + tpr);
+        float *st0 = ws + nt * N * TL + per * (size_t)lattn__thread_id(), *bl = st0 + tpr * TL * N, *cl = bl + TL * N;
+        float *sc = cl + TL * N, *slot = states ? states + sq * (nb + 1) * D * N : NULL;
+        int64_t tok0, len, t0, t, ti;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
-        lattn__ssm_tile_get(st, a->h0 ? a->h0 + sq * D * N : NULL, c0, c1, N);
-        for (t = 0; t < len; t++) {
-            if (slot && t % LATTN_SSM_BLOCK == 0) lattn__ssm_tile_put(st, slot + t / LATTN_SSM_BLOCK * D * N, c0, c1, N);
-            lattn__ssm_token(a, G, tok0 + t, t + 8 < len ? tok0 + t + 8 : -1, c0, c1, At + (w % nt) * N * LATTN__SSM_TILE, st, st, NULL, bl, cl, sc, a->y);
+        for (ti = k0; ti < k1; ti++)
+            lattn__ssm_tile_get(st0 + (ti - k0) * TL * N, a->h0 ? a->h0 + sq * D * N : NULL, ti * TL, LATTN__MIN(D, ti * TL + TL), N);
+        for (t0 = 0; t0 < len; t0 += LATTN_SSM_BLOCK)
+            for (ti = k0; ti < k1; ti++) {
+                const int64_t c0 = ti * TL, c1 = LATTN__MIN(D, c0 + TL), t1 = LATTN__MIN(len, t0 + LATTN_SSM_BLOCK);
+                float *st = st0 + (ti - k0) * TL * N;
+                if (slot) lattn__ssm_tile_put(st, slot + t0 / LATTN_SSM_BLOCK * D * N, c0, c1, N);
+                for (t = t0; t < t1; t++)
+                    lattn__ssm_token(a, G, tok0 + t, t + 8 < t1 ? tok0 + t + 8 : -1, c0, c1, At + ti * N * TL, st, st, NULL, bl, cl, sc, a->y);
+            }
+        for (ti = k0; ti < k1; ti++) {
+            const int64_t c0 = ti * TL, c1 = LATTN__MIN(D, c0 + TL);
+            if (slot) lattn__ssm_tile_put(st0 + (ti - k0) * TL * N, slot + nb * D * N, c0, c1, N);
+            if (a->ht) lattn__ssm_tile_put(st0 + (ti - k0) * TL * N, a->ht + sq * D * N, c0, c1, N);
         }
-        if (slot) lattn__ssm_tile_put(st, slot + nb * D * N, c0, c1, N);
-        if (a->ht) lattn__ssm_tile_put(st, a->ht + sq * D * N, c0, c1, N);
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
@@ -5808,7 +5826,7 @@ typedef struct lattn__ssm_blk {
     const lattn_ssm_args *a;
     const lattn_ssm_grads *g;
     const float *At, *An;
-    int64_t G, per, g0, ng, tok, len, pf, end, c0, c1;
+    int64_t G, per, g0, ng, tok, len, pf, pc0, end, c0, c1;
     float *dl, *dlx, *dr, *x, *sg, *fz, *sub, *ddl, *r;
     float *hs, *es, *bl, *cl, *accB, *accC;
     float *hb, *U, *pa, *pB, *pC;
@@ -5822,11 +5840,31 @@ static void lattn__ssm_ahead(const lattn__ssm_blk *b, int64_t i) {
     const float *rd[4];
     float *wr[3];
     int k;
+    const int64_t pw = LATTN__MIN(a->D - b->pc0, LATTN__SSM_TILE);
     if (b->pf < 0 || i >= LATTN_SSM_BLOCK || b->pf + i >= b->end) return;
     rd[0] = a->dt; rd[1] = a->x; rd[2] = b->g ? a->z : NULL; rd[3] = b->g ? b->g->dout : NULL;
     wr[0] = b->g ? b->g->dx : NULL; wr[1] = b->g ? b->g->ddt : NULL; wr[2] = b->g ? b->g->dz : NULL;
-    for (k = 0; k < 4; k++) if (rd[k]) lattn__prefetch_rows(rd[k] + (b->pf + i) * a->D + b->c0, 1, a->D, b->c1 - b->c0, 0);
-    for (k = 0; k < 3; k++) if (wr[k]) lattn__prefetch_rows(wr[k] + (b->pf + i) * a->D + b->c0, 1, a->D, b->c1 - b->c0, 1);
+    for (k = 0; k < 4; k++) if (rd[k]) lattn__prefetch_rows(rd[k] + (b->pf + i) * a->D + b->pc0, 1, a->D, pw, 0);
+    for (k = 0; k < 3; k++) if (wr[k]) lattn__prefetch_rows(wr[k] + (b->pf + i) * a->D + b->pc0, 1, a->D, pw, 1);
+}
+/* The block that runs next: from token pf (-1: none), the tile ti. */
+static void lattn__ssm_blk_ahead(lattn__ssm_blk *b, int64_t pf, int64_t ti) {
+    b->pf = pf;
+    b->pc0 = ti * LATTN__SSM_TILE;
+}
+/* b on tile ti of an item's run of tiles from k0: its channels, A columns (At, An), groups, state
+   and gradient (hu: two arrays a tile) and sums (part: per item from it0, dA then dDskip, ddt_bias). */
+static void lattn__ssm_blk_tile(lattn__ssm_blk *b, const float *At, const float *An, float *hu, float *part, int64_t it0, int64_t ti, int64_t k0) {
+    const int64_t D = b->a->D, S = LATTN__SSM_TILE * b->a->N;
+    b->c0 = ti * LATTN__SSM_TILE;
+    b->c1 = LATTN__MIN(D, b->c0 + LATTN__SSM_TILE);
+    b->At = At + ti * S;
+    b->An = An + ti * S;
+    b->g0 = b->c0 / b->per;
+    b->ng = lattn__ssm_tile_groups(D, b->per, ti);
+    b->hb = hu + 2 * (ti - k0) * S;
+    b->U = b->hb + S;
+    b->pa = part + (it0 + ti) * (S + 2 * LATTN__SSM_TILE);
 }
 /* The block's rows: Δ and Δx; with g also dr, x, sg, fz (the passes over the first states write
    sub, ddl and r, the others add to them). */
@@ -5835,10 +5873,10 @@ static void lattn__ssm_rows_in(const lattn__ssm_blk *b) {
     const int64_t D = a->D, R = b->len, nv = (b->c1 - b->c0 + LATTN__VW - 1) / LATTN__VW;
     const lattn__vf zero = lattn__vzero(), one = lattn__vset1(1.0f);
     int64_t v, t;
-    for (v = 0; v < nv; v++) {
-        const int64_t c = b->c0 + v * LATTN__VW;
-        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, b->c1 - c);
-        for (t = 0; t < R; t++) {
+    for (t = 0; t < R; t++)              /* a token's row at a time: its 128 channels lie on one page */
+        for (v = 0; v < nv; v++) {
+            const int64_t c = b->c0 + v * LATTN__VW;
+            const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, b->c1 - c);
             const int64_t i = (b->tok + t) * D + c, o = (v * R + t) * LATTN__VW;
             const lattn__vf x = lattn__vload_w(a->x + i, w);
             lattn__vf pre = lattn__vload_w(a->dt + i, w), dl, ez = zero, dr;
@@ -5861,7 +5899,6 @@ static void lattn__ssm_rows_in(const lattn__ssm_blk *b) {
             }
             lattn__vstore(b->dr + o, dr);
         }
-    }
 }
 /* Each lane's B and C (zeros past c1) for the states k0 .. k0 + kn - 1 of vector v, whose lanes span groups. */
 static void lattn__ssm_lanes_get(const lattn__ssm_blk *b, int64_t v, int64_t k0, int kn) {
@@ -6024,25 +6061,21 @@ static void lattn__ssm_rows_out(const lattn__ssm_blk *b, float *pd, float *pz) {
     const lattn_ssm_grads *g = b->g;
     const int64_t D = a->D, R = b->len, nv = (b->c1 - b->c0 + LATTN__VW - 1) / LATTN__VW;
     int64_t v, t;
-    for (v = 0; v < nv; v++) {
-        const int64_t c = b->c0 + v * LATTN__VW;
-        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, b->c1 - c);
-        const lattn__vf dk = a->Dskip ? lattn__vload_w(a->Dskip + c, w) : lattn__vzero();
-        lattn__vf sdk = lattn__vload(pd + v * LATTN__VW), sz = lattn__vload(pz + v * LATTN__VW);
-        for (t = R - 1; t >= 0; t--) {
+    for (t = R - 1; t >= 0; t--)         /* a token's row at a time; each vector's sums in token order */
+        for (v = 0; v < nv; v++) {
+            const int64_t c = b->c0 + v * LATTN__VW;
+            const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, b->c1 - c);
             const int64_t i = (b->tok + t) * D + c, o = (v * R + t) * LATTN__VW;
+            const lattn__vf dk = a->Dskip ? lattn__vload_w(a->Dskip + c, w) : lattn__vzero();
             const lattn__vf x = lattn__vload(b->x + o), sub = lattn__vload(b->sub + o), dr = lattn__vload(b->dr + o);
             const lattn__vf dx = lattn__vfma(dr, dk, lattn__vmul(sub, lattn__vload(b->dl + o)));
             const lattn__vf ddl = lattn__vmul(lattn__vfma(sub, x, lattn__vload(b->ddl + o)), lattn__vload(b->sg + o));
-            sdk = lattn__vfma(dr, x, sdk);
-            sz = lattn__vadd(sz, ddl);
+            lattn__vstore(pd + v * LATTN__VW, lattn__vfma(dr, x, lattn__vload(pd + v * LATTN__VW)));
+            lattn__vstore(pz + v * LATTN__VW, lattn__vadd(lattn__vload(pz + v * LATTN__VW), ddl));
             if (a->z && g->dz) lattn__vstore_w(g->dz + i, lattn__vmul(lattn__vload(b->fz + o), lattn__vfma(dk, x, lattn__vload(b->r + o))), w);
             if (g->dx) lattn__vstore_w(g->dx + i, dx, w);
             if (g->ddt) lattn__vstore_w(g->ddt + i, ddl, w);
         }
-        lattn__vstore(pd + v * LATTN__VW, sdk);
-        lattn__vstore(pz + v * LATTN__VW, sz);
-    }
 }
 /* Float32, on the work items of the forward (sequence, tile of 128 channels), one thread each. Per
    item: the state at the start of every block of 32 tokens comes from args.states (the forward's)
@@ -6064,7 +6097,7 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
        a load from one never waits on a store to another at the same offset (4 KiB aliasing; a few
        per cent of the backward's time on an Ice Lake Xeon) */
     const int64_t TL = LATTN__SSM_TILE, R = LATTN_SSM_BLOCK, RS = R * TL + 32, PB = LATTN__SSM_KG * LATTN__VW * (R + 1) + 32;
-    int64_t n, G, nt, D, N, S, c, k, w, sq, nblk, per, *boff;
+    int64_t n, G, nt, D, N, S, c, k, w, sq, nblk, per, runs, tpr, *boff;
     size_t pth, nbc = 0, nit;
     int nthr;
     float *ws, *At, *An, *pbc, *part, *thr;
@@ -6085,7 +6118,8 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
         for (k = 0; k < nt; k++) nbc += (size_t)(len * lattn__ssm_tile_groups(D, per, k) * N);
     }
     nblk = lattn__ssm_blocks(a, n);
-    pth = (size_t)(((a->states ? 0 : nblk) + 2) * S + LATTN__SSM_ROWS * RS + 6 * PB);   /* checkpoints kept here without states */
+    runs = lattn__ssm_runs(nt, LATTN__MAX(n, 1), nthr, &tpr);   /* work items: (sequence, run of tpr tiles), as the forward's */
+    pth = (size_t)(tpr * ((a->states ? 0 : nblk) + 2) * S + LATTN__SSM_ROWS * RS + 6 * PB);   /* checkpoints kept here without states */
     LATTN__TRY(lattn__flat_floats(ctx, (size_t)(2 * nt * S) + 2 * nbc + nit * (size_t)(S + 2 * TL) + pth * (size_t)nthr + 2 * (nit + 1),
                                   who, &ws, &kept));
     At = ws;
@@ -6104,51 +6138,61 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
     }
     memset(part, 0, sizeof(float) * nit * (size_t)(S + 2 * TL));
     LATTN__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(nthr))
-    for (w = 0; w < (int64_t)nit; w++) {
-        const int64_t s2 = w / nt, c0 = (w % nt) * TL;
-        float *ck = thr + pth * (size_t)lattn__thread_id(), *rows = ck + (a->states ? 0 : nblk) * S + 2 * S;
+    for (w = 0; w < n * runs; w++) {
+        const int64_t s2 = w / runs, k0 = w % runs * tpr, k1 = LATTN__MIN(nt, k0 + tpr);
+        float *ck = thr + pth * (size_t)lattn__thread_id(), *hu = ck + (a->states ? 0 : nblk * tpr) * S, *rows = hu + 2 * tpr * S;
         float *pass = rows + LATTN__SSM_ROWS * RS;
-        float *pd = part + (size_t)w * (size_t)(S + 2 * TL) + S, *pz = pd + TL;
         const float *slot = a->states ? a->states + s2 * (nblk + 1) * D * N : NULL;   /* the forward's block-start states */
-        int64_t tok0, len, kb;
+        int64_t tok0, len, nb, kb, ti;
         lattn__ssm_blk b;
-        b.a = a; b.At = At + (w % nt) * S; b.An = An + (w % nt) * S;
-        b.G = G; b.per = per; b.g0 = c0 / per; b.ng = lattn__ssm_tile_groups(D, per, w % nt); b.c0 = c0; b.c1 = LATTN__MIN(D, c0 + TL);
-        b.hb = rows - 2 * S; b.U = rows - S; b.pa = pd - S;
+        b.a = a; b.G = G; b.per = per;
         b.dl = rows; b.dlx = b.dl + RS; b.dr = b.dlx + RS; b.x = b.dr + RS; b.sg = b.x + RS; b.fz = b.sg + RS;
         b.sub = b.fz + RS; b.ddl = b.sub + RS; b.r = a->z ? b.ddl + RS : NULL;
         b.hs = pass; b.es = b.hs + PB; b.bl = b.es + PB; b.cl = b.bl + PB; b.accB = b.cl + PB; b.accC = b.accB + PB;
         memset(b.accB, 0, sizeof(float) * (size_t)(2 * PB));
-        memset(pbc + boff[w], 0, sizeof(float) * (size_t)(boff[w + 1] - boff[w]));
-        memset(pbc + nbc + boff[w], 0, sizeof(float) * (size_t)(boff[w + 1] - boff[w]));
         lattn__seq(a->offsets, a->T, s2, &tok0, &len);
         b.end = tok0 + len;
-        lattn__ssm_tile_get(b.U, g->dht ? g->dht + s2 * D * N : NULL, b.c0, b.c1, N);
-        lattn__ssm_tile_get(b.hb, a->h0 ? a->h0 + s2 * D * N : NULL, b.c0, b.c1, N);
-        for (kb = 0; !slot && kb * R < len; kb++) {   /* the checkpoints, without the forward's */
-            memcpy(ck + kb * S, b.hb, sizeof(float) * (size_t)S);
-            if (kb * R + R >= len) break;
-            b.tok = tok0 + kb * R;
-            b.len = R;
-            b.pf = b.tok + R;
-            b.g = NULL;
-            lattn__ssm_rows_in(&b);
-            lattn__ssm_states(&b, 0);
+        nb = (len + R - 1) / R;
+        for (ti = k0; ti < k1; ti++) {   /* each tile's gradient U from dht, its state from h0; its dBm, dCm rows zeroed */
+            const int64_t it = s2 * nt + ti;
+            lattn__ssm_blk_tile(&b, At, An, hu, part, s2 * nt, ti, k0);
+            memset(pbc + boff[it], 0, sizeof(float) * (size_t)(boff[it + 1] - boff[it]));
+            memset(pbc + nbc + boff[it], 0, sizeof(float) * (size_t)(boff[it + 1] - boff[it]));
+            lattn__ssm_tile_get(b.U, g->dht ? g->dht + s2 * D * N : NULL, b.c0, b.c1, N);
+            lattn__ssm_tile_get(b.hb, a->h0 ? a->h0 + s2 * D * N : NULL, b.c0, b.c1, N);
         }
-        for (kb = (len + R - 1) / R - 1; kb >= 0; kb--) {
-            b.tok = tok0 + kb * R;
-            b.len = LATTN__MIN(len, kb * R + R) - kb * R;
-            b.pf = kb > 0 ? b.tok - R : -1;
-            b.g = g;
-            b.pB = pbc + boff[w] + kb * R * b.ng * N;
-            b.pC = b.pB + nbc;
-            if (slot) lattn__ssm_tile_get(b.hb, slot + kb * D * N, b.c0, b.c1, N);
-            else memcpy(b.hb, ck + kb * S, sizeof(float) * (size_t)S);
-            lattn__ssm_rows_in(&b);
-            lattn__ssm_states(&b, 1);
-            lattn__ssm_rows_out(&b, pd, pz);
+        for (kb = 0; !slot && kb < nb; kb++)   /* the checkpoints, without the forward's */
+            for (ti = k0; ti < k1; ti++) {
+                lattn__ssm_blk_tile(&b, At, An, hu, part, s2 * nt, ti, k0);
+                memcpy(ck + (kb * tpr + ti - k0) * S, b.hb, sizeof(float) * (size_t)S);
+                if (kb + 1 == nb) continue;
+                b.tok = tok0 + kb * R;
+                b.len = R;
+                lattn__ssm_blk_ahead(&b, ti + 1 < k1 ? b.tok : b.tok + R, ti + 1 < k1 ? ti + 1 : k0);
+                b.g = NULL;
+                lattn__ssm_rows_in(&b);
+                lattn__ssm_states(&b, 0);
+            }
+        for (kb = nb - 1; kb >= 0; kb--)
+            for (ti = k0; ti < k1; ti++) {
+                const int64_t it = s2 * nt + ti;
+                lattn__ssm_blk_tile(&b, At, An, hu, part, s2 * nt, ti, k0);
+                b.tok = tok0 + kb * R;
+                b.len = LATTN__MIN(len, kb * R + R) - kb * R;
+                lattn__ssm_blk_ahead(&b, ti + 1 < k1 ? b.tok : kb > 0 ? b.tok - R : -1, ti + 1 < k1 ? ti + 1 : k0);
+                b.g = g;
+                b.pB = pbc + boff[it] + kb * R * b.ng * N;
+                b.pC = b.pB + nbc;
+                if (slot) lattn__ssm_tile_get(b.hb, slot + kb * D * N, b.c0, b.c1, N);
+                else memcpy(b.hb, ck + (kb * tpr + ti - k0) * S, sizeof(float) * (size_t)S);
+                lattn__ssm_rows_in(&b);
+                lattn__ssm_states(&b, 1);
+                lattn__ssm_rows_out(&b, b.pa + S, b.pa + S + TL);
+            }
+        for (ti = k0; g->dh0 && ti < k1; ti++) {
+            lattn__ssm_blk_tile(&b, At, An, hu, part, s2 * nt, ti, k0);
+            lattn__ssm_tile_put(b.U, g->dh0 + s2 * D * N, b.c0, b.c1, N);
         }
-        if (g->dh0) lattn__ssm_tile_put(b.U, g->dh0 + s2 * D * N, b.c0, b.c1, N);
     }
     for (sq = 0; sq < n && (g->dBm || g->dCm); sq++) {   /* dBm, dCm: the tiles' rows of each group, in tile order */
         int64_t tok0, len, t;

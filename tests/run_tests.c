@@ -768,6 +768,28 @@ static void test_ssm(void) {
         c.a.G = 1;
         free(y1); free(y2); ssm_free(&c);
     }
+    {   /* runs of tiles: D = 300 is three tiles, at 2 threads one run of two and one of one; y, ht and
+           the block-start states the same bits at 1, 2, 3 and 7 threads, with variable lengths */
+        ssm_case c;
+        const int64_t T = 75, D = 300, N = 5, nbk = (T + LATTN_SSM_BLOCK - 1) / LATTN_SSM_BLOCK;
+        const size_t nst = (size_t)(4 * (nbk + 1) * D * N);
+        float *y[2], *ht[2], *st[2];
+        int th, k, ok = 1;
+        ssm_make(&c, &r, 1, T, D, N, 3, 1, 0);
+        for (k = 0; k < 2; k++) { y[k] = fnew(c.ny); ht[k] = fnew(c.ns); st[k] = fnew(nst); }
+        for (th = 1; th <= 7; th += (th == 3 ? 4 : 1)) {
+            k = th > 1;
+            poison(y[k], c.ny); poison(ht[k], c.ns); memset(st[k], 0, nst * sizeof(float));   /* slots past a short sequence stay unwritten */
+            c.a.y = y[k]; c.a.ht = ht[k]; c.a.states = st[k];
+            ctx.n_threads = th;
+            CHECK(lattn_ssm_chunk(&ctx, &c.a) == LATTN_OK, "ssm runs of tiles: %s", lattn_ctx_error(&ctx));
+            if (k) ok &= same_bits(y[0], y[1], c.ny) && same_bits(ht[0], ht[1], c.ns) && same_bits(st[0], st[1], nst);
+        }
+        ctx.n_threads = 1;
+        CHECK(ok, "ssm (D = 300, variable lengths): y, ht and the states the same bits at 1, 2, 3 and 7 threads");
+        for (k = 0; k < 2; k++) { free(y[k]); free(ht[k]); free(st[k]); }
+        ssm_free(&c);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------- */
