@@ -6077,9 +6077,10 @@ static void lattn__ssm_rows_out(const lattn__ssm_blk *b, float *pd, float *pz) {
             if (g->ddt) lattn__vstore_w(g->ddt + i, ddl, w);
         }
 }
-/* Float32, on the work items of the forward (sequence, tile of 128 channels), one thread each. Per
-   item: the state at the start of every block of 32 tokens comes from args.states (the forward's)
-   or from a forward pass of its own; then, blocks in reverse, the block's rows are read once
+/* Float32, on the work items of the forward (sequence, run of tiles of 128 channels), one thread
+   each, blocks outer and the run's tiles inner. Per tile: the state at the start of every block of
+   32 tokens comes from args.states (the forward's) or from a forward pass of its own; then, blocks in
+   reverse, the block's rows are read once
    (lattn__ssm_rows_in), the passes over (vector, four states) recompute its states and decays from
    the block's start and run its tokens backward with the states' gradients in registers, and the
    rows of dx, ddt, dz are written (lattn__ssm_rows_out). A pass's states, decays and dBm, dCm sums
@@ -6088,9 +6089,10 @@ static void lattn__ssm_rows_out(const lattn__ssm_blk *b, float *pd, float *pz) {
    mamba-130m on one core of an Ice Lake Xeon, 73-75 ms against 91-95 (`build/bench ssm`).
    dBm and dCm of an item are its own rows (the tile's channels of each group), added over the
    tiles in order; dA, dDskip and ddt_bias are added over the sequences in order: any thread count
-   gives the same bits. Memory per thread: (T/32 + 2)·128·N + 9·(32·128 + 32) + 6·(132·VW + 32)
-   floats (T/32 fewer with args.states); the items' dBm, dCm rows: 2·T·N floats per tile and group
-   it touches. */
+   gives the same bits. Memory per thread, with r tiles a run: r·(T/32 + 2)·128·N + 9·(32·128 + 32)
+   + 6·(132·VW + 32) floats (r·T/32·128·N fewer with args.states: the checkpoints of one sequence at
+   most, as many as args.states would hold); the dBm, dCm rows: 2·T·N floats per tile and group it
+   touches. */
 LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g) {
     const char *who = "lattn_ssm_chunk_backward";
     /* RS, PB: a block row's and a pass buffer's floats, each 128 bytes past a multiple of 4 KiB, so that
