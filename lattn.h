@@ -5873,10 +5873,10 @@ static void lattn__ssm_rows_in(const lattn__ssm_blk *b) {
     const int64_t D = a->D, R = b->len, nv = (b->c1 - b->c0 + LATTN__VW - 1) / LATTN__VW;
     const lattn__vf zero = lattn__vzero(), one = lattn__vset1(1.0f);
     int64_t v, t;
-    for (t = 0; t < R; t++)              /* a token's row at a time: its 128 channels lie on one page */
-        for (v = 0; v < nv; v++) {
-            const int64_t c = b->c0 + v * LATTN__VW;
-            const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, b->c1 - c);
+    for (v = 0; v < nv; v++) {
+        const int64_t c = b->c0 + v * LATTN__VW;
+        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, b->c1 - c);
+        for (t = 0; t < R; t++) {
             const int64_t i = (b->tok + t) * D + c, o = (v * R + t) * LATTN__VW;
             const lattn__vf x = lattn__vload_w(a->x + i, w);
             lattn__vf pre = lattn__vload_w(a->dt + i, w), dl, ez = zero, dr;
@@ -5899,6 +5899,7 @@ static void lattn__ssm_rows_in(const lattn__ssm_blk *b) {
             }
             lattn__vstore(b->dr + o, dr);
         }
+    }
 }
 /* Each lane's B and C (zeros past c1) for the states k0 .. k0 + kn - 1 of vector v, whose lanes span groups. */
 static void lattn__ssm_lanes_get(const lattn__ssm_blk *b, int64_t v, int64_t k0, int kn) {
@@ -6061,21 +6062,25 @@ static void lattn__ssm_rows_out(const lattn__ssm_blk *b, float *pd, float *pz) {
     const lattn_ssm_grads *g = b->g;
     const int64_t D = a->D, R = b->len, nv = (b->c1 - b->c0 + LATTN__VW - 1) / LATTN__VW;
     int64_t v, t;
-    for (t = R - 1; t >= 0; t--)         /* a token's row at a time; each vector's sums in token order */
-        for (v = 0; v < nv; v++) {
-            const int64_t c = b->c0 + v * LATTN__VW;
-            const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, b->c1 - c);
+    for (v = 0; v < nv; v++) {
+        const int64_t c = b->c0 + v * LATTN__VW;
+        const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, b->c1 - c);
+        const lattn__vf dk = a->Dskip ? lattn__vload_w(a->Dskip + c, w) : lattn__vzero();
+        lattn__vf sdk = lattn__vload(pd + v * LATTN__VW), sz = lattn__vload(pz + v * LATTN__VW);
+        for (t = R - 1; t >= 0; t--) {
             const int64_t i = (b->tok + t) * D + c, o = (v * R + t) * LATTN__VW;
-            const lattn__vf dk = a->Dskip ? lattn__vload_w(a->Dskip + c, w) : lattn__vzero();
             const lattn__vf x = lattn__vload(b->x + o), sub = lattn__vload(b->sub + o), dr = lattn__vload(b->dr + o);
             const lattn__vf dx = lattn__vfma(dr, dk, lattn__vmul(sub, lattn__vload(b->dl + o)));
             const lattn__vf ddl = lattn__vmul(lattn__vfma(sub, x, lattn__vload(b->ddl + o)), lattn__vload(b->sg + o));
-            lattn__vstore(pd + v * LATTN__VW, lattn__vfma(dr, x, lattn__vload(pd + v * LATTN__VW)));
-            lattn__vstore(pz + v * LATTN__VW, lattn__vadd(lattn__vload(pz + v * LATTN__VW), ddl));
+            sdk = lattn__vfma(dr, x, sdk);
+            sz = lattn__vadd(sz, ddl);
             if (a->z && g->dz) lattn__vstore_w(g->dz + i, lattn__vmul(lattn__vload(b->fz + o), lattn__vfma(dk, x, lattn__vload(b->r + o))), w);
             if (g->dx) lattn__vstore_w(g->dx + i, dx, w);
             if (g->ddt) lattn__vstore_w(g->ddt + i, ddl, w);
         }
+        lattn__vstore(pd + v * LATTN__VW, sdk);
+        lattn__vstore(pz + v * LATTN__VW, sz);
+    }
 }
 /* Float32, on the work items of the forward (sequence, run of tiles of 128 channels), one thread
    each, blocks outer and the run's tiles inner. Per tile: the state at the start of every block of
