@@ -5766,7 +5766,7 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, floa
     nb = states ? lattn__ssm_blocks(a, n) : 0;
     nthr = lattn__threads(ctx);
     runs = lattn__ssm_runs(nt, LATTN__MAX(n, 1), nthr, &tpr);
-    per = (size_t)(tpr * TL * N + 2 * TL * N + 3 * TL);   /* the run's states, per-lane B and C, scratch */
+    per = (size_t)(tpr * TL * N + 3 * TL * N + 3 * TL);   /* the run's states, per-lane B and C, a state's copy, scratch */
     LATTN__TRY(lattn__alloc_floats(ctx, &ws, (size_t)(nt * N * TL) + per * (size_t)nthr, who));
     At = ws;
     lattn__ssm_a_tiles(a->A, D, N, 1.4426950408889634, At);   /* in log2 units: exp(ΔA) = 2^(Δ·A·log2 e) */
@@ -5774,7 +5774,7 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, floa
     for (w = 0; w < n * runs; w++) {
         const int64_t sq = w / runs, k0 = w % runs * tpr, k1 = LATTN__MIN(nt, k0 + tpr);
         float *st0 = ws + nt * N * TL + per * (size_t)lattn__thread_id(), *bl = st0 + tpr * TL * N, *cl = bl + TL * N;
-        float *sc = cl + TL * N, *slot = states ? states + sq * (nb + 1) * D * N : NULL;
+        float *sc = cl + TL * N, *cp = sc + 3 * TL, *slot = states ? states + sq * (nb + 1) * D * N : NULL;
         int64_t tok0, len, t0, t, ti;
         lattn__seq(a->offsets, a->T, sq, &tok0, &len);
         for (ti = k0; ti < k1; ti++)
@@ -5783,7 +5783,10 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, floa
             for (ti = k0; ti < k1; ti++) {
                 const int64_t c0 = ti * TL, c1 = LATTN__MIN(D, c0 + TL), t1 = LATTN__MIN(len, t0 + LATTN_SSM_BLOCK);
                 float *st = st0 + (ti - k0) * TL * N;
-                if (slot) lattn__ssm_tile_put(st, slot + t0 / LATTN_SSM_BLOCK * D * N, c0, c1, N);
+                if (slot) {              /* the block-start state, around the caches: only the backward reads it */
+                    lattn__ssm_tile_put(st, cp, 0, c1 - c0, N);
+                    lattn__copy_row_nt(slot + t0 / LATTN_SSM_BLOCK * D * N + c0 * N, cp, (size_t)((c1 - c0) * N));
+                }
                 for (t = t0; t < t1; t++)
                     lattn__ssm_token(a, G, tok0 + t, t + 8 < t1 ? tok0 + t + 8 : -1, c0, c1, At + ti * N * TL, st, st, NULL, bl, cl, sc, a->y);
             }
@@ -5792,6 +5795,7 @@ static lattn_status lattn__ssm_run(lattn_ctx *ctx, const lattn_ssm_args *a, floa
             if (slot) lattn__ssm_tile_put(st0 + (ti - k0) * TL * N, slot + nb * D * N, c0, c1, N);
             if (a->ht) lattn__ssm_tile_put(st0 + (ti - k0) * TL * N, a->ht + sq * D * N, c0, c1, N);
         }
+        if (slot) lattn__vfence();
     }
     lattn__free(ctx, ws);
     return lattn__ok(ctx);
@@ -5916,26 +5920,21 @@ static void lattn__ssm_lanes_get(const lattn__ssm_blk *b, int64_t v, int64_t k0,
                 b->cl[i] = c < b->c1 ? a->Cm[src] : 0.0f;
             }
 }
-/* A tile whose lanes span groups: each lane's u·Δx and dr·h_n into its group's row of pB, pC at n = k. */
-static void lattn__ssm_lanes_add(lattn__vf u, lattn__vf dlx, lattn__vf dr, lattn__vf h, int64_t c, int64_t c1, int64_t per, int64_t g0,
-                                 int64_t N, int64_t k, float *pB, float *pC) {
+/* A tile whose lanes span groups: each lane's p into its group's row of acc at n = k. */
+static void lattn__ssm_lanes_add(lattn__vf p, int64_t c, int64_t c1, int64_t per, int64_t g0, int64_t N, int64_t k, float *acc) {
     const size_t w = (size_t)LATTN__MIN((int64_t)LATTN__VW, c1 - c);
-    float lb[LATTN__VW], lc[LATTN__VW];
+    float lp[LATTN__VW];
     size_t l;
-    lattn__vstore(lb, lattn__vmul(u, dlx));
-    lattn__vstore(lc, lattn__vmul(dr, h));
-    for (l = 0; l < w; l++) {
-        pB[((c + (int64_t)l) / per - g0) * N + k] += lb[l];
-        pC[((c + (int64_t)l) / per - g0) * N + k] += lc[l];
-    }
+    lattn__vstore(lp, p);
+    for (l = 0; l < w; l++) acc[((c + (int64_t)l) / per - g0) * N + k] += lp[l];
 }
 /* One pass: vector v of the tile, states k0 .. k0 + kn - 1 (kn, back and mixed constants where it
    is called, so that h, U and P below live in registers; mixed: the vector's lanes span groups).
-   Forward over the block: e = e^{ΔA}, h_t = e h_{t-1} + Δx B; when back, kept in hs and es, and
-   r += Σ C h_t with z; else h is left in hb (the next block's start). Backward, tokens in reverse,
-   per state: u = U + dr C, U = u e, q = U h_{t-1} (0 where the gate is clamped), dA += Δ q; the
-   token's sums Σ u B and Σ A q over the states (dx, dΔ), u Δx and dr h_t over the channels (dBm,
-   dCm). */
+   Forward over the block: e = e^{ΔA}, h_t = e h_{t-1} + Δx B; when back, kept in hs and es,
+   r += Σ C h_t with z, and dr h_t added to its sum over the channels (dCm, while h_t is in a
+   register); else h is left in hb (the next block's start). Backward, tokens in reverse, per state:
+   u = U + dr C, U = u e, q = U h_{t-1} (0 where the gate is clamped), dA += Δ q; the token's sums
+   Σ u B and Σ A q over the states (dx, dΔ), u Δx over the channels (dBm). */
 LATTN__INLINE_ALWAYS void lattn__ssm_pass(const lattn__ssm_blk *b, int64_t v, int64_t k0, const int kn, const int back, const int mixed) {
     const int64_t N = b->a->N, R = b->len, KG = LATTN__SSM_KG, GN = b->G * N, o = v * N + k0, c = b->c0 + v * LATTN__VW;
     const int64_t src = (b->tok * b->G + c / b->per) * N + k0;
@@ -5957,6 +5956,7 @@ LATTN__INLINE_ALWAYS void lattn__ssm_pass(const lattn__ssm_blk *b, int64_t v, in
     }
     for (t = 0; t < R; t++) {
         const lattn__vf dl = lattn__vload(dlv + t * LATTN__VW), dx = lattn__vload(dxv + t * LATTN__VW);
+        const lattn__vf dr = back ? lattn__vload(drv + t * LATTN__VW) : zero;
         lattn__vf y = zero;
         LATTN__UNROLL
         for (j = 0; j < kn; j++) {
@@ -5966,6 +5966,8 @@ LATTN__INLINE_ALWAYS void lattn__ssm_pass(const lattn__ssm_blk *b, int64_t v, in
             lattn__vstore(hs + ((t + 1) * KG + j) * LATTN__VW, h[j]);
             lattn__vstore(es + (t * KG + j) * LATTN__VW, e);
             if (rv) y = lattn__vfma(LATTN__SSM_C(t, j), h[j], y);
+            if (mixed) lattn__ssm_lanes_add(lattn__vmul(dr, h[j]), c, b->c1, b->per, b->g0, N, k0 + j, b->pC + t * b->ng * N);
+            else lattn__vstore(accC + (t * KG + j) * LATTN__VW, lattn__vfma(dr, h[j], lattn__vload(accC + (t * KG + j) * LATTN__VW)));
         }
         if (back && rv) lattn__vstore(rv + t * LATTN__VW, k0 == 0 ? y : lattn__vadd(lattn__vload(rv + t * LATTN__VW), y));
     }
@@ -5985,7 +5987,7 @@ LATTN__INLINE_ALWAYS void lattn__ssm_pass(const lattn__ssm_blk *b, int64_t v, in
         LATTN__UNROLL
         for (j = 0; j < kn; j++) {
             const int64_t i = (t * KG + j) * LATTN__VW;
-            const lattn__vf e = lattn__vload(es + i), hq = lattn__vload(hs + i + KG * LATTN__VW);
+            const lattn__vf e = lattn__vload(es + i);
             const lattn__vf u = lattn__vfma(dr, LATTN__SSM_C(t, j), U[j]);
             lattn__vf q;
             U[j] = lattn__vmul(u, e);
@@ -5993,12 +5995,8 @@ LATTN__INLINE_ALWAYS void lattn__ssm_pass(const lattn__ssm_blk *b, int64_t v, in
             su = lattn__vfma(u, LATTN__SSM_B(t, j), su);
             sd = lattn__vfma(lattn__vload(Anv + j * LATTN__SSM_TILE), q, sd);
             P[j] = lattn__vfma(dl, q, P[j]);
-            if (mixed) {
-                lattn__ssm_lanes_add(u, dx, dr, hq, c, b->c1, b->per, b->g0, N, k0 + j, b->pB + t * b->ng * N, b->pC + t * b->ng * N);
-                continue;
-            }
-            lattn__vstore(accB + i, lattn__vfma(u, dx, lattn__vload(accB + i)));
-            lattn__vstore(accC + i, lattn__vfma(dr, hq, lattn__vload(accC + i)));
+            if (mixed) lattn__ssm_lanes_add(lattn__vmul(u, dx), c, b->c1, b->per, b->g0, N, k0 + j, b->pB + t * b->ng * N);
+            else lattn__vstore(accB + i, lattn__vfma(u, dx, lattn__vload(accB + i)));
         }
         lattn__vstore(b->sub + (v * R + t) * LATTN__VW, k0 == 0 ? su : lattn__vadd(lattn__vload(b->sub + (v * R + t) * LATTN__VW), su));
         lattn__vstore(b->ddl + (v * R + t) * LATTN__VW, k0 == 0 ? sd : lattn__vadd(lattn__vload(b->ddl + (v * R + t) * LATTN__VW), sd));
@@ -6207,18 +6205,18 @@ LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm
         LATTN__PRAGMA(omp parallel for schedule(static) num_threads(nthr))
         for (t = 0; t < len; t++) {
             int64_t gi, kk, ti;
-            for (gi = 0; gi < G; gi++)
+            for (gi = 0; gi < G; gi++) {
+                float *ob = g->dBm ? g->dBm + ((tok0 + t) * G + gi) * N : NULL, *oc = g->dCm ? g->dCm + ((tok0 + t) * G + gi) * N : NULL;
                 for (kk = 0; kk < N; kk++) {
-                    float sb = 0.0f, scc = 0.0f;
-                    for (ti = gi * per / TL; ti <= ((gi + 1) * per - 1) / TL; ti++) {
-                        const int64_t it = sq * nt + ti, ng = lattn__ssm_tile_groups(D, per, ti);
-                        const int64_t j = boff[it] + (t * ng + gi - ti * TL / per) * N + kk;
-                        sb += pbc[j];
-                        scc += pbc[nbc + j];
-                    }
-                    if (g->dBm) g->dBm[((tok0 + t) * G + gi) * N + kk] = sb;
-                    if (g->dCm) g->dCm[((tok0 + t) * G + gi) * N + kk] = scc;
+                    if (ob) ob[kk] = 0.0f;
+                    if (oc) oc[kk] = 0.0f;
                 }
+                for (ti = gi * per / TL; ti <= ((gi + 1) * per - 1) / TL; ti++) {   /* a tile's row of the group at a time */
+                    const float *rb = pbc + boff[sq * nt + ti] + (t * lattn__ssm_tile_groups(D, per, ti) + gi - ti * TL / per) * N;
+                    for (kk = 0; ob && kk < N; kk++) ob[kk] += rb[kk];
+                    for (kk = 0; oc && kk < N; kk++) oc[kk] += rb[nbc + kk];
+                }
+            }
         }
     }
     for (c = 0; c < D; c++) {            /* dA, dDskip, ddt_bias: the sequences' sums in order */
