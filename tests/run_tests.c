@@ -794,6 +794,17 @@ static void test_ssm(void) {
         }
         ctx.n_threads = 1;
         CHECK(ok, "ssm (D = 300, variable lengths): y, ht and the states the same bits at 1, 2, 3 and 7 threads");
+        {   /* the states go around the caches in whole aligned vectors: a buffer one float off the
+               vector alignment gets the same bits */
+            float *su = fnew(nst + 1);
+            memset(su, 0, (nst + 1) * sizeof(float));
+            c.a.y = y[1]; c.a.ht = ht[1]; c.a.states = su + 1;
+            ctx.n_threads = 2;
+            CHECK(lattn_ssm_chunk(&ctx, &c.a) == LATTN_OK && same_bits(st[0], su + 1, nst) && su[0] == 0.0f,
+                  "ssm: states at an unaligned address, the same bits and nothing written before them");
+            ctx.n_threads = 1;
+            free(su);
+        }
         for (k = 0; k < 2; k++) { free(y[k]); free(ht[k]); free(st[k]); }
         ssm_free(&c);
     }
