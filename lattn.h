@@ -889,9 +889,11 @@ LATTN_API lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sca
    _chunk (float32; discretisation, recurrence and read-out fused per vector of channels inside
    tiles of 128 channels, so exp(ΔA) and ΔBx never exist beyond one vector; exp(ΔA) = 2^(Δ·A·log2 e)
    by a polynomial that needs no range fix-ups), _step (float32, token by token; ht may equal h0).
-   The backward runs over blocks of LATTN_SSM_BLOCK tokens, from the state at each block's start:
-   the forward can keep those (args.states, as Mamba's forward saves its chunk states). */
-#define LATTN_SSM_BLOCK 32
+   Both run over blocks of LATTN_SSM_BLOCK tokens; the backward starts each block from the state
+   at its start, which the forward can keep (args.states, as Mamba's forward saves its chunk
+   states). 16 tokens: at 32 a block's rows and states outgrew the caches that 16 fit (forward
+   20-28 % and backward 6-19 % slower on two Xeons, for half the states' memory). */
+#define LATTN_SSM_BLOCK 16
 typedef struct lattn_ssm_args {
     int64_t B, T, D, N, G;
     const float *x, *dt, *A, *Bm, *Cm;
@@ -923,8 +925,8 @@ typedef struct lattn_ssm_grads {
     double *dx64, *ddt64, *dz64, *dA64, *dBm64, *dCm64, *dDskip64, *ddt_bias64, *dh064;
 } lattn_ssm_grads;
 LATTN_API lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g);
-/* The float32 backward (the _chunk form's): the forward's tiles of 128 channels, blocks of 32 tokens
-   in reverse, each block's states and decays recomputed from checkpoints of its block-start states. */
+/* The float32 backward (the _chunk form's): the forward's tiles of 128 channels, blocks of
+   LATTN_SSM_BLOCK tokens in reverse, each block's states and decays recomputed from checkpoints of its block-start states. */
 LATTN_API lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g);
 
 /* ================================================================================================ */
@@ -5807,9 +5809,9 @@ LATTN__DEF lattn_status lattn_ssm_chunk(lattn_ctx *ctx, const lattn_ssm_args *a)
 }
 
 /* >>ssm.chunk_backward ---------------------------------------------------------------------------
-   the reverse step of lattn_ssm_ref_backward on the forward's tiles of 128 channels: blocks of 32
-   tokens in reverse, each recomputed from its block-start state in passes over (one vector of
-   channels, four states) that hold the states and their gradients in registers */
+   the reverse step of lattn_ssm_ref_backward on the forward's tiles of 128 channels: blocks of
+   LATTN_SSM_BLOCK tokens in reverse, each recomputed from its block-start state in passes over
+   (one vector of channels, four states) that hold the states and their gradients in registers */
 #define LATTN__SSM_KG 4
 /* The groups of B and C rows that tile ti (channels ti·128 .. of D, per channels a group) touches. */
 static int64_t lattn__ssm_tile_groups(int64_t D, int64_t per, int64_t ti) {
@@ -6082,18 +6084,18 @@ static void lattn__ssm_rows_out(const lattn__ssm_blk *b, float *pd, float *pz) {
 }
 /* Float32, on the work items of the forward (sequence, run of tiles of 128 channels), one thread
    each, blocks outer and the run's tiles inner. Per tile: the state at the start of every block of
-   32 tokens comes from args.states (the forward's) or from a forward pass of its own; then, blocks in
+   R = LATTN_SSM_BLOCK tokens comes from args.states (the forward's) or from a forward pass of its own; then, blocks in
    reverse, the block's rows are read once
    (lattn__ssm_rows_in), the passes over (vector, four states) recompute its states and decays from
    the block's start and run its tokens backward with the states' gradients in registers, and the
    rows of dx, ddt, dz are written (lattn__ssm_rows_out). A pass's states, decays and dBm, dCm sums
-   (34 KiB at VW = 16) stay in L1, where a token-by-token order over the whole tile kept half a
+   (17 KiB at VW = 16) stay in L1, where a token-by-token order over the whole tile kept half a
    megabyte of states and decays in L2 and loaded and stored U and dA for every state and token:
    mamba-130m on one core of an Ice Lake Xeon, 73-75 ms against 91-95 (`build/bench ssm`).
    dBm and dCm of an item are its own rows (the tile's channels of each group), added over the
    tiles in order; dA, dDskip and ddt_bias are added over the sequences in order: any thread count
-   gives the same bits. Memory per thread, with r tiles a run: r·(T/32 + 2)·128·N + 9·(32·128 + 32)
-   + 6·(132·VW + 32) floats (r·T/32·128·N fewer with args.states: the checkpoints of one sequence at
+   gives the same bits. Memory per thread, with r tiles a run: r·(T/R + 2)·128·N + 9·(R·128 + 32)
+   + 6·(4·(R + 1)·VW + 32) floats (r·T/R·128·N fewer with args.states: the checkpoints of one sequence at
    most, as many as args.states would hold); the dBm, dCm rows: 2·T·N floats per tile and group it
    touches. */
 LATTN__DEF lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g) {
@@ -24132,7 +24134,9 @@ LATTN__DEF lattn_status lattn_case_run(lattn_ctx *ctx, const lattn_st_file *c, l
    2026-12-05  lattn_ssm_args.states and LATTN_SSM_BLOCK: lattn_ssm_chunk writes the state at the
                start of every block of 32 tokens, lattn_ssm_chunk_backward reads them (blocks of 32,
                was 64; each block's decays kept, no second exponential); lattn_scan_grads.h: the
-               scan backward reads the forward's states in one pass. */
+               scan backward reads the forward's states in one pass.
+   2026-12-07  LATTN_SSM_BLOCK is 16 (was 32): args.states holds twice the slots; lattn_ssm_chunk
+               and lattn_ssm_chunk_backward give the same bits as before. */
 
 #endif /* LATTN_IMPLEMENTATION */
 
