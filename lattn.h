@@ -891,8 +891,8 @@ LATTN_API lattn_status lattn_scan_chunk_backward(lattn_ctx *ctx, const lattn_sca
    by a polynomial that needs no range fix-ups), _step (float32, token by token; ht may equal h0).
    Both run over blocks of LATTN_SSM_BLOCK tokens; the backward starts each block from the state
    at its start, which the forward can keep (args.states, as Mamba's forward saves its chunk
-   states). 16 tokens: at 32 a block's rows and states outgrew the caches that 16 fit (forward
-   20-28 % and backward 6-19 % slower on two Xeons, for half the states' memory). */
+   states). 16 tokens: at 32 the forward ran 20-28 % and the backward 4-19 % slower on two Xeons
+   (for half the states' memory), at 8 the backward 5 % slower. */
 #define LATTN_SSM_BLOCK 16
 typedef struct lattn_ssm_args {
     int64_t B, T, D, N, G;
