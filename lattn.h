@@ -926,7 +926,8 @@ typedef struct lattn_ssm_grads {
 } lattn_ssm_grads;
 LATTN_API lattn_status lattn_ssm_ref_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g);
 /* The float32 backward (the _chunk form's): the forward's tiles of 128 channels, blocks of
-   LATTN_SSM_BLOCK tokens in reverse, each block's states and decays recomputed from checkpoints of its block-start states. */
+   LATTN_SSM_BLOCK tokens in reverse, each block's states and decays recomputed from checkpoints
+   of its block-start states. */
 LATTN_API lattn_status lattn_ssm_chunk_backward(lattn_ctx *ctx, const lattn_ssm_args *a, const lattn_ssm_grads *g);
 
 /* ================================================================================================ */
@@ -6089,11 +6090,11 @@ static void lattn__ssm_rows_out(const lattn__ssm_blk *b, float *pd, float *pz) {
 }
 /* Float32, on the work items of the forward (sequence, run of tiles of 128 channels), one thread
    each, blocks outer and the run's tiles inner. Per tile: the state at the start of every block of
-   R = LATTN_SSM_BLOCK tokens comes from args.states (the forward's) or from a forward pass of its own; then, blocks in
-   reverse, the block's rows are read once
-   (lattn__ssm_rows_in), the passes over (vector, four states) recompute its states and decays from
-   the block's start and run its tokens backward with the states' gradients in registers, and the
-   rows of dx, ddt, dz are written (lattn__ssm_rows_out). A pass's states, decays and dBm, dCm sums
+   R = LATTN_SSM_BLOCK tokens comes from args.states (the forward's) or from a forward pass of its
+   own; then, blocks in reverse, the block's rows are read once (lattn__ssm_rows_in), the passes
+   over (vector, four states) recompute its states and decays from the block's start and run its
+   tokens backward with the states' gradients in registers, and the rows of dx, ddt, dz are written
+   (lattn__ssm_rows_out). A pass's states, decays and dBm, dCm sums
    (17 KiB at VW = 16) stay in L1, where a token-by-token order over the whole tile kept half a
    megabyte of states and decays in L2 and loaded and stored U and dA for every state and token:
    mamba-130m on one core of an Ice Lake Xeon, 73-75 ms against 91-95 (`build/bench ssm`).
