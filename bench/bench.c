@@ -32,18 +32,32 @@ static int cmp_d(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 typedef void (*bench_fn)(void *);
-/* Interleaved medians of two callables (b may be NULL): runs a, b, a, b, ... after a warm-up. */
-static void time2(bench_fn fa, void *ua, bench_fn fb, void *ub, int runs, double *ma, double *mb) {
-    double ta[64], tb[64];
-    int i;
-    fa(ua); if (fb) fb(ub);
-    for (i = 0; i < runs; i++) {
-        double t0 = now();
-        fa(ua); ta[i] = now() - t0;
-        if (fb) { t0 = now(); fb(ub); tb[i] = now() - t0; }
+/* Interleaved medians of n callables (at most 6): after a warm-up of each, runs f[0], f[1], ...,
+   f[n-1], f[0], ..., so that a host whose speed drifts between seconds slows every one alike and
+   the ratios of the medians ms[i] stay side by side. */
+static void timen(int n, const bench_fn *f, void *const *u, int runs, double *ms) {
+    double t[6][64];
+    int i, k;
+    for (k = 0; k < n; k++) f[k](u[k]);
+    for (i = 0; i < runs; i++)
+        for (k = 0; k < n; k++) {
+            double t0 = now();
+            f[k](u[k]);
+            t[k][i] = now() - t0;
+        }
+    for (k = 0; k < n; k++) {
+        qsort(t[k], (size_t)runs, sizeof(double), cmp_d);
+        ms[k] = t[k][runs / 2] * 1e3;
     }
-    qsort(ta, (size_t)runs, sizeof(double), cmp_d); *ma = ta[runs / 2] * 1e3;
-    if (fb) { qsort(tb, (size_t)runs, sizeof(double), cmp_d); *mb = tb[runs / 2] * 1e3; }
+}
+/* The same for two (fb may be NULL: *mb, where asked, is then 0). */
+static void time2(bench_fn fa, void *ua, bench_fn fb, void *ub, int runs, double *ma, double *mb) {
+    const bench_fn f[2] = { fa, fb };
+    void *const u[2] = { ua, ub };
+    double ms[2];
+    timen(fb ? 2 : 1, f, u, runs, ms);
+    *ma = ms[0];
+    if (mb) *mb = fb ? ms[1] : 0.0;
 }
 static int wanted(const char *name) { return !g_filter || strstr(name, g_filter) != NULL; }
 
@@ -393,8 +407,13 @@ static void bench_backward(void) {
             if (ks[ki].kind == 1) u.g.dg = (float *)malloc(sizeof(float) * ng);
             if (ks[ki].kind == 2) u.g.dgk = (float *)malloc(sizeof(float) * ng);
             u.states = (float *)malloc(sizeof(float) * (size_t)(H * (T / 64 + 1) * K * V));
-            time2(bw_fwd_run, &u, bw_fwds_run, &u, g_quick ? 3 : 7, &mf, &mfs);
-            time2(bw_bwd_run, &u, bw_bwdr_run, &u, g_quick ? 3 : 7, &mb, &mbr);
+            {   /* all four in one interleaved loop: the ratios side by side */
+                const bench_fn f[4] = { bw_fwd_run, bw_fwds_run, bw_bwd_run, bw_bwdr_run };
+                void *const us[4] = { &u, &u, &u, &u };
+                double ms[4];
+                timen(4, f, us, g_quick ? 3 : 7, ms);
+                mf = ms[0]; mfs = ms[1]; mb = ms[2]; mbr = ms[3];
+            }
             snprintf(shape, sizeof shape, "T=%lld,H=%lld,K=%lld,V=%lld,C=64", (long long)T, (long long)H, (long long)K, (long long)V);
             snprintf(nm[0], sizeof nm[0], "%s_fwd", ks[ki].name);
             snprintf(nm[1], sizeof nm[1], "%s_fwd_states", ks[ki].name);
@@ -577,9 +596,13 @@ static void bench_gdn_backward(void) {
         u.g.dg = (float *)malloc(sizeof(float) * nh);
         u.xi = (float *)malloc(sizeof(float) * nv);
         u.states = (float *)malloc(sizeof(float) * (size_t)((T / 64 + 1) * H * K * V));
-        time2(gbw_fwd_run, &u, gbw_fwds_run, &u, g_quick ? 3 : 5, &mf, &mfs);
-        time2(gbw_bwd_run, &u, gbw_bwdx_run, &u, g_quick ? 3 : 5, &mb, &mbx);
-        time2(gbw_bwdr_run, &u, gbw_fwdx_run, &u, g_quick ? 3 : 5, &mbr, &mfx);
+        {   /* all six in one interleaved loop: the ratios side by side */
+            const bench_fn f[6] = { gbw_fwd_run, gbw_fwds_run, gbw_bwd_run, gbw_bwdx_run, gbw_bwdr_run, gbw_fwdx_run };
+            void *const us[6] = { &u, &u, &u, &u, &u, &u };
+            double ms[6];
+            timen(6, f, us, g_quick ? 3 : 5, ms);
+            mf = ms[0]; mfs = ms[1]; mb = ms[2]; mbx = ms[3]; mbr = ms[4]; mfx = ms[5];
+        }
         row("gdn_fwd", shape, th, mf, (double)T, fl, NULL, 0);
         row("gdn_fwd_xi", shape, th, mfx, (double)T, fl, "gdn_fwd", mf);
         row("gdn_fwd_saved", shape, th, mfs, (double)T, fl, "gdn_fwd", mf);
@@ -1110,8 +1133,12 @@ static void ssm_loop_run(void *p) {
             a->y[t * D + d] = y + a->Dskip[d] * x;
         }
 }
-typedef struct { ssm_u f; lattn_ssm_grads g; } ssm_b;
-static void ssm_bwd_run(void *p) { ssm_b *u = (ssm_b *)p; lattn_ssm_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+typedef struct { ssm_u f; lattn_ssm_grads g; float *states; } ssm_b;
+/* the forward without and with the block-start states, the backward reading them or recomputing */
+static void ssm_fwdn_run(void *p) { ssm_b *u = (ssm_b *)p; u->f.a.states = NULL; lattn_ssm_chunk(u->f.ctx, &u->f.a); }
+static void ssm_fwds_run(void *p) { ssm_b *u = (ssm_b *)p; u->f.a.states = u->states; lattn_ssm_chunk(u->f.ctx, &u->f.a); }
+static void ssm_bwd_run(void *p) { ssm_b *u = (ssm_b *)p; u->f.a.states = u->states; lattn_ssm_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
+static void ssm_bwdr_run(void *p) { ssm_b *u = (ssm_b *)p; u->f.a.states = NULL; lattn_ssm_chunk_backward(u->f.ctx, &u->f.a, &u->g); }
 static void bench_ssm(void) {
     lattn_ctx ctx;
     ssm_u u;
@@ -1137,8 +1164,8 @@ static void bench_ssm(void) {
            recompute pass 4, the reverse step's six products; 14 with the checkpoint pass) */
         ssm_b ub;
         int th;
-        float *states = (float *)malloc(sizeof(float) * (size_t)((T / LATTN_SSM_BLOCK + 2) * D * N));
         ub.f = u;
+        ub.states = (float *)malloc(sizeof(float) * (size_t)((T / LATTN_SSM_BLOCK + 2) * D * N));
         memset(&ub.g, 0, sizeof ub.g);
         ub.g.dout = u.a.x;
         ub.g.dx = (float *)malloc(sizeof(float) * (size_t)(T * D)); ub.g.ddt = (float *)malloc(sizeof(float) * (size_t)(T * D));
@@ -1149,17 +1176,20 @@ static void bench_ssm(void) {
         for (th = 1; th <= 2; th++) {    /* _bwd reads the forward's block-start states, _bwd_recompute runs the forward again */
             double mff, mfs, mb, mbr;
             ctx.n_threads = th;
-            ub.f.a.states = NULL;
-            time2(ssm_fast_run, &ub.f, ssm_bwd_run, &ub, 5, &mff, &mbr);
-            ub.f.a.states = states;
-            time2(ssm_fast_run, &ub.f, ssm_bwd_run, &ub, 5, &mfs, &mb);
+            {   /* all four in one interleaved loop: the ratios side by side */
+                const bench_fn f[4] = { ssm_fwdn_run, ssm_fwds_run, ssm_bwd_run, ssm_bwdr_run };
+                void *const us[4] = { &ub, &ub, &ub, &ub };
+                double ms[4];
+                timen(4, f, us, 5, ms);
+                mff = ms[0]; mfs = ms[1]; mb = ms[2]; mbr = ms[3];
+            }
             row("ssm_fwd", shape, th, mff, (double)T, 4.0 * T * D * N, NULL, 0);
             row("ssm_fwd_states", shape, th, mfs, (double)T, 4.0 * T * D * N, "ssm_fwd", mff);
             row("ssm_bwd", shape, th, mb, (double)T, 10.0 * T * D * N, "ssm_fwd", mff);
             row("ssm_bwd_recompute", shape, th, mbr, (double)T, 14.0 * T * D * N, "ssm_fwd", mff);
             row("ssm_fwd_bwd", shape, th, mfs + mb, (double)T, 14.0 * T * D * N, "ssm_fwd", mff);
         }
-        free(states);
+        free(ub.states);
         free(ub.g.dx); free(ub.g.ddt); free(ub.g.dA); free(ub.g.dBm); free(ub.g.dCm); free(ub.g.dDskip); free(ub.g.ddt_bias);
         lattn_ctx_free(&ctx);
     }
