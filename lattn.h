@@ -9845,39 +9845,30 @@ static void lattn__la_bw_chunk(const lattn_la_args *a, const lattn_la_grads *g, 
     for (j = 0; j < Kf; j++) lattn_vec_scale((size_t)Vn, w->eb[(L - 1) * Kg + (Kg > 1 ? j : 0)], w->U + j * Vn);
     lattn__sgemm(LATTN_GEMM_TRANS_A | LATTN_GEMM_ACCUMULATE, Kf, Vn, L, w->qt, Kf, w->dOp, ldo, w->U, Vn, w->gw);
 }
-/* The gate identity over one chunk of L tokens from tok, newest first: per key acc += Φq ⊙ dΦq −
-   Φk ⊙ dΦk (compensated float sums in acc, cmp) and dgk = acc + fin; per head the dot products,
-   summed in double in w->sum, dg = sum + Σ fin. A clamped gate gets 0. Where the chunk fits the
-   span the products come from its own rows in the workspace, contiguous and in L1, as
-   Φq ⊙ dΦq = Q̃ ⊙ (D K̃ + dO S0ᵀ) and Φk ⊙ dΦk = K̃ ⊙ Dᵀ Q̃ + (Φk ⊙ w) ⊙ V Uᵀ (gq, gk, tk below); else
-   from Φq, Φk and the gradients' rows, a row H·K' floats from the next (the loads of those waited on
-   memory: 4 % of Simple GLA's backward). */
+/* The gate identity over one chunk of L tokens from tok, newest first, while its rows are in cache:
+   per key acc += Φq ⊙ dΦq − Φk ⊙ dΦk (compensated float sums in acc, cmp) and dgk = acc + fin; per head
+   the two dot products, summed in double in acc[0], dg = acc + Σ fin. A clamped gate gets 0. */
 static void lattn__la_bw_gates(const lattn_la_args *a, const lattn_la_grads *g, const lattn__la_in *in, const lattn__la_bw_dims *z,
-                               lattn__la_bw *w, const float *dphq, const float *dphk, int64_t tok, int64_t h, int L, int fits) {
+                               lattn__la_bw *w, const float *dphq, const float *dphk, int64_t tok, int64_t h, int L) {
     const int64_t Kf = z->Kf, ld = a->H * Kf;
     const lattn__vf lo = lattn__vset1(LATTN_LOG_GATE_MIN);
     int64_t r, i;
     for (r = L - 1; r >= 0; r--) {
-        const int64_t row = (tok + r) * a->H + h, e = (tok + r) * ld + h * Kf, o = r * Kf;
-        const float *q = fits ? w->qt + o : in->q + e, *dq = fits ? w->gq + o : dphq + e;
-        const float *k = fits ? w->kt + o : in->k + e, *dk = fits ? w->gk + o : dphk + e;
-        const float *k2 = fits ? w->kd + o : NULL, *dk2 = fits ? w->tk + o : NULL;   /* the second term of Φk ⊙ dΦk */
+        const int64_t row = (tok + r) * a->H + h, e = (tok + r) * ld + h * Kf;
+        const float *q = in->q + e, *k = in->k + e, *dq = dphq + e, *dk = dphk + e;
         if (a->g) {
-            const double kk = (double)lattn_vec_dot((size_t)Kf, k, dk) + (k2 ? (double)lattn_vec_dot((size_t)Kf, k2, dk2) : 0.0);
-            w->sum += (double)lattn_vec_dot((size_t)Kf, q, dq) - kk;
+            w->sum += (double)lattn_vec_dot((size_t)Kf, q, dq) - (double)lattn_vec_dot((size_t)Kf, k, dk);
             if (g->dg) g->dg[row] = a->g[row] < LATTN_LOG_GATE_MIN ? 0.0f : (float)(w->sum + w->fsum);
             continue;
         }
         for (i = 0; i + LATTN__VW <= Kf; i += LATTN__VW) {   /* Kahan: y = x - c, t = s + y, c = (t - s) - y, s = t */
-            lattn__vf pk = lattn__vmul(lattn__vload(k + i), lattn__vload(dk + i)), x;
-            if (k2) pk = lattn__vfma(lattn__vload(k2 + i), lattn__vload(dk2 + i), pk);
-            x = lattn__vsub(lattn__vmul(lattn__vload(q + i), lattn__vload(dq + i)), pk);
+            const lattn__vf x = lattn__vsub(lattn__vmul(lattn__vload(q + i), lattn__vload(dq + i)), lattn__vmul(lattn__vload(k + i), lattn__vload(dk + i)));
             const lattn__vf y = lattn__vsub(x, lattn__vload(w->cmp + i)), s0 = lattn__vload(w->acc + i), t = lattn__vadd(s0, y);
             lattn__vstore(w->cmp + i, lattn__vsub(lattn__vsub(t, s0), y));
             lattn__vstore(w->acc + i, t);
         }
         for (; i < Kf; i++) {
-            const float y = (q[i] * dq[i] - (k[i] * dk[i] + (k2 ? k2[i] * dk2[i] : 0.0f))) - w->cmp[i], t = w->acc[i] + y;
+            const float y = (q[i] * dq[i] - k[i] * dk[i]) - w->cmp[i], t = w->acc[i] + y;
             w->cmp[i] = (t - w->acc[i]) - y;
             w->acc[i] = t;
         }
@@ -9952,7 +9943,7 @@ static void lattn__la_bw_item(const lattn_la_args *a, const lattn_la_grads *g, c
         const int fits = lattn__la_bw_load(a, in, dm, z, w, tok0 + n * C, h, L, 1);
         if (n > 0) lattn__la_bw_ahead(a, g, in, z, tok0 + (n - 1) * C, h, C, 1, dphq, dphk);
         lattn__la_bw_chunk(a, g, dm, z, w, ck + n * SV, tok0 + n * C, h, L, fits, dphq, dphk);
-        if (a->g || a->gk) lattn__la_bw_gates(a, g, in, z, w, dphq, dphk, tok0 + n * C, h, L, fits);
+        if (a->g || a->gk) lattn__la_bw_gates(a, g, in, z, w, dphq, dphk, tok0 + n * C, h, L);
     }
     for (i = 0; i < Kf; i++) {
         for (j = 0; g->dh0 && j < V; j++) g->dh0[(sidx + i) * V + j] = w->U[i * Vn + j];
