@@ -35,6 +35,8 @@ typedef void (*bench_fn)(void *);
 /* Interleaved medians of n callables (at most 6): after a warm-up of each, runs f[0], f[1], ...,
    f[n-1], f[0], ..., so that a host whose speed drifts between seconds slows every one alike and
    the ratios of the medians ms[i] stay side by side. */
+static double g_round[6][64];             /* the last timen's seconds, per callable and round */
+static int g_rounds;
 static void timen(int n, const bench_fn *f, void *const *u, int runs, double *ms) {
     double t[6][64];
     int i, k;
@@ -45,10 +47,22 @@ static void timen(int n, const bench_fn *f, void *const *u, int runs, double *ms
             f[k](u[k]);
             t[k][i] = now() - t0;
         }
+    memcpy(g_round, t, sizeof t);
+    g_rounds = runs;
     for (k = 0; k < n; k++) {
         qsort(t[k], (size_t)runs, sizeof(double), cmp_d);
         ms[k] = t[k][runs / 2] * 1e3;
     }
+}
+/* The median over the last timen's rounds of (f[a] + f[b]) / f[den] (b < 0: f[a] / f[den]): each
+   quotient from calls a few hundred milliseconds apart, so a host whose speed moves between
+   seconds moves numerator and denominator together. The floors' forward + backward ÷ forward. */
+static double round_ratio(int a, int b, int den) {
+    double q[64];
+    int i;
+    for (i = 0; i < g_rounds; i++) q[i] = (g_round[a][i] + (b >= 0 ? g_round[b][i] : 0.0)) / g_round[den][i];
+    qsort(q, (size_t)g_rounds, sizeof(double), cmp_d);
+    return q[g_rounds / 2];
 }
 /* The same for two (fb may be NULL: *mb, where asked, is then 0). */
 static void time2(bench_fn fa, void *ua, bench_fn fb, void *ub, int runs, double *ma, double *mb) {
@@ -64,25 +78,30 @@ static int wanted(const char *name) { return !g_filter || strstr(name, g_filter)
 static double g_bytes;                    /* bytes moved by the next row (0: no gbps) */
 static double g_eff = -1;                 /* parallel efficiency of the next row (< 0: none) */
 static double g_eff_hw = -1;              /* the same against the FMA peak at that thread count */
+static double g_ratio = -1;               /* the next row's round_ratio (< 0: none) */
 static void row(const char *name, const char *shape, int threads, double ms, double tokens, double flops,
                 const char *baseline, double base_ms) {
     double tps = tokens > 0 ? tokens / (ms * 1e-3) : 0, gf = flops > 0 ? flops / (ms * 1e-3) / 1e9 : 0;
     char gb[32] = "null";
     if (g_bytes > 0) snprintf(gb, sizeof gb, "%.3f", g_bytes / (ms * 1e-3) / 1e9);
-    printf("%-22s %-32s %2d %10.3f %12.0f %8.1f %6.1f%% %-18s %7.2f %s\n", name, shape, threads, ms, tps, gf,
+    printf("%-22s %-32s %2d %10.3f %12.0f %8.1f %6.1f%% %-18s %7.2f %s", name, shape, threads, ms, tps, gf,
            g_peak > 0 ? 100.0 * gf / (g_peak * threads) : 0.0, baseline ? baseline : "-", baseline ? base_ms / ms : 0.0,
            g_bytes > 0 ? gb : "");
+    if (g_ratio >= 0) printf("  %.2fx the forward, median of the rounds", g_ratio);
+    printf("\n");
     fprintf(g_out, "{\"name\":\"%s\",\"shape\":\"%s\",\"threads\":%d,\"ms\":%.4f,\"tokens_per_s\":%.1f,"
             "\"gflops\":%.3f,\"gbps\":%s,\"pct_peak\":%.2f,\"baseline\":%s%s%s,\"speedup\":%.3f",
             name, shape, threads, ms, tps, gf, gb, g_peak > 0 ? 100.0 * gf / (g_peak * threads) : 0.0,
             baseline ? "\"" : "", baseline ? baseline : "null", baseline ? "\"" : "", baseline ? base_ms / ms : 0.0);
     if (g_eff >= 0) fprintf(g_out, ",\"efficiency\":%.4f", g_eff);
     if (g_eff_hw >= 0) fprintf(g_out, ",\"efficiency_vs_peak\":%.4f", g_eff_hw);
+    if (g_ratio >= 0) fprintf(g_out, ",\"round_ratio\":%.4f", g_ratio);
     fprintf(g_out, "}\n");
     fflush(g_out);
     g_bytes = 0;
     g_eff = -1;
     g_eff_hw = -1;
+    g_ratio = -1;
 }
 
 /* ---- peak: independent FMA chains on the widest vector, one core --------------------------------- */
@@ -380,7 +399,7 @@ static void bench_backward(void) {
             bw_u u;
             char shape[96], nm[5][40];
             float *gate = NULL;
-            double mf, mfs, mb, mbr, fl = 4.0 * T * H * K * V;
+            double mf, mfs, mb, mbr, ratio, fl = 4.0 * T * H * K * V;
             size_t i;
             if (!wanted(ks[ki].name) && !wanted("backward")) continue;
             if (g_quick && ki >= 2) continue;
@@ -411,9 +430,10 @@ static void bench_backward(void) {
                 const bench_fn f[4] = { bw_fwd_run, bw_fwds_run, bw_bwd_run, bw_bwdr_run };
                 void *const us[4] = { &u, &u, &u, &u };
                 double ms[4];
-                timen(4, f, us, g_quick ? 3 : 7, ms);
+                timen(4, f, us, g_quick ? 3 : 9, ms);
                 mf = ms[0]; mfs = ms[1]; mb = ms[2]; mbr = ms[3];
             }
+            ratio = round_ratio(1, 2, 0);
             snprintf(shape, sizeof shape, "T=%lld,H=%lld,K=%lld,V=%lld,C=64", (long long)T, (long long)H, (long long)K, (long long)V);
             snprintf(nm[0], sizeof nm[0], "%s_fwd", ks[ki].name);
             snprintf(nm[1], sizeof nm[1], "%s_fwd_states", ks[ki].name);
@@ -424,6 +444,7 @@ static void bench_backward(void) {
             row(nm[1], shape, th, mfs, (double)T, fl, nm[0], mf);
             row(nm[2], shape, th, mb, (double)T, 2.0 * fl, nm[0], mf);
             row(nm[3], shape, th, mbr, (double)T, 2.5 * fl, nm[0], mf);
+            g_ratio = ratio;
             row(nm[4], shape, th, mfs + mb, (double)T, 3.0 * fl, nm[0], mf);
             u.f.a.g = NULL;
             u.f.a.gk = NULL;
@@ -579,7 +600,7 @@ static void bench_gdn_backward(void) {
     for (th = 1; th <= 2; th++) {
         lattn_ctx ctx;
         gbw_u u;
-        double mf, mfx, mfs, mb, mbx, mbr, fl = 6.0 * T * H * K * V;
+        double mf, mfx, mfs, mb, mbx, mbr, ratio, fl = 6.0 * T * H * K * V;
         const char *shape = "T=2048,H=16,K=V=128,C=64";
         lattn_ctx_init(&ctx);
         ctx.n_threads = th;
@@ -602,6 +623,7 @@ static void bench_gdn_backward(void) {
             double ms[6];
             timen(6, f, us, g_quick ? 3 : 5, ms);
             mf = ms[0]; mfs = ms[1]; mb = ms[2]; mbx = ms[3]; mbr = ms[4]; mfx = ms[5];
+            ratio = round_ratio(1, 2, 0);
         }
         row("gdn_fwd", shape, th, mf, (double)T, fl, NULL, 0);
         row("gdn_fwd_xi", shape, th, mfx, (double)T, fl, "gdn_fwd", mf);
@@ -609,6 +631,7 @@ static void bench_gdn_backward(void) {
         row("gdn_bwd", shape, th, mb, (double)T, 2.5 * fl, "gdn_fwd", mf);
         row("gdn_bwd_xi", shape, th, mbx, (double)T, 2.5 * fl, "gdn_fwd", mf);
         row("gdn_bwd_recompute", shape, th, mbr, (double)T, 2.5 * fl, "gdn_fwd", mf);
+        g_ratio = ratio;
         row("gdn_fwd_bwd", shape, th, mfs + mb, (double)T, 3.5 * fl, "gdn_fwd", mf);
         free(u.g.dbeta); free(u.g.dg);
         gdr_release(&u.f);
@@ -952,15 +975,17 @@ static void bench_conv(void) {
         row("shortconv", "T=2048,d=1536,k=4", th, mf, (double)T, 2.0 * T * D * W, th == 1 ? "shortconv_step" : NULL, ms);
         {   /* the backward (SiLU, bias; dx, dw, dbias): FLOPs 6·T·d·k (three tap sums) */
             conv_b ub;
-            double mff, mb;
+            double mff, mb, ratio;
             ub.f = u; ub.f.a.silu = 1; ub.f.a.bias = u.a.w;
             memset(&ub.g, 0, sizeof ub.g);
             ub.g.dout = u.a.x; ub.g.dx = (float *)malloc(sizeof(float) * (size_t)(T * D));
             ub.g.dw = (float *)malloc(sizeof(float) * (size_t)(D * W)); ub.g.dbias = (float *)malloc(sizeof(float) * (size_t)D);
             ctx.keep_workspace = 1;            /* as a training loop runs: later calls fault nothing in */
             time2(conv_fast_run, &ub.f, conv_bwd_run, &ub, 9, &mff, &mb);
+            ratio = round_ratio(0, 1, 0);
             row("shortconv_fwd", "T=2048,d=1536,k=4,SiLU", th, mff, (double)T, 2.0 * T * D * W, NULL, 0);
             row("shortconv_bwd", "T=2048,d=1536,k=4,SiLU", th, mb, (double)T, 6.0 * T * D * W, "shortconv_fwd", mff);
+            g_ratio = ratio;
             row("shortconv_fwd_bwd", "T=2048,d=1536,k=4,SiLU", th, mff + mb, (double)T, 8.0 * T * D * W, "shortconv_fwd", mff);
             free(ub.g.dx); free(ub.g.dw); free(ub.g.dbias);
             lattn_ctx_free(&ctx);
@@ -1084,7 +1109,7 @@ static void bench_scan(void) {
         scan_b u;
         const int64_t T = g_quick ? 256 : 4096, N = 8192;
         const size_t n = (size_t)(T * N);
-        double mf, mf2, mb, mbr;
+        double mf, mf2, mb, mbr, ratio;
         lattn_ctx_init(&ctx); ctx.n_threads = th;
         ctx.keep_workspace = 1;            /* as a training loop runs: later calls fault nothing in */
         memset(&u, 0, sizeof u);
@@ -1096,6 +1121,7 @@ static void bench_scan(void) {
         time2(scan_run, &u.f, scan_bwd_run, &u, 5, &mf, &mbr);   /* recomputing the states */
         u.g.h = u.f.a.y;                  /* reading them: the forward's y */
         time2(scan_run, &u.f, scan_bwd_run, &u, 5, &mf2, &mb);
+        ratio = round_ratio(0, 1, 0);
         mf = mf < mf2 ? mf : mf2;
         g_bytes = 12.0 * (double)n;      /* a, b read, y written */
         row("scan_fwd", "B=1,T=4096,N=8192", th, mf, (double)T, 2.0 * (double)n, NULL, 0);
@@ -1106,6 +1132,7 @@ static void bench_scan(void) {
         g_bytes = 28.0 * (double)n;      /* a, b (checkpoints); a, b, dy (recompute, reverse); da, db written */
         row("scan_bwd_recompute", "B=1,T=4096,N=8192", th, mbr, (double)T, 5.0 * (double)n, "scan_fwd", mf);
         g_bytes = 32.0 * (double)n;
+        g_ratio = ratio;
         row("scan_fwd_bwd", "B=1,T=4096,N=8192", th, mf + mb, (double)T, 5.0 * (double)n, "scan_fwd", mf);
         free((void *)u.f.a.a); free((void *)u.f.a.b); free(u.f.a.y); free(u.g.da); free(u.g.db);
         lattn_ctx_free(&ctx);
@@ -1174,19 +1201,21 @@ static void bench_ssm(void) {
         ub.g.ddt_bias = (float *)malloc(sizeof(float) * (size_t)D);
         ctx.keep_workspace = 1;            /* as a training loop runs: later calls fault nothing in */
         for (th = 1; th <= 2; th++) {    /* _bwd reads the forward's block-start states, _bwd_recompute runs the forward again */
-            double mff, mfs, mb, mbr;
+            double mff, mfs, mb, mbr, ratio;
             ctx.n_threads = th;
             {   /* all four in one interleaved loop: the ratios side by side */
                 const bench_fn f[4] = { ssm_fwdn_run, ssm_fwds_run, ssm_bwd_run, ssm_bwdr_run };
                 void *const us[4] = { &ub, &ub, &ub, &ub };
                 double ms[4];
-                timen(4, f, us, 5, ms);
+                timen(4, f, us, 11, ms);
                 mff = ms[0]; mfs = ms[1]; mb = ms[2]; mbr = ms[3];
             }
+            ratio = round_ratio(1, 2, 0);
             row("ssm_fwd", shape, th, mff, (double)T, 4.0 * T * D * N, NULL, 0);
             row("ssm_fwd_states", shape, th, mfs, (double)T, 4.0 * T * D * N, "ssm_fwd", mff);
             row("ssm_bwd", shape, th, mb, (double)T, 10.0 * T * D * N, "ssm_fwd", mff);
             row("ssm_bwd_recompute", shape, th, mbr, (double)T, 14.0 * T * D * N, "ssm_fwd", mff);
+            g_ratio = ratio;
             row("ssm_fwd_bwd", shape, th, mfs + mb, (double)T, 14.0 * T * D * N, "ssm_fwd", mff);
         }
         free(ub.states);
@@ -1542,6 +1571,7 @@ static void bench_attn_backward(void) {
         time2(attn_fwd_run, &u, attn_bwd_run, &u, g_quick ? 3 : 5, &mf, &mb);
         row("sdpa_fwd", shape, th, mf, (double)T, fl, NULL, 0);
         row("sdpa_bwd", shape, th, mb, (double)T, 2.5 * fl, "sdpa_fwd", mf);
+        g_ratio = round_ratio(0, 1, 0);
         row("sdpa_fwd_bwd", shape, th, mf + mb, (double)T, 3.5 * fl, "sdpa_fwd", mf);
         free((void *)u.f.a.q); free((void *)u.f.a.k); free((void *)u.f.a.v); free(u.f.a.o); free(u.f.a.lse);
         free(u.g.dq); free(u.g.dk); free(u.g.dv);
