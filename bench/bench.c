@@ -2,7 +2,9 @@
    row: name, shape, threads, ms, tokens_per_s, gflops, gbps, baseline, speedup, pct_peak); a
    partial run (a filter, --quick, --chunk or --threads) writes build/bench_partial.jsonl instead.
    Every time is the median of >= 5 runs after a warm-up; a measured form and its baseline run in
-   the same process, interleaved, so that the ratio survives a noisy shared machine.
+   the same process, interleaved, so that the ratio survives a noisy shared machine. The backward
+   floors' rows (<kernel>_fwd_bwd) add round_ratio: the median over the rounds of each round's own
+   (forward + backward) / forward.
    Usage: bench [--quick] [--chunk=C] [--threads=LIST] [filter]   (filter: run rows whose name contains it)
    --threads=1,2,4,8,16: the scaling rows (scale_*: Simple GLA, GLA, GDN and causal attention at
    B = 1, forward and backward) at each thread count, with "efficiency" = (1-thread ms) / (threads x ms) from the same run;
