@@ -56,13 +56,13 @@ static void timen(int n, const bench_fn *f, void *const *u, int runs, double *ms
         ms[k] = t[k][runs / 2] * 1e3;
     }
 }
-/* The median over the last timen's rounds of (f[a] + f[b]) / f[den] (b < 0: f[a] / f[den]): each
+/* The median over the last timen's rounds of (f[a] + f[b]) / f[den]: each
    quotient from calls a few hundred milliseconds apart, so a host whose speed moves between
    seconds moves numerator and denominator together. The floors' forward + backward ÷ forward. */
 static double round_ratio(int a, int b, int den) {
     double q[64];
     int i;
-    for (i = 0; i < g_rounds; i++) q[i] = (g_round[a][i] + (b >= 0 ? g_round[b][i] : 0.0)) / g_round[den][i];
+    for (i = 0; i < g_rounds; i++) q[i] = (g_round[a][i] + g_round[b][i]) / g_round[den][i];
     qsort(q, (size_t)g_rounds, sizeof(double), cmp_d);
     return q[g_rounds / 2];
 }
@@ -401,7 +401,7 @@ static void bench_backward(void) {
             bw_u u;
             char shape[96], nm[5][40];
             float *gate = NULL;
-            double mf, mfs, mb, mbr, ratio, fl = 4.0 * T * H * K * V;
+            double mf, mfs, mb, mbr, fl = 4.0 * T * H * K * V;
             size_t i;
             if (!wanted(ks[ki].name) && !wanted("backward")) continue;
             if (g_quick && ki >= 2) continue;
@@ -435,7 +435,6 @@ static void bench_backward(void) {
                 timen(4, f, us, g_quick ? 3 : 9, ms);
                 mf = ms[0]; mfs = ms[1]; mb = ms[2]; mbr = ms[3];
             }
-            ratio = round_ratio(1, 2, 0);
             snprintf(shape, sizeof shape, "T=%lld,H=%lld,K=%lld,V=%lld,C=64", (long long)T, (long long)H, (long long)K, (long long)V);
             snprintf(nm[0], sizeof nm[0], "%s_fwd", ks[ki].name);
             snprintf(nm[1], sizeof nm[1], "%s_fwd_states", ks[ki].name);
@@ -446,7 +445,7 @@ static void bench_backward(void) {
             row(nm[1], shape, th, mfs, (double)T, fl, nm[0], mf);
             row(nm[2], shape, th, mb, (double)T, 2.0 * fl, nm[0], mf);
             row(nm[3], shape, th, mbr, (double)T, 2.5 * fl, nm[0], mf);
-            g_ratio = ratio;
+            g_ratio = round_ratio(1, 2, 0);
             row(nm[4], shape, th, mfs + mb, (double)T, 3.0 * fl, nm[0], mf);
             u.f.a.g = NULL;
             u.f.a.gk = NULL;
@@ -602,7 +601,7 @@ static void bench_gdn_backward(void) {
     for (th = 1; th <= 2; th++) {
         lattn_ctx ctx;
         gbw_u u;
-        double mf, mfx, mfs, mb, mbx, mbr, ratio, fl = 6.0 * T * H * K * V;
+        double mf, mfx, mfs, mb, mbx, mbr, fl = 6.0 * T * H * K * V;
         const char *shape = "T=2048,H=16,K=V=128,C=64";
         lattn_ctx_init(&ctx);
         ctx.n_threads = th;
@@ -625,7 +624,6 @@ static void bench_gdn_backward(void) {
             double ms[6];
             timen(6, f, us, g_quick ? 3 : 5, ms);
             mf = ms[0]; mfs = ms[1]; mb = ms[2]; mbx = ms[3]; mbr = ms[4]; mfx = ms[5];
-            ratio = round_ratio(1, 2, 0);
         }
         row("gdn_fwd", shape, th, mf, (double)T, fl, NULL, 0);
         row("gdn_fwd_xi", shape, th, mfx, (double)T, fl, "gdn_fwd", mf);
@@ -633,7 +631,7 @@ static void bench_gdn_backward(void) {
         row("gdn_bwd", shape, th, mb, (double)T, 2.5 * fl, "gdn_fwd", mf);
         row("gdn_bwd_xi", shape, th, mbx, (double)T, 2.5 * fl, "gdn_fwd", mf);
         row("gdn_bwd_recompute", shape, th, mbr, (double)T, 2.5 * fl, "gdn_fwd", mf);
-        g_ratio = ratio;
+        g_ratio = round_ratio(1, 2, 0);
         row("gdn_fwd_bwd", shape, th, mfs + mb, (double)T, 3.5 * fl, "gdn_fwd", mf);
         free(u.g.dbeta); free(u.g.dg);
         gdr_release(&u.f);
@@ -977,17 +975,16 @@ static void bench_conv(void) {
         row("shortconv", "T=2048,d=1536,k=4", th, mf, (double)T, 2.0 * T * D * W, th == 1 ? "shortconv_step" : NULL, ms);
         {   /* the backward (SiLU, bias; dx, dw, dbias): FLOPs 6·T·d·k (three tap sums) */
             conv_b ub;
-            double mff, mb, ratio;
+            double mff, mb;
             ub.f = u; ub.f.a.silu = 1; ub.f.a.bias = u.a.w;
             memset(&ub.g, 0, sizeof ub.g);
             ub.g.dout = u.a.x; ub.g.dx = (float *)malloc(sizeof(float) * (size_t)(T * D));
             ub.g.dw = (float *)malloc(sizeof(float) * (size_t)(D * W)); ub.g.dbias = (float *)malloc(sizeof(float) * (size_t)D);
             ctx.keep_workspace = 1;            /* as a training loop runs: later calls fault nothing in */
             time2(conv_fast_run, &ub.f, conv_bwd_run, &ub, 9, &mff, &mb);
-            ratio = round_ratio(0, 1, 0);
             row("shortconv_fwd", "T=2048,d=1536,k=4,SiLU", th, mff, (double)T, 2.0 * T * D * W, NULL, 0);
             row("shortconv_bwd", "T=2048,d=1536,k=4,SiLU", th, mb, (double)T, 6.0 * T * D * W, "shortconv_fwd", mff);
-            g_ratio = ratio;
+            g_ratio = round_ratio(0, 1, 0);
             row("shortconv_fwd_bwd", "T=2048,d=1536,k=4,SiLU", th, mff + mb, (double)T, 8.0 * T * D * W, "shortconv_fwd", mff);
             free(ub.g.dx); free(ub.g.dw); free(ub.g.dbias);
             lattn_ctx_free(&ctx);
@@ -1111,7 +1108,7 @@ static void bench_scan(void) {
         scan_b u;
         const int64_t T = g_quick ? 256 : 4096, N = 8192;
         const size_t n = (size_t)(T * N);
-        double mf, mf2, mb, mbr, ratio;
+        double mf, mf2, mb, mbr;
         lattn_ctx_init(&ctx); ctx.n_threads = th;
         ctx.keep_workspace = 1;            /* as a training loop runs: later calls fault nothing in */
         memset(&u, 0, sizeof u);
@@ -1123,7 +1120,6 @@ static void bench_scan(void) {
         time2(scan_run, &u.f, scan_bwd_run, &u, 5, &mf, &mbr);   /* recomputing the states */
         u.g.h = u.f.a.y;                  /* reading them: the forward's y */
         time2(scan_run, &u.f, scan_bwd_run, &u, 5, &mf2, &mb);
-        ratio = round_ratio(0, 1, 0);
         mf = mf < mf2 ? mf : mf2;
         g_bytes = 12.0 * (double)n;      /* a, b read, y written */
         row("scan_fwd", "B=1,T=4096,N=8192", th, mf, (double)T, 2.0 * (double)n, NULL, 0);
@@ -1134,7 +1130,7 @@ static void bench_scan(void) {
         g_bytes = 28.0 * (double)n;      /* a, b (checkpoints); a, b, dy (recompute, reverse); da, db written */
         row("scan_bwd_recompute", "B=1,T=4096,N=8192", th, mbr, (double)T, 5.0 * (double)n, "scan_fwd", mf);
         g_bytes = 32.0 * (double)n;
-        g_ratio = ratio;
+        g_ratio = round_ratio(0, 1, 0);   /* the second loop's: the backward that reads y */
         row("scan_fwd_bwd", "B=1,T=4096,N=8192", th, mf + mb, (double)T, 5.0 * (double)n, "scan_fwd", mf);
         free((void *)u.f.a.a); free((void *)u.f.a.b); free(u.f.a.y); free(u.g.da); free(u.g.db);
         lattn_ctx_free(&ctx);
@@ -1203,7 +1199,7 @@ static void bench_ssm(void) {
         ub.g.ddt_bias = (float *)malloc(sizeof(float) * (size_t)D);
         ctx.keep_workspace = 1;            /* as a training loop runs: later calls fault nothing in */
         for (th = 1; th <= 2; th++) {    /* _bwd reads the forward's block-start states, _bwd_recompute runs the forward again */
-            double mff, mfs, mb, mbr, ratio;
+            double mff, mfs, mb, mbr;
             ctx.n_threads = th;
             {   /* all four in one interleaved loop: the ratios side by side */
                 const bench_fn f[4] = { ssm_fwdn_run, ssm_fwds_run, ssm_bwd_run, ssm_bwdr_run };
@@ -1212,12 +1208,11 @@ static void bench_ssm(void) {
                 timen(4, f, us, 11, ms);
                 mff = ms[0]; mfs = ms[1]; mb = ms[2]; mbr = ms[3];
             }
-            ratio = round_ratio(1, 2, 0);
             row("ssm_fwd", shape, th, mff, (double)T, 4.0 * T * D * N, NULL, 0);
             row("ssm_fwd_states", shape, th, mfs, (double)T, 4.0 * T * D * N, "ssm_fwd", mff);
             row("ssm_bwd", shape, th, mb, (double)T, 10.0 * T * D * N, "ssm_fwd", mff);
             row("ssm_bwd_recompute", shape, th, mbr, (double)T, 14.0 * T * D * N, "ssm_fwd", mff);
-            g_ratio = ratio;
+            g_ratio = round_ratio(1, 2, 0);
             row("ssm_fwd_bwd", shape, th, mfs + mb, (double)T, 14.0 * T * D * N, "ssm_fwd", mff);
         }
         free(ub.states);
